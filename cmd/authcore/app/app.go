@@ -1,0 +1,49 @@
+// Package app is the composition root: the one list of every platform provider, module
+// and product plugin in the binary. Adding a feature or a product is one line here.
+// cmd/authcore runs it; tests boot the very same graph.
+package app
+
+import (
+	"go.uber.org/fx"
+
+	"github.com/authcore/authcore/platform/audit"
+	"github.com/authcore/authcore/platform/clock"
+	"github.com/authcore/authcore/platform/config"
+	"github.com/authcore/authcore/platform/database"
+	"github.com/authcore/authcore/platform/health"
+	"github.com/authcore/authcore/platform/httpserver"
+	"github.com/authcore/authcore/platform/logging"
+	"github.com/authcore/authcore/platform/metrics"
+	"github.com/authcore/authcore/platform/secret"
+)
+
+// Platform is the shared providers every module stands on.
+func Platform() fx.Option {
+	return fx.Options(
+		logging.Module,
+		logging.FxLogger,
+		clock.Module,
+		secret.Module,
+		metrics.Module,
+		metrics.SeparateListenerModule,
+		database.Module,
+		audit.Module,
+		httpserver.Module,
+		health.Module,
+	)
+}
+
+// Features is every module and product plugin.
+func Features() fx.Option {
+	return fx.Options()
+}
+
+// Options is the whole application for cfg, with the master key already resolved and
+// logs going to out.
+func Options(cfg config.Config, key secret.MasterKey, out logging.Output) fx.Option {
+	return fx.Options(
+		fx.Supply(cfg, key, out),
+		Platform(),
+		Features(),
+	)
+}

@@ -1,0 +1,186 @@
+// Command authcore runs the authcore service and its operator commands. Settings come from
+// AUTHCORE_* environment variables, overridden by flags of the same name (SPEC §8).
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/alecthomas/kong"
+	"go.uber.org/fx"
+
+	"github.com/authcore/authcore/cmd/authcore/app"
+	"github.com/authcore/authcore/platform/config"
+	"github.com/authcore/authcore/platform/database"
+	"github.com/authcore/authcore/platform/logging"
+	"github.com/authcore/authcore/platform/secret"
+)
+
+// version is set at build time with -ldflags "-X main.version=…".
+var version = ""
+
+type cli struct {
+	config.Config `embed:""`
+
+	Serve       serveCmd       `cmd:"" default:"withargs" help:"Run the server, migrating the store first (the default)."`
+	Migrate     migrateCmd     `cmd:"" help:"Apply pending schema migrations and exit."`
+	Version     versionCmd     `cmd:"" help:"Print the version and exit."`
+	Healthcheck healthcheckCmd `cmd:"" help:"Exit 0 when the server on AUTHCORE_ADDR answers /healthz (for container health checks)."`
+}
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// exit is how kong's --help asks to stop; run turns it back into a return code.
+type exit int
+
+func run(args []string, stdout, stderr io.Writer) (code int) {
+	defer func() {
+		if v := recover(); v != nil {
+			e, ok := v.(exit)
+			if !ok {
+				panic(v)
+			}
+			code = int(e)
+		}
+	}()
+	var c cli
+	parser, err := kong.New(&c,
+		kong.Name("authcore"),
+		kong.Description("authcore: AI agent tokens, sessions and service badges. Every setting is an AUTHCORE_* environment variable; a flag of the same name overrides it."),
+		kong.Writers(stdout, stderr),
+		kong.Exit(func(code int) { panic(exit(code)) }),
+	)
+	if err != nil {
+		fmt.Fprintln(stderr, "authcore:", err)
+		return 2
+	}
+	kctx, err := parser.Parse(args)
+	if err != nil {
+		fmt.Fprintln(stderr, "authcore:", oneLine(err))
+		return 2
+	}
+	if kctx.Command() == "version" {
+		fmt.Fprintln(stdout, "authcore", versionString())
+		return 0
+	}
+	if err := c.Config.Validate(); err != nil {
+		fmt.Fprintln(stderr, "authcore:", oneLine(err))
+		return 2
+	}
+	kctx.BindTo(stdout, (*io.Writer)(nil))
+	if err := kctx.Run(&c.Config); err != nil {
+		fmt.Fprintln(stderr, "authcore:", oneLine(err))
+		return 1
+	}
+	return 0
+}
+
+type serveCmd struct{}
+
+func (serveCmd) Run(cfg *config.Config) error {
+	key, err := resolveKey(cfg)
+	if err != nil {
+		return err
+	}
+	a := fx.New(app.Options(*cfg, key, logging.Output{Writer: os.Stderr}))
+	if err := a.Err(); err != nil {
+		return err
+	}
+	startCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := a.Start(startCtx); err != nil {
+		return err
+	}
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
+	<-sig
+	// In-flight requests get up to 10 s (httpserver.ShutdownTimeout); the rest of the
+	// budget is for flushing batched writes and closing the store.
+	stopCtx, cancelStop := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancelStop()
+	return a.Stop(stopCtx)
+}
+
+type migrateCmd struct{}
+
+func (migrateCmd) Run(cfg *config.Config, stdout io.Writer) error {
+	log, err := logging.New(*cfg, logging.Output{Writer: os.Stderr})
+	if err != nil {
+		return err
+	}
+	db, err := database.Open(cfg.DatabaseURL, log)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	if err := db.PrepareDir(); err != nil {
+		return err
+	}
+	if err := database.Migrate(ctx, db.Storage, db.SQL, log); err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout, "authcore: store migrated")
+	return db.Close()
+}
+
+type versionCmd struct{}
+
+func (versionCmd) Run() error { return nil }
+
+// resolveKey loads AUTHCORE_MASTER_KEY, or a development key kept in the data directory.
+func resolveKey(cfg *config.Config) (secret.MasterKey, error) {
+	key, dev, err := cfg.ResolveMasterKey(secret.NewMasterKey)
+	if err != nil {
+		return nil, err
+	}
+	if dev {
+		fmt.Fprintf(os.Stderr, "authcore: WARNING: AUTHCORE_MASTER_KEY is not set; using the development key in %s. Set it in production: losing that file makes sealed secrets unreadable.\n", cfg.MasterKeyFile())
+	}
+	return key, nil
+}
+
+func versionString() string {
+	if version != "" {
+		return version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+		return bi.Main.Version
+	}
+	return "dev"
+}
+
+func oneLine(err error) string {
+	return strings.Join(strings.Fields(err.Error()), " ")
+}
+
+type healthcheckCmd struct{}
+
+// Run probes the local server; distroless images have no curl to do it.
+func (healthcheckCmd) Run(cfg *config.Config) error {
+	_, port, err := net.SplitHostPort(cfg.Addr)
+	if err != nil {
+		return err
+	}
+	c := &http.Client{Timeout: 2 * time.Second}
+	res, err := c.Get("http://127.0.0.1:" + port + "/healthz")
+	if err != nil {
+		return err
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		return fmt.Errorf("/healthz answered %d", res.StatusCode)
+	}
+	return nil
+}

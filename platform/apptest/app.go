@@ -1,0 +1,252 @@
+package apptest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"testing"
+	"time"
+
+	"go.uber.org/fx"
+
+	"github.com/authcore/authcore/cmd/authcore/app"
+	"github.com/authcore/authcore/ent"
+	"github.com/authcore/authcore/platform/clock"
+	"github.com/authcore/authcore/platform/config"
+	"github.com/authcore/authcore/platform/database"
+	"github.com/authcore/authcore/platform/httpserver"
+	"github.com/authcore/authcore/platform/logging"
+	"github.com/authcore/authcore/platform/secret"
+)
+
+// App is a running authcore for one test.
+type App struct {
+	T      testing.TB
+	Store  string
+	Config config.Config
+	Base   string // http://127.0.0.1:PORT
+	Logs   *LogBuffer
+	Clock  *clock.Fake
+	DB     *database.DB
+	Ent    *ent.Client
+	HTTP   *http.Client
+	fx     *fx.App
+}
+
+// Option changes a test app before it starts.
+type Option func(*options)
+
+type options struct {
+	cfg    func(*config.Config)
+	fx     []fx.Option
+	noWait bool
+}
+
+// WithConfig edits the settings.
+func WithConfig(f func(*config.Config)) Option { return func(o *options) { o.cfg = f } }
+
+// WithFx adds fx options to the graph: extra test-only modules, fx.Decorate, fx.Populate.
+func WithFx(opts ...fx.Option) Option { return func(o *options) { o.fx = append(o.fx, opts...) } }
+
+// Start boots the application on store st and stops it when the test ends.
+func Start(t testing.TB, st Store, opts ...Option) *App {
+	t.Helper()
+	return StartURL(t, st.Name, st.URL(t), opts...)
+}
+
+// StartURL boots the application on an explicit database URL.
+func StartURL(t testing.TB, storeName, databaseURL string, opts ...Option) *App {
+	t.Helper()
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	cfg := Config(databaseURL, t.TempDir())
+	if o.cfg != nil {
+		o.cfg(&cfg)
+	}
+	a := &App{
+		T: t, Store: storeName, Config: cfg, Logs: &LogBuffer{},
+		Clock: clock.NewFake(time.Now()),
+		HTTP:  &http.Client{Timeout: 30 * time.Second},
+	}
+	key, err := config.DecodeMasterKey(cfg.MasterKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var srv *httpserver.Server
+	all := []fx.Option{
+		app.Options(cfg, secret.MasterKey(key), logging.Output{Writer: a.Logs}),
+		fx.Decorate(func() clock.Clock { return a.Clock }),
+		fx.Populate(&srv, &a.DB, &a.Ent),
+	}
+	all = append(all, o.fx...)
+	a.fx = fx.New(all...)
+	if err := a.fx.Err(); err != nil {
+		t.Fatalf("building the app: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := a.fx.Start(ctx); err != nil {
+		t.Fatalf("starting the app: %v\nlogs:\n%s", err, a.Logs)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := a.fx.Stop(ctx); err != nil {
+			t.Errorf("stopping the app: %v", err)
+		}
+	})
+	a.Base = fmt.Sprintf("http://%s", srv.Addr())
+	return a
+}
+
+// Stop stops the app now (it is stopped at the end of the test anyway).
+func (a *App) Stop() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	return a.fx.Stop(ctx)
+}
+
+// Response is a finished HTTP exchange.
+type Response struct {
+	Status int
+	Header http.Header
+	Body   []byte
+}
+
+// JSON decodes the body as an object; it fails the test when the body is not one.
+func (r *Response) JSON(t testing.TB) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(r.Body, &m); err != nil {
+		t.Fatalf("response body is not a JSON object: %v\n%s", err, r.Body)
+	}
+	return m
+}
+
+// Decode decodes the body into v.
+func (r *Response) Decode(t testing.TB, v any) {
+	t.Helper()
+	if err := json.Unmarshal(r.Body, v); err != nil {
+		t.Fatalf("decoding response: %v\n%s", err, r.Body)
+	}
+}
+
+// Req describes one request. Body may be nil, a string or []byte (sent as-is), or any
+// other value (sent as JSON).
+type Req struct {
+	Method  string
+	Path    string
+	Body    any
+	Header  map[string]string
+	Cookies []*http.Cookie
+}
+
+// Do sends r and reads the whole answer.
+func (a *App) Do(r Req) *Response {
+	a.T.Helper()
+	var body io.Reader
+	switch b := r.Body.(type) {
+	case nil:
+	case string:
+		body = bytes.NewBufferString(b)
+	case []byte:
+		body = bytes.NewReader(b)
+	default:
+		j, err := json.Marshal(b)
+		if err != nil {
+			a.T.Fatal(err)
+		}
+		body = bytes.NewReader(j)
+	}
+	method := r.Method
+	if method == "" {
+		method = http.MethodGet
+	}
+	req, err := http.NewRequest(method, a.Base+r.Path, body)
+	if err != nil {
+		a.T.Fatal(err)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for k, v := range r.Header {
+		req.Header.Set(k, v)
+	}
+	for _, c := range r.Cookies {
+		req.AddCookie(c)
+	}
+	res, err := a.HTTP.Do(req)
+	if err != nil {
+		a.T.Fatalf("%s %s: %v", method, r.Path, err)
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		a.T.Fatal(err)
+	}
+	return &Response{Status: res.StatusCode, Header: res.Header, Body: b}
+}
+
+// Get is Do for a GET with optional headers as name, value pairs.
+func (a *App) Get(path string, header ...string) *Response {
+	a.T.Helper()
+	return a.Do(Req{Path: path, Header: pairs(header)})
+}
+
+func pairs(kv []string) map[string]string {
+	if len(kv) == 0 {
+		return nil
+	}
+	m := make(map[string]string, len(kv)/2)
+	for i := 0; i+1 < len(kv); i += 2 {
+		m[kv[i]] = kv[i+1]
+	}
+	return m
+}
+
+// Expect fails the test unless the response has the status and, for each key of want,
+// the same JSON value (compared after a JSON round trip, so 1 == 1.0).
+func (r *Response) Expect(t testing.TB, status int, want map[string]any) map[string]any {
+	t.Helper()
+	if r.Status != status {
+		t.Fatalf("status %d, want %d; body: %s", r.Status, status, r.Body)
+	}
+	if want == nil {
+		return nil
+	}
+	got := r.JSON(t)
+	for k, v := range want {
+		wj, _ := json.Marshal(v)
+		gj, _ := json.Marshal(got[k])
+		if _, ok := got[k]; !ok {
+			t.Fatalf("body has no %q; want %s; body: %s", k, wj, r.Body)
+		}
+		if !bytes.Equal(wj, gj) {
+			t.Fatalf("body[%q] = %s, want %s; body: %s", k, gj, wj, r.Body)
+		}
+	}
+	return got
+}
+
+// BuildErr builds (without starting) the app with opts and returns the graph's error.
+func BuildErr(t testing.TB, opts ...Option) error {
+	t.Helper()
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	cfg := Config("sqlite::memory:", t.TempDir())
+	all := []fx.Option{app.Options(cfg, secret.MasterKey(TestMasterKey), logging.Output{Writer: &LogBuffer{}}), fx.Invoke(func(*httpserver.Server) {})}
+	all = append(all, o.fx...)
+	return fx.New(all...).Err()
+}
+
+// Logs2 is a logger writing into the app's log buffer, for calling platform functions
+// directly in a test.
+func (a *App) Logs2() *slog.Logger { return slog.New(slog.NewJSONHandler(a.Logs, nil)) }

@@ -1,0 +1,170 @@
+// Package apptest boots the whole authcore application in-process for integration tests:
+// the real fx graph, a real listener on a random loopback port, and a real store — a fresh
+// SQLite file per app, and, when AUTHCORE_TEST_DATABASE_URL is set, a PostgreSQL database
+// made for the test binary and dropped after it. Every store test runs on both through
+// ForEachStore. Test packages that use it call apptest.Main from TestMain.
+package apptest
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/base64"
+	"fmt"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // the admin connection that creates test databases
+
+	"github.com/authcore/authcore/platform/config"
+)
+
+// EnvDatabaseURL names the PostgreSQL server tests may create databases on.
+const EnvDatabaseURL = "AUTHCORE_TEST_DATABASE_URL"
+
+// Store is one store to run a test against.
+type Store struct {
+	Name string // "sqlite" or "postgres"
+	// url returns the database URL for one app; SQLite makes a new file per app.
+	url func(t testing.TB) string
+}
+
+// URL returns a database URL for a new app of this store.
+func (s Store) URL(t testing.TB) string { return s.url(t) }
+
+var (
+	mainCalled bool
+	pgOnce     sync.Once
+	pgURL      string
+	pgErr      error
+	pgAdmin    string
+	pgName     string
+)
+
+// Main runs the package's tests and then drops the PostgreSQL database they used.
+func Main(m *testing.M) {
+	mainCalled = true
+	code := m.Run()
+	if pgName != "" {
+		if err := dropDatabase(pgAdmin, pgName); err != nil {
+			fmt.Fprintln(os.Stderr, "apptest: dropping", pgName+":", err)
+		}
+	}
+	os.Exit(code)
+}
+
+// Stores lists the stores this run tests against: SQLite always, PostgreSQL when
+// AUTHCORE_TEST_DATABASE_URL is set. In CI (CI=true) a missing PostgreSQL is an error, so
+// its half never silently skips.
+func Stores(t testing.TB) []Store {
+	stores := []Store{{Name: "sqlite", url: func(t testing.TB) string {
+		return "sqlite:" + t.TempDir() + "/authcore.db"
+	}}}
+	admin := os.Getenv(EnvDatabaseURL)
+	if admin == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%s is not set in CI: the PostgreSQL half of the tests would not run", EnvDatabaseURL)
+		}
+		return stores
+	}
+	if !mainCalled {
+		t.Fatalf("apptest: call apptest.Main(m) from TestMain so the PostgreSQL test database is dropped")
+	}
+	pgOnce.Do(func() { pgURL, pgErr = createDatabase(admin) })
+	if pgErr != nil {
+		t.Fatalf("apptest: PostgreSQL at %s: %v", EnvDatabaseURL, pgErr)
+	}
+	return append(stores, Store{Name: "postgres", url: func(testing.TB) string { return pgURL }})
+}
+
+// ForEachStore runs fn as a subtest on each store.
+func ForEachStore(t *testing.T, fn func(t *testing.T, st Store)) {
+	t.Helper()
+	for _, st := range Stores(t) {
+		t.Run(st.Name, func(t *testing.T) { fn(t, st) })
+	}
+}
+
+// PostgresAdminURL is AUTHCORE_TEST_DATABASE_URL, or "" when PostgreSQL tests are off.
+func PostgresAdminURL() string { return os.Getenv(EnvDatabaseURL) }
+
+func createDatabase(admin string) (string, error) {
+	db, err := sql.Open("pgx", admin)
+	if err != nil {
+		return "", err
+	}
+	defer db.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	name := fmt.Sprintf("authcore_test_%d_%d", time.Now().UnixNano(), os.Getpid())
+	if _, err := db.ExecContext(ctx, "CREATE DATABASE "+name); err != nil {
+		return "", err
+	}
+	pgAdmin, pgName = admin, name
+	u, err := url.Parse(admin)
+	if err != nil {
+		return "", err
+	}
+	u.Path = "/" + name
+	return u.String(), nil
+}
+
+func dropDatabase(admin, name string) error {
+	db, err := sql.Open("pgx", admin)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, err = db.ExecContext(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
+	return err
+}
+
+// TestMasterKey is the fixed master key of test apps.
+var TestMasterKey = bytes.Repeat([]byte{7}, 32)
+
+// Config returns the settings of a test app on databaseURL.
+func Config(databaseURL string, dataDir string) config.Config {
+	return config.Config{
+		Addr:            "127.0.0.1:0",
+		DatabaseURL:     databaseURL,
+		DataDir:         dataDir,
+		MasterKey:       base64.StdEncoding.EncodeToString(TestMasterKey),
+		Signup:          "open",
+		RateLimit:       0,
+		InsecureCookies: true,
+		AccessTTL:       15 * time.Minute,
+		RefreshTTL:      720 * time.Hour,
+		LogLevel:        "debug",
+		S3Endpoint:      "http://127.0.0.1:9000",
+		S3Region:        "us-east-1",
+		AllowedOrigins:  []string{"https://dashboard.example.com"},
+	}
+}
+
+// LogBuffer collects an app's log lines; safe for the server's goroutines.
+type LogBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *LogBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+// String returns everything logged so far.
+func (b *LogBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// Contains reports whether any log line holds s.
+func (b *LogBuffer) Contains(s string) bool { return strings.Contains(b.String(), s) }

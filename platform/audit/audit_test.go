@@ -1,0 +1,92 @@
+package audit_test
+
+import (
+	"context"
+	"encoding/hex"
+	"testing"
+
+	"go.uber.org/fx"
+
+	"github.com/authcore/authcore/ent"
+	"github.com/authcore/authcore/ent/auditevent"
+	"github.com/authcore/authcore/platform/apptest"
+	"github.com/authcore/authcore/platform/audit"
+	"github.com/authcore/authcore/platform/database"
+	"github.com/authcore/authcore/platform/secret"
+)
+
+func TestMain(m *testing.M) { apptest.Main(m) }
+
+func TestRecordInsideTransaction(t *testing.T) {
+	apptest.ForEachStore(t, func(t *testing.T, st apptest.Store) {
+		var rec *audit.Recorder
+		a := apptest.Start(t, st, apptest.WithFx(fx.Populate(&rec)))
+		ctx := context.Background()
+		actor, ff, ua := "usr_1", "203.0.113.9, 10.0.0.1", "curl/8"
+		project := "prj_" + st.Name + "_audit"
+
+		var id string
+		err := database.WithTx(ctx, a.Ent, func(tx *ent.Tx) error {
+			ev, err := rec.Record(ctx, tx, audit.Event{
+				ActorID: &actor, ProjectID: project, Action: "service_badge.create",
+				Metadata: map[string]any{"badgeId": "bdg_1", "product": "db"},
+				Origin:   audit.Origin{ForwardedFor: &ff, UserAgent: &ua},
+			})
+			if ev != nil {
+				id = ev.ID
+			}
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := a.Ent.AuditEvent.Get(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if *got.ActorID != actor || got.ProjectID != project || got.Action != "service_badge.create" || *got.UserAgent != ua {
+			t.Fatalf("record = %+v", got)
+		}
+		if got.Metadata["badgeId"] != "bdg_1" || got.Metadata["product"] != "db" {
+			t.Fatalf("metadata = %v", got.Metadata)
+		}
+		// ipHash is the keyed hash of the whole header value, never the value itself.
+		want := expectedIPHash(t, ff)
+		if got.IPHash == nil || *got.IPHash != want {
+			t.Fatalf("ipHash = %v, want %s", got.IPHash, want)
+		}
+
+		// No header, no hash; no user agent, null.
+		err = database.WithTx(ctx, a.Ent, func(tx *ent.Tx) error {
+			_, err := rec.Record(ctx, tx, audit.Event{ProjectID: project, Action: "service_badge.revoke"})
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		bare, err := a.Ent.AuditEvent.Query().Where(auditevent.ProjectID(project), auditevent.Action("service_badge.revoke")).Only(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bare.IPHash != nil || bare.UserAgent != nil || bare.ActorID != nil {
+			t.Fatalf("want nulls, got %+v", bare)
+		}
+	})
+}
+
+// expectedIPHash recomputes the hash independently of the recorder: HMAC-SHA256 under the
+// keyring's MAC key, which is itself checked against the keyring in secret's tests.
+func expectedIPHash(t *testing.T, v string) string {
+	k, err := secret.NewKeyring(apptest.TestMasterKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := k.MAC("ip", []byte(v))
+	if len(got) != 64 {
+		t.Fatalf("not hex sha256: %q", got)
+	}
+	if _, err := hex.DecodeString(got); err != nil {
+		t.Fatal(err)
+	}
+	return got
+}

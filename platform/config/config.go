@@ -1,0 +1,187 @@
+// Package config holds the settings of SPEC §8. Parsing of the environment and flags is
+// done by kong in cmd/authcore; this package only declares the settings and checks them,
+// so that a bad value stops the process with one clear line before anything starts.
+package config
+
+import (
+	"encoding/base64"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Config is every setting of the service. The kong tags make each one an environment
+// variable and a kebab-case flag; ${default} keeps the help text and the default in step.
+type Config struct {
+	Addr            string        `name:"addr" env:"AUTHCORE_ADDR" default:":8080" help:"Listen address (default ${default})."`
+	DatabaseURL     string        `name:"database-url" env:"AUTHCORE_DATABASE_URL" default:"sqlite:./data/authcore.db" help:"postgres://…, postgresql://… or sqlite:PATH (sqlite::memory: for a throw-away store) (default ${default})."`
+	DataDir         string        `name:"data-dir" env:"AUTHCORE_DATA_DIR" default:"./data" help:"Where the SQLite file and a generated dev master key live (default ${default})."`
+	MasterKey       string        `name:"master-key" env:"AUTHCORE_MASTER_KEY" help:"Base64 of 32 bytes; required with PostgreSQL, generated into the data dir otherwise (default: generated in dev)."`
+	Signup          string        `name:"signup" env:"AUTHCORE_SIGNUP" default:"open" enum:"open,closed" help:"open or closed (default ${default})."`
+	RateLimit       int           `name:"rate-limit" env:"AUTHCORE_RATE_LIMIT" default:"60" help:"Sign-in/sign-up attempts and failed credential verifications per minute per client IP; 0 turns it off (default ${default})."`
+	AllowedOrigins  []string      `name:"allowed-origins" env:"AUTHCORE_ALLOWED_ORIGINS" help:"Comma list of origins allowed to make cookie-authenticated changes (default: empty)."`
+	InsecureCookies bool          `name:"insecure-cookies" env:"AUTHCORE_INSECURE_COOKIES" default:"false" help:"Drop the Secure cookie flag, for plain-HTTP local development only (default ${default})."`
+	AccessTTL       time.Duration `name:"access-ttl" env:"AUTHCORE_ACCESS_TTL" default:"15m" help:"Access token lifetime (default ${default})."`
+	RefreshTTL      time.Duration `name:"refresh-ttl" env:"AUTHCORE_REFRESH_TTL" default:"720h" help:"Refresh token lifetime, sliding (default ${default})."`
+	LogLevel        string        `name:"log-level" env:"AUTHCORE_LOG_LEVEL" default:"info" enum:"debug,info,warn,error" help:"debug, info, warn or error (default ${default})."`
+	S3Endpoint      string        `name:"s3-endpoint" env:"AUTHCORE_S3_ENDPOINT" default:"http://127.0.0.1:9000" help:"Endpoint handed to holders of s3 badges (default ${default})."`
+	S3Region        string        `name:"s3-region" env:"AUTHCORE_S3_REGION" default:"us-east-1" help:"Region handed to holders of s3 badges (default ${default})."`
+	MetricsAddr     string        `name:"metrics-addr" env:"AUTHCORE_METRICS_ADDR" help:"When set, /metrics moves to this separate listener (default: empty, served on the main port)."`
+}
+
+// Storage names the kind of store a database URL selects.
+type Storage string
+
+const (
+	Postgres Storage = "postgres"
+	SQLite   Storage = "sqlite"
+)
+
+// StorageOf tells which store a database URL selects.
+func StorageOf(databaseURL string) (Storage, error) {
+	switch {
+	case strings.HasPrefix(databaseURL, "postgres://"), strings.HasPrefix(databaseURL, "postgresql://"):
+		if _, err := url.Parse(databaseURL); err != nil {
+			return "", fmt.Errorf("AUTHCORE_DATABASE_URL: %v", err)
+		}
+		return Postgres, nil
+	case strings.HasPrefix(databaseURL, "sqlite:"):
+		if strings.TrimPrefix(databaseURL, "sqlite:") == "" {
+			return "", fmt.Errorf("AUTHCORE_DATABASE_URL: sqlite: needs a path (or :memory:)")
+		}
+		return SQLite, nil
+	default:
+		return "", fmt.Errorf("AUTHCORE_DATABASE_URL: unknown scheme in %q (want postgres://, postgresql:// or sqlite:PATH)", redactURL(databaseURL))
+	}
+}
+
+// Validate checks every setting that kong cannot check by type alone. Each error names the
+// setting, so the process can exit with that one line.
+func (c *Config) Validate() error {
+	if err := checkAddr("AUTHCORE_ADDR", c.Addr); err != nil {
+		return err
+	}
+	if c.MetricsAddr != "" {
+		if err := checkAddr("AUTHCORE_METRICS_ADDR", c.MetricsAddr); err != nil {
+			return err
+		}
+	}
+	if _, err := StorageOf(c.DatabaseURL); err != nil {
+		return err
+	}
+	if c.MasterKey != "" {
+		if _, err := DecodeMasterKey(c.MasterKey); err != nil {
+			return err
+		}
+	}
+	if c.RateLimit < 0 {
+		return fmt.Errorf("AUTHCORE_RATE_LIMIT: must be 0 or more, got %d", c.RateLimit)
+	}
+	if c.AccessTTL <= 0 {
+		return fmt.Errorf("AUTHCORE_ACCESS_TTL: must be positive, got %s", c.AccessTTL)
+	}
+	if c.RefreshTTL <= 0 {
+		return fmt.Errorf("AUTHCORE_REFRESH_TTL: must be positive, got %s", c.RefreshTTL)
+	}
+	for _, o := range c.AllowedOrigins {
+		u, err := url.Parse(o)
+		if err != nil || u.Scheme == "" || u.Host == "" {
+			return fmt.Errorf("AUTHCORE_ALLOWED_ORIGINS: %q is not an origin like https://app.example.com", o)
+		}
+	}
+	if u, err := url.Parse(c.S3Endpoint); err != nil || u.Scheme == "" || u.Host == "" {
+		return fmt.Errorf("AUTHCORE_S3_ENDPOINT: %q is not an absolute URL", c.S3Endpoint)
+	}
+	return nil
+}
+
+func checkAddr(name, addr string) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("%s: %q is not host:port (%v)", name, addr, err)
+	}
+	if host != "" && net.ParseIP(host) == nil && !validHostname(host) {
+		return fmt.Errorf("%s: %q has an invalid host", name, addr)
+	}
+	if _, err := net.LookupPort("tcp", port); err != nil {
+		return fmt.Errorf("%s: %q has an invalid port", name, addr)
+	}
+	return nil
+}
+
+func validHostname(h string) bool {
+	for _, r := range h {
+		if !(r == '-' || r == '.' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
+			return false
+		}
+	}
+	return h != ""
+}
+
+// DecodeMasterKey parses AUTHCORE_MASTER_KEY: standard base64 of exactly 32 bytes.
+func DecodeMasterKey(s string) ([]byte, error) {
+	k, err := base64.StdEncoding.DecodeString(strings.TrimSpace(s))
+	if err != nil {
+		return nil, fmt.Errorf("AUTHCORE_MASTER_KEY: not base64: %v", err)
+	}
+	if len(k) != 32 {
+		return nil, fmt.Errorf("AUTHCORE_MASTER_KEY: want 32 bytes, got %d", len(k))
+	}
+	return k, nil
+}
+
+// MasterKeyFile is where a development master key is kept when none is configured.
+func (c *Config) MasterKeyFile() string { return filepath.Join(c.DataDir, "master.key") }
+
+// ResolveMasterKey returns the configured master key, or, on the embedded store only, the
+// one kept in the data directory, generating it on first use. It reports whether it
+// generated or loaded a development key, so the caller can warn loudly.
+// PostgreSQL means a shared, long-lived deployment, where a key that silently lives on one
+// replica's disk would make the others unable to open sealed secrets: there it is required.
+func (c *Config) ResolveMasterKey(generate func() ([]byte, error)) (key []byte, devKey bool, err error) {
+	if c.MasterKey != "" {
+		k, err := DecodeMasterKey(c.MasterKey)
+		return k, false, err
+	}
+	st, err := StorageOf(c.DatabaseURL)
+	if err != nil {
+		return nil, false, err
+	}
+	if st == Postgres {
+		return nil, false, fmt.Errorf("AUTHCORE_MASTER_KEY: required when the store is PostgreSQL (base64 of 32 random bytes, e.g. `openssl rand -base64 32`)")
+	}
+	path := c.MasterKeyFile()
+	if b, err := os.ReadFile(path); err == nil {
+		k, err := DecodeMasterKey(string(b))
+		if err != nil {
+			return nil, false, fmt.Errorf("%s: %v", path, err)
+		}
+		return k, true, nil
+	} else if !os.IsNotExist(err) {
+		return nil, false, fmt.Errorf("AUTHCORE_DATA_DIR: reading %s: %v", path, err)
+	}
+	k, err := generate()
+	if err != nil {
+		return nil, false, err
+	}
+	if err := os.MkdirAll(c.DataDir, 0o700); err != nil {
+		return nil, false, fmt.Errorf("AUTHCORE_DATA_DIR: %v", err)
+	}
+	if err := os.WriteFile(path, []byte(base64.StdEncoding.EncodeToString(k)+"\n"), 0o600); err != nil {
+		return nil, false, fmt.Errorf("AUTHCORE_DATA_DIR: writing %s: %v", path, err)
+	}
+	return k, true, nil
+}
+
+// redactURL drops a password from a URL before it reaches an error message.
+func redactURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil {
+		return "<unparsable>"
+	}
+	return u.Redacted()
+}

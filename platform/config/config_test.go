@@ -1,0 +1,89 @@
+package config
+
+import (
+	"bytes"
+	"encoding/base64"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func valid() Config {
+	return Config{
+		Addr: ":8080", DatabaseURL: "sqlite:./data/authcore.db", DataDir: "./data", Signup: "open",
+		RateLimit: 60, AccessTTL: 15 * time.Minute, RefreshTTL: 720 * time.Hour, LogLevel: "info",
+		S3Endpoint: "http://127.0.0.1:9000", S3Region: "us-east-1",
+	}
+}
+
+func TestValidate(t *testing.T) {
+	key := base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{1}, 32))
+	cases := []struct {
+		name string
+		edit func(*Config)
+		want string // "" = valid
+	}{
+		{"defaults", func(*Config) {}, ""},
+		{"host and port", func(c *Config) { c.Addr = "127.0.0.1:0" }, ""},
+		{"no port", func(c *Config) { c.Addr = "bogus" }, "AUTHCORE_ADDR"},
+		{"bad port", func(c *Config) { c.Addr = ":99999" }, "AUTHCORE_ADDR"},
+		{"bad metrics addr", func(c *Config) { c.MetricsAddr = "x" }, "AUTHCORE_METRICS_ADDR"},
+		{"postgres", func(c *Config) { c.DatabaseURL = "postgres://u:p@h:5432/d" }, ""},
+		{"postgresql", func(c *Config) { c.DatabaseURL = "postgresql://u@h/d" }, ""},
+		{"sqlite memory", func(c *Config) { c.DatabaseURL = "sqlite::memory:" }, ""},
+		{"sqlite without path", func(c *Config) { c.DatabaseURL = "sqlite:" }, "AUTHCORE_DATABASE_URL"},
+		{"unknown scheme", func(c *Config) { c.DatabaseURL = "mysql://u:hunter2@h/d" }, "AUTHCORE_DATABASE_URL"},
+		{"good key", func(c *Config) { c.MasterKey = key }, ""},
+		{"short key", func(c *Config) { c.MasterKey = "AAAA" }, "AUTHCORE_MASTER_KEY"},
+		{"zero access ttl", func(c *Config) { c.AccessTTL = 0 }, "AUTHCORE_ACCESS_TTL"},
+		{"negative refresh ttl", func(c *Config) { c.RefreshTTL = -time.Second }, "AUTHCORE_REFRESH_TTL"},
+		{"origin", func(c *Config) { c.AllowedOrigins = []string{"https://a.example"} }, ""},
+		{"not an origin", func(c *Config) { c.AllowedOrigins = []string{"a.example"} }, "AUTHCORE_ALLOWED_ORIGINS"},
+		{"relative s3 endpoint", func(c *Config) { c.S3Endpoint = "minio" }, "AUTHCORE_S3_ENDPOINT"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := valid()
+			tc.edit(&c)
+			err := c.Validate()
+			switch {
+			case tc.want == "" && err != nil:
+				t.Fatalf("unexpected error %v", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Fatalf("err = %v, want one naming %s", err, tc.want)
+			}
+			if err != nil && strings.Contains(err.Error(), "hunter2") {
+				t.Fatal("a database password reached an error message")
+			}
+		})
+	}
+}
+
+func TestResolveMasterKeyKeepsTheDevKey(t *testing.T) {
+	c := valid()
+	c.DataDir = filepath.Join(t.TempDir(), "data")
+	calls := 0
+	gen := func() ([]byte, error) { calls++; return bytes.Repeat([]byte{9}, 32), nil }
+	k1, dev, err := c.ResolveMasterKey(gen)
+	if err != nil || !dev || len(k1) != 32 {
+		t.Fatalf("first: %v %v %d", err, dev, len(k1))
+	}
+	st, err := os.Stat(c.MasterKeyFile())
+	if err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("key file: %v %v", err, st)
+	}
+	k2, _, err := c.ResolveMasterKey(gen)
+	if err != nil || !bytes.Equal(k1, k2) || calls != 1 {
+		t.Fatalf("second resolve generated again or differs: calls=%d err=%v", calls, err)
+	}
+}
+
+func TestResolveMasterKeyRequiredOnPostgres(t *testing.T) {
+	c := valid()
+	c.DatabaseURL = "postgres://u@h/d"
+	if _, _, err := c.ResolveMasterKey(func() ([]byte, error) { return make([]byte, 32), nil }); err == nil {
+		t.Fatal("generated a key for PostgreSQL")
+	}
+}

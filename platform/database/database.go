@@ -1,0 +1,231 @@
+// Package database opens the store (PostgreSQL through pgx, or an embedded SQLite file),
+// migrates it with the versioned SQL embedded in the binary, and hands modules one ent
+// client. It must not hold business rules: modules own their entities and queries.
+package database
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	entsql "entgo.io/ent/dialect/sql"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/stdlib"
+	_ "modernc.org/sqlite" // registers the pure-Go "sqlite" database/sql driver
+
+	"entgo.io/ent/dialect"
+
+	"github.com/authcore/authcore/ent"
+	"github.com/authcore/authcore/platform/config"
+)
+
+// DB is the one store of the process. Everything reads it through Ent; Pool is set on
+// PostgreSQL only, for the few callers that need the raw driver (LISTEN/NOTIFY).
+type DB struct {
+	Storage config.Storage
+	Ent     *ent.Client
+	SQL     *sql.DB
+	Pool    *pgxpool.Pool
+
+	sqlitePath string
+	log        *slog.Logger
+
+	migrated  atomic.Bool
+	readyOnce sync.Once
+	readyCh   chan struct{}
+	stop      chan struct{}
+	loopDone  chan struct{}
+}
+
+// Open prepares the store without touching it: pgxpool and database/sql both connect
+// lazily, so a store that is down at start-up does not stop the process (SPEC §3).
+func Open(databaseURL string, log *slog.Logger) (*DB, error) {
+	st, err := config.StorageOf(databaseURL)
+	if err != nil {
+		return nil, err
+	}
+	db := &DB{Storage: st, log: log, readyCh: make(chan struct{}), stop: make(chan struct{}), loopDone: make(chan struct{})}
+	var drv dialect.Driver
+	switch st {
+	case config.Postgres:
+		pcfg, err := pgxpool.ParseConfig(databaseURL)
+		if err != nil {
+			return nil, fmt.Errorf("AUTHCORE_DATABASE_URL: %v", err)
+		}
+		if !strings.Contains(databaseURL, "pool_max_conns") {
+			pcfg.MaxConns = 16
+		}
+		pcfg.MaxConnIdleTime = 5 * time.Minute
+		// A dead store must fail requests quickly with 503 rather than hang them.
+		if pcfg.ConnConfig.ConnectTimeout == 0 {
+			pcfg.ConnConfig.ConnectTimeout = 3 * time.Second
+		}
+		pool, err := pgxpool.NewWithConfig(context.Background(), pcfg)
+		if err != nil {
+			return nil, fmt.Errorf("AUTHCORE_DATABASE_URL: %v", err)
+		}
+		db.Pool = pool
+		db.SQL = stdlib.OpenDBFromPool(pool)
+		drv = entsql.OpenDB(dialect.Postgres, db.SQL)
+	case config.SQLite:
+		path := strings.TrimPrefix(databaseURL, "sqlite:")
+		dsn, memory := sqliteDSN(path)
+		sqldb, err := sql.Open("sqlite", dsn)
+		if err != nil {
+			return nil, fmt.Errorf("AUTHCORE_DATABASE_URL: %v", err)
+		}
+		if memory {
+			// Each connection to :memory: is a database of its own; keep exactly one.
+			sqldb.SetMaxOpenConns(1)
+			sqldb.SetConnMaxIdleTime(0)
+			sqldb.SetConnMaxLifetime(0)
+		} else {
+			db.sqlitePath = path
+			sqldb.SetMaxOpenConns(8)
+		}
+		db.SQL = sqldb
+		drv = entsql.OpenDB(dialect.SQLite, sqldb)
+	}
+	db.Ent = ent.NewClient(ent.Driver(&gatedDriver{Driver: drv, ready: &db.migrated}))
+	return db, nil
+}
+
+// sqliteDSN builds the modernc.org/sqlite DSN: WAL so readers never wait for the writer,
+// foreign keys on, a busy timeout instead of immediate SQLITE_BUSY, and IMMEDIATE
+// transactions so two writers queue on the lock instead of deadlocking on upgrade.
+func sqliteDSN(path string) (dsn string, memory bool) {
+	q := url.Values{}
+	q.Add("_pragma", "foreign_keys(1)")
+	q.Add("_pragma", "busy_timeout(10000)")
+	q.Add("_txlock", "immediate")
+	if path == ":memory:" {
+		return "file::memory:?" + q.Encode(), true
+	}
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "synchronous(NORMAL)")
+	return "file:" + path + "?" + q.Encode(), false
+}
+
+// Start migrates the store, or, when it cannot be reached, keeps trying in the
+// background so the process becomes ready by itself once the store answers.
+func (db *DB) Start(ctx context.Context) error {
+	if err := db.PrepareDir(); err != nil {
+		return err
+	}
+	err := db.migrateOnce(ctx)
+	if err == nil {
+		close(db.loopDone)
+		return nil
+	}
+	if !IsUnavailable(err) {
+		close(db.loopDone)
+		return err
+	}
+	db.log.Warn("store unreachable at start; serving 503 until it answers", "error", err)
+	go db.retryLoop()
+	return nil
+}
+
+// PrepareDir creates the directory of the SQLite file, if there is one.
+func (db *DB) PrepareDir() error {
+	if db.sqlitePath == "" {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(db.sqlitePath), 0o700); err != nil {
+		return fmt.Errorf("creating the SQLite directory: %w", err)
+	}
+	return nil
+}
+
+func (db *DB) retryLoop() {
+	defer close(db.loopDone)
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-db.stop:
+			return
+		case <-t.C:
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		err := db.migrateOnce(ctx)
+		cancel()
+		if err == nil {
+			db.log.Info("store reachable; ready")
+			return
+		}
+		db.log.Debug("store still unreachable", "error", err)
+	}
+}
+
+func (db *DB) migrateOnce(ctx context.Context) error {
+	if err := Migrate(ctx, db.Storage, db.SQL, db.log); err != nil {
+		return err
+	}
+	db.migrated.Store(true)
+	db.readyOnce.Do(func() { close(db.readyCh) })
+	return nil
+}
+
+// Stop ends the retry loop and closes the store.
+func (db *DB) Stop(context.Context) error {
+	close(db.stop)
+	<-db.loopDone
+	return db.Close()
+}
+
+// Close closes the store without the lifecycle (for one-shot commands).
+func (db *DB) Close() error {
+	err := db.Ent.Close()
+	if db.Pool != nil {
+		db.Pool.Close()
+	}
+	return err
+}
+
+// Migrated reports whether the schema is in place; until then every query answers
+// ErrUnavailable.
+func (db *DB) Migrated() bool { return db.migrated.Load() }
+
+// ReadyC is closed once the store is migrated. Modules that must load state from the
+// store before they can serve (the session engine's keys) wait on it.
+func (db *DB) ReadyC() <-chan struct{} { return db.readyCh }
+
+// Ping checks that the store answers now.
+func (db *DB) Ping(ctx context.Context) error {
+	if db.Pool != nil {
+		return db.Pool.Ping(ctx)
+	}
+	return db.SQL.PingContext(ctx)
+}
+
+// WithTx runs fn in a transaction and commits when it returns nil. A change and its audit
+// record go through one call, so they commit together or not at all.
+func WithTx(ctx context.Context, client *ent.Client, fn func(tx *ent.Tx) error) (err error) {
+	tx, err := client.Tx(ctx)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if v := recover(); v != nil {
+			_ = tx.Rollback()
+			panic(v)
+		}
+	}()
+	if err := fn(tx); err != nil {
+		if rerr := tx.Rollback(); rerr != nil {
+			return errors.Join(err, fmt.Errorf("rolling back: %w", rerr))
+		}
+		return err
+	}
+	return tx.Commit()
+}

@@ -1,0 +1,174 @@
+package database_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"entgo.io/ent/dialect"
+	entsql "entgo.io/ent/dialect/sql"
+	"entgo.io/ent/dialect/sql/schema"
+
+	"github.com/authcore/authcore/ent"
+	"github.com/authcore/authcore/ent/auditevent"
+	"github.com/authcore/authcore/ent/migrate"
+	"github.com/authcore/authcore/platform/apptest"
+	"github.com/authcore/authcore/platform/database"
+)
+
+func TestMain(m *testing.M) { apptest.Main(m) }
+
+// The embedded migrations must build exactly the schema ent declares: after applying them,
+// ent finds nothing left to change. This fails when someone edits ent/schema and forgets
+// to generate a migration (see the README).
+func TestMigrationsMatchSchema(t *testing.T) {
+	apptest.ForEachStore(t, func(t *testing.T, st apptest.Store) {
+		a := apptest.Start(t, st)
+		d := dialect.SQLite
+		if st.Name == "postgres" {
+			d = dialect.Postgres
+		}
+		var plan bytes.Buffer
+		err := migrate.NewSchema(entsql.OpenDB(d, a.DB.SQL)).WriteTo(context.Background(), &plan,
+			schema.WithDropColumn(true), schema.WithDropIndex(true))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var changes []string
+		for _, l := range strings.Split(plan.String(), "\n") {
+			l = strings.TrimSpace(l)
+			if l == "" || l == "BEGIN;" || l == "COMMIT;" || strings.HasPrefix(l, "--") {
+				continue
+			}
+			changes = append(changes, l)
+		}
+		if len(changes) > 0 {
+			t.Fatalf("the migrations lag the ent schema; run platform/database/migrations/gen.go. Pending:\n%s", strings.Join(changes, "\n"))
+		}
+	})
+}
+
+func TestMigrateIsIdempotent(t *testing.T) {
+	apptest.ForEachStore(t, func(t *testing.T, st apptest.Store) {
+		a := apptest.Start(t, st)
+		if err := database.Migrate(context.Background(), a.DB.Storage, a.DB.SQL, a.Logs2()); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+func TestWithTxRollsBackOnError(t *testing.T) {
+	apptest.ForEachStore(t, func(t *testing.T, st apptest.Store) {
+		a := apptest.Start(t, st)
+		ctx := context.Background()
+		project := "prj_" + t.Name()
+		boom := errors.New("boom")
+		err := database.WithTx(ctx, a.Ent, func(tx *ent.Tx) error {
+			if _, err := tx.AuditEvent.Create().SetProjectID(project).SetAction("x").SetMetadata(map[string]any{}).Save(ctx); err != nil {
+				return err
+			}
+			return boom
+		})
+		if !errors.Is(err, boom) {
+			t.Fatalf("err = %v", err)
+		}
+		n, err := a.Ent.AuditEvent.Query().Where(auditevent.ProjectID(project)).Count(ctx)
+		if err != nil || n != 0 {
+			t.Fatalf("rows after rollback = %d, %v", n, err)
+		}
+		if err := database.WithTx(ctx, a.Ent, func(tx *ent.Tx) error {
+			_, err := tx.AuditEvent.Create().SetProjectID(project).SetAction("x").SetMetadata(map[string]any{}).Save(ctx)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if n, _ := a.Ent.AuditEvent.Query().Where(auditevent.ProjectID(project)).Count(ctx); n != 1 {
+			t.Fatalf("rows after commit = %d", n)
+		}
+	})
+}
+
+// A store that is down at start-up must not stop the process: /healthz answers, /readyz
+// and store routes answer 503, and the process becomes ready by itself once the store
+// answers. The "store" here is a port that refuses connections until a proxy to the real
+// PostgreSQL starts listening on it.
+func TestUnreachableStoreAtStartRecovers(t *testing.T) {
+	admin := apptest.PostgresAdminURL()
+	if admin == "" {
+		t.Skip("needs PostgreSQL (" + apptest.EnvDatabaseURL + ")")
+	}
+	real := apptest.Stores(t)[1].URL(t)
+	ru, _ := url.Parse(real)
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().String()
+	ln.Close() // closed: connections are refused until the proxy starts
+
+	du := *ru
+	du.Host = port
+	a := apptest.StartURL(t, "postgres", du.String())
+
+	a.Get("/healthz").Expect(t, 200, map[string]any{"status": "ok"})
+	a.Get("/readyz").Expect(t, 503, map[string]any{"code": "unavailable"})
+
+	stop := proxy(t, port, ru.Host)
+	defer stop()
+	opened := time.Now()
+	for a.Get("/readyz").Status != 200 {
+		if time.Since(opened) > 5*time.Second {
+			t.Fatalf("not ready 5 s after the store came back:\n%s", a.Logs)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Logf("ready %v after the store came back", time.Since(opened).Round(time.Millisecond))
+}
+
+// proxy forwards TCP connections from listen to target until stopped.
+func proxy(t *testing.T, listen, target string) func() {
+	ln, err := net.Listen("tcp", listen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var conns []net.Conn
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			u, err := net.Dial("tcp", target)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			mu.Lock()
+			conns = append(conns, c, u)
+			mu.Unlock()
+			go func() { _, _ = io.Copy(u, c); u.Close() }()
+			go func() { _, _ = io.Copy(c, u); c.Close() }()
+		}
+	}()
+	return func() {
+		ln.Close()
+		wg.Wait()
+		mu.Lock()
+		for _, c := range conns {
+			c.Close()
+		}
+		mu.Unlock()
+	}
+}

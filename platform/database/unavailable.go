@@ -1,0 +1,58 @@
+package database
+
+import (
+	"context"
+	"database/sql"
+	"sync/atomic"
+
+	"entgo.io/ent/dialect"
+
+	"github.com/authcore/authcore/platform/database/dberr"
+)
+
+// ErrUnavailable and IsUnavailable are re-exported for callers that already hold the store.
+var ErrUnavailable = dberr.ErrUnavailable
+
+// IsUnavailable reports whether err means the store cannot be reached.
+func IsUnavailable(err error) bool { return dberr.IsUnavailable(err) }
+
+// gatedDriver refuses every query until the schema is migrated, so a request that arrives
+// while the store is still coming up gets 503 instead of "relation does not exist".
+type gatedDriver struct {
+	dialect.Driver
+	ready *atomic.Bool
+}
+
+func (d *gatedDriver) Exec(ctx context.Context, query string, args, v any) error {
+	if !d.ready.Load() {
+		return ErrUnavailable
+	}
+	return d.Driver.Exec(ctx, query, args, v)
+}
+
+func (d *gatedDriver) Query(ctx context.Context, query string, args, v any) error {
+	if !d.ready.Load() {
+		return ErrUnavailable
+	}
+	return d.Driver.Query(ctx, query, args, v)
+}
+
+func (d *gatedDriver) Tx(ctx context.Context) (dialect.Tx, error) {
+	if !d.ready.Load() {
+		return nil, ErrUnavailable
+	}
+	return d.Driver.Tx(ctx)
+}
+
+// BeginTx keeps ent's tx options (isolation level, read-only) working through the gate.
+func (d *gatedDriver) BeginTx(ctx context.Context, opts *sql.TxOptions) (dialect.Tx, error) {
+	if !d.ready.Load() {
+		return nil, ErrUnavailable
+	}
+	if b, ok := d.Driver.(interface {
+		BeginTx(context.Context, *sql.TxOptions) (dialect.Tx, error)
+	}); ok {
+		return b.BeginTx(ctx, opts)
+	}
+	return d.Driver.Tx(ctx)
+}

@@ -1,0 +1,27 @@
+package httpserver
+
+import (
+	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/utils"
+
+	"github.com/authcore/authcore/platform/audit"
+)
+
+// Origin copies, out of Fiber's recycled buffers, what an audit record keeps of the
+// request: the raw x-forwarded-for value (hashed by the recorder) and the user agent.
+func Origin(c *fiber.Ctx) audit.Origin {
+	var o audit.Origin
+	if v := c.Request().Header.Peek("X-Forwarded-For"); v != nil {
+		s := string(v)
+		o.ForwardedFor = &s
+	}
+	if v := c.Request().Header.Peek("User-Agent"); v != nil {
+		s := string(v)
+		o.UserAgent = &s
+	}
+	return o
+}
+
+// ClientIP is the peer address, as a string safe to keep after the handler returns.
+// X-Forwarded-For is not trusted for this: any client can write it.
+func ClientIP(c *fiber.Ctx) string { return utils.CopyString(c.IP()) }

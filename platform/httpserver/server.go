@@ -1,0 +1,151 @@
+// Package httpserver is the Fiber application of the process: routes contributed by
+// modules through AsRoutes, the one error handler that renders every error body of SPEC §4,
+// request ids, the access log and the HTTP metrics. It must not know any module's routes.
+package httpserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"runtime/debug"
+	"sort"
+	"sync/atomic"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/middleware/adaptor"
+	"github.com/gofiber/fiber/v2/middleware/recover"
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/fx"
+
+	"github.com/authcore/authcore/platform/config"
+	"github.com/authcore/authcore/platform/metrics"
+)
+
+// BodyLimit is the largest request body accepted (SPEC §4: over it, 413).
+const BodyLimit = 64 << 10
+
+// ShutdownTimeout bounds how long in-flight requests may finish after SIGTERM.
+const ShutdownTimeout = 10 * time.Second
+
+// Route is one method and path template with its handlers. A guard is simply the first
+// handler: each module attaches its guards to each route (STYLE 6).
+type Route struct {
+	Method   string
+	Path     string
+	Handlers []fiber.Handler
+}
+
+// AsRoutes contributes the []Route returned by constructor f. It is the only place that
+// spells the group tag.
+func AsRoutes(f any) fx.Option {
+	return fx.Provide(fx.Annotate(f, fx.ResultTags(`group:"routes,flatten"`)))
+}
+
+// Module provides the server and binds its listener in the fx lifecycle.
+var Module = fx.Module("httpserver",
+	fx.Provide(New),
+	fx.Invoke(func(lc fx.Lifecycle, s *Server) {
+		lc.Append(fx.Hook{OnStart: s.Start, OnStop: s.Stop})
+	}),
+)
+
+// Server owns the Fiber app and its listener.
+type Server struct {
+	app  *fiber.App
+	cfg  config.Config
+	log  *slog.Logger
+	http *metrics.HTTP
+	addr atomic.Pointer[net.TCPAddr]
+	// templates[method][path] is every registered route, read-only after New.
+	templates map[string]map[string]struct{}
+}
+
+// Params are the server's dependencies.
+type Params struct {
+	fx.In
+	Config   config.Config
+	Log      *slog.Logger
+	HTTP     *metrics.HTTP
+	Gatherer prometheus.Gatherer
+	Routes   []Route `group:"routes"`
+}
+
+// New builds the app and registers every contributed route. It binds nothing.
+func New(p Params) (*Server, error) {
+	s := &Server{cfg: p.Config, log: p.Log, http: p.HTTP, templates: map[string]map[string]struct{}{}}
+	s.app = fiber.New(fiber.Config{
+		DisableStartupMessage: true,
+		BodyLimit:             BodyLimit,
+		ReadBufferSize:        16 << 10, // room for a few cookies and a long bearer token
+		ReadTimeout:           15 * time.Second,
+		WriteTimeout:          15 * time.Second,
+		IdleTimeout:           60 * time.Second,
+		ErrorHandler:          s.renderError,
+	})
+	s.app.Use(s.observe)
+	s.app.Use(recover.New(recover.Config{
+		EnableStackTrace: true,
+		StackTraceHandler: func(c *fiber.Ctx, v any) {
+			s.log.ErrorContext(c.UserContext(), "handler panicked", "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+		},
+	}))
+
+	routes := append([]Route(nil), p.Routes...)
+	if p.Config.MetricsAddr == "" {
+		routes = append(routes, Route{Method: fiber.MethodGet, Path: "/metrics", Handlers: []fiber.Handler{adaptor.HTTPHandler(metrics.Handler(p.Gatherer))}})
+	}
+	// Group members arrive in random order: register in a stable one and refuse a route
+	// two modules both claim, rather than let the first silently win.
+	sort.SliceStable(routes, func(i, j int) bool {
+		if routes[i].Path != routes[j].Path {
+			return routes[i].Path < routes[j].Path
+		}
+		return routes[i].Method < routes[j].Method
+	})
+	for i, r := range routes {
+		if i > 0 && routes[i-1].Method == r.Method && routes[i-1].Path == r.Path {
+			return nil, fmt.Errorf("route %s %s is registered twice", r.Method, r.Path)
+		}
+		if len(r.Handlers) == 0 {
+			return nil, fmt.Errorf("route %s %s has no handler", r.Method, r.Path)
+		}
+		s.app.Add(r.Method, r.Path, r.Handlers...)
+		if s.templates[r.Method] == nil {
+			s.templates[r.Method] = map[string]struct{}{}
+		}
+		s.templates[r.Method][r.Path] = struct{}{}
+	}
+	return s, nil
+}
+
+// App exposes the Fiber app, for tests that drive it without a listener.
+func (s *Server) App() *fiber.App { return s.app }
+
+// Addr is the bound address once started (useful with port 0), or nil.
+func (s *Server) Addr() *net.TCPAddr { return s.addr.Load() }
+
+// Start binds the listener and serves in the background.
+func (s *Server) Start(context.Context) error {
+	ln, err := net.Listen("tcp", s.cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("AUTHCORE_ADDR: %w", err)
+	}
+	s.addr.Store(ln.Addr().(*net.TCPAddr))
+	go func() {
+		if err := s.app.Listener(ln); err != nil && !errors.Is(err, net.ErrClosed) {
+			s.log.Error("http listener stopped", "error", err)
+		}
+	}()
+	s.log.Info("listening", "addr", ln.Addr().String())
+	return nil
+}
+
+// Stop stops accepting and lets in-flight requests finish, up to ShutdownTimeout.
+func (s *Server) Stop(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, ShutdownTimeout)
+	defer cancel()
+	return s.app.ShutdownWithContext(ctx)
+}

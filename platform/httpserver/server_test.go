@@ -1,0 +1,135 @@
+package httpserver_test
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/authcore/authcore/platform/apperr"
+	"github.com/authcore/authcore/platform/apptest"
+	"github.com/authcore/authcore/platform/httpserver"
+)
+
+func TestMain(m *testing.M) { apptest.Main(m) }
+
+// testRoutes are registered only in these tests, to drive the error handler.
+func testRoutes() []httpserver.Route {
+	h := func(f fiber.Handler) []fiber.Handler { return []fiber.Handler{f} }
+	return []httpserver.Route{
+		{Method: http.MethodGet, Path: "/test/panic", Handlers: h(func(*fiber.Ctx) error { panic("boom: secret-cause-123") })},
+		{Method: http.MethodGet, Path: "/test/fail", Handlers: h(func(*fiber.Ctx) error { return errors.New("db exploded: secret-cause-456") })},
+		{Method: http.MethodGet, Path: "/test/conflict", Handlers: h(func(*fiber.Ctx) error {
+			return apperr.Conflict("email_taken", "taken").With("engine", "authcore")
+		})},
+		{Method: http.MethodPost, Path: "/test/echo/:id", Handlers: h(func(c *fiber.Ctx) error {
+			return c.JSON(fiber.Map{"len": len(c.Body())})
+		})},
+	}
+}
+
+func TestErrorBodies(t *testing.T) {
+	a := apptest.StartURL(t, "sqlite", "sqlite::memory:", apptest.WithFx(httpserver.AsRoutes(testRoutes)))
+
+	t.Run("unmatched route is 404 not_found JSON", func(t *testing.T) {
+		r := a.Get("/v1/nothing/here")
+		r.Expect(t, 404, map[string]any{"code": "not_found"})
+		if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
+			t.Fatalf("content type %q", ct)
+		}
+	})
+	t.Run("body over 64 KiB is 413 payload_too_large", func(t *testing.T) {
+		r := a.Do(apptest.Req{Method: http.MethodPost, Path: "/test/echo/1", Body: strings.Repeat("x", 100<<10)})
+		r.Expect(t, 413, map[string]any{"code": "payload_too_large"})
+	})
+	t.Run("body of exactly 64 KiB is accepted", func(t *testing.T) {
+		r := a.Do(apptest.Req{Method: http.MethodPost, Path: "/test/echo/1", Body: strings.Repeat("x", 64<<10)})
+		r.Expect(t, 200, map[string]any{"len": 64 << 10})
+	})
+	t.Run("panic is 500 internal_error and the server keeps serving", func(t *testing.T) {
+		r := a.Get("/test/panic")
+		r.Expect(t, 500, map[string]any{"code": "internal_error", "message": "internal error"})
+		if strings.Contains(string(r.Body), "secret-cause") || strings.Contains(string(r.Body), "goroutine") {
+			t.Fatalf("cause leaked to the client: %s", r.Body)
+		}
+		a.Get("/healthz").Expect(t, 200, map[string]any{"status": "ok"})
+		if !a.Logs.Contains("secret-cause-123") || !a.Logs.Contains("handler panicked") {
+			t.Fatalf("panic cause not logged:\n%s", a.Logs)
+		}
+	})
+	t.Run("unhandled error is 500 with the cause logged, not sent", func(t *testing.T) {
+		r := a.Get("/test/fail")
+		r.Expect(t, 500, map[string]any{"code": "internal_error", "message": "internal error"})
+		if strings.Contains(string(r.Body), "secret-cause") {
+			t.Fatalf("cause leaked: %s", r.Body)
+		}
+		if !a.Logs.Contains("secret-cause-456") {
+			t.Fatal("cause not logged")
+		}
+	})
+	t.Run("apperr fields are merged into the body", func(t *testing.T) {
+		a.Get("/test/conflict").Expect(t, 409, map[string]any{"code": "email_taken", "message": "taken", "engine": "authcore"})
+	})
+}
+
+func TestObservability(t *testing.T) {
+	a := apptest.StartURL(t, "sqlite", "sqlite::memory:", apptest.WithFx(httpserver.AsRoutes(testRoutes)))
+
+	r := a.Do(apptest.Req{Method: http.MethodPost, Path: "/test/echo/usr_SECRETID?token=querysecret", Body: `{"password":"bodysecret"}`,
+		Header: map[string]string{"Authorization": "Bearer headersecret", "Cookie": "sAccessToken=cookiesecret", "X-Request-Id": "req-abc.1"}})
+	r.Expect(t, 200, nil)
+	if got := r.Header.Get("X-Request-Id"); got != "req-abc.1" {
+		t.Fatalf("request id %q not echoed", got)
+	}
+	a.Get("/no/such/usr_OTHERID")
+	logs := a.Logs.String()
+	for _, secret := range []string{"querysecret", "bodysecret", "headersecret", "cookiesecret"} {
+		if strings.Contains(logs, secret) {
+			t.Errorf("log holds %q:\n%s", secret, logs)
+		}
+	}
+	if !strings.Contains(logs, `"request_id":"req-abc.1"`) {
+		t.Errorf("access log has no request id:\n%s", logs)
+	}
+	if got := a.Get("/healthz", "X-Request-Id", "bad id <script>"); got.Header.Get("X-Request-Id") == "bad id <script>" {
+		t.Error("unsafe request id kept")
+	}
+
+	m := string(a.Get("/metrics").Body)
+	for _, want := range []string{
+		`authcore_http_requests_total{method="POST",route="/test/echo/:id",status="200"} 1`,
+		`authcore_http_requests_total{method="GET",route="unmatched",status="404"} 1`,
+		`authcore_http_request_duration_seconds_bucket{method="POST",route="/test/echo/:id"`,
+		"go_goroutines", "process_resident_memory_bytes", "go_sql_open_connections",
+	} {
+		if !strings.Contains(m, want) {
+			t.Errorf("/metrics lacks %s\n%s", want, grepLines(m, "authcore_http_requests"))
+		}
+	}
+	if strings.Contains(m, "SECRETID") || strings.Contains(m, "OTHERID") {
+		t.Error("a raw path became a label value")
+	}
+}
+
+func TestDuplicateRouteIsRefused(t *testing.T) {
+	dup := func() []httpserver.Route {
+		return []httpserver.Route{{Method: http.MethodGet, Path: "/healthz", Handlers: []fiber.Handler{func(c *fiber.Ctx) error { return nil }}}}
+	}
+	// Building must fail with an error naming the route, not panic or silently shadow it.
+	err := apptest.BuildErr(t, apptest.WithFx(httpserver.AsRoutes(dup)))
+	if err == nil || !strings.Contains(err.Error(), "GET /healthz is registered twice") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func grepLines(s, sub string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, sub) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}
