@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -23,6 +24,10 @@ func testRoutes() []httpserver.Route {
 		{Method: http.MethodGet, Path: "/test/fail", Handlers: h(func(*fiber.Ctx) error { return errors.New("db exploded: secret-cause-456") })},
 		{Method: http.MethodGet, Path: "/test/conflict", Handlers: h(func(*fiber.Ctx) error {
 			return apperr.Conflict("email_taken", "taken").With("engine", "authcore")
+		})},
+		{Method: http.MethodGet, Path: "/test/slow", Handlers: h(func(c *fiber.Ctx) error {
+			time.Sleep(300 * time.Millisecond)
+			return c.JSON(fiber.Map{"done": true})
 		})},
 		{Method: http.MethodPost, Path: "/test/echo/:id", Handlers: h(func(c *fiber.Ctx) error {
 			return c.JSON(fiber.Map{"len": len(c.Body())})
@@ -132,4 +137,21 @@ func grepLines(s, sub string) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// Stopping the app (what SIGTERM does) lets an in-flight request finish, then refuses new
+// connections.
+func TestGracefulShutdownDrainsInFlight(t *testing.T) {
+	a := apptest.StartURL(t, "sqlite", "sqlite::memory:", apptest.WithFx(httpserver.AsRoutes(testRoutes)))
+	done := make(chan *apptest.Response, 1)
+	go func() { done <- a.Get("/test/slow") }()
+	time.Sleep(100 * time.Millisecond) // the request is in the handler now
+	if err := a.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	r := <-done
+	r.Expect(t, 200, map[string]any{"done": true})
+	if _, err := http.Get(a.Base + "/healthz"); err == nil {
+		t.Fatal("still accepting after stop")
+	}
 }
