@@ -13,6 +13,10 @@ import (
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"github.com/authcore/authcore/ent/auditevent"
+	"github.com/authcore/authcore/ent/refreshtoken"
+	"github.com/authcore/authcore/ent/session"
+	"github.com/authcore/authcore/ent/signingkey"
+	"github.com/authcore/authcore/ent/user"
 )
 
 // ent aliases to avoid import conflicts in user's code.
@@ -73,7 +77,11 @@ var (
 func checkColumn(t, c string) error {
 	initCheck.Do(func() {
 		columnCheck = sql.NewColumnCheck(map[string]func(string) bool{
-			auditevent.Table: auditevent.ValidColumn,
+			auditevent.Table:   auditevent.ValidColumn,
+			refreshtoken.Table: refreshtoken.ValidColumn,
+			session.Table:      session.ValidColumn,
+			signingkey.Table:   signingkey.ValidColumn,
+			user.Table:         user.ValidColumn,
 		})
 	})
 	return columnCheck(t, c)

@@ -6,7 +6,11 @@ import (
 	"time"
 
 	"github.com/authcore/authcore/ent/auditevent"
+	"github.com/authcore/authcore/ent/refreshtoken"
 	"github.com/authcore/authcore/ent/schema"
+	"github.com/authcore/authcore/ent/session"
+	"github.com/authcore/authcore/ent/signingkey"
+	"github.com/authcore/authcore/ent/user"
 )
 
 // The init function reads all schema descriptors with runtime code
@@ -35,6 +39,162 @@ func init() {
 	// auditevent.IDValidator is a validator for the "id" field. It is called by the builders before save.
 	auditevent.IDValidator = func() func(string) error {
 		validators := auditeventDescID.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(id string) error {
+			for _, fn := range fns {
+				if err := fn(id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	refreshtokenMixin := schema.RefreshToken{}.Mixin()
+	refreshtokenMixinFields0 := refreshtokenMixin[0].Fields()
+	_ = refreshtokenMixinFields0
+	refreshtokenMixinFields1 := refreshtokenMixin[1].Fields()
+	_ = refreshtokenMixinFields1
+	refreshtokenFields := schema.RefreshToken{}.Fields()
+	_ = refreshtokenFields
+	// refreshtokenDescCreatedAt is the schema descriptor for created_at field.
+	refreshtokenDescCreatedAt := refreshtokenMixinFields1[0].Descriptor()
+	// refreshtoken.DefaultCreatedAt holds the default value on creation for the created_at field.
+	refreshtoken.DefaultCreatedAt = refreshtokenDescCreatedAt.Default.(func() time.Time)
+	// refreshtokenDescDigest is the schema descriptor for digest field.
+	refreshtokenDescDigest := refreshtokenFields[0].Descriptor()
+	// refreshtoken.DigestValidator is a validator for the "digest" field. It is called by the builders before save.
+	refreshtoken.DigestValidator = refreshtokenDescDigest.Validators[0].(func([]byte) error)
+	// refreshtokenDescSessionID is the schema descriptor for session_id field.
+	refreshtokenDescSessionID := refreshtokenFields[1].Descriptor()
+	// refreshtoken.SessionIDValidator is a validator for the "session_id" field. It is called by the builders before save.
+	refreshtoken.SessionIDValidator = refreshtokenDescSessionID.Validators[0].(func(string) error)
+	// refreshtokenDescID is the schema descriptor for id field.
+	refreshtokenDescID := refreshtokenMixinFields0[0].Descriptor()
+	// refreshtoken.DefaultID holds the default value on creation for the id field.
+	refreshtoken.DefaultID = refreshtokenDescID.Default.(func() string)
+	// refreshtoken.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	refreshtoken.IDValidator = func() func(string) error {
+		validators := refreshtokenDescID.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(id string) error {
+			for _, fn := range fns {
+				if err := fn(id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	sessionMixin := schema.Session{}.Mixin()
+	sessionMixinFields0 := sessionMixin[0].Fields()
+	_ = sessionMixinFields0
+	sessionMixinFields1 := sessionMixin[1].Fields()
+	_ = sessionMixinFields1
+	sessionFields := schema.Session{}.Fields()
+	_ = sessionFields
+	// sessionDescCreatedAt is the schema descriptor for created_at field.
+	sessionDescCreatedAt := sessionMixinFields1[0].Descriptor()
+	// session.DefaultCreatedAt holds the default value on creation for the created_at field.
+	session.DefaultCreatedAt = sessionDescCreatedAt.Default.(func() time.Time)
+	// sessionDescUserID is the schema descriptor for user_id field.
+	sessionDescUserID := sessionFields[0].Descriptor()
+	// session.UserIDValidator is a validator for the "user_id" field. It is called by the builders before save.
+	session.UserIDValidator = sessionDescUserID.Validators[0].(func(string) error)
+	// sessionDescTenantID is the schema descriptor for tenant_id field.
+	sessionDescTenantID := sessionFields[1].Descriptor()
+	// session.TenantIDValidator is a validator for the "tenant_id" field. It is called by the builders before save.
+	session.TenantIDValidator = sessionDescTenantID.Validators[0].(func(string) error)
+	// sessionDescID is the schema descriptor for id field.
+	sessionDescID := sessionMixinFields0[0].Descriptor()
+	// session.DefaultID holds the default value on creation for the id field.
+	session.DefaultID = sessionDescID.Default.(func() string)
+	// session.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	session.IDValidator = func() func(string) error {
+		validators := sessionDescID.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(id string) error {
+			for _, fn := range fns {
+				if err := fn(id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	signingkeyMixin := schema.SigningKey{}.Mixin()
+	signingkeyMixinFields0 := signingkeyMixin[0].Fields()
+	_ = signingkeyMixinFields0
+	signingkeyMixinFields1 := signingkeyMixin[1].Fields()
+	_ = signingkeyMixinFields1
+	signingkeyFields := schema.SigningKey{}.Fields()
+	_ = signingkeyFields
+	// signingkeyDescCreatedAt is the schema descriptor for created_at field.
+	signingkeyDescCreatedAt := signingkeyMixinFields1[0].Descriptor()
+	// signingkey.DefaultCreatedAt holds the default value on creation for the created_at field.
+	signingkey.DefaultCreatedAt = signingkeyDescCreatedAt.Default.(func() time.Time)
+	// signingkeyDescAlgorithm is the schema descriptor for algorithm field.
+	signingkeyDescAlgorithm := signingkeyFields[0].Descriptor()
+	// signingkey.DefaultAlgorithm holds the default value on creation for the algorithm field.
+	signingkey.DefaultAlgorithm = signingkeyDescAlgorithm.Default.(string)
+	// signingkeyDescID is the schema descriptor for id field.
+	signingkeyDescID := signingkeyMixinFields0[0].Descriptor()
+	// signingkey.DefaultID holds the default value on creation for the id field.
+	signingkey.DefaultID = signingkeyDescID.Default.(func() string)
+	// signingkey.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	signingkey.IDValidator = func() func(string) error {
+		validators := signingkeyDescID.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(id string) error {
+			for _, fn := range fns {
+				if err := fn(id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	userMixin := schema.User{}.Mixin()
+	userMixinFields0 := userMixin[0].Fields()
+	_ = userMixinFields0
+	userMixinFields1 := userMixin[1].Fields()
+	_ = userMixinFields1
+	userFields := schema.User{}.Fields()
+	_ = userFields
+	// userDescCreatedAt is the schema descriptor for created_at field.
+	userDescCreatedAt := userMixinFields1[0].Descriptor()
+	// user.DefaultCreatedAt holds the default value on creation for the created_at field.
+	user.DefaultCreatedAt = userDescCreatedAt.Default.(func() time.Time)
+	// userDescTenantID is the schema descriptor for tenant_id field.
+	userDescTenantID := userFields[0].Descriptor()
+	// user.TenantIDValidator is a validator for the "tenant_id" field. It is called by the builders before save.
+	user.TenantIDValidator = userDescTenantID.Validators[0].(func(string) error)
+	// userDescEmail is the schema descriptor for email field.
+	userDescEmail := userFields[1].Descriptor()
+	// user.EmailValidator is a validator for the "email" field. It is called by the builders before save.
+	user.EmailValidator = userDescEmail.Validators[0].(func(string) error)
+	// userDescMetadata is the schema descriptor for metadata field.
+	userDescMetadata := userFields[3].Descriptor()
+	// user.DefaultMetadata holds the default value on creation for the metadata field.
+	user.DefaultMetadata = userDescMetadata.Default.(string)
+	// userDescID is the schema descriptor for id field.
+	userDescID := userMixinFields0[0].Descriptor()
+	// user.DefaultID holds the default value on creation for the id field.
+	user.DefaultID = userDescID.Default.(func() string)
+	// user.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	user.IDValidator = func() func(string) error {
+		validators := userDescID.Validators
 		fns := [...]func(string) error{
 			validators[0].(func(string) error),
 			validators[1].(func(string) error),

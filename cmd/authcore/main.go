@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -19,8 +20,11 @@ import (
 	"go.uber.org/fx"
 
 	"github.com/authcore/authcore/cmd/authcore/app"
+	"github.com/authcore/authcore/modules/account"
+	"github.com/authcore/authcore/platform/apperr"
 	"github.com/authcore/authcore/platform/config"
 	"github.com/authcore/authcore/platform/database"
+	"github.com/authcore/authcore/platform/httpserver"
 	"github.com/authcore/authcore/platform/logging"
 	"github.com/authcore/authcore/platform/secret"
 )
@@ -34,6 +38,7 @@ type cli struct {
 	Serve       serveCmd       `cmd:"" default:"withargs" help:"Run the server, migrating the store first (the default)."`
 	Migrate     migrateCmd     `cmd:"" help:"Apply pending schema migrations and exit."`
 	Version     versionCmd     `cmd:"" help:"Print the version and exit."`
+	Users       usersCmd       `cmd:"" help:"Manage users without HTTP."`
 	Healthcheck healthcheckCmd `cmd:"" help:"Exit 0 when the server on AUTHCORE_ADDR answers /healthz (for container health checks)."`
 }
 
@@ -93,7 +98,7 @@ func (serveCmd) Run(cfg *config.Config) error {
 	if err != nil {
 		return err
 	}
-	a := fx.New(app.Options(*cfg, key, logging.Output{Writer: os.Stderr}))
+	a := fx.New(app.Options(*cfg, key, logging.Output{Writer: os.Stderr}), httpserver.Listen)
 	if err := a.Err(); err != nil {
 		return err
 	}
@@ -183,4 +188,66 @@ func (healthcheckCmd) Run(cfg *config.Config) error {
 		return fmt.Errorf("/healthz answered %d", res.StatusCode)
 	}
 	return nil
+}
+
+type usersCmd struct {
+	Create usersCreateCmd `cmd:"" help:"Create a dashboard user (tenant public)."`
+}
+
+type usersCreateCmd struct {
+	Email    string  `required:"" help:"Email address."`
+	Password string  `required:"" help:"Password, 8 to 256 characters."`
+	Name     *string `help:"Display name."`
+}
+
+func (u usersCreateCmd) Run(cfg *config.Config, stdout io.Writer) error {
+	in, err := account.NewSignUp(u.Email, u.Password, u.Name)
+	if err != nil {
+		return describe(err)
+	}
+	return withApp(cfg, func(ctx context.Context, accounts account.Accounts) error {
+		created, err := accounts.Create(ctx, in)
+		if err != nil {
+			return describe(err)
+		}
+		fmt.Fprintf(stdout, "created user %s (%s)\n", created.ID, created.Email)
+		return nil
+	})
+}
+
+// withApp starts the application graph without a listener, hands fn what it asks for,
+// and stops it again: operator commands share every rule with the HTTP routes.
+func withApp[T any](cfg *config.Config, fn func(context.Context, T) error) error {
+	key, err := resolveKey(cfg)
+	if err != nil {
+		return err
+	}
+	var dep T
+	a := fx.New(app.Options(*cfg, key, logging.Output{Writer: os.Stderr}), fx.Populate(&dep), fx.NopLogger)
+	if err := a.Err(); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := a.Start(ctx); err != nil {
+		return err
+	}
+	runErr := fn(ctx, dep)
+	if err := a.Stop(ctx); err != nil && runErr == nil {
+		runErr = err
+	}
+	return runErr
+}
+
+// describe turns a client-facing error into a line for the terminal.
+func describe(err error) error {
+	e, ok := apperr.As(err)
+	if !ok {
+		return err
+	}
+	msg := e.Code + ": " + e.Message
+	if issues, ok := e.Fields["issues"]; ok {
+		msg += fmt.Sprintf(" %v", issues)
+	}
+	return errors.New(msg)
 }

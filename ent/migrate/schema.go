@@ -32,9 +32,107 @@ var (
 			},
 		},
 	}
+	// RefreshTokensColumns holds the columns for the "refresh_tokens" table.
+	RefreshTokensColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString, Size: 40},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "digest", Type: field.TypeBytes, Unique: true},
+		{Name: "session_id", Type: field.TypeString},
+		{Name: "rotated_at", Type: field.TypeTime, Nullable: true},
+	}
+	// RefreshTokensTable holds the schema information for the "refresh_tokens" table.
+	RefreshTokensTable = &schema.Table{
+		Name:       "refresh_tokens",
+		Columns:    RefreshTokensColumns,
+		PrimaryKey: []*schema.Column{RefreshTokensColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "refreshtoken_session_id",
+				Unique:  false,
+				Columns: []*schema.Column{RefreshTokensColumns[3]},
+			},
+		},
+	}
+	// SessionsColumns holds the columns for the "sessions" table.
+	SessionsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString, Size: 40},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "user_id", Type: field.TypeString},
+		{Name: "tenant_id", Type: field.TypeString},
+		{Name: "payload", Type: field.TypeJSON},
+		{Name: "user_agent", Type: field.TypeString, Nullable: true},
+		{Name: "ip_hash", Type: field.TypeString, Nullable: true},
+		{Name: "last_active_at", Type: field.TypeTime},
+		{Name: "expires_at", Type: field.TypeTime},
+		{Name: "revoked_at", Type: field.TypeTime, Nullable: true},
+	}
+	// SessionsTable holds the schema information for the "sessions" table.
+	SessionsTable = &schema.Table{
+		Name:       "sessions",
+		Columns:    SessionsColumns,
+		PrimaryKey: []*schema.Column{SessionsColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "session_user_id",
+				Unique:  false,
+				Columns: []*schema.Column{SessionsColumns[2]},
+			},
+			{
+				Name:    "session_tenant_id_created_at",
+				Unique:  false,
+				Columns: []*schema.Column{SessionsColumns[3], SessionsColumns[1]},
+			},
+			{
+				Name:    "session_created_at",
+				Unique:  false,
+				Columns: []*schema.Column{SessionsColumns[1]},
+			},
+		},
+	}
+	// SigningKeysColumns holds the columns for the "signing_keys" table.
+	SigningKeysColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString, Size: 40},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "algorithm", Type: field.TypeString, Default: "EdDSA"},
+		{Name: "public_key", Type: field.TypeBytes},
+		{Name: "private_sealed", Type: field.TypeString},
+		{Name: "retire_at", Type: field.TypeTime},
+	}
+	// SigningKeysTable holds the schema information for the "signing_keys" table.
+	SigningKeysTable = &schema.Table{
+		Name:       "signing_keys",
+		Columns:    SigningKeysColumns,
+		PrimaryKey: []*schema.Column{SigningKeysColumns[0]},
+	}
+	// UsersColumns holds the columns for the "users" table.
+	UsersColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString, Size: 40},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "tenant_id", Type: field.TypeString},
+		{Name: "email", Type: field.TypeString},
+		{Name: "password_hash", Type: field.TypeString},
+		{Name: "metadata", Type: field.TypeString, Size: 2147483647, Default: "{}"},
+	}
+	// UsersTable holds the schema information for the "users" table.
+	UsersTable = &schema.Table{
+		Name:       "users",
+		Columns:    UsersColumns,
+		PrimaryKey: []*schema.Column{UsersColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "user_tenant_id_email",
+				Unique:  true,
+				Columns: []*schema.Column{UsersColumns[2], UsersColumns[3]},
+			},
+		},
+	}
 	// Tables holds all the tables in the schema.
 	Tables = []*schema.Table{
 		AuditEventsTable,
+		RefreshTokensTable,
+		SessionsTable,
+		SigningKeysTable,
+		UsersTable,
 	}
 )
 

@@ -8,3 +8,15 @@ import (
 
 // AuditEvent is the predicate function for auditevent builders.
 type AuditEvent func(*sql.Selector)
+
+// RefreshToken is the predicate function for refreshtoken builders.
+type RefreshToken func(*sql.Selector)
+
+// Session is the predicate function for session builders.
+type Session func(*sql.Selector)
+
+// SigningKey is the predicate function for signingkey builders.
+type SigningKey func(*sql.Selector)
+
+// User is the predicate function for user builders.
+type User func(*sql.Selector)

@@ -17,6 +17,8 @@ type Error struct {
 	Message string
 	// Fields are merged into the JSON body beside code and message.
 	Fields map[string]any
+	// Headers are set on the response (e.g. Retry-After).
+	Headers map[string]string
 	// Cause is kept for the log; never sent to the client.
 	Cause error
 }

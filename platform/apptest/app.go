@@ -81,6 +81,7 @@ func StartURL(t testing.TB, storeName, databaseURL string, opts ...Option) *App 
 	var srv *httpserver.Server
 	all := []fx.Option{
 		app.Options(cfg, secret.MasterKey(key), logging.Output{Writer: a.Logs}),
+		httpserver.Listen,
 		fx.Decorate(func() clock.Clock { return a.Clock }),
 		fx.Populate(&srv, &a.DB, &a.Ent),
 	}

@@ -22,6 +22,9 @@ func (s *Server) renderError(c *fiber.Ctx, err error) error {
 	case e.Status >= 500:
 		s.log.ErrorContext(ctx, "unhandled failure", "route", s.routeOf(c), "error", err)
 	}
+	for k, v := range e.Headers {
+		c.Set(k, v)
+	}
 	body := make(map[string]any, len(e.Fields)+2)
 	for k, v := range e.Fields {
 		body[k] = v

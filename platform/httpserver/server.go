@@ -44,13 +44,14 @@ func AsRoutes(f any) fx.Option {
 	return fx.Provide(fx.Annotate(f, fx.ResultTags(`group:"routes,flatten"`)))
 }
 
-// Module provides the server and binds its listener in the fx lifecycle.
-var Module = fx.Module("httpserver",
-	fx.Provide(New),
-	fx.Invoke(func(lc fx.Lifecycle, s *Server) {
-		lc.Append(fx.Hook{OnStart: s.Start, OnStop: s.Stop})
-	}),
-)
+// Module provides the server. It binds nothing: only the serve command (and the test
+// harness) add Listen, so operator commands build the same graph without a port.
+var Module = fx.Module("httpserver", fx.Provide(New))
+
+// Listen binds the listener in OnStart and drains it in OnStop.
+var Listen = fx.Invoke(func(lc fx.Lifecycle, s *Server) {
+	lc.Append(fx.Hook{OnStart: s.Start, OnStop: s.Stop})
+})
 
 // Server owns the Fiber app and its listener.
 type Server struct {

@@ -6,14 +6,19 @@ package app
 import (
 	"go.uber.org/fx"
 
+	"github.com/authcore/authcore/modules/account"
+	"github.com/authcore/authcore/modules/session"
 	"github.com/authcore/authcore/platform/audit"
 	"github.com/authcore/authcore/platform/clock"
 	"github.com/authcore/authcore/platform/config"
 	"github.com/authcore/authcore/platform/database"
+	"github.com/authcore/authcore/platform/guard"
 	"github.com/authcore/authcore/platform/health"
 	"github.com/authcore/authcore/platform/httpserver"
+	"github.com/authcore/authcore/platform/invalidation"
 	"github.com/authcore/authcore/platform/logging"
 	"github.com/authcore/authcore/platform/metrics"
+	"github.com/authcore/authcore/platform/ratelimit"
 	"github.com/authcore/authcore/platform/secret"
 )
 
@@ -30,12 +35,18 @@ func Platform() fx.Option {
 		audit.Module,
 		httpserver.Module,
 		health.Module,
+		invalidation.Module,
+		ratelimit.Module,
+		guard.Module,
 	)
 }
 
 // Features is every module and product plugin.
 func Features() fx.Option {
-	return fx.Options()
+	return fx.Options(
+		account.Module,
+		session.Module,
+	)
 }
 
 // Options is the whole application for cfg, with the master key already resolved and

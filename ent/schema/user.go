@@ -1,0 +1,32 @@
+package schema
+
+// Owned by modules/account.
+
+import (
+	"entgo.io/ent"
+	"entgo.io/ent/schema/field"
+	"entgo.io/ent/schema/index"
+)
+
+// User is a person who signs in, within one tenant (SPEC §2).
+type User struct{ ent.Schema }
+
+func (User) Mixin() []ent.Mixin {
+	return []ent.Mixin{IDMixin{Prefix: "usr_"}, CreatedMixin{}}
+}
+
+func (User) Fields() []ent.Field {
+	return []ent.Field{
+		field.String("tenant_id").Immutable().NotEmpty(),
+		// Stored lower-case, so uniqueness per tenant ignores case.
+		field.String("email").NotEmpty(),
+		// argon2id in PHC string form.
+		field.String("password_hash").Sensitive(),
+		// JSON text; session/me reads "name" from it and tolerates garbage.
+		field.Text("metadata").Default("{}"),
+	}
+}
+
+func (User) Indexes() []ent.Index {
+	return []ent.Index{index.Fields("tenant_id", "email").Unique()}
+}

@@ -1,0 +1,64 @@
+// Package account owns users: sign-up, sign-in and the user lookups other modules need
+// (through platform/identity). It must not issue or verify session credentials itself:
+// it asks the session engine through identity.Sessions.
+package account
+
+import (
+	"context"
+
+	"github.com/alexedwards/argon2id"
+	"go.uber.org/fx"
+
+	"github.com/authcore/authcore/ent"
+	"github.com/authcore/authcore/platform/clock"
+	"github.com/authcore/authcore/platform/config"
+	"github.com/authcore/authcore/platform/httpserver"
+	"github.com/authcore/authcore/platform/identity"
+	"github.com/authcore/authcore/platform/ratelimit"
+)
+
+// Module wires the account service and its routes.
+var Module = fx.Module("account",
+	fx.Supply(OWASPParams),
+	fx.Provide(
+		newService,
+		fx.Annotate(func(s *Service) identity.Users { return s }),
+		fx.Annotate(func(s *Service) Accounts { return s }),
+	),
+	httpserver.AsRoutes(func(p handlerParams) []httpserver.Route {
+		h := &handler{svc: p.Svc, sessions: p.Sessions, cfg: p.Config, clock: p.Clock, limits: p.Limits}
+		return h.routes()
+	}),
+)
+
+type serviceParams struct {
+	fx.In
+	Ent     *ent.Client
+	Params  argon2id.Params
+	Tenants identity.Tenants `optional:"true"`
+}
+
+func newService(p serviceParams) *Service { return NewService(p.Ent, p.Params, p.Tenants) }
+
+type handlerParams struct {
+	fx.In
+	Svc      *Service
+	Sessions identity.Sessions
+	Config   config.Config
+	Clock    clock.Clock
+	Limits   *ratelimit.Limiters
+}
+
+// Accounts is what operator commands (authcore users create) use.
+type Accounts interface {
+	Create(ctx context.Context, in SignUp) (User, error)
+}
+
+// NewSignUp validates an operator's input the way the HTTP route does.
+func NewSignUp(email, password string, name *string) (SignUp, error) {
+	body := map[string]any{"email": email, "password": password}
+	if name != nil {
+		body["name"] = *name
+	}
+	return parseSignUpValue(body)
+}

@@ -1,0 +1,181 @@
+package account
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/mail"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/alexedwards/argon2id"
+
+	"github.com/authcore/authcore/ent"
+	"github.com/authcore/authcore/ent/user"
+	"github.com/authcore/authcore/platform/identity"
+)
+
+// Service owns users: creation, password checks and profile lookups. It knows nothing of
+// HTTP or sessions.
+type Service struct {
+	ent     *ent.Client
+	hash    *hasher
+	tenants identity.Tenants // nil until a module supplies tenants other than "public"
+}
+
+// NewService returns the account service.
+func NewService(client *ent.Client, params argon2id.Params, tenants identity.Tenants) *Service {
+	return &Service{ent: client, hash: newHasher(params), tenants: tenants}
+}
+
+var _ identity.Users = (*Service)(nil)
+
+// User is the public view of an account.
+type User struct {
+	ID        string    `json:"id"`
+	TenantID  string    `json:"tenantId"`
+	Email     string    `json:"email"`
+	Name      *string   `json:"name"`
+	CreatedAt time.Time `json:"createdAt"`
+}
+
+func view(u *ent.User) User {
+	return User{ID: u.ID, TenantID: u.TenantID, Email: u.Email, Name: nameOf(u.Metadata), CreatedAt: u.CreatedAt.UTC()}
+}
+
+// nameOf reads metadata.name; anything unreadable is simply no name.
+func nameOf(metadata string) *string {
+	var m map[string]any
+	if json.Unmarshal([]byte(metadata), &m) != nil {
+		return nil
+	}
+	if s, ok := m["name"].(string); ok {
+		return &s
+	}
+	return nil
+}
+
+// SignUp is a validated sign-up request.
+type SignUp struct {
+	Email    string
+	Password string
+	Name     *string
+	TenantID string
+}
+
+// Limits of SPEC §2.
+const (
+	minPassword = 8
+	maxPassword = 256
+	maxEmail    = 254
+	maxName     = 200
+)
+
+// normalizeEmail checks an address parses (net/mail) and is a bare address, and lower-cases it.
+func normalizeEmail(s string) (string, bool) {
+	s = strings.TrimSpace(s)
+	if s == "" || len(s) > maxEmail {
+		return "", false
+	}
+	a, err := mail.ParseAddress(s)
+	if err != nil || a.Address != s || a.Name != "" {
+		return "", false
+	}
+	return strings.ToLower(s), true
+}
+
+func checkPassword(p string) string {
+	switch n := utf8.RuneCountInString(p); {
+	case n < minPassword:
+		return fmt.Sprintf("must be at least %d characters", minPassword)
+	case n > maxPassword:
+		return fmt.Sprintf("must be at most %d characters", maxPassword)
+	}
+	return ""
+}
+
+// Create makes a user after checking the tenant exists.
+func (s *Service) Create(ctx context.Context, in SignUp) (User, error) {
+	if err := s.checkTenant(ctx, in.TenantID); err != nil {
+		return User{}, err
+	}
+	hash, err := s.hash.Hash(ctx, in.Password)
+	if err != nil {
+		return User{}, err
+	}
+	md := "{}"
+	if in.Name != nil {
+		b, _ := json.Marshal(map[string]string{"name": *in.Name})
+		md = string(b)
+	}
+	u, err := s.ent.User.Create().
+		SetTenantID(in.TenantID).
+		SetEmail(in.Email).
+		SetPasswordHash(hash).
+		SetMetadata(md).
+		Save(ctx)
+	if ent.IsConstraintError(err) {
+		return User{}, errEmailTaken
+	}
+	if err != nil {
+		return User{}, err
+	}
+	return view(u), nil
+}
+
+func (s *Service) checkTenant(ctx context.Context, tenantID string) error {
+	if tenantID == identity.PublicTenant {
+		return nil
+	}
+	if s.tenants != nil {
+		ok, err := s.tenants.TenantExists(ctx, tenantID)
+		if err != nil {
+			return err
+		}
+		if ok {
+			return nil
+		}
+	}
+	return invalid([]Issue{{Field: "tenantId", Reason: "no such tenant"}})
+}
+
+// Authenticate checks an email and password within a tenant. Every failure is the same
+// invalid_credentials, after the same amount of hashing.
+func (s *Service) Authenticate(ctx context.Context, tenantID, email, password string) (User, error) {
+	addr, ok := normalizeEmail(email)
+	var u *ent.User
+	if ok {
+		var err error
+		u, err = s.ent.User.Query().Where(user.TenantID(tenantID), user.Email(addr)).Only(ctx)
+		if err != nil && !ent.IsNotFound(err) {
+			return User{}, err
+		}
+	}
+	hash := ""
+	if u != nil {
+		hash = u.PasswordHash
+	}
+	match, err := s.hash.Verify(ctx, password, hash)
+	if err != nil {
+		return User{}, err
+	}
+	if u == nil || !match {
+		return User{}, errInvalidCredentials
+	}
+	return view(u), nil
+}
+
+// Profile is the user's email and name for session/me.
+func (s *Service) Profile(ctx context.Context, userID string) (identity.Profile, error) {
+	u, err := s.ent.User.Query().Where(user.ID(userID)).Select(user.FieldEmail, user.FieldMetadata).Only(ctx)
+	if err != nil {
+		return identity.Profile{}, err
+	}
+	email := u.Email
+	return identity.Profile{Email: &email, Name: nameOf(u.Metadata)}, nil
+}
+
+// ErrNotFound is returned by lookups of users that do not exist.
+var ErrNotFound = errors.New("user not found")

@@ -1,0 +1,452 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-jose/go-jose/v4"
+	"github.com/go-jose/go-jose/v4/jwt"
+
+	"github.com/authcore/authcore/ent"
+	"github.com/authcore/authcore/ent/refreshtoken"
+	"github.com/authcore/authcore/ent/schema"
+	entsession "github.com/authcore/authcore/ent/session"
+	"github.com/authcore/authcore/platform/clock"
+	"github.com/authcore/authcore/platform/config"
+	"github.com/authcore/authcore/platform/credcache"
+	"github.com/authcore/authcore/platform/database"
+	"github.com/authcore/authcore/platform/guard"
+	"github.com/authcore/authcore/platform/identity"
+	"github.com/authcore/authcore/platform/invalidation"
+	"github.com/authcore/authcore/platform/metrics"
+	"github.com/authcore/authcore/platform/secret"
+)
+
+// Issuer is the iss claim of every token authcore signs.
+const Issuer = "authcore"
+
+// Cache bounds. A verified token costs about 1 KiB with its claims; a session state and
+// a profile a few hundred bytes: 100k of each is about 150 MiB at worst.
+const (
+	cacheSize     = 100_000
+	stateTTL      = 30 * time.Second // safety net when a NOTIFY is lost; revokes invalidate at once
+	profileTTL    = 30 * time.Second
+	topicSessions = "session"
+)
+
+func newKeyID() string { return schema.NewID("key_") }
+
+// Engine is the session engine: it starts sessions, signs and verifies access tokens,
+// rotates refresh tokens and revokes sessions. It imports no HTTP.
+type Engine struct {
+	ent     *ent.Client
+	db      *database.DB
+	keys    *keys
+	ring    *secret.Keyring
+	clock   clock.Clock
+	cfg     config.Config
+	bus     invalidation.Bus
+	users   identity.Users
+	log     *slog.Logger
+	metrics *metrics.Credentials
+
+	ready atomic.Bool
+	stop  chan struct{}
+	done  chan struct{}
+
+	tokens   *credcache.Cache[secret.Digest, *verified]
+	states   *credcache.Cache[string, state]
+	profiles *credcache.Cache[string, identity.Profile]
+}
+
+var (
+	_ identity.Sessions     = (*Engine)(nil)
+	_ guard.SessionVerifier = (*Engine)(nil)
+)
+
+// verified is an access token whose signature checked out.
+type verified struct {
+	principal identity.Principal
+	expires   time.Time
+}
+
+// state is what the revocation check needs of a session.
+type state struct {
+	exists  bool
+	revoked bool
+}
+
+// NewEngine returns an engine; keys load in Start.
+func NewEngine(client *ent.Client, db *database.DB, ring *secret.Keyring, c clock.Clock, cfg config.Config,
+	bus invalidation.Bus, users identity.Users, log *slog.Logger, m *metrics.Credentials) *Engine {
+	e := &Engine{
+		ent: client, db: db, keys: newKeys(client, ring, c), ring: ring, clock: c, cfg: cfg, bus: bus, users: users, log: log, metrics: m,
+		stop: make(chan struct{}), done: make(chan struct{}),
+		tokens:   credcache.New[secret.Digest, *verified](cacheSize, cfg.AccessTTL),
+		states:   credcache.New[string, state](cacheSize, stateTTL),
+		profiles: credcache.New[string, identity.Profile](cacheSize, profileTTL),
+	}
+	bus.Subscribe(topicSessions, func(sid string) {
+		if sid == "" {
+			e.states.Purge()
+			return
+		}
+		e.states.Invalidate(sid)
+	})
+	return e
+}
+
+// Ready reports whether the signing keys are loaded.
+func (e *Engine) Ready() bool { return e.ready.Load() }
+
+// Run loads the signing keys now if the store is up, else as soon as it is; then keeps
+// them fresh (new keys from other replicas, rotation).
+func (e *Engine) Run(ctx context.Context) error {
+	if e.db.Migrated() {
+		if err := e.keys.load(ctx); err == nil {
+			e.ready.Store(true)
+		} else if !database.IsUnavailable(err) {
+			return err
+		}
+	}
+	go e.loop()
+	return nil
+}
+
+// Halt ends the key loop.
+func (e *Engine) Halt(context.Context) error {
+	close(e.stop)
+	<-e.done
+	return nil
+}
+
+func (e *Engine) loop() {
+	defer close(e.done)
+	select {
+	case <-e.db.ReadyC():
+	case <-e.stop:
+		return
+	}
+	interval := time.Minute
+	for {
+		if !e.ready.Load() {
+			interval = time.Second
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		err := e.keys.load(ctx)
+		cancel()
+		if err != nil {
+			e.log.Warn("loading signing keys failed", "error", err)
+		} else {
+			if !e.ready.Load() {
+				e.log.Info("session engine ready")
+			}
+			e.ready.Store(true)
+			interval = time.Minute
+		}
+		select {
+		case <-e.stop:
+			return
+		case <-time.After(interval):
+		}
+	}
+}
+
+// Start begins a session: a session row and its first refresh token in one transaction,
+// then a signed access token.
+func (e *Engine) Start(ctx context.Context, in identity.NewSession) (identity.Tokens, error) {
+	if !e.Ready() {
+		return identity.Tokens{}, errNotReady
+	}
+	now := e.clock.Now()
+	refresh, err := secret.NewToken("rt")
+	if err != nil {
+		return identity.Tokens{}, err
+	}
+	payload := in.Payload
+	if payload == nil {
+		payload = map[string]any{}
+	}
+	var ipHash *string
+	if in.IP != "" {
+		h := e.ring.MAC("ip", []byte(in.IP))
+		ipHash = &h
+	}
+	var ua *string
+	if in.UserAgent != "" {
+		ua = &in.UserAgent
+	}
+	var s *ent.Session
+	err = database.WithTx(ctx, e.ent, func(tx *ent.Tx) error {
+		var err error
+		s, err = tx.Session.Create().
+			SetUserID(in.UserID).SetTenantID(in.TenantID).SetPayload(payload).
+			SetNillableUserAgent(ua).SetNillableIPHash(ipHash).
+			SetCreatedAt(now).SetLastActiveAt(now).SetExpiresAt(now.Add(e.cfg.RefreshTTL)).
+			Save(ctx)
+		if err != nil {
+			return err
+		}
+		return tx.RefreshToken.Create().SetDigest(secret.DigestOf(refresh).Bytes()).SetSessionID(s.ID).SetCreatedAt(now).Exec(ctx)
+	})
+	if err != nil {
+		return identity.Tokens{}, err
+	}
+	access, exp, err := e.sign(s, now)
+	if err != nil {
+		return identity.Tokens{}, err
+	}
+	e.metrics.Issued.WithLabelValues("session", "").Inc()
+	return identity.Tokens{SessionHandle: s.ID, AccessToken: access, RefreshToken: refresh, AccessTokenExpiresAt: exp}, nil
+}
+
+// reserved claims a session payload may not override.
+var reserved = map[string]bool{"iss": true, "sub": true, "sid": true, "tid": true, "iat": true, "exp": true, "nbf": true, "aud": true, "jti": true}
+
+func (e *Engine) sign(s *ent.Session, now time.Time) (string, time.Time, error) {
+	signer := e.keys.Signer()
+	if signer == nil {
+		return "", time.Time{}, errNotReady
+	}
+	exp := now.Add(e.cfg.AccessTTL).Truncate(time.Second)
+	claims := make(map[string]any, len(s.Payload)+6)
+	for k, v := range s.Payload {
+		if !reserved[k] {
+			claims[k] = v
+		}
+	}
+	claims["iss"] = Issuer
+	claims["sub"] = s.UserID
+	claims["sid"] = s.ID
+	claims["tid"] = s.TenantID
+	claims["iat"] = now.Unix()
+	claims["exp"] = exp.Unix()
+	tok, err := jwt.Signed(signer).Claims(claims).Serialize()
+	return tok, exp, err
+}
+
+// Authenticate verifies an access token: signature (cached per token), expiry to the
+// second, and revocation (every call; cached state that a revoke invalidates at once).
+func (e *Engine) Authenticate(ctx context.Context, token string) (identity.Principal, error) {
+	if !e.Ready() {
+		return identity.Principal{}, identity.ErrEngineNotReady
+	}
+	p, err := e.authenticate(ctx, token)
+	result := "ok"
+	if err != nil {
+		var ve *identity.VerifyError
+		if errors.As(err, &ve) {
+			result = ve.Reason
+		} else {
+			result = "error"
+		}
+	}
+	e.metrics.Verifications.WithLabelValues("session", result).Inc()
+	return p, err
+}
+
+func (e *Engine) authenticate(ctx context.Context, token string) (identity.Principal, error) {
+	d := secret.DigestOf(token)
+	v, ok := e.tokens.Get(d)
+	if !ok {
+		var err error
+		if v, err = e.verifySignature(token); err != nil {
+			return identity.Principal{}, err
+		}
+		e.tokens.Put(d, v)
+	}
+	if !e.clock.Now().Before(v.expires) {
+		return identity.Principal{}, verifyFailed(identity.ReasonTokenExpired)
+	}
+	st, err := e.states.Load(ctx, v.principal.SessionHandle, func(ctx context.Context) (state, error) {
+		s, err := e.ent.Session.Query().Where(entsession.ID(v.principal.SessionHandle)).Select(entsession.FieldRevokedAt).Only(ctx)
+		if ent.IsNotFound(err) {
+			return state{}, nil
+		}
+		if err != nil {
+			return state{}, err
+		}
+		return state{exists: true, revoked: s.RevokedAt != nil}, nil
+	})
+	if err != nil {
+		return identity.Principal{}, err
+	}
+	if !st.exists {
+		return identity.Principal{}, verifyFailed(identity.ReasonInvalidToken)
+	}
+	if st.revoked {
+		return identity.Principal{}, verifyFailed(identity.ReasonSessionRevoked)
+	}
+	return v.principal, nil
+}
+
+func (e *Engine) verifySignature(token string) (*verified, error) {
+	invalid := verifyFailed(identity.ReasonInvalidToken)
+	tok, err := jwt.ParseSigned(token, []jose.SignatureAlgorithm{jose.EdDSA})
+	if err != nil || len(tok.Headers) != 1 {
+		return nil, invalid
+	}
+	pub, ok := e.keys.Public(tok.Headers[0].KeyID)
+	if !ok {
+		return nil, invalid
+	}
+	var claims map[string]any
+	if err := tok.Claims(pub, &claims); err != nil {
+		return nil, invalid
+	}
+	sub, _ := claims["sub"].(string)
+	sid, _ := claims["sid"].(string)
+	tid, _ := claims["tid"].(string)
+	iss, _ := claims["iss"].(string)
+	exp, _ := claims["exp"].(float64)
+	if sub == "" || sid == "" || tid == "" || iss != Issuer || exp == 0 {
+		return nil, invalid
+	}
+	return &verified{
+		principal: identity.Principal{UserID: sub, TenantID: tid, SessionHandle: sid, Claims: claims},
+		expires:   time.Unix(int64(exp), 0),
+	}, nil
+}
+
+// Profile is the user's email and name, cached briefly; lookups never fail the caller.
+func (e *Engine) Profile(ctx context.Context, userID string) identity.Profile {
+	p, err := e.profiles.Load(ctx, userID, func(ctx context.Context) (identity.Profile, error) {
+		return e.users.Profile(ctx, userID)
+	})
+	if err != nil {
+		e.log.DebugContext(ctx, "user lookup failed; answering without profile", "error", err)
+		return identity.Profile{}
+	}
+	return p
+}
+
+// Refreshed is the outcome of a refresh.
+type Refreshed struct {
+	UserID   string
+	TenantID string
+	Tokens   identity.Tokens
+}
+
+// Refresh rotates a refresh token. Presenting a token that was already rotated means two
+// parties hold it: the whole session is revoked.
+func (e *Engine) Refresh(ctx context.Context, token string) (Refreshed, error) {
+	if !e.Ready() {
+		return Refreshed{}, errNotReady
+	}
+	if !secret.CheckToken("rt", token) {
+		return Refreshed{}, errRefreshDenied
+	}
+	now := e.clock.Now()
+	rt, err := e.ent.RefreshToken.Query().Where(refreshtoken.Digest(secret.DigestOf(token).Bytes())).Only(ctx)
+	if ent.IsNotFound(err) {
+		return Refreshed{}, errRefreshDenied
+	}
+	if err != nil {
+		return Refreshed{}, err
+	}
+	if rt.RotatedAt != nil {
+		if _, err := e.Revoke(ctx, rt.SessionID); err != nil {
+			return Refreshed{}, err
+		}
+		return Refreshed{}, errTokenTheft
+	}
+	next, err := secret.NewToken("rt")
+	if err != nil {
+		return Refreshed{}, err
+	}
+	var s *ent.Session
+	theft := false
+	err = database.WithTx(ctx, e.ent, func(tx *ent.Tx) error {
+		var err error
+		s, err = tx.Session.Get(ctx, rt.SessionID)
+		if err != nil {
+			return err
+		}
+		if s.RevokedAt != nil || !now.Before(s.ExpiresAt) {
+			return errRefreshDenied
+		}
+		// Only one caller can rotate a token; a concurrent second use is a reuse.
+		n, err := tx.RefreshToken.Update().Where(refreshtoken.ID(rt.ID), refreshtoken.RotatedAtIsNil()).SetRotatedAt(now).Save(ctx)
+		if err != nil {
+			return err
+		}
+		if n != 1 {
+			theft = true
+			return errTokenTheft
+		}
+		if err := tx.RefreshToken.Create().SetDigest(secret.DigestOf(next).Bytes()).SetSessionID(s.ID).SetCreatedAt(now).Exec(ctx); err != nil {
+			return err
+		}
+		s, err = tx.Session.UpdateOne(s).SetLastActiveAt(now).SetExpiresAt(now.Add(e.cfg.RefreshTTL)).Save(ctx)
+		return err
+	})
+	if theft {
+		if _, rerr := e.Revoke(ctx, rt.SessionID); rerr != nil {
+			return Refreshed{}, rerr
+		}
+	}
+	if err != nil {
+		if ent.IsNotFound(err) {
+			return Refreshed{}, errRefreshDenied
+		}
+		return Refreshed{}, err
+	}
+	access, exp, err := e.sign(s, now)
+	if err != nil {
+		return Refreshed{}, err
+	}
+	return Refreshed{UserID: s.UserID, TenantID: s.TenantID, Tokens: identity.Tokens{
+		SessionHandle: s.ID, AccessToken: access, RefreshToken: next, AccessTokenExpiresAt: exp,
+	}}, nil
+}
+
+// Revoke ends one session. It reports whether this call revoked it (false when it was
+// already revoked or does not exist). Before it returns, this replica refuses the
+// session's tokens; other replicas learn through the invalidation bus.
+func (e *Engine) Revoke(ctx context.Context, sid string) (bool, error) {
+	n, err := e.ent.Session.Update().
+		Where(entsession.ID(sid), entsession.RevokedAtIsNil()).
+		SetRevokedAt(e.clock.Now()).
+		Save(ctx)
+	if err != nil {
+		return false, err
+	}
+	e.bus.Publish(ctx, topicSessions, sid)
+	if n > 0 {
+		e.metrics.Revoked.WithLabelValues("session", "").Inc()
+	}
+	return n > 0, nil
+}
+
+// RevokeUser ends every live session of a user and returns how many it ended.
+func (e *Engine) RevokeUser(ctx context.Context, userID string) (int, error) {
+	var ids []string
+	err := database.WithTx(ctx, e.ent, func(tx *ent.Tx) error {
+		var err error
+		ids, err = tx.Session.Query().Where(entsession.UserID(userID), entsession.RevokedAtIsNil()).IDs(ctx)
+		if err != nil || len(ids) == 0 {
+			return err
+		}
+		_, err = tx.Session.Update().Where(entsession.IDIn(ids...), entsession.RevokedAtIsNil()).SetRevokedAt(e.clock.Now()).Save(ctx)
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("revoking the sessions of a user: %w", err)
+	}
+	for _, id := range ids {
+		e.bus.Publish(ctx, topicSessions, id)
+	}
+	e.metrics.Revoked.WithLabelValues("session", "").Add(float64(len(ids)))
+	return len(ids), nil
+}
+
+func (e *Engine) readyErr(context.Context) error {
+	if !e.Ready() {
+		return identity.ErrEngineNotReady
+	}
+	return nil
+}

@@ -1,0 +1,129 @@
+package session
+
+import (
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/authcore/authcore/platform/apperr"
+	"github.com/authcore/authcore/platform/config"
+	"github.com/authcore/authcore/platform/guard"
+	"github.com/authcore/authcore/platform/httpserver"
+	"github.com/authcore/authcore/platform/identity"
+	"github.com/authcore/authcore/platform/jsonbody"
+	"github.com/authcore/authcore/platform/ratelimit"
+)
+
+type handler struct {
+	engine *Engine
+	guard  *guard.Guard
+	cfg    config.Config
+	limits *ratelimit.Limiters
+}
+
+func (h *handler) routes() []httpserver.Route {
+	one := func(f ...fiber.Handler) []fiber.Handler { return f }
+	return []httpserver.Route{
+		{Method: http.MethodGet, Path: "/v1/auth-core/session/me", Handlers: one(h.me)},
+		{Method: http.MethodPost, Path: "/v1/auth-core/session/refresh", Handlers: one(h.refresh)},
+		{Method: http.MethodPost, Path: "/v1/auth-core/signout", Handlers: one(h.requireReady, h.guard.Session(), h.signOut)},
+		{Method: http.MethodGet, Path: "/.well-known/jwks.json", Handlers: one(h.requireReady, h.jwks)},
+	}
+}
+
+func (h *handler) requireReady(c *fiber.Ctx) error {
+	if !h.engine.Ready() {
+		return errNotReady
+	}
+	return c.Next()
+}
+
+// me is seed 4.3 session/me: 200 with the session and its user, or the verification's
+// status (401) with {authenticated:false, reason}.
+func (h *handler) me(c *fiber.Ctx) error {
+	if !h.engine.Ready() {
+		return errNotReady
+	}
+	ip := c.IP()
+	if err := h.limits.Failures.Check(ip); err != nil {
+		return err
+	}
+	cred, ok := guard.CredentialOf(c)
+	if !ok {
+		h.limits.Failures.Fail(ip)
+		return notAuthenticated(identity.ReasonNoSession)
+	}
+	p, err := h.engine.Authenticate(c.UserContext(), cred.Token)
+	if err != nil {
+		var ve *identity.VerifyError
+		if errors.As(err, &ve) {
+			h.limits.Failures.Fail(ip)
+			return notAuthenticated(ve.Reason)
+		}
+		return err
+	}
+	prof := h.engine.Profile(c.UserContext(), p.UserID)
+	return c.JSON(fiber.Map{
+		"authenticated":      true,
+		"userId":             p.UserID,
+		"sessionHandle":      p.SessionHandle,
+		"accessTokenPayload": p.Claims,
+		"user":               fiber.Map{"id": p.UserID, "email": prof.Email, "name": prof.Name},
+	})
+}
+
+func notAuthenticated(reason string) error {
+	return &apperr.Error{Status: http.StatusUnauthorized, Fields: map[string]any{"authenticated": false, "reason": reason}}
+}
+
+// refresh rotates the refresh token from the body, else from the sRefreshToken cookie.
+func (h *handler) refresh(c *fiber.Ctx) error {
+	if !h.engine.Ready() {
+		return errNotReady
+	}
+	ip := c.IP()
+	if err := h.limits.Failures.Check(ip); err != nil {
+		return err
+	}
+	token, st := jsonbody.ParseOrEmpty(c.Body()).String("refreshToken")
+	if st != jsonbody.OK || token == "" {
+		token = c.Cookies(guard.RefreshCookie)
+		if token != "" && !h.guard.OriginAllowed(c.Get(fiber.HeaderOrigin)) {
+			return apperr.New(http.StatusForbidden, "csrf_rejected", "cookie-authenticated changes need an allowed Origin")
+		}
+	}
+	r, err := h.engine.Refresh(c.UserContext(), string([]byte(token)))
+	if err != nil {
+		if e, ok := apperr.As(err); ok && e.Status == http.StatusUnauthorized {
+			h.limits.Failures.Fail(ip)
+		}
+		return err
+	}
+	now := h.engine.clock.Now()
+	guard.SetSessionCookies(c, h.cfg, r.Tokens, now)
+	prof := h.engine.Profile(c.UserContext(), r.UserID)
+	return c.JSON(fiber.Map{
+		"user": fiber.Map{"id": r.UserID, "tenantId": r.TenantID, "email": prof.Email, "name": prof.Name},
+		"session": fiber.Map{
+			"sessionHandle": r.Tokens.SessionHandle, "accessToken": r.Tokens.AccessToken,
+			"refreshToken": r.Tokens.RefreshToken, "accessTokenExpiresAt": r.Tokens.AccessTokenExpiresAt.UTC().Format(time.RFC3339),
+		},
+	})
+}
+
+func (h *handler) signOut(c *fiber.Ctx) error {
+	p, _ := guard.PrincipalOf(c)
+	if _, err := h.engine.Revoke(c.UserContext(), p.SessionHandle); err != nil {
+		return err
+	}
+	guard.ClearSessionCookies(c, h.cfg)
+	return c.JSON(fiber.Map{"ok": true})
+}
+
+func (h *handler) jwks(c *fiber.Ctx) error {
+	c.Set(fiber.HeaderCacheControl, "public, max-age=300")
+	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
+	return c.Send(h.engine.keys.JWKS())
+}

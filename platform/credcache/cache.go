@@ -1,0 +1,76 @@
+// Package credcache is the bounded, expiring cache in front of credential lookups. Its one
+// job beyond an LRU is to make invalidation exact: a lookup that read the store before a
+// revoke can never put its stale answer back after the revoke invalidated the key.
+package credcache
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/golang-lru/v2/expirable"
+)
+
+// Cache maps K to V with a size bound and a TTL.
+type Cache[K comparable, V any] struct {
+	lru *expirable.LRU[K, V]
+	// mu orders fills against invalidations; epoch counts invalidations. A fill stores
+	// its value only if no invalidation happened since its lookup began.
+	mu    sync.Mutex
+	epoch uint64
+}
+
+// New returns a cache of at most size entries, each living at most ttl.
+func New[K comparable, V any](size int, ttl time.Duration) *Cache[K, V] {
+	return &Cache[K, V]{lru: expirable.NewLRU[K, V](size, nil, ttl)}
+}
+
+// Get returns the cached value for k.
+func (c *Cache[K, V]) Get(k K) (V, bool) { return c.lru.Get(k) }
+
+// Load returns the cached value for k, or calls load and caches what it returns. Errors are
+// not cached.
+func (c *Cache[K, V]) Load(ctx context.Context, k K, load func(context.Context) (V, error)) (V, error) {
+	if v, ok := c.lru.Get(k); ok {
+		return v, nil
+	}
+	c.mu.Lock()
+	epoch := c.epoch
+	c.mu.Unlock()
+	v, err := load(ctx)
+	if err != nil {
+		return v, err
+	}
+	c.mu.Lock()
+	if c.epoch == epoch {
+		c.lru.Add(k, v)
+	}
+	c.mu.Unlock()
+	return v, nil
+}
+
+// Put stores v for k unconditionally (the caller knows it is current).
+func (c *Cache[K, V]) Put(k K, v V) {
+	c.mu.Lock()
+	c.lru.Add(k, v)
+	c.mu.Unlock()
+}
+
+// Invalidate removes k and voids every lookup in flight.
+func (c *Cache[K, V]) Invalidate(k K) {
+	c.mu.Lock()
+	c.epoch++
+	c.lru.Remove(k)
+	c.mu.Unlock()
+}
+
+// Purge empties the cache, e.g. when invalidations may have been missed.
+func (c *Cache[K, V]) Purge() {
+	c.mu.Lock()
+	c.epoch++
+	c.lru.Purge()
+	c.mu.Unlock()
+}
+
+// Len is the number of entries.
+func (c *Cache[K, V]) Len() int { return c.lru.Len() }

@@ -1,0 +1,138 @@
+// Package guard holds the access guards every module attaches to its routes: the
+// dashboard guard (a verified session of tenant "public") and the session guard (any
+// tenant). It declares the interface it needs to verify a session; the session module
+// supplies it. It must not know how sessions are stored.
+package guard
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+	"go.uber.org/fx"
+
+	"github.com/authcore/authcore/platform/apperr"
+	"github.com/authcore/authcore/platform/config"
+	"github.com/authcore/authcore/platform/identity"
+)
+
+// AccessCookie carries the access token when no Authorization header does (SPEC §3).
+const AccessCookie = "sAccessToken"
+
+// SessionVerifier checks an access token: signature, expiry and revocation.
+type SessionVerifier interface {
+	Authenticate(ctx context.Context, accessToken string) (identity.Principal, error)
+}
+
+// Module provides the guard.
+var Module = fx.Module("guard", fx.Provide(New))
+
+// Guard builds the guard handlers.
+type Guard struct {
+	verifier SessionVerifier
+	origins  map[string]struct{}
+}
+
+// New returns the guard.
+func New(v SessionVerifier, cfg config.Config) *Guard {
+	g := &Guard{verifier: v, origins: map[string]struct{}{}}
+	for _, o := range cfg.AllowedOrigins {
+		g.origins[strings.TrimRight(o, "/")] = struct{}{}
+	}
+	return g
+}
+
+// Credential is where a request's access token came from.
+type Credential struct {
+	Token      string
+	FromCookie bool
+}
+
+// CredentialOf reads the access token: an `Authorization: Bearer` header wins over the
+// sAccessToken cookie. The token is copied out of Fiber's buffers.
+func CredentialOf(c *fiber.Ctx) (Credential, bool) {
+	if h := c.Get(fiber.HeaderAuthorization); h != "" {
+		if !strings.HasPrefix(h, "Bearer ") {
+			return Credential{}, false
+		}
+		tok := strings.TrimSpace(h[len("Bearer "):])
+		if tok == "" {
+			return Credential{}, false
+		}
+		return Credential{Token: strings.Clone(tok)}, true
+	}
+	if v := c.Cookies(AccessCookie); v != "" {
+		return Credential{Token: strings.Clone(v), FromCookie: true}, true
+	}
+	return Credential{}, false
+}
+
+type principalKey struct{}
+
+// PrincipalOf returns the session a guard verified for this request.
+func PrincipalOf(c *fiber.Ctx) (identity.Principal, bool) {
+	p, ok := c.Locals(principalKey{}).(identity.Principal)
+	return p, ok
+}
+
+// Dashboard admits a verified session of a dashboard user (tenant "public").
+func (g *Guard) Dashboard() fiber.Handler { return g.handler(true, nil) }
+
+// Session admits a verified session of any tenant.
+func (g *Guard) Session() fiber.Handler { return g.handler(false, nil) }
+
+// DashboardWith is Dashboard with extra body fields on its rejections (AI-token routes add
+// "engine", SPEC §4).
+func (g *Guard) DashboardWith(fields map[string]any) fiber.Handler { return g.handler(true, fields) }
+
+func (g *Guard) handler(dashboardOnly bool, fields map[string]any) fiber.Handler {
+	reject := func(e *apperr.Error) error {
+		for k, v := range fields {
+			e = e.With(k, v)
+		}
+		return e
+	}
+	return func(c *fiber.Ctx) error {
+		cred, ok := CredentialOf(c)
+		if !ok {
+			return reject(apperr.Unauthorized("sign in first"))
+		}
+		if cred.FromCookie && !safeMethod(c.Method()) && !g.originAllowed(c.Get(fiber.HeaderOrigin)) {
+			return reject(apperr.New(http.StatusForbidden, "csrf_rejected", "cookie-authenticated changes need an allowed Origin"))
+		}
+		p, err := g.verifier.Authenticate(c.UserContext(), cred.Token)
+		if err != nil {
+			var ve *identity.VerifyError
+			switch {
+			case errors.As(err, &ve):
+				return reject(apperr.Unauthorized("session not valid: " + ve.Reason))
+			case errors.Is(err, identity.ErrEngineNotReady):
+				return reject(apperr.New(http.StatusServiceUnavailable, "auth_core_sdk_not_ready", "the auth engine is starting"))
+			default:
+				return err
+			}
+		}
+		if dashboardOnly && p.TenantID != identity.PublicTenant {
+			return reject(apperr.Unauthorized("a dashboard session is required"))
+		}
+		c.Locals(principalKey{}, p)
+		return c.Next()
+	}
+}
+
+// OriginAllowed reports whether a browser Origin may make cookie-authenticated changes.
+func (g *Guard) OriginAllowed(origin string) bool { return g.originAllowed(origin) }
+
+func (g *Guard) originAllowed(origin string) bool {
+	if origin == "" {
+		return false
+	}
+	_, ok := g.origins[strings.TrimRight(origin, "/")]
+	return ok
+}
+
+func safeMethod(m string) bool {
+	return m == fiber.MethodGet || m == fiber.MethodHead || m == fiber.MethodOptions
+}

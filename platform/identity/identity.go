@@ -1,0 +1,78 @@
+// Package identity is where the account, session and project modules meet without
+// importing one another: each interface here is declared for its consumer and supplied by
+// the module that owns the data, through fx. It must hold only types and interfaces.
+package identity
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// PublicTenant is the tenant of dashboard users (SPEC §0).
+const PublicTenant = "public"
+
+// Profile is what session/me reports of a user, read from the user store. Either field is
+// nil when missing or unreadable.
+type Profile struct {
+	Email *string
+	Name  *string
+}
+
+// Users is supplied by the account module to the session module.
+type Users interface {
+	Profile(ctx context.Context, userID string) (Profile, error)
+}
+
+// Tenants is supplied by the project module: a project's tenant id is its project id.
+type Tenants interface {
+	TenantExists(ctx context.Context, tenantID string) (bool, error)
+}
+
+// NewSession is what the account module asks the session engine to start at sign-in.
+type NewSession struct {
+	UserID    string
+	TenantID  string
+	UserAgent string
+	IP        string
+	Payload   map[string]any
+}
+
+// Tokens are the credentials of a started or refreshed session.
+type Tokens struct {
+	SessionHandle        string
+	AccessToken          string
+	RefreshToken         string
+	AccessTokenExpiresAt time.Time
+}
+
+// Sessions is supplied by the session module to the account module.
+type Sessions interface {
+	Start(ctx context.Context, s NewSession) (Tokens, error)
+}
+
+// ErrEngineNotReady means the session engine has not loaded its signing keys yet (the
+// seed's "auth engine not initialized").
+var ErrEngineNotReady = errors.New("auth engine not initialized")
+
+// Verification failure reasons of SPEC §3.
+const (
+	ReasonNoSession      = "no_session"
+	ReasonInvalidToken   = "invalid_token"
+	ReasonTokenExpired   = "token_expired"
+	ReasonSessionRevoked = "session_revoked"
+)
+
+// VerifyError is a session that did not verify, with its SPEC §3 reason.
+type VerifyError struct{ Reason string }
+
+func (e *VerifyError) Error() string { return "session not verified: " + e.Reason }
+
+// Principal is a verified session.
+type Principal struct {
+	UserID        string
+	TenantID      string
+	SessionHandle string
+	// Claims are the verified access token claims (accessTokenPayload).
+	Claims map[string]any
+}

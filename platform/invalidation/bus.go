@@ -1,0 +1,163 @@
+// Package invalidation tells every replica that a cached credential changed (revoked,
+// rotated). Publish notifies this process's subscribers at once, before it returns, and
+// other replicas sharing PostgreSQL through LISTEN/NOTIFY, typically within milliseconds.
+// On SQLite there is one process, so local delivery is all there is. It carries keys only,
+// never a secret.
+package invalidation
+
+import (
+	"context"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"go.uber.org/fx"
+
+	"github.com/authcore/authcore/platform/database"
+)
+
+// Channel is the PostgreSQL NOTIFY channel.
+const Channel = "authcore_invalidate"
+
+// Bus delivers invalidations to subscribers.
+type Bus interface {
+	// Publish invalidates key within topic, here at once and on other replicas.
+	Publish(ctx context.Context, topic, key string)
+	// Subscribe calls fn(key) for each invalidation of topic, and fn("") when
+	// invalidations may have been missed (the listener reconnected): drop everything.
+	Subscribe(topic string, fn func(key string))
+}
+
+// Module provides the bus and runs the PostgreSQL listener.
+var Module = fx.Module("invalidation",
+	fx.Provide(fx.Annotate(New, fx.As(new(Bus)), fx.As(fx.Self()))),
+	fx.Invoke(func(lc fx.Lifecycle, b *PG) { lc.Append(fx.Hook{OnStart: b.Start, OnStop: b.Stop}) }),
+)
+
+// PG is the Bus over PostgreSQL LISTEN/NOTIFY (local-only without a pool).
+type PG struct {
+	pool *pgxpool.Pool
+	log  *slog.Logger
+
+	mu   sync.RWMutex
+	subs map[string][]func(string)
+
+	stop chan struct{}
+	done chan struct{}
+	// listening is closed once LISTEN is in place (tests wait on it).
+	listening     chan struct{}
+	listeningOnce sync.Once
+}
+
+// New returns the bus for db.
+func New(db *database.DB, log *slog.Logger) *PG {
+	return &PG{pool: db.Pool, log: log, subs: map[string][]func(string){}, stop: make(chan struct{}), done: make(chan struct{}), listening: make(chan struct{})}
+}
+
+func (b *PG) Subscribe(topic string, fn func(string)) {
+	b.mu.Lock()
+	b.subs[topic] = append(b.subs[topic], fn)
+	b.mu.Unlock()
+}
+
+func (b *PG) deliver(topic, key string) {
+	b.mu.RLock()
+	fns := b.subs[topic]
+	b.mu.RUnlock()
+	for _, fn := range fns {
+		fn(key)
+	}
+}
+
+func (b *PG) deliverAll() {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	for _, fns := range b.subs {
+		for _, fn := range fns {
+			fn("")
+		}
+	}
+}
+
+func (b *PG) Publish(ctx context.Context, topic, key string) {
+	b.deliver(topic, key)
+	if b.pool == nil {
+		return
+	}
+	// A failed NOTIFY leaves other replicas on their cache TTL; the revoke itself is
+	// committed and this replica already honours it, so it is logged, not returned.
+	if _, err := b.pool.Exec(ctx, "SELECT pg_notify($1, $2)", Channel, topic+"\n"+key); err != nil {
+		b.log.WarnContext(ctx, "invalidation not broadcast; other replicas rely on cache expiry", "topic", topic, "error", err)
+	}
+}
+
+// Listening is closed once this replica receives notifications.
+func (b *PG) Listening() <-chan struct{} { return b.listening }
+
+// Start runs the listener in the background (PostgreSQL only).
+func (b *PG) Start(context.Context) error {
+	if b.pool == nil {
+		close(b.done)
+		b.listeningOnce.Do(func() { close(b.listening) })
+		return nil
+	}
+	go b.listen()
+	return nil
+}
+
+// Stop ends the listener.
+func (b *PG) Stop(context.Context) error {
+	close(b.stop)
+	<-b.done
+	return nil
+}
+
+func (b *PG) listen() {
+	defer close(b.done)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { <-b.stop; cancel() }()
+	first := true
+	for ctx.Err() == nil {
+		err := b.listenOnce(ctx, first)
+		first = false
+		if ctx.Err() != nil {
+			return
+		}
+		b.log.Warn("invalidation listener lost its connection; retrying", "error", err)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
+
+func (b *PG) listenOnce(ctx context.Context, first bool) error {
+	conn, err := b.pool.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	// The connection is in LISTEN mode for good; never hand it back to the pool.
+	defer conn.Hijack().Close(context.Background())
+	if _, err := conn.Exec(ctx, "LISTEN "+Channel); err != nil {
+		return err
+	}
+	if !first {
+		// Anything published while we were not listening is lost: drop all caches.
+		b.deliverAll()
+	}
+	b.listeningOnce.Do(func() { close(b.listening) })
+	for {
+		n, err := conn.Conn().WaitForNotification(ctx)
+		if err != nil {
+			return err
+		}
+		topic, key, ok := strings.Cut(n.Payload, "\n")
+		if ok {
+			b.deliver(topic, key)
+		}
+	}
+}

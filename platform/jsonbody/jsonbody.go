@@ -1,0 +1,122 @@
+// Package jsonbody reads a request body as a JSON object field by field, so handlers can
+// report every violation with its field (the seed's "issues") instead of failing on the
+// first type mismatch the way encoding/json into a struct does.
+package jsonbody
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+)
+
+// Object is a parsed JSON object body.
+type Object map[string]json.RawMessage
+
+// Parse reads body as a JSON object. ok is false for an empty body, invalid JSON, or JSON
+// that is not an object (an array, a string, null).
+func Parse(body []byte) (Object, bool) {
+	body = bytes.TrimSpace(body)
+	if len(body) == 0 || body[0] != '{' {
+		return nil, false
+	}
+	var o Object
+	if err := json.Unmarshal(body, &o); err != nil {
+		return nil, false
+	}
+	return o, true
+}
+
+// ParseOrEmpty is Parse for routes where a missing or unparsable body means {}.
+func ParseOrEmpty(body []byte) Object {
+	o, ok := Parse(body)
+	if !ok {
+		return Object{}
+	}
+	return o
+}
+
+// State is what a field holds.
+type State int
+
+const (
+	Absent    State = iota // the key is not there
+	Null                   // the key holds null
+	WrongType              // the key holds another JSON type
+	OK
+)
+
+func (o Object) raw(name string) (json.RawMessage, State) {
+	r, ok := o[name]
+	if !ok {
+		return nil, Absent
+	}
+	if bytes.Equal(bytes.TrimSpace(r), []byte("null")) {
+		return nil, Null
+	}
+	return r, OK
+}
+
+// String reads a JSON string field.
+func (o Object) String(name string) (string, State) {
+	r, st := o.raw(name)
+	if st != OK {
+		return "", st
+	}
+	var s string
+	if json.Unmarshal(r, &s) != nil {
+		return "", WrongType
+	}
+	return s, OK
+}
+
+// Bool reads a JSON boolean field.
+func (o Object) Bool(name string) (bool, State) {
+	r, st := o.raw(name)
+	if st != OK {
+		return false, st
+	}
+	var b bool
+	if json.Unmarshal(r, &b) != nil {
+		return false, WrongType
+	}
+	return b, OK
+}
+
+// Number reads a JSON number field (finite).
+func (o Object) Number(name string) (float64, State) {
+	r, st := o.raw(name)
+	if st != OK {
+		return 0, st
+	}
+	var f float64
+	if json.Unmarshal(r, &f) != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+		return 0, WrongType
+	}
+	return f, OK
+}
+
+// Integer reads a JSON number field that is a whole number (1 and 1.0 are, 1.5 is not).
+// Its second result is false for a number with a fraction.
+func (o Object) Integer(name string) (int64, bool, State) {
+	f, st := o.Number(name)
+	if st != OK {
+		return 0, false, st
+	}
+	if f != math.Trunc(f) || math.Abs(f) > 1<<53 {
+		return 0, false, OK
+	}
+	return int64(f), true, OK
+}
+
+// Strings reads a JSON array of strings.
+func (o Object) Strings(name string) ([]string, State) {
+	r, st := o.raw(name)
+	if st != OK {
+		return nil, st
+	}
+	var ss []string
+	if json.Unmarshal(r, &ss) != nil {
+		return nil, WrongType
+	}
+	return ss, OK
+}
