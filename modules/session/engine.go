@@ -124,6 +124,10 @@ func (e *Engine) Halt(context.Context) error {
 	return nil
 }
 
+// ReloadKeys reloads the signing keys now, making a new one when the current one is due
+// for rotation. The background loop does this every minute.
+func (e *Engine) ReloadKeys(ctx context.Context) error { return e.keys.load(ctx) }
+
 func (e *Engine) loop() {
 	defer close(e.done)
 	select {

@@ -18,7 +18,7 @@ func TestProbes(t *testing.T) {
 	apptest.ForEachStore(t, func(t *testing.T, st apptest.Store) {
 		a := apptest.Start(t, st)
 		a.Get("/healthz").Expect(t, 200, map[string]any{"status": "ok"})
-		a.Get("/readyz").Expect(t, 200, map[string]any{"status": "ready", "checks": map[string]any{"store": "ok"}})
+		a.Get("/readyz").Expect(t, 200, map[string]any{"status": "ready", "checks": map[string]any{"store": "ok", "engine": "ok"}})
 	})
 }
 

@@ -141,8 +141,9 @@ func (b *PG) listenOnce(ctx context.Context, first bool) error {
 		return err
 	}
 	// The connection is in LISTEN mode for good; never hand it back to the pool.
-	defer conn.Hijack().Close(context.Background())
-	if _, err := conn.Exec(ctx, "LISTEN "+Channel); err != nil {
+	pc := conn.Hijack()
+	defer pc.Close(context.Background())
+	if _, err := pc.Exec(ctx, "LISTEN "+Channel); err != nil {
 		return err
 	}
 	if !first {
@@ -151,7 +152,7 @@ func (b *PG) listenOnce(ctx context.Context, first bool) error {
 	}
 	b.listeningOnce.Do(func() { close(b.listening) })
 	for {
-		n, err := conn.Conn().WaitForNotification(ctx)
+		n, err := pc.WaitForNotification(ctx)
 		if err != nil {
 			return err
 		}
