@@ -39,6 +39,7 @@ type cli struct {
 	Migrate     migrateCmd     `cmd:"" help:"Apply pending schema migrations and exit."`
 	Version     versionCmd     `cmd:"" help:"Print the version and exit."`
 	Users       usersCmd       `cmd:"" help:"Manage users without HTTP."`
+	Bench       benchCmd       `cmd:"" help:"Load-test the service in-process on loopback and print requests/s, p50, p99 and ratios to /healthz."`
 	Healthcheck healthcheckCmd `cmd:"" help:"Exit 0 when the server on AUTHCORE_ADDR answers /healthz (for container health checks)."`
 }
 

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"encoding/json"
 	"errors"
 	"net/http"
 	"time"
@@ -65,13 +66,27 @@ func (h *handler) me(c *fiber.Ctx) error {
 		return err
 	}
 	prof := h.engine.Profile(c.UserContext(), p.UserID)
-	return c.JSON(fiber.Map{
-		"authenticated":      true,
-		"userId":             p.UserID,
-		"sessionHandle":      p.SessionHandle,
-		"accessTokenPayload": p.Claims,
-		"user":               fiber.Map{"id": p.UserID, "email": prof.Email, "name": prof.Name},
+	return c.JSON(meBody{
+		Authenticated: true, UserID: p.UserID, SessionHandle: p.SessionHandle,
+		AccessTokenPayload: p.ClaimsJSON,
+		User:               meUser{ID: p.UserID, Email: prof.Email, Name: prof.Name},
 	})
+}
+
+// meBody is the seed 4.3 session/me answer. A struct with the claims pre-encoded is about
+// three times cheaper to encode than the equivalent nested maps.
+type meBody struct {
+	Authenticated      bool            `json:"authenticated"`
+	UserID             string          `json:"userId"`
+	SessionHandle      string          `json:"sessionHandle"`
+	AccessTokenPayload json.RawMessage `json:"accessTokenPayload"`
+	User               meUser          `json:"user"`
+}
+
+type meUser struct {
+	ID    string  `json:"id"`
+	Email *string `json:"email"`
+	Name  *string `json:"name"`
 }
 
 func notAuthenticated(reason string) error {

@@ -75,4 +75,7 @@ type Principal struct {
 	SessionHandle string
 	// Claims are the verified access token claims (accessTokenPayload).
 	Claims map[string]any
+	// ClaimsJSON is Claims encoded once, when the token was first verified, so the hot
+	// path does not re-encode a map on every call.
+	ClaimsJSON []byte
 }

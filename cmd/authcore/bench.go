@@ -1,0 +1,211 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"runtime/pprof"
+	"strings"
+	"time"
+
+	"go.uber.org/fx"
+
+	"github.com/authcore/authcore/cmd/authcore/app"
+	"github.com/authcore/authcore/ent"
+	"github.com/authcore/authcore/platform/config"
+	"github.com/authcore/authcore/platform/httpserver"
+	"github.com/authcore/authcore/platform/logging"
+	"github.com/authcore/authcore/platform/secret"
+)
+
+// benchCmd is the load command: it starts the real service in-process on a loopback port,
+// seeds what each scenario needs through the API, and drives every scenario with the same
+// closed-loop generator, reporting each as a ratio to /healthz measured in the same run.
+type benchCmd struct {
+	Duration    time.Duration `default:"5s" help:"How long each scenario runs."`
+	Warmup      time.Duration `default:"1s" help:"Unmeasured run before each scenario."`
+	Connections int           `default:"64" help:"Concurrent keep-alive connections."`
+	Only        string        `help:"Run only scenarios whose name contains this."`
+	Store       string        `name:"bench-database-url" help:"Store for the benchmarked service (default: a fresh SQLite file in a temp dir)."`
+	CPUProfile  string        `name:"cpuprofile" help:"Write a CPU profile of the measured runs to this file."`
+}
+
+// benchEnv is what scenarios get to seed with.
+type benchEnv struct {
+	addr string
+	ent  *ent.Client
+	cfg  config.Config
+}
+
+type scenario struct {
+	name string
+	// setup seeds the store and returns the request to repeat.
+	setup func(ctx context.Context, env *benchEnv) (request, error)
+	// flood, when set, is sent by floodConns other connections for the whole run (not
+	// measured), to see what it does to the measured request.
+	flood      func(ctx context.Context, env *benchEnv) (request, error)
+	floodConns int
+}
+
+func (b benchCmd) Run(cfg *config.Config, stdout io.Writer) error {
+	dir, err := os.MkdirTemp("", "authcore-bench-*")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	c := *cfg
+	c.Addr = "127.0.0.1:0"
+	c.DataDir = dir
+	c.DatabaseURL = "sqlite:" + filepath.Join(dir, "bench.db")
+	if b.Store != "" {
+		c.DatabaseURL = b.Store
+	}
+	c.RateLimit = 0 // the generator is one client IP sending thousands of requests a second
+	c.LogLevel = "info"
+	key, err := secret.NewMasterKey()
+	if err != nil {
+		return err
+	}
+	var srv *httpserver.Server
+	env := &benchEnv{cfg: c}
+	a := fx.New(app.Options(c, key, logging.Output{Writer: io.Discard}), httpserver.Listen, fx.Populate(&srv, &env.ent), fx.NopLogger)
+	ctx := context.Background()
+	if err := a.Start(ctx); err != nil {
+		return err
+	}
+	defer a.Stop(context.Background())
+	env.addr = srv.Addr().String()
+
+	storeName, _ := config.StorageOf(c.DatabaseURL)
+	fmt.Fprintf(stdout, "authcore bench: store %s, %d connections, %s per scenario (after %s warm-up)\n\n", storeName, b.Connections, b.Duration, b.Warmup)
+
+	if b.CPUProfile != "" {
+		f, err := os.Create(b.CPUProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
+	run := func(name string, req request) result {
+		load(ctx, env.addr, req, b.Connections, b.Warmup)
+		r := load(ctx, env.addr, req, b.Connections, b.Duration)
+		r.Name = name
+		return r
+	}
+	healthz := request{Method: http.MethodGet, Path: "/healthz", Expect: 200}
+	before := run("/healthz (baseline, before)", healthz)
+	var rows []result
+	for _, s := range benchScenarios() {
+		if b.Only != "" && !strings.Contains(s.name, b.Only) {
+			continue
+		}
+		req, err := s.setup(ctx, env)
+		if err != nil {
+			return fmt.Errorf("%s: setup: %w", s.name, err)
+		}
+		if s.flood == nil {
+			rows = append(rows, run(s.name, req))
+			continue
+		}
+		freq, err := s.flood(ctx, env)
+		if err != nil {
+			return fmt.Errorf("%s: flood setup: %w", s.name, err)
+		}
+		floodDone := make(chan result, 1)
+		go func() { floodDone <- load(ctx, env.addr, freq, s.floodConns, b.Warmup+b.Duration) }()
+		r := run(s.name, req)
+		f := <-floodDone
+		f.Name = "  └ the flood itself"
+		rows = append(rows, r, f)
+	}
+	after := run("/healthz (baseline, after)", healthz)
+	baseline := before
+	baseline.Requests = (before.Requests + after.Requests) / 2
+	baseline.Elapsed = (before.Elapsed + after.Elapsed) / 2
+	printTable(stdout, baseline, append([]result{before, after}, rows...))
+	fmt.Fprintln(stdout, "\nratio = requests/s over the mean of the two /healthz runs")
+	return nil
+}
+
+// benchScenarios is every scenario; each feature adds its own.
+func benchScenarios() []scenario {
+	return []scenario{
+		{name: "GET /v1/auth-core/session/me (warm cache)", setup: func(ctx context.Context, env *benchEnv) (request, error) {
+			s, err := benchSignUp(env)
+			if err != nil {
+				return request{}, err
+			}
+			return request{Method: http.MethodGet, Path: "/v1/auth-core/session/me", Header: map[string]string{"Authorization": "Bearer " + s.AccessToken}, Expect: 200}, nil
+		}},
+		{
+			name: "session/me during a sign-in flood (32 conns)",
+			setup: func(ctx context.Context, env *benchEnv) (request, error) {
+				s, err := benchSignUp(env)
+				if err != nil {
+					return request{}, err
+				}
+				return request{Method: http.MethodGet, Path: "/v1/auth-core/session/me", Header: map[string]string{"Authorization": "Bearer " + s.AccessToken}, Expect: 200}, nil
+			},
+			flood: func(ctx context.Context, env *benchEnv) (request, error) {
+				body, _ := json.Marshal(map[string]string{"email": "bench1@example.com", "password": "bench password"})
+				return request{Method: http.MethodPost, Path: "/v1/auth-core/signin", Body: body, Expect: 200}, nil
+			},
+			floodConns: 32,
+		},
+	}
+}
+
+type benchSession struct {
+	UserID      string
+	AccessToken string
+}
+
+var benchUsers int
+
+// benchSignUp signs up a fresh dashboard user through the API.
+func benchSignUp(env *benchEnv) (benchSession, error) {
+	benchUsers++
+	body, _ := json.Marshal(map[string]string{"email": fmt.Sprintf("bench%d@example.com", benchUsers), "password": "bench password"})
+	var out struct {
+		User    struct{ ID string }
+		Session struct{ AccessToken string }
+	}
+	if err := benchCall(env, http.MethodPost, "/v1/auth-core/signup", "", body, http.StatusCreated, &out); err != nil {
+		return benchSession{}, err
+	}
+	return benchSession{UserID: out.User.ID, AccessToken: out.Session.AccessToken}, nil
+}
+
+// benchCall makes one API call during seeding and decodes its answer.
+func benchCall(env *benchEnv, method, path, bearer string, body []byte, want int, out any) error {
+	req, err := http.NewRequest(method, "http://"+env.addr+path, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if bearer != "" {
+		req.Header.Set("Authorization", "Bearer "+bearer)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	if res.StatusCode != want {
+		return fmt.Errorf("%s %s: %d %s", method, path, res.StatusCode, b)
+	}
+	if out != nil {
+		return json.Unmarshal(b, out)
+	}
+	return nil
+}
