@@ -13,6 +13,8 @@ import (
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"github.com/authcore/authcore/ent/auditevent"
+	"github.com/authcore/authcore/ent/membership"
+	"github.com/authcore/authcore/ent/project"
 	"github.com/authcore/authcore/ent/refreshtoken"
 	"github.com/authcore/authcore/ent/session"
 	"github.com/authcore/authcore/ent/signingkey"
@@ -78,6 +80,8 @@ func checkColumn(t, c string) error {
 	initCheck.Do(func() {
 		columnCheck = sql.NewColumnCheck(map[string]func(string) bool{
 			auditevent.Table:   auditevent.ValidColumn,
+			membership.Table:   membership.ValidColumn,
+			project.Table:      project.ValidColumn,
 			refreshtoken.Table: refreshtoken.ValidColumn,
 			session.Table:      session.ValidColumn,
 			signingkey.Table:   signingkey.ValidColumn,

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/authcore/authcore/ent/auditevent"
+	"github.com/authcore/authcore/ent/membership"
+	"github.com/authcore/authcore/ent/project"
 	"github.com/authcore/authcore/ent/refreshtoken"
 	"github.com/authcore/authcore/ent/schema"
 	"github.com/authcore/authcore/ent/session"
@@ -39,6 +41,80 @@ func init() {
 	// auditevent.IDValidator is a validator for the "id" field. It is called by the builders before save.
 	auditevent.IDValidator = func() func(string) error {
 		validators := auditeventDescID.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(id string) error {
+			for _, fn := range fns {
+				if err := fn(id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	membershipMixin := schema.Membership{}.Mixin()
+	membershipMixinFields0 := membershipMixin[0].Fields()
+	_ = membershipMixinFields0
+	membershipMixinFields1 := membershipMixin[1].Fields()
+	_ = membershipMixinFields1
+	membershipFields := schema.Membership{}.Fields()
+	_ = membershipFields
+	// membershipDescCreatedAt is the schema descriptor for created_at field.
+	membershipDescCreatedAt := membershipMixinFields1[0].Descriptor()
+	// membership.DefaultCreatedAt holds the default value on creation for the created_at field.
+	membership.DefaultCreatedAt = membershipDescCreatedAt.Default.(func() time.Time)
+	// membershipDescProjectID is the schema descriptor for project_id field.
+	membershipDescProjectID := membershipFields[0].Descriptor()
+	// membership.ProjectIDValidator is a validator for the "project_id" field. It is called by the builders before save.
+	membership.ProjectIDValidator = membershipDescProjectID.Validators[0].(func(string) error)
+	// membershipDescUserID is the schema descriptor for user_id field.
+	membershipDescUserID := membershipFields[1].Descriptor()
+	// membership.UserIDValidator is a validator for the "user_id" field. It is called by the builders before save.
+	membership.UserIDValidator = membershipDescUserID.Validators[0].(func(string) error)
+	// membershipDescID is the schema descriptor for id field.
+	membershipDescID := membershipMixinFields0[0].Descriptor()
+	// membership.DefaultID holds the default value on creation for the id field.
+	membership.DefaultID = membershipDescID.Default.(func() string)
+	// membership.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	membership.IDValidator = func() func(string) error {
+		validators := membershipDescID.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(id string) error {
+			for _, fn := range fns {
+				if err := fn(id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	projectMixin := schema.Project{}.Mixin()
+	projectMixinFields0 := projectMixin[0].Fields()
+	_ = projectMixinFields0
+	projectMixinFields1 := projectMixin[1].Fields()
+	_ = projectMixinFields1
+	projectFields := schema.Project{}.Fields()
+	_ = projectFields
+	// projectDescCreatedAt is the schema descriptor for created_at field.
+	projectDescCreatedAt := projectMixinFields1[0].Descriptor()
+	// project.DefaultCreatedAt holds the default value on creation for the created_at field.
+	project.DefaultCreatedAt = projectDescCreatedAt.Default.(func() time.Time)
+	// projectDescName is the schema descriptor for name field.
+	projectDescName := projectFields[0].Descriptor()
+	// project.NameValidator is a validator for the "name" field. It is called by the builders before save.
+	project.NameValidator = projectDescName.Validators[0].(func(string) error)
+	// projectDescID is the schema descriptor for id field.
+	projectDescID := projectMixinFields0[0].Descriptor()
+	// project.DefaultID holds the default value on creation for the id field.
+	project.DefaultID = projectDescID.Default.(func() string)
+	// project.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	project.IDValidator = func() func(string) error {
+		validators := projectDescID.Validators
 		fns := [...]func(string) error{
 			validators[0].(func(string) error),
 			validators[1].(func(string) error),

@@ -16,6 +16,10 @@ type Tx struct {
 	config
 	// AuditEvent is the client for interacting with the AuditEvent builders.
 	AuditEvent *AuditEventClient
+	// Membership is the client for interacting with the Membership builders.
+	Membership *MembershipClient
+	// Project is the client for interacting with the Project builders.
+	Project *ProjectClient
 	// RefreshToken is the client for interacting with the RefreshToken builders.
 	RefreshToken *RefreshTokenClient
 	// Session is the client for interacting with the Session builders.
@@ -156,6 +160,8 @@ func (tx *Tx) Client() *Client {
 
 func (tx *Tx) init() {
 	tx.AuditEvent = NewAuditEventClient(tx.config)
+	tx.Membership = NewMembershipClient(tx.config)
+	tx.Project = NewProjectClient(tx.config)
 	tx.RefreshToken = NewRefreshTokenClient(tx.config)
 	tx.Session = NewSessionClient(tx.config)
 	tx.SigningKey = NewSigningKeyClient(tx.config)

@@ -21,10 +21,12 @@ import (
 
 	"github.com/authcore/authcore/cmd/authcore/app"
 	"github.com/authcore/authcore/modules/account"
+	"github.com/authcore/authcore/modules/project"
 	"github.com/authcore/authcore/platform/apperr"
 	"github.com/authcore/authcore/platform/config"
 	"github.com/authcore/authcore/platform/database"
 	"github.com/authcore/authcore/platform/httpserver"
+	"github.com/authcore/authcore/platform/identity"
 	"github.com/authcore/authcore/platform/logging"
 	"github.com/authcore/authcore/platform/secret"
 )
@@ -39,6 +41,7 @@ type cli struct {
 	Migrate     migrateCmd     `cmd:"" help:"Apply pending schema migrations and exit."`
 	Version     versionCmd     `cmd:"" help:"Print the version and exit."`
 	Users       usersCmd       `cmd:"" help:"Manage users without HTTP."`
+	Projects    projectsCmd    `cmd:"" help:"Manage projects without HTTP."`
 	Bench       benchCmd       `cmd:"" help:"Load-test the service in-process on loopback and print requests/s, p50, p99 and ratios to /healthz."`
 	Healthcheck healthcheckCmd `cmd:"" help:"Exit 0 when the server on AUTHCORE_ADDR answers /healthz (for container health checks)."`
 }
@@ -251,4 +254,40 @@ func describe(err error) error {
 		msg += fmt.Sprintf(" %v", issues)
 	}
 	return errors.New(msg)
+}
+
+type projectsCmd struct {
+	Create projectsCreateCmd `cmd:"" help:"Create a project owned (as admin) by an existing dashboard user."`
+}
+
+type projectsCreateCmd struct {
+	Name  string `required:"" help:"Project name, 1 to 80 characters."`
+	Owner string `required:"" help:"Email of the dashboard user who becomes its admin."`
+}
+
+type projectDeps struct {
+	fx.In
+	Projects  *project.Service
+	Directory identity.Directory
+}
+
+func (p projectsCreateCmd) Run(cfg *config.Config, stdout io.Writer) error {
+	if reason := project.ValidName(p.Name); reason != "" {
+		return fmt.Errorf("--name: %s", reason)
+	}
+	return withApp(cfg, func(ctx context.Context, d projectDeps) error {
+		owner, ok, err := d.Directory.FindDashboardUser(ctx, "", p.Owner)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return fmt.Errorf("--owner: no dashboard user with email %q", p.Owner)
+		}
+		created, err := d.Projects.Create(ctx, p.Name, owner.ID)
+		if err != nil {
+			return describe(err)
+		}
+		fmt.Fprintf(stdout, "created project %s (%s), admin %s\n", created.ID, created.Name, owner.Email)
+		return nil
+	})
 }

@@ -32,6 +32,45 @@ var (
 			},
 		},
 	}
+	// MembershipsColumns holds the columns for the "memberships" table.
+	MembershipsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString, Size: 40},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "project_id", Type: field.TypeString},
+		{Name: "user_id", Type: field.TypeString},
+		{Name: "role", Type: field.TypeEnum, Enums: []string{"viewer", "developer", "admin"}},
+	}
+	// MembershipsTable holds the schema information for the "memberships" table.
+	MembershipsTable = &schema.Table{
+		Name:       "memberships",
+		Columns:    MembershipsColumns,
+		PrimaryKey: []*schema.Column{MembershipsColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "membership_project_id_user_id",
+				Unique:  true,
+				Columns: []*schema.Column{MembershipsColumns[2], MembershipsColumns[3]},
+			},
+			{
+				Name:    "membership_user_id",
+				Unique:  false,
+				Columns: []*schema.Column{MembershipsColumns[3]},
+			},
+		},
+	}
+	// ProjectsColumns holds the columns for the "projects" table.
+	ProjectsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString, Size: 40},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "name", Type: field.TypeString},
+		{Name: "created_by", Type: field.TypeString},
+	}
+	// ProjectsTable holds the schema information for the "projects" table.
+	ProjectsTable = &schema.Table{
+		Name:       "projects",
+		Columns:    ProjectsColumns,
+		PrimaryKey: []*schema.Column{ProjectsColumns[0]},
+	}
 	// RefreshTokensColumns holds the columns for the "refresh_tokens" table.
 	RefreshTokensColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeString, Size: 40},
@@ -129,6 +168,8 @@ var (
 	// Tables holds all the tables in the schema.
 	Tables = []*schema.Table{
 		AuditEventsTable,
+		MembershipsTable,
+		ProjectsTable,
 		RefreshTokensTable,
 		SessionsTable,
 		SigningKeysTable,

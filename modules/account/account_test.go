@@ -6,12 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"go.uber.org/fx"
-
 	"github.com/authcore/authcore/ent/user"
 	"github.com/authcore/authcore/platform/apptest"
 	"github.com/authcore/authcore/platform/config"
-	"github.com/authcore/authcore/platform/identity"
 )
 
 func TestMain(m *testing.M) { apptest.Main(m) }
@@ -121,21 +118,18 @@ func TestSecureCookiesByDefault(t *testing.T) {
 	}
 }
 
-type tenants map[string]bool
-
-func (ts tenants) TenantExists(_ context.Context, id string) (bool, error) { return ts[id], nil }
-
 func TestSignUpIntoTenant(t *testing.T) {
 	apptest.ForEachStore(t, func(t *testing.T, st apptest.Store) {
-		// Tenants come from the project module; here a fixed set stands in for it, since
-		// only the account rules are under test.
-		a := apptest.Start(t, st, apptest.WithFx(fx.Supply(fx.Annotate(tenants{"prj_a": true}, fx.As(new(identity.Tenants))))))
+		a := apptest.Start(t, st)
+		prj := a.CreateProject(t, a.SignUp(t))
 		email := apptest.UniqueEmail(t)
-		signup(a, map[string]any{"email": email, "password": "12345678", "tenantId": "prj_a"}).
-			Expect(t, 201, nil)
+		got := signup(a, map[string]any{"email": email, "password": "12345678", "tenantId": prj}).Expect(t, 201, nil)
+		if tid := got["user"].(map[string]any)["tenantId"]; tid != prj {
+			t.Fatalf("tenantId %v, want %s", tid, prj)
+		}
 		// The same email is free in another tenant, and sign-in is per tenant.
 		signup(a, map[string]any{"email": email, "password": "other-password"}).Expect(t, 201, nil)
-		signin(a, map[string]any{"email": email, "password": "12345678", "tenantId": "prj_a"}).Expect(t, 200, nil)
+		signin(a, map[string]any{"email": email, "password": "12345678", "tenantId": prj}).Expect(t, 200, nil)
 		signin(a, map[string]any{"email": email, "password": "12345678"}).Expect(t, 401, map[string]any{"code": "invalid_credentials"})
 	})
 }

@@ -1,6 +1,7 @@
 package account
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -20,6 +21,7 @@ import (
 
 type handler struct {
 	svc      *Service
+	tenants  identity.Tenants // nil when no module supplies tenants other than "public"
 	sessions identity.Sessions
 	cfg      config.Config
 	clock    clock.Clock
@@ -53,6 +55,9 @@ func (h *handler) signUp(c *fiber.Ctx) error {
 	}
 	in, err := parseSignUp(c.Body())
 	if err != nil {
+		return err
+	}
+	if err := h.checkTenant(c.UserContext(), in.TenantID); err != nil {
 		return err
 	}
 	u, err := h.svc.Create(c.UserContext(), in)
@@ -167,4 +172,20 @@ func parseSignUpValue(v map[string]any) (SignUp, error) {
 		return SignUp{}, err
 	}
 	return parseSignUp(b)
+}
+
+func (h *handler) checkTenant(ctx context.Context, tenantID string) error {
+	if tenantID == identity.PublicTenant {
+		return nil
+	}
+	if h.tenants != nil {
+		ok, err := h.tenants.TenantExists(ctx, tenantID)
+		if err != nil {
+			return err
+		}
+		if ok {
+			return nil
+		}
+	}
+	return invalid([]Issue{{Field: "tenantId", Reason: "no such tenant"}})
 }

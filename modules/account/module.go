@@ -23,26 +23,23 @@ var Module = fx.Module("account",
 	fx.Provide(
 		newService,
 		fx.Annotate(func(s *Service) identity.Users { return s }),
+		fx.Annotate(func(s *Service) identity.Directory { return s }),
 		fx.Annotate(func(s *Service) Accounts { return s }),
 	),
 	httpserver.AsRoutes(func(p handlerParams) []httpserver.Route {
-		h := &handler{svc: p.Svc, sessions: p.Sessions, cfg: p.Config, clock: p.Clock, limits: p.Limits}
+		h := &handler{svc: p.Svc, tenants: p.Tenants, sessions: p.Sessions, cfg: p.Config, clock: p.Clock, limits: p.Limits}
 		return h.routes()
 	}),
 )
 
-type serviceParams struct {
-	fx.In
-	Ent     *ent.Client
-	Params  argon2id.Params
-	Tenants identity.Tenants `optional:"true"`
+func newService(client *ent.Client, params argon2id.Params) *Service {
+	return NewService(client, params)
 }
-
-func newService(p serviceParams) *Service { return NewService(p.Ent, p.Params, p.Tenants) }
 
 type handlerParams struct {
 	fx.In
 	Svc      *Service
+	Tenants  identity.Tenants `optional:"true"`
 	Sessions identity.Sessions
 	Config   config.Config
 	Clock    clock.Clock

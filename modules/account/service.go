@@ -20,14 +20,13 @@ import (
 // Service owns users: creation, password checks and profile lookups. It knows nothing of
 // HTTP or sessions.
 type Service struct {
-	ent     *ent.Client
-	hash    *hasher
-	tenants identity.Tenants // nil until a module supplies tenants other than "public"
+	ent  *ent.Client
+	hash *hasher
 }
 
 // NewService returns the account service.
-func NewService(client *ent.Client, params argon2id.Params, tenants identity.Tenants) *Service {
-	return &Service{ent: client, hash: newHasher(params), tenants: tenants}
+func NewService(client *ent.Client, params argon2id.Params) *Service {
+	return &Service{ent: client, hash: newHasher(params)}
 }
 
 var _ identity.Users = (*Service)(nil)
@@ -96,11 +95,8 @@ func checkPassword(p string) string {
 	return ""
 }
 
-// Create makes a user after checking the tenant exists.
+// Create makes a user. The caller has checked that the tenant exists.
 func (s *Service) Create(ctx context.Context, in SignUp) (User, error) {
-	if err := s.checkTenant(ctx, in.TenantID); err != nil {
-		return User{}, err
-	}
 	hash, err := s.hash.Hash(ctx, in.Password)
 	if err != nil {
 		return User{}, err
@@ -123,22 +119,6 @@ func (s *Service) Create(ctx context.Context, in SignUp) (User, error) {
 		return User{}, err
 	}
 	return view(u), nil
-}
-
-func (s *Service) checkTenant(ctx context.Context, tenantID string) error {
-	if tenantID == identity.PublicTenant {
-		return nil
-	}
-	if s.tenants != nil {
-		ok, err := s.tenants.TenantExists(ctx, tenantID)
-		if err != nil {
-			return err
-		}
-		if ok {
-			return nil
-		}
-	}
-	return invalid([]Issue{{Field: "tenantId", Reason: "no such tenant"}})
 }
 
 // Authenticate checks an email and password within a tenant. Every failure is the same
@@ -179,3 +159,43 @@ func (s *Service) Profile(ctx context.Context, userID string) (identity.Profile,
 
 // ErrNotFound is returned by lookups of users that do not exist.
 var ErrNotFound = errors.New("user not found")
+
+var _ identity.Directory = (*Service)(nil)
+
+// FindDashboardUser finds a user of tenant "public" by id or by email.
+func (s *Service) FindDashboardUser(ctx context.Context, id, email string) (identity.DashboardUser, bool, error) {
+	q := s.ent.User.Query().Where(user.TenantID(identity.PublicTenant))
+	if id != "" {
+		q = q.Where(user.ID(id))
+	} else {
+		addr, ok := normalizeEmail(email)
+		if !ok {
+			return identity.DashboardUser{}, false, nil
+		}
+		q = q.Where(user.Email(addr))
+	}
+	u, err := q.Only(ctx)
+	if ent.IsNotFound(err) {
+		return identity.DashboardUser{}, false, nil
+	}
+	if err != nil {
+		return identity.DashboardUser{}, false, err
+	}
+	return identity.DashboardUser{ID: u.ID, Email: u.Email}, true, nil
+}
+
+// Emails maps user ids to emails.
+func (s *Service) Emails(ctx context.Context, ids []string) (map[string]string, error) {
+	out := make(map[string]string, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	us, err := s.ent.User.Query().Where(user.IDIn(ids...)).Select(user.FieldID, user.FieldEmail).All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, u := range us {
+		out[u.ID] = u.Email
+	}
+	return out, nil
+}

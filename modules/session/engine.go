@@ -11,11 +11,13 @@ import (
 
 	"github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
+	"go.uber.org/fx"
 
 	"github.com/authcore/authcore/ent"
 	"github.com/authcore/authcore/ent/refreshtoken"
 	"github.com/authcore/authcore/ent/schema"
 	entsession "github.com/authcore/authcore/ent/session"
+	"github.com/authcore/authcore/platform/audit"
 	"github.com/authcore/authcore/platform/clock"
 	"github.com/authcore/authcore/platform/config"
 	"github.com/authcore/authcore/platform/credcache"
@@ -54,6 +56,8 @@ type Engine struct {
 	users   identity.Users
 	log     *slog.Logger
 	metrics *metrics.Credentials
+	members identity.Memberships
+	audit   *audit.Recorder
 
 	ready atomic.Bool
 	stop  chan struct{}
@@ -81,11 +85,28 @@ type state struct {
 	revoked bool
 }
 
-// NewEngine returns an engine; keys load in Start.
-func NewEngine(client *ent.Client, db *database.DB, ring *secret.Keyring, c clock.Clock, cfg config.Config,
-	bus invalidation.Bus, users identity.Users, log *slog.Logger, m *metrics.Credentials) *Engine {
+// Params are the engine's dependencies.
+type Params struct {
+	fx.In
+	Ent     *ent.Client
+	DB      *database.DB
+	Ring    *secret.Keyring
+	Clock   clock.Clock
+	Config  config.Config
+	Bus     invalidation.Bus
+	Users   identity.Users
+	Members identity.Memberships
+	Audit   *audit.Recorder
+	Log     *slog.Logger
+	Metrics *metrics.Credentials
+}
+
+// NewEngine returns an engine; keys load in Run.
+func NewEngine(p Params) *Engine {
+	client, c, cfg, bus := p.Ent, p.Clock, p.Config, p.Bus
 	e := &Engine{
-		ent: client, db: db, keys: newKeys(client, ring, c), ring: ring, clock: c, cfg: cfg, bus: bus, users: users, log: log, metrics: m,
+		ent: client, db: p.DB, keys: newKeys(client, p.Ring, c), ring: p.Ring, clock: c, cfg: cfg, bus: bus, users: p.Users, log: p.Log, metrics: p.Metrics,
+		members: p.Members, audit: p.Audit,
 		stop: make(chan struct{}), done: make(chan struct{}),
 		tokens:   credcache.New[secret.Digest, *verified](cacheSize, cfg.AccessTTL),
 		states:   credcache.New[string, state](cacheSize, stateTTL),

@@ -26,12 +26,13 @@ type handler struct {
 
 func (h *handler) routes() []httpserver.Route {
 	one := func(f ...fiber.Handler) []fiber.Handler { return f }
-	return []httpserver.Route{
+	routes := []httpserver.Route{
 		{Method: http.MethodGet, Path: "/v1/auth-core/session/me", Handlers: one(h.me)},
 		{Method: http.MethodPost, Path: "/v1/auth-core/session/refresh", Handlers: one(h.refresh)},
 		{Method: http.MethodPost, Path: "/v1/auth-core/signout", Handlers: one(h.requireReady, h.guard.Session(), h.signOut)},
 		{Method: http.MethodGet, Path: "/.well-known/jwks.json", Handlers: one(h.requireReady, h.jwks)},
 	}
+	return append(routes, h.adminRoutes()...)
 }
 
 func (h *handler) requireReady(c *fiber.Ctx) error {

@@ -313,6 +313,9 @@ func TestEngineNotReadyUntilStoreAnswers(t *testing.T) {
 	refresh(a, map[string]any{"refreshToken": "x"}).Expect(t, 503, map[string]any{"code": "auth_core_sdk_not_ready"})
 	a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/auth-core/signout"}).Expect(t, 503, map[string]any{"code": "auth_core_sdk_not_ready"})
 	a.Get("/.well-known/jwks.json").Expect(t, 503, map[string]any{"code": "auth_core_sdk_not_ready"})
+	a.Get("/v1/auth-core/session/list?projectId=p&userId=u").Expect(t, 503, map[string]any{"code": "auth_core_sdk_not_ready"})
+	a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/auth-core/session/revoke", Body: "{}"}).Expect(t, 503, map[string]any{"code": "auth_core_sdk_not_ready"})
+	a.Get("/v1/auth-core/session/recent?projectId=p").Expect(t, 503, map[string]any{"code": "auth_core_sdk_not_ready", "engine": "authcore", "sessions": []any{}})
 	a.Get("/readyz").Expect(t, 503, nil)
 }
 

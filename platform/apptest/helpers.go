@@ -150,3 +150,22 @@ func queryStrings(t testing.TB, db *sql.DB, q string) []string {
 	}
 	return out
 }
+
+// CreateProject creates a project owned (as admin) by s and returns its id.
+func (a *App) CreateProject(t testing.TB, s *Session) string {
+	t.Helper()
+	r := a.Do(Req{Method: http.MethodPost, Path: "/v1/projects", Body: map[string]any{"name": "Project " + t.Name()[:min(len(t.Name()), 60)]}, Header: s.Bearer()})
+	if r.Status != http.StatusCreated {
+		t.Fatalf("create project: %d %s", r.Status, r.Body)
+	}
+	return r.JSON(t)["id"].(string)
+}
+
+// AddMember adds member to project with role, as admin.
+func (a *App) AddMember(t testing.TB, admin *Session, project string, member *Session, role string) {
+	t.Helper()
+	r := a.Do(Req{Method: http.MethodPost, Path: "/v1/projects/" + project + "/members", Body: map[string]any{"userId": member.UserID, "role": role}, Header: admin.Bearer()})
+	if r.Status != http.StatusCreated {
+		t.Fatalf("add member: %d %s", r.Status, r.Body)
+	}
+}

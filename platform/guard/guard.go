@@ -32,12 +32,22 @@ var Module = fx.Module("guard", fx.Provide(New))
 // Guard builds the guard handlers.
 type Guard struct {
 	verifier SessionVerifier
+	members  identity.Memberships
 	origins  map[string]struct{}
 }
 
+// Params are the guard's dependencies; memberships come from the project module.
+type Params struct {
+	fx.In
+	Verifier SessionVerifier
+	Members  identity.Memberships `optional:"true"`
+	Config   config.Config
+}
+
 // New returns the guard.
-func New(v SessionVerifier, cfg config.Config) *Guard {
-	g := &Guard{verifier: v, origins: map[string]struct{}{}}
+func New(p Params) *Guard {
+	v, cfg := p.Verifier, p.Config
+	g := &Guard{verifier: v, members: p.Members, origins: map[string]struct{}{}}
 	for _, o := range cfg.AllowedOrigins {
 		g.origins[strings.TrimRight(o, "/")] = struct{}{}
 	}

@@ -1,24 +1,17 @@
 package guard_test
 
 import (
-	"context"
 	"net/http"
 	"testing"
 
 	"github.com/gofiber/fiber/v2"
-	"go.uber.org/fx"
 
 	"github.com/authcore/authcore/platform/apptest"
 	"github.com/authcore/authcore/platform/guard"
 	"github.com/authcore/authcore/platform/httpserver"
-	"github.com/authcore/authcore/platform/identity"
 )
 
 func TestMain(m *testing.M) { apptest.Main(m) }
-
-type tenants map[string]bool
-
-func (ts tenants) TenantExists(_ context.Context, id string) (bool, error) { return ts[id], nil }
 
 // dashboardRoutes is a test-only route behind the dashboard guard, answering who passed.
 func dashboardRoutes(g *guard.Guard) []httpserver.Route {
@@ -35,12 +28,9 @@ func dashboardRoutes(g *guard.Guard) []httpserver.Route {
 
 func TestDashboardGuard(t *testing.T) {
 	apptest.ForEachStore(t, func(t *testing.T, st apptest.Store) {
-		a := apptest.Start(t, st, apptest.WithFx(
-			httpserver.AsRoutes(dashboardRoutes),
-			fx.Supply(fx.Annotate(tenants{"prj_t": true}, fx.As(new(identity.Tenants)))),
-		))
+		a := apptest.Start(t, st, apptest.WithFx(httpserver.AsRoutes(dashboardRoutes)))
 		dash := a.SignUp(t)
-		tenantUser := a.SignUpIn(t, "prj_t")
+		tenantUser := a.SignUpIn(t, a.CreateProject(t, dash))
 		var access *http.Cookie
 		for _, c := range dash.Cookies {
 			if c.Name == "sAccessToken" {

@@ -79,3 +79,47 @@ type Principal struct {
 	// path does not re-encode a map on every call.
 	ClaimsJSON []byte
 }
+
+// Project roles, in increasing power (SPEC §2).
+const (
+	RoleViewer    = "viewer"
+	RoleDeveloper = "developer"
+	RoleAdmin     = "admin"
+)
+
+// RoleRank orders roles; 0 for anything that is not a role.
+func RoleRank(role string) int {
+	switch role {
+	case RoleViewer:
+		return 1
+	case RoleDeveloper:
+		return 2
+	case RoleAdmin:
+		return 3
+	}
+	return 0
+}
+
+// Memberships is supplied by the project module to the guard and to modules that scope
+// what a project admin may see (the session module).
+type Memberships interface {
+	// Role is userID's role on projectID; ok is false for a non-member or no such project.
+	Role(ctx context.Context, projectID, userID string) (role string, ok bool, err error)
+	// MemberIDs lists the user ids of a project's members.
+	MemberIDs(ctx context.Context, projectID string) ([]string, error)
+}
+
+// DashboardUser is a user of tenant "public", as the project module needs one.
+type DashboardUser struct {
+	ID    string
+	Email string
+}
+
+// Directory is supplied by the account module: it finds dashboard users to add to
+// projects and reads their emails for member lists.
+type Directory interface {
+	// FindDashboardUser finds a user of tenant "public" by id or by email (one is set).
+	FindDashboardUser(ctx context.Context, id, email string) (DashboardUser, bool, error)
+	// Emails maps user ids to emails; unknown ids are left out.
+	Emails(ctx context.Context, ids []string) (map[string]string, error)
+}

@@ -7,6 +7,7 @@ import (
 	"go.uber.org/fx"
 
 	"github.com/authcore/authcore/modules/account"
+	"github.com/authcore/authcore/modules/project"
 	"github.com/authcore/authcore/modules/session"
 	"github.com/authcore/authcore/platform/audit"
 	"github.com/authcore/authcore/platform/clock"
@@ -46,6 +47,7 @@ func Features() fx.Option {
 	return fx.Options(
 		account.Module,
 		session.Module,
+		project.Module,
 	)
 }
 

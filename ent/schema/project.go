@@ -1,0 +1,22 @@
+package schema
+
+// Owned by modules/project.
+
+import (
+	"entgo.io/ent"
+	"entgo.io/ent/schema/field"
+)
+
+// Project owns a tenant whose id is the project id (SPEC §2).
+type Project struct{ ent.Schema }
+
+func (Project) Mixin() []ent.Mixin {
+	return []ent.Mixin{IDMixin{Prefix: "prj_"}, CreatedMixin{}}
+}
+
+func (Project) Fields() []ent.Field {
+	return []ent.Field{
+		field.String("name").NotEmpty(),
+		field.String("created_by").Immutable(),
+	}
+}

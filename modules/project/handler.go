@@ -1,0 +1,148 @@
+package project
+
+import (
+	"net/http"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/authcore/authcore/platform/apperr"
+	"github.com/authcore/authcore/platform/guard"
+	"github.com/authcore/authcore/platform/httpserver"
+	"github.com/authcore/authcore/platform/identity"
+	"github.com/authcore/authcore/platform/jsonbody"
+)
+
+type handler struct {
+	svc   *Service
+	guard *guard.Guard
+}
+
+func (h *handler) routes() []httpserver.Route {
+	dash := h.guard.Dashboard()
+	member := h.guard.ProjectRole(identity.RoleViewer, guard.FromPath, nil)
+	admin := h.guard.ProjectRole(identity.RoleAdmin, guard.FromPath, nil)
+	r := func(method, path string, hs ...fiber.Handler) httpserver.Route {
+		return httpserver.Route{Method: method, Path: path, Handlers: hs}
+	}
+	return []httpserver.Route{
+		r(http.MethodPost, "/v1/projects", dash, h.create),
+		r(http.MethodGet, "/v1/projects", dash, h.mine),
+		r(http.MethodGet, "/v1/projects/:id", dash, member, h.get),
+		r(http.MethodGet, "/v1/projects/:id/members", dash, member, h.members),
+		r(http.MethodPost, "/v1/projects/:id/members", dash, admin, h.addMember),
+		r(http.MethodDelete, "/v1/projects/:id/members/:userId", dash, admin, h.removeMember),
+	}
+}
+
+// Issue is one violation in a validation_failed answer.
+type Issue struct {
+	Field  string `json:"field"`
+	Reason string `json:"reason"`
+}
+
+func invalid(issues ...Issue) error {
+	return apperr.BadRequest("validation_failed", "invalid request body").With("issues", issues)
+}
+
+// ValidName checks a project name: 1 to 80 characters, no control characters.
+func ValidName(s string) string {
+	n := utf8.RuneCountInString(s)
+	switch {
+	case strings.TrimSpace(s) == "":
+		return "must not be empty"
+	case n > 80:
+		return "must be at most 80 characters"
+	case strings.IndexFunc(s, unicode.IsControl) >= 0:
+		return "must not contain control characters"
+	}
+	return ""
+}
+
+func (h *handler) create(c *fiber.Ctx) error {
+	o, ok := jsonbody.Parse(c.Body())
+	if !ok {
+		return invalid(Issue{"body", "must be a JSON object"})
+	}
+	name, st := o.String("name")
+	if st != jsonbody.OK {
+		return invalid(Issue{"name", "required string"})
+	}
+	if reason := ValidName(name); reason != "" {
+		return invalid(Issue{"name", reason})
+	}
+	p, _ := guard.PrincipalOf(c)
+	out, err := h.svc.Create(c.UserContext(), name, p.UserID)
+	if err != nil {
+		return err
+	}
+	return c.Status(http.StatusCreated).JSON(out)
+}
+
+func (h *handler) mine(c *fiber.Ctx) error {
+	p, _ := guard.PrincipalOf(c)
+	ps, err := h.svc.Mine(c.UserContext(), p.UserID)
+	if err != nil {
+		return err
+	}
+	return c.JSON(fiber.Map{"projects": ps})
+}
+
+func (h *handler) get(c *fiber.Ctx) error {
+	out, err := h.svc.Get(c.UserContext(), guard.ProjectOf(c), guard.RoleOf(c))
+	if err != nil {
+		return err
+	}
+	return c.JSON(out)
+}
+
+func (h *handler) members(c *fiber.Ctx) error {
+	ms, err := h.svc.Members(c.UserContext(), guard.ProjectOf(c))
+	if err != nil {
+		return err
+	}
+	return c.JSON(fiber.Map{"members": ms})
+}
+
+func (h *handler) addMember(c *fiber.Ctx) error {
+	o, ok := jsonbody.Parse(c.Body())
+	if !ok {
+		return invalid(Issue{"body", "must be a JSON object"})
+	}
+	var issues []Issue
+	email, est := o.String("email")
+	userID, ust := o.String("userId")
+	if est == jsonbody.WrongType {
+		issues = append(issues, Issue{"email", "must be a string"})
+	}
+	if ust == jsonbody.WrongType {
+		issues = append(issues, Issue{"userId", "must be a string"})
+	}
+	if email == "" && userID == "" && est != jsonbody.WrongType && ust != jsonbody.WrongType {
+		issues = append(issues, Issue{"email", "give email or userId"})
+	}
+	role, rst := o.String("role")
+	if rst != jsonbody.OK || identity.RoleRank(role) == 0 {
+		issues = append(issues, Issue{"role", "must be viewer, developer or admin"})
+	}
+	if len(issues) > 0 {
+		return invalid(issues...)
+	}
+	p, _ := guard.PrincipalOf(c)
+	m, err := h.svc.AddMember(c.UserContext(), p.UserID, guard.ProjectOf(c), userID, email, role, httpserver.Origin(c))
+	if err != nil {
+		return err
+	}
+	return c.Status(http.StatusCreated).JSON(m)
+}
+
+func (h *handler) removeMember(c *fiber.Ctx) error {
+	p, _ := guard.PrincipalOf(c)
+	userID := string([]byte(c.Params("userId")))
+	if err := h.svc.RemoveMember(c.UserContext(), p.UserID, guard.ProjectOf(c), userID, httpserver.Origin(c)); err != nil {
+		return err
+	}
+	return c.JSON(fiber.Map{"ok": true, "userId": userID})
+}

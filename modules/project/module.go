@@ -1,0 +1,29 @@
+// Package project owns projects (each owning a tenant whose id is the project id) and
+// memberships with roles viewer < developer < admin. It supplies the guard's role lookup
+// (identity.Memberships) and the account module's tenant check (identity.Tenants).
+package project
+
+import (
+	"go.uber.org/fx"
+
+	"github.com/authcore/authcore/ent"
+	"github.com/authcore/authcore/platform/audit"
+	"github.com/authcore/authcore/platform/database"
+	"github.com/authcore/authcore/platform/guard"
+	"github.com/authcore/authcore/platform/httpserver"
+	"github.com/authcore/authcore/platform/identity"
+)
+
+// Module wires the project service and its routes.
+var Module = fx.Module("project",
+	fx.Provide(
+		func(client *ent.Client, db *database.DB, dir identity.Directory, rec *audit.Recorder) *Service {
+			return &Service{ent: client, storage: db.Storage, dir: dir, audit: rec}
+		},
+		fx.Annotate(func(s *Service) identity.Memberships { return s }),
+		fx.Annotate(func(s *Service) identity.Tenants { return s }),
+	),
+	httpserver.AsRoutes(func(s *Service, g *guard.Guard) []httpserver.Route {
+		return (&handler{svc: s, guard: g}).routes()
+	}),
+)

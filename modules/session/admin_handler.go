@@ -1,0 +1,122 @@
+package session
+
+import (
+	"math"
+	"net/http"
+	"strconv"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/authcore/authcore/platform/apperr"
+	"github.com/authcore/authcore/platform/guard"
+	"github.com/authcore/authcore/platform/httpserver"
+	"github.com/authcore/authcore/platform/identity"
+	"github.com/authcore/authcore/platform/jsonbody"
+)
+
+// Engine is the seed's "engine" constant.
+const engineName = "authcore"
+
+// Limits of session/recent (seed 4.3 rule 1, SPEC §3).
+const (
+	defaultRecent = 50
+	maxRecent     = 500
+)
+
+func (h *handler) adminRoutes() []httpserver.Route {
+	dash := h.guard.Dashboard()
+	byQuery := h.guard.ProjectRole(identity.RoleAdmin, guard.FromQuery, nil)
+	byBody := h.guard.ProjectRole(identity.RoleAdmin, guard.FromBodyThenQuery, nil)
+	notReadyRecent := func(c *fiber.Ctx) error {
+		if !h.engine.Ready() {
+			return errNotReady.With("engine", engineName).With("sessions", []any{})
+		}
+		return c.Next()
+	}
+	return []httpserver.Route{
+		{Method: http.MethodGet, Path: "/v1/auth-core/session/list", Handlers: []fiber.Handler{h.requireReady, dash, byQuery, h.list}},
+		{Method: http.MethodGet, Path: "/v1/auth-core/session/recent", Handlers: []fiber.Handler{notReadyRecent, dash, byQuery, h.recent}},
+		{Method: http.MethodPost, Path: "/v1/auth-core/session/revoke", Handlers: []fiber.Handler{h.requireReady, dash, byBody, h.revoke}},
+	}
+}
+
+func (h *handler) list(c *fiber.Ctx) error {
+	userID := c.Query("userId")
+	if userID == "" {
+		return apperr.BadRequest("userId_required", "the userId query parameter is required")
+	}
+	userID = string([]byte(userID))
+	projectID := guard.ProjectOf(c)
+	handles, err := h.engine.Handles(c.UserContext(), projectID, userID)
+	if err != nil {
+		return err
+	}
+	return c.JSON(fiber.Map{"userId": userID, "handles": handles, "count": len(handles), "projectId": projectID})
+}
+
+// recentLimit reads ?limit= as a number: default 50, a non-finite value (including
+// anything that is not a number) is 50, then clamped to 1..500.
+func recentLimit(s string) int {
+	if s == "" {
+		return defaultRecent
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+		return defaultRecent
+	}
+	f = math.Trunc(f)
+	switch {
+	case f < 1:
+		return 1
+	case f > maxRecent:
+		return maxRecent
+	}
+	return int(f)
+}
+
+func (h *handler) recent(c *fiber.Ctx) error {
+	projectID := guard.ProjectOf(c)
+	limit := recentLimit(c.Query("limit"))
+	// The tenant defaults to the one the project maps to: the project id itself.
+	var tenantID *string
+	if t := c.Query("tenantId"); t != "" {
+		s := string([]byte(t))
+		tenantID = &s
+	} else {
+		tenantID = &projectID
+	}
+	sessions, err := h.engine.Recent(c.UserContext(), projectID, tenantID, limit)
+	if err != nil {
+		return err
+	}
+	return c.JSON(fiber.Map{
+		"engine": engineName, "storage": string(h.engine.db.Storage),
+		"projectId": projectID, "tenantId": tenantID,
+		"sessions": sessions, "count": len(sessions),
+	})
+}
+
+func (h *handler) revoke(c *fiber.Ctx) error {
+	body := jsonbody.ParseOrEmpty(c.Body())
+	handle, _ := body.String("sessionHandle")
+	userID, _ := body.String("userId")
+	all, _ := body.Bool("all")
+	projectID := guard.ProjectOf(c)
+	p, _ := guard.PrincipalOf(c)
+	ctx := c.UserContext()
+	switch {
+	case all && userID != "":
+		n, err := h.engine.AdminRevokeUser(ctx, projectID, userID, p.UserID, httpserver.Origin(c))
+		if err != nil {
+			return err
+		}
+		return c.JSON(fiber.Map{"revoked": n, "userId": userID})
+	case handle != "":
+		n, err := h.engine.AdminRevoke(ctx, projectID, handle, p.UserID, httpserver.Origin(c))
+		if err != nil {
+			return err
+		}
+		return c.JSON(fiber.Map{"revoked": n, "sessionHandle": handle})
+	}
+	return apperr.BadRequest("bad_request", "provide sessionHandle, or userId with all: true")
+}
