@@ -14,6 +14,7 @@ import (
 	"entgo.io/ent"
 	"entgo.io/ent/dialect"
 	"entgo.io/ent/dialect/sql"
+	"github.com/authcore/authcore/ent/agenttoken"
 	"github.com/authcore/authcore/ent/auditevent"
 	"github.com/authcore/authcore/ent/membership"
 	"github.com/authcore/authcore/ent/project"
@@ -30,6 +31,8 @@ type Client struct {
 	config
 	// Schema is the client for creating, migrating and dropping schema.
 	Schema *migrate.Schema
+	// AgentToken is the client for interacting with the AgentToken builders.
+	AgentToken *AgentTokenClient
 	// AuditEvent is the client for interacting with the AuditEvent builders.
 	AuditEvent *AuditEventClient
 	// Membership is the client for interacting with the Membership builders.
@@ -55,6 +58,7 @@ func NewClient(opts ...Option) *Client {
 
 func (c *Client) init() {
 	c.Schema = migrate.NewSchema(c.driver)
+	c.AgentToken = NewAgentTokenClient(c.config)
 	c.AuditEvent = NewAuditEventClient(c.config)
 	c.Membership = NewMembershipClient(c.config)
 	c.Project = NewProjectClient(c.config)
@@ -154,6 +158,7 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 	return &Tx{
 		ctx:          ctx,
 		config:       cfg,
+		AgentToken:   NewAgentTokenClient(cfg),
 		AuditEvent:   NewAuditEventClient(cfg),
 		Membership:   NewMembershipClient(cfg),
 		Project:      NewProjectClient(cfg),
@@ -180,6 +185,7 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 	return &Tx{
 		ctx:          ctx,
 		config:       cfg,
+		AgentToken:   NewAgentTokenClient(cfg),
 		AuditEvent:   NewAuditEventClient(cfg),
 		Membership:   NewMembershipClient(cfg),
 		Project:      NewProjectClient(cfg),
@@ -193,7 +199,7 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 // Debug returns a new debug-client. It's used to get verbose logging on specific operations.
 //
 //	client.Debug().
-//		AuditEvent.
+//		AgentToken.
 //		Query().
 //		Count(ctx)
 func (c *Client) Debug() *Client {
@@ -216,8 +222,8 @@ func (c *Client) Close() error {
 // In order to add hooks to a specific client, call: `client.Node.Use(...)`.
 func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
-		c.AuditEvent, c.Membership, c.Project, c.RefreshToken, c.Session, c.SigningKey,
-		c.User,
+		c.AgentToken, c.AuditEvent, c.Membership, c.Project, c.RefreshToken, c.Session,
+		c.SigningKey, c.User,
 	} {
 		n.Use(hooks...)
 	}
@@ -227,8 +233,8 @@ func (c *Client) Use(hooks ...Hook) {
 // In order to add interceptors to a specific client, call: `client.Node.Intercept(...)`.
 func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
-		c.AuditEvent, c.Membership, c.Project, c.RefreshToken, c.Session, c.SigningKey,
-		c.User,
+		c.AgentToken, c.AuditEvent, c.Membership, c.Project, c.RefreshToken, c.Session,
+		c.SigningKey, c.User,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -237,6 +243,8 @@ func (c *Client) Intercept(interceptors ...Interceptor) {
 // Mutate implements the ent.Mutator interface.
 func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 	switch m := m.(type) {
+	case *AgentTokenMutation:
+		return c.AgentToken.mutate(ctx, m)
 	case *AuditEventMutation:
 		return c.AuditEvent.mutate(ctx, m)
 	case *MembershipMutation:
@@ -253,6 +261,139 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.User.mutate(ctx, m)
 	default:
 		return nil, fmt.Errorf("ent: unknown mutation type %T", m)
+	}
+}
+
+// AgentTokenClient is a client for the AgentToken schema.
+type AgentTokenClient struct {
+	config
+}
+
+// NewAgentTokenClient returns a client for the AgentToken from the given config.
+func NewAgentTokenClient(c config) *AgentTokenClient {
+	return &AgentTokenClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `agenttoken.Hooks(f(g(h())))`.
+func (c *AgentTokenClient) Use(hooks ...Hook) {
+	c.hooks.AgentToken = append(c.hooks.AgentToken, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `agenttoken.Intercept(f(g(h())))`.
+func (c *AgentTokenClient) Intercept(interceptors ...Interceptor) {
+	c.inters.AgentToken = append(c.inters.AgentToken, interceptors...)
+}
+
+// Create returns a builder for creating a AgentToken entity.
+func (c *AgentTokenClient) Create() *AgentTokenCreate {
+	mutation := newAgentTokenMutation(c.config, OpCreate)
+	return &AgentTokenCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of AgentToken entities.
+func (c *AgentTokenClient) CreateBulk(builders ...*AgentTokenCreate) *AgentTokenCreateBulk {
+	return &AgentTokenCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *AgentTokenClient) MapCreateBulk(slice any, setFunc func(*AgentTokenCreate, int)) *AgentTokenCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &AgentTokenCreateBulk{err: fmt.Errorf("calling to AgentTokenClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*AgentTokenCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &AgentTokenCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for AgentToken.
+func (c *AgentTokenClient) Update() *AgentTokenUpdate {
+	mutation := newAgentTokenMutation(c.config, OpUpdate)
+	return &AgentTokenUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *AgentTokenClient) UpdateOne(_m *AgentToken) *AgentTokenUpdateOne {
+	mutation := newAgentTokenMutation(c.config, OpUpdateOne, withAgentToken(_m))
+	return &AgentTokenUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *AgentTokenClient) UpdateOneID(id string) *AgentTokenUpdateOne {
+	mutation := newAgentTokenMutation(c.config, OpUpdateOne, withAgentTokenID(id))
+	return &AgentTokenUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for AgentToken.
+func (c *AgentTokenClient) Delete() *AgentTokenDelete {
+	mutation := newAgentTokenMutation(c.config, OpDelete)
+	return &AgentTokenDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *AgentTokenClient) DeleteOne(_m *AgentToken) *AgentTokenDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *AgentTokenClient) DeleteOneID(id string) *AgentTokenDeleteOne {
+	builder := c.Delete().Where(agenttoken.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &AgentTokenDeleteOne{builder}
+}
+
+// Query returns a query builder for AgentToken.
+func (c *AgentTokenClient) Query() *AgentTokenQuery {
+	return &AgentTokenQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeAgentToken},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a AgentToken entity by its id.
+func (c *AgentTokenClient) Get(ctx context.Context, id string) (*AgentToken, error) {
+	return c.Query().Where(agenttoken.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *AgentTokenClient) GetX(ctx context.Context, id string) *AgentToken {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *AgentTokenClient) Hooks() []Hook {
+	return c.hooks.AgentToken
+}
+
+// Interceptors returns the client interceptors.
+func (c *AgentTokenClient) Interceptors() []Interceptor {
+	return c.inters.AgentToken
+}
+
+func (c *AgentTokenClient) mutate(ctx context.Context, m *AgentTokenMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&AgentTokenCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&AgentTokenUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&AgentTokenUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&AgentTokenDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown AgentToken mutation op: %q", m.Op())
 	}
 }
 
@@ -1190,11 +1331,11 @@ func (c *UserClient) mutate(ctx context.Context, m *UserMutation) (Value, error)
 // hooks and interceptors per client, for fast access.
 type (
 	hooks struct {
-		AuditEvent, Membership, Project, RefreshToken, Session, SigningKey,
+		AgentToken, AuditEvent, Membership, Project, RefreshToken, Session, SigningKey,
 		User []ent.Hook
 	}
 	inters struct {
-		AuditEvent, Membership, Project, RefreshToken, Session, SigningKey,
+		AgentToken, AuditEvent, Membership, Project, RefreshToken, Session, SigningKey,
 		User []ent.Interceptor
 	}
 )

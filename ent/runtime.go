@@ -5,6 +5,7 @@ package ent
 import (
 	"time"
 
+	"github.com/authcore/authcore/ent/agenttoken"
 	"github.com/authcore/authcore/ent/auditevent"
 	"github.com/authcore/authcore/ent/membership"
 	"github.com/authcore/authcore/ent/project"
@@ -19,6 +20,49 @@ import (
 // (default values, validators, hooks and policies) and stitches it
 // to their package variables.
 func init() {
+	agenttokenMixin := schema.AgentToken{}.Mixin()
+	agenttokenMixinFields0 := agenttokenMixin[0].Fields()
+	_ = agenttokenMixinFields0
+	agenttokenMixinFields1 := agenttokenMixin[1].Fields()
+	_ = agenttokenMixinFields1
+	agenttokenFields := schema.AgentToken{}.Fields()
+	_ = agenttokenFields
+	// agenttokenDescCreatedAt is the schema descriptor for created_at field.
+	agenttokenDescCreatedAt := agenttokenMixinFields1[0].Descriptor()
+	// agenttoken.DefaultCreatedAt holds the default value on creation for the created_at field.
+	agenttoken.DefaultCreatedAt = agenttokenDescCreatedAt.Default.(func() time.Time)
+	// agenttokenDescProjectID is the schema descriptor for project_id field.
+	agenttokenDescProjectID := agenttokenFields[0].Descriptor()
+	// agenttoken.ProjectIDValidator is a validator for the "project_id" field. It is called by the builders before save.
+	agenttoken.ProjectIDValidator = agenttokenDescProjectID.Validators[0].(func(string) error)
+	// agenttokenDescAgentName is the schema descriptor for agent_name field.
+	agenttokenDescAgentName := agenttokenFields[1].Descriptor()
+	// agenttoken.AgentNameValidator is a validator for the "agent_name" field. It is called by the builders before save.
+	agenttoken.AgentNameValidator = agenttokenDescAgentName.Validators[0].(func(string) error)
+	// agenttokenDescDigest is the schema descriptor for digest field.
+	agenttokenDescDigest := agenttokenFields[7].Descriptor()
+	// agenttoken.DigestValidator is a validator for the "digest" field. It is called by the builders before save.
+	agenttoken.DigestValidator = agenttokenDescDigest.Validators[0].(func([]byte) error)
+	// agenttokenDescID is the schema descriptor for id field.
+	agenttokenDescID := agenttokenMixinFields0[0].Descriptor()
+	// agenttoken.DefaultID holds the default value on creation for the id field.
+	agenttoken.DefaultID = agenttokenDescID.Default.(func() string)
+	// agenttoken.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	agenttoken.IDValidator = func() func(string) error {
+		validators := agenttokenDescID.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(id string) error {
+			for _, fn := range fns {
+				if err := fn(id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
 	auditeventMixin := schema.AuditEvent{}.Mixin()
 	auditeventMixinFields0 := auditeventMixin[0].Fields()
 	_ = auditeventMixinFields0

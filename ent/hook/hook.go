@@ -9,6 +9,18 @@ import (
 	"github.com/authcore/authcore/ent"
 )
 
+// The AgentTokenFunc type is an adapter to allow the use of ordinary
+// function as AgentToken mutator.
+type AgentTokenFunc func(context.Context, *ent.AgentTokenMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f AgentTokenFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.AgentTokenMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.AgentTokenMutation", m)
+}
+
 // The AuditEventFunc type is an adapter to allow the use of ordinary
 // function as AuditEvent mutator.
 type AuditEventFunc func(context.Context, *ent.AuditEventMutation) (ent.Value, error)

@@ -8,6 +8,33 @@ import (
 )
 
 var (
+	// AgentTokensColumns holds the columns for the "agent_tokens" table.
+	AgentTokensColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString, Size: 40},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "project_id", Type: field.TypeString},
+		{Name: "agent_name", Type: field.TypeString},
+		{Name: "scopes", Type: field.TypeJSON},
+		{Name: "created_by", Type: field.TypeString, Nullable: true},
+		{Name: "expires_at", Type: field.TypeTime},
+		{Name: "last_used_at", Type: field.TypeTime, Nullable: true},
+		{Name: "token_hint", Type: field.TypeString},
+		{Name: "digest", Type: field.TypeBytes, Unique: true},
+		{Name: "revoked_at", Type: field.TypeTime, Nullable: true},
+	}
+	// AgentTokensTable holds the schema information for the "agent_tokens" table.
+	AgentTokensTable = &schema.Table{
+		Name:       "agent_tokens",
+		Columns:    AgentTokensColumns,
+		PrimaryKey: []*schema.Column{AgentTokensColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "agenttoken_project_id_id",
+				Unique:  false,
+				Columns: []*schema.Column{AgentTokensColumns[2], AgentTokensColumns[0]},
+			},
+		},
+	}
 	// AuditEventsColumns holds the columns for the "audit_events" table.
 	AuditEventsColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeString, Size: 40},
@@ -167,6 +194,7 @@ var (
 	}
 	// Tables holds all the tables in the schema.
 	Tables = []*schema.Table{
+		AgentTokensTable,
 		AuditEventsTable,
 		MembershipsTable,
 		ProjectsTable,

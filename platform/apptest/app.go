@@ -1,13 +1,16 @@
 package apptest
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -257,3 +260,24 @@ func BuildErr(t testing.TB, opts ...Option) error {
 // Logs2 is a logger writing into the app's log buffer, for calling platform functions
 // directly in a test.
 func (a *App) Logs2() *slog.Logger { return slog.New(slog.NewJSONHandler(a.Logs, nil)) }
+
+// Raw sends request bytes exactly as given (for header edge cases net/http would
+// normalise) and returns the status and body.
+func (a *App) Raw(t testing.TB, request string) (int, string) {
+	t.Helper()
+	conn, err := net.Dial("tcp", strings.TrimPrefix(a.Base, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.Write([]byte(request)); err != nil {
+		t.Fatal(err)
+	}
+	res, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return res.StatusCode, string(b)
+}

@@ -40,6 +40,7 @@ type DB struct {
 	log        *slog.Logger
 
 	migrated  atomic.Bool
+	queries   atomic.Int64
 	readyOnce sync.Once
 	readyCh   chan struct{}
 	stop      chan struct{}
@@ -95,7 +96,7 @@ func Open(databaseURL string, log *slog.Logger) (*DB, error) {
 		db.SQL = sqldb
 		drv = entsql.OpenDB(dialect.SQLite, sqldb)
 	}
-	db.Ent = ent.NewClient(ent.Driver(&gatedDriver{Driver: drv, ready: &db.migrated}))
+	db.Ent = ent.NewClient(ent.Driver(&gatedDriver{Driver: drv, ready: &db.migrated, queries: &db.queries}))
 	return db, nil
 }
 
@@ -191,6 +192,10 @@ func (db *DB) Close() error {
 	}
 	return err
 }
+
+// Queries is how many statements went through the ent client (not counting those inside
+// a transaction's own driver). Tests use it to prove a path never touched the store.
+func (db *DB) Queries() int64 { return db.queries.Load() }
 
 // Migrated reports whether the schema is in place; until then every query answers
 // ErrUnavailable.

@@ -21,12 +21,15 @@ func IsUnavailable(err error) bool { return dberr.IsUnavailable(err) }
 type gatedDriver struct {
 	dialect.Driver
 	ready *atomic.Bool
+	// queries counts statements sent, so tests can prove a path never reached the store.
+	queries *atomic.Int64
 }
 
 func (d *gatedDriver) Exec(ctx context.Context, query string, args, v any) error {
 	if !d.ready.Load() {
 		return ErrUnavailable
 	}
+	d.queries.Add(1)
 	return d.Driver.Exec(ctx, query, args, v)
 }
 
@@ -34,6 +37,7 @@ func (d *gatedDriver) Query(ctx context.Context, query string, args, v any) erro
 	if !d.ready.Load() {
 		return ErrUnavailable
 	}
+	d.queries.Add(1)
 	return d.Driver.Query(ctx, query, args, v)
 }
 

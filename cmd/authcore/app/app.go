@@ -7,6 +7,7 @@ import (
 	"go.uber.org/fx"
 
 	"github.com/authcore/authcore/modules/account"
+	"github.com/authcore/authcore/modules/agenttoken"
 	"github.com/authcore/authcore/modules/project"
 	"github.com/authcore/authcore/modules/session"
 	"github.com/authcore/authcore/platform/audit"
@@ -48,6 +49,7 @@ func Features() fx.Option {
 		account.Module,
 		session.Module,
 		project.Module,
+		agenttoken.Module,
 	)
 }
 

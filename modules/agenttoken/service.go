@@ -1,0 +1,273 @@
+package agenttoken
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"regexp"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"entgo.io/ent/dialect/sql"
+
+	"github.com/authcore/authcore/ent"
+	"github.com/authcore/authcore/ent/agenttoken"
+	"github.com/authcore/authcore/platform/audit"
+	"github.com/authcore/authcore/platform/clock"
+	"github.com/authcore/authcore/platform/credcache"
+	"github.com/authcore/authcore/platform/database"
+	"github.com/authcore/authcore/platform/invalidation"
+	"github.com/authcore/authcore/platform/jsonbody"
+	"github.com/authcore/authcore/platform/lastused"
+	"github.com/authcore/authcore/platform/metrics"
+	"github.com/authcore/authcore/platform/secret"
+)
+
+// Kind is the token kind: tokens look like ac_ai_….
+const Kind = "ai"
+
+// Defaults and bounds of SPEC §5.
+const (
+	defaultName    = "agent"
+	maxName        = 100
+	maxScopes      = 32
+	defaultTTL     = 720.0
+	minTTL, maxTTL = 1.0, 8760.0
+)
+
+var scopePattern = regexp.MustCompile(`^[a-z][a-z0-9_.:*-]{0,63}$`)
+
+// Cache bounds: a cached verification is ~300 bytes (see BenchmarkCacheMemory); 100k of
+// them ~30 MiB. Unknown digests are cached too, so a flood of well-formed garbage costs one
+// store lookup per distinct token per negativeTTL.
+const (
+	cacheSize   = 100_000
+	positiveTTL = 5 * time.Minute
+	negativeTTL = 30 * time.Second
+	topic       = "ai_token"
+)
+
+// Service mints, lists, revokes and verifies agent tokens. It imports no HTTP.
+type Service struct {
+	ent      *ent.Client
+	clock    clock.Clock
+	audit    *audit.Recorder
+	bus      invalidation.Bus
+	metrics  *metrics.Credentials
+	lastUsed *lastused.Batcher
+	log      *slog.Logger
+
+	cache    *credcache.Cache[secret.Digest, *entry]
+	negative *credcache.Cache[secret.Digest, struct{}]
+}
+
+// entry is a verified token as the hot path needs it; nil means "no such token".
+type entry struct {
+	info     Verified
+	revoked  bool
+	expires  time.Time
+	response []byte // the ai/me body, encoded once
+}
+
+// Agent is the token record of seed 4.1 / SPEC §5. Never a digest or a secret.
+type Agent struct {
+	ID         string     `json:"id"`
+	ProjectID  string     `json:"projectId"`
+	AgentName  string     `json:"agentName"`
+	Scopes     []string   `json:"scopes"`
+	CreatedBy  *string    `json:"createdBy"`
+	CreatedAt  time.Time  `json:"createdAt"`
+	ExpiresAt  time.Time  `json:"expiresAt"`
+	LastUsedAt *time.Time `json:"lastUsedAt"`
+	TokenHint  string     `json:"tokenHint"`
+}
+
+func view(t *ent.AgentToken) Agent {
+	a := Agent{
+		ID: t.ID, ProjectID: t.ProjectID, AgentName: t.AgentName, Scopes: t.Scopes, CreatedBy: t.CreatedBy,
+		CreatedAt: t.CreatedAt.UTC(), ExpiresAt: t.ExpiresAt.UTC(), TokenHint: t.TokenHint,
+	}
+	if a.Scopes == nil {
+		a.Scopes = []string{}
+	}
+	if t.LastUsedAt != nil {
+		u := t.LastUsedAt.UTC()
+		a.LastUsedAt = &u
+	}
+	return a
+}
+
+// Verified is what ai/me reports of a valid token.
+type Verified struct {
+	TokenID   string    `json:"tokenId"`
+	ProjectID string    `json:"projectId"`
+	AgentName string    `json:"agentName"`
+	Scopes    []string  `json:"scopes"`
+	CreatedBy *string   `json:"createdBy"`
+	ExpiresAt time.Time `json:"expiresAt"`
+}
+
+// CreateRequest is a validated create body.
+type CreateRequest struct {
+	AgentName string
+	Scopes    []string
+	TTLHours  float64
+}
+
+// ValidationError is a create body that breaks SPEC §5; its text is the answer's message.
+type ValidationError struct{ msg string }
+
+func (e *ValidationError) Error() string { return e.msg }
+
+// ParseCreate reads a create body; a missing or unparsable body is {} (seed 4.1).
+func ParseCreate(body []byte) (CreateRequest, error) {
+	o := jsonbody.ParseOrEmpty(body)
+	req := CreateRequest{AgentName: defaultName, Scopes: []string{}, TTLHours: defaultTTL}
+	var problems []string
+	switch s, st := o.String("agentName"); st {
+	case jsonbody.OK:
+		n := utf8.RuneCountInString(s)
+		switch {
+		case n < 1 || n > maxName:
+			problems = append(problems, fmt.Sprintf("agentName must be 1 to %d characters", maxName))
+		case strings.IndexFunc(s, unicode.IsControl) >= 0:
+			problems = append(problems, "agentName must not contain control characters")
+		default:
+			req.AgentName = s
+		}
+	case jsonbody.Null, jsonbody.WrongType:
+		problems = append(problems, "agentName must be a string")
+	}
+	switch ss, st := o.Strings("scopes"); st {
+	case jsonbody.OK:
+		if len(ss) > maxScopes {
+			problems = append(problems, fmt.Sprintf("scopes may hold at most %d entries", maxScopes))
+		}
+		for _, s := range ss {
+			if !scopePattern.MatchString(s) {
+				problems = append(problems, fmt.Sprintf("scope %q must match %s", s, scopePattern))
+				break
+			}
+		}
+		if len(problems) == 0 {
+			req.Scopes = ss
+		}
+	case jsonbody.Null, jsonbody.WrongType:
+		problems = append(problems, "scopes must be an array of strings")
+	}
+	switch f, st := o.Number("ttlHours"); st {
+	case jsonbody.OK:
+		if f < minTTL || f > maxTTL {
+			problems = append(problems, fmt.Sprintf("ttlHours must be between %g and %g", minTTL, maxTTL))
+		} else {
+			req.TTLHours = f
+		}
+	case jsonbody.Null, jsonbody.WrongType:
+		problems = append(problems, "ttlHours must be a number")
+	}
+	if len(problems) > 0 {
+		return CreateRequest{}, &ValidationError{strings.Join(problems, "; ")}
+	}
+	return req, nil
+}
+
+// Created is a new token with its one-time secret.
+type Created struct {
+	Agent     Agent
+	Plaintext string
+}
+
+// Create mints a token and its audit record in one transaction.
+func (s *Service) Create(ctx context.Context, projectID string, creator *string, req CreateRequest, origin audit.Origin) (Created, error) {
+	plaintext, err := secret.NewToken(Kind)
+	if err != nil {
+		return Created{}, err
+	}
+	now := s.clock.Now()
+	ttl := time.Duration(math.Round(req.TTLHours * float64(time.Hour)))
+	var t *ent.AgentToken
+	err = database.WithTx(ctx, s.ent, func(tx *ent.Tx) error {
+		var err error
+		t, err = tx.AgentToken.Create().
+			SetProjectID(projectID).SetAgentName(req.AgentName).SetScopes(req.Scopes).
+			SetNillableCreatedBy(creator).SetCreatedAt(now).SetExpiresAt(now.Add(ttl).Truncate(time.Second)).
+			SetTokenHint(secret.Hint(plaintext)).SetDigest(secret.DigestOf(plaintext).Bytes()).
+			Save(ctx)
+		if err != nil {
+			return err
+		}
+		_, err = s.audit.Record(ctx, tx, audit.Event{
+			ActorID: creator, ProjectID: projectID, Action: "ai_token.create",
+			Metadata: map[string]any{"tokenId": t.ID, "agentName": t.AgentName, "scopes": t.Scopes}, Origin: origin,
+		})
+		return err
+	})
+	if err != nil {
+		return Created{}, err
+	}
+	s.metrics.Issued.WithLabelValues("ai_agent", "").Inc()
+	return Created{Agent: view(t), Plaintext: plaintext}, nil
+}
+
+// List is the project's tokens that are not revoked, newest first.
+func (s *Service) List(ctx context.Context, projectID string) ([]Agent, error) {
+	ts, err := s.ent.AgentToken.Query().
+		Where(agenttoken.ProjectID(projectID), agenttoken.RevokedAtIsNil()).
+		Order(agenttoken.ByID(sql.OrderDesc())).
+		All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Agent, 0, len(ts))
+	for _, t := range ts {
+		out = append(out, view(t))
+	}
+	return out, nil
+}
+
+// ErrNotFound is a revoke of a token that is unknown, already revoked, or another
+// project's: all the same, so nothing reveals that a token exists elsewhere.
+var ErrNotFound = errors.New("no such live token in this project")
+
+// Revoke revokes one of the project's tokens, with its audit record. Before it returns,
+// this replica refuses the token; other replicas learn through the invalidation bus.
+func (s *Service) Revoke(ctx context.Context, projectID, tokenID string, actor *string, origin audit.Origin) error {
+	var digest []byte
+	err := database.WithTx(ctx, s.ent, func(tx *ent.Tx) error {
+		t, err := tx.AgentToken.Query().
+			Where(agenttoken.ID(tokenID), agenttoken.ProjectID(projectID), agenttoken.RevokedAtIsNil()).
+			Only(ctx)
+		if ent.IsNotFound(err) {
+			return ErrNotFound
+		}
+		if err != nil {
+			return err
+		}
+		n, err := tx.AgentToken.Update().
+			Where(agenttoken.ID(t.ID), agenttoken.RevokedAtIsNil()).
+			SetRevokedAt(s.clock.Now()).Save(ctx)
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return ErrNotFound
+		}
+		digest = t.Digest
+		_, err = s.audit.Record(ctx, tx, audit.Event{
+			ActorID: actor, ProjectID: projectID, Action: "ai_token.revoke",
+			Metadata: map[string]any{"tokenId": t.ID}, Origin: origin,
+		})
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	s.bus.Publish(ctx, topic, hex.EncodeToString(digest))
+	s.metrics.Revoked.WithLabelValues("ai_agent", "").Inc()
+	return nil
+}

@@ -1,0 +1,93 @@
+// Package lastused batches "last used at" writes off the request path: verifications only
+// record the time in memory, and a background loop writes each credential's newest time
+// in one transaction every few seconds, and once more at shutdown.
+package lastused
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"go.uber.org/fx"
+)
+
+// FlushEvery is how often recorded uses are written.
+const FlushEvery = 5 * time.Second
+
+// Writer stores a batch: credential id → newest use.
+type Writer func(ctx context.Context, batch map[string]time.Time) error
+
+// Batcher collects uses and flushes them with its Writer.
+type Batcher struct {
+	name  string
+	write Writer
+	log   *slog.Logger
+
+	mu      sync.Mutex
+	pending map[string]time.Time
+
+	stop chan struct{}
+	done chan struct{}
+}
+
+// New returns a batcher and ties its loop to the lifecycle: the last flush happens in
+// OnStop, after the HTTP server has drained (fx stops in reverse start order).
+func New(lc fx.Lifecycle, log *slog.Logger, name string, write Writer) *Batcher {
+	b := &Batcher{name: name, write: write, log: log, pending: map[string]time.Time{}, stop: make(chan struct{}), done: make(chan struct{})}
+	lc.Append(fx.Hook{
+		OnStart: func(context.Context) error { go b.loop(); return nil },
+		OnStop: func(ctx context.Context) error {
+			close(b.stop)
+			<-b.done
+			return b.Flush(ctx)
+		},
+	})
+	return b
+}
+
+// Touch records a use of id at t. Cheap: a map write under a mutex.
+func (b *Batcher) Touch(id string, t time.Time) {
+	b.mu.Lock()
+	if prev, ok := b.pending[id]; !ok || t.After(prev) {
+		b.pending[id] = t
+	}
+	b.mu.Unlock()
+}
+
+// Flush writes what was recorded since the last flush.
+func (b *Batcher) Flush(ctx context.Context) error {
+	b.mu.Lock()
+	batch := b.pending
+	b.pending = make(map[string]time.Time, len(batch))
+	b.mu.Unlock()
+	if len(batch) == 0 {
+		return nil
+	}
+	if err := b.write(ctx, batch); err != nil {
+		// Put them back so the next flush retries; newer uses win.
+		for id, t := range batch {
+			b.Touch(id, t)
+		}
+		return err
+	}
+	return nil
+}
+
+func (b *Batcher) loop() {
+	defer close(b.done)
+	t := time.NewTicker(FlushEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-b.stop:
+			return
+		case <-t.C:
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			if err := b.Flush(ctx); err != nil {
+				b.log.Warn("writing last-used times failed; will retry", "credential", b.name, "error", err)
+			}
+			cancel()
+		}
+	}
+}
