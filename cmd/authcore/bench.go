@@ -16,8 +16,10 @@ import (
 	"go.uber.org/fx"
 
 	"github.com/authcore/authcore/cmd/authcore/app"
+	"github.com/authcore/authcore/modules/agenttoken"
 	"github.com/authcore/authcore/ent"
 	"github.com/authcore/authcore/platform/config"
+	"github.com/authcore/authcore/platform/database"
 	"github.com/authcore/authcore/platform/httpserver"
 	"github.com/authcore/authcore/platform/logging"
 	"github.com/authcore/authcore/platform/secret"
@@ -33,13 +35,20 @@ type benchCmd struct {
 	Only        string        `help:"Run only scenarios whose name contains this."`
 	Store       string        `name:"bench-database-url" help:"Store for the benchmarked service (default: a fresh SQLite file in a temp dir)."`
 	CPUProfile  string        `name:"cpuprofile" help:"Write a CPU profile of the measured runs to this file."`
+	Tokens      int           `name:"tokens" default:"1000000" help:"How many agent tokens the large-store scenario seeds."`
 }
 
-// benchEnv is what scenarios get to seed with.
+// benchEnv is what scenarios get to seed with. cold is a second instance of the service
+// on the same store whose credential caches hold a single entry, so every verification
+// is a store lookup.
 type benchEnv struct {
-	addr string
-	ent  *ent.Client
-	cfg  config.Config
+	addr     string
+	coldAddr string
+	ent      *ent.Client
+	db       *database.DB
+	cfg      config.Config
+	tokens   int
+	shared   map[string]any
 }
 
 type scenario struct {
@@ -50,6 +59,11 @@ type scenario struct {
 	// measured), to see what it does to the measured request.
 	flood      func(ctx context.Context, env *benchEnv) (request, error)
 	floodConns int
+	// cold runs the request against the cache-less instance.
+	cold bool
+	// warmup, when set, replaces --warmup: a freshly seeded large store needs its pages
+	// in the buffer cache before it shows its steady state.
+	warmup time.Duration
 }
 
 func (b benchCmd) Run(cfg *config.Config, stdout io.Writer) error {
@@ -71,15 +85,22 @@ func (b benchCmd) Run(cfg *config.Config, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	var srv *httpserver.Server
-	env := &benchEnv{cfg: c}
-	a := fx.New(app.Options(c, key, logging.Output{Writer: io.Discard}), httpserver.Listen, fx.Populate(&srv, &env.ent), fx.NopLogger)
+	var srv, coldSrv *httpserver.Server
+	env := &benchEnv{cfg: c, tokens: b.Tokens, shared: map[string]any{}}
 	ctx := context.Background()
+	a := fx.New(app.Options(c, key, logging.Output{Writer: io.Discard}), httpserver.Listen, fx.Populate(&srv, &env.ent, &env.db), fx.NopLogger)
 	if err := a.Start(ctx); err != nil {
 		return err
 	}
 	defer a.Stop(context.Background())
 	env.addr = srv.Addr().String()
+	cold := fx.New(app.Options(c, key, logging.Output{Writer: io.Discard}), httpserver.Listen, fx.Populate(&coldSrv), fx.NopLogger,
+		fx.Decorate(func(l agenttoken.CacheLimits) agenttoken.CacheLimits { l.Size = 1; return l }))
+	if err := cold.Start(ctx); err != nil {
+		return err
+	}
+	defer cold.Stop(context.Background())
+	env.coldAddr = coldSrv.Addr().String()
 
 	storeName, _ := config.StorageOf(c.DatabaseURL)
 	fmt.Fprintf(stdout, "authcore bench: store %s, %d connections, %s per scenario (after %s warm-up)\n\n", storeName, b.Connections, b.Duration, b.Warmup)
@@ -95,12 +116,16 @@ func (b benchCmd) Run(cfg *config.Config, stdout io.Writer) error {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	run := func(name string, req request) result {
-		load(ctx, env.addr, req, b.Connections, b.Warmup)
-		r := load(ctx, env.addr, req, b.Connections, b.Duration)
+	runOn := func(addr, name string, req request, warmup time.Duration) result {
+		if warmup == 0 {
+			warmup = b.Warmup
+		}
+		load(ctx, addr, req, b.Connections, warmup)
+		r := load(ctx, addr, req, b.Connections, b.Duration)
 		r.Name = name
 		return r
 	}
+	run := func(name string, req request) result { return runOn(env.addr, name, req, 0) }
 	healthz := request{Method: http.MethodGet, Path: "/healthz", Expect: 200}
 	before := run("/healthz (baseline, before)", healthz)
 	var rows []result
@@ -111,6 +136,10 @@ func (b benchCmd) Run(cfg *config.Config, stdout io.Writer) error {
 		req, err := s.setup(ctx, env)
 		if err != nil {
 			return fmt.Errorf("%s: setup: %w", s.name, err)
+		}
+		if s.cold {
+			rows = append(rows, runOn(env.coldAddr, s.name, req, s.warmup))
+			continue
 		}
 		if s.flood == nil {
 			rows = append(rows, run(s.name, req))
@@ -161,6 +190,55 @@ func benchScenarios() []scenario {
 			},
 			floodConns: 32,
 		},
+		{name: "GET /v1/auth-core/ai/me (warm cache)", setup: func(ctx context.Context, env *benchEnv) (request, error) {
+			admin, prj, err := benchProject(env)
+			if err != nil {
+				return request{}, err
+			}
+			tok, err := mintOne(env, admin, prj)
+			if err != nil {
+				return request{}, err
+			}
+			return request{Method: http.MethodGet, Path: "/v1/auth-core/ai/me", Header: map[string]string{"Authorization": "Bearer " + tok}, Expect: 200}, nil
+		}},
+		{name: "ai/me cold cache, 10k tokens stored", cold: true, setup: func(ctx context.Context, env *benchEnv) (request, error) {
+			admin, prj, err := benchProject(env)
+			if err != nil {
+				return request{}, err
+			}
+			ts := &tokenSet{project: prj, admin: admin}
+			env.shared["tokens"] = ts
+			if err := ts.grow(ctx, env.ent, 10_000); err != nil {
+				return request{}, err
+			}
+			if strings.HasPrefix(env.cfg.DatabaseURL, "postgres") {
+				if _, err := env.db.SQL.ExecContext(ctx, "VACUUM ANALYZE agent_tokens"); err != nil {
+					return request{}, err
+				}
+			}
+			return request{Method: http.MethodGet, Next: ts.randomToken(), Expect: 200}, nil
+		}},
+		{name: "ai/me cold cache, large token store", cold: true, warmup: 15 * time.Second, setup: func(ctx context.Context, env *benchEnv) (request, error) {
+			ts, ok := env.shared["tokens"].(*tokenSet)
+			if !ok {
+				return request{}, fmt.Errorf("run together with the 10k scenario")
+			}
+			start := time.Now()
+			if err := ts.grow(ctx, env.ent, env.tokens); err != nil {
+				return request{}, err
+			}
+			// Settle the store as it would be in steady state: without this, PostgreSQL's
+			// autovacuum of the fresh rows runs during the measurement.
+			settle := "VACUUM ANALYZE agent_tokens"
+			if strings.HasPrefix(env.cfg.DatabaseURL, "sqlite:") {
+				settle = "ANALYZE agent_tokens"
+			}
+			if _, err := env.db.SQL.ExecContext(ctx, settle); err != nil {
+				return request{}, err
+			}
+			fmt.Fprintf(os.Stderr, "seeded %d tokens in %s\n", ts.stored, time.Since(start).Round(time.Second))
+			return request{Method: http.MethodGet, Next: ts.randomToken(), Expect: 200}, nil
+		}},
 	}
 }
 

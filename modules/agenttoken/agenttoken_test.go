@@ -307,7 +307,11 @@ func TestAIMeHeaders(t *testing.T) {
 		})
 		t.Run("an unknown well-formed token is looked up once, then cached as unknown", func(t *testing.T) {
 			unknown := mustToken(t, "ai")
+			first := w.a.DB.Queries()
 			w.me("Bearer "+unknown).Expect(t, 401, invalid)
+			if q := w.a.DB.Queries() - first; q != 1 {
+				t.Fatalf("%d store queries for the first sight of a token, want 1 (is the counter blind?)", q)
+			}
 			before := w.a.DB.Queries()
 			for i := 0; i < 5; i++ {
 				w.me("Bearer "+unknown).Expect(t, 401, invalid)

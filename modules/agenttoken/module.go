@@ -12,6 +12,7 @@ import (
 	"github.com/authcore/authcore/platform/audit"
 	"github.com/authcore/authcore/platform/clock"
 	"github.com/authcore/authcore/platform/credcache"
+	"github.com/authcore/authcore/platform/database"
 	"github.com/authcore/authcore/platform/guard"
 	"github.com/authcore/authcore/platform/httpserver"
 	"github.com/authcore/authcore/platform/invalidation"
@@ -24,6 +25,7 @@ import (
 // Module wires the service and its routes.
 var Module = fx.Module("agenttoken",
 	fx.Decorate(func(l *slog.Logger) *slog.Logger { return l.With("module", "agenttoken") }),
+	fx.Supply(DefaultCacheLimits),
 	fx.Provide(NewService),
 	httpserver.AsRoutes(func(s *Service, g *guard.Guard, l *ratelimit.Limiters, log *slog.Logger, m *metrics.Credentials) []httpserver.Route {
 		h := &handler{svc: s, guard: g, limits: l, log: log,
@@ -45,14 +47,16 @@ type Params struct {
 	Bus     invalidation.Bus
 	Metrics *metrics.Credentials
 	Log     *slog.Logger
+	Limits  CacheLimits
+	DB      *database.DB
 }
 
 // NewService returns the service, subscribed to revocations from other replicas.
 func NewService(p Params) *Service {
 	s := &Service{
-		ent: p.Ent, clock: p.Clock, audit: p.Audit, bus: p.Bus, metrics: p.Metrics, log: p.Log,
-		cache:    credcache.New[secret.Digest, *entry](cacheSize, positiveTTL),
-		negative: credcache.New[secret.Digest, struct{}](cacheSize, negativeTTL),
+		ent: p.Ent, pool: p.DB.Pool, clock: p.Clock, audit: p.Audit, bus: p.Bus, metrics: p.Metrics, log: p.Log,
+		cache:    credcache.New[secret.Digest, *entry](p.Limits.Size, p.Limits.PositiveTTL),
+		negative: credcache.New[secret.Digest, struct{}](p.Limits.Size, p.Limits.NegativeTTL),
 	}
 	s.lastUsed = lastused.New(p.LC, p.Log, "ai_agent", s.writeLastUsed)
 	p.Bus.Subscribe(topic, s.invalidate)

@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"entgo.io/ent/dialect/sql"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/authcore/authcore/ent"
 	"github.com/authcore/authcore/ent/agenttoken"
@@ -42,19 +43,24 @@ const (
 
 var scopePattern = regexp.MustCompile(`^[a-z][a-z0-9_.:*-]{0,63}$`)
 
-// Cache bounds: a cached verification is ~300 bytes (see BenchmarkCacheMemory); 100k of
-// them ~30 MiB. Unknown digests are cached too, so a flood of well-formed garbage costs one
-// store lookup per distinct token per negativeTTL.
-const (
-	cacheSize   = 100_000
-	positiveTTL = 5 * time.Minute
-	negativeTTL = 30 * time.Second
-	topic       = "ai_token"
-)
+// CacheLimits bound the verification caches. Unknown digests are cached too, so a flood
+// of well-formed garbage costs one store lookup per distinct token per NegativeTTL.
+type CacheLimits struct {
+	Size        int
+	PositiveTTL time.Duration
+	NegativeTTL time.Duration
+}
+
+// DefaultCacheLimits: a cached verification costs about 720 bytes (BenchmarkCacheMemory),
+// so 100k of them stay near 72 MiB at worst.
+var DefaultCacheLimits = CacheLimits{Size: 100_000, PositiveTTL: 5 * time.Minute, NegativeTTL: 30 * time.Second}
+
+const topic = "ai_token"
 
 // Service mints, lists, revokes and verifies agent tokens. It imports no HTTP.
 type Service struct {
 	ent      *ent.Client
+	pool     *pgxpool.Pool // set on PostgreSQL: the cold lookup goes through pgx directly
 	clock    clock.Clock
 	audit    *audit.Recorder
 	bus      invalidation.Bus

@@ -70,6 +70,7 @@ func Open(databaseURL string, log *slog.Logger) (*DB, error) {
 		if pcfg.ConnConfig.ConnectTimeout == 0 {
 			pcfg.ConnConfig.ConnectTimeout = 3 * time.Second
 		}
+		pcfg.ConnConfig.Tracer = selectCounter{&db.queries}
 		pool, err := pgxpool.NewWithConfig(context.Background(), pcfg)
 		if err != nil {
 			return nil, fmt.Errorf("AUTHCORE_DATABASE_URL: %v", err)
@@ -96,7 +97,11 @@ func Open(databaseURL string, log *slog.Logger) (*DB, error) {
 		db.SQL = sqldb
 		drv = entsql.OpenDB(dialect.SQLite, sqldb)
 	}
-	db.Ent = ent.NewClient(ent.Driver(&gatedDriver{Driver: drv, ready: &db.migrated, queries: &db.queries}))
+	gated := &gatedDriver{Driver: drv, ready: &db.migrated}
+	if st == config.SQLite {
+		gated.queries = &db.queries
+	}
+	db.Ent = ent.NewClient(ent.Driver(gated))
 	return db, nil
 }
 
@@ -193,8 +198,8 @@ func (db *DB) Close() error {
 	return err
 }
 
-// Queries is how many statements went through the ent client (not counting those inside
-// a transaction's own driver). Tests use it to prove a path never touched the store.
+// Queries is how many SELECTs reached the store (on SQLite, those sent through the ent
+// client outside transactions). Tests use it to prove a path never touched the store.
 func (db *DB) Queries() int64 { return db.queries.Load() }
 
 // Migrated reports whether the schema is in place; until then every query answers

@@ -3,9 +3,11 @@ package database
 import (
 	"context"
 	"database/sql"
+	"strings"
 	"sync/atomic"
 
 	"entgo.io/ent/dialect"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/authcore/authcore/platform/database/dberr"
 )
@@ -21,15 +23,40 @@ func IsUnavailable(err error) bool { return dberr.IsUnavailable(err) }
 type gatedDriver struct {
 	dialect.Driver
 	ready *atomic.Bool
-	// queries counts statements sent, so tests can prove a path never reached the store.
+	// queries counts SELECTs sent (SQLite; on PostgreSQL the pgx tracer counts them), so
+	// tests can prove a path never reached the store.
 	queries *atomic.Int64
 }
+
+func (d *gatedDriver) count(query string) {
+	if d.queries != nil && isSelect(query) {
+		d.queries.Add(1)
+	}
+}
+
+func isSelect(q string) bool {
+	q = strings.TrimSpace(q)
+	return len(q) >= 6 && strings.EqualFold(q[:6], "SELECT")
+}
+
+// selectCounter is a pgx tracer counting SELECTs, whichever layer (ent through
+// database/sql, or pgx directly) sent them.
+type selectCounter struct{ n *atomic.Int64 }
+
+func (c selectCounter) TraceQueryStart(ctx context.Context, _ *pgx.Conn, data pgx.TraceQueryStartData) context.Context {
+	if isSelect(data.SQL) {
+		c.n.Add(1)
+	}
+	return ctx
+}
+
+func (selectCounter) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
 
 func (d *gatedDriver) Exec(ctx context.Context, query string, args, v any) error {
 	if !d.ready.Load() {
 		return ErrUnavailable
 	}
-	d.queries.Add(1)
+	d.count(query)
 	return d.Driver.Exec(ctx, query, args, v)
 }
 
@@ -37,7 +64,7 @@ func (d *gatedDriver) Query(ctx context.Context, query string, args, v any) erro
 	if !d.ready.Load() {
 		return ErrUnavailable
 	}
-	d.queries.Add(1)
+	d.count(query)
 	return d.Driver.Query(ctx, query, args, v)
 }
 

@@ -1,0 +1,36 @@
+package agenttoken
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/authcore/authcore/platform/credcache"
+	"github.com/authcore/authcore/platform/secret"
+)
+
+// BenchmarkCacheMemory reports the heap cost of one cached verification (the entry with
+// its pre-encoded answer, the cache's bookkeeping and the key) at the default bound.
+func BenchmarkCacheMemory(b *testing.B) {
+	n := DefaultCacheLimits.Size
+	for i := 0; i < b.N; i++ {
+		runtime.GC()
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		c := credcache.New[secret.Digest, *entry](n, time.Hour)
+		creator := "usr_01JABCDEFGHJKMNPQRSTVWXYZ0"
+		for k := 0; k < n; k++ {
+			d := secret.DigestOf(fmt.Sprint(k))
+			info := Verified{TokenID: fmt.Sprintf("tok_01JABCDEFGHJKMNPQRST%06d", k), ProjectID: "prj_01JABCDEFGHJKMNPQRSTVWXYZ0",
+				AgentName: "agent", Scopes: []string{"db:read"}, CreatedBy: &creator, ExpiresAt: time.Now()}
+			e, _ := c.Load(context.Background(), d, func(context.Context) (*entry, error) { return buildEntry(info, false), nil })
+			_ = e
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/float64(n), "bytes/token")
+		runtime.KeepAlive(c)
+	}
+}
