@@ -16,8 +16,8 @@ import (
 	"go.uber.org/fx"
 
 	"github.com/authcore/authcore/cmd/authcore/app"
-	"github.com/authcore/authcore/modules/agenttoken"
 	"github.com/authcore/authcore/ent"
+	"github.com/authcore/authcore/modules/agenttoken"
 	"github.com/authcore/authcore/platform/config"
 	"github.com/authcore/authcore/platform/database"
 	"github.com/authcore/authcore/platform/httpserver"
