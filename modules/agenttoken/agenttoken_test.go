@@ -16,6 +16,7 @@ import (
 	"github.com/authcore/authcore/ent/agenttoken"
 	"github.com/authcore/authcore/ent/auditevent"
 	"github.com/authcore/authcore/platform/apptest"
+	"github.com/authcore/authcore/platform/config"
 	"github.com/authcore/authcore/platform/invalidation"
 	"github.com/authcore/authcore/platform/secret"
 )
@@ -496,4 +497,23 @@ func TestRevokeReachesOtherReplicas(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	t.Logf("replica b refused the token after %v", time.Since(start))
+}
+
+// Failed verifications spend the client's budget; successful ones do not.
+func TestFailedVerificationsAreRateLimited(t *testing.T) {
+	a := apptest.StartURL(t, "sqlite", "sqlite:"+t.TempDir()+"/a.db", apptest.WithConfig(func(c *config.Config) { c.RateLimit = 3 }))
+	w := &world{a: a, admin: a.SignUp(t)}
+	w.prj = a.CreateProject(t, w.admin)
+	pt, _ := w.mint(t, nil)
+	for i := 0; i < 10; i++ {
+		w.me("Bearer "+pt).Expect(t, 200, nil)
+	}
+	for i := 0; i < 3; i++ {
+		w.me("Bearer nonsense").Expect(t, 401, nil)
+	}
+	r := w.me("Bearer " + pt)
+	r.Expect(t, 429, map[string]any{"code": "rate_limited"})
+	if r.Header.Get("Retry-After") == "" {
+		t.Fatal("no Retry-After")
+	}
 }
