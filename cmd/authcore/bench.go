@@ -17,7 +17,7 @@ import (
 
 	"github.com/authcore/authcore/cmd/authcore/app"
 	"github.com/authcore/authcore/ent"
-	"github.com/authcore/authcore/modules/agenttoken"
+	"github.com/authcore/authcore/platform/bearer"
 	"github.com/authcore/authcore/platform/config"
 	"github.com/authcore/authcore/platform/database"
 	"github.com/authcore/authcore/platform/httpserver"
@@ -95,7 +95,7 @@ func (b benchCmd) Run(cfg *config.Config, stdout io.Writer) error {
 	defer a.Stop(context.Background())
 	env.addr = srv.Addr().String()
 	cold := fx.New(app.Options(c, key, logging.Output{Writer: io.Discard}), httpserver.Listen, fx.Populate(&coldSrv), fx.NopLogger,
-		fx.Decorate(func(l agenttoken.CacheLimits) agenttoken.CacheLimits { l.Size = 1; return l }))
+		fx.Decorate(func(l bearer.Limits) bearer.Limits { l.Size = 1; return l }))
 	if err := cold.Start(ctx); err != nil {
 		return err
 	}

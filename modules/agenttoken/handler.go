@@ -117,7 +117,7 @@ func (h *handler) me(c *fiber.Ctx) error {
 		h.limits.Failures.Fail(ip)
 		return notAuthenticated("unauthorized")
 	}
-	e, ok, err := h.svc.Verify(c.UserContext(), token)
+	ans, ok, err := h.svc.Verify(c.UserContext(), token)
 	if err != nil {
 		return err
 	}
@@ -128,7 +128,7 @@ func (h *handler) me(c *fiber.Ctx) error {
 	}
 	h.okCount.Inc()
 	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
-	return c.Send(e.response)
+	return c.Send(ans.response)
 }
 
 func notAuthenticated(code string) error {

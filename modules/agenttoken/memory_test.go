@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/authcore/authcore/platform/bearer"
 	"github.com/authcore/authcore/platform/credcache"
 	"github.com/authcore/authcore/platform/secret"
 )
@@ -14,19 +15,18 @@ import (
 // BenchmarkCacheMemory reports the heap cost of one cached verification (the entry with
 // its pre-encoded answer, the cache's bookkeeping and the key) at the default bound.
 func BenchmarkCacheMemory(b *testing.B) {
-	n := DefaultCacheLimits.Size
+	n := bearer.DefaultLimits.Size
 	for i := 0; i < b.N; i++ {
 		runtime.GC()
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
-		c := credcache.New[secret.Digest, *entry](n, time.Hour)
+		c := credcache.New[secret.Digest, *bearer.Entry[answer]](n, time.Hour)
 		creator := "usr_01JABCDEFGHJKMNPQRSTVWXYZ0"
 		for k := 0; k < n; k++ {
 			d := secret.DigestOf(fmt.Sprint(k))
 			info := Verified{TokenID: fmt.Sprintf("tok_01JABCDEFGHJKMNPQRST%06d", k), ProjectID: "prj_01JABCDEFGHJKMNPQRSTVWXYZ0",
 				AgentName: "agent", Scopes: []string{"db:read"}, CreatedBy: &creator, ExpiresAt: time.Now()}
-			e, _ := c.Load(context.Background(), d, func(context.Context) (*entry, error) { return buildEntry(info, false), nil })
-			_ = e
+			_, _ = c.Load(context.Background(), d, func(context.Context) (*bearer.Entry[answer], error) { return buildEntry(info, false), nil })
 		}
 		runtime.GC()
 		runtime.ReadMemStats(&after)

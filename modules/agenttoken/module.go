@@ -10,8 +10,8 @@ import (
 
 	"github.com/authcore/authcore/ent"
 	"github.com/authcore/authcore/platform/audit"
+	"github.com/authcore/authcore/platform/bearer"
 	"github.com/authcore/authcore/platform/clock"
-	"github.com/authcore/authcore/platform/credcache"
 	"github.com/authcore/authcore/platform/database"
 	"github.com/authcore/authcore/platform/guard"
 	"github.com/authcore/authcore/platform/httpserver"
@@ -19,13 +19,11 @@ import (
 	"github.com/authcore/authcore/platform/lastused"
 	"github.com/authcore/authcore/platform/metrics"
 	"github.com/authcore/authcore/platform/ratelimit"
-	"github.com/authcore/authcore/platform/secret"
 )
 
 // Module wires the service and its routes.
 var Module = fx.Module("agenttoken",
 	fx.Decorate(func(l *slog.Logger) *slog.Logger { return l.With("module", "agenttoken") }),
-	fx.Supply(DefaultCacheLimits),
 	fx.Provide(NewService),
 	httpserver.AsRoutes(func(s *Service, g *guard.Guard, l *ratelimit.Limiters, log *slog.Logger, m *metrics.Credentials) []httpserver.Route {
 		h := &handler{svc: s, guard: g, limits: l, log: log,
@@ -47,7 +45,7 @@ type Params struct {
 	Bus     invalidation.Bus
 	Metrics *metrics.Credentials
 	Log     *slog.Logger
-	Limits  CacheLimits
+	Limits  bearer.Limits
 	DB      *database.DB
 }
 
@@ -55,10 +53,8 @@ type Params struct {
 func NewService(p Params) *Service {
 	s := &Service{
 		ent: p.Ent, pool: p.DB.Pool, clock: p.Clock, audit: p.Audit, bus: p.Bus, metrics: p.Metrics, log: p.Log,
-		cache:    credcache.New[secret.Digest, *entry](p.Limits.Size, p.Limits.PositiveTTL),
-		negative: credcache.New[secret.Digest, struct{}](p.Limits.Size, p.Limits.NegativeTTL),
 	}
+	s.verifier = bearer.New(p.Clock, p.Bus, topic, p.Limits, s.lookup)
 	s.lastUsed = lastused.New(p.LC, p.Log, "ai_agent", s.writeLastUsed)
-	p.Bus.Subscribe(topic, s.invalidate)
 	return s
 }

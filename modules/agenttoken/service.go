@@ -2,7 +2,6 @@ package agenttoken
 
 import (
 	"context"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -19,8 +18,8 @@ import (
 	"github.com/authcore/authcore/ent"
 	"github.com/authcore/authcore/ent/agenttoken"
 	"github.com/authcore/authcore/platform/audit"
+	"github.com/authcore/authcore/platform/bearer"
 	"github.com/authcore/authcore/platform/clock"
-	"github.com/authcore/authcore/platform/credcache"
 	"github.com/authcore/authcore/platform/database"
 	"github.com/authcore/authcore/platform/invalidation"
 	"github.com/authcore/authcore/platform/jsonbody"
@@ -43,18 +42,6 @@ const (
 
 var scopePattern = regexp.MustCompile(`^[a-z][a-z0-9_.:*-]{0,63}$`)
 
-// CacheLimits bound the verification caches. Unknown digests are cached too, so a flood
-// of well-formed garbage costs one store lookup per distinct token per NegativeTTL.
-type CacheLimits struct {
-	Size        int
-	PositiveTTL time.Duration
-	NegativeTTL time.Duration
-}
-
-// DefaultCacheLimits: a cached verification costs about 720 bytes (BenchmarkCacheMemory),
-// so 100k of them stay near 72 MiB at worst.
-var DefaultCacheLimits = CacheLimits{Size: 100_000, PositiveTTL: 5 * time.Minute, NegativeTTL: 30 * time.Second}
-
 const topic = "ai_token"
 
 // Service mints, lists, revokes and verifies agent tokens. It imports no HTTP.
@@ -68,16 +55,13 @@ type Service struct {
 	lastUsed *lastused.Batcher
 	log      *slog.Logger
 
-	cache    *credcache.Cache[secret.Digest, *entry]
-	negative *credcache.Cache[secret.Digest, struct{}]
+	verifier *bearer.Verifier[answer]
 }
 
-// entry is a verified token as the hot path needs it; nil means "no such token".
-type entry struct {
+// answer is what a verified token answers on ai/me, encoded once when it is cached.
+type answer struct {
 	info     Verified
-	revoked  bool
-	expires  time.Time
-	response []byte // the ai/me body, encoded once
+	response []byte
 }
 
 // Agent is the token record of seed 4.1 / SPEC §5. Never a digest or a secret.
@@ -273,7 +257,7 @@ func (s *Service) Revoke(ctx context.Context, projectID, tokenID string, actor *
 	if err != nil {
 		return err
 	}
-	s.bus.Publish(ctx, topic, hex.EncodeToString(digest))
+	s.verifier.Revoked(ctx, digest)
 	s.metrics.Revoked.WithLabelValues("ai_agent", "").Inc()
 	return nil
 }

@@ -2,7 +2,6 @@ package agenttoken
 
 import (
 	"context"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"time"
@@ -11,47 +10,32 @@ import (
 
 	"github.com/authcore/authcore/ent"
 	"github.com/authcore/authcore/ent/agenttoken"
+	"github.com/authcore/authcore/platform/bearer"
 	"github.com/authcore/authcore/platform/secret"
 )
 
 // Verify checks a bearer token. ok is false for anything that is not a live token; err
-// is only for a store that failed. The checksum is checked before anything else, so
-// malformed and guessed tokens never reach the store; known and unknown digests are both
-// cached; expiry is checked on every call against the clock, to the second.
-func (s *Service) Verify(ctx context.Context, token string) (e *entry, ok bool, err error) {
+// is only for a store that failed. The checksum is checked first, so malformed and
+// guessed tokens never reach the store or the caches.
+func (s *Service) Verify(ctx context.Context, token string) (*answer, bool, error) {
 	if !secret.CheckToken(Kind, token) {
 		return nil, false, nil
 	}
-	d := secret.DigestOf(token)
-	if _, unknown := s.negative.Get(d); unknown {
-		return nil, false, nil
-	}
-	e, err = s.cache.Load(ctx, d, func(ctx context.Context) (*entry, error) { return s.lookup(ctx, d) })
-	if errors.Is(err, errUnknown) {
-		s.negative.Put(d, struct{}{})
-		return nil, false, nil
-	}
-	if err != nil {
+	e, ok, err := s.verifier.Verify(ctx, token)
+	if !ok || err != nil {
 		return nil, false, err
 	}
-	now := s.clock.Now()
-	if e.revoked || !now.Before(e.expires) {
-		return nil, false, nil
-	}
-	s.lastUsed.Touch(e.info.TokenID, now)
-	return e, true, nil
+	s.lastUsed.Touch(e.ID, s.clock.Now())
+	return &e.Value, true, nil
 }
 
-// errUnknown is a lookup that found no token; it is cached in the negative cache only.
-var errUnknown = errors.New("unknown token")
-
-func (s *Service) lookup(ctx context.Context, d secret.Digest) (*entry, error) {
+func (s *Service) lookup(ctx context.Context, d secret.Digest) (*bearer.Entry[answer], error) {
 	if s.pool != nil {
 		return s.lookupPG(ctx, d)
 	}
 	t, err := s.ent.AgentToken.Query().Where(agenttoken.Digest(d.Bytes())).Only(ctx)
 	if ent.IsNotFound(err) {
-		return nil, errUnknown
+		return nil, bearer.ErrUnknown
 	}
 	if err != nil {
 		return nil, err
@@ -59,20 +43,21 @@ func (s *Service) lookup(ctx context.Context, d secret.Digest) (*entry, error) {
 	// Compared again in constant time: the index lookup found it by equality, this keeps
 	// the guarantee independent of how the store compares.
 	if !secret.Equal(t.Digest, d.Bytes()) {
-		return nil, errUnknown
+		return nil, bearer.ErrUnknown
 	}
 	info := Verified{TokenID: t.ID, ProjectID: t.ProjectID, AgentName: t.AgentName, Scopes: t.Scopes, CreatedBy: t.CreatedBy, ExpiresAt: t.ExpiresAt.UTC()}
 	return buildEntry(info, t.RevokedAt != nil), nil
 }
 
 // buildEntry encodes the ai/me answer once, so the hot path only copies bytes.
-func buildEntry(info Verified, revoked bool) *entry {
+func buildEntry(info Verified, revoked bool) *bearer.Entry[answer] {
 	if info.Scopes == nil {
 		info.Scopes = []string{}
 	}
 	// Marshal cannot fail on these field types.
 	body, _ := json.Marshal(meBody{Engine: engineName, Authenticated: true, Kind: "ai_agent", Verified: info})
-	return &entry{info: info, revoked: revoked, expires: info.ExpiresAt, response: body}
+	exp := info.ExpiresAt
+	return &bearer.Entry[answer]{ID: info.TokenID, ExpiresAt: &exp, Revoked: revoked, Value: answer{info: info, response: body}}
 }
 
 // meBody is the ai/me answer: the verification fields merged into it (seed 4.2).
@@ -81,23 +66,6 @@ type meBody struct {
 	Authenticated bool   `json:"authenticated"`
 	Kind          string `json:"kind"`
 	Verified
-}
-
-// invalidate drops a digest (hex) from both caches; "" drops everything.
-func (s *Service) invalidate(key string) {
-	if key == "" {
-		s.cache.Purge()
-		s.negative.Purge()
-		return
-	}
-	b, err := hex.DecodeString(key)
-	if err != nil || len(b) != len(secret.Digest{}) {
-		return
-	}
-	var d secret.Digest
-	copy(d[:], b)
-	s.cache.Invalidate(d)
-	s.negative.Invalidate(d)
 }
 
 // writeLastUsed stores a batch of last-used times in one transaction.
@@ -117,7 +85,7 @@ func (s *Service) writeLastUsed(ctx context.Context, batch map[string]time.Time)
 
 // lookupPG is lookup through pgx directly: on the cold path the database/sql and ent layers
 // cost about as much client CPU as the query itself. Same row, same rules as lookup.
-func (s *Service) lookupPG(ctx context.Context, d secret.Digest) (*entry, error) {
+func (s *Service) lookupPG(ctx context.Context, d secret.Digest) (*bearer.Entry[answer], error) {
 	var (
 		info      Verified
 		scopes    []byte
@@ -128,13 +96,13 @@ func (s *Service) lookupPG(ctx context.Context, d secret.Digest) (*entry, error)
 		FROM agent_tokens WHERE digest = $1`, d.Bytes()).
 		Scan(&info.TokenID, &info.ProjectID, &info.AgentName, &scopes, &info.CreatedBy, &info.ExpiresAt, &revokedAt, &digest)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, errUnknown
+		return nil, bearer.ErrUnknown
 	}
 	if err != nil {
 		return nil, err
 	}
 	if !secret.Equal(digest, d.Bytes()) {
-		return nil, errUnknown
+		return nil, bearer.ErrUnknown
 	}
 	if err := json.Unmarshal(scopes, &info.Scopes); err != nil {
 		return nil, err

@@ -11,6 +11,7 @@ import (
 	"github.com/authcore/authcore/modules/project"
 	"github.com/authcore/authcore/modules/session"
 	"github.com/authcore/authcore/platform/audit"
+	"github.com/authcore/authcore/platform/bearer"
 	"github.com/authcore/authcore/platform/clock"
 	"github.com/authcore/authcore/platform/config"
 	"github.com/authcore/authcore/platform/database"
@@ -40,6 +41,7 @@ func Platform() fx.Option {
 		invalidation.Module,
 		ratelimit.Module,
 		guard.Module,
+		bearer.Module,
 	)
 }
 
