@@ -16,6 +16,7 @@ import (
 	"entgo.io/ent/dialect/sql"
 	"github.com/authcore/authcore/ent/agenttoken"
 	"github.com/authcore/authcore/ent/auditevent"
+	"github.com/authcore/authcore/ent/badge"
 	"github.com/authcore/authcore/ent/membership"
 	"github.com/authcore/authcore/ent/project"
 	"github.com/authcore/authcore/ent/refreshtoken"
@@ -35,6 +36,8 @@ type Client struct {
 	AgentToken *AgentTokenClient
 	// AuditEvent is the client for interacting with the AuditEvent builders.
 	AuditEvent *AuditEventClient
+	// Badge is the client for interacting with the Badge builders.
+	Badge *BadgeClient
 	// Membership is the client for interacting with the Membership builders.
 	Membership *MembershipClient
 	// Project is the client for interacting with the Project builders.
@@ -60,6 +63,7 @@ func (c *Client) init() {
 	c.Schema = migrate.NewSchema(c.driver)
 	c.AgentToken = NewAgentTokenClient(c.config)
 	c.AuditEvent = NewAuditEventClient(c.config)
+	c.Badge = NewBadgeClient(c.config)
 	c.Membership = NewMembershipClient(c.config)
 	c.Project = NewProjectClient(c.config)
 	c.RefreshToken = NewRefreshTokenClient(c.config)
@@ -160,6 +164,7 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		config:       cfg,
 		AgentToken:   NewAgentTokenClient(cfg),
 		AuditEvent:   NewAuditEventClient(cfg),
+		Badge:        NewBadgeClient(cfg),
 		Membership:   NewMembershipClient(cfg),
 		Project:      NewProjectClient(cfg),
 		RefreshToken: NewRefreshTokenClient(cfg),
@@ -187,6 +192,7 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		config:       cfg,
 		AgentToken:   NewAgentTokenClient(cfg),
 		AuditEvent:   NewAuditEventClient(cfg),
+		Badge:        NewBadgeClient(cfg),
 		Membership:   NewMembershipClient(cfg),
 		Project:      NewProjectClient(cfg),
 		RefreshToken: NewRefreshTokenClient(cfg),
@@ -222,8 +228,8 @@ func (c *Client) Close() error {
 // In order to add hooks to a specific client, call: `client.Node.Use(...)`.
 func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
-		c.AgentToken, c.AuditEvent, c.Membership, c.Project, c.RefreshToken, c.Session,
-		c.SigningKey, c.User,
+		c.AgentToken, c.AuditEvent, c.Badge, c.Membership, c.Project, c.RefreshToken,
+		c.Session, c.SigningKey, c.User,
 	} {
 		n.Use(hooks...)
 	}
@@ -233,8 +239,8 @@ func (c *Client) Use(hooks ...Hook) {
 // In order to add interceptors to a specific client, call: `client.Node.Intercept(...)`.
 func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
-		c.AgentToken, c.AuditEvent, c.Membership, c.Project, c.RefreshToken, c.Session,
-		c.SigningKey, c.User,
+		c.AgentToken, c.AuditEvent, c.Badge, c.Membership, c.Project, c.RefreshToken,
+		c.Session, c.SigningKey, c.User,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -247,6 +253,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.AgentToken.mutate(ctx, m)
 	case *AuditEventMutation:
 		return c.AuditEvent.mutate(ctx, m)
+	case *BadgeMutation:
+		return c.Badge.mutate(ctx, m)
 	case *MembershipMutation:
 		return c.Membership.mutate(ctx, m)
 	case *ProjectMutation:
@@ -527,6 +535,139 @@ func (c *AuditEventClient) mutate(ctx context.Context, m *AuditEventMutation) (V
 		return (&AuditEventDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
 	default:
 		return nil, fmt.Errorf("ent: unknown AuditEvent mutation op: %q", m.Op())
+	}
+}
+
+// BadgeClient is a client for the Badge schema.
+type BadgeClient struct {
+	config
+}
+
+// NewBadgeClient returns a client for the Badge from the given config.
+func NewBadgeClient(c config) *BadgeClient {
+	return &BadgeClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `badge.Hooks(f(g(h())))`.
+func (c *BadgeClient) Use(hooks ...Hook) {
+	c.hooks.Badge = append(c.hooks.Badge, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `badge.Intercept(f(g(h())))`.
+func (c *BadgeClient) Intercept(interceptors ...Interceptor) {
+	c.inters.Badge = append(c.inters.Badge, interceptors...)
+}
+
+// Create returns a builder for creating a Badge entity.
+func (c *BadgeClient) Create() *BadgeCreate {
+	mutation := newBadgeMutation(c.config, OpCreate)
+	return &BadgeCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of Badge entities.
+func (c *BadgeClient) CreateBulk(builders ...*BadgeCreate) *BadgeCreateBulk {
+	return &BadgeCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *BadgeClient) MapCreateBulk(slice any, setFunc func(*BadgeCreate, int)) *BadgeCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &BadgeCreateBulk{err: fmt.Errorf("calling to BadgeClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*BadgeCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &BadgeCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for Badge.
+func (c *BadgeClient) Update() *BadgeUpdate {
+	mutation := newBadgeMutation(c.config, OpUpdate)
+	return &BadgeUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *BadgeClient) UpdateOne(_m *Badge) *BadgeUpdateOne {
+	mutation := newBadgeMutation(c.config, OpUpdateOne, withBadge(_m))
+	return &BadgeUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *BadgeClient) UpdateOneID(id string) *BadgeUpdateOne {
+	mutation := newBadgeMutation(c.config, OpUpdateOne, withBadgeID(id))
+	return &BadgeUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for Badge.
+func (c *BadgeClient) Delete() *BadgeDelete {
+	mutation := newBadgeMutation(c.config, OpDelete)
+	return &BadgeDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *BadgeClient) DeleteOne(_m *Badge) *BadgeDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *BadgeClient) DeleteOneID(id string) *BadgeDeleteOne {
+	builder := c.Delete().Where(badge.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &BadgeDeleteOne{builder}
+}
+
+// Query returns a query builder for Badge.
+func (c *BadgeClient) Query() *BadgeQuery {
+	return &BadgeQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeBadge},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a Badge entity by its id.
+func (c *BadgeClient) Get(ctx context.Context, id string) (*Badge, error) {
+	return c.Query().Where(badge.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *BadgeClient) GetX(ctx context.Context, id string) *Badge {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *BadgeClient) Hooks() []Hook {
+	return c.hooks.Badge
+}
+
+// Interceptors returns the client interceptors.
+func (c *BadgeClient) Interceptors() []Interceptor {
+	return c.inters.Badge
+}
+
+func (c *BadgeClient) mutate(ctx context.Context, m *BadgeMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&BadgeCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&BadgeUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&BadgeUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&BadgeDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown Badge mutation op: %q", m.Op())
 	}
 }
 
@@ -1331,12 +1472,12 @@ func (c *UserClient) mutate(ctx context.Context, m *UserMutation) (Value, error)
 // hooks and interceptors per client, for fast access.
 type (
 	hooks struct {
-		AgentToken, AuditEvent, Membership, Project, RefreshToken, Session, SigningKey,
-		User []ent.Hook
+		AgentToken, AuditEvent, Badge, Membership, Project, RefreshToken, Session,
+		SigningKey, User []ent.Hook
 	}
 	inters struct {
-		AgentToken, AuditEvent, Membership, Project, RefreshToken, Session, SigningKey,
-		User []ent.Interceptor
+		AgentToken, AuditEvent, Badge, Membership, Project, RefreshToken, Session,
+		SigningKey, User []ent.Interceptor
 	}
 )
 

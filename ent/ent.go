@@ -14,6 +14,7 @@ import (
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"github.com/authcore/authcore/ent/agenttoken"
 	"github.com/authcore/authcore/ent/auditevent"
+	"github.com/authcore/authcore/ent/badge"
 	"github.com/authcore/authcore/ent/membership"
 	"github.com/authcore/authcore/ent/project"
 	"github.com/authcore/authcore/ent/refreshtoken"
@@ -82,6 +83,7 @@ func checkColumn(t, c string) error {
 		columnCheck = sql.NewColumnCheck(map[string]func(string) bool{
 			agenttoken.Table:   agenttoken.ValidColumn,
 			auditevent.Table:   auditevent.ValidColumn,
+			badge.Table:        badge.ValidColumn,
 			membership.Table:   membership.ValidColumn,
 			project.Table:      project.ValidColumn,
 			refreshtoken.Table: refreshtoken.ValidColumn,

@@ -7,6 +7,7 @@ import (
 
 	"github.com/authcore/authcore/ent/agenttoken"
 	"github.com/authcore/authcore/ent/auditevent"
+	"github.com/authcore/authcore/ent/badge"
 	"github.com/authcore/authcore/ent/membership"
 	"github.com/authcore/authcore/ent/project"
 	"github.com/authcore/authcore/ent/refreshtoken"
@@ -85,6 +86,57 @@ func init() {
 	// auditevent.IDValidator is a validator for the "id" field. It is called by the builders before save.
 	auditevent.IDValidator = func() func(string) error {
 		validators := auditeventDescID.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(id string) error {
+			for _, fn := range fns {
+				if err := fn(id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	badgeMixin := schema.Badge{}.Mixin()
+	badgeMixinFields0 := badgeMixin[0].Fields()
+	_ = badgeMixinFields0
+	badgeMixinFields1 := badgeMixin[1].Fields()
+	_ = badgeMixinFields1
+	badgeFields := schema.Badge{}.Fields()
+	_ = badgeFields
+	// badgeDescCreatedAt is the schema descriptor for created_at field.
+	badgeDescCreatedAt := badgeMixinFields1[0].Descriptor()
+	// badge.DefaultCreatedAt holds the default value on creation for the created_at field.
+	badge.DefaultCreatedAt = badgeDescCreatedAt.Default.(func() time.Time)
+	// badgeDescProjectID is the schema descriptor for project_id field.
+	badgeDescProjectID := badgeFields[0].Descriptor()
+	// badge.ProjectIDValidator is a validator for the "project_id" field. It is called by the builders before save.
+	badge.ProjectIDValidator = badgeDescProjectID.Validators[0].(func(string) error)
+	// badgeDescProduct is the schema descriptor for product field.
+	badgeDescProduct := badgeFields[1].Descriptor()
+	// badge.ProductValidator is a validator for the "product" field. It is called by the builders before save.
+	badge.ProductValidator = badgeDescProduct.Validators[0].(func(string) error)
+	// badgeDescName is the schema descriptor for name field.
+	badgeDescName := badgeFields[2].Descriptor()
+	// badge.NameValidator is a validator for the "name" field. It is called by the builders before save.
+	badge.NameValidator = badgeDescName.Validators[0].(func(string) error)
+	// badgeDescRole is the schema descriptor for role field.
+	badgeDescRole := badgeFields[3].Descriptor()
+	// badge.RoleValidator is a validator for the "role" field. It is called by the builders before save.
+	badge.RoleValidator = badgeDescRole.Validators[0].(func(string) error)
+	// badgeDescDigest is the schema descriptor for digest field.
+	badgeDescDigest := badgeFields[8].Descriptor()
+	// badge.DigestValidator is a validator for the "digest" field. It is called by the builders before save.
+	badge.DigestValidator = badgeDescDigest.Validators[0].(func([]byte) error)
+	// badgeDescID is the schema descriptor for id field.
+	badgeDescID := badgeMixinFields0[0].Descriptor()
+	// badge.DefaultID holds the default value on creation for the id field.
+	badge.DefaultID = badgeDescID.Default.(func() string)
+	// badge.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	badge.IDValidator = func() func(string) error {
+		validators := badgeDescID.Validators
 		fns := [...]func(string) error{
 			validators[0].(func(string) error),
 			validators[1].(func(string) error),

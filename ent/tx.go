@@ -18,6 +18,8 @@ type Tx struct {
 	AgentToken *AgentTokenClient
 	// AuditEvent is the client for interacting with the AuditEvent builders.
 	AuditEvent *AuditEventClient
+	// Badge is the client for interacting with the Badge builders.
+	Badge *BadgeClient
 	// Membership is the client for interacting with the Membership builders.
 	Membership *MembershipClient
 	// Project is the client for interacting with the Project builders.
@@ -163,6 +165,7 @@ func (tx *Tx) Client() *Client {
 func (tx *Tx) init() {
 	tx.AgentToken = NewAgentTokenClient(tx.config)
 	tx.AuditEvent = NewAuditEventClient(tx.config)
+	tx.Badge = NewBadgeClient(tx.config)
 	tx.Membership = NewMembershipClient(tx.config)
 	tx.Project = NewProjectClient(tx.config)
 	tx.RefreshToken = NewRefreshTokenClient(tx.config)

@@ -59,6 +59,34 @@ var (
 			},
 		},
 	}
+	// BadgesColumns holds the columns for the "badges" table.
+	BadgesColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString, Size: 40},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "project_id", Type: field.TypeString},
+		{Name: "product", Type: field.TypeString},
+		{Name: "name", Type: field.TypeString},
+		{Name: "role", Type: field.TypeString},
+		{Name: "created_by", Type: field.TypeString, Nullable: true},
+		{Name: "expires_at", Type: field.TypeTime, Nullable: true},
+		{Name: "last_used_at", Type: field.TypeTime, Nullable: true},
+		{Name: "secret_hint", Type: field.TypeString},
+		{Name: "digest", Type: field.TypeBytes, Unique: true},
+		{Name: "revoked_at", Type: field.TypeTime, Nullable: true},
+	}
+	// BadgesTable holds the schema information for the "badges" table.
+	BadgesTable = &schema.Table{
+		Name:       "badges",
+		Columns:    BadgesColumns,
+		PrimaryKey: []*schema.Column{BadgesColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "badge_project_id_id",
+				Unique:  false,
+				Columns: []*schema.Column{BadgesColumns[2], BadgesColumns[0]},
+			},
+		},
+	}
 	// MembershipsColumns holds the columns for the "memberships" table.
 	MembershipsColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeString, Size: 40},
@@ -196,6 +224,7 @@ var (
 	Tables = []*schema.Table{
 		AgentTokensTable,
 		AuditEventsTable,
+		BadgesTable,
 		MembershipsTable,
 		ProjectsTable,
 		RefreshTokensTable,

@@ -9,6 +9,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/authcore/authcore/platform/apperr"
+	"github.com/authcore/authcore/platform/audit"
 	"github.com/authcore/authcore/platform/guard"
 	"github.com/authcore/authcore/platform/httpserver"
 	"github.com/authcore/authcore/platform/identity"
@@ -18,6 +19,7 @@ import (
 type handler struct {
 	svc   *Service
 	guard *guard.Guard
+	audit *audit.Recorder
 }
 
 func (h *handler) routes() []httpserver.Route {
@@ -34,7 +36,18 @@ func (h *handler) routes() []httpserver.Route {
 		r(http.MethodGet, "/v1/projects/:id/members", dash, member, h.members),
 		r(http.MethodPost, "/v1/projects/:id/members", dash, admin, h.addMember),
 		r(http.MethodDelete, "/v1/projects/:id/members/:userId", dash, admin, h.removeMember),
+		r(http.MethodGet, "/v1/projects/:id/audit", dash, admin, h.auditTrail),
 	}
+}
+
+// auditTrail pages through the project's audit records, newest first (SPEC §7).
+func (h *handler) auditTrail(c *fiber.Ctx) error {
+	limit := httpserver.QueryLimit(c.Query("limit"), 50, 200)
+	page, err := h.audit.List(c.UserContext(), guard.ProjectOf(c), limit, strings.Clone(c.Query("before")))
+	if err != nil {
+		return err
+	}
+	return c.JSON(page)
 }
 
 // Issue is one violation in a validation_failed answer.

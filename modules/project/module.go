@@ -23,7 +23,7 @@ var Module = fx.Module("project",
 		fx.Annotate(func(s *Service) identity.Memberships { return s }),
 		fx.Annotate(func(s *Service) identity.Tenants { return s }),
 	),
-	httpserver.AsRoutes(func(s *Service, g *guard.Guard) []httpserver.Route {
-		return (&handler{svc: s, guard: g}).routes()
+	httpserver.AsRoutes(func(s *Service, g *guard.Guard, rec *audit.Recorder) []httpserver.Route {
+		return (&handler{svc: s, guard: g, audit: rec}).routes()
 	}),
 )

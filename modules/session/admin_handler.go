@@ -1,9 +1,7 @@
 package session
 
 import (
-	"math"
 	"net/http"
-	"strconv"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -54,29 +52,9 @@ func (h *handler) list(c *fiber.Ctx) error {
 	return c.JSON(fiber.Map{"userId": userID, "handles": handles, "count": len(handles), "projectId": projectID})
 }
 
-// recentLimit reads ?limit= as a number: default 50, a non-finite value (including
-// anything that is not a number) is 50, then clamped to 1..500.
-func recentLimit(s string) int {
-	if s == "" {
-		return defaultRecent
-	}
-	f, err := strconv.ParseFloat(s, 64)
-	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
-		return defaultRecent
-	}
-	f = math.Trunc(f)
-	switch {
-	case f < 1:
-		return 1
-	case f > maxRecent:
-		return maxRecent
-	}
-	return int(f)
-}
-
 func (h *handler) recent(c *fiber.Ctx) error {
 	projectID := guard.ProjectOf(c)
-	limit := recentLimit(c.Query("limit"))
+	limit := httpserver.QueryLimit(c.Query("limit"), defaultRecent, maxRecent)
 	// The tenant defaults to the one the project maps to: the project id itself.
 	var tenantID *string
 	if t := c.Query("tenantId"); t != "" {

@@ -5,10 +5,14 @@ package audit
 
 import (
 	"context"
+	"time"
+
+	"entgo.io/ent/dialect/sql"
 
 	"go.uber.org/fx"
 
 	"github.com/authcore/authcore/ent"
+	"github.com/authcore/authcore/ent/auditevent"
 	"github.com/authcore/authcore/platform/secret"
 )
 
@@ -30,11 +34,16 @@ type Event struct {
 	Origin    Origin
 }
 
-// Recorder writes audit records.
-type Recorder struct{ keys *secret.Keyring }
+// Recorder writes audit records and pages through them.
+type Recorder struct {
+	keys *secret.Keyring
+	ent  *ent.Client
+}
 
 // NewRecorder returns a recorder hashing client addresses under the server's key.
-func NewRecorder(keys *secret.Keyring) *Recorder { return &Recorder{keys: keys} }
+func NewRecorder(keys *secret.Keyring, client *ent.Client) *Recorder {
+	return &Recorder{keys: keys, ent: client}
+}
 
 // Record writes e inside tx.
 func (r *Recorder) Record(ctx context.Context, tx *ent.Tx, e Event) (*ent.AuditEvent, error) {
@@ -60,4 +69,50 @@ func (r *Recorder) IPHash(forwardedFor *string) *string {
 	}
 	h := r.keys.MAC("ip", []byte(*forwardedFor))
 	return &h
+}
+
+// View is one audit record as the audit endpoint shows it (SPEC §7).
+type View struct {
+	ID        string         `json:"id"`
+	ActorID   *string        `json:"actorId"`
+	ProjectID string         `json:"projectId"`
+	Action    string         `json:"action"`
+	IPHash    *string        `json:"ipHash"`
+	UserAgent *string        `json:"userAgent"`
+	Metadata  map[string]any `json:"metadata"`
+	CreatedAt time.Time      `json:"createdAt"`
+}
+
+// Page is one page of a project's trail, newest first. NextBefore is the cursor of the
+// next page, nil on the last.
+type Page struct {
+	Events     []View  `json:"events"`
+	NextBefore *string `json:"nextBefore"`
+}
+
+// List returns up to limit records of projectID older than the record before (all when
+// before is ""). Ids sort by creation, so the id is the cursor.
+func (r *Recorder) List(ctx context.Context, projectID string, limit int, before string) (Page, error) {
+	q := r.ent.AuditEvent.Query().Where(auditevent.ProjectID(projectID))
+	if before != "" {
+		q = q.Where(auditevent.IDLT(before))
+	}
+	// One extra row tells whether another page follows.
+	rows, err := q.Order(auditevent.ByID(sql.OrderDesc())).Limit(limit + 1).All(ctx)
+	if err != nil {
+		return Page{}, err
+	}
+	p := Page{Events: make([]View, 0, min(len(rows), limit))}
+	for i, e := range rows {
+		if i == limit {
+			last := p.Events[limit-1].ID
+			p.NextBefore = &last
+			break
+		}
+		p.Events = append(p.Events, View{
+			ID: e.ID, ActorID: e.ActorID, ProjectID: e.ProjectID, Action: e.Action, IPHash: e.IPHash,
+			UserAgent: e.UserAgent, Metadata: e.Metadata, CreatedAt: e.CreatedAt.UTC(),
+		})
+	}
+	return p, nil
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/authcore/authcore/modules/account"
 	"github.com/authcore/authcore/modules/agenttoken"
+	"github.com/authcore/authcore/modules/badge"
 	"github.com/authcore/authcore/modules/project"
 	"github.com/authcore/authcore/modules/session"
 	"github.com/authcore/authcore/platform/audit"
@@ -21,8 +22,11 @@ import (
 	"github.com/authcore/authcore/platform/invalidation"
 	"github.com/authcore/authcore/platform/logging"
 	"github.com/authcore/authcore/platform/metrics"
+	"github.com/authcore/authcore/platform/product"
 	"github.com/authcore/authcore/platform/ratelimit"
 	"github.com/authcore/authcore/platform/secret"
+	"github.com/authcore/authcore/plugins/db"
+	"github.com/authcore/authcore/plugins/pay"
 )
 
 // Platform is the shared providers every module stands on.
@@ -42,6 +46,7 @@ func Platform() fx.Option {
 		ratelimit.Module,
 		guard.Module,
 		bearer.Module,
+		product.Module,
 	)
 }
 
@@ -52,6 +57,11 @@ func Features() fx.Option {
 		session.Module,
 		project.Module,
 		agenttoken.Module,
+		badge.Module,
+
+		// Badge products: one line each.
+		db.Module,
+		pay.Module,
 	)
 }
 

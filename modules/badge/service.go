@@ -1,0 +1,259 @@
+package badge
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"entgo.io/ent/dialect/sql"
+
+	"github.com/authcore/authcore/ent"
+	entbadge "github.com/authcore/authcore/ent/badge"
+	"github.com/authcore/authcore/platform/apperr"
+	"github.com/authcore/authcore/platform/audit"
+	"github.com/authcore/authcore/platform/bearer"
+	"github.com/authcore/authcore/platform/clock"
+	"github.com/authcore/authcore/platform/database"
+	"github.com/authcore/authcore/platform/lastused"
+	"github.com/authcore/authcore/platform/metrics"
+	"github.com/authcore/authcore/platform/product"
+	"github.com/authcore/authcore/platform/secret"
+)
+
+const topic = "service_badge"
+
+// Service mints, lists, revokes and verifies badges. It knows products only through the
+// contract in platform/product, and imports no HTTP.
+type Service struct {
+	ent      *ent.Client
+	products *product.Registry
+	audit    *audit.Recorder
+	clock    clock.Clock
+	metrics  *metrics.Credentials
+	log      *slog.Logger
+	verifier *bearer.Verifier[answer]
+	lastUsed *lastused.Batcher
+}
+
+// Badge is the badge record (SPEC §6). Never a digest or a secret.
+type Badge struct {
+	ID         string     `json:"id"`
+	ProjectID  string     `json:"projectId"`
+	Product    string     `json:"product"`
+	Name       string     `json:"name"`
+	Role       string     `json:"role"`
+	CreatedBy  *string    `json:"createdBy"`
+	CreatedAt  time.Time  `json:"createdAt"`
+	ExpiresAt  *time.Time `json:"expiresAt"`
+	LastUsedAt *time.Time `json:"lastUsedAt"`
+	SecretHint string     `json:"secretHint"`
+}
+
+func utc(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	u := t.UTC()
+	return &u
+}
+
+func view(b *ent.Badge) Badge {
+	return Badge{
+		ID: b.ID, ProjectID: b.ProjectID, Product: b.Product, Name: b.Name, Role: b.Role, CreatedBy: b.CreatedBy,
+		CreatedAt: b.CreatedAt.UTC(), ExpiresAt: utc(b.ExpiresAt), LastUsedAt: utc(b.LastUsedAt), SecretHint: b.SecretHint,
+	}
+}
+
+func contractView(b *ent.Badge) product.Badge {
+	return product.Badge{ID: b.ID, ProjectID: b.ProjectID, Product: b.Product, Name: b.Name, Role: b.Role, ExpiresAt: b.ExpiresAt}
+}
+
+// Created is a new badge with its one-time secrets.
+type Created struct {
+	Badge       Badge
+	Plaintext   string
+	Credentials product.Credentials
+}
+
+// Create mints a badge, its product credentials and its audit record in one transaction.
+func (s *Service) Create(ctx context.Context, projectID string, creator *string, req CreateRequest, origin audit.Origin) (Created, error) {
+	plaintext, err := secret.NewToken(req.Product.Key())
+	if err != nil {
+		return Created{}, err
+	}
+	now := s.clock.Now()
+	var expires *time.Time
+	if req.ExpiresInDays != nil {
+		e := now.Add(time.Duration(*req.ExpiresInDays) * 24 * time.Hour)
+		expires = &e
+	}
+	var out Created
+	err = database.WithTx(ctx, s.ent, func(tx *ent.Tx) error {
+		b, err := tx.Badge.Create().
+			SetProjectID(projectID).SetProduct(req.Product.Key()).SetName(req.Name).SetRole(req.Role).
+			SetNillableCreatedBy(creator).SetCreatedAt(now).SetNillableExpiresAt(expires).
+			SetSecretHint(secret.Hint(plaintext)).SetDigest(secret.DigestOf(plaintext).Bytes()).
+			Save(ctx)
+		if err != nil {
+			return err
+		}
+		creds, err := req.Product.Mint(ctx, tx, contractView(b))
+		if err != nil {
+			return mintFailed(err)
+		}
+		if _, err := s.audit.Record(ctx, tx, audit.Event{
+			ActorID: creator, ProjectID: projectID, Action: "service_badge.create",
+			Metadata: map[string]any{"badgeId": b.ID, "product": b.Product, "name": b.Name, "role": b.Role}, Origin: origin,
+		}); err != nil {
+			return err
+		}
+		out = Created{Badge: view(b), Plaintext: plaintext, Credentials: creds}
+		return nil
+	})
+	if err != nil {
+		return Created{}, err
+	}
+	s.metrics.Issued.WithLabelValues("service_badge", req.Product.Key()).Inc()
+	return out, nil
+}
+
+// mintFailed applies seed 4.4 rule 4: a failure that says its storage is not configured
+// is 503 storage_not_configured; any other is an unhandled failure.
+func mintFailed(err error) error {
+	msg := err.Error()
+	if strings.Contains(msg, "not configured") || strings.Contains(msg, "storage") {
+		return apperr.New(http.StatusServiceUnavailable, codeStorageNotReady, msg).Wrap(err)
+	}
+	return err
+}
+
+// List is the project's live badges, newest first, of one product when filter names a
+// mintable product (anything else is ignored, SPEC §6).
+func (s *Service) List(ctx context.Context, projectID, filter string) ([]Badge, error) {
+	q := s.ent.Badge.Query().Where(entbadge.ProjectID(projectID), entbadge.RevokedAtIsNil())
+	if p, ok := s.products.Get(filter); ok {
+		if mintable, _ := p.Mintable(); mintable {
+			q = q.Where(entbadge.Product(filter))
+		}
+	}
+	bs, err := q.Order(entbadge.ByID(sql.OrderDesc())).All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Badge, 0, len(bs))
+	for _, b := range bs {
+		out = append(out, view(b))
+	}
+	return out, nil
+}
+
+// ErrNotFound is a revoke of a badge that is unknown, already revoked, or another
+// project's: all answered the same.
+var ErrNotFound = apperr.NotFound("no such badge in this project")
+
+// Revoke revokes one of the project's badges: the badge, its product credentials and the
+// audit record in one transaction; then every replica forgets it.
+func (s *Service) Revoke(ctx context.Context, projectID, badgeID string, actor *string, origin audit.Origin) error {
+	var revoked *ent.Badge
+	err := database.WithTx(ctx, s.ent, func(tx *ent.Tx) error {
+		b, err := tx.Badge.Query().Where(entbadge.ID(badgeID), entbadge.ProjectID(projectID), entbadge.RevokedAtIsNil()).Only(ctx)
+		if ent.IsNotFound(err) {
+			return ErrNotFound
+		}
+		if err != nil {
+			return err
+		}
+		n, err := tx.Badge.Update().Where(entbadge.ID(b.ID), entbadge.RevokedAtIsNil()).SetRevokedAt(s.clock.Now()).Save(ctx)
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return ErrNotFound
+		}
+		if p, ok := s.products.Get(b.Product); ok {
+			if err := p.Revoke(ctx, tx, contractView(b)); err != nil {
+				return err
+			}
+		}
+		if _, err := s.audit.Record(ctx, tx, audit.Event{
+			ActorID: actor, ProjectID: projectID, Action: "service_badge.revoke",
+			Metadata: map[string]any{"badgeId": b.ID}, Origin: origin,
+		}); err != nil {
+			return err
+		}
+		revoked = b
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	s.verifier.Revoked(ctx, revoked.Digest)
+	if p, ok := s.products.Get(revoked.Product); ok {
+		if ar, ok := p.(product.AfterRevoke); ok {
+			ar.AfterRevoke(ctx, contractView(revoked))
+		}
+	}
+	s.metrics.Revoked.WithLabelValues("service_badge", revoked.Product).Inc()
+	return nil
+}
+
+// answer is what a verified badge answers on service-badges/me, encoded once.
+type answer struct{ response []byte }
+
+// meBody is the service-badges/me answer (SPEC §6).
+type meBody struct {
+	Authenticated bool       `json:"authenticated"`
+	Kind          string     `json:"kind"`
+	BadgeID       string     `json:"badgeId"`
+	ProjectID     string     `json:"projectId"`
+	Product       string     `json:"product"`
+	Role          string     `json:"role"`
+	ExpiresAt     *time.Time `json:"expiresAt"`
+}
+
+// Verify checks any badge secret: its prefix must name a registered product and its
+// checksum must hold before the store is asked.
+func (s *Service) Verify(ctx context.Context, token string) (*answer, bool, error) {
+	kind := secret.KindOf(token)
+	if _, ok := s.products.Get(kind); !ok || !secret.CheckToken(kind, token) {
+		return nil, false, nil
+	}
+	e, ok, err := s.verifier.Verify(ctx, token)
+	if !ok || err != nil {
+		return nil, false, err
+	}
+	s.lastUsed.Touch(e.ID, s.clock.Now())
+	return &e.Value, true, nil
+}
+
+func (s *Service) lookup(ctx context.Context, d secret.Digest) (*bearer.Entry[answer], error) {
+	b, err := s.ent.Badge.Query().Where(entbadge.Digest(d.Bytes())).Only(ctx)
+	if ent.IsNotFound(err) {
+		return nil, bearer.ErrUnknown
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !secret.Equal(b.Digest, d.Bytes()) {
+		return nil, bearer.ErrUnknown
+	}
+	body, err := json.Marshal(meBody{Authenticated: true, Kind: "service_badge", BadgeID: b.ID, ProjectID: b.ProjectID, Product: b.Product, Role: b.Role, ExpiresAt: utc(b.ExpiresAt)})
+	if err != nil {
+		return nil, err
+	}
+	return &bearer.Entry[answer]{ID: b.ID, ExpiresAt: b.ExpiresAt, Revoked: b.RevokedAt != nil, Value: answer{response: body}}, nil
+}
+
+func (s *Service) writeLastUsed(ctx context.Context, batch map[string]time.Time) error {
+	return database.WithTx(ctx, s.ent, func(tx *ent.Tx) error {
+		for id, t := range batch {
+			if err := tx.Badge.UpdateOneID(id).SetLastUsedAt(t).Exec(ctx); err != nil && !ent.IsNotFound(err) {
+				return err
+			}
+		}
+		return nil
+	})
+}

@@ -1,0 +1,116 @@
+// Package product is the contract between the badge module and the product plugins
+// (plugins/db, plugins/s3, plugins/auth, plugins/pay, …). A plugin is an fx module that
+// contributes a Product through AsProduct; the badge module sees only this contract and
+// the registry built from the group, never a plugin package. Adding a product is one
+// folder under plugins/ and one line in cmd/authcore/app.
+package product
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"sort"
+	"time"
+
+	"go.uber.org/fx"
+
+	"github.com/authcore/authcore/ent"
+)
+
+// Badge is what a plugin is told about the badge it mints or revokes credentials for.
+type Badge struct {
+	ID        string
+	ProjectID string
+	Product   string
+	Name      string
+	Role      string
+	ExpiresAt *time.Time
+}
+
+// Credentials are the product-specific parts of a create answer: the seed's `s3` and
+// `auth` objects. Nil fields are answered as null. Secrets in them are shown once.
+type Credentials struct {
+	S3   any
+	Auth any
+}
+
+// Product is one badge product.
+type Product interface {
+	// Key is the product value in requests ("db", "s3", …): lower-case letters and digits.
+	Key() string
+	// Description is the product's entry in the list endpoint's `products`.
+	Description() string
+	// Mintable reports whether badges can be minted now, and if not, why (the message of
+	// product_not_available).
+	Mintable() (ok bool, reason string)
+	// Mint issues the product's credentials inside the badge's transaction, so a badge
+	// never exists without them. An error whose text says "not configured" or "storage"
+	// is answered 503 storage_not_configured (seed 4.4 rule 4).
+	Mint(ctx context.Context, tx *ent.Tx, b Badge) (Credentials, error)
+	// Revoke withdraws the product's credentials inside the revoke's transaction.
+	Revoke(ctx context.Context, tx *ent.Tx, b Badge) error
+}
+
+// AfterRevoke is implemented by products that cache their credentials: it runs after the
+// revoke committed (invalidating earlier could let a lookup re-cache the old state).
+type AfterRevoke interface {
+	AfterRevoke(ctx context.Context, b Badge)
+}
+
+// AsProduct contributes the Product returned by constructor f. It is the only place that
+// spells the group tag.
+func AsProduct(f any) fx.Option {
+	return fx.Provide(fx.Annotate(f, fx.As(new(Product)), fx.ResultTags(`group:"products"`)))
+}
+
+// Module builds the registry from every contributed product.
+var Module = fx.Module("product", fx.Provide(NewRegistry))
+
+// Registry is every product, in key order.
+type Registry struct {
+	list  []Product
+	byKey map[string]Product
+}
+
+var keyPattern = regexp.MustCompile(`^[a-z][a-z0-9]{0,15}$`)
+
+type registryParams struct {
+	fx.In
+	Products []Product `group:"products"`
+}
+
+// NewRegistry sorts the contributed products by key and refuses duplicates and bad keys.
+func NewRegistry(p registryParams) (*Registry, error) {
+	r := &Registry{byKey: map[string]Product{}}
+	for _, pr := range p.Products {
+		k := pr.Key()
+		if !keyPattern.MatchString(k) {
+			return nil, fmt.Errorf("product key %q: want %s", k, keyPattern)
+		}
+		if _, dup := r.byKey[k]; dup {
+			return nil, fmt.Errorf("product %q is registered twice", k)
+		}
+		r.byKey[k] = pr
+		r.list = append(r.list, pr)
+	}
+	sort.Slice(r.list, func(i, j int) bool { return r.list[i].Key() < r.list[j].Key() })
+	return r, nil
+}
+
+// Get returns the product with key k.
+func (r *Registry) Get(k string) (Product, bool) {
+	p, ok := r.byKey[k]
+	return p, ok
+}
+
+// All returns every product in key order.
+func (r *Registry) All() []Product { return r.list }
+
+// Keys returns every product key in order.
+func (r *Registry) Keys() []string {
+	out := make([]string, len(r.list))
+	for i, p := range r.list {
+		out[i] = p.Key()
+	}
+	return out
+}
