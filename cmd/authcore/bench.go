@@ -61,6 +61,9 @@ type scenario struct {
 	floodConns int
 	// cold runs the request against the cache-less instance.
 	cold bool
+	// conns, when set, replaces --connections: latency targets of writes are read at a
+	// modest concurrency, not behind a queue of 64.
+	conns int
 	// warmup, when set, replaces --warmup: a freshly seeded large store needs its pages
 	// in the buffer cache before it shows its steady state.
 	warmup time.Duration
@@ -116,16 +119,19 @@ func (b benchCmd) Run(cfg *config.Config, stdout io.Writer) error {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	runOn := func(addr, name string, req request, warmup time.Duration) result {
+	runOn := func(addr, name string, req request, warmup time.Duration, conns int) result {
 		if warmup == 0 {
 			warmup = b.Warmup
 		}
-		load(ctx, addr, req, b.Connections, warmup)
-		r := load(ctx, addr, req, b.Connections, b.Duration)
+		if conns == 0 {
+			conns = b.Connections
+		}
+		load(ctx, addr, req, conns, warmup)
+		r := load(ctx, addr, req, conns, b.Duration)
 		r.Name = name
 		return r
 	}
-	run := func(name string, req request) result { return runOn(env.addr, name, req, 0) }
+	run := func(name string, req request) result { return runOn(env.addr, name, req, 0, 0) }
 	healthz := request{Method: http.MethodGet, Path: "/healthz", Expect: 200}
 	before := run("/healthz (baseline, before)", healthz)
 	var rows []result
@@ -138,11 +144,11 @@ func (b benchCmd) Run(cfg *config.Config, stdout io.Writer) error {
 			return fmt.Errorf("%s: setup: %w", s.name, err)
 		}
 		if s.cold {
-			rows = append(rows, runOn(env.coldAddr, s.name, req, s.warmup))
+			rows = append(rows, runOn(env.coldAddr, s.name, req, s.warmup, s.conns))
 			continue
 		}
 		if s.flood == nil {
-			rows = append(rows, run(s.name, req))
+			rows = append(rows, runOn(env.addr, s.name, req, 0, s.conns))
 			continue
 		}
 		freq, err := s.flood(ctx, env)
@@ -200,6 +206,25 @@ func benchScenarios() []scenario {
 				return request{}, err
 			}
 			return request{Method: http.MethodGet, Path: "/v1/auth-core/ai/me", Header: map[string]string{"Authorization": "Bearer " + tok}, Expect: 200}, nil
+		}},
+		{name: "GET /v1/service-badges/me (warm cache)", setup: func(ctx context.Context, env *benchEnv) (request, error) {
+			admin, prj, err := benchProject(env)
+			if err != nil {
+				return request{}, err
+			}
+			var out struct{ Plaintext string }
+			if err := benchCall(env, http.MethodPost, "/v1/projects/"+prj+"/service-badges", admin.AccessToken, []byte(`{"name":"bench","product":"db"}`), http.StatusCreated, &out); err != nil {
+				return request{}, err
+			}
+			return request{Method: http.MethodGet, Path: "/v1/service-badges/me", Header: map[string]string{"Authorization": "Bearer " + out.Plaintext}, Expect: 200}, nil
+		}},
+		{name: "POST service-badges (create db, 4 conns)", conns: 4, setup: func(ctx context.Context, env *benchEnv) (request, error) {
+			admin, prj, err := benchProject(env)
+			if err != nil {
+				return request{}, err
+			}
+			return request{Method: http.MethodPost, Path: "/v1/projects/" + prj + "/service-badges", Body: []byte(`{"name":"bench","product":"db"}`),
+				Header: map[string]string{"Authorization": "Bearer " + admin.AccessToken}, Expect: 201}, nil
 		}},
 		{name: "ai/me cold cache, 10k tokens stored", cold: true, setup: func(ctx context.Context, env *benchEnv) (request, error) {
 			admin, prj, err := benchProject(env)
