@@ -16,10 +16,12 @@ import (
 	"entgo.io/ent/dialect/sql"
 	"github.com/authcore/authcore/ent/agenttoken"
 	"github.com/authcore/authcore/ent/auditevent"
+	"github.com/authcore/authcore/ent/authclient"
 	"github.com/authcore/authcore/ent/badge"
 	"github.com/authcore/authcore/ent/membership"
 	"github.com/authcore/authcore/ent/project"
 	"github.com/authcore/authcore/ent/refreshtoken"
+	"github.com/authcore/authcore/ent/s3credential"
 	"github.com/authcore/authcore/ent/session"
 	"github.com/authcore/authcore/ent/signingkey"
 	"github.com/authcore/authcore/ent/user"
@@ -36,6 +38,8 @@ type Client struct {
 	AgentToken *AgentTokenClient
 	// AuditEvent is the client for interacting with the AuditEvent builders.
 	AuditEvent *AuditEventClient
+	// AuthClient is the client for interacting with the AuthClient builders.
+	AuthClient *AuthClientClient
 	// Badge is the client for interacting with the Badge builders.
 	Badge *BadgeClient
 	// Membership is the client for interacting with the Membership builders.
@@ -44,6 +48,8 @@ type Client struct {
 	Project *ProjectClient
 	// RefreshToken is the client for interacting with the RefreshToken builders.
 	RefreshToken *RefreshTokenClient
+	// S3Credential is the client for interacting with the S3Credential builders.
+	S3Credential *S3CredentialClient
 	// Session is the client for interacting with the Session builders.
 	Session *SessionClient
 	// SigningKey is the client for interacting with the SigningKey builders.
@@ -63,10 +69,12 @@ func (c *Client) init() {
 	c.Schema = migrate.NewSchema(c.driver)
 	c.AgentToken = NewAgentTokenClient(c.config)
 	c.AuditEvent = NewAuditEventClient(c.config)
+	c.AuthClient = NewAuthClientClient(c.config)
 	c.Badge = NewBadgeClient(c.config)
 	c.Membership = NewMembershipClient(c.config)
 	c.Project = NewProjectClient(c.config)
 	c.RefreshToken = NewRefreshTokenClient(c.config)
+	c.S3Credential = NewS3CredentialClient(c.config)
 	c.Session = NewSessionClient(c.config)
 	c.SigningKey = NewSigningKeyClient(c.config)
 	c.User = NewUserClient(c.config)
@@ -164,10 +172,12 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		config:       cfg,
 		AgentToken:   NewAgentTokenClient(cfg),
 		AuditEvent:   NewAuditEventClient(cfg),
+		AuthClient:   NewAuthClientClient(cfg),
 		Badge:        NewBadgeClient(cfg),
 		Membership:   NewMembershipClient(cfg),
 		Project:      NewProjectClient(cfg),
 		RefreshToken: NewRefreshTokenClient(cfg),
+		S3Credential: NewS3CredentialClient(cfg),
 		Session:      NewSessionClient(cfg),
 		SigningKey:   NewSigningKeyClient(cfg),
 		User:         NewUserClient(cfg),
@@ -192,10 +202,12 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		config:       cfg,
 		AgentToken:   NewAgentTokenClient(cfg),
 		AuditEvent:   NewAuditEventClient(cfg),
+		AuthClient:   NewAuthClientClient(cfg),
 		Badge:        NewBadgeClient(cfg),
 		Membership:   NewMembershipClient(cfg),
 		Project:      NewProjectClient(cfg),
 		RefreshToken: NewRefreshTokenClient(cfg),
+		S3Credential: NewS3CredentialClient(cfg),
 		Session:      NewSessionClient(cfg),
 		SigningKey:   NewSigningKeyClient(cfg),
 		User:         NewUserClient(cfg),
@@ -228,8 +240,8 @@ func (c *Client) Close() error {
 // In order to add hooks to a specific client, call: `client.Node.Use(...)`.
 func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
-		c.AgentToken, c.AuditEvent, c.Badge, c.Membership, c.Project, c.RefreshToken,
-		c.Session, c.SigningKey, c.User,
+		c.AgentToken, c.AuditEvent, c.AuthClient, c.Badge, c.Membership, c.Project,
+		c.RefreshToken, c.S3Credential, c.Session, c.SigningKey, c.User,
 	} {
 		n.Use(hooks...)
 	}
@@ -239,8 +251,8 @@ func (c *Client) Use(hooks ...Hook) {
 // In order to add interceptors to a specific client, call: `client.Node.Intercept(...)`.
 func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
-		c.AgentToken, c.AuditEvent, c.Badge, c.Membership, c.Project, c.RefreshToken,
-		c.Session, c.SigningKey, c.User,
+		c.AgentToken, c.AuditEvent, c.AuthClient, c.Badge, c.Membership, c.Project,
+		c.RefreshToken, c.S3Credential, c.Session, c.SigningKey, c.User,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -253,6 +265,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.AgentToken.mutate(ctx, m)
 	case *AuditEventMutation:
 		return c.AuditEvent.mutate(ctx, m)
+	case *AuthClientMutation:
+		return c.AuthClient.mutate(ctx, m)
 	case *BadgeMutation:
 		return c.Badge.mutate(ctx, m)
 	case *MembershipMutation:
@@ -261,6 +275,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.Project.mutate(ctx, m)
 	case *RefreshTokenMutation:
 		return c.RefreshToken.mutate(ctx, m)
+	case *S3CredentialMutation:
+		return c.S3Credential.mutate(ctx, m)
 	case *SessionMutation:
 		return c.Session.mutate(ctx, m)
 	case *SigningKeyMutation:
@@ -535,6 +551,139 @@ func (c *AuditEventClient) mutate(ctx context.Context, m *AuditEventMutation) (V
 		return (&AuditEventDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
 	default:
 		return nil, fmt.Errorf("ent: unknown AuditEvent mutation op: %q", m.Op())
+	}
+}
+
+// AuthClientClient is a client for the AuthClient schema.
+type AuthClientClient struct {
+	config
+}
+
+// NewAuthClientClient returns a client for the AuthClient from the given config.
+func NewAuthClientClient(c config) *AuthClientClient {
+	return &AuthClientClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `authclient.Hooks(f(g(h())))`.
+func (c *AuthClientClient) Use(hooks ...Hook) {
+	c.hooks.AuthClient = append(c.hooks.AuthClient, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `authclient.Intercept(f(g(h())))`.
+func (c *AuthClientClient) Intercept(interceptors ...Interceptor) {
+	c.inters.AuthClient = append(c.inters.AuthClient, interceptors...)
+}
+
+// Create returns a builder for creating a AuthClient entity.
+func (c *AuthClientClient) Create() *AuthClientCreate {
+	mutation := newAuthClientMutation(c.config, OpCreate)
+	return &AuthClientCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of AuthClient entities.
+func (c *AuthClientClient) CreateBulk(builders ...*AuthClientCreate) *AuthClientCreateBulk {
+	return &AuthClientCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *AuthClientClient) MapCreateBulk(slice any, setFunc func(*AuthClientCreate, int)) *AuthClientCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &AuthClientCreateBulk{err: fmt.Errorf("calling to AuthClientClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*AuthClientCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &AuthClientCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for AuthClient.
+func (c *AuthClientClient) Update() *AuthClientUpdate {
+	mutation := newAuthClientMutation(c.config, OpUpdate)
+	return &AuthClientUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *AuthClientClient) UpdateOne(_m *AuthClient) *AuthClientUpdateOne {
+	mutation := newAuthClientMutation(c.config, OpUpdateOne, withAuthClient(_m))
+	return &AuthClientUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *AuthClientClient) UpdateOneID(id string) *AuthClientUpdateOne {
+	mutation := newAuthClientMutation(c.config, OpUpdateOne, withAuthClientID(id))
+	return &AuthClientUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for AuthClient.
+func (c *AuthClientClient) Delete() *AuthClientDelete {
+	mutation := newAuthClientMutation(c.config, OpDelete)
+	return &AuthClientDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *AuthClientClient) DeleteOne(_m *AuthClient) *AuthClientDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *AuthClientClient) DeleteOneID(id string) *AuthClientDeleteOne {
+	builder := c.Delete().Where(authclient.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &AuthClientDeleteOne{builder}
+}
+
+// Query returns a query builder for AuthClient.
+func (c *AuthClientClient) Query() *AuthClientQuery {
+	return &AuthClientQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeAuthClient},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a AuthClient entity by its id.
+func (c *AuthClientClient) Get(ctx context.Context, id string) (*AuthClient, error) {
+	return c.Query().Where(authclient.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *AuthClientClient) GetX(ctx context.Context, id string) *AuthClient {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *AuthClientClient) Hooks() []Hook {
+	return c.hooks.AuthClient
+}
+
+// Interceptors returns the client interceptors.
+func (c *AuthClientClient) Interceptors() []Interceptor {
+	return c.inters.AuthClient
+}
+
+func (c *AuthClientClient) mutate(ctx context.Context, m *AuthClientMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&AuthClientCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&AuthClientUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&AuthClientUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&AuthClientDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown AuthClient mutation op: %q", m.Op())
 	}
 }
 
@@ -1070,6 +1219,139 @@ func (c *RefreshTokenClient) mutate(ctx context.Context, m *RefreshTokenMutation
 	}
 }
 
+// S3CredentialClient is a client for the S3Credential schema.
+type S3CredentialClient struct {
+	config
+}
+
+// NewS3CredentialClient returns a client for the S3Credential from the given config.
+func NewS3CredentialClient(c config) *S3CredentialClient {
+	return &S3CredentialClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `s3credential.Hooks(f(g(h())))`.
+func (c *S3CredentialClient) Use(hooks ...Hook) {
+	c.hooks.S3Credential = append(c.hooks.S3Credential, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `s3credential.Intercept(f(g(h())))`.
+func (c *S3CredentialClient) Intercept(interceptors ...Interceptor) {
+	c.inters.S3Credential = append(c.inters.S3Credential, interceptors...)
+}
+
+// Create returns a builder for creating a S3Credential entity.
+func (c *S3CredentialClient) Create() *S3CredentialCreate {
+	mutation := newS3CredentialMutation(c.config, OpCreate)
+	return &S3CredentialCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of S3Credential entities.
+func (c *S3CredentialClient) CreateBulk(builders ...*S3CredentialCreate) *S3CredentialCreateBulk {
+	return &S3CredentialCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *S3CredentialClient) MapCreateBulk(slice any, setFunc func(*S3CredentialCreate, int)) *S3CredentialCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &S3CredentialCreateBulk{err: fmt.Errorf("calling to S3CredentialClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*S3CredentialCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &S3CredentialCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for S3Credential.
+func (c *S3CredentialClient) Update() *S3CredentialUpdate {
+	mutation := newS3CredentialMutation(c.config, OpUpdate)
+	return &S3CredentialUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *S3CredentialClient) UpdateOne(_m *S3Credential) *S3CredentialUpdateOne {
+	mutation := newS3CredentialMutation(c.config, OpUpdateOne, withS3Credential(_m))
+	return &S3CredentialUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *S3CredentialClient) UpdateOneID(id string) *S3CredentialUpdateOne {
+	mutation := newS3CredentialMutation(c.config, OpUpdateOne, withS3CredentialID(id))
+	return &S3CredentialUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for S3Credential.
+func (c *S3CredentialClient) Delete() *S3CredentialDelete {
+	mutation := newS3CredentialMutation(c.config, OpDelete)
+	return &S3CredentialDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *S3CredentialClient) DeleteOne(_m *S3Credential) *S3CredentialDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *S3CredentialClient) DeleteOneID(id string) *S3CredentialDeleteOne {
+	builder := c.Delete().Where(s3credential.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &S3CredentialDeleteOne{builder}
+}
+
+// Query returns a query builder for S3Credential.
+func (c *S3CredentialClient) Query() *S3CredentialQuery {
+	return &S3CredentialQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeS3Credential},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a S3Credential entity by its id.
+func (c *S3CredentialClient) Get(ctx context.Context, id string) (*S3Credential, error) {
+	return c.Query().Where(s3credential.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *S3CredentialClient) GetX(ctx context.Context, id string) *S3Credential {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *S3CredentialClient) Hooks() []Hook {
+	return c.hooks.S3Credential
+}
+
+// Interceptors returns the client interceptors.
+func (c *S3CredentialClient) Interceptors() []Interceptor {
+	return c.inters.S3Credential
+}
+
+func (c *S3CredentialClient) mutate(ctx context.Context, m *S3CredentialMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&S3CredentialCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&S3CredentialUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&S3CredentialUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&S3CredentialDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown S3Credential mutation op: %q", m.Op())
+	}
+}
+
 // SessionClient is a client for the Session schema.
 type SessionClient struct {
 	config
@@ -1472,12 +1754,12 @@ func (c *UserClient) mutate(ctx context.Context, m *UserMutation) (Value, error)
 // hooks and interceptors per client, for fast access.
 type (
 	hooks struct {
-		AgentToken, AuditEvent, Badge, Membership, Project, RefreshToken, Session,
-		SigningKey, User []ent.Hook
+		AgentToken, AuditEvent, AuthClient, Badge, Membership, Project, RefreshToken,
+		S3Credential, Session, SigningKey, User []ent.Hook
 	}
 	inters struct {
-		AgentToken, AuditEvent, Badge, Membership, Project, RefreshToken, Session,
-		SigningKey, User []ent.Interceptor
+		AgentToken, AuditEvent, AuthClient, Badge, Membership, Project, RefreshToken,
+		S3Credential, Session, SigningKey, User []ent.Interceptor
 	}
 )
 

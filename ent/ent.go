@@ -14,10 +14,12 @@ import (
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"github.com/authcore/authcore/ent/agenttoken"
 	"github.com/authcore/authcore/ent/auditevent"
+	"github.com/authcore/authcore/ent/authclient"
 	"github.com/authcore/authcore/ent/badge"
 	"github.com/authcore/authcore/ent/membership"
 	"github.com/authcore/authcore/ent/project"
 	"github.com/authcore/authcore/ent/refreshtoken"
+	"github.com/authcore/authcore/ent/s3credential"
 	"github.com/authcore/authcore/ent/session"
 	"github.com/authcore/authcore/ent/signingkey"
 	"github.com/authcore/authcore/ent/user"
@@ -83,10 +85,12 @@ func checkColumn(t, c string) error {
 		columnCheck = sql.NewColumnCheck(map[string]func(string) bool{
 			agenttoken.Table:   agenttoken.ValidColumn,
 			auditevent.Table:   auditevent.ValidColumn,
+			authclient.Table:   authclient.ValidColumn,
 			badge.Table:        badge.ValidColumn,
 			membership.Table:   membership.ValidColumn,
 			project.Table:      project.ValidColumn,
 			refreshtoken.Table: refreshtoken.ValidColumn,
+			s3credential.Table: s3credential.ValidColumn,
 			session.Table:      session.ValidColumn,
 			signingkey.Table:   signingkey.ValidColumn,
 			user.Table:         user.ValidColumn,

@@ -13,11 +13,13 @@ import (
 	"entgo.io/ent/dialect/sql"
 	"github.com/authcore/authcore/ent/agenttoken"
 	"github.com/authcore/authcore/ent/auditevent"
+	"github.com/authcore/authcore/ent/authclient"
 	"github.com/authcore/authcore/ent/badge"
 	"github.com/authcore/authcore/ent/membership"
 	"github.com/authcore/authcore/ent/predicate"
 	"github.com/authcore/authcore/ent/project"
 	"github.com/authcore/authcore/ent/refreshtoken"
+	"github.com/authcore/authcore/ent/s3credential"
 	"github.com/authcore/authcore/ent/session"
 	"github.com/authcore/authcore/ent/signingkey"
 	"github.com/authcore/authcore/ent/user"
@@ -34,10 +36,12 @@ const (
 	// Node types.
 	TypeAgentToken   = "AgentToken"
 	TypeAuditEvent   = "AuditEvent"
+	TypeAuthClient   = "AuthClient"
 	TypeBadge        = "Badge"
 	TypeMembership   = "Membership"
 	TypeProject      = "Project"
 	TypeRefreshToken = "RefreshToken"
+	TypeS3Credential = "S3Credential"
 	TypeSession      = "Session"
 	TypeSigningKey   = "SigningKey"
 	TypeUser         = "User"
@@ -1651,6 +1655,703 @@ func (m *AuditEventMutation) ClearEdge(name string) error {
 // It returns an error if the edge is not defined in the schema.
 func (m *AuditEventMutation) ResetEdge(name string) error {
 	return fmt.Errorf("unknown AuditEvent edge %s", name)
+}
+
+// AuthClientMutation represents an operation that mutates the AuthClient nodes in the graph.
+type AuthClientMutation struct {
+	config
+	op            Op
+	typ           string
+	id            *string
+	created_at    *time.Time
+	badge_id      *string
+	project_id    *string
+	secret_digest *[]byte
+	role          *string
+	expires_at    *time.Time
+	revoked_at    *time.Time
+	clearedFields map[string]struct{}
+	done          bool
+	oldValue      func(context.Context) (*AuthClient, error)
+	predicates    []predicate.AuthClient
+}
+
+var _ ent.Mutation = (*AuthClientMutation)(nil)
+
+// authclientOption allows management of the mutation configuration using functional options.
+type authclientOption func(*AuthClientMutation)
+
+// newAuthClientMutation creates new mutation for the AuthClient entity.
+func newAuthClientMutation(c config, op Op, opts ...authclientOption) *AuthClientMutation {
+	m := &AuthClientMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeAuthClient,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withAuthClientID sets the ID field of the mutation.
+func withAuthClientID(id string) authclientOption {
+	return func(m *AuthClientMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *AuthClient
+		)
+		m.oldValue = func(ctx context.Context) (*AuthClient, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().AuthClient.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withAuthClient sets the old AuthClient of the mutation.
+func withAuthClient(node *AuthClient) authclientOption {
+	return func(m *AuthClientMutation) {
+		m.oldValue = func(context.Context) (*AuthClient, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m AuthClientMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m AuthClientMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of AuthClient entities.
+func (m *AuthClientMutation) SetID(id string) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *AuthClientMutation) ID() (id string, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *AuthClientMutation) IDs(ctx context.Context) ([]string, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []string{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().AuthClient.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *AuthClientMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *AuthClientMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the AuthClient entity.
+// If the AuthClient object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AuthClientMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *AuthClientMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// SetBadgeID sets the "badge_id" field.
+func (m *AuthClientMutation) SetBadgeID(s string) {
+	m.badge_id = &s
+}
+
+// BadgeID returns the value of the "badge_id" field in the mutation.
+func (m *AuthClientMutation) BadgeID() (r string, exists bool) {
+	v := m.badge_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldBadgeID returns the old "badge_id" field's value of the AuthClient entity.
+// If the AuthClient object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AuthClientMutation) OldBadgeID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldBadgeID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldBadgeID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldBadgeID: %w", err)
+	}
+	return oldValue.BadgeID, nil
+}
+
+// ResetBadgeID resets all changes to the "badge_id" field.
+func (m *AuthClientMutation) ResetBadgeID() {
+	m.badge_id = nil
+}
+
+// SetProjectID sets the "project_id" field.
+func (m *AuthClientMutation) SetProjectID(s string) {
+	m.project_id = &s
+}
+
+// ProjectID returns the value of the "project_id" field in the mutation.
+func (m *AuthClientMutation) ProjectID() (r string, exists bool) {
+	v := m.project_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldProjectID returns the old "project_id" field's value of the AuthClient entity.
+// If the AuthClient object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AuthClientMutation) OldProjectID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldProjectID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldProjectID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldProjectID: %w", err)
+	}
+	return oldValue.ProjectID, nil
+}
+
+// ResetProjectID resets all changes to the "project_id" field.
+func (m *AuthClientMutation) ResetProjectID() {
+	m.project_id = nil
+}
+
+// SetSecretDigest sets the "secret_digest" field.
+func (m *AuthClientMutation) SetSecretDigest(b []byte) {
+	m.secret_digest = &b
+}
+
+// SecretDigest returns the value of the "secret_digest" field in the mutation.
+func (m *AuthClientMutation) SecretDigest() (r []byte, exists bool) {
+	v := m.secret_digest
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSecretDigest returns the old "secret_digest" field's value of the AuthClient entity.
+// If the AuthClient object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AuthClientMutation) OldSecretDigest(ctx context.Context) (v []byte, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSecretDigest is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSecretDigest requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSecretDigest: %w", err)
+	}
+	return oldValue.SecretDigest, nil
+}
+
+// ResetSecretDigest resets all changes to the "secret_digest" field.
+func (m *AuthClientMutation) ResetSecretDigest() {
+	m.secret_digest = nil
+}
+
+// SetRole sets the "role" field.
+func (m *AuthClientMutation) SetRole(s string) {
+	m.role = &s
+}
+
+// Role returns the value of the "role" field in the mutation.
+func (m *AuthClientMutation) Role() (r string, exists bool) {
+	v := m.role
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRole returns the old "role" field's value of the AuthClient entity.
+// If the AuthClient object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AuthClientMutation) OldRole(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRole is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRole requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRole: %w", err)
+	}
+	return oldValue.Role, nil
+}
+
+// ResetRole resets all changes to the "role" field.
+func (m *AuthClientMutation) ResetRole() {
+	m.role = nil
+}
+
+// SetExpiresAt sets the "expires_at" field.
+func (m *AuthClientMutation) SetExpiresAt(t time.Time) {
+	m.expires_at = &t
+}
+
+// ExpiresAt returns the value of the "expires_at" field in the mutation.
+func (m *AuthClientMutation) ExpiresAt() (r time.Time, exists bool) {
+	v := m.expires_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldExpiresAt returns the old "expires_at" field's value of the AuthClient entity.
+// If the AuthClient object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AuthClientMutation) OldExpiresAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldExpiresAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldExpiresAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldExpiresAt: %w", err)
+	}
+	return oldValue.ExpiresAt, nil
+}
+
+// ClearExpiresAt clears the value of the "expires_at" field.
+func (m *AuthClientMutation) ClearExpiresAt() {
+	m.expires_at = nil
+	m.clearedFields[authclient.FieldExpiresAt] = struct{}{}
+}
+
+// ExpiresAtCleared returns if the "expires_at" field was cleared in this mutation.
+func (m *AuthClientMutation) ExpiresAtCleared() bool {
+	_, ok := m.clearedFields[authclient.FieldExpiresAt]
+	return ok
+}
+
+// ResetExpiresAt resets all changes to the "expires_at" field.
+func (m *AuthClientMutation) ResetExpiresAt() {
+	m.expires_at = nil
+	delete(m.clearedFields, authclient.FieldExpiresAt)
+}
+
+// SetRevokedAt sets the "revoked_at" field.
+func (m *AuthClientMutation) SetRevokedAt(t time.Time) {
+	m.revoked_at = &t
+}
+
+// RevokedAt returns the value of the "revoked_at" field in the mutation.
+func (m *AuthClientMutation) RevokedAt() (r time.Time, exists bool) {
+	v := m.revoked_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRevokedAt returns the old "revoked_at" field's value of the AuthClient entity.
+// If the AuthClient object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AuthClientMutation) OldRevokedAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRevokedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRevokedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRevokedAt: %w", err)
+	}
+	return oldValue.RevokedAt, nil
+}
+
+// ClearRevokedAt clears the value of the "revoked_at" field.
+func (m *AuthClientMutation) ClearRevokedAt() {
+	m.revoked_at = nil
+	m.clearedFields[authclient.FieldRevokedAt] = struct{}{}
+}
+
+// RevokedAtCleared returns if the "revoked_at" field was cleared in this mutation.
+func (m *AuthClientMutation) RevokedAtCleared() bool {
+	_, ok := m.clearedFields[authclient.FieldRevokedAt]
+	return ok
+}
+
+// ResetRevokedAt resets all changes to the "revoked_at" field.
+func (m *AuthClientMutation) ResetRevokedAt() {
+	m.revoked_at = nil
+	delete(m.clearedFields, authclient.FieldRevokedAt)
+}
+
+// Where appends a list predicates to the AuthClientMutation builder.
+func (m *AuthClientMutation) Where(ps ...predicate.AuthClient) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the AuthClientMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *AuthClientMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.AuthClient, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *AuthClientMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *AuthClientMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (AuthClient).
+func (m *AuthClientMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *AuthClientMutation) Fields() []string {
+	fields := make([]string, 0, 7)
+	if m.created_at != nil {
+		fields = append(fields, authclient.FieldCreatedAt)
+	}
+	if m.badge_id != nil {
+		fields = append(fields, authclient.FieldBadgeID)
+	}
+	if m.project_id != nil {
+		fields = append(fields, authclient.FieldProjectID)
+	}
+	if m.secret_digest != nil {
+		fields = append(fields, authclient.FieldSecretDigest)
+	}
+	if m.role != nil {
+		fields = append(fields, authclient.FieldRole)
+	}
+	if m.expires_at != nil {
+		fields = append(fields, authclient.FieldExpiresAt)
+	}
+	if m.revoked_at != nil {
+		fields = append(fields, authclient.FieldRevokedAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *AuthClientMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case authclient.FieldCreatedAt:
+		return m.CreatedAt()
+	case authclient.FieldBadgeID:
+		return m.BadgeID()
+	case authclient.FieldProjectID:
+		return m.ProjectID()
+	case authclient.FieldSecretDigest:
+		return m.SecretDigest()
+	case authclient.FieldRole:
+		return m.Role()
+	case authclient.FieldExpiresAt:
+		return m.ExpiresAt()
+	case authclient.FieldRevokedAt:
+		return m.RevokedAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *AuthClientMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case authclient.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	case authclient.FieldBadgeID:
+		return m.OldBadgeID(ctx)
+	case authclient.FieldProjectID:
+		return m.OldProjectID(ctx)
+	case authclient.FieldSecretDigest:
+		return m.OldSecretDigest(ctx)
+	case authclient.FieldRole:
+		return m.OldRole(ctx)
+	case authclient.FieldExpiresAt:
+		return m.OldExpiresAt(ctx)
+	case authclient.FieldRevokedAt:
+		return m.OldRevokedAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown AuthClient field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *AuthClientMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case authclient.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	case authclient.FieldBadgeID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetBadgeID(v)
+		return nil
+	case authclient.FieldProjectID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetProjectID(v)
+		return nil
+	case authclient.FieldSecretDigest:
+		v, ok := value.([]byte)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSecretDigest(v)
+		return nil
+	case authclient.FieldRole:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRole(v)
+		return nil
+	case authclient.FieldExpiresAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetExpiresAt(v)
+		return nil
+	case authclient.FieldRevokedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRevokedAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown AuthClient field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *AuthClientMutation) AddedFields() []string {
+	return nil
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *AuthClientMutation) AddedField(name string) (ent.Value, bool) {
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *AuthClientMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	}
+	return fmt.Errorf("unknown AuthClient numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *AuthClientMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(authclient.FieldExpiresAt) {
+		fields = append(fields, authclient.FieldExpiresAt)
+	}
+	if m.FieldCleared(authclient.FieldRevokedAt) {
+		fields = append(fields, authclient.FieldRevokedAt)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *AuthClientMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *AuthClientMutation) ClearField(name string) error {
+	switch name {
+	case authclient.FieldExpiresAt:
+		m.ClearExpiresAt()
+		return nil
+	case authclient.FieldRevokedAt:
+		m.ClearRevokedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown AuthClient nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *AuthClientMutation) ResetField(name string) error {
+	switch name {
+	case authclient.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	case authclient.FieldBadgeID:
+		m.ResetBadgeID()
+		return nil
+	case authclient.FieldProjectID:
+		m.ResetProjectID()
+		return nil
+	case authclient.FieldSecretDigest:
+		m.ResetSecretDigest()
+		return nil
+	case authclient.FieldRole:
+		m.ResetRole()
+		return nil
+	case authclient.FieldExpiresAt:
+		m.ResetExpiresAt()
+		return nil
+	case authclient.FieldRevokedAt:
+		m.ResetRevokedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown AuthClient field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *AuthClientMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *AuthClientMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *AuthClientMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *AuthClientMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *AuthClientMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *AuthClientMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *AuthClientMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown AuthClient unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *AuthClientMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown AuthClient edge %s", name)
 }
 
 // BadgeMutation represents an operation that mutates the Badge nodes in the graph.
@@ -4052,6 +4753,811 @@ func (m *RefreshTokenMutation) ClearEdge(name string) error {
 // It returns an error if the edge is not defined in the schema.
 func (m *RefreshTokenMutation) ResetEdge(name string) error {
 	return fmt.Errorf("unknown RefreshToken edge %s", name)
+}
+
+// S3CredentialMutation represents an operation that mutates the S3Credential nodes in the graph.
+type S3CredentialMutation struct {
+	config
+	op            Op
+	typ           string
+	id            *string
+	created_at    *time.Time
+	badge_id      *string
+	project_id    *string
+	access_key_id *string
+	secret_sealed *string
+	bucket        *string
+	role          *string
+	expires_at    *time.Time
+	revoked_at    *time.Time
+	clearedFields map[string]struct{}
+	done          bool
+	oldValue      func(context.Context) (*S3Credential, error)
+	predicates    []predicate.S3Credential
+}
+
+var _ ent.Mutation = (*S3CredentialMutation)(nil)
+
+// s3credentialOption allows management of the mutation configuration using functional options.
+type s3credentialOption func(*S3CredentialMutation)
+
+// newS3CredentialMutation creates new mutation for the S3Credential entity.
+func newS3CredentialMutation(c config, op Op, opts ...s3credentialOption) *S3CredentialMutation {
+	m := &S3CredentialMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeS3Credential,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withS3CredentialID sets the ID field of the mutation.
+func withS3CredentialID(id string) s3credentialOption {
+	return func(m *S3CredentialMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *S3Credential
+		)
+		m.oldValue = func(ctx context.Context) (*S3Credential, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().S3Credential.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withS3Credential sets the old S3Credential of the mutation.
+func withS3Credential(node *S3Credential) s3credentialOption {
+	return func(m *S3CredentialMutation) {
+		m.oldValue = func(context.Context) (*S3Credential, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m S3CredentialMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m S3CredentialMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of S3Credential entities.
+func (m *S3CredentialMutation) SetID(id string) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *S3CredentialMutation) ID() (id string, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *S3CredentialMutation) IDs(ctx context.Context) ([]string, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []string{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().S3Credential.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *S3CredentialMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *S3CredentialMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the S3Credential entity.
+// If the S3Credential object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *S3CredentialMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *S3CredentialMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// SetBadgeID sets the "badge_id" field.
+func (m *S3CredentialMutation) SetBadgeID(s string) {
+	m.badge_id = &s
+}
+
+// BadgeID returns the value of the "badge_id" field in the mutation.
+func (m *S3CredentialMutation) BadgeID() (r string, exists bool) {
+	v := m.badge_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldBadgeID returns the old "badge_id" field's value of the S3Credential entity.
+// If the S3Credential object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *S3CredentialMutation) OldBadgeID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldBadgeID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldBadgeID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldBadgeID: %w", err)
+	}
+	return oldValue.BadgeID, nil
+}
+
+// ResetBadgeID resets all changes to the "badge_id" field.
+func (m *S3CredentialMutation) ResetBadgeID() {
+	m.badge_id = nil
+}
+
+// SetProjectID sets the "project_id" field.
+func (m *S3CredentialMutation) SetProjectID(s string) {
+	m.project_id = &s
+}
+
+// ProjectID returns the value of the "project_id" field in the mutation.
+func (m *S3CredentialMutation) ProjectID() (r string, exists bool) {
+	v := m.project_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldProjectID returns the old "project_id" field's value of the S3Credential entity.
+// If the S3Credential object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *S3CredentialMutation) OldProjectID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldProjectID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldProjectID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldProjectID: %w", err)
+	}
+	return oldValue.ProjectID, nil
+}
+
+// ResetProjectID resets all changes to the "project_id" field.
+func (m *S3CredentialMutation) ResetProjectID() {
+	m.project_id = nil
+}
+
+// SetAccessKeyID sets the "access_key_id" field.
+func (m *S3CredentialMutation) SetAccessKeyID(s string) {
+	m.access_key_id = &s
+}
+
+// AccessKeyID returns the value of the "access_key_id" field in the mutation.
+func (m *S3CredentialMutation) AccessKeyID() (r string, exists bool) {
+	v := m.access_key_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAccessKeyID returns the old "access_key_id" field's value of the S3Credential entity.
+// If the S3Credential object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *S3CredentialMutation) OldAccessKeyID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAccessKeyID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAccessKeyID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAccessKeyID: %w", err)
+	}
+	return oldValue.AccessKeyID, nil
+}
+
+// ResetAccessKeyID resets all changes to the "access_key_id" field.
+func (m *S3CredentialMutation) ResetAccessKeyID() {
+	m.access_key_id = nil
+}
+
+// SetSecretSealed sets the "secret_sealed" field.
+func (m *S3CredentialMutation) SetSecretSealed(s string) {
+	m.secret_sealed = &s
+}
+
+// SecretSealed returns the value of the "secret_sealed" field in the mutation.
+func (m *S3CredentialMutation) SecretSealed() (r string, exists bool) {
+	v := m.secret_sealed
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSecretSealed returns the old "secret_sealed" field's value of the S3Credential entity.
+// If the S3Credential object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *S3CredentialMutation) OldSecretSealed(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSecretSealed is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSecretSealed requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSecretSealed: %w", err)
+	}
+	return oldValue.SecretSealed, nil
+}
+
+// ResetSecretSealed resets all changes to the "secret_sealed" field.
+func (m *S3CredentialMutation) ResetSecretSealed() {
+	m.secret_sealed = nil
+}
+
+// SetBucket sets the "bucket" field.
+func (m *S3CredentialMutation) SetBucket(s string) {
+	m.bucket = &s
+}
+
+// Bucket returns the value of the "bucket" field in the mutation.
+func (m *S3CredentialMutation) Bucket() (r string, exists bool) {
+	v := m.bucket
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldBucket returns the old "bucket" field's value of the S3Credential entity.
+// If the S3Credential object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *S3CredentialMutation) OldBucket(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldBucket is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldBucket requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldBucket: %w", err)
+	}
+	return oldValue.Bucket, nil
+}
+
+// ResetBucket resets all changes to the "bucket" field.
+func (m *S3CredentialMutation) ResetBucket() {
+	m.bucket = nil
+}
+
+// SetRole sets the "role" field.
+func (m *S3CredentialMutation) SetRole(s string) {
+	m.role = &s
+}
+
+// Role returns the value of the "role" field in the mutation.
+func (m *S3CredentialMutation) Role() (r string, exists bool) {
+	v := m.role
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRole returns the old "role" field's value of the S3Credential entity.
+// If the S3Credential object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *S3CredentialMutation) OldRole(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRole is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRole requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRole: %w", err)
+	}
+	return oldValue.Role, nil
+}
+
+// ResetRole resets all changes to the "role" field.
+func (m *S3CredentialMutation) ResetRole() {
+	m.role = nil
+}
+
+// SetExpiresAt sets the "expires_at" field.
+func (m *S3CredentialMutation) SetExpiresAt(t time.Time) {
+	m.expires_at = &t
+}
+
+// ExpiresAt returns the value of the "expires_at" field in the mutation.
+func (m *S3CredentialMutation) ExpiresAt() (r time.Time, exists bool) {
+	v := m.expires_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldExpiresAt returns the old "expires_at" field's value of the S3Credential entity.
+// If the S3Credential object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *S3CredentialMutation) OldExpiresAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldExpiresAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldExpiresAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldExpiresAt: %w", err)
+	}
+	return oldValue.ExpiresAt, nil
+}
+
+// ClearExpiresAt clears the value of the "expires_at" field.
+func (m *S3CredentialMutation) ClearExpiresAt() {
+	m.expires_at = nil
+	m.clearedFields[s3credential.FieldExpiresAt] = struct{}{}
+}
+
+// ExpiresAtCleared returns if the "expires_at" field was cleared in this mutation.
+func (m *S3CredentialMutation) ExpiresAtCleared() bool {
+	_, ok := m.clearedFields[s3credential.FieldExpiresAt]
+	return ok
+}
+
+// ResetExpiresAt resets all changes to the "expires_at" field.
+func (m *S3CredentialMutation) ResetExpiresAt() {
+	m.expires_at = nil
+	delete(m.clearedFields, s3credential.FieldExpiresAt)
+}
+
+// SetRevokedAt sets the "revoked_at" field.
+func (m *S3CredentialMutation) SetRevokedAt(t time.Time) {
+	m.revoked_at = &t
+}
+
+// RevokedAt returns the value of the "revoked_at" field in the mutation.
+func (m *S3CredentialMutation) RevokedAt() (r time.Time, exists bool) {
+	v := m.revoked_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRevokedAt returns the old "revoked_at" field's value of the S3Credential entity.
+// If the S3Credential object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *S3CredentialMutation) OldRevokedAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRevokedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRevokedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRevokedAt: %w", err)
+	}
+	return oldValue.RevokedAt, nil
+}
+
+// ClearRevokedAt clears the value of the "revoked_at" field.
+func (m *S3CredentialMutation) ClearRevokedAt() {
+	m.revoked_at = nil
+	m.clearedFields[s3credential.FieldRevokedAt] = struct{}{}
+}
+
+// RevokedAtCleared returns if the "revoked_at" field was cleared in this mutation.
+func (m *S3CredentialMutation) RevokedAtCleared() bool {
+	_, ok := m.clearedFields[s3credential.FieldRevokedAt]
+	return ok
+}
+
+// ResetRevokedAt resets all changes to the "revoked_at" field.
+func (m *S3CredentialMutation) ResetRevokedAt() {
+	m.revoked_at = nil
+	delete(m.clearedFields, s3credential.FieldRevokedAt)
+}
+
+// Where appends a list predicates to the S3CredentialMutation builder.
+func (m *S3CredentialMutation) Where(ps ...predicate.S3Credential) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the S3CredentialMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *S3CredentialMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.S3Credential, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *S3CredentialMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *S3CredentialMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (S3Credential).
+func (m *S3CredentialMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *S3CredentialMutation) Fields() []string {
+	fields := make([]string, 0, 9)
+	if m.created_at != nil {
+		fields = append(fields, s3credential.FieldCreatedAt)
+	}
+	if m.badge_id != nil {
+		fields = append(fields, s3credential.FieldBadgeID)
+	}
+	if m.project_id != nil {
+		fields = append(fields, s3credential.FieldProjectID)
+	}
+	if m.access_key_id != nil {
+		fields = append(fields, s3credential.FieldAccessKeyID)
+	}
+	if m.secret_sealed != nil {
+		fields = append(fields, s3credential.FieldSecretSealed)
+	}
+	if m.bucket != nil {
+		fields = append(fields, s3credential.FieldBucket)
+	}
+	if m.role != nil {
+		fields = append(fields, s3credential.FieldRole)
+	}
+	if m.expires_at != nil {
+		fields = append(fields, s3credential.FieldExpiresAt)
+	}
+	if m.revoked_at != nil {
+		fields = append(fields, s3credential.FieldRevokedAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *S3CredentialMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case s3credential.FieldCreatedAt:
+		return m.CreatedAt()
+	case s3credential.FieldBadgeID:
+		return m.BadgeID()
+	case s3credential.FieldProjectID:
+		return m.ProjectID()
+	case s3credential.FieldAccessKeyID:
+		return m.AccessKeyID()
+	case s3credential.FieldSecretSealed:
+		return m.SecretSealed()
+	case s3credential.FieldBucket:
+		return m.Bucket()
+	case s3credential.FieldRole:
+		return m.Role()
+	case s3credential.FieldExpiresAt:
+		return m.ExpiresAt()
+	case s3credential.FieldRevokedAt:
+		return m.RevokedAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *S3CredentialMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case s3credential.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	case s3credential.FieldBadgeID:
+		return m.OldBadgeID(ctx)
+	case s3credential.FieldProjectID:
+		return m.OldProjectID(ctx)
+	case s3credential.FieldAccessKeyID:
+		return m.OldAccessKeyID(ctx)
+	case s3credential.FieldSecretSealed:
+		return m.OldSecretSealed(ctx)
+	case s3credential.FieldBucket:
+		return m.OldBucket(ctx)
+	case s3credential.FieldRole:
+		return m.OldRole(ctx)
+	case s3credential.FieldExpiresAt:
+		return m.OldExpiresAt(ctx)
+	case s3credential.FieldRevokedAt:
+		return m.OldRevokedAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown S3Credential field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *S3CredentialMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case s3credential.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	case s3credential.FieldBadgeID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetBadgeID(v)
+		return nil
+	case s3credential.FieldProjectID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetProjectID(v)
+		return nil
+	case s3credential.FieldAccessKeyID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAccessKeyID(v)
+		return nil
+	case s3credential.FieldSecretSealed:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSecretSealed(v)
+		return nil
+	case s3credential.FieldBucket:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetBucket(v)
+		return nil
+	case s3credential.FieldRole:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRole(v)
+		return nil
+	case s3credential.FieldExpiresAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetExpiresAt(v)
+		return nil
+	case s3credential.FieldRevokedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRevokedAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown S3Credential field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *S3CredentialMutation) AddedFields() []string {
+	return nil
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *S3CredentialMutation) AddedField(name string) (ent.Value, bool) {
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *S3CredentialMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	}
+	return fmt.Errorf("unknown S3Credential numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *S3CredentialMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(s3credential.FieldExpiresAt) {
+		fields = append(fields, s3credential.FieldExpiresAt)
+	}
+	if m.FieldCleared(s3credential.FieldRevokedAt) {
+		fields = append(fields, s3credential.FieldRevokedAt)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *S3CredentialMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *S3CredentialMutation) ClearField(name string) error {
+	switch name {
+	case s3credential.FieldExpiresAt:
+		m.ClearExpiresAt()
+		return nil
+	case s3credential.FieldRevokedAt:
+		m.ClearRevokedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown S3Credential nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *S3CredentialMutation) ResetField(name string) error {
+	switch name {
+	case s3credential.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	case s3credential.FieldBadgeID:
+		m.ResetBadgeID()
+		return nil
+	case s3credential.FieldProjectID:
+		m.ResetProjectID()
+		return nil
+	case s3credential.FieldAccessKeyID:
+		m.ResetAccessKeyID()
+		return nil
+	case s3credential.FieldSecretSealed:
+		m.ResetSecretSealed()
+		return nil
+	case s3credential.FieldBucket:
+		m.ResetBucket()
+		return nil
+	case s3credential.FieldRole:
+		m.ResetRole()
+		return nil
+	case s3credential.FieldExpiresAt:
+		m.ResetExpiresAt()
+		return nil
+	case s3credential.FieldRevokedAt:
+		m.ResetRevokedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown S3Credential field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *S3CredentialMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *S3CredentialMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *S3CredentialMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *S3CredentialMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *S3CredentialMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *S3CredentialMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *S3CredentialMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown S3Credential unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *S3CredentialMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown S3Credential edge %s", name)
 }
 
 // SessionMutation represents an operation that mutates the Session nodes in the graph.

@@ -7,10 +7,12 @@ import (
 
 	"github.com/authcore/authcore/ent/agenttoken"
 	"github.com/authcore/authcore/ent/auditevent"
+	"github.com/authcore/authcore/ent/authclient"
 	"github.com/authcore/authcore/ent/badge"
 	"github.com/authcore/authcore/ent/membership"
 	"github.com/authcore/authcore/ent/project"
 	"github.com/authcore/authcore/ent/refreshtoken"
+	"github.com/authcore/authcore/ent/s3credential"
 	"github.com/authcore/authcore/ent/schema"
 	"github.com/authcore/authcore/ent/session"
 	"github.com/authcore/authcore/ent/signingkey"
@@ -86,6 +88,49 @@ func init() {
 	// auditevent.IDValidator is a validator for the "id" field. It is called by the builders before save.
 	auditevent.IDValidator = func() func(string) error {
 		validators := auditeventDescID.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(id string) error {
+			for _, fn := range fns {
+				if err := fn(id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	authclientMixin := schema.AuthClient{}.Mixin()
+	authclientMixinFields0 := authclientMixin[0].Fields()
+	_ = authclientMixinFields0
+	authclientMixinFields1 := authclientMixin[1].Fields()
+	_ = authclientMixinFields1
+	authclientFields := schema.AuthClient{}.Fields()
+	_ = authclientFields
+	// authclientDescCreatedAt is the schema descriptor for created_at field.
+	authclientDescCreatedAt := authclientMixinFields1[0].Descriptor()
+	// authclient.DefaultCreatedAt holds the default value on creation for the created_at field.
+	authclient.DefaultCreatedAt = authclientDescCreatedAt.Default.(func() time.Time)
+	// authclientDescBadgeID is the schema descriptor for badge_id field.
+	authclientDescBadgeID := authclientFields[0].Descriptor()
+	// authclient.BadgeIDValidator is a validator for the "badge_id" field. It is called by the builders before save.
+	authclient.BadgeIDValidator = authclientDescBadgeID.Validators[0].(func(string) error)
+	// authclientDescProjectID is the schema descriptor for project_id field.
+	authclientDescProjectID := authclientFields[1].Descriptor()
+	// authclient.ProjectIDValidator is a validator for the "project_id" field. It is called by the builders before save.
+	authclient.ProjectIDValidator = authclientDescProjectID.Validators[0].(func(string) error)
+	// authclientDescSecretDigest is the schema descriptor for secret_digest field.
+	authclientDescSecretDigest := authclientFields[2].Descriptor()
+	// authclient.SecretDigestValidator is a validator for the "secret_digest" field. It is called by the builders before save.
+	authclient.SecretDigestValidator = authclientDescSecretDigest.Validators[0].(func([]byte) error)
+	// authclientDescID is the schema descriptor for id field.
+	authclientDescID := authclientMixinFields0[0].Descriptor()
+	// authclient.DefaultID holds the default value on creation for the id field.
+	authclient.DefaultID = authclientDescID.Default.(func() string)
+	// authclient.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	authclient.IDValidator = func() func(string) error {
+		validators := authclientDescID.Validators
 		fns := [...]func(string) error{
 			validators[0].(func(string) error),
 			validators[1].(func(string) error),
@@ -250,6 +295,49 @@ func init() {
 	// refreshtoken.IDValidator is a validator for the "id" field. It is called by the builders before save.
 	refreshtoken.IDValidator = func() func(string) error {
 		validators := refreshtokenDescID.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(id string) error {
+			for _, fn := range fns {
+				if err := fn(id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	s3credentialMixin := schema.S3Credential{}.Mixin()
+	s3credentialMixinFields0 := s3credentialMixin[0].Fields()
+	_ = s3credentialMixinFields0
+	s3credentialMixinFields1 := s3credentialMixin[1].Fields()
+	_ = s3credentialMixinFields1
+	s3credentialFields := schema.S3Credential{}.Fields()
+	_ = s3credentialFields
+	// s3credentialDescCreatedAt is the schema descriptor for created_at field.
+	s3credentialDescCreatedAt := s3credentialMixinFields1[0].Descriptor()
+	// s3credential.DefaultCreatedAt holds the default value on creation for the created_at field.
+	s3credential.DefaultCreatedAt = s3credentialDescCreatedAt.Default.(func() time.Time)
+	// s3credentialDescBadgeID is the schema descriptor for badge_id field.
+	s3credentialDescBadgeID := s3credentialFields[0].Descriptor()
+	// s3credential.BadgeIDValidator is a validator for the "badge_id" field. It is called by the builders before save.
+	s3credential.BadgeIDValidator = s3credentialDescBadgeID.Validators[0].(func(string) error)
+	// s3credentialDescProjectID is the schema descriptor for project_id field.
+	s3credentialDescProjectID := s3credentialFields[1].Descriptor()
+	// s3credential.ProjectIDValidator is a validator for the "project_id" field. It is called by the builders before save.
+	s3credential.ProjectIDValidator = s3credentialDescProjectID.Validators[0].(func(string) error)
+	// s3credentialDescAccessKeyID is the schema descriptor for access_key_id field.
+	s3credentialDescAccessKeyID := s3credentialFields[2].Descriptor()
+	// s3credential.AccessKeyIDValidator is a validator for the "access_key_id" field. It is called by the builders before save.
+	s3credential.AccessKeyIDValidator = s3credentialDescAccessKeyID.Validators[0].(func(string) error)
+	// s3credentialDescID is the schema descriptor for id field.
+	s3credentialDescID := s3credentialMixinFields0[0].Descriptor()
+	// s3credential.DefaultID holds the default value on creation for the id field.
+	s3credential.DefaultID = s3credentialDescID.Default.(func() string)
+	// s3credential.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	s3credential.IDValidator = func() func(string) error {
+		validators := s3credentialDescID.Validators
 		fns := [...]func(string) error{
 			validators[0].(func(string) error),
 			validators[1].(func(string) error),

@@ -18,6 +18,8 @@ type Tx struct {
 	AgentToken *AgentTokenClient
 	// AuditEvent is the client for interacting with the AuditEvent builders.
 	AuditEvent *AuditEventClient
+	// AuthClient is the client for interacting with the AuthClient builders.
+	AuthClient *AuthClientClient
 	// Badge is the client for interacting with the Badge builders.
 	Badge *BadgeClient
 	// Membership is the client for interacting with the Membership builders.
@@ -26,6 +28,8 @@ type Tx struct {
 	Project *ProjectClient
 	// RefreshToken is the client for interacting with the RefreshToken builders.
 	RefreshToken *RefreshTokenClient
+	// S3Credential is the client for interacting with the S3Credential builders.
+	S3Credential *S3CredentialClient
 	// Session is the client for interacting with the Session builders.
 	Session *SessionClient
 	// SigningKey is the client for interacting with the SigningKey builders.
@@ -165,10 +169,12 @@ func (tx *Tx) Client() *Client {
 func (tx *Tx) init() {
 	tx.AgentToken = NewAgentTokenClient(tx.config)
 	tx.AuditEvent = NewAuditEventClient(tx.config)
+	tx.AuthClient = NewAuthClientClient(tx.config)
 	tx.Badge = NewBadgeClient(tx.config)
 	tx.Membership = NewMembershipClient(tx.config)
 	tx.Project = NewProjectClient(tx.config)
 	tx.RefreshToken = NewRefreshTokenClient(tx.config)
+	tx.S3Credential = NewS3CredentialClient(tx.config)
 	tx.Session = NewSessionClient(tx.config)
 	tx.SigningKey = NewSigningKeyClient(tx.config)
 	tx.User = NewUserClient(tx.config)

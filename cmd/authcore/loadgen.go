@@ -70,7 +70,9 @@ func load(ctx context.Context, addr string, req request, conns int, d time.Durat
 					rq.Header.Set(k, v)
 				}
 				if req.Body != nil {
-					rq.Header.SetContentType("application/json")
+					if _, set := header["Content-Type"]; !set {
+						rq.Header.SetContentType("application/json")
+					}
 					rq.SetBody(req.Body)
 				}
 				t0 := time.Now()

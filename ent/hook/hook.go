@@ -33,6 +33,18 @@ func (f AuditEventFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, 
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.AuditEventMutation", m)
 }
 
+// The AuthClientFunc type is an adapter to allow the use of ordinary
+// function as AuthClient mutator.
+type AuthClientFunc func(context.Context, *ent.AuthClientMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f AuthClientFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.AuthClientMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.AuthClientMutation", m)
+}
+
 // The BadgeFunc type is an adapter to allow the use of ordinary
 // function as Badge mutator.
 type BadgeFunc func(context.Context, *ent.BadgeMutation) (ent.Value, error)
@@ -79,6 +91,18 @@ func (f RefreshTokenFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value
 		return f(ctx, mv)
 	}
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.RefreshTokenMutation", m)
+}
+
+// The S3CredentialFunc type is an adapter to allow the use of ordinary
+// function as S3Credential mutator.
+type S3CredentialFunc func(context.Context, *ent.S3CredentialMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f S3CredentialFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.S3CredentialMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.S3CredentialMutation", m)
 }
 
 // The SessionFunc type is an adapter to allow the use of ordinary

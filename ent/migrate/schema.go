@@ -59,6 +59,23 @@ var (
 			},
 		},
 	}
+	// AuthClientsColumns holds the columns for the "auth_clients" table.
+	AuthClientsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString, Size: 40},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "badge_id", Type: field.TypeString, Unique: true},
+		{Name: "project_id", Type: field.TypeString},
+		{Name: "secret_digest", Type: field.TypeBytes, Unique: true},
+		{Name: "role", Type: field.TypeString},
+		{Name: "expires_at", Type: field.TypeTime, Nullable: true},
+		{Name: "revoked_at", Type: field.TypeTime, Nullable: true},
+	}
+	// AuthClientsTable holds the schema information for the "auth_clients" table.
+	AuthClientsTable = &schema.Table{
+		Name:       "auth_clients",
+		Columns:    AuthClientsColumns,
+		PrimaryKey: []*schema.Column{AuthClientsColumns[0]},
+	}
 	// BadgesColumns holds the columns for the "badges" table.
 	BadgesColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeString, Size: 40},
@@ -147,6 +164,25 @@ var (
 			},
 		},
 	}
+	// S3credentialsColumns holds the columns for the "s3credentials" table.
+	S3credentialsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString, Size: 40},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "badge_id", Type: field.TypeString, Unique: true},
+		{Name: "project_id", Type: field.TypeString},
+		{Name: "access_key_id", Type: field.TypeString, Unique: true},
+		{Name: "secret_sealed", Type: field.TypeString},
+		{Name: "bucket", Type: field.TypeString},
+		{Name: "role", Type: field.TypeString},
+		{Name: "expires_at", Type: field.TypeTime, Nullable: true},
+		{Name: "revoked_at", Type: field.TypeTime, Nullable: true},
+	}
+	// S3credentialsTable holds the schema information for the "s3credentials" table.
+	S3credentialsTable = &schema.Table{
+		Name:       "s3credentials",
+		Columns:    S3credentialsColumns,
+		PrimaryKey: []*schema.Column{S3credentialsColumns[0]},
+	}
 	// SessionsColumns holds the columns for the "sessions" table.
 	SessionsColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeString, Size: 40},
@@ -224,10 +260,12 @@ var (
 	Tables = []*schema.Table{
 		AgentTokensTable,
 		AuditEventsTable,
+		AuthClientsTable,
 		BadgesTable,
 		MembershipsTable,
 		ProjectsTable,
 		RefreshTokensTable,
+		S3credentialsTable,
 		SessionsTable,
 		SigningKeysTable,
 		UsersTable,

@@ -12,6 +12,9 @@ type AgentToken func(*sql.Selector)
 // AuditEvent is the predicate function for auditevent builders.
 type AuditEvent func(*sql.Selector)
 
+// AuthClient is the predicate function for authclient builders.
+type AuthClient func(*sql.Selector)
+
 // Badge is the predicate function for badge builders.
 type Badge func(*sql.Selector)
 
@@ -23,6 +26,9 @@ type Project func(*sql.Selector)
 
 // RefreshToken is the predicate function for refreshtoken builders.
 type RefreshToken func(*sql.Selector)
+
+// S3Credential is the predicate function for s3credential builders.
+type S3Credential func(*sql.Selector)
 
 // Session is the predicate function for session builders.
 type Session func(*sql.Selector)

@@ -57,7 +57,7 @@ func (h *handler) create(c *fiber.Ctx) error {
 	}
 	p, _ := guard.PrincipalOf(c)
 	creator := p.UserID
-	created, err := h.svc.Create(c.UserContext(), guard.ProjectOf(c), &creator, req, httpserver.Origin(c))
+	created, err := h.svc.Create(c.UserContext(), guard.ProjectOf(c), &creator, req, httpserver.Origin(c), c.BaseURL())
 	if err != nil {
 		return err
 	}

@@ -79,7 +79,7 @@ type Created struct {
 }
 
 // Create mints a badge, its product credentials and its audit record in one transaction.
-func (s *Service) Create(ctx context.Context, projectID string, creator *string, req CreateRequest, origin audit.Origin) (Created, error) {
+func (s *Service) Create(ctx context.Context, projectID string, creator *string, req CreateRequest, origin audit.Origin, baseURL string) (Created, error) {
 	plaintext, err := secret.NewToken(req.Product.Key())
 	if err != nil {
 		return Created{}, err
@@ -100,7 +100,9 @@ func (s *Service) Create(ctx context.Context, projectID string, creator *string,
 		if err != nil {
 			return err
 		}
-		creds, err := req.Product.Mint(ctx, tx, contractView(b))
+		pb := contractView(b)
+		pb.BaseURL = baseURL
+		creds, err := req.Product.Mint(ctx, tx, pb)
 		if err != nil {
 			return mintFailed(err)
 		}

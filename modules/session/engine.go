@@ -70,6 +70,7 @@ type Engine struct {
 
 var (
 	_ identity.Sessions     = (*Engine)(nil)
+	_ identity.TokenSigner  = (*Engine)(nil)
 	_ guard.SessionVerifier = (*Engine)(nil)
 )
 
@@ -256,6 +257,16 @@ func (e *Engine) sign(s *ent.Session, now time.Time) (string, time.Time, error) 
 	claims["exp"] = exp.Unix()
 	tok, err := jwt.Signed(signer).Claims(claims).Serialize()
 	return tok, exp, err
+}
+
+// SignJWT signs claims with the current key, setting iss.
+func (e *Engine) SignJWT(claims map[string]any) (string, error) {
+	signer := e.keys.Signer()
+	if !e.Ready() || signer == nil {
+		return "", identity.ErrEngineNotReady
+	}
+	claims["iss"] = Issuer
+	return jwt.Signed(signer).Claims(claims).Serialize()
 }
 
 // Authenticate verifies an access token: signature (cached per token), expiry to the

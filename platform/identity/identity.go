@@ -123,3 +123,10 @@ type Directory interface {
 	// Emails maps user ids to emails; unknown ids are left out.
 	Emails(ctx context.Context, ids []string) (map[string]string, error)
 }
+
+// TokenSigner signs JWTs with the key set served at /.well-known/jwks.json. Supplied by
+// the session module to products that issue tokens (the auth product's OAuth endpoint).
+type TokenSigner interface {
+	// SignJWT signs claims, adding iss. It fails with ErrEngineNotReady before the keys load.
+	SignJWT(claims map[string]any) (string, error)
+}

@@ -25,6 +25,9 @@ type Badge struct {
 	Name      string
 	Role      string
 	ExpiresAt *time.Time
+	// BaseURL is scheme://host the create request reached, for credentials that name an
+	// endpoint of this server (the auth product's tokenUrl).
+	BaseURL string
 }
 
 // Credentials are the product-specific parts of a create answer: the seed's `s3` and

@@ -25,8 +25,10 @@ import (
 	"github.com/authcore/authcore/platform/product"
 	"github.com/authcore/authcore/platform/ratelimit"
 	"github.com/authcore/authcore/platform/secret"
+	"github.com/authcore/authcore/plugins/auth"
 	"github.com/authcore/authcore/plugins/db"
 	"github.com/authcore/authcore/plugins/pay"
+	"github.com/authcore/authcore/plugins/s3"
 )
 
 // Platform is the shared providers every module stands on.
@@ -61,6 +63,8 @@ func Features() fx.Option {
 
 		// Badge products: one line each.
 		db.Module,
+		s3.Module,
+		auth.Module,
 		pay.Module,
 	)
 }

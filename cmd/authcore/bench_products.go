@@ -1,0 +1,63 @@
+package main
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
+)
+
+// mintBadge creates a badge through the API and returns the create answer.
+func mintBadge(env *benchEnv, productKey string) (map[string]any, error) {
+	admin, prj, err := benchProject(env)
+	if err != nil {
+		return nil, err
+	}
+	var out map[string]any
+	body := fmt.Sprintf(`{"name":"bench","product":%q,"role":"developer"}`, productKey)
+	err = benchCall(env, http.MethodPost, "/v1/projects/"+prj+"/service-badges", admin.AccessToken, []byte(body), http.StatusCreated, &out)
+	return out, err
+}
+
+func productScenarios() []scenario {
+	return []scenario{
+		{name: "POST /v1/oauth/token (client credentials)", setup: func(ctx context.Context, env *benchEnv) (request, error) {
+			out, err := mintBadge(env, "auth")
+			if err != nil {
+				return request{}, err
+			}
+			a := out["auth"].(map[string]any)
+			basic := base64.StdEncoding.EncodeToString([]byte(url.QueryEscape(a["clientId"].(string)) + ":" + url.QueryEscape(a["clientSecret"].(string))))
+			return request{Method: http.MethodPost, Path: "/v1/oauth/token", Body: []byte("grant_type=client_credentials"),
+				Header: map[string]string{"Authorization": "Basic " + basic, "Content-Type": "application/x-www-form-urlencoded"}, Expect: 200}, nil
+		}},
+		{name: "POST /v1/service-badges/s3/verify (SigV4 GET)", setup: func(ctx context.Context, env *benchEnv) (request, error) {
+			out, err := mintBadge(env, "s3")
+			if err != nil {
+				return request{}, err
+			}
+			s := out["s3"].(map[string]any)
+			req, _ := http.NewRequest(http.MethodGet, s["endpoint"].(string)+"/"+s["bucket"].(string)+"/objects/report.pdf", nil)
+			const hash = "UNSIGNED-PAYLOAD"
+			req.Header.Set("X-Amz-Content-Sha256", hash)
+			signer := v4.NewSigner(func(o *v4.SignerOptions) { o.DisableURIPathEscaping = true })
+			creds := aws.Credentials{AccessKeyID: s["accessKeyId"].(string), SecretAccessKey: s["secretAccessKey"].(string)}
+			if err := signer.SignHTTP(ctx, creds, req, hash, "s3", s["region"].(string), time.Now()); err != nil {
+				return request{}, err
+			}
+			headers := map[string]string{"host": req.Host}
+			for k, v := range req.Header {
+				headers[strings.ToLower(k)] = v[0]
+			}
+			body, _ := json.Marshal(map[string]any{"method": "GET", "path": req.URL.EscapedPath(), "query": "", "headers": headers, "payloadHash": hash})
+			return request{Method: http.MethodPost, Path: "/v1/service-badges/s3/verify", Body: body, Expect: 200}, nil
+		}},
+	}
+}

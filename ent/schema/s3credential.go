@@ -1,0 +1,29 @@
+package schema
+
+// Owned by plugins/s3.
+
+import (
+	"entgo.io/ent"
+	"entgo.io/ent/schema/field"
+)
+
+// S3Credential is the SigV4 key pair of an s3 badge. SigV4 verification needs the secret
+// key itself, so it is sealed (AES-256-GCM under the master key), never stored in clear.
+type S3Credential struct{ ent.Schema }
+
+func (S3Credential) Mixin() []ent.Mixin {
+	return []ent.Mixin{IDMixin{Prefix: "s3c_"}, CreatedMixin{}}
+}
+
+func (S3Credential) Fields() []ent.Field {
+	return []ent.Field{
+		field.String("badge_id").Immutable().Unique().NotEmpty(),
+		field.String("project_id").Immutable().NotEmpty(),
+		field.String("access_key_id").Immutable().Unique().NotEmpty(),
+		field.String("secret_sealed").Immutable().Sensitive(),
+		field.String("bucket").Immutable(),
+		field.String("role").Immutable(),
+		field.Time("expires_at").Optional().Nillable().Immutable(),
+		field.Time("revoked_at").Optional().Nillable(),
+	}
+}

@@ -1,0 +1,173 @@
+package auth
+
+import (
+	"encoding/base64"
+	"errors"
+	"mime"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/oklog/ulid/v2"
+
+	"github.com/authcore/authcore/platform/httpserver"
+	"github.com/authcore/authcore/platform/identity"
+	"github.com/authcore/authcore/platform/ratelimit"
+)
+
+// tokenTTL is the lifetime of an access token, cut short by the badge's own expiry.
+const tokenTTL = time.Hour
+
+// Audience is the aud claim of client-credentials tokens.
+const Audience = "authcore"
+
+type tokenEndpoint struct {
+	p      *Product
+	limits *ratelimit.Limiters
+}
+
+func (t *tokenEndpoint) routes() []httpserver.Route {
+	return []httpserver.Route{{Method: http.MethodPost, Path: TokenPath, Handlers: []fiber.Handler{t.token}}}
+}
+
+// oauthError is an RFC 6749 §5.2 error answer.
+type oauthError struct {
+	status int
+	code   string
+	desc   string
+}
+
+// fail answers an RFC 6749 §5.2 error. invalid_client is always 401 with a Basic
+// challenge: required when the client used HTTP authentication, allowed otherwise.
+func (t *tokenEndpoint) fail(c *fiber.Ctx, e oauthError) error {
+	if e.code == "invalid_client" {
+		c.Set(fiber.HeaderWWWAuthenticate, `Basic realm="authcore", charset="UTF-8"`)
+		t.limits.Failures.Fail(c.IP())
+	}
+	return c.Status(e.status).JSON(fiber.Map{"error": e.code, "error_description": e.desc})
+}
+
+func invalidRequest(desc string) oauthError {
+	return oauthError{http.StatusBadRequest, "invalid_request", desc}
+}
+
+var errInvalidClient = oauthError{http.StatusUnauthorized, "invalid_client", "client authentication failed"}
+
+// token is the client-credentials grant (RFC 6749 §4.4) with client_secret_basic and
+// client_secret_post authentication (§2.3.1).
+func (t *tokenEndpoint) token(c *fiber.Ctx) error {
+	c.Set(fiber.HeaderCacheControl, "no-store")
+	c.Set("Pragma", "no-cache")
+	if err := t.limits.Failures.Check(c.IP()); err != nil {
+		return err
+	}
+	basicID, basicSecret, basic, err := basicAuth(c.Get(fiber.HeaderAuthorization))
+	if err != nil {
+		return t.fail(c, errInvalidClient)
+	}
+	if mt, _, _ := mime.ParseMediaType(c.Get(fiber.HeaderContentType)); mt != "application/x-www-form-urlencoded" {
+		return t.fail(c, invalidRequest("the body must be application/x-www-form-urlencoded"))
+	}
+	form, err := url.ParseQuery(string(c.Body()))
+	if err != nil {
+		return t.fail(c, invalidRequest("the body is not valid form encoding"))
+	}
+	for k, v := range form {
+		if len(v) > 1 {
+			return t.fail(c, invalidRequest("parameter "+k+" is repeated"))
+		}
+	}
+	grant := form.Get("grant_type")
+	if grant == "" {
+		return t.fail(c, invalidRequest("grant_type is required"))
+	}
+	id, sec := form.Get("client_id"), form.Get("client_secret")
+	switch {
+	case basic && sec != "":
+		return t.fail(c, invalidRequest("use one client authentication method, not two"))
+	case basic:
+		if id != "" && id != basicID {
+			return t.fail(c, invalidRequest("client_id does not match the Authorization header"))
+		}
+		id, sec = basicID, basicSecret
+	case id == "" || sec == "":
+		return t.fail(c, errInvalidClient)
+	}
+	cl, ok, err := t.p.authenticate(c.UserContext(), id, sec)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return t.fail(c, errInvalidClient)
+	}
+	if grant != "client_credentials" {
+		return t.fail(c, oauthError{http.StatusBadRequest, "unsupported_grant_type", "only client_credentials is supported"})
+	}
+	scope, ok := grantScope(form.Get("scope"), cl.role)
+	if !ok {
+		return t.fail(c, oauthError{http.StatusBadRequest, "invalid_scope", "scope must name roles up to the badge's role (" + cl.role + ")"})
+	}
+
+	now := t.p.clock.Now()
+	exp := now.Add(tokenTTL)
+	if cl.expiresAt != nil && cl.expiresAt.Before(exp) {
+		exp = *cl.expiresAt
+	}
+	exp = exp.Truncate(time.Second)
+	tok, err := t.p.signer.SignJWT(map[string]any{
+		"sub": cl.id, "aud": Audience, "iat": now.Unix(), "exp": exp.Unix(), "jti": ulid.Make().String(),
+		"project_id": cl.projectID, "role": cl.role, "scope": scope,
+	})
+	if errors.Is(err, identity.ErrEngineNotReady) {
+		return c.Status(http.StatusServiceUnavailable).JSON(fiber.Map{"error": "temporarily_unavailable", "error_description": "signing keys are not loaded yet"})
+	}
+	if err != nil {
+		return err
+	}
+	return c.JSON(fiber.Map{
+		"access_token": tok, "token_type": "Bearer",
+		"expires_in": int(exp.Sub(now).Seconds()), "scope": scope,
+	})
+}
+
+// basicAuth reads client_secret_basic: both parts are form-urlencoded before base64
+// (RFC 6749 §2.3.1). present is false when there is no Basic header.
+func basicAuth(h string) (id, sec string, present bool, err error) {
+	const prefix = "Basic "
+	if len(h) < len(prefix) || !strings.EqualFold(h[:len(prefix)], prefix) {
+		return "", "", false, nil
+	}
+	raw, err := base64.StdEncoding.DecodeString(strings.TrimSpace(h[len(prefix):]))
+	if err != nil {
+		return "", "", true, err
+	}
+	u, p, ok := strings.Cut(string(raw), ":")
+	if !ok {
+		return "", "", true, errors.New("no colon")
+	}
+	if id, err = url.QueryUnescape(u); err != nil {
+		return "", "", true, err
+	}
+	if sec, err = url.QueryUnescape(p); err != nil {
+		return "", "", true, err
+	}
+	return id, sec, true, nil
+}
+
+// grantScope returns the scope to grant: by default the badge's role; otherwise every
+// requested scope must be a role no higher than the badge's.
+func grantScope(requested, role string) (string, bool) {
+	fields := strings.Fields(requested)
+	if len(fields) == 0 {
+		return role, true
+	}
+	max := identity.RoleRank(role)
+	for _, f := range fields {
+		if r := identity.RoleRank(f); r == 0 || r > max {
+			return "", false
+		}
+	}
+	return strings.Join(fields, " "), true
+}

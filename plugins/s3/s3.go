@@ -1,0 +1,159 @@
+// Package s3 is the "s3" badge product: SigV4 credentials for the project's bucket. The
+// secret access key is sealed under the master key (SigV4 verification needs it back);
+// POST /v1/service-badges/s3/verify lets a storage gateway check a signed request.
+package s3
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"go.uber.org/fx"
+
+	"github.com/authcore/authcore/ent"
+	"github.com/authcore/authcore/ent/s3credential"
+	"github.com/authcore/authcore/platform/clock"
+	"github.com/authcore/authcore/platform/config"
+	"github.com/authcore/authcore/platform/credcache"
+	"github.com/authcore/authcore/platform/httpserver"
+	"github.com/authcore/authcore/platform/invalidation"
+	"github.com/authcore/authcore/platform/product"
+	"github.com/authcore/authcore/platform/secret"
+)
+
+// Module contributes the product and the verify endpoint.
+var Module = fx.Module("plugin-s3",
+	fx.Provide(New),
+	product.AsProduct(func(p *Product) *Product { return p }),
+	httpserver.AsRoutes(func(p *Product) []httpserver.Route { return p.routes() }),
+)
+
+const (
+	topic        = "s3_key"
+	accessKeyLen = 16 // after the AKAC prefix
+	secretKeyLen = 40
+	upperAlnum   = "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+	cacheSize    = 100_000
+	cacheTTL     = 5 * time.Minute
+	maxClockSkew = 15 * time.Minute
+)
+
+// Product is the s3 product.
+type Product struct {
+	ent      *ent.Client
+	keys     *secret.Keyring
+	clock    clock.Clock
+	bus      invalidation.Bus
+	endpoint string
+	region   string
+	cache    *credcache.Cache[string, *key]
+}
+
+var (
+	_ product.Product     = (*Product)(nil)
+	_ product.AfterRevoke = (*Product)(nil)
+)
+
+// New returns the product.
+func New(client *ent.Client, keys *secret.Keyring, c clock.Clock, bus invalidation.Bus, cfg config.Config) *Product {
+	p := &Product{ent: client, keys: keys, clock: c, bus: bus, endpoint: cfg.S3Endpoint, region: cfg.S3Region,
+		cache: credcache.New[string, *key](cacheSize, cacheTTL)}
+	bus.Subscribe(topic, func(k string) {
+		if k == "" {
+			p.cache.Purge()
+			return
+		}
+		p.cache.Invalidate(k)
+	})
+	return p
+}
+
+func (*Product) Key() string              { return "s3" }
+func (*Product) Description() string      { return "Object storage bucket of the project." }
+func (*Product) Mintable() (bool, string) { return true, "" }
+
+// Credentials is the create answer's `s3` object.
+type Credentials struct {
+	AccessKeyID     string `json:"accessKeyId"`
+	SecretAccessKey string `json:"secretAccessKey"`
+	Bucket          string `json:"bucket"`
+	Region          string `json:"region"`
+	Endpoint        string `json:"endpoint"`
+}
+
+// BucketName is the project's bucket: DNS-safe (lower-case letters, digits and hyphens,
+// 3–63 characters) and derived from the project id, so it is stable and unique.
+func BucketName(projectID string) string {
+	return "authcore-" + strings.ToLower(strings.ReplaceAll(projectID, "_", "-"))
+}
+
+// Mint makes the badge's key pair inside the badge's transaction.
+func (p *Product) Mint(ctx context.Context, tx *ent.Tx, b product.Badge) (product.Credentials, error) {
+	if p.endpoint == "" {
+		return product.Credentials{}, errNotConfigured
+	}
+	tail, err := secret.RandomString(accessKeyLen, upperAlnum)
+	if err != nil {
+		return product.Credentials{}, err
+	}
+	accessKey := "AKAC" + tail
+	secretKey, err := secret.RandomString(secretKeyLen, "")
+	if err != nil {
+		return product.Credentials{}, err
+	}
+	sealed, err := p.keys.Seal([]byte(secretKey), []byte(accessKey))
+	if err != nil {
+		return product.Credentials{}, err
+	}
+	bucket := BucketName(b.ProjectID)
+	if err := tx.S3Credential.Create().
+		SetBadgeID(b.ID).SetProjectID(b.ProjectID).SetAccessKeyID(accessKey).SetSecretSealed(sealed).
+		SetBucket(bucket).SetRole(b.Role).SetNillableExpiresAt(b.ExpiresAt).
+		Exec(ctx); err != nil {
+		return product.Credentials{}, err
+	}
+	return product.Credentials{S3: Credentials{AccessKeyID: accessKey, SecretAccessKey: secretKey, Bucket: bucket, Region: p.region, Endpoint: p.endpoint}}, nil
+}
+
+// Revoke retires the badge's key pair inside the revoke's transaction.
+func (p *Product) Revoke(ctx context.Context, tx *ent.Tx, b product.Badge) error {
+	return tx.S3Credential.Update().
+		Where(s3credential.BadgeID(b.ID), s3credential.RevokedAtIsNil()).
+		SetRevokedAt(p.clock.Now()).
+		Exec(ctx)
+}
+
+// AfterRevoke makes every replica forget the key, once the revoke has committed.
+func (p *Product) AfterRevoke(ctx context.Context, b product.Badge) {
+	c, err := p.ent.S3Credential.Query().Where(s3credential.BadgeID(b.ID)).Only(ctx)
+	if err != nil {
+		// Nothing cached can outlive cacheTTL; a failed read here only delays others.
+		return
+	}
+	p.bus.Publish(ctx, topic, c.AccessKeyID)
+}
+
+// key is a looked-up access key with its opened secret.
+type key struct {
+	badgeID, projectID, bucket, role string
+	secret                           string
+	expiresAt                        *time.Time
+	revoked                          bool
+}
+
+func (p *Product) lookup(ctx context.Context, accessKey string) (*key, error) {
+	return p.cache.Load(ctx, accessKey, func(ctx context.Context) (*key, error) {
+		c, err := p.ent.S3Credential.Query().Where(s3credential.AccessKeyID(accessKey)).Only(ctx)
+		if ent.IsNotFound(err) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		sec, err := p.keys.Open(c.SecretSealed, []byte(c.AccessKeyID))
+		if err != nil {
+			return nil, err
+		}
+		return &key{badgeID: c.BadgeID, projectID: c.ProjectID, bucket: c.Bucket, role: c.Role, secret: string(sec), expiresAt: c.ExpiresAt, revoked: c.RevokedAt != nil}, nil
+	})
+}
