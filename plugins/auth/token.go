@@ -110,7 +110,7 @@ func (t *tokenEndpoint) token(c *fiber.Ctx) error {
 		return t.fail(c, oauthError{http.StatusBadRequest, "invalid_scope", "scope must name roles up to the badge's role (" + cl.role + ")"})
 	}
 
-	now := t.p.clock.Now()
+	now := t.p.clock.Now().Truncate(time.Second) // JWT times are whole seconds
 	exp := now.Add(tokenTTL)
 	if cl.expiresAt != nil && cl.expiresAt.Before(exp) {
 		exp = *cl.expiresAt
