@@ -7,13 +7,12 @@ import (
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
-	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/authcore/authcore/platform/apperr"
+	"github.com/authcore/authcore/platform/bearer"
 	"github.com/authcore/authcore/platform/guard"
 	"github.com/authcore/authcore/platform/httpserver"
 	"github.com/authcore/authcore/platform/identity"
-	"github.com/authcore/authcore/platform/ratelimit"
 )
 
 // engineName is the seed's "engine" constant (SPEC §0).
@@ -23,12 +22,10 @@ const engineName = "authcore"
 const note = "Copy this token now: it is shown only once and cannot be recovered. Send it as `Authorization: Bearer <token>`."
 
 type handler struct {
-	svc    *Service
-	guard  *guard.Guard
-	limits *ratelimit.Limiters
-	log    *slog.Logger
-
-	okCount, invalidCount, unauthorizedCount prometheus.Counter
+	svc   *Service
+	guard *guard.Guard
+	me    *bearer.WhoAmI
+	log   *slog.Logger
 }
 
 var engineField = map[string]any{"engine": engineName}
@@ -43,7 +40,7 @@ func (h *handler) routes() []httpserver.Route {
 		{Method: http.MethodGet, Path: base, Handlers: []fiber.Handler{dash, admin, h.list}},
 		{Method: http.MethodPost, Path: base, Handlers: []fiber.Handler{dash, admin, h.create}},
 		{Method: http.MethodDelete, Path: base + "/:tokenId", Handlers: []fiber.Handler{dash, admin, h.revoke}},
-		{Method: http.MethodGet, Path: "/v1/auth-core/ai/me", Handlers: []fiber.Handler{h.me}},
+		{Method: http.MethodGet, Path: "/v1/auth-core/ai/me", Handlers: []fiber.Handler{h.me.Handle}},
 	}
 }
 
@@ -98,39 +95,4 @@ func (h *handler) revoke(c *fiber.Ctx) error {
 		return failure(http.StatusNotFound, "revoke_failed", msg)
 	}
 	return c.JSON(fiber.Map{"engine": engineName, "ok": true, "projectId": projectID, "tokenId": tokenID})
-}
-
-// me is seed 4.2: the header must begin with "Bearer " (case-sensitive), the rest trimmed
-// is the token.
-func (h *handler) me(c *fiber.Ctx) error {
-	ip := c.IP()
-	if err := h.limits.Failures.Check(ip); err != nil {
-		return err
-	}
-	header := c.Get(fiber.HeaderAuthorization)
-	token := ""
-	if strings.HasPrefix(header, "Bearer ") {
-		token = strings.TrimSpace(header[len("Bearer "):])
-	}
-	if token == "" {
-		h.unauthorizedCount.Inc()
-		h.limits.Failures.Fail(ip)
-		return notAuthenticated("unauthorized")
-	}
-	ans, ok, err := h.svc.Verify(c.UserContext(), token)
-	if err != nil {
-		return err
-	}
-	if !ok {
-		h.invalidCount.Inc()
-		h.limits.Failures.Fail(ip)
-		return notAuthenticated("invalid_token")
-	}
-	h.okCount.Inc()
-	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
-	return c.Send(ans.response)
-}
-
-func notAuthenticated(code string) error {
-	return &apperr.Error{Status: http.StatusUnauthorized, Code: code, Fields: map[string]any{"engine": engineName, "authenticated": false}}
 }

@@ -26,11 +26,7 @@ var Module = fx.Module("agenttoken",
 	fx.Decorate(func(l *slog.Logger) *slog.Logger { return l.With("module", "agenttoken") }),
 	fx.Provide(NewService),
 	httpserver.AsRoutes(func(s *Service, g *guard.Guard, l *ratelimit.Limiters, log *slog.Logger, m *metrics.Credentials) []httpserver.Route {
-		h := &handler{svc: s, guard: g, limits: l, log: log,
-			okCount:           m.Verifications.WithLabelValues("ai_agent", "ok"),
-			invalidCount:      m.Verifications.WithLabelValues("ai_agent", "invalid_token"),
-			unauthorizedCount: m.Verifications.WithLabelValues("ai_agent", "unauthorized"),
-		}
+		h := &handler{svc: s, guard: g, log: log, me: bearer.NewWhoAmI("ai_agent", l, m, s.Verify)}
 		return h.routes()
 	}),
 )

@@ -14,10 +14,10 @@ import (
 	"github.com/authcore/authcore/platform/secret"
 )
 
-// Verify checks a bearer token. ok is false for anything that is not a live token; err
-// is only for a store that failed. The checksum is checked first, so malformed and
-// guessed tokens never reach the store or the caches.
-func (s *Service) Verify(ctx context.Context, token string) (*answer, bool, error) {
+// Verify checks a bearer token and returns its ai/me answer. ok is false for anything
+// that is not a live token; err is only for a store that failed. The checksum is checked
+// first, so malformed and guessed tokens never reach the store or the caches.
+func (s *Service) Verify(ctx context.Context, token string) ([]byte, bool, error) {
 	if !secret.CheckToken(Kind, token) {
 		return nil, false, nil
 	}
@@ -26,7 +26,7 @@ func (s *Service) Verify(ctx context.Context, token string) (*answer, bool, erro
 		return nil, false, err
 	}
 	s.lastUsed.Touch(e.ID, s.clock.Now())
-	return &e.Value, true, nil
+	return e.Value.response, true, nil
 }
 
 func (s *Service) lookup(ctx context.Context, d secret.Digest) (*bearer.Entry[answer], error) {

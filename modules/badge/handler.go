@@ -5,23 +5,19 @@ import (
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
-	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/authcore/authcore/platform/apperr"
+	"github.com/authcore/authcore/platform/bearer"
 	"github.com/authcore/authcore/platform/guard"
 	"github.com/authcore/authcore/platform/httpserver"
 	"github.com/authcore/authcore/platform/identity"
 	"github.com/authcore/authcore/platform/product"
-	"github.com/authcore/authcore/platform/ratelimit"
 )
 
 type handler struct {
 	svc      *Service
 	guard    *guard.Guard
 	products *product.Registry
-	limits   *ratelimit.Limiters
-
-	okCount, invalidCount, unauthorizedCount prometheus.Counter
+	me       *bearer.WhoAmI
 }
 
 func (h *handler) routes() []httpserver.Route {
@@ -34,7 +30,7 @@ func (h *handler) routes() []httpserver.Route {
 		{Method: http.MethodGet, Path: base, Handlers: []fiber.Handler{dash, admin, h.list}},
 		{Method: http.MethodPost, Path: base, Handlers: []fiber.Handler{dash, admin, h.create}},
 		{Method: http.MethodDelete, Path: base + "/:badgeId", Handlers: []fiber.Handler{dash, admin, h.revoke}},
-		{Method: http.MethodGet, Path: "/v1/service-badges/me", Handlers: []fiber.Handler{h.me}},
+		{Method: http.MethodGet, Path: "/v1/service-badges/me", Handlers: []fiber.Handler{h.me.Handle}},
 	}
 }
 
@@ -75,38 +71,4 @@ func (h *handler) revoke(c *fiber.Ctx) error {
 		return err
 	}
 	return c.JSON(fiber.Map{"ok": true, "badgeId": badgeID})
-}
-
-// me answers who a badge secret is, with the header rules of ai/me.
-func (h *handler) me(c *fiber.Ctx) error {
-	ip := c.IP()
-	if err := h.limits.Failures.Check(ip); err != nil {
-		return err
-	}
-	header := c.Get(fiber.HeaderAuthorization)
-	token := ""
-	if strings.HasPrefix(header, "Bearer ") {
-		token = strings.TrimSpace(header[len("Bearer "):])
-	}
-	if token == "" {
-		h.unauthorizedCount.Inc()
-		h.limits.Failures.Fail(ip)
-		return notAuthenticated("unauthorized")
-	}
-	ans, ok, err := h.svc.Verify(c.UserContext(), token)
-	if err != nil {
-		return err
-	}
-	if !ok {
-		h.invalidCount.Inc()
-		h.limits.Failures.Fail(ip)
-		return notAuthenticated("invalid_token")
-	}
-	h.okCount.Inc()
-	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
-	return c.Send(ans.response)
-}
-
-func notAuthenticated(code string) error {
-	return &apperr.Error{Status: http.StatusUnauthorized, Code: code, Fields: map[string]any{"engine": "authcore", "authenticated": false}}
 }

@@ -26,11 +26,7 @@ var Module = fx.Module("badge",
 	fx.Decorate(func(l *slog.Logger) *slog.Logger { return l.With("module", "badge") }),
 	fx.Provide(NewService),
 	httpserver.AsRoutes(func(s *Service, g *guard.Guard, r *product.Registry, l *ratelimit.Limiters, m *metrics.Credentials) []httpserver.Route {
-		h := &handler{svc: s, guard: g, products: r, limits: l,
-			okCount:           m.Verifications.WithLabelValues("service_badge", "ok"),
-			invalidCount:      m.Verifications.WithLabelValues("service_badge", "invalid_token"),
-			unauthorizedCount: m.Verifications.WithLabelValues("service_badge", "unauthorized"),
-		}
+		h := &handler{svc: s, guard: g, products: r, me: bearer.NewWhoAmI("service_badge", l, m, s.Verify)}
 		return h.routes()
 	}),
 )

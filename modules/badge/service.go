@@ -218,7 +218,7 @@ type meBody struct {
 
 // Verify checks any badge secret: its prefix must name a registered product and its
 // checksum must hold before the store is asked.
-func (s *Service) Verify(ctx context.Context, token string) (*answer, bool, error) {
+func (s *Service) Verify(ctx context.Context, token string) ([]byte, bool, error) {
 	kind := secret.KindOf(token)
 	if _, ok := s.products.Get(kind); !ok || !secret.CheckToken(kind, token) {
 		return nil, false, nil
@@ -228,7 +228,7 @@ func (s *Service) Verify(ctx context.Context, token string) (*answer, bool, erro
 		return nil, false, err
 	}
 	s.lastUsed.Touch(e.ID, s.clock.Now())
-	return &e.Value, true, nil
+	return e.Value.response, true, nil
 }
 
 func (s *Service) lookup(ctx context.Context, d secret.Digest) (*bearer.Entry[answer], error) {
