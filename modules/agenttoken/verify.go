@@ -11,6 +11,7 @@ import (
 	"github.com/authcore/authcore/ent"
 	"github.com/authcore/authcore/ent/agenttoken"
 	"github.com/authcore/authcore/platform/bearer"
+	"github.com/authcore/authcore/platform/database"
 	"github.com/authcore/authcore/platform/secret"
 )
 
@@ -70,17 +71,14 @@ type meBody struct {
 
 // writeLastUsed stores a batch of last-used times in one transaction.
 func (s *Service) writeLastUsed(ctx context.Context, batch map[string]time.Time) error {
-	tx, err := s.ent.Tx(ctx)
-	if err != nil {
-		return err
-	}
-	for id, t := range batch {
-		if err := tx.AgentToken.UpdateOneID(id).SetLastUsedAt(t).Exec(ctx); err != nil && !ent.IsNotFound(err) {
-			_ = tx.Rollback()
-			return err
+	return database.WithTx(ctx, s.ent, func(tx *ent.Tx) error {
+		for id, t := range batch {
+			if err := tx.AgentToken.UpdateOneID(id).SetLastUsedAt(t).Exec(ctx); err != nil && !ent.IsNotFound(err) {
+				return err
+			}
 		}
-	}
-	return tx.Commit()
+		return nil
+	})
 }
 
 // lookupPG is lookup through pgx directly: on the cold path the database/sql and ent layers
