@@ -29,7 +29,6 @@ func TestSignUp(t *testing.T) {
 		t.Run("201 with user and session, email lower-cased, name kept", func(t *testing.T) {
 			r := signup(a, map[string]any{"email": strings.ToUpper(email), "password": "12345678", "name": "Ada"})
 			got := r.Expect(t, 201, nil)
-			got = r.JSON(t)
 			u := got["user"].(map[string]any)
 			s := got["session"].(map[string]any)
 			if u["email"] != email || u["name"] != "Ada" || u["tenantId"] != "public" || !strings.HasPrefix(u["id"].(string), "usr_") {
@@ -53,7 +52,7 @@ func TestSignUp(t *testing.T) {
 			}
 		})
 		t.Run("duplicate email, any case, is 409 email_taken", func(t *testing.T) {
-			signup(a, map[string]any{"email": strings.Title(email), "password": "12345678"}).Expect(t, 409, map[string]any{"code": "email_taken"})
+			signup(a, map[string]any{"email": strings.ToUpper(email[:1]) + email[1:], "password": "12345678"}).Expect(t, 409, map[string]any{"code": "email_taken"})
 		})
 
 		cases := []struct {
@@ -140,8 +139,8 @@ func TestSignIn(t *testing.T) {
 		s := a.SignUp(t)
 
 		t.Run("right password, any email case, is 200 with user and session", func(t *testing.T) {
-			got := signin(a, map[string]any{"email": strings.ToUpper(s.Email), "password": s.Password}).Expect(t, 200, nil)
-			got = signin(a, map[string]any{"email": s.Email, "password": s.Password}).JSON(t)
+			signin(a, map[string]any{"email": strings.ToUpper(s.Email), "password": s.Password}).Expect(t, 200, nil)
+			got := signin(a, map[string]any{"email": s.Email, "password": s.Password}).JSON(t)
 			if got["user"].(map[string]any)["id"] != s.UserID || got["session"].(map[string]any)["accessToken"] == "" {
 				t.Fatalf("%v", got)
 			}

@@ -3,7 +3,6 @@ package account
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/mail"
 	"strings"
@@ -156,9 +155,6 @@ func (s *Service) Profile(ctx context.Context, userID string) (identity.Profile,
 	email := u.Email
 	return identity.Profile{Email: &email, Name: nameOf(u.Metadata)}, nil
 }
-
-// ErrNotFound is returned by lookups of users that do not exist.
-var ErrNotFound = errors.New("user not found")
 
 var _ identity.Directory = (*Service)(nil)
 

@@ -44,9 +44,8 @@ type App struct {
 type Option func(*options)
 
 type options struct {
-	cfg    func(*config.Config)
-	fx     []fx.Option
-	noWait bool
+	cfg func(*config.Config)
+	fx  []fx.Option
 }
 
 // WithConfig edits the settings.
