@@ -21,6 +21,7 @@ import (
 	"github.com/authcore/authcore/ent/migrate"
 	"github.com/authcore/authcore/platform/apptest"
 	"github.com/authcore/authcore/platform/database"
+	"github.com/authcore/authcore/platform/secret"
 )
 
 func TestMain(m *testing.M) { apptest.Main(m) }
@@ -120,6 +121,12 @@ func TestUnreachableStoreAtStartRecovers(t *testing.T) {
 
 	a.Get("/healthz").Expect(t, 200, map[string]any{"status": "ok"})
 	a.Get("/readyz").Expect(t, 503, map[string]any{"code": "unavailable"})
+	// A route that needs the store answers 503 unavailable, not 500.
+	tok, err := secret.NewToken("ai")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Get("/v1/auth-core/ai/me", "Authorization", "Bearer "+tok).Expect(t, 503, map[string]any{"code": "unavailable"})
 
 	stop := proxy(t, port, ru.Host)
 	defer stop()
@@ -131,6 +138,7 @@ func TestUnreachableStoreAtStartRecovers(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	t.Logf("ready %v after the store came back", time.Since(opened).Round(time.Millisecond))
+	a.Get("/v1/auth-core/ai/me", "Authorization", "Bearer "+tok).Expect(t, 401, map[string]any{"code": "invalid_token"})
 }
 
 // proxy forwards TCP connections from listen to target until stopped.
