@@ -114,26 +114,28 @@ func (e *Engine) AdminRevokeUser(ctx context.Context, projectID, userID, actorID
 // the same transaction when it revoked any.
 func (e *Engine) revokeAudited(ctx context.Context, where []predicate.Session, event func(n int) audit.Event) (int, error) {
 	var ids []string
+	n := 0
 	err := database.WithTx(ctx, e.ent, func(tx *ent.Tx) error {
 		var err error
 		ids, err = tx.Session.Query().Where(where...).Where(entsession.RevokedAtIsNil()).IDs(ctx)
 		if err != nil || len(ids) == 0 {
 			return err
 		}
-		n, err := tx.Session.Update().Where(entsession.IDIn(ids...), entsession.RevokedAtIsNil()).SetRevokedAt(e.clock.Now()).Save(ctx)
-		if err != nil {
+		n, err = tx.Session.Update().Where(entsession.IDIn(ids...), entsession.RevokedAtIsNil()).SetRevokedAt(e.clock.Now()).Save(ctx)
+		if err != nil || n == 0 {
 			return err
 		}
-		ids = ids[:n]
 		_, err = e.audit.Record(ctx, tx, event(n))
 		return err
 	})
 	if err != nil {
 		return 0, err
 	}
+	// Every id is invalidated: the few a concurrent revoke got first are already dead,
+	// and forgetting them again costs nothing.
 	for _, id := range ids {
 		e.bus.Publish(ctx, topicSessions, id)
 	}
-	e.metrics.Revoked.WithLabelValues("session", "").Add(float64(len(ids)))
-	return len(ids), nil
+	e.metrics.Revoked.WithLabelValues("session", "").Add(float64(n))
+	return n, nil
 }
