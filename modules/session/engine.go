@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"log/slog"
 	"sync/atomic"
 	"time"
@@ -464,28 +463,6 @@ func (e *Engine) Revoke(ctx context.Context, sid string) (bool, error) {
 		e.metrics.Revoked.WithLabelValues("session", "").Inc()
 	}
 	return n > 0, nil
-}
-
-// RevokeUser ends every live session of a user and returns how many it ended.
-func (e *Engine) RevokeUser(ctx context.Context, userID string) (int, error) {
-	var ids []string
-	err := database.WithTx(ctx, e.ent, func(tx *ent.Tx) error {
-		var err error
-		ids, err = tx.Session.Query().Where(entsession.UserID(userID), entsession.RevokedAtIsNil()).IDs(ctx)
-		if err != nil || len(ids) == 0 {
-			return err
-		}
-		_, err = tx.Session.Update().Where(entsession.IDIn(ids...), entsession.RevokedAtIsNil()).SetRevokedAt(e.clock.Now()).Save(ctx)
-		return err
-	})
-	if err != nil {
-		return 0, fmt.Errorf("revoking the sessions of a user: %w", err)
-	}
-	for _, id := range ids {
-		e.bus.Publish(ctx, topicSessions, id)
-	}
-	e.metrics.Revoked.WithLabelValues("session", "").Add(float64(len(ids)))
-	return len(ids), nil
 }
 
 func (e *Engine) readyErr(context.Context) error {

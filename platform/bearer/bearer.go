@@ -109,9 +109,6 @@ func (v *Verifier[V]) drop(key string) {
 	v.negative.Invalidate(d)
 }
 
-// Len is the number of credentials cached as known.
-func (v *Verifier[V]) Len() int { return v.positive.Len() }
-
 // Module supplies the cache limits every verifier uses; the load command shrinks them to
 // measure uncached verification.
 var Module = fx.Module("bearer", fx.Supply(DefaultLimits))
