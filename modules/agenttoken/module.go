@@ -50,7 +50,6 @@ func NewService(p Params) *Service {
 	s := &Service{
 		ent: p.Ent, pool: p.DB.Pool, clock: p.Clock, audit: p.Audit, bus: p.Bus, metrics: p.Metrics, log: p.Log,
 	}
-	s.verifier = bearer.New(p.Clock, p.Bus, topic, p.Limits, s.lookup)
-	s.lastUsed = lastused.New(p.LC, p.Log, "ai_agent", s.writeLastUsed)
+	s.verifier = bearer.New(p.Clock, p.Bus, topic, p.Limits, lastused.New(p.LC, p.Log, "ai_agent", s.writeLastUsed), s.lookup)
 	return s
 }

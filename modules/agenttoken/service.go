@@ -23,7 +23,6 @@ import (
 	"github.com/authcore/authcore/platform/database"
 	"github.com/authcore/authcore/platform/invalidation"
 	"github.com/authcore/authcore/platform/jsonbody"
-	"github.com/authcore/authcore/platform/lastused"
 	"github.com/authcore/authcore/platform/metrics"
 	"github.com/authcore/authcore/platform/secret"
 )
@@ -46,14 +45,13 @@ const topic = "ai_token"
 
 // Service mints, lists, revokes and verifies agent tokens. It imports no HTTP.
 type Service struct {
-	ent      *ent.Client
-	pool     *pgxpool.Pool // set on PostgreSQL: the cold lookup goes through pgx directly
-	clock    clock.Clock
-	audit    *audit.Recorder
-	bus      invalidation.Bus
-	metrics  *metrics.Credentials
-	lastUsed *lastused.Batcher
-	log      *slog.Logger
+	ent     *ent.Client
+	pool    *pgxpool.Pool // set on PostgreSQL: the cold lookup goes through pgx directly
+	clock   clock.Clock
+	audit   *audit.Recorder
+	bus     invalidation.Bus
+	metrics *metrics.Credentials
+	log     *slog.Logger
 
 	verifier *bearer.Verifier[answer]
 }

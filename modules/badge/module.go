@@ -48,7 +48,6 @@ type Params struct {
 // NewService returns the service, subscribed to revocations from other replicas.
 func NewService(p Params) *Service {
 	s := &Service{ent: p.Ent, products: p.Products, audit: p.Audit, clock: p.Clock, metrics: p.Metrics, log: p.Log}
-	s.verifier = bearer.New(p.Clock, p.Bus, topic, p.Limits, s.lookup)
-	s.lastUsed = lastused.New(p.LC, p.Log, "service_badge", s.writeLastUsed)
+	s.verifier = bearer.New(p.Clock, p.Bus, topic, p.Limits, lastused.New(p.LC, p.Log, "service_badge", s.writeLastUsed), s.lookup)
 	return s
 }

@@ -17,7 +17,6 @@ import (
 	"github.com/authcore/authcore/platform/bearer"
 	"github.com/authcore/authcore/platform/clock"
 	"github.com/authcore/authcore/platform/database"
-	"github.com/authcore/authcore/platform/lastused"
 	"github.com/authcore/authcore/platform/metrics"
 	"github.com/authcore/authcore/platform/product"
 	"github.com/authcore/authcore/platform/secret"
@@ -35,7 +34,6 @@ type Service struct {
 	metrics  *metrics.Credentials
 	log      *slog.Logger
 	verifier *bearer.Verifier[answer]
-	lastUsed *lastused.Batcher
 }
 
 // Badge is the badge record (SPEC §6). Never a digest or a secret.
@@ -227,7 +225,6 @@ func (s *Service) Verify(ctx context.Context, token string) ([]byte, bool, error
 	if !ok || err != nil {
 		return nil, false, err
 	}
-	s.lastUsed.Touch(e.ID, s.clock.Now())
 	return e.Value.response, true, nil
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/authcore/authcore/platform/clock"
 	"github.com/authcore/authcore/platform/credcache"
 	"github.com/authcore/authcore/platform/invalidation"
+	"github.com/authcore/authcore/platform/lastused"
 	"github.com/authcore/authcore/platform/secret"
 )
 
@@ -48,15 +49,17 @@ type Verifier[V any] struct {
 	bus      invalidation.Bus
 	topic    string
 	lookup   func(ctx context.Context, d secret.Digest) (*Entry[V], error)
+	used     *lastused.Batcher
 	positive *credcache.Cache[secret.Digest, *Entry[V]]
 	negative *credcache.Cache[secret.Digest, struct{}]
 }
 
-// New returns a verifier whose cache entries are dropped when topic is published on bus.
-func New[V any](c clock.Clock, bus invalidation.Bus, topic string, l Limits,
+// New returns a verifier whose cache entries are dropped when topic is published on bus,
+// and which records each successful verification in used (written off the request path).
+func New[V any](c clock.Clock, bus invalidation.Bus, topic string, l Limits, used *lastused.Batcher,
 	lookup func(ctx context.Context, d secret.Digest) (*Entry[V], error)) *Verifier[V] {
 	v := &Verifier[V]{
-		clock: c, bus: bus, topic: topic, lookup: lookup,
+		clock: c, bus: bus, topic: topic, lookup: lookup, used: used,
 		positive: credcache.New[secret.Digest, *Entry[V]](l.Size, l.PositiveTTL),
 		negative: credcache.New[secret.Digest, struct{}](l.Size, l.NegativeTTL),
 	}
@@ -80,9 +83,11 @@ func (v *Verifier[V]) Verify(ctx context.Context, token string) (*Entry[V], bool
 	if err != nil {
 		return nil, false, err
 	}
-	if e.Revoked || (e.ExpiresAt != nil && !v.clock.Now().Before(*e.ExpiresAt)) {
+	now := v.clock.Now()
+	if e.Revoked || (e.ExpiresAt != nil && !now.Before(*e.ExpiresAt)) {
 		return nil, false, nil
 	}
+	v.used.Touch(e.ID, now)
 	return e, true, nil
 }
 
