@@ -10,6 +10,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/authcore/authcore/platform/apperr"
 	"github.com/authcore/authcore/platform/clock"
 	"github.com/authcore/authcore/platform/config"
 	"github.com/authcore/authcore/platform/guard"
@@ -70,23 +71,23 @@ func (h *handler) signUp(c *fiber.Ctx) error {
 func (h *handler) signIn(c *fiber.Ctx) error {
 	o, ok := jsonbody.Parse(c.Body())
 	if !ok {
-		return invalid([]Issue{{Field: "body", Reason: "must be a JSON object"}})
+		return apperr.Validation(apperr.NotAnObject)
 	}
 	var issues []Issue
 	email, st := o.String("email")
 	if st != jsonbody.OK {
-		issues = append(issues, Issue{"email", "required string"})
+		issues = append(issues, Issue{Field: "email", Reason: "required string"})
 	}
 	password, st := o.String("password")
 	if st != jsonbody.OK {
-		issues = append(issues, Issue{"password", "required string"})
+		issues = append(issues, Issue{Field: "password", Reason: "required string"})
 	}
 	tenant, terr := tenantOf(o)
 	if terr != nil {
 		issues = append(issues, *terr)
 	}
 	if len(issues) > 0 {
-		return invalid(issues)
+		return apperr.Validation(issues...)
 	}
 	u, err := h.svc.Authenticate(c.UserContext(), tenant, email, password)
 	if err != nil {
@@ -121,39 +122,39 @@ func tenantOf(o jsonbody.Object) (string, *Issue) {
 			return s, nil
 		}
 	}
-	return "", &Issue{"tenantId", "must be a non-empty string"}
+	return "", &Issue{Field: "tenantId", Reason: "must be a non-empty string"}
 }
 
 func parseSignUp(body []byte) (SignUp, error) {
 	o, ok := jsonbody.Parse(body)
 	if !ok {
-		return SignUp{}, invalid([]Issue{{Field: "body", Reason: "must be a JSON object"}})
+		return SignUp{}, apperr.Validation(apperr.NotAnObject)
 	}
 	var in SignUp
 	var issues []Issue
 	if s, st := o.String("email"); st != jsonbody.OK {
-		issues = append(issues, Issue{"email", "required string"})
+		issues = append(issues, Issue{Field: "email", Reason: "required string"})
 	} else if addr, ok := normalizeEmail(s); !ok {
-		issues = append(issues, Issue{"email", "not a valid email address"})
+		issues = append(issues, Issue{Field: "email", Reason: "not a valid email address"})
 	} else {
 		in.Email = addr
 	}
 	if s, st := o.String("password"); st != jsonbody.OK {
-		issues = append(issues, Issue{"password", "required string"})
+		issues = append(issues, Issue{Field: "password", Reason: "required string"})
 	} else if reason := checkPassword(s); reason != "" {
-		issues = append(issues, Issue{"password", reason})
+		issues = append(issues, Issue{Field: "password", Reason: reason})
 	} else {
 		in.Password = s
 	}
 	switch s, st := o.String("name"); st {
 	case jsonbody.OK:
 		if utf8.RuneCountInString(s) > maxName {
-			issues = append(issues, Issue{"name", "must be at most 200 characters"})
+			issues = append(issues, Issue{Field: "name", Reason: "must be at most 200 characters"})
 		} else {
 			in.Name = &s
 		}
 	case jsonbody.WrongType:
-		issues = append(issues, Issue{"name", "must be a string"})
+		issues = append(issues, Issue{Field: "name", Reason: "must be a string"})
 	}
 	tenant, terr := tenantOf(o)
 	if terr != nil {
@@ -161,7 +162,7 @@ func parseSignUp(body []byte) (SignUp, error) {
 	}
 	in.TenantID = tenant
 	if len(issues) > 0 {
-		return SignUp{}, invalid(issues)
+		return SignUp{}, apperr.Validation(issues...)
 	}
 	return in, nil
 }
@@ -187,5 +188,5 @@ func (h *handler) checkTenant(ctx context.Context, tenantID string) error {
 			return nil
 		}
 	}
-	return invalid([]Issue{{Field: "tenantId", Reason: "no such tenant"}})
+	return apperr.Validation(Issue{Field: "tenantId", Reason: "no such tenant"})
 }

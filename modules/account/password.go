@@ -2,7 +2,6 @@ package account
 
 import (
 	"context"
-	"net/http"
 	"runtime"
 	"sync"
 	"time"
@@ -38,11 +37,8 @@ func newHasher(p argon2id.Params) *hasher {
 	return &hasher{params: p, slots: semaphore.NewWeighted(int64(n))}
 }
 
-var errBusy = &apperr.Error{
-	Status: http.StatusServiceUnavailable, Code: "busy",
-	Message: "too many sign-ins in progress; retry shortly",
-	Headers: map[string]string{"Retry-After": "1"},
-}
+var errBusy = apperr.New(apperr.KindUnavailable, "busy", "too many sign-ins in progress; retry shortly").
+	WithHeader("Retry-After", "1")
 
 func (h *hasher) acquire(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, hashWait)

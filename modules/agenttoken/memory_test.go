@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/authcore/authcore/platform/bearer"
-	"github.com/authcore/authcore/platform/credcache"
 	"github.com/authcore/authcore/platform/secret"
 )
 
@@ -20,13 +19,13 @@ func BenchmarkCacheMemory(b *testing.B) {
 		runtime.GC()
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
-		c := credcache.New[secret.Digest, *bearer.Entry[answer]](n, time.Hour)
+		c := bearer.NewCache[secret.Digest, *bearer.Entry[answer]](n, time.Hour)
 		creator := "usr_01JABCDEFGHJKMNPQRSTVWXYZ0"
 		for k := 0; k < n; k++ {
 			d := secret.DigestOf(fmt.Sprint(k))
 			info := Verified{TokenID: fmt.Sprintf("tok_01JABCDEFGHJKMNPQRST%06d", k), ProjectID: "prj_01JABCDEFGHJKMNPQRSTVWXYZ0",
 				AgentName: "agent", Scopes: []string{"db:read"}, CreatedBy: &creator, ExpiresAt: time.Now()}
-			_, _ = c.Load(context.Background(), d, func(context.Context) (*bearer.Entry[answer], error) { return buildEntry(info, false), nil })
+			_, _ = c.Load(context.Background(), d, func(context.Context) (*bearer.Entry[answer], error) { return buildEntry(info, d.Bytes(), false), nil })
 		}
 		runtime.GC()
 		runtime.ReadMemStats(&after)

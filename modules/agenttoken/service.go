@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"math"
 	"regexp"
 	"strings"
@@ -13,7 +12,6 @@ import (
 	"unicode/utf8"
 
 	"entgo.io/ent/dialect/sql"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/authcore/authcore/ent"
 	"github.com/authcore/authcore/ent/agenttoken"
@@ -21,14 +19,16 @@ import (
 	"github.com/authcore/authcore/platform/bearer"
 	"github.com/authcore/authcore/platform/clock"
 	"github.com/authcore/authcore/platform/database"
-	"github.com/authcore/authcore/platform/invalidation"
 	"github.com/authcore/authcore/platform/jsonbody"
 	"github.com/authcore/authcore/platform/metrics"
 	"github.com/authcore/authcore/platform/secret"
 )
 
-// Kind is the token kind: tokens look like ac_ai_….
-const Kind = "ai"
+// Kind is the credential kind of agent tokens: the metrics label and invalidation topic.
+const Kind = "ai_agent"
+
+// tokenKind prefixes agent tokens: ac_ai_….
+const tokenKind = "ai"
 
 // Defaults and bounds of SPEC §5.
 const (
@@ -41,25 +41,13 @@ const (
 
 var scopePattern = regexp.MustCompile(`^[a-z][a-z0-9_.:*-]{0,63}$`)
 
-const topic = "ai_token"
-
 // Service mints, lists, revokes and verifies agent tokens. It imports no HTTP.
 type Service struct {
-	ent     *ent.Client
-	pool    *pgxpool.Pool // set on PostgreSQL: the cold lookup goes through pgx directly
-	clock   clock.Clock
-	audit   *audit.Recorder
-	bus     invalidation.Bus
-	metrics *metrics.Credentials
-	log     *slog.Logger
-
+	ent      *ent.Client
+	clock    clock.Clock
+	audit    *audit.Recorder
+	metrics  *metrics.Credentials
 	verifier *bearer.Verifier[answer]
-}
-
-// answer is what a verified token answers on ai/me, encoded once when it is cached.
-type answer struct {
-	info     Verified
-	response []byte
 }
 
 // Agent is the token record of seed 4.1 / SPEC §5. Never a digest or a secret.
@@ -106,11 +94,6 @@ type CreateRequest struct {
 	Scopes    []string
 	TTLHours  float64
 }
-
-// ValidationError is a create body that breaks SPEC §5; its text is the answer's message.
-type ValidationError struct{ msg string }
-
-func (e *ValidationError) Error() string { return e.msg }
 
 // ParseCreate reads a create body; a missing or unparsable body is {} (seed 4.1).
 func ParseCreate(body []byte) (CreateRequest, error) {
@@ -159,7 +142,7 @@ func ParseCreate(body []byte) (CreateRequest, error) {
 		problems = append(problems, "ttlHours must be a number")
 	}
 	if len(problems) > 0 {
-		return CreateRequest{}, &ValidationError{strings.Join(problems, "; ")}
+		return CreateRequest{}, invalidCreate(strings.Join(problems, "; "))
 	}
 	return req, nil
 }
@@ -172,9 +155,9 @@ type Created struct {
 
 // Create mints a token and its audit record in one transaction.
 func (s *Service) Create(ctx context.Context, projectID string, creator *string, req CreateRequest, origin audit.Origin) (Created, error) {
-	plaintext, err := secret.NewToken(Kind)
+	plaintext, err := secret.NewToken(tokenKind)
 	if err != nil {
-		return Created{}, err
+		return Created{}, errCreateFailed.Wrap(err)
 	}
 	now := s.clock.Now()
 	ttl := time.Duration(math.Round(req.TTLHours * float64(time.Hour)))
@@ -196,9 +179,9 @@ func (s *Service) Create(ctx context.Context, projectID string, creator *string,
 		return err
 	})
 	if err != nil {
-		return Created{}, err
+		return Created{}, errCreateFailed.Wrap(err)
 	}
-	s.metrics.Issued.WithLabelValues("ai_agent", "").Inc()
+	s.metrics.Issued.WithLabelValues(Kind, "").Inc()
 	return Created{Agent: view(t), Plaintext: plaintext}, nil
 }
 
@@ -209,7 +192,7 @@ func (s *Service) List(ctx context.Context, projectID string) ([]Agent, error) {
 		Order(agenttoken.ByID(sql.OrderDesc())).
 		All(ctx)
 	if err != nil {
-		return nil, err
+		return nil, errListFailed.Wrap(err)
 	}
 	out := make([]Agent, 0, len(ts))
 	for _, t := range ts {
@@ -217,10 +200,6 @@ func (s *Service) List(ctx context.Context, projectID string) ([]Agent, error) {
 	}
 	return out, nil
 }
-
-// ErrNotFound is a revoke of a token that is unknown, already revoked, or another
-// project's: all the same, so nothing reveals that a token exists elsewhere.
-var ErrNotFound = errors.New("no such live token in this project")
 
 // Revoke revokes one of the project's tokens, with its audit record. Before it returns,
 // this replica refuses the token; other replicas learn through the invalidation bus.
@@ -252,10 +231,27 @@ func (s *Service) Revoke(ctx context.Context, projectID, tokenID string, actor *
 		})
 		return err
 	})
+	if errors.Is(err, ErrNotFound) {
+		return ErrNotFound
+	}
 	if err != nil {
-		return err
+		return errRevokeFailed.Wrap(err)
 	}
 	s.verifier.Revoked(ctx, digest)
-	s.metrics.Revoked.WithLabelValues("ai_agent", "").Inc()
+	s.metrics.Revoked.WithLabelValues(Kind, "").Inc()
 	return nil
+}
+
+// Me checks a bearer token and returns its pre-encoded ai/me answer, or bearer.ErrInvalid
+// for anything that is not a live token. The checksum is checked first, so malformed and
+// guessed tokens never reach the caches or the store.
+func (s *Service) Me(ctx context.Context, token string) ([]byte, error) {
+	if !secret.CheckToken(tokenKind, token) {
+		return nil, bearer.ErrInvalid
+	}
+	e, err := s.verifier.Verify(ctx, token)
+	if err != nil {
+		return nil, err
+	}
+	return e.Value.response, nil
 }

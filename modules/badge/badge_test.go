@@ -3,6 +3,7 @@ package badge_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -31,13 +32,20 @@ type testProduct struct {
 func (p *testProduct) Key() string              { return p.key }
 func (p *testProduct) Description() string      { return "Test product " + p.key + "." }
 func (p *testProduct) Mintable() (bool, string) { return true, "" }
-func (p *testProduct) Mint(_ context.Context, _ *ent.Tx, b product.Badge) (product.Credentials, error) {
+
+// Mint returns credentials of the product's own type, answered under its own key.
+func (p *testProduct) Mint(_ context.Context, _ *ent.Tx, b product.Badge) (any, error) {
 	if p.mintErr != nil {
-		return product.Credentials{}, p.mintErr
+		return nil, p.mintErr
 	}
 	p.minted++
-	return product.Credentials{Auth: map[string]any{"clientId": "client-of-" + b.ID}}, nil
+	return testCredentials{Token: "token-of-" + b.ID}, nil
 }
+
+type testCredentials struct {
+	Token string `json:"token"`
+}
+
 func (p *testProduct) Revoke(context.Context, *ent.Tx, product.Badge) error { return nil }
 
 type world struct {
@@ -50,7 +58,7 @@ type world struct {
 func newWorld(t *testing.T, st apptest.Store) *world {
 	w := &world{
 		test:         &testProduct{key: "test"},
-		unconfigured: &testProduct{key: "nostore", mintErr: errors.New("object storage not configured for this project")},
+		unconfigured: &testProduct{key: "nostore", mintErr: fmt.Errorf("object storage for this project: %w", product.ErrNotConfigured)},
 		broken:       &testProduct{key: "broken", mintErr: errors.New("the flux capacitor melted")},
 	}
 	w.a = apptest.Start(t, st, apptest.WithFx(
@@ -205,7 +213,7 @@ func TestCreate(t *testing.T) {
 		t.Run("rule 4: a mint failing for unconfigured storage is 503 storage_not_configured, nothing written", func(t *testing.T) {
 			before, beforeAudit := w.count(t)
 			w.create(w.admin, w.prj, map[string]any{"name": "x", "product": "nostore"}).
-				Expect(t, 503, map[string]any{"code": "storage_not_configured", "message": "object storage not configured for this project"})
+				Expect(t, 503, map[string]any{"code": "storage_not_configured", "message": "object storage for this project: not configured"})
 			if b, a := w.count(t); b != before || a != beforeAudit {
 				t.Fatal("a failed mint left a badge or an audit record")
 			}
@@ -218,9 +226,11 @@ func TestCreate(t *testing.T) {
 			}
 		})
 		t.Run("a test-only product plugs in and mints with its own credentials", func(t *testing.T) {
-			got := w.create(w.admin, w.prj, map[string]any{"name": "x", "product": "test"}).Expect(t, 201, map[string]any{"s3": nil})
+			got := w.create(w.admin, w.prj, map[string]any{"name": "x", "product": "test"}).
+				Expect(t, 201, map[string]any{"s3": nil, "auth": nil, "db": nil, "nostore": nil})
 			b := got["badge"].(map[string]any)
-			if got["auth"].(map[string]any)["clientId"] != "client-of-"+b["id"].(string) || w.test.minted != 1 {
+			own, _ := got["test"].(map[string]any)
+			if own["token"] != "token-of-"+b["id"].(string) || w.test.minted != 1 {
 				t.Fatalf("%v", got)
 			}
 			if !strings.HasPrefix(got["plaintext"].(string), "ac_test_") {

@@ -17,7 +17,7 @@ type handler struct {
 	svc      *Service
 	guard    *guard.Guard
 	products *product.Registry
-	me       *bearer.WhoAmI
+	me       *bearer.Endpoint
 }
 
 func (h *handler) routes() []httpserver.Route {
@@ -30,8 +30,17 @@ func (h *handler) routes() []httpserver.Route {
 		{Method: http.MethodGet, Path: base, Handlers: []fiber.Handler{dash, admin, h.list}},
 		{Method: http.MethodPost, Path: base, Handlers: []fiber.Handler{dash, admin, h.create}},
 		{Method: http.MethodDelete, Path: base + "/:badgeId", Handlers: []fiber.Handler{dash, admin, h.revoke}},
-		{Method: http.MethodGet, Path: "/v1/service-badges/me", Handlers: []fiber.Handler{h.me.Handle}},
+		{Method: http.MethodGet, Path: "/v1/service-badges/me", Handlers: []fiber.Handler{h.whoAmI}},
 	}
+}
+
+func (h *handler) whoAmI(c *fiber.Ctx) error {
+	token, err := h.me.Token(c)
+	if err != nil {
+		return err
+	}
+	body, err := h.svc.Me(c.UserContext(), token)
+	return h.me.Answer(c, body, err)
 }
 
 func (h *handler) list(c *fiber.Ctx) error {
@@ -46,6 +55,9 @@ func (h *handler) list(c *fiber.Ctx) error {
 	return c.JSON(fiber.Map{"badges": badges, "products": descriptions})
 }
 
+// create answers the badge, its secret, and under each registered product's key that
+// product's credentials: the minted product's own value, null for every other (so the
+// seed's `s3` and `auth` are always there).
 func (h *handler) create(c *fiber.Ctx) error {
 	req, err := parseCreate(c.Body(), h.products)
 	if err != nil {
@@ -57,10 +69,13 @@ func (h *handler) create(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.Status(http.StatusCreated).JSON(fiber.Map{
-		"badge": created.Badge, "plaintext": created.Plaintext,
-		"s3": created.Credentials.S3, "auth": created.Credentials.Auth,
-	})
+	body := make(fiber.Map, len(h.products.All())+2)
+	for _, k := range h.products.Keys() {
+		body[k] = nil
+	}
+	body[req.Product.Key()] = created.Credentials
+	body["badge"], body["plaintext"] = created.Badge, created.Plaintext
+	return c.Status(http.StatusCreated).JSON(body)
 }
 
 func (h *handler) revoke(c *fiber.Ctx) error {

@@ -2,17 +2,12 @@ package badge
 
 import (
 	"context"
-	"encoding/json"
-	"log/slog"
-	"net/http"
-	"strings"
 	"time"
 
 	"entgo.io/ent/dialect/sql"
 
 	"github.com/authcore/authcore/ent"
 	entbadge "github.com/authcore/authcore/ent/badge"
-	"github.com/authcore/authcore/platform/apperr"
 	"github.com/authcore/authcore/platform/audit"
 	"github.com/authcore/authcore/platform/bearer"
 	"github.com/authcore/authcore/platform/clock"
@@ -22,7 +17,8 @@ import (
 	"github.com/authcore/authcore/platform/secret"
 )
 
-const topic = "service_badge"
+// Kind is the credential kind of badges: the metrics label and invalidation topic.
+const Kind = "service_badge"
 
 // Service mints, lists, revokes and verifies badges. It knows products only through the
 // contract in platform/product, and imports no HTTP.
@@ -32,8 +28,7 @@ type Service struct {
 	audit    *audit.Recorder
 	clock    clock.Clock
 	metrics  *metrics.Credentials
-	log      *slog.Logger
-	verifier *bearer.Verifier[answer]
+	verifier *bearer.Verifier[[]byte]
 }
 
 // Badge is the badge record (SPEC §6). Never a digest or a secret.
@@ -73,7 +68,7 @@ func contractView(b *ent.Badge) product.Badge {
 type Created struct {
 	Badge       Badge
 	Plaintext   string
-	Credentials product.Credentials
+	Credentials any // the product's own, or nil
 }
 
 // Create mints a badge, its product credentials and its audit record in one transaction.
@@ -116,18 +111,8 @@ func (s *Service) Create(ctx context.Context, projectID string, creator *string,
 	if err != nil {
 		return Created{}, err
 	}
-	s.metrics.Issued.WithLabelValues("service_badge", req.Product.Key()).Inc()
+	s.metrics.Issued.WithLabelValues(Kind, req.Product.Key()).Inc()
 	return out, nil
-}
-
-// mintFailed applies seed 4.4 rule 4: a failure that says its storage is not configured
-// is 503 storage_not_configured; any other is an unhandled failure.
-func mintFailed(err error) error {
-	msg := err.Error()
-	if strings.Contains(msg, "not configured") || strings.Contains(msg, "storage") {
-		return apperr.New(http.StatusServiceUnavailable, codeStorageNotReady, msg).Wrap(err)
-	}
-	return err
 }
 
 // List is the project's live badges, newest first, of one product when filter names a
@@ -149,10 +134,6 @@ func (s *Service) List(ctx context.Context, projectID, filter string) ([]Badge, 
 	}
 	return out, nil
 }
-
-// ErrNotFound is a revoke of a badge that is unknown, already revoked, or another
-// project's: all answered the same.
-var ErrNotFound = apperr.NotFound("no such badge in this project")
 
 // Revoke revokes one of the project's badges: the badge, its product credentials and the
 // audit record in one transaction; then every replica forgets it.
@@ -196,63 +177,21 @@ func (s *Service) Revoke(ctx context.Context, projectID, badgeID string, actor *
 			ar.AfterRevoke(ctx, contractView(revoked))
 		}
 	}
-	s.metrics.Revoked.WithLabelValues("service_badge", revoked.Product).Inc()
+	s.metrics.Revoked.WithLabelValues(Kind, revoked.Product).Inc()
 	return nil
 }
 
-// answer is what a verified badge answers on service-badges/me, encoded once.
-type answer struct{ response []byte }
-
-// meBody is the service-badges/me answer (SPEC §6).
-type meBody struct {
-	Authenticated bool       `json:"authenticated"`
-	Kind          string     `json:"kind"`
-	BadgeID       string     `json:"badgeId"`
-	ProjectID     string     `json:"projectId"`
-	Product       string     `json:"product"`
-	Role          string     `json:"role"`
-	ExpiresAt     *time.Time `json:"expiresAt"`
-}
-
-// Verify checks any badge secret: its prefix must name a registered product and its
-// checksum must hold before the store is asked.
-func (s *Service) Verify(ctx context.Context, token string) ([]byte, bool, error) {
+// Me checks any badge secret and returns its pre-encoded service-badges/me answer, or
+// bearer.ErrInvalid. Its prefix must name a registered product and its checksum must hold
+// before the caches or the store are asked.
+func (s *Service) Me(ctx context.Context, token string) ([]byte, error) {
 	kind := secret.KindOf(token)
 	if _, ok := s.products.Get(kind); !ok || !secret.CheckToken(kind, token) {
-		return nil, false, nil
+		return nil, bearer.ErrInvalid
 	}
-	e, ok, err := s.verifier.Verify(ctx, token)
-	if !ok || err != nil {
-		return nil, false, err
-	}
-	return e.Value.response, true, nil
-}
-
-func (s *Service) lookup(ctx context.Context, d secret.Digest) (*bearer.Entry[answer], error) {
-	b, err := s.ent.Badge.Query().Where(entbadge.Digest(d.Bytes())).Only(ctx)
-	if ent.IsNotFound(err) {
-		return nil, bearer.ErrUnknown
-	}
+	e, err := s.verifier.Verify(ctx, token)
 	if err != nil {
 		return nil, err
 	}
-	if !secret.Equal(b.Digest, d.Bytes()) {
-		return nil, bearer.ErrUnknown
-	}
-	body, err := json.Marshal(meBody{Authenticated: true, Kind: "service_badge", BadgeID: b.ID, ProjectID: b.ProjectID, Product: b.Product, Role: b.Role, ExpiresAt: utc(b.ExpiresAt)})
-	if err != nil {
-		return nil, err
-	}
-	return &bearer.Entry[answer]{ID: b.ID, ExpiresAt: b.ExpiresAt, Revoked: b.RevokedAt != nil, Value: answer{response: body}}, nil
-}
-
-func (s *Service) writeLastUsed(ctx context.Context, batch map[string]time.Time) error {
-	return database.WithTx(ctx, s.ent, func(tx *ent.Tx) error {
-		for id, t := range batch {
-			if err := tx.Badge.UpdateOneID(id).SetLastUsedAt(t).Exec(ctx); err != nil && !ent.IsNotFound(err) {
-				return err
-			}
-		}
-		return nil
-	})
+	return e.Value, nil
 }

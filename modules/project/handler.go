@@ -51,14 +51,7 @@ func (h *handler) auditTrail(c *fiber.Ctx) error {
 }
 
 // Issue is one violation in a validation_failed answer.
-type Issue struct {
-	Field  string `json:"field"`
-	Reason string `json:"reason"`
-}
-
-func invalid(issues ...Issue) error {
-	return apperr.BadRequest("validation_failed", "invalid request body").With("issues", issues)
-}
+type Issue = apperr.Issue
 
 // ValidName checks a project name: 1 to 80 characters, no control characters.
 func ValidName(s string) string {
@@ -77,14 +70,14 @@ func ValidName(s string) string {
 func (h *handler) create(c *fiber.Ctx) error {
 	o, ok := jsonbody.Parse(c.Body())
 	if !ok {
-		return invalid(Issue{"body", "must be a JSON object"})
+		return apperr.Validation(apperr.NotAnObject)
 	}
 	name, st := o.String("name")
 	if st != jsonbody.OK {
-		return invalid(Issue{"name", "required string"})
+		return apperr.Validation(Issue{Field: "name", Reason: "required string"})
 	}
 	if reason := ValidName(name); reason != "" {
-		return invalid(Issue{"name", reason})
+		return apperr.Validation(Issue{Field: "name", Reason: reason})
 	}
 	p, _ := guard.PrincipalOf(c)
 	out, err := h.svc.Create(c.UserContext(), name, p.UserID)
@@ -122,26 +115,26 @@ func (h *handler) members(c *fiber.Ctx) error {
 func (h *handler) addMember(c *fiber.Ctx) error {
 	o, ok := jsonbody.Parse(c.Body())
 	if !ok {
-		return invalid(Issue{"body", "must be a JSON object"})
+		return apperr.Validation(apperr.NotAnObject)
 	}
 	var issues []Issue
 	email, est := o.String("email")
 	userID, ust := o.String("userId")
 	if est == jsonbody.WrongType {
-		issues = append(issues, Issue{"email", "must be a string"})
+		issues = append(issues, Issue{Field: "email", Reason: "must be a string"})
 	}
 	if ust == jsonbody.WrongType {
-		issues = append(issues, Issue{"userId", "must be a string"})
+		issues = append(issues, Issue{Field: "userId", Reason: "must be a string"})
 	}
 	if email == "" && userID == "" && est != jsonbody.WrongType && ust != jsonbody.WrongType {
-		issues = append(issues, Issue{"email", "give email or userId"})
+		issues = append(issues, Issue{Field: "email", Reason: "give email or userId"})
 	}
 	role, rst := o.String("role")
 	if rst != jsonbody.OK || identity.RoleRank(role) == 0 {
-		issues = append(issues, Issue{"role", "must be viewer, developer or admin"})
+		issues = append(issues, Issue{Field: "role", Reason: "must be viewer, developer or admin"})
 	}
 	if len(issues) > 0 {
-		return invalid(issues...)
+		return apperr.Validation(issues...)
 	}
 	p, _ := guard.PrincipalOf(c)
 	m, err := h.svc.AddMember(c.UserContext(), p.UserID, guard.ProjectOf(c), userID, email, role, httpserver.Origin(c))

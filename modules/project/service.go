@@ -2,7 +2,6 @@ package project
 
 import (
 	"context"
-	"net/http"
 	"sort"
 	"time"
 
@@ -53,7 +52,7 @@ func view(p *ent.Project, role string) Project {
 }
 
 var (
-	errUserNotFound   = apperr.New(http.StatusNotFound, "user_not_found", "no dashboard user with that email or id")
+	errUserNotFound   = apperr.New(apperr.KindNotFound, "user_not_found", "no dashboard user with that email or id")
 	errAlreadyMember  = apperr.Conflict("already_member", "that user is already a member of this project")
 	errLastAdmin      = apperr.Conflict("last_admin", "a project must keep at least one admin")
 	errMemberNotFound = apperr.NotFound("that user is not a member of this project")

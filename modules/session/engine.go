@@ -17,9 +17,9 @@ import (
 	"github.com/authcore/authcore/ent/schema"
 	entsession "github.com/authcore/authcore/ent/session"
 	"github.com/authcore/authcore/platform/audit"
+	"github.com/authcore/authcore/platform/bearer"
 	"github.com/authcore/authcore/platform/clock"
 	"github.com/authcore/authcore/platform/config"
-	"github.com/authcore/authcore/platform/credcache"
 	"github.com/authcore/authcore/platform/database"
 	"github.com/authcore/authcore/platform/guard"
 	"github.com/authcore/authcore/platform/identity"
@@ -62,9 +62,9 @@ type Engine struct {
 	stop  chan struct{}
 	done  chan struct{}
 
-	tokens   *credcache.Cache[secret.Digest, *verified]
-	states   *credcache.Cache[string, state]
-	profiles *credcache.Cache[string, identity.Profile]
+	tokens   *bearer.Cache[secret.Digest, *verified]
+	states   *bearer.Cache[string, state]
+	profiles *bearer.Cache[string, identity.Profile]
 }
 
 var (
@@ -108,9 +108,9 @@ func NewEngine(p Params) *Engine {
 		ent: client, db: p.DB, keys: newKeys(client, p.Ring, c), ring: p.Ring, clock: c, cfg: cfg, bus: bus, users: p.Users, log: p.Log, metrics: p.Metrics,
 		members: p.Members, audit: p.Audit,
 		stop: make(chan struct{}), done: make(chan struct{}),
-		tokens:   credcache.New[secret.Digest, *verified](cacheSize, cfg.AccessTTL),
-		states:   credcache.New[string, state](cacheSize, stateTTL),
-		profiles: credcache.New[string, identity.Profile](cacheSize, profileTTL),
+		tokens:   bearer.NewCache[secret.Digest, *verified](cacheSize, cfg.AccessTTL),
+		states:   bearer.NewCache[string, state](cacheSize, stateTTL),
+		profiles: bearer.NewCache[string, identity.Profile](cacheSize, profileTTL),
 	}
 	bus.Subscribe(topicSessions, func(sid string) {
 		if sid == "" {

@@ -91,7 +91,7 @@ type meUser struct {
 }
 
 func notAuthenticated(reason string) error {
-	return &apperr.Error{Status: http.StatusUnauthorized, Fields: map[string]any{"authenticated": false, "reason": reason}}
+	return &apperr.Error{Kind: apperr.KindUnauthenticated, Fields: map[string]any{"authenticated": false, "reason": reason}}
 }
 
 // refresh rotates the refresh token from the body, else from the sRefreshToken cookie.
@@ -107,12 +107,12 @@ func (h *handler) refresh(c *fiber.Ctx) error {
 	if st != jsonbody.OK || token == "" {
 		token = c.Cookies(guard.RefreshCookie)
 		if token != "" && !h.guard.OriginAllowed(c.Get(fiber.HeaderOrigin)) {
-			return apperr.New(http.StatusForbidden, "csrf_rejected", "cookie-authenticated changes need an allowed Origin")
+			return apperr.CSRFRejected
 		}
 	}
 	r, err := h.engine.Refresh(c.UserContext(), string([]byte(token)))
 	if err != nil {
-		if e, ok := apperr.As(err); ok && e.Status == http.StatusUnauthorized {
+		if apperr.IsKind(err, apperr.KindUnauthenticated) {
 			h.limits.Failures.Fail(ip)
 		}
 		return err

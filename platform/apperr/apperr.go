@@ -1,25 +1,48 @@
 // Package apperr is the error model shared by services and the HTTP layer. Services
-// return *Error for every outcome a client caused or must see; the one HTTP error handler
-// renders it. Anything else is an unhandled failure: logged there, answered as 500.
-// It must not import Fiber, so services stay free of HTTP.
+// return *Error for every outcome a client caused or must see, saying what kind of outcome
+// it is, never which HTTP status it gets: platform/httpserver alone maps kinds to statuses
+// and renders bodies. Anything that is not an *Error is an unhandled failure, logged there
+// and answered 500. It must not import net/http or Fiber, so services stay free of HTTP.
 package apperr
 
-import (
-	"errors"
-	"net/http"
+import "errors"
+
+// Kind is what sort of outcome an error is.
+type Kind uint8
+
+const (
+	// KindInternal is a failure the client did not cause (500).
+	KindInternal Kind = iota
+	// KindInvalid is a request that is malformed or breaks a rule (400).
+	KindInvalid
+	// KindUnauthenticated is a missing or failed credential (401).
+	KindUnauthenticated
+	// KindForbidden is a credential without the right to do this (403).
+	KindForbidden
+	// KindNotFound is something that does not exist, or that the caller may not know of (404).
+	KindNotFound
+	// KindConflict is a change that clashes with the current state (409).
+	KindConflict
+	// KindTooLarge is a request body over the limit (413).
+	KindTooLarge
+	// KindRateLimited is a client over its budget (429).
+	KindRateLimited
+	// KindUnavailable is a dependency that cannot serve right now (503).
+	KindUnavailable
 )
 
-// Error is an answer for the client: a status, a contract code, a message, and any extra
+// Error is an answer for the client: a kind, a contract code, a message, and any extra
 // fields that a route's contract puts into its error body (e.g. "engine").
 type Error struct {
-	Status  int
+	Kind    Kind
 	Code    string
 	Message string
 	// Fields are merged into the JSON body beside code and message.
 	Fields map[string]any
 	// Headers are set on the response (e.g. Retry-After).
 	Headers map[string]string
-	// Cause is kept for the log; never sent to the client.
+	// Cause is kept for the log; never sent to the client. An error that carries one is
+	// logged when it is rendered, whatever its kind.
 	Cause error
 }
 
@@ -32,9 +55,9 @@ func (e *Error) Error() string {
 
 func (e *Error) Unwrap() error { return e.Cause }
 
-// New returns an error answered with status, code and message.
-func New(status int, code, message string) *Error {
-	return &Error{Status: status, Code: code, Message: message}
+// New returns an error of kind with code and message.
+func New(kind Kind, code, message string) *Error {
+	return &Error{Kind: kind, Code: code, Message: message}
 }
 
 // With returns a copy of e carrying one more body field.
@@ -45,6 +68,17 @@ func (e *Error) With(key string, value any) *Error {
 		c.Fields[k] = v
 	}
 	c.Fields[key] = value
+	return &c
+}
+
+// WithHeader returns a copy of e that sets one more response header.
+func (e *Error) WithHeader(name, value string) *Error {
+	c := *e
+	c.Headers = make(map[string]string, len(e.Headers)+1)
+	for k, v := range e.Headers {
+		c.Headers[k] = v
+	}
+	c.Headers[name] = value
 	return &c
 }
 
@@ -62,19 +96,40 @@ func As(err error) (*Error, bool) {
 	return e, ok
 }
 
+// IsKind reports whether err is an *Error of kind k.
+func IsKind(err error, k Kind) bool {
+	e, ok := As(err)
+	return ok && e.Kind == k
+}
+
 // The SPEC §4 rejections every module shares.
-func BadRequest(code, message string) *Error { return New(http.StatusBadRequest, code, message) }
-func Unauthorized(message string) *Error {
-	return New(http.StatusUnauthorized, "unauthorized", message)
+func BadRequest(code, message string) *Error { return New(KindInvalid, code, message) }
+func Unauthorized(message string) *Error     { return New(KindUnauthenticated, "unauthorized", message) }
+func Forbidden(message string) *Error        { return New(KindForbidden, "forbidden", message) }
+func NotFound(message string) *Error         { return New(KindNotFound, "not_found", message) }
+func Conflict(code, message string) *Error   { return New(KindConflict, code, message) }
+
+// Issue is one violation listed in a validation_failed answer.
+type Issue struct {
+	Field  string `json:"field"`
+	Reason string `json:"reason"`
 }
-func Forbidden(message string) *Error { return New(http.StatusForbidden, "forbidden", message) }
-func NotFound(message string) *Error  { return New(http.StatusNotFound, "not_found", message) }
-func Conflict(code, message string) *Error {
-	return New(http.StatusConflict, code, message)
+
+// Validation is the one validation_failed answer: "invalid request body" with every
+// violation listed in issues (seed 4.4 rule 1; used by every body that is validated).
+func Validation(issues ...Issue) *Error {
+	return BadRequest("validation_failed", "invalid request body").With("issues", issues)
 }
+
+// NotAnObject is the issue of a body that is missing or not a JSON object.
+var NotAnObject = Issue{Field: "body", Reason: "must be a JSON object"}
+
+// CSRFRejected is the answer to a cookie-authenticated change from an origin that may not
+// make it (SPEC §3, §9).
+var CSRFRejected = New(KindForbidden, "csrf_rejected", "cookie-authenticated changes need an allowed Origin")
 
 // Unavailable is the SPEC §4 answer when the store cannot be reached.
-var Unavailable = New(http.StatusServiceUnavailable, "unavailable", "the store is unavailable, try again shortly")
+var Unavailable = New(KindUnavailable, "unavailable", "the store is unavailable, try again shortly")
 
 // Internal is the only body an unhandled failure ever gets.
-var Internal = New(http.StatusInternalServerError, "internal_error", "internal error")
+var Internal = New(KindInternal, "internal_error", "internal error")

@@ -1,74 +1,68 @@
 package bearer
 
 import (
-	"context"
-	"net/http"
-	"strings"
+	"errors"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/authcore/authcore/platform/apperr"
-	"github.com/authcore/authcore/platform/metrics"
+	"github.com/authcore/authcore/platform/httpserver"
 	"github.com/authcore/authcore/platform/ratelimit"
 )
 
-// Token reads an Authorization header the way seed 4.2 says: it must begin with
-// "Bearer " (case-sensitive), and the rest, trimmed, is the token. "" means none.
-func Token(header string) string {
-	if !strings.HasPrefix(header, "Bearer ") {
-		return ""
-	}
-	return strings.TrimSpace(header[len("Bearer "):])
-}
-
-// WhoAmI is a "who am I" endpoint for a bearer secret (ai/me, service-badges/me): the
-// header rules of seed 4.2, 401 unauthorized or invalid_token bodies with engine, the
-// per-IP failure budget, and verification counters by result.
-type WhoAmI struct {
-	limits                    *ratelimit.Limiters
-	verify                    func(ctx context.Context, token string) (answer []byte, ok bool, err error)
+// Endpoint is the HTTP side every "who am I" route shares (ai/me, service-badges/me): the
+// header rules of seed 4.2, the per-IP failure budget, the 401 bodies with engine, and
+// verification counters by result. A module's handler reads the token with Token, asks its
+// own service, and answers with Answer.
+type Endpoint struct {
+	failures                  *ratelimit.Limiter
 	ok, invalid, unauthorized prometheus.Counter
 }
 
-// NewWhoAmI returns the endpoint for credentials of kind (a metrics label). verify
-// answers the JSON body of a valid credential.
-func NewWhoAmI(kind string, l *ratelimit.Limiters, m *metrics.Credentials,
-	verify func(ctx context.Context, token string) ([]byte, bool, error)) *WhoAmI {
-	return &WhoAmI{
-		limits: l, verify: verify,
-		ok:           m.Verifications.WithLabelValues(kind, "ok"),
-		invalid:      m.Verifications.WithLabelValues(kind, "invalid_token"),
-		unauthorized: m.Verifications.WithLabelValues(kind, "unauthorized"),
+// NewEndpoint returns the endpoint helper for credentials of kind (a metrics label).
+func NewEndpoint(k Kit, kind string) *Endpoint {
+	return &Endpoint{
+		failures:     k.Failures.Failures,
+		ok:           k.Metrics.Verifications.WithLabelValues(kind, "ok"),
+		invalid:      k.Metrics.Verifications.WithLabelValues(kind, "invalid_token"),
+		unauthorized: k.Metrics.Verifications.WithLabelValues(kind, "unauthorized"),
 	}
 }
 
-// Handle is the route handler.
-func (w *WhoAmI) Handle(c *fiber.Ctx) error {
+// Token returns the request's bearer token, or the error to answer: 429 for a client out of
+// failures, 401 unauthorized for a missing or malformed header. The token aliases Fiber's
+// buffers: use it within the handler only.
+func (e *Endpoint) Token(c *fiber.Ctx) (string, error) {
 	ip := c.IP()
-	if err := w.limits.Failures.Check(ip); err != nil {
-		return err
+	if err := e.failures.Check(ip); err != nil {
+		return "", err
 	}
-	token := Token(c.Get(fiber.HeaderAuthorization))
+	token := httpserver.BearerToken(c.Get(fiber.HeaderAuthorization))
 	if token == "" {
-		w.unauthorized.Inc()
-		w.limits.Failures.Fail(ip)
-		return notAuthenticated("unauthorized")
+		e.unauthorized.Inc()
+		e.failures.Fail(ip)
+		return "", notAuthenticated("unauthorized")
 	}
-	answer, ok, err := w.verify(c.UserContext(), token)
+	return token, nil
+}
+
+// Answer sends body, the pre-encoded answer of a verified credential; or, when err is
+// ErrInvalid, counts the failure and answers 401 invalid_token; or returns err.
+func (e *Endpoint) Answer(c *fiber.Ctx, body []byte, err error) error {
+	if errors.Is(err, ErrInvalid) {
+		e.invalid.Inc()
+		e.failures.Fail(c.IP())
+		return notAuthenticated("invalid_token")
+	}
 	if err != nil {
 		return err
 	}
-	if !ok {
-		w.invalid.Inc()
-		w.limits.Failures.Fail(ip)
-		return notAuthenticated("invalid_token")
-	}
-	w.ok.Inc()
+	e.ok.Inc()
 	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
-	return c.Send(answer)
+	return c.Send(body)
 }
 
 func notAuthenticated(code string) error {
-	return &apperr.Error{Status: http.StatusUnauthorized, Code: code, Fields: map[string]any{"engine": "authcore", "authenticated": false}}
+	return &apperr.Error{Kind: apperr.KindUnauthenticated, Code: code, Fields: map[string]any{"engine": "authcore", "authenticated": false}}
 }

@@ -7,7 +7,6 @@ package guard
 import (
 	"context"
 	"errors"
-	"net/http"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/authcore/authcore/platform/apperr"
 	"github.com/authcore/authcore/platform/config"
+	"github.com/authcore/authcore/platform/httpserver"
 	"github.com/authcore/authcore/platform/identity"
 )
 
@@ -64,10 +64,7 @@ type Credential struct {
 // sAccessToken cookie. The token is copied out of Fiber's buffers.
 func CredentialOf(c *fiber.Ctx) (Credential, bool) {
 	if h := c.Get(fiber.HeaderAuthorization); h != "" {
-		if !strings.HasPrefix(h, "Bearer ") {
-			return Credential{}, false
-		}
-		tok := strings.TrimSpace(h[len("Bearer "):])
+		tok := httpserver.BearerToken(h)
 		if tok == "" {
 			return Credential{}, false
 		}
@@ -110,7 +107,7 @@ func (g *Guard) handler(dashboardOnly bool, fields map[string]any) fiber.Handler
 			return reject(apperr.Unauthorized("sign in first"))
 		}
 		if cred.FromCookie && !safeMethod(c.Method()) && !g.originAllowed(c.Get(fiber.HeaderOrigin)) {
-			return reject(apperr.New(http.StatusForbidden, "csrf_rejected", "cookie-authenticated changes need an allowed Origin"))
+			return reject(apperr.CSRFRejected)
 		}
 		p, err := g.verifier.Authenticate(c.UserContext(), cred.Token)
 		if err != nil {
@@ -119,7 +116,7 @@ func (g *Guard) handler(dashboardOnly bool, fields map[string]any) fiber.Handler
 			case errors.As(err, &ve):
 				return reject(apperr.Unauthorized("session not valid: " + ve.Reason))
 			case errors.Is(err, identity.ErrEngineNotReady):
-				return reject(apperr.New(http.StatusServiceUnavailable, "auth_core_sdk_not_ready", "the auth engine is starting"))
+				return reject(apperr.New(apperr.KindUnavailable, "auth_core_sdk_not_ready", "the auth engine is starting"))
 			default:
 				return err
 			}

@@ -11,16 +11,40 @@ import (
 	"github.com/authcore/authcore/platform/database/dberr"
 )
 
-// renderError is the one place an error becomes a response body (SPEC §4). 5xx causes are
+// statusOf is the one mapping from error kinds to HTTP statuses.
+var statusOf = map[apperr.Kind]int{
+	apperr.KindInternal:        http.StatusInternalServerError,
+	apperr.KindInvalid:         http.StatusBadRequest,
+	apperr.KindUnauthenticated: http.StatusUnauthorized,
+	apperr.KindForbidden:       http.StatusForbidden,
+	apperr.KindNotFound:        http.StatusNotFound,
+	apperr.KindConflict:        http.StatusConflict,
+	apperr.KindTooLarge:        http.StatusRequestEntityTooLarge,
+	apperr.KindRateLimited:     http.StatusTooManyRequests,
+	apperr.KindUnavailable:     http.StatusServiceUnavailable,
+}
+
+// StatusOf is the HTTP status an error of kind k is answered with.
+func StatusOf(k apperr.Kind) int {
+	if s, ok := statusOf[k]; ok {
+		return s
+	}
+	return http.StatusInternalServerError
+}
+
+// renderError is the one place an error becomes a response body (SPEC §4). Causes are
 // logged here, once, and never sent.
 func (s *Server) renderError(c *fiber.Ctx, err error) error {
-	e := s.classify(err)
+	status, e := s.classify(err)
 	ctx := c.UserContext()
 	switch {
-	case e.Status == http.StatusServiceUnavailable:
-		s.log.WarnContext(ctx, "store unavailable", "route", s.routeOf(c), "error", err)
-	case e.Status >= 500:
+	case status == http.StatusServiceUnavailable:
+		s.log.WarnContext(ctx, "unavailable", "route", s.routeOf(c), "code", e.Code, "error", err)
+	case status >= 500:
 		s.log.ErrorContext(ctx, "unhandled failure", "route", s.routeOf(c), "error", err)
+	case e.Cause != nil:
+		// A failure the contract answers with a client status (create_failed, revoke_failed).
+		s.log.ErrorContext(ctx, "failure answered as "+e.Code, "route", s.routeOf(c), "error", err)
 	}
 	for k, v := range e.Headers {
 		c.Set(k, v)
@@ -35,47 +59,49 @@ func (s *Server) renderError(c *fiber.Ctx, err error) error {
 	if e.Message != "" {
 		body["message"] = e.Message
 	}
-	return c.Status(e.Status).JSON(body)
+	return c.Status(status).JSON(body)
 }
 
-func (s *Server) classify(err error) *apperr.Error {
+func (s *Server) classify(err error) (int, *apperr.Error) {
 	if e, ok := apperr.As(err); ok {
-		if e.Status >= 500 && e.Status != http.StatusServiceUnavailable && e.Code == "" {
-			return apperr.Internal
+		if e.Kind == apperr.KindInternal && e.Code == "" {
+			return http.StatusInternalServerError, apperr.Internal
 		}
-		return e
+		return StatusOf(e.Kind), e
 	}
 	var fe *fiber.Error
 	if errors.As(err, &fe) {
 		return fromFiber(fe)
 	}
 	if dberr.IsUnavailable(err) {
-		return apperr.Unavailable
+		return http.StatusServiceUnavailable, apperr.Unavailable
 	}
-	return apperr.Internal
+	return http.StatusInternalServerError, apperr.Internal
 }
 
 // fromFiber turns the errors Fiber and fasthttp raise themselves (no route, body too large,
-// malformed request) into SPEC §4 bodies.
-func fromFiber(fe *fiber.Error) *apperr.Error {
+// malformed request) into SPEC §4 bodies. Their statuses are Fiber's, so some have no kind.
+func fromFiber(fe *fiber.Error) (int, *apperr.Error) {
 	switch fe.Code {
 	case http.StatusNotFound:
-		return apperr.NotFound("no such route")
+		return fe.Code, apperr.NotFound("no such route")
 	case http.StatusMethodNotAllowed:
-		return apperr.New(fe.Code, "method_not_allowed", "method not allowed on this route")
+		return fe.Code, apperr.BadRequest("method_not_allowed", "method not allowed on this route")
 	case http.StatusRequestEntityTooLarge:
-		return apperr.New(fe.Code, "payload_too_large", "request body exceeds 64 KiB")
+		return fe.Code, errTooLarge
 	case http.StatusRequestHeaderFieldsTooLarge:
-		return apperr.New(fe.Code, "headers_too_large", "request headers too large")
+		return fe.Code, apperr.BadRequest("headers_too_large", "request headers too large")
 	case http.StatusRequestTimeout:
-		return apperr.New(fe.Code, "request_timeout", "request timed out")
+		return fe.Code, apperr.BadRequest("request_timeout", "request timed out")
 	}
 	if fe.Code >= 400 && fe.Code < 500 {
 		code := strings.ReplaceAll(strings.ToLower(http.StatusText(fe.Code)), " ", "_")
 		if code == "" {
 			code = "bad_request"
 		}
-		return apperr.New(fe.Code, code, "malformed request")
+		return fe.Code, apperr.BadRequest(code, "malformed request")
 	}
-	return apperr.Internal
+	return http.StatusInternalServerError, apperr.Internal
 }
+
+var errTooLarge = apperr.New(apperr.KindTooLarge, "payload_too_large", "request body exceeds 64 KiB")

@@ -1,6 +1,8 @@
 package httpserver
 
 import (
+	"strings"
+
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/utils"
 
@@ -25,3 +27,13 @@ func Origin(c *fiber.Ctx) audit.Origin {
 // ClientIP is the peer address, as a string safe to keep after the handler returns.
 // X-Forwarded-For is not trusted for this: any client can write it.
 func ClientIP(c *fiber.Ctx) string { return utils.CopyString(c.IP()) }
+
+// BearerToken reads an Authorization header value the way seed 4.2 says: it must begin
+// with "Bearer " (case-sensitive), and the rest, trimmed, is the token. "" means none. The
+// result aliases header: copy it before it outlives the handler.
+func BearerToken(header string) string {
+	if !strings.HasPrefix(header, "Bearer ") {
+		return ""
+	}
+	return strings.TrimSpace(header[len("Bearer "):])
+}

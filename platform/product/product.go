@@ -7,6 +7,7 @@ package product
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"regexp"
 	"sort"
@@ -30,12 +31,12 @@ type Badge struct {
 	BaseURL string
 }
 
-// Credentials are the product-specific parts of a create answer: the seed's `s3` and
-// `auth` objects. Nil fields are answered as null. Secrets in them are shown once.
-type Credentials struct {
-	S3   any
-	Auth any
-}
+// ErrNotConfigured is what Mint returns (wrapped, with its own message) when what the
+// product needs is not configured: answered 503 storage_not_configured (seed 4.4 rule 4).
+var ErrNotConfigured = errors.New("not configured")
+
+// reservedKeys are fields of the create answer that no product key may shadow.
+var reservedKeys = map[string]bool{"badge": true, "plaintext": true}
 
 // Product is one badge product.
 type Product interface {
@@ -47,9 +48,11 @@ type Product interface {
 	// product_not_available).
 	Mintable() (ok bool, reason string)
 	// Mint issues the product's credentials inside the badge's transaction, so a badge
-	// never exists without them. An error whose text says "not configured" or "storage"
-	// is answered 503 storage_not_configured (seed 4.4 rule 4).
-	Mint(ctx context.Context, tx *ent.Tx, b Badge) (Credentials, error)
+	// never exists without them. It returns the product's own credentials value (any JSON
+	// encodable value; its secrets are shown once), which the create answer carries under
+	// the product's key, or nil when the badge's secret is all there is. An error wrapping
+	// ErrNotConfigured is answered 503 storage_not_configured.
+	Mint(ctx context.Context, tx *ent.Tx, b Badge) (any, error)
 	// Revoke withdraws the product's credentials inside the revoke's transaction.
 	Revoke(ctx context.Context, tx *ent.Tx, b Badge) error
 }
@@ -87,8 +90,8 @@ func NewRegistry(p registryParams) (*Registry, error) {
 	r := &Registry{byKey: map[string]Product{}}
 	for _, pr := range p.Products {
 		k := pr.Key()
-		if !keyPattern.MatchString(k) {
-			return nil, fmt.Errorf("product key %q: want %s", k, keyPattern)
+		if !keyPattern.MatchString(k) || reservedKeys[k] {
+			return nil, fmt.Errorf("product key %q: want %s, and not a field of the create answer", k, keyPattern)
 		}
 		if _, dup := r.byKey[k]; dup {
 			return nil, fmt.Errorf("product %q is registered twice", k)

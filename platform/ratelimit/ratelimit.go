@@ -6,7 +6,6 @@ package ratelimit
 
 import (
 	"math"
-	"net/http"
 	"strconv"
 	"time"
 
@@ -120,9 +119,7 @@ func tooMany(wait time.Duration) error {
 	if secs < 1 {
 		secs = 1
 	}
-	return &apperr.Error{
-		Status: http.StatusTooManyRequests, Code: "rate_limited",
-		Message: "too many attempts from this address; retry later",
-		Headers: map[string]string{"Retry-After": strconv.Itoa(secs)},
-	}
+	return errRateLimited.WithHeader("Retry-After", strconv.Itoa(secs))
 }
+
+var errRateLimited = apperr.New(apperr.KindRateLimited, "rate_limited", "too many attempts from this address; retry later")

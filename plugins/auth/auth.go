@@ -61,10 +61,10 @@ type Credentials struct {
 }
 
 // Mint creates the badge's OAuth client inside the badge's transaction.
-func (p *Product) Mint(ctx context.Context, tx *ent.Tx, b product.Badge) (product.Credentials, error) {
+func (p *Product) Mint(ctx context.Context, tx *ent.Tx, b product.Badge) (any, error) {
 	clientSecret, err := secret.NewToken(secretKind)
 	if err != nil {
-		return product.Credentials{}, err
+		return nil, err
 	}
 	c, err := tx.AuthClient.Create().
 		SetBadgeID(b.ID).SetProjectID(b.ProjectID).SetRole(b.Role).
@@ -72,9 +72,9 @@ func (p *Product) Mint(ctx context.Context, tx *ent.Tx, b product.Badge) (produc
 		SetSecretDigest(secret.DigestOf(clientSecret).Bytes()).
 		Save(ctx)
 	if err != nil {
-		return product.Credentials{}, err
+		return nil, err
 	}
-	return product.Credentials{Auth: Credentials{ClientID: c.ID, ClientSecret: clientSecret, TokenURL: b.BaseURL + TokenPath}}, nil
+	return Credentials{ClientID: c.ID, ClientSecret: clientSecret, TokenURL: b.BaseURL + TokenPath}, nil
 }
 
 // Revoke retires the badge's client in the revoke's transaction: from its commit on, the

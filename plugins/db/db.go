@@ -29,9 +29,7 @@ func (Product) Mintable() (bool, string) {
 }
 
 // Mint has nothing to add to the badge's bearer secret.
-func (Product) Mint(context.Context, *ent.Tx, product.Badge) (product.Credentials, error) {
-	return product.Credentials{}, nil
-}
+func (Product) Mint(context.Context, *ent.Tx, product.Badge) (any, error) { return nil, nil }
 
 // Revoke has nothing to withdraw beyond the badge itself.
 func (Product) Revoke(context.Context, *ent.Tx, product.Badge) error { return nil }

@@ -31,8 +31,8 @@ func (Product) Description() string      { return "Payments product, coming late
 func (Product) Mintable() (bool, string) { return false, NotAvailable }
 
 // Mint is never reached: the badge module checks Mintable first.
-func (Product) Mint(context.Context, *ent.Tx, product.Badge) (product.Credentials, error) {
-	return product.Credentials{}, errors.New(NotAvailable)
+func (Product) Mint(context.Context, *ent.Tx, product.Badge) (any, error) {
+	return nil, errors.New(NotAvailable)
 }
 
 func (Product) Revoke(context.Context, *ent.Tx, product.Badge) error { return nil }

@@ -1,7 +1,11 @@
 package s3
 
-import "errors"
+import (
+	"fmt"
+
+	"github.com/authcore/authcore/platform/product"
+)
 
 // errNotConfigured answers seed 4.4 rule 4 (503 storage_not_configured) when no endpoint
-// is set for the badges to point at.
-var errNotConfigured = errors.New("object storage not configured: set AUTHCORE_S3_ENDPOINT")
+// is configured for the badges to point at.
+var errNotConfigured = fmt.Errorf("object storage %w: set AUTHCORE_S3_ENDPOINT", product.ErrNotConfigured)

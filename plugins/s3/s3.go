@@ -12,9 +12,9 @@ import (
 
 	"github.com/authcore/authcore/ent"
 	"github.com/authcore/authcore/ent/s3credential"
+	"github.com/authcore/authcore/platform/bearer"
 	"github.com/authcore/authcore/platform/clock"
 	"github.com/authcore/authcore/platform/config"
-	"github.com/authcore/authcore/platform/credcache"
 	"github.com/authcore/authcore/platform/httpserver"
 	"github.com/authcore/authcore/platform/invalidation"
 	"github.com/authcore/authcore/platform/product"
@@ -46,7 +46,7 @@ type Product struct {
 	bus      invalidation.Bus
 	endpoint string
 	region   string
-	cache    *credcache.Cache[string, *key]
+	cache    *bearer.Cache[string, *key]
 }
 
 var (
@@ -57,7 +57,7 @@ var (
 // New returns the product.
 func New(client *ent.Client, keys *secret.Keyring, c clock.Clock, bus invalidation.Bus, cfg config.Config) *Product {
 	p := &Product{ent: client, keys: keys, clock: c, bus: bus, endpoint: cfg.S3Endpoint, region: cfg.S3Region,
-		cache: credcache.New[string, *key](cacheSize, cacheTTL)}
+		cache: bearer.NewCache[string, *key](cacheSize, cacheTTL)}
 	bus.Subscribe(topic, func(k string) {
 		if k == "" {
 			p.cache.Purge()
@@ -88,31 +88,31 @@ func BucketName(projectID string) string {
 }
 
 // Mint makes the badge's key pair inside the badge's transaction.
-func (p *Product) Mint(ctx context.Context, tx *ent.Tx, b product.Badge) (product.Credentials, error) {
+func (p *Product) Mint(ctx context.Context, tx *ent.Tx, b product.Badge) (any, error) {
 	if p.endpoint == "" {
-		return product.Credentials{}, errNotConfigured
+		return nil, errNotConfigured
 	}
 	tail, err := secret.RandomString(accessKeyLen, upperAlnum)
 	if err != nil {
-		return product.Credentials{}, err
+		return nil, err
 	}
 	accessKey := "AKAC" + tail
 	secretKey, err := secret.RandomString(secretKeyLen, "")
 	if err != nil {
-		return product.Credentials{}, err
+		return nil, err
 	}
 	sealed, err := p.keys.Seal([]byte(secretKey), []byte(accessKey))
 	if err != nil {
-		return product.Credentials{}, err
+		return nil, err
 	}
 	bucket := BucketName(b.ProjectID)
 	if err := tx.S3Credential.Create().
 		SetBadgeID(b.ID).SetProjectID(b.ProjectID).SetAccessKeyID(accessKey).SetSecretSealed(sealed).
 		SetBucket(bucket).SetRole(b.Role).SetNillableExpiresAt(b.ExpiresAt).
 		Exec(ctx); err != nil {
-		return product.Credentials{}, err
+		return nil, err
 	}
-	return product.Credentials{S3: Credentials{AccessKeyID: accessKey, SecretAccessKey: secretKey, Bucket: bucket, Region: p.region, Endpoint: p.endpoint}}, nil
+	return Credentials{AccessKeyID: accessKey, SecretAccessKey: secretKey, Bucket: bucket, Region: p.region, Endpoint: p.endpoint}, nil
 }
 
 // Revoke retires the badge's key pair inside the revoke's transaction.

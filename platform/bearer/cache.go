@@ -1,7 +1,4 @@
-// Package credcache is the bounded, expiring cache in front of credential lookups. Its one
-// job beyond an LRU is to make invalidation exact: a lookup that read the store before a
-// revoke can never put its stale answer back after the revoke invalidated the key.
-package credcache
+package bearer
 
 import (
 	"context"
@@ -11,7 +8,10 @@ import (
 	"github.com/hashicorp/golang-lru/v2/expirable"
 )
 
-// Cache maps K to V with a size bound and a TTL.
+// Cache maps K to V with a size bound and a TTL: the bounded, expiring cache in front of
+// credential lookups (here and in the session engine and s3 plugin). Its one job beyond an
+// LRU is to make invalidation exact: a lookup that read the store before a revoke can never
+// put its stale answer back after the revoke invalidated the key.
 type Cache[K comparable, V any] struct {
 	lru *expirable.LRU[K, V]
 	// mu orders fills against invalidations; epoch counts invalidations. A fill stores
@@ -20,8 +20,8 @@ type Cache[K comparable, V any] struct {
 	epoch uint64
 }
 
-// New returns a cache of at most size entries, each living at most ttl.
-func New[K comparable, V any](size int, ttl time.Duration) *Cache[K, V] {
+// NewCache returns a cache of at most size entries, each living at most ttl.
+func NewCache[K comparable, V any](size int, ttl time.Duration) *Cache[K, V] {
 	return &Cache[K, V]{lru: expirable.NewLRU[K, V](size, nil, ttl)}
 }
 

@@ -1,4 +1,4 @@
-package credcache
+package bearer
 
 import (
 	"context"
@@ -7,7 +7,7 @@ import (
 )
 
 func TestLoadCachesAndInvalidates(t *testing.T) {
-	c := New[string, int](10, time.Minute)
+	c := NewCache[string, int](10, time.Minute)
 	calls := 0
 	load := func(context.Context) (int, error) { calls++; return calls, nil }
 	if v, _ := c.Load(context.Background(), "k", load); v != 1 {
@@ -24,7 +24,7 @@ func TestLoadCachesAndInvalidates(t *testing.T) {
 
 // A lookup that began before an invalidation must not store its (stale) answer.
 func TestInvalidationDuringLoadWins(t *testing.T) {
-	c := New[string, string](10, time.Minute)
+	c := NewCache[string, string](10, time.Minute)
 	v, _ := c.Load(context.Background(), "sid", func(context.Context) (string, error) {
 		c.Invalidate("sid") // the revoke lands while this lookup is reading the store
 		return "live", nil
@@ -38,7 +38,7 @@ func TestInvalidationDuringLoadWins(t *testing.T) {
 }
 
 func TestBoundAndTTL(t *testing.T) {
-	c := New[int, int](3, 50*time.Millisecond)
+	c := NewCache[int, int](3, 50*time.Millisecond)
 	for i := 0; i < 10; i++ {
 		c.Put(i, i)
 	}

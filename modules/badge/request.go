@@ -1,7 +1,6 @@
 package badge
 
 import (
-	"net/http"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -14,20 +13,13 @@ import (
 
 // Limits of seed 4.4 / 8.
 const (
-	maxName             = 80
-	minDays, maxDays    = 1, 365
-	defaultRole         = identity.RoleViewer
-	invalidRequestBody  = "invalid request body"
-	codeValidation      = "validation_failed"
-	codeNotAvailable    = "product_not_available"
-	codeStorageNotReady = "storage_not_configured"
+	maxName          = 80
+	minDays, maxDays = 1, 365
+	defaultRole      = identity.RoleViewer
 )
 
 // Issue is one violation of the create body (seed 4.4 rule 1).
-type Issue struct {
-	Field  string `json:"field"`
-	Reason string `json:"reason"`
-}
+type Issue = apperr.Issue
 
 // CreateRequest is a validated create body.
 type CreateRequest struct {
@@ -42,22 +34,22 @@ type CreateRequest struct {
 func parseCreate(body []byte, products *product.Registry) (CreateRequest, error) {
 	o, ok := jsonbody.Parse(body)
 	if !ok {
-		return CreateRequest{}, shapeError(Issue{"body", "must be a JSON object"})
+		return CreateRequest{}, apperr.Validation(apperr.NotAnObject)
 	}
 	var req CreateRequest
 	var issues []Issue
 
 	switch s, st := o.String("name"); st {
 	case jsonbody.Absent:
-		issues = append(issues, Issue{"name", "is required"})
+		issues = append(issues, Issue{Field: "name", Reason: "is required"})
 	case jsonbody.Null, jsonbody.WrongType:
-		issues = append(issues, Issue{"name", "must be a string"})
+		issues = append(issues, Issue{Field: "name", Reason: "must be a string"})
 	default:
 		switch n := utf8.RuneCountInString(s); {
 		case n < 1 || n > maxName:
-			issues = append(issues, Issue{"name", "must be 1 to 80 characters"})
+			issues = append(issues, Issue{Field: "name", Reason: "must be 1 to 80 characters"})
 		case strings.IndexFunc(s, unicode.IsControl) >= 0:
-			issues = append(issues, Issue{"name", "must not contain control characters"})
+			issues = append(issues, Issue{Field: "name", Reason: "must not contain control characters"})
 		default:
 			req.Name = s
 		}
@@ -66,14 +58,14 @@ func parseCreate(body []byte, products *product.Registry) (CreateRequest, error)
 	oneOf := "must be one of " + strings.Join(products.Keys(), ", ")
 	switch s, st := o.String("product"); st {
 	case jsonbody.Absent:
-		issues = append(issues, Issue{"product", "is required"})
+		issues = append(issues, Issue{Field: "product", Reason: "is required"})
 	case jsonbody.Null, jsonbody.WrongType:
-		issues = append(issues, Issue{"product", oneOf})
+		issues = append(issues, Issue{Field: "product", Reason: oneOf})
 	default:
 		if p, ok := products.Get(s); ok {
 			req.Product = p
 		} else {
-			issues = append(issues, Issue{"product", oneOf})
+			issues = append(issues, Issue{Field: "product", Reason: oneOf})
 		}
 	}
 
@@ -81,14 +73,14 @@ func parseCreate(body []byte, products *product.Registry) (CreateRequest, error)
 	switch v, whole, st := o.Integer("expiresInDays"); {
 	case st == jsonbody.Absent:
 	case st != jsonbody.OK || !whole || v < minDays || v > maxDays:
-		issues = append(issues, Issue{"expiresInDays", days})
+		issues = append(issues, Issue{Field: "expiresInDays", Reason: days})
 	default:
 		d := int(v)
 		req.ExpiresInDays = &d
 	}
 
 	if len(issues) > 0 {
-		return CreateRequest{}, shapeError(issues...)
+		return CreateRequest{}, apperr.Validation(issues...)
 	}
 	if ok, reason := req.Product.Mintable(); !ok {
 		return CreateRequest{}, apperr.BadRequest(codeNotAvailable, reason)
@@ -99,11 +91,7 @@ func parseCreate(body []byte, products *product.Registry) (CreateRequest, error)
 	case st == jsonbody.OK && identity.RoleRank(s) > 0:
 		req.Role = s
 	default:
-		return CreateRequest{}, apperr.BadRequest(codeValidation, "invalid role")
+		return CreateRequest{}, errInvalidRole
 	}
 	return req, nil
-}
-
-func shapeError(issues ...Issue) error {
-	return apperr.New(http.StatusBadRequest, codeValidation, invalidRequestBody).With("issues", issues)
 }

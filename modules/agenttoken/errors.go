@@ -1,0 +1,30 @@
+package agenttoken
+
+import (
+	"github.com/authcore/authcore/platform/apperr"
+)
+
+// engineName is the seed's "engine" constant (SPEC §0): every error body of these routes
+// carries it.
+const engineName = "authcore"
+
+// The seed's error bodies of 4.1: every creation failure is 400 create_failed, every revoke
+// failure 404 revoke_failed, a list failure 500 list_failed. A store failure keeps its
+// cause for the log; its text is never sent.
+var (
+	errCreateFailed = failure(apperr.KindInvalid, "create_failed", "the token could not be created")
+	errRevokeFailed = failure(apperr.KindNotFound, "revoke_failed", "the token could not be revoked")
+	errListFailed   = failure(apperr.KindInternal, "list_failed", "the tokens could not be listed")
+	// ErrNotFound is a revoke of a token that is unknown, already revoked, or another
+	// project's: all the same, so nothing reveals that a token exists elsewhere.
+	ErrNotFound = failure(apperr.KindNotFound, "revoke_failed", "no such live token in this project")
+)
+
+func failure(kind apperr.Kind, code, message string) *apperr.Error {
+	return apperr.New(kind, code, message).With("engine", engineName)
+}
+
+// invalidCreate is a create body that breaks SPEC §5; message lists every problem.
+func invalidCreate(message string) error {
+	return failure(apperr.KindInvalid, "create_failed", message)
+}

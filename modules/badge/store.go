@@ -1,0 +1,45 @@
+package badge
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/authcore/authcore/ent"
+	entbadge "github.com/authcore/authcore/ent/badge"
+	"github.com/authcore/authcore/platform/bearer"
+	"github.com/authcore/authcore/platform/secret"
+)
+
+// store is the bearer.Store of badges; a cached entry holds the pre-encoded
+// service-badges/me answer.
+type store struct{ ent *ent.Client }
+
+var _ bearer.Store[[]byte] = store{}
+
+// meBody is the service-badges/me answer (SPEC §6).
+type meBody struct {
+	Authenticated bool       `json:"authenticated"`
+	Kind          string     `json:"kind"`
+	BadgeID       string     `json:"badgeId"`
+	ProjectID     string     `json:"projectId"`
+	Product       string     `json:"product"`
+	Role          string     `json:"role"`
+	ExpiresAt     *time.Time `json:"expiresAt"`
+}
+
+func (s store) Lookup(ctx context.Context, d secret.Digest) (*bearer.Entry[[]byte], error) {
+	b, err := s.ent.Badge.Query().Where(entbadge.Digest(d.Bytes())).Only(ctx)
+	if err != nil {
+		return nil, err
+	}
+	body, err := json.Marshal(meBody{Authenticated: true, Kind: Kind, BadgeID: b.ID, ProjectID: b.ProjectID, Product: b.Product, Role: b.Role, ExpiresAt: utc(b.ExpiresAt)})
+	if err != nil {
+		return nil, err
+	}
+	return &bearer.Entry[[]byte]{ID: b.ID, Digest: b.Digest, ExpiresAt: b.ExpiresAt, Revoked: b.RevokedAt != nil, Value: body}, nil
+}
+
+func (store) SetLastUsed(ctx context.Context, tx *ent.Tx, id string, at time.Time) error {
+	return tx.Badge.UpdateOneID(id).SetLastUsedAt(at).Exec(ctx)
+}

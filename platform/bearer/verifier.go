@@ -1,0 +1,176 @@
+// Package bearer verifies opaque bearer secrets (AI agent tokens, service badges) the same
+// way for every kind: caches of known and unknown digests in front of one store lookup, a
+// constant-time digest check, expiry checked on every call, exact invalidation when a
+// credential is revoked anywhere, and last-used times written in batches off the request
+// path. It also holds the HTTP side every "who am I" route shares. It must not know any
+// credential's table: the owner supplies a Store.
+package bearer
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"log/slog"
+	"strings"
+	"time"
+
+	"go.uber.org/fx"
+
+	"github.com/authcore/authcore/ent"
+	"github.com/authcore/authcore/platform/clock"
+	"github.com/authcore/authcore/platform/database"
+	"github.com/authcore/authcore/platform/invalidation"
+	"github.com/authcore/authcore/platform/metrics"
+	"github.com/authcore/authcore/platform/ratelimit"
+	"github.com/authcore/authcore/platform/secret"
+)
+
+// ErrUnknown is what a Store's Lookup returns when no credential has the digest (ent's
+// not-found error is taken to mean the same).
+var ErrUnknown = errors.New("unknown credential")
+
+// ErrInvalid is what Verify returns for anything but a live credential: unknown, revoked,
+// expired. Callers answer it as invalid_token.
+var ErrInvalid = errors.New("credential not valid")
+
+// Limits bound the caches.
+type Limits struct {
+	Size        int
+	PositiveTTL time.Duration
+	NegativeTTL time.Duration
+}
+
+// DefaultLimits: a cached credential costs well under 1 KiB (agenttoken's
+// BenchmarkCacheMemory measures ~720 bytes), so 100k stay under 100 MiB.
+var DefaultLimits = Limits{Size: 100_000, PositiveTTL: 5 * time.Minute, NegativeTTL: 30 * time.Second}
+
+// Entry is one credential as the hot path needs it.
+type Entry[V any] struct {
+	ID string
+	// Digest is the stored digest, compared in constant time with the presented one, so
+	// the guarantee does not depend on how the store compares.
+	Digest    []byte
+	ExpiresAt *time.Time // nil: never
+	Revoked   bool
+	Value     V
+}
+
+// Store is what a credential's owner supplies.
+type Store[V any] interface {
+	// Lookup returns the credential stored with digest d, or ErrUnknown.
+	Lookup(ctx context.Context, d secret.Digest) (*Entry[V], error)
+	// SetLastUsed records, inside the batch's transaction, that credential id was last used at.
+	SetLastUsed(ctx context.Context, tx *ent.Tx, id string, at time.Time) error
+}
+
+// Kit is what every verifier and who-am-I endpoint shares.
+type Kit struct {
+	fx.In
+	LC       fx.Lifecycle
+	Ent      *ent.Client
+	Clock    clock.Clock
+	Bus      invalidation.Bus
+	Limits   Limits
+	Log      *slog.Logger
+	Metrics  *metrics.Credentials
+	Failures *ratelimit.Limiters
+}
+
+// Module supplies the cache limits every verifier uses; the load command shrinks them to
+// measure uncached verification.
+var Module = fx.Module("bearer", fx.Supply(DefaultLimits))
+
+// Verifier verifies one kind of bearer secret.
+type Verifier[V any] struct {
+	clock    clock.Clock
+	bus      invalidation.Bus
+	topic    string
+	store    Store[V]
+	used     *batcher
+	positive *Cache[secret.Digest, *Entry[V]]
+	negative *Cache[secret.Digest, struct{}]
+}
+
+// NewVerifier returns the verifier of credentials of kind (also the invalidation topic and
+// the name in logs), looked up in store.
+func NewVerifier[V any](k Kit, kind string, store Store[V]) *Verifier[V] {
+	v := &Verifier[V]{
+		clock: k.Clock, bus: k.Bus, topic: kind, store: store,
+		positive: NewCache[secret.Digest, *Entry[V]](k.Limits.Size, k.Limits.PositiveTTL),
+		negative: NewCache[secret.Digest, struct{}](k.Limits.Size, k.Limits.NegativeTTL),
+	}
+	v.used = newBatcher(k.LC, k.Log, kind, func(ctx context.Context, batch map[string]time.Time) error {
+		return database.WithTx(ctx, k.Ent, func(tx *ent.Tx) error {
+			for id, at := range batch {
+				if err := store.SetLastUsed(ctx, tx, id, at); err != nil && !ent.IsNotFound(err) {
+					return err
+				}
+			}
+			return nil
+		})
+	})
+	k.Bus.Subscribe(kind, v.drop)
+	return v
+}
+
+// Verify checks token, already known to be well-formed (its checksum checked by the
+// caller, so malformed and guessed tokens never reach the caches or the store). It returns
+// ErrInvalid for anything but a live credential, and any other error only for a store that
+// failed.
+func (v *Verifier[V]) Verify(ctx context.Context, token string) (*Entry[V], error) {
+	d := secret.DigestOf(token)
+	if _, unknown := v.negative.Get(d); unknown {
+		return nil, ErrInvalid
+	}
+	e, err := v.positive.Load(ctx, d, func(ctx context.Context) (*Entry[V], error) { return v.lookup(ctx, d) })
+	if errors.Is(err, ErrUnknown) {
+		v.negative.Put(d, struct{}{})
+		return nil, ErrInvalid
+	}
+	if err != nil {
+		return nil, err
+	}
+	now := v.clock.Now()
+	if e.Revoked || (e.ExpiresAt != nil && !now.Before(*e.ExpiresAt)) {
+		return nil, ErrInvalid
+	}
+	v.used.touch(e.ID, now)
+	return e, nil
+}
+
+func (v *Verifier[V]) lookup(ctx context.Context, d secret.Digest) (*Entry[V], error) {
+	e, err := v.store.Lookup(ctx, d)
+	if ent.IsNotFound(err) {
+		return nil, ErrUnknown
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !secret.Equal(e.Digest, d.Bytes()) {
+		return nil, ErrUnknown
+	}
+	return e, nil
+}
+
+// Revoked tells every replica (this one before it returns) to forget the credential whose
+// stored digest is given.
+func (v *Verifier[V]) Revoked(ctx context.Context, digest []byte) {
+	v.bus.Publish(ctx, v.topic, hex.EncodeToString(digest))
+}
+
+// drop forgets one digest (hex), or everything for "".
+func (v *Verifier[V]) drop(key string) {
+	if key == "" {
+		v.positive.Purge()
+		v.negative.Purge()
+		return
+	}
+	b, err := hex.DecodeString(strings.TrimSpace(key))
+	if err != nil || len(b) != len(secret.Digest{}) {
+		return
+	}
+	var d secret.Digest
+	copy(d[:], b)
+	v.positive.Invalidate(d)
+	v.negative.Invalidate(d)
+}
