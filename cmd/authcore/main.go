@@ -25,7 +25,6 @@ import (
 	"github.com/authcore/authcore/platform/apperr"
 	"github.com/authcore/authcore/platform/config"
 	"github.com/authcore/authcore/platform/database"
-	"github.com/authcore/authcore/platform/httpserver"
 	"github.com/authcore/authcore/platform/identity"
 	"github.com/authcore/authcore/platform/logging"
 	"github.com/authcore/authcore/platform/secret"
@@ -102,7 +101,7 @@ func (serveCmd) Run(cfg *config.Config) error {
 	if err != nil {
 		return err
 	}
-	a := fx.New(app.Options(*cfg, key, logging.Output{Writer: os.Stderr}), httpserver.Listen)
+	a := fx.New(app.Options(*cfg, key, logging.Output{Writer: os.Stderr}), app.Listeners())
 	if err := a.Err(); err != nil {
 		return err
 	}

@@ -2,13 +2,14 @@ package main
 
 import (
 	"bytes"
+	"net"
 	"strings"
 	"testing"
 
 	"go.uber.org/fx"
 
 	"github.com/authcore/authcore/cmd/authcore/app"
-	"github.com/authcore/authcore/platform/apptest"
+	"github.com/authcore/authcore/internal/apptest"
 	"github.com/authcore/authcore/platform/logging"
 	"github.com/authcore/authcore/platform/secret"
 )
@@ -102,3 +103,27 @@ func TestMigrateCommand(t *testing.T) {
 }
 
 func TestMain(m *testing.M) { apptest.Main(m) }
+
+// An operator command beside a running server binds none of the server's ports: with
+// both the HTTP and the metrics address already taken, users create still succeeds.
+func TestOperatorCommandsOpenNoPort(t *testing.T) {
+	var taken []string
+	for range 2 {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		taken = append(taken, ln.Addr().String())
+	}
+	dir := t.TempDir()
+	var out, errOut bytes.Buffer
+	args := []string{"users", "create", "--email=ops@example.com", "--password=correct horse battery",
+		"--addr=" + taken[0], "--metrics-addr=" + taken[1], "--database-url=sqlite:" + dir + "/a.db", "--data-dir=" + dir}
+	if code := run(args, &out, &errOut); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	if !strings.Contains(out.String(), "created user") {
+		t.Fatalf("out %q", out.String())
+	}
+}

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/authcore/authcore/ent/user"
-	"github.com/authcore/authcore/platform/apptest"
+	"github.com/authcore/authcore/internal/apptest"
 	"github.com/authcore/authcore/platform/config"
 )
 

@@ -15,7 +15,7 @@ import (
 
 	"github.com/authcore/authcore/ent/agenttoken"
 	"github.com/authcore/authcore/ent/auditevent"
-	"github.com/authcore/authcore/platform/apptest"
+	"github.com/authcore/authcore/internal/apptest"
 	"github.com/authcore/authcore/platform/config"
 	"github.com/authcore/authcore/platform/invalidation"
 	"github.com/authcore/authcore/platform/secret"

@@ -14,7 +14,7 @@ import (
 	"github.com/authcore/authcore/ent"
 	"github.com/authcore/authcore/ent/auditevent"
 	"github.com/authcore/authcore/ent/hook"
-	"github.com/authcore/authcore/platform/apptest"
+	"github.com/authcore/authcore/internal/apptest"
 	"github.com/authcore/authcore/platform/product"
 	"github.com/authcore/authcore/platform/secret"
 )

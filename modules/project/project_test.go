@@ -8,7 +8,7 @@ import (
 
 	"github.com/authcore/authcore/ent/auditevent"
 	"github.com/authcore/authcore/ent/membership"
-	"github.com/authcore/authcore/platform/apptest"
+	"github.com/authcore/authcore/internal/apptest"
 )
 
 func TestMain(m *testing.M) { apptest.Main(m) }

@@ -9,7 +9,7 @@ import (
 
 	"github.com/authcore/authcore/ent/auditevent"
 	entsession "github.com/authcore/authcore/ent/session"
-	"github.com/authcore/authcore/platform/apptest"
+	"github.com/authcore/authcore/internal/apptest"
 )
 
 // adminWorld is one project A with an admin, a developer, a viewer, a tenant user, and a

@@ -7,7 +7,7 @@ import (
 	"go.uber.org/fx"
 
 	"github.com/authcore/authcore/modules/session"
-	"github.com/authcore/authcore/platform/apptest"
+	"github.com/authcore/authcore/internal/apptest"
 )
 
 // BenchmarkAuthenticateWarm is session verification with warm caches: the signature check

@@ -17,7 +17,7 @@ import (
 
 	"github.com/authcore/authcore/ent/user"
 	"github.com/authcore/authcore/modules/session"
-	"github.com/authcore/authcore/platform/apptest"
+	"github.com/authcore/authcore/internal/apptest"
 	"github.com/authcore/authcore/platform/config"
 	"github.com/authcore/authcore/platform/invalidation"
 )

@@ -9,18 +9,24 @@ import (
 
 	"github.com/authcore/authcore/ent"
 	"github.com/authcore/authcore/ent/auditevent"
-	"github.com/authcore/authcore/platform/apptest"
+	"github.com/authcore/authcore/internal/testkit"
 	"github.com/authcore/authcore/platform/audit"
+	"github.com/authcore/authcore/platform/config"
 	"github.com/authcore/authcore/platform/database"
+	"github.com/authcore/authcore/platform/logging"
 	"github.com/authcore/authcore/platform/secret"
 )
 
-func TestMain(m *testing.M) { apptest.Main(m) }
+func TestMain(m *testing.M) { testkit.Main(m) }
+
+func graph(cfg config.Config, key secret.MasterKey, out logging.Output) fx.Option {
+	return fx.Options(testkit.Core(cfg, key, out), audit.Module)
+}
 
 func TestRecordInsideTransaction(t *testing.T) {
-	apptest.ForEachStore(t, func(t *testing.T, st apptest.Store) {
+	testkit.ForEachStore(t, func(t *testing.T, st testkit.Store) {
 		var rec *audit.Recorder
-		a := apptest.Start(t, st, apptest.WithFx(fx.Populate(&rec)))
+		a := testkit.Start(t, st, graph, testkit.WithFx(fx.Populate(&rec)))
 		ctx := context.Background()
 		actor, ff, ua := "usr_1", "203.0.113.9, 10.0.0.1", "curl/8"
 		project := "prj_" + st.Name + "_audit"
@@ -77,7 +83,7 @@ func TestRecordInsideTransaction(t *testing.T) {
 // expectedIPHash recomputes the hash independently of the recorder: HMAC-SHA256 under the
 // keyring's MAC key, which is itself checked against the keyring in secret's tests.
 func expectedIPHash(t *testing.T, v string) string {
-	k, err := secret.NewKeyring(apptest.TestMasterKey)
+	k, err := secret.NewKeyring(testkit.TestMasterKey)
 	if err != nil {
 		t.Fatal(err)
 	}

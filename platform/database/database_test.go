@@ -15,23 +15,45 @@ import (
 	"entgo.io/ent/dialect"
 	entsql "entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/schema"
+	"go.uber.org/fx"
 
 	"github.com/authcore/authcore/ent"
 	"github.com/authcore/authcore/ent/auditevent"
 	"github.com/authcore/authcore/ent/migrate"
-	"github.com/authcore/authcore/platform/apptest"
+	"github.com/authcore/authcore/internal/testkit"
+	"github.com/authcore/authcore/platform/config"
 	"github.com/authcore/authcore/platform/database"
+	"github.com/authcore/authcore/platform/health"
+	"github.com/authcore/authcore/platform/httpserver"
+	"github.com/authcore/authcore/platform/logging"
 	"github.com/authcore/authcore/platform/secret"
+	"github.com/gofiber/fiber/v2"
 )
 
-func TestMain(m *testing.M) { apptest.Main(m) }
+func TestMain(m *testing.M) { testkit.Main(m) }
+
+// graph is the store with the probes and one route that reads it.
+func graph(cfg config.Config, key secret.MasterKey, out logging.Output) fx.Option {
+	return fx.Options(testkit.Core(cfg, key, out), health.Module, httpserver.AsRoutes(storeRoutes))
+}
+
+func storeRoutes(client *ent.Client) []httpserver.Route {
+	count := func(c *fiber.Ctx) error {
+		n, err := client.AuditEvent.Query().Count(c.UserContext())
+		if err != nil {
+			return err
+		}
+		return c.JSON(fiber.Map{"events": n})
+	}
+	return []httpserver.Route{{Method: fiber.MethodGet, Path: "/test/store", Handlers: []fiber.Handler{count}}}
+}
 
 // The embedded migrations must build exactly the schema ent declares: after applying them,
 // ent finds nothing left to change. This fails when someone edits ent/schema and forgets
 // to generate a migration (see the README).
 func TestMigrationsMatchSchema(t *testing.T) {
-	apptest.ForEachStore(t, func(t *testing.T, st apptest.Store) {
-		a := apptest.Start(t, st)
+	testkit.ForEachStore(t, func(t *testing.T, st testkit.Store) {
+		a := testkit.Start(t, st, graph)
 		d := dialect.SQLite
 		if st.Name == "postgres" {
 			d = dialect.Postgres
@@ -57,8 +79,8 @@ func TestMigrationsMatchSchema(t *testing.T) {
 }
 
 func TestMigrateIsIdempotent(t *testing.T) {
-	apptest.ForEachStore(t, func(t *testing.T, st apptest.Store) {
-		a := apptest.Start(t, st)
+	testkit.ForEachStore(t, func(t *testing.T, st testkit.Store) {
+		a := testkit.Start(t, st, graph)
 		if err := database.Migrate(context.Background(), a.DB.Storage, a.DB.SQL, a.Logs2()); err != nil {
 			t.Fatal(err)
 		}
@@ -66,8 +88,8 @@ func TestMigrateIsIdempotent(t *testing.T) {
 }
 
 func TestWithTxRollsBackOnError(t *testing.T) {
-	apptest.ForEachStore(t, func(t *testing.T, st apptest.Store) {
-		a := apptest.Start(t, st)
+	testkit.ForEachStore(t, func(t *testing.T, st testkit.Store) {
+		a := testkit.Start(t, st, graph)
 		ctx := context.Background()
 		project := "prj_" + t.Name()
 		boom := errors.New("boom")
@@ -101,11 +123,11 @@ func TestWithTxRollsBackOnError(t *testing.T) {
 // answers. The "store" here is a port that refuses connections until a proxy to the real
 // PostgreSQL starts listening on it.
 func TestUnreachableStoreAtStartRecovers(t *testing.T) {
-	admin := apptest.PostgresAdminURL()
+	admin := testkit.PostgresAdminURL()
 	if admin == "" {
-		t.Skip("needs PostgreSQL (" + apptest.EnvDatabaseURL + ")")
+		t.Skip("needs PostgreSQL (" + testkit.EnvDatabaseURL + ")")
 	}
-	real := apptest.Stores(t)[1].URL(t)
+	real := testkit.Stores(t)[1].URL(t)
 	ru, _ := url.Parse(real)
 
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -117,16 +139,12 @@ func TestUnreachableStoreAtStartRecovers(t *testing.T) {
 
 	du := *ru
 	du.Host = port
-	a := apptest.StartURL(t, "postgres", du.String())
+	a := testkit.StartURL(t, "postgres", du.String(), graph)
 
 	a.Get("/healthz").Expect(t, 200, map[string]any{"status": "ok"})
 	a.Get("/readyz").Expect(t, 503, map[string]any{"code": "unavailable"})
 	// A route that needs the store answers 503 unavailable, not 500.
-	tok, err := secret.NewToken("ai")
-	if err != nil {
-		t.Fatal(err)
-	}
-	a.Get("/v1/auth-core/ai/me", "Authorization", "Bearer "+tok).Expect(t, 503, map[string]any{"code": "unavailable"})
+	a.Get("/test/store").Expect(t, 503, map[string]any{"code": "unavailable"})
 
 	stop := proxy(t, port, ru.Host)
 	defer stop()
@@ -138,7 +156,7 @@ func TestUnreachableStoreAtStartRecovers(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	t.Logf("ready %v after the store came back", time.Since(opened).Round(time.Millisecond))
-	a.Get("/v1/auth-core/ai/me", "Authorization", "Bearer "+tok).Expect(t, 401, map[string]any{"code": "invalid_token"})
+	a.Get("/test/store").Expect(t, 200, nil)
 }
 
 // proxy forwards TCP connections from listen to target until stopped.

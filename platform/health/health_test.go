@@ -1,24 +1,50 @@
 package health_test
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 
-	"github.com/authcore/authcore/platform/apptest"
+	"github.com/authcore/authcore/internal/testkit"
 	"github.com/authcore/authcore/platform/config"
+	"github.com/authcore/authcore/platform/health"
+	"github.com/authcore/authcore/platform/logging"
+	"github.com/authcore/authcore/platform/secret"
+	"go.uber.org/fx"
 )
 
-func TestMain(m *testing.M) { apptest.Main(m) }
+func TestMain(m *testing.M) { testkit.Main(m) }
+
+// graph is the probes with two readiness checks: the store's and one the test flips.
+func graph(cfg config.Config, key secret.MasterKey, out logging.Output) fx.Option {
+	return fx.Options(testkit.Core(cfg, key, out), health.Module,
+		health.AsCheck(func() health.Check {
+			return health.Check{Name: "flag", Check: func(context.Context) error {
+				if failing.Load() {
+					return errors.New("flag down")
+				}
+				return nil
+			}}
+		}))
+}
+
+var failing atomic.Bool
 
 func TestProbes(t *testing.T) {
-	apptest.ForEachStore(t, func(t *testing.T, st apptest.Store) {
-		a := apptest.Start(t, st)
+	testkit.ForEachStore(t, func(t *testing.T, st testkit.Store) {
+		a := testkit.Start(t, st, graph)
 		a.Get("/healthz").Expect(t, 200, map[string]any{"status": "ok"})
-		a.Get("/readyz").Expect(t, 200, map[string]any{"status": "ready", "checks": map[string]any{"store": "ok", "engine": "ok"}})
+		a.Get("/readyz").Expect(t, 200, map[string]any{"status": "ready", "checks": map[string]any{"store": "ok", "flag": "ok"}})
+		failing.Store(true)
+		defer failing.Store(false)
+		a.Get("/readyz").Expect(t, 503, map[string]any{"code": "unavailable", "checks": map[string]any{"store": "ok", "flag": "failing"}})
+		a.Get("/healthz").Expect(t, 200, map[string]any{"status": "ok"})
 	})
 }
 
@@ -29,7 +55,7 @@ func TestMetricsOnSeparateListener(t *testing.T) {
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	a := apptest.StartURL(t, "sqlite", "sqlite::memory:", apptest.WithConfig(func(c *config.Config) { c.MetricsAddr = addr }))
+	a := testkit.StartURL(t, "sqlite", "sqlite::memory:", graph, testkit.WithConfig(func(c *config.Config) { c.MetricsAddr = addr }))
 	a.Get("/metrics").Expect(t, 404, map[string]any{"code": "not_found"})
 	res, err := http.Get(fmt.Sprintf("http://%s/metrics", addr))
 	if err != nil {

@@ -8,13 +8,23 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"go.uber.org/fx"
 
+	"github.com/authcore/authcore/internal/testkit"
 	"github.com/authcore/authcore/platform/apperr"
-	"github.com/authcore/authcore/platform/apptest"
+	"github.com/authcore/authcore/platform/config"
+	"github.com/authcore/authcore/platform/health"
 	"github.com/authcore/authcore/platform/httpserver"
+	"github.com/authcore/authcore/platform/logging"
+	"github.com/authcore/authcore/platform/secret"
 )
 
-func TestMain(m *testing.M) { apptest.Main(m) }
+func TestMain(m *testing.M) { testkit.Main(m) }
+
+// graph is the server on the platform core with the probes; each test adds its routes.
+func graph(cfg config.Config, key secret.MasterKey, out logging.Output) fx.Option {
+	return fx.Options(testkit.Core(cfg, key, out), health.Module)
+}
 
 // testRoutes are registered only in these tests, to drive the error handler.
 func testRoutes() []httpserver.Route {
@@ -36,7 +46,7 @@ func testRoutes() []httpserver.Route {
 }
 
 func TestErrorBodies(t *testing.T) {
-	a := apptest.StartURL(t, "sqlite", "sqlite::memory:", apptest.WithFx(httpserver.AsRoutes(testRoutes)))
+	a := testkit.StartURL(t, "sqlite", "sqlite::memory:", graph, testkit.WithFx(httpserver.AsRoutes(testRoutes)))
 
 	t.Run("unmatched route is 404 not_found JSON", func(t *testing.T) {
 		r := a.Get("/v1/nothing/here")
@@ -46,11 +56,11 @@ func TestErrorBodies(t *testing.T) {
 		}
 	})
 	t.Run("body over 64 KiB is 413 payload_too_large", func(t *testing.T) {
-		r := a.Do(apptest.Req{Method: http.MethodPost, Path: "/test/echo/1", Body: strings.Repeat("x", 100<<10)})
+		r := a.Do(testkit.Req{Method: http.MethodPost, Path: "/test/echo/1", Body: strings.Repeat("x", 100<<10)})
 		r.Expect(t, 413, map[string]any{"code": "payload_too_large"})
 	})
 	t.Run("body of exactly 64 KiB is accepted", func(t *testing.T) {
-		r := a.Do(apptest.Req{Method: http.MethodPost, Path: "/test/echo/1", Body: strings.Repeat("x", 64<<10)})
+		r := a.Do(testkit.Req{Method: http.MethodPost, Path: "/test/echo/1", Body: strings.Repeat("x", 64<<10)})
 		r.Expect(t, 200, map[string]any{"len": 64 << 10})
 	})
 	t.Run("panic is 500 internal_error and the server keeps serving", func(t *testing.T) {
@@ -80,9 +90,9 @@ func TestErrorBodies(t *testing.T) {
 }
 
 func TestObservability(t *testing.T) {
-	a := apptest.StartURL(t, "sqlite", "sqlite::memory:", apptest.WithFx(httpserver.AsRoutes(testRoutes)))
+	a := testkit.StartURL(t, "sqlite", "sqlite::memory:", graph, testkit.WithFx(httpserver.AsRoutes(testRoutes)))
 
-	r := a.Do(apptest.Req{Method: http.MethodPost, Path: "/test/echo/usr_SECRETID?token=querysecret", Body: `{"password":"bodysecret"}`,
+	r := a.Do(testkit.Req{Method: http.MethodPost, Path: "/test/echo/usr_SECRETID?token=querysecret", Body: `{"password":"bodysecret"}`,
 		Header: map[string]string{"Authorization": "Bearer headersecret", "Cookie": "sAccessToken=cookiesecret", "X-Request-Id": "req-abc.1"}})
 	r.Expect(t, 200, nil)
 	if got := r.Header.Get("X-Request-Id"); got != "req-abc.1" {
@@ -123,7 +133,7 @@ func TestDuplicateRouteIsRefused(t *testing.T) {
 		return []httpserver.Route{{Method: http.MethodGet, Path: "/healthz", Handlers: []fiber.Handler{func(c *fiber.Ctx) error { return nil }}}}
 	}
 	// Building must fail with an error naming the route, not panic or silently shadow it.
-	err := apptest.BuildErr(t, apptest.WithFx(httpserver.AsRoutes(dup)))
+	err := testkit.BuildErr(t, graph, testkit.WithFx(httpserver.AsRoutes(dup)))
 	if err == nil || !strings.Contains(err.Error(), "GET /healthz is registered twice") {
 		t.Fatalf("err = %v", err)
 	}
@@ -142,8 +152,8 @@ func grepLines(s, sub string) string {
 // Stopping the app (what SIGTERM does) lets an in-flight request finish, then refuses new
 // connections.
 func TestGracefulShutdownDrainsInFlight(t *testing.T) {
-	a := apptest.StartURL(t, "sqlite", "sqlite::memory:", apptest.WithFx(httpserver.AsRoutes(testRoutes)))
-	done := make(chan *apptest.Response, 1)
+	a := testkit.StartURL(t, "sqlite", "sqlite::memory:", graph, testkit.WithFx(httpserver.AsRoutes(testRoutes)))
+	done := make(chan *testkit.Response, 1)
 	go func() { done <- a.Get("/test/slow") }()
 	time.Sleep(100 * time.Millisecond) // the request is in the handler now
 	if err := a.Stop(); err != nil {

@@ -20,9 +20,11 @@ func Handler(g prometheus.Gatherer) http.Handler {
 	return promhttp.HandlerFor(g, promhttp.HandlerOpts{})
 }
 
-// SeparateListenerModule serves /metrics on AUTHCORE_METRICS_ADDR when it is set, so the
-// metrics can stay off the public port. When it is empty the HTTP server mounts /metrics.
-var SeparateListenerModule = fx.Module("metrics-listener", fx.Invoke(startSeparate))
+// Listen serves /metrics on AUTHCORE_METRICS_ADDR when it is set, so the metrics can stay
+// off the public port; when it is empty the HTTP server mounts /metrics. Like
+// httpserver.Listen, only the serve command (and test harnesses) add it, so operator
+// commands beside a running server bind no port.
+var Listen = fx.Invoke(startSeparate)
 
 func startSeparate(lc fx.Lifecycle, cfg config.Config, g prometheus.Gatherer, log *slog.Logger) {
 	if cfg.MetricsAddr == "" {

@@ -15,7 +15,7 @@ import (
 	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/clientcredentials"
 
-	"github.com/authcore/authcore/platform/apptest"
+	"github.com/authcore/authcore/internal/apptest"
 )
 
 func TestMain(m *testing.M) { apptest.Main(m) }

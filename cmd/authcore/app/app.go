@@ -39,7 +39,6 @@ func Platform() fx.Option {
 		clock.Module,
 		secret.Module,
 		metrics.Module,
-		metrics.SeparateListenerModule,
 		database.Module,
 		audit.Module,
 		httpserver.Module,
@@ -68,6 +67,11 @@ func Features() fx.Option {
 		pay.Module,
 	)
 }
+
+// Listeners bind the ports: the HTTP server and, when AUTHCORE_METRICS_ADDR is set, the
+// metrics listener. Only serve (and the load command) add them; operator commands build the
+// same graph without them.
+func Listeners() fx.Option { return fx.Options(httpserver.Listen, metrics.Listen) }
 
 // Options is the whole application for cfg, with the master key already resolved and
 // logs going to out.

@@ -1,9 +1,10 @@
-// Package apptest boots the whole authcore application in-process for integration tests:
-// the real fx graph, a real listener on a random loopback port, and a real store — a fresh
-// SQLite file per app, and, when AUTHCORE_TEST_DATABASE_URL is set, a PostgreSQL database
-// made for the test binary and dropped after it. Every store test runs on both through
-// ForEachStore. Test packages that use it call apptest.Main from TestMain.
-package apptest
+// Package testkit boots an fx graph of authcore in-process for tests: a real listener on a
+// random loopback port and a real store — a fresh SQLite file per app, and, when
+// AUTHCORE_TEST_DATABASE_URL is set, a PostgreSQL database made for the test binary and
+// dropped after it. Every store test runs on both through ForEachStore. Test packages that
+// use it call testkit.Main from TestMain. It imports only platform packages, so platform
+// tests build small graphs of their own with it; internal/apptest boots the whole app.
+package testkit
 
 import (
 	"bytes"
@@ -15,6 +16,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -51,7 +53,7 @@ func Main(m *testing.M) {
 	code := m.Run()
 	if pgName != "" {
 		if err := dropDatabase(pgAdmin, pgName); err != nil {
-			fmt.Fprintln(os.Stderr, "apptest: dropping", pgName+":", err)
+			fmt.Fprintln(os.Stderr, "testkit: dropping", pgName+":", err)
 		}
 	}
 	os.Exit(code)
@@ -72,11 +74,11 @@ func Stores(t testing.TB) []Store {
 		return stores
 	}
 	if !mainCalled {
-		t.Fatalf("apptest: call apptest.Main(m) from TestMain so the PostgreSQL test database is dropped")
+		t.Fatalf("testkit: call Main(m) from TestMain so the PostgreSQL test database is dropped")
 	}
 	pgOnce.Do(func() { pgURL, pgErr = createDatabase(admin) })
 	if pgErr != nil {
-		t.Fatalf("apptest: PostgreSQL at %s: %v", EnvDatabaseURL, pgErr)
+		t.Fatalf("testkit: PostgreSQL at %s: %v", EnvDatabaseURL, pgErr)
 	}
 	return append(stores, Store{Name: "postgres", url: func(testing.TB) string { return pgURL }})
 }
@@ -168,3 +170,19 @@ func (b *LogBuffer) String() string {
 
 // Contains reports whether any log line holds s.
 func (b *LogBuffer) Contains(s string) bool { return strings.Contains(b.String(), s) }
+
+var seq atomic.Int64
+
+// UniqueEmail returns an address no other test in this binary uses.
+func UniqueEmail(t testing.TB) string {
+	name := strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
+			return r
+		}
+		return '-'
+	}, strings.ToLower(t.Name()))
+	if len(name) > 40 {
+		name = name[:40]
+	}
+	return fmt.Sprintf("u%d-%s@example.com", seq.Add(1), name)
+}

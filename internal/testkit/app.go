@@ -1,9 +1,10 @@
-package apptest
+package testkit
 
 import (
 	"bufio"
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -16,17 +17,33 @@ import (
 
 	"go.uber.org/fx"
 
-	"github.com/authcore/authcore/cmd/authcore/app"
 	"github.com/authcore/authcore/ent"
 	"github.com/authcore/authcore/platform/clock"
 	"github.com/authcore/authcore/platform/config"
 	"github.com/authcore/authcore/platform/database"
 	"github.com/authcore/authcore/platform/httpserver"
 	"github.com/authcore/authcore/platform/logging"
+	"github.com/authcore/authcore/platform/metrics"
 	"github.com/authcore/authcore/platform/secret"
 )
 
-// App is a running authcore for one test.
+// Graph is the fx graph a test boots, given its settings, master key and log output.
+type Graph func(cfg config.Config, key secret.MasterKey, out logging.Output) fx.Option
+
+// Core is the platform every test graph stands on: logs, clock, keys, metrics, the store
+// and the HTTP server. A platform test adds the packages it tests and their routes.
+func Core(cfg config.Config, key secret.MasterKey, out logging.Output) fx.Option {
+	return fx.Options(
+		fx.Supply(cfg, key, out),
+		logging.Module, logging.FxLogger, clock.Module, secret.Module,
+		metrics.Module, database.Module, httpserver.Module,
+	)
+}
+
+// Listeners bind the HTTP server and the separate metrics listener, as serve does.
+var Listeners = fx.Options(httpserver.Listen, metrics.Listen)
+
+// App is a running authcore graph for one test.
 type App struct {
 	T      testing.TB
 	Store  string
@@ -54,14 +71,14 @@ func WithConfig(f func(*config.Config)) Option { return func(o *options) { o.cfg
 // WithFx adds fx options to the graph: extra test-only modules, fx.Decorate, fx.Populate.
 func WithFx(opts ...fx.Option) Option { return func(o *options) { o.fx = append(o.fx, opts...) } }
 
-// Start boots the application on store st and stops it when the test ends.
-func Start(t testing.TB, st Store, opts ...Option) *App {
+// Start boots graph on store st and stops it when the test ends.
+func Start(t testing.TB, st Store, graph Graph, opts ...Option) *App {
 	t.Helper()
-	return StartURL(t, st.Name, st.URL(t), opts...)
+	return StartURL(t, st.Name, st.URL(t), graph, opts...)
 }
 
-// StartURL boots the application on an explicit database URL.
-func StartURL(t testing.TB, storeName, databaseURL string, opts ...Option) *App {
+// StartURL boots graph on an explicit database URL.
+func StartURL(t testing.TB, storeName, databaseURL string, graph Graph, opts ...Option) *App {
 	t.Helper()
 	var o options
 	for _, opt := range opts {
@@ -82,9 +99,8 @@ func StartURL(t testing.TB, storeName, databaseURL string, opts ...Option) *App 
 	}
 	var srv *httpserver.Server
 	all := []fx.Option{
-		app.Options(cfg, secret.MasterKey(key), logging.Output{Writer: a.Logs}),
-		httpserver.Listen,
-		CheapHashing,
+		graph(cfg, secret.MasterKey(key), logging.Output{Writer: a.Logs}),
+		Listeners,
 		fx.Decorate(func() clock.Clock { return a.Clock }),
 		fx.Populate(&srv, &a.DB, &a.Ent),
 	}
@@ -243,15 +259,15 @@ func (r *Response) Expect(t testing.TB, status int, want map[string]any) map[str
 	return got
 }
 
-// BuildErr builds (without starting) the app with opts and returns the graph's error.
-func BuildErr(t testing.TB, opts ...Option) error {
+// BuildErr builds (without starting) graph with opts and returns the graph's error.
+func BuildErr(t testing.TB, graph Graph, opts ...Option) error {
 	t.Helper()
 	var o options
 	for _, opt := range opts {
 		opt(&o)
 	}
 	cfg := Config("sqlite::memory:", t.TempDir())
-	all := []fx.Option{app.Options(cfg, secret.MasterKey(TestMasterKey), logging.Output{Writer: &LogBuffer{}}), fx.Invoke(func(*httpserver.Server) {})}
+	all := []fx.Option{graph(cfg, secret.MasterKey(TestMasterKey), logging.Output{Writer: &LogBuffer{}}), fx.Invoke(func(*httpserver.Server) {})}
 	all = append(all, o.fx...)
 	return fx.New(all...).Err()
 }
@@ -279,4 +295,66 @@ func (a *App) Raw(t testing.TB, request string) (int, string) {
 	defer res.Body.Close()
 	b, _ := io.ReadAll(res.Body)
 	return res.StatusCode, string(b)
+}
+
+// DumpDB returns every row of every table as text, for tests that check no secret is
+// stored in plain text. Binary columns are included as raw bytes, so a stored plaintext
+// would show up whatever its column type.
+func (a *App) DumpDB(t testing.TB) string {
+	t.Helper()
+	ctx := context.Background()
+	var q string
+	if a.Store == "postgres" {
+		q = "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'"
+	} else {
+		q = "SELECT name FROM sqlite_master WHERE type = 'table'"
+	}
+	tables := queryStrings(t, a.DB.SQL, q)
+	var b strings.Builder
+	for _, table := range tables {
+		rows, err := a.DB.SQL.QueryContext(ctx, fmt.Sprintf(`SELECT * FROM %q`, table))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cols, _ := rows.Columns()
+		for rows.Next() {
+			vals := make([]any, len(cols))
+			ptrs := make([]any, len(cols))
+			for i := range vals {
+				ptrs[i] = &vals[i]
+			}
+			if err := rows.Scan(ptrs...); err != nil {
+				t.Fatal(err)
+			}
+			b.WriteString(table)
+			for _, v := range vals {
+				switch x := v.(type) {
+				case []byte:
+					b.WriteString("|" + string(x))
+				default:
+					fmt.Fprintf(&b, "|%v", x)
+				}
+			}
+			b.WriteString("\n")
+		}
+		rows.Close()
+	}
+	return b.String()
+}
+
+func queryStrings(t testing.TB, db *sql.DB, q string) []string {
+	rows, err := db.Query(q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, s)
+	}
+	return out
 }

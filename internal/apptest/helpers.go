@@ -1,41 +1,9 @@
 package apptest
 
 import (
-	"context"
-	"database/sql"
-	"fmt"
 	"net/http"
-	"strings"
-	"sync/atomic"
 	"testing"
-
-	"github.com/alexedwards/argon2id"
-	"go.uber.org/fx"
 )
-
-// CheapHashing swaps argon2id's OWASP cost for a tiny one. Every test app uses it: the
-// algorithm and code path are the real ones, only the memory and time cost shrink, which
-// keeps the race-detector run of hundreds of sign-ins fast. TestOWASPParams in the account
-// module checks what production uses.
-var CheapHashing = fx.Decorate(func(argon2id.Params) argon2id.Params {
-	return argon2id.Params{Memory: 64, Iterations: 1, Parallelism: 1, SaltLength: 16, KeyLength: 32}
-})
-
-var seq atomic.Int64
-
-// UniqueEmail returns an address no other test in this binary uses.
-func UniqueEmail(t testing.TB) string {
-	name := strings.Map(func(r rune) rune {
-		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
-			return r
-		}
-		return '-'
-	}, strings.ToLower(t.Name()))
-	if len(name) > 40 {
-		name = name[:40]
-	}
-	return fmt.Sprintf("u%d-%s@example.com", seq.Add(1), name)
-}
 
 // Session is a signed-in user as the API returned it.
 type Session struct {
@@ -87,68 +55,6 @@ func (a *App) SignUpIn(t testing.TB, tenant string) *Session {
 		SessionHandle: out.Session.SessionHandle, AccessToken: out.Session.AccessToken, RefreshToken: out.Session.RefreshToken,
 		Cookies: (&http.Response{Header: r.Header}).Cookies(),
 	}
-}
-
-// DumpDB returns every row of every table as text, for tests that check no secret is
-// stored in plain text. Binary columns are included as raw bytes, so a stored plaintext
-// would show up whatever its column type.
-func (a *App) DumpDB(t testing.TB) string {
-	t.Helper()
-	ctx := context.Background()
-	var q string
-	if a.Store == "postgres" {
-		q = "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'"
-	} else {
-		q = "SELECT name FROM sqlite_master WHERE type = 'table'"
-	}
-	tables := queryStrings(t, a.DB.SQL, q)
-	var b strings.Builder
-	for _, table := range tables {
-		rows, err := a.DB.SQL.QueryContext(ctx, fmt.Sprintf(`SELECT * FROM %q`, table))
-		if err != nil {
-			t.Fatal(err)
-		}
-		cols, _ := rows.Columns()
-		for rows.Next() {
-			vals := make([]any, len(cols))
-			ptrs := make([]any, len(cols))
-			for i := range vals {
-				ptrs[i] = &vals[i]
-			}
-			if err := rows.Scan(ptrs...); err != nil {
-				t.Fatal(err)
-			}
-			b.WriteString(table)
-			for _, v := range vals {
-				switch x := v.(type) {
-				case []byte:
-					b.WriteString("|" + string(x))
-				default:
-					fmt.Fprintf(&b, "|%v", x)
-				}
-			}
-			b.WriteString("\n")
-		}
-		rows.Close()
-	}
-	return b.String()
-}
-
-func queryStrings(t testing.TB, db *sql.DB, q string) []string {
-	rows, err := db.Query(q)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var s string
-		if err := rows.Scan(&s); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, s)
-	}
-	return out
 }
 
 // CreateProject creates a project owned (as admin) by s and returns its id.

@@ -1,0 +1,75 @@
+// Package apptest boots the whole authcore application — the composition root of
+// cmd/authcore/app, every module and plugin — for integration tests, on the stores and
+// with the HTTP helpers of internal/testkit, and adds what only the whole app can do (sign
+// up, create projects). Test packages that use it call apptest.Main from TestMain.
+package apptest
+
+import (
+	"testing"
+
+	"github.com/alexedwards/argon2id"
+	"go.uber.org/fx"
+
+	"github.com/authcore/authcore/cmd/authcore/app"
+	"github.com/authcore/authcore/internal/testkit"
+	"github.com/authcore/authcore/platform/config"
+	"github.com/authcore/authcore/platform/logging"
+	"github.com/authcore/authcore/platform/secret"
+)
+
+// The store and HTTP vocabulary of testkit, under the names module tests use.
+type (
+	Store    = testkit.Store
+	Option   = testkit.Option
+	Req      = testkit.Req
+	Response = testkit.Response
+)
+
+var (
+	Main             = testkit.Main
+	Stores           = testkit.Stores
+	ForEachStore     = testkit.ForEachStore
+	PostgresAdminURL = testkit.PostgresAdminURL
+	WithConfig       = testkit.WithConfig
+	WithFx           = testkit.WithFx
+	Config           = testkit.Config
+	UniqueEmail      = testkit.UniqueEmail
+	TestMasterKey    = testkit.TestMasterKey
+)
+
+// EnvDatabaseURL names the PostgreSQL server tests may create databases on.
+const EnvDatabaseURL = testkit.EnvDatabaseURL
+
+// App is the whole application running for one test.
+type App struct{ *testkit.App }
+
+// CheapHashing swaps argon2id's OWASP cost for a tiny one. Every test app uses it: the
+// algorithm and code path are the real ones, only the memory and time cost shrink, which
+// keeps the race-detector run of hundreds of sign-ins fast. TestOWASPParams in the account
+// module checks what production uses.
+var CheapHashing = fx.Decorate(func(argon2id.Params) argon2id.Params {
+	return argon2id.Params{Memory: 64, Iterations: 1, Parallelism: 1, SaltLength: 16, KeyLength: 32}
+})
+
+// Graph is the whole application, as cmd/authcore runs it, with cheap hashing.
+func Graph(cfg config.Config, key secret.MasterKey, out logging.Output) fx.Option {
+	return fx.Options(app.Options(cfg, key, out), CheapHashing)
+}
+
+// Start boots the application on store st and stops it when the test ends.
+func Start(t testing.TB, st Store, opts ...Option) *App {
+	t.Helper()
+	return &App{testkit.Start(t, st, Graph, opts...)}
+}
+
+// StartURL boots the application on an explicit database URL.
+func StartURL(t testing.TB, storeName, databaseURL string, opts ...Option) *App {
+	t.Helper()
+	return &App{testkit.StartURL(t, storeName, databaseURL, Graph, opts...)}
+}
+
+// BuildErr builds (without starting) the application with opts and returns the graph's error.
+func BuildErr(t testing.TB, opts ...Option) error {
+	t.Helper()
+	return testkit.BuildErr(t, Graph, opts...)
+}
