@@ -6,8 +6,8 @@ import (
 
 	"go.uber.org/fx"
 
-	"github.com/authcore/authcore/modules/session"
 	"github.com/authcore/authcore/internal/apptest"
+	"github.com/authcore/authcore/modules/session"
 )
 
 // BenchmarkAuthenticateWarm is session verification with warm caches: the signature check

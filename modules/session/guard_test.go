@@ -11,7 +11,6 @@ import (
 	"github.com/authcore/authcore/platform/httpserver"
 )
 
-
 // dashboardRoutes is a test-only route behind the dashboard guard, answering who passed.
 func dashboardRoutes(g *guard.Guard) []httpserver.Route {
 	who := func(c *fiber.Ctx) error {

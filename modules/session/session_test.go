@@ -16,8 +16,8 @@ import (
 	"go.uber.org/fx"
 
 	"github.com/authcore/authcore/ent/user"
-	"github.com/authcore/authcore/modules/session"
 	"github.com/authcore/authcore/internal/apptest"
+	"github.com/authcore/authcore/modules/session"
 	"github.com/authcore/authcore/platform/config"
 	"github.com/authcore/authcore/platform/invalidation"
 )
