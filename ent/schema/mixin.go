@@ -42,14 +42,4 @@ func (CreatedMixin) Fields() []ent.Field {
 	}
 }
 
-// TimeMixin records when a row was made and last changed.
-type TimeMixin struct{ mixin.Schema }
-
-func (TimeMixin) Fields() []ent.Field {
-	return []ent.Field{
-		field.Time("created_at").Immutable().Default(now),
-		field.Time("updated_at").Default(now).UpdateDefault(now),
-	}
-}
-
 func now() time.Time { return time.Now().UTC() }

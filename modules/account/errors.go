@@ -9,6 +9,3 @@ var (
 	errEmailTaken         = apperr.Conflict("email_taken", "an account with this email already exists")
 	errSignupClosed       = apperr.New(apperr.KindForbidden, "signup_closed", "sign-up is closed")
 )
-
-// Issue is one violation in a validation_failed answer.
-type Issue = apperr.Issue

@@ -69,25 +69,12 @@ func (h *handler) signUp(c *fiber.Ctx) error {
 }
 
 func (h *handler) signIn(c *fiber.Ctx) error {
-	o, ok := jsonbody.Parse(c.Body())
-	if !ok {
-		return apperr.Validation(apperr.NotAnObject)
-	}
-	var issues []Issue
-	email, st := o.String("email")
-	if st != jsonbody.OK {
-		issues = append(issues, Issue{Field: "email", Reason: "required string"})
-	}
-	password, st := o.String("password")
-	if st != jsonbody.OK {
-		issues = append(issues, Issue{Field: "password", Reason: "required string"})
-	}
-	tenant, terr := tenantOf(o)
-	if terr != nil {
-		issues = append(issues, *terr)
-	}
-	if len(issues) > 0 {
-		return apperr.Validation(issues...)
+	f := jsonbody.Read(c.Body())
+	email := f.RequiredString("email")
+	password := f.RequiredString("password")
+	tenant := tenantOf(f)
+	if err := f.Err(); err != nil {
+		return err
 	}
 	u, err := h.svc.Authenticate(c.UserContext(), tenant, email, password)
 	if err != nil {
@@ -112,57 +99,51 @@ func (h *handler) startSession(c *fiber.Ctx, status int, u User) error {
 	}})
 }
 
-func tenantOf(o jsonbody.Object) (string, *Issue) {
-	s, st := o.String("tenantId")
+// tenantOf reads the optional tenantId: the dashboard's tenant when absent.
+func tenantOf(f *jsonbody.Fields) string {
+	s, st := f.String("tenantId")
 	switch st {
 	case jsonbody.Absent, jsonbody.Null:
-		return identity.PublicTenant, nil
+		return identity.PublicTenant
 	case jsonbody.OK:
 		if s = strings.TrimSpace(s); s != "" {
-			return s, nil
+			return s
 		}
 	}
-	return "", &Issue{Field: "tenantId", Reason: "must be a non-empty string"}
+	f.Fail("tenantId", "must be a non-empty string")
+	return ""
 }
 
 func parseSignUp(body []byte) (SignUp, error) {
-	o, ok := jsonbody.Parse(body)
-	if !ok {
-		return SignUp{}, apperr.Validation(apperr.NotAnObject)
-	}
+	f := jsonbody.Read(body)
 	var in SignUp
-	var issues []Issue
-	if s, st := o.String("email"); st != jsonbody.OK {
-		issues = append(issues, Issue{Field: "email", Reason: "required string"})
+	if s, st := f.String("email"); st != jsonbody.OK {
+		f.Fail("email", "required string")
 	} else if addr, ok := normalizeEmail(s); !ok {
-		issues = append(issues, Issue{Field: "email", Reason: "not a valid email address"})
+		f.Fail("email", "not a valid email address")
 	} else {
 		in.Email = addr
 	}
-	if s, st := o.String("password"); st != jsonbody.OK {
-		issues = append(issues, Issue{Field: "password", Reason: "required string"})
+	if s, st := f.String("password"); st != jsonbody.OK {
+		f.Fail("password", "required string")
 	} else if reason := checkPassword(s); reason != "" {
-		issues = append(issues, Issue{Field: "password", Reason: reason})
+		f.Fail("password", reason)
 	} else {
 		in.Password = s
 	}
-	switch s, st := o.String("name"); st {
+	switch s, st := f.String("name"); st {
 	case jsonbody.OK:
 		if utf8.RuneCountInString(s) > maxName {
-			issues = append(issues, Issue{Field: "name", Reason: "must be at most 200 characters"})
+			f.Fail("name", "must be at most 200 characters")
 		} else {
 			in.Name = &s
 		}
 	case jsonbody.WrongType:
-		issues = append(issues, Issue{Field: "name", Reason: "must be a string"})
+		f.Fail("name", "must be a string")
 	}
-	tenant, terr := tenantOf(o)
-	if terr != nil {
-		issues = append(issues, *terr)
-	}
-	in.TenantID = tenant
-	if len(issues) > 0 {
-		return SignUp{}, apperr.Validation(issues...)
+	in.TenantID = tenantOf(f)
+	if err := f.Err(); err != nil {
+		return SignUp{}, err
 	}
 	return in, nil
 }
@@ -188,5 +169,5 @@ func (h *handler) checkTenant(ctx context.Context, tenantID string) error {
 			return nil
 		}
 	}
-	return apperr.Validation(Issue{Field: "tenantId", Reason: "no such tenant"})
+	return apperr.Validation(apperr.Issue{Field: "tenantId", Reason: "no such tenant"})
 }

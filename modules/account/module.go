@@ -6,10 +6,8 @@ package account
 import (
 	"context"
 
-	"github.com/alexedwards/argon2id"
 	"go.uber.org/fx"
 
-	"github.com/authcore/authcore/ent"
 	"github.com/authcore/authcore/platform/clock"
 	"github.com/authcore/authcore/platform/config"
 	"github.com/authcore/authcore/platform/httpserver"
@@ -20,21 +18,13 @@ import (
 // Module wires the account service and its routes.
 var Module = fx.Module("account",
 	fx.Supply(OWASPParams),
-	fx.Provide(
-		newService,
-		fx.Annotate(func(s *Service) identity.Users { return s }),
-		fx.Annotate(func(s *Service) identity.Directory { return s }),
-		fx.Annotate(func(s *Service) Accounts { return s }),
-	),
+	fx.Provide(fx.Annotate(NewService,
+		fx.As(fx.Self()), fx.As(new(identity.Users)), fx.As(new(identity.Directory)), fx.As(new(Accounts)))),
 	httpserver.AsRoutes(func(p handlerParams) []httpserver.Route {
 		h := &handler{svc: p.Svc, tenants: p.Tenants, sessions: p.Sessions, cfg: p.Config, clock: p.Clock, limits: p.Limits}
 		return h.routes()
 	}),
 )
-
-func newService(client *ent.Client, params argon2id.Params) *Service {
-	return NewService(client, params)
-}
 
 type handlerParams struct {
 	fx.In

@@ -26,25 +26,12 @@ var engineField = map[string]any{"engine": engineName}
 func (h *handler) routes() []httpserver.Route {
 	// The project-admin guard on the agents path and everything beneath it (seed 4.1);
 	// its rejections carry engine (SPEC §4).
-	dash := h.guard.DashboardWith(engineField)
-	admin := h.guard.ProjectRole(identity.RoleAdmin, guard.FromPath, engineField)
-	const base = "/v1/auth-core/projects/:projectId/ai/agents"
-	return []httpserver.Route{
-		{Method: http.MethodGet, Path: base, Handlers: []fiber.Handler{dash, admin, h.list}},
-		{Method: http.MethodPost, Path: base, Handlers: []fiber.Handler{dash, admin, h.create}},
-		{Method: http.MethodDelete, Path: base + "/:tokenId", Handlers: []fiber.Handler{dash, admin, h.revoke}},
-		{Method: http.MethodGet, Path: "/v1/auth-core/ai/me", Handlers: []fiber.Handler{h.whoAmI}},
-	}
+	admin := []fiber.Handler{h.guard.DashboardWith(engineField), h.guard.ProjectRole(identity.RoleAdmin, guard.FromPath, engineField)}
+	routes := httpserver.Collection("/v1/auth-core/projects/:projectId/ai/agents", "tokenId", admin, h.list, h.create, h.revoke)
+	return append(routes, httpserver.Route{Method: http.MethodGet, Path: "/v1/auth-core/ai/me", Handlers: []fiber.Handler{h.whoAmI}})
 }
 
-func (h *handler) whoAmI(c *fiber.Ctx) error {
-	token, err := h.me.Token(c)
-	if err != nil {
-		return err
-	}
-	body, err := h.svc.Me(c.UserContext(), token)
-	return h.me.Answer(c, body, err)
-}
+func (h *handler) whoAmI(c *fiber.Ctx) error { return h.me.Serve(c, h.svc.Me) }
 
 func (h *handler) list(c *fiber.Ctx) error {
 	projectID := guard.ProjectOf(c)

@@ -23,8 +23,8 @@ func BenchmarkCacheMemory(b *testing.B) {
 		creator := "usr_01JABCDEFGHJKMNPQRSTVWXYZ0"
 		for k := 0; k < n; k++ {
 			d := secret.DigestOf(fmt.Sprint(k))
-			info := Verified{TokenID: fmt.Sprintf("tok_01JABCDEFGHJKMNPQRST%06d", k), ProjectID: "prj_01JABCDEFGHJKMNPQRSTVWXYZ0",
-				AgentName: "agent", Scopes: []string{"db:read"}, CreatedBy: &creator, ExpiresAt: time.Now()}
+			info := Verified{TokenID: fmt.Sprintf("tok_01JABCDEFGHJKMNPQRST%06d", k), ExpiresAt: time.Now(),
+				Grant: Grant{ProjectID: "prj_01JABCDEFGHJKMNPQRSTVWXYZ0", AgentName: "agent", Scopes: []string{"db:read"}, CreatedBy: &creator}}
 			_, _ = c.Load(context.Background(), d, func(context.Context) (*bearer.Entry[answer], error) { return buildEntry(info, d.Bytes(), false), nil })
 		}
 		runtime.GC()

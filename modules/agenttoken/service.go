@@ -50,13 +50,26 @@ type Service struct {
 	verifier *bearer.Verifier[answer]
 }
 
+// Grant is what a token grants and to whom: shared by its record and its ai/me answer.
+type Grant struct {
+	ProjectID string   `json:"projectId"`
+	AgentName string   `json:"agentName"`
+	Scopes    []string `json:"scopes"`
+	CreatedBy *string  `json:"createdBy"`
+}
+
+func grantOf(t *ent.AgentToken) Grant {
+	g := Grant{ProjectID: t.ProjectID, AgentName: t.AgentName, Scopes: t.Scopes, CreatedBy: t.CreatedBy}
+	if g.Scopes == nil {
+		g.Scopes = []string{}
+	}
+	return g
+}
+
 // Agent is the token record of seed 4.1 / SPEC §5. Never a digest or a secret.
 type Agent struct {
-	ID         string     `json:"id"`
-	ProjectID  string     `json:"projectId"`
-	AgentName  string     `json:"agentName"`
-	Scopes     []string   `json:"scopes"`
-	CreatedBy  *string    `json:"createdBy"`
+	ID string `json:"id"`
+	Grant
 	CreatedAt  time.Time  `json:"createdAt"`
 	ExpiresAt  time.Time  `json:"expiresAt"`
 	LastUsedAt *time.Time `json:"lastUsedAt"`
@@ -64,13 +77,7 @@ type Agent struct {
 }
 
 func view(t *ent.AgentToken) Agent {
-	a := Agent{
-		ID: t.ID, ProjectID: t.ProjectID, AgentName: t.AgentName, Scopes: t.Scopes, CreatedBy: t.CreatedBy,
-		CreatedAt: t.CreatedAt.UTC(), ExpiresAt: t.ExpiresAt.UTC(), TokenHint: t.TokenHint,
-	}
-	if a.Scopes == nil {
-		a.Scopes = []string{}
-	}
+	a := Agent{ID: t.ID, Grant: grantOf(t), CreatedAt: t.CreatedAt.UTC(), ExpiresAt: t.ExpiresAt.UTC(), TokenHint: t.TokenHint}
 	if t.LastUsedAt != nil {
 		u := t.LastUsedAt.UTC()
 		a.LastUsedAt = &u
@@ -80,11 +87,8 @@ func view(t *ent.AgentToken) Agent {
 
 // Verified is what ai/me reports of a valid token.
 type Verified struct {
-	TokenID   string    `json:"tokenId"`
-	ProjectID string    `json:"projectId"`
-	AgentName string    `json:"agentName"`
-	Scopes    []string  `json:"scopes"`
-	CreatedBy *string   `json:"createdBy"`
+	TokenID string `json:"tokenId"`
+	Grant
 	ExpiresAt time.Time `json:"expiresAt"`
 }
 

@@ -37,7 +37,7 @@ func (s store) Lookup(ctx context.Context, d secret.Digest) (*bearer.Entry[answe
 	if err != nil {
 		return nil, err
 	}
-	info := Verified{TokenID: t.ID, ProjectID: t.ProjectID, AgentName: t.AgentName, Scopes: t.Scopes, CreatedBy: t.CreatedBy, ExpiresAt: t.ExpiresAt.UTC()}
+	info := Verified{TokenID: t.ID, Grant: grantOf(t), ExpiresAt: t.ExpiresAt.UTC()}
 	return buildEntry(info, t.Digest, t.RevokedAt != nil), nil
 }
 

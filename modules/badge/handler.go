@@ -23,25 +23,12 @@ type handler struct {
 func (h *handler) routes() []httpserver.Route {
 	// The sign-in guard, then role admin on the project, on the badges path and beneath
 	// it (seed 4.4) — attached per route, never by prefix.
-	dash := h.guard.Dashboard()
-	admin := h.guard.ProjectRole(identity.RoleAdmin, guard.FromPath, nil)
-	const base = "/v1/projects/:id/service-badges"
-	return []httpserver.Route{
-		{Method: http.MethodGet, Path: base, Handlers: []fiber.Handler{dash, admin, h.list}},
-		{Method: http.MethodPost, Path: base, Handlers: []fiber.Handler{dash, admin, h.create}},
-		{Method: http.MethodDelete, Path: base + "/:badgeId", Handlers: []fiber.Handler{dash, admin, h.revoke}},
-		{Method: http.MethodGet, Path: "/v1/service-badges/me", Handlers: []fiber.Handler{h.whoAmI}},
-	}
+	admin := []fiber.Handler{h.guard.Dashboard(), h.guard.ProjectRole(identity.RoleAdmin, guard.FromPath, nil)}
+	routes := httpserver.Collection("/v1/projects/:id/service-badges", "badgeId", admin, h.list, h.create, h.revoke)
+	return append(routes, httpserver.Route{Method: http.MethodGet, Path: "/v1/service-badges/me", Handlers: []fiber.Handler{h.whoAmI}})
 }
 
-func (h *handler) whoAmI(c *fiber.Ctx) error {
-	token, err := h.me.Token(c)
-	if err != nil {
-		return err
-	}
-	body, err := h.svc.Me(c.UserContext(), token)
-	return h.me.Answer(c, body, err)
-}
+func (h *handler) whoAmI(c *fiber.Ctx) error { return h.me.Serve(c, h.svc.Me) }
 
 func (h *handler) list(c *fiber.Ctx) error {
 	badges, err := h.svc.List(c.UserContext(), guard.ProjectOf(c), c.Query("product"))

@@ -8,7 +8,6 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
-	"github.com/authcore/authcore/platform/apperr"
 	"github.com/authcore/authcore/platform/audit"
 	"github.com/authcore/authcore/platform/guard"
 	"github.com/authcore/authcore/platform/httpserver"
@@ -50,9 +49,6 @@ func (h *handler) auditTrail(c *fiber.Ctx) error {
 	return c.JSON(page)
 }
 
-// Issue is one violation in a validation_failed answer.
-type Issue = apperr.Issue
-
 // ValidName checks a project name: 1 to 80 characters, no control characters.
 func ValidName(s string) string {
 	n := utf8.RuneCountInString(s)
@@ -68,16 +64,13 @@ func ValidName(s string) string {
 }
 
 func (h *handler) create(c *fiber.Ctx) error {
-	o, ok := jsonbody.Parse(c.Body())
-	if !ok {
-		return apperr.Validation(apperr.NotAnObject)
+	f := jsonbody.Read(c.Body())
+	name := f.RequiredString("name")
+	if reason := ValidName(name); f.Err() == nil && reason != "" {
+		f.Fail("name", reason)
 	}
-	name, st := o.String("name")
-	if st != jsonbody.OK {
-		return apperr.Validation(Issue{Field: "name", Reason: "required string"})
-	}
-	if reason := ValidName(name); reason != "" {
-		return apperr.Validation(Issue{Field: "name", Reason: reason})
+	if err := f.Err(); err != nil {
+		return err
 	}
 	p, _ := guard.PrincipalOf(c)
 	out, err := h.svc.Create(c.UserContext(), name, p.UserID)
@@ -113,28 +106,24 @@ func (h *handler) members(c *fiber.Ctx) error {
 }
 
 func (h *handler) addMember(c *fiber.Ctx) error {
-	o, ok := jsonbody.Parse(c.Body())
-	if !ok {
-		return apperr.Validation(apperr.NotAnObject)
-	}
-	var issues []Issue
-	email, est := o.String("email")
-	userID, ust := o.String("userId")
+	f := jsonbody.Read(c.Body())
+	email, est := f.String("email")
+	userID, ust := f.String("userId")
 	if est == jsonbody.WrongType {
-		issues = append(issues, Issue{Field: "email", Reason: "must be a string"})
+		f.Fail("email", "must be a string")
 	}
 	if ust == jsonbody.WrongType {
-		issues = append(issues, Issue{Field: "userId", Reason: "must be a string"})
+		f.Fail("userId", "must be a string")
 	}
 	if email == "" && userID == "" && est != jsonbody.WrongType && ust != jsonbody.WrongType {
-		issues = append(issues, Issue{Field: "email", Reason: "give email or userId"})
+		f.Fail("email", "give email or userId")
 	}
-	role, rst := o.String("role")
+	role, rst := f.String("role")
 	if rst != jsonbody.OK || identity.RoleRank(role) == 0 {
-		issues = append(issues, Issue{Field: "role", Reason: "must be viewer, developer or admin"})
+		f.Fail("role", "must be viewer, developer or admin")
 	}
-	if len(issues) > 0 {
-		return apperr.Validation(issues...)
+	if err := f.Err(); err != nil {
+		return err
 	}
 	p, _ := guard.PrincipalOf(c)
 	m, err := h.svc.AddMember(c.UserContext(), p.UserID, guard.ProjectOf(c), userID, email, role, httpserver.Origin(c))

@@ -16,14 +16,13 @@ import (
 
 // Module wires the project service and its routes.
 var Module = fx.Module("project",
-	fx.Provide(
-		func(client *ent.Client, db *database.DB, dir identity.Directory, rec *audit.Recorder) *Service {
-			return &Service{ent: client, storage: db.Storage, dir: dir, audit: rec}
-		},
-		fx.Annotate(func(s *Service) identity.Memberships { return s }),
-		fx.Annotate(func(s *Service) identity.Tenants { return s }),
-	),
+	fx.Provide(fx.Annotate(NewService, fx.As(fx.Self()), fx.As(new(identity.Memberships)), fx.As(new(identity.Tenants)))),
 	httpserver.AsRoutes(func(s *Service, g *guard.Guard, rec *audit.Recorder) []httpserver.Route {
 		return (&handler{svc: s, guard: g, audit: rec}).routes()
 	}),
 )
+
+// NewService returns the project service.
+func NewService(client *ent.Client, db *database.DB, dir identity.Directory, rec *audit.Recorder) *Service {
+	return &Service{ent: client, storage: db.Storage, dir: dir, audit: rec}
+}

@@ -10,7 +10,6 @@ import (
 	"github.com/authcore/authcore/ent"
 	"github.com/authcore/authcore/ent/membership"
 	entproject "github.com/authcore/authcore/ent/project"
-	"github.com/authcore/authcore/platform/apperr"
 	"github.com/authcore/authcore/platform/audit"
 	"github.com/authcore/authcore/platform/config"
 	"github.com/authcore/authcore/platform/database"
@@ -50,13 +49,6 @@ type Member struct {
 func view(p *ent.Project, role string) Project {
 	return Project{ID: p.ID, Name: p.Name, TenantID: p.ID, CreatedAt: p.CreatedAt.UTC(), Role: role}
 }
-
-var (
-	errUserNotFound   = apperr.New(apperr.KindNotFound, "user_not_found", "no dashboard user with that email or id")
-	errAlreadyMember  = apperr.Conflict("already_member", "that user is already a member of this project")
-	errLastAdmin      = apperr.Conflict("last_admin", "a project must keep at least one admin")
-	errMemberNotFound = apperr.NotFound("that user is not a member of this project")
-)
 
 // Create makes a project whose creator is its admin.
 func (s *Service) Create(ctx context.Context, name, creatorID string) (Project, error) {

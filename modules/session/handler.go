@@ -27,8 +27,8 @@ type handler struct {
 func (h *handler) routes() []httpserver.Route {
 	one := func(f ...fiber.Handler) []fiber.Handler { return f }
 	routes := []httpserver.Route{
-		{Method: http.MethodGet, Path: "/v1/auth-core/session/me", Handlers: one(h.me)},
-		{Method: http.MethodPost, Path: "/v1/auth-core/session/refresh", Handlers: one(h.refresh)},
+		{Method: http.MethodGet, Path: "/v1/auth-core/session/me", Handlers: one(h.requireReady, h.underBudget, h.me)},
+		{Method: http.MethodPost, Path: "/v1/auth-core/session/refresh", Handlers: one(h.requireReady, h.underBudget, h.refresh)},
 		{Method: http.MethodPost, Path: "/v1/auth-core/signout", Handlers: one(h.requireReady, h.guard.Session(), h.signOut)},
 		{Method: http.MethodGet, Path: "/.well-known/jwks.json", Handlers: one(h.requireReady, h.jwks)},
 	}
@@ -42,16 +42,19 @@ func (h *handler) requireReady(c *fiber.Ctx) error {
 	return c.Next()
 }
 
+// underBudget refuses a client that spent its budget of failed verifications; the
+// handlers after it spend one unit per failure.
+func (h *handler) underBudget(c *fiber.Ctx) error {
+	if err := h.limits.Failures.Check(c.IP()); err != nil {
+		return err
+	}
+	return c.Next()
+}
+
 // me is seed 4.3 session/me: 200 with the session and its user, or the verification's
 // status (401) with {authenticated:false, reason}.
 func (h *handler) me(c *fiber.Ctx) error {
-	if !h.engine.Ready() {
-		return errNotReady
-	}
 	ip := c.IP()
-	if err := h.limits.Failures.Check(ip); err != nil {
-		return err
-	}
 	cred, ok := guard.CredentialOf(c)
 	if !ok {
 		h.limits.Failures.Fail(ip)
@@ -96,13 +99,7 @@ func notAuthenticated(reason string) error {
 
 // refresh rotates the refresh token from the body, else from the sRefreshToken cookie.
 func (h *handler) refresh(c *fiber.Ctx) error {
-	if !h.engine.Ready() {
-		return errNotReady
-	}
 	ip := c.IP()
-	if err := h.limits.Failures.Check(ip); err != nil {
-		return err
-	}
 	token, st := jsonbody.ParseOrEmpty(c.Body()).String("refreshToken")
 	if st != jsonbody.OK || token == "" {
 		token = c.Cookies(guard.RefreshCookie)

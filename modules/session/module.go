@@ -5,27 +5,55 @@
 package session
 
 import (
+	"log/slog"
+
 	"go.uber.org/fx"
 
+	"github.com/authcore/authcore/ent"
+	"github.com/authcore/authcore/platform/audit"
+	"github.com/authcore/authcore/platform/clock"
 	"github.com/authcore/authcore/platform/config"
+	"github.com/authcore/authcore/platform/database"
 	"github.com/authcore/authcore/platform/guard"
 	"github.com/authcore/authcore/platform/health"
 	"github.com/authcore/authcore/platform/httpserver"
 	"github.com/authcore/authcore/platform/identity"
+	"github.com/authcore/authcore/platform/invalidation"
+	"github.com/authcore/authcore/platform/metrics"
 	"github.com/authcore/authcore/platform/ratelimit"
+	"github.com/authcore/authcore/platform/secret"
+)
+
+// The interfaces the engine is bound to below.
+var (
+	_ identity.Sessions     = (*Engine)(nil)
+	_ identity.TokenSigner  = (*Engine)(nil)
+	_ guard.SessionVerifier = (*Engine)(nil)
 )
 
 // Module wires the engine and its routes.
 var Module = fx.Module("session",
-	fx.Provide(
-		NewEngine,
-		fx.Annotate(func(e *Engine) identity.Sessions { return e }),
-		fx.Annotate(func(e *Engine) guard.SessionVerifier { return e }),
-		fx.Annotate(func(e *Engine) identity.TokenSigner { return e }),
-	),
+	fx.Provide(fx.Annotate(NewEngine,
+		fx.As(fx.Self()), fx.As(new(identity.Sessions)), fx.As(new(guard.SessionVerifier)), fx.As(new(identity.TokenSigner)))),
 	fx.Invoke(func(lc fx.Lifecycle, e *Engine) { lc.Append(fx.Hook{OnStart: e.Run, OnStop: e.Halt}) }),
 	health.AsCheck(func(e *Engine) health.Check { return health.Check{Name: "engine", Check: e.readyErr} }),
 	httpserver.AsRoutes(func(e *Engine, g *guard.Guard, cfg config.Config, l *ratelimit.Limiters) []httpserver.Route {
 		return (&handler{engine: e, guard: g, cfg: cfg, limits: l}).routes()
 	}),
 )
+
+// Params are the engine's dependencies.
+type Params struct {
+	fx.In
+	Ent     *ent.Client
+	DB      *database.DB
+	Ring    *secret.Keyring
+	Clock   clock.Clock
+	Config  config.Config
+	Bus     invalidation.Bus
+	Users   identity.Users
+	Members identity.Memberships
+	Audit   *audit.Recorder
+	Log     *slog.Logger
+	Metrics *metrics.Credentials
+}

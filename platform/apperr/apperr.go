@@ -5,7 +5,10 @@
 // and answered 500. It must not import net/http or Fiber, so services stay free of HTTP.
 package apperr
 
-import "errors"
+import (
+	"errors"
+	"maps"
+)
 
 // Kind is what sort of outcome an error is.
 type Kind uint8
@@ -60,26 +63,29 @@ func New(kind Kind, code, message string) *Error {
 	return &Error{Kind: kind, Code: code, Message: message}
 }
 
-// With returns a copy of e carrying one more body field.
+// With returns a copy of e carrying one more body field. Errors are often package-level
+// values shared by every request, so nothing here changes e itself.
 func (e *Error) With(key string, value any) *Error {
 	c := *e
-	c.Fields = make(map[string]any, len(e.Fields)+1)
-	for k, v := range e.Fields {
-		c.Fields[k] = v
-	}
-	c.Fields[key] = value
+	c.Fields = plus(e.Fields, key, value)
 	return &c
 }
 
 // WithHeader returns a copy of e that sets one more response header.
 func (e *Error) WithHeader(name, value string) *Error {
 	c := *e
-	c.Headers = make(map[string]string, len(e.Headers)+1)
-	for k, v := range e.Headers {
-		c.Headers[k] = v
-	}
-	c.Headers[name] = value
+	c.Headers = plus(e.Headers, name, value)
 	return &c
+}
+
+// plus returns a copy of m with k set to v.
+func plus[V any](m map[string]V, k string, v V) map[string]V {
+	c := maps.Clone(m)
+	if c == nil {
+		c = make(map[string]V, 1)
+	}
+	c[k] = v
+	return c
 }
 
 // Wrap returns a copy of e that keeps cause for the log.

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/authcore/authcore/platform/invalidation"
 	"github.com/hashicorp/golang-lru/v2/expirable"
 )
 
@@ -74,3 +75,15 @@ func (c *Cache[K, V]) Purge() {
 
 // Len is the number of entries.
 func (c *Cache[K, V]) Len() int { return c.lru.Len() }
+
+// Follow keeps c in step with invalidations of topic: each key published is dropped, and
+// everything when invalidations may have been missed.
+func Follow[V any](bus invalidation.Bus, topic string, c *Cache[string, V]) {
+	bus.Subscribe(topic, func(k string) {
+		if k == "" {
+			c.Purge()
+			return
+		}
+		c.Invalidate(k)
+	})
+}

@@ -1,6 +1,7 @@
 package bearer
 
 import (
+	"context"
 	"errors"
 
 	"github.com/gofiber/fiber/v2"
@@ -13,8 +14,7 @@ import (
 
 // Endpoint is the HTTP side every "who am I" route shares (ai/me, service-badges/me): the
 // header rules of seed 4.2, the per-IP failure budget, the 401 bodies with engine, and
-// verification counters by result. A module's handler reads the token with Token, asks its
-// own service, and answers with Answer.
+// verification counters by result. A module's handler hands Serve its own service's check.
 type Endpoint struct {
 	failures                  *ratelimit.Limiter
 	ok, invalid, unauthorized prometheus.Counter
@@ -30,29 +30,25 @@ func NewEndpoint(k Kit, kind string) *Endpoint {
 	}
 }
 
-// Token returns the request's bearer token, or the error to answer: 429 for a client out of
-// failures, 401 unauthorized for a missing or malformed header. The token aliases Fiber's
-// buffers: use it within the handler only.
-func (e *Endpoint) Token(c *fiber.Ctx) (string, error) {
+// Serve answers a who-am-I request: the per-IP failure budget and the header rules first,
+// then me — the module's own service — for the pre-encoded answer of a live credential, or
+// ErrInvalid (401 invalid_token, one failure spent), or a store error. The token handed to
+// me aliases Fiber's buffers: it must not outlive the call.
+func (e *Endpoint) Serve(c *fiber.Ctx, me func(ctx context.Context, token string) ([]byte, error)) error {
 	ip := c.IP()
 	if err := e.failures.Check(ip); err != nil {
-		return "", err
+		return err
 	}
 	token := httpserver.BearerToken(c.Get(fiber.HeaderAuthorization))
 	if token == "" {
 		e.unauthorized.Inc()
 		e.failures.Fail(ip)
-		return "", notAuthenticated("unauthorized")
+		return notAuthenticated("unauthorized")
 	}
-	return token, nil
-}
-
-// Answer sends body, the pre-encoded answer of a verified credential; or, when err is
-// ErrInvalid, counts the failure and answers 401 invalid_token; or returns err.
-func (e *Endpoint) Answer(c *fiber.Ctx, body []byte, err error) error {
+	body, err := me(c.UserContext(), token)
 	if errors.Is(err, ErrInvalid) {
 		e.invalid.Inc()
-		e.failures.Fail(c.IP())
+		e.failures.Fail(ip)
 		return notAuthenticated("invalid_token")
 	}
 	if err != nil {

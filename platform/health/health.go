@@ -1,5 +1,7 @@
-// Package health serves /healthz (the process is alive) and /readyz (every readiness
-// check contributed through AsCheck passes). It must not know what the checks are.
+// Package health serves the probes: /healthz answers 200 while the process serves HTTP,
+// whatever the store does; /readyz answers 200 only while every readiness check
+// contributed through AsCheck passes (the store's, the session engine's…), else 503
+// unavailable naming the failing checks but not why. It must not know what the checks are.
 package health
 
 import (

@@ -82,24 +82,20 @@ func requestID(c *fiber.Ctx) string {
 	return ulid.Make().String()
 }
 
-// methodLabel maps the request method onto a fixed set of constant strings: safe to keep
+// methodLabels maps the request method onto a fixed set of constant strings: safe to keep
 // after the request, and bounded as a label value.
+var methodLabels = map[string]string{}
+
+func init() {
+	for _, m := range []string{fiber.MethodGet, fiber.MethodPost, fiber.MethodPut, fiber.MethodPatch,
+		fiber.MethodDelete, fiber.MethodHead, fiber.MethodOptions} {
+		methodLabels[m] = m
+	}
+}
+
 func methodLabel(m string) string {
-	switch m {
-	case fiber.MethodGet:
-		return fiber.MethodGet
-	case fiber.MethodPost:
-		return fiber.MethodPost
-	case fiber.MethodPut:
-		return fiber.MethodPut
-	case fiber.MethodPatch:
-		return fiber.MethodPatch
-	case fiber.MethodDelete:
-		return fiber.MethodDelete
-	case fiber.MethodHead:
-		return fiber.MethodHead
-	case fiber.MethodOptions:
-		return fiber.MethodOptions
+	if l, ok := methodLabels[m]; ok {
+		return l
 	}
 	return "OTHER"
 }

@@ -38,6 +38,17 @@ type Route struct {
 	Handlers []fiber.Handler
 }
 
+// Collection is the routes of a collection a project admin manages: list (GET base),
+// create (POST base) and revoke (DELETE base/:idParam), each behind the same guards.
+func Collection(base, idParam string, guards []fiber.Handler, list, create, revoke fiber.Handler) []Route {
+	behind := func(h fiber.Handler) []fiber.Handler { return append(append([]fiber.Handler(nil), guards...), h) }
+	return []Route{
+		{Method: fiber.MethodGet, Path: base, Handlers: behind(list)},
+		{Method: fiber.MethodPost, Path: base, Handlers: behind(create)},
+		{Method: fiber.MethodDelete, Path: base + "/:" + idParam, Handlers: behind(revoke)},
+	}
+}
+
 // AsRoutes contributes the []Route returned by constructor f. It is the only place that
 // spells the group tag.
 func AsRoutes(f any) fx.Option {

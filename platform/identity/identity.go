@@ -1,6 +1,7 @@
-// Package identity is where the account, session and project modules meet without
-// importing one another: each interface here is declared for its consumer and supplied by
-// the module that owns the data, through fx. It must hold only types and interfaces.
+// Package identity is where the account, session and project modules (and the guard and
+// the auth plugin) meet without importing one another: each interface here is declared for
+// its consumer and supplied, through fx, by the module that owns the data. It holds types,
+// interfaces and constants (with the role order); never code that reaches a store.
 package identity
 
 import (

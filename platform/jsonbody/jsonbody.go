@@ -7,6 +7,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+
+	"github.com/authcore/authcore/platform/apperr"
 )
 
 // Object is a parsed JSON object body.
@@ -119,4 +121,45 @@ func (o Object) Strings(name string) ([]string, State) {
 		return nil, WrongType
 	}
 	return ss, OK
+}
+
+// Fields reads a body that must be a JSON object field by field and collects every
+// violation, for one validation_failed answer listing them all.
+type Fields struct {
+	Object
+	notObject bool
+	issues    []apperr.Issue
+}
+
+// Read starts reading body. A body that is missing or not an object is one violation;
+// its fields then all read as absent.
+func Read(body []byte) *Fields {
+	o, ok := Parse(body)
+	return &Fields{Object: o, notObject: !ok}
+}
+
+// Fail records a violation of field.
+func (f *Fields) Fail(field, reason string) {
+	f.issues = append(f.issues, apperr.Issue{Field: field, Reason: reason})
+}
+
+// RequiredString reads a string field that must be present.
+func (f *Fields) RequiredString(name string) string {
+	s, st := f.String(name)
+	if st != OK {
+		f.Fail(name, "required string")
+	}
+	return s
+}
+
+// Err is the validation_failed answer, or nil when nothing was violated. A body that is
+// not an object is answered as that alone.
+func (f *Fields) Err() error {
+	if f.notObject {
+		return apperr.Validation(apperr.NotAnObject)
+	}
+	if len(f.issues) > 0 {
+		return apperr.Validation(f.issues...)
+	}
+	return nil
 }

@@ -34,15 +34,17 @@ func AsCollector(f any) fx.Option {
 // NewRegistry returns a registry with the Go runtime and process collectors.
 func NewRegistry() (*prometheus.Registry, error) {
 	r := prometheus.NewRegistry()
-	for _, c := range []prometheus.Collector{
-		collectors.NewGoCollector(),
-		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-	} {
-		if err := r.Register(c); err != nil {
-			return nil, err
+	return r, register(r, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+}
+
+// register registers every collector, stopping at the first error.
+func register(reg prometheus.Registerer, cs ...prometheus.Collector) error {
+	for _, c := range cs {
+		if err := reg.Register(c); err != nil {
+			return err
 		}
 	}
-	return r, nil
+	return nil
 }
 
 type contributed struct {
@@ -73,22 +75,14 @@ type HTTP struct {
 // NewHTTP builds and registers the HTTP metrics.
 func NewHTTP(reg prometheus.Registerer) (*HTTP, error) {
 	m := &HTTP{
-		Requests: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "authcore_http_requests_total",
-			Help: "HTTP requests by method, route template and status.",
-		}, []string{"method", "route", "status"}),
+		Requests: counter("authcore_http_requests_total", "HTTP requests by method, route template and status.", "method", "route", "status"),
 		Duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "authcore_http_request_duration_seconds",
 			Help:    "HTTP request latency by method and route template.",
 			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5},
 		}, []string{"method", "route"}),
 	}
-	for _, c := range []prometheus.Collector{m.Requests, m.Duration} {
-		if err := reg.Register(c); err != nil {
-			return nil, err
-		}
-	}
-	return m, nil
+	return m, register(reg, m.Requests, m.Duration)
 }
 
 // Credentials counts credential issuance, revocation and verification (SPEC §7).
@@ -101,23 +95,14 @@ type Credentials struct {
 // NewCredentials builds and registers the credential counters.
 func NewCredentials(reg prometheus.Registerer) (*Credentials, error) {
 	m := &Credentials{
-		Issued: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "authcore_credentials_issued_total",
-			Help: "Credentials issued, by kind and product.",
-		}, []string{"kind", "product"}),
-		Revoked: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "authcore_credentials_revoked_total",
-			Help: "Credentials revoked, by kind and product.",
-		}, []string{"kind", "product"}),
-		Verifications: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "authcore_verifications_total",
-			Help: "Credential verifications, by kind and result.",
-		}, []string{"kind", "result"}),
+		Issued:        counter("authcore_credentials_issued_total", "Credentials issued, by kind and product.", "kind", "product"),
+		Revoked:       counter("authcore_credentials_revoked_total", "Credentials revoked, by kind and product.", "kind", "product"),
+		Verifications: counter("authcore_verifications_total", "Credential verifications, by kind and result.", "kind", "result"),
 	}
-	for _, c := range []prometheus.Collector{m.Issued, m.Revoked, m.Verifications} {
-		if err := reg.Register(c); err != nil {
-			return nil, err
-		}
-	}
-	return m, nil
+	return m, register(reg, m.Issued, m.Revoked, m.Verifications)
+}
+
+// counter is a counter vector; register it before use.
+func counter(name, help string, labels ...string) *prometheus.CounterVec {
+	return prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, labels)
 }

@@ -120,3 +120,29 @@ func (r *Registry) Keys() []string {
 	}
 	return out
 }
+
+// Plain is a product with no credentials of its own beyond the badge's secret (db), or one
+// not mintable yet (pay, with Unavailable as the reason).
+type Plain struct {
+	Name, About string
+	// Unavailable, when set, is why badges cannot be minted (product_not_available).
+	Unavailable string
+}
+
+var _ Product = Plain{}
+
+func (p Plain) Key() string              { return p.Name }
+func (p Plain) Description() string      { return p.About }
+func (p Plain) Mintable() (bool, string) { return p.Unavailable == "", p.Unavailable }
+
+// Mint has nothing to add to the badge's secret; the badge module never calls it on a
+// product that is not mintable, and it refuses should anyone else.
+func (p Plain) Mint(context.Context, *ent.Tx, Badge) (any, error) {
+	if p.Unavailable != "" {
+		return nil, errors.New(p.Unavailable)
+	}
+	return nil, nil
+}
+
+// Revoke has nothing to withdraw beyond the badge itself.
+func (Plain) Revoke(context.Context, *ent.Tx, Badge) error { return nil }

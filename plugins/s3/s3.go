@@ -58,13 +58,7 @@ var (
 func New(client *ent.Client, keys *secret.Keyring, c clock.Clock, bus invalidation.Bus, cfg config.Config) *Product {
 	p := &Product{ent: client, keys: keys, clock: c, bus: bus, endpoint: cfg.S3Endpoint, region: cfg.S3Region,
 		cache: bearer.NewCache[string, *key](cacheSize, cacheTTL)}
-	bus.Subscribe(topic, func(k string) {
-		if k == "" {
-			p.cache.Purge()
-			return
-		}
-		p.cache.Invalidate(k)
-	})
+	bearer.Follow(bus, topic, p.cache)
 	return p
 }
 

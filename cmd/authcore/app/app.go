@@ -31,29 +31,23 @@ import (
 	"github.com/authcore/authcore/plugins/s3"
 )
 
-// Platform is the shared providers every module stands on.
-func Platform() fx.Option {
-	return fx.Options(
-		logging.Module,
-		logging.FxLogger,
-		clock.Module,
-		secret.Module,
-		metrics.Module,
-		database.Module,
-		audit.Module,
-		httpserver.Module,
-		health.Module,
-		invalidation.Module,
-		ratelimit.Module,
-		guard.Module,
-		bearer.Module,
-		product.Module,
-	)
-}
+// Listeners bind the ports: the HTTP server and, when AUTHCORE_METRICS_ADDR is set, the
+// metrics listener. Only serve (and the load command) add them; operator commands build the
+// same graph without them.
+func Listeners() fx.Option { return fx.Options(httpserver.Listen, metrics.Listen) }
 
-// Features is every module and product plugin.
-func Features() fx.Option {
+// Options is the whole application for cfg, with the master key already resolved and
+// logs going to out.
+func Options(cfg config.Config, key secret.MasterKey, out logging.Output) fx.Option {
 	return fx.Options(
+		fx.Supply(cfg, key, out),
+
+		// The platform every module stands on.
+		logging.Module, logging.FxLogger, clock.Module, secret.Module, metrics.Module,
+		database.Module, audit.Module, httpserver.Module, health.Module, invalidation.Module,
+		ratelimit.Module, guard.Module, bearer.Module, product.Module,
+
+		// Features: one line each.
 		account.Module,
 		session.Module,
 		project.Module,
@@ -65,20 +59,5 @@ func Features() fx.Option {
 		s3.Module,
 		auth.Module,
 		pay.Module,
-	)
-}
-
-// Listeners bind the ports: the HTTP server and, when AUTHCORE_METRICS_ADDR is set, the
-// metrics listener. Only serve (and the load command) add them; operator commands build the
-// same graph without them.
-func Listeners() fx.Option { return fx.Options(httpserver.Listen, metrics.Listen) }
-
-// Options is the whole application for cfg, with the master key already resolved and
-// logs going to out.
-func Options(cfg config.Config, key secret.MasterKey, out logging.Output) fx.Option {
-	return fx.Options(
-		fx.Supply(cfg, key, out),
-		Platform(),
-		Features(),
 	)
 }

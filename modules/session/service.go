@@ -10,7 +10,6 @@ import (
 
 	"github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
-	"go.uber.org/fx"
 
 	"github.com/authcore/authcore/ent"
 	"github.com/authcore/authcore/ent/refreshtoken"
@@ -21,7 +20,6 @@ import (
 	"github.com/authcore/authcore/platform/clock"
 	"github.com/authcore/authcore/platform/config"
 	"github.com/authcore/authcore/platform/database"
-	"github.com/authcore/authcore/platform/guard"
 	"github.com/authcore/authcore/platform/identity"
 	"github.com/authcore/authcore/platform/invalidation"
 	"github.com/authcore/authcore/platform/metrics"
@@ -67,12 +65,6 @@ type Engine struct {
 	profiles *bearer.Cache[string, identity.Profile]
 }
 
-var (
-	_ identity.Sessions     = (*Engine)(nil)
-	_ identity.TokenSigner  = (*Engine)(nil)
-	_ guard.SessionVerifier = (*Engine)(nil)
-)
-
 // verified is an access token whose signature checked out.
 type verified struct {
 	principal identity.Principal
@@ -83,22 +75,6 @@ type verified struct {
 type state struct {
 	exists  bool
 	revoked bool
-}
-
-// Params are the engine's dependencies.
-type Params struct {
-	fx.In
-	Ent     *ent.Client
-	DB      *database.DB
-	Ring    *secret.Keyring
-	Clock   clock.Clock
-	Config  config.Config
-	Bus     invalidation.Bus
-	Users   identity.Users
-	Members identity.Memberships
-	Audit   *audit.Recorder
-	Log     *slog.Logger
-	Metrics *metrics.Credentials
 }
 
 // NewEngine returns an engine; keys load in Run.
@@ -112,13 +88,7 @@ func NewEngine(p Params) *Engine {
 		states:   bearer.NewCache[string, state](cacheSize, stateTTL),
 		profiles: bearer.NewCache[string, identity.Profile](cacheSize, profileTTL),
 	}
-	bus.Subscribe(topicSessions, func(sid string) {
-		if sid == "" {
-			e.states.Purge()
-			return
-		}
-		e.states.Invalidate(sid)
-	})
+	bearer.Follow(bus, topicSessions, e.states)
 	return e
 }
 
