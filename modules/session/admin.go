@@ -14,8 +14,10 @@ import (
 )
 
 // Session administration (seed 4.3) for a project admin. Every query is scoped to what
-// that admin may see (SPEC §3): sessions of the project's tenant, and sessions of the
-// project's members. Anything else is treated as absent, never as an error.
+// that admin may see (SPEC §3, §9): sessions of the project's tenant, its end users, and
+// nothing else. A dashboard user's sessions, members' included, are theirs alone
+// (session/mine): adding someone to a project must give its admins no power over them.
+// Anything out of scope is treated as absent, never as an error.
 
 // Recent is one element of session/recent.
 type Recent struct {
@@ -29,17 +31,8 @@ type Recent struct {
 	IPHash        *string   `json:"ipHash"`
 }
 
-// scope is the predicate for sessions a project's admin may act on.
-func (e *Engine) scope(ctx context.Context, projectID string) (predicate.Session, error) {
-	members, err := e.members.MemberIDs(ctx, projectID)
-	if err != nil {
-		return nil, err
-	}
-	if len(members) == 0 {
-		return entsession.TenantID(projectID), nil
-	}
-	return entsession.Or(entsession.TenantID(projectID), entsession.UserIDIn(members...)), nil
-}
+// scope is the predicate for sessions a project's admin may act on: its tenant's.
+func scope(projectID string) predicate.Session { return entsession.TenantID(projectID) }
 
 func (e *Engine) live() []predicate.Session {
 	return []predicate.Session{entsession.RevokedAtIsNil(), entsession.ExpiresAtGT(e.clock.Now())}
@@ -47,12 +40,8 @@ func (e *Engine) live() []predicate.Session {
 
 // Handles lists the live session handles of a user, within the admin's scope.
 func (e *Engine) Handles(ctx context.Context, projectID, userID string) ([]string, error) {
-	in, err := e.scope(ctx, projectID)
-	if err != nil {
-		return nil, err
-	}
 	ids, err := e.ent.Session.Query().
-		Where(entsession.UserID(userID), in).
+		Where(entsession.UserID(userID), scope(projectID)).
 		Where(e.live()...).
 		Order(entsession.ByID()).
 		IDs(ctx)
@@ -64,11 +53,7 @@ func (e *Engine) Handles(ctx context.Context, projectID, userID string) ([]strin
 
 // Recent lists the newest live sessions of a tenant (when given) within the admin's scope.
 func (e *Engine) Recent(ctx context.Context, projectID string, tenantID *string, limit int) ([]Recent, error) {
-	in, err := e.scope(ctx, projectID)
-	if err != nil {
-		return nil, err
-	}
-	q := e.ent.Session.Query().Where(in).Where(e.live()...)
+	q := e.ent.Session.Query().Where(scope(projectID)).Where(e.live()...)
 	if tenantID != nil {
 		q = q.Where(entsession.TenantID(*tenantID))
 	}
@@ -78,34 +63,30 @@ func (e *Engine) Recent(ctx context.Context, projectID string, tenantID *string,
 	}
 	out := make([]Recent, 0, len(rows))
 	for _, s := range rows {
-		out = append(out, Recent{
-			SessionHandle: s.ID, UserID: s.UserID, TenantID: s.TenantID,
-			CreatedAt: s.CreatedAt.UTC(), LastActiveAt: s.LastActiveAt.UTC(), ExpiresAt: s.ExpiresAt.UTC(),
-			UserAgent: s.UserAgent, IPHash: s.IPHash,
-		})
+		out = append(out, recentOf(s))
 	}
 	return out, nil
+}
+
+func recentOf(s *ent.Session) Recent {
+	return Recent{
+		SessionHandle: s.ID, UserID: s.UserID, TenantID: s.TenantID,
+		CreatedAt: s.CreatedAt.UTC(), LastActiveAt: s.LastActiveAt.UTC(), ExpiresAt: s.ExpiresAt.UTC(),
+		UserAgent: s.UserAgent, IPHash: s.IPHash,
+	}
 }
 
 // AdminRevoke revokes one session within the admin's scope: 1 when this call revoked it,
 // 0 when it was out of scope, unknown or already revoked.
 func (e *Engine) AdminRevoke(ctx context.Context, projectID, sid, actorID string, origin audit.Origin) (int, error) {
-	in, err := e.scope(ctx, projectID)
-	if err != nil {
-		return 0, err
-	}
-	return e.revokeAudited(ctx, []predicate.Session{entsession.ID(sid), in}, func(n int) audit.Event {
+	return e.revokeAudited(ctx, []predicate.Session{entsession.ID(sid), scope(projectID)}, func(n int) audit.Event {
 		return audit.Event{ActorID: &actorID, ProjectID: projectID, Action: "session.revoke", Metadata: map[string]any{"sessionHandle": sid}, Origin: origin}
 	})
 }
 
 // AdminRevokeUser revokes every live session of a user within the admin's scope.
 func (e *Engine) AdminRevokeUser(ctx context.Context, projectID, userID, actorID string, origin audit.Origin) (int, error) {
-	in, err := e.scope(ctx, projectID)
-	if err != nil {
-		return 0, err
-	}
-	return e.revokeAudited(ctx, []predicate.Session{entsession.UserID(userID), in}, func(n int) audit.Event {
+	return e.revokeAudited(ctx, []predicate.Session{entsession.UserID(userID), scope(projectID)}, func(n int) audit.Event {
 		return audit.Event{ActorID: &actorID, ProjectID: projectID, Action: "session.revoke_all", Metadata: map[string]any{"userId": userID, "revoked": n}, Origin: origin}
 	})
 }
@@ -137,5 +118,33 @@ func (e *Engine) revokeAudited(ctx context.Context, where []predicate.Session, e
 		e.bus.Publish(ctx, topicSessions, id)
 	}
 	e.metrics.Revoked.WithLabelValues("session", "").Add(float64(n))
+	return n, nil
+}
+
+// Mine lists a user's own live sessions, newest first (SPEC §3 "Own sessions").
+func (e *Engine) Mine(ctx context.Context, userID string) ([]Recent, error) {
+	rows, err := e.ent.Session.Query().Where(entsession.UserID(userID)).Where(e.live()...).
+		Order(entsession.ByCreatedAt(sql.OrderDesc()), entsession.ByID(sql.OrderDesc())).All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Recent, 0, len(rows))
+	for _, s := range rows {
+		out = append(out, recentOf(s))
+	}
+	return out, nil
+}
+
+// RevokeMine revokes one of the user's own sessions: 1 when this call revoked it, 0 when
+// it is another user's, unknown or already revoked (all alike, so nothing is revealed).
+func (e *Engine) RevokeMine(ctx context.Context, userID, sid string) (int, error) {
+	n, err := e.ent.Session.Update().
+		Where(entsession.ID(sid), entsession.UserID(userID), entsession.RevokedAtIsNil()).
+		SetRevokedAt(e.clock.Now()).Save(ctx)
+	if err != nil || n == 0 {
+		return 0, err
+	}
+	e.bus.Publish(ctx, topicSessions, sid)
+	e.metrics.Revoked.WithLabelValues("session", "").Inc()
 	return n, nil
 }

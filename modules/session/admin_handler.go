@@ -2,6 +2,7 @@ package session
 
 import (
 	"net/http"
+	"strings"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -35,6 +36,8 @@ func (h *handler) adminRoutes() []httpserver.Route {
 		{Method: http.MethodGet, Path: "/v1/auth-core/session/list", Handlers: []fiber.Handler{h.requireReady, dash, byQuery, h.list}},
 		{Method: http.MethodGet, Path: "/v1/auth-core/session/recent", Handlers: []fiber.Handler{notReadyRecent, dash, byQuery, h.recent}},
 		{Method: http.MethodPost, Path: "/v1/auth-core/session/revoke", Handlers: []fiber.Handler{h.requireReady, dash, byBody, h.revoke}},
+		{Method: http.MethodGet, Path: "/v1/auth-core/session/mine", Handlers: []fiber.Handler{h.requireReady, h.guard.Session(), h.mine}},
+		{Method: http.MethodDelete, Path: "/v1/auth-core/session/mine/:sessionHandle", Handlers: []fiber.Handler{h.requireReady, h.guard.Session(), h.revokeMine}},
 	}
 }
 
@@ -97,4 +100,34 @@ func (h *handler) revoke(c *fiber.Ctx) error {
 		return c.JSON(fiber.Map{"revoked": n, "sessionHandle": handle})
 	}
 	return apperr.BadRequest("bad_request", "provide sessionHandle, or userId with all: true")
+}
+
+// ownSession is an element of session/mine: a recent-session element and whether it is
+// the session making the request.
+type ownSession struct {
+	Recent
+	Current bool `json:"current"`
+}
+
+func (h *handler) mine(c *fiber.Ctx) error {
+	p, _ := guard.PrincipalOf(c)
+	rows, err := h.engine.Mine(c.UserContext(), p.UserID)
+	if err != nil {
+		return err
+	}
+	sessions := make([]ownSession, len(rows))
+	for i, r := range rows {
+		sessions[i] = ownSession{Recent: r, Current: r.SessionHandle == p.SessionHandle}
+	}
+	return c.JSON(fiber.Map{"userId": p.UserID, "sessions": sessions, "count": len(sessions)})
+}
+
+func (h *handler) revokeMine(c *fiber.Ctx) error {
+	p, _ := guard.PrincipalOf(c)
+	handle := strings.Clone(c.Params("sessionHandle"))
+	n, err := h.engine.RevokeMine(c.UserContext(), p.UserID, handle)
+	if err != nil {
+		return err
+	}
+	return c.JSON(fiber.Map{"revoked": n, "sessionHandle": handle})
 }

@@ -52,7 +52,6 @@ type Params struct {
 	Config  config.Config
 	Bus     invalidation.Bus
 	Users   identity.Users
-	Members identity.Memberships
 	Audit   *audit.Recorder
 	Log     *slog.Logger
 	Metrics *metrics.Credentials

@@ -53,7 +53,6 @@ type Engine struct {
 	users   identity.Users
 	log     *slog.Logger
 	metrics *metrics.Credentials
-	members identity.Memberships
 	audit   *audit.Recorder
 
 	ready atomic.Bool
@@ -82,8 +81,8 @@ func NewEngine(p Params) *Engine {
 	client, c, cfg, bus := p.Ent, p.Clock, p.Config, p.Bus
 	e := &Engine{
 		ent: client, db: p.DB, keys: newKeys(client, p.Ring, c), ring: p.Ring, clock: c, cfg: cfg, bus: bus, users: p.Users, log: p.Log, metrics: p.Metrics,
-		members: p.Members, audit: p.Audit,
-		stop: make(chan struct{}), done: make(chan struct{}),
+		audit: p.Audit,
+		stop:  make(chan struct{}), done: make(chan struct{}),
 		tokens:   bearer.NewCache[secret.Digest, *verified](cacheSize, cfg.AccessTTL),
 		states:   bearer.NewCache[string, state](cacheSize, stateTTL),
 		profiles: bearer.NewCache[string, identity.Profile](cacheSize, profileTTL),
