@@ -322,3 +322,29 @@ func TestOwnSessions(t *testing.T) {
 		})
 	})
 }
+
+// A session's ipHash (of its peer address) and an audit record's ipHash (of the
+// X-Forwarded-For an admin sends) use different keys: the same address hashes apart, so an
+// admin cannot confirm a guessed address against a session.
+func TestIPHashesOfSessionsAndAuditDiffer(t *testing.T) {
+	apptest.ForEachStore(t, func(t *testing.T, st apptest.Store) {
+		w := newAdminWorld(t, st)
+		got := w.recent(w.admin, "projectId="+w.prjA).Expect(t, 200, map[string]any{"count": 1})
+		sessionHash, _ := got["sessions"].([]any)[0].(map[string]any)["ipHash"].(string)
+		if sessionHash == "" {
+			t.Fatal("no session ipHash")
+		}
+		// The test client's peer address is 127.0.0.1: send exactly that, audited.
+		w.a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/auth-core/session/revoke",
+			Body: map[string]any{"projectId": w.prjA, "sessionHandle": w.tenant.SessionHandle},
+			Header: map[string]string{"Authorization": "Bearer " + w.admin.AccessToken, "X-Forwarded-For": "127.0.0.1"}}).
+			Expect(t, 200, map[string]any{"revoked": 1})
+		ev, err := w.a.Ent.AuditEvent.Query().Where(auditevent.Action("session.revoke"), auditevent.ProjectID(w.prjA)).Only(context.Background())
+		if err != nil || ev.IPHash == nil {
+			t.Fatalf("%v %v", ev, err)
+		}
+		if *ev.IPHash == sessionHash {
+			t.Fatal("the audit ipHash of 127.0.0.1 equals the session's: the keys are shared")
+		}
+	})
+}

@@ -26,6 +26,11 @@ import (
 	"github.com/authcore/authcore/platform/secret"
 )
 
+// sessionIPPurpose keys the session ipHash (the peer address). It differs from the audit
+// trail's key (which hashes X-Forwarded-For), so an admin cannot test guessed addresses
+// against a session's hash by sending audited requests with that header (SPEC §9).
+const sessionIPPurpose = "session-peer-ip"
+
 // Issuer is the iss claim of every token authcore signs.
 const Issuer = "authcore"
 
@@ -171,7 +176,7 @@ func (e *Engine) Start(ctx context.Context, in identity.NewSession) (identity.To
 	}
 	var ipHash *string
 	if in.IP != "" {
-		h := e.ring.MAC("ip", []byte(in.IP))
+		h := e.ring.MAC(sessionIPPurpose, []byte(in.IP))
 		ipHash = &h
 	}
 	var ua *string

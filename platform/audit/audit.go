@@ -41,6 +41,10 @@ type Recorder struct {
 }
 
 // NewRecorder returns a recorder hashing client addresses under the server's key.
+// ipPurpose keys the audit ipHash (of X-Forwarded-For); sessions use another key, so the
+// two kinds of hash cannot be compared (SPEC §9).
+const ipPurpose = "audit-forwarded-for"
+
 func NewRecorder(keys *secret.Keyring, client *ent.Client) *Recorder {
 	return &Recorder{keys: keys, ent: client}
 }
@@ -67,7 +71,7 @@ func (r *Recorder) IPHash(forwardedFor *string) *string {
 	if forwardedFor == nil {
 		return nil
 	}
-	h := r.keys.MAC("ip", []byte(*forwardedFor))
+	h := r.keys.MAC(ipPurpose, []byte(*forwardedFor))
 	return &h
 }
 

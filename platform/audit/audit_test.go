@@ -87,7 +87,7 @@ func expectedIPHash(t *testing.T, v string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := k.MAC("ip", []byte(v))
+	got := k.MAC("audit-forwarded-for", []byte(v))
 	if len(got) != 64 {
 		t.Fatalf("not hex sha256: %q", got)
 	}
