@@ -34,7 +34,8 @@ type keys struct {
 	clock clock.Clock
 
 	mu      sync.RWMutex
-	signer  jose.Signer
+	signer  jose.Signer // typ JWT: session access tokens
+	access  jose.Signer // typ at+jwt: OAuth access tokens (RFC 9068)
 	current string
 	public  map[string]ed25519.PublicKey
 	jwks    []byte
@@ -66,10 +67,12 @@ func (k *keys) load(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("opening signing key %s (is AUTHCORE_MASTER_KEY the one it was sealed with?): %w", newest.ID, err)
 	}
-	signer, err := jose.NewSigner(
-		jose.SigningKey{Algorithm: jose.EdDSA, Key: ed25519.NewKeyFromSeed(seed)},
-		(&jose.SignerOptions{}).WithType("JWT").WithHeader("kid", newest.ID),
-	)
+	sk := jose.SigningKey{Algorithm: jose.EdDSA, Key: ed25519.NewKeyFromSeed(seed)}
+	signer, err := jose.NewSigner(sk, (&jose.SignerOptions{}).WithType("JWT").WithHeader("kid", newest.ID))
+	if err != nil {
+		return err
+	}
+	access, err := jose.NewSigner(sk, (&jose.SignerOptions{}).WithType("at+jwt").WithHeader("kid", newest.ID))
 	if err != nil {
 		return err
 	}
@@ -85,7 +88,7 @@ func (k *keys) load(ctx context.Context) error {
 		return err
 	}
 	k.mu.Lock()
-	k.signer, k.current, k.public, k.jwks = signer, newest.ID, public, jwks
+	k.signer, k.access, k.current, k.public, k.jwks = signer, access, newest.ID, public, jwks
 	k.mu.Unlock()
 	return nil
 }
@@ -113,6 +116,13 @@ func (k *keys) Signer() jose.Signer {
 	k.mu.RLock()
 	defer k.mu.RUnlock()
 	return k.signer
+}
+
+// AccessSigner returns the current signer of OAuth access tokens; nil until loaded.
+func (k *keys) AccessSigner() jose.Signer {
+	k.mu.RLock()
+	defer k.mu.RUnlock()
+	return k.access
 }
 
 // Public returns the verifying key with id kid.

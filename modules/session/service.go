@@ -31,6 +31,10 @@ import (
 // against a session's hash by sending audited requests with that header (SPEC §9).
 const sessionIPPurpose = "session-peer-ip"
 
+// SessionAudience is the aud of session access tokens, so that no verifier can take one
+// for an OAuth access token or the other way round (SPEC §9).
+const SessionAudience = "authcore:session"
+
 // Issuer is the iss claim of every token authcore signs.
 const Issuer = "authcore"
 
@@ -223,6 +227,7 @@ func (e *Engine) sign(s *ent.Session, now time.Time) (string, time.Time, error) 
 		}
 	}
 	claims["iss"] = Issuer
+	claims["aud"] = SessionAudience
 	claims["sub"] = s.UserID
 	claims["sid"] = s.ID
 	claims["tid"] = s.TenantID
@@ -232,9 +237,10 @@ func (e *Engine) sign(s *ent.Session, now time.Time) (string, time.Time, error) 
 	return tok, exp, err
 }
 
-// SignJWT signs claims with the current key, setting iss.
-func (e *Engine) SignJWT(claims map[string]any) (string, error) {
-	signer := e.keys.Signer()
+// SignAccessToken signs an OAuth access token (header typ at+jwt, RFC 9068) with the
+// current key, setting iss.
+func (e *Engine) SignAccessToken(claims map[string]any) (string, error) {
+	signer := e.keys.AccessSigner()
 	if !e.Ready() || signer == nil {
 		return "", identity.ErrEngineNotReady
 	}
@@ -316,7 +322,7 @@ func (e *Engine) verifySignature(token string) (*verified, error) {
 	tid, _ := claims["tid"].(string)
 	iss, _ := claims["iss"].(string)
 	exp, _ := claims["exp"].(float64)
-	if sub == "" || sid == "" || tid == "" || iss != Issuer || exp == 0 {
+	if sub == "" || sid == "" || tid == "" || iss != Issuer || exp == 0 || !sessionAudience(claims["aud"]) {
 		return nil, invalid
 	}
 	raw, err := json.Marshal(claims)
@@ -444,4 +450,18 @@ func (e *Engine) readyErr(context.Context) error {
 		return identity.ErrEngineNotReady
 	}
 	return nil
+}
+
+// sessionAudience accepts the session audience, and no audience at all from tokens signed
+// before sessions carried one (they live at most AUTHCORE_ACCESS_TTL).
+func sessionAudience(aud any) bool {
+	switch a := aud.(type) {
+	case nil:
+		return true
+	case string:
+		return a == SessionAudience
+	case []any:
+		return len(a) == 1 && a[0] == SessionAudience
+	}
+	return false
 }

@@ -53,6 +53,10 @@ func TestSessionMe(t *testing.T) {
 			if p["sub"] != s.UserID || p["sid"] != s.SessionHandle || p["tid"] != "public" || p["iss"] != "authcore" || p["exp"] == nil || p["iat"] == nil {
 				t.Fatalf("payload %v", p)
 			}
+			// A third-party verifier tells session tokens from OAuth ones by their audience.
+			if p["aud"] != "authcore:session" {
+				t.Fatalf("aud %v, want authcore:session", p["aud"])
+			}
 		})
 		t.Run("cookie: 200", func(t *testing.T) {
 			me(a, nil, cookie(s, "sAccessToken")).Expect(t, 200, map[string]any{"authenticated": true, "userId": s.UserID})

@@ -128,6 +128,7 @@ type Directory interface {
 // TokenSigner signs JWTs with the key set served at /.well-known/jwks.json. Supplied by
 // the session module to products that issue tokens (the auth product's OAuth endpoint).
 type TokenSigner interface {
-	// SignJWT signs claims, adding iss. It fails with ErrEngineNotReady before the keys load.
-	SignJWT(claims map[string]any) (string, error)
+	// SignAccessToken signs an OAuth access token (header typ at+jwt), adding iss. It
+	// fails with ErrEngineNotReady before the keys load.
+	SignAccessToken(claims map[string]any) (string, error)
 }

@@ -62,6 +62,11 @@ func verifyJWT(t *testing.T, a *apptest.App, token string) map[string]any {
 	if len(keys) != 1 {
 		t.Fatalf("kid %q not in the JWKS", tok.Headers[0].KeyID)
 	}
+	// RFC 9068: an OAuth access token says so in its header, so no verifier can take it
+	// for another kind of JWT signed by the same keys.
+	if typ := tok.Headers[0].ExtraHeaders["typ"]; typ != "at+jwt" {
+		t.Fatalf("typ %v, want at+jwt", typ)
+	}
 	var std jwt.Claims
 	var all map[string]any
 	if err := tok.Claims(keys[0].Key, &std, &all); err != nil {
@@ -91,7 +96,7 @@ func TestClientCredentialsWithTheStockClient(t *testing.T) {
 					t.Fatalf("%+v", tok)
 				}
 				claims := verifyJWT(t, a, tok.AccessToken)
-				if claims["sub"] != c.ID || claims["project_id"] != prj || claims["role"] != "developer" || claims["jti"] == "" || claims["scope"] != "developer" {
+				if claims["sub"] != c.ID || claims["client_id"] != c.ID || claims["project_id"] != prj || claims["role"] != "developer" || claims["jti"] == "" || claims["scope"] != "developer" {
 					t.Fatalf("claims %v", claims)
 				}
 				if ttl := claims["exp"].(float64) - claims["iat"].(float64); ttl != 3600 {
@@ -105,8 +110,13 @@ func TestClientCredentialsWithTheStockClient(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if verifyJWT(t, a, tok.AccessToken)["scope"] != "viewer" || tok.Extra("scope") != "viewer" {
+			claims := verifyJWT(t, a, tok.AccessToken)
+			if claims["scope"] != "viewer" || tok.Extra("scope") != "viewer" {
 				t.Fatal("scope")
+			}
+			// The role claim is the role granted, not the badge's (SPEC §9).
+			if claims["role"] != "viewer" {
+				t.Fatalf("role %v after down-scoping to viewer", claims["role"])
 			}
 		})
 	})

@@ -116,9 +116,9 @@ func (t *tokenEndpoint) token(c *fiber.Ctx) error {
 		exp = *cl.expiresAt
 	}
 	exp = exp.Truncate(time.Second)
-	tok, err := t.p.signer.SignJWT(map[string]any{
-		"sub": cl.id, "aud": Audience, "iat": now.Unix(), "exp": exp.Unix(), "jti": ulid.Make().String(),
-		"project_id": cl.projectID, "role": cl.role, "scope": scope,
+	tok, err := t.p.signer.SignAccessToken(map[string]any{
+		"sub": cl.id, "client_id": cl.id, "aud": Audience, "iat": now.Unix(), "exp": exp.Unix(), "jti": ulid.Make().String(),
+		"project_id": cl.projectID, "role": highestRole(scope), "scope": scope,
 	})
 	if errors.Is(err, identity.ErrEngineNotReady) {
 		return c.Status(http.StatusServiceUnavailable).JSON(fiber.Map{"error": "temporarily_unavailable", "error_description": "signing keys are not loaded yet"})
@@ -170,4 +170,16 @@ func grantScope(requested, role string) (string, bool) {
 		}
 	}
 	return strings.Join(fields, " "), true
+}
+
+// highestRole is the role a granted scope amounts to: its highest role, never above what
+// was granted (SPEC §9).
+func highestRole(scope string) string {
+	best := ""
+	for _, f := range strings.Fields(scope) {
+		if identity.RoleRank(f) > identity.RoleRank(best) {
+			best = f
+		}
+	}
+	return best
 }
