@@ -3,6 +3,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/alecthomas/kong"
 	"go.uber.org/fx"
+	"golang.org/x/term"
 
 	"github.com/authcore/authcore/cmd/authcore/app"
 	"github.com/authcore/authcore/modules/account"
@@ -199,12 +201,25 @@ type usersCmd struct {
 
 type usersCreateCmd struct {
 	Email    string  `required:"" help:"Email address."`
-	Password string  `required:"" help:"Password, 8 to 256 characters."`
+	Password *string `help:"Password, 8 to 256 characters. When absent it is read from standard input (prompted without echo on a terminal), so it need not appear in argv or shell history."`
 	Name     *string `help:"Display name."`
 }
 
+// stdin is where users create reads a password given on no flag; tests replace it.
+var stdin io.Reader = os.Stdin
+
 func (u usersCreateCmd) Run(cfg *config.Config, stdout io.Writer) error {
-	in, err := account.NewSignUp(u.Email, u.Password, u.Name)
+	password := ""
+	if u.Password != nil {
+		password = *u.Password
+	} else {
+		p, err := readPassword(stdin)
+		if err != nil {
+			return fmt.Errorf("reading the password from standard input: %w", err)
+		}
+		password = p
+	}
+	in, err := account.NewSignUp(u.Email, password, u.Name)
 	if err != nil {
 		return describe(err)
 	}
@@ -289,4 +304,20 @@ func (p projectsCreateCmd) Run(cfg *config.Config, stdout io.Writer) error {
 		fmt.Fprintf(stdout, "created project %s (%s), admin %s\n", created.ID, created.Name, owner.Email)
 		return nil
 	})
+}
+
+// readPassword reads one line from r: without echo after a prompt when r is a terminal,
+// else as it comes (a pipe, a file, a secret store's output).
+func readPassword(r io.Reader) (string, error) {
+	if f, ok := r.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		fmt.Fprint(os.Stderr, "Password: ")
+		b, err := term.ReadPassword(int(f.Fd()))
+		fmt.Fprintln(os.Stderr)
+		return string(b), err
+	}
+	line, err := bufio.NewReader(r).ReadString('\n')
+	if err != nil && !(errors.Is(err, io.EOF) && line != "") {
+		return "", err
+	}
+	return strings.TrimRight(line, "\r\n"), nil
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"net"
+	"os"
 	"strings"
 	"testing"
 
@@ -125,5 +126,29 @@ func TestOperatorCommandsOpenNoPort(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "created user") {
 		t.Fatalf("out %q", out.String())
+	}
+}
+
+// Without --password, users create reads the password from standard input, so it never
+// has to be in argv (visible in ps and shell history).
+func TestUsersCreateReadsThePasswordFromStdin(t *testing.T) {
+	dir := t.TempDir()
+	stdin = strings.NewReader("correct horse battery\n")
+	defer func() { stdin = os.Stdin }()
+	var out, errOut bytes.Buffer
+	args := []string{"users", "create", "--email=piped@example.com", "--database-url=sqlite:" + dir + "/a.db", "--data-dir=" + dir}
+	if code := run(args, &out, &errOut); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	if !strings.Contains(out.String(), "created user") {
+		t.Fatalf("out %q", out.String())
+	}
+	// The password read is the one validated: a short one is refused as on the flag.
+	stdin = strings.NewReader("short\n")
+	out.Reset()
+	errOut.Reset()
+	args[2] = "--email=short@example.com"
+	if code := run(args, &out, &errOut); code == 0 || !strings.Contains(errOut.String(), "password") {
+		t.Fatalf("exit %d: %s", code, errOut.String())
 	}
 }

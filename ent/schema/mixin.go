@@ -3,6 +3,8 @@
 package schema
 
 import (
+	"crypto/rand"
+	"sync"
 	"time"
 
 	"entgo.io/ent"
@@ -29,9 +31,21 @@ func (m IDMixin) Fields() []ent.Field {
 	}
 }
 
-// NewID returns prefix + a new ULID. ulid.Make draws from a process-wide monotonic source,
-// so ids made in the same millisecond still sort in creation order.
-func NewID(prefix string) string { return prefix + ulid.Make().String() }
+// NewID returns prefix + a new ULID whose random part comes from crypto/rand (ulid.Make's
+// default source is math/rand seeded by the time, which an attacker can guess). The
+// source is monotonic, so ids made in the same millisecond still sort in creation order;
+// within a millisecond it steps by a random amount, not by one.
+func NewID(prefix string) string {
+	entropyMu.Lock()
+	defer entropyMu.Unlock()
+	return prefix + ulid.MustNew(ulid.Now(), entropy).String()
+}
+
+var (
+	// entropyMu guards entropy: a monotonic source is not safe for concurrent use.
+	entropyMu sync.Mutex
+	entropy   = ulid.Monotonic(rand.Reader, 0)
+)
 
 // CreatedMixin records when a row was made. Times are stored in UTC.
 type CreatedMixin struct{ mixin.Schema }

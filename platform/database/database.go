@@ -141,7 +141,9 @@ func (db *DB) Start(ctx context.Context) error {
 	return nil
 }
 
-// PrepareDir creates the directory of the SQLite file, if there is one.
+// PrepareDir creates the directory of the SQLite file, if there is one, and the file
+// itself readable by its owner only: it holds digests and sealed secrets. SQLite gives the
+// -wal and -shm files it makes later the mode of the database file.
 func (db *DB) PrepareDir() error {
 	if db.sqlitePath == "" {
 		return nil
@@ -149,7 +151,11 @@ func (db *DB) PrepareDir() error {
 	if err := os.MkdirAll(filepath.Dir(db.sqlitePath), 0o700); err != nil {
 		return fmt.Errorf("creating the SQLite directory: %w", err)
 	}
-	return nil
+	f, err := os.OpenFile(db.sqlitePath, os.O_RDONLY|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("creating the SQLite file: %w", err)
+	}
+	return f.Close()
 }
 
 func (db *DB) retryLoop() {

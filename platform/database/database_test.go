@@ -7,6 +7,8 @@ import (
 	"io"
 	"net"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -196,5 +198,23 @@ func proxy(t *testing.T, listen, target string) func() {
 			c.Close()
 		}
 		mu.Unlock()
+	}
+}
+
+// The SQLite file and its -wal and -shm companions hold digests and sealed secrets: only
+// their owner may read them, whatever the umask.
+func TestSQLiteFilesAreOwnerOnly(t *testing.T) {
+	dir := t.TempDir()
+	path := dir + "/authcore.db"
+	a := testkit.StartURL(t, "sqlite", "sqlite:"+path, graph)
+	a.Get("/test/store").Expect(t, 200, nil)
+	for _, f := range []string{path, path + "-wal", path + "-shm"} {
+		fi, err := os.Stat(f)
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		if mode := fi.Mode().Perm(); mode != 0o600 {
+			t.Errorf("%s has mode %o, want 600", filepath.Base(f), mode)
+		}
 	}
 }

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
-	"github.com/oklog/ulid/v2"
 
+	"github.com/authcore/authcore/ent/schema"
 	"github.com/authcore/authcore/platform/httpserver"
 	"github.com/authcore/authcore/platform/identity"
 	"github.com/authcore/authcore/platform/ratelimit"
@@ -117,7 +117,7 @@ func (t *tokenEndpoint) token(c *fiber.Ctx) error {
 	}
 	exp = exp.Truncate(time.Second)
 	tok, err := t.p.signer.SignAccessToken(map[string]any{
-		"sub": cl.id, "client_id": cl.id, "aud": Audience, "iat": now.Unix(), "exp": exp.Unix(), "jti": ulid.Make().String(),
+		"sub": cl.id, "client_id": cl.id, "aud": Audience, "iat": now.Unix(), "exp": exp.Unix(), "jti": schema.NewID("jti_"),
 		"project_id": cl.projectID, "role": highestRole(scope), "scope": scope,
 	})
 	if errors.Is(err, identity.ErrEngineNotReady) {
