@@ -210,3 +210,106 @@ func TestSecretsNeverStoredOrLogged(t *testing.T) {
 		}
 	})
 }
+
+// Each account (tenant + email) has a budget of 10 failed sign-ins per 15 minutes, from
+// any address; past it even the right password is 429 until the window slides, for known
+// and unknown emails alike. Other accounts are untouched.
+func TestAccountSignInBudget(t *testing.T) {
+	apptest.ForEachStore(t, func(t *testing.T, st apptest.Store) {
+		// A per-address budget high enough that only the per-account one can refuse.
+		a := apptest.Start(t, st, apptest.WithConfig(func(c *config.Config) { c.RateLimit = 1000 }))
+		victim := a.SignUp(t)
+		bystander := a.SignUp(t)
+		for i := range 10 {
+			// Any spelling of the address is the same account.
+			email := victim.Email
+			if i%2 == 1 {
+				email = "  " + strings.ToUpper(victim.Email)
+			}
+			signin(a, map[string]any{"email": email, "password": "wrong password"}).Expect(t, 401, map[string]any{"code": "invalid_credentials"})
+		}
+		r := signin(a, map[string]any{"email": victim.Email, "password": victim.Password})
+		r.Expect(t, 429, map[string]any{"code": "rate_limited"})
+		if r.Header.Get("Retry-After") == "" || r.Header.Get("Set-Cookie") != "" {
+			t.Fatalf("headers %v", r.Header)
+		}
+		signin(a, map[string]any{"email": bystander.Email, "password": bystander.Password}).Expect(t, 200, nil)
+
+		unknown := "nobody-" + victim.Email
+		for range 10 {
+			signin(a, map[string]any{"email": unknown, "password": "wrong password"}).Expect(t, 401, nil)
+		}
+		signin(a, map[string]any{"email": unknown, "password": "wrong password"}).Expect(t, 429, map[string]any{"code": "rate_limited"})
+
+	})
+}
+
+// AUTHCORE_RATE_LIMIT=0 turns the account budget off too.
+func TestAccountBudgetOffAtZero(t *testing.T) {
+	a := apptest.StartURL(t, "sqlite", "sqlite::memory:")
+	u := a.SignUp(t)
+	for range 12 {
+		signin(a, map[string]any{"email": u.Email, "password": "wrong password"}).Expect(t, 401, nil)
+	}
+	signin(a, map[string]any{"email": u.Email, "password": u.Password}).Expect(t, 200, nil)
+}
+
+// Login CSRF (SPEC §9): sign-up and sign-in set cookies, so a present Origin must be the
+// server's own or an allowed one; a refused request sets no cookie and creates nothing.
+func TestLoginCSRF(t *testing.T) {
+	apptest.ForEachStore(t, func(t *testing.T, st apptest.Store) {
+		a := apptest.Start(t, st)
+		u := a.SignUp(t)
+		post := func(path, origin string, body any) *apptest.Response {
+			h := map[string]string{}
+			if origin != "" {
+				h["Origin"] = origin
+			}
+			return a.Do(apptest.Req{Method: http.MethodPost, Path: path, Body: body, Header: h})
+		}
+		in := map[string]any{"email": u.Email, "password": u.Password}
+		fresh := func() map[string]any {
+			return map[string]any{"email": apptest.UniqueEmail(t), "password": "correct horse battery"}
+		}
+
+		refused := fresh()
+		for _, path := range []string{"/v1/auth-core/signin", "/v1/auth-core/signup"} {
+			body := in
+			if strings.HasSuffix(path, "signup") {
+				body = refused
+			}
+			r := post(path, "https://evil.example.com", body)
+			r.Expect(t, 403, map[string]any{"code": "csrf_rejected"})
+			if r.Header.Get("Set-Cookie") != "" {
+				t.Fatalf("%s set a cookie on a refused request", path)
+			}
+		}
+		post("/v1/auth-core/signin", "", in).Expect(t, 200, nil)
+		post("/v1/auth-core/signin", a.Base, in).Expect(t, 200, nil)
+		post("/v1/auth-core/signin", "https://dashboard.example.com", in).Expect(t, 200, nil)
+		post("/v1/auth-core/signup", a.Base, fresh()).Expect(t, 201, nil)
+		post("/v1/auth-core/signin", "null", in).Expect(t, 403, map[string]any{"code": "csrf_rejected"})
+
+		// The refused sign-up created nothing: that address can still sign up.
+		post("/v1/auth-core/signup", "", refused).Expect(t, 201, nil)
+	})
+}
+
+// With AUTHCORE_PUBLIC_URL set, that origin is the server's own (behind a proxy the request
+// reaches the server on another scheme and host), and the cookie rule accepts it too.
+func TestOwnOriginFromPublicURL(t *testing.T) {
+	a := apptest.StartURL(t, "sqlite", "sqlite::memory:", apptest.WithConfig(func(c *config.Config) {
+		c.PublicURL = "https://auth.example.com/"
+		c.AllowedOrigins = nil
+	}))
+	u := a.SignUp(t)
+	in := map[string]any{"email": u.Email, "password": u.Password}
+	do := func(origin string) *apptest.Response {
+		return a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/auth-core/signin", Body: in, Header: map[string]string{"Origin": origin}})
+	}
+	do("https://auth.example.com").Expect(t, 200, nil)
+	do(a.Base).Expect(t, 403, map[string]any{"code": "csrf_rejected"})
+	// A cookie-authenticated change from the own origin passes with no allowed origins set.
+	r := a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/auth-core/signout", Cookies: u.Cookies, Header: map[string]string{"Origin": "https://auth.example.com"}})
+	r.Expect(t, 200, map[string]any{"ok": true})
+}

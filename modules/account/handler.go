@@ -3,6 +3,7 @@ package account
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strings"
 	"time"
@@ -21,6 +22,7 @@ import (
 )
 
 type handler struct {
+	guard    *guard.Guard
 	svc      *Service
 	tenants  identity.Tenants // nil when no module supplies tenants other than "public"
 	sessions identity.Sessions
@@ -30,10 +32,10 @@ type handler struct {
 }
 
 func (h *handler) routes() []httpserver.Route {
-	attempts := h.limits.Attempts.Middleware()
+	csrf, attempts := h.guard.LoginCSRF(), h.limits.Attempts.Middleware()
 	return []httpserver.Route{
-		{Method: http.MethodPost, Path: "/v1/auth-core/signup", Handlers: []fiber.Handler{attempts, h.signUp}},
-		{Method: http.MethodPost, Path: "/v1/auth-core/signin", Handlers: []fiber.Handler{attempts, h.signIn}},
+		{Method: http.MethodPost, Path: "/v1/auth-core/signup", Handlers: []fiber.Handler{csrf, attempts, h.signUp}},
+		{Method: http.MethodPost, Path: "/v1/auth-core/signin", Handlers: []fiber.Handler{csrf, attempts, h.signIn}},
 	}
 }
 
@@ -76,7 +78,16 @@ func (h *handler) signIn(c *fiber.Ctx) error {
 	if err := f.Err(); err != nil {
 		return err
 	}
+	// The account's budget of failed sign-ins (SPEC §9) holds whatever address asks, and
+	// alike for accounts that exist and that do not.
+	account := tenant + "\x00" + strings.ToLower(strings.TrimSpace(email))
+	if err := h.limits.Accounts.Check(account); err != nil {
+		return err
+	}
 	u, err := h.svc.Authenticate(c.UserContext(), tenant, email, password)
+	if errors.Is(err, errInvalidCredentials) {
+		h.limits.Accounts.Fail(account)
+	}
 	if err != nil {
 		return err
 	}

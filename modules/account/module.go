@@ -10,6 +10,7 @@ import (
 
 	"github.com/authcore/authcore/platform/clock"
 	"github.com/authcore/authcore/platform/config"
+	"github.com/authcore/authcore/platform/guard"
 	"github.com/authcore/authcore/platform/httpserver"
 	"github.com/authcore/authcore/platform/identity"
 	"github.com/authcore/authcore/platform/ratelimit"
@@ -21,13 +22,14 @@ var Module = fx.Module("account",
 	fx.Provide(fx.Annotate(NewService,
 		fx.As(fx.Self()), fx.As(new(identity.Users)), fx.As(new(identity.Directory)), fx.As(new(Accounts)))),
 	httpserver.AsRoutes(func(p handlerParams) []httpserver.Route {
-		h := &handler{svc: p.Svc, tenants: p.Tenants, sessions: p.Sessions, cfg: p.Config, clock: p.Clock, limits: p.Limits}
+		h := &handler{guard: p.Guard, svc: p.Svc, tenants: p.Tenants, sessions: p.Sessions, cfg: p.Config, clock: p.Clock, limits: p.Limits}
 		return h.routes()
 	}),
 )
 
 type handlerParams struct {
 	fx.In
+	Guard    *guard.Guard
 	Svc      *Service
 	Tenants  identity.Tenants `optional:"true"`
 	Sessions identity.Sessions

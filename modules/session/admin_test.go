@@ -336,7 +336,7 @@ func TestIPHashesOfSessionsAndAuditDiffer(t *testing.T) {
 		}
 		// The test client's peer address is 127.0.0.1: send exactly that, audited.
 		w.a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/auth-core/session/revoke",
-			Body: map[string]any{"projectId": w.prjA, "sessionHandle": w.tenant.SessionHandle},
+			Body:   map[string]any{"projectId": w.prjA, "sessionHandle": w.tenant.SessionHandle},
 			Header: map[string]string{"Authorization": "Bearer " + w.admin.AccessToken, "X-Forwarded-For": "127.0.0.1"}}).
 			Expect(t, 200, map[string]any{"revoked": 1})
 		ev, err := w.a.Ent.AuditEvent.Query().Where(auditevent.Action("session.revoke"), auditevent.ProjectID(w.prjA)).Only(context.Background())

@@ -103,7 +103,7 @@ func (h *handler) refresh(c *fiber.Ctx) error {
 	token, st := jsonbody.ParseOrEmpty(c.Body()).String("refreshToken")
 	if st != jsonbody.OK || token == "" {
 		token = c.Cookies(guard.RefreshCookie)
-		if token != "" && !h.guard.OriginAllowed(c.Get(fiber.HeaderOrigin)) {
+		if token != "" && !h.guard.OriginAllowed(c) {
 			return apperr.CSRFRejected
 		}
 	}

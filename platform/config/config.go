@@ -30,6 +30,7 @@ type Config struct {
 	LogLevel        string        `name:"log-level" env:"AUTHCORE_LOG_LEVEL" default:"info" enum:"debug,info,warn,error" help:"debug, info, warn or error (default ${default})."`
 	S3Endpoint      string        `name:"s3-endpoint" env:"AUTHCORE_S3_ENDPOINT" default:"http://127.0.0.1:9000" help:"Endpoint handed to holders of s3 badges (default ${default})."`
 	S3Region        string        `name:"s3-region" env:"AUTHCORE_S3_REGION" default:"us-east-1" help:"Region handed to holders of s3 badges (default ${default})."`
+	PublicURL       string        `name:"public-url" env:"AUTHCORE_PUBLIC_URL" help:"The URL clients reach this server at (https://auth.example.com): its own origin for the CSRF rule and the base of URLs it hands out (default: derived from each request)."`
 	MetricsAddr     string        `name:"metrics-addr" env:"AUTHCORE_METRICS_ADDR" help:"When set, /metrics moves to this separate listener (default: empty, served on the main port)."`
 }
 
@@ -91,6 +92,12 @@ func (c *Config) Validate() error {
 		u, err := url.Parse(o)
 		if err != nil || u.Scheme == "" || u.Host == "" {
 			return fmt.Errorf("AUTHCORE_ALLOWED_ORIGINS: %q is not an origin like https://app.example.com", o)
+		}
+	}
+	if c.PublicURL != "" {
+		u, err := url.Parse(c.PublicURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+			return fmt.Errorf("AUTHCORE_PUBLIC_URL: %q is not an absolute http(s) URL like https://auth.example.com", c.PublicURL)
 		}
 	}
 	if u, err := url.Parse(c.S3Endpoint); err != nil || u.Scheme == "" || u.Host == "" {
@@ -184,4 +191,14 @@ func redactURL(s string) string {
 		return "<unparsable>"
 	}
 	return u.Redacted()
+}
+
+// PublicOrigin is the origin (scheme://host[:port]) of AUTHCORE_PUBLIC_URL, or "" when it
+// is not set.
+func (c *Config) PublicOrigin() string {
+	u, err := url.Parse(c.PublicURL)
+	if c.PublicURL == "" || err != nil {
+		return ""
+	}
+	return u.Scheme + "://" + u.Host
 }

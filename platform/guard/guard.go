@@ -34,6 +34,8 @@ type Guard struct {
 	verifier SessionVerifier
 	members  identity.Memberships
 	origins  map[string]struct{}
+	// public is the origin of AUTHCORE_PUBLIC_URL; "" means the one each request reached.
+	public string
 }
 
 // Params are the guard's dependencies; memberships come from the project module.
@@ -47,7 +49,7 @@ type Params struct {
 // New returns the guard.
 func New(p Params) *Guard {
 	v, cfg := p.Verifier, p.Config
-	g := &Guard{verifier: v, members: p.Members, origins: map[string]struct{}{}}
+	g := &Guard{verifier: v, members: p.Members, origins: map[string]struct{}{}, public: cfg.PublicOrigin()}
 	for _, o := range cfg.AllowedOrigins {
 		g.origins[strings.TrimRight(o, "/")] = struct{}{}
 	}
@@ -106,7 +108,7 @@ func (g *Guard) handler(dashboardOnly bool, fields map[string]any) fiber.Handler
 		if !ok {
 			return reject(apperr.Unauthorized("sign in first"))
 		}
-		if cred.FromCookie && !safeMethod(c.Method()) && !g.originAllowed(c.Get(fiber.HeaderOrigin)) {
+		if cred.FromCookie && !safeMethod(c.Method()) && !g.OriginAllowed(c) {
 			return reject(apperr.CSRFRejected)
 		}
 		p, err := g.verifier.Authenticate(c.UserContext(), cred.Token)
@@ -129,15 +131,37 @@ func (g *Guard) handler(dashboardOnly bool, fields map[string]any) fiber.Handler
 	}
 }
 
-// OriginAllowed reports whether a browser Origin may make cookie-authenticated changes.
-func (g *Guard) OriginAllowed(origin string) bool { return g.originAllowed(origin) }
+// OriginAllowed reports whether the request's Origin may make cookie-authenticated changes:
+// it must be present, and the server's own origin or one of AUTHCORE_ALLOWED_ORIGINS.
+func (g *Guard) OriginAllowed(c *fiber.Ctx) bool {
+	origin := c.Get(fiber.HeaderOrigin)
+	return origin != "" && g.trusted(c, origin)
+}
 
-func (g *Guard) originAllowed(origin string) bool {
-	if origin == "" {
-		return false
+func (g *Guard) trusted(c *fiber.Ctx, origin string) bool {
+	origin = strings.TrimRight(origin, "/")
+	if _, ok := g.origins[origin]; ok {
+		return true
 	}
-	_, ok := g.origins[strings.TrimRight(origin, "/")]
-	return ok
+	own := g.public
+	if own == "" {
+		own = c.BaseURL()
+	}
+	return origin == own
+}
+
+// LoginCSRF guards the routes that set session cookies without one (sign-up, sign-in)
+// against login CSRF (SPEC §9): a request whose Origin is present and neither the
+// server's own nor allowed is refused before anything happens, so no cookie is set. A
+// request without Origin (curl, SDKs, servers) passes: browsers always send one on a
+// cross-origin POST.
+func (g *Guard) LoginCSRF() fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		if origin := c.Get(fiber.HeaderOrigin); origin != "" && !g.trusted(c, origin) {
+			return apperr.CSRFRejected
+		}
+		return c.Next()
+	}
 }
 
 func safeMethod(m string) bool {

@@ -102,6 +102,7 @@ func TestGuards(t *testing.T) {
 		{"cookie change without Origin is csrf_rejected", do("POST", "/test/dashboard", nil, nil, cookie...), 403, map[string]any{"code": "csrf_rejected"}},
 		{"cookie change from a foreign Origin is csrf_rejected", do("POST", "/test/dashboard", map[string]string{"Origin": "https://evil.example.com"}, nil, cookie...), 403, map[string]any{"code": "csrf_rejected"}},
 		{"cookie change from an allowed Origin passes", do("POST", "/test/dashboard", map[string]string{"Origin": "https://dashboard.example.com"}, nil, cookie...), 200, nil},
+		{"cookie change from the server's own origin passes", do("POST", "/test/dashboard", map[string]string{"Origin": a.Base}, nil, cookie...), 200, nil},
 		{"header wins over cookie", do("GET", "/test/dashboard", bearer("admin"), nil, cookie...), 200, map[string]any{"userId": "usr_admin"}},
 		{"no credential is 401", do("GET", "/test/dashboard", nil, nil), 401, map[string]any{"code": "unauthorized"}},
 		{"lower-case bearer is 401", do("GET", "/test/dashboard", map[string]string{"Authorization": "bearer dash"}, nil), 401, map[string]any{"code": "unauthorized"}},

@@ -1,11 +1,13 @@
-// Package ratelimit bounds, per client IP, sign-in/sign-up attempts and failed credential
-// verifications (AUTHCORE_RATE_LIMIT per minute). Token buckets come from
-// golang.org/x/time/rate; the per-IP buckets live in a bounded LRU so a flood of source
-// addresses cannot grow memory without limit.
+// Package ratelimit bounds, per client, sign-in/sign-up attempts and failed credential
+// verifications (AUTHCORE_RATE_LIMIT per minute), and per account, failed sign-ins (10 per
+// 15 minutes, SPEC §9). A client is its IPv4 address or its IPv6 /64, since one IPv6 host
+// commonly holds a whole /64. Token buckets come from golang.org/x/time/rate; buckets live
+// in bounded LRUs so a flood of addresses or emails cannot grow memory without limit.
 package ratelimit
 
 import (
 	"math"
+	"net/netip"
 	"strconv"
 	"time"
 
@@ -21,87 +23,126 @@ import (
 // Module provides the two limiters.
 var Module = fx.Module("ratelimit", fx.Provide(NewLimiters))
 
-// maxClients bounds how many client IPs are tracked at once.
+// maxClients bounds how many clients (or accounts) each budget tracks at once.
 const maxClients = 100_000
 
-// Limiter is one per-IP budget.
+// Limiter is one budget per key (a client address or an account).
 type Limiter struct {
-	perMinute int
-	buckets   *lru.Cache[string, *rate.Limiter]
+	on      bool
+	rate    rate.Limit
+	burst   int
+	key     func(string) string
+	buckets *lru.Cache[string, *rate.Limiter]
+	refused *apperr.Error
 }
 
-// Limiters are the two budgets of SPEC §8.
+// Limiters are the budgets of SPEC §8 and §9.
 type Limiters struct {
-	Attempts *Limiter // every sign-in and sign-up
-	Failures *Limiter // failed credential verifications only
+	Attempts *Limiter // every sign-in and sign-up, per client
+	Failures *Limiter // failed credential verifications only, per client
+	Accounts *Limiter // failed sign-ins, per account (tenant + email), from any client
 }
 
-// NewLimiters builds both from AUTHCORE_RATE_LIMIT (0 = off).
+// Per-account budget of failed sign-ins (SPEC §9).
+const (
+	accountFailures = 10
+	accountWindow   = 15 * time.Minute
+)
+
+// NewLimiters builds them from AUTHCORE_RATE_LIMIT (0 turns every one off).
 func NewLimiters(cfg config.Config) (*Limiters, error) {
-	a, err := newLimiter(cfg.RateLimit)
+	perMinute := rate.Limit(float64(cfg.RateLimit) / 60)
+	a, err := newLimiter(cfg.RateLimit > 0, perMinute, cfg.RateLimit, clientKey, "too many attempts from this address; retry later")
 	if err != nil {
 		return nil, err
 	}
-	f, err := newLimiter(cfg.RateLimit)
+	f, err := newLimiter(cfg.RateLimit > 0, perMinute, cfg.RateLimit, clientKey, "too many attempts from this address; retry later")
 	if err != nil {
 		return nil, err
 	}
-	return &Limiters{Attempts: a, Failures: f}, nil
+	acc, err := newLimiter(cfg.RateLimit > 0, rate.Every(accountWindow/accountFailures), accountFailures, nil,
+		"too many failed sign-ins for this account; retry later")
+	if err != nil {
+		return nil, err
+	}
+	return &Limiters{Attempts: a, Failures: f, Accounts: acc}, nil
 }
 
-func newLimiter(perMinute int) (*Limiter, error) {
+func newLimiter(on bool, r rate.Limit, burst int, key func(string) string, message string) (*Limiter, error) {
 	c, err := lru.New[string, *rate.Limiter](maxClients)
 	if err != nil {
 		return nil, err
 	}
-	return &Limiter{perMinute: perMinute, buckets: c}, nil
+	if key == nil {
+		key = func(k string) string { return k }
+	}
+	return &Limiter{on: on, rate: r, burst: burst, key: key, buckets: c, refused: apperr.New(apperr.KindRateLimited, "rate_limited", message)}, nil
 }
 
-func (l *Limiter) bucket(ip string) *rate.Limiter {
-	if b, ok := l.buckets.Get(ip); ok {
+// clientKey is the budget a client address spends: an IPv4 address (an IPv4-mapped IPv6
+// one included) on its own, an IPv6 address as its /64.
+func clientKey(ip string) string {
+	a, err := netip.ParseAddr(ip)
+	if err != nil {
+		return ip
+	}
+	a = a.Unmap()
+	if a.Is4() {
+		return a.String()
+	}
+	p, err := a.Prefix(64)
+	if err != nil {
+		return ip
+	}
+	return p.String()
+}
+
+func (l *Limiter) bucket(k string) *rate.Limiter {
+	k = l.key(k)
+	if b, ok := l.buckets.Get(k); ok {
 		return b
 	}
-	b := rate.NewLimiter(rate.Limit(float64(l.perMinute)/60), l.perMinute)
-	if prev, ok, _ := l.buckets.PeekOrAdd(ip, b); ok {
+	b := rate.NewLimiter(l.rate, l.burst)
+	if prev, ok, _ := l.buckets.PeekOrAdd(k, b); ok {
 		return prev
 	}
 	return b
 }
 
 // Off reports whether limiting is disabled.
-func (l *Limiter) Off() bool { return l.perMinute <= 0 }
+func (l *Limiter) Off() bool { return !l.on }
 
-// Take spends one unit of ip's budget, or returns the 429 to answer.
-func (l *Limiter) Take(ip string) error {
+// Take spends one unit of k's budget, or returns the 429 to answer.
+func (l *Limiter) Take(k string) error {
 	if l.Off() {
 		return nil
 	}
-	r := l.bucket(ip).Reserve()
+	r := l.bucket(k).Reserve()
 	if d := r.Delay(); d > 0 {
 		r.Cancel()
-		return tooMany(d)
+		return l.tooMany(d)
 	}
 	return nil
 }
 
-// Check returns the 429 to answer when ip has no budget left, without spending any.
-func (l *Limiter) Check(ip string) error {
+// Check returns the 429 to answer when k has no budget left, without spending any.
+func (l *Limiter) Check(k string) error {
 	if l.Off() {
 		return nil
 	}
-	b, ok := l.buckets.Get(ip)
+	b, ok := l.buckets.Get(l.key(k))
 	if !ok || b.Tokens() >= 1 {
 		return nil
 	}
-	return tooMany(time.Duration((1 - b.Tokens()) / float64(b.Limit()) * float64(time.Second)))
+	return l.tooMany(time.Duration((1 - b.Tokens()) / float64(b.Limit()) * float64(time.Second)))
 }
 
-// Fail spends one unit of ip's budget after a failed verification.
-func (l *Limiter) Fail(ip string) {
+// Fail spends one unit of k's budget after a failure.
+func (l *Limiter) Fail(k string) {
 	if l.Off() {
 		return
 	}
-	l.bucket(ip).Allow()
+	l.bucket(k).Allow()
 }
 
 // Middleware spends one unit per request (sign-in, sign-up).
@@ -114,12 +155,12 @@ func (l *Limiter) Middleware() fiber.Handler {
 	}
 }
 
-func tooMany(wait time.Duration) error {
+func (l *Limiter) tooMany(wait time.Duration) error {
 	secs := int(math.Ceil(wait.Seconds()))
 	if secs < 1 {
 		secs = 1
 	}
-	return errRateLimited.WithHeader("Retry-After", strconv.Itoa(secs))
+	return l.refused.WithHeader("Retry-After", strconv.Itoa(secs))
 }
 
-var errRateLimited = apperr.New(apperr.KindRateLimited, "rate_limited", "too many attempts from this address; retry later")
+

@@ -1,6 +1,8 @@
 package ratelimit_test
 
 import (
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/authcore/authcore/platform/apperr"
@@ -61,5 +63,50 @@ func TestZeroTurnsLimitsOff(t *testing.T) {
 	}
 	if err := l.Failures.Check("192.0.2.1"); err != nil || !l.Failures.Off() {
 		t.Fatal("limits on at 0")
+	}
+}
+
+// An IPv6 client is its /64: addresses within it share one budget, another /64 has its
+// own. IPv4 (and IPv4-mapped IPv6) addresses are their own.
+func TestIPv6ClientsAreKeyedByTheir64(t *testing.T) {
+	l := limiters(t, 2).Failures
+	l.Fail("2001:db8:1:2::1")
+	l.Fail("2001:db8:1:2:ffff:ffff:ffff:fffe")
+	if err := l.Check("2001:db8:1:2:abcd::9"); !apperr.IsKind(err, apperr.KindRateLimited) {
+		t.Fatalf("same /64: %v", err)
+	}
+	if err := l.Check("2001:db8:1:3::1"); err != nil {
+		t.Fatalf("another /64: %v", err)
+	}
+	l.Fail("192.0.2.7")
+	l.Fail("::ffff:192.0.2.7")
+	if err := l.Check("192.0.2.7"); !apperr.IsKind(err, apperr.KindRateLimited) {
+		t.Fatalf("IPv4-mapped is the same client: %v", err)
+	}
+	if err := l.Check("192.0.2.8"); err != nil {
+		t.Fatalf("the next IPv4 address: %v", err)
+	}
+}
+
+// The account budget: 10 failures per 15 minutes, then refused whoever asks.
+func TestAccountBudget(t *testing.T) {
+	l := limiters(t, 60).Accounts
+	for i := range 10 {
+		if err := l.Check("public\x00ada@example.com"); err != nil {
+			t.Fatalf("failure %d refused early: %v", i+1, err)
+		}
+		l.Fail("public\x00ada@example.com")
+	}
+	err := l.Check("public\x00ada@example.com")
+	e, ok := apperr.As(err)
+	if !ok || e.Code != "rate_limited" || e.Headers["Retry-After"] == "" || !strings.Contains(e.Message, "account") {
+		t.Fatalf("11th: %v", err)
+	}
+	// About one window's tenth until the next attempt: 90 s.
+	if ra, _ := strconv.Atoi(e.Headers["Retry-After"]); ra < 80 || ra > 91 {
+		t.Fatalf("Retry-After %d", ra)
+	}
+	if err := l.Check("public\x00bob@example.com"); err != nil {
+		t.Fatal("another account shares the budget")
 	}
 }
