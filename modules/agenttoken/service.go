@@ -205,10 +205,9 @@ func (s *Service) List(ctx context.Context, projectID string) ([]Agent, error) {
 	return out, nil
 }
 
-// Revoke revokes one of the project's tokens, with its audit record. Before it returns,
-// this replica refuses the token; other replicas learn through the invalidation bus.
+// Revoke revokes one of the project's tokens, with its audit record and the invalidation
+// of every replica's cache, all in one transaction.
 func (s *Service) Revoke(ctx context.Context, projectID, tokenID string, actor *string, origin audit.Origin) error {
-	var digest []byte
 	err := database.WithTx(ctx, s.ent, func(tx *ent.Tx) error {
 		t, err := tx.AgentToken.Query().
 			Where(agenttoken.ID(tokenID), agenttoken.ProjectID(projectID), agenttoken.RevokedAtIsNil()).
@@ -228,7 +227,9 @@ func (s *Service) Revoke(ctx context.Context, projectID, tokenID string, actor *
 		if n == 0 {
 			return ErrNotFound
 		}
-		digest = t.Digest
+		if err := s.verifier.Revoked(ctx, tx, t.Digest); err != nil {
+			return err
+		}
 		_, err = s.audit.Record(ctx, tx, audit.Event{
 			ActorID: actor, ProjectID: projectID, Action: "ai_token.revoke",
 			Metadata: map[string]any{"tokenId": t.ID}, Origin: origin,
@@ -241,7 +242,6 @@ func (s *Service) Revoke(ctx context.Context, projectID, tokenID string, actor *
 	if err != nil {
 		return errRevokeFailed.Wrap(err)
 	}
-	s.verifier.Revoked(ctx, digest)
 	s.metrics.Revoked.WithLabelValues(Kind, "").Inc()
 	return nil
 }

@@ -135,10 +135,10 @@ func (s *Service) List(ctx context.Context, projectID, filter string) ([]Badge, 
 	return out, nil
 }
 
-// Revoke revokes one of the project's badges: the badge, its product credentials and the
-// audit record in one transaction; then every replica forgets it.
+// Revoke revokes one of the project's badges: the badge, its product credentials, the
+// audit record and the invalidation of every replica's caches in one transaction.
 func (s *Service) Revoke(ctx context.Context, projectID, badgeID string, actor *string, origin audit.Origin) error {
-	var revoked *ent.Badge
+	var product string
 	err := database.WithTx(ctx, s.ent, func(tx *ent.Tx) error {
 		b, err := tx.Badge.Query().Where(entbadge.ID(badgeID), entbadge.ProjectID(projectID), entbadge.RevokedAtIsNil()).Only(ctx)
 		if ent.IsNotFound(err) {
@@ -159,25 +159,20 @@ func (s *Service) Revoke(ctx context.Context, projectID, badgeID string, actor *
 				return err
 			}
 		}
-		if _, err := s.audit.Record(ctx, tx, audit.Event{
-			ActorID: actor, ProjectID: projectID, Action: "service_badge.revoke",
-			Metadata: map[string]any{"badgeId": b.ID}, Origin: origin,
-		}); err != nil {
+		if err := s.verifier.Revoked(ctx, tx, b.Digest); err != nil {
 			return err
 		}
-		revoked = b
-		return nil
+		product = b.Product
+		_, err = s.audit.Record(ctx, tx, audit.Event{
+			ActorID: actor, ProjectID: projectID, Action: "service_badge.revoke",
+			Metadata: map[string]any{"badgeId": b.ID}, Origin: origin,
+		})
+		return err
 	})
 	if err != nil {
 		return err
 	}
-	s.verifier.Revoked(ctx, revoked.Digest)
-	if p, ok := s.products.Get(revoked.Product); ok {
-		if ar, ok := p.(product.AfterRevoke); ok {
-			ar.AfterRevoke(ctx, contractView(revoked))
-		}
-	}
-	s.metrics.Revoked.WithLabelValues(Kind, revoked.Product).Inc()
+	s.metrics.Revoked.WithLabelValues(Kind, product).Inc()
 	return nil
 }
 

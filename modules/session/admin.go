@@ -79,26 +79,26 @@ func recentOf(s *ent.Session) Recent {
 // AdminRevoke revokes one session within the admin's scope: 1 when this call revoked it,
 // 0 when it was out of scope, unknown or already revoked.
 func (e *Engine) AdminRevoke(ctx context.Context, projectID, sid, actorID string, origin audit.Origin) (int, error) {
-	return e.revokeAudited(ctx, []predicate.Session{entsession.ID(sid), scope(projectID)}, func(n int) audit.Event {
+	return e.revokeWhere(ctx, []predicate.Session{entsession.ID(sid), scope(projectID)}, func(n int) audit.Event {
 		return audit.Event{ActorID: &actorID, ProjectID: projectID, Action: "session.revoke", Metadata: map[string]any{"sessionHandle": sid}, Origin: origin}
 	})
 }
 
 // AdminRevokeUser revokes every live session of a user within the admin's scope.
 func (e *Engine) AdminRevokeUser(ctx context.Context, projectID, userID, actorID string, origin audit.Origin) (int, error) {
-	return e.revokeAudited(ctx, []predicate.Session{entsession.UserID(userID), scope(projectID)}, func(n int) audit.Event {
+	return e.revokeWhere(ctx, []predicate.Session{entsession.UserID(userID), scope(projectID)}, func(n int) audit.Event {
 		return audit.Event{ActorID: &actorID, ProjectID: projectID, Action: "session.revoke_all", Metadata: map[string]any{"userId": userID, "revoked": n}, Origin: origin}
 	})
 }
 
-// revokeAudited revokes the live sessions matching where, and writes the audit record in
-// the same transaction when it revoked any.
-func (e *Engine) revokeAudited(ctx context.Context, where []predicate.Session, event func(n int) audit.Event) (int, error) {
-	var ids []string
+// revokeWhere revokes the unrevoked sessions matching where and, when it revoked any and
+// event is given, writes the audit record in the same transaction. The invalidation of
+// every revoked session commits with it (SPEC §9): no replica can miss a revoke that
+// returned success.
+func (e *Engine) revokeWhere(ctx context.Context, where []predicate.Session, event func(n int) audit.Event) (int, error) {
 	n := 0
 	err := database.WithTx(ctx, e.ent, func(tx *ent.Tx) error {
-		var err error
-		ids, err = tx.Session.Query().Where(where...).Where(entsession.RevokedAtIsNil()).IDs(ctx)
+		ids, err := tx.Session.Query().Where(where...).Where(entsession.RevokedAtIsNil()).IDs(ctx)
 		if err != nil || len(ids) == 0 {
 			return err
 		}
@@ -106,16 +106,21 @@ func (e *Engine) revokeAudited(ctx context.Context, where []predicate.Session, e
 		if err != nil || n == 0 {
 			return err
 		}
+		// Every id is invalidated: the few a concurrent revoke got first are already
+		// dead, and forgetting them again costs nothing.
+		for _, id := range ids {
+			if err := e.bus.Publish(ctx, tx, topicSessions, id); err != nil {
+				return err
+			}
+		}
+		if event == nil {
+			return nil
+		}
 		_, err = e.audit.Record(ctx, tx, event(n))
 		return err
 	})
 	if err != nil {
 		return 0, err
-	}
-	// Every id is invalidated: the few a concurrent revoke got first are already dead,
-	// and forgetting them again costs nothing.
-	for _, id := range ids {
-		e.bus.Publish(ctx, topicSessions, id)
 	}
 	e.metrics.Revoked.WithLabelValues("session", "").Add(float64(n))
 	return n, nil
@@ -138,13 +143,5 @@ func (e *Engine) Mine(ctx context.Context, userID string) ([]Recent, error) {
 // RevokeMine revokes one of the user's own sessions: 1 when this call revoked it, 0 when
 // it is another user's, unknown or already revoked (all alike, so nothing is revealed).
 func (e *Engine) RevokeMine(ctx context.Context, userID, sid string) (int, error) {
-	n, err := e.ent.Session.Update().
-		Where(entsession.ID(sid), entsession.UserID(userID), entsession.RevokedAtIsNil()).
-		SetRevokedAt(e.clock.Now()).Save(ctx)
-	if err != nil || n == 0 {
-		return 0, err
-	}
-	e.bus.Publish(ctx, topicSessions, sid)
-	e.metrics.Revoked.WithLabelValues("session", "").Inc()
-	return n, nil
+	return e.revokeWhere(ctx, []predicate.Session{entsession.ID(sid), entsession.UserID(userID)}, nil)
 }

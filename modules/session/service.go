@@ -12,6 +12,7 @@ import (
 	"github.com/go-jose/go-jose/v4/jwt"
 
 	"github.com/authcore/authcore/ent"
+	"github.com/authcore/authcore/ent/predicate"
 	"github.com/authcore/authcore/ent/refreshtoken"
 	"github.com/authcore/authcore/ent/schema"
 	entsession "github.com/authcore/authcore/ent/session"
@@ -428,21 +429,11 @@ func (e *Engine) Refresh(ctx context.Context, token string) (Refreshed, error) {
 }
 
 // Revoke ends one session. It reports whether this call revoked it (false when it was
-// already revoked or does not exist). Before it returns, this replica refuses the
-// session's tokens; other replicas learn through the invalidation bus.
+// already revoked or does not exist). This replica refuses the session's tokens once it
+// returns, every other one within moments (the invalidation commits with the revoke).
 func (e *Engine) Revoke(ctx context.Context, sid string) (bool, error) {
-	n, err := e.ent.Session.Update().
-		Where(entsession.ID(sid), entsession.RevokedAtIsNil()).
-		SetRevokedAt(e.clock.Now()).
-		Save(ctx)
-	if err != nil {
-		return false, err
-	}
-	e.bus.Publish(ctx, topicSessions, sid)
-	if n > 0 {
-		e.metrics.Revoked.WithLabelValues("session", "").Inc()
-	}
-	return n > 0, nil
+	n, err := e.revokeWhere(ctx, []predicate.Session{entsession.ID(sid)}, nil)
+	return n > 0, err
 }
 
 func (e *Engine) readyErr(context.Context) error {

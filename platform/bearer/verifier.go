@@ -152,10 +152,11 @@ func (v *Verifier[V]) lookup(ctx context.Context, d secret.Digest) (*Entry[V], e
 	return e, nil
 }
 
-// Revoked tells every replica (this one before it returns) to forget the credential whose
-// stored digest is given.
-func (v *Verifier[V]) Revoked(ctx context.Context, digest []byte) {
-	v.bus.Publish(ctx, v.topic, hex.EncodeToString(digest))
+// Revoked tells every replica to forget the credential whose stored digest is given, as
+// part of tx (the transaction that revokes it): here when tx commits, elsewhere through a
+// NOTIFY that commits with it.
+func (v *Verifier[V]) Revoked(ctx context.Context, tx *ent.Tx, digest []byte) error {
+	return v.bus.Publish(ctx, tx, v.topic, hex.EncodeToString(digest))
 }
 
 // drop forgets one digest (hex), or everything for "".

@@ -13,6 +13,7 @@ import (
 	"github.com/authcore/authcore/internal/testkit"
 	"github.com/authcore/authcore/platform/bearer"
 	"github.com/authcore/authcore/platform/config"
+	"github.com/authcore/authcore/platform/database"
 	"github.com/authcore/authcore/platform/invalidation"
 	"github.com/authcore/authcore/platform/logging"
 	"github.com/authcore/authcore/platform/ratelimit"
@@ -132,7 +133,9 @@ func TestVerifier(t *testing.T) {
 			t.Fatal(err)
 		}
 		st.put(tok, bearer.Entry[string]{ID: "c4", Digest: secret.DigestOf(tok).Bytes(), Revoked: true})
-		v.Revoked(ctx, secret.DigestOf(tok).Bytes())
+		if err := database.WithTx(ctx, a.Ent, func(tx *ent.Tx) error { return v.Revoked(ctx, tx, secret.DigestOf(tok).Bytes()) }); err != nil {
+			t.Fatal(err)
+		}
 		if _, err := v.Verify(ctx, tok); !errors.Is(err, bearer.ErrInvalid) {
 			t.Fatalf("after revoke: %v", err)
 		}

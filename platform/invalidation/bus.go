@@ -1,6 +1,7 @@
 // Package invalidation tells every replica that a cached credential changed (revoked,
-// rotated). Publish notifies this process's subscribers at once, before it returns, and
-// other replicas sharing PostgreSQL through LISTEN/NOTIFY, typically within milliseconds.
+// rotated). Publish is part of the transaction that makes the change: this process's
+// subscribers hear it when that transaction commits, and other replicas sharing
+// PostgreSQL through a NOTIFY delivered on the same commit, typically within milliseconds.
 // On SQLite there is one process, so local delivery is all there is. It carries keys only,
 // never a secret.
 package invalidation
@@ -15,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.uber.org/fx"
 
+	"github.com/authcore/authcore/ent"
 	"github.com/authcore/authcore/platform/database"
 )
 
@@ -23,8 +25,10 @@ const Channel = "authcore_invalidate"
 
 // Bus delivers invalidations to subscribers.
 type Bus interface {
-	// Publish invalidates key within topic, here at once and on other replicas.
-	Publish(ctx context.Context, topic, key string)
+	// Publish invalidates key within topic as part of tx: here once tx commits, and on
+	// other replicas through a NOTIFY that PostgreSQL delivers on that same commit. A
+	// failed NOTIFY fails the transaction, so a change that committed is never missed.
+	Publish(ctx context.Context, tx *ent.Tx, topic, key string) error
 	// Subscribe calls fn(key) for each invalidation of topic, and fn("") when
 	// invalidations may have been missed (the listener reconnected): drop everything.
 	Subscribe(topic string, fn func(key string))
@@ -81,16 +85,24 @@ func (b *PG) deliverAll() {
 	}
 }
 
-func (b *PG) Publish(ctx context.Context, topic, key string) {
-	b.deliver(topic, key)
-	if b.pool == nil {
-		return
+func (b *PG) Publish(ctx context.Context, tx *ent.Tx, topic, key string) error {
+	if b.pool != nil {
+		if _, err := tx.ExecContext(ctx, "SELECT pg_notify($1, $2)", Channel, topic+"\n"+key); err != nil {
+			return err
+		}
 	}
-	// A failed NOTIFY leaves other replicas on their cache TTL; the revoke itself is
-	// committed and this replica already honours it, so it is logged, not returned.
-	if _, err := b.pool.Exec(ctx, "SELECT pg_notify($1, $2)", Channel, topic+"\n"+key); err != nil {
-		b.log.WarnContext(ctx, "invalidation not broadcast; other replicas rely on cache expiry", "topic", topic, "error", err)
-	}
+	// Local subscribers hear it after the commit: forgetting a credential before then
+	// would let a lookup in between cache the state about to change.
+	tx.OnCommit(func(next ent.Committer) ent.Committer {
+		return ent.CommitFunc(func(ctx context.Context, tx *ent.Tx) error {
+			err := next.Commit(ctx, tx)
+			if err == nil {
+				b.deliver(topic, key)
+			}
+			return err
+		})
+	})
+	return nil
 }
 
 // Listening is closed once this replica receives notifications.

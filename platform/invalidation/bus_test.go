@@ -2,13 +2,16 @@ package invalidation_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
 	"go.uber.org/fx"
 
+	"github.com/authcore/authcore/ent"
 	"github.com/authcore/authcore/internal/testkit"
 	"github.com/authcore/authcore/platform/config"
+	"github.com/authcore/authcore/platform/database"
 	"github.com/authcore/authcore/platform/invalidation"
 	"github.com/authcore/authcore/platform/logging"
 	"github.com/authcore/authcore/platform/secret"
@@ -16,18 +19,42 @@ import (
 
 func TestMain(m *testing.M) { testkit.Main(m) }
 
-func replica(t *testing.T, st testkit.Store, url string) *invalidation.PG {
+type replica struct {
+	*invalidation.PG
+	app *testkit.App
+}
+
+func start(t *testing.T, st testkit.Store, url string) replica {
 	var bus *invalidation.PG
 	graph := func(cfg config.Config, key secret.MasterKey, out logging.Output) fx.Option {
 		return fx.Options(testkit.Core(cfg, key, out), invalidation.Module, fx.Populate(&bus))
 	}
-	testkit.StartURL(t, st.Name, url, graph)
+	a := testkit.StartURL(t, st.Name, url, graph)
 	select {
 	case <-bus.Listening():
 	case <-time.After(10 * time.Second):
 		t.Fatal("not listening")
 	}
-	return bus
+	return replica{bus, a}
+}
+
+// publish publishes inside a transaction that commits, or rolls back when fail is set.
+func (r replica) publish(t *testing.T, topic, key string, fail bool) {
+	t.Helper()
+	ctx := context.Background()
+	rollback := errors.New("roll back")
+	err := database.WithTx(ctx, r.app.Ent, func(tx *ent.Tx) error {
+		if err := r.Publish(ctx, tx, topic, key); err != nil {
+			return err
+		}
+		if fail {
+			return rollback
+		}
+		return nil
+	})
+	if err != nil && !(fail && errors.Is(err, rollback)) {
+		t.Fatal(err)
+	}
 }
 
 func receive(bus invalidation.Bus, topic string) <-chan string {
@@ -36,36 +63,39 @@ func receive(bus invalidation.Bus, topic string) <-chan string {
 	return got
 }
 
-// Publish reaches this replica's subscribers before it returns, on every store; other
-// replicas on the same PostgreSQL hear it through NOTIFY, and a topic's subscribers hear
-// only that topic.
+// Publish is part of a transaction: nobody hears of a change that rolled back; on commit
+// this replica's subscribers have heard it when the commit returns, and other replicas on
+// the same PostgreSQL through the NOTIFY that committed with it. A topic's subscribers
+// hear only that topic.
 func TestPublish(t *testing.T) {
 	testkit.ForEachStore(t, func(t *testing.T, st testkit.Store) {
 		url := st.URL(t)
-		a := replica(t, st, url)
+		a := start(t, st, url)
 		local, other := receive(a, "tokens"), receive(a, "badges")
-		a.Publish(context.Background(), "tokens", "k1")
+		var remote <-chan string
+		if st.Name == "postgres" {
+			remote = receive(start(t, st, url), "tokens")
+		}
+
+		a.publish(t, "tokens", "rolled-back", true)
+		a.publish(t, "tokens", "k1", false)
 		select {
 		case k := <-local:
 			if k != "k1" {
-				t.Fatalf("got %q", k)
+				t.Fatalf("got %q first: a rolled-back change was delivered", k)
 			}
 		default:
-			t.Fatal("not delivered locally before Publish returned")
+			t.Fatal("not delivered locally when the commit returned")
 		}
-		if st.Name != "postgres" {
-			return
-		}
-		b := replica(t, st, url)
-		remote := receive(b, "tokens")
-		a.Publish(context.Background(), "tokens", "k2")
-		select {
-		case k := <-remote:
-			if k != "k2" {
-				t.Fatalf("got %q", k)
+		if remote != nil {
+			select {
+			case k := <-remote:
+				if k != "k1" {
+					t.Fatalf("the other replica got %q first: a rolled-back NOTIFY was delivered", k)
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatal("the other replica never heard it")
 			}
-		case <-time.After(5 * time.Second):
-			t.Fatal("the other replica never heard it")
 		}
 		select {
 		case k := <-other:

@@ -53,14 +53,9 @@ type Product interface {
 	// the product's key, or nil when the badge's secret is all there is. An error wrapping
 	// ErrNotConfigured is answered 503 storage_not_configured.
 	Mint(ctx context.Context, tx *ent.Tx, b Badge) (any, error)
-	// Revoke withdraws the product's credentials inside the revoke's transaction.
+	// Revoke withdraws the product's credentials inside the revoke's transaction; a
+	// product that caches them publishes their invalidation in that transaction too.
 	Revoke(ctx context.Context, tx *ent.Tx, b Badge) error
-}
-
-// AfterRevoke is implemented by products that cache their credentials: it runs after the
-// revoke committed (invalidating earlier could let a lookup re-cache the old state).
-type AfterRevoke interface {
-	AfterRevoke(ctx context.Context, b Badge)
 }
 
 // AsProduct contributes the Product returned by constructor f. It is the only place that

@@ -162,5 +162,3 @@ func (l *Limiter) tooMany(wait time.Duration) error {
 	}
 	return l.refused.WithHeader("Retry-After", strconv.Itoa(secs))
 }
-
-

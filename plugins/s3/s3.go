@@ -50,8 +50,7 @@ type Product struct {
 }
 
 var (
-	_ product.Product     = (*Product)(nil)
-	_ product.AfterRevoke = (*Product)(nil)
+	_ product.Product = (*Product)(nil)
 )
 
 // New returns the product.
@@ -109,22 +108,17 @@ func (p *Product) Mint(ctx context.Context, tx *ent.Tx, b product.Badge) (any, e
 	return Credentials{AccessKeyID: accessKey, SecretAccessKey: secretKey, Bucket: bucket, Region: p.region, Endpoint: p.endpoint}, nil
 }
 
-// Revoke retires the badge's key pair inside the revoke's transaction.
+// Revoke retires the badge's key pair inside the revoke's transaction, and makes every
+// replica forget the key when that transaction commits.
 func (p *Product) Revoke(ctx context.Context, tx *ent.Tx, b product.Badge) error {
-	return tx.S3Credential.Update().
-		Where(s3credential.BadgeID(b.ID), s3credential.RevokedAtIsNil()).
-		SetRevokedAt(p.clock.Now()).
-		Exec(ctx)
-}
-
-// AfterRevoke makes every replica forget the key, once the revoke has committed.
-func (p *Product) AfterRevoke(ctx context.Context, b product.Badge) {
-	c, err := p.ent.S3Credential.Query().Where(s3credential.BadgeID(b.ID)).Only(ctx)
+	c, err := tx.S3Credential.Query().Where(s3credential.BadgeID(b.ID)).Only(ctx)
 	if err != nil {
-		// Nothing cached can outlive cacheTTL; a failed read here only delays others.
-		return
+		return err
 	}
-	p.bus.Publish(ctx, topic, c.AccessKeyID)
+	if err := tx.S3Credential.UpdateOne(c).SetRevokedAt(p.clock.Now()).Exec(ctx); err != nil {
+		return err
+	}
+	return p.bus.Publish(ctx, tx, topic, c.AccessKeyID)
 }
 
 // key is a looked-up access key with its opened secret.
