@@ -147,7 +147,7 @@ func (s *Server) Start(context.Context) error {
 	}
 	s.addr.Store(ln.Addr().(*net.TCPAddr))
 	go func() {
-		if err := s.app.Listener(ln); err != nil && !errors.Is(err, net.ErrClosed) {
+		if err := s.app.Listener(lingerListener{ln}); err != nil && !errors.Is(err, net.ErrClosed) {
 			s.log.Error("http listener stopped", "error", err)
 		}
 	}()

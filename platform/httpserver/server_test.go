@@ -2,6 +2,7 @@ package httpserver_test
 
 import (
 	"errors"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -163,5 +164,25 @@ func TestGracefulShutdownDrainsInFlight(t *testing.T) {
 	r.Expect(t, 200, map[string]any{"done": true})
 	if _, err := http.Get(a.Base + "/healthz"); err == nil {
 		t.Fatal("still accepting after stop")
+	}
+}
+
+// A client still sending a body far over the limit gets the 413 answer, not a connection
+// reset: the server reads and discards (bounded) what is in flight before it closes.
+func TestTooLargeBodyGetsItsAnswer(t *testing.T) {
+	a := testkit.StartURL(t, "sqlite", "sqlite::memory:", graph, testkit.WithFx(httpserver.AsRoutes(testRoutes)))
+	body := strings.Repeat("x", 1<<20)
+	for i := range 20 {
+		req, _ := http.NewRequest(http.MethodPost, a.Base+"/test/echo/1", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatalf("request %d: %v", i+1, err)
+		}
+		b, err := io.ReadAll(res.Body)
+		res.Body.Close()
+		if err != nil || res.StatusCode != 413 || !strings.Contains(string(b), "payload_too_large") {
+			t.Fatalf("request %d: %d %s %v", i+1, res.StatusCode, b, err)
+		}
 	}
 }
