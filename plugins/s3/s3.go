@@ -5,7 +5,9 @@ package s3
 
 import (
 	"context"
+	"net/url"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/fx"
@@ -17,8 +19,10 @@ import (
 	"github.com/authcore/authcore/platform/config"
 	"github.com/authcore/authcore/platform/httpserver"
 	"github.com/authcore/authcore/platform/invalidation"
+	"github.com/authcore/authcore/platform/metrics"
 	"github.com/authcore/authcore/platform/product"
 	"github.com/authcore/authcore/platform/secret"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Module contributes the product and the verify endpoint.
@@ -46,19 +50,36 @@ type Product struct {
 	bus      invalidation.Bus
 	endpoint string
 	region   string
-	cache    *bearer.Cache[string, *key]
+	// endpointHost is the endpoint's host name: bucket.endpointHost is virtual-hosted style.
+	endpointHost  string
+	cache         *bearer.Cache[string, *key]
+	verifications *prometheus.CounterVec // by result, kind s3_sigv4
 }
 
-var (
-	_ product.Product = (*Product)(nil)
-)
+var _ product.Product = (*Product)(nil)
+
+// Params are the product's dependencies.
+type Params struct {
+	fx.In
+	Ent     *ent.Client
+	Keys    *secret.Keyring
+	Clock   clock.Clock
+	Bus     invalidation.Bus
+	Config  config.Config
+	Metrics *metrics.Credentials
+}
 
 // New returns the product.
-func New(client *ent.Client, keys *secret.Keyring, c clock.Clock, bus invalidation.Bus, cfg config.Config) *Product {
-	p := &Product{ent: client, keys: keys, clock: c, bus: bus, endpoint: cfg.S3Endpoint, region: cfg.S3Region,
-		cache: bearer.NewCache[string, *key](cacheSize, cacheTTL)}
-	bearer.Follow(bus, topic, p.cache)
-	return p
+func New(p Params) *Product {
+	pr := &Product{ent: p.Ent, keys: p.Keys, clock: p.Clock, bus: p.Bus, endpoint: p.Config.S3Endpoint, region: p.Config.S3Region,
+		cache:         bearer.NewCache[string, *key](cacheSize, cacheTTL),
+		verifications: p.Metrics.Verifications.MustCurryWith(prometheus.Labels{"kind": "s3_sigv4"}),
+	}
+	if u, err := url.Parse(p.Config.S3Endpoint); err == nil {
+		pr.endpointHost = strings.ToLower(u.Hostname())
+	}
+	bearer.Follow(p.Bus, topic, pr.cache)
+	return pr
 }
 
 func (*Product) Key() string              { return "s3" }
@@ -126,7 +147,9 @@ type key struct {
 	badgeID, projectID, bucket, role string
 	secret                           string
 	expiresAt                        *time.Time
-	revoked                          bool
+	// derived is the last signing key derived from secret, with its scope.
+	derived atomic.Pointer[derived]
+	revoked bool
 }
 
 func (p *Product) lookup(ctx context.Context, accessKey string) (*key, error) {
