@@ -64,11 +64,30 @@ func (o Object) String(name string) (string, State) {
 	if st != OK {
 		return "", st
 	}
+	if s, ok := plainString(r); ok {
+		return s, OK
+	}
 	var s string
 	if json.Unmarshal(r, &s) != nil {
 		return "", WrongType
 	}
 	return s, OK
+}
+
+// plainString decodes a JSON string without escapes the cheap way: most field values are
+// such strings, and Unmarshal's reflection costs more than the rest of a small request.
+// Anything else (escapes, non-ASCII, not a string) is left to encoding/json.
+func plainString(r json.RawMessage) (string, bool) {
+	if len(r) < 2 || r[0] != '"' || r[len(r)-1] != '"' {
+		return "", false
+	}
+	body := r[1 : len(r)-1]
+	for _, c := range body {
+		if c < 0x20 || c == '"' || c == '\\' || c >= 0x80 {
+			return "", false
+		}
+	}
+	return string(body), true
 }
 
 // Bool reads a JSON boolean field.

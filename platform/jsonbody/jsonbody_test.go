@@ -1,6 +1,9 @@
 package jsonbody
 
-import "testing"
+import (
+	"encoding/json"
+	"testing"
+)
 
 func TestParse(t *testing.T) {
 	for _, body := range []string{"", "  ", "not json", "[]", `"s"`, "null", "1", "{", `{"a":1} x`} {
@@ -54,4 +57,50 @@ func TestFields(t *testing.T) {
 	if _, st := o.Strings("bad"); st != WrongType {
 		t.Error("[1] as strings")
 	}
+}
+
+// The cheap path for plain strings answers exactly as encoding/json does.
+func TestStringFastPathAgreesWithEncodingJSON(t *testing.T) {
+	for _, raw := range []string{`"plain"`, `""`, `"with \"quote\""`, `"tab\there"`, `"caf\u00e9"`, `"café"`, `"a\\b"`, `"\ud83d\ude00"`, "\"ctl\x01\"", `"/x?y=1&z"`} {
+		o, ok := Parse([]byte(`{"s":` + raw + `}`))
+		got, st := o.String("s")
+		var want string
+		wantErr := json.Unmarshal([]byte(raw), &want)
+		if !ok {
+			if wantErr == nil {
+				t.Errorf("%s: not parsed", raw)
+			}
+			continue
+		}
+		if st != OK || got != want {
+			t.Errorf("%s: got %q (%v), want %q", raw, got, st, want)
+		}
+	}
+}
+
+// FuzzObject: any body either parses as an object or does not, never panics, and every
+// string field reads as encoding/json reads it.
+func FuzzObject(f *testing.F) {
+	for _, seed := range []string{`{"a":"b"}`, `{"a":1,"b":[1,2],"c":{"d":null}}`, `{"s":"caf\u00e9\n"}`, `[]`, ``, `{"a":"\x00"}`} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		o, ok := Parse(body)
+		if !ok {
+			return
+		}
+		for name, raw := range o {
+			got, st := o.String(name)
+			var want string
+			if err := json.Unmarshal(raw, &want); err == nil && (st != OK || got != want) {
+				t.Fatalf("%s: got %q, want %q", raw, got, want)
+			}
+			_, _ = o.Number(name)
+			_, _ = o.Strings(name)
+			_, _, _ = o.Integer(name)
+		}
+		f := Read(body)
+		_ = f.RequiredString("x")
+		_ = f.Err()
+	})
 }

@@ -5,6 +5,7 @@ package s3
 
 import (
 	"context"
+	"encoding/json"
 	"net/url"
 	"strings"
 	"sync/atomic"
@@ -51,9 +52,9 @@ type Product struct {
 	endpoint string
 	region   string
 	// endpointHost is the endpoint's host name: bucket.endpointHost is virtual-hosted style.
-	endpointHost  string
-	cache         *bearer.Cache[string, *key]
-	verifications *prometheus.CounterVec // by result, kind s3_sigv4
+	endpointHost string
+	cache        *bearer.Cache[string, *key]
+	results      map[string]prometheus.Counter // verifications by result, kind s3_sigv4
 }
 
 var _ product.Product = (*Product)(nil)
@@ -72,8 +73,11 @@ type Params struct {
 // New returns the product.
 func New(p Params) *Product {
 	pr := &Product{ent: p.Ent, keys: p.Keys, clock: p.Clock, bus: p.Bus, endpoint: p.Config.S3Endpoint, region: p.Config.S3Region,
-		cache:         bearer.NewCache[string, *key](cacheSize, cacheTTL),
-		verifications: p.Metrics.Verifications.MustCurryWith(prometheus.Labels{"kind": "s3_sigv4"}),
+		cache:   bearer.NewCache[string, *key](cacheSize, cacheTTL),
+		results: map[string]prometheus.Counter{},
+	}
+	for _, r := range []string{"ok", reasonBadSignature, reasonInvalidKey, reasonClockSkew, reasonPresignExpired, reasonBucketMismatch, reasonMalformed} {
+		pr.results[r] = p.Metrics.Verifications.WithLabelValues("s3_sigv4", r)
 	}
 	if u, err := url.Parse(p.Config.S3Endpoint); err == nil {
 		pr.endpointHost = strings.ToLower(u.Hostname())
@@ -149,6 +153,8 @@ type key struct {
 	expiresAt                        *time.Time
 	// derived is the last signing key derived from secret, with its scope.
 	derived atomic.Pointer[derived]
+	// valid is the pre-encoded answer for a request this key signed.
+	valid   []byte
 	revoked bool
 }
 
@@ -165,6 +171,11 @@ func (p *Product) lookup(ctx context.Context, accessKey string) (*key, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &key{badgeID: c.BadgeID, projectID: c.ProjectID, bucket: c.Bucket, role: c.Role, secret: string(sec), expiresAt: c.ExpiresAt, revoked: c.RevokedAt != nil}, nil
+		k := &key{badgeID: c.BadgeID, projectID: c.ProjectID, bucket: c.Bucket, role: c.Role, secret: string(sec), expiresAt: c.ExpiresAt, revoked: c.RevokedAt != nil}
+		// The valid answer is encoded once, so the hot path only copies bytes.
+		if k.valid, err = json.Marshal(verdict{Valid: true, BadgeID: k.badgeID, ProjectID: k.projectID, Bucket: k.bucket, Role: k.role}); err != nil {
+			return nil, err
+		}
+		return k, nil
 	})
 }

@@ -1,11 +1,13 @@
 package s3
 
 import (
+	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -68,72 +70,130 @@ type signedRequest struct {
 	presigned                 bool
 }
 
+// verifyFields are the verify body's fields, read but not yet checked.
+type verifyFields struct {
+	method, path       string
+	query, payloadHash *string
+	headers            map[string]string
+}
+
+// parseVerify reads and checks a verify body. A well-formed body is decoded in one pass;
+// anything else is read again field by field, so the 400 lists every violation.
 func parseVerify(body []byte) (signedRequest, error) {
-	f := jsonbody.Read(body)
-	var r signedRequest
-	if s, st := f.String("method"); st != jsonbody.OK || s == "" || strings.ToUpper(s) != s {
-		f.Fail("method", "must be an upper-case HTTP method")
-	} else {
-		r.method = s
-	}
-	// path is the raw request path, still percent-encoded as it was sent.
-	if s, st := f.String("path"); st != jsonbody.OK || !strings.HasPrefix(s, "/") {
-		f.Fail("path", "must be a string starting with /")
-	} else {
-		r.path = s
-	}
-	switch s, st := f.String("query"); st {
-	case jsonbody.OK:
-		q, err := url.ParseQuery(strings.TrimPrefix(s, "?"))
-		if err != nil {
-			f.Fail("query", "is not a valid query string")
+	if v, ok := decodeVerify(body); ok {
+		failed := false
+		r := v.check(func(string, string) { failed = true })
+		if !failed {
+			return r, nil
 		}
-		r.query = q
-	case jsonbody.Absent:
-		r.query = url.Values{}
-	default:
-		f.Fail("query", "must be a string")
 	}
-	r.presigned = r.query.Get("X-Amz-Signature") != ""
-	r.headers = map[string]string{}
-	if raw, ok := f.Object["headers"]; !ok {
-		f.Fail("headers", "is required")
-	} else if h, ok := jsonbody.Parse(raw); !ok {
-		f.Fail("headers", "must be an object of strings")
-	} else {
+	f := jsonbody.Read(body)
+	var v verifyFields
+	str := func(name string) string {
+		s, st := f.String(name)
+		if st != jsonbody.OK && st != jsonbody.Absent {
+			f.Fail(name, "must be a string")
+		}
+		return s
+	}
+	optional := func(name string) *string {
+		if _, st := f.String(name); st == jsonbody.Absent {
+			return nil
+		}
+		s := str(name)
+		return &s
+	}
+	v.method, v.path, v.query, v.payloadHash = str("method"), str("path"), optional("query"), optional("payloadHash")
+	if raw, ok := f.Object["headers"]; ok {
+		h, ok := jsonbody.Parse(raw)
+		if !ok {
+			f.Fail("headers", "must be an object of strings")
+		}
+		v.headers = map[string]string{}
 		for name := range h {
-			v, st := h.String(name)
+			s, st := h.String(name)
 			if st != jsonbody.OK {
 				f.Fail("headers."+name, "must be a string")
-				continue
 			}
-			r.headers[strings.ToLower(name)] = v
+			v.headers[name] = s
 		}
+	}
+	r := v.check(f.Fail)
+	return r, f.Err()
+}
+
+// decodeVerify is the one-pass decoding of a body that holds no null and names its fields
+// exactly (encoding/json would take null for absent and match names in any case, where the
+// field-by-field reading does neither).
+func decodeVerify(body []byte) (verifyFields, bool) {
+	var w struct {
+		Method      *string           `json:"method"`
+		Path        *string           `json:"path"`
+		Query       *string           `json:"query"`
+		Headers     map[string]string `json:"headers"`
+		PayloadHash *string           `json:"payloadHash"`
+	}
+	if bytes.Contains(body, []byte("null")) || json.Unmarshal(body, &w) != nil || w.Method == nil || w.Path == nil || w.Headers == nil {
+		return verifyFields{}, false
+	}
+	for name, set := range map[string]bool{`"method"`: true, `"path"`: true, `"headers"`: true, `"query"`: w.Query != nil, `"payloadHash"`: w.PayloadHash != nil} {
+		if set && !bytes.Contains(body, []byte(name)) {
+			return verifyFields{}, false
+		}
+	}
+	return verifyFields{method: *w.Method, path: *w.Path, query: w.Query, payloadHash: w.PayloadHash, headers: w.Headers}, true
+}
+
+// check applies the verify body's rules, reporting each violation to fail.
+func (v verifyFields) check(fail func(field, reason string)) signedRequest {
+	var r signedRequest
+	if v.method == "" || strings.ToUpper(v.method) != v.method {
+		fail("method", "must be an upper-case HTTP method")
+	}
+	r.method = v.method
+	// path is the raw request path, still percent-encoded as it was sent.
+	if !strings.HasPrefix(v.path, "/") {
+		fail("path", "must be a string starting with /")
+	}
+	r.path = v.path
+	r.query = url.Values{}
+	if v.query != nil {
+		q, err := url.ParseQuery(strings.TrimPrefix(*v.query, "?"))
+		if err != nil {
+			fail("query", "is not a valid query string")
+		}
+		r.query = q
+	}
+	r.presigned = r.query.Get("X-Amz-Signature") != ""
+	r.headers = make(map[string]string, len(v.headers))
+	for name, value := range v.headers {
+		r.headers[strings.ToLower(name)] = value
+	}
+	if v.headers == nil {
+		fail("headers", "is required")
+	} else {
 		required := []string{"host"}
 		if !r.presigned {
 			required = append(required, "authorization", "x-amz-date")
 		}
 		for _, name := range required {
 			if r.headers[name] == "" {
-				f.Fail("headers."+name, "is required")
+				fail("headers."+name, "is required")
 			}
 		}
 	}
-	switch s, st := f.String("payloadHash"); st {
-	case jsonbody.OK:
-		if !validPayloadHash(s) {
-			f.Fail("payloadHash", "must be a hex SHA-256 or a value S3 accepts in x-amz-content-sha256")
+	switch {
+	case v.payloadHash != nil:
+		if !validPayloadHash(*v.payloadHash) {
+			fail("payloadHash", "must be a hex SHA-256 or a value S3 accepts in x-amz-content-sha256")
 		}
-		r.payloadHash = s
-	case jsonbody.Absent:
+		r.payloadHash = *v.payloadHash
+	case r.headers["x-amz-content-sha256"] != "":
 		r.payloadHash = r.headers["x-amz-content-sha256"]
-		if r.payloadHash == "" {
-			r.payloadHash = unsignedBody
-		}
 	default:
-		f.Fail("payloadHash", "must be a string")
+		r.payloadHash = unsignedBody
 	}
-	return r, f.Err()
+	return r
 }
 
 // verdict is the answer: valid with the key's facts, or invalid with a reason.
@@ -146,23 +206,27 @@ type verdict struct {
 	Role      string `json:"role,omitempty"`
 }
 
-func invalid(reason string) verdict { return verdict{Reason: reason} }
+// answers are the pre-encoded invalid verdicts, one per reason.
+var answers = func() map[string][]byte {
+	m := map[string][]byte{}
+	for _, r := range []string{reasonBadSignature, reasonInvalidKey, reasonClockSkew, reasonPresignExpired, reasonBucketMismatch, reasonMalformed} {
+		m[r], _ = json.Marshal(verdict{Reason: r}) // cannot fail: two plain fields
+	}
+	return m
+}()
 
 func (p *Product) verify(c *fiber.Ctx) error {
 	r, err := parseVerify(c.Body())
 	if err != nil {
 		return err
 	}
-	v, err := p.check(c.UserContext(), r)
+	answer, result, err := p.check(c.UserContext(), r)
 	if err != nil {
 		return err
 	}
-	result := "ok"
-	if !v.Valid {
-		result = v.Reason
-	}
-	p.verifications.WithLabelValues(result).Inc()
-	return c.JSON(v)
+	p.results[result].Inc()
+	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
+	return c.Send(answer)
 }
 
 // credential is what the client claims: its key and scope, the signing time, the headers
@@ -181,44 +245,48 @@ func (c credential) scope() string {
 	return c.date + "/" + c.region + "/" + c.service + "/aws4_request"
 }
 
-func (p *Product) check(ctx context.Context, r signedRequest) (verdict, error) {
+// check verifies a request: the answer to send and its result ("ok" or the reason).
+func (p *Product) check(ctx context.Context, r signedRequest) ([]byte, string, error) {
+	invalid := func(reason string) ([]byte, string, error) { return answers[reason], reason, nil }
 	cred, ok := parseCredential(r)
 	if !ok || cred.region != p.region || cred.service != "s3" {
-		return invalid(reasonMalformed), nil
+		return invalid(reasonMalformed)
 	}
 	now := p.clock.Now()
 	if cred.at.Sub(now) > maxClockSkew || (!r.presigned && now.Sub(cred.at) > maxClockSkew) {
-		return invalid(reasonClockSkew), nil
+		return invalid(reasonClockSkew)
 	}
 	if r.presigned && !now.Before(cred.at.Add(cred.expires)) {
-		return invalid(reasonPresignExpired), nil
+		return invalid(reasonPresignExpired)
 	}
 	k, err := p.lookup(ctx, cred.accessKey)
 	if err != nil {
-		return verdict{}, err
+		return nil, "", err
 	}
 	if k == nil || k.revoked || (k.expiresAt != nil && !now.Before(*k.expiresAt)) {
-		return invalid(reasonInvalidKey), nil
+		return invalid(reasonInvalidKey)
 	}
-	canonical, ok := canonicalRequests(r, cred)
+	canonical, ok := canonicalRequest(r, cred)
 	if !ok {
-		return invalid(reasonMalformed), nil
+		return invalid(reasonMalformed)
 	}
 	signing := k.signingKey(cred)
-	matched := false
-	for _, cr := range canonical {
-		if subtle.ConstantTimeCompare([]byte(signature(signing, cred, cr)), []byte(cred.signature)) == 1 {
-			matched = true
-			break
+	if !signedBy(signing, cred, canonical.withPath(r.path)) {
+		// Clients differ in how they escape characters such as '!' or '*' in a path: try
+		// it re-encoded the SigV4 way before calling the signature bad.
+		re, ok := reencoded(r.path)
+		if !ok || !signedBy(signing, cred, canonical.withPath(re)) {
+			return invalid(reasonBadSignature)
 		}
 	}
-	if !matched {
-		return invalid(reasonBadSignature), nil
-	}
 	if bucketOf(r, p.endpointHost) != k.bucket {
-		return invalid(reasonBucketMismatch), nil
+		return invalid(reasonBucketMismatch)
 	}
-	return verdict{Valid: true, BadgeID: k.badgeID, ProjectID: k.projectID, Bucket: k.bucket, Role: k.role}, nil
+	return k.valid, "ok", nil
+}
+
+func signedBy(signingKey []byte, c credential, canonical string) bool {
+	return subtle.ConstantTimeCompare([]byte(signature(signingKey, c, canonical)), []byte(c.signature)) == 1
 }
 
 // parseCredential reads the Authorization header, or for a presigned URL the X-Amz-*
@@ -276,15 +344,18 @@ func parseCredential(r signedRequest) (credential, bool) {
 // verifies that way; the pieces below follow the SigV4 specification, and the tests sign
 // with two independent clients (aws-sdk-go-v2 and minio-go).
 
-// canonicalRequests returns the canonical request the client signed. The path is used as
-// sent; when re-encoding it the SigV4 way gives another string, that form is tried too,
-// since clients differ in how they escape characters such as '!' or '*'.
-func canonicalRequests(r signedRequest, c credential) ([]string, bool) {
+// canonical is a canonical request without its path.
+type canonical struct{ method, rest string }
+
+func (c canonical) withPath(path string) string { return c.method + "\n" + path + c.rest }
+
+// canonicalRequest returns the canonical request the client signed, but for its path.
+func canonicalRequest(r signedRequest, c credential) (canonical, bool) {
 	var b strings.Builder
 	for _, name := range c.signedHeaders {
 		v, ok := r.headers[name]
 		if !ok || name != strings.ToLower(name) {
-			return nil, false
+			return canonical{}, false
 		}
 		b.WriteString(name)
 		b.WriteByte(':')
@@ -292,13 +363,17 @@ func canonicalRequests(r signedRequest, c credential) ([]string, bool) {
 		b.WriteByte('\n')
 	}
 	rest := "\n" + canonicalQuery(r.query, r.presigned) + "\n" + b.String() + "\n" + strings.Join(c.signedHeaders, ";") + "\n" + payloadOf(r)
-	out := []string{r.method + "\n" + r.path + rest}
-	if decoded, err := url.PathUnescape(r.path); err == nil {
-		if re := escape(decoded, false); re != r.path {
-			out = append(out, r.method+"\n"+re+rest)
-		}
+	return canonical{method: r.method, rest: rest}, true
+}
+
+// reencoded is the path decoded and encoded again the SigV4 way, when that differs.
+func reencoded(path string) (string, bool) {
+	decoded, err := url.PathUnescape(path)
+	if err != nil {
+		return "", false
 	}
-	return out, true
+	re := escape(decoded, false)
+	return re, re != path
 }
 
 // payloadOf is the last line of the canonical request.
