@@ -159,11 +159,14 @@ func basicAuth(h string) (id, sec string, present bool, err error) {
 // grantScope returns the scope to grant: by default the badge's role; otherwise every
 // requested scope must be a role no higher than the badge's.
 func grantScope(requested, role string) (string, bool) {
+	max := identity.RoleRank(role)
+	if max == 0 {
+		return "", false // a client whose role is not one: grant nothing (found by FuzzClientAuth)
+	}
 	fields := strings.Fields(requested)
 	if len(fields) == 0 {
 		return role, true
 	}
-	max := identity.RoleRank(role)
 	for _, f := range fields {
 		if r := identity.RoleRank(f); r == 0 || r > max {
 			return "", false
