@@ -1,0 +1,75 @@
+package main
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/authcore/authcore/internal/apptest"
+)
+
+// Mint every kind of secret the service hands out, use each once, then scan a dump of
+// every table and every log line: no plaintext secret may appear (SPEC §9).
+func TestNoSecretInStoreOrLogs(t *testing.T) {
+	apptest.ForEachStore(t, func(t *testing.T, st apptest.Store) {
+		a := apptest.Start(t, st)
+		admin := a.SignUp(t)
+		prj := a.CreateProject(t, admin)
+		secrets := map[string]string{"password": admin.Password, "session access token": admin.AccessToken, "refresh token": admin.RefreshToken}
+
+		// A refresh rotates the refresh token: both the old and the new one are secrets.
+		r := a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/auth-core/session/refresh", Body: map[string]any{"refreshToken": admin.RefreshToken}}).Expect(t, 200, nil)
+		sess := r["session"].(map[string]any)
+		secrets["rotated refresh token"] = sess["refreshToken"].(string)
+		secrets["refreshed access token"] = sess["accessToken"].(string)
+		bearer := map[string]string{"Authorization": "Bearer " + secrets["refreshed access token"]}
+
+		agent := a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/auth-core/projects/" + prj + "/ai/agents", Body: map[string]any{"agentName": "scan"}, Header: bearer}).Expect(t, 200, nil)
+		secrets["agent token"] = agent["plaintext"].(string)
+		a.Get("/v1/auth-core/ai/me", "Authorization", "Bearer "+secrets["agent token"]).Expect(t, 200, nil)
+
+		badge := func(product string) map[string]any {
+			return a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/projects/" + prj + "/service-badges",
+				Body: map[string]any{"name": product, "product": product, "role": "developer"}, Header: bearer}).Expect(t, 201, nil)
+		}
+		secrets["db badge"] = badge("db")["plaintext"].(string)
+		s3 := badge("s3")
+		secrets["s3 badge"] = s3["plaintext"].(string)
+		secrets["s3 secret access key"] = s3["s3"].(map[string]any)["secretAccessKey"].(string)
+		auth := badge("auth")
+		secrets["auth badge"] = auth["plaintext"].(string)
+		creds := auth["auth"].(map[string]any)
+		secrets["client secret"] = creds["clientSecret"].(string)
+		a.Get("/v1/service-badges/me", "Authorization", "Bearer "+secrets["db badge"]).Expect(t, 200, nil)
+
+		form := url.Values{"grant_type": {"client_credentials"}, "client_id": {creds["clientId"].(string)}, "client_secret": {secrets["client secret"]}}
+		tok := a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/oauth/token", Body: form.Encode(),
+			Header: map[string]string{"Content-Type": "application/x-www-form-urlencoded"}}).Expect(t, 200, nil)
+		secrets["OAuth access token"] = tok["access_token"].(string)
+
+		// The store as it stands, then every line up to and including shutdown.
+		dump := a.DumpDB(t)
+		if err := a.Stop(); err != nil {
+			t.Fatal(err)
+		}
+		logs := a.Logs.String()
+		if !strings.Contains(dump, admin.Email) || !strings.Contains(logs, "/v1/oauth/token") {
+			t.Fatal("the scan sees nothing: the dump or the logs are empty")
+		}
+		for name, s := range secrets {
+			probes := []string{s}
+			if parts := strings.Split(s, "."); len(parts) == 3 { // a JWT: its signature alone is secret too
+				probes = append(probes, parts[2])
+			}
+			for _, p := range probes {
+				if strings.Contains(dump, p) {
+					t.Errorf("the store holds the %s in plain text", name)
+				}
+				if strings.Contains(logs, p) {
+					t.Errorf("a log line holds the %s", name)
+				}
+			}
+		}
+	})
+}
