@@ -327,6 +327,18 @@ type (
 	}
 )
 
+// SetSecretSealed sets the "secret_sealed" field.
+func (u *S3CredentialUpsert) SetSecretSealed(v string) *S3CredentialUpsert {
+	u.Set(s3credential.FieldSecretSealed, v)
+	return u
+}
+
+// UpdateSecretSealed sets the "secret_sealed" field to the value that was provided on create.
+func (u *S3CredentialUpsert) UpdateSecretSealed() *S3CredentialUpsert {
+	u.SetExcluded(s3credential.FieldSecretSealed)
+	return u
+}
+
 // SetRevokedAt sets the "revoked_at" field.
 func (u *S3CredentialUpsert) SetRevokedAt(v time.Time) *S3CredentialUpsert {
 	u.Set(s3credential.FieldRevokedAt, v)
@@ -374,9 +386,6 @@ func (u *S3CredentialUpsertOne) UpdateNewValues() *S3CredentialUpsertOne {
 		if _, exists := u.create.mutation.AccessKeyID(); exists {
 			s.SetIgnore(s3credential.FieldAccessKeyID)
 		}
-		if _, exists := u.create.mutation.SecretSealed(); exists {
-			s.SetIgnore(s3credential.FieldSecretSealed)
-		}
 		if _, exists := u.create.mutation.Bucket(); exists {
 			s.SetIgnore(s3credential.FieldBucket)
 		}
@@ -415,6 +424,20 @@ func (u *S3CredentialUpsertOne) Update(set func(*S3CredentialUpsert)) *S3Credent
 		set(&S3CredentialUpsert{UpdateSet: update})
 	}))
 	return u
+}
+
+// SetSecretSealed sets the "secret_sealed" field.
+func (u *S3CredentialUpsertOne) SetSecretSealed(v string) *S3CredentialUpsertOne {
+	return u.Update(func(s *S3CredentialUpsert) {
+		s.SetSecretSealed(v)
+	})
+}
+
+// UpdateSecretSealed sets the "secret_sealed" field to the value that was provided on create.
+func (u *S3CredentialUpsertOne) UpdateSecretSealed() *S3CredentialUpsertOne {
+	return u.Update(func(s *S3CredentialUpsert) {
+		s.UpdateSecretSealed()
+	})
 }
 
 // SetRevokedAt sets the "revoked_at" field.
@@ -633,9 +656,6 @@ func (u *S3CredentialUpsertBulk) UpdateNewValues() *S3CredentialUpsertBulk {
 			if _, exists := b.mutation.AccessKeyID(); exists {
 				s.SetIgnore(s3credential.FieldAccessKeyID)
 			}
-			if _, exists := b.mutation.SecretSealed(); exists {
-				s.SetIgnore(s3credential.FieldSecretSealed)
-			}
 			if _, exists := b.mutation.Bucket(); exists {
 				s.SetIgnore(s3credential.FieldBucket)
 			}
@@ -675,6 +695,20 @@ func (u *S3CredentialUpsertBulk) Update(set func(*S3CredentialUpsert)) *S3Creden
 		set(&S3CredentialUpsert{UpdateSet: update})
 	}))
 	return u
+}
+
+// SetSecretSealed sets the "secret_sealed" field.
+func (u *S3CredentialUpsertBulk) SetSecretSealed(v string) *S3CredentialUpsertBulk {
+	return u.Update(func(s *S3CredentialUpsert) {
+		s.SetSecretSealed(v)
+	})
+}
+
+// UpdateSecretSealed sets the "secret_sealed" field to the value that was provided on create.
+func (u *S3CredentialUpsertBulk) UpdateSecretSealed() *S3CredentialUpsertBulk {
+	return u.Update(func(s *S3CredentialUpsert) {
+		s.UpdateSecretSealed()
+	})
 }
 
 // SetRevokedAt sets the "revoked_at" field.

@@ -28,6 +28,20 @@ func (_u *S3CredentialUpdate) Where(ps ...predicate.S3Credential) *S3CredentialU
 	return _u
 }
 
+// SetSecretSealed sets the "secret_sealed" field.
+func (_u *S3CredentialUpdate) SetSecretSealed(v string) *S3CredentialUpdate {
+	_u.mutation.SetSecretSealed(v)
+	return _u
+}
+
+// SetNillableSecretSealed sets the "secret_sealed" field if the given value is not nil.
+func (_u *S3CredentialUpdate) SetNillableSecretSealed(v *string) *S3CredentialUpdate {
+	if v != nil {
+		_u.SetSecretSealed(*v)
+	}
+	return _u
+}
+
 // SetRevokedAt sets the "revoked_at" field.
 func (_u *S3CredentialUpdate) SetRevokedAt(v time.Time) *S3CredentialUpdate {
 	_u.mutation.SetRevokedAt(v)
@@ -89,6 +103,9 @@ func (_u *S3CredentialUpdate) sqlSave(ctx context.Context) (_node int, err error
 			}
 		}
 	}
+	if value, ok := _u.mutation.SecretSealed(); ok {
+		_spec.SetField(s3credential.FieldSecretSealed, field.TypeString, value)
+	}
 	if _u.mutation.ExpiresAtCleared() {
 		_spec.ClearField(s3credential.FieldExpiresAt, field.TypeTime)
 	}
@@ -116,6 +133,20 @@ type S3CredentialUpdateOne struct {
 	fields   []string
 	hooks    []Hook
 	mutation *S3CredentialMutation
+}
+
+// SetSecretSealed sets the "secret_sealed" field.
+func (_u *S3CredentialUpdateOne) SetSecretSealed(v string) *S3CredentialUpdateOne {
+	_u.mutation.SetSecretSealed(v)
+	return _u
+}
+
+// SetNillableSecretSealed sets the "secret_sealed" field if the given value is not nil.
+func (_u *S3CredentialUpdateOne) SetNillableSecretSealed(v *string) *S3CredentialUpdateOne {
+	if v != nil {
+		_u.SetSecretSealed(*v)
+	}
+	return _u
 }
 
 // SetRevokedAt sets the "revoked_at" field.
@@ -208,6 +239,9 @@ func (_u *S3CredentialUpdateOne) sqlSave(ctx context.Context) (_node *S3Credenti
 				ps[i](selector)
 			}
 		}
+	}
+	if value, ok := _u.mutation.SecretSealed(); ok {
+		_spec.SetField(s3credential.FieldSecretSealed, field.TypeString, value)
 	}
 	if _u.mutation.ExpiresAtCleared() {
 		_spec.ClearField(s3credential.FieldExpiresAt, field.TypeTime)

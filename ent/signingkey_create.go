@@ -262,6 +262,18 @@ type (
 	}
 )
 
+// SetPrivateSealed sets the "private_sealed" field.
+func (u *SigningKeyUpsert) SetPrivateSealed(v string) *SigningKeyUpsert {
+	u.Set(signingkey.FieldPrivateSealed, v)
+	return u
+}
+
+// UpdatePrivateSealed sets the "private_sealed" field to the value that was provided on create.
+func (u *SigningKeyUpsert) UpdatePrivateSealed() *SigningKeyUpsert {
+	u.SetExcluded(signingkey.FieldPrivateSealed)
+	return u
+}
+
 // SetRetireAt sets the "retire_at" field.
 func (u *SigningKeyUpsert) SetRetireAt(v time.Time) *SigningKeyUpsert {
 	u.Set(signingkey.FieldRetireAt, v)
@@ -300,9 +312,6 @@ func (u *SigningKeyUpsertOne) UpdateNewValues() *SigningKeyUpsertOne {
 		if _, exists := u.create.mutation.PublicKey(); exists {
 			s.SetIgnore(signingkey.FieldPublicKey)
 		}
-		if _, exists := u.create.mutation.PrivateSealed(); exists {
-			s.SetIgnore(signingkey.FieldPrivateSealed)
-		}
 	}))
 	return u
 }
@@ -332,6 +341,20 @@ func (u *SigningKeyUpsertOne) Update(set func(*SigningKeyUpsert)) *SigningKeyUps
 		set(&SigningKeyUpsert{UpdateSet: update})
 	}))
 	return u
+}
+
+// SetPrivateSealed sets the "private_sealed" field.
+func (u *SigningKeyUpsertOne) SetPrivateSealed(v string) *SigningKeyUpsertOne {
+	return u.Update(func(s *SigningKeyUpsert) {
+		s.SetPrivateSealed(v)
+	})
+}
+
+// UpdatePrivateSealed sets the "private_sealed" field to the value that was provided on create.
+func (u *SigningKeyUpsertOne) UpdatePrivateSealed() *SigningKeyUpsertOne {
+	return u.Update(func(s *SigningKeyUpsert) {
+		s.UpdatePrivateSealed()
+	})
 }
 
 // SetRetireAt sets the "retire_at" field.
@@ -540,9 +563,6 @@ func (u *SigningKeyUpsertBulk) UpdateNewValues() *SigningKeyUpsertBulk {
 			if _, exists := b.mutation.PublicKey(); exists {
 				s.SetIgnore(signingkey.FieldPublicKey)
 			}
-			if _, exists := b.mutation.PrivateSealed(); exists {
-				s.SetIgnore(signingkey.FieldPrivateSealed)
-			}
 		}
 	}))
 	return u
@@ -573,6 +593,20 @@ func (u *SigningKeyUpsertBulk) Update(set func(*SigningKeyUpsert)) *SigningKeyUp
 		set(&SigningKeyUpsert{UpdateSet: update})
 	}))
 	return u
+}
+
+// SetPrivateSealed sets the "private_sealed" field.
+func (u *SigningKeyUpsertBulk) SetPrivateSealed(v string) *SigningKeyUpsertBulk {
+	return u.Update(func(s *SigningKeyUpsert) {
+		s.SetPrivateSealed(v)
+	})
+}
+
+// UpdatePrivateSealed sets the "private_sealed" field to the value that was provided on create.
+func (u *SigningKeyUpsertBulk) UpdatePrivateSealed() *SigningKeyUpsertBulk {
+	return u.Update(func(s *SigningKeyUpsert) {
+		s.UpdatePrivateSealed()
+	})
 }
 
 // SetRetireAt sets the "retire_at" field.

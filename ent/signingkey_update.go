@@ -28,6 +28,20 @@ func (_u *SigningKeyUpdate) Where(ps ...predicate.SigningKey) *SigningKeyUpdate 
 	return _u
 }
 
+// SetPrivateSealed sets the "private_sealed" field.
+func (_u *SigningKeyUpdate) SetPrivateSealed(v string) *SigningKeyUpdate {
+	_u.mutation.SetPrivateSealed(v)
+	return _u
+}
+
+// SetNillablePrivateSealed sets the "private_sealed" field if the given value is not nil.
+func (_u *SigningKeyUpdate) SetNillablePrivateSealed(v *string) *SigningKeyUpdate {
+	if v != nil {
+		_u.SetPrivateSealed(*v)
+	}
+	return _u
+}
+
 // SetRetireAt sets the "retire_at" field.
 func (_u *SigningKeyUpdate) SetRetireAt(v time.Time) *SigningKeyUpdate {
 	_u.mutation.SetRetireAt(v)
@@ -83,6 +97,9 @@ func (_u *SigningKeyUpdate) sqlSave(ctx context.Context) (_node int, err error) 
 			}
 		}
 	}
+	if value, ok := _u.mutation.PrivateSealed(); ok {
+		_spec.SetField(signingkey.FieldPrivateSealed, field.TypeString, value)
+	}
 	if value, ok := _u.mutation.RetireAt(); ok {
 		_spec.SetField(signingkey.FieldRetireAt, field.TypeTime, value)
 	}
@@ -104,6 +121,20 @@ type SigningKeyUpdateOne struct {
 	fields   []string
 	hooks    []Hook
 	mutation *SigningKeyMutation
+}
+
+// SetPrivateSealed sets the "private_sealed" field.
+func (_u *SigningKeyUpdateOne) SetPrivateSealed(v string) *SigningKeyUpdateOne {
+	_u.mutation.SetPrivateSealed(v)
+	return _u
+}
+
+// SetNillablePrivateSealed sets the "private_sealed" field if the given value is not nil.
+func (_u *SigningKeyUpdateOne) SetNillablePrivateSealed(v *string) *SigningKeyUpdateOne {
+	if v != nil {
+		_u.SetPrivateSealed(*v)
+	}
+	return _u
 }
 
 // SetRetireAt sets the "retire_at" field.
@@ -190,6 +221,9 @@ func (_u *SigningKeyUpdateOne) sqlSave(ctx context.Context) (_node *SigningKey, 
 				ps[i](selector)
 			}
 		}
+	}
+	if value, ok := _u.mutation.PrivateSealed(); ok {
+		_spec.SetField(signingkey.FieldPrivateSealed, field.TypeString, value)
 	}
 	if value, ok := _u.mutation.RetireAt(); ok {
 		_spec.SetField(signingkey.FieldRetireAt, field.TypeTime, value)

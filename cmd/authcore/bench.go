@@ -91,13 +91,13 @@ func (b benchCmd) Run(cfg *config.Config, stdout io.Writer) error {
 	var srv, coldSrv *httpserver.Server
 	env := &benchEnv{cfg: c, tokens: b.Tokens, shared: map[string]any{}}
 	ctx := context.Background()
-	a := fx.New(app.Options(c, key, logging.Output{Writer: io.Discard}), app.Listeners(), fx.Populate(&srv, &env.ent, &env.db), fx.NopLogger)
+	a := fx.New(app.Options(c, secret.MasterKeys{key}, logging.Output{Writer: io.Discard}), app.Listeners(), fx.Populate(&srv, &env.ent, &env.db), fx.NopLogger)
 	if err := a.Start(ctx); err != nil {
 		return err
 	}
 	defer a.Stop(context.Background())
 	env.addr = srv.Addr().String()
-	cold := fx.New(app.Options(c, key, logging.Output{Writer: io.Discard}), app.Listeners(), fx.Populate(&coldSrv), fx.NopLogger,
+	cold := fx.New(app.Options(c, secret.MasterKeys{key}, logging.Output{Writer: io.Discard}), app.Listeners(), fx.Populate(&coldSrv), fx.NopLogger,
 		fx.Decorate(func(l bearer.Limits) bearer.Limits { l.Size = 1; return l }))
 	if err := cold.Start(ctx); err != nil {
 		return err

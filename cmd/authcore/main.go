@@ -43,6 +43,7 @@ type cli struct {
 	Version     versionCmd     `cmd:"" help:"Print the version and exit."`
 	Users       usersCmd       `cmd:"" help:"Manage users without HTTP."`
 	Projects    projectsCmd    `cmd:"" help:"Manage projects without HTTP."`
+	Keys        keysCmd        `cmd:"" help:"Manage the master keys."`
 	Bench       benchCmd       `cmd:"" help:"Load-test the service in-process on loopback and print requests/s, p50, p99 and ratios to /healthz."`
 	Healthcheck healthcheckCmd `cmd:"" help:"Exit 0 when the server on AUTHCORE_ADDR answers /healthz (for container health checks)."`
 }
@@ -150,15 +151,19 @@ type versionCmd struct{}
 func (versionCmd) Run() error { return nil }
 
 // resolveKey loads AUTHCORE_MASTER_KEY, or a development key kept in the data directory.
-func resolveKey(cfg *config.Config) (secret.MasterKey, error) {
-	key, dev, err := cfg.ResolveMasterKey(secret.NewMasterKey)
+func resolveKey(cfg *config.Config) (secret.MasterKeys, error) {
+	raw, dev, err := cfg.ResolveMasterKey(secret.NewMasterKey)
 	if err != nil {
 		return nil, err
+	}
+	keys := make(secret.MasterKeys, len(raw))
+	for i, k := range raw {
+		keys[i] = k
 	}
 	if dev {
 		fmt.Fprintf(os.Stderr, "authcore: WARNING: AUTHCORE_MASTER_KEY is not set; using the development key in %s. Set it in production: losing that file makes sealed secrets unreadable.\n", cfg.MasterKeyFile())
 	}
-	return key, nil
+	return keys, nil
 }
 
 func versionString() string {
@@ -320,4 +325,23 @@ func readPassword(r io.Reader) (string, error) {
 		return "", err
 	}
 	return strings.TrimRight(line, "\r\n"), nil
+}
+
+type keysCmd struct {
+	Reseal keysResealCmd `cmd:"" help:"Re-seal every sealed value (signing keys, s3 secret keys, …) under the first AUTHCORE_MASTER_KEY, in batches; idempotent and safe while servers run. Afterwards the older keys can be removed."`
+}
+
+type keysResealCmd struct {
+	Batch int `default:"500" help:"Values re-sealed per query (default ${default})."`
+}
+
+func (k keysResealCmd) Run(cfg *config.Config, stdout io.Writer) error {
+	if k.Batch < 1 {
+		return errors.New("--batch: must be at least 1")
+	}
+	return withApp(cfg, func(ctx context.Context, rs secret.Resealers) error {
+		return rs.ResealAll(ctx, k.Batch, func(name string, n int) {
+			fmt.Fprintf(stdout, "re-sealed %d %s\n", n, name)
+		})
+	})
 }

@@ -2,7 +2,10 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"encoding/base64"
 	"net"
+	"net/http"
 	"os"
 	"strings"
 	"testing"
@@ -11,14 +14,17 @@ import (
 
 	"github.com/authcore/authcore/cmd/authcore/app"
 	"github.com/authcore/authcore/internal/apptest"
+	"github.com/authcore/authcore/platform/config"
 	"github.com/authcore/authcore/platform/logging"
 	"github.com/authcore/authcore/platform/secret"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 )
 
 // The whole graph resolves: every constructor's dependencies are provided.
 func TestValidateApp(t *testing.T) {
 	cfg := apptest.Config("sqlite::memory:", t.TempDir())
-	if err := fx.ValidateApp(app.Options(cfg, secret.MasterKey(apptest.TestMasterKey), logging.Output{Writer: &bytes.Buffer{}})); err != nil {
+	if err := fx.ValidateApp(app.Options(cfg, secret.MasterKeys{apptest.TestMasterKey}, logging.Output{Writer: &bytes.Buffer{}})); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -151,4 +157,72 @@ func TestUsersCreateReadsThePasswordFromStdin(t *testing.T) {
 	if code := run(args, &out, &errOut); code == 0 || !strings.Contains(errOut.String(), "password") {
 		t.Fatalf("exit %d: %s", code, errOut.String())
 	}
+}
+
+func me(a *apptest.App, header map[string]string) *apptest.Response {
+	return a.Do(apptest.Req{Path: "/v1/auth-core/session/me", Header: header})
+}
+
+// verifyS3 signs a request with the minted s3 credentials, as an S3 client would, and
+// checks that s3/verify accepts it: the secret key opened with the server's keys.
+func verifyS3(t *testing.T, a *apptest.App, s3 map[string]any) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, s3["endpoint"].(string)+"/"+s3["bucket"].(string)+"/k", nil)
+	req.Header.Set("X-Amz-Content-Sha256", "UNSIGNED-PAYLOAD")
+	signer := v4.NewSigner(func(o *v4.SignerOptions) { o.DisableURIPathEscaping = true })
+	creds := aws.Credentials{AccessKeyID: s3["accessKeyId"].(string), SecretAccessKey: s3["secretAccessKey"].(string)}
+	if err := signer.SignHTTP(context.Background(), creds, req, "UNSIGNED-PAYLOAD", "s3", s3["region"].(string), a.Clock.Now()); err != nil {
+		t.Fatal(err)
+	}
+	h := map[string]any{"host": req.Host}
+	for k, v := range req.Header {
+		h[strings.ToLower(k)] = v[0]
+	}
+	a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/service-badges/s3/verify",
+		Body: map[string]any{"method": "GET", "path": req.URL.EscapedPath(), "headers": h}}).Expect(t, 200, map[string]any{"valid": true})
+}
+
+// Master-key rotation without downtime: values sealed under key A; every replica then
+// runs with "B,A" (B seals, both open) while `keys reseal` re-seals everything under B;
+// after it, a server with B alone opens all of it. Running reseal again changes nothing.
+func TestMasterKeyRotation(t *testing.T) {
+	apptest.ForEachStore(t, func(t *testing.T, st apptest.Store) {
+		url := st.FreshURL(t)
+		keyA := base64.StdEncoding.EncodeToString(apptest.TestMasterKey)
+		keyB := base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{8}, 32))
+		withKey := func(k string) apptest.Option {
+			return apptest.WithConfig(func(c *config.Config) { c.MasterKey = k })
+		}
+
+		a := apptest.StartURL(t, st.Name, url, withKey(keyA))
+		admin := a.SignUp(t)
+		prj := a.CreateProject(t, admin)
+		minted := a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/projects/" + prj + "/service-badges",
+			Body: map[string]any{"name": "files", "product": "s3"}, Header: admin.Bearer()}).Expect(t, 201, nil)
+		s3 := minted["s3"].(map[string]any)
+		if err := a.Stop(); err != nil {
+			t.Fatal(err)
+		}
+
+		reseal := func() string {
+			var out, errOut bytes.Buffer
+			args := []string{"keys", "reseal", "--batch=1", "--master-key=" + keyB + "," + keyA, "--database-url=" + url, "--data-dir=" + t.TempDir()}
+			if code := run(args, &out, &errOut); code != 0 {
+				t.Fatalf("exit %d: %s", code, errOut.String())
+			}
+			return out.String()
+		}
+		first := reseal()
+		if !strings.Contains(first, "re-sealed 1 s3 secret keys") || strings.Contains(first, "re-sealed 0 signing keys") {
+			t.Fatalf("first run: %q", first)
+		}
+		if again := reseal(); again != "re-sealed 0 s3 secret keys\nre-sealed 0 signing keys\n" {
+			t.Fatalf("second run: %q", again)
+		}
+
+		b := apptest.StartURL(t, st.Name, url, withKey(keyB))
+		me(b, admin.Bearer()).Expect(t, 200, map[string]any{"userId": admin.UserID})
+		b.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/auth-core/signin", Body: map[string]any{"email": admin.Email, "password": admin.Password}}).Expect(t, 200, nil)
+		verifyS3(t, b, s3)
+	})
 }

@@ -20,7 +20,7 @@ func (S3Credential) Fields() []ent.Field {
 		field.String("badge_id").Immutable().Unique().NotEmpty(),
 		field.String("project_id").Immutable().NotEmpty(),
 		field.String("access_key_id").Immutable().Unique().NotEmpty(),
-		field.String("secret_sealed").Immutable().Sensitive(),
+		field.String("secret_sealed").Sensitive(), // mutable only to re-seal it under a new master key
 		field.String("bucket").Immutable(),
 		field.String("role").Immutable(),
 		field.Time("expires_at").Optional().Nillable().Immutable(),

@@ -19,7 +19,7 @@ func (SigningKey) Fields() []ent.Field {
 	return []ent.Field{
 		field.String("algorithm").Immutable().Default("EdDSA"),
 		field.Bytes("public_key").Immutable(),
-		field.String("private_sealed").Immutable().Sensitive(),
+		field.String("private_sealed").Sensitive(), // mutable only to re-seal it under a new master key
 		// After this, the key no longer signs; it still verifies until tokens it signed expire.
 		field.Time("retire_at"),
 	}

@@ -52,8 +52,8 @@ var CheapHashing = fx.Decorate(func(argon2id.Params) argon2id.Params {
 })
 
 // Graph is the whole application, as cmd/authcore runs it, with cheap hashing.
-func Graph(cfg config.Config, key secret.MasterKey, out logging.Output) fx.Option {
-	return fx.Options(app.Options(cfg, key, out), CheapHashing)
+func Graph(cfg config.Config, keys secret.MasterKeys, out logging.Output) fx.Option {
+	return fx.Options(app.Options(cfg, keys, out), CheapHashing)
 }
 
 // Start boots the application on store st and stops it when the test ends.

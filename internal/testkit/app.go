@@ -28,13 +28,13 @@ import (
 )
 
 // Graph is the fx graph a test boots, given its settings, master key and log output.
-type Graph func(cfg config.Config, key secret.MasterKey, out logging.Output) fx.Option
+type Graph func(cfg config.Config, keys secret.MasterKeys, out logging.Output) fx.Option
 
 // Core is the platform every test graph stands on: logs, clock, keys, metrics, the store
 // and the HTTP server. A platform test adds the packages it tests and their routes.
-func Core(cfg config.Config, key secret.MasterKey, out logging.Output) fx.Option {
+func Core(cfg config.Config, keys secret.MasterKeys, out logging.Output) fx.Option {
 	return fx.Options(
-		fx.Supply(cfg, key, out),
+		fx.Supply(cfg, keys, out),
 		logging.Module, logging.FxLogger, clock.Module, secret.Module,
 		metrics.Module, database.Module, httpserver.Module,
 	)
@@ -93,13 +93,13 @@ func StartURL(t testing.TB, storeName, databaseURL string, graph Graph, opts ...
 		Clock: clock.NewFake(time.Now()),
 		HTTP:  &http.Client{Timeout: 30 * time.Second},
 	}
-	key, err := config.DecodeMasterKey(cfg.MasterKey)
+	key, err := config.DecodeMasterKeys(cfg.MasterKey)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var srv *httpserver.Server
 	all := []fx.Option{
-		graph(cfg, secret.MasterKey(key), logging.Output{Writer: a.Logs}),
+		graph(cfg, masterKeys(key), logging.Output{Writer: a.Logs}),
 		Listeners,
 		fx.Decorate(func() clock.Clock { return a.Clock }),
 		fx.Populate(&srv, &a.DB, &a.Ent),
@@ -267,7 +267,7 @@ func BuildErr(t testing.TB, graph Graph, opts ...Option) error {
 		opt(&o)
 	}
 	cfg := Config("sqlite::memory:", t.TempDir())
-	all := []fx.Option{graph(cfg, secret.MasterKey(TestMasterKey), logging.Output{Writer: &LogBuffer{}}), fx.Invoke(func(*httpserver.Server) {})}
+	all := []fx.Option{graph(cfg, secret.MasterKeys{TestMasterKey}, logging.Output{Writer: &LogBuffer{}}), fx.Invoke(func(*httpserver.Server) {})}
 	all = append(all, o.fx...)
 	return fx.New(all...).Err()
 }
@@ -357,4 +357,12 @@ func queryStrings(t testing.TB, db *sql.DB, q string) []string {
 		out = append(out, s)
 	}
 	return out
+}
+
+func masterKeys(raw [][]byte) secret.MasterKeys {
+	ks := make(secret.MasterKeys, len(raw))
+	for i, k := range raw {
+		ks[i] = k
+	}
+	return ks
 }

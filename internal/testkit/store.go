@@ -95,24 +95,52 @@ func ForEachStore(t *testing.T, fn func(t *testing.T, st Store)) {
 func PostgresAdminURL() string { return os.Getenv(EnvDatabaseURL) }
 
 func createDatabase(admin string) (string, error) {
-	db, err := sql.Open("pgx", admin)
+	u, name, err := newDatabase(admin)
 	if err != nil {
 		return "", err
+	}
+	pgAdmin, pgName = admin, name
+	return u, nil
+}
+
+// newDatabase creates an empty database and returns its URL and name.
+func newDatabase(admin string) (string, string, error) {
+	db, err := sql.Open("pgx", admin)
+	if err != nil {
+		return "", "", err
 	}
 	defer db.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	name := fmt.Sprintf("authcore_test_%d_%d", time.Now().UnixNano(), os.Getpid())
 	if _, err := db.ExecContext(ctx, "CREATE DATABASE "+name); err != nil {
-		return "", err
+		return "", "", err
 	}
-	pgAdmin, pgName = admin, name
 	u, err := url.Parse(admin)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	u.Path = "/" + name
-	return u.String(), nil
+	return u.String(), name, nil
+}
+
+// FreshURL returns the URL of a store no other test uses: a new SQLite file, or a new
+// PostgreSQL database dropped when the test ends. For tests that change what every other
+// test relies on (the master key the sealed values open with).
+func (s Store) FreshURL(t testing.TB) string {
+	if s.Name != "postgres" {
+		return s.URL(t)
+	}
+	u, name, err := newDatabase(PostgresAdminURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := dropDatabase(PostgresAdminURL(), name); err != nil {
+			t.Error(err)
+		}
+	})
+	return u
 }
 
 func dropDatabase(admin, name string) error {

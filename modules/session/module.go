@@ -36,6 +36,7 @@ var Module = fx.Module("session",
 	fx.Provide(fx.Annotate(NewEngine,
 		fx.As(fx.Self()), fx.As(new(identity.Sessions)), fx.As(new(guard.SessionVerifier)), fx.As(new(identity.TokenSigner)))),
 	fx.Invoke(func(lc fx.Lifecycle, e *Engine) { lc.Append(fx.Hook{OnStart: e.Run, OnStop: e.Halt}) }),
+	secret.AsResealer(func(c *ent.Client, r *secret.Keyring) signingKeys { return signingKeys{ent: c, ring: r} }),
 	health.AsCheck(func(e *Engine) health.Check { return health.Check{Name: "engine", Check: e.readyErr} }),
 	httpserver.AsRoutes(func(e *Engine, g *guard.Guard, cfg config.Config, l *ratelimit.Limiters) []httpserver.Route {
 		return (&handler{engine: e, guard: g, cfg: cfg, limits: l}).routes()

@@ -19,8 +19,8 @@ import (
 
 func TestMain(m *testing.M) { testkit.Main(m) }
 
-func graph(cfg config.Config, key secret.MasterKey, out logging.Output) fx.Option {
-	return fx.Options(testkit.Core(cfg, key, out), audit.Module)
+func graph(cfg config.Config, keys secret.MasterKeys, out logging.Output) fx.Option {
+	return fx.Options(testkit.Core(cfg, keys, out), audit.Module)
 }
 
 func TestRecordInsideTransaction(t *testing.T) {

@@ -41,8 +41,8 @@ func whoAmIRoutes(k bearer.Kit) []httpserver.Route {
 }
 
 func TestEndpoint(t *testing.T) {
-	graph := func(cfg config.Config, key secret.MasterKey, out logging.Output) fx.Option {
-		return fx.Options(testkit.Core(cfg, key, out), ratelimitAndBus(), httpserver.AsRoutes(whoAmIRoutes))
+	graph := func(cfg config.Config, keys secret.MasterKeys, out logging.Output) fx.Option {
+		return fx.Options(testkit.Core(cfg, keys, out), ratelimitAndBus(), httpserver.AsRoutes(whoAmIRoutes))
 	}
 	a := testkit.StartURL(t, "sqlite", "sqlite::memory:", graph, testkit.WithConfig(func(c *config.Config) { c.RateLimit = 4 }))
 	unauth := map[string]any{"engine": "authcore", "authenticated": false, "code": "unauthorized"}

@@ -68,8 +68,8 @@ func (s *memStore) put(token string, e bearer.Entry[string]) {
 func start(t *testing.T) (*testkit.App, *bearer.Verifier[string], *memStore) {
 	st := &memStore{entries: map[secret.Digest]*bearer.Entry[string]{}, used: map[string]time.Time{}}
 	var v *bearer.Verifier[string]
-	graph := func(cfg config.Config, key secret.MasterKey, out logging.Output) fx.Option {
-		return fx.Options(testkit.Core(cfg, key, out), invalidation.Module, ratelimit.Module, bearer.Module,
+	graph := func(cfg config.Config, keys secret.MasterKeys, out logging.Output) fx.Option {
+		return fx.Options(testkit.Core(cfg, keys, out), invalidation.Module, ratelimit.Module, bearer.Module,
 			fx.Invoke(func(k bearer.Kit) { v = bearer.NewVerifier[string](k, "test_kind", st) }))
 	}
 	a := testkit.StartURL(t, "sqlite", "sqlite::memory:", graph)

@@ -20,7 +20,7 @@ type Config struct {
 	Addr            string        `name:"addr" env:"AUTHCORE_ADDR" default:":8080" help:"Listen address (default ${default})."`
 	DatabaseURL     string        `name:"database-url" env:"AUTHCORE_DATABASE_URL" default:"sqlite:./data/authcore.db" help:"postgres://…, postgresql://… or sqlite:PATH (sqlite::memory: for a throw-away store) (default ${default})."`
 	DataDir         string        `name:"data-dir" env:"AUTHCORE_DATA_DIR" default:"./data" help:"Where the SQLite file and a generated dev master key live (default ${default})."`
-	MasterKey       string        `name:"master-key" env:"AUTHCORE_MASTER_KEY" help:"Base64 of 32 bytes; required with PostgreSQL, generated into the data dir otherwise (default: generated in dev)."`
+	MasterKey       string        `name:"master-key" env:"AUTHCORE_MASTER_KEY" help:"Base64 of 32 bytes, or several comma-separated: the first seals, all open (key rotation: see authcore keys reseal); required with PostgreSQL, generated into the data dir otherwise (default: generated in dev)."`
 	Signup          string        `name:"signup" env:"AUTHCORE_SIGNUP" default:"open" enum:"open,closed" help:"open or closed (default ${default})."`
 	RateLimit       int           `name:"rate-limit" env:"AUTHCORE_RATE_LIMIT" default:"60" help:"Sign-in/sign-up attempts and failed credential verifications per minute per client IP; 0 turns it off (default ${default})."`
 	AllowedOrigins  []string      `name:"allowed-origins" env:"AUTHCORE_ALLOWED_ORIGINS" help:"Comma list of origins allowed to make cookie-authenticated changes (default: empty)."`
@@ -75,7 +75,7 @@ func (c *Config) Validate() error {
 		return err
 	}
 	if c.MasterKey != "" {
-		if _, err := DecodeMasterKey(c.MasterKey); err != nil {
+		if _, err := DecodeMasterKeys(c.MasterKey); err != nil {
 			return err
 		}
 	}
@@ -141,6 +141,20 @@ func DecodeMasterKey(s string) ([]byte, error) {
 	return k, nil
 }
 
+// DecodeMasterKeys parses AUTHCORE_MASTER_KEY: one key, or several separated by commas
+// (the first seals, all open).
+func DecodeMasterKeys(s string) ([][]byte, error) {
+	var keys [][]byte
+	for _, part := range strings.Split(s, ",") {
+		k, err := DecodeMasterKey(part)
+		if err != nil {
+			return nil, err
+		}
+		keys = append(keys, k)
+	}
+	return keys, nil
+}
+
 // MasterKeyFile is where a development master key is kept when none is configured.
 func (c *Config) MasterKeyFile() string { return filepath.Join(c.DataDir, "master.key") }
 
@@ -149,10 +163,10 @@ func (c *Config) MasterKeyFile() string { return filepath.Join(c.DataDir, "maste
 // generated or loaded a development key, so the caller can warn loudly.
 // PostgreSQL means a shared, long-lived deployment, where a key that silently lives on one
 // replica's disk would make the others unable to open sealed secrets: there it is required.
-func (c *Config) ResolveMasterKey(generate func() ([]byte, error)) (key []byte, devKey bool, err error) {
+func (c *Config) ResolveMasterKey(generate func() ([]byte, error)) (keys [][]byte, devKey bool, err error) {
 	if c.MasterKey != "" {
-		k, err := DecodeMasterKey(c.MasterKey)
-		return k, false, err
+		ks, err := DecodeMasterKeys(c.MasterKey)
+		return ks, false, err
 	}
 	st, err := StorageOf(c.DatabaseURL)
 	if err != nil {
@@ -167,7 +181,7 @@ func (c *Config) ResolveMasterKey(generate func() ([]byte, error)) (key []byte, 
 		if err != nil {
 			return nil, false, fmt.Errorf("%s: %v", path, err)
 		}
-		return k, true, nil
+		return [][]byte{k}, true, nil
 	} else if !os.IsNotExist(err) {
 		return nil, false, fmt.Errorf("AUTHCORE_DATA_DIR: reading %s: %v", path, err)
 	}
@@ -181,7 +195,7 @@ func (c *Config) ResolveMasterKey(generate func() ([]byte, error)) (key []byte, 
 	if err := os.WriteFile(path, []byte(base64.StdEncoding.EncodeToString(k)+"\n"), 0o600); err != nil {
 		return nil, false, fmt.Errorf("AUTHCORE_DATA_DIR: writing %s: %v", path, err)
 	}
-	return k, true, nil
+	return [][]byte{k}, true, nil
 }
 
 // redactURL drops a password from a URL before it reaches an error message.

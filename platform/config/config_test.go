@@ -67,7 +67,7 @@ func TestResolveMasterKeyKeepsTheDevKey(t *testing.T) {
 	calls := 0
 	gen := func() ([]byte, error) { calls++; return bytes.Repeat([]byte{9}, 32), nil }
 	k1, dev, err := c.ResolveMasterKey(gen)
-	if err != nil || !dev || len(k1) != 32 {
+	if err != nil || !dev || len(k1) != 1 || len(k1[0]) != 32 {
 		t.Fatalf("first: %v %v %d", err, dev, len(k1))
 	}
 	st, err := os.Stat(c.MasterKeyFile())
@@ -75,7 +75,7 @@ func TestResolveMasterKeyKeepsTheDevKey(t *testing.T) {
 		t.Fatalf("key file: %v %v", err, st)
 	}
 	k2, _, err := c.ResolveMasterKey(gen)
-	if err != nil || !bytes.Equal(k1, k2) || calls != 1 {
+	if err != nil || len(k2) != 1 || !bytes.Equal(k1[0], k2[0]) || calls != 1 {
 		t.Fatalf("second resolve generated again or differs: calls=%d err=%v", calls, err)
 	}
 }
@@ -85,5 +85,20 @@ func TestResolveMasterKeyRequiredOnPostgres(t *testing.T) {
 	c.DatabaseURL = "postgres://u@h/d"
 	if _, _, err := c.ResolveMasterKey(func() ([]byte, error) { return make([]byte, 32), nil }); err == nil {
 		t.Fatal("generated a key for PostgreSQL")
+	}
+}
+
+// AUTHCORE_MASTER_KEY may list several keys, comma-separated: the first seals, all open.
+func TestSeveralMasterKeys(t *testing.T) {
+	a, b := base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{1}, 32)), base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{2}, 32))
+	c := valid()
+	c.MasterKey = b + "," + a
+	ks, dev, err := c.ResolveMasterKey(nil)
+	if err != nil || dev || len(ks) != 2 || ks[0][0] != 2 || ks[1][0] != 1 {
+		t.Fatalf("%v %v %v", ks, dev, err)
+	}
+	c.MasterKey = b + ",not-base64"
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "AUTHCORE_MASTER_KEY") {
+		t.Fatalf("err = %v", err)
 	}
 }

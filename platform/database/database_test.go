@@ -35,8 +35,8 @@ import (
 func TestMain(m *testing.M) { testkit.Main(m) }
 
 // graph is the store with the probes and one route that reads it.
-func graph(cfg config.Config, key secret.MasterKey, out logging.Output) fx.Option {
-	return fx.Options(testkit.Core(cfg, key, out), health.Module, httpserver.AsRoutes(storeRoutes))
+func graph(cfg config.Config, keys secret.MasterKeys, out logging.Output) fx.Option {
+	return fx.Options(testkit.Core(cfg, keys, out), health.Module, httpserver.AsRoutes(storeRoutes))
 }
 
 func storeRoutes(client *ent.Client) []httpserver.Route {

@@ -57,8 +57,8 @@ var (
 	tenant = identity.Principal{UserID: "usr_tenant", TenantID: "prj_1"}
 )
 
-func graph(cfg config.Config, key secret.MasterKey, out logging.Output) fx.Option {
-	return fx.Options(testkit.Core(cfg, key, out), guard.Module,
+func graph(cfg config.Config, keys secret.MasterKeys, out logging.Output) fx.Option {
+	return fx.Options(testkit.Core(cfg, keys, out), guard.Module,
 		fx.Provide(
 			fx.Annotate(func() tokens { return tokens{"dash": dash, "admin": admin, "tenant": tenant} }, fx.As(new(guard.SessionVerifier))),
 			fx.Annotate(func() roles { return roles{} }, fx.As(new(identity.Memberships))),

@@ -22,8 +22,8 @@ import (
 func TestMain(m *testing.M) { testkit.Main(m) }
 
 // graph is the probes with two readiness checks: the store's and one the test flips.
-func graph(cfg config.Config, key secret.MasterKey, out logging.Output) fx.Option {
-	return fx.Options(testkit.Core(cfg, key, out), health.Module,
+func graph(cfg config.Config, keys secret.MasterKeys, out logging.Output) fx.Option {
+	return fx.Options(testkit.Core(cfg, keys, out), health.Module,
 		health.AsCheck(func() health.Check {
 			return health.Check{Name: "flag", Check: func(context.Context) error {
 				if failing.Load() {

@@ -23,8 +23,8 @@ import (
 func TestMain(m *testing.M) { testkit.Main(m) }
 
 // graph is the server on the platform core with the probes; each test adds its routes.
-func graph(cfg config.Config, key secret.MasterKey, out logging.Output) fx.Option {
-	return fx.Options(testkit.Core(cfg, key, out), health.Module)
+func graph(cfg config.Config, keys secret.MasterKeys, out logging.Output) fx.Option {
+	return fx.Options(testkit.Core(cfg, keys, out), health.Module)
 }
 
 // testRoutes are registered only in these tests, to drive the error handler.

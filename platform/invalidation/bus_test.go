@@ -26,8 +26,8 @@ type replica struct {
 
 func start(t *testing.T, st testkit.Store, url string) replica {
 	var bus *invalidation.PG
-	graph := func(cfg config.Config, key secret.MasterKey, out logging.Output) fx.Option {
-		return fx.Options(testkit.Core(cfg, key, out), invalidation.Module, fx.Populate(&bus))
+	graph := func(cfg config.Config, keys secret.MasterKeys, out logging.Output) fx.Option {
+		return fx.Options(testkit.Core(cfg, keys, out), invalidation.Module, fx.Populate(&bus))
 	}
 	a := testkit.StartURL(t, st.Name, url, graph)
 	select {

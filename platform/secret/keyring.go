@@ -15,46 +15,91 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"go.uber.org/fx"
 	"golang.org/x/crypto/hkdf"
 )
 
-// MasterKey is AUTHCORE_MASTER_KEY, decoded (32 bytes). cmd resolves and supplies it.
+// MasterKey is one master key (32 bytes).
 type MasterKey []byte
 
+// MasterKeys is AUTHCORE_MASTER_KEY, decoded: the first key seals, every key opens, so a
+// key can be rotated without downtime (see `authcore keys reseal`). cmd resolves and
+// supplies it.
+type MasterKeys []MasterKey
+
 // Module provides the keyring.
-var Module = fx.Module("secret", fx.Provide(NewKeyring))
+var Module = fx.Module("secret", fx.Provide(func(ks MasterKeys) (*Keyring, error) {
+	if len(ks) == 0 {
+		return nil, errors.New("AUTHCORE_MASTER_KEY: no key")
+	}
+	return NewKeyring(ks[0], ks[1:]...)
+}))
 
 // Keyring derives one independent key per purpose from the master key, so a key used to
 // hash IP addresses can never decrypt a sealed secret.
 type Keyring struct {
-	seal cipher.AEAD
-	mac  []byte
+	sealing sealKey            // the first master key's: seals
+	opening map[string]sealKey // every master key's, by key id: open
+	mac     []byte
 }
 
-// NewKeyring derives the keys with HKDF-SHA256.
-func NewKeyring(master MasterKey) (*Keyring, error) {
-	if len(master) != 32 {
-		return nil, fmt.Errorf("AUTHCORE_MASTER_KEY: want 32 bytes, got %d", len(master))
+// sealKey is the sealing key derived from one master key, with its id.
+type sealKey struct {
+	id   string
+	aead cipher.AEAD
+}
+
+// NewKeyring derives the keys with HKDF-SHA256: current seals and keys the MACs; older keys
+// only open what they sealed.
+func NewKeyring(current MasterKey, older ...MasterKey) (*Keyring, error) {
+	k := &Keyring{opening: map[string]sealKey{}}
+	for i, master := range append([]MasterKey{current}, older...) {
+		if len(master) != 32 {
+			return nil, fmt.Errorf("AUTHCORE_MASTER_KEY: want 32 bytes, got %d", len(master))
+		}
+		sk, err := newSealKey(master)
+		if err != nil {
+			return nil, err
+		}
+		if _, dup := k.opening[sk.id]; dup {
+			return nil, errors.New("AUTHCORE_MASTER_KEY: the same key is listed twice")
+		}
+		k.opening[sk.id] = sk
+		if i == 0 {
+			k.sealing = sk
+		}
 	}
-	sealKey, err := derive(master, "authcore seal v1")
+	mac, err := derive(current, "authcore mac v1")
 	if err != nil {
 		return nil, err
 	}
-	macKey, err := derive(master, "authcore mac v1")
+	k.mac = mac
+	return k, nil
+}
+
+func newSealKey(master MasterKey) (sealKey, error) {
+	key, err := derive(master, "authcore seal v1")
 	if err != nil {
-		return nil, err
+		return sealKey{}, err
 	}
-	block, err := aes.NewCipher(sealKey)
+	// The id names the key in what it sealed, so Open needs no trial decryption and the
+	// reseal command can tell what is already sealed under the current key. It reveals
+	// nothing of the key: a separate derivation, truncated.
+	idKey, err := derive(master, "authcore key id v1")
 	if err != nil {
-		return nil, err
+		return sealKey{}, err
+	}
+	block, err := aes.NewCipher(key)
+	if err != nil {
+		return sealKey{}, err
 	}
 	aead, err := cipher.NewGCM(block)
 	if err != nil {
-		return nil, err
+		return sealKey{}, err
 	}
-	return &Keyring{seal: aead, mac: macKey}, nil
+	return sealKey{id: hex.EncodeToString(idKey[:4]), aead: aead}, nil
 }
 
 func derive(master []byte, info string) ([]byte, error) {
@@ -65,31 +110,64 @@ func derive(master []byte, info string) ([]byte, error) {
 	return k, nil
 }
 
-// Seal encrypts plaintext with AES-256-GCM. aad binds the ciphertext to its owner (say a
-// row id) so a sealed value copied to another row does not open.
+// Seal encrypts plaintext with AES-256-GCM under the current key, as
+// "v2.<key id>.<base64 of nonce and ciphertext>". aad binds the ciphertext to its owner
+// (say a row id) so a sealed value copied to another row does not open.
 func (k *Keyring) Seal(plaintext, aad []byte) (string, error) {
-	nonce := make([]byte, k.seal.NonceSize())
+	a := k.sealing.aead
+	nonce := make([]byte, a.NonceSize())
 	if _, err := rand.Read(nonce); err != nil {
 		return "", err
 	}
-	out := k.seal.Seal(nonce, nonce, plaintext, aad)
-	return "v1." + base64.RawStdEncoding.EncodeToString(out), nil
+	out := a.Seal(nonce, nonce, plaintext, aad)
+	return k.CurrentPrefix() + base64.RawStdEncoding.EncodeToString(out), nil
+}
+
+// Current reports whether sealed was sealed under the current key (nothing to reseal).
+func (k *Keyring) Current(sealed string) bool {
+	return strings.HasPrefix(sealed, k.CurrentPrefix())
+}
+
+// Reseal opens sealed with whichever key sealed it and seals it again under the current key.
+func (k *Keyring) Reseal(sealed string, aad []byte) (string, error) {
+	plain, err := k.Open(sealed, aad)
+	if err != nil {
+		return "", err
+	}
+	return k.Seal(plain, aad)
 }
 
 // ErrSealed means a sealed value did not open: wrong key, wrong owner or tampered.
 var ErrSealed = errors.New("sealed value does not open")
 
-// Open reverses Seal.
+// Open reverses Seal with the key that sealed it. Values sealed before keys had ids
+// ("v1.…") are tried with every key.
 func (k *Keyring) Open(sealed string, aad []byte) ([]byte, error) {
-	if len(sealed) < 3 || sealed[:3] != "v1." {
+	if rest, ok := strings.CutPrefix(sealed, "v2."); ok {
+		id, body, _ := strings.Cut(rest, ".")
+		sk, ok := k.opening[id]
+		if !ok {
+			return nil, ErrSealed
+		}
+		return open(sk.aead, body, aad)
+	}
+	if body, ok := strings.CutPrefix(sealed, "v1."); ok {
+		for _, sk := range k.opening {
+			if out, err := open(sk.aead, body, aad); err == nil {
+				return out, nil
+			}
+		}
+	}
+	return nil, ErrSealed
+}
+
+func open(a cipher.AEAD, body string, aad []byte) ([]byte, error) {
+	raw, err := base64.RawStdEncoding.DecodeString(body)
+	if err != nil || len(raw) < a.NonceSize() {
 		return nil, ErrSealed
 	}
-	raw, err := base64.RawStdEncoding.DecodeString(sealed[3:])
-	if err != nil || len(raw) < k.seal.NonceSize() {
-		return nil, ErrSealed
-	}
-	n := k.seal.NonceSize()
-	out, err := k.seal.Open(nil, raw[:n], raw[n:], aad)
+	n := a.NonceSize()
+	out, err := a.Open(nil, raw[:n], raw[n:], aad)
 	if err != nil {
 		return nil, ErrSealed
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/hmac"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"io"
 	"testing"
@@ -77,5 +78,52 @@ func TestMACIsHMACUnderDerivedKey(t *testing.T) {
 func TestNewKeyringNeeds32Bytes(t *testing.T) {
 	if _, err := NewKeyring(make([]byte, 31)); err == nil {
 		t.Fatal("31-byte key accepted")
+	}
+}
+
+// Rotation: the first key seals; every listed key opens what it sealed, old-format values
+// included; a keyring without the sealing key opens nothing it sealed.
+func TestKeyRotation(t *testing.T) {
+	oldKey, newKey := bytes.Repeat([]byte{1}, 32), bytes.Repeat([]byte{2}, 32)
+	before, _ := NewKeyring(oldKey)
+	sealedBefore, _ := before.Seal([]byte("s3 secret"), []byte("AKAC1"))
+	during, err := NewKeyring(newKey, oldKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := during.Open(sealedBefore, []byte("AKAC1")); err != nil || string(got) != "s3 secret" {
+		t.Fatalf("an older key's value: %q %v", got, err)
+	}
+	if during.Current(sealedBefore) || !before.Current(sealedBefore) {
+		t.Fatal("Current misjudges which key sealed a value")
+	}
+	resealed, err := during.Reseal(sealedBefore, []byte("AKAC1"))
+	if err != nil || !during.Current(resealed) {
+		t.Fatalf("reseal: %v", err)
+	}
+	after, _ := NewKeyring(newKey)
+	if got, err := after.Open(resealed, []byte("AKAC1")); err != nil || string(got) != "s3 secret" {
+		t.Fatalf("after the old key is gone: %q %v", got, err)
+	}
+	if _, err := after.Open(sealedBefore, []byte("AKAC1")); err == nil {
+		t.Fatal("a value sealed by a removed key still opens")
+	}
+	if _, err := NewKeyring(newKey, newKey); err == nil {
+		t.Fatal("the same key twice is accepted")
+	}
+}
+
+// Values sealed before keys had ids ("v1.") still open, with whichever listed key sealed them.
+func TestLegacyValuesOpen(t *testing.T) {
+	oldKey := bytes.Repeat([]byte{1}, 32)
+	k, _ := NewKeyring(bytes.Repeat([]byte{2}, 32), oldKey)
+	sk, _ := newSealKey(oldKey)
+	nonce := make([]byte, sk.aead.NonceSize())
+	legacy := "v1." + base64.RawStdEncoding.EncodeToString(sk.aead.Seal(nonce, nonce, []byte("seed"), []byte("key_1")))
+	if got, err := k.Open(legacy, []byte("key_1")); err != nil || string(got) != "seed" {
+		t.Fatalf("%q %v", got, err)
+	}
+	if k.Current(legacy) {
+		t.Fatal("a v1 value counts as current")
 	}
 }

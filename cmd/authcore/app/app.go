@@ -38,9 +38,9 @@ func Listeners() fx.Option { return fx.Options(httpserver.Listen, metrics.Listen
 
 // Options is the whole application for cfg, with the master key already resolved and
 // logs going to out.
-func Options(cfg config.Config, key secret.MasterKey, out logging.Output) fx.Option {
+func Options(cfg config.Config, keys secret.MasterKeys, out logging.Output) fx.Option {
 	return fx.Options(
-		fx.Supply(cfg, key, out),
+		fx.Supply(cfg, keys, out),
 
 		// The platform every module stands on.
 		logging.Module, logging.FxLogger, clock.Module, secret.Module, metrics.Module,
