@@ -16,6 +16,7 @@ type compose struct {
 		Image       string            `yaml:"image"`
 		Environment map[string]string `yaml:"environment"`
 		Ports       []string          `yaml:"ports"`
+		Volumes     []string          `yaml:"volumes"`
 		DependsOn   any               `yaml:"depends_on"`
 		Build       *struct {
 			Context    string `yaml:"context"`
@@ -33,7 +34,7 @@ func TestComposeParses(t *testing.T) {
 	if err := yaml.Unmarshal(b, &c); err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{"authcore", "postgres", "prometheus"} {
+	for _, s := range []string{"authcore", "postgres", "prometheus", "grafana"} {
 		if _, ok := c.Services[s]; !ok {
 			t.Fatalf("no service %q", s)
 		}
@@ -45,10 +46,16 @@ func TestComposeParses(t *testing.T) {
 	if ac.Environment["AUTHCORE_MASTER_KEY"] == "" {
 		t.Error("authcore on PostgreSQL needs AUTHCORE_MASTER_KEY")
 	}
+	if g := strings.Join(c.Services["grafana"].Volumes, " "); !strings.Contains(g, "./grafana/authcore.json:") || !strings.Contains(g, "./grafana/provisioning:") {
+		t.Errorf("grafana is not provisioned with the dashboard: %s", g)
+	}
+	if p := strings.Join(c.Services["prometheus"].Volumes, " "); !strings.Contains(p, "./prometheus/alerts.yml:") {
+		t.Errorf("prometheus does not load the alert rules: %s", p)
+	}
 	if ac.Build == nil || ac.Build.Dockerfile != "deploy/Dockerfile" {
 		t.Error("authcore is not built from deploy/Dockerfile")
 	}
-	prom, err := os.ReadFile("prometheus.yml")
+	prom, err := os.ReadFile("prometheus/prometheus.yml")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/fx"
 
 	"github.com/authcore/authcore/platform/httpserver"
@@ -31,10 +32,20 @@ var Module = fx.Module("health", httpserver.AsRoutes(routes))
 
 type params struct {
 	fx.In
-	Checks []Check `group:"readiness"`
+	Checks   []Check `group:"readiness"`
+	Registry prometheus.Registerer
 }
 
-func routes(p params) []httpserver.Route {
+func routes(p params) ([]httpserver.Route, error) {
+	// authcore_readiness{check} is 1 while a check passes, 0 while it fails, as of the last
+	// /readyz (the orchestrator probes it every few seconds): what alerts on an unreachable
+	// store read.
+	gauge := prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "authcore_readiness", Help: "Readiness checks as of the last /readyz: 1 passing, 0 failing.",
+	}, []string{"check"})
+	if err := p.Registry.Register(gauge); err != nil {
+		return nil, err
+	}
 	checks := append([]Check(nil), p.Checks...)
 	sort.Slice(checks, func(i, j int) bool { return checks[i].Name < checks[j].Name })
 	ready := func(c *fiber.Ctx) error {
@@ -46,9 +57,11 @@ func routes(p params) []httpserver.Route {
 			// The reason stays in the log of whoever failed; the probe says only which.
 			if err := ch.Check(ctx); err != nil {
 				results[ch.Name] = "failing"
+				gauge.WithLabelValues(ch.Name).Set(0)
 				ok = false
 			} else {
 				results[ch.Name] = "ok"
+				gauge.WithLabelValues(ch.Name).Set(1)
 			}
 		}
 		if !ok {
@@ -63,5 +76,5 @@ func routes(p params) []httpserver.Route {
 			return c.JSON(fiber.Map{"status": "ok"})
 		}}},
 		{Method: fiber.MethodGet, Path: "/readyz", Handlers: []fiber.Handler{ready}},
-	}
+	}, nil
 }

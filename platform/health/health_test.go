@@ -44,6 +44,11 @@ func TestProbes(t *testing.T) {
 		failing.Store(true)
 		defer failing.Store(false)
 		a.Get("/readyz").Expect(t, 503, map[string]any{"code": "unavailable", "checks": map[string]any{"store": "ok", "flag": "failing"}})
+		// The last /readyz is what alerts read: the failing check is 0, the passing one 1.
+		m := string(a.Get("/metrics").Body)
+		if !strings.Contains(m, `authcore_readiness{check="flag"} 0`) || !strings.Contains(m, `authcore_readiness{check="store"} 1`) {
+			t.Fatalf("readiness gauges wrong:\n%s", m)
+		}
 		a.Get("/healthz").Expect(t, 200, map[string]any{"status": "ok"})
 	})
 }
