@@ -30,6 +30,7 @@ import (
 	"github.com/authcore/authcore/platform/identity"
 	"github.com/authcore/authcore/platform/logging"
 	"github.com/authcore/authcore/platform/secret"
+	"github.com/authcore/authcore/platform/tracing"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -130,7 +131,7 @@ func (migrateCmd) Run(cfg *config.Config, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	db, err := database.Open(cfg.DatabaseURL, log)
+	db, err := database.Open(cfg.DatabaseURL, log, tracing.Off)
 	if err != nil {
 		return err
 	}

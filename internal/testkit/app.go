@@ -25,6 +25,7 @@ import (
 	"github.com/authcore/authcore/platform/logging"
 	"github.com/authcore/authcore/platform/metrics"
 	"github.com/authcore/authcore/platform/secret"
+	"github.com/authcore/authcore/platform/tracing"
 )
 
 // Graph is the fx graph a test boots, given its settings, master key and log output.
@@ -35,7 +36,7 @@ type Graph func(cfg config.Config, keys secret.MasterKeys, out logging.Output) f
 func Core(cfg config.Config, keys secret.MasterKeys, out logging.Output) fx.Option {
 	return fx.Options(
 		fx.Supply(cfg, keys, out),
-		logging.Module, logging.FxLogger, clock.Module, secret.Module,
+		logging.Module, logging.FxLogger, tracing.Module, clock.Module, secret.Module,
 		metrics.Module, database.Module, httpserver.Module,
 	)
 }

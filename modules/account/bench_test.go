@@ -3,12 +3,14 @@ package account
 import (
 	"context"
 	"testing"
+
+	"github.com/authcore/authcore/platform/tracing"
 )
 
 // BenchmarkHashOWASP is the cost of one sign-in's password check with the production
 // parameters (one core).
 func BenchmarkHashOWASP(b *testing.B) {
-	h := newHasher(OWASPParams)
+	h := newHasher(OWASPParams, tracing.Off.Tracer(""))
 	hash, err := h.Hash(context.Background(), "correct horse battery")
 	if err != nil {
 		b.Fatal(err)

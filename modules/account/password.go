@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/alexedwards/argon2id"
+	"go.opentelemetry.io/otel/trace"
 	"golang.org/x/sync/semaphore"
 
 	"github.com/authcore/authcore/platform/apperr"
@@ -24,17 +25,18 @@ const hashWait = 3 * time.Second
 type hasher struct {
 	params argon2id.Params
 	slots  *semaphore.Weighted
+	tracer trace.Tracer // a span per hash: the costliest thing a request does
 
 	dummyOnce sync.Once
 	dummy     string
 }
 
-func newHasher(p argon2id.Params) *hasher {
+func newHasher(p argon2id.Params, tracer trace.Tracer) *hasher {
 	n := runtime.GOMAXPROCS(0) - 1
 	if n < 1 {
 		n = 1
 	}
-	return &hasher{params: p, slots: semaphore.NewWeighted(int64(n))}
+	return &hasher{params: p, slots: semaphore.NewWeighted(int64(n)), tracer: tracer}
 }
 
 var errBusy = apperr.New(apperr.KindUnavailable, "busy", "too many sign-ins in progress; retry shortly").
@@ -51,6 +53,8 @@ func (h *hasher) acquire(ctx context.Context) error {
 
 // Hash returns the PHC string of password.
 func (h *hasher) Hash(ctx context.Context, password string) (string, error) {
+	ctx, span := h.tracer.Start(ctx, "argon2id hash")
+	defer span.End()
 	if err := h.acquire(ctx); err != nil {
 		return "", err
 	}
@@ -68,6 +72,8 @@ func (h *hasher) Verify(ctx context.Context, password, hash string) (bool, error
 		})
 		hash = h.dummy
 	}
+	ctx, span := h.tracer.Start(ctx, "argon2id verify")
+	defer span.End()
 	if err := h.acquire(ctx); err != nil {
 		return false, err
 	}

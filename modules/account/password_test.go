@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/alexedwards/argon2id"
+	"github.com/authcore/authcore/platform/tracing"
 )
 
 func TestOWASPParams(t *testing.T) {
@@ -17,7 +18,7 @@ func TestOWASPParams(t *testing.T) {
 var cheap = argon2id.Params{Memory: 64, Iterations: 1, Parallelism: 1, SaltLength: 16, KeyLength: 32}
 
 func TestUnknownEmailStillHashes(t *testing.T) {
-	h := newHasher(cheap)
+	h := newHasher(cheap, tracing.Off.Tracer(""))
 	ok, err := h.Verify(context.Background(), "pw", "")
 	if ok || err != nil {
 		t.Fatalf("%v %v", ok, err)
@@ -34,7 +35,7 @@ func TestUnknownEmailStillHashes(t *testing.T) {
 // With every slot busy, a sign-in waits, then is turned away with 503 busy rather than
 // queueing without bound.
 func TestHashingIsBounded(t *testing.T) {
-	h := newHasher(cheap)
+	h := newHasher(cheap, tracing.Off.Tracer(""))
 	n := 0
 	for h.slots.TryAcquire(1) {
 		n++

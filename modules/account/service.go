@@ -14,6 +14,7 @@ import (
 	"github.com/authcore/authcore/ent"
 	"github.com/authcore/authcore/ent/user"
 	"github.com/authcore/authcore/platform/identity"
+	"github.com/authcore/authcore/platform/tracing"
 )
 
 // Service owns users: creation, password checks and profile lookups. It knows nothing of
@@ -24,8 +25,8 @@ type Service struct {
 }
 
 // NewService returns the account service.
-func NewService(client *ent.Client, params argon2id.Params) *Service {
-	return &Service{ent: client, hash: newHasher(params)}
+func NewService(client *ent.Client, params argon2id.Params, tr *tracing.Tracing) *Service {
+	return &Service{ent: client, hash: newHasher(params, tr.Tracer("github.com/authcore/authcore/modules/account"))}
 }
 
 var _ identity.Users = (*Service)(nil)

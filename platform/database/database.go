@@ -18,14 +18,19 @@ import (
 	"time"
 
 	entsql "entgo.io/ent/dialect/sql"
+	"github.com/XSAM/otelsql"
+	"github.com/exaring/otelpgx"
+	"github.com/jackc/pgx/v5/multitracer"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
+	semconv "go.opentelemetry.io/otel/semconv/v1.26.0"
 	_ "modernc.org/sqlite" // registers the pure-Go "sqlite" database/sql driver
 
 	"entgo.io/ent/dialect"
 
 	"github.com/authcore/authcore/ent"
 	"github.com/authcore/authcore/platform/config"
+	"github.com/authcore/authcore/platform/tracing"
 )
 
 // DB is the one store of the process. Everything reads it through Ent; Pool is set on
@@ -48,8 +53,10 @@ type DB struct {
 }
 
 // Open prepares the store without touching it: pgxpool and database/sql both connect
-// lazily, so a store that is down at start-up does not stop the process (SPEC §3).
-func Open(databaseURL string, log *slog.Logger) (*DB, error) {
+// lazily, so a store that is down at start-up does not stop the process (SPEC §3). With
+// tracing on, every query is a span (otelpgx on PostgreSQL, otelsql on SQLite); off, no
+// instrumentation is installed.
+func Open(databaseURL string, log *slog.Logger, tr *tracing.Tracing) (*DB, error) {
 	st, err := config.StorageOf(databaseURL)
 	if err != nil {
 		return nil, err
@@ -71,6 +78,10 @@ func Open(databaseURL string, log *slog.Logger) (*DB, error) {
 			pcfg.ConnConfig.ConnectTimeout = 3 * time.Second
 		}
 		pcfg.ConnConfig.Tracer = selectCounter{&db.queries}
+		if tr.Enabled() {
+			pcfg.ConnConfig.Tracer = multitracer.New(selectCounter{&db.queries},
+				otelpgx.NewTracer(otelpgx.WithTracerProvider(tr.Provider))) // statements only, never parameters: those hold digests and sealed secrets
+		}
 		pool, err := pgxpool.NewWithConfig(context.Background(), pcfg)
 		if err != nil {
 			return nil, fmt.Errorf("AUTHCORE_DATABASE_URL: %v", err)
@@ -81,7 +92,13 @@ func Open(databaseURL string, log *slog.Logger) (*DB, error) {
 	case config.SQLite:
 		path := strings.TrimPrefix(databaseURL, "sqlite:")
 		dsn, memory := sqliteDSN(path)
-		sqldb, err := sql.Open("sqlite", dsn)
+		var sqldb *sql.DB
+		if tr.Enabled() {
+			sqldb, err = otelsql.Open("sqlite", dsn, otelsql.WithTracerProvider(tr.Provider),
+				otelsql.WithAttributes(semconv.DBSystemSqlite))
+		} else {
+			sqldb, err = sql.Open("sqlite", dsn)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("AUTHCORE_DATABASE_URL: %v", err)
 		}

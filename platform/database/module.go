@@ -13,13 +13,16 @@ import (
 	"github.com/authcore/authcore/platform/config"
 	"github.com/authcore/authcore/platform/health"
 	"github.com/authcore/authcore/platform/metrics"
+	"github.com/authcore/authcore/platform/tracing"
 )
 
 // Module provides the store and its ent client, migrates it on start, and contributes a
 // readiness check and the connection-pool gauges.
 var Module = fx.Module("database",
 	fx.Provide(
-		func(cfg config.Config, log *slog.Logger) (*DB, error) { return Open(cfg.DatabaseURL, log) },
+		func(cfg config.Config, log *slog.Logger, tr *tracing.Tracing) (*DB, error) {
+			return Open(cfg.DatabaseURL, log, tr)
+		},
 		func(db *DB) *ent.Client { return db.Ent },
 	),
 	fx.Invoke(func(lc fx.Lifecycle, db *DB) {

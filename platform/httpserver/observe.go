@@ -6,6 +6,9 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/oklog/ulid/v2"
+	"go.opentelemetry.io/otel/codes"
+	semconv "go.opentelemetry.io/otel/semconv/v1.26.0"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/authcore/authcore/platform/logging"
 )
@@ -22,6 +25,12 @@ func (s *Server) observe(c *fiber.Ctx) error {
 	rid := requestID(c)
 	c.Set(RequestIDHeader, rid)
 	c.SetUserContext(logging.WithRequestID(c.UserContext(), rid))
+	var span trace.Span
+	if s.tracer != nil {
+		ctx := s.tracing.Propagator.Extract(c.UserContext(), headerCarrier{c})
+		ctx, span = s.tracer.Start(ctx, methodLabel(c.Method()), trace.WithSpanKind(trace.SpanKindServer))
+		c.SetUserContext(ctx)
+	}
 
 	if err := c.Next(); err != nil {
 		if rerr := s.renderError(c, err); rerr != nil {
@@ -35,6 +44,15 @@ func (s *Server) observe(c *fiber.Ctx) error {
 	// c.Method() aliases Fiber's recycled request buffer; a label value must not.
 	method := methodLabel(c.Method())
 	elapsed := time.Since(start)
+	if span != nil {
+		// Named by the route template, never the raw path, like the metrics.
+		span.SetName(method + " " + route)
+		span.SetAttributes(semconv.HTTPRequestMethodKey.String(method), semconv.HTTPRoute(route), semconv.HTTPResponseStatusCode(status))
+		if status >= 500 {
+			span.SetStatus(codes.Error, "")
+		}
+		span.End()
+	}
 	s.http.Requests.WithLabelValues(method, route, strconv.Itoa(status)).Inc()
 	s.http.Duration.WithLabelValues(method, route).Observe(elapsed.Seconds())
 	s.log.InfoContext(c.UserContext(), "request",
@@ -99,3 +117,11 @@ func methodLabel(m string) string {
 	}
 	return "OTHER"
 }
+
+// headerCarrier reads a W3C traceparent from the request; values are parsed into the span
+// context at once, so nothing outlives Fiber's buffers.
+type headerCarrier struct{ c *fiber.Ctx }
+
+func (h headerCarrier) Get(key string) string { return h.c.Get(key) }
+func (h headerCarrier) Set(string, string)    {}
+func (h headerCarrier) Keys() []string        { return []string{"traceparent", "tracestate"} }

@@ -18,10 +18,12 @@ import (
 	"github.com/gofiber/fiber/v2/middleware/adaptor"
 	"github.com/gofiber/fiber/v2/middleware/recover"
 	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/fx"
 
 	"github.com/authcore/authcore/platform/config"
 	"github.com/authcore/authcore/platform/metrics"
+	"github.com/authcore/authcore/platform/tracing"
 )
 
 // BodyLimit is the largest request body accepted (SPEC §4: over it, 413).
@@ -71,6 +73,9 @@ type Server struct {
 	log  *slog.Logger
 	http *metrics.HTTP
 	addr atomic.Pointer[net.TCPAddr]
+	// tracer is nil unless tracing is on: then every request is a server span.
+	tracer  trace.Tracer
+	tracing *tracing.Tracing
 	// templates[method][path] is every registered route, read-only after New.
 	templates map[string]map[string]struct{}
 }
@@ -82,12 +87,16 @@ type Params struct {
 	Log      *slog.Logger
 	HTTP     *metrics.HTTP
 	Gatherer prometheus.Gatherer
+	Tracing  *tracing.Tracing
 	Routes   []Route `group:"routes"`
 }
 
 // New builds the app and registers every contributed route. It binds nothing.
 func New(p Params) (*Server, error) {
-	s := &Server{cfg: p.Config, log: p.Log, http: p.HTTP, templates: map[string]map[string]struct{}{}}
+	s := &Server{cfg: p.Config, log: p.Log, http: p.HTTP, templates: map[string]map[string]struct{}{}, tracing: p.Tracing}
+	if p.Tracing.Enabled() {
+		s.tracer = p.Tracing.Tracer("github.com/authcore/authcore/platform/httpserver")
+	}
 	s.app = fiber.New(fiber.Config{
 		DisableStartupMessage: true,
 		BodyLimit:             BodyLimit,

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 
+	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/fx"
 	"go.uber.org/fx/fxevent"
 
@@ -58,12 +59,17 @@ func RequestID(ctx context.Context) string {
 	return id
 }
 
-// requestIDHandler adds request_id to every record logged with a request's context.
+// requestIDHandler adds request_id, and trace_id and span_id when tracing is on, to every
+// record logged with a request's context.
 type requestIDHandler struct{ slog.Handler }
 
 func (h requestIDHandler) Handle(ctx context.Context, r slog.Record) error {
 	if id := RequestID(ctx); id != "" {
 		r.AddAttrs(slog.String("request_id", id))
+	}
+	// With tracing on, a line names the trace and span it belongs to.
+	if sc := trace.SpanContextFromContext(ctx); sc.IsValid() {
+		r.AddAttrs(slog.String("trace_id", sc.TraceID().String()), slog.String("span_id", sc.SpanID().String()))
 	}
 	return h.Handler.Handle(ctx, r)
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/authcore/authcore/platform/product"
 	"github.com/authcore/authcore/platform/ratelimit"
 	"github.com/authcore/authcore/platform/secret"
+	"github.com/authcore/authcore/platform/tracing"
 	"github.com/authcore/authcore/plugins/auth"
 	"github.com/authcore/authcore/plugins/db"
 	"github.com/authcore/authcore/plugins/pay"
@@ -43,7 +44,7 @@ func Options(cfg config.Config, keys secret.MasterKeys, out logging.Output) fx.O
 		fx.Supply(cfg, keys, out),
 
 		// The platform every module stands on.
-		logging.Module, logging.FxLogger, clock.Module, secret.Module, metrics.Module,
+		logging.Module, logging.FxLogger, tracing.Module, clock.Module, secret.Module, metrics.Module,
 		database.Module, audit.Module, httpserver.Module, health.Module, invalidation.Module,
 		ratelimit.Module, guard.Module, bearer.Module, product.Module,
 
