@@ -33,9 +33,18 @@ func (l lingerListener) Accept() (net.Conn, error) {
 
 type lingerConn struct{ *net.TCPConn }
 
+// Close returns at once: the drain runs on its own, so a client that never closes its side
+// costs a goroutine for lingerTimeout, never the caller's time (fasthttp closes idle
+// connections one after another at shutdown).
 func (c lingerConn) Close() error {
-	if c.CloseWrite() == nil && c.SetReadDeadline(time.Now().Add(lingerTimeout)) == nil {
-		_, _ = io.CopyN(io.Discard, c.TCPConn, lingerMax)
+	if err := c.CloseWrite(); err != nil {
+		return c.TCPConn.Close()
 	}
-	return c.TCPConn.Close()
+	go func() {
+		if c.SetReadDeadline(time.Now().Add(lingerTimeout)) == nil {
+			_, _ = io.CopyN(io.Discard, c.TCPConn, lingerMax)
+		}
+		_ = c.TCPConn.Close()
+	}()
+	return nil
 }
