@@ -53,11 +53,16 @@ func (e *Engine) Handles(ctx context.Context, projectID, userID string) ([]strin
 
 // Recent lists the newest live sessions of a tenant (when given) within the admin's scope.
 func (e *Engine) Recent(ctx context.Context, projectID string, tenantID *string, limit int) ([]Recent, error) {
-	q := e.ent.Session.Query().Where(scope(projectID)).Where(e.live()...)
+	q := e.ent.Session.Query().Where(scope(projectID))
 	if tenantID != nil {
 		q = q.Where(entsession.TenantID(*tenantID))
 	}
-	rows, err := q.Order(entsession.ByCreatedAt(sql.OrderDesc()), entsession.ByID(sql.OrderDesc())).Limit(limit).All(ctx)
+	return e.newestLive(ctx, q.Limit(limit))
+}
+
+// newestLive runs q for live sessions, newest first, as recent-session elements.
+func (e *Engine) newestLive(ctx context.Context, q *ent.SessionQuery) ([]Recent, error) {
+	rows, err := q.Where(e.live()...).Order(entsession.ByCreatedAt(sql.OrderDesc()), entsession.ByID(sql.OrderDesc())).All(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -128,16 +133,7 @@ func (e *Engine) revokeWhere(ctx context.Context, where []predicate.Session, eve
 
 // Mine lists a user's own live sessions, newest first (SPEC §3 "Own sessions").
 func (e *Engine) Mine(ctx context.Context, userID string) ([]Recent, error) {
-	rows, err := e.ent.Session.Query().Where(entsession.UserID(userID)).Where(e.live()...).
-		Order(entsession.ByCreatedAt(sql.OrderDesc()), entsession.ByID(sql.OrderDesc())).All(ctx)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]Recent, 0, len(rows))
-	for _, s := range rows {
-		out = append(out, recentOf(s))
-	}
-	return out, nil
+	return e.newestLive(ctx, e.ent.Session.Query().Where(entsession.UserID(userID)))
 }
 
 // RevokeMine revokes one of the user's own sessions: 1 when this call revoked it, 0 when
