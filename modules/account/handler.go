@@ -95,7 +95,7 @@ func (h *handler) signIn(c *fiber.Ctx) error {
 }
 
 func (h *handler) startSession(c *fiber.Ctx, status int, u User) error {
-	t, err := h.sessions.Start(c.UserContext(), identity.NewSession{
+	t, err := h.sessions.Start(httpserver.WithIssuer(c, h.cfg), identity.NewSession{
 		UserID: u.ID, TenantID: u.TenantID,
 		UserAgent: string(c.Request().Header.UserAgent()),
 		IP:        httpserver.ClientIP(c),

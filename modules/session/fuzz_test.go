@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/authcore/authcore/platform/identity"
 	"github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
 )
@@ -27,12 +28,12 @@ func FuzzVerifySignature(f *testing.F) {
 		}
 		return s
 	}
-	good := sign(map[string]any{"iss": Issuer, "aud": SessionAudience, "sub": "usr_1", "sid": "ses_1", "tid": "public", "exp": 2e9})
+	good := sign(map[string]any{"iss": identity.LegacyIssuer, "aud": SessionAudience, "sub": "usr_1", "sid": "ses_1", "tid": "public", "exp": 2e9})
 	parts := strings.Split(good, ".")
 	for _, s := range []string{
 		good,
-		sign(map[string]any{"iss": Issuer, "aud": "authcore", "sub": "cli_1", "exp": 2e9}),
-		sign(map[string]any{"iss": Issuer, "sub": "usr_1", "sid": "ses_1", "tid": "public", "exp": 2e9}),
+		sign(map[string]any{"iss": identity.LegacyIssuer, "aud": "authcore", "sub": "cli_1", "exp": 2e9}),
+		sign(map[string]any{"iss": identity.LegacyIssuer, "sub": "usr_1", "sid": "ses_1", "tid": "public", "exp": 2e9}),
 		"eyJhbGciOiJub25lIiwidHlwIjoiSldUIn0." + parts[1] + ".",
 		parts[0] + "." + parts[1] + "x." + parts[2],
 		"", "a.b.c", "....",
@@ -45,7 +46,7 @@ func FuzzVerifySignature(f *testing.F) {
 			return
 		}
 		p := v.principal
-		if p.UserID == "" || p.SessionHandle == "" || p.TenantID == "" || p.Claims["iss"] != Issuer || !sessionAudience(p.Claims["aud"]) {
+		if p.UserID == "" || p.SessionHandle == "" || p.TenantID == "" || !e.ourIssuer(p.Claims["iss"].(string)) || !sessionAudience(p.Claims["aud"]) {
 			t.Fatalf("accepted %q as %+v", token, p)
 		}
 	})

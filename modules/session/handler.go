@@ -107,7 +107,7 @@ func (h *handler) refresh(c *fiber.Ctx) error {
 			return apperr.CSRFRejected
 		}
 	}
-	r, err := h.engine.Refresh(c.UserContext(), string([]byte(token)))
+	r, err := h.engine.Refresh(httpserver.WithIssuer(c, h.cfg), string([]byte(token)))
 	if err != nil {
 		if apperr.IsKind(err, apperr.KindUnauthenticated) {
 			h.limits.Failures.Fail(ip)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -35,9 +36,6 @@ const sessionIPPurpose = "session-peer-ip"
 // SessionAudience is the aud of session access tokens, so that no verifier can take one
 // for an OAuth access token or the other way round (SPEC §9).
 const SessionAudience = "authcore:session"
-
-// Issuer is the iss claim of every token authcore signs.
-const Issuer = "authcore"
 
 // Cache bounds. A verified token costs about 1 KiB with its claims; a session state and
 // a profile a few hundred bytes: 100k of each is about 150 MiB at worst.
@@ -204,7 +202,7 @@ func (e *Engine) Start(ctx context.Context, in identity.NewSession) (identity.To
 	if err != nil {
 		return identity.Tokens{}, err
 	}
-	access, exp, err := e.sign(s, now)
+	access, exp, err := e.sign(ctx, s, now)
 	if err != nil {
 		return identity.Tokens{}, err
 	}
@@ -215,7 +213,7 @@ func (e *Engine) Start(ctx context.Context, in identity.NewSession) (identity.To
 // reserved claims a session payload may not override.
 var reserved = map[string]bool{"iss": true, "sub": true, "sid": true, "tid": true, "iat": true, "exp": true, "nbf": true, "aud": true, "jti": true}
 
-func (e *Engine) sign(s *ent.Session, now time.Time) (string, time.Time, error) {
+func (e *Engine) sign(ctx context.Context, s *ent.Session, now time.Time) (string, time.Time, error) {
 	signer := e.keys.Signer()
 	if signer == nil {
 		return "", time.Time{}, errNotReady
@@ -227,12 +225,13 @@ func (e *Engine) sign(s *ent.Session, now time.Time) (string, time.Time, error) 
 			claims[k] = v
 		}
 	}
-	claims["iss"] = Issuer
+	claims["iss"] = identity.IssuerFrom(ctx)
 	claims["aud"] = SessionAudience
 	claims["sub"] = s.UserID
 	claims["sid"] = s.ID
 	claims["tid"] = s.TenantID
 	claims["iat"] = now.Unix()
+	claims["nbf"] = now.Unix() // verifiers with a little clock skew accept a fresh token
 	claims["exp"] = exp.Unix()
 	tok, err := jwt.Signed(signer).Claims(claims).Serialize()
 	return tok, exp, err
@@ -240,12 +239,15 @@ func (e *Engine) sign(s *ent.Session, now time.Time) (string, time.Time, error) 
 
 // SignAccessToken signs an OAuth access token (header typ at+jwt, RFC 9068) with the
 // current key, setting iss.
-func (e *Engine) SignAccessToken(claims map[string]any) (string, error) {
+func (e *Engine) SignAccessToken(ctx context.Context, claims map[string]any) (string, error) {
 	signer := e.keys.AccessSigner()
 	if !e.Ready() || signer == nil {
 		return "", identity.ErrEngineNotReady
 	}
-	claims["iss"] = Issuer
+	claims["iss"] = identity.IssuerFrom(ctx)
+	if _, ok := claims["nbf"]; !ok {
+		claims["nbf"] = claims["iat"]
+	}
 	return jwt.Signed(signer).Claims(claims).Serialize()
 }
 
@@ -323,7 +325,7 @@ func (e *Engine) verifySignature(token string) (*verified, error) {
 	tid, _ := claims["tid"].(string)
 	iss, _ := claims["iss"].(string)
 	exp, _ := claims["exp"].(float64)
-	if sub == "" || sid == "" || tid == "" || iss != Issuer || exp == 0 || !sessionAudience(claims["aud"]) {
+	if sub == "" || sid == "" || tid == "" || !e.ourIssuer(iss) || exp == 0 || !sessionAudience(claims["aud"]) {
 		return nil, invalid
 	}
 	raw, err := json.Marshal(claims)
@@ -419,7 +421,7 @@ func (e *Engine) Refresh(ctx context.Context, token string) (Refreshed, error) {
 		}
 		return Refreshed{}, err
 	}
-	access, exp, err := e.sign(s, now)
+	access, exp, err := e.sign(ctx, s, now)
 	if err != nil {
 		return Refreshed{}, err
 	}
@@ -455,4 +457,17 @@ func sessionAudience(aud any) bool {
 		return len(a) == 1 && a[0] == SessionAudience
 	}
 	return false
+}
+
+// ourIssuer accepts the iss of tokens this service signs: the configured public URL, the
+// legacy "authcore" of tokens signed before issuers were URLs (they live out their short
+// lives), and, when no public URL is configured, the URL a request reached, whatever it was.
+func (e *Engine) ourIssuer(iss string) bool {
+	switch {
+	case iss == identity.LegacyIssuer:
+		return true
+	case e.cfg.PublicURL != "":
+		return iss == strings.TrimRight(e.cfg.PublicURL, "/")
+	}
+	return strings.HasPrefix(iss, "http://") || strings.HasPrefix(iss, "https://")
 }

@@ -50,7 +50,7 @@ func TestSessionMe(t *testing.T) {
 				"user": map[string]any{"id": s.UserID, "email": s.Email, "name": "Test User"},
 			})
 			p := got["accessTokenPayload"].(map[string]any)
-			if p["sub"] != s.UserID || p["sid"] != s.SessionHandle || p["tid"] != "public" || p["iss"] != "authcore" || p["exp"] == nil || p["iat"] == nil {
+			if p["sub"] != s.UserID || p["sid"] != s.SessionHandle || p["tid"] != "public" || p["iss"] != a.Base || p["exp"] == nil || p["iat"] == nil {
 				t.Fatalf("payload %v", p)
 			}
 			// A third-party verifier tells session tokens from OAuth ones by their audience.

@@ -1,12 +1,15 @@
 package httpserver
 
 import (
+	"context"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/utils"
 
 	"github.com/authcore/authcore/platform/audit"
+	"github.com/authcore/authcore/platform/config"
+	"github.com/authcore/authcore/platform/identity"
 )
 
 // Origin copies, out of Fiber's recycled buffers, what an audit record keeps of the
@@ -36,4 +39,18 @@ func BearerToken(header string) string {
 		return ""
 	}
 	return strings.TrimSpace(header[len("Bearer "):])
+}
+
+// Issuer is the issuer of tokens signed for this request: AUTHCORE_PUBLIC_URL when set,
+// else the scheme and host the request reached (copied out of Fiber's buffers).
+func Issuer(c *fiber.Ctx, cfg config.Config) string {
+	if cfg.PublicURL != "" {
+		return strings.TrimRight(cfg.PublicURL, "/")
+	}
+	return utils.CopyString(c.BaseURL())
+}
+
+// WithIssuer is the request's context carrying its Issuer, for services that sign tokens.
+func WithIssuer(c *fiber.Ctx, cfg config.Config) context.Context {
+	return identity.WithIssuer(c.UserContext(), Issuer(c, cfg))
 }

@@ -128,7 +128,28 @@ type Directory interface {
 // TokenSigner signs JWTs with the key set served at /.well-known/jwks.json. Supplied by
 // the session module to products that issue tokens (the auth product's OAuth endpoint).
 type TokenSigner interface {
-	// SignAccessToken signs an OAuth access token (header typ at+jwt), adding iss. It
-	// fails with ErrEngineNotReady before the keys load.
-	SignAccessToken(claims map[string]any) (string, error)
+	// SignAccessToken signs an OAuth access token (header typ at+jwt), adding iss (the
+	// issuer in ctx). It fails with ErrEngineNotReady before the keys load.
+	SignAccessToken(ctx context.Context, claims map[string]any) (string, error)
+}
+
+type issuerKey struct{}
+
+// WithIssuer returns ctx carrying the issuer of tokens signed for this request: the
+// AUTHCORE_PUBLIC_URL, else the scheme and host the request reached (the HTTP server sets
+// it on every request).
+func WithIssuer(ctx context.Context, issuer string) context.Context {
+	return context.WithValue(ctx, issuerKey{}, issuer)
+}
+
+// LegacyIssuer is the iss of tokens signed before issuers were URLs, and of tokens signed
+// outside any request.
+const LegacyIssuer = "authcore"
+
+// IssuerFrom is the issuer WithIssuer put in ctx, or LegacyIssuer.
+func IssuerFrom(ctx context.Context) string {
+	if s, ok := ctx.Value(issuerKey{}).(string); ok && s != "" {
+		return s
+	}
+	return LegacyIssuer
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/authcore/authcore/ent"
 	"github.com/authcore/authcore/ent/authclient"
 	"github.com/authcore/authcore/platform/clock"
+	"github.com/authcore/authcore/platform/config"
 	"github.com/authcore/authcore/platform/httpserver"
 	"github.com/authcore/authcore/platform/identity"
 	"github.com/authcore/authcore/platform/product"
@@ -40,13 +41,14 @@ type Product struct {
 	ent    *ent.Client
 	clock  clock.Clock
 	signer identity.TokenSigner
+	cfg    config.Config
 }
 
 var _ product.Product = (*Product)(nil)
 
 // New returns the product.
-func New(client *ent.Client, c clock.Clock, signer identity.TokenSigner) *Product {
-	return &Product{ent: client, clock: c, signer: signer}
+func New(client *ent.Client, c clock.Clock, signer identity.TokenSigner, cfg config.Config) *Product {
+	return &Product{ent: client, clock: c, signer: signer, cfg: cfg}
 }
 
 func (*Product) Key() string              { return "auth" }

@@ -72,7 +72,12 @@ func verifyJWT(t *testing.T, a *apptest.App, token string) map[string]any {
 	if err := tok.Claims(keys[0].Key, &std, &all); err != nil {
 		t.Fatalf("signature does not verify: %v", err)
 	}
-	if err := std.ValidateWithLeeway(jwt.Expected{Issuer: "authcore", AnyAudience: jwt.Audience{"authcore"}, Time: a.Clock.Now()}, 0); err != nil {
+	// iss is the URL the request reached (no AUTHCORE_PUBLIC_URL here); nbf = iat, so a
+	// verifier with clock skew accepts a fresh token.
+	if std.NotBefore == nil || std.IssuedAt == nil || *std.NotBefore != *std.IssuedAt {
+		t.Fatalf("nbf %v, iat %v", std.NotBefore, std.IssuedAt)
+	}
+	if err := std.ValidateWithLeeway(jwt.Expected{Issuer: a.Base, AnyAudience: jwt.Audience{"authcore"}, Time: a.Clock.Now()}, 0); err != nil {
 		t.Fatal(err)
 	}
 	return all

@@ -116,7 +116,7 @@ func (t *tokenEndpoint) token(c *fiber.Ctx) error {
 		exp = *cl.expiresAt
 	}
 	exp = exp.Truncate(time.Second)
-	tok, err := t.p.signer.SignAccessToken(map[string]any{
+	tok, err := t.p.signer.SignAccessToken(httpserver.WithIssuer(c, t.p.cfg), map[string]any{
 		"sub": cl.id, "client_id": cl.id, "aud": Audience, "iat": now.Unix(), "exp": exp.Unix(), "jti": schema.NewID("jti_"),
 		"project_id": cl.projectID, "role": highestRole(scope), "scope": scope,
 	})
