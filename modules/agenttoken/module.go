@@ -14,12 +14,13 @@ import (
 	"github.com/authcore/authcore/platform/database"
 	"github.com/authcore/authcore/platform/guard"
 	"github.com/authcore/authcore/platform/httpserver"
+	"github.com/authcore/authcore/platform/identity"
 )
 
 // Module wires the service and its routes.
 var Module = fx.Module("agenttoken",
 	fx.Decorate(func(l *slog.Logger) *slog.Logger { return l.With("module", "agenttoken") }),
-	fx.Provide(NewService),
+	fx.Provide(fx.Annotate(NewService, fx.As(fx.Self()), fx.As(new(identity.AgentTokens)))),
 	httpserver.AsRoutes(func(s *Service, g *guard.Guard, k bearer.Kit) []httpserver.Route {
 		return (&handler{svc: s, guard: g, me: bearer.NewEndpoint(k, Kind)}).routes()
 	}),
@@ -36,7 +37,9 @@ type Params struct {
 
 // NewService returns the service, subscribed to revocations from other replicas.
 func NewService(p Params) *Service {
-	s := &Service{ent: p.Ent, clock: p.Kit.Clock, audit: p.Audit, metrics: p.Kit.Metrics}
+	s := &Service{ent: p.Ent, clock: p.Kit.Clock, audit: p.Audit, metrics: p.Kit.Metrics, bus: p.Kit.Bus,
+		byID: bearer.NewCache[string, *liveness](p.Kit.Limits.Size, p.Kit.Limits.PositiveTTL)}
 	s.verifier = bearer.NewVerifier[answer](p.Kit, Kind, store{ent: p.Ent, pool: p.DB.Pool})
+	bearer.Follow(p.Kit.Bus, idTopic, s.byID)
 	return s
 }

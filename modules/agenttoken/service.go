@@ -15,10 +15,13 @@ import (
 
 	"github.com/authcore/authcore/ent"
 	"github.com/authcore/authcore/ent/agenttoken"
+	"github.com/authcore/authcore/ent/predicate"
 	"github.com/authcore/authcore/platform/audit"
 	"github.com/authcore/authcore/platform/bearer"
 	"github.com/authcore/authcore/platform/clock"
 	"github.com/authcore/authcore/platform/database"
+	"github.com/authcore/authcore/platform/identity"
+	"github.com/authcore/authcore/platform/invalidation"
 	"github.com/authcore/authcore/platform/jsonbody"
 	"github.com/authcore/authcore/platform/metrics"
 	"github.com/authcore/authcore/platform/secret"
@@ -47,8 +50,16 @@ type Service struct {
 	clock    clock.Clock
 	audit    *audit.Recorder
 	metrics  *metrics.Credentials
+	bus      invalidation.Bus
 	verifier *bearer.Verifier[answer]
+	byID     *bearer.Cache[string, *liveness]
 }
+
+var _ identity.AgentTokens = (*Service)(nil)
+
+// idTopic invalidates the by-id liveness cache (Live), which JWTs exchanged from a token
+// are checked against.
+const idTopic = "ai_agent_id"
 
 // Grant is what a token grants and to whom: shared by its record and its ai/me answer.
 type Grant struct {
@@ -208,10 +219,35 @@ func (s *Service) List(ctx context.Context, projectID string) ([]Agent, error) {
 // Revoke revokes one of the project's tokens, with its audit record and the invalidation
 // of every replica's cache, all in one transaction.
 func (s *Service) Revoke(ctx context.Context, projectID, tokenID string, actor *string, origin audit.Origin) error {
+	err := s.revoke(ctx, []predicate.AgentToken{agenttoken.ID(tokenID), agenttoken.ProjectID(projectID)}, actor, origin, nil)
+	if errors.Is(err, ErrNotFound) {
+		return ErrNotFound
+	}
+	if err != nil {
+		return errRevokeFailed.Wrap(err)
+	}
+	return nil
+}
+
+// RevokeSelf revokes the presented token at its holder's request (RFC 7009): no actor, and
+// metadata.via "self" in the audit record.
+func (s *Service) RevokeSelf(ctx context.Context, token string, origin audit.Origin) error {
+	if !secret.CheckToken(tokenKind, token) {
+		return identity.ErrNotLive
+	}
+	err := s.revoke(ctx, []predicate.AgentToken{agenttoken.Digest(secret.DigestOf(token).Bytes()), agenttoken.ExpiresAtGT(s.clock.Now())},
+		nil, origin, map[string]any{"via": "self"})
+	if errors.Is(err, ErrNotFound) {
+		return identity.ErrNotLive
+	}
+	return err
+}
+
+// revoke revokes the one live token matching where: the row, the invalidations of both
+// caches (by digest and by id) and the audit record commit together.
+func (s *Service) revoke(ctx context.Context, where []predicate.AgentToken, actor *string, origin audit.Origin, extra map[string]any) error {
 	err := database.WithTx(ctx, s.ent, func(tx *ent.Tx) error {
-		t, err := tx.AgentToken.Query().
-			Where(agenttoken.ID(tokenID), agenttoken.ProjectID(projectID), agenttoken.RevokedAtIsNil()).
-			Only(ctx)
+		t, err := tx.AgentToken.Query().Where(where...).Where(agenttoken.RevokedAtIsNil()).Only(ctx)
 		if ent.IsNotFound(err) {
 			return ErrNotFound
 		}
@@ -230,20 +266,64 @@ func (s *Service) Revoke(ctx context.Context, projectID, tokenID string, actor *
 		if err := s.verifier.Revoked(ctx, tx, t.Digest); err != nil {
 			return err
 		}
+		if err := s.bus.Publish(ctx, tx, idTopic, t.ID); err != nil {
+			return err
+		}
+		metadata := map[string]any{"tokenId": t.ID}
+		for k, v := range extra {
+			metadata[k] = v
+		}
 		_, err = s.audit.Record(ctx, tx, audit.Event{
-			ActorID: actor, ProjectID: projectID, Action: "ai_token.revoke",
-			Metadata: map[string]any{"tokenId": t.ID}, Origin: origin,
+			ActorID: actor, ProjectID: t.ProjectID, Action: "ai_token.revoke", Metadata: metadata, Origin: origin,
 		})
 		return err
 	})
-	if errors.Is(err, ErrNotFound) {
-		return ErrNotFound
-	}
 	if err != nil {
-		return errRevokeFailed.Wrap(err)
+		return err
 	}
 	s.metrics.Revoked.WithLabelValues(Kind, "").Inc()
 	return nil
+}
+
+// Grant verifies a presented token for the OAuth surface.
+func (s *Service) Grant(ctx context.Context, token string) (identity.AgentGrant, error) {
+	if !secret.CheckToken(tokenKind, token) {
+		return identity.AgentGrant{}, identity.ErrNotLive
+	}
+	e, err := s.verifier.Verify(ctx, token)
+	if errors.Is(err, bearer.ErrInvalid) {
+		return identity.AgentGrant{}, identity.ErrNotLive
+	}
+	if err != nil {
+		return identity.AgentGrant{}, err
+	}
+	v := e.Value.info
+	return identity.AgentGrant{TokenID: v.TokenID, ProjectID: v.ProjectID, AgentName: v.AgentName, Scopes: v.Scopes, ExpiresAt: v.ExpiresAt}, nil
+}
+
+// liveness is what Live needs of a token, cached by id.
+type liveness struct {
+	revoked   bool
+	expiresAt time.Time
+}
+
+// Live reports whether the token with this id is live, from the by-id cache (a revoke
+// anywhere clears its entry in the same transaction's commit).
+func (s *Service) Live(ctx context.Context, tokenID string) (bool, error) {
+	l, err := s.byID.Load(ctx, tokenID, func(ctx context.Context) (*liveness, error) {
+		t, err := s.ent.AgentToken.Query().Where(agenttoken.ID(tokenID)).Select(agenttoken.FieldRevokedAt, agenttoken.FieldExpiresAt).Only(ctx)
+		if ent.IsNotFound(err) {
+			return &liveness{revoked: true}, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		return &liveness{revoked: t.RevokedAt != nil, expiresAt: t.ExpiresAt}, nil
+	})
+	if err != nil {
+		return false, err
+	}
+	return !l.revoked && s.clock.Now().Before(l.expiresAt), nil
 }
 
 // Me checks a bearer token and returns its pre-encoded ai/me answer, or bearer.ErrInvalid

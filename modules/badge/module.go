@@ -13,13 +13,14 @@ import (
 	"github.com/authcore/authcore/platform/bearer"
 	"github.com/authcore/authcore/platform/guard"
 	"github.com/authcore/authcore/platform/httpserver"
+	"github.com/authcore/authcore/platform/identity"
 	"github.com/authcore/authcore/platform/product"
 )
 
 // Module wires the service and its routes.
 var Module = fx.Module("badge",
 	fx.Decorate(func(l *slog.Logger) *slog.Logger { return l.With("module", "badge") }),
-	fx.Provide(NewService),
+	fx.Provide(fx.Annotate(NewService, fx.As(fx.Self()), fx.As(new(identity.Badges)))),
 	httpserver.AsRoutes(func(s *Service, g *guard.Guard, r *product.Registry, k bearer.Kit) []httpserver.Route {
 		return (&handler{svc: s, guard: g, products: r, me: bearer.NewEndpoint(k, Kind)}).routes()
 	}),
@@ -37,6 +38,6 @@ type Params struct {
 // NewService returns the service, subscribed to revocations from other replicas.
 func NewService(p Params) *Service {
 	s := &Service{ent: p.Ent, products: p.Products, audit: p.Audit, clock: p.Kit.Clock, metrics: p.Kit.Metrics}
-	s.verifier = bearer.NewVerifier[[]byte](p.Kit, Kind, store{ent: p.Ent})
+	s.verifier = bearer.NewVerifier[answer](p.Kit, Kind, store{ent: p.Ent})
 	return s
 }

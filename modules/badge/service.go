@@ -2,16 +2,19 @@ package badge
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"entgo.io/ent/dialect/sql"
 
 	"github.com/authcore/authcore/ent"
 	entbadge "github.com/authcore/authcore/ent/badge"
+	"github.com/authcore/authcore/ent/predicate"
 	"github.com/authcore/authcore/platform/audit"
 	"github.com/authcore/authcore/platform/bearer"
 	"github.com/authcore/authcore/platform/clock"
 	"github.com/authcore/authcore/platform/database"
+	"github.com/authcore/authcore/platform/identity"
 	"github.com/authcore/authcore/platform/metrics"
 	"github.com/authcore/authcore/platform/product"
 	"github.com/authcore/authcore/platform/secret"
@@ -19,6 +22,8 @@ import (
 
 // Kind is the credential kind of badges: the metrics label and invalidation topic.
 const Kind = "service_badge"
+
+var _ identity.Badges = (*Service)(nil)
 
 // Service mints, lists, revokes and verifies badges. It knows products only through the
 // contract in platform/product, and imports no HTTP.
@@ -28,7 +33,7 @@ type Service struct {
 	audit    *audit.Recorder
 	clock    clock.Clock
 	metrics  *metrics.Credentials
-	verifier *bearer.Verifier[[]byte]
+	verifier *bearer.Verifier[answer]
 }
 
 // Badge is the badge record (SPEC §6). Never a digest or a secret.
@@ -138,9 +143,27 @@ func (s *Service) List(ctx context.Context, projectID, filter string) ([]Badge, 
 // Revoke revokes one of the project's badges: the badge, its product credentials, the
 // audit record and the invalidation of every replica's caches in one transaction.
 func (s *Service) Revoke(ctx context.Context, projectID, badgeID string, actor *string, origin audit.Origin) error {
+	return s.revoke(ctx, []predicate.Badge{entbadge.ID(badgeID), entbadge.ProjectID(projectID)}, actor, origin, nil)
+}
+
+// RevokeSelf revokes the presented badge at its holder's request (RFC 7009): no actor, and
+// metadata.via "self" in the audit record.
+func (s *Service) RevokeSelf(ctx context.Context, token string, origin audit.Origin) error {
+	if !s.wellFormed(token) {
+		return identity.ErrNotLive
+	}
+	live := entbadge.Or(entbadge.ExpiresAtIsNil(), entbadge.ExpiresAtGT(s.clock.Now()))
+	err := s.revoke(ctx, []predicate.Badge{entbadge.Digest(secret.DigestOf(token).Bytes()), live}, nil, origin, map[string]any{"via": "self"})
+	if errors.Is(err, ErrNotFound) {
+		return identity.ErrNotLive
+	}
+	return err
+}
+
+func (s *Service) revoke(ctx context.Context, where []predicate.Badge, actor *string, origin audit.Origin, extra map[string]any) error {
 	var product string
 	err := database.WithTx(ctx, s.ent, func(tx *ent.Tx) error {
-		b, err := tx.Badge.Query().Where(entbadge.ID(badgeID), entbadge.ProjectID(projectID), entbadge.RevokedAtIsNil()).Only(ctx)
+		b, err := tx.Badge.Query().Where(where...).Where(entbadge.RevokedAtIsNil()).Only(ctx)
 		if ent.IsNotFound(err) {
 			return ErrNotFound
 		}
@@ -163,9 +186,12 @@ func (s *Service) Revoke(ctx context.Context, projectID, badgeID string, actor *
 			return err
 		}
 		product = b.Product
+		metadata := map[string]any{"badgeId": b.ID}
+		for k, v := range extra {
+			metadata[k] = v
+		}
 		_, err = s.audit.Record(ctx, tx, audit.Event{
-			ActorID: actor, ProjectID: projectID, Action: "service_badge.revoke",
-			Metadata: map[string]any{"badgeId": b.ID}, Origin: origin,
+			ActorID: actor, ProjectID: b.ProjectID, Action: "service_badge.revoke", Metadata: metadata, Origin: origin,
 		})
 		return err
 	})
@@ -176,17 +202,38 @@ func (s *Service) Revoke(ctx context.Context, projectID, badgeID string, actor *
 	return nil
 }
 
+// wellFormed reports whether token is shaped like a badge secret of a registered product.
+func (s *Service) wellFormed(token string) bool {
+	kind := secret.KindOf(token)
+	_, ok := s.products.Get(kind)
+	return ok && secret.CheckToken(kind, token)
+}
+
+// Grant verifies a presented badge secret for the OAuth surface.
+func (s *Service) Grant(ctx context.Context, token string) (identity.BadgeGrant, error) {
+	if !s.wellFormed(token) {
+		return identity.BadgeGrant{}, identity.ErrNotLive
+	}
+	e, err := s.verifier.Verify(ctx, token)
+	if errors.Is(err, bearer.ErrInvalid) {
+		return identity.BadgeGrant{}, identity.ErrNotLive
+	}
+	if err != nil {
+		return identity.BadgeGrant{}, err
+	}
+	return e.Value.grant, nil
+}
+
 // Me checks any badge secret and returns its pre-encoded service-badges/me answer, or
 // bearer.ErrInvalid. Its prefix must name a registered product and its checksum must hold
 // before the caches or the store are asked.
 func (s *Service) Me(ctx context.Context, token string) ([]byte, error) {
-	kind := secret.KindOf(token)
-	if _, ok := s.products.Get(kind); !ok || !secret.CheckToken(kind, token) {
+	if !s.wellFormed(token) {
 		return nil, bearer.ErrInvalid
 	}
 	e, err := s.verifier.Verify(ctx, token)
 	if err != nil {
 		return nil, err
 	}
-	return e.Value, nil
+	return e.Value.response, nil
 }

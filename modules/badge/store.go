@@ -8,14 +8,20 @@ import (
 	"github.com/authcore/authcore/ent"
 	entbadge "github.com/authcore/authcore/ent/badge"
 	"github.com/authcore/authcore/platform/bearer"
+	"github.com/authcore/authcore/platform/identity"
 	"github.com/authcore/authcore/platform/secret"
 )
 
-// store is the bearer.Store of badges; a cached entry holds the pre-encoded
-// service-badges/me answer.
+// store is the bearer.Store of badges.
 type store struct{ ent *ent.Client }
 
-var _ bearer.Store[[]byte] = store{}
+var _ bearer.Store[answer] = store{}
+
+// answer is a cached badge: its pre-encoded service-badges/me answer and its grant.
+type answer struct {
+	response []byte
+	grant    identity.BadgeGrant
+}
 
 // meBody is the service-badges/me answer (SPEC §6).
 type meBody struct {
@@ -28,7 +34,7 @@ type meBody struct {
 	ExpiresAt     *time.Time `json:"expiresAt"`
 }
 
-func (s store) Lookup(ctx context.Context, d secret.Digest) (*bearer.Entry[[]byte], error) {
+func (s store) Lookup(ctx context.Context, d secret.Digest) (*bearer.Entry[answer], error) {
 	b, err := s.ent.Badge.Query().Where(entbadge.Digest(d.Bytes())).Only(ctx)
 	if err != nil {
 		return nil, err
@@ -37,7 +43,8 @@ func (s store) Lookup(ctx context.Context, d secret.Digest) (*bearer.Entry[[]byt
 	if err != nil {
 		return nil, err
 	}
-	return &bearer.Entry[[]byte]{ID: b.ID, Digest: b.Digest, ExpiresAt: b.ExpiresAt, Revoked: b.RevokedAt != nil, Value: body}, nil
+	grant := identity.BadgeGrant{BadgeID: b.ID, ProjectID: b.ProjectID, Product: b.Product, Role: b.Role, ExpiresAt: utc(b.ExpiresAt)}
+	return &bearer.Entry[answer]{ID: b.ID, Digest: b.Digest, ExpiresAt: b.ExpiresAt, Revoked: b.RevokedAt != nil, Value: answer{response: body, grant: grant}}, nil
 }
 
 func (store) SetLastUsed(ctx context.Context, tx *ent.Tx, id string, at time.Time) error {

@@ -8,6 +8,8 @@ import (
 	"context"
 	"errors"
 	"time"
+
+	"github.com/authcore/authcore/platform/audit"
 )
 
 // PublicTenant is the tenant of dashboard users (SPEC §0).
@@ -152,4 +154,43 @@ func IssuerFrom(ctx context.Context) string {
 		return s
 	}
 	return LegacyIssuer
+}
+
+// ErrNotLive is a presented credential that is not a live one: unknown, revoked, expired
+// or malformed, all alike.
+var ErrNotLive = errors.New("credential not live")
+
+// AgentGrant is a live AI agent token, as the OAuth surface sees it.
+type AgentGrant struct {
+	TokenID, ProjectID, AgentName string
+	Scopes                        []string
+	ExpiresAt                     time.Time
+}
+
+// AgentTokens is supplied by the agenttoken module to the OAuth surface (token exchange,
+// introspection, revocation in plugins/auth).
+type AgentTokens interface {
+	// Grant verifies a presented agent token: its grant, or ErrNotLive.
+	Grant(ctx context.Context, token string) (AgentGrant, error)
+	// Live reports whether the token with this id is live, from a cache that a revoke on
+	// any replica clears at once: what a JWT exchanged from it is worth.
+	Live(ctx context.Context, tokenID string) (bool, error)
+	// RevokeSelf revokes the presented token at its holder's request (RFC 7009), audited
+	// with metadata.via "self"; ErrNotLive when it is not a live token.
+	RevokeSelf(ctx context.Context, token string, origin audit.Origin) error
+}
+
+// BadgeGrant is a live service badge, as the OAuth surface sees it.
+type BadgeGrant struct {
+	BadgeID, ProjectID, Product, Role string
+	ExpiresAt                         *time.Time
+}
+
+// Badges is supplied by the badge module to the OAuth surface.
+type Badges interface {
+	// Grant verifies a presented badge secret: its grant, or ErrNotLive.
+	Grant(ctx context.Context, token string) (BadgeGrant, error)
+	// RevokeSelf revokes the presented badge at its holder's request; ErrNotLive when it is
+	// not a live badge.
+	RevokeSelf(ctx context.Context, token string, origin audit.Origin) error
 }
