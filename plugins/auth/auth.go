@@ -16,17 +16,22 @@ import (
 	"github.com/authcore/authcore/platform/config"
 	"github.com/authcore/authcore/platform/httpserver"
 	"github.com/authcore/authcore/platform/identity"
+	"github.com/authcore/authcore/platform/metrics"
 	"github.com/authcore/authcore/platform/product"
 	"github.com/authcore/authcore/platform/ratelimit"
 	"github.com/authcore/authcore/platform/secret"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Module contributes the product and the token endpoint.
 var Module = fx.Module("plugin-auth",
 	fx.Provide(New),
 	product.AsProduct(func(p *Product) *Product { return p }),
-	httpserver.AsRoutes(func(p *Product, l *ratelimit.Limiters) []httpserver.Route {
-		return (&tokenEndpoint{p: p, limits: l}).routes()
+	fx.Provide(newResults),
+	metrics.AsCollector(func(r *results) prometheus.Collector { return r.CounterVec }),
+	httpserver.AsRoutes(func(p *Product, l *ratelimit.Limiters, agents identity.AgentTokens, m *metrics.Credentials, r *results) []httpserver.Route {
+		return (&tokenEndpoint{p: p, limits: l, agents: agents, issued: m.Issued.WithLabelValues("exchanged", ""),
+			results: r.MustCurryWith(prometheus.Labels{"endpoint": "token"})}).routes()
 	}),
 )
 
@@ -115,4 +120,15 @@ func (p *Product) authenticate(ctx context.Context, id, sec string) (client, boo
 		return client{}, false, nil
 	}
 	return client{id: c.ID, projectID: c.ProjectID, role: c.Role, expiresAt: c.ExpiresAt}, true, nil
+}
+
+// results counts the OAuth endpoints' answers by endpoint and result ("ok" or the RFC 6749
+// error code): authcore_oauth_requests_total.
+type results struct{ *prometheus.CounterVec }
+
+func newResults() *results {
+	return &results{prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "authcore_oauth_requests_total",
+		Help: "OAuth token, introspection and revocation requests, by endpoint and result.",
+	}, []string{"endpoint", "result"})}
 }

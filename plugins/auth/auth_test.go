@@ -45,6 +45,12 @@ func setup(t *testing.T, st apptest.Store) (*apptest.App, *apptest.Session, stri
 // over HTTP, with go-jose.
 func verifyJWT(t *testing.T, a *apptest.App, token string) map[string]any {
 	t.Helper()
+	return verifyJWTFor(t, a, token, "authcore")
+}
+
+// verifyJWTFor is verifyJWT for a token meant for audience.
+func verifyJWTFor(t *testing.T, a *apptest.App, token, audience string) map[string]any {
+	t.Helper()
 	res, err := http.Get(a.Base + "/.well-known/jwks.json")
 	if err != nil {
 		t.Fatal(err)
@@ -77,7 +83,7 @@ func verifyJWT(t *testing.T, a *apptest.App, token string) map[string]any {
 	if std.NotBefore == nil || std.IssuedAt == nil || *std.NotBefore != *std.IssuedAt {
 		t.Fatalf("nbf %v, iat %v", std.NotBefore, std.IssuedAt)
 	}
-	if err := std.ValidateWithLeeway(jwt.Expected{Issuer: a.Base, AnyAudience: jwt.Audience{"authcore"}, Time: a.Clock.Now()}, 0); err != nil {
+	if err := std.ValidateWithLeeway(jwt.Expected{Issuer: a.Base, AnyAudience: jwt.Audience{audience}, Time: a.Clock.Now()}, 0); err != nil {
 		t.Fatal(err)
 	}
 	return all

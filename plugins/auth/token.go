@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/authcore/authcore/ent/schema"
 	"github.com/authcore/authcore/platform/httpserver"
@@ -24,8 +25,11 @@ const tokenTTL = time.Hour
 const Audience = "authcore"
 
 type tokenEndpoint struct {
-	p      *Product
-	limits *ratelimit.Limiters
+	p       *Product
+	limits  *ratelimit.Limiters
+	agents  identity.AgentTokens
+	issued  prometheus.Counter // exchanged tokens
+	results *prometheus.CounterVec
 }
 
 func (t *tokenEndpoint) routes() []httpserver.Route {
@@ -46,6 +50,7 @@ func (t *tokenEndpoint) fail(c *fiber.Ctx, e oauthError) error {
 		c.Set(fiber.HeaderWWWAuthenticate, `Basic realm="authcore", charset="UTF-8"`)
 		t.limits.Failures.Fail(c.IP())
 	}
+	t.results.WithLabelValues(e.code).Inc()
 	return c.Status(e.status).JSON(fiber.Map{"error": e.code, "error_description": e.desc})
 }
 
@@ -63,16 +68,16 @@ func (t *tokenEndpoint) token(c *fiber.Ctx) error {
 	if err := t.limits.Failures.Check(c.IP()); err != nil {
 		return err
 	}
-	basicID, basicSecret, basic, err := basicAuth(c.Get(fiber.HeaderAuthorization))
-	if err != nil {
+	basicID, basicSecret, basic, basicErr := basicAuth(c.Get(fiber.HeaderAuthorization))
+	form, ferr := formOf(c)
+	if ferr == nil && form.Get("grant_type") == grantTokenExchange {
+		return t.exchange(c, form)
+	}
+	if basicErr != nil {
 		return t.fail(c, errInvalidClient)
 	}
-	if mt, _, _ := mime.ParseMediaType(c.Get(fiber.HeaderContentType)); mt != "application/x-www-form-urlencoded" {
-		return t.fail(c, invalidRequest("the body must be application/x-www-form-urlencoded"))
-	}
-	form, err := url.ParseQuery(string(c.Body()))
-	if err != nil {
-		return t.fail(c, invalidRequest("the body is not valid form encoding"))
+	if ferr != nil {
+		return t.fail(c, *ferr)
 	}
 	for k, v := range form {
 		if len(v) > 1 {
@@ -126,10 +131,25 @@ func (t *tokenEndpoint) token(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	t.results.WithLabelValues("ok").Inc()
 	return c.JSON(fiber.Map{
 		"access_token": tok, "token_type": "Bearer",
 		"expires_in": int(exp.Sub(now).Seconds()), "scope": scope,
 	})
+}
+
+// formOf reads an application/x-www-form-urlencoded body.
+func formOf(c *fiber.Ctx) (url.Values, *oauthError) {
+	if mt, _, _ := mime.ParseMediaType(c.Get(fiber.HeaderContentType)); mt != "application/x-www-form-urlencoded" {
+		e := invalidRequest("the body must be application/x-www-form-urlencoded")
+		return nil, &e
+	}
+	form, err := url.ParseQuery(string(c.Body()))
+	if err != nil {
+		e := invalidRequest("the body is not valid form encoding")
+		return nil, &e
+	}
+	return form, nil
 }
 
 // basicAuth reads client_secret_basic: both parts are form-urlencoded before base64
