@@ -28,13 +28,14 @@ import (
 var (
 	_ identity.Sessions     = (*Engine)(nil)
 	_ identity.TokenSigner  = (*Engine)(nil)
+	_ identity.JWTVerifier  = (*Engine)(nil)
 	_ guard.SessionVerifier = (*Engine)(nil)
 )
 
 // Module wires the engine and its routes.
 var Module = fx.Module("session",
 	fx.Provide(fx.Annotate(NewEngine,
-		fx.As(fx.Self()), fx.As(new(identity.Sessions)), fx.As(new(guard.SessionVerifier)), fx.As(new(identity.TokenSigner)))),
+		fx.As(fx.Self()), fx.As(new(identity.Sessions)), fx.As(new(guard.SessionVerifier)), fx.As(new(identity.TokenSigner)), fx.As(new(identity.JWTVerifier)))),
 	fx.Invoke(func(lc fx.Lifecycle, e *Engine) { lc.Append(fx.Hook{OnStart: e.Run, OnStop: e.Halt}) }),
 	secret.AsResealer(func(c *ent.Client, r *secret.Keyring) signingKeys { return signingKeys{ent: c, ring: r} }),
 	health.AsCheck(func(e *Engine) health.Check { return health.Check{Name: "engine", Check: e.readyErr} }),

@@ -33,9 +33,8 @@ import (
 // against a session's hash by sending audited requests with that header (SPEC §9).
 const sessionIPPurpose = "session-peer-ip"
 
-// SessionAudience is the aud of session access tokens, so that no verifier can take one
-// for an OAuth access token or the other way round (SPEC §9).
-const SessionAudience = "authcore:session"
+// SessionAudience is the aud of session access tokens (SPEC §9).
+const SessionAudience = identity.SessionAudience
 
 // Cache bounds. A verified token costs about 1 KiB with its claims; a session state and
 // a profile a few hundred bytes: 100k of each is about 150 MiB at worst.
@@ -470,4 +469,28 @@ func (e *Engine) ourIssuer(iss string) bool {
 		return iss == strings.TrimRight(e.cfg.PublicURL, "/")
 	}
 	return strings.HasPrefix(iss, "http://") || strings.HasPrefix(iss, "https://")
+}
+
+// VerifyJWT checks any JWT signed with the key set: EdDSA, a known key id, the signature,
+// and exp (and nbf, when present) against the clock.
+func (e *Engine) VerifyJWT(token string) (string, map[string]any, error) {
+	tok, err := jwt.ParseSigned(token, []jose.SignatureAlgorithm{jose.EdDSA})
+	if err != nil || len(tok.Headers) != 1 {
+		return "", nil, identity.ErrNotLive
+	}
+	pub, ok := e.keys.Public(tok.Headers[0].KeyID)
+	if !ok {
+		return "", nil, identity.ErrNotLive
+	}
+	var claims map[string]any
+	if err := tok.Claims(pub, &claims); err != nil {
+		return "", nil, identity.ErrNotLive
+	}
+	now := float64(e.clock.Now().Unix())
+	exp, _ := claims["exp"].(float64)
+	if nbf, ok := claims["nbf"].(float64); exp == 0 || now >= exp || (ok && now < nbf) {
+		return "", nil, identity.ErrNotLive
+	}
+	typ, _ := tok.Headers[0].ExtraHeaders["typ"].(string)
+	return typ, claims, nil
 }

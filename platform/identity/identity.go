@@ -144,6 +144,10 @@ func WithIssuer(ctx context.Context, issuer string) context.Context {
 	return context.WithValue(ctx, issuerKey{}, issuer)
 }
 
+// SessionAudience is the aud of session access tokens, so that no verifier can take one
+// for an OAuth access token or the other way round (SPEC §9).
+const SessionAudience = "authcore:session"
+
 // LegacyIssuer is the iss of tokens signed before issuers were URLs, and of tokens signed
 // outside any request.
 const LegacyIssuer = "authcore"
@@ -193,4 +197,13 @@ type Badges interface {
 	// RevokeSelf revokes the presented badge at its holder's request; ErrNotLive when it is
 	// not a live badge.
 	RevokeSelf(ctx context.Context, token string, origin audit.Origin) error
+}
+
+// JWTVerifier is supplied by the session module to the OAuth surface: verification of any
+// JWT signed with the key set served at /.well-known/jwks.json.
+type JWTVerifier interface {
+	// VerifyJWT checks the signature and the expiry (to the second) of token and returns
+	// its header typ and its claims; ErrNotLive for anything else. It knows nothing of
+	// revocation: the caller judges the token's subject.
+	VerifyJWT(token string) (typ string, claims map[string]any, err error)
 }

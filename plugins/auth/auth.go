@@ -12,10 +12,13 @@ import (
 
 	"github.com/authcore/authcore/ent"
 	"github.com/authcore/authcore/ent/authclient"
+	"github.com/authcore/authcore/platform/bearer"
 	"github.com/authcore/authcore/platform/clock"
 	"github.com/authcore/authcore/platform/config"
+	"github.com/authcore/authcore/platform/guard"
 	"github.com/authcore/authcore/platform/httpserver"
 	"github.com/authcore/authcore/platform/identity"
+	"github.com/authcore/authcore/platform/invalidation"
 	"github.com/authcore/authcore/platform/metrics"
 	"github.com/authcore/authcore/platform/product"
 	"github.com/authcore/authcore/platform/ratelimit"
@@ -29,9 +32,13 @@ var Module = fx.Module("plugin-auth",
 	product.AsProduct(func(p *Product) *Product { return p }),
 	fx.Provide(newResults),
 	metrics.AsCollector(func(r *results) prometheus.Collector { return r.CounterVec }),
-	httpserver.AsRoutes(func(p *Product, l *ratelimit.Limiters, agents identity.AgentTokens, m *metrics.Credentials, r *results) []httpserver.Route {
-		return (&tokenEndpoint{p: p, limits: l, agents: agents, issued: m.Issued.WithLabelValues("exchanged", ""),
-			results: r.MustCurryWith(prometheus.Labels{"endpoint": "token"})}).routes()
+	httpserver.AsRoutes(func(e endpointParams) []httpserver.Route {
+		at := func(endpoint string) *prometheus.CounterVec {
+			return e.Results.MustCurryWith(prometheus.Labels{"endpoint": endpoint})
+		}
+		return (&tokenEndpoint{p: e.Product, limits: e.Limits, agents: e.Agents, badges: e.Badges, jwts: e.JWTs, sessions: e.Sessions,
+			issued: e.Metrics.Issued.WithLabelValues("exchanged", ""), results: at("token"),
+			introspections: at("introspect"), revocations: at("revoke")}).routes()
 	}),
 )
 
@@ -47,13 +54,24 @@ type Product struct {
 	clock  clock.Clock
 	signer identity.TokenSigner
 	cfg    config.Config
+	bus    invalidation.Bus
+	// clients caches clients by id (a revoke anywhere drops its entry when it commits), so
+	// authenticating a client and judging a client-credentials JWT cost no store query
+	// when warm.
+	clients *bearer.Cache[string, *storedClient]
 }
+
+// clientTopic invalidates the client cache.
+const clientTopic = "auth_client"
 
 var _ product.Product = (*Product)(nil)
 
 // New returns the product.
-func New(client *ent.Client, c clock.Clock, signer identity.TokenSigner, cfg config.Config) *Product {
-	return &Product{ent: client, clock: c, signer: signer, cfg: cfg}
+func New(client *ent.Client, c clock.Clock, signer identity.TokenSigner, cfg config.Config, bus invalidation.Bus, l bearer.Limits) *Product {
+	p := &Product{ent: client, clock: c, signer: signer, cfg: cfg, bus: bus,
+		clients: bearer.NewCache[string, *storedClient](l.Size, l.PositiveTTL)}
+	bearer.Follow(bus, clientTopic, p.clients)
+	return p
 }
 
 func (*Product) Key() string              { return "auth" }
@@ -87,10 +105,14 @@ func (p *Product) Mint(ctx context.Context, tx *ent.Tx, b product.Badge) (any, e
 // Revoke retires the badge's client in the revoke's transaction: from its commit on, the
 // client gets no token. Tokens already issued live out their (short) lifetime.
 func (p *Product) Revoke(ctx context.Context, tx *ent.Tx, b product.Badge) error {
-	return tx.AuthClient.Update().
-		Where(authclient.BadgeID(b.ID), authclient.RevokedAtIsNil()).
-		SetRevokedAt(p.clock.Now()).
-		Exec(ctx)
+	c, err := tx.AuthClient.Query().Where(authclient.BadgeID(b.ID)).Only(ctx)
+	if err != nil {
+		return err
+	}
+	if err := tx.AuthClient.UpdateOne(c).SetRevokedAt(p.clock.Now()).Exec(ctx); err != nil {
+		return err
+	}
+	return p.bus.Publish(ctx, tx, clientTopic, c.ID)
 }
 
 // client is a live client that proved its secret.
@@ -99,27 +121,66 @@ type client struct {
 	expiresAt           *time.Time
 }
 
+// storedClient is a client as cached: its secret's digest and state.
+type storedClient struct {
+	client
+	digest  []byte
+	revoked bool
+}
+
+// lookup is the client with id, from the cache; nil when there is none.
+func (p *Product) lookup(ctx context.Context, id string) (*storedClient, error) {
+	return p.clients.Load(ctx, id, func(ctx context.Context) (*storedClient, error) {
+		c, err := p.ent.AuthClient.Query().Where(authclient.ID(id)).Only(ctx)
+		if ent.IsNotFound(err) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		return &storedClient{client: client{id: c.ID, projectID: c.ProjectID, role: c.Role, expiresAt: c.ExpiresAt},
+			digest: c.SecretDigest, revoked: c.RevokedAt != nil}, nil
+	})
+}
+
+// live reports whether the client with id is live: what its access tokens are worth.
+func (p *Product) live(ctx context.Context, id string) (bool, error) {
+	c, err := p.lookup(ctx, id)
+	if err != nil || c == nil {
+		return false, err
+	}
+	return !c.revoked && (c.expiresAt == nil || p.clock.Now().Before(*c.expiresAt)), nil
+}
+
 // authenticate checks a client id and secret. Every failure is the same: no client, wrong
 // secret, revoked or expired.
 func (p *Product) authenticate(ctx context.Context, id, sec string) (client, bool, error) {
 	if !secret.CheckToken(secretKind, sec) {
 		return client{}, false, nil
 	}
-	c, err := p.ent.AuthClient.Query().Where(authclient.ID(id)).Only(ctx)
-	if ent.IsNotFound(err) {
-		return client{}, false, nil
-	}
-	if err != nil {
+	c, err := p.lookup(ctx, id)
+	if err != nil || c == nil {
 		return client{}, false, err
 	}
-	d := secret.DigestOf(sec)
-	if !secret.Equal(c.SecretDigest, d.Bytes()) || c.RevokedAt != nil {
+	if !secret.Equal(c.digest, secret.DigestOf(sec).Bytes()) {
 		return client{}, false, nil
 	}
-	if c.ExpiresAt != nil && !p.clock.Now().Before(*c.ExpiresAt) {
-		return client{}, false, nil
+	if live, err := p.live(ctx, id); !live || err != nil {
+		return client{}, false, err
 	}
-	return client{id: c.ID, projectID: c.ProjectID, role: c.Role, expiresAt: c.ExpiresAt}, true, nil
+	return c.client, true, nil
+}
+
+type endpointParams struct {
+	fx.In
+	Product  *Product
+	Limits   *ratelimit.Limiters
+	Agents   identity.AgentTokens
+	Badges   identity.Badges
+	JWTs     identity.JWTVerifier
+	Sessions guard.SessionVerifier
+	Metrics  *metrics.Credentials
+	Results  *results
 }
 
 // results counts the OAuth endpoints' answers by endpoint and result ("ok" or the RFC 6749

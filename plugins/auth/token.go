@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"context"
 	"encoding/base64"
 	"errors"
 	"mime"
@@ -13,6 +14,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/authcore/authcore/ent/schema"
+	"github.com/authcore/authcore/platform/audit"
+	"github.com/authcore/authcore/platform/guard"
 	"github.com/authcore/authcore/platform/httpserver"
 	"github.com/authcore/authcore/platform/identity"
 	"github.com/authcore/authcore/platform/ratelimit"
@@ -24,17 +27,34 @@ const tokenTTL = time.Hour
 // Audience is the aud claim of client-credentials tokens.
 const Audience = "authcore"
 
+// tokenEndpoint is the standard OAuth surface: the token endpoint (client credentials and
+// token exchange), introspection, revocation and the server metadata.
 type tokenEndpoint struct {
-	p       *Product
-	limits  *ratelimit.Limiters
-	agents  identity.AgentTokens
-	issued  prometheus.Counter // exchanged tokens
-	results *prometheus.CounterVec
+	p        *Product
+	limits   *ratelimit.Limiters
+	agents   identity.AgentTokens
+	badges   identity.Badges
+	jwts     identity.JWTVerifier
+	sessions guard.SessionVerifier
+	issued   prometheus.Counter // exchanged tokens
+	// Answers by result, one vector per endpoint.
+	results, introspections, revocations *prometheus.CounterVec
 }
 
 func (t *tokenEndpoint) routes() []httpserver.Route {
-	return []httpserver.Route{{Method: http.MethodPost, Path: TokenPath, Handlers: []fiber.Handler{t.token}}}
+	return []httpserver.Route{
+		{Method: http.MethodPost, Path: TokenPath, Handlers: []fiber.Handler{t.token}},
+		{Method: http.MethodPost, Path: IntrospectPath, Handlers: []fiber.Handler{t.introspect}},
+		{Method: http.MethodPost, Path: RevokePath, Handlers: []fiber.Handler{t.revoke}},
+		{Method: http.MethodGet, Path: MetadataPath, Handlers: []fiber.Handler{t.metadata}},
+	}
 }
+
+func (t *tokenEndpoint) issuerCtx(c *fiber.Ctx) context.Context {
+	return httpserver.WithIssuer(c, t.p.cfg)
+}
+
+func originOf(c *fiber.Ctx) audit.Origin { return httpserver.Origin(c) }
 
 // oauthError is an RFC 6749 §5.2 error answer.
 type oauthError struct {
@@ -43,14 +63,18 @@ type oauthError struct {
 	desc   string
 }
 
-// fail answers an RFC 6749 §5.2 error. invalid_client is always 401 with a Basic
-// challenge: required when the client used HTTP authentication, allowed otherwise.
-func (t *tokenEndpoint) fail(c *fiber.Ctx, e oauthError) error {
+// fail answers an RFC 6749 §5.2 error of the token endpoint.
+func (t *tokenEndpoint) fail(c *fiber.Ctx, e oauthError) error { return t.failAt(c, t.results, e) }
+
+// failAt answers an RFC 6749 §5.2 error, counted in counter. invalid_client is always 401
+// with a Basic challenge: required when the client used HTTP authentication, allowed
+// otherwise; it spends one unit of the caller's failure budget.
+func (t *tokenEndpoint) failAt(c *fiber.Ctx, counter *prometheus.CounterVec, e oauthError) error {
 	if e.code == "invalid_client" {
 		c.Set(fiber.HeaderWWWAuthenticate, `Basic realm="authcore", charset="UTF-8"`)
 		t.limits.Failures.Fail(c.IP())
 	}
-	t.results.WithLabelValues(e.code).Inc()
+	counter.WithLabelValues(e.code).Inc()
 	return c.Status(e.status).JSON(fiber.Map{"error": e.code, "error_description": e.desc})
 }
 
@@ -88,24 +112,12 @@ func (t *tokenEndpoint) token(c *fiber.Ctx) error {
 	if grant == "" {
 		return t.fail(c, invalidRequest("grant_type is required"))
 	}
-	id, sec := form.Get("client_id"), form.Get("client_secret")
-	switch {
-	case basic && sec != "":
-		return t.fail(c, invalidRequest("use one client authentication method, not two"))
-	case basic:
-		if id != "" && id != basicID {
-			return t.fail(c, invalidRequest("client_id does not match the Authorization header"))
-		}
-		id, sec = basicID, basicSecret
-	case id == "" || sec == "":
-		return t.fail(c, errInvalidClient)
-	}
-	cl, ok, err := t.p.authenticate(c.UserContext(), id, sec)
+	cl, oerr, err := t.client(c, form, basicID, basicSecret, basic)
 	if err != nil {
 		return err
 	}
-	if !ok {
-		return t.fail(c, errInvalidClient)
+	if oerr != nil {
+		return t.fail(c, *oerr)
 	}
 	if grant != "client_credentials" {
 		return t.fail(c, oauthError{http.StatusBadRequest, "unsupported_grant_type", "only client_credentials is supported"})
@@ -136,6 +148,33 @@ func (t *tokenEndpoint) token(c *fiber.Ctx) error {
 		"access_token": tok, "token_type": "Bearer",
 		"expires_in": int(exp.Sub(now).Seconds()), "scope": scope,
 	})
+}
+
+// client authenticates the calling client by client_secret_basic or client_secret_post
+// (RFC 6749 §2.3.1), never both.
+func (t *tokenEndpoint) client(c *fiber.Ctx, form url.Values, basicID, basicSecret string, basic bool) (client, *oauthError, error) {
+	id, sec := form.Get("client_id"), form.Get("client_secret")
+	switch {
+	case basic && sec != "":
+		e := invalidRequest("use one client authentication method, not two")
+		return client{}, &e, nil
+	case basic:
+		if id != "" && id != basicID {
+			e := invalidRequest("client_id does not match the Authorization header")
+			return client{}, &e, nil
+		}
+		id, sec = basicID, basicSecret
+	case id == "" || sec == "":
+		return client{}, &errInvalidClient, nil
+	}
+	cl, ok, err := t.p.authenticate(c.UserContext(), id, sec)
+	if err != nil || !ok {
+		if err == nil {
+			return client{}, &errInvalidClient, nil
+		}
+		return client{}, nil, err
+	}
+	return cl, nil, nil
 }
 
 // formOf reads an application/x-www-form-urlencoded body.
