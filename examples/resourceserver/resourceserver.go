@@ -1,0 +1,150 @@
+// Package resourceserver is the worked example of a service that accepts the access
+// tokens authcore issues (an MCP server, an API behind an agent): it verifies them offline
+// against authcore's JWKS with third-party libraries (keyfunc, golang-jwt), or online with
+// RFC 7662 introspection, and serves RFC 9728 protected-resource metadata so clients know
+// which authorization server to ask. It uses nothing of authcore's own code.
+package resourceserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/MicahParks/keyfunc/v3"
+	"github.com/golang-jwt/jwt/v5"
+)
+
+// Config says where the authorization server is and what this resource is.
+type Config struct {
+	// Issuer is authcore's issuer (its AUTHCORE_PUBLIC_URL): tokens must name it.
+	Issuer string
+	// Resource is this server's identifier, the audience its tokens must name (RFC 8707).
+	Resource string
+	// Scope is required in every token's scope.
+	Scope string
+	// For introspection only: an auth badge's client id and secret.
+	ClientID, ClientSecret string
+}
+
+// Claims is what a handler behind the server learns of the caller.
+type Claims struct {
+	Subject, Scope, ProjectID, AgentName string
+}
+
+type claimsKey struct{}
+
+// ClaimsOf returns the verified caller of a request.
+func ClaimsOf(r *http.Request) Claims { c, _ := r.Context().Value(claimsKey{}).(Claims); return c }
+
+// Offline protects next with JWTs verified against the issuer's JWKS, fetched and kept
+// fresh by keyfunc: no call to authcore per request. A revoked agent token's JWTs stay
+// valid until they expire (15 minutes at most); use Online where that matters.
+func Offline(ctx context.Context, cfg Config, next http.Handler) (http.Handler, error) {
+	kf, err := keyfunc.NewDefaultCtx(ctx, []string{cfg.Issuer + "/.well-known/jwks.json"})
+	if err != nil {
+		return nil, err
+	}
+	parser := jwt.NewParser(jwt.WithValidMethods([]string{"EdDSA"}), jwt.WithIssuer(cfg.Issuer),
+		jwt.WithAudience(cfg.Resource), jwt.WithExpirationRequired(), jwt.WithLeeway(5*time.Second))
+	return protect(cfg, next, func(r *http.Request, raw string) (Claims, error) {
+		var mc jwt.MapClaims
+		tok, err := parser.ParseWithClaims(raw, &mc, kf.Keyfunc)
+		if err != nil {
+			return Claims{}, err
+		}
+		// RFC 9068: only access tokens, never another kind of JWT signed by the same keys.
+		if tok.Header["typ"] != "at+jwt" {
+			return Claims{}, errors.New("not an access token")
+		}
+		return claimsOf(mc["sub"], mc["scope"], mc["project_id"], mc["agent_name"]), nil
+	}), nil
+}
+
+// Online protects next with RFC 7662 introspection at the issuer: one call per request,
+// and a revoked credential is refused at once.
+func Online(cfg Config, next http.Handler) http.Handler {
+	client := &http.Client{Timeout: 5 * time.Second}
+	return protect(cfg, next, func(r *http.Request, raw string) (Claims, error) {
+		req, err := http.NewRequestWithContext(r.Context(), http.MethodPost, cfg.Issuer+"/v1/oauth/introspect",
+			strings.NewReader(url.Values{"token": {raw}}.Encode()))
+		if err != nil {
+			return Claims{}, err
+		}
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.SetBasicAuth(url.QueryEscape(cfg.ClientID), url.QueryEscape(cfg.ClientSecret))
+		res, err := client.Do(req)
+		if err != nil {
+			return Claims{}, err
+		}
+		defer res.Body.Close()
+		var in map[string]any
+		if err := json.NewDecoder(res.Body).Decode(&in); err != nil || res.StatusCode != http.StatusOK {
+			return Claims{}, errors.New("introspection failed")
+		}
+		if in["active"] != true || !audienceHas(in["aud"], cfg.Resource) {
+			return Claims{}, errors.New("inactive, or not for this resource")
+		}
+		return claimsOf(in["sub"], in["scope"], in["project_id"], in["agent_name"]), nil
+	})
+}
+
+func protect(cfg Config, next http.Handler, verify func(*http.Request, string) (Claims, error)) http.Handler {
+	mux := http.NewServeMux()
+	metadataURL := strings.TrimRight(cfg.Resource, "/") + "/.well-known/oauth-protected-resource"
+	// RFC 9728: where a client learns which authorization server issues tokens for us.
+	mux.HandleFunc("GET /.well-known/oauth-protected-resource", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{
+			"resource": cfg.Resource, "authorization_servers": []string{cfg.Issuer},
+			"bearer_methods_supported": []string{"header"}, "scopes_supported": []string{cfg.Scope},
+		})
+	})
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		raw, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		var c Claims
+		var err error
+		if ok {
+			c, err = verify(r, raw)
+		}
+		if !ok || err != nil || !hasScope(c.Scope, cfg.Scope) {
+			// RFC 6750 and RFC 9728: say where the metadata is.
+			w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="`+metadataURL+`", scope="`+cfg.Scope+`"`)
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), claimsKey{}, c)))
+	})
+	return mux
+}
+
+func claimsOf(sub, scope, project, agent any) Claims {
+	s := func(v any) string { x, _ := v.(string); return x }
+	return Claims{Subject: s(sub), Scope: s(scope), ProjectID: s(project), AgentName: s(agent)}
+}
+
+func hasScope(scopes, want string) bool {
+	for _, s := range strings.Fields(scopes) {
+		if s == want {
+			return true
+		}
+	}
+	return false
+}
+
+func audienceHas(aud any, want string) bool {
+	switch a := aud.(type) {
+	case string:
+		return a == want
+	case []any:
+		for _, x := range a {
+			if x == want {
+				return true
+			}
+		}
+	}
+	return false
+}

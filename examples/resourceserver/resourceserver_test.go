@@ -1,0 +1,135 @@
+package resourceserver_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+
+	"golang.org/x/oauth2"
+	"golang.org/x/oauth2/clientcredentials"
+
+	"github.com/authcore/authcore/examples/resourceserver"
+	"github.com/authcore/authcore/internal/apptest"
+)
+
+func TestMain(m *testing.M) { apptest.Main(m) }
+
+// start runs a resource server behind wrap; it learns its own URL before it serves.
+func start(t *testing.T, wrap func(cfg resourceserver.Config) http.Handler, cfg resourceserver.Config) (*httptest.Server, resourceserver.Config) {
+	srv := httptest.NewUnstartedServer(nil)
+	cfg.Resource = "http://" + srv.Listener.Addr().String()
+	srv.Config.Handler = wrap(cfg)
+	srv.Start()
+	t.Cleanup(srv.Close)
+	return srv, cfg
+}
+
+var hello = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	c := resourceserver.ClaimsOf(r)
+	_ = json.NewEncoder(w).Encode(map[string]string{"agent": c.AgentName, "project": c.ProjectID, "sub": c.Subject})
+})
+
+func get(t *testing.T, url, token string) (int, string, http.Header) {
+	req, _ := http.NewRequest(http.MethodGet, url, nil)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return res.StatusCode, string(b), res.Header
+}
+
+// The whole story of SPEC §11 with stock parts: a client discovers the token endpoint from
+// RFC 8414 metadata, exchanges an agent token with golang.org/x/oauth2, and calls a
+// resource server that verifies the JWT offline (keyfunc + golang-jwt) or online
+// (introspection), and that points clients at authcore through RFC 9728 metadata.
+func TestResourceServer(t *testing.T) {
+	apptest.ForEachStore(t, func(t *testing.T, st apptest.Store) {
+		a := apptest.Start(t, st)
+		admin := a.SignUp(t)
+		prj := a.CreateProject(t, admin)
+		agent := a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/auth-core/projects/" + prj + "/ai/agents",
+			Body: map[string]any{"agentName": "indexer", "scopes": []string{"files:*"}}, Header: admin.Bearer()}).Expect(t, 200, nil)
+		badge := a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/projects/" + prj + "/service-badges",
+			Body: map[string]any{"name": "files-api", "product": "auth"}, Header: admin.Bearer()}).Expect(t, 201, nil)
+		creds := badge["auth"].(map[string]any)
+		issuer := a.Base // no AUTHCORE_PUBLIC_URL: the issuer is the URL authcore was reached at
+
+		base := resourceserver.Config{Issuer: issuer, Scope: "files:read",
+			ClientID: creds["clientId"].(string), ClientSecret: creds["clientSecret"].(string)}
+		offline, offCfg := start(t, func(cfg resourceserver.Config) http.Handler {
+			h, err := resourceserver.Offline(context.Background(), cfg, hello)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return h
+		}, base)
+		online, onCfg := start(t, func(cfg resourceserver.Config) http.Handler { return resourceserver.Online(cfg, hello) }, base)
+
+		// Discovery: the resource server names its authorization server; that names its endpoints.
+		_, body, _ := get(t, offline.URL+"/.well-known/oauth-protected-resource", "")
+		var prm struct {
+			Resource             string   `json:"resource"`
+			AuthorizationServers []string `json:"authorization_servers"`
+		}
+		if err := json.Unmarshal([]byte(body), &prm); err != nil || prm.Resource != offCfg.Resource || len(prm.AuthorizationServers) != 1 || prm.AuthorizationServers[0] != issuer {
+			t.Fatalf("protected-resource metadata %s", body)
+		}
+		var asm struct {
+			TokenEndpoint string `json:"token_endpoint"`
+		}
+		a.Get("/.well-known/oauth-authorization-server").Decode(t, &asm)
+
+		exchange := func(resource string) string {
+			cc := clientcredentials.Config{TokenURL: asm.TokenEndpoint, AuthStyle: oauth2.AuthStyleInParams, EndpointParams: url.Values{
+				"grant_type": {"urn:ietf:params:oauth:grant-type:token-exchange"}, "subject_token": {agent["plaintext"].(string)},
+				"subject_token_type": {"urn:ietf:params:oauth:token-type:access_token"}, "resource": {resource}, "scope": {"files:read"}}}
+			tok, err := cc.Token(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			return tok.AccessToken
+		}
+		forOffline, forOnline := exchange(offCfg.Resource), exchange(onCfg.Resource)
+
+		if code, body, _ := get(t, offline.URL+"/files", forOffline); code != 200 || !strings.Contains(body, `"agent":"indexer"`) || !strings.Contains(body, prj) {
+			t.Fatalf("offline: %d %s", code, body)
+		}
+		if code, body, _ := get(t, online.URL+"/files", forOnline); code != 200 || !strings.Contains(body, `"agent":"indexer"`) {
+			t.Fatalf("online: %d %s", code, body)
+		}
+		// A token for another resource is refused by both, and the refusal says where to look.
+		for _, srv := range []*httptest.Server{offline, online} {
+			target := forOnline
+			if srv == online {
+				target = forOffline
+			}
+			code, _, h := get(t, srv.URL+"/files", target)
+			if code != 401 || !strings.Contains(h.Get("WWW-Authenticate"), "resource_metadata=") {
+				t.Fatalf("%s accepted a token for another resource: %d %v", srv.URL, code, h)
+			}
+		}
+		if code, _, _ := get(t, offline.URL+"/files", agent["plaintext"].(string)); code != 401 {
+			t.Fatal("the long-lived agent token itself was accepted as an access token")
+		}
+
+		// Revoking the agent token: introspection refuses at once; offline verification keeps
+		// accepting until the JWT expires (at most 15 minutes) — the trade-off of going offline.
+		a.Do(apptest.Req{Method: http.MethodDelete, Path: "/v1/auth-core/projects/" + prj + "/ai/agents/" + agent["agent"].(map[string]any)["id"].(string), Header: admin.Bearer()}).Expect(t, 200, nil)
+		if code, _, _ := get(t, online.URL+"/files", forOnline); code != 401 {
+			t.Fatal("online verification accepted a token whose agent token was revoked")
+		}
+		if code, _, _ := get(t, offline.URL+"/files", forOffline); code != 200 {
+			t.Fatal("offline verification should still accept the unexpired JWT")
+		}
+	})
+}
