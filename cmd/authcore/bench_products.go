@@ -26,17 +26,51 @@ func mintBadge(env *benchEnv, productKey string) (map[string]any, error) {
 	return out, err
 }
 
+// basicHeaders are the headers of a form request authenticated as an auth badge's client.
+func basicHeaders(auth map[string]any) map[string]string {
+	basic := base64.StdEncoding.EncodeToString([]byte(url.QueryEscape(auth["clientId"].(string)) + ":" + url.QueryEscape(auth["clientSecret"].(string))))
+	return map[string]string{"Authorization": "Basic " + basic, "Content-Type": "application/x-www-form-urlencoded"}
+}
+
 func productScenarios() []scenario {
 	return []scenario{
+		{name: "POST /v1/oauth/introspect (cached agent token)", setup: func(ctx context.Context, env *benchEnv) (request, error) {
+			out, err := mintBadge(env, "auth")
+			if err != nil {
+				return request{}, err
+			}
+			admin, prj, err := benchProject(env)
+			if err != nil {
+				return request{}, err
+			}
+			tok, err := mintOne(env, admin, prj)
+			if err != nil {
+				return request{}, err
+			}
+			return request{Method: http.MethodPost, Path: "/v1/oauth/introspect", Body: []byte(url.Values{"token": {tok}}.Encode()),
+				Header: basicHeaders(out["auth"].(map[string]any)), Expect: 200}, nil
+		}},
+		{name: "POST /v1/oauth/token (token exchange)", setup: func(ctx context.Context, env *benchEnv) (request, error) {
+			admin, prj, err := benchProject(env)
+			if err != nil {
+				return request{}, err
+			}
+			tok, err := mintOne(env, admin, prj)
+			if err != nil {
+				return request{}, err
+			}
+			form := url.Values{"grant_type": {"urn:ietf:params:oauth:grant-type:token-exchange"}, "subject_token": {tok},
+				"subject_token_type": {"urn:ietf:params:oauth:token-type:access_token"}, "resource": {"https://mcp.example.com"}}
+			return request{Method: http.MethodPost, Path: "/v1/oauth/token", Body: []byte(form.Encode()),
+				Header: map[string]string{"Content-Type": "application/x-www-form-urlencoded"}, Expect: 200}, nil
+		}},
 		{name: "POST /v1/oauth/token (client credentials)", setup: func(ctx context.Context, env *benchEnv) (request, error) {
 			out, err := mintBadge(env, "auth")
 			if err != nil {
 				return request{}, err
 			}
-			a := out["auth"].(map[string]any)
-			basic := base64.StdEncoding.EncodeToString([]byte(url.QueryEscape(a["clientId"].(string)) + ":" + url.QueryEscape(a["clientSecret"].(string))))
 			return request{Method: http.MethodPost, Path: "/v1/oauth/token", Body: []byte("grant_type=client_credentials"),
-				Header: map[string]string{"Authorization": "Basic " + basic, "Content-Type": "application/x-www-form-urlencoded"}, Expect: 200}, nil
+				Header: basicHeaders(out["auth"].(map[string]any)), Expect: 200}, nil
 		}},
 		{name: "POST /v1/service-badges/s3/verify (SigV4 GET)", setup: func(ctx context.Context, env *benchEnv) (request, error) {
 			out, err := mintBadge(env, "s3")
