@@ -59,13 +59,17 @@ func Graph(cfg config.Config, keys secret.MasterKeys, out logging.Output) fx.Opt
 // Start boots the application on store st and stops it when the test ends.
 func Start(t testing.TB, st Store, opts ...Option) *App {
 	t.Helper()
-	return &App{testkit.Start(t, st, Graph, opts...)}
+	a := &App{testkit.Start(t, st, Graph, opts...)}
+	a.Check = conform
+	return a
 }
 
 // StartURL boots the application on an explicit database URL.
 func StartURL(t testing.TB, storeName, databaseURL string, opts ...Option) *App {
 	t.Helper()
-	return &App{testkit.StartURL(t, storeName, databaseURL, Graph, opts...)}
+	a := &App{testkit.StartURL(t, storeName, databaseURL, Graph, opts...)}
+	a.Check = conform
+	return a
 }
 
 // BuildErr builds (without starting) the application with opts and returns the graph's error.

@@ -55,7 +55,10 @@ type App struct {
 	DB     *database.DB
 	Ent    *ent.Client
 	HTTP   *http.Client
-	fx     *fx.App
+	// Check, when set, judges every exchange Do makes (the whole-app harness validates it
+	// against the OpenAPI document).
+	Check func(t testing.TB, req *http.Request, res *Response)
+	fx    *fx.App
 }
 
 // Option changes a test app before it starts.
@@ -214,7 +217,11 @@ func (a *App) Do(r Req) *Response {
 	if err != nil {
 		a.T.Fatal(err)
 	}
-	return &Response{Status: res.StatusCode, Header: res.Header, Body: b}
+	out := &Response{Status: res.StatusCode, Header: res.Header, Body: b}
+	if a.Check != nil {
+		a.Check(a.T, req, out)
+	}
+	return out
 }
 
 // Get is Do for a GET with optional headers as name, value pairs.

@@ -6,6 +6,7 @@ package app
 import (
 	"go.uber.org/fx"
 
+	"github.com/authcore/authcore/api"
 	"github.com/authcore/authcore/modules/account"
 	"github.com/authcore/authcore/modules/agenttoken"
 	"github.com/authcore/authcore/modules/badge"
@@ -47,6 +48,8 @@ func Options(cfg config.Config, keys secret.MasterKeys, out logging.Output) fx.O
 		logging.Module, logging.FxLogger, tracing.Module, clock.Module, secret.Module, metrics.Module,
 		database.Module, audit.Module, httpserver.Module, health.Module, invalidation.Module,
 		ratelimit.Module, guard.Module, bearer.Module, product.Module,
+
+		api.Module,
 
 		// Features: one line each.
 		account.Module,

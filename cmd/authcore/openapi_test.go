@@ -1,0 +1,60 @@
+package main
+
+import (
+	"net/http"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+
+	"go.uber.org/fx"
+
+	"github.com/authcore/authcore/internal/apptest"
+	"github.com/authcore/authcore/platform/httpserver"
+)
+
+// Every route the app registers is in api/openapi.yaml, and every operation there is a
+// route: the document cannot drift from the code. (The harness checks every response
+// of every integration test against it.)
+func TestOpenAPIDocumentsEveryRoute(t *testing.T) {
+	var srv *httpserver.Server
+	a := apptest.StartURL(t, "sqlite", "sqlite::memory:", apptest.WithFx(fx.Populate(&srv)))
+	doc, _ := apptest.Document(t)
+	if !strings.HasPrefix(doc.OpenAPI, "3.1") {
+		t.Fatalf("openapi %q, want 3.1", doc.OpenAPI)
+	}
+
+	param := regexp.MustCompile(`:([A-Za-z]+)`)
+	registered := map[string]bool{}
+	for _, r := range srv.App().GetRoutes(true) {
+		if r.Method == http.MethodHead || r.Path == "/" {
+			continue
+		}
+		registered[r.Method+" "+param.ReplaceAllString(r.Path, "{$1}")] = true
+	}
+	documented := map[string]bool{}
+	for path, item := range doc.Paths.Map() {
+		for method := range item.Operations() {
+			documented[method+" "+path] = true
+		}
+	}
+	var missing, extra []string
+	for op := range registered {
+		if !documented[op] {
+			missing = append(missing, op)
+		}
+	}
+	for op := range documented {
+		if !registered[op] {
+			extra = append(extra, op)
+		}
+	}
+	sort.Strings(missing)
+	sort.Strings(extra)
+	if len(missing) > 0 || len(extra) > 0 {
+		t.Fatalf("api/openapi.yaml lacks %v and documents routes that do not exist: %v", missing, extra)
+	}
+
+	// The document is served, as JSON, and says it is OpenAPI 3.1.
+	a.Get("/openapi.json").Expect(t, 200, map[string]any{"openapi": "3.1.0"})
+}
