@@ -37,7 +37,7 @@ var Module = fx.Module("plugin-auth",
 			return e.Results.MustCurryWith(prometheus.Labels{"endpoint": endpoint})
 		}
 		return (&tokenEndpoint{p: e.Product, limits: e.Limits, agents: e.Agents, badges: e.Badges, jwts: e.JWTs, sessions: e.Sessions,
-			issued: e.Metrics.Issued.WithLabelValues("exchanged", ""), results: at("token"),
+			issued: e.Metrics.Issued.WithLabelValues("exchanged", ""), results: at("token"), exchanges: at("token_exchange"),
 			introspections: at("introspect"), revocations: at("revoke")}).routes()
 	}),
 )

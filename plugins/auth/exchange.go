@@ -28,46 +28,46 @@ const (
 func (t *tokenEndpoint) exchange(c *fiber.Ctx, form url.Values) error {
 	for k, v := range form {
 		if len(v) > 1 && k != "resource" && k != "audience" {
-			return t.fail(c, invalidRequest("parameter "+k+" is repeated"))
+			return t.failAt(c, t.exchanges, invalidRequest("parameter "+k+" is repeated"))
 		}
 	}
 	subject := form.Get("subject_token")
 	switch {
 	case subject == "":
-		return t.fail(c, invalidRequest("subject_token is required"))
+		return t.failAt(c, t.exchanges, invalidRequest("subject_token is required"))
 	case form.Get("subject_token_type") != tokenTypeAccess:
-		return t.fail(c, invalidRequest("subject_token_type must be "+tokenTypeAccess))
+		return t.failAt(c, t.exchanges, invalidRequest("subject_token_type must be "+tokenTypeAccess))
 	case form.Get("requested_token_type") != "" && form.Get("requested_token_type") != tokenTypeAccess:
-		return t.fail(c, invalidRequest("only "+tokenTypeAccess+" can be issued"))
+		return t.failAt(c, t.exchanges, invalidRequest("only "+tokenTypeAccess+" can be issued"))
 	case form.Get("actor_token") != "":
-		return t.fail(c, invalidRequest("delegation (actor_token) is not supported"))
+		return t.failAt(c, t.exchanges, invalidRequest("delegation (actor_token) is not supported"))
 	}
 	var audience []string
 	for _, r := range form["resource"] {
 		// RFC 8707: an absolute URI without a fragment.
 		u, err := url.Parse(r)
 		if err != nil || !u.IsAbs() || u.Host == "" || u.Fragment != "" {
-			return t.fail(c, oauthError{http.StatusBadRequest, "invalid_target", "resource must be an absolute URI without a fragment"})
+			return t.failAt(c, t.exchanges, oauthError{http.StatusBadRequest, "invalid_target", "resource must be an absolute URI without a fragment"})
 		}
 		audience = append(audience, r)
 	}
 	for _, a := range form["audience"] {
 		if strings.TrimSpace(a) == "" {
-			return t.fail(c, oauthError{http.StatusBadRequest, "invalid_target", "audience must not be empty"})
+			return t.failAt(c, t.exchanges, oauthError{http.StatusBadRequest, "invalid_target", "audience must not be empty"})
 		}
 		audience = append(audience, a)
 	}
 	grant, err := t.agents.Grant(c.UserContext(), subject)
 	if errors.Is(err, identity.ErrNotLive) {
 		t.limits.Failures.Fail(c.IP())
-		return t.fail(c, oauthError{http.StatusBadRequest, "invalid_grant", "subject_token is not a live AI agent token"})
+		return t.failAt(c, t.exchanges, oauthError{http.StatusBadRequest, "invalid_grant", "subject_token is not a live AI agent token"})
 	}
 	if err != nil {
 		return err
 	}
 	scopes, ok := narrow(grant.Scopes, strings.Fields(form.Get("scope")))
 	if !ok {
-		return t.fail(c, oauthError{http.StatusBadRequest, "invalid_scope", "scope must be covered by the agent token's scopes"})
+		return t.failAt(c, t.exchanges, oauthError{http.StatusBadRequest, "invalid_scope", "scope must be covered by the agent token's scopes"})
 	}
 	now := t.p.clock.Now().Truncate(time.Second)
 	exp := now.Add(exchangedTTL)
@@ -75,7 +75,7 @@ func (t *tokenEndpoint) exchange(c *fiber.Ctx, form url.Values) error {
 		exp = grant.ExpiresAt.Truncate(time.Second)
 	}
 	if !exp.After(now) {
-		return t.fail(c, oauthError{http.StatusBadRequest, "invalid_grant", "subject_token expires too soon"})
+		return t.failAt(c, t.exchanges, oauthError{http.StatusBadRequest, "invalid_grant", "subject_token expires too soon"})
 	}
 	ctx := httpserver.WithIssuer(c, t.p.cfg)
 	if len(audience) == 0 {
@@ -98,7 +98,7 @@ func (t *tokenEndpoint) exchange(c *fiber.Ctx, form url.Values) error {
 		return err
 	}
 	t.issued.Inc()
-	t.results.WithLabelValues("ok").Inc()
+	t.exchanges.WithLabelValues("ok").Inc()
 	return c.JSON(fiber.Map{
 		"access_token": tok, "issued_token_type": tokenTypeAccess, "token_type": "Bearer",
 		"expires_in": int(exp.Sub(now).Seconds()), "scope": scope,

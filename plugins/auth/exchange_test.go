@@ -116,7 +116,7 @@ func TestTokenExchange(t *testing.T) {
 			}
 		})
 		m := string(a.Get("/metrics").Body)
-		for _, want := range []string{`authcore_credentials_issued_total{kind="exchanged",product=""}`, `authcore_oauth_requests_total{endpoint="token",result="invalid_grant"} 3`} {
+		for _, want := range []string{`authcore_credentials_issued_total{kind="exchanged",product=""}`, `authcore_oauth_requests_total{endpoint="token_exchange",result="invalid_grant"} 3`} {
 			if !strings.Contains(m, want) {
 				t.Errorf("/metrics lacks %s", want)
 			}

@@ -38,7 +38,7 @@ type tokenEndpoint struct {
 	sessions guard.SessionVerifier
 	issued   prometheus.Counter // exchanged tokens
 	// Answers by result, one vector per endpoint.
-	results, introspections, revocations *prometheus.CounterVec
+	results, exchanges, introspections, revocations *prometheus.CounterVec
 }
 
 func (t *tokenEndpoint) routes() []httpserver.Route {
