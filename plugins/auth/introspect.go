@@ -147,6 +147,11 @@ func (t *tokenEndpoint) inspectJWT(c *fiber.Ctx, project, token string) (fiber.M
 // {} whether or not the token was one (§2.2): it tells nothing.
 func (t *tokenEndpoint) revoke(c *fiber.Ctx) error {
 	c.Set(fiber.HeaderCacheControl, "no-store")
+	// Guessing costs a store lookup per well-formed token: misses spend the failure budget
+	// (a 429 says nothing about any one token).
+	if err := t.limits.Failures.Check(c.IP()); err != nil {
+		return err
+	}
 	form, ferr := formOf(c)
 	if ferr != nil {
 		return t.failAt(c, t.revocations, *ferr)
@@ -168,6 +173,7 @@ func (t *tokenEndpoint) revoke(c *fiber.Ctx) error {
 	switch {
 	case errors.Is(err, identity.ErrNotLive):
 		result = "not_live"
+		t.limits.Failures.Fail(c.IP())
 	case err != nil:
 		return err
 	}
