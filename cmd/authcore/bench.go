@@ -197,11 +197,7 @@ func benchScenarios() []scenario {
 			floodConns: 32,
 		},
 		{name: "GET /v1/auth-core/ai/me (warm cache)", setup: func(ctx context.Context, env *benchEnv) (request, error) {
-			admin, prj, err := benchProject(env)
-			if err != nil {
-				return request{}, err
-			}
-			tok, err := mintOne(env, admin, prj)
+			tok, err := benchAgentToken(env)
 			if err != nil {
 				return request{}, err
 			}

@@ -26,6 +26,15 @@ func mintBadge(env *benchEnv, productKey string) (map[string]any, error) {
 	return out, err
 }
 
+// benchAgentToken mints an agent token in the bench project.
+func benchAgentToken(env *benchEnv) (string, error) {
+	admin, prj, err := benchProject(env)
+	if err != nil {
+		return "", err
+	}
+	return mintOne(env, admin, prj)
+}
+
 // basicHeaders are the headers of a form request authenticated as an auth badge's client.
 func basicHeaders(auth map[string]any) map[string]string {
 	basic := base64.StdEncoding.EncodeToString([]byte(url.QueryEscape(auth["clientId"].(string)) + ":" + url.QueryEscape(auth["clientSecret"].(string))))
@@ -39,11 +48,7 @@ func productScenarios() []scenario {
 			if err != nil {
 				return request{}, err
 			}
-			admin, prj, err := benchProject(env)
-			if err != nil {
-				return request{}, err
-			}
-			tok, err := mintOne(env, admin, prj)
+			tok, err := benchAgentToken(env)
 			if err != nil {
 				return request{}, err
 			}
@@ -51,11 +56,7 @@ func productScenarios() []scenario {
 				Header: basicHeaders(out["auth"].(map[string]any)), Expect: 200}, nil
 		}},
 		{name: "POST /v1/oauth/token (token exchange)", setup: func(ctx context.Context, env *benchEnv) (request, error) {
-			admin, prj, err := benchProject(env)
-			if err != nil {
-				return request{}, err
-			}
-			tok, err := mintOne(env, admin, prj)
+			tok, err := benchAgentToken(env)
 			if err != nil {
 				return request{}, err
 			}

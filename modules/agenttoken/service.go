@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"regexp"
 	"strings"
@@ -270,9 +271,7 @@ func (s *Service) revoke(ctx context.Context, where []predicate.AgentToken, acto
 			return err
 		}
 		metadata := map[string]any{"tokenId": t.ID}
-		for k, v := range extra {
-			metadata[k] = v
-		}
+		maps.Copy(metadata, extra)
 		_, err = s.audit.Record(ctx, tx, audit.Event{
 			ActorID: actor, ProjectID: t.ProjectID, Action: "ai_token.revoke", Metadata: metadata, Origin: origin,
 		})

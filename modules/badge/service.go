@@ -3,6 +3,7 @@ package badge
 import (
 	"context"
 	"errors"
+	"maps"
 	"time"
 
 	"entgo.io/ent/dialect/sql"
@@ -187,9 +188,7 @@ func (s *Service) revoke(ctx context.Context, where []predicate.Badge, actor *st
 		}
 		product = b.Product
 		metadata := map[string]any{"badgeId": b.ID}
-		for k, v := range extra {
-			metadata[k] = v
-		}
+		maps.Copy(metadata, extra)
 		_, err = s.audit.Record(ctx, tx, audit.Event{
 			ActorID: actor, ProjectID: b.ProjectID, Action: "service_badge.revoke", Metadata: metadata, Origin: origin,
 		})
