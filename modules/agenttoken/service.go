@@ -289,10 +289,7 @@ func (s *Service) Grant(ctx context.Context, token string) (identity.AgentGrant,
 	if !secret.CheckToken(tokenKind, token) {
 		return identity.AgentGrant{}, identity.ErrNotLive
 	}
-	e, err := s.verifier.Verify(ctx, token)
-	if errors.Is(err, bearer.ErrInvalid) {
-		return identity.AgentGrant{}, identity.ErrNotLive
-	}
+	e, err := s.verifier.Verify(ctx, token) // bearer.ErrInvalid is identity.ErrNotLive
 	if err != nil {
 		return identity.AgentGrant{}, err
 	}

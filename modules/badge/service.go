@@ -213,10 +213,7 @@ func (s *Service) Grant(ctx context.Context, token string) (identity.BadgeGrant,
 	if !s.wellFormed(token) {
 		return identity.BadgeGrant{}, identity.ErrNotLive
 	}
-	e, err := s.verifier.Verify(ctx, token)
-	if errors.Is(err, bearer.ErrInvalid) {
-		return identity.BadgeGrant{}, identity.ErrNotLive
-	}
+	e, err := s.verifier.Verify(ctx, token) // bearer.ErrInvalid is identity.ErrNotLive
 	if err != nil {
 		return identity.BadgeGrant{}, err
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/authcore/authcore/ent"
 	"github.com/authcore/authcore/platform/clock"
 	"github.com/authcore/authcore/platform/database"
+	"github.com/authcore/authcore/platform/identity"
 	"github.com/authcore/authcore/platform/invalidation"
 	"github.com/authcore/authcore/platform/metrics"
 	"github.com/authcore/authcore/platform/ratelimit"
@@ -30,8 +31,9 @@ import (
 var ErrUnknown = errors.New("unknown credential")
 
 // ErrInvalid is what Verify returns for anything but a live credential: unknown, revoked,
-// expired. Callers answer it as invalid_token.
-var ErrInvalid = errors.New("credential not valid")
+// expired. Callers answer it as invalid_token. It is identity.ErrNotLive, so services hand
+// it on to the OAuth surface as they get it.
+var ErrInvalid = identity.ErrNotLive
 
 // Limits bound the caches.
 type Limits struct {
