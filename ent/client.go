@@ -25,6 +25,7 @@ import (
 	"github.com/authcore/authcore/ent/session"
 	"github.com/authcore/authcore/ent/signingkey"
 	"github.com/authcore/authcore/ent/user"
+	"github.com/authcore/authcore/ent/usertoken"
 
 	stdsql "database/sql"
 )
@@ -56,6 +57,8 @@ type Client struct {
 	SigningKey *SigningKeyClient
 	// User is the client for interacting with the User builders.
 	User *UserClient
+	// UserToken is the client for interacting with the UserToken builders.
+	UserToken *UserTokenClient
 }
 
 // NewClient creates a new client configured with the given options.
@@ -78,6 +81,7 @@ func (c *Client) init() {
 	c.Session = NewSessionClient(c.config)
 	c.SigningKey = NewSigningKeyClient(c.config)
 	c.User = NewUserClient(c.config)
+	c.UserToken = NewUserTokenClient(c.config)
 }
 
 type (
@@ -181,6 +185,7 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		Session:      NewSessionClient(cfg),
 		SigningKey:   NewSigningKeyClient(cfg),
 		User:         NewUserClient(cfg),
+		UserToken:    NewUserTokenClient(cfg),
 	}, nil
 }
 
@@ -211,6 +216,7 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		Session:      NewSessionClient(cfg),
 		SigningKey:   NewSigningKeyClient(cfg),
 		User:         NewUserClient(cfg),
+		UserToken:    NewUserTokenClient(cfg),
 	}, nil
 }
 
@@ -241,7 +247,7 @@ func (c *Client) Close() error {
 func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
 		c.AgentToken, c.AuditEvent, c.AuthClient, c.Badge, c.Membership, c.Project,
-		c.RefreshToken, c.S3Credential, c.Session, c.SigningKey, c.User,
+		c.RefreshToken, c.S3Credential, c.Session, c.SigningKey, c.User, c.UserToken,
 	} {
 		n.Use(hooks...)
 	}
@@ -252,7 +258,7 @@ func (c *Client) Use(hooks ...Hook) {
 func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
 		c.AgentToken, c.AuditEvent, c.AuthClient, c.Badge, c.Membership, c.Project,
-		c.RefreshToken, c.S3Credential, c.Session, c.SigningKey, c.User,
+		c.RefreshToken, c.S3Credential, c.Session, c.SigningKey, c.User, c.UserToken,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -283,6 +289,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.SigningKey.mutate(ctx, m)
 	case *UserMutation:
 		return c.User.mutate(ctx, m)
+	case *UserTokenMutation:
+		return c.UserToken.mutate(ctx, m)
 	default:
 		return nil, fmt.Errorf("ent: unknown mutation type %T", m)
 	}
@@ -1751,15 +1759,148 @@ func (c *UserClient) mutate(ctx context.Context, m *UserMutation) (Value, error)
 	}
 }
 
+// UserTokenClient is a client for the UserToken schema.
+type UserTokenClient struct {
+	config
+}
+
+// NewUserTokenClient returns a client for the UserToken from the given config.
+func NewUserTokenClient(c config) *UserTokenClient {
+	return &UserTokenClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `usertoken.Hooks(f(g(h())))`.
+func (c *UserTokenClient) Use(hooks ...Hook) {
+	c.hooks.UserToken = append(c.hooks.UserToken, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `usertoken.Intercept(f(g(h())))`.
+func (c *UserTokenClient) Intercept(interceptors ...Interceptor) {
+	c.inters.UserToken = append(c.inters.UserToken, interceptors...)
+}
+
+// Create returns a builder for creating a UserToken entity.
+func (c *UserTokenClient) Create() *UserTokenCreate {
+	mutation := newUserTokenMutation(c.config, OpCreate)
+	return &UserTokenCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of UserToken entities.
+func (c *UserTokenClient) CreateBulk(builders ...*UserTokenCreate) *UserTokenCreateBulk {
+	return &UserTokenCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *UserTokenClient) MapCreateBulk(slice any, setFunc func(*UserTokenCreate, int)) *UserTokenCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &UserTokenCreateBulk{err: fmt.Errorf("calling to UserTokenClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*UserTokenCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &UserTokenCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for UserToken.
+func (c *UserTokenClient) Update() *UserTokenUpdate {
+	mutation := newUserTokenMutation(c.config, OpUpdate)
+	return &UserTokenUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *UserTokenClient) UpdateOne(_m *UserToken) *UserTokenUpdateOne {
+	mutation := newUserTokenMutation(c.config, OpUpdateOne, withUserToken(_m))
+	return &UserTokenUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *UserTokenClient) UpdateOneID(id string) *UserTokenUpdateOne {
+	mutation := newUserTokenMutation(c.config, OpUpdateOne, withUserTokenID(id))
+	return &UserTokenUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for UserToken.
+func (c *UserTokenClient) Delete() *UserTokenDelete {
+	mutation := newUserTokenMutation(c.config, OpDelete)
+	return &UserTokenDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *UserTokenClient) DeleteOne(_m *UserToken) *UserTokenDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *UserTokenClient) DeleteOneID(id string) *UserTokenDeleteOne {
+	builder := c.Delete().Where(usertoken.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &UserTokenDeleteOne{builder}
+}
+
+// Query returns a query builder for UserToken.
+func (c *UserTokenClient) Query() *UserTokenQuery {
+	return &UserTokenQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeUserToken},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a UserToken entity by its id.
+func (c *UserTokenClient) Get(ctx context.Context, id string) (*UserToken, error) {
+	return c.Query().Where(usertoken.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *UserTokenClient) GetX(ctx context.Context, id string) *UserToken {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *UserTokenClient) Hooks() []Hook {
+	return c.hooks.UserToken
+}
+
+// Interceptors returns the client interceptors.
+func (c *UserTokenClient) Interceptors() []Interceptor {
+	return c.inters.UserToken
+}
+
+func (c *UserTokenClient) mutate(ctx context.Context, m *UserTokenMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&UserTokenCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&UserTokenUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&UserTokenUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&UserTokenDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown UserToken mutation op: %q", m.Op())
+	}
+}
+
 // hooks and interceptors per client, for fast access.
 type (
 	hooks struct {
 		AgentToken, AuditEvent, AuthClient, Badge, Membership, Project, RefreshToken,
-		S3Credential, Session, SigningKey, User []ent.Hook
+		S3Credential, Session, SigningKey, User, UserToken []ent.Hook
 	}
 	inters struct {
 		AgentToken, AuditEvent, AuthClient, Badge, Membership, Project, RefreshToken,
-		S3Credential, Session, SigningKey, User []ent.Interceptor
+		S3Credential, Session, SigningKey, User, UserToken []ent.Interceptor
 	}
 )
 

@@ -23,6 +23,7 @@ import (
 	"github.com/authcore/authcore/ent/session"
 	"github.com/authcore/authcore/ent/signingkey"
 	"github.com/authcore/authcore/ent/user"
+	"github.com/authcore/authcore/ent/usertoken"
 )
 
 // ent aliases to avoid import conflicts in user's code.
@@ -94,6 +95,7 @@ func checkColumn(t, c string) error {
 			session.Table:      session.ValidColumn,
 			signingkey.Table:   signingkey.ValidColumn,
 			user.Table:         user.ValidColumn,
+			usertoken.Table:    usertoken.ValidColumn,
 		})
 	})
 	return columnCheck(t, c)

@@ -17,6 +17,7 @@ import (
 	"github.com/authcore/authcore/ent/session"
 	"github.com/authcore/authcore/ent/signingkey"
 	"github.com/authcore/authcore/ent/user"
+	"github.com/authcore/authcore/ent/usertoken"
 )
 
 // The init function reads all schema descriptors with runtime code
@@ -448,6 +449,10 @@ func init() {
 	userDescMetadata := userFields[3].Descriptor()
 	// user.DefaultMetadata holds the default value on creation for the metadata field.
 	user.DefaultMetadata = userDescMetadata.Default.(string)
+	// userDescEmailVerified is the schema descriptor for email_verified field.
+	userDescEmailVerified := userFields[4].Descriptor()
+	// user.DefaultEmailVerified holds the default value on creation for the email_verified field.
+	user.DefaultEmailVerified = userDescEmailVerified.Default.(bool)
 	// userDescID is the schema descriptor for id field.
 	userDescID := userMixinFields0[0].Descriptor()
 	// user.DefaultID holds the default value on creation for the id field.
@@ -455,6 +460,41 @@ func init() {
 	// user.IDValidator is a validator for the "id" field. It is called by the builders before save.
 	user.IDValidator = func() func(string) error {
 		validators := userDescID.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(id string) error {
+			for _, fn := range fns {
+				if err := fn(id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	usertokenMixin := schema.UserToken{}.Mixin()
+	usertokenMixinFields0 := usertokenMixin[0].Fields()
+	_ = usertokenMixinFields0
+	usertokenMixinFields1 := usertokenMixin[1].Fields()
+	_ = usertokenMixinFields1
+	usertokenFields := schema.UserToken{}.Fields()
+	_ = usertokenFields
+	// usertokenDescCreatedAt is the schema descriptor for created_at field.
+	usertokenDescCreatedAt := usertokenMixinFields1[0].Descriptor()
+	// usertoken.DefaultCreatedAt holds the default value on creation for the created_at field.
+	usertoken.DefaultCreatedAt = usertokenDescCreatedAt.Default.(func() time.Time)
+	// usertokenDescUserID is the schema descriptor for user_id field.
+	usertokenDescUserID := usertokenFields[0].Descriptor()
+	// usertoken.UserIDValidator is a validator for the "user_id" field. It is called by the builders before save.
+	usertoken.UserIDValidator = usertokenDescUserID.Validators[0].(func(string) error)
+	// usertokenDescID is the schema descriptor for id field.
+	usertokenDescID := usertokenMixinFields0[0].Descriptor()
+	// usertoken.DefaultID holds the default value on creation for the id field.
+	usertoken.DefaultID = usertokenDescID.Default.(func() string)
+	// usertoken.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	usertoken.IDValidator = func() func(string) error {
+		validators := usertokenDescID.Validators
 		fns := [...]func(string) error{
 			validators[0].(func(string) error),
 			validators[1].(func(string) error),

@@ -36,6 +36,8 @@ type Tx struct {
 	SigningKey *SigningKeyClient
 	// User is the client for interacting with the User builders.
 	User *UserClient
+	// UserToken is the client for interacting with the UserToken builders.
+	UserToken *UserTokenClient
 
 	// lazily loaded.
 	client     *Client
@@ -178,6 +180,7 @@ func (tx *Tx) init() {
 	tx.Session = NewSessionClient(tx.config)
 	tx.SigningKey = NewSigningKeyClient(tx.config)
 	tx.User = NewUserClient(tx.config)
+	tx.UserToken = NewUserTokenClient(tx.config)
 }
 
 // txDriver wraps the given dialect.Tx with a nop dialect.Driver implementation.

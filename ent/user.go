@@ -26,8 +26,10 @@ type User struct {
 	// PasswordHash holds the value of the "password_hash" field.
 	PasswordHash string `json:"-"`
 	// Metadata holds the value of the "metadata" field.
-	Metadata     string `json:"metadata,omitempty"`
-	selectValues sql.SelectValues
+	Metadata string `json:"metadata,omitempty"`
+	// EmailVerified holds the value of the "email_verified" field.
+	EmailVerified bool `json:"email_verified,omitempty"`
+	selectValues  sql.SelectValues
 }
 
 // scanValues returns the types for scanning values from sql.Rows.
@@ -35,6 +37,8 @@ func (*User) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
+		case user.FieldEmailVerified:
+			values[i] = new(sql.NullBool)
 		case user.FieldID, user.FieldTenantID, user.FieldEmail, user.FieldPasswordHash, user.FieldMetadata:
 			values[i] = new(sql.NullString)
 		case user.FieldCreatedAt:
@@ -90,6 +94,12 @@ func (_m *User) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.Metadata = value.String
 			}
+		case user.FieldEmailVerified:
+			if value, ok := values[i].(*sql.NullBool); !ok {
+				return fmt.Errorf("unexpected type %T for field email_verified", values[i])
+			} else if value.Valid {
+				_m.EmailVerified = value.Bool
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -139,6 +149,9 @@ func (_m *User) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("metadata=")
 	builder.WriteString(_m.Metadata)
+	builder.WriteString(", ")
+	builder.WriteString("email_verified=")
+	builder.WriteString(fmt.Sprintf("%v", _m.EmailVerified))
 	builder.WriteByte(')')
 	return builder.String()
 }

@@ -242,6 +242,7 @@ var (
 		{Name: "email", Type: field.TypeString},
 		{Name: "password_hash", Type: field.TypeString},
 		{Name: "metadata", Type: field.TypeString, Size: 2147483647, Default: "{}"},
+		{Name: "email_verified", Type: field.TypeBool, Default: false},
 	}
 	// UsersTable holds the schema information for the "users" table.
 	UsersTable = &schema.Table{
@@ -253,6 +254,29 @@ var (
 				Name:    "user_tenant_id_email",
 				Unique:  true,
 				Columns: []*schema.Column{UsersColumns[2], UsersColumns[3]},
+			},
+		},
+	}
+	// UserTokensColumns holds the columns for the "user_tokens" table.
+	UserTokensColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString, Size: 40},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "user_id", Type: field.TypeString},
+		{Name: "purpose", Type: field.TypeEnum, Enums: []string{"reset", "verify"}},
+		{Name: "digest", Type: field.TypeBytes, Unique: true},
+		{Name: "expires_at", Type: field.TypeTime},
+		{Name: "used_at", Type: field.TypeTime, Nullable: true},
+	}
+	// UserTokensTable holds the schema information for the "user_tokens" table.
+	UserTokensTable = &schema.Table{
+		Name:       "user_tokens",
+		Columns:    UserTokensColumns,
+		PrimaryKey: []*schema.Column{UserTokensColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "usertoken_user_id_purpose_created_at",
+				Unique:  false,
+				Columns: []*schema.Column{UserTokensColumns[2], UserTokensColumns[3], UserTokensColumns[1]},
 			},
 		},
 	}
@@ -269,6 +293,7 @@ var (
 		SessionsTable,
 		SigningKeysTable,
 		UsersTable,
+		UserTokensTable,
 	}
 )
 

@@ -24,6 +24,8 @@ func (User) Fields() []ent.Field {
 		field.String("password_hash").Sensitive(),
 		// JSON text; session/me reads "name" from it and tolerates garbage.
 		field.Text("metadata").Default("{}"),
+		// Set when the user proved the address by a verification mail (SPEC §14).
+		field.Bool("email_verified").Default(false),
 	}
 }
 

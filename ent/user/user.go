@@ -23,6 +23,8 @@ const (
 	FieldPasswordHash = "password_hash"
 	// FieldMetadata holds the string denoting the metadata field in the database.
 	FieldMetadata = "metadata"
+	// FieldEmailVerified holds the string denoting the email_verified field in the database.
+	FieldEmailVerified = "email_verified"
 	// Table holds the table name of the user in the database.
 	Table = "users"
 )
@@ -35,6 +37,7 @@ var Columns = []string{
 	FieldEmail,
 	FieldPasswordHash,
 	FieldMetadata,
+	FieldEmailVerified,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -56,6 +59,8 @@ var (
 	EmailValidator func(string) error
 	// DefaultMetadata holds the default value on creation for the "metadata" field.
 	DefaultMetadata string
+	// DefaultEmailVerified holds the default value on creation for the "email_verified" field.
+	DefaultEmailVerified bool
 	// DefaultID holds the default value on creation for the "id" field.
 	DefaultID func() string
 	// IDValidator is a validator for the "id" field. It is called by the builders before save.
@@ -93,4 +98,9 @@ func ByPasswordHash(opts ...sql.OrderTermOption) OrderOption {
 // ByMetadata orders the results by the metadata field.
 func ByMetadata(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldMetadata, opts...).ToFunc()
+}
+
+// ByEmailVerified orders the results by the email_verified field.
+func ByEmailVerified(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldEmailVerified, opts...).ToFunc()
 }

@@ -24,6 +24,7 @@ import (
 type handler struct {
 	guard    *guard.Guard
 	svc      *Service
+	recovery *Recovery
 	tenants  identity.Tenants // nil when no module supplies tenants other than "public"
 	sessions identity.Sessions
 	cfg      config.Config
@@ -36,6 +37,11 @@ func (h *handler) routes() []httpserver.Route {
 	return []httpserver.Route{
 		{Method: http.MethodPost, Path: "/v1/auth-core/signup", Handlers: []fiber.Handler{csrf, attempts, h.signUp}},
 		{Method: http.MethodPost, Path: "/v1/auth-core/signin", Handlers: []fiber.Handler{csrf, attempts, h.signIn}},
+		{Method: http.MethodPost, Path: "/v1/auth-core/password/reset-request", Handlers: []fiber.Handler{attempts, h.resetRequest}},
+		{Method: http.MethodPost, Path: "/v1/auth-core/password/reset", Handlers: []fiber.Handler{attempts, h.reset}},
+		{Method: http.MethodPost, Path: "/v1/auth-core/password/change", Handlers: []fiber.Handler{h.guard.Session(), h.changePassword}},
+		{Method: http.MethodPost, Path: "/v1/auth-core/email/verify-request", Handlers: []fiber.Handler{h.guard.Session(), h.verifyRequest}},
+		{Method: http.MethodPost, Path: "/v1/auth-core/email/verify", Handlers: []fiber.Handler{attempts, h.verify}},
 	}
 }
 
@@ -181,4 +187,81 @@ func (h *handler) checkTenant(ctx context.Context, tenantID string) error {
 		}
 	}
 	return apperr.Validation(apperr.Issue{Field: "tenantId", Reason: "no such tenant"})
+}
+
+var accepted = fiber.Map{"ok": true}
+
+// resetRequest answers 202 alike for accounts that exist and that do not (SPEC §14).
+func (h *handler) resetRequest(c *fiber.Ctx) error {
+	if !h.recovery.Configured() {
+		return errMailNotConfigured
+	}
+	f := jsonbody.Read(c.Body())
+	email := f.RequiredString("email")
+	tenant := tenantOf(f)
+	if err := f.Err(); err != nil {
+		return err
+	}
+	if err := h.recovery.RequestReset(c.UserContext(), tenant, email, httpserver.Issuer(c, h.cfg)); err != nil {
+		return err
+	}
+	return c.Status(http.StatusAccepted).JSON(accepted)
+}
+
+func (h *handler) reset(c *fiber.Ctx) error {
+	f := jsonbody.Read(c.Body())
+	token, password := f.RequiredString("token"), f.RequiredString("password")
+	if err := f.Err(); err != nil {
+		return err
+	}
+	if err := h.recovery.Reset(c.UserContext(), token, password, httpserver.Origin(c)); err != nil {
+		return err
+	}
+	return c.JSON(accepted)
+}
+
+// changePassword: a wrong current password counts toward the account's failed sign-ins.
+func (h *handler) changePassword(c *fiber.Ctx) error {
+	f := jsonbody.Read(c.Body())
+	current, password := f.RequiredString("currentPassword"), f.RequiredString("password")
+	if err := f.Err(); err != nil {
+		return err
+	}
+	p, _ := guard.PrincipalOf(c)
+	prof, err := h.svc.Profile(c.UserContext(), p.UserID)
+	if err != nil {
+		return err
+	}
+	account := p.TenantID + "\x00" + *prof.Email
+	if err := h.limits.Accounts.Check(account); err != nil {
+		return err
+	}
+	err = h.recovery.ChangePassword(c.UserContext(), p.UserID, p.SessionHandle, current, password)
+	if errors.Is(err, errInvalidCredentials) {
+		h.limits.Accounts.Fail(account)
+	}
+	if err != nil {
+		return err
+	}
+	return c.JSON(accepted)
+}
+
+func (h *handler) verifyRequest(c *fiber.Ctx) error {
+	p, _ := guard.PrincipalOf(c)
+	if err := h.recovery.RequestVerification(c.UserContext(), p.UserID, httpserver.Issuer(c, h.cfg)); err != nil {
+		return err
+	}
+	return c.Status(http.StatusAccepted).JSON(accepted)
+}
+
+func (h *handler) verify(c *fiber.Ctx) error {
+	f := jsonbody.Read(c.Body())
+	token := f.RequiredString("token")
+	if err := f.Err(); err != nil {
+		return err
+	}
+	if err := h.recovery.Verify(c.UserContext(), token); err != nil {
+		return err
+	}
+	return c.JSON(fiber.Map{"ok": true, "emailVerified": true})
 }

@@ -5,14 +5,19 @@ package account
 
 import (
 	"context"
+	"log/slog"
 
 	"go.uber.org/fx"
 
+	"github.com/authcore/authcore/ent"
+	"github.com/authcore/authcore/platform/audit"
 	"github.com/authcore/authcore/platform/clock"
 	"github.com/authcore/authcore/platform/config"
 	"github.com/authcore/authcore/platform/guard"
 	"github.com/authcore/authcore/platform/httpserver"
 	"github.com/authcore/authcore/platform/identity"
+	"github.com/authcore/authcore/platform/invalidation"
+	"github.com/authcore/authcore/platform/mail"
 	"github.com/authcore/authcore/platform/ratelimit"
 )
 
@@ -21,8 +26,9 @@ var Module = fx.Module("account",
 	fx.Supply(OWASPParams),
 	fx.Provide(fx.Annotate(NewService,
 		fx.As(fx.Self()), fx.As(new(identity.Users)), fx.As(new(identity.Directory)), fx.As(new(Accounts)))),
+	fx.Provide(fx.Annotate(newRecovery, fx.As(fx.Self()), fx.As(new(identity.EmailVerification)))),
 	httpserver.AsRoutes(func(p handlerParams) []httpserver.Route {
-		h := &handler{guard: p.Guard, svc: p.Svc, tenants: p.Tenants, sessions: p.Sessions, cfg: p.Config, clock: p.Clock, limits: p.Limits}
+		h := &handler{guard: p.Guard, svc: p.Svc, recovery: p.Recovery, tenants: p.Tenants, sessions: p.Sessions, cfg: p.Config, clock: p.Clock, limits: p.Limits}
 		return h.routes()
 	}),
 )
@@ -31,6 +37,7 @@ type handlerParams struct {
 	fx.In
 	Guard    *guard.Guard
 	Svc      *Service
+	Recovery *Recovery
 	Tenants  identity.Tenants `optional:"true"`
 	Sessions identity.Sessions
 	Config   config.Config
@@ -50,4 +57,22 @@ func NewSignUp(email, password string, name *string) (SignUp, error) {
 		body["name"] = *name
 	}
 	return parseSignUpValue(body)
+}
+
+type recoveryParams struct {
+	fx.In
+	Users    *Service
+	Ent      *ent.Client
+	Clock    clock.Clock
+	Sessions identity.Sessions
+	Tenants  identity.Tenants `optional:"true"`
+	Mail     mail.Sender
+	Audit    *audit.Recorder
+	Bus      invalidation.Bus
+	Log      *slog.Logger
+}
+
+func newRecovery(p recoveryParams) *Recovery {
+	return &Recovery{users: p.Users, ent: p.Ent, clock: p.Clock, sessions: p.Sessions, tenants: p.Tenants, mail: p.Mail,
+		audit: p.Audit, bus: p.Bus, log: p.Log}
 }

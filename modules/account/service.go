@@ -33,15 +33,16 @@ var _ identity.Users = (*Service)(nil)
 
 // User is the public view of an account.
 type User struct {
-	ID        string    `json:"id"`
-	TenantID  string    `json:"tenantId"`
-	Email     string    `json:"email"`
-	Name      *string   `json:"name"`
-	CreatedAt time.Time `json:"createdAt"`
+	ID            string    `json:"id"`
+	TenantID      string    `json:"tenantId"`
+	Email         string    `json:"email"`
+	Name          *string   `json:"name"`
+	EmailVerified bool      `json:"emailVerified"`
+	CreatedAt     time.Time `json:"createdAt"`
 }
 
 func view(u *ent.User) User {
-	return User{ID: u.ID, TenantID: u.TenantID, Email: u.Email, Name: nameOf(u.Metadata), CreatedAt: u.CreatedAt.UTC()}
+	return User{ID: u.ID, TenantID: u.TenantID, Email: u.Email, Name: nameOf(u.Metadata), EmailVerified: u.EmailVerified, CreatedAt: u.CreatedAt.UTC()}
 }
 
 // nameOf reads metadata.name; anything unreadable is simply no name.
@@ -149,12 +150,12 @@ func (s *Service) Authenticate(ctx context.Context, tenantID, email, password st
 
 // Profile is the user's email and name for session/me.
 func (s *Service) Profile(ctx context.Context, userID string) (identity.Profile, error) {
-	u, err := s.ent.User.Query().Where(user.ID(userID)).Select(user.FieldEmail, user.FieldMetadata).Only(ctx)
+	u, err := s.ent.User.Query().Where(user.ID(userID)).Select(user.FieldEmail, user.FieldMetadata, user.FieldEmailVerified).Only(ctx)
 	if err != nil {
 		return identity.Profile{}, err
 	}
 	email := u.Email
-	return identity.Profile{Email: &email, Name: nameOf(u.Metadata)}, nil
+	return identity.Profile{Email: &email, Name: nameOf(u.Metadata), EmailVerified: u.EmailVerified}, nil
 }
 
 var _ identity.Directory = (*Service)(nil)

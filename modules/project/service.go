@@ -222,3 +222,15 @@ func (s *Service) MemberIDs(ctx context.Context, projectID string) ([]string, er
 func (s *Service) TenantExists(ctx context.Context, tenantID string) (bool, error) {
 	return s.ent.Project.Query().Where(entproject.ID(tenantID)).Exist(ctx)
 }
+
+// TenantName is the name of the project whose tenant is tenantID.
+func (s *Service) TenantName(ctx context.Context, tenantID string) (string, bool, error) {
+	p, err := s.ent.Project.Query().Where(entproject.ID(tenantID)).Only(ctx)
+	if ent.IsNotFound(err) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, err
+	}
+	return p.Name, true, nil
+}

@@ -73,7 +73,7 @@ func (h *handler) me(c *fiber.Ctx) error {
 	return c.JSON(meBody{
 		Authenticated: true, UserID: p.UserID, SessionHandle: p.SessionHandle,
 		AccessTokenPayload: p.ClaimsJSON,
-		User:               meUser{ID: p.UserID, Email: prof.Email, Name: prof.Name},
+		User:               meUser{ID: p.UserID, Email: prof.Email, Name: prof.Name, EmailVerified: prof.EmailVerified},
 	})
 }
 
@@ -88,9 +88,10 @@ type meBody struct {
 }
 
 type meUser struct {
-	ID    string  `json:"id"`
-	Email *string `json:"email"`
-	Name  *string `json:"name"`
+	ID            string  `json:"id"`
+	Email         *string `json:"email"`
+	Name          *string `json:"name"`
+	EmailVerified bool    `json:"emailVerified"`
 }
 
 func notAuthenticated(reason string) error {
@@ -118,7 +119,7 @@ func (h *handler) refresh(c *fiber.Ctx) error {
 	guard.SetSessionCookies(c, h.cfg, r.Tokens, now)
 	prof := h.engine.Profile(c.UserContext(), r.UserID)
 	return c.JSON(fiber.Map{
-		"user": fiber.Map{"id": r.UserID, "tenantId": r.TenantID, "email": prof.Email, "name": prof.Name},
+		"user": fiber.Map{"id": r.UserID, "tenantId": r.TenantID, "email": prof.Email, "name": prof.Name, "emailVerified": prof.EmailVerified},
 		"session": fiber.Map{
 			"sessionHandle": r.Tokens.SessionHandle, "accessToken": r.Tokens.AccessToken,
 			"refreshToken": r.Tokens.RefreshToken, "accessTokenExpiresAt": r.Tokens.AccessTokenExpiresAt.UTC().Format(time.RFC3339),

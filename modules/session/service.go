@@ -95,6 +95,7 @@ func NewEngine(p Params) *Engine {
 		profiles: bearer.NewCache[string, identity.Profile](cacheSize, profileTTL),
 	}
 	bearer.Follow(bus, topicSessions, e.states)
+	bearer.Follow(bus, identity.ProfileTopic, e.profiles)
 	return e
 }
 
@@ -427,6 +428,15 @@ func (e *Engine) Refresh(ctx context.Context, token string) (Refreshed, error) {
 	return Refreshed{UserID: s.UserID, TenantID: s.TenantID, Tokens: identity.Tokens{
 		SessionHandle: s.ID, AccessToken: access, RefreshToken: next, AccessTokenExpiresAt: exp,
 	}}, nil
+}
+
+// RevokeUser revokes every live session of userID except keep.
+func (e *Engine) RevokeUser(ctx context.Context, userID, keep string) (int, error) {
+	where := []predicate.Session{entsession.UserID(userID)}
+	if keep != "" {
+		where = append(where, entsession.IDNEQ(keep))
+	}
+	return e.revokeWhere(ctx, where, nil)
 }
 
 // Revoke ends one session. It reports whether this call revoked it (false when it was

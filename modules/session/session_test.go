@@ -47,7 +47,7 @@ func TestSessionMe(t *testing.T) {
 		t.Run("bearer header: 200 with session, payload and user", func(t *testing.T) {
 			got := me(a, s.Bearer()).Expect(t, 200, map[string]any{
 				"authenticated": true, "userId": s.UserID, "sessionHandle": s.SessionHandle,
-				"user": map[string]any{"id": s.UserID, "email": s.Email, "name": "Test User"},
+				"user": map[string]any{"id": s.UserID, "email": s.Email, "name": "Test User", "emailVerified": false},
 			})
 			p := got["accessTokenPayload"].(map[string]any)
 			if p["sub"] != s.UserID || p["sid"] != s.SessionHandle || p["tid"] != "public" || p["iss"] != a.Base || p["exp"] == nil || p["iat"] == nil {
@@ -93,14 +93,14 @@ func TestSessionMe(t *testing.T) {
 			if err := a.Ent.User.Update().Where(user.ID(other.UserID)).SetMetadata("{not json").Exec(context.Background()); err != nil {
 				t.Fatal(err)
 			}
-			me(a, other.Bearer()).Expect(t, 200, map[string]any{"user": map[string]any{"id": other.UserID, "email": other.Email, "name": nil}})
+			me(a, other.Bearer()).Expect(t, 200, map[string]any{"user": map[string]any{"id": other.UserID, "email": other.Email, "name": nil, "emailVerified": false}})
 		})
 		t.Run("failed user lookup: email and name null, still 200", func(t *testing.T) {
 			gone := a.SignUp(t)
 			if _, err := a.Ent.User.Delete().Where(user.ID(gone.UserID)).Exec(context.Background()); err != nil {
 				t.Fatal(err)
 			}
-			me(a, gone.Bearer()).Expect(t, 200, map[string]any{"user": map[string]any{"id": gone.UserID, "email": nil, "name": nil}})
+			me(a, gone.Bearer()).Expect(t, 200, map[string]any{"user": map[string]any{"id": gone.UserID, "email": nil, "name": nil, "emailVerified": false}})
 		})
 	})
 }
@@ -131,7 +131,7 @@ func TestRefresh(t *testing.T) {
 		t.Run("rotation: new pair works, the old refresh token is theft and kills the session", func(t *testing.T) {
 			s := a.SignUp(t)
 			got := refresh(a, map[string]any{"refreshToken": s.RefreshToken}).Expect(t, 200, map[string]any{
-				"user": map[string]any{"id": s.UserID, "tenantId": "public", "email": s.Email, "name": "Test User"},
+				"user": map[string]any{"id": s.UserID, "tenantId": "public", "email": s.Email, "name": "Test User", "emailVerified": false},
 			})
 			sess := got["session"].(map[string]any)
 			next := sess["refreshToken"].(string)

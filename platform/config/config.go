@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"net"
+	"net/mail"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -17,21 +18,24 @@ import (
 // Config is every setting of the service. The kong tags make each one an environment
 // variable and a kebab-case flag; ${default} keeps the help text and the default in step.
 type Config struct {
-	Addr            string        `name:"addr" env:"AUTHCORE_ADDR" default:":8080" help:"Listen address (default ${default})."`
-	DatabaseURL     string        `name:"database-url" env:"AUTHCORE_DATABASE_URL" default:"sqlite:./data/authcore.db" help:"postgres://…, postgresql://… or sqlite:PATH (sqlite::memory: for a throw-away store) (default ${default})."`
-	DataDir         string        `name:"data-dir" env:"AUTHCORE_DATA_DIR" default:"./data" help:"Where the SQLite file and a generated dev master key live (default ${default})."`
-	MasterKey       string        `name:"master-key" env:"AUTHCORE_MASTER_KEY" help:"Base64 of 32 bytes, or several comma-separated: the first seals, all open (key rotation: see authcore keys reseal); required with PostgreSQL, generated into the data dir otherwise (default: generated in dev)."`
-	Signup          string        `name:"signup" env:"AUTHCORE_SIGNUP" default:"open" enum:"open,closed" help:"open or closed (default ${default})."`
-	RateLimit       int           `name:"rate-limit" env:"AUTHCORE_RATE_LIMIT" default:"60" help:"Sign-in/sign-up attempts and failed credential verifications per minute per client IP; 0 turns it off (default ${default})."`
-	AllowedOrigins  []string      `name:"allowed-origins" env:"AUTHCORE_ALLOWED_ORIGINS" help:"Comma list of origins allowed to make cookie-authenticated changes (default: empty)."`
-	InsecureCookies bool          `name:"insecure-cookies" env:"AUTHCORE_INSECURE_COOKIES" default:"false" help:"Drop the Secure cookie flag, for plain-HTTP local development only (default ${default})."`
-	AccessTTL       time.Duration `name:"access-ttl" env:"AUTHCORE_ACCESS_TTL" default:"15m" help:"Access token lifetime (default ${default})."`
-	RefreshTTL      time.Duration `name:"refresh-ttl" env:"AUTHCORE_REFRESH_TTL" default:"720h" help:"Refresh token lifetime, sliding (default ${default})."`
-	LogLevel        string        `name:"log-level" env:"AUTHCORE_LOG_LEVEL" default:"info" enum:"debug,info,warn,error" help:"debug, info, warn or error (default ${default})."`
-	S3Endpoint      string        `name:"s3-endpoint" env:"AUTHCORE_S3_ENDPOINT" default:"http://127.0.0.1:9000" help:"Endpoint handed to holders of s3 badges (default ${default})."`
-	S3Region        string        `name:"s3-region" env:"AUTHCORE_S3_REGION" default:"us-east-1" help:"Region handed to holders of s3 badges (default ${default})."`
-	PublicURL       string        `name:"public-url" env:"AUTHCORE_PUBLIC_URL" help:"The URL clients reach this server at (https://auth.example.com): its own origin for the CSRF rule and the base of URLs it hands out (default: derived from each request)."`
-	MetricsAddr     string        `name:"metrics-addr" env:"AUTHCORE_METRICS_ADDR" help:"When set, /metrics moves to this separate listener (default: empty, served on the main port)."`
+	Addr                 string        `name:"addr" env:"AUTHCORE_ADDR" default:":8080" help:"Listen address (default ${default})."`
+	DatabaseURL          string        `name:"database-url" env:"AUTHCORE_DATABASE_URL" default:"sqlite:./data/authcore.db" help:"postgres://…, postgresql://… or sqlite:PATH (sqlite::memory: for a throw-away store) (default ${default})."`
+	DataDir              string        `name:"data-dir" env:"AUTHCORE_DATA_DIR" default:"./data" help:"Where the SQLite file and a generated dev master key live (default ${default})."`
+	MasterKey            string        `name:"master-key" env:"AUTHCORE_MASTER_KEY" help:"Base64 of 32 bytes, or several comma-separated: the first seals, all open (key rotation: see authcore keys reseal); required with PostgreSQL, generated into the data dir otherwise (default: generated in dev)."`
+	Signup               string        `name:"signup" env:"AUTHCORE_SIGNUP" default:"open" enum:"open,closed" help:"open or closed (default ${default})."`
+	RateLimit            int           `name:"rate-limit" env:"AUTHCORE_RATE_LIMIT" default:"60" help:"Sign-in/sign-up attempts and failed credential verifications per minute per client IP; 0 turns it off (default ${default})."`
+	AllowedOrigins       []string      `name:"allowed-origins" env:"AUTHCORE_ALLOWED_ORIGINS" help:"Comma list of origins allowed to make cookie-authenticated changes (default: empty)."`
+	InsecureCookies      bool          `name:"insecure-cookies" env:"AUTHCORE_INSECURE_COOKIES" default:"false" help:"Drop the Secure cookie flag, for plain-HTTP local development only (default ${default})."`
+	AccessTTL            time.Duration `name:"access-ttl" env:"AUTHCORE_ACCESS_TTL" default:"15m" help:"Access token lifetime (default ${default})."`
+	RefreshTTL           time.Duration `name:"refresh-ttl" env:"AUTHCORE_REFRESH_TTL" default:"720h" help:"Refresh token lifetime, sliding (default ${default})."`
+	LogLevel             string        `name:"log-level" env:"AUTHCORE_LOG_LEVEL" default:"info" enum:"debug,info,warn,error" help:"debug, info, warn or error (default ${default})."`
+	S3Endpoint           string        `name:"s3-endpoint" env:"AUTHCORE_S3_ENDPOINT" default:"http://127.0.0.1:9000" help:"Endpoint handed to holders of s3 badges (default ${default})."`
+	S3Region             string        `name:"s3-region" env:"AUTHCORE_S3_REGION" default:"us-east-1" help:"Region handed to holders of s3 badges (default ${default})."`
+	PublicURL            string        `name:"public-url" env:"AUTHCORE_PUBLIC_URL" help:"The URL clients reach this server at (https://auth.example.com): its own origin for the CSRF rule and the base of URLs it hands out (default: derived from each request)."`
+	SMTPURL              string        `name:"smtp-url" env:"AUTHCORE_SMTP_URL" help:"smtp://user:pass@host:port (STARTTLS when offered), smtps://… (implicit TLS), or smtp://host:port?insecure=true (a local test server); unset, the mail routes answer 503 mail_not_configured (default: empty)."`
+	MailFrom             string        `name:"mail-from" env:"AUTHCORE_MAIL_FROM" default:"authcore@localhost" help:"Sender of the mails authcore sends (default ${default})."`
+	RequireVerifiedEmail bool          `name:"require-verified-email" env:"AUTHCORE_REQUIRE_VERIFIED_EMAIL" default:"false" help:"Refuse dashboard requests (403 email_not_verified) until the user verified their address (default ${default})."`
+	MetricsAddr          string        `name:"metrics-addr" env:"AUTHCORE_METRICS_ADDR" help:"When set, /metrics moves to this separate listener (default: empty, served on the main port)."`
 }
 
 // Storage names the kind of store a database URL selects.
@@ -99,6 +103,15 @@ func (c *Config) Validate() error {
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
 			return fmt.Errorf("AUTHCORE_PUBLIC_URL: %q is not an absolute http(s) URL like https://auth.example.com", c.PublicURL)
 		}
+	}
+	if c.SMTPURL != "" {
+		u, err := url.Parse(c.SMTPURL)
+		if err != nil || (u.Scheme != "smtp" && u.Scheme != "smtps") || u.Hostname() == "" {
+			return fmt.Errorf("AUTHCORE_SMTP_URL: %q is not smtp://host:port or smtps://host:port", redactURL(c.SMTPURL))
+		}
+	}
+	if _, err := mail.ParseAddress(c.MailFrom); c.MailFrom != "" && err != nil {
+		return fmt.Errorf("AUTHCORE_MAIL_FROM: %q is not an address", c.MailFrom)
 	}
 	if u, err := url.Parse(c.S3Endpoint); err != nil || u.Scheme == "" || u.Host == "" {
 		return fmt.Errorf("AUTHCORE_S3_ENDPOINT: %q is not an absolute URL", c.S3Endpoint)

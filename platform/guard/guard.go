@@ -33,6 +33,8 @@ var Module = fx.Module("guard", fx.Provide(New))
 type Guard struct {
 	verifier SessionVerifier
 	members  identity.Memberships
+	// verified, when set (AUTHCORE_REQUIRE_VERIFIED_EMAIL), refuses unverified dashboard users.
+	verified identity.EmailVerification
 	origins  map[string]struct{}
 	// public is the origin of AUTHCORE_PUBLIC_URL; "" means the one each request reached.
 	public string
@@ -42,7 +44,8 @@ type Guard struct {
 type Params struct {
 	fx.In
 	Verifier SessionVerifier
-	Members  identity.Memberships `optional:"true"`
+	Members  identity.Memberships       `optional:"true"`
+	Verified identity.EmailVerification `optional:"true"`
 	Config   config.Config
 }
 
@@ -50,6 +53,9 @@ type Params struct {
 func New(p Params) *Guard {
 	v, cfg := p.Verifier, p.Config
 	g := &Guard{verifier: v, members: p.Members, origins: map[string]struct{}{}, public: cfg.PublicOrigin()}
+	if cfg.RequireVerifiedEmail {
+		g.verified = p.Verified
+	}
 	for _, o := range cfg.AllowedOrigins {
 		g.origins[strings.TrimRight(o, "/")] = struct{}{}
 	}
@@ -126,6 +132,15 @@ func (g *Guard) handler(dashboardOnly bool, fields map[string]any) fiber.Handler
 		if dashboardOnly && p.TenantID != identity.PublicTenant {
 			return reject(apperr.Unauthorized("a dashboard session is required"))
 		}
+		if dashboardOnly && g.verified != nil {
+			ok, err := g.verified.EmailVerified(c.UserContext(), p.UserID)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				return reject(errEmailNotVerified)
+			}
+		}
 		c.Locals(principalKey{}, p)
 		return c.Next()
 	}
@@ -167,3 +182,5 @@ func (g *Guard) LoginCSRF() fiber.Handler {
 func safeMethod(m string) bool {
 	return m == fiber.MethodGet || m == fiber.MethodHead || m == fiber.MethodOptions
 }
+
+var errEmailNotVerified = apperr.New(apperr.KindForbidden, "email_not_verified", "verify your email address first")

@@ -18,9 +18,14 @@ const PublicTenant = "public"
 // Profile is what session/me reports of a user, read from the user store. Either field is
 // nil when missing or unreadable.
 type Profile struct {
-	Email *string
-	Name  *string
+	Email         *string
+	Name          *string
+	EmailVerified bool
 }
+
+// ProfileTopic is the invalidation topic of cached profiles (key: user id): the account
+// module publishes it when a profile changes (an address verified).
+const ProfileTopic = "user_profile"
 
 // Users is supplied by the account module to the session module.
 type Users interface {
@@ -30,6 +35,8 @@ type Users interface {
 // Tenants is supplied by the project module: a project's tenant id is its project id.
 type Tenants interface {
 	TenantExists(ctx context.Context, tenantID string) (bool, error)
+	// TenantName is the name of the project that owns tenantID, for mails to its users.
+	TenantName(ctx context.Context, tenantID string) (string, bool, error)
 }
 
 // NewSession is what the account module asks the session engine to start at sign-in.
@@ -52,6 +59,9 @@ type Tokens struct {
 // Sessions is supplied by the session module to the account module.
 type Sessions interface {
 	Start(ctx context.Context, s NewSession) (Tokens, error)
+	// RevokeUser revokes every live session of a user but keep ("" keeps none), on every
+	// replica; it returns how many it revoked.
+	RevokeUser(ctx context.Context, userID, keep string) (int, error)
 }
 
 // ErrEngineNotReady means the session engine has not loaded its signing keys yet (the
@@ -206,4 +216,10 @@ type JWTVerifier interface {
 	// its header typ and its claims; ErrNotLive for anything else. It knows nothing of
 	// revocation: the caller judges the token's subject.
 	VerifyJWT(token string) (typ string, claims map[string]any, err error)
+}
+
+// EmailVerification is supplied by the account module to the guard, which refuses
+// unverified dashboard users when AUTHCORE_REQUIRE_VERIFIED_EMAIL is set.
+type EmailVerification interface {
+	EmailVerified(ctx context.Context, userID string) (bool, error)
 }

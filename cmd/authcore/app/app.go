@@ -22,6 +22,7 @@ import (
 	"github.com/authcore/authcore/platform/httpserver"
 	"github.com/authcore/authcore/platform/invalidation"
 	"github.com/authcore/authcore/platform/logging"
+	"github.com/authcore/authcore/platform/mail"
 	"github.com/authcore/authcore/platform/metrics"
 	"github.com/authcore/authcore/platform/product"
 	"github.com/authcore/authcore/platform/ratelimit"
@@ -47,7 +48,7 @@ func Options(cfg config.Config, keys secret.MasterKeys, out logging.Output) fx.O
 		// The platform every module stands on.
 		logging.Module, logging.FxLogger, tracing.Module, clock.Module, secret.Module, metrics.Module,
 		database.Module, audit.Module, httpserver.Module, health.Module, invalidation.Module,
-		ratelimit.Module, guard.Module, bearer.Module, product.Module,
+		ratelimit.Module, guard.Module, bearer.Module, product.Module, mail.Module,
 
 		api.Module,
 

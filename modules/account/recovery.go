@@ -1,0 +1,266 @@
+package account
+
+import (
+	"bytes"
+	"context"
+	"embed"
+	htmltemplate "html/template"
+	"log/slog"
+	"net/url"
+	texttemplate "text/template"
+	"time"
+
+	"github.com/authcore/authcore/ent"
+	"github.com/authcore/authcore/ent/user"
+	"github.com/authcore/authcore/ent/usertoken"
+	"github.com/authcore/authcore/platform/apperr"
+	"github.com/authcore/authcore/platform/audit"
+	"github.com/authcore/authcore/platform/clock"
+	"github.com/authcore/authcore/platform/database"
+	"github.com/authcore/authcore/platform/identity"
+	"github.com/authcore/authcore/platform/invalidation"
+	"github.com/authcore/authcore/platform/mail"
+	"github.com/authcore/authcore/platform/secret"
+)
+
+// Account recovery and email verification (SPEC §14): single-use tokens mailed to the
+// user, stored as digests.
+const (
+	resetKind     = "rst" // ac_rst_…
+	verifyKind    = "evf" // ac_evf_…
+	resetTTL      = 30 * time.Minute
+	verifyTTL     = 24 * time.Hour
+	resetsPerHour = 3
+)
+
+var (
+	errMailNotConfigured = apperr.New(apperr.KindUnavailable, "mail_not_configured", "mail is not configured on this server")
+	errInvalidToken      = apperr.BadRequest("invalid_token", "the token is unknown, used or expired")
+)
+
+//go:embed templates
+var templateFS embed.FS
+
+// html/template escapes what users supply (their display name) in the HTML part.
+var (
+	htmlMails = htmltemplate.Must(htmltemplate.ParseFS(templateFS, "templates/*.html"))
+	textMails = texttemplate.Must(texttemplate.ParseFS(templateFS, "templates/*.txt"))
+)
+
+// Recovery runs the reset, change and verification flows. It is apart from Service because
+// it needs the session engine, which needs Service.
+type Recovery struct {
+	users    *Service
+	ent      *ent.Client
+	clock    clock.Clock
+	sessions identity.Sessions
+	tenants  identity.Tenants // nil when only tenant "public" exists
+	mail     mail.Sender
+	audit    *audit.Recorder
+	bus      invalidation.Bus
+	log      *slog.Logger
+}
+
+// Configured reports whether the flows that send mail can run.
+func (r *Recovery) Configured() bool { return r.mail.Configured() }
+
+// RequestReset mails a reset link to the account, if there is one, at most three times an
+// hour. It answers the same, and does the same hashing, whether or not the account exists.
+func (r *Recovery) RequestReset(ctx context.Context, tenant, email, base string) error {
+	if !r.mail.Configured() {
+		return errMailNotConfigured
+	}
+	token, err := secret.NewToken(resetKind)
+	if err != nil {
+		return err
+	}
+	digest := secret.DigestOf(token) // computed for unknown accounts too: the same work
+	addr, ok := normalizeEmail(email)
+	if !ok {
+		return nil
+	}
+	u, err := r.ent.User.Query().Where(user.TenantID(tenant), user.Email(addr)).Only(ctx)
+	if ent.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	now := r.clock.Now()
+	recent, err := r.ent.UserToken.Query().
+		Where(usertoken.UserID(u.ID), usertoken.PurposeEQ(usertoken.PurposeReset), usertoken.CreatedAtGT(now.Add(-time.Hour))).Count(ctx)
+	if err != nil || recent >= resetsPerHour {
+		return err
+	}
+	if err := r.ent.UserToken.Create().SetUserID(u.ID).SetPurpose(usertoken.PurposeReset).SetDigest(digest.Bytes()).
+		SetCreatedAt(now).SetExpiresAt(now.Add(resetTTL)).Exec(ctx); err != nil {
+		return err
+	}
+	return r.send(ctx, u, "reset", "Reset your password", base+"/console/reset?token="+url.QueryEscape(token))
+}
+
+// Reset sets a new password with a reset token: it revokes every session of the user and
+// every other outstanding reset token, and records user.password_reset. A weak password
+// is refused before the token is looked at, so it is not consumed.
+func (r *Recovery) Reset(ctx context.Context, token, password string, origin audit.Origin) error {
+	if reason := checkPassword(password); reason != "" {
+		return apperr.Validation(apperr.Issue{Field: "password", Reason: reason})
+	}
+	if !secret.CheckToken(resetKind, token) {
+		return errInvalidToken
+	}
+	hash, err := r.users.hash.Hash(ctx, password)
+	if err != nil {
+		return err
+	}
+	var u *ent.User
+	err = database.WithTx(ctx, r.ent, func(tx *ent.Tx) error {
+		t, err := r.consume(ctx, tx, token, usertoken.PurposeReset)
+		if err != nil {
+			return err
+		}
+		if u, err = tx.User.UpdateOneID(t.UserID).SetPasswordHash(hash).Save(ctx); err != nil {
+			return err
+		}
+		if err := tx.UserToken.Update().Where(usertoken.UserID(u.ID), usertoken.PurposeEQ(usertoken.PurposeReset), usertoken.UsedAtIsNil()).
+			SetUsedAt(r.clock.Now()).Exec(ctx); err != nil {
+			return err
+		}
+		_, err = r.audit.Record(ctx, tx, audit.Event{ActorID: &u.ID, ProjectID: u.TenantID, Action: "user.password_reset",
+			Metadata: map[string]any{"userId": u.ID}, Origin: origin})
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	_, err = r.sessions.RevokeUser(ctx, u.ID, "")
+	return err
+}
+
+// ChangePassword sets a new password for a signed-in user who knows the current one, and
+// revokes the user's other sessions (keeping keep, the one making the request).
+func (r *Recovery) ChangePassword(ctx context.Context, userID, keep, current, password string) error {
+	if reason := checkPassword(password); reason != "" {
+		return apperr.Validation(apperr.Issue{Field: "password", Reason: reason})
+	}
+	u, err := r.ent.User.Get(ctx, userID)
+	if err != nil {
+		return err
+	}
+	ok, err := r.users.hash.Verify(ctx, current, u.PasswordHash)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return errInvalidCredentials
+	}
+	hash, err := r.users.hash.Hash(ctx, password)
+	if err != nil {
+		return err
+	}
+	if err := r.ent.User.UpdateOneID(userID).SetPasswordHash(hash).Exec(ctx); err != nil {
+		return err
+	}
+	_, err = r.sessions.RevokeUser(ctx, userID, keep)
+	return err
+}
+
+// RequestVerification mails a verification link to the user's address (nothing when it
+// is verified already).
+func (r *Recovery) RequestVerification(ctx context.Context, userID, base string) error {
+	if !r.mail.Configured() {
+		return errMailNotConfigured
+	}
+	u, err := r.ent.User.Get(ctx, userID)
+	if err != nil || u.EmailVerified {
+		return err
+	}
+	token, err := secret.NewToken(verifyKind)
+	if err != nil {
+		return err
+	}
+	now := r.clock.Now()
+	if err := r.ent.UserToken.Create().SetUserID(u.ID).SetPurpose(usertoken.PurposeVerify).SetDigest(secret.DigestOf(token).Bytes()).
+		SetCreatedAt(now).SetExpiresAt(now.Add(verifyTTL)).Exec(ctx); err != nil {
+		return err
+	}
+	return r.send(ctx, u, "verify", "Confirm your email address", base+"/console/verify?token="+url.QueryEscape(token))
+}
+
+// Verify marks the address of a verification token's user as verified.
+func (r *Recovery) Verify(ctx context.Context, token string) error {
+	if !secret.CheckToken(verifyKind, token) {
+		return errInvalidToken
+	}
+	return database.WithTx(ctx, r.ent, func(tx *ent.Tx) error {
+		t, err := r.consume(ctx, tx, token, usertoken.PurposeVerify)
+		if err != nil {
+			return err
+		}
+		if err := tx.User.UpdateOneID(t.UserID).SetEmailVerified(true).Exec(ctx); err != nil {
+			return err
+		}
+		return r.bus.Publish(ctx, tx, identity.ProfileTopic, t.UserID)
+	})
+}
+
+// EmailVerified reports whether a user verified their address (the guard asks, when
+// AUTHCORE_REQUIRE_VERIFIED_EMAIL is set).
+func (r *Recovery) EmailVerified(ctx context.Context, userID string) (bool, error) {
+	u, err := r.ent.User.Query().Where(user.ID(userID)).Select(user.FieldEmailVerified).Only(ctx)
+	if ent.IsNotFound(err) {
+		return false, nil
+	}
+	return err == nil && u.EmailVerified, err
+}
+
+// consume marks a live token of purpose used, exactly once: a replay, or two requests
+// racing, find it used.
+func (r *Recovery) consume(ctx context.Context, tx *ent.Tx, token string, purpose usertoken.Purpose) (*ent.UserToken, error) {
+	now := r.clock.Now()
+	t, err := tx.UserToken.Query().Where(usertoken.Digest(secret.DigestOf(token).Bytes()), usertoken.PurposeEQ(purpose),
+		usertoken.UsedAtIsNil(), usertoken.ExpiresAtGT(now)).Only(ctx)
+	if ent.IsNotFound(err) {
+		return nil, errInvalidToken
+	}
+	if err != nil {
+		return nil, err
+	}
+	n, err := tx.UserToken.Update().Where(usertoken.ID(t.ID), usertoken.UsedAtIsNil()).SetUsedAt(now).Save(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if n != 1 {
+		return nil, errInvalidToken
+	}
+	return t, nil
+}
+
+// send renders a mail from the templates and queues it. The product named is the
+// project's, for a project's end users.
+func (r *Recovery) send(ctx context.Context, u *ent.User, tmpl, subject, link string) error {
+	product := "authcore"
+	if u.TenantID != identity.PublicTenant && r.tenants != nil {
+		if name, ok, err := r.tenants.TenantName(ctx, u.TenantID); err == nil && ok {
+			product = name
+		}
+	}
+	data := map[string]any{"Name": nameOf(u.Metadata), "Email": u.Email, "Product": product, "Link": link}
+	if n, ok := data["Name"].(*string); ok && n != nil {
+		data["Name"] = *n
+	} else {
+		data["Name"] = ""
+	}
+	var text, html bytes.Buffer
+	if err := textMails.ExecuteTemplate(&text, tmpl+".txt", data); err != nil {
+		return err
+	}
+	if err := htmlMails.ExecuteTemplate(&html, tmpl+".html", data); err != nil {
+		return err
+	}
+	if err := r.mail.Send(mail.Message{To: u.Email, Subject: subject + " — " + product, Text: text.String(), HTML: html.String(), Purpose: tmpl}); err != nil {
+		// The request still succeeds: what the caller sees must not depend on the mail.
+		r.log.WarnContext(ctx, "mail not queued", "purpose", tmpl, "error", err)
+	}
+	return nil
+}
