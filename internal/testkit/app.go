@@ -65,12 +65,12 @@ type App struct {
 type Option func(*options)
 
 type options struct {
-	cfg func(*config.Config)
+	cfg []func(*config.Config)
 	fx  []fx.Option
 }
 
-// WithConfig edits the settings.
-func WithConfig(f func(*config.Config)) Option { return func(o *options) { o.cfg = f } }
+// WithConfig edits the settings; several apply in order.
+func WithConfig(f func(*config.Config)) Option { return func(o *options) { o.cfg = append(o.cfg, f) } }
 
 // WithFx adds fx options to the graph: extra test-only modules, fx.Decorate, fx.Populate.
 func WithFx(opts ...fx.Option) Option { return func(o *options) { o.fx = append(o.fx, opts...) } }
@@ -89,8 +89,8 @@ func StartURL(t testing.TB, storeName, databaseURL string, graph Graph, opts ...
 		opt(&o)
 	}
 	cfg := Config(databaseURL, t.TempDir())
-	if o.cfg != nil {
-		o.cfg(&cfg)
+	for _, f := range o.cfg {
+		f(&cfg)
 	}
 	a := &App{
 		T: t, Store: storeName, Config: cfg, Logs: &LogBuffer{},

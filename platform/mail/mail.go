@@ -21,6 +21,9 @@ import (
 	"github.com/authcore/authcore/platform/config"
 )
 
+// DefaultFrom is the sender when AUTHCORE_MAIL_FROM is empty.
+const DefaultFrom = "authcore@localhost"
+
 // ErrNotConfigured is what Send answers without AUTHCORE_SMTP_URL.
 var ErrNotConfigured = errors.New("mail is not configured")
 
@@ -65,7 +68,11 @@ type Mailer struct {
 
 // New returns the mailer for AUTHCORE_SMTP_URL (one that is not Configured when unset).
 func New(lc fx.Lifecycle, cfg config.Config, log *slog.Logger) (*Mailer, error) {
-	m := &Mailer{from: cfg.MailFrom, log: log, retryWait: func(n int) time.Duration { return time.Duration(n) * time.Second }}
+	from := cfg.MailFrom
+	if from == "" {
+		from = DefaultFrom
+	}
+	m := &Mailer{from: from, log: log, retryWait: func(n int) time.Duration { return time.Duration(n) * time.Second }}
 	if cfg.SMTPURL == "" {
 		return m, nil
 	}
