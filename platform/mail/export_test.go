@@ -1,0 +1,6 @@
+package mail
+
+import "time"
+
+// SetRetryWait shortens the pauses between attempts, for tests.
+func SetRetryWait(m *Mailer, f func(n int) time.Duration) { m.retryWait = f }
