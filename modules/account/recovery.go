@@ -75,21 +75,21 @@ func (r *Recovery) RequestReset(ctx context.Context, tenant, email, base string)
 		return err
 	}
 	digest := secret.DigestOf(token) // computed for unknown accounts too: the same work
-	addr, ok := normalizeEmail(email)
-	if !ok {
-		return nil
-	}
+	addr, _ := normalizeEmail(email)
 	u, err := r.ent.User.Query().Where(user.TenantID(tenant), user.Email(addr)).Only(ctx)
-	if ent.IsNotFound(err) {
-		return nil
-	}
-	if err != nil {
+	if err != nil && !ent.IsNotFound(err) {
 		return err
+	}
+	// The budget query runs for unknown accounts too (on an id that matches nothing), so
+	// the answer's timing does not tell which accounts exist.
+	id := "usr_none"
+	if u != nil {
+		id = u.ID
 	}
 	now := r.clock.Now()
 	recent, err := r.ent.UserToken.Query().
-		Where(usertoken.UserID(u.ID), usertoken.PurposeEQ(usertoken.PurposeReset), usertoken.CreatedAtGT(now.Add(-time.Hour))).Count(ctx)
-	if err != nil || recent >= resetsPerHour {
+		Where(usertoken.UserID(id), usertoken.PurposeEQ(usertoken.PurposeReset), usertoken.CreatedAtGT(now.Add(-time.Hour))).Count(ctx)
+	if err != nil || u == nil || recent >= resetsPerHour {
 		return err
 	}
 	if err := r.ent.UserToken.Create().SetUserID(u.ID).SetPurpose(usertoken.PurposeReset).SetDigest(digest.Bytes()).

@@ -62,6 +62,9 @@ type Mailer struct {
 	log     *slog.Logger
 	queue   chan Message
 	wg      sync.WaitGroup
+	// mu guards closed: a Send racing the shutdown is refused, never a send on a closed queue.
+	mu     sync.RWMutex
+	closed bool
 	// retryWait is the pause before the n-th retry (n from 1).
 	retryWait func(n int) time.Duration
 }
@@ -89,7 +92,10 @@ func New(lc fx.Lifecycle, cfg config.Config, log *slog.Logger) (*Mailer, error) 
 			return nil
 		},
 		OnStop: func(stopCtx context.Context) error {
+			m.mu.Lock()
+			m.closed = true
 			close(m.queue) // the worker sends what is queued, then returns
+			m.mu.Unlock()
 			done := make(chan struct{})
 			go func() { m.wg.Wait(); close(done) }()
 			select {
@@ -141,6 +147,11 @@ func (m *Mailer) Configured() bool { return m.queue != nil }
 func (m *Mailer) Send(msg Message) error {
 	if !m.Configured() {
 		return ErrNotConfigured
+	}
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if m.closed {
+		return ErrQueueFull
 	}
 	select {
 	case m.queue <- msg:
