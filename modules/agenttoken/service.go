@@ -1,6 +1,7 @@
 package agenttoken
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -220,7 +221,7 @@ func (s *Service) List(ctx context.Context, projectID string) ([]Agent, error) {
 // Revoke revokes one of the project's tokens, with its audit record and the invalidation
 // of every replica's cache, all in one transaction.
 func (s *Service) Revoke(ctx context.Context, projectID, tokenID string, actor *string, origin audit.Origin) error {
-	err := s.revoke(ctx, []predicate.AgentToken{agenttoken.ID(tokenID), agenttoken.ProjectID(projectID)}, actor, origin, nil)
+	err := s.revoke(ctx, []predicate.AgentToken{agenttoken.ID(tokenID), agenttoken.ProjectID(projectID)}, actor, origin, nil, "")
 	if errors.Is(err, ErrNotFound) {
 		return ErrNotFound
 	}
@@ -230,14 +231,14 @@ func (s *Service) Revoke(ctx context.Context, projectID, tokenID string, actor *
 	return nil
 }
 
-// RevokeSelf revokes the presented token at its holder's request (RFC 7009): no actor, and
-// metadata.via "self" in the audit record.
-func (s *Service) RevokeSelf(ctx context.Context, token string, origin audit.Origin) error {
+// RevokePresented revokes the presented token (RFC 7009 self-revocation, a leak report):
+// no actor, audited as r says.
+func (s *Service) RevokePresented(ctx context.Context, token string, r identity.Revocation) error {
 	if !secret.CheckToken(tokenKind, token) {
 		return identity.ErrNotLive
 	}
 	err := s.revoke(ctx, []predicate.AgentToken{agenttoken.Digest(secret.DigestOf(token).Bytes()), agenttoken.ExpiresAtGT(s.clock.Now())},
-		nil, origin, map[string]any{"via": "self"})
+		nil, r.Origin, r.Metadata, r.Action)
 	if errors.Is(err, ErrNotFound) {
 		return identity.ErrNotLive
 	}
@@ -246,7 +247,7 @@ func (s *Service) RevokeSelf(ctx context.Context, token string, origin audit.Ori
 
 // revoke revokes the one live token matching where: the row, the invalidations of both
 // caches (by digest and by id) and the audit record commit together.
-func (s *Service) revoke(ctx context.Context, where []predicate.AgentToken, actor *string, origin audit.Origin, extra map[string]any) error {
+func (s *Service) revoke(ctx context.Context, where []predicate.AgentToken, actor *string, origin audit.Origin, extra map[string]any, action string) error {
 	err := database.WithTx(ctx, s.ent, func(tx *ent.Tx) error {
 		t, err := tx.AgentToken.Query().Where(where...).Where(agenttoken.RevokedAtIsNil()).Only(ctx)
 		if ent.IsNotFound(err) {
@@ -273,7 +274,7 @@ func (s *Service) revoke(ctx context.Context, where []predicate.AgentToken, acto
 		metadata := map[string]any{"tokenId": t.ID}
 		maps.Copy(metadata, extra)
 		_, err = s.audit.Record(ctx, tx, audit.Event{
-			ActorID: actor, ProjectID: t.ProjectID, Action: "ai_token.revoke", Metadata: metadata, Origin: origin,
+			ActorID: actor, ProjectID: t.ProjectID, Action: cmp.Or(action, "ai_token.revoke"), Metadata: metadata, Origin: origin,
 		})
 		return err
 	})

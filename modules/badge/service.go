@@ -1,6 +1,7 @@
 package badge
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"maps"
@@ -144,24 +145,24 @@ func (s *Service) List(ctx context.Context, projectID, filter string) ([]Badge, 
 // Revoke revokes one of the project's badges: the badge, its product credentials, the
 // audit record and the invalidation of every replica's caches in one transaction.
 func (s *Service) Revoke(ctx context.Context, projectID, badgeID string, actor *string, origin audit.Origin) error {
-	return s.revoke(ctx, []predicate.Badge{entbadge.ID(badgeID), entbadge.ProjectID(projectID)}, actor, origin, nil)
+	return s.revoke(ctx, []predicate.Badge{entbadge.ID(badgeID), entbadge.ProjectID(projectID)}, actor, origin, nil, "")
 }
 
-// RevokeSelf revokes the presented badge at its holder's request (RFC 7009): no actor, and
-// metadata.via "self" in the audit record.
-func (s *Service) RevokeSelf(ctx context.Context, token string, origin audit.Origin) error {
+// RevokePresented revokes the presented badge (RFC 7009 self-revocation, a leak report):
+// no actor, audited as r says.
+func (s *Service) RevokePresented(ctx context.Context, token string, r identity.Revocation) error {
 	if !s.wellFormed(token) {
 		return identity.ErrNotLive
 	}
 	live := entbadge.Or(entbadge.ExpiresAtIsNil(), entbadge.ExpiresAtGT(s.clock.Now()))
-	err := s.revoke(ctx, []predicate.Badge{entbadge.Digest(secret.DigestOf(token).Bytes()), live}, nil, origin, map[string]any{"via": "self"})
+	err := s.revoke(ctx, []predicate.Badge{entbadge.Digest(secret.DigestOf(token).Bytes()), live}, nil, r.Origin, r.Metadata, r.Action)
 	if errors.Is(err, ErrNotFound) {
 		return identity.ErrNotLive
 	}
 	return err
 }
 
-func (s *Service) revoke(ctx context.Context, where []predicate.Badge, actor *string, origin audit.Origin, extra map[string]any) error {
+func (s *Service) revoke(ctx context.Context, where []predicate.Badge, actor *string, origin audit.Origin, extra map[string]any, action string) error {
 	var product string
 	err := database.WithTx(ctx, s.ent, func(tx *ent.Tx) error {
 		b, err := tx.Badge.Query().Where(where...).Where(entbadge.RevokedAtIsNil()).Only(ctx)
@@ -190,7 +191,7 @@ func (s *Service) revoke(ctx context.Context, where []predicate.Badge, actor *st
 		metadata := map[string]any{"badgeId": b.ID}
 		maps.Copy(metadata, extra)
 		_, err = s.audit.Record(ctx, tx, audit.Event{
-			ActorID: actor, ProjectID: b.ProjectID, Action: "service_badge.revoke", Metadata: metadata, Origin: origin,
+			ActorID: actor, ProjectID: b.ProjectID, Action: cmp.Or(action, "service_badge.revoke"), Metadata: metadata, Origin: origin,
 		})
 		return err
 	})

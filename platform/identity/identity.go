@@ -189,9 +189,17 @@ type AgentTokens interface {
 	// Live reports whether the token with this id is live, from a cache that a revoke on
 	// any replica clears at once: what a JWT exchanged from it is worth.
 	Live(ctx context.Context, tokenID string) (bool, error)
-	// RevokeSelf revokes the presented token at its holder's request (RFC 7009), audited
-	// with metadata.via "self"; ErrNotLive when it is not a live token.
-	RevokeSelf(ctx context.Context, token string, origin audit.Origin) error
+	// RevokePresented revokes the presented token — at its holder's request (RFC 7009) or
+	// on a leak report — audited as r says; ErrNotLive when it is not a live token.
+	RevokePresented(ctx context.Context, token string, r Revocation) error
+}
+
+// Revocation is how a credential revoked by presenting its secret is audited: no actor,
+// Action (empty: the credential's own revoke action) and Metadata added to the record.
+type Revocation struct {
+	Action   string
+	Metadata map[string]any
+	Origin   audit.Origin
 }
 
 // BadgeGrant is a live service badge, as the OAuth surface sees it.
@@ -204,9 +212,9 @@ type BadgeGrant struct {
 type Badges interface {
 	// Grant verifies a presented badge secret: its grant, or ErrNotLive.
 	Grant(ctx context.Context, token string) (BadgeGrant, error)
-	// RevokeSelf revokes the presented badge at its holder's request; ErrNotLive when it is
-	// not a live badge.
-	RevokeSelf(ctx context.Context, token string, origin audit.Origin) error
+	// RevokePresented revokes the presented badge as r says; ErrNotLive when it is not a
+	// live badge.
+	RevokePresented(ctx context.Context, token string, r Revocation) error
 }
 
 // JWTVerifier is supplied by the session module to the OAuth surface: verification of any

@@ -163,9 +163,9 @@ func (t *tokenEndpoint) revoke(c *fiber.Ctx) error {
 	var err error
 	switch {
 	case strings.HasPrefix(token, "ac_ai_"):
-		err = t.agents.RevokeSelf(c.UserContext(), token, originOf(c))
+		err = t.agents.RevokePresented(c.UserContext(), token, selfRevoke(c))
 	case strings.HasPrefix(token, "ac_"):
-		err = t.badges.RevokeSelf(c.UserContext(), token, originOf(c))
+		err = t.badges.RevokePresented(c.UserContext(), token, selfRevoke(c))
 	default:
 		err = identity.ErrNotLive
 	}
@@ -199,4 +199,9 @@ func (t *tokenEndpoint) metadata(c *fiber.Ctx) error {
 		"response_types_supported":                      []string{},
 		"scopes_supported":                              []string{"viewer", "developer", "admin"},
 	})
+}
+
+// selfRevoke is how a revoke through /v1/oauth/revoke is audited.
+func selfRevoke(c *fiber.Ctx) identity.Revocation {
+	return identity.Revocation{Metadata: map[string]any{"via": "self"}, Origin: originOf(c)}
 }
