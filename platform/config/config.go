@@ -35,6 +35,7 @@ type Config struct {
 	SMTPURL              string        `name:"smtp-url" env:"AUTHCORE_SMTP_URL" help:"smtp://user:pass@host:port (STARTTLS when offered), smtps://… (implicit TLS), or smtp://host:port?insecure=true (a local test server); unset, the mail routes answer 503 mail_not_configured (default: empty)."`
 	MailFrom             string        `name:"mail-from" env:"AUTHCORE_MAIL_FROM" default:"authcore@localhost" help:"Sender of the mails authcore sends (default ${default})."`
 	RequireVerifiedEmail bool          `name:"require-verified-email" env:"AUTHCORE_REQUIRE_VERIFIED_EMAIL" default:"false" help:"Refuse dashboard requests (403 email_not_verified) until the user verified their address (default ${default})."`
+	SecretScanningKeys   string        `name:"secret-scanning-keys" env:"AUTHCORE_SECRET_SCANNING_KEYS" help:"Path to a JSON file of GitHub's secret-scanning public keys ({public_keys: [{key_identifier, key, is_current}]}); unset, POST /v1/secret-scanning/report answers 404 (default: empty)."`
 	MetricsAddr          string        `name:"metrics-addr" env:"AUTHCORE_METRICS_ADDR" help:"When set, /metrics moves to this separate listener (default: empty, served on the main port)."`
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/authcore/authcore/modules/agenttoken"
 	"github.com/authcore/authcore/modules/badge"
 	"github.com/authcore/authcore/modules/project"
+	"github.com/authcore/authcore/modules/secretscan"
 	"github.com/authcore/authcore/modules/session"
 	"github.com/authcore/authcore/platform/audit"
 	"github.com/authcore/authcore/platform/bearer"
@@ -58,6 +59,7 @@ func Options(cfg config.Config, keys secret.MasterKeys, out logging.Output) fx.O
 		project.Module,
 		agenttoken.Module,
 		badge.Module,
+		secretscan.Module,
 
 		// Badge products: one line each.
 		db.Module,

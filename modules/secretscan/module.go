@@ -1,0 +1,25 @@
+// Package secretscan is GitHub's secret-scanning partner endpoint (SPEC §12): a scan that
+// finds an authcore secret in a public repository reports it here, signed by GitHub, and
+// every live secret reported is revoked at once. The key file (AUTHCORE_SECRET_SCANNING_KEYS)
+// is GitHub's public-keys document; operators refresh it and it is read again when it
+// changes. It knows credentials only through platform/identity.
+package secretscan
+
+import (
+	"go.uber.org/fx"
+
+	"github.com/authcore/authcore/platform/config"
+	"github.com/authcore/authcore/platform/httpserver"
+	"github.com/authcore/authcore/platform/identity"
+)
+
+// Path is where reports arrive.
+const Path = "/v1/secret-scanning/report"
+
+// Module serves the endpoint when AUTHCORE_SECRET_SCANNING_KEYS is set (404 otherwise:
+// the route exists, the answer says there is nothing here).
+var Module = fx.Module("secretscan",
+	httpserver.AsRoutes(func(cfg config.Config, agents identity.AgentTokens, badges identity.Badges) []httpserver.Route {
+		return (&handler{keys: &keyFile{path: cfg.SecretScanningKeys}, agents: agents, badges: badges}).routes()
+	}),
+)
