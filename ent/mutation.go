@@ -3804,16 +3804,22 @@ func (m *MembershipMutation) ResetEdge(name string) error {
 // ProjectMutation represents an operation that mutates the Project nodes in the graph.
 type ProjectMutation struct {
 	config
-	op            Op
-	typ           string
-	id            *string
-	created_at    *time.Time
-	name          *string
-	created_by    *string
-	clearedFields map[string]struct{}
-	done          bool
-	oldValue      func(context.Context) (*Project, error)
-	predicates    []predicate.Project
+	op                           Op
+	typ                          string
+	id                           *string
+	created_at                   *time.Time
+	name                         *string
+	created_by                   *string
+	agent_token_max_ttl_hours    *int
+	addagent_token_max_ttl_hours *int
+	badge_max_expires_in_days    *int
+	addbadge_max_expires_in_days *int
+	allowed_scopes               *[]string
+	appendallowed_scopes         []string
+	clearedFields                map[string]struct{}
+	done                         bool
+	oldValue                     func(context.Context) (*Project, error)
+	predicates                   []predicate.Project
 }
 
 var _ ent.Mutation = (*ProjectMutation)(nil)
@@ -4028,6 +4034,211 @@ func (m *ProjectMutation) ResetCreatedBy() {
 	m.created_by = nil
 }
 
+// SetAgentTokenMaxTTLHours sets the "agent_token_max_ttl_hours" field.
+func (m *ProjectMutation) SetAgentTokenMaxTTLHours(i int) {
+	m.agent_token_max_ttl_hours = &i
+	m.addagent_token_max_ttl_hours = nil
+}
+
+// AgentTokenMaxTTLHours returns the value of the "agent_token_max_ttl_hours" field in the mutation.
+func (m *ProjectMutation) AgentTokenMaxTTLHours() (r int, exists bool) {
+	v := m.agent_token_max_ttl_hours
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAgentTokenMaxTTLHours returns the old "agent_token_max_ttl_hours" field's value of the Project entity.
+// If the Project object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ProjectMutation) OldAgentTokenMaxTTLHours(ctx context.Context) (v *int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAgentTokenMaxTTLHours is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAgentTokenMaxTTLHours requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAgentTokenMaxTTLHours: %w", err)
+	}
+	return oldValue.AgentTokenMaxTTLHours, nil
+}
+
+// AddAgentTokenMaxTTLHours adds i to the "agent_token_max_ttl_hours" field.
+func (m *ProjectMutation) AddAgentTokenMaxTTLHours(i int) {
+	if m.addagent_token_max_ttl_hours != nil {
+		*m.addagent_token_max_ttl_hours += i
+	} else {
+		m.addagent_token_max_ttl_hours = &i
+	}
+}
+
+// AddedAgentTokenMaxTTLHours returns the value that was added to the "agent_token_max_ttl_hours" field in this mutation.
+func (m *ProjectMutation) AddedAgentTokenMaxTTLHours() (r int, exists bool) {
+	v := m.addagent_token_max_ttl_hours
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ClearAgentTokenMaxTTLHours clears the value of the "agent_token_max_ttl_hours" field.
+func (m *ProjectMutation) ClearAgentTokenMaxTTLHours() {
+	m.agent_token_max_ttl_hours = nil
+	m.addagent_token_max_ttl_hours = nil
+	m.clearedFields[project.FieldAgentTokenMaxTTLHours] = struct{}{}
+}
+
+// AgentTokenMaxTTLHoursCleared returns if the "agent_token_max_ttl_hours" field was cleared in this mutation.
+func (m *ProjectMutation) AgentTokenMaxTTLHoursCleared() bool {
+	_, ok := m.clearedFields[project.FieldAgentTokenMaxTTLHours]
+	return ok
+}
+
+// ResetAgentTokenMaxTTLHours resets all changes to the "agent_token_max_ttl_hours" field.
+func (m *ProjectMutation) ResetAgentTokenMaxTTLHours() {
+	m.agent_token_max_ttl_hours = nil
+	m.addagent_token_max_ttl_hours = nil
+	delete(m.clearedFields, project.FieldAgentTokenMaxTTLHours)
+}
+
+// SetBadgeMaxExpiresInDays sets the "badge_max_expires_in_days" field.
+func (m *ProjectMutation) SetBadgeMaxExpiresInDays(i int) {
+	m.badge_max_expires_in_days = &i
+	m.addbadge_max_expires_in_days = nil
+}
+
+// BadgeMaxExpiresInDays returns the value of the "badge_max_expires_in_days" field in the mutation.
+func (m *ProjectMutation) BadgeMaxExpiresInDays() (r int, exists bool) {
+	v := m.badge_max_expires_in_days
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldBadgeMaxExpiresInDays returns the old "badge_max_expires_in_days" field's value of the Project entity.
+// If the Project object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ProjectMutation) OldBadgeMaxExpiresInDays(ctx context.Context) (v *int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldBadgeMaxExpiresInDays is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldBadgeMaxExpiresInDays requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldBadgeMaxExpiresInDays: %w", err)
+	}
+	return oldValue.BadgeMaxExpiresInDays, nil
+}
+
+// AddBadgeMaxExpiresInDays adds i to the "badge_max_expires_in_days" field.
+func (m *ProjectMutation) AddBadgeMaxExpiresInDays(i int) {
+	if m.addbadge_max_expires_in_days != nil {
+		*m.addbadge_max_expires_in_days += i
+	} else {
+		m.addbadge_max_expires_in_days = &i
+	}
+}
+
+// AddedBadgeMaxExpiresInDays returns the value that was added to the "badge_max_expires_in_days" field in this mutation.
+func (m *ProjectMutation) AddedBadgeMaxExpiresInDays() (r int, exists bool) {
+	v := m.addbadge_max_expires_in_days
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ClearBadgeMaxExpiresInDays clears the value of the "badge_max_expires_in_days" field.
+func (m *ProjectMutation) ClearBadgeMaxExpiresInDays() {
+	m.badge_max_expires_in_days = nil
+	m.addbadge_max_expires_in_days = nil
+	m.clearedFields[project.FieldBadgeMaxExpiresInDays] = struct{}{}
+}
+
+// BadgeMaxExpiresInDaysCleared returns if the "badge_max_expires_in_days" field was cleared in this mutation.
+func (m *ProjectMutation) BadgeMaxExpiresInDaysCleared() bool {
+	_, ok := m.clearedFields[project.FieldBadgeMaxExpiresInDays]
+	return ok
+}
+
+// ResetBadgeMaxExpiresInDays resets all changes to the "badge_max_expires_in_days" field.
+func (m *ProjectMutation) ResetBadgeMaxExpiresInDays() {
+	m.badge_max_expires_in_days = nil
+	m.addbadge_max_expires_in_days = nil
+	delete(m.clearedFields, project.FieldBadgeMaxExpiresInDays)
+}
+
+// SetAllowedScopes sets the "allowed_scopes" field.
+func (m *ProjectMutation) SetAllowedScopes(s []string) {
+	m.allowed_scopes = &s
+	m.appendallowed_scopes = nil
+}
+
+// AllowedScopes returns the value of the "allowed_scopes" field in the mutation.
+func (m *ProjectMutation) AllowedScopes() (r []string, exists bool) {
+	v := m.allowed_scopes
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAllowedScopes returns the old "allowed_scopes" field's value of the Project entity.
+// If the Project object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ProjectMutation) OldAllowedScopes(ctx context.Context) (v []string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAllowedScopes is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAllowedScopes requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAllowedScopes: %w", err)
+	}
+	return oldValue.AllowedScopes, nil
+}
+
+// AppendAllowedScopes adds s to the "allowed_scopes" field.
+func (m *ProjectMutation) AppendAllowedScopes(s []string) {
+	m.appendallowed_scopes = append(m.appendallowed_scopes, s...)
+}
+
+// AppendedAllowedScopes returns the list of values that were appended to the "allowed_scopes" field in this mutation.
+func (m *ProjectMutation) AppendedAllowedScopes() ([]string, bool) {
+	if len(m.appendallowed_scopes) == 0 {
+		return nil, false
+	}
+	return m.appendallowed_scopes, true
+}
+
+// ClearAllowedScopes clears the value of the "allowed_scopes" field.
+func (m *ProjectMutation) ClearAllowedScopes() {
+	m.allowed_scopes = nil
+	m.appendallowed_scopes = nil
+	m.clearedFields[project.FieldAllowedScopes] = struct{}{}
+}
+
+// AllowedScopesCleared returns if the "allowed_scopes" field was cleared in this mutation.
+func (m *ProjectMutation) AllowedScopesCleared() bool {
+	_, ok := m.clearedFields[project.FieldAllowedScopes]
+	return ok
+}
+
+// ResetAllowedScopes resets all changes to the "allowed_scopes" field.
+func (m *ProjectMutation) ResetAllowedScopes() {
+	m.allowed_scopes = nil
+	m.appendallowed_scopes = nil
+	delete(m.clearedFields, project.FieldAllowedScopes)
+}
+
 // Where appends a list predicates to the ProjectMutation builder.
 func (m *ProjectMutation) Where(ps ...predicate.Project) {
 	m.predicates = append(m.predicates, ps...)
@@ -4062,7 +4273,7 @@ func (m *ProjectMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *ProjectMutation) Fields() []string {
-	fields := make([]string, 0, 3)
+	fields := make([]string, 0, 6)
 	if m.created_at != nil {
 		fields = append(fields, project.FieldCreatedAt)
 	}
@@ -4071,6 +4282,15 @@ func (m *ProjectMutation) Fields() []string {
 	}
 	if m.created_by != nil {
 		fields = append(fields, project.FieldCreatedBy)
+	}
+	if m.agent_token_max_ttl_hours != nil {
+		fields = append(fields, project.FieldAgentTokenMaxTTLHours)
+	}
+	if m.badge_max_expires_in_days != nil {
+		fields = append(fields, project.FieldBadgeMaxExpiresInDays)
+	}
+	if m.allowed_scopes != nil {
+		fields = append(fields, project.FieldAllowedScopes)
 	}
 	return fields
 }
@@ -4086,6 +4306,12 @@ func (m *ProjectMutation) Field(name string) (ent.Value, bool) {
 		return m.Name()
 	case project.FieldCreatedBy:
 		return m.CreatedBy()
+	case project.FieldAgentTokenMaxTTLHours:
+		return m.AgentTokenMaxTTLHours()
+	case project.FieldBadgeMaxExpiresInDays:
+		return m.BadgeMaxExpiresInDays()
+	case project.FieldAllowedScopes:
+		return m.AllowedScopes()
 	}
 	return nil, false
 }
@@ -4101,6 +4327,12 @@ func (m *ProjectMutation) OldField(ctx context.Context, name string) (ent.Value,
 		return m.OldName(ctx)
 	case project.FieldCreatedBy:
 		return m.OldCreatedBy(ctx)
+	case project.FieldAgentTokenMaxTTLHours:
+		return m.OldAgentTokenMaxTTLHours(ctx)
+	case project.FieldBadgeMaxExpiresInDays:
+		return m.OldBadgeMaxExpiresInDays(ctx)
+	case project.FieldAllowedScopes:
+		return m.OldAllowedScopes(ctx)
 	}
 	return nil, fmt.Errorf("unknown Project field %s", name)
 }
@@ -4131,6 +4363,27 @@ func (m *ProjectMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetCreatedBy(v)
 		return nil
+	case project.FieldAgentTokenMaxTTLHours:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAgentTokenMaxTTLHours(v)
+		return nil
+	case project.FieldBadgeMaxExpiresInDays:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetBadgeMaxExpiresInDays(v)
+		return nil
+	case project.FieldAllowedScopes:
+		v, ok := value.([]string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAllowedScopes(v)
+		return nil
 	}
 	return fmt.Errorf("unknown Project field %s", name)
 }
@@ -4138,13 +4391,26 @@ func (m *ProjectMutation) SetField(name string, value ent.Value) error {
 // AddedFields returns all numeric fields that were incremented/decremented during
 // this mutation.
 func (m *ProjectMutation) AddedFields() []string {
-	return nil
+	var fields []string
+	if m.addagent_token_max_ttl_hours != nil {
+		fields = append(fields, project.FieldAgentTokenMaxTTLHours)
+	}
+	if m.addbadge_max_expires_in_days != nil {
+		fields = append(fields, project.FieldBadgeMaxExpiresInDays)
+	}
+	return fields
 }
 
 // AddedField returns the numeric value that was incremented/decremented on a field
 // with the given name. The second boolean return value indicates that this field
 // was not set, or was not defined in the schema.
 func (m *ProjectMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case project.FieldAgentTokenMaxTTLHours:
+		return m.AddedAgentTokenMaxTTLHours()
+	case project.FieldBadgeMaxExpiresInDays:
+		return m.AddedBadgeMaxExpiresInDays()
+	}
 	return nil, false
 }
 
@@ -4153,6 +4419,20 @@ func (m *ProjectMutation) AddedField(name string) (ent.Value, bool) {
 // type.
 func (m *ProjectMutation) AddField(name string, value ent.Value) error {
 	switch name {
+	case project.FieldAgentTokenMaxTTLHours:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddAgentTokenMaxTTLHours(v)
+		return nil
+	case project.FieldBadgeMaxExpiresInDays:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddBadgeMaxExpiresInDays(v)
+		return nil
 	}
 	return fmt.Errorf("unknown Project numeric field %s", name)
 }
@@ -4160,7 +4440,17 @@ func (m *ProjectMutation) AddField(name string, value ent.Value) error {
 // ClearedFields returns all nullable fields that were cleared during this
 // mutation.
 func (m *ProjectMutation) ClearedFields() []string {
-	return nil
+	var fields []string
+	if m.FieldCleared(project.FieldAgentTokenMaxTTLHours) {
+		fields = append(fields, project.FieldAgentTokenMaxTTLHours)
+	}
+	if m.FieldCleared(project.FieldBadgeMaxExpiresInDays) {
+		fields = append(fields, project.FieldBadgeMaxExpiresInDays)
+	}
+	if m.FieldCleared(project.FieldAllowedScopes) {
+		fields = append(fields, project.FieldAllowedScopes)
+	}
+	return fields
 }
 
 // FieldCleared returns a boolean indicating if a field with the given name was
@@ -4173,6 +4463,17 @@ func (m *ProjectMutation) FieldCleared(name string) bool {
 // ClearField clears the value of the field with the given name. It returns an
 // error if the field is not defined in the schema.
 func (m *ProjectMutation) ClearField(name string) error {
+	switch name {
+	case project.FieldAgentTokenMaxTTLHours:
+		m.ClearAgentTokenMaxTTLHours()
+		return nil
+	case project.FieldBadgeMaxExpiresInDays:
+		m.ClearBadgeMaxExpiresInDays()
+		return nil
+	case project.FieldAllowedScopes:
+		m.ClearAllowedScopes()
+		return nil
+	}
 	return fmt.Errorf("unknown Project nullable field %s", name)
 }
 
@@ -4188,6 +4489,15 @@ func (m *ProjectMutation) ResetField(name string) error {
 		return nil
 	case project.FieldCreatedBy:
 		m.ResetCreatedBy()
+		return nil
+	case project.FieldAgentTokenMaxTTLHours:
+		m.ResetAgentTokenMaxTTLHours()
+		return nil
+	case project.FieldBadgeMaxExpiresInDays:
+		m.ResetBadgeMaxExpiresInDays()
+		return nil
+	case project.FieldAllowedScopes:
+		m.ResetAllowedScopes()
 		return nil
 	}
 	return fmt.Errorf("unknown Project field %s", name)

@@ -3,6 +3,7 @@
 package ent
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -22,8 +23,14 @@ type Project struct {
 	// Name holds the value of the "name" field.
 	Name string `json:"name,omitempty"`
 	// CreatedBy holds the value of the "created_by" field.
-	CreatedBy    string `json:"created_by,omitempty"`
-	selectValues sql.SelectValues
+	CreatedBy string `json:"created_by,omitempty"`
+	// AgentTokenMaxTTLHours holds the value of the "agent_token_max_ttl_hours" field.
+	AgentTokenMaxTTLHours *int `json:"agent_token_max_ttl_hours,omitempty"`
+	// BadgeMaxExpiresInDays holds the value of the "badge_max_expires_in_days" field.
+	BadgeMaxExpiresInDays *int `json:"badge_max_expires_in_days,omitempty"`
+	// AllowedScopes holds the value of the "allowed_scopes" field.
+	AllowedScopes []string `json:"allowed_scopes,omitempty"`
+	selectValues  sql.SelectValues
 }
 
 // scanValues returns the types for scanning values from sql.Rows.
@@ -31,6 +38,10 @@ func (*Project) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
+		case project.FieldAllowedScopes:
+			values[i] = new([]byte)
+		case project.FieldAgentTokenMaxTTLHours, project.FieldBadgeMaxExpiresInDays:
+			values[i] = new(sql.NullInt64)
 		case project.FieldID, project.FieldName, project.FieldCreatedBy:
 			values[i] = new(sql.NullString)
 		case project.FieldCreatedAt:
@@ -73,6 +84,28 @@ func (_m *Project) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field created_by", values[i])
 			} else if value.Valid {
 				_m.CreatedBy = value.String
+			}
+		case project.FieldAgentTokenMaxTTLHours:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field agent_token_max_ttl_hours", values[i])
+			} else if value.Valid {
+				_m.AgentTokenMaxTTLHours = new(int)
+				*_m.AgentTokenMaxTTLHours = int(value.Int64)
+			}
+		case project.FieldBadgeMaxExpiresInDays:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field badge_max_expires_in_days", values[i])
+			} else if value.Valid {
+				_m.BadgeMaxExpiresInDays = new(int)
+				*_m.BadgeMaxExpiresInDays = int(value.Int64)
+			}
+		case project.FieldAllowedScopes:
+			if value, ok := values[i].(*[]byte); !ok {
+				return fmt.Errorf("unexpected type %T for field allowed_scopes", values[i])
+			} else if value != nil && len(*value) > 0 {
+				if err := json.Unmarshal(*value, &_m.AllowedScopes); err != nil {
+					return fmt.Errorf("unmarshal field allowed_scopes: %w", err)
+				}
 			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
@@ -118,6 +151,19 @@ func (_m *Project) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("created_by=")
 	builder.WriteString(_m.CreatedBy)
+	builder.WriteString(", ")
+	if v := _m.AgentTokenMaxTTLHours; v != nil {
+		builder.WriteString("agent_token_max_ttl_hours=")
+		builder.WriteString(fmt.Sprintf("%v", *v))
+	}
+	builder.WriteString(", ")
+	if v := _m.BadgeMaxExpiresInDays; v != nil {
+		builder.WriteString("badge_max_expires_in_days=")
+		builder.WriteString(fmt.Sprintf("%v", *v))
+	}
+	builder.WriteString(", ")
+	builder.WriteString("allowed_scopes=")
+	builder.WriteString(fmt.Sprintf("%v", _m.AllowedScopes))
 	builder.WriteByte(')')
 	return builder.String()
 }

@@ -49,6 +49,40 @@ func (_c *ProjectCreate) SetCreatedBy(v string) *ProjectCreate {
 	return _c
 }
 
+// SetAgentTokenMaxTTLHours sets the "agent_token_max_ttl_hours" field.
+func (_c *ProjectCreate) SetAgentTokenMaxTTLHours(v int) *ProjectCreate {
+	_c.mutation.SetAgentTokenMaxTTLHours(v)
+	return _c
+}
+
+// SetNillableAgentTokenMaxTTLHours sets the "agent_token_max_ttl_hours" field if the given value is not nil.
+func (_c *ProjectCreate) SetNillableAgentTokenMaxTTLHours(v *int) *ProjectCreate {
+	if v != nil {
+		_c.SetAgentTokenMaxTTLHours(*v)
+	}
+	return _c
+}
+
+// SetBadgeMaxExpiresInDays sets the "badge_max_expires_in_days" field.
+func (_c *ProjectCreate) SetBadgeMaxExpiresInDays(v int) *ProjectCreate {
+	_c.mutation.SetBadgeMaxExpiresInDays(v)
+	return _c
+}
+
+// SetNillableBadgeMaxExpiresInDays sets the "badge_max_expires_in_days" field if the given value is not nil.
+func (_c *ProjectCreate) SetNillableBadgeMaxExpiresInDays(v *int) *ProjectCreate {
+	if v != nil {
+		_c.SetBadgeMaxExpiresInDays(*v)
+	}
+	return _c
+}
+
+// SetAllowedScopes sets the "allowed_scopes" field.
+func (_c *ProjectCreate) SetAllowedScopes(v []string) *ProjectCreate {
+	_c.mutation.SetAllowedScopes(v)
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *ProjectCreate) SetID(v string) *ProjectCreate {
 	_c.mutation.SetID(v)
@@ -177,6 +211,18 @@ func (_c *ProjectCreate) createSpec() (*Project, *sqlgraph.CreateSpec) {
 		_spec.SetField(project.FieldCreatedBy, field.TypeString, value)
 		_node.CreatedBy = value
 	}
+	if value, ok := _c.mutation.AgentTokenMaxTTLHours(); ok {
+		_spec.SetField(project.FieldAgentTokenMaxTTLHours, field.TypeInt, value)
+		_node.AgentTokenMaxTTLHours = &value
+	}
+	if value, ok := _c.mutation.BadgeMaxExpiresInDays(); ok {
+		_spec.SetField(project.FieldBadgeMaxExpiresInDays, field.TypeInt, value)
+		_node.BadgeMaxExpiresInDays = &value
+	}
+	if value, ok := _c.mutation.AllowedScopes(); ok {
+		_spec.SetField(project.FieldAllowedScopes, field.TypeJSON, value)
+		_node.AllowedScopes = value
+	}
 	return _node, _spec
 }
 
@@ -238,6 +284,72 @@ func (u *ProjectUpsert) SetName(v string) *ProjectUpsert {
 // UpdateName sets the "name" field to the value that was provided on create.
 func (u *ProjectUpsert) UpdateName() *ProjectUpsert {
 	u.SetExcluded(project.FieldName)
+	return u
+}
+
+// SetAgentTokenMaxTTLHours sets the "agent_token_max_ttl_hours" field.
+func (u *ProjectUpsert) SetAgentTokenMaxTTLHours(v int) *ProjectUpsert {
+	u.Set(project.FieldAgentTokenMaxTTLHours, v)
+	return u
+}
+
+// UpdateAgentTokenMaxTTLHours sets the "agent_token_max_ttl_hours" field to the value that was provided on create.
+func (u *ProjectUpsert) UpdateAgentTokenMaxTTLHours() *ProjectUpsert {
+	u.SetExcluded(project.FieldAgentTokenMaxTTLHours)
+	return u
+}
+
+// AddAgentTokenMaxTTLHours adds v to the "agent_token_max_ttl_hours" field.
+func (u *ProjectUpsert) AddAgentTokenMaxTTLHours(v int) *ProjectUpsert {
+	u.Add(project.FieldAgentTokenMaxTTLHours, v)
+	return u
+}
+
+// ClearAgentTokenMaxTTLHours clears the value of the "agent_token_max_ttl_hours" field.
+func (u *ProjectUpsert) ClearAgentTokenMaxTTLHours() *ProjectUpsert {
+	u.SetNull(project.FieldAgentTokenMaxTTLHours)
+	return u
+}
+
+// SetBadgeMaxExpiresInDays sets the "badge_max_expires_in_days" field.
+func (u *ProjectUpsert) SetBadgeMaxExpiresInDays(v int) *ProjectUpsert {
+	u.Set(project.FieldBadgeMaxExpiresInDays, v)
+	return u
+}
+
+// UpdateBadgeMaxExpiresInDays sets the "badge_max_expires_in_days" field to the value that was provided on create.
+func (u *ProjectUpsert) UpdateBadgeMaxExpiresInDays() *ProjectUpsert {
+	u.SetExcluded(project.FieldBadgeMaxExpiresInDays)
+	return u
+}
+
+// AddBadgeMaxExpiresInDays adds v to the "badge_max_expires_in_days" field.
+func (u *ProjectUpsert) AddBadgeMaxExpiresInDays(v int) *ProjectUpsert {
+	u.Add(project.FieldBadgeMaxExpiresInDays, v)
+	return u
+}
+
+// ClearBadgeMaxExpiresInDays clears the value of the "badge_max_expires_in_days" field.
+func (u *ProjectUpsert) ClearBadgeMaxExpiresInDays() *ProjectUpsert {
+	u.SetNull(project.FieldBadgeMaxExpiresInDays)
+	return u
+}
+
+// SetAllowedScopes sets the "allowed_scopes" field.
+func (u *ProjectUpsert) SetAllowedScopes(v []string) *ProjectUpsert {
+	u.Set(project.FieldAllowedScopes, v)
+	return u
+}
+
+// UpdateAllowedScopes sets the "allowed_scopes" field to the value that was provided on create.
+func (u *ProjectUpsert) UpdateAllowedScopes() *ProjectUpsert {
+	u.SetExcluded(project.FieldAllowedScopes)
+	return u
+}
+
+// ClearAllowedScopes clears the value of the "allowed_scopes" field.
+func (u *ProjectUpsert) ClearAllowedScopes() *ProjectUpsert {
+	u.SetNull(project.FieldAllowedScopes)
 	return u
 }
 
@@ -306,6 +418,83 @@ func (u *ProjectUpsertOne) SetName(v string) *ProjectUpsertOne {
 func (u *ProjectUpsertOne) UpdateName() *ProjectUpsertOne {
 	return u.Update(func(s *ProjectUpsert) {
 		s.UpdateName()
+	})
+}
+
+// SetAgentTokenMaxTTLHours sets the "agent_token_max_ttl_hours" field.
+func (u *ProjectUpsertOne) SetAgentTokenMaxTTLHours(v int) *ProjectUpsertOne {
+	return u.Update(func(s *ProjectUpsert) {
+		s.SetAgentTokenMaxTTLHours(v)
+	})
+}
+
+// AddAgentTokenMaxTTLHours adds v to the "agent_token_max_ttl_hours" field.
+func (u *ProjectUpsertOne) AddAgentTokenMaxTTLHours(v int) *ProjectUpsertOne {
+	return u.Update(func(s *ProjectUpsert) {
+		s.AddAgentTokenMaxTTLHours(v)
+	})
+}
+
+// UpdateAgentTokenMaxTTLHours sets the "agent_token_max_ttl_hours" field to the value that was provided on create.
+func (u *ProjectUpsertOne) UpdateAgentTokenMaxTTLHours() *ProjectUpsertOne {
+	return u.Update(func(s *ProjectUpsert) {
+		s.UpdateAgentTokenMaxTTLHours()
+	})
+}
+
+// ClearAgentTokenMaxTTLHours clears the value of the "agent_token_max_ttl_hours" field.
+func (u *ProjectUpsertOne) ClearAgentTokenMaxTTLHours() *ProjectUpsertOne {
+	return u.Update(func(s *ProjectUpsert) {
+		s.ClearAgentTokenMaxTTLHours()
+	})
+}
+
+// SetBadgeMaxExpiresInDays sets the "badge_max_expires_in_days" field.
+func (u *ProjectUpsertOne) SetBadgeMaxExpiresInDays(v int) *ProjectUpsertOne {
+	return u.Update(func(s *ProjectUpsert) {
+		s.SetBadgeMaxExpiresInDays(v)
+	})
+}
+
+// AddBadgeMaxExpiresInDays adds v to the "badge_max_expires_in_days" field.
+func (u *ProjectUpsertOne) AddBadgeMaxExpiresInDays(v int) *ProjectUpsertOne {
+	return u.Update(func(s *ProjectUpsert) {
+		s.AddBadgeMaxExpiresInDays(v)
+	})
+}
+
+// UpdateBadgeMaxExpiresInDays sets the "badge_max_expires_in_days" field to the value that was provided on create.
+func (u *ProjectUpsertOne) UpdateBadgeMaxExpiresInDays() *ProjectUpsertOne {
+	return u.Update(func(s *ProjectUpsert) {
+		s.UpdateBadgeMaxExpiresInDays()
+	})
+}
+
+// ClearBadgeMaxExpiresInDays clears the value of the "badge_max_expires_in_days" field.
+func (u *ProjectUpsertOne) ClearBadgeMaxExpiresInDays() *ProjectUpsertOne {
+	return u.Update(func(s *ProjectUpsert) {
+		s.ClearBadgeMaxExpiresInDays()
+	})
+}
+
+// SetAllowedScopes sets the "allowed_scopes" field.
+func (u *ProjectUpsertOne) SetAllowedScopes(v []string) *ProjectUpsertOne {
+	return u.Update(func(s *ProjectUpsert) {
+		s.SetAllowedScopes(v)
+	})
+}
+
+// UpdateAllowedScopes sets the "allowed_scopes" field to the value that was provided on create.
+func (u *ProjectUpsertOne) UpdateAllowedScopes() *ProjectUpsertOne {
+	return u.Update(func(s *ProjectUpsert) {
+		s.UpdateAllowedScopes()
+	})
+}
+
+// ClearAllowedScopes clears the value of the "allowed_scopes" field.
+func (u *ProjectUpsertOne) ClearAllowedScopes() *ProjectUpsertOne {
+	return u.Update(func(s *ProjectUpsert) {
+		s.ClearAllowedScopes()
 	})
 }
 
@@ -541,6 +730,83 @@ func (u *ProjectUpsertBulk) SetName(v string) *ProjectUpsertBulk {
 func (u *ProjectUpsertBulk) UpdateName() *ProjectUpsertBulk {
 	return u.Update(func(s *ProjectUpsert) {
 		s.UpdateName()
+	})
+}
+
+// SetAgentTokenMaxTTLHours sets the "agent_token_max_ttl_hours" field.
+func (u *ProjectUpsertBulk) SetAgentTokenMaxTTLHours(v int) *ProjectUpsertBulk {
+	return u.Update(func(s *ProjectUpsert) {
+		s.SetAgentTokenMaxTTLHours(v)
+	})
+}
+
+// AddAgentTokenMaxTTLHours adds v to the "agent_token_max_ttl_hours" field.
+func (u *ProjectUpsertBulk) AddAgentTokenMaxTTLHours(v int) *ProjectUpsertBulk {
+	return u.Update(func(s *ProjectUpsert) {
+		s.AddAgentTokenMaxTTLHours(v)
+	})
+}
+
+// UpdateAgentTokenMaxTTLHours sets the "agent_token_max_ttl_hours" field to the value that was provided on create.
+func (u *ProjectUpsertBulk) UpdateAgentTokenMaxTTLHours() *ProjectUpsertBulk {
+	return u.Update(func(s *ProjectUpsert) {
+		s.UpdateAgentTokenMaxTTLHours()
+	})
+}
+
+// ClearAgentTokenMaxTTLHours clears the value of the "agent_token_max_ttl_hours" field.
+func (u *ProjectUpsertBulk) ClearAgentTokenMaxTTLHours() *ProjectUpsertBulk {
+	return u.Update(func(s *ProjectUpsert) {
+		s.ClearAgentTokenMaxTTLHours()
+	})
+}
+
+// SetBadgeMaxExpiresInDays sets the "badge_max_expires_in_days" field.
+func (u *ProjectUpsertBulk) SetBadgeMaxExpiresInDays(v int) *ProjectUpsertBulk {
+	return u.Update(func(s *ProjectUpsert) {
+		s.SetBadgeMaxExpiresInDays(v)
+	})
+}
+
+// AddBadgeMaxExpiresInDays adds v to the "badge_max_expires_in_days" field.
+func (u *ProjectUpsertBulk) AddBadgeMaxExpiresInDays(v int) *ProjectUpsertBulk {
+	return u.Update(func(s *ProjectUpsert) {
+		s.AddBadgeMaxExpiresInDays(v)
+	})
+}
+
+// UpdateBadgeMaxExpiresInDays sets the "badge_max_expires_in_days" field to the value that was provided on create.
+func (u *ProjectUpsertBulk) UpdateBadgeMaxExpiresInDays() *ProjectUpsertBulk {
+	return u.Update(func(s *ProjectUpsert) {
+		s.UpdateBadgeMaxExpiresInDays()
+	})
+}
+
+// ClearBadgeMaxExpiresInDays clears the value of the "badge_max_expires_in_days" field.
+func (u *ProjectUpsertBulk) ClearBadgeMaxExpiresInDays() *ProjectUpsertBulk {
+	return u.Update(func(s *ProjectUpsert) {
+		s.ClearBadgeMaxExpiresInDays()
+	})
+}
+
+// SetAllowedScopes sets the "allowed_scopes" field.
+func (u *ProjectUpsertBulk) SetAllowedScopes(v []string) *ProjectUpsertBulk {
+	return u.Update(func(s *ProjectUpsert) {
+		s.SetAllowedScopes(v)
+	})
+}
+
+// UpdateAllowedScopes sets the "allowed_scopes" field to the value that was provided on create.
+func (u *ProjectUpsertBulk) UpdateAllowedScopes() *ProjectUpsertBulk {
+	return u.Update(func(s *ProjectUpsert) {
+		s.UpdateAllowedScopes()
+	})
+}
+
+// ClearAllowedScopes clears the value of the "allowed_scopes" field.
+func (u *ProjectUpsertBulk) ClearAllowedScopes() *ProjectUpsertBulk {
+	return u.Update(func(s *ProjectUpsert) {
+		s.ClearAllowedScopes()
 	})
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
+	"entgo.io/ent/dialect/sql/sqljson"
 	"entgo.io/ent/schema/field"
 	"github.com/authcore/authcore/ent/predicate"
 	"github.com/authcore/authcore/ent/project"
@@ -38,6 +39,78 @@ func (_u *ProjectUpdate) SetNillableName(v *string) *ProjectUpdate {
 	if v != nil {
 		_u.SetName(*v)
 	}
+	return _u
+}
+
+// SetAgentTokenMaxTTLHours sets the "agent_token_max_ttl_hours" field.
+func (_u *ProjectUpdate) SetAgentTokenMaxTTLHours(v int) *ProjectUpdate {
+	_u.mutation.ResetAgentTokenMaxTTLHours()
+	_u.mutation.SetAgentTokenMaxTTLHours(v)
+	return _u
+}
+
+// SetNillableAgentTokenMaxTTLHours sets the "agent_token_max_ttl_hours" field if the given value is not nil.
+func (_u *ProjectUpdate) SetNillableAgentTokenMaxTTLHours(v *int) *ProjectUpdate {
+	if v != nil {
+		_u.SetAgentTokenMaxTTLHours(*v)
+	}
+	return _u
+}
+
+// AddAgentTokenMaxTTLHours adds value to the "agent_token_max_ttl_hours" field.
+func (_u *ProjectUpdate) AddAgentTokenMaxTTLHours(v int) *ProjectUpdate {
+	_u.mutation.AddAgentTokenMaxTTLHours(v)
+	return _u
+}
+
+// ClearAgentTokenMaxTTLHours clears the value of the "agent_token_max_ttl_hours" field.
+func (_u *ProjectUpdate) ClearAgentTokenMaxTTLHours() *ProjectUpdate {
+	_u.mutation.ClearAgentTokenMaxTTLHours()
+	return _u
+}
+
+// SetBadgeMaxExpiresInDays sets the "badge_max_expires_in_days" field.
+func (_u *ProjectUpdate) SetBadgeMaxExpiresInDays(v int) *ProjectUpdate {
+	_u.mutation.ResetBadgeMaxExpiresInDays()
+	_u.mutation.SetBadgeMaxExpiresInDays(v)
+	return _u
+}
+
+// SetNillableBadgeMaxExpiresInDays sets the "badge_max_expires_in_days" field if the given value is not nil.
+func (_u *ProjectUpdate) SetNillableBadgeMaxExpiresInDays(v *int) *ProjectUpdate {
+	if v != nil {
+		_u.SetBadgeMaxExpiresInDays(*v)
+	}
+	return _u
+}
+
+// AddBadgeMaxExpiresInDays adds value to the "badge_max_expires_in_days" field.
+func (_u *ProjectUpdate) AddBadgeMaxExpiresInDays(v int) *ProjectUpdate {
+	_u.mutation.AddBadgeMaxExpiresInDays(v)
+	return _u
+}
+
+// ClearBadgeMaxExpiresInDays clears the value of the "badge_max_expires_in_days" field.
+func (_u *ProjectUpdate) ClearBadgeMaxExpiresInDays() *ProjectUpdate {
+	_u.mutation.ClearBadgeMaxExpiresInDays()
+	return _u
+}
+
+// SetAllowedScopes sets the "allowed_scopes" field.
+func (_u *ProjectUpdate) SetAllowedScopes(v []string) *ProjectUpdate {
+	_u.mutation.SetAllowedScopes(v)
+	return _u
+}
+
+// AppendAllowedScopes appends value to the "allowed_scopes" field.
+func (_u *ProjectUpdate) AppendAllowedScopes(v []string) *ProjectUpdate {
+	_u.mutation.AppendAllowedScopes(v)
+	return _u
+}
+
+// ClearAllowedScopes clears the value of the "allowed_scopes" field.
+func (_u *ProjectUpdate) ClearAllowedScopes() *ProjectUpdate {
+	_u.mutation.ClearAllowedScopes()
 	return _u
 }
 
@@ -98,6 +171,35 @@ func (_u *ProjectUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if value, ok := _u.mutation.Name(); ok {
 		_spec.SetField(project.FieldName, field.TypeString, value)
 	}
+	if value, ok := _u.mutation.AgentTokenMaxTTLHours(); ok {
+		_spec.SetField(project.FieldAgentTokenMaxTTLHours, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AddedAgentTokenMaxTTLHours(); ok {
+		_spec.AddField(project.FieldAgentTokenMaxTTLHours, field.TypeInt, value)
+	}
+	if _u.mutation.AgentTokenMaxTTLHoursCleared() {
+		_spec.ClearField(project.FieldAgentTokenMaxTTLHours, field.TypeInt)
+	}
+	if value, ok := _u.mutation.BadgeMaxExpiresInDays(); ok {
+		_spec.SetField(project.FieldBadgeMaxExpiresInDays, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AddedBadgeMaxExpiresInDays(); ok {
+		_spec.AddField(project.FieldBadgeMaxExpiresInDays, field.TypeInt, value)
+	}
+	if _u.mutation.BadgeMaxExpiresInDaysCleared() {
+		_spec.ClearField(project.FieldBadgeMaxExpiresInDays, field.TypeInt)
+	}
+	if value, ok := _u.mutation.AllowedScopes(); ok {
+		_spec.SetField(project.FieldAllowedScopes, field.TypeJSON, value)
+	}
+	if value, ok := _u.mutation.AppendedAllowedScopes(); ok {
+		_spec.AddModifier(func(u *sql.UpdateBuilder) {
+			sqljson.Append(u, project.FieldAllowedScopes, value)
+		})
+	}
+	if _u.mutation.AllowedScopesCleared() {
+		_spec.ClearField(project.FieldAllowedScopes, field.TypeJSON)
+	}
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
 			err = &NotFoundError{project.Label}
@@ -129,6 +231,78 @@ func (_u *ProjectUpdateOne) SetNillableName(v *string) *ProjectUpdateOne {
 	if v != nil {
 		_u.SetName(*v)
 	}
+	return _u
+}
+
+// SetAgentTokenMaxTTLHours sets the "agent_token_max_ttl_hours" field.
+func (_u *ProjectUpdateOne) SetAgentTokenMaxTTLHours(v int) *ProjectUpdateOne {
+	_u.mutation.ResetAgentTokenMaxTTLHours()
+	_u.mutation.SetAgentTokenMaxTTLHours(v)
+	return _u
+}
+
+// SetNillableAgentTokenMaxTTLHours sets the "agent_token_max_ttl_hours" field if the given value is not nil.
+func (_u *ProjectUpdateOne) SetNillableAgentTokenMaxTTLHours(v *int) *ProjectUpdateOne {
+	if v != nil {
+		_u.SetAgentTokenMaxTTLHours(*v)
+	}
+	return _u
+}
+
+// AddAgentTokenMaxTTLHours adds value to the "agent_token_max_ttl_hours" field.
+func (_u *ProjectUpdateOne) AddAgentTokenMaxTTLHours(v int) *ProjectUpdateOne {
+	_u.mutation.AddAgentTokenMaxTTLHours(v)
+	return _u
+}
+
+// ClearAgentTokenMaxTTLHours clears the value of the "agent_token_max_ttl_hours" field.
+func (_u *ProjectUpdateOne) ClearAgentTokenMaxTTLHours() *ProjectUpdateOne {
+	_u.mutation.ClearAgentTokenMaxTTLHours()
+	return _u
+}
+
+// SetBadgeMaxExpiresInDays sets the "badge_max_expires_in_days" field.
+func (_u *ProjectUpdateOne) SetBadgeMaxExpiresInDays(v int) *ProjectUpdateOne {
+	_u.mutation.ResetBadgeMaxExpiresInDays()
+	_u.mutation.SetBadgeMaxExpiresInDays(v)
+	return _u
+}
+
+// SetNillableBadgeMaxExpiresInDays sets the "badge_max_expires_in_days" field if the given value is not nil.
+func (_u *ProjectUpdateOne) SetNillableBadgeMaxExpiresInDays(v *int) *ProjectUpdateOne {
+	if v != nil {
+		_u.SetBadgeMaxExpiresInDays(*v)
+	}
+	return _u
+}
+
+// AddBadgeMaxExpiresInDays adds value to the "badge_max_expires_in_days" field.
+func (_u *ProjectUpdateOne) AddBadgeMaxExpiresInDays(v int) *ProjectUpdateOne {
+	_u.mutation.AddBadgeMaxExpiresInDays(v)
+	return _u
+}
+
+// ClearBadgeMaxExpiresInDays clears the value of the "badge_max_expires_in_days" field.
+func (_u *ProjectUpdateOne) ClearBadgeMaxExpiresInDays() *ProjectUpdateOne {
+	_u.mutation.ClearBadgeMaxExpiresInDays()
+	return _u
+}
+
+// SetAllowedScopes sets the "allowed_scopes" field.
+func (_u *ProjectUpdateOne) SetAllowedScopes(v []string) *ProjectUpdateOne {
+	_u.mutation.SetAllowedScopes(v)
+	return _u
+}
+
+// AppendAllowedScopes appends value to the "allowed_scopes" field.
+func (_u *ProjectUpdateOne) AppendAllowedScopes(v []string) *ProjectUpdateOne {
+	_u.mutation.AppendAllowedScopes(v)
+	return _u
+}
+
+// ClearAllowedScopes clears the value of the "allowed_scopes" field.
+func (_u *ProjectUpdateOne) ClearAllowedScopes() *ProjectUpdateOne {
+	_u.mutation.ClearAllowedScopes()
 	return _u
 }
 
@@ -218,6 +392,35 @@ func (_u *ProjectUpdateOne) sqlSave(ctx context.Context) (_node *Project, err er
 	}
 	if value, ok := _u.mutation.Name(); ok {
 		_spec.SetField(project.FieldName, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.AgentTokenMaxTTLHours(); ok {
+		_spec.SetField(project.FieldAgentTokenMaxTTLHours, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AddedAgentTokenMaxTTLHours(); ok {
+		_spec.AddField(project.FieldAgentTokenMaxTTLHours, field.TypeInt, value)
+	}
+	if _u.mutation.AgentTokenMaxTTLHoursCleared() {
+		_spec.ClearField(project.FieldAgentTokenMaxTTLHours, field.TypeInt)
+	}
+	if value, ok := _u.mutation.BadgeMaxExpiresInDays(); ok {
+		_spec.SetField(project.FieldBadgeMaxExpiresInDays, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AddedBadgeMaxExpiresInDays(); ok {
+		_spec.AddField(project.FieldBadgeMaxExpiresInDays, field.TypeInt, value)
+	}
+	if _u.mutation.BadgeMaxExpiresInDaysCleared() {
+		_spec.ClearField(project.FieldBadgeMaxExpiresInDays, field.TypeInt)
+	}
+	if value, ok := _u.mutation.AllowedScopes(); ok {
+		_spec.SetField(project.FieldAllowedScopes, field.TypeJSON, value)
+	}
+	if value, ok := _u.mutation.AppendedAllowedScopes(); ok {
+		_spec.AddModifier(func(u *sql.UpdateBuilder) {
+			sqljson.Append(u, project.FieldAllowedScopes, value)
+		})
+	}
+	if _u.mutation.AllowedScopesCleared() {
+		_spec.ClearField(project.FieldAllowedScopes, field.TypeJSON)
 	}
 	_node = &Project{config: _u.config}
 	_spec.Assign = _node.assignValues

@@ -136,6 +136,9 @@ var (
 		{Name: "created_at", Type: field.TypeTime},
 		{Name: "name", Type: field.TypeString},
 		{Name: "created_by", Type: field.TypeString},
+		{Name: "agent_token_max_ttl_hours", Type: field.TypeInt, Nullable: true},
+		{Name: "badge_max_expires_in_days", Type: field.TypeInt, Nullable: true},
+		{Name: "allowed_scopes", Type: field.TypeJSON, Nullable: true},
 	}
 	// ProjectsTable holds the schema information for the "projects" table.
 	ProjectsTable = &schema.Table{

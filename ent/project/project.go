@@ -19,6 +19,12 @@ const (
 	FieldName = "name"
 	// FieldCreatedBy holds the string denoting the created_by field in the database.
 	FieldCreatedBy = "created_by"
+	// FieldAgentTokenMaxTTLHours holds the string denoting the agent_token_max_ttl_hours field in the database.
+	FieldAgentTokenMaxTTLHours = "agent_token_max_ttl_hours"
+	// FieldBadgeMaxExpiresInDays holds the string denoting the badge_max_expires_in_days field in the database.
+	FieldBadgeMaxExpiresInDays = "badge_max_expires_in_days"
+	// FieldAllowedScopes holds the string denoting the allowed_scopes field in the database.
+	FieldAllowedScopes = "allowed_scopes"
 	// Table holds the table name of the project in the database.
 	Table = "projects"
 )
@@ -29,6 +35,9 @@ var Columns = []string{
 	FieldCreatedAt,
 	FieldName,
 	FieldCreatedBy,
+	FieldAgentTokenMaxTTLHours,
+	FieldBadgeMaxExpiresInDays,
+	FieldAllowedScopes,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -73,4 +82,14 @@ func ByName(opts ...sql.OrderTermOption) OrderOption {
 // ByCreatedBy orders the results by the created_by field.
 func ByCreatedBy(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldCreatedBy, opts...).ToFunc()
+}
+
+// ByAgentTokenMaxTTLHours orders the results by the agent_token_max_ttl_hours field.
+func ByAgentTokenMaxTTLHours(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldAgentTokenMaxTTLHours, opts...).ToFunc()
+}
+
+// ByBadgeMaxExpiresInDays orders the results by the badge_max_expires_in_days field.
+func ByBadgeMaxExpiresInDays(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldBadgeMaxExpiresInDays, opts...).ToFunc()
 }

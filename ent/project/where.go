@@ -79,6 +79,16 @@ func CreatedBy(v string) predicate.Project {
 	return predicate.Project(sql.FieldEQ(FieldCreatedBy, v))
 }
 
+// AgentTokenMaxTTLHours applies equality check predicate on the "agent_token_max_ttl_hours" field. It's identical to AgentTokenMaxTTLHoursEQ.
+func AgentTokenMaxTTLHours(v int) predicate.Project {
+	return predicate.Project(sql.FieldEQ(FieldAgentTokenMaxTTLHours, v))
+}
+
+// BadgeMaxExpiresInDays applies equality check predicate on the "badge_max_expires_in_days" field. It's identical to BadgeMaxExpiresInDaysEQ.
+func BadgeMaxExpiresInDays(v int) predicate.Project {
+	return predicate.Project(sql.FieldEQ(FieldBadgeMaxExpiresInDays, v))
+}
+
 // CreatedAtEQ applies the EQ predicate on the "created_at" field.
 func CreatedAtEQ(v time.Time) predicate.Project {
 	return predicate.Project(sql.FieldEQ(FieldCreatedAt, v))
@@ -247,6 +257,116 @@ func CreatedByEqualFold(v string) predicate.Project {
 // CreatedByContainsFold applies the ContainsFold predicate on the "created_by" field.
 func CreatedByContainsFold(v string) predicate.Project {
 	return predicate.Project(sql.FieldContainsFold(FieldCreatedBy, v))
+}
+
+// AgentTokenMaxTTLHoursEQ applies the EQ predicate on the "agent_token_max_ttl_hours" field.
+func AgentTokenMaxTTLHoursEQ(v int) predicate.Project {
+	return predicate.Project(sql.FieldEQ(FieldAgentTokenMaxTTLHours, v))
+}
+
+// AgentTokenMaxTTLHoursNEQ applies the NEQ predicate on the "agent_token_max_ttl_hours" field.
+func AgentTokenMaxTTLHoursNEQ(v int) predicate.Project {
+	return predicate.Project(sql.FieldNEQ(FieldAgentTokenMaxTTLHours, v))
+}
+
+// AgentTokenMaxTTLHoursIn applies the In predicate on the "agent_token_max_ttl_hours" field.
+func AgentTokenMaxTTLHoursIn(vs ...int) predicate.Project {
+	return predicate.Project(sql.FieldIn(FieldAgentTokenMaxTTLHours, vs...))
+}
+
+// AgentTokenMaxTTLHoursNotIn applies the NotIn predicate on the "agent_token_max_ttl_hours" field.
+func AgentTokenMaxTTLHoursNotIn(vs ...int) predicate.Project {
+	return predicate.Project(sql.FieldNotIn(FieldAgentTokenMaxTTLHours, vs...))
+}
+
+// AgentTokenMaxTTLHoursGT applies the GT predicate on the "agent_token_max_ttl_hours" field.
+func AgentTokenMaxTTLHoursGT(v int) predicate.Project {
+	return predicate.Project(sql.FieldGT(FieldAgentTokenMaxTTLHours, v))
+}
+
+// AgentTokenMaxTTLHoursGTE applies the GTE predicate on the "agent_token_max_ttl_hours" field.
+func AgentTokenMaxTTLHoursGTE(v int) predicate.Project {
+	return predicate.Project(sql.FieldGTE(FieldAgentTokenMaxTTLHours, v))
+}
+
+// AgentTokenMaxTTLHoursLT applies the LT predicate on the "agent_token_max_ttl_hours" field.
+func AgentTokenMaxTTLHoursLT(v int) predicate.Project {
+	return predicate.Project(sql.FieldLT(FieldAgentTokenMaxTTLHours, v))
+}
+
+// AgentTokenMaxTTLHoursLTE applies the LTE predicate on the "agent_token_max_ttl_hours" field.
+func AgentTokenMaxTTLHoursLTE(v int) predicate.Project {
+	return predicate.Project(sql.FieldLTE(FieldAgentTokenMaxTTLHours, v))
+}
+
+// AgentTokenMaxTTLHoursIsNil applies the IsNil predicate on the "agent_token_max_ttl_hours" field.
+func AgentTokenMaxTTLHoursIsNil() predicate.Project {
+	return predicate.Project(sql.FieldIsNull(FieldAgentTokenMaxTTLHours))
+}
+
+// AgentTokenMaxTTLHoursNotNil applies the NotNil predicate on the "agent_token_max_ttl_hours" field.
+func AgentTokenMaxTTLHoursNotNil() predicate.Project {
+	return predicate.Project(sql.FieldNotNull(FieldAgentTokenMaxTTLHours))
+}
+
+// BadgeMaxExpiresInDaysEQ applies the EQ predicate on the "badge_max_expires_in_days" field.
+func BadgeMaxExpiresInDaysEQ(v int) predicate.Project {
+	return predicate.Project(sql.FieldEQ(FieldBadgeMaxExpiresInDays, v))
+}
+
+// BadgeMaxExpiresInDaysNEQ applies the NEQ predicate on the "badge_max_expires_in_days" field.
+func BadgeMaxExpiresInDaysNEQ(v int) predicate.Project {
+	return predicate.Project(sql.FieldNEQ(FieldBadgeMaxExpiresInDays, v))
+}
+
+// BadgeMaxExpiresInDaysIn applies the In predicate on the "badge_max_expires_in_days" field.
+func BadgeMaxExpiresInDaysIn(vs ...int) predicate.Project {
+	return predicate.Project(sql.FieldIn(FieldBadgeMaxExpiresInDays, vs...))
+}
+
+// BadgeMaxExpiresInDaysNotIn applies the NotIn predicate on the "badge_max_expires_in_days" field.
+func BadgeMaxExpiresInDaysNotIn(vs ...int) predicate.Project {
+	return predicate.Project(sql.FieldNotIn(FieldBadgeMaxExpiresInDays, vs...))
+}
+
+// BadgeMaxExpiresInDaysGT applies the GT predicate on the "badge_max_expires_in_days" field.
+func BadgeMaxExpiresInDaysGT(v int) predicate.Project {
+	return predicate.Project(sql.FieldGT(FieldBadgeMaxExpiresInDays, v))
+}
+
+// BadgeMaxExpiresInDaysGTE applies the GTE predicate on the "badge_max_expires_in_days" field.
+func BadgeMaxExpiresInDaysGTE(v int) predicate.Project {
+	return predicate.Project(sql.FieldGTE(FieldBadgeMaxExpiresInDays, v))
+}
+
+// BadgeMaxExpiresInDaysLT applies the LT predicate on the "badge_max_expires_in_days" field.
+func BadgeMaxExpiresInDaysLT(v int) predicate.Project {
+	return predicate.Project(sql.FieldLT(FieldBadgeMaxExpiresInDays, v))
+}
+
+// BadgeMaxExpiresInDaysLTE applies the LTE predicate on the "badge_max_expires_in_days" field.
+func BadgeMaxExpiresInDaysLTE(v int) predicate.Project {
+	return predicate.Project(sql.FieldLTE(FieldBadgeMaxExpiresInDays, v))
+}
+
+// BadgeMaxExpiresInDaysIsNil applies the IsNil predicate on the "badge_max_expires_in_days" field.
+func BadgeMaxExpiresInDaysIsNil() predicate.Project {
+	return predicate.Project(sql.FieldIsNull(FieldBadgeMaxExpiresInDays))
+}
+
+// BadgeMaxExpiresInDaysNotNil applies the NotNil predicate on the "badge_max_expires_in_days" field.
+func BadgeMaxExpiresInDaysNotNil() predicate.Project {
+	return predicate.Project(sql.FieldNotNull(FieldBadgeMaxExpiresInDays))
+}
+
+// AllowedScopesIsNil applies the IsNil predicate on the "allowed_scopes" field.
+func AllowedScopesIsNil() predicate.Project {
+	return predicate.Project(sql.FieldIsNull(FieldAllowedScopes))
+}
+
+// AllowedScopesNotNil applies the NotNil predicate on the "allowed_scopes" field.
+func AllowedScopesNotNil() predicate.Project {
+	return predicate.Project(sql.FieldNotNull(FieldAllowedScopes))
 }
 
 // And groups predicates with the AND operator between them.

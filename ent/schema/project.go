@@ -18,5 +18,9 @@ func (Project) Fields() []ent.Field {
 	return []ent.Field{
 		field.String("name").NotEmpty(),
 		field.String("created_by").Immutable(),
+		// The project's credential policy (SPEC §12); null: no limit beyond the service's.
+		field.Int("agent_token_max_ttl_hours").Optional().Nillable(),
+		field.Int("badge_max_expires_in_days").Optional().Nillable(),
+		field.JSON("allowed_scopes", []string{}).Optional(),
 	}
 }

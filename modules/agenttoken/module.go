@@ -29,15 +29,16 @@ var Module = fx.Module("agenttoken",
 // Params are the service's dependencies.
 type Params struct {
 	fx.In
-	Ent   *ent.Client
-	DB    *database.DB
-	Audit *audit.Recorder
-	Kit   bearer.Kit
+	Ent      *ent.Client
+	DB       *database.DB
+	Audit    *audit.Recorder
+	Policies identity.Policies
+	Kit      bearer.Kit
 }
 
 // NewService returns the service, subscribed to revocations from other replicas.
 func NewService(p Params) *Service {
-	s := &Service{ent: p.Ent, clock: p.Kit.Clock, audit: p.Audit, metrics: p.Kit.Metrics, bus: p.Kit.Bus,
+	s := &Service{ent: p.Ent, clock: p.Kit.Clock, audit: p.Audit, metrics: p.Kit.Metrics, bus: p.Kit.Bus, policies: p.Policies,
 		byID: bearer.NewCache[string, *liveness](p.Kit.Limits.Size, p.Kit.Limits.PositiveTTL)}
 	s.verifier = bearer.NewVerifier[answer](p.Kit, Kind, store{ent: p.Ent, pool: p.DB.Pool})
 	bearer.Follow(p.Kit.Bus, idTopic, s.byID)

@@ -53,6 +53,7 @@ type Service struct {
 	audit    *audit.Recorder
 	metrics  *metrics.Credentials
 	bus      invalidation.Bus
+	policies identity.Policies
 	verifier *bearer.Verifier[answer]
 	byID     *bearer.Cache[string, *liveness]
 }
@@ -110,6 +111,9 @@ type CreateRequest struct {
 	AgentName string
 	Scopes    []string
 	TTLHours  float64
+	// TTLGiven says ttlHours was in the body (a default is clamped to the policy, a given
+	// value over it is refused).
+	TTLGiven bool
 }
 
 // ParseCreate reads a create body; a missing or unparsable body is {} (seed 4.1).
@@ -153,7 +157,7 @@ func ParseCreate(body []byte) (CreateRequest, error) {
 		if f < minTTL || f > maxTTL {
 			problems = append(problems, fmt.Sprintf("ttlHours must be between %g and %g", minTTL, maxTTL))
 		} else {
-			req.TTLHours = f
+			req.TTLHours, req.TTLGiven = f, true
 		}
 	case jsonbody.Null, jsonbody.WrongType:
 		problems = append(problems, "ttlHours must be a number")
@@ -172,6 +176,10 @@ type Created struct {
 
 // Create mints a token and its audit record in one transaction.
 func (s *Service) Create(ctx context.Context, projectID string, creator *string, req CreateRequest, origin audit.Origin) (Created, error) {
+	req, err := s.withinPolicy(ctx, projectID, req)
+	if err != nil {
+		return Created{}, err
+	}
 	plaintext, err := secret.NewToken(tokenKind)
 	if err != nil {
 		return Created{}, errCreateFailed.Wrap(err)
@@ -200,6 +208,27 @@ func (s *Service) Create(ctx context.Context, projectID string, creator *string,
 	}
 	s.metrics.Issued.WithLabelValues(Kind, "").Inc()
 	return Created{Agent: view(t), Plaintext: plaintext}, nil
+}
+
+// withinPolicy applies the project's policy (SPEC §12): a ttlHours or a scope beyond it
+// is 400 create_failed; the default lifetime is clamped to it.
+func (s *Service) withinPolicy(ctx context.Context, projectID string, req CreateRequest) (CreateRequest, error) {
+	pol, err := s.policies.Policy(ctx, projectID)
+	if err != nil {
+		return req, errCreateFailed.Wrap(err)
+	}
+	if max := pol.AgentTokenMaxTTLHours; max != nil && req.TTLHours > float64(*max) {
+		if req.TTLGiven {
+			return req, invalidCreate(fmt.Sprintf("ttlHours exceeds the project's policy (at most %d)", *max))
+		}
+		req.TTLHours = float64(*max)
+	}
+	for _, sc := range req.Scopes {
+		if !pol.Allows(sc) {
+			return req, invalidCreate(fmt.Sprintf("scope %q is not allowed by the project's policy", sc))
+		}
+	}
+	return req, nil
 }
 
 // List is the project's tokens that are not revoked, newest first.

@@ -32,12 +32,13 @@ type Params struct {
 	Ent      *ent.Client
 	Products *product.Registry
 	Audit    *audit.Recorder
+	Policies identity.Policies
 	Kit      bearer.Kit
 }
 
 // NewService returns the service, subscribed to revocations from other replicas.
 func NewService(p Params) *Service {
-	s := &Service{ent: p.Ent, products: p.Products, audit: p.Audit, clock: p.Kit.Clock, metrics: p.Kit.Metrics}
+	s := &Service{ent: p.Ent, products: p.Products, audit: p.Audit, clock: p.Kit.Clock, metrics: p.Kit.Metrics, policies: p.Policies}
 	s.verifier = bearer.NewVerifier[answer](p.Kit, Kind, store{ent: p.Ent})
 	return s
 }

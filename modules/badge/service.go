@@ -12,6 +12,7 @@ import (
 	"github.com/authcore/authcore/ent"
 	entbadge "github.com/authcore/authcore/ent/badge"
 	"github.com/authcore/authcore/ent/predicate"
+	"github.com/authcore/authcore/platform/apperr"
 	"github.com/authcore/authcore/platform/audit"
 	"github.com/authcore/authcore/platform/bearer"
 	"github.com/authcore/authcore/platform/clock"
@@ -35,6 +36,7 @@ type Service struct {
 	audit    *audit.Recorder
 	clock    clock.Clock
 	metrics  *metrics.Credentials
+	policies identity.Policies
 	verifier *bearer.Verifier[answer]
 }
 
@@ -80,6 +82,19 @@ type Created struct {
 
 // Create mints a badge, its product credentials and its audit record in one transaction.
 func (s *Service) Create(ctx context.Context, projectID string, creator *string, req CreateRequest, origin audit.Origin, baseURL string) (Created, error) {
+	pol, err := s.policies.Policy(ctx, projectID)
+	if err != nil {
+		return Created{}, err
+	}
+	// The project's policy (SPEC §12): a lifetime beyond it is refused, none is clamped to it.
+	if max := pol.BadgeMaxExpiresInDays; max != nil {
+		switch {
+		case req.ExpiresInDays == nil:
+			req.ExpiresInDays = max
+		case *req.ExpiresInDays > *max:
+			return Created{}, apperr.Validation(apperr.Issue{Field: "expiresInDays", Reason: "exceeds_policy"})
+		}
+	}
 	plaintext, err := secret.NewToken(req.Product.Key())
 	if err != nil {
 		return Created{}, err

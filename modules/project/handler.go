@@ -1,7 +1,9 @@
 package project
 
 import (
+	"fmt"
 	"net/http"
+	"regexp"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -36,6 +38,8 @@ func (h *handler) routes() []httpserver.Route {
 		r(http.MethodPost, "/v1/projects/:id/members", dash, admin, h.addMember),
 		r(http.MethodDelete, "/v1/projects/:id/members/:userId", dash, admin, h.removeMember),
 		r(http.MethodGet, "/v1/projects/:id/audit", dash, admin, h.auditTrail),
+		r(http.MethodGet, "/v1/projects/:id/policy", dash, member, h.policy),
+		r(http.MethodPut, "/v1/projects/:id/policy", dash, admin, h.setPolicy),
 	}
 }
 
@@ -140,4 +144,54 @@ func (h *handler) removeMember(c *fiber.Ctx) error {
 		return err
 	}
 	return c.JSON(fiber.Map{"ok": true, "userId": userID})
+}
+
+var scopePattern = regexp.MustCompile(`^[a-z][a-z0-9_.:*-]{0,63}$`)
+
+func (h *handler) policy(c *fiber.Ctx) error {
+	p, err := h.svc.Policy(c.UserContext(), guard.ProjectOf(c))
+	if err != nil {
+		return err
+	}
+	return c.JSON(p)
+}
+
+// setPolicy replaces the policy: an absent or null field is no limit.
+func (h *handler) setPolicy(c *fiber.Ctx) error {
+	f := jsonbody.Read(c.Body())
+	var p identity.Policy
+	limit := func(name string, max int64) *int {
+		v, whole, st := f.Integer(name)
+		switch {
+		case st == jsonbody.Absent || st == jsonbody.Null:
+			return nil
+		case st != jsonbody.OK || !whole || v < 1 || v > max:
+			f.Fail(name, fmt.Sprintf("must be an integer from 1 to %d, or null", max))
+			return nil
+		}
+		n := int(v)
+		return &n
+	}
+	p.AgentTokenMaxTTLHours = limit("agentTokenMaxTtlHours", 8760)
+	p.BadgeMaxExpiresInDays = limit("badgeMaxExpiresInDays", 365)
+	switch ss, st := f.Strings("allowedScopes"); st {
+	case jsonbody.OK:
+		for _, sc := range ss {
+			if !scopePattern.MatchString(sc) {
+				f.Fail("allowedScopes", "every pattern must match "+scopePattern.String())
+				break
+			}
+		}
+		p.AllowedScopes = append([]string{}, ss...)
+	case jsonbody.WrongType:
+		f.Fail("allowedScopes", "must be an array of scope patterns, or null")
+	}
+	if err := f.Err(); err != nil {
+		return err
+	}
+	pr, _ := guard.PrincipalOf(c)
+	if err := h.svc.SetPolicy(c.UserContext(), pr.UserID, guard.ProjectOf(c), p, httpserver.Origin(c)); err != nil {
+		return err
+	}
+	return c.JSON(p)
 }

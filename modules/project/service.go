@@ -234,3 +234,42 @@ func (s *Service) TenantName(ctx context.Context, tenantID string) (string, bool
 	}
 	return p.Name, true, nil
 }
+
+var _ identity.Policies = (*Service)(nil)
+
+// Policy is the project's credential policy.
+func (s *Service) Policy(ctx context.Context, projectID string) (identity.Policy, error) {
+	p, err := s.ent.Project.Get(ctx, projectID)
+	if ent.IsNotFound(err) {
+		return identity.Policy{}, nil
+	}
+	if err != nil {
+		return identity.Policy{}, err
+	}
+	return identity.Policy{AgentTokenMaxTTLHours: p.AgentTokenMaxTTLHours, BadgeMaxExpiresInDays: p.BadgeMaxExpiresInDays, AllowedScopes: p.AllowedScopes}, nil
+}
+
+// SetPolicy replaces the project's policy, with its audit record, in one transaction.
+func (s *Service) SetPolicy(ctx context.Context, actorID, projectID string, p identity.Policy, origin audit.Origin) error {
+	return database.WithTx(ctx, s.ent, func(tx *ent.Tx) error {
+		u := tx.Project.UpdateOneID(projectID).
+			SetNillableAgentTokenMaxTTLHours(p.AgentTokenMaxTTLHours).SetNillableBadgeMaxExpiresInDays(p.BadgeMaxExpiresInDays)
+		if p.AgentTokenMaxTTLHours == nil {
+			u.ClearAgentTokenMaxTTLHours()
+		}
+		if p.BadgeMaxExpiresInDays == nil {
+			u.ClearBadgeMaxExpiresInDays()
+		}
+		if p.AllowedScopes == nil {
+			u.ClearAllowedScopes()
+		} else {
+			u.SetAllowedScopes(p.AllowedScopes)
+		}
+		if err := u.Exec(ctx); err != nil {
+			return err
+		}
+		_, err := s.audit.Record(ctx, tx, audit.Event{ActorID: &actorID, ProjectID: projectID, Action: "project.policy_update",
+			Metadata: map[string]any{"agentTokenMaxTtlHours": p.AgentTokenMaxTTLHours, "badgeMaxExpiresInDays": p.BadgeMaxExpiresInDays, "allowedScopes": p.AllowedScopes}, Origin: origin})
+		return err
+	})
+}

@@ -7,6 +7,7 @@ package identity
 import (
 	"context"
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/authcore/authcore/platform/audit"
@@ -230,4 +231,34 @@ type JWTVerifier interface {
 // unverified dashboard users when AUTHCORE_REQUIRE_VERIFIED_EMAIL is set.
 type EmailVerification interface {
 	EmailVerified(ctx context.Context, userID string) (bool, error)
+}
+
+// Policy is a project's credential policy (SPEC §12). A nil limit is no limit beyond the
+// service's own; nil AllowedScopes allows any scope.
+type Policy struct {
+	AgentTokenMaxTTLHours *int     `json:"agentTokenMaxTtlHours"`
+	BadgeMaxExpiresInDays *int     `json:"badgeMaxExpiresInDays"`
+	AllowedScopes         []string `json:"allowedScopes"`
+}
+
+// Allows reports whether the policy allows scope: no list, or a pattern equal to it or
+// "x:*" covering "x:…".
+func (p Policy) Allows(scope string) bool {
+	if p.AllowedScopes == nil {
+		return true
+	}
+	for _, pattern := range p.AllowedScopes {
+		if pattern == scope {
+			return true
+		}
+		if prefix, ok := strings.CutSuffix(pattern, "*"); ok && strings.HasSuffix(prefix, ":") && strings.HasPrefix(scope, prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+// Policies is supplied by the project module to the modules that mint credentials.
+type Policies interface {
+	Policy(ctx context.Context, projectID string) (Policy, error)
 }
