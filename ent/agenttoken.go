@@ -36,6 +36,10 @@ type AgentToken struct {
 	TokenHint string `json:"token_hint,omitempty"`
 	// Digest holds the value of the "digest" field.
 	Digest []byte `json:"digest,omitempty"`
+	// PreviousDigest holds the value of the "previous_digest" field.
+	PreviousDigest *[]byte `json:"previous_digest,omitempty"`
+	// PreviousExpiresAt holds the value of the "previous_expires_at" field.
+	PreviousExpiresAt *time.Time `json:"previous_expires_at,omitempty"`
 	// RevokedAt holds the value of the "revoked_at" field.
 	RevokedAt    *time.Time `json:"revoked_at,omitempty"`
 	selectValues sql.SelectValues
@@ -46,11 +50,11 @@ func (*AgentToken) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
-		case agenttoken.FieldScopes, agenttoken.FieldDigest:
+		case agenttoken.FieldScopes, agenttoken.FieldDigest, agenttoken.FieldPreviousDigest:
 			values[i] = new([]byte)
 		case agenttoken.FieldID, agenttoken.FieldProjectID, agenttoken.FieldAgentName, agenttoken.FieldCreatedBy, agenttoken.FieldTokenHint:
 			values[i] = new(sql.NullString)
-		case agenttoken.FieldCreatedAt, agenttoken.FieldExpiresAt, agenttoken.FieldLastUsedAt, agenttoken.FieldRevokedAt:
+		case agenttoken.FieldCreatedAt, agenttoken.FieldExpiresAt, agenttoken.FieldLastUsedAt, agenttoken.FieldPreviousExpiresAt, agenttoken.FieldRevokedAt:
 			values[i] = new(sql.NullTime)
 		default:
 			values[i] = new(sql.UnknownType)
@@ -131,6 +135,19 @@ func (_m *AgentToken) assignValues(columns []string, values []any) error {
 			} else if value != nil {
 				_m.Digest = *value
 			}
+		case agenttoken.FieldPreviousDigest:
+			if value, ok := values[i].(*[]byte); !ok {
+				return fmt.Errorf("unexpected type %T for field previous_digest", values[i])
+			} else if value != nil {
+				_m.PreviousDigest = value
+			}
+		case agenttoken.FieldPreviousExpiresAt:
+			if value, ok := values[i].(*sql.NullTime); !ok {
+				return fmt.Errorf("unexpected type %T for field previous_expires_at", values[i])
+			} else if value.Valid {
+				_m.PreviousExpiresAt = new(time.Time)
+				*_m.PreviousExpiresAt = value.Time
+			}
 		case agenttoken.FieldRevokedAt:
 			if value, ok := values[i].(*sql.NullTime); !ok {
 				return fmt.Errorf("unexpected type %T for field revoked_at", values[i])
@@ -204,6 +221,16 @@ func (_m *AgentToken) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("digest=")
 	builder.WriteString(fmt.Sprintf("%v", _m.Digest))
+	builder.WriteString(", ")
+	if v := _m.PreviousDigest; v != nil {
+		builder.WriteString("previous_digest=")
+		builder.WriteString(fmt.Sprintf("%v", *v))
+	}
+	builder.WriteString(", ")
+	if v := _m.PreviousExpiresAt; v != nil {
+		builder.WriteString("previous_expires_at=")
+		builder.WriteString(v.Format(time.ANSIC))
+	}
 	builder.WriteString(", ")
 	if v := _m.RevokedAt; v != nil {
 		builder.WriteString("revoked_at=")

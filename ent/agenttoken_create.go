@@ -101,6 +101,26 @@ func (_c *AgentTokenCreate) SetDigest(v []byte) *AgentTokenCreate {
 	return _c
 }
 
+// SetPreviousDigest sets the "previous_digest" field.
+func (_c *AgentTokenCreate) SetPreviousDigest(v []byte) *AgentTokenCreate {
+	_c.mutation.SetPreviousDigest(v)
+	return _c
+}
+
+// SetPreviousExpiresAt sets the "previous_expires_at" field.
+func (_c *AgentTokenCreate) SetPreviousExpiresAt(v time.Time) *AgentTokenCreate {
+	_c.mutation.SetPreviousExpiresAt(v)
+	return _c
+}
+
+// SetNillablePreviousExpiresAt sets the "previous_expires_at" field if the given value is not nil.
+func (_c *AgentTokenCreate) SetNillablePreviousExpiresAt(v *time.Time) *AgentTokenCreate {
+	if v != nil {
+		_c.SetPreviousExpiresAt(*v)
+	}
+	return _c
+}
+
 // SetRevokedAt sets the "revoked_at" field.
 func (_c *AgentTokenCreate) SetRevokedAt(v time.Time) *AgentTokenCreate {
 	_c.mutation.SetRevokedAt(v)
@@ -289,6 +309,14 @@ func (_c *AgentTokenCreate) createSpec() (*AgentToken, *sqlgraph.CreateSpec) {
 		_spec.SetField(agenttoken.FieldDigest, field.TypeBytes, value)
 		_node.Digest = value
 	}
+	if value, ok := _c.mutation.PreviousDigest(); ok {
+		_spec.SetField(agenttoken.FieldPreviousDigest, field.TypeBytes, value)
+		_node.PreviousDigest = &value
+	}
+	if value, ok := _c.mutation.PreviousExpiresAt(); ok {
+		_spec.SetField(agenttoken.FieldPreviousExpiresAt, field.TypeTime, value)
+		_node.PreviousExpiresAt = &value
+	}
 	if value, ok := _c.mutation.RevokedAt(); ok {
 		_spec.SetField(agenttoken.FieldRevokedAt, field.TypeTime, value)
 		_node.RevokedAt = &value
@@ -363,6 +391,66 @@ func (u *AgentTokenUpsert) ClearLastUsedAt() *AgentTokenUpsert {
 	return u
 }
 
+// SetTokenHint sets the "token_hint" field.
+func (u *AgentTokenUpsert) SetTokenHint(v string) *AgentTokenUpsert {
+	u.Set(agenttoken.FieldTokenHint, v)
+	return u
+}
+
+// UpdateTokenHint sets the "token_hint" field to the value that was provided on create.
+func (u *AgentTokenUpsert) UpdateTokenHint() *AgentTokenUpsert {
+	u.SetExcluded(agenttoken.FieldTokenHint)
+	return u
+}
+
+// SetDigest sets the "digest" field.
+func (u *AgentTokenUpsert) SetDigest(v []byte) *AgentTokenUpsert {
+	u.Set(agenttoken.FieldDigest, v)
+	return u
+}
+
+// UpdateDigest sets the "digest" field to the value that was provided on create.
+func (u *AgentTokenUpsert) UpdateDigest() *AgentTokenUpsert {
+	u.SetExcluded(agenttoken.FieldDigest)
+	return u
+}
+
+// SetPreviousDigest sets the "previous_digest" field.
+func (u *AgentTokenUpsert) SetPreviousDigest(v []byte) *AgentTokenUpsert {
+	u.Set(agenttoken.FieldPreviousDigest, v)
+	return u
+}
+
+// UpdatePreviousDigest sets the "previous_digest" field to the value that was provided on create.
+func (u *AgentTokenUpsert) UpdatePreviousDigest() *AgentTokenUpsert {
+	u.SetExcluded(agenttoken.FieldPreviousDigest)
+	return u
+}
+
+// ClearPreviousDigest clears the value of the "previous_digest" field.
+func (u *AgentTokenUpsert) ClearPreviousDigest() *AgentTokenUpsert {
+	u.SetNull(agenttoken.FieldPreviousDigest)
+	return u
+}
+
+// SetPreviousExpiresAt sets the "previous_expires_at" field.
+func (u *AgentTokenUpsert) SetPreviousExpiresAt(v time.Time) *AgentTokenUpsert {
+	u.Set(agenttoken.FieldPreviousExpiresAt, v)
+	return u
+}
+
+// UpdatePreviousExpiresAt sets the "previous_expires_at" field to the value that was provided on create.
+func (u *AgentTokenUpsert) UpdatePreviousExpiresAt() *AgentTokenUpsert {
+	u.SetExcluded(agenttoken.FieldPreviousExpiresAt)
+	return u
+}
+
+// ClearPreviousExpiresAt clears the value of the "previous_expires_at" field.
+func (u *AgentTokenUpsert) ClearPreviousExpiresAt() *AgentTokenUpsert {
+	u.SetNull(agenttoken.FieldPreviousExpiresAt)
+	return u
+}
+
 // SetRevokedAt sets the "revoked_at" field.
 func (u *AgentTokenUpsert) SetRevokedAt(v time.Time) *AgentTokenUpsert {
 	u.Set(agenttoken.FieldRevokedAt, v)
@@ -416,12 +504,6 @@ func (u *AgentTokenUpsertOne) UpdateNewValues() *AgentTokenUpsertOne {
 		if _, exists := u.create.mutation.ExpiresAt(); exists {
 			s.SetIgnore(agenttoken.FieldExpiresAt)
 		}
-		if _, exists := u.create.mutation.TokenHint(); exists {
-			s.SetIgnore(agenttoken.FieldTokenHint)
-		}
-		if _, exists := u.create.mutation.Digest(); exists {
-			s.SetIgnore(agenttoken.FieldDigest)
-		}
 	}))
 	return u
 }
@@ -471,6 +553,76 @@ func (u *AgentTokenUpsertOne) UpdateLastUsedAt() *AgentTokenUpsertOne {
 func (u *AgentTokenUpsertOne) ClearLastUsedAt() *AgentTokenUpsertOne {
 	return u.Update(func(s *AgentTokenUpsert) {
 		s.ClearLastUsedAt()
+	})
+}
+
+// SetTokenHint sets the "token_hint" field.
+func (u *AgentTokenUpsertOne) SetTokenHint(v string) *AgentTokenUpsertOne {
+	return u.Update(func(s *AgentTokenUpsert) {
+		s.SetTokenHint(v)
+	})
+}
+
+// UpdateTokenHint sets the "token_hint" field to the value that was provided on create.
+func (u *AgentTokenUpsertOne) UpdateTokenHint() *AgentTokenUpsertOne {
+	return u.Update(func(s *AgentTokenUpsert) {
+		s.UpdateTokenHint()
+	})
+}
+
+// SetDigest sets the "digest" field.
+func (u *AgentTokenUpsertOne) SetDigest(v []byte) *AgentTokenUpsertOne {
+	return u.Update(func(s *AgentTokenUpsert) {
+		s.SetDigest(v)
+	})
+}
+
+// UpdateDigest sets the "digest" field to the value that was provided on create.
+func (u *AgentTokenUpsertOne) UpdateDigest() *AgentTokenUpsertOne {
+	return u.Update(func(s *AgentTokenUpsert) {
+		s.UpdateDigest()
+	})
+}
+
+// SetPreviousDigest sets the "previous_digest" field.
+func (u *AgentTokenUpsertOne) SetPreviousDigest(v []byte) *AgentTokenUpsertOne {
+	return u.Update(func(s *AgentTokenUpsert) {
+		s.SetPreviousDigest(v)
+	})
+}
+
+// UpdatePreviousDigest sets the "previous_digest" field to the value that was provided on create.
+func (u *AgentTokenUpsertOne) UpdatePreviousDigest() *AgentTokenUpsertOne {
+	return u.Update(func(s *AgentTokenUpsert) {
+		s.UpdatePreviousDigest()
+	})
+}
+
+// ClearPreviousDigest clears the value of the "previous_digest" field.
+func (u *AgentTokenUpsertOne) ClearPreviousDigest() *AgentTokenUpsertOne {
+	return u.Update(func(s *AgentTokenUpsert) {
+		s.ClearPreviousDigest()
+	})
+}
+
+// SetPreviousExpiresAt sets the "previous_expires_at" field.
+func (u *AgentTokenUpsertOne) SetPreviousExpiresAt(v time.Time) *AgentTokenUpsertOne {
+	return u.Update(func(s *AgentTokenUpsert) {
+		s.SetPreviousExpiresAt(v)
+	})
+}
+
+// UpdatePreviousExpiresAt sets the "previous_expires_at" field to the value that was provided on create.
+func (u *AgentTokenUpsertOne) UpdatePreviousExpiresAt() *AgentTokenUpsertOne {
+	return u.Update(func(s *AgentTokenUpsert) {
+		s.UpdatePreviousExpiresAt()
+	})
+}
+
+// ClearPreviousExpiresAt clears the value of the "previous_expires_at" field.
+func (u *AgentTokenUpsertOne) ClearPreviousExpiresAt() *AgentTokenUpsertOne {
+	return u.Update(func(s *AgentTokenUpsert) {
+		s.ClearPreviousExpiresAt()
 	})
 }
 
@@ -696,12 +848,6 @@ func (u *AgentTokenUpsertBulk) UpdateNewValues() *AgentTokenUpsertBulk {
 			if _, exists := b.mutation.ExpiresAt(); exists {
 				s.SetIgnore(agenttoken.FieldExpiresAt)
 			}
-			if _, exists := b.mutation.TokenHint(); exists {
-				s.SetIgnore(agenttoken.FieldTokenHint)
-			}
-			if _, exists := b.mutation.Digest(); exists {
-				s.SetIgnore(agenttoken.FieldDigest)
-			}
 		}
 	}))
 	return u
@@ -752,6 +898,76 @@ func (u *AgentTokenUpsertBulk) UpdateLastUsedAt() *AgentTokenUpsertBulk {
 func (u *AgentTokenUpsertBulk) ClearLastUsedAt() *AgentTokenUpsertBulk {
 	return u.Update(func(s *AgentTokenUpsert) {
 		s.ClearLastUsedAt()
+	})
+}
+
+// SetTokenHint sets the "token_hint" field.
+func (u *AgentTokenUpsertBulk) SetTokenHint(v string) *AgentTokenUpsertBulk {
+	return u.Update(func(s *AgentTokenUpsert) {
+		s.SetTokenHint(v)
+	})
+}
+
+// UpdateTokenHint sets the "token_hint" field to the value that was provided on create.
+func (u *AgentTokenUpsertBulk) UpdateTokenHint() *AgentTokenUpsertBulk {
+	return u.Update(func(s *AgentTokenUpsert) {
+		s.UpdateTokenHint()
+	})
+}
+
+// SetDigest sets the "digest" field.
+func (u *AgentTokenUpsertBulk) SetDigest(v []byte) *AgentTokenUpsertBulk {
+	return u.Update(func(s *AgentTokenUpsert) {
+		s.SetDigest(v)
+	})
+}
+
+// UpdateDigest sets the "digest" field to the value that was provided on create.
+func (u *AgentTokenUpsertBulk) UpdateDigest() *AgentTokenUpsertBulk {
+	return u.Update(func(s *AgentTokenUpsert) {
+		s.UpdateDigest()
+	})
+}
+
+// SetPreviousDigest sets the "previous_digest" field.
+func (u *AgentTokenUpsertBulk) SetPreviousDigest(v []byte) *AgentTokenUpsertBulk {
+	return u.Update(func(s *AgentTokenUpsert) {
+		s.SetPreviousDigest(v)
+	})
+}
+
+// UpdatePreviousDigest sets the "previous_digest" field to the value that was provided on create.
+func (u *AgentTokenUpsertBulk) UpdatePreviousDigest() *AgentTokenUpsertBulk {
+	return u.Update(func(s *AgentTokenUpsert) {
+		s.UpdatePreviousDigest()
+	})
+}
+
+// ClearPreviousDigest clears the value of the "previous_digest" field.
+func (u *AgentTokenUpsertBulk) ClearPreviousDigest() *AgentTokenUpsertBulk {
+	return u.Update(func(s *AgentTokenUpsert) {
+		s.ClearPreviousDigest()
+	})
+}
+
+// SetPreviousExpiresAt sets the "previous_expires_at" field.
+func (u *AgentTokenUpsertBulk) SetPreviousExpiresAt(v time.Time) *AgentTokenUpsertBulk {
+	return u.Update(func(s *AgentTokenUpsert) {
+		s.SetPreviousExpiresAt(v)
+	})
+}
+
+// UpdatePreviousExpiresAt sets the "previous_expires_at" field to the value that was provided on create.
+func (u *AgentTokenUpsertBulk) UpdatePreviousExpiresAt() *AgentTokenUpsertBulk {
+	return u.Update(func(s *AgentTokenUpsert) {
+		s.UpdatePreviousExpiresAt()
+	})
+}
+
+// ClearPreviousExpiresAt clears the value of the "previous_expires_at" field.
+func (u *AgentTokenUpsertBulk) ClearPreviousExpiresAt() *AgentTokenUpsertBulk {
+	return u.Update(func(s *AgentTokenUpsert) {
+		s.ClearPreviousExpiresAt()
 	})
 }
 

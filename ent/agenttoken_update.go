@@ -48,6 +48,58 @@ func (_u *AgentTokenUpdate) ClearLastUsedAt() *AgentTokenUpdate {
 	return _u
 }
 
+// SetTokenHint sets the "token_hint" field.
+func (_u *AgentTokenUpdate) SetTokenHint(v string) *AgentTokenUpdate {
+	_u.mutation.SetTokenHint(v)
+	return _u
+}
+
+// SetNillableTokenHint sets the "token_hint" field if the given value is not nil.
+func (_u *AgentTokenUpdate) SetNillableTokenHint(v *string) *AgentTokenUpdate {
+	if v != nil {
+		_u.SetTokenHint(*v)
+	}
+	return _u
+}
+
+// SetDigest sets the "digest" field.
+func (_u *AgentTokenUpdate) SetDigest(v []byte) *AgentTokenUpdate {
+	_u.mutation.SetDigest(v)
+	return _u
+}
+
+// SetPreviousDigest sets the "previous_digest" field.
+func (_u *AgentTokenUpdate) SetPreviousDigest(v []byte) *AgentTokenUpdate {
+	_u.mutation.SetPreviousDigest(v)
+	return _u
+}
+
+// ClearPreviousDigest clears the value of the "previous_digest" field.
+func (_u *AgentTokenUpdate) ClearPreviousDigest() *AgentTokenUpdate {
+	_u.mutation.ClearPreviousDigest()
+	return _u
+}
+
+// SetPreviousExpiresAt sets the "previous_expires_at" field.
+func (_u *AgentTokenUpdate) SetPreviousExpiresAt(v time.Time) *AgentTokenUpdate {
+	_u.mutation.SetPreviousExpiresAt(v)
+	return _u
+}
+
+// SetNillablePreviousExpiresAt sets the "previous_expires_at" field if the given value is not nil.
+func (_u *AgentTokenUpdate) SetNillablePreviousExpiresAt(v *time.Time) *AgentTokenUpdate {
+	if v != nil {
+		_u.SetPreviousExpiresAt(*v)
+	}
+	return _u
+}
+
+// ClearPreviousExpiresAt clears the value of the "previous_expires_at" field.
+func (_u *AgentTokenUpdate) ClearPreviousExpiresAt() *AgentTokenUpdate {
+	_u.mutation.ClearPreviousExpiresAt()
+	return _u
+}
+
 // SetRevokedAt sets the "revoked_at" field.
 func (_u *AgentTokenUpdate) SetRevokedAt(v time.Time) *AgentTokenUpdate {
 	_u.mutation.SetRevokedAt(v)
@@ -100,7 +152,20 @@ func (_u *AgentTokenUpdate) ExecX(ctx context.Context) {
 	}
 }
 
+// check runs all checks and user-defined validators on the builder.
+func (_u *AgentTokenUpdate) check() error {
+	if v, ok := _u.mutation.Digest(); ok {
+		if err := agenttoken.DigestValidator(v); err != nil {
+			return &ValidationError{Name: "digest", err: fmt.Errorf(`ent: validator failed for field "AgentToken.digest": %w`, err)}
+		}
+	}
+	return nil
+}
+
 func (_u *AgentTokenUpdate) sqlSave(ctx context.Context) (_node int, err error) {
+	if err := _u.check(); err != nil {
+		return _node, err
+	}
 	_spec := sqlgraph.NewUpdateSpec(agenttoken.Table, agenttoken.Columns, sqlgraph.NewFieldSpec(agenttoken.FieldID, field.TypeString))
 	if ps := _u.mutation.predicates; len(ps) > 0 {
 		_spec.Predicate = func(selector *sql.Selector) {
@@ -117,6 +182,24 @@ func (_u *AgentTokenUpdate) sqlSave(ctx context.Context) (_node int, err error) 
 	}
 	if _u.mutation.LastUsedAtCleared() {
 		_spec.ClearField(agenttoken.FieldLastUsedAt, field.TypeTime)
+	}
+	if value, ok := _u.mutation.TokenHint(); ok {
+		_spec.SetField(agenttoken.FieldTokenHint, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.Digest(); ok {
+		_spec.SetField(agenttoken.FieldDigest, field.TypeBytes, value)
+	}
+	if value, ok := _u.mutation.PreviousDigest(); ok {
+		_spec.SetField(agenttoken.FieldPreviousDigest, field.TypeBytes, value)
+	}
+	if _u.mutation.PreviousDigestCleared() {
+		_spec.ClearField(agenttoken.FieldPreviousDigest, field.TypeBytes)
+	}
+	if value, ok := _u.mutation.PreviousExpiresAt(); ok {
+		_spec.SetField(agenttoken.FieldPreviousExpiresAt, field.TypeTime, value)
+	}
+	if _u.mutation.PreviousExpiresAtCleared() {
+		_spec.ClearField(agenttoken.FieldPreviousExpiresAt, field.TypeTime)
 	}
 	if value, ok := _u.mutation.RevokedAt(); ok {
 		_spec.SetField(agenttoken.FieldRevokedAt, field.TypeTime, value)
@@ -161,6 +244,58 @@ func (_u *AgentTokenUpdateOne) SetNillableLastUsedAt(v *time.Time) *AgentTokenUp
 // ClearLastUsedAt clears the value of the "last_used_at" field.
 func (_u *AgentTokenUpdateOne) ClearLastUsedAt() *AgentTokenUpdateOne {
 	_u.mutation.ClearLastUsedAt()
+	return _u
+}
+
+// SetTokenHint sets the "token_hint" field.
+func (_u *AgentTokenUpdateOne) SetTokenHint(v string) *AgentTokenUpdateOne {
+	_u.mutation.SetTokenHint(v)
+	return _u
+}
+
+// SetNillableTokenHint sets the "token_hint" field if the given value is not nil.
+func (_u *AgentTokenUpdateOne) SetNillableTokenHint(v *string) *AgentTokenUpdateOne {
+	if v != nil {
+		_u.SetTokenHint(*v)
+	}
+	return _u
+}
+
+// SetDigest sets the "digest" field.
+func (_u *AgentTokenUpdateOne) SetDigest(v []byte) *AgentTokenUpdateOne {
+	_u.mutation.SetDigest(v)
+	return _u
+}
+
+// SetPreviousDigest sets the "previous_digest" field.
+func (_u *AgentTokenUpdateOne) SetPreviousDigest(v []byte) *AgentTokenUpdateOne {
+	_u.mutation.SetPreviousDigest(v)
+	return _u
+}
+
+// ClearPreviousDigest clears the value of the "previous_digest" field.
+func (_u *AgentTokenUpdateOne) ClearPreviousDigest() *AgentTokenUpdateOne {
+	_u.mutation.ClearPreviousDigest()
+	return _u
+}
+
+// SetPreviousExpiresAt sets the "previous_expires_at" field.
+func (_u *AgentTokenUpdateOne) SetPreviousExpiresAt(v time.Time) *AgentTokenUpdateOne {
+	_u.mutation.SetPreviousExpiresAt(v)
+	return _u
+}
+
+// SetNillablePreviousExpiresAt sets the "previous_expires_at" field if the given value is not nil.
+func (_u *AgentTokenUpdateOne) SetNillablePreviousExpiresAt(v *time.Time) *AgentTokenUpdateOne {
+	if v != nil {
+		_u.SetPreviousExpiresAt(*v)
+	}
+	return _u
+}
+
+// ClearPreviousExpiresAt clears the value of the "previous_expires_at" field.
+func (_u *AgentTokenUpdateOne) ClearPreviousExpiresAt() *AgentTokenUpdateOne {
+	_u.mutation.ClearPreviousExpiresAt()
 	return _u
 }
 
@@ -229,7 +364,20 @@ func (_u *AgentTokenUpdateOne) ExecX(ctx context.Context) {
 	}
 }
 
+// check runs all checks and user-defined validators on the builder.
+func (_u *AgentTokenUpdateOne) check() error {
+	if v, ok := _u.mutation.Digest(); ok {
+		if err := agenttoken.DigestValidator(v); err != nil {
+			return &ValidationError{Name: "digest", err: fmt.Errorf(`ent: validator failed for field "AgentToken.digest": %w`, err)}
+		}
+	}
+	return nil
+}
+
 func (_u *AgentTokenUpdateOne) sqlSave(ctx context.Context) (_node *AgentToken, err error) {
+	if err := _u.check(); err != nil {
+		return _node, err
+	}
 	_spec := sqlgraph.NewUpdateSpec(agenttoken.Table, agenttoken.Columns, sqlgraph.NewFieldSpec(agenttoken.FieldID, field.TypeString))
 	id, ok := _u.mutation.ID()
 	if !ok {
@@ -263,6 +411,24 @@ func (_u *AgentTokenUpdateOne) sqlSave(ctx context.Context) (_node *AgentToken, 
 	}
 	if _u.mutation.LastUsedAtCleared() {
 		_spec.ClearField(agenttoken.FieldLastUsedAt, field.TypeTime)
+	}
+	if value, ok := _u.mutation.TokenHint(); ok {
+		_spec.SetField(agenttoken.FieldTokenHint, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.Digest(); ok {
+		_spec.SetField(agenttoken.FieldDigest, field.TypeBytes, value)
+	}
+	if value, ok := _u.mutation.PreviousDigest(); ok {
+		_spec.SetField(agenttoken.FieldPreviousDigest, field.TypeBytes, value)
+	}
+	if _u.mutation.PreviousDigestCleared() {
+		_spec.ClearField(agenttoken.FieldPreviousDigest, field.TypeBytes)
+	}
+	if value, ok := _u.mutation.PreviousExpiresAt(); ok {
+		_spec.SetField(agenttoken.FieldPreviousExpiresAt, field.TypeTime, value)
+	}
+	if _u.mutation.PreviousExpiresAtCleared() {
+		_spec.ClearField(agenttoken.FieldPreviousExpiresAt, field.TypeTime)
 	}
 	if value, ok := _u.mutation.RevokedAt(); ok {
 		_spec.SetField(agenttoken.FieldRevokedAt, field.TypeTime, value)

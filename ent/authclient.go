@@ -25,6 +25,10 @@ type AuthClient struct {
 	ProjectID string `json:"project_id,omitempty"`
 	// SecretDigest holds the value of the "secret_digest" field.
 	SecretDigest []byte `json:"secret_digest,omitempty"`
+	// PreviousSecretDigest holds the value of the "previous_secret_digest" field.
+	PreviousSecretDigest *[]byte `json:"previous_secret_digest,omitempty"`
+	// PreviousExpiresAt holds the value of the "previous_expires_at" field.
+	PreviousExpiresAt *time.Time `json:"previous_expires_at,omitempty"`
 	// Role holds the value of the "role" field.
 	Role string `json:"role,omitempty"`
 	// ExpiresAt holds the value of the "expires_at" field.
@@ -39,11 +43,11 @@ func (*AuthClient) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
-		case authclient.FieldSecretDigest:
+		case authclient.FieldSecretDigest, authclient.FieldPreviousSecretDigest:
 			values[i] = new([]byte)
 		case authclient.FieldID, authclient.FieldBadgeID, authclient.FieldProjectID, authclient.FieldRole:
 			values[i] = new(sql.NullString)
-		case authclient.FieldCreatedAt, authclient.FieldExpiresAt, authclient.FieldRevokedAt:
+		case authclient.FieldCreatedAt, authclient.FieldPreviousExpiresAt, authclient.FieldExpiresAt, authclient.FieldRevokedAt:
 			values[i] = new(sql.NullTime)
 		default:
 			values[i] = new(sql.UnknownType)
@@ -89,6 +93,19 @@ func (_m *AuthClient) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field secret_digest", values[i])
 			} else if value != nil {
 				_m.SecretDigest = *value
+			}
+		case authclient.FieldPreviousSecretDigest:
+			if value, ok := values[i].(*[]byte); !ok {
+				return fmt.Errorf("unexpected type %T for field previous_secret_digest", values[i])
+			} else if value != nil {
+				_m.PreviousSecretDigest = value
+			}
+		case authclient.FieldPreviousExpiresAt:
+			if value, ok := values[i].(*sql.NullTime); !ok {
+				return fmt.Errorf("unexpected type %T for field previous_expires_at", values[i])
+			} else if value.Valid {
+				_m.PreviousExpiresAt = new(time.Time)
+				*_m.PreviousExpiresAt = value.Time
 			}
 		case authclient.FieldRole:
 			if value, ok := values[i].(*sql.NullString); !ok {
@@ -157,6 +174,16 @@ func (_m *AuthClient) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("secret_digest=")
 	builder.WriteString(fmt.Sprintf("%v", _m.SecretDigest))
+	builder.WriteString(", ")
+	if v := _m.PreviousSecretDigest; v != nil {
+		builder.WriteString("previous_secret_digest=")
+		builder.WriteString(fmt.Sprintf("%v", *v))
+	}
+	builder.WriteString(", ")
+	if v := _m.PreviousExpiresAt; v != nil {
+		builder.WriteString("previous_expires_at=")
+		builder.WriteString(v.Format(time.ANSIC))
+	}
 	builder.WriteString(", ")
 	builder.WriteString("role=")
 	builder.WriteString(_m.Role)

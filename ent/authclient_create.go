@@ -55,6 +55,26 @@ func (_c *AuthClientCreate) SetSecretDigest(v []byte) *AuthClientCreate {
 	return _c
 }
 
+// SetPreviousSecretDigest sets the "previous_secret_digest" field.
+func (_c *AuthClientCreate) SetPreviousSecretDigest(v []byte) *AuthClientCreate {
+	_c.mutation.SetPreviousSecretDigest(v)
+	return _c
+}
+
+// SetPreviousExpiresAt sets the "previous_expires_at" field.
+func (_c *AuthClientCreate) SetPreviousExpiresAt(v time.Time) *AuthClientCreate {
+	_c.mutation.SetPreviousExpiresAt(v)
+	return _c
+}
+
+// SetNillablePreviousExpiresAt sets the "previous_expires_at" field if the given value is not nil.
+func (_c *AuthClientCreate) SetNillablePreviousExpiresAt(v *time.Time) *AuthClientCreate {
+	if v != nil {
+		_c.SetPreviousExpiresAt(*v)
+	}
+	return _c
+}
+
 // SetRole sets the "role" field.
 func (_c *AuthClientCreate) SetRole(v string) *AuthClientCreate {
 	_c.mutation.SetRole(v)
@@ -237,6 +257,14 @@ func (_c *AuthClientCreate) createSpec() (*AuthClient, *sqlgraph.CreateSpec) {
 		_spec.SetField(authclient.FieldSecretDigest, field.TypeBytes, value)
 		_node.SecretDigest = value
 	}
+	if value, ok := _c.mutation.PreviousSecretDigest(); ok {
+		_spec.SetField(authclient.FieldPreviousSecretDigest, field.TypeBytes, value)
+		_node.PreviousSecretDigest = &value
+	}
+	if value, ok := _c.mutation.PreviousExpiresAt(); ok {
+		_spec.SetField(authclient.FieldPreviousExpiresAt, field.TypeTime, value)
+		_node.PreviousExpiresAt = &value
+	}
 	if value, ok := _c.mutation.Role(); ok {
 		_spec.SetField(authclient.FieldRole, field.TypeString, value)
 		_node.Role = value
@@ -301,6 +329,54 @@ type (
 	}
 )
 
+// SetSecretDigest sets the "secret_digest" field.
+func (u *AuthClientUpsert) SetSecretDigest(v []byte) *AuthClientUpsert {
+	u.Set(authclient.FieldSecretDigest, v)
+	return u
+}
+
+// UpdateSecretDigest sets the "secret_digest" field to the value that was provided on create.
+func (u *AuthClientUpsert) UpdateSecretDigest() *AuthClientUpsert {
+	u.SetExcluded(authclient.FieldSecretDigest)
+	return u
+}
+
+// SetPreviousSecretDigest sets the "previous_secret_digest" field.
+func (u *AuthClientUpsert) SetPreviousSecretDigest(v []byte) *AuthClientUpsert {
+	u.Set(authclient.FieldPreviousSecretDigest, v)
+	return u
+}
+
+// UpdatePreviousSecretDigest sets the "previous_secret_digest" field to the value that was provided on create.
+func (u *AuthClientUpsert) UpdatePreviousSecretDigest() *AuthClientUpsert {
+	u.SetExcluded(authclient.FieldPreviousSecretDigest)
+	return u
+}
+
+// ClearPreviousSecretDigest clears the value of the "previous_secret_digest" field.
+func (u *AuthClientUpsert) ClearPreviousSecretDigest() *AuthClientUpsert {
+	u.SetNull(authclient.FieldPreviousSecretDigest)
+	return u
+}
+
+// SetPreviousExpiresAt sets the "previous_expires_at" field.
+func (u *AuthClientUpsert) SetPreviousExpiresAt(v time.Time) *AuthClientUpsert {
+	u.Set(authclient.FieldPreviousExpiresAt, v)
+	return u
+}
+
+// UpdatePreviousExpiresAt sets the "previous_expires_at" field to the value that was provided on create.
+func (u *AuthClientUpsert) UpdatePreviousExpiresAt() *AuthClientUpsert {
+	u.SetExcluded(authclient.FieldPreviousExpiresAt)
+	return u
+}
+
+// ClearPreviousExpiresAt clears the value of the "previous_expires_at" field.
+func (u *AuthClientUpsert) ClearPreviousExpiresAt() *AuthClientUpsert {
+	u.SetNull(authclient.FieldPreviousExpiresAt)
+	return u
+}
+
 // SetRevokedAt sets the "revoked_at" field.
 func (u *AuthClientUpsert) SetRevokedAt(v time.Time) *AuthClientUpsert {
 	u.Set(authclient.FieldRevokedAt, v)
@@ -345,9 +421,6 @@ func (u *AuthClientUpsertOne) UpdateNewValues() *AuthClientUpsertOne {
 		if _, exists := u.create.mutation.ProjectID(); exists {
 			s.SetIgnore(authclient.FieldProjectID)
 		}
-		if _, exists := u.create.mutation.SecretDigest(); exists {
-			s.SetIgnore(authclient.FieldSecretDigest)
-		}
 		if _, exists := u.create.mutation.Role(); exists {
 			s.SetIgnore(authclient.FieldRole)
 		}
@@ -383,6 +456,62 @@ func (u *AuthClientUpsertOne) Update(set func(*AuthClientUpsert)) *AuthClientUps
 		set(&AuthClientUpsert{UpdateSet: update})
 	}))
 	return u
+}
+
+// SetSecretDigest sets the "secret_digest" field.
+func (u *AuthClientUpsertOne) SetSecretDigest(v []byte) *AuthClientUpsertOne {
+	return u.Update(func(s *AuthClientUpsert) {
+		s.SetSecretDigest(v)
+	})
+}
+
+// UpdateSecretDigest sets the "secret_digest" field to the value that was provided on create.
+func (u *AuthClientUpsertOne) UpdateSecretDigest() *AuthClientUpsertOne {
+	return u.Update(func(s *AuthClientUpsert) {
+		s.UpdateSecretDigest()
+	})
+}
+
+// SetPreviousSecretDigest sets the "previous_secret_digest" field.
+func (u *AuthClientUpsertOne) SetPreviousSecretDigest(v []byte) *AuthClientUpsertOne {
+	return u.Update(func(s *AuthClientUpsert) {
+		s.SetPreviousSecretDigest(v)
+	})
+}
+
+// UpdatePreviousSecretDigest sets the "previous_secret_digest" field to the value that was provided on create.
+func (u *AuthClientUpsertOne) UpdatePreviousSecretDigest() *AuthClientUpsertOne {
+	return u.Update(func(s *AuthClientUpsert) {
+		s.UpdatePreviousSecretDigest()
+	})
+}
+
+// ClearPreviousSecretDigest clears the value of the "previous_secret_digest" field.
+func (u *AuthClientUpsertOne) ClearPreviousSecretDigest() *AuthClientUpsertOne {
+	return u.Update(func(s *AuthClientUpsert) {
+		s.ClearPreviousSecretDigest()
+	})
+}
+
+// SetPreviousExpiresAt sets the "previous_expires_at" field.
+func (u *AuthClientUpsertOne) SetPreviousExpiresAt(v time.Time) *AuthClientUpsertOne {
+	return u.Update(func(s *AuthClientUpsert) {
+		s.SetPreviousExpiresAt(v)
+	})
+}
+
+// UpdatePreviousExpiresAt sets the "previous_expires_at" field to the value that was provided on create.
+func (u *AuthClientUpsertOne) UpdatePreviousExpiresAt() *AuthClientUpsertOne {
+	return u.Update(func(s *AuthClientUpsert) {
+		s.UpdatePreviousExpiresAt()
+	})
+}
+
+// ClearPreviousExpiresAt clears the value of the "previous_expires_at" field.
+func (u *AuthClientUpsertOne) ClearPreviousExpiresAt() *AuthClientUpsertOne {
+	return u.Update(func(s *AuthClientUpsert) {
+		s.ClearPreviousExpiresAt()
+	})
 }
 
 // SetRevokedAt sets the "revoked_at" field.
@@ -598,9 +727,6 @@ func (u *AuthClientUpsertBulk) UpdateNewValues() *AuthClientUpsertBulk {
 			if _, exists := b.mutation.ProjectID(); exists {
 				s.SetIgnore(authclient.FieldProjectID)
 			}
-			if _, exists := b.mutation.SecretDigest(); exists {
-				s.SetIgnore(authclient.FieldSecretDigest)
-			}
 			if _, exists := b.mutation.Role(); exists {
 				s.SetIgnore(authclient.FieldRole)
 			}
@@ -637,6 +763,62 @@ func (u *AuthClientUpsertBulk) Update(set func(*AuthClientUpsert)) *AuthClientUp
 		set(&AuthClientUpsert{UpdateSet: update})
 	}))
 	return u
+}
+
+// SetSecretDigest sets the "secret_digest" field.
+func (u *AuthClientUpsertBulk) SetSecretDigest(v []byte) *AuthClientUpsertBulk {
+	return u.Update(func(s *AuthClientUpsert) {
+		s.SetSecretDigest(v)
+	})
+}
+
+// UpdateSecretDigest sets the "secret_digest" field to the value that was provided on create.
+func (u *AuthClientUpsertBulk) UpdateSecretDigest() *AuthClientUpsertBulk {
+	return u.Update(func(s *AuthClientUpsert) {
+		s.UpdateSecretDigest()
+	})
+}
+
+// SetPreviousSecretDigest sets the "previous_secret_digest" field.
+func (u *AuthClientUpsertBulk) SetPreviousSecretDigest(v []byte) *AuthClientUpsertBulk {
+	return u.Update(func(s *AuthClientUpsert) {
+		s.SetPreviousSecretDigest(v)
+	})
+}
+
+// UpdatePreviousSecretDigest sets the "previous_secret_digest" field to the value that was provided on create.
+func (u *AuthClientUpsertBulk) UpdatePreviousSecretDigest() *AuthClientUpsertBulk {
+	return u.Update(func(s *AuthClientUpsert) {
+		s.UpdatePreviousSecretDigest()
+	})
+}
+
+// ClearPreviousSecretDigest clears the value of the "previous_secret_digest" field.
+func (u *AuthClientUpsertBulk) ClearPreviousSecretDigest() *AuthClientUpsertBulk {
+	return u.Update(func(s *AuthClientUpsert) {
+		s.ClearPreviousSecretDigest()
+	})
+}
+
+// SetPreviousExpiresAt sets the "previous_expires_at" field.
+func (u *AuthClientUpsertBulk) SetPreviousExpiresAt(v time.Time) *AuthClientUpsertBulk {
+	return u.Update(func(s *AuthClientUpsert) {
+		s.SetPreviousExpiresAt(v)
+	})
+}
+
+// UpdatePreviousExpiresAt sets the "previous_expires_at" field to the value that was provided on create.
+func (u *AuthClientUpsertBulk) UpdatePreviousExpiresAt() *AuthClientUpsertBulk {
+	return u.Update(func(s *AuthClientUpsert) {
+		s.UpdatePreviousExpiresAt()
+	})
+}
+
+// ClearPreviousExpiresAt clears the value of the "previous_expires_at" field.
+func (u *AuthClientUpsertBulk) ClearPreviousExpiresAt() *AuthClientUpsertBulk {
+	return u.Update(func(s *AuthClientUpsert) {
+		s.ClearPreviousExpiresAt()
+	})
 }
 
 // SetRevokedAt sets the "revoked_at" field.

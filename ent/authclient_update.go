@@ -28,6 +28,44 @@ func (_u *AuthClientUpdate) Where(ps ...predicate.AuthClient) *AuthClientUpdate 
 	return _u
 }
 
+// SetSecretDigest sets the "secret_digest" field.
+func (_u *AuthClientUpdate) SetSecretDigest(v []byte) *AuthClientUpdate {
+	_u.mutation.SetSecretDigest(v)
+	return _u
+}
+
+// SetPreviousSecretDigest sets the "previous_secret_digest" field.
+func (_u *AuthClientUpdate) SetPreviousSecretDigest(v []byte) *AuthClientUpdate {
+	_u.mutation.SetPreviousSecretDigest(v)
+	return _u
+}
+
+// ClearPreviousSecretDigest clears the value of the "previous_secret_digest" field.
+func (_u *AuthClientUpdate) ClearPreviousSecretDigest() *AuthClientUpdate {
+	_u.mutation.ClearPreviousSecretDigest()
+	return _u
+}
+
+// SetPreviousExpiresAt sets the "previous_expires_at" field.
+func (_u *AuthClientUpdate) SetPreviousExpiresAt(v time.Time) *AuthClientUpdate {
+	_u.mutation.SetPreviousExpiresAt(v)
+	return _u
+}
+
+// SetNillablePreviousExpiresAt sets the "previous_expires_at" field if the given value is not nil.
+func (_u *AuthClientUpdate) SetNillablePreviousExpiresAt(v *time.Time) *AuthClientUpdate {
+	if v != nil {
+		_u.SetPreviousExpiresAt(*v)
+	}
+	return _u
+}
+
+// ClearPreviousExpiresAt clears the value of the "previous_expires_at" field.
+func (_u *AuthClientUpdate) ClearPreviousExpiresAt() *AuthClientUpdate {
+	_u.mutation.ClearPreviousExpiresAt()
+	return _u
+}
+
 // SetRevokedAt sets the "revoked_at" field.
 func (_u *AuthClientUpdate) SetRevokedAt(v time.Time) *AuthClientUpdate {
 	_u.mutation.SetRevokedAt(v)
@@ -80,7 +118,20 @@ func (_u *AuthClientUpdate) ExecX(ctx context.Context) {
 	}
 }
 
+// check runs all checks and user-defined validators on the builder.
+func (_u *AuthClientUpdate) check() error {
+	if v, ok := _u.mutation.SecretDigest(); ok {
+		if err := authclient.SecretDigestValidator(v); err != nil {
+			return &ValidationError{Name: "secret_digest", err: fmt.Errorf(`ent: validator failed for field "AuthClient.secret_digest": %w`, err)}
+		}
+	}
+	return nil
+}
+
 func (_u *AuthClientUpdate) sqlSave(ctx context.Context) (_node int, err error) {
+	if err := _u.check(); err != nil {
+		return _node, err
+	}
 	_spec := sqlgraph.NewUpdateSpec(authclient.Table, authclient.Columns, sqlgraph.NewFieldSpec(authclient.FieldID, field.TypeString))
 	if ps := _u.mutation.predicates; len(ps) > 0 {
 		_spec.Predicate = func(selector *sql.Selector) {
@@ -88,6 +139,21 @@ func (_u *AuthClientUpdate) sqlSave(ctx context.Context) (_node int, err error) 
 				ps[i](selector)
 			}
 		}
+	}
+	if value, ok := _u.mutation.SecretDigest(); ok {
+		_spec.SetField(authclient.FieldSecretDigest, field.TypeBytes, value)
+	}
+	if value, ok := _u.mutation.PreviousSecretDigest(); ok {
+		_spec.SetField(authclient.FieldPreviousSecretDigest, field.TypeBytes, value)
+	}
+	if _u.mutation.PreviousSecretDigestCleared() {
+		_spec.ClearField(authclient.FieldPreviousSecretDigest, field.TypeBytes)
+	}
+	if value, ok := _u.mutation.PreviousExpiresAt(); ok {
+		_spec.SetField(authclient.FieldPreviousExpiresAt, field.TypeTime, value)
+	}
+	if _u.mutation.PreviousExpiresAtCleared() {
+		_spec.ClearField(authclient.FieldPreviousExpiresAt, field.TypeTime)
 	}
 	if _u.mutation.ExpiresAtCleared() {
 		_spec.ClearField(authclient.FieldExpiresAt, field.TypeTime)
@@ -116,6 +182,44 @@ type AuthClientUpdateOne struct {
 	fields   []string
 	hooks    []Hook
 	mutation *AuthClientMutation
+}
+
+// SetSecretDigest sets the "secret_digest" field.
+func (_u *AuthClientUpdateOne) SetSecretDigest(v []byte) *AuthClientUpdateOne {
+	_u.mutation.SetSecretDigest(v)
+	return _u
+}
+
+// SetPreviousSecretDigest sets the "previous_secret_digest" field.
+func (_u *AuthClientUpdateOne) SetPreviousSecretDigest(v []byte) *AuthClientUpdateOne {
+	_u.mutation.SetPreviousSecretDigest(v)
+	return _u
+}
+
+// ClearPreviousSecretDigest clears the value of the "previous_secret_digest" field.
+func (_u *AuthClientUpdateOne) ClearPreviousSecretDigest() *AuthClientUpdateOne {
+	_u.mutation.ClearPreviousSecretDigest()
+	return _u
+}
+
+// SetPreviousExpiresAt sets the "previous_expires_at" field.
+func (_u *AuthClientUpdateOne) SetPreviousExpiresAt(v time.Time) *AuthClientUpdateOne {
+	_u.mutation.SetPreviousExpiresAt(v)
+	return _u
+}
+
+// SetNillablePreviousExpiresAt sets the "previous_expires_at" field if the given value is not nil.
+func (_u *AuthClientUpdateOne) SetNillablePreviousExpiresAt(v *time.Time) *AuthClientUpdateOne {
+	if v != nil {
+		_u.SetPreviousExpiresAt(*v)
+	}
+	return _u
+}
+
+// ClearPreviousExpiresAt clears the value of the "previous_expires_at" field.
+func (_u *AuthClientUpdateOne) ClearPreviousExpiresAt() *AuthClientUpdateOne {
+	_u.mutation.ClearPreviousExpiresAt()
+	return _u
 }
 
 // SetRevokedAt sets the "revoked_at" field.
@@ -183,7 +287,20 @@ func (_u *AuthClientUpdateOne) ExecX(ctx context.Context) {
 	}
 }
 
+// check runs all checks and user-defined validators on the builder.
+func (_u *AuthClientUpdateOne) check() error {
+	if v, ok := _u.mutation.SecretDigest(); ok {
+		if err := authclient.SecretDigestValidator(v); err != nil {
+			return &ValidationError{Name: "secret_digest", err: fmt.Errorf(`ent: validator failed for field "AuthClient.secret_digest": %w`, err)}
+		}
+	}
+	return nil
+}
+
 func (_u *AuthClientUpdateOne) sqlSave(ctx context.Context) (_node *AuthClient, err error) {
+	if err := _u.check(); err != nil {
+		return _node, err
+	}
 	_spec := sqlgraph.NewUpdateSpec(authclient.Table, authclient.Columns, sqlgraph.NewFieldSpec(authclient.FieldID, field.TypeString))
 	id, ok := _u.mutation.ID()
 	if !ok {
@@ -208,6 +325,21 @@ func (_u *AuthClientUpdateOne) sqlSave(ctx context.Context) (_node *AuthClient, 
 				ps[i](selector)
 			}
 		}
+	}
+	if value, ok := _u.mutation.SecretDigest(); ok {
+		_spec.SetField(authclient.FieldSecretDigest, field.TypeBytes, value)
+	}
+	if value, ok := _u.mutation.PreviousSecretDigest(); ok {
+		_spec.SetField(authclient.FieldPreviousSecretDigest, field.TypeBytes, value)
+	}
+	if _u.mutation.PreviousSecretDigestCleared() {
+		_spec.ClearField(authclient.FieldPreviousSecretDigest, field.TypeBytes)
+	}
+	if value, ok := _u.mutation.PreviousExpiresAt(); ok {
+		_spec.SetField(authclient.FieldPreviousExpiresAt, field.TypeTime, value)
+	}
+	if _u.mutation.PreviousExpiresAtCleared() {
+		_spec.ClearField(authclient.FieldPreviousExpiresAt, field.TypeTime)
 	}
 	if _u.mutation.ExpiresAtCleared() {
 		_spec.ClearField(authclient.FieldExpiresAt, field.TypeTime)

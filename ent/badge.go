@@ -37,6 +37,10 @@ type Badge struct {
 	SecretHint string `json:"secret_hint,omitempty"`
 	// Digest holds the value of the "digest" field.
 	Digest []byte `json:"digest,omitempty"`
+	// PreviousDigest holds the value of the "previous_digest" field.
+	PreviousDigest *[]byte `json:"previous_digest,omitempty"`
+	// PreviousExpiresAt holds the value of the "previous_expires_at" field.
+	PreviousExpiresAt *time.Time `json:"previous_expires_at,omitempty"`
 	// RevokedAt holds the value of the "revoked_at" field.
 	RevokedAt    *time.Time `json:"revoked_at,omitempty"`
 	selectValues sql.SelectValues
@@ -47,11 +51,11 @@ func (*Badge) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
-		case badge.FieldDigest:
+		case badge.FieldDigest, badge.FieldPreviousDigest:
 			values[i] = new([]byte)
 		case badge.FieldID, badge.FieldProjectID, badge.FieldProduct, badge.FieldName, badge.FieldRole, badge.FieldCreatedBy, badge.FieldSecretHint:
 			values[i] = new(sql.NullString)
-		case badge.FieldCreatedAt, badge.FieldExpiresAt, badge.FieldLastUsedAt, badge.FieldRevokedAt:
+		case badge.FieldCreatedAt, badge.FieldExpiresAt, badge.FieldLastUsedAt, badge.FieldPreviousExpiresAt, badge.FieldRevokedAt:
 			values[i] = new(sql.NullTime)
 		default:
 			values[i] = new(sql.UnknownType)
@@ -137,6 +141,19 @@ func (_m *Badge) assignValues(columns []string, values []any) error {
 			} else if value != nil {
 				_m.Digest = *value
 			}
+		case badge.FieldPreviousDigest:
+			if value, ok := values[i].(*[]byte); !ok {
+				return fmt.Errorf("unexpected type %T for field previous_digest", values[i])
+			} else if value != nil {
+				_m.PreviousDigest = value
+			}
+		case badge.FieldPreviousExpiresAt:
+			if value, ok := values[i].(*sql.NullTime); !ok {
+				return fmt.Errorf("unexpected type %T for field previous_expires_at", values[i])
+			} else if value.Valid {
+				_m.PreviousExpiresAt = new(time.Time)
+				*_m.PreviousExpiresAt = value.Time
+			}
 		case badge.FieldRevokedAt:
 			if value, ok := values[i].(*sql.NullTime); !ok {
 				return fmt.Errorf("unexpected type %T for field revoked_at", values[i])
@@ -215,6 +232,16 @@ func (_m *Badge) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("digest=")
 	builder.WriteString(fmt.Sprintf("%v", _m.Digest))
+	builder.WriteString(", ")
+	if v := _m.PreviousDigest; v != nil {
+		builder.WriteString("previous_digest=")
+		builder.WriteString(fmt.Sprintf("%v", *v))
+	}
+	builder.WriteString(", ")
+	if v := _m.PreviousExpiresAt; v != nil {
+		builder.WriteString("previous_expires_at=")
+		builder.WriteString(v.Format(time.ANSIC))
+	}
 	builder.WriteString(", ")
 	if v := _m.RevokedAt; v != nil {
 		builder.WriteString("revoked_at=")

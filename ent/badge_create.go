@@ -115,6 +115,26 @@ func (_c *BadgeCreate) SetDigest(v []byte) *BadgeCreate {
 	return _c
 }
 
+// SetPreviousDigest sets the "previous_digest" field.
+func (_c *BadgeCreate) SetPreviousDigest(v []byte) *BadgeCreate {
+	_c.mutation.SetPreviousDigest(v)
+	return _c
+}
+
+// SetPreviousExpiresAt sets the "previous_expires_at" field.
+func (_c *BadgeCreate) SetPreviousExpiresAt(v time.Time) *BadgeCreate {
+	_c.mutation.SetPreviousExpiresAt(v)
+	return _c
+}
+
+// SetNillablePreviousExpiresAt sets the "previous_expires_at" field if the given value is not nil.
+func (_c *BadgeCreate) SetNillablePreviousExpiresAt(v *time.Time) *BadgeCreate {
+	if v != nil {
+		_c.SetPreviousExpiresAt(*v)
+	}
+	return _c
+}
+
 // SetRevokedAt sets the "revoked_at" field.
 func (_c *BadgeCreate) SetRevokedAt(v time.Time) *BadgeCreate {
 	_c.mutation.SetRevokedAt(v)
@@ -317,6 +337,14 @@ func (_c *BadgeCreate) createSpec() (*Badge, *sqlgraph.CreateSpec) {
 		_spec.SetField(badge.FieldDigest, field.TypeBytes, value)
 		_node.Digest = value
 	}
+	if value, ok := _c.mutation.PreviousDigest(); ok {
+		_spec.SetField(badge.FieldPreviousDigest, field.TypeBytes, value)
+		_node.PreviousDigest = &value
+	}
+	if value, ok := _c.mutation.PreviousExpiresAt(); ok {
+		_spec.SetField(badge.FieldPreviousExpiresAt, field.TypeTime, value)
+		_node.PreviousExpiresAt = &value
+	}
 	if value, ok := _c.mutation.RevokedAt(); ok {
 		_spec.SetField(badge.FieldRevokedAt, field.TypeTime, value)
 		_node.RevokedAt = &value
@@ -391,6 +419,66 @@ func (u *BadgeUpsert) ClearLastUsedAt() *BadgeUpsert {
 	return u
 }
 
+// SetSecretHint sets the "secret_hint" field.
+func (u *BadgeUpsert) SetSecretHint(v string) *BadgeUpsert {
+	u.Set(badge.FieldSecretHint, v)
+	return u
+}
+
+// UpdateSecretHint sets the "secret_hint" field to the value that was provided on create.
+func (u *BadgeUpsert) UpdateSecretHint() *BadgeUpsert {
+	u.SetExcluded(badge.FieldSecretHint)
+	return u
+}
+
+// SetDigest sets the "digest" field.
+func (u *BadgeUpsert) SetDigest(v []byte) *BadgeUpsert {
+	u.Set(badge.FieldDigest, v)
+	return u
+}
+
+// UpdateDigest sets the "digest" field to the value that was provided on create.
+func (u *BadgeUpsert) UpdateDigest() *BadgeUpsert {
+	u.SetExcluded(badge.FieldDigest)
+	return u
+}
+
+// SetPreviousDigest sets the "previous_digest" field.
+func (u *BadgeUpsert) SetPreviousDigest(v []byte) *BadgeUpsert {
+	u.Set(badge.FieldPreviousDigest, v)
+	return u
+}
+
+// UpdatePreviousDigest sets the "previous_digest" field to the value that was provided on create.
+func (u *BadgeUpsert) UpdatePreviousDigest() *BadgeUpsert {
+	u.SetExcluded(badge.FieldPreviousDigest)
+	return u
+}
+
+// ClearPreviousDigest clears the value of the "previous_digest" field.
+func (u *BadgeUpsert) ClearPreviousDigest() *BadgeUpsert {
+	u.SetNull(badge.FieldPreviousDigest)
+	return u
+}
+
+// SetPreviousExpiresAt sets the "previous_expires_at" field.
+func (u *BadgeUpsert) SetPreviousExpiresAt(v time.Time) *BadgeUpsert {
+	u.Set(badge.FieldPreviousExpiresAt, v)
+	return u
+}
+
+// UpdatePreviousExpiresAt sets the "previous_expires_at" field to the value that was provided on create.
+func (u *BadgeUpsert) UpdatePreviousExpiresAt() *BadgeUpsert {
+	u.SetExcluded(badge.FieldPreviousExpiresAt)
+	return u
+}
+
+// ClearPreviousExpiresAt clears the value of the "previous_expires_at" field.
+func (u *BadgeUpsert) ClearPreviousExpiresAt() *BadgeUpsert {
+	u.SetNull(badge.FieldPreviousExpiresAt)
+	return u
+}
+
 // SetRevokedAt sets the "revoked_at" field.
 func (u *BadgeUpsert) SetRevokedAt(v time.Time) *BadgeUpsert {
 	u.Set(badge.FieldRevokedAt, v)
@@ -447,12 +535,6 @@ func (u *BadgeUpsertOne) UpdateNewValues() *BadgeUpsertOne {
 		if _, exists := u.create.mutation.ExpiresAt(); exists {
 			s.SetIgnore(badge.FieldExpiresAt)
 		}
-		if _, exists := u.create.mutation.SecretHint(); exists {
-			s.SetIgnore(badge.FieldSecretHint)
-		}
-		if _, exists := u.create.mutation.Digest(); exists {
-			s.SetIgnore(badge.FieldDigest)
-		}
 	}))
 	return u
 }
@@ -502,6 +584,76 @@ func (u *BadgeUpsertOne) UpdateLastUsedAt() *BadgeUpsertOne {
 func (u *BadgeUpsertOne) ClearLastUsedAt() *BadgeUpsertOne {
 	return u.Update(func(s *BadgeUpsert) {
 		s.ClearLastUsedAt()
+	})
+}
+
+// SetSecretHint sets the "secret_hint" field.
+func (u *BadgeUpsertOne) SetSecretHint(v string) *BadgeUpsertOne {
+	return u.Update(func(s *BadgeUpsert) {
+		s.SetSecretHint(v)
+	})
+}
+
+// UpdateSecretHint sets the "secret_hint" field to the value that was provided on create.
+func (u *BadgeUpsertOne) UpdateSecretHint() *BadgeUpsertOne {
+	return u.Update(func(s *BadgeUpsert) {
+		s.UpdateSecretHint()
+	})
+}
+
+// SetDigest sets the "digest" field.
+func (u *BadgeUpsertOne) SetDigest(v []byte) *BadgeUpsertOne {
+	return u.Update(func(s *BadgeUpsert) {
+		s.SetDigest(v)
+	})
+}
+
+// UpdateDigest sets the "digest" field to the value that was provided on create.
+func (u *BadgeUpsertOne) UpdateDigest() *BadgeUpsertOne {
+	return u.Update(func(s *BadgeUpsert) {
+		s.UpdateDigest()
+	})
+}
+
+// SetPreviousDigest sets the "previous_digest" field.
+func (u *BadgeUpsertOne) SetPreviousDigest(v []byte) *BadgeUpsertOne {
+	return u.Update(func(s *BadgeUpsert) {
+		s.SetPreviousDigest(v)
+	})
+}
+
+// UpdatePreviousDigest sets the "previous_digest" field to the value that was provided on create.
+func (u *BadgeUpsertOne) UpdatePreviousDigest() *BadgeUpsertOne {
+	return u.Update(func(s *BadgeUpsert) {
+		s.UpdatePreviousDigest()
+	})
+}
+
+// ClearPreviousDigest clears the value of the "previous_digest" field.
+func (u *BadgeUpsertOne) ClearPreviousDigest() *BadgeUpsertOne {
+	return u.Update(func(s *BadgeUpsert) {
+		s.ClearPreviousDigest()
+	})
+}
+
+// SetPreviousExpiresAt sets the "previous_expires_at" field.
+func (u *BadgeUpsertOne) SetPreviousExpiresAt(v time.Time) *BadgeUpsertOne {
+	return u.Update(func(s *BadgeUpsert) {
+		s.SetPreviousExpiresAt(v)
+	})
+}
+
+// UpdatePreviousExpiresAt sets the "previous_expires_at" field to the value that was provided on create.
+func (u *BadgeUpsertOne) UpdatePreviousExpiresAt() *BadgeUpsertOne {
+	return u.Update(func(s *BadgeUpsert) {
+		s.UpdatePreviousExpiresAt()
+	})
+}
+
+// ClearPreviousExpiresAt clears the value of the "previous_expires_at" field.
+func (u *BadgeUpsertOne) ClearPreviousExpiresAt() *BadgeUpsertOne {
+	return u.Update(func(s *BadgeUpsert) {
+		s.ClearPreviousExpiresAt()
 	})
 }
 
@@ -730,12 +882,6 @@ func (u *BadgeUpsertBulk) UpdateNewValues() *BadgeUpsertBulk {
 			if _, exists := b.mutation.ExpiresAt(); exists {
 				s.SetIgnore(badge.FieldExpiresAt)
 			}
-			if _, exists := b.mutation.SecretHint(); exists {
-				s.SetIgnore(badge.FieldSecretHint)
-			}
-			if _, exists := b.mutation.Digest(); exists {
-				s.SetIgnore(badge.FieldDigest)
-			}
 		}
 	}))
 	return u
@@ -786,6 +932,76 @@ func (u *BadgeUpsertBulk) UpdateLastUsedAt() *BadgeUpsertBulk {
 func (u *BadgeUpsertBulk) ClearLastUsedAt() *BadgeUpsertBulk {
 	return u.Update(func(s *BadgeUpsert) {
 		s.ClearLastUsedAt()
+	})
+}
+
+// SetSecretHint sets the "secret_hint" field.
+func (u *BadgeUpsertBulk) SetSecretHint(v string) *BadgeUpsertBulk {
+	return u.Update(func(s *BadgeUpsert) {
+		s.SetSecretHint(v)
+	})
+}
+
+// UpdateSecretHint sets the "secret_hint" field to the value that was provided on create.
+func (u *BadgeUpsertBulk) UpdateSecretHint() *BadgeUpsertBulk {
+	return u.Update(func(s *BadgeUpsert) {
+		s.UpdateSecretHint()
+	})
+}
+
+// SetDigest sets the "digest" field.
+func (u *BadgeUpsertBulk) SetDigest(v []byte) *BadgeUpsertBulk {
+	return u.Update(func(s *BadgeUpsert) {
+		s.SetDigest(v)
+	})
+}
+
+// UpdateDigest sets the "digest" field to the value that was provided on create.
+func (u *BadgeUpsertBulk) UpdateDigest() *BadgeUpsertBulk {
+	return u.Update(func(s *BadgeUpsert) {
+		s.UpdateDigest()
+	})
+}
+
+// SetPreviousDigest sets the "previous_digest" field.
+func (u *BadgeUpsertBulk) SetPreviousDigest(v []byte) *BadgeUpsertBulk {
+	return u.Update(func(s *BadgeUpsert) {
+		s.SetPreviousDigest(v)
+	})
+}
+
+// UpdatePreviousDigest sets the "previous_digest" field to the value that was provided on create.
+func (u *BadgeUpsertBulk) UpdatePreviousDigest() *BadgeUpsertBulk {
+	return u.Update(func(s *BadgeUpsert) {
+		s.UpdatePreviousDigest()
+	})
+}
+
+// ClearPreviousDigest clears the value of the "previous_digest" field.
+func (u *BadgeUpsertBulk) ClearPreviousDigest() *BadgeUpsertBulk {
+	return u.Update(func(s *BadgeUpsert) {
+		s.ClearPreviousDigest()
+	})
+}
+
+// SetPreviousExpiresAt sets the "previous_expires_at" field.
+func (u *BadgeUpsertBulk) SetPreviousExpiresAt(v time.Time) *BadgeUpsertBulk {
+	return u.Update(func(s *BadgeUpsert) {
+		s.SetPreviousExpiresAt(v)
+	})
+}
+
+// UpdatePreviousExpiresAt sets the "previous_expires_at" field to the value that was provided on create.
+func (u *BadgeUpsertBulk) UpdatePreviousExpiresAt() *BadgeUpsertBulk {
+	return u.Update(func(s *BadgeUpsert) {
+		s.UpdatePreviousExpiresAt()
+	})
+}
+
+// ClearPreviousExpiresAt clears the value of the "previous_expires_at" field.
+func (u *BadgeUpsertBulk) ClearPreviousExpiresAt() *BadgeUpsertBulk {
+	return u.Update(func(s *BadgeUpsert) {
+		s.ClearPreviousExpiresAt()
 	})
 }
 

@@ -48,6 +48,58 @@ func (_u *BadgeUpdate) ClearLastUsedAt() *BadgeUpdate {
 	return _u
 }
 
+// SetSecretHint sets the "secret_hint" field.
+func (_u *BadgeUpdate) SetSecretHint(v string) *BadgeUpdate {
+	_u.mutation.SetSecretHint(v)
+	return _u
+}
+
+// SetNillableSecretHint sets the "secret_hint" field if the given value is not nil.
+func (_u *BadgeUpdate) SetNillableSecretHint(v *string) *BadgeUpdate {
+	if v != nil {
+		_u.SetSecretHint(*v)
+	}
+	return _u
+}
+
+// SetDigest sets the "digest" field.
+func (_u *BadgeUpdate) SetDigest(v []byte) *BadgeUpdate {
+	_u.mutation.SetDigest(v)
+	return _u
+}
+
+// SetPreviousDigest sets the "previous_digest" field.
+func (_u *BadgeUpdate) SetPreviousDigest(v []byte) *BadgeUpdate {
+	_u.mutation.SetPreviousDigest(v)
+	return _u
+}
+
+// ClearPreviousDigest clears the value of the "previous_digest" field.
+func (_u *BadgeUpdate) ClearPreviousDigest() *BadgeUpdate {
+	_u.mutation.ClearPreviousDigest()
+	return _u
+}
+
+// SetPreviousExpiresAt sets the "previous_expires_at" field.
+func (_u *BadgeUpdate) SetPreviousExpiresAt(v time.Time) *BadgeUpdate {
+	_u.mutation.SetPreviousExpiresAt(v)
+	return _u
+}
+
+// SetNillablePreviousExpiresAt sets the "previous_expires_at" field if the given value is not nil.
+func (_u *BadgeUpdate) SetNillablePreviousExpiresAt(v *time.Time) *BadgeUpdate {
+	if v != nil {
+		_u.SetPreviousExpiresAt(*v)
+	}
+	return _u
+}
+
+// ClearPreviousExpiresAt clears the value of the "previous_expires_at" field.
+func (_u *BadgeUpdate) ClearPreviousExpiresAt() *BadgeUpdate {
+	_u.mutation.ClearPreviousExpiresAt()
+	return _u
+}
+
 // SetRevokedAt sets the "revoked_at" field.
 func (_u *BadgeUpdate) SetRevokedAt(v time.Time) *BadgeUpdate {
 	_u.mutation.SetRevokedAt(v)
@@ -100,7 +152,20 @@ func (_u *BadgeUpdate) ExecX(ctx context.Context) {
 	}
 }
 
+// check runs all checks and user-defined validators on the builder.
+func (_u *BadgeUpdate) check() error {
+	if v, ok := _u.mutation.Digest(); ok {
+		if err := badge.DigestValidator(v); err != nil {
+			return &ValidationError{Name: "digest", err: fmt.Errorf(`ent: validator failed for field "Badge.digest": %w`, err)}
+		}
+	}
+	return nil
+}
+
 func (_u *BadgeUpdate) sqlSave(ctx context.Context) (_node int, err error) {
+	if err := _u.check(); err != nil {
+		return _node, err
+	}
 	_spec := sqlgraph.NewUpdateSpec(badge.Table, badge.Columns, sqlgraph.NewFieldSpec(badge.FieldID, field.TypeString))
 	if ps := _u.mutation.predicates; len(ps) > 0 {
 		_spec.Predicate = func(selector *sql.Selector) {
@@ -120,6 +185,24 @@ func (_u *BadgeUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if _u.mutation.LastUsedAtCleared() {
 		_spec.ClearField(badge.FieldLastUsedAt, field.TypeTime)
+	}
+	if value, ok := _u.mutation.SecretHint(); ok {
+		_spec.SetField(badge.FieldSecretHint, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.Digest(); ok {
+		_spec.SetField(badge.FieldDigest, field.TypeBytes, value)
+	}
+	if value, ok := _u.mutation.PreviousDigest(); ok {
+		_spec.SetField(badge.FieldPreviousDigest, field.TypeBytes, value)
+	}
+	if _u.mutation.PreviousDigestCleared() {
+		_spec.ClearField(badge.FieldPreviousDigest, field.TypeBytes)
+	}
+	if value, ok := _u.mutation.PreviousExpiresAt(); ok {
+		_spec.SetField(badge.FieldPreviousExpiresAt, field.TypeTime, value)
+	}
+	if _u.mutation.PreviousExpiresAtCleared() {
+		_spec.ClearField(badge.FieldPreviousExpiresAt, field.TypeTime)
 	}
 	if value, ok := _u.mutation.RevokedAt(); ok {
 		_spec.SetField(badge.FieldRevokedAt, field.TypeTime, value)
@@ -164,6 +247,58 @@ func (_u *BadgeUpdateOne) SetNillableLastUsedAt(v *time.Time) *BadgeUpdateOne {
 // ClearLastUsedAt clears the value of the "last_used_at" field.
 func (_u *BadgeUpdateOne) ClearLastUsedAt() *BadgeUpdateOne {
 	_u.mutation.ClearLastUsedAt()
+	return _u
+}
+
+// SetSecretHint sets the "secret_hint" field.
+func (_u *BadgeUpdateOne) SetSecretHint(v string) *BadgeUpdateOne {
+	_u.mutation.SetSecretHint(v)
+	return _u
+}
+
+// SetNillableSecretHint sets the "secret_hint" field if the given value is not nil.
+func (_u *BadgeUpdateOne) SetNillableSecretHint(v *string) *BadgeUpdateOne {
+	if v != nil {
+		_u.SetSecretHint(*v)
+	}
+	return _u
+}
+
+// SetDigest sets the "digest" field.
+func (_u *BadgeUpdateOne) SetDigest(v []byte) *BadgeUpdateOne {
+	_u.mutation.SetDigest(v)
+	return _u
+}
+
+// SetPreviousDigest sets the "previous_digest" field.
+func (_u *BadgeUpdateOne) SetPreviousDigest(v []byte) *BadgeUpdateOne {
+	_u.mutation.SetPreviousDigest(v)
+	return _u
+}
+
+// ClearPreviousDigest clears the value of the "previous_digest" field.
+func (_u *BadgeUpdateOne) ClearPreviousDigest() *BadgeUpdateOne {
+	_u.mutation.ClearPreviousDigest()
+	return _u
+}
+
+// SetPreviousExpiresAt sets the "previous_expires_at" field.
+func (_u *BadgeUpdateOne) SetPreviousExpiresAt(v time.Time) *BadgeUpdateOne {
+	_u.mutation.SetPreviousExpiresAt(v)
+	return _u
+}
+
+// SetNillablePreviousExpiresAt sets the "previous_expires_at" field if the given value is not nil.
+func (_u *BadgeUpdateOne) SetNillablePreviousExpiresAt(v *time.Time) *BadgeUpdateOne {
+	if v != nil {
+		_u.SetPreviousExpiresAt(*v)
+	}
+	return _u
+}
+
+// ClearPreviousExpiresAt clears the value of the "previous_expires_at" field.
+func (_u *BadgeUpdateOne) ClearPreviousExpiresAt() *BadgeUpdateOne {
+	_u.mutation.ClearPreviousExpiresAt()
 	return _u
 }
 
@@ -232,7 +367,20 @@ func (_u *BadgeUpdateOne) ExecX(ctx context.Context) {
 	}
 }
 
+// check runs all checks and user-defined validators on the builder.
+func (_u *BadgeUpdateOne) check() error {
+	if v, ok := _u.mutation.Digest(); ok {
+		if err := badge.DigestValidator(v); err != nil {
+			return &ValidationError{Name: "digest", err: fmt.Errorf(`ent: validator failed for field "Badge.digest": %w`, err)}
+		}
+	}
+	return nil
+}
+
 func (_u *BadgeUpdateOne) sqlSave(ctx context.Context) (_node *Badge, err error) {
+	if err := _u.check(); err != nil {
+		return _node, err
+	}
 	_spec := sqlgraph.NewUpdateSpec(badge.Table, badge.Columns, sqlgraph.NewFieldSpec(badge.FieldID, field.TypeString))
 	id, ok := _u.mutation.ID()
 	if !ok {
@@ -269,6 +417,24 @@ func (_u *BadgeUpdateOne) sqlSave(ctx context.Context) (_node *Badge, err error)
 	}
 	if _u.mutation.LastUsedAtCleared() {
 		_spec.ClearField(badge.FieldLastUsedAt, field.TypeTime)
+	}
+	if value, ok := _u.mutation.SecretHint(); ok {
+		_spec.SetField(badge.FieldSecretHint, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.Digest(); ok {
+		_spec.SetField(badge.FieldDigest, field.TypeBytes, value)
+	}
+	if value, ok := _u.mutation.PreviousDigest(); ok {
+		_spec.SetField(badge.FieldPreviousDigest, field.TypeBytes, value)
+	}
+	if _u.mutation.PreviousDigestCleared() {
+		_spec.ClearField(badge.FieldPreviousDigest, field.TypeBytes)
+	}
+	if value, ok := _u.mutation.PreviousExpiresAt(); ok {
+		_spec.SetField(badge.FieldPreviousExpiresAt, field.TypeTime, value)
+	}
+	if _u.mutation.PreviousExpiresAtCleared() {
+		_spec.ClearField(badge.FieldPreviousExpiresAt, field.TypeTime)
 	}
 	if value, ok := _u.mutation.RevokedAt(); ok {
 		_spec.SetField(badge.FieldRevokedAt, field.TypeTime, value)

@@ -52,24 +52,26 @@ const (
 // AgentTokenMutation represents an operation that mutates the AgentToken nodes in the graph.
 type AgentTokenMutation struct {
 	config
-	op            Op
-	typ           string
-	id            *string
-	created_at    *time.Time
-	project_id    *string
-	agent_name    *string
-	scopes        *[]string
-	appendscopes  []string
-	created_by    *string
-	expires_at    *time.Time
-	last_used_at  *time.Time
-	token_hint    *string
-	digest        *[]byte
-	revoked_at    *time.Time
-	clearedFields map[string]struct{}
-	done          bool
-	oldValue      func(context.Context) (*AgentToken, error)
-	predicates    []predicate.AgentToken
+	op                  Op
+	typ                 string
+	id                  *string
+	created_at          *time.Time
+	project_id          *string
+	agent_name          *string
+	scopes              *[]string
+	appendscopes        []string
+	created_by          *string
+	expires_at          *time.Time
+	last_used_at        *time.Time
+	token_hint          *string
+	digest              *[]byte
+	previous_digest     *[]byte
+	previous_expires_at *time.Time
+	revoked_at          *time.Time
+	clearedFields       map[string]struct{}
+	done                bool
+	oldValue            func(context.Context) (*AgentToken, error)
+	predicates          []predicate.AgentToken
 }
 
 var _ ent.Mutation = (*AgentTokenMutation)(nil)
@@ -541,6 +543,104 @@ func (m *AgentTokenMutation) ResetDigest() {
 	m.digest = nil
 }
 
+// SetPreviousDigest sets the "previous_digest" field.
+func (m *AgentTokenMutation) SetPreviousDigest(b []byte) {
+	m.previous_digest = &b
+}
+
+// PreviousDigest returns the value of the "previous_digest" field in the mutation.
+func (m *AgentTokenMutation) PreviousDigest() (r []byte, exists bool) {
+	v := m.previous_digest
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPreviousDigest returns the old "previous_digest" field's value of the AgentToken entity.
+// If the AgentToken object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AgentTokenMutation) OldPreviousDigest(ctx context.Context) (v *[]byte, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPreviousDigest is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPreviousDigest requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPreviousDigest: %w", err)
+	}
+	return oldValue.PreviousDigest, nil
+}
+
+// ClearPreviousDigest clears the value of the "previous_digest" field.
+func (m *AgentTokenMutation) ClearPreviousDigest() {
+	m.previous_digest = nil
+	m.clearedFields[agenttoken.FieldPreviousDigest] = struct{}{}
+}
+
+// PreviousDigestCleared returns if the "previous_digest" field was cleared in this mutation.
+func (m *AgentTokenMutation) PreviousDigestCleared() bool {
+	_, ok := m.clearedFields[agenttoken.FieldPreviousDigest]
+	return ok
+}
+
+// ResetPreviousDigest resets all changes to the "previous_digest" field.
+func (m *AgentTokenMutation) ResetPreviousDigest() {
+	m.previous_digest = nil
+	delete(m.clearedFields, agenttoken.FieldPreviousDigest)
+}
+
+// SetPreviousExpiresAt sets the "previous_expires_at" field.
+func (m *AgentTokenMutation) SetPreviousExpiresAt(t time.Time) {
+	m.previous_expires_at = &t
+}
+
+// PreviousExpiresAt returns the value of the "previous_expires_at" field in the mutation.
+func (m *AgentTokenMutation) PreviousExpiresAt() (r time.Time, exists bool) {
+	v := m.previous_expires_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPreviousExpiresAt returns the old "previous_expires_at" field's value of the AgentToken entity.
+// If the AgentToken object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AgentTokenMutation) OldPreviousExpiresAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPreviousExpiresAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPreviousExpiresAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPreviousExpiresAt: %w", err)
+	}
+	return oldValue.PreviousExpiresAt, nil
+}
+
+// ClearPreviousExpiresAt clears the value of the "previous_expires_at" field.
+func (m *AgentTokenMutation) ClearPreviousExpiresAt() {
+	m.previous_expires_at = nil
+	m.clearedFields[agenttoken.FieldPreviousExpiresAt] = struct{}{}
+}
+
+// PreviousExpiresAtCleared returns if the "previous_expires_at" field was cleared in this mutation.
+func (m *AgentTokenMutation) PreviousExpiresAtCleared() bool {
+	_, ok := m.clearedFields[agenttoken.FieldPreviousExpiresAt]
+	return ok
+}
+
+// ResetPreviousExpiresAt resets all changes to the "previous_expires_at" field.
+func (m *AgentTokenMutation) ResetPreviousExpiresAt() {
+	m.previous_expires_at = nil
+	delete(m.clearedFields, agenttoken.FieldPreviousExpiresAt)
+}
+
 // SetRevokedAt sets the "revoked_at" field.
 func (m *AgentTokenMutation) SetRevokedAt(t time.Time) {
 	m.revoked_at = &t
@@ -624,7 +724,7 @@ func (m *AgentTokenMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *AgentTokenMutation) Fields() []string {
-	fields := make([]string, 0, 10)
+	fields := make([]string, 0, 12)
 	if m.created_at != nil {
 		fields = append(fields, agenttoken.FieldCreatedAt)
 	}
@@ -651,6 +751,12 @@ func (m *AgentTokenMutation) Fields() []string {
 	}
 	if m.digest != nil {
 		fields = append(fields, agenttoken.FieldDigest)
+	}
+	if m.previous_digest != nil {
+		fields = append(fields, agenttoken.FieldPreviousDigest)
+	}
+	if m.previous_expires_at != nil {
+		fields = append(fields, agenttoken.FieldPreviousExpiresAt)
 	}
 	if m.revoked_at != nil {
 		fields = append(fields, agenttoken.FieldRevokedAt)
@@ -681,6 +787,10 @@ func (m *AgentTokenMutation) Field(name string) (ent.Value, bool) {
 		return m.TokenHint()
 	case agenttoken.FieldDigest:
 		return m.Digest()
+	case agenttoken.FieldPreviousDigest:
+		return m.PreviousDigest()
+	case agenttoken.FieldPreviousExpiresAt:
+		return m.PreviousExpiresAt()
 	case agenttoken.FieldRevokedAt:
 		return m.RevokedAt()
 	}
@@ -710,6 +820,10 @@ func (m *AgentTokenMutation) OldField(ctx context.Context, name string) (ent.Val
 		return m.OldTokenHint(ctx)
 	case agenttoken.FieldDigest:
 		return m.OldDigest(ctx)
+	case agenttoken.FieldPreviousDigest:
+		return m.OldPreviousDigest(ctx)
+	case agenttoken.FieldPreviousExpiresAt:
+		return m.OldPreviousExpiresAt(ctx)
 	case agenttoken.FieldRevokedAt:
 		return m.OldRevokedAt(ctx)
 	}
@@ -784,6 +898,20 @@ func (m *AgentTokenMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetDigest(v)
 		return nil
+	case agenttoken.FieldPreviousDigest:
+		v, ok := value.([]byte)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPreviousDigest(v)
+		return nil
+	case agenttoken.FieldPreviousExpiresAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPreviousExpiresAt(v)
+		return nil
 	case agenttoken.FieldRevokedAt:
 		v, ok := value.(time.Time)
 		if !ok {
@@ -827,6 +955,12 @@ func (m *AgentTokenMutation) ClearedFields() []string {
 	if m.FieldCleared(agenttoken.FieldLastUsedAt) {
 		fields = append(fields, agenttoken.FieldLastUsedAt)
 	}
+	if m.FieldCleared(agenttoken.FieldPreviousDigest) {
+		fields = append(fields, agenttoken.FieldPreviousDigest)
+	}
+	if m.FieldCleared(agenttoken.FieldPreviousExpiresAt) {
+		fields = append(fields, agenttoken.FieldPreviousExpiresAt)
+	}
 	if m.FieldCleared(agenttoken.FieldRevokedAt) {
 		fields = append(fields, agenttoken.FieldRevokedAt)
 	}
@@ -849,6 +983,12 @@ func (m *AgentTokenMutation) ClearField(name string) error {
 		return nil
 	case agenttoken.FieldLastUsedAt:
 		m.ClearLastUsedAt()
+		return nil
+	case agenttoken.FieldPreviousDigest:
+		m.ClearPreviousDigest()
+		return nil
+	case agenttoken.FieldPreviousExpiresAt:
+		m.ClearPreviousExpiresAt()
 		return nil
 	case agenttoken.FieldRevokedAt:
 		m.ClearRevokedAt()
@@ -887,6 +1027,12 @@ func (m *AgentTokenMutation) ResetField(name string) error {
 		return nil
 	case agenttoken.FieldDigest:
 		m.ResetDigest()
+		return nil
+	case agenttoken.FieldPreviousDigest:
+		m.ResetPreviousDigest()
+		return nil
+	case agenttoken.FieldPreviousExpiresAt:
+		m.ResetPreviousExpiresAt()
 		return nil
 	case agenttoken.FieldRevokedAt:
 		m.ResetRevokedAt()
@@ -1662,20 +1808,22 @@ func (m *AuditEventMutation) ResetEdge(name string) error {
 // AuthClientMutation represents an operation that mutates the AuthClient nodes in the graph.
 type AuthClientMutation struct {
 	config
-	op            Op
-	typ           string
-	id            *string
-	created_at    *time.Time
-	badge_id      *string
-	project_id    *string
-	secret_digest *[]byte
-	role          *string
-	expires_at    *time.Time
-	revoked_at    *time.Time
-	clearedFields map[string]struct{}
-	done          bool
-	oldValue      func(context.Context) (*AuthClient, error)
-	predicates    []predicate.AuthClient
+	op                     Op
+	typ                    string
+	id                     *string
+	created_at             *time.Time
+	badge_id               *string
+	project_id             *string
+	secret_digest          *[]byte
+	previous_secret_digest *[]byte
+	previous_expires_at    *time.Time
+	role                   *string
+	expires_at             *time.Time
+	revoked_at             *time.Time
+	clearedFields          map[string]struct{}
+	done                   bool
+	oldValue               func(context.Context) (*AuthClient, error)
+	predicates             []predicate.AuthClient
 }
 
 var _ ent.Mutation = (*AuthClientMutation)(nil)
@@ -1926,6 +2074,104 @@ func (m *AuthClientMutation) ResetSecretDigest() {
 	m.secret_digest = nil
 }
 
+// SetPreviousSecretDigest sets the "previous_secret_digest" field.
+func (m *AuthClientMutation) SetPreviousSecretDigest(b []byte) {
+	m.previous_secret_digest = &b
+}
+
+// PreviousSecretDigest returns the value of the "previous_secret_digest" field in the mutation.
+func (m *AuthClientMutation) PreviousSecretDigest() (r []byte, exists bool) {
+	v := m.previous_secret_digest
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPreviousSecretDigest returns the old "previous_secret_digest" field's value of the AuthClient entity.
+// If the AuthClient object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AuthClientMutation) OldPreviousSecretDigest(ctx context.Context) (v *[]byte, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPreviousSecretDigest is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPreviousSecretDigest requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPreviousSecretDigest: %w", err)
+	}
+	return oldValue.PreviousSecretDigest, nil
+}
+
+// ClearPreviousSecretDigest clears the value of the "previous_secret_digest" field.
+func (m *AuthClientMutation) ClearPreviousSecretDigest() {
+	m.previous_secret_digest = nil
+	m.clearedFields[authclient.FieldPreviousSecretDigest] = struct{}{}
+}
+
+// PreviousSecretDigestCleared returns if the "previous_secret_digest" field was cleared in this mutation.
+func (m *AuthClientMutation) PreviousSecretDigestCleared() bool {
+	_, ok := m.clearedFields[authclient.FieldPreviousSecretDigest]
+	return ok
+}
+
+// ResetPreviousSecretDigest resets all changes to the "previous_secret_digest" field.
+func (m *AuthClientMutation) ResetPreviousSecretDigest() {
+	m.previous_secret_digest = nil
+	delete(m.clearedFields, authclient.FieldPreviousSecretDigest)
+}
+
+// SetPreviousExpiresAt sets the "previous_expires_at" field.
+func (m *AuthClientMutation) SetPreviousExpiresAt(t time.Time) {
+	m.previous_expires_at = &t
+}
+
+// PreviousExpiresAt returns the value of the "previous_expires_at" field in the mutation.
+func (m *AuthClientMutation) PreviousExpiresAt() (r time.Time, exists bool) {
+	v := m.previous_expires_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPreviousExpiresAt returns the old "previous_expires_at" field's value of the AuthClient entity.
+// If the AuthClient object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AuthClientMutation) OldPreviousExpiresAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPreviousExpiresAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPreviousExpiresAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPreviousExpiresAt: %w", err)
+	}
+	return oldValue.PreviousExpiresAt, nil
+}
+
+// ClearPreviousExpiresAt clears the value of the "previous_expires_at" field.
+func (m *AuthClientMutation) ClearPreviousExpiresAt() {
+	m.previous_expires_at = nil
+	m.clearedFields[authclient.FieldPreviousExpiresAt] = struct{}{}
+}
+
+// PreviousExpiresAtCleared returns if the "previous_expires_at" field was cleared in this mutation.
+func (m *AuthClientMutation) PreviousExpiresAtCleared() bool {
+	_, ok := m.clearedFields[authclient.FieldPreviousExpiresAt]
+	return ok
+}
+
+// ResetPreviousExpiresAt resets all changes to the "previous_expires_at" field.
+func (m *AuthClientMutation) ResetPreviousExpiresAt() {
+	m.previous_expires_at = nil
+	delete(m.clearedFields, authclient.FieldPreviousExpiresAt)
+}
+
 // SetRole sets the "role" field.
 func (m *AuthClientMutation) SetRole(s string) {
 	m.role = &s
@@ -2094,7 +2340,7 @@ func (m *AuthClientMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *AuthClientMutation) Fields() []string {
-	fields := make([]string, 0, 7)
+	fields := make([]string, 0, 9)
 	if m.created_at != nil {
 		fields = append(fields, authclient.FieldCreatedAt)
 	}
@@ -2106,6 +2352,12 @@ func (m *AuthClientMutation) Fields() []string {
 	}
 	if m.secret_digest != nil {
 		fields = append(fields, authclient.FieldSecretDigest)
+	}
+	if m.previous_secret_digest != nil {
+		fields = append(fields, authclient.FieldPreviousSecretDigest)
+	}
+	if m.previous_expires_at != nil {
+		fields = append(fields, authclient.FieldPreviousExpiresAt)
 	}
 	if m.role != nil {
 		fields = append(fields, authclient.FieldRole)
@@ -2132,6 +2384,10 @@ func (m *AuthClientMutation) Field(name string) (ent.Value, bool) {
 		return m.ProjectID()
 	case authclient.FieldSecretDigest:
 		return m.SecretDigest()
+	case authclient.FieldPreviousSecretDigest:
+		return m.PreviousSecretDigest()
+	case authclient.FieldPreviousExpiresAt:
+		return m.PreviousExpiresAt()
 	case authclient.FieldRole:
 		return m.Role()
 	case authclient.FieldExpiresAt:
@@ -2155,6 +2411,10 @@ func (m *AuthClientMutation) OldField(ctx context.Context, name string) (ent.Val
 		return m.OldProjectID(ctx)
 	case authclient.FieldSecretDigest:
 		return m.OldSecretDigest(ctx)
+	case authclient.FieldPreviousSecretDigest:
+		return m.OldPreviousSecretDigest(ctx)
+	case authclient.FieldPreviousExpiresAt:
+		return m.OldPreviousExpiresAt(ctx)
 	case authclient.FieldRole:
 		return m.OldRole(ctx)
 	case authclient.FieldExpiresAt:
@@ -2197,6 +2457,20 @@ func (m *AuthClientMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetSecretDigest(v)
+		return nil
+	case authclient.FieldPreviousSecretDigest:
+		v, ok := value.([]byte)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPreviousSecretDigest(v)
+		return nil
+	case authclient.FieldPreviousExpiresAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPreviousExpiresAt(v)
 		return nil
 	case authclient.FieldRole:
 		v, ok := value.(string)
@@ -2249,6 +2523,12 @@ func (m *AuthClientMutation) AddField(name string, value ent.Value) error {
 // mutation.
 func (m *AuthClientMutation) ClearedFields() []string {
 	var fields []string
+	if m.FieldCleared(authclient.FieldPreviousSecretDigest) {
+		fields = append(fields, authclient.FieldPreviousSecretDigest)
+	}
+	if m.FieldCleared(authclient.FieldPreviousExpiresAt) {
+		fields = append(fields, authclient.FieldPreviousExpiresAt)
+	}
 	if m.FieldCleared(authclient.FieldExpiresAt) {
 		fields = append(fields, authclient.FieldExpiresAt)
 	}
@@ -2269,6 +2549,12 @@ func (m *AuthClientMutation) FieldCleared(name string) bool {
 // error if the field is not defined in the schema.
 func (m *AuthClientMutation) ClearField(name string) error {
 	switch name {
+	case authclient.FieldPreviousSecretDigest:
+		m.ClearPreviousSecretDigest()
+		return nil
+	case authclient.FieldPreviousExpiresAt:
+		m.ClearPreviousExpiresAt()
+		return nil
 	case authclient.FieldExpiresAt:
 		m.ClearExpiresAt()
 		return nil
@@ -2294,6 +2580,12 @@ func (m *AuthClientMutation) ResetField(name string) error {
 		return nil
 	case authclient.FieldSecretDigest:
 		m.ResetSecretDigest()
+		return nil
+	case authclient.FieldPreviousSecretDigest:
+		m.ResetPreviousSecretDigest()
+		return nil
+	case authclient.FieldPreviousExpiresAt:
+		m.ResetPreviousExpiresAt()
 		return nil
 	case authclient.FieldRole:
 		m.ResetRole()
@@ -2359,24 +2651,26 @@ func (m *AuthClientMutation) ResetEdge(name string) error {
 // BadgeMutation represents an operation that mutates the Badge nodes in the graph.
 type BadgeMutation struct {
 	config
-	op            Op
-	typ           string
-	id            *string
-	created_at    *time.Time
-	project_id    *string
-	product       *string
-	name          *string
-	role          *string
-	created_by    *string
-	expires_at    *time.Time
-	last_used_at  *time.Time
-	secret_hint   *string
-	digest        *[]byte
-	revoked_at    *time.Time
-	clearedFields map[string]struct{}
-	done          bool
-	oldValue      func(context.Context) (*Badge, error)
-	predicates    []predicate.Badge
+	op                  Op
+	typ                 string
+	id                  *string
+	created_at          *time.Time
+	project_id          *string
+	product             *string
+	name                *string
+	role                *string
+	created_by          *string
+	expires_at          *time.Time
+	last_used_at        *time.Time
+	secret_hint         *string
+	digest              *[]byte
+	previous_digest     *[]byte
+	previous_expires_at *time.Time
+	revoked_at          *time.Time
+	clearedFields       map[string]struct{}
+	done                bool
+	oldValue            func(context.Context) (*Badge, error)
+	predicates          []predicate.Badge
 }
 
 var _ ent.Mutation = (*BadgeMutation)(nil)
@@ -2882,6 +3176,104 @@ func (m *BadgeMutation) ResetDigest() {
 	m.digest = nil
 }
 
+// SetPreviousDigest sets the "previous_digest" field.
+func (m *BadgeMutation) SetPreviousDigest(b []byte) {
+	m.previous_digest = &b
+}
+
+// PreviousDigest returns the value of the "previous_digest" field in the mutation.
+func (m *BadgeMutation) PreviousDigest() (r []byte, exists bool) {
+	v := m.previous_digest
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPreviousDigest returns the old "previous_digest" field's value of the Badge entity.
+// If the Badge object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *BadgeMutation) OldPreviousDigest(ctx context.Context) (v *[]byte, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPreviousDigest is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPreviousDigest requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPreviousDigest: %w", err)
+	}
+	return oldValue.PreviousDigest, nil
+}
+
+// ClearPreviousDigest clears the value of the "previous_digest" field.
+func (m *BadgeMutation) ClearPreviousDigest() {
+	m.previous_digest = nil
+	m.clearedFields[badge.FieldPreviousDigest] = struct{}{}
+}
+
+// PreviousDigestCleared returns if the "previous_digest" field was cleared in this mutation.
+func (m *BadgeMutation) PreviousDigestCleared() bool {
+	_, ok := m.clearedFields[badge.FieldPreviousDigest]
+	return ok
+}
+
+// ResetPreviousDigest resets all changes to the "previous_digest" field.
+func (m *BadgeMutation) ResetPreviousDigest() {
+	m.previous_digest = nil
+	delete(m.clearedFields, badge.FieldPreviousDigest)
+}
+
+// SetPreviousExpiresAt sets the "previous_expires_at" field.
+func (m *BadgeMutation) SetPreviousExpiresAt(t time.Time) {
+	m.previous_expires_at = &t
+}
+
+// PreviousExpiresAt returns the value of the "previous_expires_at" field in the mutation.
+func (m *BadgeMutation) PreviousExpiresAt() (r time.Time, exists bool) {
+	v := m.previous_expires_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPreviousExpiresAt returns the old "previous_expires_at" field's value of the Badge entity.
+// If the Badge object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *BadgeMutation) OldPreviousExpiresAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPreviousExpiresAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPreviousExpiresAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPreviousExpiresAt: %w", err)
+	}
+	return oldValue.PreviousExpiresAt, nil
+}
+
+// ClearPreviousExpiresAt clears the value of the "previous_expires_at" field.
+func (m *BadgeMutation) ClearPreviousExpiresAt() {
+	m.previous_expires_at = nil
+	m.clearedFields[badge.FieldPreviousExpiresAt] = struct{}{}
+}
+
+// PreviousExpiresAtCleared returns if the "previous_expires_at" field was cleared in this mutation.
+func (m *BadgeMutation) PreviousExpiresAtCleared() bool {
+	_, ok := m.clearedFields[badge.FieldPreviousExpiresAt]
+	return ok
+}
+
+// ResetPreviousExpiresAt resets all changes to the "previous_expires_at" field.
+func (m *BadgeMutation) ResetPreviousExpiresAt() {
+	m.previous_expires_at = nil
+	delete(m.clearedFields, badge.FieldPreviousExpiresAt)
+}
+
 // SetRevokedAt sets the "revoked_at" field.
 func (m *BadgeMutation) SetRevokedAt(t time.Time) {
 	m.revoked_at = &t
@@ -2965,7 +3357,7 @@ func (m *BadgeMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *BadgeMutation) Fields() []string {
-	fields := make([]string, 0, 11)
+	fields := make([]string, 0, 13)
 	if m.created_at != nil {
 		fields = append(fields, badge.FieldCreatedAt)
 	}
@@ -2995,6 +3387,12 @@ func (m *BadgeMutation) Fields() []string {
 	}
 	if m.digest != nil {
 		fields = append(fields, badge.FieldDigest)
+	}
+	if m.previous_digest != nil {
+		fields = append(fields, badge.FieldPreviousDigest)
+	}
+	if m.previous_expires_at != nil {
+		fields = append(fields, badge.FieldPreviousExpiresAt)
 	}
 	if m.revoked_at != nil {
 		fields = append(fields, badge.FieldRevokedAt)
@@ -3027,6 +3425,10 @@ func (m *BadgeMutation) Field(name string) (ent.Value, bool) {
 		return m.SecretHint()
 	case badge.FieldDigest:
 		return m.Digest()
+	case badge.FieldPreviousDigest:
+		return m.PreviousDigest()
+	case badge.FieldPreviousExpiresAt:
+		return m.PreviousExpiresAt()
 	case badge.FieldRevokedAt:
 		return m.RevokedAt()
 	}
@@ -3058,6 +3460,10 @@ func (m *BadgeMutation) OldField(ctx context.Context, name string) (ent.Value, e
 		return m.OldSecretHint(ctx)
 	case badge.FieldDigest:
 		return m.OldDigest(ctx)
+	case badge.FieldPreviousDigest:
+		return m.OldPreviousDigest(ctx)
+	case badge.FieldPreviousExpiresAt:
+		return m.OldPreviousExpiresAt(ctx)
 	case badge.FieldRevokedAt:
 		return m.OldRevokedAt(ctx)
 	}
@@ -3139,6 +3545,20 @@ func (m *BadgeMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetDigest(v)
 		return nil
+	case badge.FieldPreviousDigest:
+		v, ok := value.([]byte)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPreviousDigest(v)
+		return nil
+	case badge.FieldPreviousExpiresAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPreviousExpiresAt(v)
+		return nil
 	case badge.FieldRevokedAt:
 		v, ok := value.(time.Time)
 		if !ok {
@@ -3185,6 +3605,12 @@ func (m *BadgeMutation) ClearedFields() []string {
 	if m.FieldCleared(badge.FieldLastUsedAt) {
 		fields = append(fields, badge.FieldLastUsedAt)
 	}
+	if m.FieldCleared(badge.FieldPreviousDigest) {
+		fields = append(fields, badge.FieldPreviousDigest)
+	}
+	if m.FieldCleared(badge.FieldPreviousExpiresAt) {
+		fields = append(fields, badge.FieldPreviousExpiresAt)
+	}
 	if m.FieldCleared(badge.FieldRevokedAt) {
 		fields = append(fields, badge.FieldRevokedAt)
 	}
@@ -3210,6 +3636,12 @@ func (m *BadgeMutation) ClearField(name string) error {
 		return nil
 	case badge.FieldLastUsedAt:
 		m.ClearLastUsedAt()
+		return nil
+	case badge.FieldPreviousDigest:
+		m.ClearPreviousDigest()
+		return nil
+	case badge.FieldPreviousExpiresAt:
+		m.ClearPreviousExpiresAt()
 		return nil
 	case badge.FieldRevokedAt:
 		m.ClearRevokedAt()
@@ -3251,6 +3683,12 @@ func (m *BadgeMutation) ResetField(name string) error {
 		return nil
 	case badge.FieldDigest:
 		m.ResetDigest()
+		return nil
+	case badge.FieldPreviousDigest:
+		m.ResetPreviousDigest()
+		return nil
+	case badge.FieldPreviousExpiresAt:
+		m.ResetPreviousExpiresAt()
 		return nil
 	case badge.FieldRevokedAt:
 		m.ResetRevokedAt()
@@ -5070,22 +5508,24 @@ func (m *RefreshTokenMutation) ResetEdge(name string) error {
 // S3CredentialMutation represents an operation that mutates the S3Credential nodes in the graph.
 type S3CredentialMutation struct {
 	config
-	op            Op
-	typ           string
-	id            *string
-	created_at    *time.Time
-	badge_id      *string
-	project_id    *string
-	access_key_id *string
-	secret_sealed *string
-	bucket        *string
-	role          *string
-	expires_at    *time.Time
-	revoked_at    *time.Time
-	clearedFields map[string]struct{}
-	done          bool
-	oldValue      func(context.Context) (*S3Credential, error)
-	predicates    []predicate.S3Credential
+	op                     Op
+	typ                    string
+	id                     *string
+	created_at             *time.Time
+	badge_id               *string
+	project_id             *string
+	access_key_id          *string
+	secret_sealed          *string
+	previous_secret_sealed *string
+	previous_expires_at    *time.Time
+	bucket                 *string
+	role                   *string
+	expires_at             *time.Time
+	revoked_at             *time.Time
+	clearedFields          map[string]struct{}
+	done                   bool
+	oldValue               func(context.Context) (*S3Credential, error)
+	predicates             []predicate.S3Credential
 }
 
 var _ ent.Mutation = (*S3CredentialMutation)(nil)
@@ -5372,6 +5812,104 @@ func (m *S3CredentialMutation) ResetSecretSealed() {
 	m.secret_sealed = nil
 }
 
+// SetPreviousSecretSealed sets the "previous_secret_sealed" field.
+func (m *S3CredentialMutation) SetPreviousSecretSealed(s string) {
+	m.previous_secret_sealed = &s
+}
+
+// PreviousSecretSealed returns the value of the "previous_secret_sealed" field in the mutation.
+func (m *S3CredentialMutation) PreviousSecretSealed() (r string, exists bool) {
+	v := m.previous_secret_sealed
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPreviousSecretSealed returns the old "previous_secret_sealed" field's value of the S3Credential entity.
+// If the S3Credential object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *S3CredentialMutation) OldPreviousSecretSealed(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPreviousSecretSealed is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPreviousSecretSealed requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPreviousSecretSealed: %w", err)
+	}
+	return oldValue.PreviousSecretSealed, nil
+}
+
+// ClearPreviousSecretSealed clears the value of the "previous_secret_sealed" field.
+func (m *S3CredentialMutation) ClearPreviousSecretSealed() {
+	m.previous_secret_sealed = nil
+	m.clearedFields[s3credential.FieldPreviousSecretSealed] = struct{}{}
+}
+
+// PreviousSecretSealedCleared returns if the "previous_secret_sealed" field was cleared in this mutation.
+func (m *S3CredentialMutation) PreviousSecretSealedCleared() bool {
+	_, ok := m.clearedFields[s3credential.FieldPreviousSecretSealed]
+	return ok
+}
+
+// ResetPreviousSecretSealed resets all changes to the "previous_secret_sealed" field.
+func (m *S3CredentialMutation) ResetPreviousSecretSealed() {
+	m.previous_secret_sealed = nil
+	delete(m.clearedFields, s3credential.FieldPreviousSecretSealed)
+}
+
+// SetPreviousExpiresAt sets the "previous_expires_at" field.
+func (m *S3CredentialMutation) SetPreviousExpiresAt(t time.Time) {
+	m.previous_expires_at = &t
+}
+
+// PreviousExpiresAt returns the value of the "previous_expires_at" field in the mutation.
+func (m *S3CredentialMutation) PreviousExpiresAt() (r time.Time, exists bool) {
+	v := m.previous_expires_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPreviousExpiresAt returns the old "previous_expires_at" field's value of the S3Credential entity.
+// If the S3Credential object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *S3CredentialMutation) OldPreviousExpiresAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPreviousExpiresAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPreviousExpiresAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPreviousExpiresAt: %w", err)
+	}
+	return oldValue.PreviousExpiresAt, nil
+}
+
+// ClearPreviousExpiresAt clears the value of the "previous_expires_at" field.
+func (m *S3CredentialMutation) ClearPreviousExpiresAt() {
+	m.previous_expires_at = nil
+	m.clearedFields[s3credential.FieldPreviousExpiresAt] = struct{}{}
+}
+
+// PreviousExpiresAtCleared returns if the "previous_expires_at" field was cleared in this mutation.
+func (m *S3CredentialMutation) PreviousExpiresAtCleared() bool {
+	_, ok := m.clearedFields[s3credential.FieldPreviousExpiresAt]
+	return ok
+}
+
+// ResetPreviousExpiresAt resets all changes to the "previous_expires_at" field.
+func (m *S3CredentialMutation) ResetPreviousExpiresAt() {
+	m.previous_expires_at = nil
+	delete(m.clearedFields, s3credential.FieldPreviousExpiresAt)
+}
+
 // SetBucket sets the "bucket" field.
 func (m *S3CredentialMutation) SetBucket(s string) {
 	m.bucket = &s
@@ -5576,7 +6114,7 @@ func (m *S3CredentialMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *S3CredentialMutation) Fields() []string {
-	fields := make([]string, 0, 9)
+	fields := make([]string, 0, 11)
 	if m.created_at != nil {
 		fields = append(fields, s3credential.FieldCreatedAt)
 	}
@@ -5591,6 +6129,12 @@ func (m *S3CredentialMutation) Fields() []string {
 	}
 	if m.secret_sealed != nil {
 		fields = append(fields, s3credential.FieldSecretSealed)
+	}
+	if m.previous_secret_sealed != nil {
+		fields = append(fields, s3credential.FieldPreviousSecretSealed)
+	}
+	if m.previous_expires_at != nil {
+		fields = append(fields, s3credential.FieldPreviousExpiresAt)
 	}
 	if m.bucket != nil {
 		fields = append(fields, s3credential.FieldBucket)
@@ -5622,6 +6166,10 @@ func (m *S3CredentialMutation) Field(name string) (ent.Value, bool) {
 		return m.AccessKeyID()
 	case s3credential.FieldSecretSealed:
 		return m.SecretSealed()
+	case s3credential.FieldPreviousSecretSealed:
+		return m.PreviousSecretSealed()
+	case s3credential.FieldPreviousExpiresAt:
+		return m.PreviousExpiresAt()
 	case s3credential.FieldBucket:
 		return m.Bucket()
 	case s3credential.FieldRole:
@@ -5649,6 +6197,10 @@ func (m *S3CredentialMutation) OldField(ctx context.Context, name string) (ent.V
 		return m.OldAccessKeyID(ctx)
 	case s3credential.FieldSecretSealed:
 		return m.OldSecretSealed(ctx)
+	case s3credential.FieldPreviousSecretSealed:
+		return m.OldPreviousSecretSealed(ctx)
+	case s3credential.FieldPreviousExpiresAt:
+		return m.OldPreviousExpiresAt(ctx)
 	case s3credential.FieldBucket:
 		return m.OldBucket(ctx)
 	case s3credential.FieldRole:
@@ -5700,6 +6252,20 @@ func (m *S3CredentialMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetSecretSealed(v)
+		return nil
+	case s3credential.FieldPreviousSecretSealed:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPreviousSecretSealed(v)
+		return nil
+	case s3credential.FieldPreviousExpiresAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPreviousExpiresAt(v)
 		return nil
 	case s3credential.FieldBucket:
 		v, ok := value.(string)
@@ -5759,6 +6325,12 @@ func (m *S3CredentialMutation) AddField(name string, value ent.Value) error {
 // mutation.
 func (m *S3CredentialMutation) ClearedFields() []string {
 	var fields []string
+	if m.FieldCleared(s3credential.FieldPreviousSecretSealed) {
+		fields = append(fields, s3credential.FieldPreviousSecretSealed)
+	}
+	if m.FieldCleared(s3credential.FieldPreviousExpiresAt) {
+		fields = append(fields, s3credential.FieldPreviousExpiresAt)
+	}
 	if m.FieldCleared(s3credential.FieldExpiresAt) {
 		fields = append(fields, s3credential.FieldExpiresAt)
 	}
@@ -5779,6 +6351,12 @@ func (m *S3CredentialMutation) FieldCleared(name string) bool {
 // error if the field is not defined in the schema.
 func (m *S3CredentialMutation) ClearField(name string) error {
 	switch name {
+	case s3credential.FieldPreviousSecretSealed:
+		m.ClearPreviousSecretSealed()
+		return nil
+	case s3credential.FieldPreviousExpiresAt:
+		m.ClearPreviousExpiresAt()
+		return nil
 	case s3credential.FieldExpiresAt:
 		m.ClearExpiresAt()
 		return nil
@@ -5807,6 +6385,12 @@ func (m *S3CredentialMutation) ResetField(name string) error {
 		return nil
 	case s3credential.FieldSecretSealed:
 		m.ResetSecretSealed()
+		return nil
+	case s3credential.FieldPreviousSecretSealed:
+		m.ResetPreviousSecretSealed()
+		return nil
+	case s3credential.FieldPreviousExpiresAt:
+		m.ResetPreviousExpiresAt()
 		return nil
 	case s3credential.FieldBucket:
 		m.ResetBucket()

@@ -27,6 +27,10 @@ type S3Credential struct {
 	AccessKeyID string `json:"access_key_id,omitempty"`
 	// SecretSealed holds the value of the "secret_sealed" field.
 	SecretSealed string `json:"-"`
+	// PreviousSecretSealed holds the value of the "previous_secret_sealed" field.
+	PreviousSecretSealed *string `json:"-"`
+	// PreviousExpiresAt holds the value of the "previous_expires_at" field.
+	PreviousExpiresAt *time.Time `json:"previous_expires_at,omitempty"`
 	// Bucket holds the value of the "bucket" field.
 	Bucket string `json:"bucket,omitempty"`
 	// Role holds the value of the "role" field.
@@ -43,9 +47,9 @@ func (*S3Credential) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
-		case s3credential.FieldID, s3credential.FieldBadgeID, s3credential.FieldProjectID, s3credential.FieldAccessKeyID, s3credential.FieldSecretSealed, s3credential.FieldBucket, s3credential.FieldRole:
+		case s3credential.FieldID, s3credential.FieldBadgeID, s3credential.FieldProjectID, s3credential.FieldAccessKeyID, s3credential.FieldSecretSealed, s3credential.FieldPreviousSecretSealed, s3credential.FieldBucket, s3credential.FieldRole:
 			values[i] = new(sql.NullString)
-		case s3credential.FieldCreatedAt, s3credential.FieldExpiresAt, s3credential.FieldRevokedAt:
+		case s3credential.FieldCreatedAt, s3credential.FieldPreviousExpiresAt, s3credential.FieldExpiresAt, s3credential.FieldRevokedAt:
 			values[i] = new(sql.NullTime)
 		default:
 			values[i] = new(sql.UnknownType)
@@ -97,6 +101,20 @@ func (_m *S3Credential) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field secret_sealed", values[i])
 			} else if value.Valid {
 				_m.SecretSealed = value.String
+			}
+		case s3credential.FieldPreviousSecretSealed:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field previous_secret_sealed", values[i])
+			} else if value.Valid {
+				_m.PreviousSecretSealed = new(string)
+				*_m.PreviousSecretSealed = value.String
+			}
+		case s3credential.FieldPreviousExpiresAt:
+			if value, ok := values[i].(*sql.NullTime); !ok {
+				return fmt.Errorf("unexpected type %T for field previous_expires_at", values[i])
+			} else if value.Valid {
+				_m.PreviousExpiresAt = new(time.Time)
+				*_m.PreviousExpiresAt = value.Time
 			}
 		case s3credential.FieldBucket:
 			if value, ok := values[i].(*sql.NullString); !ok {
@@ -173,6 +191,13 @@ func (_m *S3Credential) String() string {
 	builder.WriteString(_m.AccessKeyID)
 	builder.WriteString(", ")
 	builder.WriteString("secret_sealed=<sensitive>")
+	builder.WriteString(", ")
+	builder.WriteString("previous_secret_sealed=<sensitive>")
+	builder.WriteString(", ")
+	if v := _m.PreviousExpiresAt; v != nil {
+		builder.WriteString("previous_expires_at=")
+		builder.WriteString(v.Format(time.ANSIC))
+	}
 	builder.WriteString(", ")
 	builder.WriteString("bucket=")
 	builder.WriteString(_m.Bucket)

@@ -61,6 +61,34 @@ func (_c *S3CredentialCreate) SetSecretSealed(v string) *S3CredentialCreate {
 	return _c
 }
 
+// SetPreviousSecretSealed sets the "previous_secret_sealed" field.
+func (_c *S3CredentialCreate) SetPreviousSecretSealed(v string) *S3CredentialCreate {
+	_c.mutation.SetPreviousSecretSealed(v)
+	return _c
+}
+
+// SetNillablePreviousSecretSealed sets the "previous_secret_sealed" field if the given value is not nil.
+func (_c *S3CredentialCreate) SetNillablePreviousSecretSealed(v *string) *S3CredentialCreate {
+	if v != nil {
+		_c.SetPreviousSecretSealed(*v)
+	}
+	return _c
+}
+
+// SetPreviousExpiresAt sets the "previous_expires_at" field.
+func (_c *S3CredentialCreate) SetPreviousExpiresAt(v time.Time) *S3CredentialCreate {
+	_c.mutation.SetPreviousExpiresAt(v)
+	return _c
+}
+
+// SetNillablePreviousExpiresAt sets the "previous_expires_at" field if the given value is not nil.
+func (_c *S3CredentialCreate) SetNillablePreviousExpiresAt(v *time.Time) *S3CredentialCreate {
+	if v != nil {
+		_c.SetPreviousExpiresAt(*v)
+	}
+	return _c
+}
+
 // SetBucket sets the "bucket" field.
 func (_c *S3CredentialCreate) SetBucket(v string) *S3CredentialCreate {
 	_c.mutation.SetBucket(v)
@@ -259,6 +287,14 @@ func (_c *S3CredentialCreate) createSpec() (*S3Credential, *sqlgraph.CreateSpec)
 		_spec.SetField(s3credential.FieldSecretSealed, field.TypeString, value)
 		_node.SecretSealed = value
 	}
+	if value, ok := _c.mutation.PreviousSecretSealed(); ok {
+		_spec.SetField(s3credential.FieldPreviousSecretSealed, field.TypeString, value)
+		_node.PreviousSecretSealed = &value
+	}
+	if value, ok := _c.mutation.PreviousExpiresAt(); ok {
+		_spec.SetField(s3credential.FieldPreviousExpiresAt, field.TypeTime, value)
+		_node.PreviousExpiresAt = &value
+	}
 	if value, ok := _c.mutation.Bucket(); ok {
 		_spec.SetField(s3credential.FieldBucket, field.TypeString, value)
 		_node.Bucket = value
@@ -336,6 +372,42 @@ func (u *S3CredentialUpsert) SetSecretSealed(v string) *S3CredentialUpsert {
 // UpdateSecretSealed sets the "secret_sealed" field to the value that was provided on create.
 func (u *S3CredentialUpsert) UpdateSecretSealed() *S3CredentialUpsert {
 	u.SetExcluded(s3credential.FieldSecretSealed)
+	return u
+}
+
+// SetPreviousSecretSealed sets the "previous_secret_sealed" field.
+func (u *S3CredentialUpsert) SetPreviousSecretSealed(v string) *S3CredentialUpsert {
+	u.Set(s3credential.FieldPreviousSecretSealed, v)
+	return u
+}
+
+// UpdatePreviousSecretSealed sets the "previous_secret_sealed" field to the value that was provided on create.
+func (u *S3CredentialUpsert) UpdatePreviousSecretSealed() *S3CredentialUpsert {
+	u.SetExcluded(s3credential.FieldPreviousSecretSealed)
+	return u
+}
+
+// ClearPreviousSecretSealed clears the value of the "previous_secret_sealed" field.
+func (u *S3CredentialUpsert) ClearPreviousSecretSealed() *S3CredentialUpsert {
+	u.SetNull(s3credential.FieldPreviousSecretSealed)
+	return u
+}
+
+// SetPreviousExpiresAt sets the "previous_expires_at" field.
+func (u *S3CredentialUpsert) SetPreviousExpiresAt(v time.Time) *S3CredentialUpsert {
+	u.Set(s3credential.FieldPreviousExpiresAt, v)
+	return u
+}
+
+// UpdatePreviousExpiresAt sets the "previous_expires_at" field to the value that was provided on create.
+func (u *S3CredentialUpsert) UpdatePreviousExpiresAt() *S3CredentialUpsert {
+	u.SetExcluded(s3credential.FieldPreviousExpiresAt)
+	return u
+}
+
+// ClearPreviousExpiresAt clears the value of the "previous_expires_at" field.
+func (u *S3CredentialUpsert) ClearPreviousExpiresAt() *S3CredentialUpsert {
+	u.SetNull(s3credential.FieldPreviousExpiresAt)
 	return u
 }
 
@@ -437,6 +509,48 @@ func (u *S3CredentialUpsertOne) SetSecretSealed(v string) *S3CredentialUpsertOne
 func (u *S3CredentialUpsertOne) UpdateSecretSealed() *S3CredentialUpsertOne {
 	return u.Update(func(s *S3CredentialUpsert) {
 		s.UpdateSecretSealed()
+	})
+}
+
+// SetPreviousSecretSealed sets the "previous_secret_sealed" field.
+func (u *S3CredentialUpsertOne) SetPreviousSecretSealed(v string) *S3CredentialUpsertOne {
+	return u.Update(func(s *S3CredentialUpsert) {
+		s.SetPreviousSecretSealed(v)
+	})
+}
+
+// UpdatePreviousSecretSealed sets the "previous_secret_sealed" field to the value that was provided on create.
+func (u *S3CredentialUpsertOne) UpdatePreviousSecretSealed() *S3CredentialUpsertOne {
+	return u.Update(func(s *S3CredentialUpsert) {
+		s.UpdatePreviousSecretSealed()
+	})
+}
+
+// ClearPreviousSecretSealed clears the value of the "previous_secret_sealed" field.
+func (u *S3CredentialUpsertOne) ClearPreviousSecretSealed() *S3CredentialUpsertOne {
+	return u.Update(func(s *S3CredentialUpsert) {
+		s.ClearPreviousSecretSealed()
+	})
+}
+
+// SetPreviousExpiresAt sets the "previous_expires_at" field.
+func (u *S3CredentialUpsertOne) SetPreviousExpiresAt(v time.Time) *S3CredentialUpsertOne {
+	return u.Update(func(s *S3CredentialUpsert) {
+		s.SetPreviousExpiresAt(v)
+	})
+}
+
+// UpdatePreviousExpiresAt sets the "previous_expires_at" field to the value that was provided on create.
+func (u *S3CredentialUpsertOne) UpdatePreviousExpiresAt() *S3CredentialUpsertOne {
+	return u.Update(func(s *S3CredentialUpsert) {
+		s.UpdatePreviousExpiresAt()
+	})
+}
+
+// ClearPreviousExpiresAt clears the value of the "previous_expires_at" field.
+func (u *S3CredentialUpsertOne) ClearPreviousExpiresAt() *S3CredentialUpsertOne {
+	return u.Update(func(s *S3CredentialUpsert) {
+		s.ClearPreviousExpiresAt()
 	})
 }
 
@@ -708,6 +822,48 @@ func (u *S3CredentialUpsertBulk) SetSecretSealed(v string) *S3CredentialUpsertBu
 func (u *S3CredentialUpsertBulk) UpdateSecretSealed() *S3CredentialUpsertBulk {
 	return u.Update(func(s *S3CredentialUpsert) {
 		s.UpdateSecretSealed()
+	})
+}
+
+// SetPreviousSecretSealed sets the "previous_secret_sealed" field.
+func (u *S3CredentialUpsertBulk) SetPreviousSecretSealed(v string) *S3CredentialUpsertBulk {
+	return u.Update(func(s *S3CredentialUpsert) {
+		s.SetPreviousSecretSealed(v)
+	})
+}
+
+// UpdatePreviousSecretSealed sets the "previous_secret_sealed" field to the value that was provided on create.
+func (u *S3CredentialUpsertBulk) UpdatePreviousSecretSealed() *S3CredentialUpsertBulk {
+	return u.Update(func(s *S3CredentialUpsert) {
+		s.UpdatePreviousSecretSealed()
+	})
+}
+
+// ClearPreviousSecretSealed clears the value of the "previous_secret_sealed" field.
+func (u *S3CredentialUpsertBulk) ClearPreviousSecretSealed() *S3CredentialUpsertBulk {
+	return u.Update(func(s *S3CredentialUpsert) {
+		s.ClearPreviousSecretSealed()
+	})
+}
+
+// SetPreviousExpiresAt sets the "previous_expires_at" field.
+func (u *S3CredentialUpsertBulk) SetPreviousExpiresAt(v time.Time) *S3CredentialUpsertBulk {
+	return u.Update(func(s *S3CredentialUpsert) {
+		s.SetPreviousExpiresAt(v)
+	})
+}
+
+// UpdatePreviousExpiresAt sets the "previous_expires_at" field to the value that was provided on create.
+func (u *S3CredentialUpsertBulk) UpdatePreviousExpiresAt() *S3CredentialUpsertBulk {
+	return u.Update(func(s *S3CredentialUpsert) {
+		s.UpdatePreviousExpiresAt()
+	})
+}
+
+// ClearPreviousExpiresAt clears the value of the "previous_expires_at" field.
+func (u *S3CredentialUpsertBulk) ClearPreviousExpiresAt() *S3CredentialUpsertBulk {
+	return u.Update(func(s *S3CredentialUpsert) {
+		s.ClearPreviousExpiresAt()
 	})
 }
 

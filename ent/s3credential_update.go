@@ -42,6 +42,46 @@ func (_u *S3CredentialUpdate) SetNillableSecretSealed(v *string) *S3CredentialUp
 	return _u
 }
 
+// SetPreviousSecretSealed sets the "previous_secret_sealed" field.
+func (_u *S3CredentialUpdate) SetPreviousSecretSealed(v string) *S3CredentialUpdate {
+	_u.mutation.SetPreviousSecretSealed(v)
+	return _u
+}
+
+// SetNillablePreviousSecretSealed sets the "previous_secret_sealed" field if the given value is not nil.
+func (_u *S3CredentialUpdate) SetNillablePreviousSecretSealed(v *string) *S3CredentialUpdate {
+	if v != nil {
+		_u.SetPreviousSecretSealed(*v)
+	}
+	return _u
+}
+
+// ClearPreviousSecretSealed clears the value of the "previous_secret_sealed" field.
+func (_u *S3CredentialUpdate) ClearPreviousSecretSealed() *S3CredentialUpdate {
+	_u.mutation.ClearPreviousSecretSealed()
+	return _u
+}
+
+// SetPreviousExpiresAt sets the "previous_expires_at" field.
+func (_u *S3CredentialUpdate) SetPreviousExpiresAt(v time.Time) *S3CredentialUpdate {
+	_u.mutation.SetPreviousExpiresAt(v)
+	return _u
+}
+
+// SetNillablePreviousExpiresAt sets the "previous_expires_at" field if the given value is not nil.
+func (_u *S3CredentialUpdate) SetNillablePreviousExpiresAt(v *time.Time) *S3CredentialUpdate {
+	if v != nil {
+		_u.SetPreviousExpiresAt(*v)
+	}
+	return _u
+}
+
+// ClearPreviousExpiresAt clears the value of the "previous_expires_at" field.
+func (_u *S3CredentialUpdate) ClearPreviousExpiresAt() *S3CredentialUpdate {
+	_u.mutation.ClearPreviousExpiresAt()
+	return _u
+}
+
 // SetRevokedAt sets the "revoked_at" field.
 func (_u *S3CredentialUpdate) SetRevokedAt(v time.Time) *S3CredentialUpdate {
 	_u.mutation.SetRevokedAt(v)
@@ -106,6 +146,18 @@ func (_u *S3CredentialUpdate) sqlSave(ctx context.Context) (_node int, err error
 	if value, ok := _u.mutation.SecretSealed(); ok {
 		_spec.SetField(s3credential.FieldSecretSealed, field.TypeString, value)
 	}
+	if value, ok := _u.mutation.PreviousSecretSealed(); ok {
+		_spec.SetField(s3credential.FieldPreviousSecretSealed, field.TypeString, value)
+	}
+	if _u.mutation.PreviousSecretSealedCleared() {
+		_spec.ClearField(s3credential.FieldPreviousSecretSealed, field.TypeString)
+	}
+	if value, ok := _u.mutation.PreviousExpiresAt(); ok {
+		_spec.SetField(s3credential.FieldPreviousExpiresAt, field.TypeTime, value)
+	}
+	if _u.mutation.PreviousExpiresAtCleared() {
+		_spec.ClearField(s3credential.FieldPreviousExpiresAt, field.TypeTime)
+	}
 	if _u.mutation.ExpiresAtCleared() {
 		_spec.ClearField(s3credential.FieldExpiresAt, field.TypeTime)
 	}
@@ -146,6 +198,46 @@ func (_u *S3CredentialUpdateOne) SetNillableSecretSealed(v *string) *S3Credentia
 	if v != nil {
 		_u.SetSecretSealed(*v)
 	}
+	return _u
+}
+
+// SetPreviousSecretSealed sets the "previous_secret_sealed" field.
+func (_u *S3CredentialUpdateOne) SetPreviousSecretSealed(v string) *S3CredentialUpdateOne {
+	_u.mutation.SetPreviousSecretSealed(v)
+	return _u
+}
+
+// SetNillablePreviousSecretSealed sets the "previous_secret_sealed" field if the given value is not nil.
+func (_u *S3CredentialUpdateOne) SetNillablePreviousSecretSealed(v *string) *S3CredentialUpdateOne {
+	if v != nil {
+		_u.SetPreviousSecretSealed(*v)
+	}
+	return _u
+}
+
+// ClearPreviousSecretSealed clears the value of the "previous_secret_sealed" field.
+func (_u *S3CredentialUpdateOne) ClearPreviousSecretSealed() *S3CredentialUpdateOne {
+	_u.mutation.ClearPreviousSecretSealed()
+	return _u
+}
+
+// SetPreviousExpiresAt sets the "previous_expires_at" field.
+func (_u *S3CredentialUpdateOne) SetPreviousExpiresAt(v time.Time) *S3CredentialUpdateOne {
+	_u.mutation.SetPreviousExpiresAt(v)
+	return _u
+}
+
+// SetNillablePreviousExpiresAt sets the "previous_expires_at" field if the given value is not nil.
+func (_u *S3CredentialUpdateOne) SetNillablePreviousExpiresAt(v *time.Time) *S3CredentialUpdateOne {
+	if v != nil {
+		_u.SetPreviousExpiresAt(*v)
+	}
+	return _u
+}
+
+// ClearPreviousExpiresAt clears the value of the "previous_expires_at" field.
+func (_u *S3CredentialUpdateOne) ClearPreviousExpiresAt() *S3CredentialUpdateOne {
+	_u.mutation.ClearPreviousExpiresAt()
 	return _u
 }
 
@@ -242,6 +334,18 @@ func (_u *S3CredentialUpdateOne) sqlSave(ctx context.Context) (_node *S3Credenti
 	}
 	if value, ok := _u.mutation.SecretSealed(); ok {
 		_spec.SetField(s3credential.FieldSecretSealed, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.PreviousSecretSealed(); ok {
+		_spec.SetField(s3credential.FieldPreviousSecretSealed, field.TypeString, value)
+	}
+	if _u.mutation.PreviousSecretSealedCleared() {
+		_spec.ClearField(s3credential.FieldPreviousSecretSealed, field.TypeString)
+	}
+	if value, ok := _u.mutation.PreviousExpiresAt(); ok {
+		_spec.SetField(s3credential.FieldPreviousExpiresAt, field.TypeTime, value)
+	}
+	if _u.mutation.PreviousExpiresAtCleared() {
+		_spec.ClearField(s3credential.FieldPreviousExpiresAt, field.TypeTime)
 	}
 	if _u.mutation.ExpiresAtCleared() {
 		_spec.ClearField(s3credential.FieldExpiresAt, field.TypeTime)

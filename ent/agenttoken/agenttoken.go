@@ -31,6 +31,10 @@ const (
 	FieldTokenHint = "token_hint"
 	// FieldDigest holds the string denoting the digest field in the database.
 	FieldDigest = "digest"
+	// FieldPreviousDigest holds the string denoting the previous_digest field in the database.
+	FieldPreviousDigest = "previous_digest"
+	// FieldPreviousExpiresAt holds the string denoting the previous_expires_at field in the database.
+	FieldPreviousExpiresAt = "previous_expires_at"
 	// FieldRevokedAt holds the string denoting the revoked_at field in the database.
 	FieldRevokedAt = "revoked_at"
 	// Table holds the table name of the agenttoken in the database.
@@ -49,6 +53,8 @@ var Columns = []string{
 	FieldLastUsedAt,
 	FieldTokenHint,
 	FieldDigest,
+	FieldPreviousDigest,
+	FieldPreviousExpiresAt,
 	FieldRevokedAt,
 }
 
@@ -118,6 +124,11 @@ func ByLastUsedAt(opts ...sql.OrderTermOption) OrderOption {
 // ByTokenHint orders the results by the token_hint field.
 func ByTokenHint(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldTokenHint, opts...).ToFunc()
+}
+
+// ByPreviousExpiresAt orders the results by the previous_expires_at field.
+func ByPreviousExpiresAt(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldPreviousExpiresAt, opts...).ToFunc()
 }
 
 // ByRevokedAt orders the results by the revoked_at field.

@@ -21,6 +21,10 @@ const (
 	FieldProjectID = "project_id"
 	// FieldSecretDigest holds the string denoting the secret_digest field in the database.
 	FieldSecretDigest = "secret_digest"
+	// FieldPreviousSecretDigest holds the string denoting the previous_secret_digest field in the database.
+	FieldPreviousSecretDigest = "previous_secret_digest"
+	// FieldPreviousExpiresAt holds the string denoting the previous_expires_at field in the database.
+	FieldPreviousExpiresAt = "previous_expires_at"
 	// FieldRole holds the string denoting the role field in the database.
 	FieldRole = "role"
 	// FieldExpiresAt holds the string denoting the expires_at field in the database.
@@ -38,6 +42,8 @@ var Columns = []string{
 	FieldBadgeID,
 	FieldProjectID,
 	FieldSecretDigest,
+	FieldPreviousSecretDigest,
+	FieldPreviousExpiresAt,
 	FieldRole,
 	FieldExpiresAt,
 	FieldRevokedAt,
@@ -89,6 +95,11 @@ func ByBadgeID(opts ...sql.OrderTermOption) OrderOption {
 // ByProjectID orders the results by the project_id field.
 func ByProjectID(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldProjectID, opts...).ToFunc()
+}
+
+// ByPreviousExpiresAt orders the results by the previous_expires_at field.
+func ByPreviousExpiresAt(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldPreviousExpiresAt, opts...).ToFunc()
 }
 
 // ByRole orders the results by the role field.

@@ -84,6 +84,16 @@ func SecretDigest(v []byte) predicate.AuthClient {
 	return predicate.AuthClient(sql.FieldEQ(FieldSecretDigest, v))
 }
 
+// PreviousSecretDigest applies equality check predicate on the "previous_secret_digest" field. It's identical to PreviousSecretDigestEQ.
+func PreviousSecretDigest(v []byte) predicate.AuthClient {
+	return predicate.AuthClient(sql.FieldEQ(FieldPreviousSecretDigest, v))
+}
+
+// PreviousExpiresAt applies equality check predicate on the "previous_expires_at" field. It's identical to PreviousExpiresAtEQ.
+func PreviousExpiresAt(v time.Time) predicate.AuthClient {
+	return predicate.AuthClient(sql.FieldEQ(FieldPreviousExpiresAt, v))
+}
+
 // Role applies equality check predicate on the "role" field. It's identical to RoleEQ.
 func Role(v string) predicate.AuthClient {
 	return predicate.AuthClient(sql.FieldEQ(FieldRole, v))
@@ -307,6 +317,106 @@ func SecretDigestLT(v []byte) predicate.AuthClient {
 // SecretDigestLTE applies the LTE predicate on the "secret_digest" field.
 func SecretDigestLTE(v []byte) predicate.AuthClient {
 	return predicate.AuthClient(sql.FieldLTE(FieldSecretDigest, v))
+}
+
+// PreviousSecretDigestEQ applies the EQ predicate on the "previous_secret_digest" field.
+func PreviousSecretDigestEQ(v []byte) predicate.AuthClient {
+	return predicate.AuthClient(sql.FieldEQ(FieldPreviousSecretDigest, v))
+}
+
+// PreviousSecretDigestNEQ applies the NEQ predicate on the "previous_secret_digest" field.
+func PreviousSecretDigestNEQ(v []byte) predicate.AuthClient {
+	return predicate.AuthClient(sql.FieldNEQ(FieldPreviousSecretDigest, v))
+}
+
+// PreviousSecretDigestIn applies the In predicate on the "previous_secret_digest" field.
+func PreviousSecretDigestIn(vs ...[]byte) predicate.AuthClient {
+	return predicate.AuthClient(sql.FieldIn(FieldPreviousSecretDigest, vs...))
+}
+
+// PreviousSecretDigestNotIn applies the NotIn predicate on the "previous_secret_digest" field.
+func PreviousSecretDigestNotIn(vs ...[]byte) predicate.AuthClient {
+	return predicate.AuthClient(sql.FieldNotIn(FieldPreviousSecretDigest, vs...))
+}
+
+// PreviousSecretDigestGT applies the GT predicate on the "previous_secret_digest" field.
+func PreviousSecretDigestGT(v []byte) predicate.AuthClient {
+	return predicate.AuthClient(sql.FieldGT(FieldPreviousSecretDigest, v))
+}
+
+// PreviousSecretDigestGTE applies the GTE predicate on the "previous_secret_digest" field.
+func PreviousSecretDigestGTE(v []byte) predicate.AuthClient {
+	return predicate.AuthClient(sql.FieldGTE(FieldPreviousSecretDigest, v))
+}
+
+// PreviousSecretDigestLT applies the LT predicate on the "previous_secret_digest" field.
+func PreviousSecretDigestLT(v []byte) predicate.AuthClient {
+	return predicate.AuthClient(sql.FieldLT(FieldPreviousSecretDigest, v))
+}
+
+// PreviousSecretDigestLTE applies the LTE predicate on the "previous_secret_digest" field.
+func PreviousSecretDigestLTE(v []byte) predicate.AuthClient {
+	return predicate.AuthClient(sql.FieldLTE(FieldPreviousSecretDigest, v))
+}
+
+// PreviousSecretDigestIsNil applies the IsNil predicate on the "previous_secret_digest" field.
+func PreviousSecretDigestIsNil() predicate.AuthClient {
+	return predicate.AuthClient(sql.FieldIsNull(FieldPreviousSecretDigest))
+}
+
+// PreviousSecretDigestNotNil applies the NotNil predicate on the "previous_secret_digest" field.
+func PreviousSecretDigestNotNil() predicate.AuthClient {
+	return predicate.AuthClient(sql.FieldNotNull(FieldPreviousSecretDigest))
+}
+
+// PreviousExpiresAtEQ applies the EQ predicate on the "previous_expires_at" field.
+func PreviousExpiresAtEQ(v time.Time) predicate.AuthClient {
+	return predicate.AuthClient(sql.FieldEQ(FieldPreviousExpiresAt, v))
+}
+
+// PreviousExpiresAtNEQ applies the NEQ predicate on the "previous_expires_at" field.
+func PreviousExpiresAtNEQ(v time.Time) predicate.AuthClient {
+	return predicate.AuthClient(sql.FieldNEQ(FieldPreviousExpiresAt, v))
+}
+
+// PreviousExpiresAtIn applies the In predicate on the "previous_expires_at" field.
+func PreviousExpiresAtIn(vs ...time.Time) predicate.AuthClient {
+	return predicate.AuthClient(sql.FieldIn(FieldPreviousExpiresAt, vs...))
+}
+
+// PreviousExpiresAtNotIn applies the NotIn predicate on the "previous_expires_at" field.
+func PreviousExpiresAtNotIn(vs ...time.Time) predicate.AuthClient {
+	return predicate.AuthClient(sql.FieldNotIn(FieldPreviousExpiresAt, vs...))
+}
+
+// PreviousExpiresAtGT applies the GT predicate on the "previous_expires_at" field.
+func PreviousExpiresAtGT(v time.Time) predicate.AuthClient {
+	return predicate.AuthClient(sql.FieldGT(FieldPreviousExpiresAt, v))
+}
+
+// PreviousExpiresAtGTE applies the GTE predicate on the "previous_expires_at" field.
+func PreviousExpiresAtGTE(v time.Time) predicate.AuthClient {
+	return predicate.AuthClient(sql.FieldGTE(FieldPreviousExpiresAt, v))
+}
+
+// PreviousExpiresAtLT applies the LT predicate on the "previous_expires_at" field.
+func PreviousExpiresAtLT(v time.Time) predicate.AuthClient {
+	return predicate.AuthClient(sql.FieldLT(FieldPreviousExpiresAt, v))
+}
+
+// PreviousExpiresAtLTE applies the LTE predicate on the "previous_expires_at" field.
+func PreviousExpiresAtLTE(v time.Time) predicate.AuthClient {
+	return predicate.AuthClient(sql.FieldLTE(FieldPreviousExpiresAt, v))
+}
+
+// PreviousExpiresAtIsNil applies the IsNil predicate on the "previous_expires_at" field.
+func PreviousExpiresAtIsNil() predicate.AuthClient {
+	return predicate.AuthClient(sql.FieldIsNull(FieldPreviousExpiresAt))
+}
+
+// PreviousExpiresAtNotNil applies the NotNil predicate on the "previous_expires_at" field.
+func PreviousExpiresAtNotNil() predicate.AuthClient {
+	return predicate.AuthClient(sql.FieldNotNull(FieldPreviousExpiresAt))
 }
 
 // RoleEQ applies the EQ predicate on the "role" field.

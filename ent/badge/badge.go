@@ -33,6 +33,10 @@ const (
 	FieldSecretHint = "secret_hint"
 	// FieldDigest holds the string denoting the digest field in the database.
 	FieldDigest = "digest"
+	// FieldPreviousDigest holds the string denoting the previous_digest field in the database.
+	FieldPreviousDigest = "previous_digest"
+	// FieldPreviousExpiresAt holds the string denoting the previous_expires_at field in the database.
+	FieldPreviousExpiresAt = "previous_expires_at"
 	// FieldRevokedAt holds the string denoting the revoked_at field in the database.
 	FieldRevokedAt = "revoked_at"
 	// Table holds the table name of the badge in the database.
@@ -52,6 +56,8 @@ var Columns = []string{
 	FieldLastUsedAt,
 	FieldSecretHint,
 	FieldDigest,
+	FieldPreviousDigest,
+	FieldPreviousExpiresAt,
 	FieldRevokedAt,
 }
 
@@ -135,6 +141,11 @@ func ByLastUsedAt(opts ...sql.OrderTermOption) OrderOption {
 // BySecretHint orders the results by the secret_hint field.
 func BySecretHint(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldSecretHint, opts...).ToFunc()
+}
+
+// ByPreviousExpiresAt orders the results by the previous_expires_at field.
+func ByPreviousExpiresAt(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldPreviousExpiresAt, opts...).ToFunc()
 }
 
 // ByRevokedAt orders the results by the revoked_at field.

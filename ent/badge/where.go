@@ -114,6 +114,16 @@ func Digest(v []byte) predicate.Badge {
 	return predicate.Badge(sql.FieldEQ(FieldDigest, v))
 }
 
+// PreviousDigest applies equality check predicate on the "previous_digest" field. It's identical to PreviousDigestEQ.
+func PreviousDigest(v []byte) predicate.Badge {
+	return predicate.Badge(sql.FieldEQ(FieldPreviousDigest, v))
+}
+
+// PreviousExpiresAt applies equality check predicate on the "previous_expires_at" field. It's identical to PreviousExpiresAtEQ.
+func PreviousExpiresAt(v time.Time) predicate.Badge {
+	return predicate.Badge(sql.FieldEQ(FieldPreviousExpiresAt, v))
+}
+
 // RevokedAt applies equality check predicate on the "revoked_at" field. It's identical to RevokedAtEQ.
 func RevokedAt(v time.Time) predicate.Badge {
 	return predicate.Badge(sql.FieldEQ(FieldRevokedAt, v))
@@ -697,6 +707,106 @@ func DigestLT(v []byte) predicate.Badge {
 // DigestLTE applies the LTE predicate on the "digest" field.
 func DigestLTE(v []byte) predicate.Badge {
 	return predicate.Badge(sql.FieldLTE(FieldDigest, v))
+}
+
+// PreviousDigestEQ applies the EQ predicate on the "previous_digest" field.
+func PreviousDigestEQ(v []byte) predicate.Badge {
+	return predicate.Badge(sql.FieldEQ(FieldPreviousDigest, v))
+}
+
+// PreviousDigestNEQ applies the NEQ predicate on the "previous_digest" field.
+func PreviousDigestNEQ(v []byte) predicate.Badge {
+	return predicate.Badge(sql.FieldNEQ(FieldPreviousDigest, v))
+}
+
+// PreviousDigestIn applies the In predicate on the "previous_digest" field.
+func PreviousDigestIn(vs ...[]byte) predicate.Badge {
+	return predicate.Badge(sql.FieldIn(FieldPreviousDigest, vs...))
+}
+
+// PreviousDigestNotIn applies the NotIn predicate on the "previous_digest" field.
+func PreviousDigestNotIn(vs ...[]byte) predicate.Badge {
+	return predicate.Badge(sql.FieldNotIn(FieldPreviousDigest, vs...))
+}
+
+// PreviousDigestGT applies the GT predicate on the "previous_digest" field.
+func PreviousDigestGT(v []byte) predicate.Badge {
+	return predicate.Badge(sql.FieldGT(FieldPreviousDigest, v))
+}
+
+// PreviousDigestGTE applies the GTE predicate on the "previous_digest" field.
+func PreviousDigestGTE(v []byte) predicate.Badge {
+	return predicate.Badge(sql.FieldGTE(FieldPreviousDigest, v))
+}
+
+// PreviousDigestLT applies the LT predicate on the "previous_digest" field.
+func PreviousDigestLT(v []byte) predicate.Badge {
+	return predicate.Badge(sql.FieldLT(FieldPreviousDigest, v))
+}
+
+// PreviousDigestLTE applies the LTE predicate on the "previous_digest" field.
+func PreviousDigestLTE(v []byte) predicate.Badge {
+	return predicate.Badge(sql.FieldLTE(FieldPreviousDigest, v))
+}
+
+// PreviousDigestIsNil applies the IsNil predicate on the "previous_digest" field.
+func PreviousDigestIsNil() predicate.Badge {
+	return predicate.Badge(sql.FieldIsNull(FieldPreviousDigest))
+}
+
+// PreviousDigestNotNil applies the NotNil predicate on the "previous_digest" field.
+func PreviousDigestNotNil() predicate.Badge {
+	return predicate.Badge(sql.FieldNotNull(FieldPreviousDigest))
+}
+
+// PreviousExpiresAtEQ applies the EQ predicate on the "previous_expires_at" field.
+func PreviousExpiresAtEQ(v time.Time) predicate.Badge {
+	return predicate.Badge(sql.FieldEQ(FieldPreviousExpiresAt, v))
+}
+
+// PreviousExpiresAtNEQ applies the NEQ predicate on the "previous_expires_at" field.
+func PreviousExpiresAtNEQ(v time.Time) predicate.Badge {
+	return predicate.Badge(sql.FieldNEQ(FieldPreviousExpiresAt, v))
+}
+
+// PreviousExpiresAtIn applies the In predicate on the "previous_expires_at" field.
+func PreviousExpiresAtIn(vs ...time.Time) predicate.Badge {
+	return predicate.Badge(sql.FieldIn(FieldPreviousExpiresAt, vs...))
+}
+
+// PreviousExpiresAtNotIn applies the NotIn predicate on the "previous_expires_at" field.
+func PreviousExpiresAtNotIn(vs ...time.Time) predicate.Badge {
+	return predicate.Badge(sql.FieldNotIn(FieldPreviousExpiresAt, vs...))
+}
+
+// PreviousExpiresAtGT applies the GT predicate on the "previous_expires_at" field.
+func PreviousExpiresAtGT(v time.Time) predicate.Badge {
+	return predicate.Badge(sql.FieldGT(FieldPreviousExpiresAt, v))
+}
+
+// PreviousExpiresAtGTE applies the GTE predicate on the "previous_expires_at" field.
+func PreviousExpiresAtGTE(v time.Time) predicate.Badge {
+	return predicate.Badge(sql.FieldGTE(FieldPreviousExpiresAt, v))
+}
+
+// PreviousExpiresAtLT applies the LT predicate on the "previous_expires_at" field.
+func PreviousExpiresAtLT(v time.Time) predicate.Badge {
+	return predicate.Badge(sql.FieldLT(FieldPreviousExpiresAt, v))
+}
+
+// PreviousExpiresAtLTE applies the LTE predicate on the "previous_expires_at" field.
+func PreviousExpiresAtLTE(v time.Time) predicate.Badge {
+	return predicate.Badge(sql.FieldLTE(FieldPreviousExpiresAt, v))
+}
+
+// PreviousExpiresAtIsNil applies the IsNil predicate on the "previous_expires_at" field.
+func PreviousExpiresAtIsNil() predicate.Badge {
+	return predicate.Badge(sql.FieldIsNull(FieldPreviousExpiresAt))
+}
+
+// PreviousExpiresAtNotNil applies the NotNil predicate on the "previous_expires_at" field.
+func PreviousExpiresAtNotNil() predicate.Badge {
+	return predicate.Badge(sql.FieldNotNull(FieldPreviousExpiresAt))
 }
 
 // RevokedAtEQ applies the EQ predicate on the "revoked_at" field.

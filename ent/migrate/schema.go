@@ -20,6 +20,8 @@ var (
 		{Name: "last_used_at", Type: field.TypeTime, Nullable: true},
 		{Name: "token_hint", Type: field.TypeString},
 		{Name: "digest", Type: field.TypeBytes, Unique: true},
+		{Name: "previous_digest", Type: field.TypeBytes, Unique: true, Nullable: true},
+		{Name: "previous_expires_at", Type: field.TypeTime, Nullable: true},
 		{Name: "revoked_at", Type: field.TypeTime, Nullable: true},
 	}
 	// AgentTokensTable holds the schema information for the "agent_tokens" table.
@@ -66,6 +68,8 @@ var (
 		{Name: "badge_id", Type: field.TypeString, Unique: true},
 		{Name: "project_id", Type: field.TypeString},
 		{Name: "secret_digest", Type: field.TypeBytes, Unique: true},
+		{Name: "previous_secret_digest", Type: field.TypeBytes, Unique: true, Nullable: true},
+		{Name: "previous_expires_at", Type: field.TypeTime, Nullable: true},
 		{Name: "role", Type: field.TypeString},
 		{Name: "expires_at", Type: field.TypeTime, Nullable: true},
 		{Name: "revoked_at", Type: field.TypeTime, Nullable: true},
@@ -89,6 +93,8 @@ var (
 		{Name: "last_used_at", Type: field.TypeTime, Nullable: true},
 		{Name: "secret_hint", Type: field.TypeString},
 		{Name: "digest", Type: field.TypeBytes, Unique: true},
+		{Name: "previous_digest", Type: field.TypeBytes, Unique: true, Nullable: true},
+		{Name: "previous_expires_at", Type: field.TypeTime, Nullable: true},
 		{Name: "revoked_at", Type: field.TypeTime, Nullable: true},
 	}
 	// BadgesTable holds the schema information for the "badges" table.
@@ -175,6 +181,8 @@ var (
 		{Name: "project_id", Type: field.TypeString},
 		{Name: "access_key_id", Type: field.TypeString, Unique: true},
 		{Name: "secret_sealed", Type: field.TypeString},
+		{Name: "previous_secret_sealed", Type: field.TypeString, Nullable: true},
+		{Name: "previous_expires_at", Type: field.TypeTime, Nullable: true},
 		{Name: "bucket", Type: field.TypeString},
 		{Name: "role", Type: field.TypeString},
 		{Name: "expires_at", Type: field.TypeTime, Nullable: true},

@@ -23,6 +23,10 @@ const (
 	FieldAccessKeyID = "access_key_id"
 	// FieldSecretSealed holds the string denoting the secret_sealed field in the database.
 	FieldSecretSealed = "secret_sealed"
+	// FieldPreviousSecretSealed holds the string denoting the previous_secret_sealed field in the database.
+	FieldPreviousSecretSealed = "previous_secret_sealed"
+	// FieldPreviousExpiresAt holds the string denoting the previous_expires_at field in the database.
+	FieldPreviousExpiresAt = "previous_expires_at"
 	// FieldBucket holds the string denoting the bucket field in the database.
 	FieldBucket = "bucket"
 	// FieldRole holds the string denoting the role field in the database.
@@ -43,6 +47,8 @@ var Columns = []string{
 	FieldProjectID,
 	FieldAccessKeyID,
 	FieldSecretSealed,
+	FieldPreviousSecretSealed,
+	FieldPreviousExpiresAt,
 	FieldBucket,
 	FieldRole,
 	FieldExpiresAt,
@@ -105,6 +111,16 @@ func ByAccessKeyID(opts ...sql.OrderTermOption) OrderOption {
 // BySecretSealed orders the results by the secret_sealed field.
 func BySecretSealed(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldSecretSealed, opts...).ToFunc()
+}
+
+// ByPreviousSecretSealed orders the results by the previous_secret_sealed field.
+func ByPreviousSecretSealed(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldPreviousSecretSealed, opts...).ToFunc()
+}
+
+// ByPreviousExpiresAt orders the results by the previous_expires_at field.
+func ByPreviousExpiresAt(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldPreviousExpiresAt, opts...).ToFunc()
 }
 
 // ByBucket orders the results by the bucket field.

@@ -89,6 +89,16 @@ func SecretSealed(v string) predicate.S3Credential {
 	return predicate.S3Credential(sql.FieldEQ(FieldSecretSealed, v))
 }
 
+// PreviousSecretSealed applies equality check predicate on the "previous_secret_sealed" field. It's identical to PreviousSecretSealedEQ.
+func PreviousSecretSealed(v string) predicate.S3Credential {
+	return predicate.S3Credential(sql.FieldEQ(FieldPreviousSecretSealed, v))
+}
+
+// PreviousExpiresAt applies equality check predicate on the "previous_expires_at" field. It's identical to PreviousExpiresAtEQ.
+func PreviousExpiresAt(v time.Time) predicate.S3Credential {
+	return predicate.S3Credential(sql.FieldEQ(FieldPreviousExpiresAt, v))
+}
+
 // Bucket applies equality check predicate on the "bucket" field. It's identical to BucketEQ.
 func Bucket(v string) predicate.S3Credential {
 	return predicate.S3Credential(sql.FieldEQ(FieldBucket, v))
@@ -407,6 +417,131 @@ func SecretSealedEqualFold(v string) predicate.S3Credential {
 // SecretSealedContainsFold applies the ContainsFold predicate on the "secret_sealed" field.
 func SecretSealedContainsFold(v string) predicate.S3Credential {
 	return predicate.S3Credential(sql.FieldContainsFold(FieldSecretSealed, v))
+}
+
+// PreviousSecretSealedEQ applies the EQ predicate on the "previous_secret_sealed" field.
+func PreviousSecretSealedEQ(v string) predicate.S3Credential {
+	return predicate.S3Credential(sql.FieldEQ(FieldPreviousSecretSealed, v))
+}
+
+// PreviousSecretSealedNEQ applies the NEQ predicate on the "previous_secret_sealed" field.
+func PreviousSecretSealedNEQ(v string) predicate.S3Credential {
+	return predicate.S3Credential(sql.FieldNEQ(FieldPreviousSecretSealed, v))
+}
+
+// PreviousSecretSealedIn applies the In predicate on the "previous_secret_sealed" field.
+func PreviousSecretSealedIn(vs ...string) predicate.S3Credential {
+	return predicate.S3Credential(sql.FieldIn(FieldPreviousSecretSealed, vs...))
+}
+
+// PreviousSecretSealedNotIn applies the NotIn predicate on the "previous_secret_sealed" field.
+func PreviousSecretSealedNotIn(vs ...string) predicate.S3Credential {
+	return predicate.S3Credential(sql.FieldNotIn(FieldPreviousSecretSealed, vs...))
+}
+
+// PreviousSecretSealedGT applies the GT predicate on the "previous_secret_sealed" field.
+func PreviousSecretSealedGT(v string) predicate.S3Credential {
+	return predicate.S3Credential(sql.FieldGT(FieldPreviousSecretSealed, v))
+}
+
+// PreviousSecretSealedGTE applies the GTE predicate on the "previous_secret_sealed" field.
+func PreviousSecretSealedGTE(v string) predicate.S3Credential {
+	return predicate.S3Credential(sql.FieldGTE(FieldPreviousSecretSealed, v))
+}
+
+// PreviousSecretSealedLT applies the LT predicate on the "previous_secret_sealed" field.
+func PreviousSecretSealedLT(v string) predicate.S3Credential {
+	return predicate.S3Credential(sql.FieldLT(FieldPreviousSecretSealed, v))
+}
+
+// PreviousSecretSealedLTE applies the LTE predicate on the "previous_secret_sealed" field.
+func PreviousSecretSealedLTE(v string) predicate.S3Credential {
+	return predicate.S3Credential(sql.FieldLTE(FieldPreviousSecretSealed, v))
+}
+
+// PreviousSecretSealedContains applies the Contains predicate on the "previous_secret_sealed" field.
+func PreviousSecretSealedContains(v string) predicate.S3Credential {
+	return predicate.S3Credential(sql.FieldContains(FieldPreviousSecretSealed, v))
+}
+
+// PreviousSecretSealedHasPrefix applies the HasPrefix predicate on the "previous_secret_sealed" field.
+func PreviousSecretSealedHasPrefix(v string) predicate.S3Credential {
+	return predicate.S3Credential(sql.FieldHasPrefix(FieldPreviousSecretSealed, v))
+}
+
+// PreviousSecretSealedHasSuffix applies the HasSuffix predicate on the "previous_secret_sealed" field.
+func PreviousSecretSealedHasSuffix(v string) predicate.S3Credential {
+	return predicate.S3Credential(sql.FieldHasSuffix(FieldPreviousSecretSealed, v))
+}
+
+// PreviousSecretSealedIsNil applies the IsNil predicate on the "previous_secret_sealed" field.
+func PreviousSecretSealedIsNil() predicate.S3Credential {
+	return predicate.S3Credential(sql.FieldIsNull(FieldPreviousSecretSealed))
+}
+
+// PreviousSecretSealedNotNil applies the NotNil predicate on the "previous_secret_sealed" field.
+func PreviousSecretSealedNotNil() predicate.S3Credential {
+	return predicate.S3Credential(sql.FieldNotNull(FieldPreviousSecretSealed))
+}
+
+// PreviousSecretSealedEqualFold applies the EqualFold predicate on the "previous_secret_sealed" field.
+func PreviousSecretSealedEqualFold(v string) predicate.S3Credential {
+	return predicate.S3Credential(sql.FieldEqualFold(FieldPreviousSecretSealed, v))
+}
+
+// PreviousSecretSealedContainsFold applies the ContainsFold predicate on the "previous_secret_sealed" field.
+func PreviousSecretSealedContainsFold(v string) predicate.S3Credential {
+	return predicate.S3Credential(sql.FieldContainsFold(FieldPreviousSecretSealed, v))
+}
+
+// PreviousExpiresAtEQ applies the EQ predicate on the "previous_expires_at" field.
+func PreviousExpiresAtEQ(v time.Time) predicate.S3Credential {
+	return predicate.S3Credential(sql.FieldEQ(FieldPreviousExpiresAt, v))
+}
+
+// PreviousExpiresAtNEQ applies the NEQ predicate on the "previous_expires_at" field.
+func PreviousExpiresAtNEQ(v time.Time) predicate.S3Credential {
+	return predicate.S3Credential(sql.FieldNEQ(FieldPreviousExpiresAt, v))
+}
+
+// PreviousExpiresAtIn applies the In predicate on the "previous_expires_at" field.
+func PreviousExpiresAtIn(vs ...time.Time) predicate.S3Credential {
+	return predicate.S3Credential(sql.FieldIn(FieldPreviousExpiresAt, vs...))
+}
+
+// PreviousExpiresAtNotIn applies the NotIn predicate on the "previous_expires_at" field.
+func PreviousExpiresAtNotIn(vs ...time.Time) predicate.S3Credential {
+	return predicate.S3Credential(sql.FieldNotIn(FieldPreviousExpiresAt, vs...))
+}
+
+// PreviousExpiresAtGT applies the GT predicate on the "previous_expires_at" field.
+func PreviousExpiresAtGT(v time.Time) predicate.S3Credential {
+	return predicate.S3Credential(sql.FieldGT(FieldPreviousExpiresAt, v))
+}
+
+// PreviousExpiresAtGTE applies the GTE predicate on the "previous_expires_at" field.
+func PreviousExpiresAtGTE(v time.Time) predicate.S3Credential {
+	return predicate.S3Credential(sql.FieldGTE(FieldPreviousExpiresAt, v))
+}
+
+// PreviousExpiresAtLT applies the LT predicate on the "previous_expires_at" field.
+func PreviousExpiresAtLT(v time.Time) predicate.S3Credential {
+	return predicate.S3Credential(sql.FieldLT(FieldPreviousExpiresAt, v))
+}
+
+// PreviousExpiresAtLTE applies the LTE predicate on the "previous_expires_at" field.
+func PreviousExpiresAtLTE(v time.Time) predicate.S3Credential {
+	return predicate.S3Credential(sql.FieldLTE(FieldPreviousExpiresAt, v))
+}
+
+// PreviousExpiresAtIsNil applies the IsNil predicate on the "previous_expires_at" field.
+func PreviousExpiresAtIsNil() predicate.S3Credential {
+	return predicate.S3Credential(sql.FieldIsNull(FieldPreviousExpiresAt))
+}
+
+// PreviousExpiresAtNotNil applies the NotNil predicate on the "previous_expires_at" field.
+func PreviousExpiresAtNotNil() predicate.S3Credential {
+	return predicate.S3Credential(sql.FieldNotNull(FieldPreviousExpiresAt))
 }
 
 // BucketEQ applies the EQ predicate on the "bucket" field.

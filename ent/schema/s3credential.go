@@ -20,7 +20,10 @@ func (S3Credential) Fields() []ent.Field {
 		field.String("badge_id").Immutable().Unique().NotEmpty(),
 		field.String("project_id").Immutable().NotEmpty(),
 		field.String("access_key_id").Immutable().Unique().NotEmpty(),
-		field.String("secret_sealed").Sensitive(), // mutable only to re-seal it under a new master key
+		field.String("secret_sealed").Sensitive(), // mutable to roll it and to re-seal it under a new master key
+		// The secret a roll replaced, valid until previous_expires_at (SPEC §12).
+		field.String("previous_secret_sealed").Optional().Nillable().Sensitive(),
+		field.Time("previous_expires_at").Optional().Nillable(),
 		field.String("bucket").Immutable(),
 		field.String("role").Immutable(),
 		field.Time("expires_at").Optional().Nillable().Immutable(),

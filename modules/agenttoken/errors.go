@@ -18,10 +18,18 @@ var (
 	// ErrNotFound is a revoke of a token that is unknown, already revoked, or another
 	// project's: all the same, so nothing reveals that a token exists elsewhere.
 	ErrNotFound = failure(apperr.KindNotFound, "revoke_failed", "no such live token in this project")
+	// ErrRollNotFound is ErrNotFound for a roll (SPEC §12).
+	ErrRollNotFound = failure(apperr.KindNotFound, "roll_failed", "no such live token in this project")
+	errRollFailed   = failure(apperr.KindInternal, "roll_failed", "the token could not be rolled")
 )
 
 func failure(kind apperr.Kind, code, message string) *apperr.Error {
 	return apperr.New(kind, code, message).With("engine", engineName)
+}
+
+// invalidRoll is a roll the body or the project's policy refuses.
+func invalidRoll(message string) error {
+	return failure(apperr.KindInvalid, "roll_failed", message)
 }
 
 // invalidCreate is a create body that breaks SPEC §5; message lists every problem.

@@ -10,6 +10,7 @@ import (
 	"github.com/authcore/authcore/platform/guard"
 	"github.com/authcore/authcore/platform/httpserver"
 	"github.com/authcore/authcore/platform/identity"
+	"github.com/authcore/authcore/platform/rollover"
 )
 
 // note tells the caller what to do with the one-time secret (seed 4.1).
@@ -28,7 +29,9 @@ func (h *handler) routes() []httpserver.Route {
 	// its rejections carry engine (SPEC §4).
 	admin := []fiber.Handler{h.guard.DashboardWith(engineField), h.guard.ProjectRole(identity.RoleAdmin, guard.FromPath, engineField)}
 	routes := httpserver.Collection("/v1/auth-core/projects/:projectId/ai/agents", "tokenId", admin, h.list, h.create, h.revoke)
-	return append(routes, httpserver.Route{Method: http.MethodGet, Path: "/v1/auth-core/ai/me", Handlers: []fiber.Handler{h.whoAmI}})
+	return append(routes,
+		httpserver.Route{Method: http.MethodPost, Path: "/v1/auth-core/projects/:projectId/ai/agents/:tokenId/roll", Handlers: append(admin, h.roll)},
+		httpserver.Route{Method: http.MethodGet, Path: "/v1/auth-core/ai/me", Handlers: []fiber.Handler{h.whoAmI}})
 }
 
 func (h *handler) whoAmI(c *fiber.Ctx) error { return h.me.Serve(c, h.svc.Me) }
@@ -64,6 +67,24 @@ func (h *handler) revoke(c *fiber.Ctx) error {
 		return err
 	}
 	return c.JSON(fiber.Map{"engine": engineName, "ok": true, "projectId": projectID, "tokenId": tokenID})
+}
+
+// roll answers the create answer's shape plus previousSecretExpiresAt (SPEC §12). Like
+// create, a body that is not a JSON object is read as {}.
+func (h *handler) roll(c *fiber.Ctx) error {
+	grace, _, err := rollover.Grace(c.Body())
+	if err != nil {
+		return invalidRoll(err.Error())
+	}
+	projectID := guard.ProjectOf(c)
+	rolled, err := h.svc.Roll(c.UserContext(), projectID, strings.Clone(c.Params("tokenId")), grace, creatorOf(c), httpserver.Origin(c))
+	if err != nil {
+		return err
+	}
+	return c.JSON(fiber.Map{
+		"engine": engineName, "projectId": projectID, "agent": rolled.Agent, "plaintext": rolled.Plaintext, "note": note,
+		"previousSecretExpiresAt": rolled.PreviousSecretExpiresAt,
+	})
 }
 
 // creatorOf is the acting dashboard user, or nil when there is none (seed 2.1).

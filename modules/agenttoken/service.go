@@ -18,6 +18,7 @@ import (
 	"github.com/authcore/authcore/ent"
 	"github.com/authcore/authcore/ent/agenttoken"
 	"github.com/authcore/authcore/ent/predicate"
+	"github.com/authcore/authcore/platform/apperr"
 	"github.com/authcore/authcore/platform/audit"
 	"github.com/authcore/authcore/platform/bearer"
 	"github.com/authcore/authcore/platform/clock"
@@ -26,6 +27,7 @@ import (
 	"github.com/authcore/authcore/platform/invalidation"
 	"github.com/authcore/authcore/platform/jsonbody"
 	"github.com/authcore/authcore/platform/metrics"
+	"github.com/authcore/authcore/platform/rollover"
 	"github.com/authcore/authcore/platform/secret"
 )
 
@@ -266,8 +268,9 @@ func (s *Service) RevokePresented(ctx context.Context, token string, r identity.
 	if !secret.CheckToken(tokenKind, token) {
 		return identity.ErrNotLive
 	}
-	err := s.revoke(ctx, []predicate.AgentToken{agenttoken.Digest(secret.DigestOf(token).Bytes()), agenttoken.ExpiresAtGT(s.clock.Now())},
-		nil, r.Origin, r.Metadata, r.Action)
+	d, now := secret.DigestOf(token).Bytes(), s.clock.Now()
+	matches := agenttoken.Or(agenttoken.Digest(d), agenttoken.And(agenttoken.PreviousDigest(d), agenttoken.PreviousExpiresAtGT(now)))
+	err := s.revoke(ctx, []predicate.AgentToken{matches, agenttoken.ExpiresAtGT(now)}, nil, r.Origin, r.Metadata, r.Action)
 	if errors.Is(err, ErrNotFound) {
 		return identity.ErrNotLive
 	}
@@ -294,7 +297,7 @@ func (s *Service) revoke(ctx context.Context, where []predicate.AgentToken, acto
 		if n == 0 {
 			return ErrNotFound
 		}
-		if err := s.verifier.Revoked(ctx, tx, t.Digest); err != nil {
+		if err := s.forget(ctx, tx, t.Digest, bytesOf(t.PreviousDigest)); err != nil {
 			return err
 		}
 		if err := s.bus.Publish(ctx, tx, idTopic, t.ID); err != nil {
@@ -311,6 +314,100 @@ func (s *Service) revoke(ctx context.Context, where []predicate.AgentToken, acto
 		return err
 	}
 	s.metrics.Revoked.WithLabelValues(Kind, "").Inc()
+	return nil
+}
+
+// forget makes every replica's cache forget each of the token's secrets, when tx commits.
+func (s *Service) forget(ctx context.Context, tx *ent.Tx, digests ...[]byte) error {
+	for _, d := range digests {
+		if d == nil {
+			continue
+		}
+		if err := s.verifier.Revoked(ctx, tx, d); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Rolled is a token with its new one-time secret, and when the replaced secret stops.
+type Rolled struct {
+	Created
+	PreviousSecretExpiresAt time.Time
+}
+
+// Roll gives one of the project's live tokens a new secret (SPEC §12): same id and record;
+// the secret it replaces keeps verifying until grace ends (never past the token's own
+// expiry), and the one an earlier roll replaced stops now. The row, the invalidations and
+// the audit record commit together.
+func (s *Service) Roll(ctx context.Context, projectID, tokenID string, grace time.Duration, actor *string, origin audit.Origin) (Rolled, error) {
+	plaintext, err := secret.NewToken(tokenKind)
+	if err != nil {
+		return Rolled{}, errRollFailed.Wrap(err)
+	}
+	pol, err := s.policies.Policy(ctx, projectID)
+	if err != nil {
+		return Rolled{}, errRollFailed.Wrap(err)
+	}
+	now := s.clock.Now()
+	var out Rolled
+	err = database.WithTx(ctx, s.ent, func(tx *ent.Tx) error {
+		t, err := tx.AgentToken.Query().
+			Where(agenttoken.ID(tokenID), agenttoken.ProjectID(projectID), agenttoken.RevokedAtIsNil(), agenttoken.ExpiresAtGT(now)).
+			Only(ctx)
+		if ent.IsNotFound(err) {
+			return ErrRollNotFound
+		}
+		if err != nil {
+			return err
+		}
+		if err := rollWithinPolicy(pol, t, now); err != nil {
+			return err
+		}
+		replaced, earlier := t.Digest, bytesOf(t.PreviousDigest)
+		until, keep := rollover.Until(now, grace, &t.ExpiresAt)
+		u := tx.AgentToken.UpdateOne(t).SetDigest(secret.DigestOf(plaintext).Bytes()).SetTokenHint(secret.Hint(plaintext))
+		if keep {
+			u = u.SetPreviousDigest(t.Digest).SetPreviousExpiresAt(until)
+		} else {
+			until = now
+			u = u.ClearPreviousDigest().ClearPreviousExpiresAt()
+		}
+		if t, err = u.Save(ctx); err != nil {
+			return err
+		}
+		// The secret just replaced must now stop at until, and an earlier one at once.
+		if err := s.forget(ctx, tx, replaced, earlier); err != nil {
+			return err
+		}
+		_, err = s.audit.Record(ctx, tx, audit.Event{
+			ActorID: actor, ProjectID: projectID, Action: "ai_token.roll", Origin: origin,
+			Metadata: map[string]any{"tokenId": t.ID, "previousSecretExpiresAt": until.UTC()},
+		})
+		out = Rolled{Created: Created{Agent: view(t), Plaintext: plaintext}, PreviousSecretExpiresAt: until.UTC()}
+		return err
+	})
+	if err != nil {
+		if _, known := apperr.As(err); known {
+			return Rolled{}, err
+		}
+		return Rolled{}, errRollFailed.Wrap(err)
+	}
+	s.metrics.Issued.WithLabelValues(Kind, "").Inc()
+	return out, nil
+}
+
+// rollWithinPolicy refuses to give a new secret to a token the project's policy no longer
+// allows: a scope it forbids, or more lifetime left than it grants.
+func rollWithinPolicy(pol identity.Policy, t *ent.AgentToken, now time.Time) error {
+	if max := pol.AgentTokenMaxTTLHours; max != nil && t.ExpiresAt.Sub(now) > time.Duration(*max)*time.Hour {
+		return invalidRoll(fmt.Sprintf("the token outlives the project's policy (at most %d hours)", *max))
+	}
+	for _, sc := range t.Scopes {
+		if !pol.Allows(sc) {
+			return invalidRoll(fmt.Sprintf("scope %q is not allowed by the project's policy", sc))
+		}
+	}
 	return nil
 }
 

@@ -33,12 +33,33 @@ func (s store) Lookup(ctx context.Context, d secret.Digest) (*bearer.Entry[answe
 	if s.pool != nil {
 		return s.lookupPG(ctx, d)
 	}
-	t, err := s.ent.AgentToken.Query().Where(agenttoken.Digest(d.Bytes())).Only(ctx)
+	t, err := s.ent.AgentToken.Query().Where(agenttoken.Or(agenttoken.Digest(d.Bytes()), agenttoken.PreviousDigest(d.Bytes()))).Only(ctx)
 	if err != nil {
 		return nil, err
 	}
 	info := Verified{TokenID: t.ID, Grant: grantOf(t), ExpiresAt: t.ExpiresAt.UTC()}
-	return buildEntry(info, t.Digest, t.RevokedAt != nil), nil
+	return buildEntry(info, presented(d, t.Digest, bytesOf(t.PreviousDigest), t.PreviousExpiresAt), t.RevokedAt != nil), nil
+}
+
+// match is the secret a lookup matched: the current one, or the one a roll replaced,
+// which works only until its grace ends (SPEC §12).
+type match struct {
+	digest []byte
+	until  *time.Time // nil: as long as the token
+}
+
+func bytesOf(b *[]byte) []byte {
+	if b == nil {
+		return nil
+	}
+	return *b
+}
+
+func presented(d secret.Digest, current, previous []byte, previousUntil *time.Time) match {
+	if previous != nil && secret.Equal(previous, d.Bytes()) {
+		return match{digest: previous, until: previousUntil}
+	}
+	return match{digest: current}
 }
 
 func (store) SetLastUsed(ctx context.Context, tx *ent.Tx, id string, at time.Time) error {
@@ -53,10 +74,13 @@ func (s store) lookupPG(ctx context.Context, d secret.Digest) (*bearer.Entry[ans
 		scopes    []byte
 		revokedAt *time.Time
 		digest    []byte
+		previous  []byte
+		until     *time.Time
 	)
-	err := s.pool.QueryRow(ctx, `SELECT id, project_id, agent_name, scopes, created_by, expires_at, revoked_at, digest
-		FROM agent_tokens WHERE digest = $1`, d.Bytes()).
-		Scan(&info.TokenID, &info.ProjectID, &info.AgentName, &scopes, &info.CreatedBy, &info.ExpiresAt, &revokedAt, &digest)
+	err := s.pool.QueryRow(ctx, `SELECT id, project_id, agent_name, scopes, created_by, expires_at, revoked_at, digest,
+		previous_digest, previous_expires_at FROM agent_tokens WHERE digest = $1 OR previous_digest = $1`, d.Bytes()).
+		Scan(&info.TokenID, &info.ProjectID, &info.AgentName, &scopes, &info.CreatedBy, &info.ExpiresAt, &revokedAt, &digest,
+			&previous, &until)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, bearer.ErrUnknown
 	}
@@ -67,18 +91,21 @@ func (s store) lookupPG(ctx context.Context, d secret.Digest) (*bearer.Entry[ans
 		return nil, err
 	}
 	info.ExpiresAt = info.ExpiresAt.UTC()
-	return buildEntry(info, digest, revokedAt != nil), nil
+	return buildEntry(info, presented(d, digest, previous, until), revokedAt != nil), nil
 }
 
 // buildEntry encodes the ai/me answer once, so the hot path only copies bytes.
-func buildEntry(info Verified, digest []byte, revoked bool) *bearer.Entry[answer] {
+func buildEntry(info Verified, m match, revoked bool) *bearer.Entry[answer] {
 	if info.Scopes == nil {
 		info.Scopes = []string{}
 	}
 	// Marshal cannot fail on these field types.
 	body, _ := json.Marshal(meBody{Engine: engineName, Authenticated: true, Kind: "ai_agent", Verified: info})
 	exp := info.ExpiresAt
-	return &bearer.Entry[answer]{ID: info.TokenID, Digest: digest, ExpiresAt: &exp, Revoked: revoked, Value: answer{info: info, response: body}}
+	if m.until != nil && m.until.Before(exp) {
+		exp = *m.until
+	}
+	return &bearer.Entry[answer]{ID: info.TokenID, Digest: m.digest, ExpiresAt: &exp, Revoked: revoked, Value: answer{info: info, response: body}}
 }
 
 // meBody is the ai/me answer: the verification fields merged into it (seed 4.2).
