@@ -5516,6 +5516,7 @@ type S3CredentialMutation struct {
 	project_id             *string
 	access_key_id          *string
 	secret_sealed          *string
+	previous_access_key_id *string
 	previous_secret_sealed *string
 	previous_expires_at    *time.Time
 	bucket                 *string
@@ -5810,6 +5811,55 @@ func (m *S3CredentialMutation) OldSecretSealed(ctx context.Context) (v string, e
 // ResetSecretSealed resets all changes to the "secret_sealed" field.
 func (m *S3CredentialMutation) ResetSecretSealed() {
 	m.secret_sealed = nil
+}
+
+// SetPreviousAccessKeyID sets the "previous_access_key_id" field.
+func (m *S3CredentialMutation) SetPreviousAccessKeyID(s string) {
+	m.previous_access_key_id = &s
+}
+
+// PreviousAccessKeyID returns the value of the "previous_access_key_id" field in the mutation.
+func (m *S3CredentialMutation) PreviousAccessKeyID() (r string, exists bool) {
+	v := m.previous_access_key_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPreviousAccessKeyID returns the old "previous_access_key_id" field's value of the S3Credential entity.
+// If the S3Credential object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *S3CredentialMutation) OldPreviousAccessKeyID(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPreviousAccessKeyID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPreviousAccessKeyID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPreviousAccessKeyID: %w", err)
+	}
+	return oldValue.PreviousAccessKeyID, nil
+}
+
+// ClearPreviousAccessKeyID clears the value of the "previous_access_key_id" field.
+func (m *S3CredentialMutation) ClearPreviousAccessKeyID() {
+	m.previous_access_key_id = nil
+	m.clearedFields[s3credential.FieldPreviousAccessKeyID] = struct{}{}
+}
+
+// PreviousAccessKeyIDCleared returns if the "previous_access_key_id" field was cleared in this mutation.
+func (m *S3CredentialMutation) PreviousAccessKeyIDCleared() bool {
+	_, ok := m.clearedFields[s3credential.FieldPreviousAccessKeyID]
+	return ok
+}
+
+// ResetPreviousAccessKeyID resets all changes to the "previous_access_key_id" field.
+func (m *S3CredentialMutation) ResetPreviousAccessKeyID() {
+	m.previous_access_key_id = nil
+	delete(m.clearedFields, s3credential.FieldPreviousAccessKeyID)
 }
 
 // SetPreviousSecretSealed sets the "previous_secret_sealed" field.
@@ -6114,7 +6164,7 @@ func (m *S3CredentialMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *S3CredentialMutation) Fields() []string {
-	fields := make([]string, 0, 11)
+	fields := make([]string, 0, 12)
 	if m.created_at != nil {
 		fields = append(fields, s3credential.FieldCreatedAt)
 	}
@@ -6129,6 +6179,9 @@ func (m *S3CredentialMutation) Fields() []string {
 	}
 	if m.secret_sealed != nil {
 		fields = append(fields, s3credential.FieldSecretSealed)
+	}
+	if m.previous_access_key_id != nil {
+		fields = append(fields, s3credential.FieldPreviousAccessKeyID)
 	}
 	if m.previous_secret_sealed != nil {
 		fields = append(fields, s3credential.FieldPreviousSecretSealed)
@@ -6166,6 +6219,8 @@ func (m *S3CredentialMutation) Field(name string) (ent.Value, bool) {
 		return m.AccessKeyID()
 	case s3credential.FieldSecretSealed:
 		return m.SecretSealed()
+	case s3credential.FieldPreviousAccessKeyID:
+		return m.PreviousAccessKeyID()
 	case s3credential.FieldPreviousSecretSealed:
 		return m.PreviousSecretSealed()
 	case s3credential.FieldPreviousExpiresAt:
@@ -6197,6 +6252,8 @@ func (m *S3CredentialMutation) OldField(ctx context.Context, name string) (ent.V
 		return m.OldAccessKeyID(ctx)
 	case s3credential.FieldSecretSealed:
 		return m.OldSecretSealed(ctx)
+	case s3credential.FieldPreviousAccessKeyID:
+		return m.OldPreviousAccessKeyID(ctx)
 	case s3credential.FieldPreviousSecretSealed:
 		return m.OldPreviousSecretSealed(ctx)
 	case s3credential.FieldPreviousExpiresAt:
@@ -6252,6 +6309,13 @@ func (m *S3CredentialMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetSecretSealed(v)
+		return nil
+	case s3credential.FieldPreviousAccessKeyID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPreviousAccessKeyID(v)
 		return nil
 	case s3credential.FieldPreviousSecretSealed:
 		v, ok := value.(string)
@@ -6325,6 +6389,9 @@ func (m *S3CredentialMutation) AddField(name string, value ent.Value) error {
 // mutation.
 func (m *S3CredentialMutation) ClearedFields() []string {
 	var fields []string
+	if m.FieldCleared(s3credential.FieldPreviousAccessKeyID) {
+		fields = append(fields, s3credential.FieldPreviousAccessKeyID)
+	}
 	if m.FieldCleared(s3credential.FieldPreviousSecretSealed) {
 		fields = append(fields, s3credential.FieldPreviousSecretSealed)
 	}
@@ -6351,6 +6418,9 @@ func (m *S3CredentialMutation) FieldCleared(name string) bool {
 // error if the field is not defined in the schema.
 func (m *S3CredentialMutation) ClearField(name string) error {
 	switch name {
+	case s3credential.FieldPreviousAccessKeyID:
+		m.ClearPreviousAccessKeyID()
+		return nil
 	case s3credential.FieldPreviousSecretSealed:
 		m.ClearPreviousSecretSealed()
 		return nil
@@ -6385,6 +6455,9 @@ func (m *S3CredentialMutation) ResetField(name string) error {
 		return nil
 	case s3credential.FieldSecretSealed:
 		m.ResetSecretSealed()
+		return nil
+	case s3credential.FieldPreviousAccessKeyID:
+		m.ResetPreviousAccessKeyID()
 		return nil
 	case s3credential.FieldPreviousSecretSealed:
 		m.ResetPreviousSecretSealed()

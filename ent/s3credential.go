@@ -27,6 +27,8 @@ type S3Credential struct {
 	AccessKeyID string `json:"access_key_id,omitempty"`
 	// SecretSealed holds the value of the "secret_sealed" field.
 	SecretSealed string `json:"-"`
+	// PreviousAccessKeyID holds the value of the "previous_access_key_id" field.
+	PreviousAccessKeyID *string `json:"previous_access_key_id,omitempty"`
 	// PreviousSecretSealed holds the value of the "previous_secret_sealed" field.
 	PreviousSecretSealed *string `json:"-"`
 	// PreviousExpiresAt holds the value of the "previous_expires_at" field.
@@ -47,7 +49,7 @@ func (*S3Credential) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
-		case s3credential.FieldID, s3credential.FieldBadgeID, s3credential.FieldProjectID, s3credential.FieldAccessKeyID, s3credential.FieldSecretSealed, s3credential.FieldPreviousSecretSealed, s3credential.FieldBucket, s3credential.FieldRole:
+		case s3credential.FieldID, s3credential.FieldBadgeID, s3credential.FieldProjectID, s3credential.FieldAccessKeyID, s3credential.FieldSecretSealed, s3credential.FieldPreviousAccessKeyID, s3credential.FieldPreviousSecretSealed, s3credential.FieldBucket, s3credential.FieldRole:
 			values[i] = new(sql.NullString)
 		case s3credential.FieldCreatedAt, s3credential.FieldPreviousExpiresAt, s3credential.FieldExpiresAt, s3credential.FieldRevokedAt:
 			values[i] = new(sql.NullTime)
@@ -101,6 +103,13 @@ func (_m *S3Credential) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field secret_sealed", values[i])
 			} else if value.Valid {
 				_m.SecretSealed = value.String
+			}
+		case s3credential.FieldPreviousAccessKeyID:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field previous_access_key_id", values[i])
+			} else if value.Valid {
+				_m.PreviousAccessKeyID = new(string)
+				*_m.PreviousAccessKeyID = value.String
 			}
 		case s3credential.FieldPreviousSecretSealed:
 			if value, ok := values[i].(*sql.NullString); !ok {
@@ -191,6 +200,11 @@ func (_m *S3Credential) String() string {
 	builder.WriteString(_m.AccessKeyID)
 	builder.WriteString(", ")
 	builder.WriteString("secret_sealed=<sensitive>")
+	builder.WriteString(", ")
+	if v := _m.PreviousAccessKeyID; v != nil {
+		builder.WriteString("previous_access_key_id=")
+		builder.WriteString(*v)
+	}
 	builder.WriteString(", ")
 	builder.WriteString("previous_secret_sealed=<sensitive>")
 	builder.WriteString(", ")

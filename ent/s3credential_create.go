@@ -61,6 +61,20 @@ func (_c *S3CredentialCreate) SetSecretSealed(v string) *S3CredentialCreate {
 	return _c
 }
 
+// SetPreviousAccessKeyID sets the "previous_access_key_id" field.
+func (_c *S3CredentialCreate) SetPreviousAccessKeyID(v string) *S3CredentialCreate {
+	_c.mutation.SetPreviousAccessKeyID(v)
+	return _c
+}
+
+// SetNillablePreviousAccessKeyID sets the "previous_access_key_id" field if the given value is not nil.
+func (_c *S3CredentialCreate) SetNillablePreviousAccessKeyID(v *string) *S3CredentialCreate {
+	if v != nil {
+		_c.SetPreviousAccessKeyID(*v)
+	}
+	return _c
+}
+
 // SetPreviousSecretSealed sets the "previous_secret_sealed" field.
 func (_c *S3CredentialCreate) SetPreviousSecretSealed(v string) *S3CredentialCreate {
 	_c.mutation.SetPreviousSecretSealed(v)
@@ -287,6 +301,10 @@ func (_c *S3CredentialCreate) createSpec() (*S3Credential, *sqlgraph.CreateSpec)
 		_spec.SetField(s3credential.FieldSecretSealed, field.TypeString, value)
 		_node.SecretSealed = value
 	}
+	if value, ok := _c.mutation.PreviousAccessKeyID(); ok {
+		_spec.SetField(s3credential.FieldPreviousAccessKeyID, field.TypeString, value)
+		_node.PreviousAccessKeyID = &value
+	}
 	if value, ok := _c.mutation.PreviousSecretSealed(); ok {
 		_spec.SetField(s3credential.FieldPreviousSecretSealed, field.TypeString, value)
 		_node.PreviousSecretSealed = &value
@@ -363,6 +381,18 @@ type (
 	}
 )
 
+// SetAccessKeyID sets the "access_key_id" field.
+func (u *S3CredentialUpsert) SetAccessKeyID(v string) *S3CredentialUpsert {
+	u.Set(s3credential.FieldAccessKeyID, v)
+	return u
+}
+
+// UpdateAccessKeyID sets the "access_key_id" field to the value that was provided on create.
+func (u *S3CredentialUpsert) UpdateAccessKeyID() *S3CredentialUpsert {
+	u.SetExcluded(s3credential.FieldAccessKeyID)
+	return u
+}
+
 // SetSecretSealed sets the "secret_sealed" field.
 func (u *S3CredentialUpsert) SetSecretSealed(v string) *S3CredentialUpsert {
 	u.Set(s3credential.FieldSecretSealed, v)
@@ -372,6 +402,24 @@ func (u *S3CredentialUpsert) SetSecretSealed(v string) *S3CredentialUpsert {
 // UpdateSecretSealed sets the "secret_sealed" field to the value that was provided on create.
 func (u *S3CredentialUpsert) UpdateSecretSealed() *S3CredentialUpsert {
 	u.SetExcluded(s3credential.FieldSecretSealed)
+	return u
+}
+
+// SetPreviousAccessKeyID sets the "previous_access_key_id" field.
+func (u *S3CredentialUpsert) SetPreviousAccessKeyID(v string) *S3CredentialUpsert {
+	u.Set(s3credential.FieldPreviousAccessKeyID, v)
+	return u
+}
+
+// UpdatePreviousAccessKeyID sets the "previous_access_key_id" field to the value that was provided on create.
+func (u *S3CredentialUpsert) UpdatePreviousAccessKeyID() *S3CredentialUpsert {
+	u.SetExcluded(s3credential.FieldPreviousAccessKeyID)
+	return u
+}
+
+// ClearPreviousAccessKeyID clears the value of the "previous_access_key_id" field.
+func (u *S3CredentialUpsert) ClearPreviousAccessKeyID() *S3CredentialUpsert {
+	u.SetNull(s3credential.FieldPreviousAccessKeyID)
 	return u
 }
 
@@ -455,9 +503,6 @@ func (u *S3CredentialUpsertOne) UpdateNewValues() *S3CredentialUpsertOne {
 		if _, exists := u.create.mutation.ProjectID(); exists {
 			s.SetIgnore(s3credential.FieldProjectID)
 		}
-		if _, exists := u.create.mutation.AccessKeyID(); exists {
-			s.SetIgnore(s3credential.FieldAccessKeyID)
-		}
 		if _, exists := u.create.mutation.Bucket(); exists {
 			s.SetIgnore(s3credential.FieldBucket)
 		}
@@ -498,6 +543,20 @@ func (u *S3CredentialUpsertOne) Update(set func(*S3CredentialUpsert)) *S3Credent
 	return u
 }
 
+// SetAccessKeyID sets the "access_key_id" field.
+func (u *S3CredentialUpsertOne) SetAccessKeyID(v string) *S3CredentialUpsertOne {
+	return u.Update(func(s *S3CredentialUpsert) {
+		s.SetAccessKeyID(v)
+	})
+}
+
+// UpdateAccessKeyID sets the "access_key_id" field to the value that was provided on create.
+func (u *S3CredentialUpsertOne) UpdateAccessKeyID() *S3CredentialUpsertOne {
+	return u.Update(func(s *S3CredentialUpsert) {
+		s.UpdateAccessKeyID()
+	})
+}
+
 // SetSecretSealed sets the "secret_sealed" field.
 func (u *S3CredentialUpsertOne) SetSecretSealed(v string) *S3CredentialUpsertOne {
 	return u.Update(func(s *S3CredentialUpsert) {
@@ -509,6 +568,27 @@ func (u *S3CredentialUpsertOne) SetSecretSealed(v string) *S3CredentialUpsertOne
 func (u *S3CredentialUpsertOne) UpdateSecretSealed() *S3CredentialUpsertOne {
 	return u.Update(func(s *S3CredentialUpsert) {
 		s.UpdateSecretSealed()
+	})
+}
+
+// SetPreviousAccessKeyID sets the "previous_access_key_id" field.
+func (u *S3CredentialUpsertOne) SetPreviousAccessKeyID(v string) *S3CredentialUpsertOne {
+	return u.Update(func(s *S3CredentialUpsert) {
+		s.SetPreviousAccessKeyID(v)
+	})
+}
+
+// UpdatePreviousAccessKeyID sets the "previous_access_key_id" field to the value that was provided on create.
+func (u *S3CredentialUpsertOne) UpdatePreviousAccessKeyID() *S3CredentialUpsertOne {
+	return u.Update(func(s *S3CredentialUpsert) {
+		s.UpdatePreviousAccessKeyID()
+	})
+}
+
+// ClearPreviousAccessKeyID clears the value of the "previous_access_key_id" field.
+func (u *S3CredentialUpsertOne) ClearPreviousAccessKeyID() *S3CredentialUpsertOne {
+	return u.Update(func(s *S3CredentialUpsert) {
+		s.ClearPreviousAccessKeyID()
 	})
 }
 
@@ -767,9 +847,6 @@ func (u *S3CredentialUpsertBulk) UpdateNewValues() *S3CredentialUpsertBulk {
 			if _, exists := b.mutation.ProjectID(); exists {
 				s.SetIgnore(s3credential.FieldProjectID)
 			}
-			if _, exists := b.mutation.AccessKeyID(); exists {
-				s.SetIgnore(s3credential.FieldAccessKeyID)
-			}
 			if _, exists := b.mutation.Bucket(); exists {
 				s.SetIgnore(s3credential.FieldBucket)
 			}
@@ -811,6 +888,20 @@ func (u *S3CredentialUpsertBulk) Update(set func(*S3CredentialUpsert)) *S3Creden
 	return u
 }
 
+// SetAccessKeyID sets the "access_key_id" field.
+func (u *S3CredentialUpsertBulk) SetAccessKeyID(v string) *S3CredentialUpsertBulk {
+	return u.Update(func(s *S3CredentialUpsert) {
+		s.SetAccessKeyID(v)
+	})
+}
+
+// UpdateAccessKeyID sets the "access_key_id" field to the value that was provided on create.
+func (u *S3CredentialUpsertBulk) UpdateAccessKeyID() *S3CredentialUpsertBulk {
+	return u.Update(func(s *S3CredentialUpsert) {
+		s.UpdateAccessKeyID()
+	})
+}
+
 // SetSecretSealed sets the "secret_sealed" field.
 func (u *S3CredentialUpsertBulk) SetSecretSealed(v string) *S3CredentialUpsertBulk {
 	return u.Update(func(s *S3CredentialUpsert) {
@@ -822,6 +913,27 @@ func (u *S3CredentialUpsertBulk) SetSecretSealed(v string) *S3CredentialUpsertBu
 func (u *S3CredentialUpsertBulk) UpdateSecretSealed() *S3CredentialUpsertBulk {
 	return u.Update(func(s *S3CredentialUpsert) {
 		s.UpdateSecretSealed()
+	})
+}
+
+// SetPreviousAccessKeyID sets the "previous_access_key_id" field.
+func (u *S3CredentialUpsertBulk) SetPreviousAccessKeyID(v string) *S3CredentialUpsertBulk {
+	return u.Update(func(s *S3CredentialUpsert) {
+		s.SetPreviousAccessKeyID(v)
+	})
+}
+
+// UpdatePreviousAccessKeyID sets the "previous_access_key_id" field to the value that was provided on create.
+func (u *S3CredentialUpsertBulk) UpdatePreviousAccessKeyID() *S3CredentialUpsertBulk {
+	return u.Update(func(s *S3CredentialUpsert) {
+		s.UpdatePreviousAccessKeyID()
+	})
+}
+
+// ClearPreviousAccessKeyID clears the value of the "previous_access_key_id" field.
+func (u *S3CredentialUpsertBulk) ClearPreviousAccessKeyID() *S3CredentialUpsertBulk {
+	return u.Update(func(s *S3CredentialUpsert) {
+		s.ClearPreviousAccessKeyID()
 	})
 }
 

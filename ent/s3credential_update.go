@@ -28,6 +28,20 @@ func (_u *S3CredentialUpdate) Where(ps ...predicate.S3Credential) *S3CredentialU
 	return _u
 }
 
+// SetAccessKeyID sets the "access_key_id" field.
+func (_u *S3CredentialUpdate) SetAccessKeyID(v string) *S3CredentialUpdate {
+	_u.mutation.SetAccessKeyID(v)
+	return _u
+}
+
+// SetNillableAccessKeyID sets the "access_key_id" field if the given value is not nil.
+func (_u *S3CredentialUpdate) SetNillableAccessKeyID(v *string) *S3CredentialUpdate {
+	if v != nil {
+		_u.SetAccessKeyID(*v)
+	}
+	return _u
+}
+
 // SetSecretSealed sets the "secret_sealed" field.
 func (_u *S3CredentialUpdate) SetSecretSealed(v string) *S3CredentialUpdate {
 	_u.mutation.SetSecretSealed(v)
@@ -39,6 +53,26 @@ func (_u *S3CredentialUpdate) SetNillableSecretSealed(v *string) *S3CredentialUp
 	if v != nil {
 		_u.SetSecretSealed(*v)
 	}
+	return _u
+}
+
+// SetPreviousAccessKeyID sets the "previous_access_key_id" field.
+func (_u *S3CredentialUpdate) SetPreviousAccessKeyID(v string) *S3CredentialUpdate {
+	_u.mutation.SetPreviousAccessKeyID(v)
+	return _u
+}
+
+// SetNillablePreviousAccessKeyID sets the "previous_access_key_id" field if the given value is not nil.
+func (_u *S3CredentialUpdate) SetNillablePreviousAccessKeyID(v *string) *S3CredentialUpdate {
+	if v != nil {
+		_u.SetPreviousAccessKeyID(*v)
+	}
+	return _u
+}
+
+// ClearPreviousAccessKeyID clears the value of the "previous_access_key_id" field.
+func (_u *S3CredentialUpdate) ClearPreviousAccessKeyID() *S3CredentialUpdate {
+	_u.mutation.ClearPreviousAccessKeyID()
 	return _u
 }
 
@@ -134,7 +168,20 @@ func (_u *S3CredentialUpdate) ExecX(ctx context.Context) {
 	}
 }
 
+// check runs all checks and user-defined validators on the builder.
+func (_u *S3CredentialUpdate) check() error {
+	if v, ok := _u.mutation.AccessKeyID(); ok {
+		if err := s3credential.AccessKeyIDValidator(v); err != nil {
+			return &ValidationError{Name: "access_key_id", err: fmt.Errorf(`ent: validator failed for field "S3Credential.access_key_id": %w`, err)}
+		}
+	}
+	return nil
+}
+
 func (_u *S3CredentialUpdate) sqlSave(ctx context.Context) (_node int, err error) {
+	if err := _u.check(); err != nil {
+		return _node, err
+	}
 	_spec := sqlgraph.NewUpdateSpec(s3credential.Table, s3credential.Columns, sqlgraph.NewFieldSpec(s3credential.FieldID, field.TypeString))
 	if ps := _u.mutation.predicates; len(ps) > 0 {
 		_spec.Predicate = func(selector *sql.Selector) {
@@ -143,8 +190,17 @@ func (_u *S3CredentialUpdate) sqlSave(ctx context.Context) (_node int, err error
 			}
 		}
 	}
+	if value, ok := _u.mutation.AccessKeyID(); ok {
+		_spec.SetField(s3credential.FieldAccessKeyID, field.TypeString, value)
+	}
 	if value, ok := _u.mutation.SecretSealed(); ok {
 		_spec.SetField(s3credential.FieldSecretSealed, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.PreviousAccessKeyID(); ok {
+		_spec.SetField(s3credential.FieldPreviousAccessKeyID, field.TypeString, value)
+	}
+	if _u.mutation.PreviousAccessKeyIDCleared() {
+		_spec.ClearField(s3credential.FieldPreviousAccessKeyID, field.TypeString)
 	}
 	if value, ok := _u.mutation.PreviousSecretSealed(); ok {
 		_spec.SetField(s3credential.FieldPreviousSecretSealed, field.TypeString, value)
@@ -187,6 +243,20 @@ type S3CredentialUpdateOne struct {
 	mutation *S3CredentialMutation
 }
 
+// SetAccessKeyID sets the "access_key_id" field.
+func (_u *S3CredentialUpdateOne) SetAccessKeyID(v string) *S3CredentialUpdateOne {
+	_u.mutation.SetAccessKeyID(v)
+	return _u
+}
+
+// SetNillableAccessKeyID sets the "access_key_id" field if the given value is not nil.
+func (_u *S3CredentialUpdateOne) SetNillableAccessKeyID(v *string) *S3CredentialUpdateOne {
+	if v != nil {
+		_u.SetAccessKeyID(*v)
+	}
+	return _u
+}
+
 // SetSecretSealed sets the "secret_sealed" field.
 func (_u *S3CredentialUpdateOne) SetSecretSealed(v string) *S3CredentialUpdateOne {
 	_u.mutation.SetSecretSealed(v)
@@ -198,6 +268,26 @@ func (_u *S3CredentialUpdateOne) SetNillableSecretSealed(v *string) *S3Credentia
 	if v != nil {
 		_u.SetSecretSealed(*v)
 	}
+	return _u
+}
+
+// SetPreviousAccessKeyID sets the "previous_access_key_id" field.
+func (_u *S3CredentialUpdateOne) SetPreviousAccessKeyID(v string) *S3CredentialUpdateOne {
+	_u.mutation.SetPreviousAccessKeyID(v)
+	return _u
+}
+
+// SetNillablePreviousAccessKeyID sets the "previous_access_key_id" field if the given value is not nil.
+func (_u *S3CredentialUpdateOne) SetNillablePreviousAccessKeyID(v *string) *S3CredentialUpdateOne {
+	if v != nil {
+		_u.SetPreviousAccessKeyID(*v)
+	}
+	return _u
+}
+
+// ClearPreviousAccessKeyID clears the value of the "previous_access_key_id" field.
+func (_u *S3CredentialUpdateOne) ClearPreviousAccessKeyID() *S3CredentialUpdateOne {
+	_u.mutation.ClearPreviousAccessKeyID()
 	return _u
 }
 
@@ -306,7 +396,20 @@ func (_u *S3CredentialUpdateOne) ExecX(ctx context.Context) {
 	}
 }
 
+// check runs all checks and user-defined validators on the builder.
+func (_u *S3CredentialUpdateOne) check() error {
+	if v, ok := _u.mutation.AccessKeyID(); ok {
+		if err := s3credential.AccessKeyIDValidator(v); err != nil {
+			return &ValidationError{Name: "access_key_id", err: fmt.Errorf(`ent: validator failed for field "S3Credential.access_key_id": %w`, err)}
+		}
+	}
+	return nil
+}
+
 func (_u *S3CredentialUpdateOne) sqlSave(ctx context.Context) (_node *S3Credential, err error) {
+	if err := _u.check(); err != nil {
+		return _node, err
+	}
 	_spec := sqlgraph.NewUpdateSpec(s3credential.Table, s3credential.Columns, sqlgraph.NewFieldSpec(s3credential.FieldID, field.TypeString))
 	id, ok := _u.mutation.ID()
 	if !ok {
@@ -332,8 +435,17 @@ func (_u *S3CredentialUpdateOne) sqlSave(ctx context.Context) (_node *S3Credenti
 			}
 		}
 	}
+	if value, ok := _u.mutation.AccessKeyID(); ok {
+		_spec.SetField(s3credential.FieldAccessKeyID, field.TypeString, value)
+	}
 	if value, ok := _u.mutation.SecretSealed(); ok {
 		_spec.SetField(s3credential.FieldSecretSealed, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.PreviousAccessKeyID(); ok {
+		_spec.SetField(s3credential.FieldPreviousAccessKeyID, field.TypeString, value)
+	}
+	if _u.mutation.PreviousAccessKeyIDCleared() {
+		_spec.ClearField(s3credential.FieldPreviousAccessKeyID, field.TypeString)
 	}
 	if value, ok := _u.mutation.PreviousSecretSealed(); ok {
 		_spec.SetField(s3credential.FieldPreviousSecretSealed, field.TypeString, value)

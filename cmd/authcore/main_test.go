@@ -184,7 +184,8 @@ func verifyS3(t *testing.T, a *apptest.App, s3 map[string]any) {
 
 // Master-key rotation without downtime: values sealed under key A; every replica then
 // runs with "B,A" (B seals, both open) while `keys reseal` re-seals everything under B;
-// after it, a server with B alone opens all of it. Running reseal again changes nothing.
+// after it, a server with B alone opens all of it, a rolled s3 badge's replaced secret too.
+// Running reseal again changes nothing.
 func TestMasterKeyRotation(t *testing.T) {
 	apptest.ForEachStore(t, func(t *testing.T, st apptest.Store) {
 		url := st.FreshURL(t)
@@ -199,7 +200,10 @@ func TestMasterKeyRotation(t *testing.T) {
 		prj := a.CreateProject(t, admin)
 		minted := a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/projects/" + prj + "/service-badges",
 			Body: map[string]any{"name": "files", "product": "s3"}, Header: admin.Bearer()}).Expect(t, 201, nil)
-		s3 := minted["s3"].(map[string]any)
+		replaced := minted["s3"].(map[string]any)
+		// A roll leaves the replaced pair's secret sealed beside the new one, in its grace.
+		s3 := a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/projects/" + prj + "/service-badges/" + minted["badge"].(map[string]any)["id"].(string) + "/roll",
+			Header: admin.Bearer()}).Expect(t, 200, nil)["s3"].(map[string]any)
 		if err := a.Stop(); err != nil {
 			t.Fatal(err)
 		}
@@ -213,7 +217,7 @@ func TestMasterKeyRotation(t *testing.T) {
 			return out.String()
 		}
 		first := reseal()
-		if !strings.Contains(first, "re-sealed 1 s3 secret keys") || strings.Contains(first, "re-sealed 0 signing keys") {
+		if !strings.Contains(first, "re-sealed 2 s3 secret keys") || strings.Contains(first, "re-sealed 0 signing keys") {
 			t.Fatalf("first run: %q", first)
 		}
 		if again := reseal(); again != "re-sealed 0 s3 secret keys\nre-sealed 0 signing keys\n" {
@@ -224,5 +228,6 @@ func TestMasterKeyRotation(t *testing.T) {
 		me(b, admin.Bearer()).Expect(t, 200, map[string]any{"userId": admin.UserID})
 		b.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/auth-core/signin", Body: map[string]any{"email": admin.Email, "password": admin.Password}}).Expect(t, 200, nil)
 		verifyS3(t, b, s3)
+		verifyS3(t, b, replaced)
 	})
 }

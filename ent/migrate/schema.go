@@ -181,6 +181,7 @@ var (
 		{Name: "project_id", Type: field.TypeString},
 		{Name: "access_key_id", Type: field.TypeString, Unique: true},
 		{Name: "secret_sealed", Type: field.TypeString},
+		{Name: "previous_access_key_id", Type: field.TypeString, Unique: true, Nullable: true},
 		{Name: "previous_secret_sealed", Type: field.TypeString, Nullable: true},
 		{Name: "previous_expires_at", Type: field.TypeTime, Nullable: true},
 		{Name: "bucket", Type: field.TypeString},

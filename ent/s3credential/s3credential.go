@@ -23,6 +23,8 @@ const (
 	FieldAccessKeyID = "access_key_id"
 	// FieldSecretSealed holds the string denoting the secret_sealed field in the database.
 	FieldSecretSealed = "secret_sealed"
+	// FieldPreviousAccessKeyID holds the string denoting the previous_access_key_id field in the database.
+	FieldPreviousAccessKeyID = "previous_access_key_id"
 	// FieldPreviousSecretSealed holds the string denoting the previous_secret_sealed field in the database.
 	FieldPreviousSecretSealed = "previous_secret_sealed"
 	// FieldPreviousExpiresAt holds the string denoting the previous_expires_at field in the database.
@@ -47,6 +49,7 @@ var Columns = []string{
 	FieldProjectID,
 	FieldAccessKeyID,
 	FieldSecretSealed,
+	FieldPreviousAccessKeyID,
 	FieldPreviousSecretSealed,
 	FieldPreviousExpiresAt,
 	FieldBucket,
@@ -111,6 +114,11 @@ func ByAccessKeyID(opts ...sql.OrderTermOption) OrderOption {
 // BySecretSealed orders the results by the secret_sealed field.
 func BySecretSealed(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldSecretSealed, opts...).ToFunc()
+}
+
+// ByPreviousAccessKeyID orders the results by the previous_access_key_id field.
+func ByPreviousAccessKeyID(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldPreviousAccessKeyID, opts...).ToFunc()
 }
 
 // ByPreviousSecretSealed orders the results by the previous_secret_sealed field.

@@ -89,6 +89,11 @@ func SecretSealed(v string) predicate.S3Credential {
 	return predicate.S3Credential(sql.FieldEQ(FieldSecretSealed, v))
 }
 
+// PreviousAccessKeyID applies equality check predicate on the "previous_access_key_id" field. It's identical to PreviousAccessKeyIDEQ.
+func PreviousAccessKeyID(v string) predicate.S3Credential {
+	return predicate.S3Credential(sql.FieldEQ(FieldPreviousAccessKeyID, v))
+}
+
 // PreviousSecretSealed applies equality check predicate on the "previous_secret_sealed" field. It's identical to PreviousSecretSealedEQ.
 func PreviousSecretSealed(v string) predicate.S3Credential {
 	return predicate.S3Credential(sql.FieldEQ(FieldPreviousSecretSealed, v))
@@ -417,6 +422,81 @@ func SecretSealedEqualFold(v string) predicate.S3Credential {
 // SecretSealedContainsFold applies the ContainsFold predicate on the "secret_sealed" field.
 func SecretSealedContainsFold(v string) predicate.S3Credential {
 	return predicate.S3Credential(sql.FieldContainsFold(FieldSecretSealed, v))
+}
+
+// PreviousAccessKeyIDEQ applies the EQ predicate on the "previous_access_key_id" field.
+func PreviousAccessKeyIDEQ(v string) predicate.S3Credential {
+	return predicate.S3Credential(sql.FieldEQ(FieldPreviousAccessKeyID, v))
+}
+
+// PreviousAccessKeyIDNEQ applies the NEQ predicate on the "previous_access_key_id" field.
+func PreviousAccessKeyIDNEQ(v string) predicate.S3Credential {
+	return predicate.S3Credential(sql.FieldNEQ(FieldPreviousAccessKeyID, v))
+}
+
+// PreviousAccessKeyIDIn applies the In predicate on the "previous_access_key_id" field.
+func PreviousAccessKeyIDIn(vs ...string) predicate.S3Credential {
+	return predicate.S3Credential(sql.FieldIn(FieldPreviousAccessKeyID, vs...))
+}
+
+// PreviousAccessKeyIDNotIn applies the NotIn predicate on the "previous_access_key_id" field.
+func PreviousAccessKeyIDNotIn(vs ...string) predicate.S3Credential {
+	return predicate.S3Credential(sql.FieldNotIn(FieldPreviousAccessKeyID, vs...))
+}
+
+// PreviousAccessKeyIDGT applies the GT predicate on the "previous_access_key_id" field.
+func PreviousAccessKeyIDGT(v string) predicate.S3Credential {
+	return predicate.S3Credential(sql.FieldGT(FieldPreviousAccessKeyID, v))
+}
+
+// PreviousAccessKeyIDGTE applies the GTE predicate on the "previous_access_key_id" field.
+func PreviousAccessKeyIDGTE(v string) predicate.S3Credential {
+	return predicate.S3Credential(sql.FieldGTE(FieldPreviousAccessKeyID, v))
+}
+
+// PreviousAccessKeyIDLT applies the LT predicate on the "previous_access_key_id" field.
+func PreviousAccessKeyIDLT(v string) predicate.S3Credential {
+	return predicate.S3Credential(sql.FieldLT(FieldPreviousAccessKeyID, v))
+}
+
+// PreviousAccessKeyIDLTE applies the LTE predicate on the "previous_access_key_id" field.
+func PreviousAccessKeyIDLTE(v string) predicate.S3Credential {
+	return predicate.S3Credential(sql.FieldLTE(FieldPreviousAccessKeyID, v))
+}
+
+// PreviousAccessKeyIDContains applies the Contains predicate on the "previous_access_key_id" field.
+func PreviousAccessKeyIDContains(v string) predicate.S3Credential {
+	return predicate.S3Credential(sql.FieldContains(FieldPreviousAccessKeyID, v))
+}
+
+// PreviousAccessKeyIDHasPrefix applies the HasPrefix predicate on the "previous_access_key_id" field.
+func PreviousAccessKeyIDHasPrefix(v string) predicate.S3Credential {
+	return predicate.S3Credential(sql.FieldHasPrefix(FieldPreviousAccessKeyID, v))
+}
+
+// PreviousAccessKeyIDHasSuffix applies the HasSuffix predicate on the "previous_access_key_id" field.
+func PreviousAccessKeyIDHasSuffix(v string) predicate.S3Credential {
+	return predicate.S3Credential(sql.FieldHasSuffix(FieldPreviousAccessKeyID, v))
+}
+
+// PreviousAccessKeyIDIsNil applies the IsNil predicate on the "previous_access_key_id" field.
+func PreviousAccessKeyIDIsNil() predicate.S3Credential {
+	return predicate.S3Credential(sql.FieldIsNull(FieldPreviousAccessKeyID))
+}
+
+// PreviousAccessKeyIDNotNil applies the NotNil predicate on the "previous_access_key_id" field.
+func PreviousAccessKeyIDNotNil() predicate.S3Credential {
+	return predicate.S3Credential(sql.FieldNotNull(FieldPreviousAccessKeyID))
+}
+
+// PreviousAccessKeyIDEqualFold applies the EqualFold predicate on the "previous_access_key_id" field.
+func PreviousAccessKeyIDEqualFold(v string) predicate.S3Credential {
+	return predicate.S3Credential(sql.FieldEqualFold(FieldPreviousAccessKeyID, v))
+}
+
+// PreviousAccessKeyIDContainsFold applies the ContainsFold predicate on the "previous_access_key_id" field.
+func PreviousAccessKeyIDContainsFold(v string) predicate.S3Credential {
+	return predicate.S3Credential(sql.FieldContainsFold(FieldPreviousAccessKeyID, v))
 }
 
 // PreviousSecretSealedEQ applies the EQ predicate on the "previous_secret_sealed" field.

@@ -19,9 +19,13 @@ func (S3Credential) Fields() []ent.Field {
 	return []ent.Field{
 		field.String("badge_id").Immutable().Unique().NotEmpty(),
 		field.String("project_id").Immutable().NotEmpty(),
-		field.String("access_key_id").Immutable().Unique().NotEmpty(),
+		field.String("access_key_id").Unique().NotEmpty(),
 		field.String("secret_sealed").Sensitive(), // mutable to roll it and to re-seal it under a new master key
-		// The secret a roll replaced, valid until previous_expires_at (SPEC §12).
+		// The key pair a roll replaced, valid until previous_expires_at (SPEC §12). A roll
+		// issues a new access key id too: SigV4 clients (aws-sdk-go-v2's signer among them)
+		// cache derived signing keys by access key id for a day, so a new secret under the
+		// old id would keep being signed with the old one.
+		field.String("previous_access_key_id").Optional().Nillable().Unique(),
 		field.String("previous_secret_sealed").Optional().Nillable().Sensitive(),
 		field.Time("previous_expires_at").Optional().Nillable(),
 		field.String("bucket").Immutable(),

@@ -27,6 +27,7 @@ type testProduct struct {
 	key     string
 	mintErr error
 	minted  int
+	rolled  int
 }
 
 func (p *testProduct) Key() string              { return p.key }
@@ -47,6 +48,12 @@ type testCredentials struct {
 }
 
 func (p *testProduct) Revoke(context.Context, *ent.Tx, product.Badge) error { return nil }
+
+// Roll returns new credentials of the product's own type, as Mint does.
+func (p *testProduct) Roll(_ context.Context, _ *ent.Tx, b product.Badge, _ *time.Time) (any, error) {
+	p.rolled++
+	return testCredentials{Token: fmt.Sprintf("token-of-%s-roll-%d", b.ID, p.rolled)}, nil
+}
 
 type world struct {
 	a                          *apptest.App

@@ -6,11 +6,13 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/authcore/authcore/platform/apperr"
 	"github.com/authcore/authcore/platform/bearer"
 	"github.com/authcore/authcore/platform/guard"
 	"github.com/authcore/authcore/platform/httpserver"
 	"github.com/authcore/authcore/platform/identity"
 	"github.com/authcore/authcore/platform/product"
+	"github.com/authcore/authcore/platform/rollover"
 )
 
 type handler struct {
@@ -25,7 +27,9 @@ func (h *handler) routes() []httpserver.Route {
 	// it (seed 4.4) — attached per route, never by prefix.
 	admin := []fiber.Handler{h.guard.Dashboard(), h.guard.ProjectRole(identity.RoleAdmin, guard.FromPath, nil)}
 	routes := httpserver.Collection("/v1/projects/:id/service-badges", "badgeId", admin, h.list, h.create, h.revoke)
-	return append(routes, httpserver.Route{Method: http.MethodGet, Path: "/v1/service-badges/me", Handlers: []fiber.Handler{h.whoAmI}})
+	return append(routes,
+		httpserver.Route{Method: http.MethodPost, Path: "/v1/projects/:id/service-badges/:badgeId/roll", Handlers: append(admin, h.roll)},
+		httpserver.Route{Method: http.MethodGet, Path: "/v1/service-badges/me", Handlers: []fiber.Handler{h.whoAmI}})
 }
 
 func (h *handler) whoAmI(c *fiber.Ctx) error { return h.me.Serve(c, h.svc.Me) }
@@ -56,13 +60,40 @@ func (h *handler) create(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	body := make(fiber.Map, len(h.products.All())+2)
+	return c.Status(http.StatusCreated).JSON(h.answer(created))
+}
+
+// answer is the create answer: the badge, its secret, and under each registered product's
+// key that product's credentials (the badge's own, null for every other).
+func (h *handler) answer(created Created) fiber.Map {
+	body := make(fiber.Map, len(h.products.All())+3)
 	for _, k := range h.products.Keys() {
 		body[k] = nil
 	}
-	body[req.Product.Key()] = created.Credentials
+	body[created.Badge.Product] = created.Credentials
 	body["badge"], body["plaintext"] = created.Badge, created.Plaintext
-	return c.Status(http.StatusCreated).JSON(body)
+	return body
+}
+
+// roll answers the create answer plus previousSecretExpiresAt (SPEC §12). The body is
+// optional; when there is one it must be a JSON object.
+func (h *handler) roll(c *fiber.Ctx) error {
+	grace, notObject, err := rollover.Grace(c.Body())
+	switch {
+	case notObject:
+		return apperr.Validation(apperr.NotAnObject)
+	case err != nil:
+		return apperr.Validation(apperr.Issue{Field: "graceHours", Reason: "must be a number from 0 to 168"})
+	}
+	p, _ := guard.PrincipalOf(c)
+	actor := p.UserID
+	rolled, err := h.svc.Roll(c.UserContext(), guard.ProjectOf(c), strings.Clone(c.Params("badgeId")), grace, &actor, httpserver.Origin(c), c.BaseURL())
+	if err != nil {
+		return err
+	}
+	body := h.answer(rolled.Created)
+	body["previousSecretExpiresAt"] = rolled.PreviousSecretExpiresAt
+	return c.JSON(body)
 }
 
 func (h *handler) revoke(c *fiber.Ctx) error {

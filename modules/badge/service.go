@@ -20,6 +20,7 @@ import (
 	"github.com/authcore/authcore/platform/identity"
 	"github.com/authcore/authcore/platform/metrics"
 	"github.com/authcore/authcore/platform/product"
+	"github.com/authcore/authcore/platform/rollover"
 	"github.com/authcore/authcore/platform/secret"
 )
 
@@ -169,8 +170,10 @@ func (s *Service) RevokePresented(ctx context.Context, token string, r identity.
 	if !s.wellFormed(token) {
 		return identity.ErrNotLive
 	}
-	live := entbadge.Or(entbadge.ExpiresAtIsNil(), entbadge.ExpiresAtGT(s.clock.Now()))
-	err := s.revoke(ctx, []predicate.Badge{entbadge.Digest(secret.DigestOf(token).Bytes()), live}, nil, r.Origin, r.Metadata, r.Action)
+	d, now := secret.DigestOf(token).Bytes(), s.clock.Now()
+	live := entbadge.Or(entbadge.ExpiresAtIsNil(), entbadge.ExpiresAtGT(now))
+	matches := entbadge.Or(entbadge.Digest(d), entbadge.And(entbadge.PreviousDigest(d), entbadge.PreviousExpiresAtGT(now)))
+	err := s.revoke(ctx, []predicate.Badge{matches, live}, nil, r.Origin, r.Metadata, r.Action)
 	if errors.Is(err, ErrNotFound) {
 		return identity.ErrNotLive
 	}
@@ -199,7 +202,7 @@ func (s *Service) revoke(ctx context.Context, where []predicate.Badge, actor *st
 				return err
 			}
 		}
-		if err := s.verifier.Revoked(ctx, tx, b.Digest); err != nil {
+		if err := s.forget(ctx, tx, b.Digest, b.PreviousDigest); err != nil {
 			return err
 		}
 		product = b.Product
@@ -215,6 +218,96 @@ func (s *Service) revoke(ctx context.Context, where []predicate.Badge, actor *st
 	}
 	s.metrics.Revoked.WithLabelValues(Kind, product).Inc()
 	return nil
+}
+
+// forget makes every replica's cache forget the badge's secrets, when tx commits.
+func (s *Service) forget(ctx context.Context, tx *ent.Tx, current []byte, previous *[]byte) error {
+	if err := s.verifier.Revoked(ctx, tx, current); err != nil {
+		return err
+	}
+	if previous == nil {
+		return nil
+	}
+	return s.verifier.Revoked(ctx, tx, *previous)
+}
+
+// Rolled is a badge with its new one-time secrets, and when the replaced ones stop.
+type Rolled struct {
+	Created
+	PreviousSecretExpiresAt time.Time
+}
+
+// Roll gives one of the project's live badges a new secret, and its product new
+// credentials (SPEC §12): same id and record; the replaced ones keep working until grace
+// ends (never past the badge's own expiry), those of an earlier roll stop now. All of it,
+// the invalidations and the audit record commit together.
+func (s *Service) Roll(ctx context.Context, projectID, badgeID string, grace time.Duration, actor *string, origin audit.Origin, baseURL string) (Rolled, error) {
+	pol, err := s.policies.Policy(ctx, projectID)
+	if err != nil {
+		return Rolled{}, err
+	}
+	now := s.clock.Now()
+	var out Rolled
+	err = database.WithTx(ctx, s.ent, func(tx *ent.Tx) error {
+		b, err := tx.Badge.Query().
+			Where(entbadge.ID(badgeID), entbadge.ProjectID(projectID), entbadge.RevokedAtIsNil(),
+				entbadge.Or(entbadge.ExpiresAtIsNil(), entbadge.ExpiresAtGT(now))).
+			Only(ctx)
+		if ent.IsNotFound(err) {
+			return ErrNotFound
+		}
+		if err != nil {
+			return err
+		}
+		p, ok := s.products.Get(b.Product)
+		if !ok {
+			return ErrNotFound // a product no longer registered has nothing to roll into
+		}
+		// A badge the project's policy no longer allows gets no new secret.
+		if max := pol.BadgeMaxExpiresInDays; max != nil && (b.ExpiresAt == nil || b.ExpiresAt.Sub(now) > time.Duration(*max)*24*time.Hour) {
+			return apperr.Validation(apperr.Issue{Field: "expiresAt", Reason: "exceeds_policy"})
+		}
+		plaintext, err := secret.NewToken(b.Product)
+		if err != nil {
+			return err
+		}
+		replaced, earlier := b.Digest, b.PreviousDigest
+		until, keep := rollover.Until(now, grace, b.ExpiresAt)
+		u := tx.Badge.UpdateOne(b).SetDigest(secret.DigestOf(plaintext).Bytes()).SetSecretHint(secret.Hint(plaintext))
+		var graceUntil *time.Time
+		if keep {
+			graceUntil = &until
+			u = u.SetPreviousDigest(replaced).SetPreviousExpiresAt(until)
+		} else {
+			until = now
+			u = u.ClearPreviousDigest().ClearPreviousExpiresAt()
+		}
+		if b, err = u.Save(ctx); err != nil {
+			return err
+		}
+		if err := s.forget(ctx, tx, replaced, earlier); err != nil {
+			return err
+		}
+		pb := contractView(b)
+		pb.BaseURL = baseURL
+		creds, err := p.Roll(ctx, tx, pb, graceUntil)
+		if err != nil {
+			return mintFailed(err)
+		}
+		if _, err := s.audit.Record(ctx, tx, audit.Event{
+			ActorID: actor, ProjectID: projectID, Action: "service_badge.roll", Origin: origin,
+			Metadata: map[string]any{"badgeId": b.ID, "product": b.Product, "previousSecretExpiresAt": until.UTC()},
+		}); err != nil {
+			return err
+		}
+		out = Rolled{Created: Created{Badge: view(b), Plaintext: plaintext, Credentials: creds}, PreviousSecretExpiresAt: until.UTC()}
+		return nil
+	})
+	if err != nil {
+		return Rolled{}, err
+	}
+	s.metrics.Issued.WithLabelValues(Kind, out.Badge.Product).Inc()
+	return out, nil
 }
 
 // wellFormed reports whether token is shaped like a badge secret of a registered product.

@@ -35,7 +35,7 @@ type meBody struct {
 }
 
 func (s store) Lookup(ctx context.Context, d secret.Digest) (*bearer.Entry[answer], error) {
-	b, err := s.ent.Badge.Query().Where(entbadge.Digest(d.Bytes())).Only(ctx)
+	b, err := s.ent.Badge.Query().Where(entbadge.Or(entbadge.Digest(d.Bytes()), entbadge.PreviousDigest(d.Bytes()))).Only(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -44,7 +44,15 @@ func (s store) Lookup(ctx context.Context, d secret.Digest) (*bearer.Entry[answe
 		return nil, err
 	}
 	grant := identity.BadgeGrant{BadgeID: b.ID, ProjectID: b.ProjectID, Product: b.Product, Role: b.Role, ExpiresAt: utc(b.ExpiresAt)}
-	return &bearer.Entry[answer]{ID: b.ID, Digest: b.Digest, ExpiresAt: b.ExpiresAt, Revoked: b.RevokedAt != nil, Value: answer{response: body, grant: grant}}, nil
+	digest, expires := b.Digest, b.ExpiresAt
+	// The secret a roll replaced works only until its grace ends (SPEC §12).
+	if b.PreviousDigest != nil && secret.Equal(*b.PreviousDigest, d.Bytes()) {
+		digest = *b.PreviousDigest
+		if expires == nil || (b.PreviousExpiresAt != nil && b.PreviousExpiresAt.Before(*expires)) {
+			expires = b.PreviousExpiresAt
+		}
+	}
+	return &bearer.Entry[answer]{ID: b.ID, Digest: digest, ExpiresAt: expires, Revoked: b.RevokedAt != nil, Value: answer{response: body, grant: grant}}, nil
 }
 
 func (store) SetLastUsed(ctx context.Context, tx *ent.Tx, id string, at time.Time) error {

@@ -56,6 +56,11 @@ type Product interface {
 	// Revoke withdraws the product's credentials inside the revoke's transaction; a
 	// product that caches them publishes their invalidation in that transaction too.
 	Revoke(ctx context.Context, tx *ent.Tx, b Badge) error
+	// Roll issues new credentials for the badge inside the roll's transaction (SPEC §12),
+	// returned as Mint returns them. The ones they replace keep working until graceUntil
+	// and never after; with graceUntil nil they stop now, and so, always, do any an earlier
+	// roll replaced. A product that caches them invalidates them in that transaction.
+	Roll(ctx context.Context, tx *ent.Tx, b Badge, graceUntil *time.Time) (any, error)
 }
 
 // AsProduct contributes the Product returned by constructor f. It is the only place that
@@ -129,6 +134,9 @@ var _ Product = Plain{}
 func (p Plain) Key() string              { return p.Name }
 func (p Plain) Description() string      { return p.About }
 func (p Plain) Mintable() (bool, string) { return p.Unavailable == "", p.Unavailable }
+
+// Roll has nothing to add to the badge's secret, which the badge module rolls itself.
+func (p Plain) Roll(context.Context, *ent.Tx, Badge, *time.Time) (any, error) { return nil, nil }
 
 // Mint has nothing to add to the badge's secret; the badge module never calls it on a
 // product that is not mintable, and it refuses should anyone else.

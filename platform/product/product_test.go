@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"go.uber.org/fx"
 
@@ -18,6 +19,9 @@ func (f fake) Description() string                                     { return 
 func (fake) Mintable() (bool, string)                                  { return true, "" }
 func (fake) Mint(context.Context, *ent.Tx, product.Badge) (any, error) { return nil, nil }
 func (fake) Revoke(context.Context, *ent.Tx, product.Badge) error      { return nil }
+func (fake) Roll(context.Context, *ent.Tx, product.Badge, *time.Time) (any, error) {
+	return nil, nil
+}
 
 // registry builds the registry from products contributed the way plugins contribute them.
 func registry(keys ...string) (*product.Registry, error) {

@@ -22,6 +22,7 @@ import (
 	"github.com/authcore/authcore/platform/metrics"
 	"github.com/authcore/authcore/platform/product"
 	"github.com/authcore/authcore/platform/ratelimit"
+	"github.com/authcore/authcore/platform/rollover"
 	"github.com/authcore/authcore/platform/secret"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -115,6 +116,33 @@ func (p *Product) Revoke(ctx context.Context, tx *ent.Tx, b product.Badge) error
 	return p.bus.Publish(ctx, tx, clientTopic, c.ID)
 }
 
+// Roll gives the badge's client a new secret inside the roll's transaction; the replaced
+// one authenticates until graceUntil. Every replica forgets the cached client when the
+// transaction commits.
+func (p *Product) Roll(ctx context.Context, tx *ent.Tx, b product.Badge, graceUntil *time.Time) (any, error) {
+	c, err := tx.AuthClient.Query().Where(authclient.BadgeID(b.ID)).Only(ctx)
+	if err != nil {
+		return nil, err
+	}
+	clientSecret, err := secret.NewToken(secretKind)
+	if err != nil {
+		return nil, err
+	}
+	u := tx.AuthClient.UpdateOne(c).SetSecretDigest(secret.DigestOf(clientSecret).Bytes())
+	if graceUntil != nil {
+		u = u.SetPreviousSecretDigest(c.SecretDigest).SetPreviousExpiresAt(*graceUntil)
+	} else {
+		u = u.ClearPreviousSecretDigest().ClearPreviousExpiresAt()
+	}
+	if err := u.Exec(ctx); err != nil {
+		return nil, err
+	}
+	if err := p.bus.Publish(ctx, tx, clientTopic, c.ID); err != nil {
+		return nil, err
+	}
+	return Credentials{ClientID: c.ID, ClientSecret: clientSecret, TokenURL: b.BaseURL + TokenPath}, nil
+}
+
 // client is a live client that proved its secret.
 type client struct {
 	id, projectID, role string
@@ -126,6 +154,9 @@ type storedClient struct {
 	client
 	digest  []byte
 	revoked bool
+	// previous is the digest of the secret a roll replaced, valid until previousUntil.
+	previous      []byte
+	previousUntil *time.Time
 }
 
 // lookup is the client with id, from the cache; nil when there is none.
@@ -138,8 +169,12 @@ func (p *Product) lookup(ctx context.Context, id string) (*storedClient, error) 
 		if err != nil {
 			return nil, err
 		}
-		return &storedClient{client: client{id: c.ID, projectID: c.ProjectID, role: c.Role, expiresAt: c.ExpiresAt},
-			digest: c.SecretDigest, revoked: c.RevokedAt != nil}, nil
+		sc := &storedClient{client: client{id: c.ID, projectID: c.ProjectID, role: c.Role, expiresAt: c.ExpiresAt},
+			digest: c.SecretDigest, revoked: c.RevokedAt != nil, previousUntil: c.PreviousExpiresAt}
+		if c.PreviousSecretDigest != nil {
+			sc.previous = *c.PreviousSecretDigest
+		}
+		return sc, nil
 	})
 }
 
@@ -162,7 +197,11 @@ func (p *Product) authenticate(ctx context.Context, id, sec string) (client, boo
 	if err != nil || c == nil {
 		return client{}, false, err
 	}
-	if !secret.Equal(c.digest, secret.DigestOf(sec).Bytes()) {
+	d := secret.DigestOf(sec).Bytes()
+	current := secret.Equal(c.digest, d)
+	// Or the secret a roll replaced, in its grace (SPEC §12).
+	replaced := c.previous != nil && secret.Equal(c.previous, d) && rollover.Live(p.clock.Now(), c.previousUntil)
+	if !current && !replaced {
 		return client{}, false, nil
 	}
 	if live, err := p.live(ctx, id); !live || err != nil {

@@ -33,5 +33,25 @@ func (s secretKeys) Reseal(ctx context.Context, batch int) (int, bool, error) {
 				SetSecretSealed(v).Save(ctx)
 			return n == 1, err
 		})
-	return n, len(rows) == batch, err
+	if err != nil || len(rows) == batch {
+		return n, len(rows) == batch, err
+	}
+	// Then the secret keys a roll replaced, still in their grace.
+	prev, err := s.ent.S3Credential.Query().
+		Where(s3credential.PreviousSecretSealedNotNil(), s3credential.PreviousAccessKeyIDNotNil(), s3credential.Not(s3credential.PreviousSecretSealedHasPrefix(s.ring.CurrentPrefix()))).
+		Limit(batch).All(ctx)
+	if err != nil {
+		return n, false, err
+	}
+	m, err := s.ring.ResealEach(len(prev),
+		func(i int) (string, []byte) {
+			return *prev[i].PreviousSecretSealed, []byte(*prev[i].PreviousAccessKeyID)
+		},
+		func(i int, v string) (bool, error) {
+			n, err := s.ent.S3Credential.Update().
+				Where(s3credential.ID(prev[i].ID), s3credential.PreviousSecretSealed(*prev[i].PreviousSecretSealed)).
+				SetPreviousSecretSealed(v).Save(ctx)
+			return n == 1, err
+		})
+	return n + m, len(prev) == batch, err
 }

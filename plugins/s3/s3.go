@@ -111,16 +111,7 @@ func (p *Product) Mint(ctx context.Context, tx *ent.Tx, b product.Badge) (any, e
 	if p.endpoint == "" {
 		return nil, errNotConfigured
 	}
-	tail, err := secret.RandomString(accessKeyLen, upperAlnum)
-	if err != nil {
-		return nil, err
-	}
-	accessKey := "AKAC" + tail
-	secretKey, err := secret.RandomString(secretKeyLen, "")
-	if err != nil {
-		return nil, err
-	}
-	sealed, err := p.keys.Seal([]byte(secretKey), []byte(accessKey))
+	accessKey, secretKey, sealed, err := p.newPair()
 	if err != nil {
 		return nil, err
 	}
@@ -144,7 +135,64 @@ func (p *Product) Revoke(ctx context.Context, tx *ent.Tx, b product.Badge) error
 	if err := tx.S3Credential.UpdateOne(c).SetRevokedAt(p.clock.Now()).Exec(ctx); err != nil {
 		return err
 	}
+	if c.PreviousAccessKeyID != nil {
+		if err := p.bus.Publish(ctx, tx, topic, *c.PreviousAccessKeyID); err != nil {
+			return err
+		}
+	}
 	return p.bus.Publish(ctx, tx, topic, c.AccessKeyID)
+}
+
+// Roll gives the badge a new key pair inside the roll's transaction; the replaced pair
+// stays beside it, its secret still sealed, until graceUntil. Every replica forgets both
+// older access keys when the transaction commits.
+func (p *Product) Roll(ctx context.Context, tx *ent.Tx, b product.Badge, graceUntil *time.Time) (any, error) {
+	if p.endpoint == "" {
+		return nil, errNotConfigured
+	}
+	c, err := tx.S3Credential.Query().Where(s3credential.BadgeID(b.ID)).Only(ctx)
+	if err != nil {
+		return nil, err
+	}
+	accessKey, secretKey, sealed, err := p.newPair()
+	if err != nil {
+		return nil, err
+	}
+	u := tx.S3Credential.UpdateOne(c).SetAccessKeyID(accessKey).SetSecretSealed(sealed)
+	if graceUntil != nil {
+		u = u.SetPreviousAccessKeyID(c.AccessKeyID).SetPreviousSecretSealed(c.SecretSealed).SetPreviousExpiresAt(*graceUntil)
+	} else {
+		u = u.ClearPreviousAccessKeyID().ClearPreviousSecretSealed().ClearPreviousExpiresAt()
+	}
+	if err := u.Exec(ctx); err != nil {
+		return nil, err
+	}
+	for _, k := range []*string{&c.AccessKeyID, c.PreviousAccessKeyID} {
+		if k == nil {
+			continue
+		}
+		if err := p.bus.Publish(ctx, tx, topic, *k); err != nil {
+			return nil, err
+		}
+	}
+	return Credentials{AccessKeyID: accessKey, SecretAccessKey: secretKey, Bucket: c.Bucket, Region: p.region, Endpoint: p.endpoint}, nil
+}
+
+// newPair makes an access key id and secret key, the secret sealed under the master key
+// bound to the id.
+func (p *Product) newPair() (accessKey, secretKey, sealed string, err error) {
+	tail, err := secret.RandomString(accessKeyLen, upperAlnum)
+	if err != nil {
+		return "", "", "", err
+	}
+	accessKey = "AKAC" + tail
+	if secretKey, err = secret.RandomString(secretKeyLen, ""); err != nil {
+		return "", "", "", err
+	}
+	if sealed, err = p.keys.Seal([]byte(secretKey), []byte(accessKey)); err != nil {
+		return "", "", "", err
+	}
+	return accessKey, secretKey, sealed, nil
 }
 
 // key is a looked-up access key with its opened secret.
@@ -161,18 +209,31 @@ type key struct {
 
 func (p *Product) lookup(ctx context.Context, accessKey string) (*key, error) {
 	return p.cache.Load(ctx, accessKey, func(ctx context.Context) (*key, error) {
-		c, err := p.ent.S3Credential.Query().Where(s3credential.AccessKeyID(accessKey)).Only(ctx)
+		c, err := p.ent.S3Credential.Query().
+			Where(s3credential.Or(s3credential.AccessKeyID(accessKey), s3credential.PreviousAccessKeyID(accessKey))).
+			Only(ctx)
 		if ent.IsNotFound(err) {
 			return nil, nil
 		}
 		if err != nil {
 			return nil, err
 		}
-		sec, err := p.keys.Open(c.SecretSealed, []byte(c.AccessKeyID))
+		sealed, expires := c.SecretSealed, c.ExpiresAt
+		if accessKey != c.AccessKeyID {
+			// The pair a roll replaced: it works until the grace ends (SPEC §12).
+			if c.PreviousSecretSealed == nil || c.PreviousExpiresAt == nil {
+				return nil, nil
+			}
+			sealed = *c.PreviousSecretSealed
+			if expires == nil || c.PreviousExpiresAt.Before(*expires) {
+				expires = c.PreviousExpiresAt
+			}
+		}
+		sec, err := p.keys.Open(sealed, []byte(accessKey))
 		if err != nil {
 			return nil, err
 		}
-		k := &key{badgeID: c.BadgeID, projectID: c.ProjectID, bucket: c.Bucket, role: c.Role, secret: string(sec), expiresAt: c.ExpiresAt, revoked: c.RevokedAt != nil}
+		k := &key{badgeID: c.BadgeID, projectID: c.ProjectID, bucket: c.Bucket, role: c.Role, secret: string(sec), expiresAt: expires, revoked: c.RevokedAt != nil}
 		// The valid answer is encoded once, so the hot path only copies bytes.
 		if k.valid, err = json.Marshal(verdict{Valid: true, BadgeID: k.badgeID, ProjectID: k.projectID, Bucket: k.bucket, Role: k.role}); err != nil {
 			return nil, err

@@ -270,19 +270,25 @@ func (p *Product) check(ctx context.Context, r signedRequest) ([]byte, string, e
 	if !ok {
 		return invalid(reasonMalformed)
 	}
-	signing := k.signingKey(cred)
-	if !signedBy(signing, cred, canonical.withPath(r.path)) {
-		// Clients differ in how they escape characters such as '!' or '*' in a path: try
-		// it re-encoded the SigV4 way before calling the signature bad.
-		re, ok := reencoded(r.path)
-		if !ok || !signedBy(signing, cred, canonical.withPath(re)) {
-			return invalid(reasonBadSignature)
-		}
+	if !k.signed(cred, canonical, r.path) {
+		return invalid(reasonBadSignature)
 	}
 	if bucketOf(r, p.endpointHost) != k.bucket {
 		return invalid(reasonBucketMismatch)
 	}
 	return k.valid, "ok", nil
+}
+
+// signed reports whether k's secret signed the request.
+func (k *key) signed(cred credential, cr canonical, path string) bool {
+	signing := k.signingKey(cred)
+	if signedBy(signing, cred, cr.withPath(path)) {
+		return true
+	}
+	// Clients differ in how they escape characters such as '!' or '*' in a path: try it
+	// re-encoded the SigV4 way before calling the signature bad.
+	re, ok := reencoded(path)
+	return ok && signedBy(signing, cred, cr.withPath(re))
 }
 
 func signedBy(signingKey []byte, c credential, canonical string) bool {

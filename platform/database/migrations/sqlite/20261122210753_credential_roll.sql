@@ -43,18 +43,32 @@ CREATE UNIQUE INDEX `auth_clients_badge_id_key` ON `auth_clients` (`badge_id`);
 CREATE UNIQUE INDEX `auth_clients_secret_digest_key` ON `auth_clients` (`secret_digest`);
 -- create index "auth_clients_previous_secret_digest_key" to table: "auth_clients"
 CREATE UNIQUE INDEX `auth_clients_previous_secret_digest_key` ON `auth_clients` (`previous_secret_digest`);
--- add column "previous_secret_sealed" to table: "s3credentials"
-ALTER TABLE `s3credentials` ADD COLUMN `previous_secret_sealed` text NULL;
--- add column "previous_expires_at" to table: "s3credentials"
-ALTER TABLE `s3credentials` ADD COLUMN `previous_expires_at` datetime NULL;
+-- create "new_s3credentials" table
+CREATE TABLE `new_s3credentials` (`id` text NOT NULL, `created_at` datetime NOT NULL, `badge_id` text NOT NULL, `project_id` text NOT NULL, `access_key_id` text NOT NULL, `secret_sealed` text NOT NULL, `previous_access_key_id` text NULL, `previous_secret_sealed` text NULL, `previous_expires_at` datetime NULL, `bucket` text NOT NULL, `role` text NOT NULL, `expires_at` datetime NULL, `revoked_at` datetime NULL, PRIMARY KEY (`id`));
+-- copy rows from old table "s3credentials" to new temporary table "new_s3credentials"
+INSERT INTO `new_s3credentials` (`id`, `created_at`, `badge_id`, `project_id`, `access_key_id`, `secret_sealed`, `bucket`, `role`, `expires_at`, `revoked_at`) SELECT `id`, `created_at`, `badge_id`, `project_id`, `access_key_id`, `secret_sealed`, `bucket`, `role`, `expires_at`, `revoked_at` FROM `s3credentials`;
+-- drop "s3credentials" table after copying rows
+DROP TABLE `s3credentials`;
+-- rename temporary table "new_s3credentials" to "s3credentials"
+ALTER TABLE `new_s3credentials` RENAME TO `s3credentials`;
+-- create index "s3credentials_badge_id_key" to table: "s3credentials"
+CREATE UNIQUE INDEX `s3credentials_badge_id_key` ON `s3credentials` (`badge_id`);
+-- create index "s3credentials_access_key_id_key" to table: "s3credentials"
+CREATE UNIQUE INDEX `s3credentials_access_key_id_key` ON `s3credentials` (`access_key_id`);
+-- create index "s3credentials_previous_access_key_id_key" to table: "s3credentials"
+CREATE UNIQUE INDEX `s3credentials_previous_access_key_id_key` ON `s3credentials` (`previous_access_key_id`);
 -- enable back the enforcement of foreign-keys constraints
 PRAGMA foreign_keys = on;
 
 -- +goose Down
--- reverse: add column "previous_expires_at" to table: "s3credentials"
-ALTER TABLE `s3credentials` DROP COLUMN `previous_expires_at`;
--- reverse: add column "previous_secret_sealed" to table: "s3credentials"
-ALTER TABLE `s3credentials` DROP COLUMN `previous_secret_sealed`;
+-- reverse: create index "s3credentials_previous_access_key_id_key" to table: "s3credentials"
+DROP INDEX `s3credentials_previous_access_key_id_key`;
+-- reverse: create index "s3credentials_access_key_id_key" to table: "s3credentials"
+DROP INDEX `s3credentials_access_key_id_key`;
+-- reverse: create index "s3credentials_badge_id_key" to table: "s3credentials"
+DROP INDEX `s3credentials_badge_id_key`;
+-- reverse: create "new_s3credentials" table
+DROP TABLE `new_s3credentials`;
 -- reverse: create index "auth_clients_previous_secret_digest_key" to table: "auth_clients"
 DROP INDEX `auth_clients_previous_secret_digest_key`;
 -- reverse: create index "auth_clients_secret_digest_key" to table: "auth_clients"

@@ -12,11 +12,15 @@ ALTER TABLE "badges" ADD COLUMN "previous_digest" bytea NULL, ADD COLUMN "previo
 -- create index "badges_previous_digest_key" to table: "badges"
 CREATE UNIQUE INDEX "badges_previous_digest_key" ON "badges" ("previous_digest");
 -- modify "s3credentials" table
-ALTER TABLE "s3credentials" ADD COLUMN "previous_secret_sealed" character varying NULL, ADD COLUMN "previous_expires_at" timestamptz NULL;
+ALTER TABLE "s3credentials" ADD COLUMN "previous_access_key_id" character varying NULL, ADD COLUMN "previous_secret_sealed" character varying NULL, ADD COLUMN "previous_expires_at" timestamptz NULL;
+-- create index "s3credentials_previous_access_key_id_key" to table: "s3credentials"
+CREATE UNIQUE INDEX "s3credentials_previous_access_key_id_key" ON "s3credentials" ("previous_access_key_id");
 
 -- +goose Down
+-- reverse: create index "s3credentials_previous_access_key_id_key" to table: "s3credentials"
+DROP INDEX "s3credentials_previous_access_key_id_key";
 -- reverse: modify "s3credentials" table
-ALTER TABLE "s3credentials" DROP COLUMN "previous_expires_at", DROP COLUMN "previous_secret_sealed";
+ALTER TABLE "s3credentials" DROP COLUMN "previous_expires_at", DROP COLUMN "previous_secret_sealed", DROP COLUMN "previous_access_key_id";
 -- reverse: create index "badges_previous_digest_key" to table: "badges"
 DROP INDEX "badges_previous_digest_key";
 -- reverse: modify "badges" table
