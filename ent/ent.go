@@ -16,6 +16,7 @@ import (
 	"github.com/authcore/authcore/ent/auditevent"
 	"github.com/authcore/authcore/ent/authclient"
 	"github.com/authcore/authcore/ent/badge"
+	"github.com/authcore/authcore/ent/event"
 	"github.com/authcore/authcore/ent/membership"
 	"github.com/authcore/authcore/ent/project"
 	"github.com/authcore/authcore/ent/refreshtoken"
@@ -24,6 +25,8 @@ import (
 	"github.com/authcore/authcore/ent/signingkey"
 	"github.com/authcore/authcore/ent/user"
 	"github.com/authcore/authcore/ent/usertoken"
+	"github.com/authcore/authcore/ent/webhook"
+	"github.com/authcore/authcore/ent/webhookdelivery"
 )
 
 // ent aliases to avoid import conflicts in user's code.
@@ -84,18 +87,21 @@ var (
 func checkColumn(t, c string) error {
 	initCheck.Do(func() {
 		columnCheck = sql.NewColumnCheck(map[string]func(string) bool{
-			agenttoken.Table:   agenttoken.ValidColumn,
-			auditevent.Table:   auditevent.ValidColumn,
-			authclient.Table:   authclient.ValidColumn,
-			badge.Table:        badge.ValidColumn,
-			membership.Table:   membership.ValidColumn,
-			project.Table:      project.ValidColumn,
-			refreshtoken.Table: refreshtoken.ValidColumn,
-			s3credential.Table: s3credential.ValidColumn,
-			session.Table:      session.ValidColumn,
-			signingkey.Table:   signingkey.ValidColumn,
-			user.Table:         user.ValidColumn,
-			usertoken.Table:    usertoken.ValidColumn,
+			agenttoken.Table:      agenttoken.ValidColumn,
+			auditevent.Table:      auditevent.ValidColumn,
+			authclient.Table:      authclient.ValidColumn,
+			badge.Table:           badge.ValidColumn,
+			event.Table:           event.ValidColumn,
+			membership.Table:      membership.ValidColumn,
+			project.Table:         project.ValidColumn,
+			refreshtoken.Table:    refreshtoken.ValidColumn,
+			s3credential.Table:    s3credential.ValidColumn,
+			session.Table:         session.ValidColumn,
+			signingkey.Table:      signingkey.ValidColumn,
+			user.Table:            user.ValidColumn,
+			usertoken.Table:       usertoken.ValidColumn,
+			webhook.Table:         webhook.ValidColumn,
+			webhookdelivery.Table: webhookdelivery.ValidColumn,
 		})
 	})
 	return columnCheck(t, c)

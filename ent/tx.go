@@ -22,6 +22,8 @@ type Tx struct {
 	AuthClient *AuthClientClient
 	// Badge is the client for interacting with the Badge builders.
 	Badge *BadgeClient
+	// Event is the client for interacting with the Event builders.
+	Event *EventClient
 	// Membership is the client for interacting with the Membership builders.
 	Membership *MembershipClient
 	// Project is the client for interacting with the Project builders.
@@ -38,6 +40,10 @@ type Tx struct {
 	User *UserClient
 	// UserToken is the client for interacting with the UserToken builders.
 	UserToken *UserTokenClient
+	// Webhook is the client for interacting with the Webhook builders.
+	Webhook *WebhookClient
+	// WebhookDelivery is the client for interacting with the WebhookDelivery builders.
+	WebhookDelivery *WebhookDeliveryClient
 
 	// lazily loaded.
 	client     *Client
@@ -173,6 +179,7 @@ func (tx *Tx) init() {
 	tx.AuditEvent = NewAuditEventClient(tx.config)
 	tx.AuthClient = NewAuthClientClient(tx.config)
 	tx.Badge = NewBadgeClient(tx.config)
+	tx.Event = NewEventClient(tx.config)
 	tx.Membership = NewMembershipClient(tx.config)
 	tx.Project = NewProjectClient(tx.config)
 	tx.RefreshToken = NewRefreshTokenClient(tx.config)
@@ -181,6 +188,8 @@ func (tx *Tx) init() {
 	tx.SigningKey = NewSigningKeyClient(tx.config)
 	tx.User = NewUserClient(tx.config)
 	tx.UserToken = NewUserTokenClient(tx.config)
+	tx.Webhook = NewWebhookClient(tx.config)
+	tx.WebhookDelivery = NewWebhookDeliveryClient(tx.config)
 }
 
 // txDriver wraps the given dialect.Tx with a nop dialect.Driver implementation.

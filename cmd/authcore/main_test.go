@@ -204,6 +204,8 @@ func TestMasterKeyRotation(t *testing.T) {
 		// A roll leaves the replaced pair's secret sealed beside the new one, in its grace.
 		s3 := a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/projects/" + prj + "/service-badges/" + minted["badge"].(map[string]any)["id"].(string) + "/roll",
 			Header: admin.Bearer()}).Expect(t, 200, nil)["s3"].(map[string]any)
+		a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/projects/" + prj + "/webhooks", Body: map[string]any{"url": "https://93.184.215.14/hook"},
+			Header: admin.Bearer()}).Expect(t, 201, nil)
 		if err := a.Stop(); err != nil {
 			t.Fatal(err)
 		}
@@ -217,10 +219,10 @@ func TestMasterKeyRotation(t *testing.T) {
 			return out.String()
 		}
 		first := reseal()
-		if !strings.Contains(first, "re-sealed 2 s3 secret keys") || strings.Contains(first, "re-sealed 0 signing keys") {
+		if !strings.Contains(first, "re-sealed 2 s3 secret keys") || strings.Contains(first, "re-sealed 0 signing keys") || !strings.Contains(first, "re-sealed 1 webhook secrets") {
 			t.Fatalf("first run: %q", first)
 		}
-		if again := reseal(); again != "re-sealed 0 s3 secret keys\nre-sealed 0 signing keys\n" {
+		if again := reseal(); again != "re-sealed 0 s3 secret keys\nre-sealed 0 signing keys\nre-sealed 0 webhook secrets\n" {
 			t.Fatalf("second run: %q", again)
 		}
 

@@ -18,6 +18,9 @@ type AuthClient func(*sql.Selector)
 // Badge is the predicate function for badge builders.
 type Badge func(*sql.Selector)
 
+// Event is the predicate function for event builders.
+type Event func(*sql.Selector)
+
 // Membership is the predicate function for membership builders.
 type Membership func(*sql.Selector)
 
@@ -41,3 +44,9 @@ type User func(*sql.Selector)
 
 // UserToken is the predicate function for usertoken builders.
 type UserToken func(*sql.Selector)
+
+// Webhook is the predicate function for webhook builders.
+type Webhook func(*sql.Selector)
+
+// WebhookDelivery is the predicate function for webhookdelivery builders.
+type WebhookDelivery func(*sql.Selector)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/authcore/authcore/cmd/authcore/app"
 	"github.com/authcore/authcore/internal/testkit"
+	"github.com/authcore/authcore/modules/webhook"
 	"github.com/authcore/authcore/platform/config"
 	"github.com/authcore/authcore/platform/logging"
 	"github.com/authcore/authcore/platform/secret"
@@ -53,7 +54,7 @@ var CheapHashing = fx.Decorate(func(argon2id.Params) argon2id.Params {
 
 // Graph is the whole application, as cmd/authcore runs it, with cheap hashing.
 func Graph(cfg config.Config, keys secret.MasterKeys, out logging.Output) fx.Option {
-	return fx.Options(app.Options(cfg, keys, out), CheapHashing)
+	return fx.Options(app.Options(cfg, keys, out), webhook.Deliver, CheapHashing)
 }
 
 // Start boots the application on store st and stops it when the test ends.

@@ -375,7 +375,7 @@ func (e *Engine) Refresh(ctx context.Context, token string) (Refreshed, error) {
 		return Refreshed{}, err
 	}
 	if rt.RotatedAt != nil {
-		if _, err := e.Revoke(ctx, rt.SessionID); err != nil {
+		if err := e.revokeStolen(ctx, rt.SessionID); err != nil {
 			return Refreshed{}, err
 		}
 		return Refreshed{}, errTokenTheft
@@ -411,7 +411,7 @@ func (e *Engine) Refresh(ctx context.Context, token string) (Refreshed, error) {
 		return err
 	})
 	if theft {
-		if _, rerr := e.Revoke(ctx, rt.SessionID); rerr != nil {
+		if rerr := e.revokeStolen(ctx, rt.SessionID); rerr != nil {
 			return Refreshed{}, rerr
 		}
 	}
@@ -445,6 +445,23 @@ func (e *Engine) RevokeUser(ctx context.Context, userID, keep string) (int, erro
 func (e *Engine) Revoke(ctx context.Context, sid string) (bool, error) {
 	n, err := e.revokeWhere(ctx, []predicate.Session{entsession.ID(sid)}, nil)
 	return n > 0, err
+}
+
+// revokeStolen revokes a session whose rotated refresh token was used again. When it is an
+// end user's, their project hears of it: audit record (and event) session.theft_detected.
+func (e *Engine) revokeStolen(ctx context.Context, sid string) error {
+	s, err := e.ent.Session.Get(ctx, sid)
+	if err != nil {
+		return err
+	}
+	var event func(int) audit.Event
+	if s.TenantID != identity.PublicTenant {
+		event = func(int) audit.Event {
+			return audit.Event{ProjectID: s.TenantID, Action: "session.theft_detected", Metadata: map[string]any{"sessionHandle": sid, "userId": s.UserID}}
+		}
+	}
+	_, err = e.revokeWhere(ctx, []predicate.Session{entsession.ID(sid)}, event)
+	return err
 }
 
 func (e *Engine) readyErr(context.Context) error {

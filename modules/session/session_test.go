@@ -142,6 +142,18 @@ func TestRefresh(t *testing.T) {
 			me(a, s.Bearer()).Expect(t, 401, map[string]any{"reason": "session_revoked"})
 			refresh(a, map[string]any{"refreshToken": next}).Expect(t, 401, map[string]any{"code": "unauthorized"})
 		})
+		t.Run("an end user's stolen refresh token: the project hears of it", func(t *testing.T) {
+			admin := a.SignUp(t)
+			prj := a.CreateProject(t, admin)
+			u := a.SignUpIn(t, prj)
+			refresh(a, map[string]any{"refreshToken": u.RefreshToken}).Expect(t, 200, nil)
+			refresh(a, map[string]any{"refreshToken": u.RefreshToken}).Expect(t, 401, map[string]any{"code": "token_theft_detected"})
+			trail := a.Do(apptest.Req{Path: "/v1/projects/" + prj + "/audit", Header: admin.Bearer()}).Expect(t, 200, nil)["events"].([]any)
+			ev := trail[0].(map[string]any)
+			if ev["action"] != "session.theft_detected" || ev["metadata"].(map[string]any)["sessionHandle"] != u.SessionHandle || ev["actorId"] != nil {
+				t.Fatalf("audit %v", ev)
+			}
+		})
 		t.Run("cookie with an allowed Origin: 200", func(t *testing.T) {
 			s := a.SignUp(t)
 			r := a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/auth-core/session/refresh",

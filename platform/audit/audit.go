@@ -36,8 +36,24 @@ type Event struct {
 
 // Recorder writes audit records and pages through them.
 type Recorder struct {
-	keys *secret.Keyring
-	ent  *ent.Client
+	keys   *secret.Keyring
+	ent    *ent.Client
+	outbox Outbox
+}
+
+// Outbox is handed every record in the transaction that wrote it: the webhook module's
+// outbox keeps those that are events (SPEC §12), so a change, its record and its event
+// commit together or not at all.
+type Outbox interface {
+	Append(ctx context.Context, tx *ent.Tx, rec *ent.AuditEvent) error
+}
+
+// Params are the recorder's dependencies; without an outbox, records are only records.
+type Params struct {
+	fx.In
+	Keys   *secret.Keyring
+	Ent    *ent.Client
+	Outbox Outbox `optional:"true"`
 }
 
 // NewRecorder returns a recorder hashing client addresses under the server's key.
@@ -45,8 +61,8 @@ type Recorder struct {
 // two kinds of hash cannot be compared (SPEC §9).
 const ipPurpose = "audit-forwarded-for"
 
-func NewRecorder(keys *secret.Keyring, client *ent.Client) *Recorder {
-	return &Recorder{keys: keys, ent: client}
+func NewRecorder(p Params) *Recorder {
+	return &Recorder{keys: p.Keys, ent: p.Ent, outbox: p.Outbox}
 }
 
 // Record writes e inside tx.
@@ -55,7 +71,7 @@ func (r *Recorder) Record(ctx context.Context, tx *ent.Tx, e Event) (*ent.AuditE
 	if md == nil {
 		md = map[string]any{}
 	}
-	return tx.AuditEvent.Create().
+	rec, err := tx.AuditEvent.Create().
 		SetNillableActorID(e.ActorID).
 		SetProjectID(e.ProjectID).
 		SetAction(e.Action).
@@ -63,6 +79,10 @@ func (r *Recorder) Record(ctx context.Context, tx *ent.Tx, e Event) (*ent.AuditE
 		SetNillableUserAgent(e.Origin.UserAgent).
 		SetMetadata(md).
 		Save(ctx)
+	if err != nil || r.outbox == nil {
+		return rec, err
+	}
+	return rec, r.outbox.Append(ctx, tx, rec)
 }
 
 // IPHash is the hex HMAC-SHA256 of an x-forwarded-for value, or nil when there was none.

@@ -13,6 +13,7 @@ import (
 	"github.com/authcore/authcore/modules/project"
 	"github.com/authcore/authcore/modules/secretscan"
 	"github.com/authcore/authcore/modules/session"
+	"github.com/authcore/authcore/modules/webhook"
 	"github.com/authcore/authcore/platform/audit"
 	"github.com/authcore/authcore/platform/bearer"
 	"github.com/authcore/authcore/platform/clock"
@@ -35,10 +36,10 @@ import (
 	"github.com/authcore/authcore/plugins/s3"
 )
 
-// Listeners bind the ports: the HTTP server and, when AUTHCORE_METRICS_ADDR is set, the
-// metrics listener. Only serve (and the load command) add them; operator commands build the
-// same graph without them.
-func Listeners() fx.Option { return fx.Options(httpserver.Listen, metrics.Listen) }
+// Listeners are what only a serving process runs: the HTTP server, the metrics listener
+// when AUTHCORE_METRICS_ADDR is set, and the webhook delivery worker. Only serve (and the
+// load command) add them; operator commands build the same graph without them.
+func Listeners() fx.Option { return fx.Options(httpserver.Listen, metrics.Listen, webhook.Deliver) }
 
 // Options is the whole application for cfg, with the master key already resolved and
 // logs going to out.
@@ -60,6 +61,7 @@ func Options(cfg config.Config, keys secret.MasterKeys, out logging.Output) fx.O
 		agenttoken.Module,
 		badge.Module,
 		secretscan.Module,
+		webhook.Module,
 
 		// Badge products: one line each.
 		db.Module,

@@ -1,0 +1,271 @@
+package webhook
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"entgo.io/ent/dialect/sql"
+	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
+
+	"github.com/authcore/authcore/ent"
+	"github.com/authcore/authcore/ent/webhookdelivery"
+	"github.com/authcore/authcore/platform/clock"
+	"github.com/authcore/authcore/platform/database"
+	"github.com/authcore/authcore/platform/secret"
+)
+
+// Delivery timing (SPEC §12): the first retry within 10 s, then backoff to an hour; seven
+// attempts in all over about 1 h 45 min. Each wait is jittered by ±20 % so a receiver that
+// comes back is not hit by every retry at once.
+var retryAfter = []time.Duration{5 * time.Second, 30 * time.Second, 2 * time.Minute, 10 * time.Minute, 30 * time.Minute, time.Hour}
+
+const (
+	maxAttempts = 7
+	batchSize   = 16
+	// maxResponse is how much of an answer is read (and then discarded).
+	maxResponse = 4 << 10
+)
+
+// Timing is how the worker paces itself; tests shorten it.
+type Timing struct {
+	// RequestTimeout bounds one attempt, connect to last byte. Lease outlasts it, so a
+	// delivery becomes another worker's only when its sender surely gave up or died.
+	RequestTimeout time.Duration
+	Lease          time.Duration
+	PollEvery      time.Duration
+}
+
+// DefaultTiming is what the service runs with.
+var DefaultTiming = Timing{RequestTimeout: 10 * time.Second, Lease: 30 * time.Second, PollEvery: 500 * time.Millisecond}
+
+// worker drains the delivery queue on this replica. With several replicas, each delivery
+// is claimed by one of them: on PostgreSQL by SELECT … FOR UPDATE SKIP LOCKED, then a
+// lease; SQLite has one writer at a time anyway.
+type worker struct {
+	ent      *ent.Client
+	clock    clock.Clock
+	keys     *secret.Keyring
+	log      *slog.Logger
+	client   *http.Client
+	postgres bool
+	wake     chan struct{}
+	timing   Timing
+}
+
+func newWorker(c *ent.Client, clk clock.Clock, keys *secret.Keyring, log *slog.Logger, policy addressPolicy, postgres bool, t Timing) *worker {
+	dialer := &net.Dialer{Timeout: 5 * time.Second, Control: policy.control}
+	transport := &http.Transport{
+		DialContext:           dialer.DialContext,
+		Proxy:                 nil, // a proxy would dial for us, out of the policy's sight
+		TLSHandshakeTimeout:   5 * time.Second,
+		ResponseHeaderTimeout: t.RequestTimeout,
+		MaxIdleConnsPerHost:   2,
+		IdleConnTimeout:       30 * time.Second,
+	}
+	return &worker{
+		ent: c, clock: clk, keys: keys, log: log, postgres: postgres, timing: t,
+		wake: make(chan struct{}, 1),
+		client: &http.Client{Transport: transport, Timeout: t.RequestTimeout,
+			// A redirect is an answer, not an instruction: it is recorded as a failure.
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
+	}
+}
+
+// nudge wakes the worker (non-blocking).
+func (w *worker) nudge() {
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (w *worker) run(ctx context.Context) {
+	t := time.NewTicker(w.timing.PollEvery)
+	defer t.Stop()
+	for {
+		if err := w.drain(ctx); err != nil && ctx.Err() == nil {
+			w.log.Error("webhook deliveries", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		case <-w.wake:
+		}
+	}
+}
+
+// drain sends every due delivery, a batch at a time.
+func (w *worker) drain(ctx context.Context) error {
+	for ctx.Err() == nil {
+		claimed, err := w.claim(ctx)
+		if err != nil || len(claimed) == 0 {
+			return err
+		}
+		var wg sync.WaitGroup
+		for _, d := range claimed {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if err := w.send(ctx, d); err != nil && ctx.Err() == nil {
+					w.log.Error("webhook delivery", "delivery", d.ID, "err", err)
+				}
+			}()
+		}
+		wg.Wait()
+	}
+	return nil
+}
+
+// claim takes up to batchSize due deliveries, each the oldest pending one of its webhook
+// (one in flight per webhook, in order), and leases them.
+func (w *worker) claim(ctx context.Context) ([]*ent.WebhookDelivery, error) {
+	now := w.clock.Now()
+	var out []*ent.WebhookDelivery
+	err := database.WithTx(ctx, w.ent, func(tx *ent.Tx) error {
+		q := tx.WebhookDelivery.Query().
+			Where(
+				webhookdelivery.StatusEQ(webhookdelivery.StatusPending),
+				webhookdelivery.NextAttemptAtLTE(now),
+				webhookdelivery.Or(webhookdelivery.LockedUntilIsNil(), webhookdelivery.LockedUntilLT(now)),
+				headOfQueue,
+			).
+			Order(webhookdelivery.ByNextAttemptAt(), webhookdelivery.ByID()).
+			Limit(batchSize)
+		if w.postgres {
+			q = q.ForUpdate(sql.WithLockAction(sql.SkipLocked))
+		}
+		ds, err := q.All(ctx)
+		if err != nil || len(ds) == 0 {
+			return err
+		}
+		ids := make([]string, len(ds))
+		for i, d := range ds {
+			ids[i] = d.ID
+		}
+		if err := tx.WebhookDelivery.Update().Where(webhookdelivery.IDIn(ids...)).
+			SetLockedUntil(now.Add(w.timing.Lease)).AddAttempts(1).SetLastAttemptAt(now).Exec(ctx); err != nil {
+			return err
+		}
+		for _, d := range ds {
+			d.Attempts++
+		}
+		out = ds
+		return nil
+	})
+	return out, err
+}
+
+// headOfQueue keeps a delivery only when no older delivery of its webhook is pending.
+func headOfQueue(s *sql.Selector) {
+	older := sql.Table(webhookdelivery.Table).As("older")
+	s.Where(sql.Not(sql.Exists(
+		sql.Select(older.C(webhookdelivery.FieldID)).From(older).Where(sql.And(
+			sql.ColumnsEQ(older.C(webhookdelivery.FieldWebhookID), s.C(webhookdelivery.FieldWebhookID)),
+			sql.EQ(older.C(webhookdelivery.FieldStatus), webhookdelivery.StatusPending.String()),
+			sql.ColumnsLT(older.C(webhookdelivery.FieldID), s.C(webhookdelivery.FieldID)),
+		)),
+	)))
+}
+
+// send makes one attempt and records its outcome.
+func (w *worker) send(ctx context.Context, d *ent.WebhookDelivery) error {
+	hook, err := w.ent.Webhook.Get(ctx, d.WebhookID)
+	if ent.IsNotFound(err) {
+		return nil // deleted meanwhile, with its deliveries
+	}
+	if err != nil {
+		return err
+	}
+	ev, err := w.ent.Event.Get(ctx, d.EventID)
+	if err != nil {
+		return err
+	}
+	key, err := w.keys.Open(hook.SecretSealed, []byte(hook.ID))
+	if err != nil {
+		return err
+	}
+	// A worker stopped or killed from here on leaves the lease to run out and the
+	// delivery to be sent again: at least once.
+	code, sendErr := w.post(ctx, hook.URL, key, ev)
+	now := w.clock.Now()
+	u := w.ent.WebhookDelivery.UpdateOneID(d.ID).ClearLockedUntil()
+	if code != 0 {
+		u = u.SetLastStatusCode(code)
+	} else {
+		u = u.ClearLastStatusCode()
+	}
+	switch {
+	case sendErr == nil && code >= 200 && code < 300:
+		u = u.SetStatus(webhookdelivery.StatusSucceeded).SetDeliveredAt(now).ClearLastError()
+	default:
+		reason := fmt.Sprintf("answered %d", code)
+		if sendErr != nil {
+			reason = sendErr.Error()
+		}
+		u = u.SetLastError(truncate(reason, 500))
+		if d.Attempts >= maxAttempts {
+			u = u.SetStatus(webhookdelivery.StatusFailed)
+		} else {
+			u = u.SetNextAttemptAt(now.Add(jittered(retryAfter[d.Attempts-1])))
+		}
+	}
+	err = u.Exec(ctx)
+	if ent.IsNotFound(err) {
+		return nil
+	}
+	return err
+}
+
+// post sends the event to url signed as Standard Webhooks says: webhook-id (the event's
+// id, the same on every retry, for the receiver to deduplicate), webhook-timestamp and
+// webhook-signature "v1,<base64 HMAC-SHA256 of id.timestamp.body>".
+func (w *worker) post(ctx context.Context, url string, key []byte, ev *ent.Event) (int, error) {
+	signer, err := standardwebhooks.NewWebhookRaw(key)
+	if err != nil {
+		return 0, err
+	}
+	ts := w.clock.Now()
+	sig, err := signer.Sign(ev.ID, ts, ev.Body)
+	if err != nil {
+		return 0, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, w.timing.RequestTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(ev.Body))
+	if err != nil {
+		return 0, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "authcore-webhooks")
+	req.Header.Set("webhook-id", ev.ID)
+	req.Header.Set("webhook-timestamp", strconv.FormatInt(ts.Unix(), 10))
+	req.Header.Set("webhook-signature", sig)
+	res, err := w.client.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer res.Body.Close()
+	_, _ = io.Copy(io.Discard, io.LimitReader(res.Body, maxResponse))
+	return res.StatusCode, nil
+}
+
+func jittered(d time.Duration) time.Duration {
+	return time.Duration(float64(d) * (0.8 + 0.4*rand.Float64()))
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n]
+}

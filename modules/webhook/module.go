@@ -1,0 +1,73 @@
+// Package webhook tells projects what happened to their credentials (SPEC §12): every
+// event is written to an outbox in the transaction of the change (through the audit
+// recorder, which hands it every record), and delivered to the project's webhooks as the
+// Standard Webhooks spec says — signed, at least once, in order per webhook, retried with
+// backoff across restarts, each delivery sent by one replica.
+package webhook
+
+import (
+	"context"
+	"log/slog"
+
+	"go.uber.org/fx"
+
+	"github.com/authcore/authcore/ent"
+	"github.com/authcore/authcore/platform/audit"
+	"github.com/authcore/authcore/platform/clock"
+	"github.com/authcore/authcore/platform/config"
+	"github.com/authcore/authcore/platform/database"
+	"github.com/authcore/authcore/platform/guard"
+	"github.com/authcore/authcore/platform/httpserver"
+	"github.com/authcore/authcore/platform/secret"
+)
+
+// Module supplies the outbox to the audit recorder and serves the webhook routes.
+var Module = fx.Module("webhook",
+	fx.Supply(DefaultTiming),
+	fx.Provide(
+		newParts,
+		fx.Annotate(func(o *outbox) *outbox { return o }, fx.As(new(audit.Outbox))),
+	),
+	secret.AsResealer(func(c *ent.Client, r *secret.Keyring) secrets { return secrets{ent: c, ring: r} }),
+	httpserver.AsRoutes(func(s *Service, g *guard.Guard) []httpserver.Route { return (&handler{svc: s, guard: g}).routes() }),
+)
+
+// Deliver runs the delivery worker. Only a serving process adds it (with the listeners):
+// operator commands build the same graph and send nothing.
+var Deliver = fx.Options(
+	fx.Invoke(func(lc fx.Lifecycle, w *worker) {
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		lc.Append(fx.Hook{
+			OnStart: func(context.Context) error {
+				go func() { defer close(done); w.run(ctx) }()
+				return nil
+			},
+			OnStop: func(stop context.Context) error {
+				cancel()
+				select {
+				case <-done:
+				case <-stop.Done():
+				}
+				return nil
+			},
+		})
+	}),
+)
+
+type parts struct {
+	fx.Out
+	Service *Service
+	Outbox  *outbox
+	Worker  *worker
+}
+
+func newParts(c *ent.Client, db *database.DB, clk clock.Clock, keys *secret.Keyring, log *slog.Logger, cfg config.Config, t Timing) parts {
+	policy := addressPolicy{allowHTTP: cfg.WebhookAllowHTTP}
+	w := newWorker(c, clk, keys, log, policy, db.Storage == config.Postgres, t)
+	return parts{
+		Service: &Service{ent: c, keys: keys, policy: policy},
+		Outbox:  &outbox{clock: clk, nudge: w.nudge},
+		Worker:  w,
+	}
+}

@@ -1,0 +1,88 @@
+package webhook
+
+import (
+	"context"
+	"encoding/json"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/authcore/authcore/ent"
+	"github.com/authcore/authcore/ent/webhook"
+	"github.com/authcore/authcore/platform/audit"
+	"github.com/authcore/authcore/platform/clock"
+)
+
+// Types are the events of SPEC §12: every credential create, roll and revoke (by an
+// admin, by the credential itself, by a leak report, by theft detection) and every policy
+// change. Each is the audit action that records it.
+var Types = []string{
+	"ai_token.create", "ai_token.roll", "ai_token.revoke",
+	"service_badge.create", "service_badge.roll", "service_badge.revoke",
+	"credential.leak_revoke",
+	"session.revoke", "session.revoke_all", "session.theft_detected",
+	"project.policy_update",
+}
+
+// outbox turns audit records that are events into an outbox row and one delivery per
+// subscribed webhook, in the record's transaction.
+type outbox struct {
+	clock clock.Clock
+	nudge func()
+}
+
+var _ audit.Outbox = (*outbox)(nil)
+
+// body is what a delivery sends (Standard Webhooks): { type, timestamp, data }.
+type body struct {
+	Type      string         `json:"type"`
+	Timestamp time.Time      `json:"timestamp"`
+	Data      map[string]any `json:"data"`
+}
+
+func (o *outbox) Append(ctx context.Context, tx *ent.Tx, rec *ent.AuditEvent) error {
+	if !slices.Contains(Types, rec.Action) {
+		return nil
+	}
+	data := map[string]any{"projectId": rec.ProjectID, "actorId": rec.ActorID}
+	maps.Copy(data, rec.Metadata)
+	b, err := json.Marshal(body{Type: rec.Action, Timestamp: rec.CreatedAt.UTC(), Data: data})
+	if err != nil {
+		return err
+	}
+	ev, err := tx.Event.Create().SetProjectID(rec.ProjectID).SetType(rec.Action).SetBody(b).SetCreatedAt(rec.CreatedAt).Save(ctx)
+	if err != nil {
+		return err
+	}
+	hooks, err := tx.Webhook.Query().Where(webhook.ProjectID(rec.ProjectID)).All(ctx)
+	if err != nil {
+		return err
+	}
+	now := o.clock.Now()
+	var deliveries []*ent.WebhookDeliveryCreate
+	for _, h := range hooks {
+		if len(h.Events) > 0 && !slices.Contains(h.Events, rec.Action) {
+			continue
+		}
+		deliveries = append(deliveries, tx.WebhookDelivery.Create().
+			SetWebhookID(h.ID).SetEventID(ev.ID).SetEventType(ev.Type).SetNextAttemptAt(now).SetCreatedAt(now))
+	}
+	if len(deliveries) == 0 {
+		return nil
+	}
+	if err := tx.WebhookDelivery.CreateBulk(deliveries...).Exec(ctx); err != nil {
+		return err
+	}
+	// Wake this replica's worker once the deliveries are visible; the others find them
+	// on their next poll.
+	tx.OnCommit(func(next ent.Committer) ent.Committer {
+		return ent.CommitFunc(func(ctx context.Context, tx *ent.Tx) error {
+			err := next.Commit(ctx, tx)
+			if err == nil {
+				o.nudge()
+			}
+			return err
+		})
+	})
+	return nil
+}
