@@ -17,6 +17,7 @@ import (
 	"testing"
 
 	"github.com/authcore/authcore/ent/auditevent"
+	"github.com/authcore/authcore/ent/event"
 	"github.com/authcore/authcore/internal/apptest"
 	"github.com/authcore/authcore/platform/config"
 )
@@ -113,6 +114,11 @@ func TestLeakReports(t *testing.T) {
 			evs, err := a.Ent.AuditEvent.Query().Where(auditevent.Action("credential.leak_revoke"), auditevent.ProjectID(prj)).All(context.Background())
 			if err != nil || len(evs) != 2 || evs[0].Metadata["url"] == nil || evs[0].Metadata["source"] == nil || evs[0].ActorID != nil {
 				t.Fatalf("%+v %v", evs, err)
+			}
+			// And an event for the project's webhooks, with the same details.
+			out, err := a.Ent.Event.Query().Where(event.Type("credential.leak_revoke"), event.ProjectID(prj)).All(context.Background())
+			if err != nil || len(out) != 2 || !strings.Contains(string(out[0].Body), `"source":`) || !strings.Contains(string(out[0].Body), `"url":`) {
+				t.Fatalf("outbox: %d events (%v)", len(out), err)
 			}
 		})
 		t.Run("reported again, the revoked secrets are false positives", func(t *testing.T) {
