@@ -47,10 +47,14 @@ var (
 	pgName     string
 )
 
-// Main runs the package's tests and then drops the PostgreSQL database they used.
-func Main(m *testing.M) {
+// Main runs the package's tests, then the package's own after funcs (a shared browser to
+// stop), then drops the PostgreSQL database they used.
+func Main(m *testing.M, after ...func()) {
 	mainCalled = true
 	code := m.Run()
+	for _, f := range after {
+		f()
+	}
 	if pgName != "" {
 		if err := dropDatabase(pgAdmin, pgName); err != nil {
 			fmt.Fprintln(os.Stderr, "testkit: dropping", pgName+":", err)

@@ -29,6 +29,7 @@ func (h *handler) routes() []httpserver.Route {
 	routes := httpserver.Collection("/v1/projects/:id/service-badges", "badgeId", admin, h.list, h.create, h.revoke)
 	return append(routes,
 		httpserver.Route{Method: http.MethodPost, Path: "/v1/projects/:id/service-badges/:badgeId/roll", Handlers: append(admin, h.roll)},
+		httpserver.Route{Method: http.MethodGet, Path: "/v1/service-badges/products", Handlers: []fiber.Handler{h.guard.Dashboard(), h.catalogue}},
 		httpserver.Route{Method: http.MethodGet, Path: "/v1/service-badges/me", Handlers: []fiber.Handler{h.whoAmI}})
 }
 
@@ -44,6 +45,27 @@ func (h *handler) list(c *fiber.Ctx) error {
 		descriptions[p.Key()] = p.Description()
 	}
 	return c.JSON(fiber.Map{"badges": badges, "products": descriptions})
+}
+
+// catalogue lists every product with whether it can be minted now and, if not, why: what
+// a console needs to offer the mintable ones and explain the rest.
+func (h *handler) catalogue(c *fiber.Ctx) error {
+	type entry struct {
+		Key         string  `json:"key"`
+		Description string  `json:"description"`
+		Mintable    bool    `json:"mintable"`
+		Reason      *string `json:"reason"`
+	}
+	out := make([]entry, 0, len(h.products.All()))
+	for _, p := range h.products.All() {
+		ok, reason := p.Mintable()
+		e := entry{Key: p.Key(), Description: p.Description(), Mintable: ok}
+		if !ok {
+			e.Reason = &reason
+		}
+		out = append(out, e)
+	}
+	return c.JSON(fiber.Map{"products": out})
 }
 
 // create answers the badge, its secret, and under each registered product's key that

@@ -127,3 +127,20 @@ func TestRollGraceEnds(t *testing.T) {
 		t.Fatal("after the grace only the new secret verifies")
 	}
 }
+
+// The catalogue says which products can be minted, and why not the others.
+func TestProductCatalogue(t *testing.T) {
+	w := newWorld(t, apptest.Stores(t)[0])
+	w.a.Get("/v1/service-badges/products").Expect(t, 401, nil)
+	got := w.a.Do(apptest.Req{Path: "/v1/service-badges/products", Header: bearer(w.viewer)}).Expect(t, 200, nil)["products"].([]any)
+	byKey := map[string]map[string]any{}
+	for _, p := range got {
+		byKey[p.(map[string]any)["key"].(string)] = p.(map[string]any)
+	}
+	if byKey["db"]["mintable"] != true || byKey["db"]["reason"] != nil || byKey["s3"]["mintable"] != true {
+		t.Fatalf("%v", got)
+	}
+	if byKey["pay"]["mintable"] != false || byKey["pay"]["reason"] == nil || byKey["pay"]["reason"] == "" {
+		t.Fatalf("pay: %v", byKey["pay"])
+	}
+}

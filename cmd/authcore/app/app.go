@@ -10,6 +10,7 @@ import (
 	"github.com/authcore/authcore/modules/account"
 	"github.com/authcore/authcore/modules/agenttoken"
 	"github.com/authcore/authcore/modules/badge"
+	"github.com/authcore/authcore/modules/console"
 	"github.com/authcore/authcore/modules/project"
 	"github.com/authcore/authcore/modules/secretscan"
 	"github.com/authcore/authcore/modules/session"
@@ -62,6 +63,7 @@ func Options(cfg config.Config, keys secret.MasterKeys, out logging.Output) fx.O
 		badge.Module,
 		secretscan.Module,
 		webhook.Module,
+		console.Module,
 
 		// Badge products: one line each.
 		db.Module,

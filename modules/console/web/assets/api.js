@@ -1,0 +1,65 @@
+// The JSON API, from the same origin with the session cookies. An access token that ran
+// out is refreshed silently (and ahead of time, when its expiry is known), once per burst
+// of requests; when that fails the page goes back to sign-in.
+
+export class APIError extends Error {
+  constructor(status, body) {
+    super((body && body.message) || `The server answered ${status}.`);
+    this.status = status;
+    this.code = body && body.code;
+    this.issues = body && body.issues;
+  }
+}
+
+let refreshing = null;
+let timer = null;
+let onSignedOut = () => {};
+
+export function whenSignedOut(fn) { onSignedOut = fn; }
+
+// schedule refreshes the session a minute before its access token expires.
+export function schedule(expiresAt) {
+  clearTimeout(timer);
+  if (!expiresAt) return;
+  const wait = new Date(expiresAt).getTime() - Date.now() - 60_000;
+  timer = setTimeout(() => { refresh().catch(() => {}); }, Math.max(wait, 5_000));
+}
+
+export function refresh() {
+  if (!refreshing) {
+    refreshing = fetch('/v1/auth-core/session/refresh', { method: 'POST', credentials: 'same-origin' })
+      .then(async (r) => {
+        if (!r.ok) throw new APIError(r.status, await r.json().catch(() => null));
+        const body = await r.json();
+        schedule(body.session && body.session.accessTokenExpiresAt);
+        return body;
+      })
+      .finally(() => { refreshing = null; });
+  }
+  return refreshing;
+}
+
+// api sends one request; body, when given, is sent as JSON.
+export async function api(method, path, body, retried = false) {
+  const init = { method, credentials: 'same-origin', headers: { Accept: 'application/json' } };
+  if (body !== undefined) {
+    init.headers['Content-Type'] = 'application/json';
+    init.body = JSON.stringify(body);
+  }
+  const r = await fetch(path, init);
+  const data = await r.json().catch(() => null);
+  if (r.status === 401 && !retried && !path.includes('/signin') && !path.includes('/signup')) {
+    try {
+      await refresh();
+    } catch {
+      clearTimeout(timer);
+      onSignedOut();
+      throw new APIError(401, data);
+    }
+    return api(method, path, body, true);
+  }
+  if (!r.ok) throw new APIError(r.status, data);
+  return data;
+}
+
+export function stop() { clearTimeout(timer); }

@@ -1,0 +1,493 @@
+import { api, refresh, schedule, stop, whenSignedOut } from './api.js';
+import { confirm, errorBox, field, h, secretPanel, select, submitting, table, when } from './ui.js';
+
+const main = document.getElementById('main');
+const nav = document.getElementById('nav');
+const banner = document.getElementById('banner');
+
+const state = { user: null, projects: [], project: localStorage.getItem('authcore.project') || '' };
+
+whenSignedOut(() => {
+  state.user = null;
+  location.hash = '#/signin';
+  render();
+});
+
+// ---- shell ----------------------------------------------------------------------------
+
+function show(title, ...content) {
+  document.title = `${title} · authcore console`;
+  main.replaceChildren(h('h1', {}, title), ...content);
+  main.focus();
+}
+
+function current() { return state.projects.find((p) => p.id === state.project); }
+
+function drawNav() {
+  nav.hidden = !state.user;
+  if (!state.user) { nav.replaceChildren(); return; }
+  const route = location.hash.split('?')[0] || '#/projects';
+  const link = (href, text) => h('a', { href, 'aria-current': route === href ? 'page' : null }, text);
+  const picker = state.projects.length > 0 && select('Project', state.projects.map((p) => ({ value: p.id, label: p.name, selected: p.id === state.project })), {
+    onchange: (e) => { choose(e.target.value); render(); },
+  });
+  nav.replaceChildren(
+    link('#/projects', 'Projects'),
+    link('#/agents', 'Agent tokens'),
+    link('#/badges', 'Service badges'),
+    link('#/sessions', 'Sessions'),
+    link('#/members', 'Members'),
+    link('#/audit', 'Audit'),
+    link('#/account', 'Account'),
+    picker || '',
+    h('button', { type: 'button', onclick: signOut }, 'Sign out'),
+  );
+}
+
+function drawBanner() {
+  banner.replaceChildren();
+  if (!state.user || state.user.emailVerified) return;
+  const box = errorBox();
+  const sent = h('span', { role: 'status' });
+  banner.append(h('div', { class: 'banner' },
+    h('span', {}, `Your email address ${state.user.email || ''} is not verified yet.`),
+    h('button', {
+      type: 'button',
+      onclick: async () => {
+        try {
+          await api('POST', '/v1/auth-core/email/verify-request', {});
+          sent.textContent = 'Sent: follow the link in the mail.';
+        } catch (err) { box.show(err); }
+      },
+    }, 'Send verification mail'), sent, box));
+}
+
+function choose(id) {
+  state.project = id;
+  localStorage.setItem('authcore.project', id);
+}
+
+async function loadProjects() {
+  const { projects } = await api('GET', '/v1/projects');
+  state.projects = projects;
+  if (!current() && projects.length > 0) choose(projects[0].id);
+}
+
+async function loadUser() {
+  try {
+    const me = await api('GET', '/v1/auth-core/session/me');
+    state.user = me.user;
+    await loadProjects();
+  } catch {
+    state.user = null;
+  }
+}
+
+async function signOut() {
+  try { await api('POST', '/v1/auth-core/signout'); } catch { /* signed out either way */ }
+  stop();
+  state.user = null;
+  state.projects = [];
+  location.hash = '#/signin';
+}
+
+// ---- sign-up, sign-in, recovery --------------------------------------------------------
+
+function authForm(mode) {
+  const box = errorBox();
+  const email = field('Email', { type: 'email', autocomplete: 'email', required: true });
+  const password = field('Password', { type: 'password', autocomplete: mode === 'signup' ? 'new-password' : 'current-password', required: true });
+  const label = mode === 'signup' ? 'Sign up' : 'Sign in';
+  const form = h('form', {
+    onsubmit: (e) => {
+      e.preventDefault();
+      submitting(form, box, async () => {
+        const body = { email: email.querySelector('input').value, password: password.querySelector('input').value };
+        const got = await api('POST', `/v1/auth-core/${mode}`, body);
+        schedule(got.session && got.session.accessTokenExpiresAt);
+        state.user = got.user;
+        await loadProjects();
+        location.hash = state.projects.length ? '#/agents' : '#/projects';
+      });
+    },
+  }, email, password, box, h('button', { type: 'submit' }, label));
+  const other = mode === 'signup'
+    ? h('p', {}, 'Have an account? ', h('a', { href: '#/signin' }, 'Sign in instead'))
+    : h('p', {}, 'New here? ', h('a', { href: '#/signup' }, 'Create an account'), ' · ', h('a', { href: '#/forgot' }, 'Forgot password?'));
+  show(label, form, other);
+}
+
+function forgotForm() {
+  const box = errorBox();
+  const done = h('p', { role: 'status' });
+  const email = field('Email', { type: 'email', autocomplete: 'email', required: true });
+  const form = h('form', {
+    onsubmit: (e) => {
+      e.preventDefault();
+      submitting(form, box, async () => {
+        await api('POST', '/v1/auth-core/password/reset-request', { email: email.querySelector('input').value });
+        done.textContent = 'If an account has this address, a mail with a reset link is on its way.';
+      });
+    },
+  }, email, box, h('button', { type: 'submit' }, 'Send reset link'));
+  show('Forgot password', form, done, h('p', {}, h('a', { href: '#/signin' }, 'Back to sign in')));
+}
+
+function resetForm(token) {
+  const box = errorBox();
+  const password = field('New password', { type: 'password', autocomplete: 'new-password', required: true });
+  const form = h('form', {
+    onsubmit: (e) => {
+      e.preventDefault();
+      submitting(form, box, async () => {
+        await api('POST', '/v1/auth-core/password/reset', { token, password: password.querySelector('input').value });
+        history.replaceState(null, '', '/console#/signin');
+        show('Password changed', h('p', { role: 'status' }, 'Your password is changed and your other sessions are signed out.'),
+          h('p', {}, h('a', { href: '#/signin' }, 'Sign in')));
+      });
+    },
+  }, password, box, h('button', { type: 'submit' }, 'Set password'));
+  show('Choose a new password', form);
+}
+
+async function verifyEmail(token) {
+  show('Verifying your email address…');
+  try {
+    await api('POST', '/v1/auth-core/email/verify', { token });
+    history.replaceState(null, '', '/console#/projects');
+    if (state.user) state.user.emailVerified = true;
+    drawBanner();
+    show('Email verified', h('p', { role: 'status' }, 'Thank you: your address is verified.'), h('p', {}, h('a', { href: '#/projects' }, 'Continue')));
+  } catch (err) {
+    const box = errorBox();
+    box.show(err);
+    show('Email not verified', box);
+  }
+}
+
+// ---- projects --------------------------------------------------------------------------
+
+function projectsView() {
+  const box = errorBox();
+  const name = field('Project name', { required: true, maxlength: 80 });
+  const form = h('form', {
+    onsubmit: (e) => {
+      e.preventDefault();
+      submitting(form, box, async () => {
+        const p = await api('POST', '/v1/projects', { name: name.querySelector('input').value });
+        choose(p.id);
+        await loadProjects();
+        render();
+      });
+    },
+  }, name, box, h('button', { type: 'submit' }, 'Create project'));
+  show('Projects',
+    table('Projects', ['Name', 'Your role', 'Created', ''], state.projects, (p) => [
+      p.id === state.project ? h('strong', {}, p.name, ' (current)') : p.name,
+      p.role,
+      when(p.createdAt),
+      p.id === state.project ? '' : h('button', { type: 'button', onclick: () => { choose(p.id); location.hash = '#/agents'; } }, `Switch to ${p.name}`),
+    ]),
+    h('h2', {}, 'New project'), form);
+}
+
+function needProject() {
+  if (current()) return false;
+  show('No project yet', h('p', {}, 'Create a project first: ', h('a', { href: '#/projects' }, 'Projects')));
+  return true;
+}
+
+// policyNote shows the project's limits (SPEC §12), when it has any.
+async function policyNote() {
+  const el = h('p', { class: 'muted' });
+  try {
+    const p = await api('GET', `/v1/projects/${state.project}/policy`);
+    const parts = [];
+    if (p.agentTokenMaxTtlHours) parts.push(`agent tokens live at most ${p.agentTokenMaxTtlHours} hours`);
+    if (p.badgeMaxExpiresInDays) parts.push(`badges live at most ${p.badgeMaxExpiresInDays} days`);
+    if (p.allowedScopes) parts.push(`scopes allowed: ${p.allowedScopes.join(', ') || 'none'}`);
+    el.textContent = parts.length ? `Project policy: ${parts.join('; ')}.` : 'Project policy: no limits.';
+  } catch { el.hidden = true; }
+  return el;
+}
+
+// ---- agent tokens ----------------------------------------------------------------------
+
+async function agentsView() {
+  if (needProject()) return;
+  const base = `/v1/auth-core/projects/${state.project}/ai/agents`;
+  const listBox = errorBox();
+  const list = h('div', {});
+  const shown = h('div', {});
+  const reload = async () => {
+    try {
+      const { agents } = await api('GET', base);
+      list.replaceChildren(table('Agent tokens', ['Agent', 'Scopes', 'Created', 'Expires', 'Last used', ''], agents, (a) => [
+        h('span', {}, a.agentName, h('br', {}), h('code', { class: 'muted' }, a.tokenHint)),
+        a.scopes.join(' ') || h('span', { class: 'muted' }, 'none'),
+        when(a.createdAt), when(a.expiresAt), when(a.lastUsedAt),
+        h('button', {
+          type: 'button', class: 'danger', 'aria-label': 'Revoke',
+          onclick: async () => {
+            if (!(await confirm(`Revoke the token of ${a.agentName}? Agents using it stop at once.`))) return;
+            try { await api('DELETE', `${base}/${a.id}`); await reload(); } catch (err) { listBox.show(err); }
+          },
+        }, 'Revoke'),
+      ]));
+    } catch (err) { listBox.show(err); }
+  };
+  const box = errorBox();
+  const name = field('Agent name', { required: true, maxlength: 100 });
+  const scopes = field('Scopes', { placeholder: 'files:read tickets:*' });
+  const ttl = field('TTL hours', { type: 'number', min: 1, max: 8760, step: 'any', value: 720 });
+  const form = h('form', {
+    onsubmit: (e) => {
+      e.preventDefault();
+      submitting(form, box, async () => {
+        const body = {
+          agentName: name.querySelector('input').value,
+          scopes: scopes.querySelector('input').value.split(/[\s,]+/).filter(Boolean),
+          ttlHours: Number(ttl.querySelector('input').value),
+        };
+        const got = await api('POST', base, body);
+        shown.replaceChildren(secretPanel(`Token for ${got.agent.agentName}`, [['Token', got.plaintext]]));
+        form.reset();
+        await reload();
+      });
+    },
+  }, name, scopes, ttl, box, h('button', { type: 'submit' }, 'Mint token'));
+  show('Agent tokens', await policyNote(), h('h2', {}, 'Mint a token'), form, shown, listBox, list);
+  await reload();
+}
+
+// ---- service badges --------------------------------------------------------------------
+
+async function badgesView() {
+  if (needProject()) return;
+  const base = `/v1/projects/${state.project}/service-badges`;
+  const { products } = await api('GET', '/v1/service-badges/products');
+  const listBox = errorBox();
+  const list = h('div', {});
+  const shown = h('div', {});
+  const filter = select('Filter by product', [{ value: '', label: 'All products' }, ...products.filter((p) => p.mintable).map((p) => ({ value: p.key, label: p.key }))], {
+    onchange: () => reload(),
+  });
+  const reload = async () => {
+    try {
+      const q = filter.querySelector('select').value;
+      const { badges } = await api('GET', q ? `${base}?product=${encodeURIComponent(q)}` : base);
+      list.replaceChildren(table('Service badges', ['Name', 'Product', 'Role', 'Created', 'Expires', 'Last used', ''], badges, (b) => [
+        h('span', {}, b.name, h('br', {}), h('code', { class: 'muted' }, b.secretHint)),
+        b.product, b.role, when(b.createdAt), when(b.expiresAt), when(b.lastUsedAt),
+        h('button', {
+          type: 'button', class: 'danger',
+          onclick: async () => {
+            if (!(await confirm(`Revoke the ${b.product} badge ${b.name}? Whatever uses it stops at once.`))) return;
+            try { await api('DELETE', `${base}/${b.id}`); await reload(); } catch (err) { listBox.show(err); }
+          },
+        }, 'Revoke'),
+      ]));
+    } catch (err) { listBox.show(err); }
+  };
+  const box = errorBox();
+  const name = field('Badge name', { required: true, maxlength: 80 });
+  const product = select('Product', products.map((p) => ({
+    value: p.key, disabled: !p.mintable, label: p.mintable ? `${p.key} — ${p.description}` : `${p.key} — not available: ${p.reason}`,
+  })));
+  const role = select('Role', ['viewer', 'developer', 'admin'].map((r) => ({ value: r, label: r })));
+  const days = field('Expires in days', { type: 'number', min: 1, max: 365, step: 1, placeholder: 'never' });
+  const form = h('form', {
+    onsubmit: (e) => {
+      e.preventDefault();
+      submitting(form, box, async () => {
+        const body = { name: name.querySelector('input').value, product: product.querySelector('select').value, role: role.querySelector('select').value };
+        const d = days.querySelector('input').value;
+        if (d) body.expiresInDays = Number(d);
+        const got = await api('POST', base, body);
+        const secrets = [['Badge secret', got.plaintext]];
+        if (got.s3) secrets.push(['Access key id', got.s3.accessKeyId], ['Secret access key', got.s3.secretAccessKey]);
+        if (got.auth) secrets.push(['Client id', got.auth.clientId], ['Client secret', got.auth.clientSecret]);
+        const extra = [];
+        if (got.s3) extra.push(h('p', {}, `Bucket ${got.s3.bucket} in ${got.s3.region} at ${got.s3.endpoint}`));
+        if (got.auth) extra.push(h('p', {}, `Token URL ${got.auth.tokenUrl}`));
+        shown.replaceChildren(secretPanel(`Badge ${got.badge.name} (${got.badge.product})`, secrets), ...extra);
+        name.querySelector('input').value = '';
+        await reload();
+      });
+    },
+  }, name, product, role, days, box, h('button', { type: 'submit' }, 'Mint badge'));
+  const unavailable = products.filter((p) => !p.mintable).map((p) => h('li', {}, `${p.key}: not available — ${p.reason}`));
+  show('Service badges', await policyNote(), h('h2', {}, 'Mint a badge'), form, unavailable.length ? h('ul', { class: 'muted' }, unavailable) : '',
+    shown, h('h2', {}, 'Badges'), filter, listBox, list);
+  await reload();
+}
+
+// ---- sessions --------------------------------------------------------------------------
+
+async function sessionsView() {
+  const mineBox = errorBox();
+  const mine = h('div', {});
+  const endBox = errorBox();
+  const endUsers = h('div', {});
+  const reloadMine = async () => {
+    try {
+      const { sessions } = await api('GET', '/v1/auth-core/session/mine');
+      mine.replaceChildren(table('My sessions', ['Device', 'Signed in', 'Last active', 'Expires', ''], sessions, (s) => [
+        h('span', {}, s.userAgent || 'unknown device', s.current ? h('strong', {}, ' (this session)') : ''),
+        when(s.createdAt), when(s.lastActiveAt), when(s.expiresAt),
+        h('button', {
+          type: 'button', class: 'danger',
+          onclick: async () => {
+            if (!(await confirm(s.current ? 'Revoke this session? You will be signed out.' : 'Revoke that session? It is signed out at once.'))) return;
+            try {
+              await api('DELETE', `/v1/auth-core/session/mine/${s.sessionHandle}`);
+              if (s.current) { await signOut(); return; }
+              await reloadMine();
+            } catch (err) { mineBox.show(err); }
+          },
+        }, 'Revoke'),
+      ]));
+    } catch (err) { mineBox.show(err); }
+  };
+  const reloadEnd = async () => {
+    if (!current()) { endUsers.replaceChildren(h('p', { class: 'muted' }, 'Choose a project to see its users\' sessions.')); return; }
+    try {
+      const { sessions } = await api('GET', `/v1/auth-core/session/recent?projectId=${state.project}&limit=50`);
+      const revoke = async (body, text) => {
+        if (!(await confirm(text))) return;
+        try { await api('POST', `/v1/auth-core/session/revoke?projectId=${state.project}`, body); await reloadEnd(); } catch (err) { endBox.show(err); }
+      };
+      endUsers.replaceChildren(table('End-user sessions', ['User', 'Device', 'Signed in', 'Last active', ''], sessions, (s) => [
+        h('code', {}, s.userId), s.userAgent || h('span', { class: 'muted' }, 'unknown'), when(s.createdAt), when(s.lastActiveAt),
+        h('span', { class: 'row' },
+          h('button', { type: 'button', class: 'danger', onclick: () => revoke({ sessionHandle: s.sessionHandle }, 'Revoke this session of the user?') }, 'Revoke'),
+          h('button', { type: 'button', class: 'danger', onclick: () => revoke({ userId: s.userId, all: true }, 'Revoke every session of this user?') }, 'Revoke all of this user')),
+      ]));
+    } catch (err) { endBox.show(err); }
+  };
+  show('Sessions', h('h2', {}, 'My sessions'), mineBox, mine, h('h2', {}, `End users of ${current() ? current().name : 'the project'}`), endBox, endUsers);
+  await Promise.all([reloadMine(), reloadEnd()]);
+}
+
+// ---- members ---------------------------------------------------------------------------
+
+async function membersView() {
+  if (needProject()) return;
+  const base = `/v1/projects/${state.project}/members`;
+  const listBox = errorBox();
+  const list = h('div', {});
+  const reload = async () => {
+    try {
+      const { members } = await api('GET', base);
+      list.replaceChildren(table('Members', ['Email', 'Role', 'Added', ''], members, (m) => [
+        m.email || m.userId, m.role, when(m.createdAt),
+        m.userId === state.user.id ? h('span', { class: 'muted' }, 'you') : h('button', {
+          type: 'button', class: 'danger',
+          onclick: async () => {
+            if (!(await confirm(`Remove ${m.email || m.userId} from the project?`))) return;
+            try { await api('DELETE', `${base}/${m.userId}`); await reload(); } catch (err) { listBox.show(err); }
+          },
+        }, 'Remove'),
+      ]));
+    } catch (err) { listBox.show(err); }
+  };
+  const box = errorBox();
+  const email = field('Email', { type: 'email', required: true });
+  const role = select('Role', ['viewer', 'developer', 'admin'].map((r) => ({ value: r, label: r })));
+  const form = h('form', {
+    onsubmit: (e) => {
+      e.preventDefault();
+      submitting(form, box, async () => {
+        await api('POST', base, { email: email.querySelector('input').value, role: role.querySelector('select').value });
+        email.querySelector('input').value = '';
+        await reload();
+      });
+    },
+  }, email, role, box, h('button', { type: 'submit' }, 'Add member'));
+  show('Members', h('p', { class: 'muted' }, 'To change a role, remove the member and add them again.'), list, listBox, h('h2', {}, 'Add a member'), form);
+  await reload();
+}
+
+// ---- audit -----------------------------------------------------------------------------
+
+async function auditView() {
+  if (needProject()) return;
+  const box = errorBox();
+  const list = h('div', {});
+  const pager = h('div', { class: 'row' });
+  const load = async (before) => {
+    try {
+      const page = await api('GET', `/v1/projects/${state.project}/audit?limit=20${before ? `&before=${encodeURIComponent(before)}` : ''}`);
+      list.replaceChildren(table('Audit trail', ['When', 'Action', 'Actor', 'Details'], page.events, (e) => [
+        when(e.createdAt), h('code', {}, e.action), e.actorId ? h('code', {}, e.actorId) : h('span', { class: 'muted' }, 'none'),
+        h('code', { class: 'details' }, JSON.stringify(e.metadata)),
+      ]));
+      pager.replaceChildren(
+        before ? h('button', { type: 'button', onclick: () => load('') }, 'Newest') : '',
+        page.nextBefore ? h('button', { type: 'button', onclick: () => load(page.nextBefore) }, 'Older') : '');
+    } catch (err) { box.show(err); }
+  };
+  show('Audit', box, list, pager);
+  await load('');
+}
+
+// ---- account ---------------------------------------------------------------------------
+
+function accountView() {
+  const box = errorBox();
+  const done = h('p', { role: 'status' });
+  const cur = field('Current password', { type: 'password', autocomplete: 'current-password', required: true });
+  const next = field('New password', { type: 'password', autocomplete: 'new-password', required: true });
+  const form = h('form', {
+    onsubmit: (e) => {
+      e.preventDefault();
+      submitting(form, box, async () => {
+        await api('POST', '/v1/auth-core/password/change', { currentPassword: cur.querySelector('input').value, password: next.querySelector('input').value });
+        form.reset();
+        done.textContent = 'Password changed; your other sessions are signed out.';
+      });
+    },
+  }, cur, next, box, h('button', { type: 'submit' }, 'Change password'));
+  show('Account', h('p', {}, `Signed in as ${state.user.email || state.user.id}.`), h('h2', {}, 'Change password'), form, done);
+}
+
+// ---- routing ---------------------------------------------------------------------------
+
+const views = {
+  '#/projects': projectsView, '#/agents': agentsView, '#/badges': badgesView, '#/sessions': sessionsView,
+  '#/members': membersView, '#/audit': auditView, '#/account': accountView,
+};
+
+async function render() {
+  const route = location.hash.split('?')[0];
+  drawNav();
+  drawBanner();
+  if (!state.user) {
+    if (route === '#/signup') return authForm('signup');
+    if (route === '#/forgot') return forgotForm();
+    return authForm('signin');
+  }
+  const view = views[route];
+  if (!view) { location.hash = '#/projects'; return undefined; }
+  try {
+    await view();
+  } catch (err) {
+    const box = errorBox();
+    box.show(err);
+    show('Something went wrong', box);
+  }
+  return undefined;
+}
+
+window.addEventListener('hashchange', render);
+
+async function start() {
+  const token = new URLSearchParams(location.search).get('token');
+  if (location.pathname === '/console/reset' && token) return resetForm(token);
+  await loadUser();
+  if (location.pathname === '/console/verify' && token) { drawNav(); drawBanner(); return verifyEmail(token); }
+  if (state.user) refresh().catch(() => {}); // learn the access token's expiry, so refreshes come ahead of time
+  return render();
+}
+
+start();
