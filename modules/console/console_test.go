@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -19,6 +20,8 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/authcore/authcore/internal/apptest"
+	"github.com/authcore/authcore/internal/testkit"
+	"github.com/authcore/authcore/platform/config"
 )
 
 var (
@@ -248,9 +251,24 @@ func TestConsoleFlow(t *testing.T) {
 	}
 	p.shot("s3-badge-minted")
 
-	p.do(click("link", "Sessions"), chromedp.WaitVisible("(this session)", chromedp.ByFunc(textLookup("(this session)"))))
+	// An end user of the project signs in elsewhere; the admin ends all their sessions.
+	prj := p.eval(`localStorage.getItem('authcore.project')`)
+	endUser := a.SignUpIn(t, prj)
+	p.do(click("link", "Sessions"), chromedp.WaitVisible("(this session)", chromedp.ByFunc(textLookup("(this session)"))),
+		waitFor("button", "Revoke all of this user"))
 	p.shot("sessions")
-	p.do(click("link", "Members"), waitFor("button", "Add member"))
+	p.do(click("button", "Revoke all of this user"), chromedp.Click(chromedp.CSS("dialog[open] #confirm-yes")),
+		chromedp.WaitVisible("No end-user sessions yet.", chromedp.ByFunc(textLookup("No end-user sessions yet."))))
+	a.Get("/v1/auth-core/session/me", "Authorization", "Bearer "+endUser.AccessToken).Expect(t, 401, nil)
+
+	// Members: add a dashboard user with a role, then remove them.
+	colleague := a.SignUp(t)
+	p.do(click("link", "Members"), waitFor("button", "Add member"),
+		typeInto("textbox", "Email", colleague.Email), chromedp.SetValue(label("combobox", "Role"), "developer", byRole("combobox", "Role")),
+		click("button", "Add member"), waitFor("button", "Remove"))
+	a.Get("/v1/projects/"+prj, "Authorization", "Bearer "+colleague.AccessToken).Expect(t, 200, map[string]any{"role": "developer"})
+	p.do(click("button", "Remove"), chromedp.Click(chromedp.CSS("dialog[open] #confirm-yes")), chromedp.WaitNotPresent(label("button", "Remove"), byRole("button", "Remove")))
+	a.Get("/v1/projects/"+prj, "Authorization", "Bearer "+colleague.AccessToken).Expect(t, 403, nil)
 	// A failed action shows the API's message and keeps what was typed.
 	p.do(typeInto("textbox", "Email", "nobody@example.com"), click("button", "Add member"), chromedp.WaitVisible(chromedp.CSS(`main [role=alert]:not([hidden])`)))
 	if v := p.eval(`document.querySelector('main input[type=email]').value`); v != "nobody@example.com" {
@@ -260,8 +278,9 @@ func TestConsoleFlow(t *testing.T) {
 	p.do(click("link", "Audit"), chromedp.WaitVisible("ai_token.revoke", chromedp.ByFunc(textLookup("ai_token.revoke"))))
 	p.shot("audit")
 
+	// Signing in again by keyboard alone: type, then Enter submits.
 	p.do(click("button", "Sign out"), waitFor("button", "Sign in"),
-		typeInto("textbox", "Email", email), typeInto("textbox", "Password", password), click("button", "Sign in"),
+		typeInto("textbox", "Email", email), typeInto("textbox", "Password", password+"\r"),
 		waitFor("link", "Audit"))
 	p.shot("signed-in-again")
 
@@ -317,4 +336,47 @@ func TestConsoleNarrowAndSilentRefresh(t *testing.T) {
 	if v := p.eval(`String(!!document.querySelector('#nav:not([hidden])'))`); v != "true" {
 		t.Fatal("the console went back to sign-in instead of refreshing the session")
 	}
+}
+
+// Account recovery in the browser, over real SMTP: "Forgot password?" mails a link to
+// /console/reset, where a new password is set; the old one stops working.
+func TestConsolePasswordReset(t *testing.T) {
+	in := testkit.StartInbox(t)
+	a := apptest.Start(t, apptest.Stores(t)[0], apptest.WithConfig(func(c *config.Config) { c.SMTPURL = in.URL }))
+	u := a.SignUp(t)
+	p := &page{t: t, ctx: tab(t, nil), dir: artifacts(t)}
+	p.do(chromedp.Navigate(a.Base+"/console"), click("link", "Forgot password?"), waitFor("button", "Send reset link"),
+		typeInto("textbox", "Email", u.Email), click("button", "Send reset link"),
+		chromedp.WaitVisible("on its way", chromedp.ByFunc(textLookup("on its way"))))
+	link := regexp.MustCompile(`https?://\S+/console/reset\?token=ac_rst_[0-9A-Za-z]+`).FindString(in.Wait(t, 1)[0].Text)
+	if link == "" {
+		t.Fatal("no reset link in the mail")
+	}
+	p.do(chromedp.Navigate(link), typeInto("textbox", "New password", "a brand new passphrase"), click("button", "Set password"),
+		chromedp.WaitVisible("Your password is changed", chromedp.ByFunc(textLookup("Your password is changed"))))
+	p.shot("password-reset")
+	a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/auth-core/signin", Body: map[string]any{"email": u.Email, "password": u.Password}}).Expect(t, 401, nil)
+	p.do(click("link", "Sign in"), typeInto("textbox", "Email", u.Email), typeInto("textbox", "Password", "a brand new passphrase"),
+		click("button", "Sign in"), waitFor("link", "Audit"))
+}
+
+// Email verification: the banner's button mails a link to /console/verify, which verifies
+// the address, and the banner goes.
+func TestConsoleEmailVerification(t *testing.T) {
+	in := testkit.StartInbox(t)
+	a := apptest.Start(t, apptest.Stores(t)[0], apptest.WithConfig(func(c *config.Config) { c.SMTPURL = in.URL }))
+	u := a.SignUp(t)
+	p := &page{t: t, ctx: tab(t, nil), dir: artifacts(t)}
+	p.do(chromedp.Navigate(a.Base+"/console"), typeInto("textbox", "Email", u.Email), typeInto("textbox", "Password", u.Password),
+		click("button", "Sign in"), click("button", "Send verification mail"),
+		chromedp.WaitVisible("follow the link", chromedp.ByFunc(textLookup("follow the link"))))
+	link := regexp.MustCompile(`https?://\S+/console/verify\?token=[0-9A-Za-z_]+`).FindString(in.Wait(t, 1)[0].Text)
+	if link == "" {
+		t.Fatalf("no verification link in the mail:\n%s", in.Mails()[0].Text)
+	}
+	p.do(chromedp.Navigate(link), chromedp.WaitVisible("your address is verified", chromedp.ByFunc(textLookup("your address is verified"))))
+	if v := p.eval(`String(document.getElementById('banner').textContent === '')`); v != "true" {
+		t.Fatal("the unverified banner stays after verification")
+	}
+	a.Get("/v1/auth-core/session/me", "Authorization", "Bearer "+u.AccessToken).Expect(t, 200, map[string]any{"user": map[string]any{"id": u.UserID, "email": u.Email, "name": "Test User", "emailVerified": true}})
 }

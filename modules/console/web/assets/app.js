@@ -141,7 +141,7 @@ function resetForm(token) {
       e.preventDefault();
       submitting(form, box, async () => {
         await api('POST', '/v1/auth-core/password/reset', { token, password: password.querySelector('input').value });
-        history.replaceState(null, '', '/console#/signin');
+        history.replaceState(null, '', '/console#/password-changed'); // the token leaves the address bar
         show('Password changed', h('p', { role: 'status' }, 'Your password is changed and your other sessions are signed out.'),
           h('p', {}, h('a', { href: '#/signin' }, 'Sign in')));
       });
