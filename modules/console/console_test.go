@@ -318,6 +318,7 @@ func TestConsoleNarrowAndSilentRefresh(t *testing.T) {
 	for range 3 {
 		a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/auth-core/projects/" + prj + "/ai/agents", Body: map[string]any{"agentName": "a-rather-long-agent-name-for-a-narrow-screen", "scopes": []string{"tickets:read", "files:write"}}, Header: admin.Bearer()}).Expect(t, 200, nil)
 	}
+	a.SignUpIn(t, prj) // an end user, so the sessions screen has both tables
 	p := &page{t: t, ctx: tab(t, nil), dir: artifacts(t)}
 	p.do(chromedp.EmulateViewport(360, 780), chromedp.Navigate(a.Base+"/console"),
 		typeInto("textbox", "Email", admin.Email), typeInto("textbox", "Password", admin.Password), click("button", "Sign in"),

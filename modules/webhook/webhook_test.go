@@ -290,16 +290,24 @@ func TestRetriesInOrder(t *testing.T) {
 		if n := len(rcv.requests()); n != 1 {
 			t.Fatalf("%d requests: the second event overtook the failing first", n)
 		}
-		d := w.deliveries(t, id)
-		first := d[1].(map[string]any)
+		// The receiver has the request before the worker records the answer: wait for that.
+		recorded := func(attempts float64) map[string]any {
+			var first map[string]any
+			waitFor(t, "the failure recorded", func() bool {
+				first = w.deliveries(t, id)[1].(map[string]any)
+				next, _ := time.Parse(time.RFC3339Nano, first["nextAttemptAt"].(string))
+				return first["attempts"] == attempts && first["lastStatusCode"] != nil && next.After(w.a.Clock.Now())
+			})
+			return first
+		}
+		first := recorded(1)
 		next, _ := time.Parse(time.RFC3339Nano, first["nextAttemptAt"].(string))
 		if first["status"] != "pending" || first["lastStatusCode"] != float64(503) || next.Sub(w.a.Clock.Now()) > 10*time.Second {
 			t.Fatalf("after one failure: %v", first)
 		}
 		w.a.Clock.Advance(10 * time.Second)
 		waitFor(t, "the first retry", func() bool { return len(rcv.requests()) == 2 })
-		d = w.deliveries(t, id)
-		next, _ = time.Parse(time.RFC3339Nano, d[1].(map[string]any)["nextAttemptAt"].(string))
+		next, _ = time.Parse(time.RFC3339Nano, recorded(2)["nextAttemptAt"].(string))
 		if wait := next.Sub(w.a.Clock.Now()); wait < 20*time.Second {
 			t.Fatalf("the second retry waits %v: no backoff", wait)
 		}
