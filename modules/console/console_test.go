@@ -315,7 +315,7 @@ func TestConsoleNarrowAndSilentRefresh(t *testing.T) {
 	a := apptest.Start(t, apptest.Stores(t)[0])
 	admin := a.SignUp(t)
 	prj := a.CreateProject(t, admin)
-	for range 3 {
+	for range 22 { // more audit records than one page holds
 		a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/auth-core/projects/" + prj + "/ai/agents", Body: map[string]any{"agentName": "a-rather-long-agent-name-for-a-narrow-screen", "scopes": []string{"tickets:read", "files:write"}}, Header: admin.Bearer()}).Expect(t, 200, nil)
 	}
 	a.SignUpIn(t, prj) // an end user, so the sessions screen has both tables
@@ -337,6 +337,16 @@ func TestConsoleNarrowAndSilentRefresh(t *testing.T) {
 	if v := p.eval(`String(!!document.querySelector('#nav:not([hidden])'))`); v != "true" {
 		t.Fatal("the console went back to sign-in instead of refreshing the session")
 	}
+	// The trail pages with nextBefore: 20 on the first page, the rest on the next.
+	rows := func() string { return p.eval(`String(document.querySelectorAll('main tbody tr').length)`) }
+	if n := rows(); n != "20" {
+		t.Fatalf("first audit page: %s rows", n)
+	}
+	p.do(click("button", "Older"), waitFor("button", "Newest"))
+	if n := rows(); n == "20" || n == "0" {
+		t.Fatalf("second audit page: %s rows", n)
+	}
+	p.do(click("button", "Newest"), waitFor("button", "Older"))
 }
 
 // Account recovery in the browser, over real SMTP: "Forgot password?" mails a link to
