@@ -2,6 +2,7 @@ package bearer
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 
@@ -19,35 +20,65 @@ type Cache[K comparable, V any] struct {
 	// its value only if no invalidation happened since its lookup began.
 	mu    sync.Mutex
 	epoch uint64
+	// flights are the lookups under way, one per key: concurrent misses of one key (a
+	// burst right after an invalidation) wait for it instead of each asking the store.
+	flights map[K]*flight[V]
+}
+
+// flight is one lookup under way; epoch is the cache's when it began. Only callers that
+// arrive in the same epoch join it, so nobody who came after an invalidation gets an
+// answer read before it.
+type flight[V any] struct {
+	done  chan struct{}
+	v     V
+	err   error
+	epoch uint64
 }
 
 // NewCache returns a cache of at most size entries, each living at most ttl.
 func NewCache[K comparable, V any](size int, ttl time.Duration) *Cache[K, V] {
-	return &Cache[K, V]{lru: expirable.NewLRU[K, V](size, nil, ttl)}
+	return &Cache[K, V]{lru: expirable.NewLRU[K, V](size, nil, ttl), flights: map[K]*flight[V]{}}
 }
 
 // Get returns the cached value for k.
 func (c *Cache[K, V]) Get(k K) (V, bool) { return c.lru.Get(k) }
 
-// Load returns the cached value for k, or calls load and caches what it returns. Errors are
-// not cached.
+// Load returns the cached value for k, or calls load and caches what it returns; callers
+// missing the same key at once share one call. Errors are not cached.
 func (c *Cache[K, V]) Load(ctx context.Context, k K, load func(context.Context) (V, error)) (V, error) {
 	if v, ok := c.lru.Get(k); ok {
 		return v, nil
 	}
 	c.mu.Lock()
-	epoch := c.epoch
-	c.mu.Unlock()
-	v, err := load(ctx)
-	if err != nil {
-		return v, err
+	if f, ok := c.flights[k]; ok && f.epoch == c.epoch {
+		c.mu.Unlock()
+		select {
+		case <-f.done:
+		case <-ctx.Done():
+			var zero V
+			return zero, ctx.Err()
+		}
+		// The leader's own cancellation is not this caller's failure: look it up itself.
+		if !errors.Is(f.err, context.Canceled) && !errors.Is(f.err, context.DeadlineExceeded) {
+			return f.v, f.err
+		}
+		return load(ctx)
 	}
+	f := &flight[V]{done: make(chan struct{}), epoch: c.epoch}
+	c.flights[k] = f
+	c.mu.Unlock()
+
+	f.v, f.err = load(ctx)
 	c.mu.Lock()
-	if c.epoch == epoch {
-		c.lru.Add(k, v)
+	if c.flights[k] == f {
+		delete(c.flights, k)
+	}
+	if f.err == nil && c.epoch == f.epoch {
+		c.lru.Add(k, f.v)
 	}
 	c.mu.Unlock()
-	return v, nil
+	close(f.done)
+	return f.v, f.err
 }
 
 // Put stores v for k unconditionally (the caller knows it is current).

@@ -2,6 +2,8 @@ package bearer
 
 import (
 	"context"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -48,5 +50,69 @@ func TestBoundAndTTL(t *testing.T) {
 	time.Sleep(120 * time.Millisecond)
 	if _, ok := c.Get(9); ok {
 		t.Fatal("entry outlived its TTL")
+	}
+}
+
+// A burst of misses of one key asks the store once.
+func TestConcurrentMissesShareOneLoad(t *testing.T) {
+	c := NewCache[string, int](10, time.Minute)
+	var calls atomic.Int32
+	release := make(chan struct{})
+	load := func(context.Context) (int, error) { calls.Add(1); <-release; return 7, nil }
+	var wg sync.WaitGroup
+	for range 50 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if v, err := c.Load(context.Background(), "k", load); v != 7 || err != nil {
+				t.Errorf("%d %v", v, err)
+			}
+		}()
+	}
+	time.Sleep(50 * time.Millisecond) // let them all arrive
+	close(release)
+	wg.Wait()
+	if n := calls.Load(); n != 1 {
+		t.Fatalf("%d loads for one key", n)
+	}
+}
+
+// A caller arriving after an invalidation never joins a lookup that began before it.
+func TestNoJoiningALookupFromBeforeAnInvalidation(t *testing.T) {
+	c := NewCache[string, string](10, time.Minute)
+	started, release := make(chan struct{}), make(chan struct{})
+	go c.Load(context.Background(), "sid", func(context.Context) (string, error) {
+		close(started)
+		<-release
+		return "live (read before the revoke)", nil
+	})
+	<-started
+	c.Invalidate("sid")
+	v, _ := c.Load(context.Background(), "sid", func(context.Context) (string, error) { return "revoked", nil })
+	close(release)
+	if v != "revoked" {
+		t.Fatalf("got %q after the invalidation", v)
+	}
+}
+
+// A follower whose leader was cancelled looks the key up itself.
+func TestLeaderCancellationIsNotTheFollowersError(t *testing.T) {
+	c := NewCache[string, int](10, time.Minute)
+	ctx, cancel := context.WithCancel(context.Background())
+	started := make(chan struct{})
+	go c.Load(ctx, "k", func(ctx context.Context) (int, error) { close(started); <-ctx.Done(); return 0, ctx.Err() })
+	<-started
+	done := make(chan struct{})
+	var v int
+	var err error
+	go func() {
+		v, err = c.Load(context.Background(), "k", func(context.Context) (int, error) { return 9, nil })
+		close(done)
+	}()
+	time.Sleep(20 * time.Millisecond)
+	cancel()
+	<-done
+	if v != 9 || err != nil {
+		t.Fatalf("%d %v", v, err)
 	}
 }
