@@ -347,6 +347,13 @@ func TestConsoleNarrowAndSilentRefresh(t *testing.T) {
 		t.Fatalf("second audit page: %s rows", n)
 	}
 	p.do(click("button", "Newest"), waitFor("button", "Older"))
+
+	// When the session cannot be refreshed any more, the next screen is the sign-in form.
+	a.Clock.Advance(31 * 24 * time.Hour)
+	p.do(click("link", "Service badges"), waitFor("button", "Sign in"))
+	if v := p.eval(`String(document.getElementById('nav').hidden)`); v != "true" {
+		t.Fatal("the navigation stays after the session ended")
+	}
 }
 
 // Account recovery in the browser, over real SMTP: "Forgot password?" mails a link to

@@ -472,6 +472,7 @@ async function render() {
   try {
     await view();
   } catch (err) {
+    if (!state.user) return authForm('signin'); // the session ended meanwhile: sign in again
     const box = errorBox();
     box.show(err);
     show('Something went wrong', box);
