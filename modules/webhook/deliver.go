@@ -21,6 +21,7 @@ import (
 	"github.com/authcore/authcore/platform/clock"
 	"github.com/authcore/authcore/platform/database"
 	"github.com/authcore/authcore/platform/secret"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Delivery timing (SPEC §12): the first retry within 10 s, then backoff to an hour; seven
@@ -59,9 +60,27 @@ type worker struct {
 	postgres bool
 	wake     chan struct{}
 	timing   Timing
+	results  outcomes
 }
 
-func newWorker(c *ent.Client, clk clock.Clock, keys *secret.Keyring, log *slog.Logger, policy addressPolicy, postgres bool, t Timing) *worker {
+// outcomes is its own type so the graph never confuses it with another module's counter.
+type outcomes struct{ *prometheus.CounterVec }
+
+// newResults counts attempts by outcome: authcore_webhook_deliveries_total{result}
+// (succeeded; retry: failed, will try again; failed: failed for the last time).
+func newResults() outcomes {
+	c := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "authcore_webhook_deliveries_total",
+		Help: "Webhook delivery attempts, by outcome: succeeded, retry (failed, will try again), failed (gave up).",
+	}, []string{"result"})
+	// Every outcome is there from the start, at 0, so rates and alerts see a series.
+	for _, r := range []string{"succeeded", "retry", "failed"} {
+		c.WithLabelValues(r)
+	}
+	return outcomes{c}
+}
+
+func newWorker(c *ent.Client, clk clock.Clock, keys *secret.Keyring, log *slog.Logger, policy addressPolicy, postgres bool, t Timing, results outcomes) *worker {
 	dialer := &net.Dialer{Timeout: 5 * time.Second, Control: policy.control}
 	transport := &http.Transport{
 		DialContext:           dialer.DialContext,
@@ -72,7 +91,7 @@ func newWorker(c *ent.Client, clk clock.Clock, keys *secret.Keyring, log *slog.L
 		IdleConnTimeout:       30 * time.Second,
 	}
 	return &worker{
-		ent: c, clock: clk, keys: keys, log: log, postgres: postgres, timing: t,
+		ent: c, clock: clk, keys: keys, log: log, postgres: postgres, timing: t, results: results,
 		wake: make(chan struct{}, 1),
 		client: &http.Client{Transport: transport, Timeout: t.RequestTimeout,
 			// A redirect is an answer, not an instruction: it is recorded as a failure.
@@ -204,6 +223,7 @@ func (w *worker) send(ctx context.Context, d *ent.WebhookDelivery) error {
 	} else {
 		u = u.ClearLastStatusCode()
 	}
+	result := "succeeded"
 	switch {
 	case sendErr == nil && code >= 200 && code < 300:
 		u = u.SetStatus(webhookdelivery.StatusSucceeded).SetDeliveredAt(now).ClearLastError()
@@ -214,11 +234,14 @@ func (w *worker) send(ctx context.Context, d *ent.WebhookDelivery) error {
 		}
 		u = u.SetLastError(truncate(reason, 500))
 		if d.Attempts >= maxAttempts {
+			result = "failed"
 			u = u.SetStatus(webhookdelivery.StatusFailed)
 		} else {
+			result = "retry"
 			u = u.SetNextAttemptAt(now.Add(jittered(retryAfter[d.Attempts-1])))
 		}
 	}
+	w.results.WithLabelValues(result).Inc()
 	err = u.Exec(ctx)
 	if ent.IsNotFound(err) {
 		return nil

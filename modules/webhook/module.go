@@ -18,12 +18,16 @@ import (
 	"github.com/authcore/authcore/platform/database"
 	"github.com/authcore/authcore/platform/guard"
 	"github.com/authcore/authcore/platform/httpserver"
+	"github.com/authcore/authcore/platform/metrics"
 	"github.com/authcore/authcore/platform/secret"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Module supplies the outbox to the audit recorder and serves the webhook routes.
 var Module = fx.Module("webhook",
 	fx.Supply(DefaultTiming),
+	fx.Provide(newResults),
+	metrics.AsCollector(func(r outcomes) prometheus.Collector { return r.CounterVec }),
 	fx.Provide(
 		newParts,
 		fx.Annotate(func(o *outbox) *outbox { return o }, fx.As(new(audit.Outbox))),
@@ -62,9 +66,9 @@ type parts struct {
 	Worker  *worker
 }
 
-func newParts(c *ent.Client, db *database.DB, clk clock.Clock, keys *secret.Keyring, log *slog.Logger, cfg config.Config, t Timing) parts {
+func newParts(c *ent.Client, db *database.DB, clk clock.Clock, keys *secret.Keyring, log *slog.Logger, cfg config.Config, t Timing, results outcomes) parts {
 	policy := addressPolicy{allowHTTP: cfg.WebhookAllowHTTP}
-	w := newWorker(c, clk, keys, log, policy, db.Storage == config.Postgres, t)
+	w := newWorker(c, clk, keys, log, policy, db.Storage == config.Postgres, t, results)
 	return parts{
 		Service: &Service{ent: c, keys: keys, policy: policy},
 		Outbox:  &outbox{clock: clk, nudge: w.nudge},

@@ -313,6 +313,11 @@ func TestRetriesInOrder(t *testing.T) {
 		}
 		w.a.Clock.Advance(time.Minute)
 		waitFor(t, "both events", func() bool { return len(rcv.requests()) == 4 })
+		waitFor(t, "the outcomes counted", func() bool {
+			m := string(w.a.Get("/metrics").Body)
+			return strings.Contains(m, `authcore_webhook_deliveries_total{result="retry"} 2`) &&
+				strings.Contains(m, `authcore_webhook_deliveries_total{result="succeeded"} 2`)
+		})
 		got := rcv.requests()
 		ids := []string{got[0].header.Get("webhook-id"), got[1].header.Get("webhook-id"), got[2].header.Get("webhook-id"), got[3].header.Get("webhook-id")}
 		if ids[0] != ids[1] || ids[1] != ids[2] || ids[3] == ids[0] {
