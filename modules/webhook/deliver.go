@@ -17,6 +17,7 @@ import (
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
 	"github.com/authcore/authcore/ent"
+	"github.com/authcore/authcore/ent/event"
 	"github.com/authcore/authcore/ent/webhookdelivery"
 	"github.com/authcore/authcore/platform/clock"
 	"github.com/authcore/authcore/platform/database"
@@ -28,6 +29,13 @@ import (
 // attempts in all over about 1 h 45 min. Each wait is jittered by ±20 % so a receiver that
 // comes back is not hit by every retry at once.
 var retryAfter = []time.Duration{5 * time.Second, 30 * time.Second, 2 * time.Minute, 10 * time.Minute, 30 * time.Minute, time.Hour}
+
+// Retention: delivered and given-up deliveries, and events nothing still waits for, are
+// kept this long (the deliveries list and the event log), then pruned hourly.
+const (
+	Retention  = 30 * 24 * time.Hour
+	pruneEvery = time.Hour
+)
 
 const (
 	maxAttempts = 7
@@ -110,9 +118,17 @@ func (w *worker) nudge() {
 func (w *worker) run(ctx context.Context) {
 	t := time.NewTicker(w.timing.PollEvery)
 	defer t.Stop()
+	var pruned time.Time
 	for {
 		if err := w.drain(ctx); err != nil && ctx.Err() == nil {
 			w.log.Error("webhook deliveries", "err", err)
+		}
+		if now := w.clock.Now(); now.Sub(pruned) >= pruneEvery {
+			if err := w.prune(ctx, now.Add(-Retention)); err != nil && ctx.Err() == nil {
+				w.log.Error("pruning webhook deliveries", "err", err)
+			} else {
+				pruned = now
+			}
 		}
 		select {
 		case <-ctx.Done():
@@ -182,6 +198,25 @@ func (w *worker) claim(ctx context.Context) ([]*ent.WebhookDelivery, error) {
 		return nil
 	})
 	return out, err
+}
+
+// prune deletes finished deliveries and events older than before, keeping any event a
+// pending delivery still needs. Replicas may prune at once: deletes are idempotent.
+func (w *worker) prune(ctx context.Context, before time.Time) error {
+	if _, err := w.ent.WebhookDelivery.Delete().Where(
+		webhookdelivery.StatusIn(webhookdelivery.StatusSucceeded, webhookdelivery.StatusFailed),
+		webhookdelivery.CreatedAtLT(before),
+	).Exec(ctx); err != nil {
+		return err
+	}
+	_, err := w.ent.Event.Delete().Where(event.CreatedAtLT(before), func(s *sql.Selector) {
+		d := sql.Table(webhookdelivery.Table)
+		s.Where(sql.Not(sql.Exists(sql.Select(d.C(webhookdelivery.FieldID)).From(d).Where(sql.And(
+			sql.ColumnsEQ(d.C(webhookdelivery.FieldEventID), s.C(event.FieldID)),
+			sql.EQ(d.C(webhookdelivery.FieldStatus), webhookdelivery.StatusPending.String()),
+		)))))
+	}).Exec(ctx)
+	return err
 }
 
 // headOfQueue keeps a delivery only when no older delivery of its webhook is pending.

@@ -1,6 +1,7 @@
 package webhook_test
 
 import (
+	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
@@ -16,6 +17,7 @@ import (
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 	"go.uber.org/fx"
 
+	"github.com/authcore/authcore/ent/webhookdelivery"
 	"github.com/authcore/authcore/internal/apptest"
 	"github.com/authcore/authcore/modules/webhook"
 	"github.com/authcore/authcore/platform/config"
@@ -453,4 +455,37 @@ func TestReplicasShareTheQueue(t *testing.T) {
 	if n := len(rcv.requests()); n != 30 || len(seen) != 30 {
 		t.Fatalf("%d requests, %d distinct, for 10 events × 3 webhooks: a delivery was sent twice", n, len(seen))
 	}
+}
+
+// Finished deliveries and the events nothing waits for are pruned after the retention;
+// an event a pending delivery still needs stays.
+func TestRetention(t *testing.T) {
+	apptest.ForEachStore(t, func(t *testing.T, st apptest.Store) {
+		w := newWorld(t, st)
+		ok := newReceiver(t, nil)
+		down := newReceiver(t, func(int) int { return 503 })
+		okID, _ := w.register(t, ok.URL, nil)
+		downID, _ := w.register(t, down.URL, nil)
+		w.mint(t, "old")
+		waitFor(t, "one delivered, one failing", func() bool {
+			a, b := w.deliveries(t, okID), w.deliveries(t, downID)
+			return len(a) == 1 && a[0].(map[string]any)["status"] == "succeeded" && len(b) == 1 && b[0].(map[string]any)["lastStatusCode"] != nil
+		})
+		ctx := context.Background()
+		count := func(id string) int {
+			n, err := w.a.Ent.WebhookDelivery.Query().Where(webhookdelivery.WebhookID(id)).Count(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+		w.a.Clock.Advance(webhook.Retention + time.Hour) // sessions are long expired: read the store
+		waitFor(t, "the finished delivery pruned", func() bool { return count(okID) == 0 })
+		if n := count(downID); n != 1 {
+			t.Fatalf("the pending delivery was pruned (%d left)", n)
+		}
+		if n, err := w.a.Ent.Event.Query().Count(ctx); err != nil || n != 1 {
+			t.Fatalf("%d events (%v): the one a pending delivery needs must stay", n, err)
+		}
+	})
 }
