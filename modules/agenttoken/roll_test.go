@@ -62,6 +62,13 @@ func TestRoll(t *testing.T) {
 			}
 		})
 
+		t.Run("answers with a secret are never cached", func(t *testing.T) {
+			_, id := w.mint(t, nil)
+			if r := w.roll(w.admin, w.prj, id, nil); r.Header.Get("Cache-Control") != "no-store" {
+				t.Fatalf("Cache-Control %q", r.Header.Get("Cache-Control"))
+			}
+		})
+
 		t.Run("graceHours 0 ends the old secret at once, cached or not", func(t *testing.T) {
 			old, id := w.mint(t, nil)
 			w.status(old)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -397,4 +398,57 @@ func TestConsoleEmailVerification(t *testing.T) {
 		t.Fatal("the unverified banner stays after verification")
 	}
 	a.Get("/v1/auth-core/session/me", "Authorization", "Bearer "+u.AccessToken).Expect(t, 200, map[string]any{"user": map[string]any{"id": u.UserID, "email": u.Email, "name": "Test User", "emailVerified": true}})
+}
+
+// Credential lifecycle in the console: the policy edited, a token rolled (both secrets then
+// work), a webhook added (its signing secret shown once) and its deliveries listed.
+func TestConsoleLifecycle(t *testing.T) {
+	got := make(chan string, 10)
+	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got <- r.Header.Get("webhook-id")
+		w.WriteHeader(204)
+	}))
+	defer receiver.Close()
+	a := apptest.Start(t, apptest.Stores(t)[0], apptest.WithConfig(func(c *config.Config) { c.WebhookAllowHTTP = true }))
+	admin := a.SignUp(t)
+	prj := a.CreateProject(t, admin)
+	p := &page{t: t, ctx: tab(t, nil), dir: artifacts(t)}
+	p.do(chromedp.Navigate(a.Base+"/console"), typeInto("textbox", "Email", admin.Email), typeInto("textbox", "Password", admin.Password),
+		click("button", "Sign in"), click("link", "Projects"), waitFor("button", "Save policy"),
+		typeInto("spinbutton", "Max agent-token TTL hours", "48"), typeInto("textbox", "Allowed scopes", "tickets:*"),
+		click("button", "Save policy"), chromedp.WaitVisible("Policy saved.", chromedp.ByFunc(textLookup("Policy saved."))))
+	a.Do(apptest.Req{Path: "/v1/projects/" + prj + "/policy", Header: admin.Bearer()}).
+		Expect(t, 200, map[string]any{"agentTokenMaxTtlHours": 48, "badgeMaxExpiresInDays": nil, "allowedScopes": []any{"tickets:*"}})
+	p.shot("policy")
+
+	p.do(click("link", "Agent tokens"), waitFor("button", "Mint token"),
+		chromedp.WaitVisible("max 48", chromedp.ByFunc(textLookup("agent tokens live at most 48 hours"))),
+		typeInto("textbox", "Agent name", "bot"), typeInto("textbox", "Scopes", "tickets:read"),
+		chromedp.Clear(label("spinbutton", "TTL hours"), byRole("spinbutton", "TTL hours")), typeInto("spinbutton", "TTL hours", "24"),
+		click("button", "Mint token"), chromedp.WaitVisible(chromedp.CSS("[data-secret]")))
+	first := p.eval(`document.querySelector('[data-secret]').textContent`)
+	p.do(click("button", "Roll"), chromedp.WaitVisible("keeps working", chromedp.ByFunc(textLookup("keeps working until"))))
+	second := p.eval(`document.querySelector('[data-secret]').textContent`)
+	if second == first || !strings.HasPrefix(second, "ac_ai_") {
+		t.Fatalf("rolled secret %q (was %q)", second, first)
+	}
+	for _, s := range []string{first, second} {
+		a.Get("/v1/auth-core/ai/me", "Authorization", "Bearer "+s).Expect(t, 200, nil)
+	}
+	p.shot("rolled")
+
+	p.do(click("link", "Webhooks"), waitFor("button", "Add webhook"), typeInto("textbox", "Webhook URL", receiver.URL+"/hook"),
+		click("button", "Add webhook"), chromedp.WaitVisible(chromedp.CSS(`[data-secret="Signing secret"]`)))
+	if s := p.eval(`document.querySelector('[data-secret]').textContent`); !strings.HasPrefix(s, "whsec_") {
+		t.Fatalf("signing secret %q", s)
+	}
+	a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/auth-core/projects/" + prj + "/ai/agents", Body: map[string]any{"ttlHours": 1}, Header: admin.Bearer()}).Expect(t, 200, nil)
+	select {
+	case <-got:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the webhook added in the console got nothing")
+	}
+	time.Sleep(100 * time.Millisecond) // the worker records the answer after the receiver has it
+	p.do(click("button", "Deliveries"), chromedp.WaitVisible("succeeded", chromedp.ByFunc(textLookup("succeeded"))))
+	p.shot("webhooks")
 }

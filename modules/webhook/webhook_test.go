@@ -17,6 +17,7 @@ import (
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 	"go.uber.org/fx"
 
+	"github.com/authcore/authcore/ent/event"
 	"github.com/authcore/authcore/ent/webhookdelivery"
 	"github.com/authcore/authcore/internal/apptest"
 	"github.com/authcore/authcore/modules/webhook"
@@ -484,7 +485,7 @@ func TestRetention(t *testing.T) {
 		if n := count(downID); n != 1 {
 			t.Fatalf("the pending delivery was pruned (%d left)", n)
 		}
-		if n, err := w.a.Ent.Event.Query().Count(ctx); err != nil || n != 1 {
+		if n, err := w.a.Ent.Event.Query().Where(event.ProjectID(w.prj)).Count(ctx); err != nil || n != 1 {
 			t.Fatalf("%d events (%v): the one a pending delivery needs must stay", n, err)
 		}
 	})

@@ -24,6 +24,9 @@ func (s *Server) observe(c *fiber.Ctx) error {
 	start := time.Now()
 	rid := requestID(c)
 	c.Set(RequestIDHeader, rid)
+	// Answers carry secrets shown once and per-user data: no cache keeps them unless a
+	// route says otherwise (JWKS, metadata, the console's files).
+	c.Set(fiber.HeaderCacheControl, "no-store")
 	c.SetUserContext(logging.WithRequestID(c.UserContext(), rid))
 	var span trace.Span
 	if s.tracer != nil {

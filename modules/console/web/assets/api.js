@@ -41,7 +41,7 @@ export function refresh() {
 
 // api sends one request; body, when given, is sent as JSON.
 export async function api(method, path, body, retried = false) {
-  const init = { method, credentials: 'same-origin', headers: { Accept: 'application/json' } };
+  const init = { method, credentials: 'same-origin', cache: 'no-store', headers: { Accept: 'application/json' } };
   if (body !== undefined) {
     init.headers['Content-Type'] = 'application/json';
     init.body = JSON.stringify(body);

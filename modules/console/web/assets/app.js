@@ -38,6 +38,7 @@ function drawNav() {
     link('#/sessions', 'Sessions'),
     link('#/members', 'Members'),
     link('#/audit', 'Audit'),
+    link('#/webhooks', 'Webhooks'),
     link('#/account', 'Account'),
     picker || '',
     h('button', { type: 'button', onclick: signOut }, 'Sign out'),
@@ -182,6 +183,7 @@ function projectsView() {
     },
   }, name, box, h('button', { type: 'submit' }, 'Create project'));
   show('Projects',
+    current() && current().role === 'admin' ? policyForm() : '',
     table('Projects', ['Name', 'Your role', 'Created', ''], state.projects, (p) => [
       p.id === state.project ? h('strong', {}, p.name, ' (current)') : p.name,
       p.role,
@@ -189,6 +191,35 @@ function projectsView() {
       p.id === state.project ? '' : h('button', { type: 'button', onclick: () => { choose(p.id); location.hash = '#/agents'; } }, `Switch to ${p.name}`),
     ]),
     h('h2', {}, 'New project'), form);
+}
+
+// policyForm edits the current project's policy (SPEC §12); empty fields mean no limit.
+function policyForm() {
+  const box = errorBox();
+  const done = h('p', { role: 'status' });
+  const ttl = field('Max agent-token TTL hours', { type: 'number', min: 1, max: 8760, step: 1, placeholder: 'no limit' });
+  const days = field('Max badge lifetime days', { type: 'number', min: 1, max: 365, step: 1, placeholder: 'no limit' });
+  const scopes = field('Allowed scopes', { placeholder: 'any scope (e.g. files:* tickets:read)' });
+  const input = (f) => f.querySelector('input');
+  api('GET', `/v1/projects/${state.project}/policy`).then((p) => {
+    if (p.agentTokenMaxTtlHours) input(ttl).value = p.agentTokenMaxTtlHours;
+    if (p.badgeMaxExpiresInDays) input(days).value = p.badgeMaxExpiresInDays;
+    if (p.allowedScopes) input(scopes).value = p.allowedScopes.join(' ');
+  }).catch((err) => box.show(err));
+  const form = h('form', {
+    onsubmit: (e) => {
+      e.preventDefault();
+      submitting(form, box, async () => {
+        const num = (f) => (input(f).value ? Number(input(f).value) : null);
+        const list = input(scopes).value.split(/[\s,]+/).filter(Boolean);
+        await api('PUT', `/v1/projects/${state.project}/policy`, {
+          agentTokenMaxTtlHours: num(ttl), badgeMaxExpiresInDays: num(days), allowedScopes: list.length ? list : null,
+        });
+        done.textContent = 'Policy saved.';
+      });
+    },
+  }, ttl, days, scopes, box, h('button', { type: 'submit' }, 'Save policy'));
+  return h('section', { 'aria-label': 'Policy' }, h('h2', {}, `Policy of ${current().name}`), form, done);
 }
 
 function needProject() {
@@ -226,13 +257,25 @@ async function agentsView() {
         h('span', {}, a.agentName, h('br', {}), h('code', { class: 'muted' }, a.tokenHint)),
         a.scopes.join(' ') || h('span', { class: 'muted' }, 'none'),
         when(a.createdAt), when(a.expiresAt), when(a.lastUsedAt),
-        h('button', {
-          type: 'button', class: 'danger', 'aria-label': 'Revoke',
-          onclick: async () => {
-            if (!(await confirm(`Revoke the token of ${a.agentName}? Agents using it stop at once.`))) return;
-            try { await api('DELETE', `${base}/${a.id}`); await reload(); } catch (err) { listBox.show(err); }
-          },
-        }, 'Revoke'),
+        h('span', { class: 'row' },
+          h('button', {
+            type: 'button',
+            onclick: async () => {
+              try {
+                const got = await api('POST', `${base}/${a.id}/roll`, { graceHours: 24 });
+                shown.replaceChildren(secretPanel(`New token for ${got.agent.agentName}`, [['Token', got.plaintext]]),
+                  h('p', {}, 'The previous token keeps working until ', when(got.previousSecretExpiresAt), '.'));
+                await reload();
+              } catch (err) { listBox.show(err); }
+            },
+          }, 'Roll'),
+          h('button', {
+            type: 'button', class: 'danger',
+            onclick: async () => {
+              if (!(await confirm(`Revoke the token of ${a.agentName}? Agents using it stop at once.`))) return;
+              try { await api('DELETE', `${base}/${a.id}`); await reload(); } catch (err) { listBox.show(err); }
+            },
+          }, 'Revoke')),
       ]));
     } catch (err) { listBox.show(err); }
   };
@@ -269,6 +312,16 @@ async function badgesView() {
   const listBox = errorBox();
   const list = h('div', {});
   const shown = h('div', {});
+  // showBadge shows a create or roll answer's secrets once.
+  const showBadge = (got, title) => {
+    const secrets = [['Badge secret', got.plaintext]];
+    if (got.s3) secrets.push(['Access key id', got.s3.accessKeyId], ['Secret access key', got.s3.secretAccessKey]);
+    if (got.auth) secrets.push(['Client id', got.auth.clientId], ['Client secret', got.auth.clientSecret]);
+    const extra = [];
+    if (got.s3) extra.push(h('p', {}, `Bucket ${got.s3.bucket} in ${got.s3.region} at ${got.s3.endpoint}`));
+    if (got.auth) extra.push(h('p', {}, `Token URL ${got.auth.tokenUrl}`));
+    shown.replaceChildren(secretPanel(title, secrets), ...extra);
+  };
   const filter = select('Filter by product', [{ value: '', label: 'All products' }, ...products.filter((p) => p.mintable).map((p) => ({ value: p.key, label: p.key }))], {
     onchange: () => reload(),
   });
@@ -279,13 +332,25 @@ async function badgesView() {
       list.replaceChildren(table('Service badges', ['Name', 'Product', 'Role', 'Created', 'Expires', 'Last used', ''], badges, (b) => [
         h('span', {}, b.name, h('br', {}), h('code', { class: 'muted' }, b.secretHint)),
         b.product, b.role, when(b.createdAt), when(b.expiresAt), when(b.lastUsedAt),
-        h('button', {
-          type: 'button', class: 'danger',
-          onclick: async () => {
-            if (!(await confirm(`Revoke the ${b.product} badge ${b.name}? Whatever uses it stops at once.`))) return;
-            try { await api('DELETE', `${base}/${b.id}`); await reload(); } catch (err) { listBox.show(err); }
-          },
-        }, 'Revoke'),
+        h('span', { class: 'row' },
+          h('button', {
+            type: 'button',
+            onclick: async () => {
+              try {
+                const got = await api('POST', `${base}/${b.id}/roll`, { graceHours: 24 });
+                showBadge(got, `New secrets for ${got.badge.name} (${got.badge.product})`);
+                shown.append(h('p', {}, 'The previous secrets keep working until ', when(got.previousSecretExpiresAt), '.'));
+                await reload();
+              } catch (err) { listBox.show(err); }
+            },
+          }, 'Roll'),
+          h('button', {
+            type: 'button', class: 'danger',
+            onclick: async () => {
+              if (!(await confirm(`Revoke the ${b.product} badge ${b.name}? Whatever uses it stops at once.`))) return;
+              try { await api('DELETE', `${base}/${b.id}`); await reload(); } catch (err) { listBox.show(err); }
+            },
+          }, 'Revoke')),
       ]));
     } catch (err) { listBox.show(err); }
   };
@@ -304,13 +369,7 @@ async function badgesView() {
         const d = days.querySelector('input').value;
         if (d) body.expiresInDays = Number(d);
         const got = await api('POST', base, body);
-        const secrets = [['Badge secret', got.plaintext]];
-        if (got.s3) secrets.push(['Access key id', got.s3.accessKeyId], ['Secret access key', got.s3.secretAccessKey]);
-        if (got.auth) secrets.push(['Client id', got.auth.clientId], ['Client secret', got.auth.clientSecret]);
-        const extra = [];
-        if (got.s3) extra.push(h('p', {}, `Bucket ${got.s3.bucket} in ${got.s3.region} at ${got.s3.endpoint}`));
-        if (got.auth) extra.push(h('p', {}, `Token URL ${got.auth.tokenUrl}`));
-        shown.replaceChildren(secretPanel(`Badge ${got.badge.name} (${got.badge.product})`, secrets), ...extra);
+        showBadge(got, `Badge ${got.badge.name} (${got.badge.product})`);
         name.querySelector('input').value = '';
         await reload();
       });
@@ -431,6 +490,63 @@ async function auditView() {
   await load('');
 }
 
+// ---- webhooks --------------------------------------------------------------------------
+
+async function webhooksView() {
+  if (needProject()) return;
+  const base = `/v1/projects/${state.project}/webhooks`;
+  const listBox = errorBox();
+  const list = h('div', {});
+  const shown = h('div', {});
+  const history = h('div', {});
+  const deliveries = async (hook) => {
+    try {
+      const page = await api('GET', `${base}/${hook.id}/deliveries?limit=50`);
+      history.replaceChildren(h('h2', {}, `Deliveries to ${hook.url}`),
+        table('Deliveries', ['Event', 'Status', 'Attempts', 'Last answer', 'Next attempt', 'Created'], page.deliveries, (d) => [
+          h('code', {}, d.eventType), d.status, String(d.attempts),
+          d.lastStatusCode ? String(d.lastStatusCode) : (d.lastError || h('span', { class: 'muted' }, 'none')),
+          d.nextAttemptAt ? when(d.nextAttemptAt) : h('span', { class: 'muted' }, '—'), when(d.createdAt),
+        ]));
+    } catch (err) { listBox.show(err); }
+  };
+  const reload = async () => {
+    try {
+      const { webhooks } = await api('GET', base);
+      list.replaceChildren(table('Webhooks', ['URL', 'Events', 'Added', ''], webhooks, (w) => [
+        h('code', {}, w.url), w.events.length ? w.events.join(' ') : h('span', { class: 'muted' }, 'all'), when(w.createdAt),
+        h('span', { class: 'row' },
+          h('button', { type: 'button', onclick: () => deliveries(w) }, 'Deliveries'),
+          h('button', {
+            type: 'button', class: 'danger',
+            onclick: async () => {
+              if (!(await confirm(`Remove the webhook to ${w.url}? What is still queued for it is dropped.`))) return;
+              try { await api('DELETE', `${base}/${w.id}`); history.replaceChildren(); await reload(); } catch (err) { listBox.show(err); }
+            },
+          }, 'Remove')),
+      ]));
+    } catch (err) { listBox.show(err); }
+  };
+  const box = errorBox();
+  const url = field('Webhook URL', { type: 'url', required: true, placeholder: 'https://hooks.example.com/authcore' });
+  const events = field('Events', { placeholder: 'all (or e.g. ai_token.revoke credential.leak_revoke)' });
+  const form = h('form', {
+    onsubmit: (e) => {
+      e.preventDefault();
+      submitting(form, box, async () => {
+        const ev = events.querySelector('input').value.split(/[\s,]+/).filter(Boolean);
+        const got = await api('POST', base, { url: url.querySelector('input').value, events: ev.length ? ev : null });
+        shown.replaceChildren(secretPanel(`Signing secret for ${got.url}`, [['Signing secret', got.secret]]));
+        form.reset();
+        await reload();
+      });
+    },
+  }, url, events, box, h('button', { type: 'submit' }, 'Add webhook'));
+  show('Webhooks', h('p', { class: 'muted' }, 'Signed Standard Webhooks for every credential change of the project.'),
+    form, shown, listBox, list, history);
+  await reload();
+}
+
 // ---- account ---------------------------------------------------------------------------
 
 function accountView() {
@@ -455,7 +571,7 @@ function accountView() {
 
 const views = {
   '#/projects': projectsView, '#/agents': agentsView, '#/badges': badgesView, '#/sessions': sessionsView,
-  '#/members': membersView, '#/audit': auditView, '#/account': accountView,
+  '#/members': membersView, '#/audit': auditView, '#/account': accountView, '#/webhooks': webhooksView,
 };
 
 async function render() {
