@@ -26,10 +26,15 @@ import (
 
 func TestMain(m *testing.M) { apptest.Main(m) }
 
-// fast makes the worker poll often and give up on a hanging receiver quickly.
-var fast = apptest.WithFx(fx.Decorate(func() webhook.Timing {
-	return webhook.Timing{RequestTimeout: 300 * time.Millisecond, Lease: 30 * time.Second, PollEvery: 20 * time.Millisecond}
-}))
+// fast makes the worker poll often. Its request timeout stays generous: a loaded CI
+// machine must not turn a slow answer into an extra retry the test did not expect.
+var fast = timing(5 * time.Second)
+
+func timing(requestTimeout time.Duration) apptest.Option {
+	return apptest.WithFx(fx.Decorate(func() webhook.Timing {
+		return webhook.Timing{RequestTimeout: requestTimeout, Lease: 30 * time.Second, PollEvery: 20 * time.Millisecond}
+	}))
+}
 
 var allowHTTP = apptest.WithConfig(func(c *config.Config) { c.WebhookAllowHTTP = true })
 
@@ -332,7 +337,9 @@ func TestRetriesInOrder(t *testing.T) {
 // A receiver that never answers times out; the attempt counts as failed and is retried,
 // and the webhook's other deliveries are not stuck behind it forever.
 func TestHangingReceiver(t *testing.T) {
-	w := newWorld(t, apptest.Stores(t)[0])
+	a := apptest.Start(t, apptest.Stores(t)[0], timing(300*time.Millisecond), allowHTTP) // gives up on the receiver quickly
+	w := &world{a: a, admin: a.SignUp(t)}
+	w.prj = a.CreateProject(t, w.admin)
 	rcv := newReceiver(t, func(n int) int {
 		if n == 1 {
 			return 0
