@@ -415,6 +415,7 @@ func TestConsoleLifecycle(t *testing.T) {
 	p := &page{t: t, ctx: tab(t, nil), dir: artifacts(t)}
 	p.do(chromedp.Navigate(a.Base+"/console"), typeInto("textbox", "Email", admin.Email), typeInto("textbox", "Password", admin.Password),
 		click("button", "Sign in"), click("link", "Projects"), waitFor("button", "Save policy"),
+		chromedp.Sleep(300*time.Millisecond), waitFor("button", "Save policy"), // the Projects screen stays put
 		typeInto("spinbutton", "Max agent-token TTL hours", "48"), typeInto("textbox", "Allowed scopes", "tickets:*"),
 		click("button", "Save policy"), chromedp.WaitVisible("Policy saved.", chromedp.ByFunc(textLookup("Policy saved."))))
 	a.Do(apptest.Req{Path: "/v1/projects/" + prj + "/policy", Header: admin.Bearer()}).

@@ -246,6 +246,7 @@ async function policyNote() {
 
 async function agentsView() {
   if (needProject()) return;
+  const gen = latest;
   const base = `/v1/auth-core/projects/${state.project}/ai/agents`;
   const listBox = errorBox();
   const list = h('div', {});
@@ -290,8 +291,9 @@ async function agentsView() {
         const body = {
           agentName: name.querySelector('input').value,
           scopes: scopes.querySelector('input').value.split(/[\s,]+/).filter(Boolean),
-          ttlHours: Number(ttl.querySelector('input').value),
         };
+        const hours = ttl.querySelector('input').value;
+        if (hours) body.ttlHours = Number(hours); // empty: the server's default, within the policy
         const got = await api('POST', base, body);
         shown.replaceChildren(secretPanel(`Token for ${got.agent.agentName}`, [['Token', got.plaintext]]));
         form.reset();
@@ -299,7 +301,9 @@ async function agentsView() {
       });
     },
   }, name, scopes, ttl, box, h('button', { type: 'submit' }, 'Mint token'));
-  show('Agent tokens', await policyNote(), h('h2', {}, 'Mint a token'), form, shown, listBox, list);
+  const note = await policyNote();
+  if (gen !== latest) return; // the user moved on while this screen loaded
+  show('Agent tokens', note, h('h2', {}, 'Mint a token'), form, shown, listBox, list);
   await reload();
 }
 
@@ -307,6 +311,7 @@ async function agentsView() {
 
 async function badgesView() {
   if (needProject()) return;
+  const gen = latest;
   const base = `/v1/projects/${state.project}/service-badges`;
   const { products } = await api('GET', '/v1/service-badges/products');
   const listBox = errorBox();
@@ -376,7 +381,9 @@ async function badgesView() {
     },
   }, name, product, role, days, box, h('button', { type: 'submit' }, 'Mint badge'));
   const unavailable = products.filter((p) => !p.mintable).map((p) => h('li', {}, `${p.key}: not available — ${p.reason}`));
-  show('Service badges', await policyNote(), h('h2', {}, 'Mint a badge'), form, unavailable.length ? h('ul', { class: 'muted' }, unavailable) : '',
+  const note = await policyNote();
+  if (gen !== latest) return; // the user moved on while this screen loaded
+  show('Service badges', note, h('h2', {}, 'Mint a badge'), form, unavailable.length ? h('ul', { class: 'muted' }, unavailable) : '',
     shown, h('h2', {}, 'Badges'), filter, listBox, list);
   await reload();
 }
@@ -574,7 +581,12 @@ const views = {
   '#/members': membersView, '#/audit': auditView, '#/account': accountView, '#/webhooks': webhooksView,
 };
 
+// latest counts renders: a screen that finishes loading after the user moved on must not
+// replace the newer one.
+let latest = 0;
+
 async function render() {
+  latest += 1;
   const route = location.hash.split('?')[0];
   drawNav();
   drawBanner();
