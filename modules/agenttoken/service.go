@@ -297,7 +297,7 @@ func (s *Service) revoke(ctx context.Context, where []predicate.AgentToken, acto
 		if n == 0 {
 			return ErrNotFound
 		}
-		if err := s.forget(ctx, tx, t.Digest, bytesOf(t.PreviousDigest)); err != nil {
+		if err := s.verifier.Revoked(ctx, tx, t.Digest, bytesOf(t.PreviousDigest)); err != nil {
 			return err
 		}
 		if err := s.bus.Publish(ctx, tx, idTopic, t.ID); err != nil {
@@ -314,19 +314,6 @@ func (s *Service) revoke(ctx context.Context, where []predicate.AgentToken, acto
 		return err
 	}
 	s.metrics.Revoked.WithLabelValues(Kind, "").Inc()
-	return nil
-}
-
-// forget makes every replica's cache forget each of the token's secrets, when tx commits.
-func (s *Service) forget(ctx context.Context, tx *ent.Tx, digests ...[]byte) error {
-	for _, d := range digests {
-		if d == nil {
-			continue
-		}
-		if err := s.verifier.Revoked(ctx, tx, d); err != nil {
-			return err
-		}
-	}
 	return nil
 }
 
@@ -377,7 +364,7 @@ func (s *Service) Roll(ctx context.Context, projectID, tokenID string, grace tim
 			return err
 		}
 		// The secret just replaced must now stop at until, and an earlier one at once.
-		if err := s.forget(ctx, tx, replaced, earlier); err != nil {
+		if err := s.verifier.Revoked(ctx, tx, replaced, earlier); err != nil {
 			return err
 		}
 		_, err = s.audit.Record(ctx, tx, audit.Event{

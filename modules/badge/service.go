@@ -55,6 +55,14 @@ type Badge struct {
 	SecretHint string     `json:"secretHint"`
 }
 
+// deref is an optional byte field's value, nil when absent.
+func deref(b *[]byte) []byte {
+	if b == nil {
+		return nil
+	}
+	return *b
+}
+
 func utc(t *time.Time) *time.Time {
 	if t == nil {
 		return nil
@@ -202,7 +210,7 @@ func (s *Service) revoke(ctx context.Context, where []predicate.Badge, actor *st
 				return err
 			}
 		}
-		if err := s.forget(ctx, tx, b.Digest, b.PreviousDigest); err != nil {
+		if err := s.verifier.Revoked(ctx, tx, b.Digest, deref(b.PreviousDigest)); err != nil {
 			return err
 		}
 		product = b.Product
@@ -218,17 +226,6 @@ func (s *Service) revoke(ctx context.Context, where []predicate.Badge, actor *st
 	}
 	s.metrics.Revoked.WithLabelValues(Kind, product).Inc()
 	return nil
-}
-
-// forget makes every replica's cache forget the badge's secrets, when tx commits.
-func (s *Service) forget(ctx context.Context, tx *ent.Tx, current []byte, previous *[]byte) error {
-	if err := s.verifier.Revoked(ctx, tx, current); err != nil {
-		return err
-	}
-	if previous == nil {
-		return nil
-	}
-	return s.verifier.Revoked(ctx, tx, *previous)
 }
 
 // Rolled is a badge with its new one-time secrets, and when the replaced ones stop.
@@ -271,7 +268,7 @@ func (s *Service) Roll(ctx context.Context, projectID, badgeID string, grace tim
 		if err != nil {
 			return err
 		}
-		replaced, earlier := b.Digest, b.PreviousDigest
+		replaced, earlier := b.Digest, deref(b.PreviousDigest)
 		until, keep := rollover.Until(now, grace, b.ExpiresAt)
 		u := tx.Badge.UpdateOne(b).SetDigest(secret.DigestOf(plaintext).Bytes()).SetSecretHint(secret.Hint(plaintext))
 		var graceUntil *time.Time
@@ -285,7 +282,7 @@ func (s *Service) Roll(ctx context.Context, projectID, badgeID string, grace tim
 		if b, err = u.Save(ctx); err != nil {
 			return err
 		}
-		if err := s.forget(ctx, tx, replaced, earlier); err != nil {
+		if err := s.verifier.Revoked(ctx, tx, replaced, earlier); err != nil {
 			return err
 		}
 		pb := contractView(b)

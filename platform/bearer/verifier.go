@@ -154,11 +154,20 @@ func (v *Verifier[V]) lookup(ctx context.Context, d secret.Digest) (*Entry[V], e
 	return e, nil
 }
 
-// Revoked tells every replica to forget the credential whose stored digest is given, as
-// part of tx (the transaction that revokes it): here when tx commits, elsewhere through a
+// Revoked tells every replica to forget the credential's secrets with these stored digests
+// (the current one and, after a roll, the one it replaced; nil ones are skipped), as part of
+// tx (the transaction that revokes or rolls it): here when tx commits, elsewhere through a
 // NOTIFY that commits with it.
-func (v *Verifier[V]) Revoked(ctx context.Context, tx *ent.Tx, digest []byte) error {
-	return v.bus.Publish(ctx, tx, v.topic, hex.EncodeToString(digest))
+func (v *Verifier[V]) Revoked(ctx context.Context, tx *ent.Tx, digests ...[]byte) error {
+	for _, d := range digests {
+		if len(d) == 0 {
+			continue
+		}
+		if err := v.bus.Publish(ctx, tx, v.topic, hex.EncodeToString(d)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // drop forgets one digest (hex), or everything for "".
