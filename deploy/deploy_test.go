@@ -43,6 +43,9 @@ func TestComposeParses(t *testing.T) {
 	if !strings.HasPrefix(ac.Environment["AUTHCORE_DATABASE_URL"], "postgres://") {
 		t.Error("authcore does not use the postgres service")
 	}
+	if ac.Environment["AUTHCORE_PUBLIC_URL"] == "" {
+		t.Error("authcore needs AUTHCORE_PUBLIC_URL: without it mailed links name localhost")
+	}
 	if ac.Environment["AUTHCORE_MASTER_KEY"] == "" {
 		t.Error("authcore on PostgreSQL needs AUTHCORE_MASTER_KEY")
 	}

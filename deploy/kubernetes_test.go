@@ -158,6 +158,9 @@ func TestKubernetesBase(t *testing.T) {
 				}
 			}
 		}
+		if u := env(pod.Containers[0], "AUTHCORE_PUBLIC_URL").Value; !strings.HasPrefix(u, "https://") {
+			t.Fatalf("AUTHCORE_PUBLIC_URL is %q, want the https URL clients use", u)
+		}
 		if env(pod.Containers[0], "AUTHCORE_MASTER_KEY").ValueFrom == nil || env(pod.Containers[0], "AUTHCORE_DATABASE_URL").ValueFrom == nil {
 			t.Fatal("the server lacks its store or master key")
 		}

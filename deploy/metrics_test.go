@@ -111,3 +111,37 @@ func TestDashboardAndAlertsUseRealMetrics(t *testing.T) {
 		}
 	}
 }
+
+// SPEC §7 on the whole app, whose console answers GET /: a request matching no route is
+// counted as route="unmatched" for every method, and never under the console's "/".
+func TestUnmatchedRequestsOnTheWholeApp(t *testing.T) {
+	a := apptest.StartURL(t, "sqlite", "sqlite::memory:")
+	a.Get("/no/such/route/123").Expect(t, 404, map[string]any{"code": "not_found"})
+	a.Do(apptest.Req{Method: http.MethodPost, Path: "/no/such/route/456", Body: map[string]any{}}).Expect(t, 404, nil)
+	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	res, err := noFollow.Get(a.Base + "/")
+	if err != nil || res.StatusCode != 302 {
+		t.Fatalf("GET /: %v %v", res, err)
+	}
+	res.Body.Close()
+	metrics := string(a.Get("/metrics").Body)
+	for _, want := range []string{
+		`authcore_http_requests_total{method="GET",route="unmatched",status="404"} 1`,
+		`authcore_http_requests_total{method="POST",route="unmatched",status="404"} 1`,
+		`authcore_http_requests_total{method="GET",route="/",status="302"} 1`,
+	} {
+		if !strings.Contains(metrics, want) {
+			t.Errorf("no %s in\n%s", want, grepLines(metrics, "authcore_http_requests_total"))
+		}
+	}
+}
+
+func grepLines(s, sub string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, sub) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}

@@ -62,7 +62,7 @@ func TestResourceServer(t *testing.T) {
 		badge := a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/projects/" + prj + "/service-badges",
 			Body: map[string]any{"name": "files-api", "product": "auth"}, Header: admin.Bearer()}).Expect(t, 201, nil)
 		creds := badge["auth"].(map[string]any)
-		issuer := a.Base // no AUTHCORE_PUBLIC_URL: the issuer is the URL authcore was reached at
+		issuer := a.Config.PublicURL // the test harness names the address it serves on
 
 		base := resourceserver.Config{Issuer: issuer, Scope: "files:read",
 			ClientID: creds["clientId"].(string), ClientSecret: creds["clientSecret"].(string)}

@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -89,6 +90,26 @@ func StartURL(t testing.TB, storeName, databaseURL string, graph Graph, opts ...
 		opt(&o)
 	}
 	cfg := Config(databaseURL, t.TempDir())
+	// The server's own URL never comes from a request (SPEC §9a), so the app must know
+	// the address tests reach it at before it starts: pick a free port now and name it
+	// as the public URL. A test may still change either, or clear the public URL to run on
+	// the http://localhost:<port> default.
+	port, err := freePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Addr = fmt.Sprintf("127.0.0.1:%d", port)
+	cfg.PublicURL = fmt.Sprintf("http://127.0.0.1:%d", port)
+	// Apps one test starts on one store are replicas of one deployment, which has one
+	// public URL: tokens one signs carry an issuer the others accept.
+	if !strings.Contains(databaseURL, ":memory:") {
+		key := t.Name() + "\x00" + databaseURL
+		if first, loaded := publicURLs.LoadOrStore(key, cfg.PublicURL); loaded {
+			cfg.PublicURL = first.(string)
+		} else {
+			t.Cleanup(func() { publicURLs.Delete(key) })
+		}
+	}
 	for _, f := range o.cfg {
 		f(&cfg)
 	}
@@ -128,6 +149,20 @@ func StartURL(t testing.TB, storeName, databaseURL string, graph Graph, opts ...
 	})
 	a.Base = fmt.Sprintf("http://%s", srv.Addr())
 	return a
+}
+
+// publicURLs is the public URL of the first app a test started on each store URL.
+var publicURLs sync.Map
+
+// freePort asks the kernel for a loopback port nothing listens on. The server binds it
+// moments later (Go sets SO_REUSEADDR, so the port just closed is free to take).
+func freePort() (int, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port, nil
 }
 
 // Stop stops the app now (it is stopped at the end of the test anyway).
@@ -203,6 +238,9 @@ func (a *App) Do(r Req) *Response {
 		req.Header.Set("Content-Type", "application/json")
 	}
 	for k, v := range r.Header {
+		if http.CanonicalHeaderKey(k) == "Host" { // net/http sends req.Host, never a Host header
+			req.Host = v
+		}
 		req.Header.Set(k, v)
 	}
 	for _, c := range r.Cookies {

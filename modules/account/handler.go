@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/gofiber/fiber/v2"
@@ -152,6 +153,9 @@ func parseSignUp(body []byte) (SignUp, error) {
 	case jsonbody.OK:
 		if utf8.RuneCountInString(s) > maxName {
 			f.Fail("name", "must be at most 200 characters")
+		} else if strings.IndexFunc(s, unicode.IsControl) >= 0 {
+			// A name is mailed (SPEC §9a): a line break in it could write lines of its own.
+			f.Fail("name", "must not contain control characters")
 		} else {
 			in.Name = &s
 		}
@@ -202,7 +206,7 @@ func (h *handler) resetRequest(c *fiber.Ctx) error {
 	if err := f.Err(); err != nil {
 		return err
 	}
-	if err := h.recovery.RequestReset(c.UserContext(), tenant, email, httpserver.Issuer(c, h.cfg)); err != nil {
+	if err := h.recovery.RequestReset(c.UserContext(), tenant, email); err != nil {
 		return err
 	}
 	return c.Status(http.StatusAccepted).JSON(accepted)
@@ -248,7 +252,7 @@ func (h *handler) changePassword(c *fiber.Ctx) error {
 
 func (h *handler) verifyRequest(c *fiber.Ctx) error {
 	p, _ := guard.PrincipalOf(c)
-	if err := h.recovery.RequestVerification(c.UserContext(), p.UserID, httpserver.Issuer(c, h.cfg)); err != nil {
+	if err := h.recovery.RequestVerification(c.UserContext(), p.UserID); err != nil {
 		return err
 	}
 	return c.Status(http.StatusAccepted).JSON(accepted)

@@ -70,9 +70,10 @@ type recoveryParams struct {
 	Audit    *audit.Recorder
 	Bus      invalidation.Bus
 	Log      *slog.Logger
+	Config   config.Config
 }
 
 func newRecovery(p recoveryParams) *Recovery {
 	return &Recovery{users: p.Users, ent: p.Ent, clock: p.Clock, sessions: p.Sessions, tenants: p.Tenants, mail: p.Mail,
-		audit: p.Audit, bus: p.Bus, log: p.Log}
+		audit: p.Audit, bus: p.Bus, log: p.Log, self: p.Config.SelfURL()}
 }

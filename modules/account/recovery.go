@@ -7,8 +7,10 @@ import (
 	htmltemplate "html/template"
 	"log/slog"
 	"net/url"
+	"strings"
 	texttemplate "text/template"
 	"time"
+	"unicode"
 
 	"github.com/authcore/authcore/ent"
 	"github.com/authcore/authcore/ent/user"
@@ -26,11 +28,11 @@ import (
 // Account recovery and email verification (SPEC §14): single-use tokens mailed to the
 // user, stored as digests.
 const (
-	resetKind     = "rst" // ac_rst_…
-	verifyKind    = "evf" // ac_evf_…
-	resetTTL      = 30 * time.Minute
-	verifyTTL     = 24 * time.Hour
-	resetsPerHour = 3
+	resetKind    = "rst" // ac_rst_…
+	verifyKind   = "evf" // ac_evf_…
+	resetTTL     = 30 * time.Minute
+	verifyTTL    = 24 * time.Hour
+	mailsPerHour = 3 // of each purpose, per account: reset links and verification links
 )
 
 var (
@@ -59,6 +61,8 @@ type Recovery struct {
 	audit    *audit.Recorder
 	bus      invalidation.Bus
 	log      *slog.Logger
+	// self is the server's own URL (config.SelfURL): mailed links never follow a request's Host.
+	self string
 }
 
 // Configured reports whether the flows that send mail can run.
@@ -66,7 +70,7 @@ func (r *Recovery) Configured() bool { return r.mail.Configured() }
 
 // RequestReset mails a reset link to the account, if there is one, at most three times an
 // hour. It answers the same, and does the same hashing, whether or not the account exists.
-func (r *Recovery) RequestReset(ctx context.Context, tenant, email, base string) error {
+func (r *Recovery) RequestReset(ctx context.Context, tenant, email string) error {
 	if !r.mail.Configured() {
 		return errMailNotConfigured
 	}
@@ -89,14 +93,14 @@ func (r *Recovery) RequestReset(ctx context.Context, tenant, email, base string)
 	now := r.clock.Now()
 	recent, err := r.ent.UserToken.Query().
 		Where(usertoken.UserID(id), usertoken.PurposeEQ(usertoken.PurposeReset), usertoken.CreatedAtGT(now.Add(-time.Hour))).Count(ctx)
-	if err != nil || u == nil || recent >= resetsPerHour {
+	if err != nil || u == nil || recent >= mailsPerHour {
 		return err
 	}
 	if err := r.ent.UserToken.Create().SetUserID(u.ID).SetPurpose(usertoken.PurposeReset).SetDigest(digest.Bytes()).
 		SetCreatedAt(now).SetExpiresAt(now.Add(resetTTL)).Exec(ctx); err != nil {
 		return err
 	}
-	return r.send(ctx, u, "reset", "Reset your password", base+"/console/reset?token="+url.QueryEscape(token))
+	return r.send(ctx, u, "reset", "Reset your password", r.self+"/console/reset?token="+url.QueryEscape(token))
 }
 
 // Reset sets a new password with a reset token: it revokes every session of the user and
@@ -166,8 +170,9 @@ func (r *Recovery) ChangePassword(ctx context.Context, userID, keep, current, pa
 }
 
 // RequestVerification mails a verification link to the user's address (nothing when it
-// is verified already).
-func (r *Recovery) RequestVerification(ctx context.Context, userID, base string) error {
+// is verified already), at most three times an hour like reset links: the address is the
+// user's word, not yet proven, so an uncapped request would let anyone mail-bomb it.
+func (r *Recovery) RequestVerification(ctx context.Context, userID string) error {
 	if !r.mail.Configured() {
 		return errMailNotConfigured
 	}
@@ -180,11 +185,16 @@ func (r *Recovery) RequestVerification(ctx context.Context, userID, base string)
 		return err
 	}
 	now := r.clock.Now()
+	recent, err := r.ent.UserToken.Query().
+		Where(usertoken.UserID(u.ID), usertoken.PurposeEQ(usertoken.PurposeVerify), usertoken.CreatedAtGT(now.Add(-time.Hour))).Count(ctx)
+	if err != nil || recent >= mailsPerHour {
+		return err
+	}
 	if err := r.ent.UserToken.Create().SetUserID(u.ID).SetPurpose(usertoken.PurposeVerify).SetDigest(secret.DigestOf(token).Bytes()).
 		SetCreatedAt(now).SetExpiresAt(now.Add(verifyTTL)).Exec(ctx); err != nil {
 		return err
 	}
-	return r.send(ctx, u, "verify", "Confirm your email address", base+"/console/verify?token="+url.QueryEscape(token))
+	return r.send(ctx, u, "verify", "Confirm your email address", r.self+"/console/verify?token="+url.QueryEscape(token))
 }
 
 // Verify marks the address of a verification token's user as verified.
@@ -245,12 +255,13 @@ func (r *Recovery) send(ctx context.Context, u *ent.User, tmpl, subject, link st
 			product = name
 		}
 	}
-	data := map[string]any{"Name": nameOf(u.Metadata), "Email": u.Email, "Product": product, "Link": link}
-	if n, ok := data["Name"].(*string); ok && n != nil {
-		data["Name"] = *n
-	} else {
-		data["Name"] = ""
+	name := ""
+	if n := nameOf(u.Metadata); n != nil {
+		name = *n
 	}
+	// User text stays inline in the text part (SPEC §9a): names stored before control
+	// characters were refused, and any other, cannot start a line of their own.
+	data := map[string]any{"Name": inline(name), "Email": u.Email, "Product": inline(product), "Link": link}
 	var text, html bytes.Buffer
 	if err := textMails.ExecuteTemplate(&text, tmpl+".txt", data); err != nil {
 		return err
@@ -263,4 +274,15 @@ func (r *Recovery) send(ctx context.Context, u *ent.User, tmpl, subject, link st
 		r.log.WarnContext(ctx, "mail not queued", "purpose", tmpl, "error", err)
 	}
 	return nil
+}
+
+// inline replaces every control character (line breaks among them) with a space, so a
+// value always stays on the line the template puts it on.
+func inline(s string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return ' '
+		}
+		return r
+	}, s)
 }

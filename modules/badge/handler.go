@@ -78,7 +78,7 @@ func (h *handler) create(c *fiber.Ctx) error {
 	}
 	p, _ := guard.PrincipalOf(c)
 	creator := p.UserID
-	created, err := h.svc.Create(c.UserContext(), guard.ProjectOf(c), &creator, req, httpserver.Origin(c), c.BaseURL())
+	created, err := h.svc.Create(c.UserContext(), guard.ProjectOf(c), &creator, req, httpserver.Origin(c))
 	if err != nil {
 		return err
 	}
@@ -109,7 +109,7 @@ func (h *handler) roll(c *fiber.Ctx) error {
 	}
 	p, _ := guard.PrincipalOf(c)
 	actor := p.UserID
-	rolled, err := h.svc.Roll(c.UserContext(), guard.ProjectOf(c), strings.Clone(c.Params("badgeId")), grace, &actor, httpserver.Origin(c), c.BaseURL())
+	rolled, err := h.svc.Roll(c.UserContext(), guard.ProjectOf(c), strings.Clone(c.Params("badgeId")), grace, &actor, httpserver.Origin(c))
 	if err != nil {
 		return err
 	}

@@ -90,7 +90,7 @@ type Created struct {
 }
 
 // Create mints a badge, its product credentials and its audit record in one transaction.
-func (s *Service) Create(ctx context.Context, projectID string, creator *string, req CreateRequest, origin audit.Origin, baseURL string) (Created, error) {
+func (s *Service) Create(ctx context.Context, projectID string, creator *string, req CreateRequest, origin audit.Origin) (Created, error) {
 	pol, err := s.policies.Policy(ctx, projectID)
 	if err != nil {
 		return Created{}, err
@@ -125,7 +125,6 @@ func (s *Service) Create(ctx context.Context, projectID string, creator *string,
 			return err
 		}
 		pb := contractView(b)
-		pb.BaseURL = baseURL
 		creds, err := req.Product.Mint(ctx, tx, pb)
 		if err != nil {
 			return mintFailed(err)
@@ -238,7 +237,7 @@ type Rolled struct {
 // credentials (SPEC §12): same id and record; the replaced ones keep working until grace
 // ends (never past the badge's own expiry), those of an earlier roll stop now. All of it,
 // the invalidations and the audit record commit together.
-func (s *Service) Roll(ctx context.Context, projectID, badgeID string, grace time.Duration, actor *string, origin audit.Origin, baseURL string) (Rolled, error) {
+func (s *Service) Roll(ctx context.Context, projectID, badgeID string, grace time.Duration, actor *string, origin audit.Origin) (Rolled, error) {
 	pol, err := s.policies.Policy(ctx, projectID)
 	if err != nil {
 		return Rolled{}, err
@@ -286,7 +285,6 @@ func (s *Service) Roll(ctx context.Context, projectID, badgeID string, grace tim
 			return err
 		}
 		pb := contractView(b)
-		pb.BaseURL = baseURL
 		creds, err := p.Roll(ctx, tx, pb, graceUntil)
 		if err != nil {
 			return mintFailed(err)

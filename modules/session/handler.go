@@ -45,7 +45,7 @@ func (h *handler) requireReady(c *fiber.Ctx) error {
 // underBudget refuses a client that spent its budget of failed verifications; the
 // handlers after it spend one unit per failure.
 func (h *handler) underBudget(c *fiber.Ctx) error {
-	if err := h.limits.Failures.Check(c.IP()); err != nil {
+	if err := h.limits.Failures.Check(httpserver.ClientIP(c)); err != nil {
 		return err
 	}
 	return c.Next()
@@ -54,7 +54,7 @@ func (h *handler) underBudget(c *fiber.Ctx) error {
 // me is seed 4.3 session/me: 200 with the session and its user, or the verification's
 // status (401) with {authenticated:false, reason}.
 func (h *handler) me(c *fiber.Ctx) error {
-	ip := c.IP()
+	ip := httpserver.ClientIP(c)
 	cred, ok := guard.CredentialOf(c)
 	if !ok {
 		h.limits.Failures.Fail(ip)
@@ -100,7 +100,7 @@ func notAuthenticated(reason string) error {
 
 // refresh rotates the refresh token from the body, else from the sRefreshToken cookie.
 func (h *handler) refresh(c *fiber.Ctx) error {
-	ip := c.IP()
+	ip := httpserver.ClientIP(c)
 	token, st := jsonbody.ParseOrEmpty(c.Body()).String("refreshToken")
 	if st != jsonbody.OK || token == "" {
 		token = c.Cookies(guard.RefreshCookie)

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -56,6 +55,7 @@ type Engine struct {
 	ring    *secret.Keyring
 	clock   clock.Clock
 	cfg     config.Config
+	self    string // config.SelfURL: the only iss accepted besides the legacy one
 	bus     invalidation.Bus
 	users   identity.Users
 	log     *slog.Logger
@@ -87,7 +87,7 @@ type state struct {
 func NewEngine(p Params) *Engine {
 	client, c, cfg, bus := p.Ent, p.Clock, p.Config, p.Bus
 	e := &Engine{
-		ent: client, db: p.DB, keys: newKeys(client, p.Ring, c), ring: p.Ring, clock: c, cfg: cfg, bus: bus, users: p.Users, log: p.Log, metrics: p.Metrics,
+		ent: client, db: p.DB, keys: newKeys(client, p.Ring, c), ring: p.Ring, clock: c, cfg: cfg, self: cfg.SelfURL(), bus: bus, users: p.Users, log: p.Log, metrics: p.Metrics,
 		audit: p.Audit,
 		stop:  make(chan struct{}), done: make(chan struct{}),
 		tokens:   bearer.NewCache[secret.Digest, *verified](cacheSize, cfg.AccessTTL),
@@ -485,17 +485,11 @@ func sessionAudience(aud any) bool {
 	return false
 }
 
-// ourIssuer accepts the iss of tokens this service signs: the configured public URL, the
-// legacy "authcore" of tokens signed before issuers were URLs (they live out their short
-// lives), and, when no public URL is configured, the URL a request reached, whatever it was.
+// ourIssuer accepts the iss of tokens this service signs: its own URL (config.SelfURL),
+// and the legacy "authcore" of tokens signed before issuers were URLs (they live out their
+// short lives).
 func (e *Engine) ourIssuer(iss string) bool {
-	switch {
-	case iss == identity.LegacyIssuer:
-		return true
-	case e.cfg.PublicURL != "":
-		return iss == strings.TrimRight(e.cfg.PublicURL, "/")
-	}
-	return strings.HasPrefix(iss, "http://") || strings.HasPrefix(iss, "https://")
+	return iss == e.self || iss == identity.LegacyIssuer
 }
 
 // VerifyJWT checks any JWT signed with the key set: EdDSA, a known key id, the signature,

@@ -35,7 +35,7 @@ func NewEndpoint(k Kit, kind string) *Endpoint {
 // ErrInvalid (401 invalid_token, one failure spent), or a store error. The token handed to
 // me aliases Fiber's buffers: it must not outlive the call.
 func (e *Endpoint) Serve(c *fiber.Ctx, me func(ctx context.Context, token string) ([]byte, error)) error {
-	ip := c.IP()
+	ip := httpserver.ClientIP(c)
 	if err := e.failures.Check(ip); err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"net/mail"
+	"net/netip"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -31,7 +32,8 @@ type Config struct {
 	LogLevel             string        `name:"log-level" env:"AUTHCORE_LOG_LEVEL" default:"info" enum:"debug,info,warn,error" help:"debug, info, warn or error (default ${default})."`
 	S3Endpoint           string        `name:"s3-endpoint" env:"AUTHCORE_S3_ENDPOINT" default:"http://127.0.0.1:9000" help:"Endpoint handed to holders of s3 badges (default ${default})."`
 	S3Region             string        `name:"s3-region" env:"AUTHCORE_S3_REGION" default:"us-east-1" help:"Region handed to holders of s3 badges (default ${default})."`
-	PublicURL            string        `name:"public-url" env:"AUTHCORE_PUBLIC_URL" help:"The URL clients reach this server at (https://auth.example.com): its own origin for the CSRF rule and the base of URLs it hands out (default: derived from each request)."`
+	PublicURL            string        `name:"public-url" env:"AUTHCORE_PUBLIC_URL" help:"The URL clients reach this server at (https://auth.example.com): the issuer, its own origin for the CSRF rule and the base of every URL it hands out or mails; never taken from a request (default: http://localhost:<listen port>, with a warning)."`
+	TrustedProxies       []string      `name:"trusted-proxies" env:"AUTHCORE_TRUSTED_PROXIES" help:"Comma list of CIDRs (or addresses) of reverse proxies whose X-Forwarded-For and X-Forwarded-Proto are believed; from any other peer they are ignored (default: empty, none)."`
 	SMTPURL              string        `name:"smtp-url" env:"AUTHCORE_SMTP_URL" help:"smtp://user:pass@host:port (STARTTLS when offered), smtps://… (implicit TLS), or smtp://host:port?insecure=true (a local test server); unset, the mail routes answer 503 mail_not_configured (default: empty)."`
 	MailFrom             string        `name:"mail-from" env:"AUTHCORE_MAIL_FROM" default:"authcore@localhost" help:"Sender of the mails authcore sends (default ${default})."`
 	RequireVerifiedEmail bool          `name:"require-verified-email" env:"AUTHCORE_REQUIRE_VERIFIED_EMAIL" default:"false" help:"Refuse dashboard requests (403 email_not_verified) until the user verified their address (default ${default})."`
@@ -105,6 +107,9 @@ func (c *Config) Validate() error {
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
 			return fmt.Errorf("AUTHCORE_PUBLIC_URL: %q is not an absolute http(s) URL like https://auth.example.com", c.PublicURL)
 		}
+	}
+	if _, err := ParseTrustedProxies(c.TrustedProxies); err != nil {
+		return err
 	}
 	if c.SMTPURL != "" {
 		u, err := url.Parse(c.SMTPURL)
@@ -222,12 +227,63 @@ func redactURL(s string) string {
 	return u.Redacted()
 }
 
-// PublicOrigin is the origin (scheme://host[:port]) of AUTHCORE_PUBLIC_URL, or "" when it
-// is not set.
-func (c *Config) PublicOrigin() string {
-	u, err := url.Parse(c.PublicURL)
-	if c.PublicURL == "" || err != nil {
+// SelfURL is the server's own URL, the one place every URL it hands out, signs or mails
+// is built from (SPEC §9a): AUTHCORE_PUBLIC_URL without a trailing slash, else
+// http://localhost:<listen port>. It never depends on a request: a Host or
+// X-Forwarded-Host header that shaped it would let anyone point reset mails, OAuth
+// metadata and issuers at a host of their choosing.
+func (c *Config) SelfURL() string {
+	if c.PublicURL != "" {
+		return strings.TrimRight(c.PublicURL, "/")
+	}
+	_, port, err := net.SplitHostPort(c.Addr)
+	if err != nil || port == "" {
+		port = "8080"
+	}
+	return "http://localhost:" + port
+}
+
+// SelfOrigin is the origin (scheme://host[:port]) of SelfURL.
+func (c *Config) SelfOrigin() string {
+	u, err := url.Parse(c.SelfURL())
+	if err != nil {
 		return ""
 	}
 	return u.Scheme + "://" + u.Host
+}
+
+// OwnOrigins are the origins the server counts as its own for the CSRF rules: SelfOrigin,
+// and, while no public URL is set (local development), the same port on the loopback
+// addresses too, so a console opened at http://127.0.0.1:8080 works as well as one at
+// localhost. None of them is taken from a request.
+func (c *Config) OwnOrigins() []string {
+	own := []string{c.SelfOrigin()}
+	if c.PublicURL == "" {
+		port := strings.TrimPrefix(own[0], "http://localhost:")
+		own = append(own, "http://127.0.0.1:"+port, "http://[::1]:"+port)
+	}
+	return own
+}
+
+// ParseTrustedProxies reads AUTHCORE_TRUSTED_PROXIES: CIDRs, or bare addresses meaning
+// one host.
+func ParseTrustedProxies(list []string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, s := range list {
+		s = strings.TrimSpace(s)
+		if s == "" {
+			continue
+		}
+		if p, err := netip.ParsePrefix(s); err == nil {
+			out = append(out, p.Masked())
+			continue
+		}
+		a, err := netip.ParseAddr(s)
+		if err != nil {
+			return nil, fmt.Errorf("AUTHCORE_TRUSTED_PROXIES: %q is neither a CIDR nor an address", s)
+		}
+		a = a.Unmap()
+		out = append(out, netip.PrefixFrom(a, a.BitLen()))
+	}
+	return out, nil
 }

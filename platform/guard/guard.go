@@ -35,9 +35,8 @@ type Guard struct {
 	members  identity.Memberships
 	// verified, when set (AUTHCORE_REQUIRE_VERIFIED_EMAIL), refuses unverified dashboard users.
 	verified identity.EmailVerification
-	origins  map[string]struct{}
-	// public is the origin of AUTHCORE_PUBLIC_URL; "" means the one each request reached.
-	public string
+	// origins are the server's own (config.OwnOrigins) and AUTHCORE_ALLOWED_ORIGINS.
+	origins map[string]struct{}
 }
 
 // Params are the guard's dependencies; memberships come from the project module.
@@ -52,11 +51,11 @@ type Params struct {
 // New returns the guard.
 func New(p Params) *Guard {
 	v, cfg := p.Verifier, p.Config
-	g := &Guard{verifier: v, members: p.Members, origins: map[string]struct{}{}, public: cfg.PublicOrigin()}
+	g := &Guard{verifier: v, members: p.Members, origins: map[string]struct{}{}}
 	if cfg.RequireVerifiedEmail {
 		g.verified = p.Verified
 	}
-	for _, o := range cfg.AllowedOrigins {
+	for _, o := range append(cfg.OwnOrigins(), cfg.AllowedOrigins...) {
 		g.origins[strings.TrimRight(o, "/")] = struct{}{}
 	}
 	return g
@@ -150,19 +149,13 @@ func (g *Guard) handler(dashboardOnly bool, fields map[string]any) fiber.Handler
 // it must be present, and the server's own origin or one of AUTHCORE_ALLOWED_ORIGINS.
 func (g *Guard) OriginAllowed(c *fiber.Ctx) bool {
 	origin := c.Get(fiber.HeaderOrigin)
-	return origin != "" && g.trusted(c, origin)
+	return origin != "" && g.trusted(origin)
 }
 
-func (g *Guard) trusted(c *fiber.Ctx, origin string) bool {
+func (g *Guard) trusted(origin string) bool {
 	origin = strings.TrimRight(origin, "/")
-	if _, ok := g.origins[origin]; ok {
-		return true
-	}
-	own := g.public
-	if own == "" {
-		own = c.BaseURL()
-	}
-	return origin == own
+	_, ok := g.origins[origin]
+	return ok
 }
 
 // LoginCSRF guards the routes that set session cookies without one (sign-up, sign-in)
@@ -172,7 +165,7 @@ func (g *Guard) trusted(c *fiber.Ctx, origin string) bool {
 // cross-origin POST.
 func (g *Guard) LoginCSRF() fiber.Handler {
 	return func(c *fiber.Ctx) error {
-		if origin := c.Get(fiber.HeaderOrigin); origin != "" && !g.trusted(c, origin) {
+		if origin := c.Get(fiber.HeaderOrigin); origin != "" && !g.trusted(origin) {
 			return apperr.CSRFRejected
 		}
 		return c.Next()

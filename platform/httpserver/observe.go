@@ -35,7 +35,19 @@ func (s *Server) observe(c *fiber.Ctx) error {
 		c.SetUserContext(ctx)
 	}
 
-	if err := c.Next(); err != nil {
+	var err error
+	if ambiguousFraming(c) {
+		// The body's end is ambiguous, so whatever follows it on this connection may be a
+		// request smuggled past a proxy that framed it the other way: answer and close.
+		c.Context().SetConnectionClose()
+		err = errAmbiguousFraming
+	} else {
+		if s.trusted != nil {
+			c.Locals(trustedKey{}, s.trusted)
+		}
+		err = c.Next()
+	}
+	if err != nil {
 		if rerr := s.renderError(c, err); rerr != nil {
 			s.log.ErrorContext(c.UserContext(), "rendering an error failed", "error", rerr)
 			c.Status(fiber.StatusInternalServerError)
@@ -70,11 +82,11 @@ func (s *Server) observe(c *fiber.Ctx) error {
 
 // routeOf is the matched route template, or "unmatched". Read after c.Next(): only then
 // does Fiber know the last route that matched. When no route matched, that is the
-// middleware layer at "/", which is not one of ours, so ids in unknown paths never become
-// label values.
+// middleware layer at "/", which is not one of ours (though its path is that of the
+// console's GET /), so ids in unknown paths never become label values.
 func (s *Server) routeOf(c *fiber.Ctx) string {
 	r := c.Route()
-	if r == nil {
+	if r == nil || s.middleware[r] {
 		return "unmatched"
 	}
 	if _, ok := s.templates[r.Method][r.Path]; !ok {

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/netip"
 	"runtime/debug"
 	"sort"
 	"sync/atomic"
@@ -78,6 +79,11 @@ type Server struct {
 	tracing *tracing.Tracing
 	// templates[method][path] is every registered route, read-only after New.
 	templates map[string]map[string]struct{}
+	// middleware is Fiber's routes of the Use layer: what c.Route() names when no route
+	// matched.
+	middleware map[*fiber.Route]bool
+	// trusted is AUTHCORE_TRUSTED_PROXIES, nil when none.
+	trusted []netip.Prefix
 }
 
 // Params are the server's dependencies.
@@ -93,7 +99,15 @@ type Params struct {
 
 // New builds the app and registers every contributed route. It binds nothing.
 func New(p Params) (*Server, error) {
-	s := &Server{cfg: p.Config, log: p.Log, http: p.HTTP, templates: map[string]map[string]struct{}{}, tracing: p.Tracing}
+	s := &Server{cfg: p.Config, log: p.Log, http: p.HTTP, templates: map[string]map[string]struct{}{}, tracing: p.Tracing,
+		middleware: map[*fiber.Route]bool{}}
+	trusted, err := config.ParseTrustedProxies(p.Config.TrustedProxies)
+	if err != nil {
+		return nil, err
+	}
+	if len(trusted) > 0 {
+		s.trusted = trusted
+	}
 	if p.Tracing.Enabled() {
 		s.tracer = p.Tracing.Tracer("github.com/authcore/authcore/platform/httpserver")
 	}
@@ -105,6 +119,10 @@ func New(p Params) (*Server, error) {
 		WriteTimeout:          15 * time.Second,
 		IdleTimeout:           60 * time.Second,
 		ErrorHandler:          s.renderError,
+		// Fiber's Protocol and Hostname believe X-Forwarded-* only from these peers (by
+		// default from anyone). The client address is ClientIP's, not Fiber's: see there.
+		EnableTrustedProxyCheck: true,
+		TrustedProxies:          p.Config.TrustedProxies,
 	})
 	s.app.Use(s.observe)
 	s.app.Use(recover.New(recover.Config{
@@ -113,6 +131,11 @@ func New(p Params) (*Server, error) {
 			s.log.ErrorContext(c.UserContext(), "handler panicked", "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
 		},
 	}))
+	for _, routes := range s.app.Stack() {
+		for _, r := range routes {
+			s.middleware[r] = true
+		}
+	}
 
 	routes := append([]Route(nil), p.Routes...)
 	if p.Config.MetricsAddr == "" {
@@ -160,7 +183,10 @@ func (s *Server) Start(context.Context) error {
 			s.log.Error("http listener stopped", "error", err)
 		}
 	}()
-	s.log.Info("listening", "addr", ln.Addr().String())
+	s.log.Info("listening", "addr", ln.Addr().String(), "public_url", s.cfg.SelfURL())
+	if s.cfg.PublicURL == "" {
+		s.log.Warn("AUTHCORE_PUBLIC_URL is not set: mailed links, issuers and OAuth metadata name " + s.cfg.SelfURL() + ", which only this machine can reach; set it to the URL clients use")
+	}
 	return nil
 }
 

@@ -26,9 +26,6 @@ type Badge struct {
 	Name      string
 	Role      string
 	ExpiresAt *time.Time
-	// BaseURL is scheme://host the create request reached, for credentials that name an
-	// endpoint of this server (the auth product's tokenUrl).
-	BaseURL string
 }
 
 // ErrNotConfigured is what Mint returns (wrapped, with its own message) when what the

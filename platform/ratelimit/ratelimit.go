@@ -17,6 +17,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/authcore/authcore/platform/apperr"
+	"github.com/authcore/authcore/platform/httpserver"
 	"github.com/authcore/authcore/platform/config"
 )
 
@@ -148,7 +149,7 @@ func (l *Limiter) Fail(k string) {
 // Middleware spends one unit per request (sign-in, sign-up).
 func (l *Limiter) Middleware() fiber.Handler {
 	return func(c *fiber.Ctx) error {
-		if err := l.Take(c.IP()); err != nil {
+		if err := l.Take(httpserver.ClientIP(c)); err != nil {
 			return err
 		}
 		return c.Next()

@@ -100,7 +100,7 @@ func (p *Product) Mint(ctx context.Context, tx *ent.Tx, b product.Badge) (any, e
 	if err != nil {
 		return nil, err
 	}
-	return Credentials{ClientID: c.ID, ClientSecret: clientSecret, TokenURL: b.BaseURL + TokenPath}, nil
+	return Credentials{ClientID: c.ID, ClientSecret: clientSecret, TokenURL: p.cfg.SelfURL() + TokenPath}, nil
 }
 
 // Revoke retires the badge's client in the revoke's transaction: from its commit on, the
@@ -140,7 +140,7 @@ func (p *Product) Roll(ctx context.Context, tx *ent.Tx, b product.Badge, graceUn
 	if err := p.bus.Publish(ctx, tx, clientTopic, c.ID); err != nil {
 		return nil, err
 	}
-	return Credentials{ClientID: c.ID, ClientSecret: clientSecret, TokenURL: b.BaseURL + TokenPath}, nil
+	return Credentials{ClientID: c.ID, ClientSecret: clientSecret, TokenURL: p.cfg.SelfURL() + TokenPath}, nil
 }
 
 // client is a live client that proved its secret.

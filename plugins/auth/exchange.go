@@ -59,7 +59,7 @@ func (t *tokenEndpoint) exchange(c *fiber.Ctx, form url.Values) error {
 	}
 	grant, err := t.agents.Grant(c.UserContext(), subject)
 	if errors.Is(err, identity.ErrNotLive) {
-		t.limits.Failures.Fail(c.IP())
+		t.limits.Failures.Fail(httpserver.ClientIP(c))
 		return t.failAt(c, t.exchanges, oauthError{http.StatusBadRequest, "invalid_grant", "subject_token is not a live AI agent token"})
 	}
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/authcore/authcore/platform/httpserver"
 	"github.com/authcore/authcore/platform/identity"
 )
 
@@ -24,7 +25,7 @@ var inactive = fiber.Map{"active": false}
 // {active:false}. Nothing a cached credential answers costs a store query.
 func (t *tokenEndpoint) introspect(c *fiber.Ctx) error {
 	c.Set(fiber.HeaderCacheControl, "no-store")
-	if err := t.limits.Failures.Check(c.IP()); err != nil {
+	if err := t.limits.Failures.Check(httpserver.ClientIP(c)); err != nil {
 		return err
 	}
 	basicID, basicSecret, basic, basicErr := basicAuth(c.Get(fiber.HeaderAuthorization))
@@ -149,7 +150,7 @@ func (t *tokenEndpoint) revoke(c *fiber.Ctx) error {
 	c.Set(fiber.HeaderCacheControl, "no-store")
 	// Guessing costs a store lookup per well-formed token: misses spend the failure budget
 	// (a 429 says nothing about any one token).
-	if err := t.limits.Failures.Check(c.IP()); err != nil {
+	if err := t.limits.Failures.Check(httpserver.ClientIP(c)); err != nil {
 		return err
 	}
 	form, ferr := formOf(c)
@@ -173,7 +174,7 @@ func (t *tokenEndpoint) revoke(c *fiber.Ctx) error {
 	switch {
 	case errors.Is(err, identity.ErrNotLive):
 		result = "not_live"
-		t.limits.Failures.Fail(c.IP())
+		t.limits.Failures.Fail(httpserver.ClientIP(c))
 	case err != nil:
 		return err
 	}
@@ -185,7 +186,11 @@ func (t *tokenEndpoint) revoke(c *fiber.Ctx) error {
 func (t *tokenEndpoint) metadata(c *fiber.Ctx) error {
 	iss := identity.IssuerFrom(t.issuerCtx(c))
 	auth := []string{"client_secret_basic", "client_secret_post"}
-	c.Set(fiber.HeaderCacheControl, "public, max-age=300")
+	// Shared caches may keep it only when its URLs come from the configured public URL
+	// (SPEC §9a); the localhost default is a development answer, not one to spread.
+	if t.p.cfg.PublicURL != "" {
+		c.Set(fiber.HeaderCacheControl, "public, max-age=300")
+	}
 	return c.JSON(fiber.Map{
 		"issuer":                                iss,
 		"token_endpoint":                        iss + TokenPath,

@@ -72,7 +72,7 @@ func (t *tokenEndpoint) fail(c *fiber.Ctx, e oauthError) error { return t.failAt
 func (t *tokenEndpoint) failAt(c *fiber.Ctx, counter *prometheus.CounterVec, e oauthError) error {
 	if e.code == "invalid_client" {
 		c.Set(fiber.HeaderWWWAuthenticate, `Basic realm="authcore", charset="UTF-8"`)
-		t.limits.Failures.Fail(c.IP())
+		t.limits.Failures.Fail(httpserver.ClientIP(c))
 	}
 	counter.WithLabelValues(e.code).Inc()
 	return c.Status(e.status).JSON(fiber.Map{"error": e.code, "error_description": e.desc})
@@ -89,7 +89,7 @@ var errInvalidClient = oauthError{http.StatusUnauthorized, "invalid_client", "cl
 func (t *tokenEndpoint) token(c *fiber.Ctx) error {
 	c.Set(fiber.HeaderCacheControl, "no-store")
 	c.Set("Pragma", "no-cache")
-	if err := t.limits.Failures.Check(c.IP()); err != nil {
+	if err := t.limits.Failures.Check(httpserver.ClientIP(c)); err != nil {
 		return err
 	}
 	basicID, basicSecret, basic, basicErr := basicAuth(c.Get(fiber.HeaderAuthorization))
