@@ -17,8 +17,8 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/authcore/authcore/platform/apperr"
-	"github.com/authcore/authcore/platform/httpserver"
 	"github.com/authcore/authcore/platform/config"
+	"github.com/authcore/authcore/platform/httpserver"
 )
 
 // Module provides the two limiters.
