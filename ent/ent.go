@@ -20,6 +20,7 @@ import (
 	"github.com/authcore/authcore/ent/membership"
 	"github.com/authcore/authcore/ent/project"
 	"github.com/authcore/authcore/ent/refreshtoken"
+	"github.com/authcore/authcore/ent/resource"
 	"github.com/authcore/authcore/ent/s3credential"
 	"github.com/authcore/authcore/ent/session"
 	"github.com/authcore/authcore/ent/signingkey"
@@ -95,6 +96,7 @@ func checkColumn(t, c string) error {
 			membership.Table:      membership.ValidColumn,
 			project.Table:         project.ValidColumn,
 			refreshtoken.Table:    refreshtoken.ValidColumn,
+			resource.Table:        resource.ValidColumn,
 			s3credential.Table:    s3credential.ValidColumn,
 			session.Table:         session.ValidColumn,
 			signingkey.Table:      signingkey.ValidColumn,

@@ -30,6 +30,8 @@ type Tx struct {
 	Project *ProjectClient
 	// RefreshToken is the client for interacting with the RefreshToken builders.
 	RefreshToken *RefreshTokenClient
+	// Resource is the client for interacting with the Resource builders.
+	Resource *ResourceClient
 	// S3Credential is the client for interacting with the S3Credential builders.
 	S3Credential *S3CredentialClient
 	// Session is the client for interacting with the Session builders.
@@ -183,6 +185,7 @@ func (tx *Tx) init() {
 	tx.Membership = NewMembershipClient(tx.config)
 	tx.Project = NewProjectClient(tx.config)
 	tx.RefreshToken = NewRefreshTokenClient(tx.config)
+	tx.Resource = NewResourceClient(tx.config)
 	tx.S3Credential = NewS3CredentialClient(tx.config)
 	tx.Session = NewSessionClient(tx.config)
 	tx.SigningKey = NewSigningKeyClient(tx.config)

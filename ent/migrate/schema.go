@@ -194,6 +194,29 @@ var (
 			},
 		},
 	}
+	// ResourcesColumns holds the columns for the "resources" table.
+	ResourcesColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString, Size: 40},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "project_id", Type: field.TypeString},
+		{Name: "uri", Type: field.TypeString, Unique: true},
+		{Name: "name", Type: field.TypeString},
+		{Name: "scopes", Type: field.TypeJSON},
+		{Name: "created_by", Type: field.TypeString, Nullable: true},
+	}
+	// ResourcesTable holds the schema information for the "resources" table.
+	ResourcesTable = &schema.Table{
+		Name:       "resources",
+		Columns:    ResourcesColumns,
+		PrimaryKey: []*schema.Column{ResourcesColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "resource_project_id_id",
+				Unique:  false,
+				Columns: []*schema.Column{ResourcesColumns[2], ResourcesColumns[0]},
+			},
+		},
+	}
 	// S3credentialsColumns holds the columns for the "s3credentials" table.
 	S3credentialsColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeString, Size: 40},
@@ -380,6 +403,7 @@ var (
 		MembershipsTable,
 		ProjectsTable,
 		RefreshTokensTable,
+		ResourcesTable,
 		S3credentialsTable,
 		SessionsTable,
 		SigningKeysTable,

@@ -30,6 +30,9 @@ type Project func(*sql.Selector)
 // RefreshToken is the predicate function for refreshtoken builders.
 type RefreshToken func(*sql.Selector)
 
+// Resource is the predicate function for resource builders.
+type Resource func(*sql.Selector)
+
 // S3Credential is the predicate function for s3credential builders.
 type S3Credential func(*sql.Selector)
 

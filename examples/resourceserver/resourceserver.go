@@ -26,6 +26,11 @@ type Config struct {
 	Resource string
 	// Scope is required in every token's scope.
 	Scope string
+	// ProjectID, when set, is the one authcore project whose tokens are accepted. aud
+	// already binds a token to this server (authcore issues tokens for a resource only to
+	// the project that registered it); checking the project as well keeps a server that
+	// serves one project safe even if its URI were registered by mistake elsewhere.
+	ProjectID string
 	// For introspection only: an auth badge's client id and secret.
 	ClientID, ClientSecret string
 }
@@ -62,6 +67,7 @@ func Offline(ctx context.Context, cfg Config, next http.Handler) (http.Handler, 
 		}
 		return claimsOf(mc["sub"], mc["scope"], mc["project_id"], mc["agent_name"]), nil
 	}), nil
+	// jwt.WithAudience above is the aud check: a token for another resource is refused.
 }
 
 // Online protects next with RFC 7662 introspection at the issuer: one call per request,
@@ -110,7 +116,7 @@ func protect(cfg Config, next http.Handler, verify func(*http.Request, string) (
 		if ok {
 			c, err = verify(r, raw)
 		}
-		if !ok || err != nil || !hasScope(c.Scope, cfg.Scope) {
+		if !ok || err != nil || !hasScope(c.Scope, cfg.Scope) || (cfg.ProjectID != "" && c.ProjectID != cfg.ProjectID) {
 			// RFC 6750 and RFC 9728: say where the metadata is.
 			w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="`+metadataURL+`", scope="`+cfg.Scope+`"`)
 			http.Error(w, "unauthorized", http.StatusUnauthorized)

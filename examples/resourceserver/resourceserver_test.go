@@ -64,7 +64,7 @@ func TestResourceServer(t *testing.T) {
 		creds := badge["auth"].(map[string]any)
 		issuer := a.Config.PublicURL // the test harness names the address it serves on
 
-		base := resourceserver.Config{Issuer: issuer, Scope: "files:read",
+		base := resourceserver.Config{Issuer: issuer, Scope: "files:read", ProjectID: prj,
 			ClientID: creds["clientId"].(string), ClientSecret: creds["clientSecret"].(string)}
 		offline, offCfg := start(t, func(cfg resourceserver.Config) http.Handler {
 			h, err := resourceserver.Offline(context.Background(), cfg, hello)
@@ -74,6 +74,9 @@ func TestResourceServer(t *testing.T) {
 			return h
 		}, base)
 		online, onCfg := start(t, func(cfg resourceserver.Config) http.Handler { return resourceserver.Online(cfg, hello) }, base)
+		// Tokens are issued only for resources the project registered (SPEC §11).
+		a.RegisterResource(t, admin, prj, offCfg.Resource, nil)
+		a.RegisterResource(t, admin, prj, onCfg.Resource, nil)
 
 		// Discovery: the resource server names its authorization server; that names its endpoints.
 		_, body, _ := get(t, offline.URL+"/.well-known/oauth-protected-resource", "")
@@ -121,6 +124,32 @@ func TestResourceServer(t *testing.T) {
 		if code, _, _ := get(t, offline.URL+"/files", agent["plaintext"].(string)); code != 401 {
 			t.Fatal("the long-lived agent token itself was accepted as an access token")
 		}
+		// A server that serves one project refuses a valid token of any other project.
+		elsewhere, _ := start(t, func(cfg resourceserver.Config) http.Handler {
+			cfg.Resource, cfg.ProjectID = offCfg.Resource, "prj_someoneelse"
+			h, err := resourceserver.Offline(context.Background(), cfg, hello)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return h
+		}, base)
+		if code, _, _ := get(t, elsewhere.URL+"/files", forOffline); code != 401 {
+			t.Fatal("a token of another project was accepted")
+		}
+
+		// The review's attack (SPEC §9a): a stranger signs up, mints an agent token and asks
+		// for a token for this project's server. Nothing is issued, and the URI cannot be
+		// registered again by the stranger's project.
+		stranger := a.SignUp(t)
+		theirs := a.CreateProject(t, stranger)
+		theirAgent := a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/auth-core/projects/" + theirs + "/ai/agents",
+			Body: map[string]any{"scopes": []string{"files:*"}}, Header: stranger.Bearer()}).Expect(t, 200, nil)["plaintext"].(string)
+		steal := url.Values{"grant_type": {"urn:ietf:params:oauth:grant-type:token-exchange"}, "subject_token": {theirAgent},
+			"subject_token_type": {"urn:ietf:params:oauth:token-type:access_token"}, "resource": {offCfg.Resource}}
+		a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/oauth/token", Body: steal.Encode(),
+			Header: map[string]string{"Content-Type": "application/x-www-form-urlencoded"}}).Expect(t, 400, map[string]any{"error": "invalid_target"})
+		a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/projects/" + theirs + "/oauth/resources", Header: stranger.Bearer(),
+			Body: map[string]any{"uri": offCfg.Resource, "name": "mine now"}}).Expect(t, 409, map[string]any{"code": "resource_taken"})
 
 		// Revoking the agent token: introspection refuses at once; offline verification keeps
 		// accepting until the JWT expires (at most 15 minutes) — the trade-off of going offline.

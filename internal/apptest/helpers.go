@@ -75,3 +75,18 @@ func (a *App) AddMember(t testing.TB, admin *Session, project string, member *Se
 		t.Fatalf("add member: %d %s", r.Status, r.Body)
 	}
 }
+
+// RegisterResource registers uri as a resource server of project (SPEC §11), as admin;
+// tokens are issued only for registered resources. scopes may be nil.
+func (a *App) RegisterResource(t testing.TB, admin *Session, project, uri string, scopes []string) map[string]any {
+	t.Helper()
+	body := map[string]any{"uri": uri, "name": "Resource " + uri}
+	if scopes != nil {
+		body["scopes"] = scopes
+	}
+	r := a.Do(Req{Method: http.MethodPost, Path: "/v1/projects/" + project + "/oauth/resources", Body: body, Header: admin.Bearer()})
+	if r.Status != http.StatusCreated {
+		t.Fatalf("register resource %s: %d %s", uri, r.Status, r.Body)
+	}
+	return r.JSON(t)
+}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"maps"
 	"math"
-	"regexp"
 	"strings"
 	"time"
 	"unicode"
@@ -28,6 +27,7 @@ import (
 	"github.com/authcore/authcore/platform/jsonbody"
 	"github.com/authcore/authcore/platform/metrics"
 	"github.com/authcore/authcore/platform/rollover"
+	"github.com/authcore/authcore/platform/scope"
 	"github.com/authcore/authcore/platform/secret"
 )
 
@@ -45,8 +45,6 @@ const (
 	defaultTTL     = 720.0
 	minTTL, maxTTL = 1.0, 8760.0
 )
-
-var scopePattern = regexp.MustCompile(`^[a-z][a-z0-9_.:*-]{0,63}$`)
 
 // Service mints, lists, revokes and verifies agent tokens. It imports no HTTP.
 type Service struct {
@@ -143,8 +141,8 @@ func ParseCreate(body []byte) (CreateRequest, error) {
 			problems = append(problems, fmt.Sprintf("scopes may hold at most %d entries", maxScopes))
 		}
 		for _, s := range ss {
-			if !scopePattern.MatchString(s) {
-				problems = append(problems, fmt.Sprintf("scope %q must match %s", s, scopePattern))
+			if !scope.Valid(s) {
+				problems = append(problems, fmt.Sprintf("scope %q must match %s", s, scope.Pattern))
 				break
 			}
 		}
@@ -408,7 +406,13 @@ func (s *Service) Grant(ctx context.Context, token string) (identity.AgentGrant,
 		return identity.AgentGrant{}, err
 	}
 	v := e.Value.info
-	return identity.AgentGrant{TokenID: v.TokenID, ProjectID: v.ProjectID, AgentName: v.AgentName, Scopes: v.Scopes, ExpiresAt: v.ExpiresAt}, nil
+	// The entry's expiry, not the token's: a replaced secret in its grace ends at the
+	// grace's end, and so must everything derived from it (SPEC §9a).
+	exp := v.ExpiresAt
+	if e.ExpiresAt != nil && e.ExpiresAt.Before(exp) {
+		exp = *e.ExpiresAt
+	}
+	return identity.AgentGrant{TokenID: v.TokenID, ProjectID: v.ProjectID, AgentName: v.AgentName, Scopes: v.Scopes, ExpiresAt: exp}, nil
 }
 
 // liveness is what Live needs of a token, cached by id.

@@ -321,7 +321,13 @@ func (s *Service) Grant(ctx context.Context, token string) (identity.BadgeGrant,
 	if err != nil {
 		return identity.BadgeGrant{}, err
 	}
-	return e.Value.grant, nil
+	// A replaced secret in its grace ends at the grace's end (SPEC §9a).
+	g := e.Value.grant
+	if e.ExpiresAt != nil && (g.ExpiresAt == nil || e.ExpiresAt.Before(*g.ExpiresAt)) {
+		exp := *e.ExpiresAt
+		g.ExpiresAt = &exp
+	}
+	return g, nil
 }
 
 // Me checks any badge secret and returns its pre-encoded service-badges/me answer, or

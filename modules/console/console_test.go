@@ -326,7 +326,7 @@ func TestConsoleNarrowAndSilentRefresh(t *testing.T) {
 		waitFor("button", "Mint token"), chromedp.WaitVisible(chromedp.CSS("table")))
 	p.noSideScroll("Agent tokens")
 	p.shot("narrow-agent-tokens")
-	for _, screen := range []string{"Service badges", "Sessions", "Members", "Audit", "Projects"} {
+	for _, screen := range []string{"Service badges", "Sessions", "Members", "Audit", "Resources", "Projects"} {
 		p.do(click("link", screen), chromedp.WaitVisible(chromedp.CSS("h1")))
 		time.Sleep(200 * time.Millisecond)
 		p.noSideScroll(screen)
@@ -452,4 +452,34 @@ func TestConsoleLifecycle(t *testing.T) {
 	time.Sleep(100 * time.Millisecond) // the worker records the answer after the receiver has it
 	p.do(click("button", "Deliveries"), chromedp.WaitVisible("succeeded", chromedp.ByFunc(textLookup("succeeded"))))
 	p.shot("webhooks")
+}
+
+// Resources in the console (SPEC §11): registered, listed and removed by an admin; the API
+// agrees at each step, and a token can be exchanged for the resource only while it is there.
+func TestConsoleResources(t *testing.T) {
+	a := apptest.Start(t, apptest.Stores(t)[0])
+	admin := a.SignUp(t)
+	prj := a.CreateProject(t, admin)
+	uri := "https://mcp.example.com/" + strings.ToLower(prj)
+	p := &page{t: t, ctx: tab(t, nil), dir: artifacts(t)}
+	p.do(chromedp.Navigate(a.Base+"/console"), typeInto("textbox", "Email", admin.Email), typeInto("textbox", "Password", admin.Password),
+		click("button", "Sign in"), click("link", "Resources"), waitFor("button", "Register resource"),
+		typeInto("textbox", "Resource URI", uri), typeInto("textbox", "Resource name", "Files MCP"), typeInto("textbox", "Resource scopes", "files:read files:write"),
+		click("button", "Register resource"), chromedp.WaitVisible("Files MCP", chromedp.ByFunc(textLookup("files:read files:write"))))
+	list := a.Do(apptest.Req{Path: "/v1/projects/" + prj + "/oauth/resources", Header: admin.Bearer()}).Expect(t, 200, nil)["resources"].([]any)
+	if len(list) != 1 || list[0].(map[string]any)["uri"] != uri || list[0].(map[string]any)["name"] != "Files MCP" {
+		t.Fatalf("%v", list)
+	}
+	p.shot("resources")
+	// A refused registration shows the API's message and keeps what was typed.
+	p.do(typeInto("textbox", "Resource URI", uri), typeInto("textbox", "Resource name", "Again"),
+		click("button", "Register resource"), chromedp.WaitVisible("taken", chromedp.ByFunc(textLookup("registered already"))))
+	if v := p.eval(`document.querySelector('input[type=url]').value`); v != uri {
+		t.Fatalf("the typed URI is gone: %q", v)
+	}
+	p.do(click("button", "Remove"), chromedp.Click(chromedp.CSS("dialog[open] #confirm-yes")),
+		chromedp.WaitNotPresent(label("button", "Remove"), byRole("button", "Remove")))
+	if list := a.Do(apptest.Req{Path: "/v1/projects/" + prj + "/oauth/resources", Header: admin.Bearer()}).Expect(t, 200, nil)["resources"].([]any); len(list) != 0 {
+		t.Fatalf("still registered: %v", list)
+	}
 }

@@ -3,7 +3,6 @@ package project
 import (
 	"fmt"
 	"net/http"
-	"regexp"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -15,6 +14,7 @@ import (
 	"github.com/authcore/authcore/platform/httpserver"
 	"github.com/authcore/authcore/platform/identity"
 	"github.com/authcore/authcore/platform/jsonbody"
+	"github.com/authcore/authcore/platform/scope"
 )
 
 type handler struct {
@@ -146,8 +146,6 @@ func (h *handler) removeMember(c *fiber.Ctx) error {
 	return c.JSON(fiber.Map{"ok": true, "userId": userID})
 }
 
-var scopePattern = regexp.MustCompile(`^[a-z][a-z0-9_.:*-]{0,63}$`)
-
 func (h *handler) policy(c *fiber.Ctx) error {
 	p, err := h.svc.Policy(c.UserContext(), guard.ProjectOf(c))
 	if err != nil {
@@ -177,8 +175,8 @@ func (h *handler) setPolicy(c *fiber.Ctx) error {
 	switch ss, st := f.Strings("allowedScopes"); st {
 	case jsonbody.OK:
 		for _, sc := range ss {
-			if !scopePattern.MatchString(sc) {
-				f.Fail("allowedScopes", "every pattern must match "+scopePattern.String())
+			if !scope.Valid(sc) {
+				f.Fail("allowedScopes", "every pattern must match "+scope.Pattern.String())
 				break
 			}
 		}

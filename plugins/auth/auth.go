@@ -22,6 +22,7 @@ import (
 	"github.com/authcore/authcore/platform/metrics"
 	"github.com/authcore/authcore/platform/product"
 	"github.com/authcore/authcore/platform/ratelimit"
+	"github.com/authcore/authcore/platform/resource"
 	"github.com/authcore/authcore/platform/rollover"
 	"github.com/authcore/authcore/platform/secret"
 	"github.com/prometheus/client_golang/prometheus"
@@ -37,7 +38,7 @@ var Module = fx.Module("plugin-auth",
 		at := func(endpoint string) *prometheus.CounterVec {
 			return e.Results.MustCurryWith(prometheus.Labels{"endpoint": endpoint})
 		}
-		return (&tokenEndpoint{p: e.Product, limits: e.Limits, agents: e.Agents, badges: e.Badges, jwts: e.JWTs, sessions: e.Sessions,
+		return (&tokenEndpoint{p: e.Product, limits: e.Limits, agents: e.Agents, badges: e.Badges, jwts: e.JWTs, sessions: e.Sessions, resources: e.Resources,
 			issued: e.Metrics.Issued.WithLabelValues("exchanged", ""), results: at("token"), exchanges: at("token_exchange"),
 			introspections: at("introspect"), revocations: at("revoke")}).routes()
 	}),
@@ -212,14 +213,15 @@ func (p *Product) authenticate(ctx context.Context, id, sec string) (client, boo
 
 type endpointParams struct {
 	fx.In
-	Product  *Product
-	Limits   *ratelimit.Limiters
-	Agents   identity.AgentTokens
-	Badges   identity.Badges
-	JWTs     identity.JWTVerifier
-	Sessions guard.SessionVerifier
-	Metrics  *metrics.Credentials
-	Results  *results
+	Product   *Product
+	Limits    *ratelimit.Limiters
+	Agents    identity.AgentTokens
+	Badges    identity.Badges
+	JWTs      identity.JWTVerifier
+	Sessions  guard.SessionVerifier
+	Resources resource.Registry
+	Metrics   *metrics.Credentials
+	Results   *results
 }
 
 // results counts the OAuth endpoints' answers by endpoint and result ("ok" or the RFC 6749

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -12,6 +13,8 @@ import (
 	"github.com/authcore/authcore/ent/schema"
 	"github.com/authcore/authcore/platform/httpserver"
 	"github.com/authcore/authcore/platform/identity"
+	"github.com/authcore/authcore/platform/resource"
+	"github.com/authcore/authcore/platform/scope"
 )
 
 // Token exchange (RFC 8693) of an AI agent token for a short-lived, audience-bound access
@@ -42,20 +45,13 @@ func (t *tokenEndpoint) exchange(c *fiber.Ctx, form url.Values) error {
 	case form.Get("actor_token") != "":
 		return t.failAt(c, t.exchanges, invalidRequest("delegation (actor_token) is not supported"))
 	}
-	var audience []string
-	for _, r := range form["resource"] {
-		// RFC 8707: an absolute URI without a fragment.
-		u, err := url.Parse(r)
-		if err != nil || !u.IsAbs() || u.Host == "" || u.Fragment != "" {
-			return t.failAt(c, t.exchanges, oauthError{http.StatusBadRequest, "invalid_target", "resource must be an absolute URI without a fragment"})
-		}
-		audience = append(audience, r)
+	targets, terr := targetsOf(form)
+	if terr != nil {
+		return t.failAt(c, t.exchanges, *terr)
 	}
-	for _, a := range form["audience"] {
-		if strings.TrimSpace(a) == "" {
-			return t.failAt(c, t.exchanges, oauthError{http.StatusBadRequest, "invalid_target", "audience must not be empty"})
-		}
-		audience = append(audience, a)
+	requested, ok := scope.Parse(form.Get("scope"))
+	if !ok {
+		return t.failAt(c, t.exchanges, errScopeGrammar)
 	}
 	grant, err := t.agents.Grant(c.UserContext(), subject)
 	if errors.Is(err, identity.ErrNotLive) {
@@ -65,9 +61,16 @@ func (t *tokenEndpoint) exchange(c *fiber.Ctx, form url.Values) error {
 	if err != nil {
 		return err
 	}
-	scopes, ok := narrow(grant.Scopes, strings.Fields(form.Get("scope")))
+	audience, bounds, terr, err := t.registered(c, grant.ProjectID, targets)
+	if err != nil {
+		return err
+	}
+	if terr != nil {
+		return t.failAt(c, t.exchanges, *terr)
+	}
+	scopes, ok := narrow(grant.Scopes, requested, bounds)
 	if !ok {
-		return t.failAt(c, t.exchanges, oauthError{http.StatusBadRequest, "invalid_scope", "scope must be covered by the agent token's scopes"})
+		return t.failAt(c, t.exchanges, oauthError{http.StatusBadRequest, "invalid_scope", "scope must be covered by the agent token's scopes and by the resource's"})
 	}
 	now := t.p.clock.Now().Truncate(time.Second)
 	exp := now.Add(exchangedTTL)
@@ -105,29 +108,78 @@ func (t *tokenEndpoint) exchange(c *fiber.Ctx, form url.Values) error {
 	})
 }
 
-// narrow is the scope to grant: every requested scope covered by one the agent token
-// holds, or, when none is requested, all of them.
-func narrow(held, requested []string) ([]string, bool) {
-	if len(requested) == 0 {
-		return append([]string{}, held...), true
-	}
-	for _, r := range requested {
-		covered := false
-		for _, h := range held {
-			covered = covered || covers(h, r)
+// targetsOf reads resource (RFC 8707: absolute URIs, repeatable) and audience: each must
+// be a well-formed resource URI before anything else is looked at.
+func targetsOf(form url.Values) ([]string, *oauthError) {
+	var targets []string
+	for _, r := range append(append([]string(nil), form["resource"]...), form["audience"]...) {
+		canonical, err := resource.Canonical(r)
+		if err != nil {
+			return nil, &oauthError{http.StatusBadRequest, "invalid_target", "resource and audience must be absolute https URIs without a fragment"}
 		}
-		if !covered {
-			return nil, false
-		}
+		targets = append(targets, canonical)
 	}
-	return requested, true
+	return targets, nil
 }
 
-// covers reports whether a held scope grants s: itself, or "x:*" grants every "x:…".
-func covers(held, s string) bool {
-	if held == s {
+var errUnregistered = oauthError{http.StatusBadRequest, "invalid_target", "the resource is not registered by this project"}
+
+// registered checks that every target is a resource the project registered (SPEC §11):
+// it returns the audience to issue for and the scope bounds of the resources that set
+// them. Tokens are never issued for another project's resource, nor for an unregistered one.
+func (t *tokenEndpoint) registered(c *fiber.Ctx, projectID string, targets []string) (audience []string, bounds [][]string, oerr *oauthError, err error) {
+	for _, target := range targets {
+		r, ok, err := t.resources.Lookup(c.UserContext(), target)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		if !ok || r.ProjectID != projectID {
+			return nil, nil, &errUnregistered, nil
+		}
+		if !slices.Contains(audience, r.URI) {
+			audience = append(audience, r.URI)
+		}
+		if len(r.Scopes) > 0 {
+			bounds = append(bounds, r.Scopes)
+		}
+	}
+	return audience, bounds, nil, nil
+}
+
+var errScopeGrammar = oauthError{http.StatusBadRequest, "invalid_scope", "each scope must match " + scope.Pattern.String() + ", separated by spaces"}
+
+// narrow is the scope to grant. Requested scopes must each be covered by one the agent
+// token holds and by every bound (a resource's scopes); with none requested, the grant is
+// every scope, held or bounding, that the token and every bound both cover.
+func narrow(held, requested []string, bounds [][]string) ([]string, bool) {
+	allowed := func(s string) bool {
+		if !scope.CoveredBy(held, s) {
+			return false
+		}
+		for _, b := range bounds {
+			if !scope.CoveredBy(b, s) {
+				return false
+			}
+		}
 		return true
 	}
-	prefix, ok := strings.CutSuffix(held, "*")
-	return ok && strings.HasSuffix(prefix, ":") && strings.HasPrefix(s, prefix) && len(s) > len(prefix)
+	if len(requested) > 0 {
+		for _, r := range requested {
+			if !allowed(r) {
+				return nil, false
+			}
+		}
+		return requested, true
+	}
+	candidates := append([]string{}, held...)
+	for _, b := range bounds {
+		candidates = append(candidates, b...)
+	}
+	out := []string{}
+	for _, s := range candidates {
+		if allowed(s) && !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out, true
 }

@@ -43,7 +43,10 @@ func TestTokenExchange(t *testing.T) {
 	apptest.ForEachStore(t, func(t *testing.T, st apptest.Store) {
 		a, admin, prj := setup(t, st)
 		secret, tokenID := agent(t, a, admin, prj, []string{"files:*", "db:read"}, 720)
-		const resource = "https://mcp.example.com/files"
+		resource := "https://mcp.example.com/files/" + prj
+		api := "https://api.example.com/" + prj
+		a.RegisterResource(t, admin, prj, resource, nil)
+		a.RegisterResource(t, admin, prj, api, nil)
 
 		t.Run("a stock client exchanges an agent token for an audience-bound JWT", func(t *testing.T) {
 			tok, err := exchanger(a, secret, url.Values{"resource": {resource}, "scope": {"files:read"}}).Token(context.Background())
@@ -72,8 +75,8 @@ func TestTokenExchange(t *testing.T) {
 		})
 		t.Run("several resources are several audiences", func(t *testing.T) {
 			r := post(a, url.Values{"grant_type": {grantExchange}, "subject_token": {secret}, "subject_token_type": {accessType},
-				"resource": {resource, "https://api.example.com"}}, nil).Expect(t, 200, nil)
-			verifyJWTFor(t, a, r["access_token"].(string), "https://api.example.com")
+				"resource": {resource, api}}, nil).Expect(t, 200, nil)
+			verifyJWTFor(t, a, r["access_token"].(string), api)
 		})
 
 		form := func(edit func(url.Values)) url.Values {
@@ -97,6 +100,9 @@ func TestTokenExchange(t *testing.T) {
 			{"a wildcard the token does not hold", "invalid_scope", form(func(f url.Values) { f.Set("scope", "db:*") })},
 			{"a relative resource", "invalid_target", form(func(f url.Values) { f.Set("resource", "/files") })},
 			{"a resource with a fragment", "invalid_target", form(func(f url.Values) { f.Set("resource", "https://x.example.com/#frag") })},
+			{"an unregistered resource", "invalid_target", form(func(f url.Values) { f.Set("resource", "https://unregistered.example.com/"+prj) })},
+			{"an unregistered audience", "invalid_target", form(func(f url.Values) { f.Set("audience", "https://unregistered.example.com/"+prj) })},
+			{"a scope outside the grammar", "invalid_scope", form(func(f url.Values) { f.Set("scope", "files:read,admin:all") })},
 		}
 		for _, tc := range cases {
 			t.Run(tc.name+": 400 "+tc.code, func(t *testing.T) {

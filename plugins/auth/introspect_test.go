@@ -29,8 +29,9 @@ func TestIntrospection(t *testing.T) {
 			return postTo(a, "/v1/oauth/introspect", url.Values{"token": {token}}, basicFor(rs))
 		}
 		agentSecret, agentID := agent(t, a, admin, prj, []string{"files:*"}, 720)
+		a.RegisterResource(t, admin, prj, "https://mcp.example.com/"+prj, nil)
 		exchanged := post(a, url.Values{"grant_type": {grantExchange}, "subject_token": {agentSecret}, "subject_token_type": {accessType},
-			"resource": {"https://mcp.example.com"}}, nil).Expect(t, 200, nil)["access_token"].(string)
+			"resource": {"https://mcp.example.com/" + prj}}, nil).Expect(t, 200, nil)["access_token"].(string)
 		other := mint(t, a, admin, prj, map[string]any{"role": "viewer"})
 		cc := post(a, url.Values{"grant_type": {"client_credentials"}}, basicFor(other)).Expect(t, 200, nil)["access_token"].(string)
 		db := a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/projects/" + prj + "/service-badges", Body: map[string]any{"name": "d", "product": "db"}, Header: admin.Bearer()}).Expect(t, 201, nil)
@@ -59,7 +60,7 @@ func TestIntrospection(t *testing.T) {
 		})
 		t.Run("an exchanged access token", func(t *testing.T) {
 			in(exchanged).Expect(t, 200, map[string]any{"active": true, "kind": "oauth_access_token", "sub": agentID,
-				"client_id": agentID, "aud": "https://mcp.example.com", "scope": "files:*", "agent_name": "crawler"})
+				"client_id": agentID, "aud": "https://mcp.example.com/" + prj, "scope": "files:*", "agent_name": "crawler"})
 		})
 		t.Run("a client-credentials access token", func(t *testing.T) {
 			in(cc).Expect(t, 200, map[string]any{"active": true, "kind": "oauth_access_token", "client_id": other.ID, "scope": "viewer"})

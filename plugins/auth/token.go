@@ -19,6 +19,7 @@ import (
 	"github.com/authcore/authcore/platform/httpserver"
 	"github.com/authcore/authcore/platform/identity"
 	"github.com/authcore/authcore/platform/ratelimit"
+	"github.com/authcore/authcore/platform/resource"
 )
 
 // tokenTTL is the lifetime of an access token, cut short by the badge's own expiry.
@@ -30,13 +31,14 @@ const Audience = "authcore"
 // tokenEndpoint is the standard OAuth surface: the token endpoint (client credentials and
 // token exchange), introspection, revocation and the server metadata.
 type tokenEndpoint struct {
-	p        *Product
-	limits   *ratelimit.Limiters
-	agents   identity.AgentTokens
-	badges   identity.Badges
-	jwts     identity.JWTVerifier
-	sessions guard.SessionVerifier
-	issued   prometheus.Counter // exchanged tokens
+	p         *Product
+	limits    *ratelimit.Limiters
+	agents    identity.AgentTokens
+	badges    identity.Badges
+	jwts      identity.JWTVerifier
+	sessions  guard.SessionVerifier
+	resources resource.Registry
+	issued    prometheus.Counter // exchanged tokens
 	// Answers by result, one vector per endpoint.
 	results, exchanges, introspections, revocations *prometheus.CounterVec
 }
@@ -104,7 +106,7 @@ func (t *tokenEndpoint) token(c *fiber.Ctx) error {
 		return t.fail(c, *ferr)
 	}
 	for k, v := range form {
-		if len(v) > 1 {
+		if len(v) > 1 && k != "resource" {
 			return t.fail(c, invalidRequest("parameter "+k+" is repeated"))
 		}
 	}
@@ -122,9 +124,32 @@ func (t *tokenEndpoint) token(c *fiber.Ctx) error {
 	if grant != "client_credentials" {
 		return t.fail(c, oauthError{http.StatusBadRequest, "unsupported_grant_type", "only client_credentials is supported"})
 	}
+	targets, terr := targetsOf(url.Values{"resource": form["resource"]})
+	if terr != nil {
+		return t.fail(c, *terr)
+	}
 	scope, ok := grantScope(form.Get("scope"), cl.role)
 	if !ok {
 		return t.fail(c, oauthError{http.StatusBadRequest, "invalid_scope", "scope must name roles up to the badge's role (" + cl.role + ")"})
+	}
+	// RFC 8707: a token for the project's registered resources only (SPEC §11); without
+	// resource, for authcore's own API.
+	var aud any = Audience
+	if len(targets) > 0 {
+		audience, bounds, terr, err := t.registered(c, cl.projectID, targets)
+		if err != nil {
+			return err
+		}
+		if terr != nil {
+			return t.fail(c, *terr)
+		}
+		if _, ok := narrow(strings.Fields(scope), strings.Fields(scope), bounds); !ok {
+			return t.fail(c, oauthError{http.StatusBadRequest, "invalid_scope", "the resource's scopes do not cover " + scope})
+		}
+		aud = audience
+		if len(audience) == 1 {
+			aud = audience[0]
+		}
 	}
 
 	now := t.p.clock.Now().Truncate(time.Second) // JWT times are whole seconds
@@ -134,7 +159,7 @@ func (t *tokenEndpoint) token(c *fiber.Ctx) error {
 	}
 	exp = exp.Truncate(time.Second)
 	tok, err := t.p.signer.SignAccessToken(httpserver.WithIssuer(c, t.p.cfg), map[string]any{
-		"sub": cl.id, "client_id": cl.id, "aud": Audience, "iat": now.Unix(), "exp": exp.Unix(), "jti": schema.NewID("jti_"),
+		"sub": cl.id, "client_id": cl.id, "aud": aud, "iat": now.Unix(), "exp": exp.Unix(), "jti": schema.NewID("jti_"),
 		"project_id": cl.projectID, "role": highestRole(scope), "scope": scope,
 	})
 	if errors.Is(err, identity.ErrEngineNotReady) {

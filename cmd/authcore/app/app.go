@@ -12,6 +12,7 @@ import (
 	"github.com/authcore/authcore/modules/badge"
 	"github.com/authcore/authcore/modules/console"
 	"github.com/authcore/authcore/modules/project"
+	"github.com/authcore/authcore/modules/resource"
 	"github.com/authcore/authcore/modules/secretscan"
 	"github.com/authcore/authcore/modules/session"
 	"github.com/authcore/authcore/modules/webhook"
@@ -64,6 +65,7 @@ func Options(cfg config.Config, keys secret.MasterKeys, out logging.Output) fx.O
 		secretscan.Module,
 		webhook.Module,
 		console.Module,
+		resource.Module,
 
 		// Badge products: one line each.
 		db.Module,

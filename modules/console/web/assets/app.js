@@ -39,6 +39,7 @@ function drawNav() {
     link('#/members', 'Members'),
     link('#/audit', 'Audit'),
     link('#/webhooks', 'Webhooks'),
+    link('#/resources', 'Resources'),
     link('#/account', 'Account'),
     picker || '',
     h('button', { type: 'button', onclick: signOut }, 'Sign out'),
@@ -554,6 +555,49 @@ async function webhooksView() {
   await reload();
 }
 
+// ---- resources -------------------------------------------------------------------------
+
+// The resource servers (APIs, MCP servers) the project's tokens may be issued for (SPEC §11).
+async function resourcesView() {
+  if (needProject()) return;
+  const base = `/v1/projects/${state.project}/oauth/resources`;
+  const listBox = errorBox();
+  const list = h('div', {});
+  const reload = async () => {
+    try {
+      const { resources } = await api('GET', base);
+      list.replaceChildren(table('Resources', ['Name', 'URI', 'Scopes', 'Added', ''], resources, (r) => [
+        r.name, h('code', {}, r.uri), r.scopes.length ? r.scopes.join(' ') : h('span', { class: 'muted' }, 'any'), when(r.createdAt),
+        h('button', {
+          type: 'button', class: 'danger',
+          onclick: async () => {
+            if (!(await confirm(`Unregister ${r.uri}? No new token will be issued for it.`))) return;
+            try { await api('DELETE', `${base}/${r.id}`); await reload(); } catch (err) { listBox.show(err); }
+          },
+        }, 'Remove'),
+      ]));
+    } catch (err) { listBox.show(err); }
+  };
+  const box = errorBox();
+  const uri = field('Resource URI', { type: 'url', required: true, placeholder: 'https://mcp.example.com/mcp' });
+  const name = field('Resource name', { required: true, maxlength: '100' });
+  const scopes = field('Resource scopes', { placeholder: 'any (or e.g. files:read files:write)' });
+  const form = h('form', {
+    onsubmit: (e) => {
+      e.preventDefault();
+      submitting(form, box, async () => {
+        const sc = scopes.querySelector('input').value.split(/[\s,]+/).filter(Boolean);
+        await api('POST', base, { uri: uri.querySelector('input').value, name: name.querySelector('input').value, scopes: sc.length ? sc : null });
+        form.reset();
+        await reload();
+      });
+    },
+  }, uri, name, scopes, box, h('button', { type: 'submit' }, 'Register resource'));
+  show('Resources', h('p', { class: 'muted' }, 'Tokens are issued only for the resource servers registered here; a URI belongs to one project.'),
+    form, listBox, list);
+  await reload();
+}
+
 // ---- account ---------------------------------------------------------------------------
 
 function accountView() {
@@ -579,6 +623,7 @@ function accountView() {
 const views = {
   '#/projects': projectsView, '#/agents': agentsView, '#/badges': badgesView, '#/sessions': sessionsView,
   '#/members': membersView, '#/audit': auditView, '#/account': accountView, '#/webhooks': webhooksView,
+  '#/resources': resourcesView,
 };
 
 // latest counts renders: a screen that finishes loading after the user moved on must not

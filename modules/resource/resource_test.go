@@ -1,0 +1,151 @@
+package resource_test
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/authcore/authcore/ent/auditevent"
+	"github.com/authcore/authcore/internal/apptest"
+)
+
+func TestMain(m *testing.M) { apptest.Main(m) }
+
+func TestResourceRegistry(t *testing.T) {
+	apptest.ForEachStore(t, func(t *testing.T, st apptest.Store) {
+		a := apptest.Start(t, st)
+		admin := a.SignUp(t)
+		prj := a.CreateProject(t, admin)
+		base := "/v1/projects/" + prj + "/oauth/resources"
+		create := func(body any, who *apptest.Session) *apptest.Response {
+			return a.Do(apptest.Req{Method: http.MethodPost, Path: base, Body: body, Header: who.Bearer()})
+		}
+		uri := "https://mcp.example.com/" + strings.ToLower(prj)
+
+		var id string
+		t.Run("an admin registers a resource: 201, canonical, audited", func(t *testing.T) {
+			r := create(map[string]any{"uri": strings.Replace(uri, "https://mcp.example.com", "HTTPS://MCP.Example.com", 1), "name": "Files MCP", "scopes": []string{"files:read", "files:*"}}, admin).
+				Expect(t, 201, map[string]any{"projectId": prj, "uri": uri, "name": "Files MCP", "scopes": []any{"files:read", "files:*"}})
+			id = r["id"].(string)
+			if !strings.HasPrefix(id, "res_") {
+				t.Fatalf("id %q", id)
+			}
+			if n, err := a.Ent.AuditEvent.Query().Where(auditevent.Action("oauth_resource.create"), auditevent.ProjectID(prj)).Count(context.Background()); err != nil || n != 1 {
+				t.Fatalf("%d audit records, %v", n, err)
+			}
+		})
+		t.Run("scopes may be omitted or null: none bound it", func(t *testing.T) {
+			create(map[string]any{"uri": uri + "/a", "name": "A"}, admin).Expect(t, 201, map[string]any{"scopes": []any{}})
+			create(map[string]any{"uri": uri + "/b", "name": "B", "scopes": nil}, admin).Expect(t, 201, map[string]any{"scopes": []any{}})
+			create(map[string]any{"uri": "http://127.0.0.1:7777/" + prj, "name": "local"}, admin).Expect(t, 201, nil)
+		})
+		t.Run("a URI is one project's at most: 409 resource_taken, in any spelling", func(t *testing.T) {
+			create(map[string]any{"uri": uri, "name": "again"}, admin).Expect(t, 409, map[string]any{"code": "resource_taken"})
+			other := a.SignUp(t)
+			theirs := a.CreateProject(t, other)
+			a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/projects/" + theirs + "/oauth/resources", Header: other.Bearer(),
+				Body: map[string]any{"uri": strings.ToUpper(uri[:22]) + uri[22:], "name": "mine"}}).Expect(t, 409, map[string]any{"code": "resource_taken"})
+		})
+		issue := func(field, reason string) map[string]any {
+			return map[string]any{"code": "validation_failed", "issues": []any{map[string]any{"field": field, "reason": reason}}}
+		}
+		for _, c := range []struct {
+			name string
+			body any
+			want map[string]any
+		}{
+			{"missing body", nil, map[string]any{"code": "validation_failed"}},
+			{"not an object", []any{1}, map[string]any{"code": "validation_failed"}},
+			{"unparsable", "{", map[string]any{"code": "validation_failed"}},
+			{"no uri", map[string]any{"name": "x"}, issue("uri", "required string")},
+			{"uri a number", map[string]any{"uri": 5, "name": "x"}, issue("uri", "required string")},
+			{"plain http", map[string]any{"uri": "http://mcp.example.com/x", "name": "x"}, nil},
+			{"a fragment", map[string]any{"uri": "https://mcp.example.com/x#y", "name": "x"}, nil},
+			{"relative", map[string]any{"uri": "/x", "name": "x"}, nil},
+			{"dot-segments", map[string]any{"uri": "https://mcp.example.com/a/../b", "name": "x"}, nil},
+			{"user info", map[string]any{"uri": "https://u@mcp.example.com/", "name": "x"}, nil},
+			{"no name", map[string]any{"uri": uri + "/n"}, issue("name", "required string")},
+			{"a name of 101 characters", map[string]any{"uri": uri + "/n", "name": strings.Repeat("n", 101)}, issue("name", "must be at most 100 characters")},
+			{"a name with a line break", map[string]any{"uri": uri + "/n", "name": "a\nb"}, issue("name", "must not contain control characters")},
+			{"scopes not an array", map[string]any{"uri": uri + "/n", "name": "x", "scopes": "files:read"}, issue("scopes", "must be an array of strings")},
+			{"a scope outside the grammar", map[string]any{"uri": uri + "/n", "name": "x", "scopes": []string{"Files"}}, nil},
+			{"33 scopes", map[string]any{"uri": uri + "/n", "name": "x", "scopes": strings.Split(strings.Repeat("s,", 33)[:65], ",")}, issue("scopes", "at most 32 scopes")},
+		} {
+			t.Run(c.name+": 400 and nothing registered", func(t *testing.T) {
+				want := c.want
+				if want == nil {
+					want = map[string]any{"code": "validation_failed"}
+				}
+				r := create(c.body, admin).Expect(t, 400, want)
+				_ = r
+			})
+		}
+		t.Run("a name of exactly 100 characters and 32 scopes pass", func(t *testing.T) {
+			create(map[string]any{"uri": uri + "/edge", "name": strings.Repeat("n", 100), "scopes": strings.Split(strings.Repeat("s,", 32)[:63], ",")}, admin).Expect(t, 201, nil)
+		})
+		t.Run("members list, newest first; outsiders and developers cannot change", func(t *testing.T) {
+			viewer, dev, outsider := a.SignUp(t), a.SignUp(t), a.SignUp(t)
+			a.AddMember(t, admin, prj, viewer, "viewer")
+			a.AddMember(t, admin, prj, dev, "developer")
+			r := a.Do(apptest.Req{Path: base, Header: viewer.Bearer()}).Expect(t, 200, nil)
+			list := r["resources"].([]any)
+			if len(list) != 5 || list[len(list)-1].(map[string]any)["id"] != id {
+				t.Fatalf("%v", list)
+			}
+			a.Do(apptest.Req{Path: base, Header: outsider.Bearer()}).Expect(t, 403, map[string]any{"code": "forbidden"})
+			create(map[string]any{"uri": uri + "/dev", "name": "x"}, dev).Expect(t, 403, map[string]any{"code": "forbidden"})
+			a.Do(apptest.Req{Method: http.MethodDelete, Path: base + "/" + id, Header: dev.Bearer()}).Expect(t, 403, nil)
+		})
+		t.Run("delete: unknown and other projects' ids are 404; one's own goes", func(t *testing.T) {
+			a.Do(apptest.Req{Method: http.MethodDelete, Path: base + "/res_nope", Header: admin.Bearer()}).Expect(t, 404, map[string]any{"code": "not_found"})
+			a.Do(apptest.Req{Method: http.MethodDelete, Path: base + "/" + id, Header: admin.Bearer()}).Expect(t, 200, map[string]any{"ok": true, "resourceId": id})
+			a.Do(apptest.Req{Method: http.MethodDelete, Path: base + "/" + id, Header: admin.Bearer()}).Expect(t, 404, nil)
+			// Freed: it can be registered again.
+			create(map[string]any{"uri": uri, "name": "again"}, admin).Expect(t, 201, nil)
+		})
+	})
+}
+
+// Unregistering a resource stops issuance at once, on another replica too (its cache of
+// the registry is invalidated in the deleting transaction).
+func TestUnregisteredResourceStopsIssuanceOnEveryReplica(t *testing.T) {
+	apptest.ForEachStore(t, func(t *testing.T, st apptest.Store) {
+		dbURL := st.URL(t)
+		a := apptest.StartURL(t, st.Name, dbURL)
+		b := a
+		if st.Name == "postgres" {
+			b = apptest.StartURL(t, st.Name, dbURL)
+		}
+		admin := a.SignUp(t)
+		prj := a.CreateProject(t, admin)
+		uri := "https://api.example.com/" + prj
+		exchange := func(app *apptest.App, secret string) *apptest.Response {
+			form := url.Values{"grant_type": {"urn:ietf:params:oauth:grant-type:token-exchange"}, "subject_token": {secret},
+				"subject_token_type": {"urn:ietf:params:oauth:token-type:access_token"}, "resource": {uri}}
+			return app.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/oauth/token", Body: form.Encode(),
+				Header: map[string]string{"Content-Type": "application/x-www-form-urlencoded"}})
+		}
+		secret := a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/auth-core/projects/" + prj + "/ai/agents", Body: map[string]any{}, Header: admin.Bearer()}).Expect(t, 200, nil)["plaintext"].(string)
+		exchange(b, secret).Expect(t, 400, map[string]any{"error": "invalid_target"}) // cached as unknown on b
+		res := a.RegisterResource(t, admin, prj, uri, nil)
+		waitFor(t, func() bool { return exchange(b, secret).Status == 200 })
+		a.Do(apptest.Req{Method: http.MethodDelete, Path: "/v1/projects/" + prj + "/oauth/resources/" + res["id"].(string), Header: admin.Bearer()}).Expect(t, 200, nil)
+		waitFor(t, func() bool { return exchange(b, secret).Status == 400 })
+	})
+}
+
+// waitFor polls cond for up to a second: the time SPEC §1 gives an invalidation to reach
+// every replica.
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("not within 1 s")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
