@@ -25,6 +25,7 @@ import (
 	"github.com/authcore/authcore/ent/resource"
 	"github.com/authcore/authcore/ent/s3credential"
 	"github.com/authcore/authcore/ent/session"
+	"github.com/authcore/authcore/ent/signinbudget"
 	"github.com/authcore/authcore/ent/signingkey"
 	"github.com/authcore/authcore/ent/user"
 	"github.com/authcore/authcore/ent/usertoken"
@@ -61,6 +62,8 @@ type Client struct {
 	S3Credential *S3CredentialClient
 	// Session is the client for interacting with the Session builders.
 	Session *SessionClient
+	// SignInBudget is the client for interacting with the SignInBudget builders.
+	SignInBudget *SignInBudgetClient
 	// SigningKey is the client for interacting with the SigningKey builders.
 	SigningKey *SigningKeyClient
 	// User is the client for interacting with the User builders.
@@ -93,6 +96,7 @@ func (c *Client) init() {
 	c.Resource = NewResourceClient(c.config)
 	c.S3Credential = NewS3CredentialClient(c.config)
 	c.Session = NewSessionClient(c.config)
+	c.SignInBudget = NewSignInBudgetClient(c.config)
 	c.SigningKey = NewSigningKeyClient(c.config)
 	c.User = NewUserClient(c.config)
 	c.UserToken = NewUserTokenClient(c.config)
@@ -201,6 +205,7 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		Resource:        NewResourceClient(cfg),
 		S3Credential:    NewS3CredentialClient(cfg),
 		Session:         NewSessionClient(cfg),
+		SignInBudget:    NewSignInBudgetClient(cfg),
 		SigningKey:      NewSigningKeyClient(cfg),
 		User:            NewUserClient(cfg),
 		UserToken:       NewUserTokenClient(cfg),
@@ -236,6 +241,7 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		Resource:        NewResourceClient(cfg),
 		S3Credential:    NewS3CredentialClient(cfg),
 		Session:         NewSessionClient(cfg),
+		SignInBudget:    NewSignInBudgetClient(cfg),
 		SigningKey:      NewSigningKeyClient(cfg),
 		User:            NewUserClient(cfg),
 		UserToken:       NewUserTokenClient(cfg),
@@ -271,8 +277,9 @@ func (c *Client) Close() error {
 func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
 		c.AgentToken, c.AuditEvent, c.AuthClient, c.Badge, c.Event, c.Membership,
-		c.Project, c.RefreshToken, c.Resource, c.S3Credential, c.Session, c.SigningKey,
-		c.User, c.UserToken, c.Webhook, c.WebhookDelivery,
+		c.Project, c.RefreshToken, c.Resource, c.S3Credential, c.Session,
+		c.SignInBudget, c.SigningKey, c.User, c.UserToken, c.Webhook,
+		c.WebhookDelivery,
 	} {
 		n.Use(hooks...)
 	}
@@ -283,8 +290,9 @@ func (c *Client) Use(hooks ...Hook) {
 func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
 		c.AgentToken, c.AuditEvent, c.AuthClient, c.Badge, c.Event, c.Membership,
-		c.Project, c.RefreshToken, c.Resource, c.S3Credential, c.Session, c.SigningKey,
-		c.User, c.UserToken, c.Webhook, c.WebhookDelivery,
+		c.Project, c.RefreshToken, c.Resource, c.S3Credential, c.Session,
+		c.SignInBudget, c.SigningKey, c.User, c.UserToken, c.Webhook,
+		c.WebhookDelivery,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -315,6 +323,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.S3Credential.mutate(ctx, m)
 	case *SessionMutation:
 		return c.Session.mutate(ctx, m)
+	case *SignInBudgetMutation:
+		return c.SignInBudget.mutate(ctx, m)
 	case *SigningKeyMutation:
 		return c.SigningKey.mutate(ctx, m)
 	case *UserMutation:
@@ -1793,6 +1803,139 @@ func (c *SessionClient) mutate(ctx context.Context, m *SessionMutation) (Value, 
 	}
 }
 
+// SignInBudgetClient is a client for the SignInBudget schema.
+type SignInBudgetClient struct {
+	config
+}
+
+// NewSignInBudgetClient returns a client for the SignInBudget from the given config.
+func NewSignInBudgetClient(c config) *SignInBudgetClient {
+	return &SignInBudgetClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `signinbudget.Hooks(f(g(h())))`.
+func (c *SignInBudgetClient) Use(hooks ...Hook) {
+	c.hooks.SignInBudget = append(c.hooks.SignInBudget, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `signinbudget.Intercept(f(g(h())))`.
+func (c *SignInBudgetClient) Intercept(interceptors ...Interceptor) {
+	c.inters.SignInBudget = append(c.inters.SignInBudget, interceptors...)
+}
+
+// Create returns a builder for creating a SignInBudget entity.
+func (c *SignInBudgetClient) Create() *SignInBudgetCreate {
+	mutation := newSignInBudgetMutation(c.config, OpCreate)
+	return &SignInBudgetCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of SignInBudget entities.
+func (c *SignInBudgetClient) CreateBulk(builders ...*SignInBudgetCreate) *SignInBudgetCreateBulk {
+	return &SignInBudgetCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *SignInBudgetClient) MapCreateBulk(slice any, setFunc func(*SignInBudgetCreate, int)) *SignInBudgetCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &SignInBudgetCreateBulk{err: fmt.Errorf("calling to SignInBudgetClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*SignInBudgetCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &SignInBudgetCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for SignInBudget.
+func (c *SignInBudgetClient) Update() *SignInBudgetUpdate {
+	mutation := newSignInBudgetMutation(c.config, OpUpdate)
+	return &SignInBudgetUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *SignInBudgetClient) UpdateOne(_m *SignInBudget) *SignInBudgetUpdateOne {
+	mutation := newSignInBudgetMutation(c.config, OpUpdateOne, withSignInBudget(_m))
+	return &SignInBudgetUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *SignInBudgetClient) UpdateOneID(id string) *SignInBudgetUpdateOne {
+	mutation := newSignInBudgetMutation(c.config, OpUpdateOne, withSignInBudgetID(id))
+	return &SignInBudgetUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for SignInBudget.
+func (c *SignInBudgetClient) Delete() *SignInBudgetDelete {
+	mutation := newSignInBudgetMutation(c.config, OpDelete)
+	return &SignInBudgetDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *SignInBudgetClient) DeleteOne(_m *SignInBudget) *SignInBudgetDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *SignInBudgetClient) DeleteOneID(id string) *SignInBudgetDeleteOne {
+	builder := c.Delete().Where(signinbudget.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &SignInBudgetDeleteOne{builder}
+}
+
+// Query returns a query builder for SignInBudget.
+func (c *SignInBudgetClient) Query() *SignInBudgetQuery {
+	return &SignInBudgetQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeSignInBudget},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a SignInBudget entity by its id.
+func (c *SignInBudgetClient) Get(ctx context.Context, id string) (*SignInBudget, error) {
+	return c.Query().Where(signinbudget.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *SignInBudgetClient) GetX(ctx context.Context, id string) *SignInBudget {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *SignInBudgetClient) Hooks() []Hook {
+	return c.hooks.SignInBudget
+}
+
+// Interceptors returns the client interceptors.
+func (c *SignInBudgetClient) Interceptors() []Interceptor {
+	return c.inters.SignInBudget
+}
+
+func (c *SignInBudgetClient) mutate(ctx context.Context, m *SignInBudgetMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&SignInBudgetCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&SignInBudgetUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&SignInBudgetUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&SignInBudgetDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown SignInBudget mutation op: %q", m.Op())
+	}
+}
+
 // SigningKeyClient is a client for the SigningKey schema.
 type SigningKeyClient struct {
 	config
@@ -2462,13 +2605,13 @@ func (c *WebhookDeliveryClient) mutate(ctx context.Context, m *WebhookDeliveryMu
 type (
 	hooks struct {
 		AgentToken, AuditEvent, AuthClient, Badge, Event, Membership, Project,
-		RefreshToken, Resource, S3Credential, Session, SigningKey, User, UserToken,
-		Webhook, WebhookDelivery []ent.Hook
+		RefreshToken, Resource, S3Credential, Session, SignInBudget, SigningKey, User,
+		UserToken, Webhook, WebhookDelivery []ent.Hook
 	}
 	inters struct {
 		AgentToken, AuditEvent, AuthClient, Badge, Event, Membership, Project,
-		RefreshToken, Resource, S3Credential, Session, SigningKey, User, UserToken,
-		Webhook, WebhookDelivery []ent.Interceptor
+		RefreshToken, Resource, S3Credential, Session, SignInBudget, SigningKey, User,
+		UserToken, Webhook, WebhookDelivery []ent.Interceptor
 	}
 )
 

@@ -23,6 +23,7 @@ import (
 	"github.com/authcore/authcore/ent/resource"
 	"github.com/authcore/authcore/ent/s3credential"
 	"github.com/authcore/authcore/ent/session"
+	"github.com/authcore/authcore/ent/signinbudget"
 	"github.com/authcore/authcore/ent/signingkey"
 	"github.com/authcore/authcore/ent/user"
 	"github.com/authcore/authcore/ent/usertoken"
@@ -99,6 +100,7 @@ func checkColumn(t, c string) error {
 			resource.Table:        resource.ValidColumn,
 			s3credential.Table:    s3credential.ValidColumn,
 			session.Table:         session.ValidColumn,
+			signinbudget.Table:    signinbudget.ValidColumn,
 			signingkey.Table:      signingkey.ValidColumn,
 			user.Table:            user.ValidColumn,
 			usertoken.Table:       usertoken.ValidColumn,

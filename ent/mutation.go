@@ -23,6 +23,7 @@ import (
 	"github.com/authcore/authcore/ent/resource"
 	"github.com/authcore/authcore/ent/s3credential"
 	"github.com/authcore/authcore/ent/session"
+	"github.com/authcore/authcore/ent/signinbudget"
 	"github.com/authcore/authcore/ent/signingkey"
 	"github.com/authcore/authcore/ent/user"
 	"github.com/authcore/authcore/ent/usertoken"
@@ -50,6 +51,7 @@ const (
 	TypeResource        = "Resource"
 	TypeS3Credential    = "S3Credential"
 	TypeSession         = "Session"
+	TypeSignInBudget    = "SignInBudget"
 	TypeSigningKey      = "SigningKey"
 	TypeUser            = "User"
 	TypeUserToken       = "UserToken"
@@ -8493,6 +8495,461 @@ func (m *SessionMutation) ClearEdge(name string) error {
 // It returns an error if the edge is not defined in the schema.
 func (m *SessionMutation) ResetEdge(name string) error {
 	return fmt.Errorf("unknown Session edge %s", name)
+}
+
+// SignInBudgetMutation represents an operation that mutates the SignInBudget nodes in the graph.
+type SignInBudgetMutation struct {
+	config
+	op            Op
+	typ           string
+	id            *string
+	tokens        *float64
+	addtokens     *float64
+	updated_at    *int64
+	addupdated_at *int64
+	clearedFields map[string]struct{}
+	done          bool
+	oldValue      func(context.Context) (*SignInBudget, error)
+	predicates    []predicate.SignInBudget
+}
+
+var _ ent.Mutation = (*SignInBudgetMutation)(nil)
+
+// signinbudgetOption allows management of the mutation configuration using functional options.
+type signinbudgetOption func(*SignInBudgetMutation)
+
+// newSignInBudgetMutation creates new mutation for the SignInBudget entity.
+func newSignInBudgetMutation(c config, op Op, opts ...signinbudgetOption) *SignInBudgetMutation {
+	m := &SignInBudgetMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeSignInBudget,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withSignInBudgetID sets the ID field of the mutation.
+func withSignInBudgetID(id string) signinbudgetOption {
+	return func(m *SignInBudgetMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *SignInBudget
+		)
+		m.oldValue = func(ctx context.Context) (*SignInBudget, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().SignInBudget.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withSignInBudget sets the old SignInBudget of the mutation.
+func withSignInBudget(node *SignInBudget) signinbudgetOption {
+	return func(m *SignInBudgetMutation) {
+		m.oldValue = func(context.Context) (*SignInBudget, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m SignInBudgetMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m SignInBudgetMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of SignInBudget entities.
+func (m *SignInBudgetMutation) SetID(id string) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *SignInBudgetMutation) ID() (id string, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *SignInBudgetMutation) IDs(ctx context.Context) ([]string, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []string{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().SignInBudget.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetTokens sets the "tokens" field.
+func (m *SignInBudgetMutation) SetTokens(f float64) {
+	m.tokens = &f
+	m.addtokens = nil
+}
+
+// Tokens returns the value of the "tokens" field in the mutation.
+func (m *SignInBudgetMutation) Tokens() (r float64, exists bool) {
+	v := m.tokens
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTokens returns the old "tokens" field's value of the SignInBudget entity.
+// If the SignInBudget object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SignInBudgetMutation) OldTokens(ctx context.Context) (v float64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTokens is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTokens requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTokens: %w", err)
+	}
+	return oldValue.Tokens, nil
+}
+
+// AddTokens adds f to the "tokens" field.
+func (m *SignInBudgetMutation) AddTokens(f float64) {
+	if m.addtokens != nil {
+		*m.addtokens += f
+	} else {
+		m.addtokens = &f
+	}
+}
+
+// AddedTokens returns the value that was added to the "tokens" field in this mutation.
+func (m *SignInBudgetMutation) AddedTokens() (r float64, exists bool) {
+	v := m.addtokens
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetTokens resets all changes to the "tokens" field.
+func (m *SignInBudgetMutation) ResetTokens() {
+	m.tokens = nil
+	m.addtokens = nil
+}
+
+// SetUpdatedAt sets the "updated_at" field.
+func (m *SignInBudgetMutation) SetUpdatedAt(i int64) {
+	m.updated_at = &i
+	m.addupdated_at = nil
+}
+
+// UpdatedAt returns the value of the "updated_at" field in the mutation.
+func (m *SignInBudgetMutation) UpdatedAt() (r int64, exists bool) {
+	v := m.updated_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUpdatedAt returns the old "updated_at" field's value of the SignInBudget entity.
+// If the SignInBudget object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SignInBudgetMutation) OldUpdatedAt(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUpdatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUpdatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUpdatedAt: %w", err)
+	}
+	return oldValue.UpdatedAt, nil
+}
+
+// AddUpdatedAt adds i to the "updated_at" field.
+func (m *SignInBudgetMutation) AddUpdatedAt(i int64) {
+	if m.addupdated_at != nil {
+		*m.addupdated_at += i
+	} else {
+		m.addupdated_at = &i
+	}
+}
+
+// AddedUpdatedAt returns the value that was added to the "updated_at" field in this mutation.
+func (m *SignInBudgetMutation) AddedUpdatedAt() (r int64, exists bool) {
+	v := m.addupdated_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetUpdatedAt resets all changes to the "updated_at" field.
+func (m *SignInBudgetMutation) ResetUpdatedAt() {
+	m.updated_at = nil
+	m.addupdated_at = nil
+}
+
+// Where appends a list predicates to the SignInBudgetMutation builder.
+func (m *SignInBudgetMutation) Where(ps ...predicate.SignInBudget) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the SignInBudgetMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *SignInBudgetMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.SignInBudget, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *SignInBudgetMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *SignInBudgetMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (SignInBudget).
+func (m *SignInBudgetMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *SignInBudgetMutation) Fields() []string {
+	fields := make([]string, 0, 2)
+	if m.tokens != nil {
+		fields = append(fields, signinbudget.FieldTokens)
+	}
+	if m.updated_at != nil {
+		fields = append(fields, signinbudget.FieldUpdatedAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *SignInBudgetMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case signinbudget.FieldTokens:
+		return m.Tokens()
+	case signinbudget.FieldUpdatedAt:
+		return m.UpdatedAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *SignInBudgetMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case signinbudget.FieldTokens:
+		return m.OldTokens(ctx)
+	case signinbudget.FieldUpdatedAt:
+		return m.OldUpdatedAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown SignInBudget field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *SignInBudgetMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case signinbudget.FieldTokens:
+		v, ok := value.(float64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTokens(v)
+		return nil
+	case signinbudget.FieldUpdatedAt:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUpdatedAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown SignInBudget field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *SignInBudgetMutation) AddedFields() []string {
+	var fields []string
+	if m.addtokens != nil {
+		fields = append(fields, signinbudget.FieldTokens)
+	}
+	if m.addupdated_at != nil {
+		fields = append(fields, signinbudget.FieldUpdatedAt)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *SignInBudgetMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case signinbudget.FieldTokens:
+		return m.AddedTokens()
+	case signinbudget.FieldUpdatedAt:
+		return m.AddedUpdatedAt()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *SignInBudgetMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case signinbudget.FieldTokens:
+		v, ok := value.(float64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddTokens(v)
+		return nil
+	case signinbudget.FieldUpdatedAt:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddUpdatedAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown SignInBudget numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *SignInBudgetMutation) ClearedFields() []string {
+	return nil
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *SignInBudgetMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *SignInBudgetMutation) ClearField(name string) error {
+	return fmt.Errorf("unknown SignInBudget nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *SignInBudgetMutation) ResetField(name string) error {
+	switch name {
+	case signinbudget.FieldTokens:
+		m.ResetTokens()
+		return nil
+	case signinbudget.FieldUpdatedAt:
+		m.ResetUpdatedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown SignInBudget field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *SignInBudgetMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *SignInBudgetMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *SignInBudgetMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *SignInBudgetMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *SignInBudgetMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *SignInBudgetMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *SignInBudgetMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown SignInBudget unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *SignInBudgetMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown SignInBudget edge %s", name)
 }
 
 // SigningKeyMutation represents an operation that mutates the SigningKey nodes in the graph.

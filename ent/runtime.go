@@ -17,6 +17,7 @@ import (
 	"github.com/authcore/authcore/ent/s3credential"
 	"github.com/authcore/authcore/ent/schema"
 	"github.com/authcore/authcore/ent/session"
+	"github.com/authcore/authcore/ent/signinbudget"
 	"github.com/authcore/authcore/ent/signingkey"
 	"github.com/authcore/authcore/ent/user"
 	"github.com/authcore/authcore/ent/usertoken"
@@ -464,6 +465,26 @@ func init() {
 	// session.IDValidator is a validator for the "id" field. It is called by the builders before save.
 	session.IDValidator = func() func(string) error {
 		validators := sessionDescID.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(id string) error {
+			for _, fn := range fns {
+				if err := fn(id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	signinbudgetFields := schema.SignInBudget{}.Fields()
+	_ = signinbudgetFields
+	// signinbudgetDescID is the schema descriptor for id field.
+	signinbudgetDescID := signinbudgetFields[0].Descriptor()
+	// signinbudget.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	signinbudget.IDValidator = func() func(string) error {
+		validators := signinbudgetDescID.Validators
 		fns := [...]func(string) error{
 			validators[0].(func(string) error),
 			validators[1].(func(string) error),

@@ -36,6 +36,8 @@ type Tx struct {
 	S3Credential *S3CredentialClient
 	// Session is the client for interacting with the Session builders.
 	Session *SessionClient
+	// SignInBudget is the client for interacting with the SignInBudget builders.
+	SignInBudget *SignInBudgetClient
 	// SigningKey is the client for interacting with the SigningKey builders.
 	SigningKey *SigningKeyClient
 	// User is the client for interacting with the User builders.
@@ -188,6 +190,7 @@ func (tx *Tx) init() {
 	tx.Resource = NewResourceClient(tx.config)
 	tx.S3Credential = NewS3CredentialClient(tx.config)
 	tx.Session = NewSessionClient(tx.config)
+	tx.SignInBudget = NewSignInBudgetClient(tx.config)
 	tx.SigningKey = NewSigningKeyClient(tx.config)
 	tx.User = NewUserClient(tx.config)
 	tx.UserToken = NewUserTokenClient(tx.config)

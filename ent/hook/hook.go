@@ -141,6 +141,18 @@ func (f SessionFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, err
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.SessionMutation", m)
 }
 
+// The SignInBudgetFunc type is an adapter to allow the use of ordinary
+// function as SignInBudget mutator.
+type SignInBudgetFunc func(context.Context, *ent.SignInBudgetMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f SignInBudgetFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.SignInBudgetMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.SignInBudgetMutation", m)
+}
+
 // The SigningKeyFunc type is an adapter to allow the use of ordinary
 // function as SigningKey mutator.
 type SigningKeyFunc func(context.Context, *ent.SigningKeyMutation) (ent.Value, error)

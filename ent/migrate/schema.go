@@ -275,6 +275,25 @@ var (
 			},
 		},
 	}
+	// SignInBudgetsColumns holds the columns for the "sign_in_budgets" table.
+	SignInBudgetsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString, Size: 64},
+		{Name: "tokens", Type: field.TypeFloat64},
+		{Name: "updated_at", Type: field.TypeInt64},
+	}
+	// SignInBudgetsTable holds the schema information for the "sign_in_budgets" table.
+	SignInBudgetsTable = &schema.Table{
+		Name:       "sign_in_budgets",
+		Columns:    SignInBudgetsColumns,
+		PrimaryKey: []*schema.Column{SignInBudgetsColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "signinbudget_updated_at",
+				Unique:  false,
+				Columns: []*schema.Column{SignInBudgetsColumns[2]},
+			},
+		},
+	}
 	// SigningKeysColumns holds the columns for the "signing_keys" table.
 	SigningKeysColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeString, Size: 40},
@@ -406,6 +425,7 @@ var (
 		ResourcesTable,
 		S3credentialsTable,
 		SessionsTable,
+		SignInBudgetsTable,
 		SigningKeysTable,
 		UsersTable,
 		UserTokensTable,

@@ -39,6 +39,9 @@ type S3Credential func(*sql.Selector)
 // Session is the predicate function for session builders.
 type Session func(*sql.Selector)
 
+// SignInBudget is the predicate function for signinbudget builders.
+type SignInBudget func(*sql.Selector)
+
 // SigningKey is the predicate function for signingkey builders.
 type SigningKey func(*sql.Selector)
 

@@ -31,6 +31,8 @@ type handler struct {
 	cfg      config.Config
 	clock    clock.Clock
 	limits   *ratelimit.Limiters
+	signins  *ratelimit.SignIns
+	devices  devices
 }
 
 func (h *handler) routes() []httpserver.Route {
@@ -85,17 +87,27 @@ func (h *handler) signIn(c *fiber.Ctx) error {
 	if err := f.Err(); err != nil {
 		return err
 	}
-	// The account's budget of failed sign-ins (SPEC §9) holds whatever address asks, and
-	// alike for accounts that exist and that do not.
+	// The account's budget of failed sign-ins (SPEC §9a) holds whatever address asks, and
+	// alike for accounts that exist and that do not; a browser where the account signed in
+	// before spends its device's budget instead. The attempt is spent before the hash and
+	// given back unless the password was wrong.
 	account := tenant + "\x00" + strings.ToLower(strings.TrimSpace(email))
-	if err := h.limits.Accounts.Check(account); err != nil {
+	budget := account
+	if nonce := h.devices.trusted(c, account); nonce != "" {
+		budget = "device\x00" + nonce + "\x00" + account
+	}
+	refund, err := h.signins.Spend(c.UserContext(), budget)
+	if err != nil {
 		return err
 	}
 	u, err := h.svc.Authenticate(c.UserContext(), tenant, email, password)
-	if errors.Is(err, errInvalidCredentials) {
-		h.limits.Accounts.Fail(account)
+	if !errors.Is(err, errInvalidCredentials) {
+		refund(c.UserContext())
 	}
 	if err != nil {
+		return err
+	}
+	if err := h.devices.issue(c, account, h.clock.Now()); err != nil {
 		return err
 	}
 	return h.startSession(c, http.StatusOK, u)
@@ -236,13 +248,13 @@ func (h *handler) changePassword(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	account := p.TenantID + "\x00" + *prof.Email
-	if err := h.limits.Accounts.Check(account); err != nil {
+	refund, err := h.signins.Spend(c.UserContext(), p.TenantID+"\x00"+*prof.Email)
+	if err != nil {
 		return err
 	}
 	err = h.recovery.ChangePassword(c.UserContext(), p.UserID, p.SessionHandle, current, password)
-	if errors.Is(err, errInvalidCredentials) {
-		h.limits.Accounts.Fail(account)
+	if !errors.Is(err, errInvalidCredentials) {
+		refund(c.UserContext())
 	}
 	if err != nil {
 		return err

@@ -19,6 +19,7 @@ import (
 	"github.com/authcore/authcore/platform/invalidation"
 	"github.com/authcore/authcore/platform/mail"
 	"github.com/authcore/authcore/platform/ratelimit"
+	"github.com/authcore/authcore/platform/secret"
 )
 
 // Module wires the account service and its routes.
@@ -28,7 +29,8 @@ var Module = fx.Module("account",
 		fx.As(fx.Self()), fx.As(new(identity.Users)), fx.As(new(identity.Directory)), fx.As(new(Accounts)))),
 	fx.Provide(fx.Annotate(newRecovery, fx.As(fx.Self()), fx.As(new(identity.EmailVerification)))),
 	httpserver.AsRoutes(func(p handlerParams) []httpserver.Route {
-		h := &handler{guard: p.Guard, svc: p.Svc, recovery: p.Recovery, tenants: p.Tenants, sessions: p.Sessions, cfg: p.Config, clock: p.Clock, limits: p.Limits}
+		h := &handler{guard: p.Guard, svc: p.Svc, recovery: p.Recovery, tenants: p.Tenants, sessions: p.Sessions, cfg: p.Config, clock: p.Clock, limits: p.Limits,
+			signins: p.SignIns, devices: devices{keys: p.Keys, insecure: p.Config.InsecureCookies}}
 		return h.routes()
 	}),
 )
@@ -43,6 +45,8 @@ type handlerParams struct {
 	Config   config.Config
 	Clock    clock.Clock
 	Limits   *ratelimit.Limiters
+	SignIns  *ratelimit.SignIns
+	Keys     *secret.Keyring
 }
 
 // Accounts is what operator commands (authcore users create) use.

@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -109,6 +111,77 @@ func TestDisplayNamesStayInline(t *testing.T) {
 		}
 		if !strings.Contains(text, "Urgent: open https://evil.example now") {
 			t.Fatalf("the name is not in the greeting at all:\n%s", text)
+		}
+	})
+}
+
+func deviceCookieOf(t *testing.T, r *apptest.Response) *http.Cookie {
+	t.Helper()
+	for _, c := range (&http.Response{Header: r.Header}).Cookies() {
+		if c.Name == "acDevice" {
+			if !c.HttpOnly || c.Path != "/v1/auth-core/signin" || c.SameSite != http.SameSiteStrictMode {
+				t.Fatalf("device cookie attributes %+v", c)
+			}
+			return &http.Cookie{Name: c.Name, Value: c.Value}
+		}
+	}
+	t.Fatalf("no device cookie in %v", r.Header)
+	return nil
+}
+
+// SPEC §9a, OWASP device cookies: an attacker who empties an account's budget keeps out
+// sign-ins from unknown browsers, not the owner's own; a device has a budget of its own.
+func TestDeviceCookieKeepsTheOwnerIn(t *testing.T) {
+	apptest.ForEachStore(t, func(t *testing.T, st apptest.Store) {
+		a := apptest.Start(t, st, apptest.WithConfig(func(c *config.Config) { c.RateLimit = 1000 }))
+		owner, other := a.SignUp(t), a.SignUp(t)
+		in := func(email, password string, cookies ...*http.Cookie) *apptest.Response {
+			return a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/auth-core/signin", Cookies: cookies,
+				Body: map[string]any{"email": email, "password": password}})
+		}
+		ok := func(r *apptest.Response) *apptest.Response { r.Expect(t, 200, nil); return r }
+		mine := deviceCookieOf(t, ok(in(owner.Email, owner.Password)))
+		theirs := deviceCookieOf(t, ok(in(other.Email, other.Password)))
+
+		for range 10 { // the attacker, from anywhere, without the owner's cookie
+			in(owner.Email, "wrong password").Expect(t, 401, map[string]any{"code": "invalid_credentials"})
+		}
+		in(owner.Email, owner.Password).Expect(t, 429, map[string]any{"code": "rate_limited"})
+		in(owner.Email, owner.Password, theirs).Expect(t, 429, nil) // a cookie of another account is no help
+		in(owner.Email, owner.Password, &http.Cookie{Name: "acDevice", Value: "forged.0000"}).Expect(t, 429, nil)
+		mine = deviceCookieOf(t, ok(in(owner.Email, owner.Password, mine))) // the owner's browser is let in
+
+		// The device's own budget: a stolen cookie buys 10 guesses, not more.
+		for range 10 {
+			in(owner.Email, "wrong password", mine).Expect(t, 401, nil)
+		}
+		in(owner.Email, owner.Password, mine).Expect(t, 429, map[string]any{"code": "rate_limited"})
+	})
+}
+
+// SPEC §9a: the budget is spent before the hash, so parallel wrong passwords from many
+// addresses stop at 10 (the review saw 60 of 60 reach the hash).
+func TestParallelWrongPasswordsStopAtTheBudget(t *testing.T) {
+	apptest.ForEachStore(t, func(t *testing.T, st apptest.Store) {
+		a := apptest.Start(t, st, apptest.WithConfig(func(c *config.Config) { c.RateLimit = 1000 }))
+		victim := a.SignUp(t)
+		var mu sync.Mutex
+		counts := map[int]int{}
+		var wg sync.WaitGroup
+		for range 40 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				r := a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/auth-core/signin",
+					Body: map[string]any{"email": victim.Email, "password": "wrong password"}})
+				mu.Lock()
+				counts[r.Status]++
+				mu.Unlock()
+			}()
+		}
+		wg.Wait()
+		if counts[401] != 10 || counts[429] != 30 {
+			t.Fatalf("answers %v, want 10×401 and 30×429", counts)
 		}
 	})
 }

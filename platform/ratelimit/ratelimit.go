@@ -1,8 +1,9 @@
 // Package ratelimit bounds, per client, sign-in/sign-up attempts and failed credential
 // verifications (AUTHCORE_RATE_LIMIT per minute), and per account, failed sign-ins (10 per
-// 15 minutes, SPEC §9). A client is its IPv4 address or its IPv6 /64, since one IPv6 host
-// commonly holds a whole /64. Token buckets come from golang.org/x/time/rate; buckets live
-// in bounded LRUs so a flood of addresses or emails cannot grow memory without limit.
+// 15 minutes, SPEC §9, kept in the store: see SignIns). A client is its IPv4 address or
+// its IPv6 /64, since one IPv6 host commonly holds a whole /64. Per-client token buckets
+// come from golang.org/x/time/rate; they live in bounded LRUs so a flood of addresses
+// cannot grow memory without limit.
 package ratelimit
 
 import (
@@ -21,10 +22,10 @@ import (
 	"github.com/authcore/authcore/platform/httpserver"
 )
 
-// Module provides the two limiters.
-var Module = fx.Module("ratelimit", fx.Provide(NewLimiters))
+// Module provides the per-client limiters and the per-account sign-in budget.
+var Module = fx.Module("ratelimit", fx.Provide(NewLimiters, newSignIns))
 
-// maxClients bounds how many clients (or accounts) each budget tracks at once.
+// maxClients bounds how many clients each budget tracks at once.
 const maxClients = 100_000
 
 // Limiter is one budget per key (a client address or an account).
@@ -41,14 +42,7 @@ type Limiter struct {
 type Limiters struct {
 	Attempts *Limiter // every sign-in and sign-up, per client
 	Failures *Limiter // failed credential verifications only, per client
-	Accounts *Limiter // failed sign-ins, per account (tenant + email), from any client
 }
-
-// Per-account budget of failed sign-ins (SPEC §9).
-const (
-	accountFailures = 10
-	accountWindow   = 15 * time.Minute
-)
 
 // NewLimiters builds them from AUTHCORE_RATE_LIMIT (0 turns every one off).
 func NewLimiters(cfg config.Config) (*Limiters, error) {
@@ -61,12 +55,7 @@ func NewLimiters(cfg config.Config) (*Limiters, error) {
 	if err != nil {
 		return nil, err
 	}
-	acc, err := newLimiter(cfg.RateLimit > 0, rate.Every(accountWindow/accountFailures), accountFailures, nil,
-		"too many failed sign-ins for this account; retry later")
-	if err != nil {
-		return nil, err
-	}
-	return &Limiters{Attempts: a, Failures: f, Accounts: acc}, nil
+	return &Limiters{Attempts: a, Failures: f}, nil
 }
 
 func newLimiter(on bool, r rate.Limit, burst int, key func(string) string, message string) (*Limiter, error) {

@@ -1,8 +1,6 @@
 package ratelimit_test
 
 import (
-	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/authcore/authcore/platform/apperr"
@@ -85,28 +83,5 @@ func TestIPv6ClientsAreKeyedByTheir64(t *testing.T) {
 	}
 	if err := l.Check("192.0.2.8"); err != nil {
 		t.Fatalf("the next IPv4 address: %v", err)
-	}
-}
-
-// The account budget: 10 failures per 15 minutes, then refused whoever asks.
-func TestAccountBudget(t *testing.T) {
-	l := limiters(t, 60).Accounts
-	for i := range 10 {
-		if err := l.Check("public\x00ada@example.com"); err != nil {
-			t.Fatalf("failure %d refused early: %v", i+1, err)
-		}
-		l.Fail("public\x00ada@example.com")
-	}
-	err := l.Check("public\x00ada@example.com")
-	e, ok := apperr.As(err)
-	if !ok || e.Code != "rate_limited" || e.Headers["Retry-After"] == "" || !strings.Contains(e.Message, "account") {
-		t.Fatalf("11th: %v", err)
-	}
-	// About one window's tenth until the next attempt: 90 s.
-	if ra, _ := strconv.Atoi(e.Headers["Retry-After"]); ra < 80 || ra > 91 {
-		t.Fatalf("Retry-After %d", ra)
-	}
-	if err := l.Check("public\x00bob@example.com"); err != nil {
-		t.Fatal("another account shares the budget")
 	}
 }
