@@ -23,6 +23,7 @@ import (
 	"github.com/authcore/authcore/ent/project"
 	"github.com/authcore/authcore/ent/refreshtoken"
 	"github.com/authcore/authcore/ent/resource"
+	"github.com/authcore/authcore/ent/revokedaccesstoken"
 	"github.com/authcore/authcore/ent/s3credential"
 	"github.com/authcore/authcore/ent/session"
 	"github.com/authcore/authcore/ent/signinbudget"
@@ -58,6 +59,8 @@ type Client struct {
 	RefreshToken *RefreshTokenClient
 	// Resource is the client for interacting with the Resource builders.
 	Resource *ResourceClient
+	// RevokedAccessToken is the client for interacting with the RevokedAccessToken builders.
+	RevokedAccessToken *RevokedAccessTokenClient
 	// S3Credential is the client for interacting with the S3Credential builders.
 	S3Credential *S3CredentialClient
 	// Session is the client for interacting with the Session builders.
@@ -94,6 +97,7 @@ func (c *Client) init() {
 	c.Project = NewProjectClient(c.config)
 	c.RefreshToken = NewRefreshTokenClient(c.config)
 	c.Resource = NewResourceClient(c.config)
+	c.RevokedAccessToken = NewRevokedAccessTokenClient(c.config)
 	c.S3Credential = NewS3CredentialClient(c.config)
 	c.Session = NewSessionClient(c.config)
 	c.SignInBudget = NewSignInBudgetClient(c.config)
@@ -192,25 +196,26 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 	cfg := c.config
 	cfg.driver = tx
 	return &Tx{
-		ctx:             ctx,
-		config:          cfg,
-		AgentToken:      NewAgentTokenClient(cfg),
-		AuditEvent:      NewAuditEventClient(cfg),
-		AuthClient:      NewAuthClientClient(cfg),
-		Badge:           NewBadgeClient(cfg),
-		Event:           NewEventClient(cfg),
-		Membership:      NewMembershipClient(cfg),
-		Project:         NewProjectClient(cfg),
-		RefreshToken:    NewRefreshTokenClient(cfg),
-		Resource:        NewResourceClient(cfg),
-		S3Credential:    NewS3CredentialClient(cfg),
-		Session:         NewSessionClient(cfg),
-		SignInBudget:    NewSignInBudgetClient(cfg),
-		SigningKey:      NewSigningKeyClient(cfg),
-		User:            NewUserClient(cfg),
-		UserToken:       NewUserTokenClient(cfg),
-		Webhook:         NewWebhookClient(cfg),
-		WebhookDelivery: NewWebhookDeliveryClient(cfg),
+		ctx:                ctx,
+		config:             cfg,
+		AgentToken:         NewAgentTokenClient(cfg),
+		AuditEvent:         NewAuditEventClient(cfg),
+		AuthClient:         NewAuthClientClient(cfg),
+		Badge:              NewBadgeClient(cfg),
+		Event:              NewEventClient(cfg),
+		Membership:         NewMembershipClient(cfg),
+		Project:            NewProjectClient(cfg),
+		RefreshToken:       NewRefreshTokenClient(cfg),
+		Resource:           NewResourceClient(cfg),
+		RevokedAccessToken: NewRevokedAccessTokenClient(cfg),
+		S3Credential:       NewS3CredentialClient(cfg),
+		Session:            NewSessionClient(cfg),
+		SignInBudget:       NewSignInBudgetClient(cfg),
+		SigningKey:         NewSigningKeyClient(cfg),
+		User:               NewUserClient(cfg),
+		UserToken:          NewUserTokenClient(cfg),
+		Webhook:            NewWebhookClient(cfg),
+		WebhookDelivery:    NewWebhookDeliveryClient(cfg),
 	}, nil
 }
 
@@ -228,25 +233,26 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 	cfg := c.config
 	cfg.driver = &txDriver{tx: tx, drv: c.driver}
 	return &Tx{
-		ctx:             ctx,
-		config:          cfg,
-		AgentToken:      NewAgentTokenClient(cfg),
-		AuditEvent:      NewAuditEventClient(cfg),
-		AuthClient:      NewAuthClientClient(cfg),
-		Badge:           NewBadgeClient(cfg),
-		Event:           NewEventClient(cfg),
-		Membership:      NewMembershipClient(cfg),
-		Project:         NewProjectClient(cfg),
-		RefreshToken:    NewRefreshTokenClient(cfg),
-		Resource:        NewResourceClient(cfg),
-		S3Credential:    NewS3CredentialClient(cfg),
-		Session:         NewSessionClient(cfg),
-		SignInBudget:    NewSignInBudgetClient(cfg),
-		SigningKey:      NewSigningKeyClient(cfg),
-		User:            NewUserClient(cfg),
-		UserToken:       NewUserTokenClient(cfg),
-		Webhook:         NewWebhookClient(cfg),
-		WebhookDelivery: NewWebhookDeliveryClient(cfg),
+		ctx:                ctx,
+		config:             cfg,
+		AgentToken:         NewAgentTokenClient(cfg),
+		AuditEvent:         NewAuditEventClient(cfg),
+		AuthClient:         NewAuthClientClient(cfg),
+		Badge:              NewBadgeClient(cfg),
+		Event:              NewEventClient(cfg),
+		Membership:         NewMembershipClient(cfg),
+		Project:            NewProjectClient(cfg),
+		RefreshToken:       NewRefreshTokenClient(cfg),
+		Resource:           NewResourceClient(cfg),
+		RevokedAccessToken: NewRevokedAccessTokenClient(cfg),
+		S3Credential:       NewS3CredentialClient(cfg),
+		Session:            NewSessionClient(cfg),
+		SignInBudget:       NewSignInBudgetClient(cfg),
+		SigningKey:         NewSigningKeyClient(cfg),
+		User:               NewUserClient(cfg),
+		UserToken:          NewUserTokenClient(cfg),
+		Webhook:            NewWebhookClient(cfg),
+		WebhookDelivery:    NewWebhookDeliveryClient(cfg),
 	}, nil
 }
 
@@ -277,8 +283,8 @@ func (c *Client) Close() error {
 func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
 		c.AgentToken, c.AuditEvent, c.AuthClient, c.Badge, c.Event, c.Membership,
-		c.Project, c.RefreshToken, c.Resource, c.S3Credential, c.Session,
-		c.SignInBudget, c.SigningKey, c.User, c.UserToken, c.Webhook,
+		c.Project, c.RefreshToken, c.Resource, c.RevokedAccessToken, c.S3Credential,
+		c.Session, c.SignInBudget, c.SigningKey, c.User, c.UserToken, c.Webhook,
 		c.WebhookDelivery,
 	} {
 		n.Use(hooks...)
@@ -290,8 +296,8 @@ func (c *Client) Use(hooks ...Hook) {
 func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
 		c.AgentToken, c.AuditEvent, c.AuthClient, c.Badge, c.Event, c.Membership,
-		c.Project, c.RefreshToken, c.Resource, c.S3Credential, c.Session,
-		c.SignInBudget, c.SigningKey, c.User, c.UserToken, c.Webhook,
+		c.Project, c.RefreshToken, c.Resource, c.RevokedAccessToken, c.S3Credential,
+		c.Session, c.SignInBudget, c.SigningKey, c.User, c.UserToken, c.Webhook,
 		c.WebhookDelivery,
 	} {
 		n.Intercept(interceptors...)
@@ -319,6 +325,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.RefreshToken.mutate(ctx, m)
 	case *ResourceMutation:
 		return c.Resource.mutate(ctx, m)
+	case *RevokedAccessTokenMutation:
+		return c.RevokedAccessToken.mutate(ctx, m)
 	case *S3CredentialMutation:
 		return c.S3Credential.mutate(ctx, m)
 	case *SessionMutation:
@@ -1537,6 +1545,139 @@ func (c *ResourceClient) mutate(ctx context.Context, m *ResourceMutation) (Value
 	}
 }
 
+// RevokedAccessTokenClient is a client for the RevokedAccessToken schema.
+type RevokedAccessTokenClient struct {
+	config
+}
+
+// NewRevokedAccessTokenClient returns a client for the RevokedAccessToken from the given config.
+func NewRevokedAccessTokenClient(c config) *RevokedAccessTokenClient {
+	return &RevokedAccessTokenClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `revokedaccesstoken.Hooks(f(g(h())))`.
+func (c *RevokedAccessTokenClient) Use(hooks ...Hook) {
+	c.hooks.RevokedAccessToken = append(c.hooks.RevokedAccessToken, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `revokedaccesstoken.Intercept(f(g(h())))`.
+func (c *RevokedAccessTokenClient) Intercept(interceptors ...Interceptor) {
+	c.inters.RevokedAccessToken = append(c.inters.RevokedAccessToken, interceptors...)
+}
+
+// Create returns a builder for creating a RevokedAccessToken entity.
+func (c *RevokedAccessTokenClient) Create() *RevokedAccessTokenCreate {
+	mutation := newRevokedAccessTokenMutation(c.config, OpCreate)
+	return &RevokedAccessTokenCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of RevokedAccessToken entities.
+func (c *RevokedAccessTokenClient) CreateBulk(builders ...*RevokedAccessTokenCreate) *RevokedAccessTokenCreateBulk {
+	return &RevokedAccessTokenCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *RevokedAccessTokenClient) MapCreateBulk(slice any, setFunc func(*RevokedAccessTokenCreate, int)) *RevokedAccessTokenCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &RevokedAccessTokenCreateBulk{err: fmt.Errorf("calling to RevokedAccessTokenClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*RevokedAccessTokenCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &RevokedAccessTokenCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for RevokedAccessToken.
+func (c *RevokedAccessTokenClient) Update() *RevokedAccessTokenUpdate {
+	mutation := newRevokedAccessTokenMutation(c.config, OpUpdate)
+	return &RevokedAccessTokenUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *RevokedAccessTokenClient) UpdateOne(_m *RevokedAccessToken) *RevokedAccessTokenUpdateOne {
+	mutation := newRevokedAccessTokenMutation(c.config, OpUpdateOne, withRevokedAccessToken(_m))
+	return &RevokedAccessTokenUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *RevokedAccessTokenClient) UpdateOneID(id string) *RevokedAccessTokenUpdateOne {
+	mutation := newRevokedAccessTokenMutation(c.config, OpUpdateOne, withRevokedAccessTokenID(id))
+	return &RevokedAccessTokenUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for RevokedAccessToken.
+func (c *RevokedAccessTokenClient) Delete() *RevokedAccessTokenDelete {
+	mutation := newRevokedAccessTokenMutation(c.config, OpDelete)
+	return &RevokedAccessTokenDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *RevokedAccessTokenClient) DeleteOne(_m *RevokedAccessToken) *RevokedAccessTokenDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *RevokedAccessTokenClient) DeleteOneID(id string) *RevokedAccessTokenDeleteOne {
+	builder := c.Delete().Where(revokedaccesstoken.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &RevokedAccessTokenDeleteOne{builder}
+}
+
+// Query returns a query builder for RevokedAccessToken.
+func (c *RevokedAccessTokenClient) Query() *RevokedAccessTokenQuery {
+	return &RevokedAccessTokenQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeRevokedAccessToken},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a RevokedAccessToken entity by its id.
+func (c *RevokedAccessTokenClient) Get(ctx context.Context, id string) (*RevokedAccessToken, error) {
+	return c.Query().Where(revokedaccesstoken.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *RevokedAccessTokenClient) GetX(ctx context.Context, id string) *RevokedAccessToken {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *RevokedAccessTokenClient) Hooks() []Hook {
+	return c.hooks.RevokedAccessToken
+}
+
+// Interceptors returns the client interceptors.
+func (c *RevokedAccessTokenClient) Interceptors() []Interceptor {
+	return c.inters.RevokedAccessToken
+}
+
+func (c *RevokedAccessTokenClient) mutate(ctx context.Context, m *RevokedAccessTokenMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&RevokedAccessTokenCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&RevokedAccessTokenUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&RevokedAccessTokenUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&RevokedAccessTokenDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown RevokedAccessToken mutation op: %q", m.Op())
+	}
+}
+
 // S3CredentialClient is a client for the S3Credential schema.
 type S3CredentialClient struct {
 	config
@@ -2605,13 +2746,14 @@ func (c *WebhookDeliveryClient) mutate(ctx context.Context, m *WebhookDeliveryMu
 type (
 	hooks struct {
 		AgentToken, AuditEvent, AuthClient, Badge, Event, Membership, Project,
-		RefreshToken, Resource, S3Credential, Session, SignInBudget, SigningKey, User,
-		UserToken, Webhook, WebhookDelivery []ent.Hook
+		RefreshToken, Resource, RevokedAccessToken, S3Credential, Session,
+		SignInBudget, SigningKey, User, UserToken, Webhook, WebhookDelivery []ent.Hook
 	}
 	inters struct {
 		AgentToken, AuditEvent, AuthClient, Badge, Event, Membership, Project,
-		RefreshToken, Resource, S3Credential, Session, SignInBudget, SigningKey, User,
-		UserToken, Webhook, WebhookDelivery []ent.Interceptor
+		RefreshToken, Resource, RevokedAccessToken, S3Credential, Session,
+		SignInBudget, SigningKey, User, UserToken, Webhook,
+		WebhookDelivery []ent.Interceptor
 	}
 )
 

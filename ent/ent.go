@@ -21,6 +21,7 @@ import (
 	"github.com/authcore/authcore/ent/project"
 	"github.com/authcore/authcore/ent/refreshtoken"
 	"github.com/authcore/authcore/ent/resource"
+	"github.com/authcore/authcore/ent/revokedaccesstoken"
 	"github.com/authcore/authcore/ent/s3credential"
 	"github.com/authcore/authcore/ent/session"
 	"github.com/authcore/authcore/ent/signinbudget"
@@ -89,23 +90,24 @@ var (
 func checkColumn(t, c string) error {
 	initCheck.Do(func() {
 		columnCheck = sql.NewColumnCheck(map[string]func(string) bool{
-			agenttoken.Table:      agenttoken.ValidColumn,
-			auditevent.Table:      auditevent.ValidColumn,
-			authclient.Table:      authclient.ValidColumn,
-			badge.Table:           badge.ValidColumn,
-			event.Table:           event.ValidColumn,
-			membership.Table:      membership.ValidColumn,
-			project.Table:         project.ValidColumn,
-			refreshtoken.Table:    refreshtoken.ValidColumn,
-			resource.Table:        resource.ValidColumn,
-			s3credential.Table:    s3credential.ValidColumn,
-			session.Table:         session.ValidColumn,
-			signinbudget.Table:    signinbudget.ValidColumn,
-			signingkey.Table:      signingkey.ValidColumn,
-			user.Table:            user.ValidColumn,
-			usertoken.Table:       usertoken.ValidColumn,
-			webhook.Table:         webhook.ValidColumn,
-			webhookdelivery.Table: webhookdelivery.ValidColumn,
+			agenttoken.Table:         agenttoken.ValidColumn,
+			auditevent.Table:         auditevent.ValidColumn,
+			authclient.Table:         authclient.ValidColumn,
+			badge.Table:              badge.ValidColumn,
+			event.Table:              event.ValidColumn,
+			membership.Table:         membership.ValidColumn,
+			project.Table:            project.ValidColumn,
+			refreshtoken.Table:       refreshtoken.ValidColumn,
+			resource.Table:           resource.ValidColumn,
+			revokedaccesstoken.Table: revokedaccesstoken.ValidColumn,
+			s3credential.Table:       s3credential.ValidColumn,
+			session.Table:            session.ValidColumn,
+			signinbudget.Table:       signinbudget.ValidColumn,
+			signingkey.Table:         signingkey.ValidColumn,
+			user.Table:               user.ValidColumn,
+			usertoken.Table:          usertoken.ValidColumn,
+			webhook.Table:            webhook.ValidColumn,
+			webhookdelivery.Table:    webhookdelivery.ValidColumn,
 		})
 	})
 	return columnCheck(t, c)

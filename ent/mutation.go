@@ -21,6 +21,7 @@ import (
 	"github.com/authcore/authcore/ent/project"
 	"github.com/authcore/authcore/ent/refreshtoken"
 	"github.com/authcore/authcore/ent/resource"
+	"github.com/authcore/authcore/ent/revokedaccesstoken"
 	"github.com/authcore/authcore/ent/s3credential"
 	"github.com/authcore/authcore/ent/session"
 	"github.com/authcore/authcore/ent/signinbudget"
@@ -40,23 +41,24 @@ const (
 	OpUpdateOne = ent.OpUpdateOne
 
 	// Node types.
-	TypeAgentToken      = "AgentToken"
-	TypeAuditEvent      = "AuditEvent"
-	TypeAuthClient      = "AuthClient"
-	TypeBadge           = "Badge"
-	TypeEvent           = "Event"
-	TypeMembership      = "Membership"
-	TypeProject         = "Project"
-	TypeRefreshToken    = "RefreshToken"
-	TypeResource        = "Resource"
-	TypeS3Credential    = "S3Credential"
-	TypeSession         = "Session"
-	TypeSignInBudget    = "SignInBudget"
-	TypeSigningKey      = "SigningKey"
-	TypeUser            = "User"
-	TypeUserToken       = "UserToken"
-	TypeWebhook         = "Webhook"
-	TypeWebhookDelivery = "WebhookDelivery"
+	TypeAgentToken         = "AgentToken"
+	TypeAuditEvent         = "AuditEvent"
+	TypeAuthClient         = "AuthClient"
+	TypeBadge              = "Badge"
+	TypeEvent              = "Event"
+	TypeMembership         = "Membership"
+	TypeProject            = "Project"
+	TypeRefreshToken       = "RefreshToken"
+	TypeResource           = "Resource"
+	TypeRevokedAccessToken = "RevokedAccessToken"
+	TypeS3Credential       = "S3Credential"
+	TypeSession            = "Session"
+	TypeSignInBudget       = "SignInBudget"
+	TypeSigningKey         = "SigningKey"
+	TypeUser               = "User"
+	TypeUserToken          = "UserToken"
+	TypeWebhook            = "Webhook"
+	TypeWebhookDelivery    = "WebhookDelivery"
 )
 
 // AgentTokenMutation represents an operation that mutates the AgentToken nodes in the graph.
@@ -6647,6 +6649,392 @@ func (m *ResourceMutation) ClearEdge(name string) error {
 // It returns an error if the edge is not defined in the schema.
 func (m *ResourceMutation) ResetEdge(name string) error {
 	return fmt.Errorf("unknown Resource edge %s", name)
+}
+
+// RevokedAccessTokenMutation represents an operation that mutates the RevokedAccessToken nodes in the graph.
+type RevokedAccessTokenMutation struct {
+	config
+	op            Op
+	typ           string
+	id            *string
+	project_id    *string
+	expires_at    *time.Time
+	clearedFields map[string]struct{}
+	done          bool
+	oldValue      func(context.Context) (*RevokedAccessToken, error)
+	predicates    []predicate.RevokedAccessToken
+}
+
+var _ ent.Mutation = (*RevokedAccessTokenMutation)(nil)
+
+// revokedaccesstokenOption allows management of the mutation configuration using functional options.
+type revokedaccesstokenOption func(*RevokedAccessTokenMutation)
+
+// newRevokedAccessTokenMutation creates new mutation for the RevokedAccessToken entity.
+func newRevokedAccessTokenMutation(c config, op Op, opts ...revokedaccesstokenOption) *RevokedAccessTokenMutation {
+	m := &RevokedAccessTokenMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeRevokedAccessToken,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withRevokedAccessTokenID sets the ID field of the mutation.
+func withRevokedAccessTokenID(id string) revokedaccesstokenOption {
+	return func(m *RevokedAccessTokenMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *RevokedAccessToken
+		)
+		m.oldValue = func(ctx context.Context) (*RevokedAccessToken, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().RevokedAccessToken.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withRevokedAccessToken sets the old RevokedAccessToken of the mutation.
+func withRevokedAccessToken(node *RevokedAccessToken) revokedaccesstokenOption {
+	return func(m *RevokedAccessTokenMutation) {
+		m.oldValue = func(context.Context) (*RevokedAccessToken, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m RevokedAccessTokenMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m RevokedAccessTokenMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of RevokedAccessToken entities.
+func (m *RevokedAccessTokenMutation) SetID(id string) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *RevokedAccessTokenMutation) ID() (id string, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *RevokedAccessTokenMutation) IDs(ctx context.Context) ([]string, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []string{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().RevokedAccessToken.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetProjectID sets the "project_id" field.
+func (m *RevokedAccessTokenMutation) SetProjectID(s string) {
+	m.project_id = &s
+}
+
+// ProjectID returns the value of the "project_id" field in the mutation.
+func (m *RevokedAccessTokenMutation) ProjectID() (r string, exists bool) {
+	v := m.project_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldProjectID returns the old "project_id" field's value of the RevokedAccessToken entity.
+// If the RevokedAccessToken object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RevokedAccessTokenMutation) OldProjectID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldProjectID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldProjectID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldProjectID: %w", err)
+	}
+	return oldValue.ProjectID, nil
+}
+
+// ResetProjectID resets all changes to the "project_id" field.
+func (m *RevokedAccessTokenMutation) ResetProjectID() {
+	m.project_id = nil
+}
+
+// SetExpiresAt sets the "expires_at" field.
+func (m *RevokedAccessTokenMutation) SetExpiresAt(t time.Time) {
+	m.expires_at = &t
+}
+
+// ExpiresAt returns the value of the "expires_at" field in the mutation.
+func (m *RevokedAccessTokenMutation) ExpiresAt() (r time.Time, exists bool) {
+	v := m.expires_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldExpiresAt returns the old "expires_at" field's value of the RevokedAccessToken entity.
+// If the RevokedAccessToken object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RevokedAccessTokenMutation) OldExpiresAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldExpiresAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldExpiresAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldExpiresAt: %w", err)
+	}
+	return oldValue.ExpiresAt, nil
+}
+
+// ResetExpiresAt resets all changes to the "expires_at" field.
+func (m *RevokedAccessTokenMutation) ResetExpiresAt() {
+	m.expires_at = nil
+}
+
+// Where appends a list predicates to the RevokedAccessTokenMutation builder.
+func (m *RevokedAccessTokenMutation) Where(ps ...predicate.RevokedAccessToken) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the RevokedAccessTokenMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *RevokedAccessTokenMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.RevokedAccessToken, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *RevokedAccessTokenMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *RevokedAccessTokenMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (RevokedAccessToken).
+func (m *RevokedAccessTokenMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *RevokedAccessTokenMutation) Fields() []string {
+	fields := make([]string, 0, 2)
+	if m.project_id != nil {
+		fields = append(fields, revokedaccesstoken.FieldProjectID)
+	}
+	if m.expires_at != nil {
+		fields = append(fields, revokedaccesstoken.FieldExpiresAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *RevokedAccessTokenMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case revokedaccesstoken.FieldProjectID:
+		return m.ProjectID()
+	case revokedaccesstoken.FieldExpiresAt:
+		return m.ExpiresAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *RevokedAccessTokenMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case revokedaccesstoken.FieldProjectID:
+		return m.OldProjectID(ctx)
+	case revokedaccesstoken.FieldExpiresAt:
+		return m.OldExpiresAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown RevokedAccessToken field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *RevokedAccessTokenMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case revokedaccesstoken.FieldProjectID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetProjectID(v)
+		return nil
+	case revokedaccesstoken.FieldExpiresAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetExpiresAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown RevokedAccessToken field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *RevokedAccessTokenMutation) AddedFields() []string {
+	return nil
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *RevokedAccessTokenMutation) AddedField(name string) (ent.Value, bool) {
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *RevokedAccessTokenMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	}
+	return fmt.Errorf("unknown RevokedAccessToken numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *RevokedAccessTokenMutation) ClearedFields() []string {
+	return nil
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *RevokedAccessTokenMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *RevokedAccessTokenMutation) ClearField(name string) error {
+	return fmt.Errorf("unknown RevokedAccessToken nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *RevokedAccessTokenMutation) ResetField(name string) error {
+	switch name {
+	case revokedaccesstoken.FieldProjectID:
+		m.ResetProjectID()
+		return nil
+	case revokedaccesstoken.FieldExpiresAt:
+		m.ResetExpiresAt()
+		return nil
+	}
+	return fmt.Errorf("unknown RevokedAccessToken field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *RevokedAccessTokenMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *RevokedAccessTokenMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *RevokedAccessTokenMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *RevokedAccessTokenMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *RevokedAccessTokenMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *RevokedAccessTokenMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *RevokedAccessTokenMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown RevokedAccessToken unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *RevokedAccessTokenMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown RevokedAccessToken edge %s", name)
 }
 
 // S3CredentialMutation represents an operation that mutates the S3Credential nodes in the graph.

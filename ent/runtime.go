@@ -14,6 +14,7 @@ import (
 	"github.com/authcore/authcore/ent/project"
 	"github.com/authcore/authcore/ent/refreshtoken"
 	"github.com/authcore/authcore/ent/resource"
+	"github.com/authcore/authcore/ent/revokedaccesstoken"
 	"github.com/authcore/authcore/ent/s3credential"
 	"github.com/authcore/authcore/ent/schema"
 	"github.com/authcore/authcore/ent/session"
@@ -383,6 +384,26 @@ func init() {
 	// resource.IDValidator is a validator for the "id" field. It is called by the builders before save.
 	resource.IDValidator = func() func(string) error {
 		validators := resourceDescID.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(id string) error {
+			for _, fn := range fns {
+				if err := fn(id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	revokedaccesstokenFields := schema.RevokedAccessToken{}.Fields()
+	_ = revokedaccesstokenFields
+	// revokedaccesstokenDescID is the schema descriptor for id field.
+	revokedaccesstokenDescID := revokedaccesstokenFields[0].Descriptor()
+	// revokedaccesstoken.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	revokedaccesstoken.IDValidator = func() func(string) error {
+		validators := revokedaccesstokenDescID.Validators
 		fns := [...]func(string) error{
 			validators[0].(func(string) error),
 			validators[1].(func(string) error),

@@ -32,6 +32,8 @@ type Tx struct {
 	RefreshToken *RefreshTokenClient
 	// Resource is the client for interacting with the Resource builders.
 	Resource *ResourceClient
+	// RevokedAccessToken is the client for interacting with the RevokedAccessToken builders.
+	RevokedAccessToken *RevokedAccessTokenClient
 	// S3Credential is the client for interacting with the S3Credential builders.
 	S3Credential *S3CredentialClient
 	// Session is the client for interacting with the Session builders.
@@ -188,6 +190,7 @@ func (tx *Tx) init() {
 	tx.Project = NewProjectClient(tx.config)
 	tx.RefreshToken = NewRefreshTokenClient(tx.config)
 	tx.Resource = NewResourceClient(tx.config)
+	tx.RevokedAccessToken = NewRevokedAccessTokenClient(tx.config)
 	tx.S3Credential = NewS3CredentialClient(tx.config)
 	tx.Session = NewSessionClient(tx.config)
 	tx.SignInBudget = NewSignInBudgetClient(tx.config)

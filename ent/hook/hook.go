@@ -117,6 +117,18 @@ func (f ResourceFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, er
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.ResourceMutation", m)
 }
 
+// The RevokedAccessTokenFunc type is an adapter to allow the use of ordinary
+// function as RevokedAccessToken mutator.
+type RevokedAccessTokenFunc func(context.Context, *ent.RevokedAccessTokenMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f RevokedAccessTokenFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.RevokedAccessTokenMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.RevokedAccessTokenMutation", m)
+}
+
 // The S3CredentialFunc type is an adapter to allow the use of ordinary
 // function as S3Credential mutator.
 type S3CredentialFunc func(context.Context, *ent.S3CredentialMutation) (ent.Value, error)

@@ -217,6 +217,25 @@ var (
 			},
 		},
 	}
+	// RevokedAccessTokensColumns holds the columns for the "revoked_access_tokens" table.
+	RevokedAccessTokensColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString, Size: 64},
+		{Name: "project_id", Type: field.TypeString},
+		{Name: "expires_at", Type: field.TypeTime},
+	}
+	// RevokedAccessTokensTable holds the schema information for the "revoked_access_tokens" table.
+	RevokedAccessTokensTable = &schema.Table{
+		Name:       "revoked_access_tokens",
+		Columns:    RevokedAccessTokensColumns,
+		PrimaryKey: []*schema.Column{RevokedAccessTokensColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "revokedaccesstoken_expires_at",
+				Unique:  false,
+				Columns: []*schema.Column{RevokedAccessTokensColumns[2]},
+			},
+		},
+	}
 	// S3credentialsColumns holds the columns for the "s3credentials" table.
 	S3credentialsColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeString, Size: 40},
@@ -423,6 +442,7 @@ var (
 		ProjectsTable,
 		RefreshTokensTable,
 		ResourcesTable,
+		RevokedAccessTokensTable,
 		S3credentialsTable,
 		SessionsTable,
 		SignInBudgetsTable,

@@ -33,6 +33,9 @@ type RefreshToken func(*sql.Selector)
 // Resource is the predicate function for resource builders.
 type Resource func(*sql.Selector)
 
+// RevokedAccessToken is the predicate function for revokedaccesstoken builders.
+type RevokedAccessToken func(*sql.Selector)
+
 // S3Credential is the predicate function for s3credential builders.
 type S3Credential func(*sql.Selector)
 

@@ -11,10 +11,12 @@ import (
 	"github.com/authcore/authcore/ent"
 	"github.com/authcore/authcore/platform/audit"
 	"github.com/authcore/authcore/platform/bearer"
+	"github.com/authcore/authcore/platform/credential"
 	"github.com/authcore/authcore/platform/database"
 	"github.com/authcore/authcore/platform/guard"
 	"github.com/authcore/authcore/platform/httpserver"
 	"github.com/authcore/authcore/platform/identity"
+	"github.com/authcore/authcore/platform/secret"
 )
 
 // Module wires the service and its routes.
@@ -23,6 +25,13 @@ var Module = fx.Module("agenttoken",
 	fx.Provide(fx.Annotate(NewService, fx.As(fx.Self()), fx.As(new(identity.AgentTokens)))),
 	httpserver.AsRoutes(func(s *Service, g *guard.Guard, k bearer.Kit) []httpserver.Route {
 		return (&handler{svc: s, guard: g, me: bearer.NewEndpoint(k, Kind)}).routes()
+	}),
+	credential.AsKinds(func(s *Service) []credential.Kind {
+		return []credential.Kind{{
+			Name: Kind, Pattern: secret.Pattern(tokenKind),
+			Match:  func(t string) bool { return secret.CheckToken(tokenKind, t) },
+			Revoke: s.RevokePresented,
+		}}
 	}),
 )
 

@@ -11,10 +11,12 @@ import (
 	"github.com/authcore/authcore/ent"
 	"github.com/authcore/authcore/platform/audit"
 	"github.com/authcore/authcore/platform/bearer"
+	"github.com/authcore/authcore/platform/credential"
 	"github.com/authcore/authcore/platform/guard"
 	"github.com/authcore/authcore/platform/httpserver"
 	"github.com/authcore/authcore/platform/identity"
 	"github.com/authcore/authcore/platform/product"
+	"github.com/authcore/authcore/platform/secret"
 )
 
 // Module wires the service and its routes.
@@ -23,6 +25,19 @@ var Module = fx.Module("badge",
 	fx.Provide(fx.Annotate(NewService, fx.As(fx.Self()), fx.As(new(identity.Badges)))),
 	httpserver.AsRoutes(func(s *Service, g *guard.Guard, r *product.Registry, k bearer.Kit) []httpserver.Route {
 		return (&handler{svc: s, guard: g, products: r, me: bearer.NewEndpoint(k, Kind)}).routes()
+	}),
+	// One kind per registered product: a product added as a plugin is revocable by leak
+	// reports and RFC 7009 with nothing else to change.
+	credential.AsKinds(func(s *Service, r *product.Registry) []credential.Kind {
+		var kinds []credential.Kind
+		for _, key := range r.Keys() {
+			kinds = append(kinds, credential.Kind{
+				Name: Kind + ":" + key, Pattern: secret.Pattern(key),
+				Match:  func(t string) bool { return secret.KindOf(t) == key && secret.CheckToken(key, t) },
+				Revoke: s.RevokePresented,
+			})
+		}
+		return kinds
 	}),
 )
 

@@ -187,6 +187,18 @@ func (s *Service) RevokePresented(ctx context.Context, token string, r identity.
 	return err
 }
 
+// RevokeLive revokes the live badge with this id as r says — for a product's own secret
+// (an auth client secret, an s3 access key) presented in a leak report or to RFC 7009:
+// the whole badge goes, with every credential of its product. ErrNotLive when it is not live.
+func (s *Service) RevokeLive(ctx context.Context, badgeID string, r identity.Revocation) error {
+	live := entbadge.Or(entbadge.ExpiresAtIsNil(), entbadge.ExpiresAtGT(s.clock.Now()))
+	err := s.revoke(ctx, []predicate.Badge{entbadge.ID(badgeID), live}, nil, r.Origin, r.Metadata, r.Action)
+	if errors.Is(err, ErrNotFound) {
+		return identity.ErrNotLive
+	}
+	return err
+}
+
 func (s *Service) revoke(ctx context.Context, where []predicate.Badge, actor *string, origin audit.Origin, extra map[string]any, action string) error {
 	var product string
 	err := database.WithTx(ctx, s.ent, func(tx *ent.Tx) error {

@@ -10,20 +10,16 @@ import (
 	"errors"
 	"net/http"
 	"os"
-	"regexp"
 	"sync"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/authcore/authcore/platform/apperr"
+	"github.com/authcore/authcore/platform/credential"
 	"github.com/authcore/authcore/platform/httpserver"
 	"github.com/authcore/authcore/platform/identity"
-	"github.com/authcore/authcore/platform/secret"
 )
-
-// The regular expression registered with GitHub: every authcore secret kind.
-var pattern = regexp.MustCompile(`^ac_(ai|db|s3|auth|pay)_[0-9A-Za-z]{38}$`)
 
 var (
 	errNoScanning   = apperr.NotFound("secret scanning is not configured")
@@ -32,9 +28,10 @@ var (
 )
 
 type handler struct {
-	keys   *keyFile
-	agents identity.AgentTokens
-	badges identity.Badges
+	keys *keyFile
+	// kinds are every kind of secret any module or plugin contributed: what GitHub is
+	// told to look for, and what a report may revoke.
+	kinds *credential.Registry
 }
 
 func (h *handler) routes() []httpserver.Route {
@@ -78,15 +75,10 @@ func (h *handler) report(c *fiber.Ctx) error {
 	origin := httpserver.Origin(c)
 	for _, m := range matches {
 		result := "false_positive"
-		if kind := secret.KindOf(m.Token); pattern.MatchString(m.Token) && secret.CheckToken(kind, m.Token) {
+		if k, ok := h.kinds.Of(m.Token); ok && k.Pattern != "" {
 			r := identity.Revocation{Action: "credential.leak_revoke", Origin: origin,
 				Metadata: map[string]any{"via": "leak_report", "url": m.URL, "source": m.Source}}
-			var err error
-			if kind == "ai" {
-				err = h.agents.RevokePresented(c.UserContext(), m.Token, r)
-			} else {
-				err = h.badges.RevokePresented(c.UserContext(), m.Token, r)
-			}
+			err := k.Revoke(c.UserContext(), m.Token, r)
 			switch {
 			case err == nil:
 				result = "true_positive"

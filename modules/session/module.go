@@ -13,6 +13,7 @@ import (
 	"github.com/authcore/authcore/platform/audit"
 	"github.com/authcore/authcore/platform/clock"
 	"github.com/authcore/authcore/platform/config"
+	"github.com/authcore/authcore/platform/credential"
 	"github.com/authcore/authcore/platform/database"
 	"github.com/authcore/authcore/platform/guard"
 	"github.com/authcore/authcore/platform/health"
@@ -39,6 +40,7 @@ var Module = fx.Module("session",
 	fx.Invoke(func(lc fx.Lifecycle, e *Engine) { lc.Append(fx.Hook{OnStart: e.Run, OnStop: e.Halt}) }),
 	secret.AsResealer(func(c *ent.Client, r *secret.Keyring) signingKeys { return signingKeys{ent: c, ring: r} }),
 	health.AsCheck(func(e *Engine) health.Check { return health.Check{Name: "engine", Check: e.readyErr} }),
+	credential.AsKinds(func(e *Engine) []credential.Kind { return e.kinds() }),
 	httpserver.AsRoutes(func(e *Engine, g *guard.Guard, cfg config.Config, l *ratelimit.Limiters) []httpserver.Route {
 		return (&handler{engine: e, guard: g, cfg: cfg, limits: l}).routes()
 	}),

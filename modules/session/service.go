@@ -169,7 +169,7 @@ func (e *Engine) Start(ctx context.Context, in identity.NewSession) (identity.To
 		return identity.Tokens{}, errNotReady
 	}
 	now := e.clock.Now()
-	refresh, err := secret.NewToken("rt")
+	refresh, err := secret.NewToken(refreshKind)
 	if err != nil {
 		return identity.Tokens{}, err
 	}
@@ -363,7 +363,7 @@ func (e *Engine) Refresh(ctx context.Context, token string) (Refreshed, error) {
 	if !e.Ready() {
 		return Refreshed{}, errNotReady
 	}
-	if !secret.CheckToken("rt", token) {
+	if !secret.CheckToken(refreshKind, token) {
 		return Refreshed{}, errRefreshDenied
 	}
 	now := e.clock.Now()
@@ -380,7 +380,7 @@ func (e *Engine) Refresh(ctx context.Context, token string) (Refreshed, error) {
 		}
 		return Refreshed{}, errTokenTheft
 	}
-	next, err := secret.NewToken("rt")
+	next, err := secret.NewToken(refreshKind)
 	if err != nil {
 		return Refreshed{}, err
 	}

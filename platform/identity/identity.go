@@ -216,6 +216,9 @@ type Badges interface {
 	// RevokePresented revokes the presented badge as r says; ErrNotLive when it is not a
 	// live badge.
 	RevokePresented(ctx context.Context, token string, r Revocation) error
+	// RevokeLive revokes the live badge with this id as r says (a product's own secret was
+	// presented); ErrNotLive when it is not live.
+	RevokeLive(ctx context.Context, badgeID string, r Revocation) error
 }
 
 // JWTVerifier is supplied by the session module to the OAuth surface: verification of any

@@ -6,6 +6,8 @@ import (
 	"crypto/subtle"
 	"hash/crc32"
 	"math/big"
+	"regexp"
+	"strconv"
 	"strings"
 )
 
@@ -124,4 +126,10 @@ func Hint(token string) string {
 		return prefix + "…"
 	}
 	return prefix + rest[:4] + "…" + rest[len(rest)-4:]
+}
+
+// Pattern is the regular expression (without anchors) that matches tokens of kind, for
+// secret scanners.
+func Pattern(kind string) string {
+	return tokenPrefix + regexp.QuoteMeta(kind) + "_[0-9A-Za-z]{" + strconv.Itoa(randomLen+checksumLen) + "}"
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/authcore/authcore/platform/bearer"
 	"github.com/authcore/authcore/platform/clock"
 	"github.com/authcore/authcore/platform/config"
+	"github.com/authcore/authcore/platform/credential"
 	"github.com/authcore/authcore/platform/guard"
 	"github.com/authcore/authcore/platform/httpserver"
 	"github.com/authcore/authcore/platform/identity"
@@ -30,8 +31,9 @@ import (
 
 // Module contributes the product and the token endpoint.
 var Module = fx.Module("plugin-auth",
-	fx.Provide(New),
+	fx.Provide(New, newDenylist),
 	product.AsProduct(func(p *Product) *Product { return p }),
+	credential.AsKinds(kinds),
 	fx.Provide(newResults),
 	metrics.AsCollector(func(r *results) prometheus.Collector { return r.CounterVec }),
 	httpserver.AsRoutes(func(e endpointParams) []httpserver.Route {
@@ -39,6 +41,7 @@ var Module = fx.Module("plugin-auth",
 			return e.Results.MustCurryWith(prometheus.Labels{"endpoint": endpoint})
 		}
 		return (&tokenEndpoint{p: e.Product, limits: e.Limits, agents: e.Agents, badges: e.Badges, jwts: e.JWTs, sessions: e.Sessions, resources: e.Resources,
+			denied: e.Denied, kinds: e.Kinds,
 			issued: e.Metrics.Issued.WithLabelValues("exchanged", ""), results: at("token"), exchanges: at("token_exchange"),
 			introspections: at("introspect"), revocations: at("revoke")}).routes()
 	}),
@@ -220,6 +223,8 @@ type endpointParams struct {
 	JWTs      identity.JWTVerifier
 	Sessions  guard.SessionVerifier
 	Resources resource.Registry
+	Denied    *denylist
+	Kinds     *credential.Registry
 	Metrics   *metrics.Credentials
 	Results   *results
 }

@@ -121,6 +121,12 @@ func (t *tokenEndpoint) inspectJWT(c *fiber.Ctx, project, token string) (fiber.M
 		if err != nil || !live {
 			return inactive, err
 		}
+		// Revoked by its jti (RFC 7009) before its exp.
+		if jti, _ := claims["jti"].(string); jti != "" {
+			if gone, err := t.denied.revoked(ctx, jti); err != nil || gone {
+				return inactive, err
+			}
+		}
 		base["kind"], base["client_id"], base["aud"], base["scope"], base["token_type"] = "oauth_access_token", clientID, claims["aud"], claims["scope"], "Bearer"
 		if name, ok := claims["agent_name"]; ok {
 			base["agent_name"] = name
@@ -161,15 +167,8 @@ func (t *tokenEndpoint) revoke(c *fiber.Ctx) error {
 	if token == "" || len(form["token"]) > 1 {
 		return t.failAt(c, t.revocations, invalidRequest("give token once"))
 	}
-	var err error
-	switch {
-	case strings.HasPrefix(token, "ac_ai_"):
-		err = t.agents.RevokePresented(c.UserContext(), token, selfRevoke(c))
-	case strings.HasPrefix(token, "ac_"):
-		err = t.badges.RevokePresented(c.UserContext(), token, selfRevoke(c))
-	default:
-		err = identity.ErrNotLive
-	}
+	// Every kind of secret, whoever owns it (SPEC §9a): the registry knows them all.
+	_, err := t.kinds.Revoke(c.UserContext(), token, selfRevoke(c))
 	result := "revoked"
 	switch {
 	case errors.Is(err, identity.ErrNotLive):

@@ -15,6 +15,7 @@ import (
 
 	"github.com/authcore/authcore/ent/schema"
 	"github.com/authcore/authcore/platform/audit"
+	"github.com/authcore/authcore/platform/credential"
 	"github.com/authcore/authcore/platform/guard"
 	"github.com/authcore/authcore/platform/httpserver"
 	"github.com/authcore/authcore/platform/identity"
@@ -38,6 +39,8 @@ type tokenEndpoint struct {
 	jwts      identity.JWTVerifier
 	sessions  guard.SessionVerifier
 	resources resource.Registry
+	denied    *denylist
+	kinds     *credential.Registry
 	issued    prometheus.Counter // exchanged tokens
 	// Answers by result, one vector per endpoint.
 	results, exchanges, introspections, revocations *prometheus.CounterVec

@@ -18,6 +18,7 @@ import (
 	"github.com/authcore/authcore/platform/bearer"
 	"github.com/authcore/authcore/platform/clock"
 	"github.com/authcore/authcore/platform/config"
+	kind "github.com/authcore/authcore/platform/credential"
 	"github.com/authcore/authcore/platform/httpserver"
 	"github.com/authcore/authcore/platform/invalidation"
 	"github.com/authcore/authcore/platform/metrics"
@@ -32,6 +33,7 @@ var Module = fx.Module("plugin-s3",
 	product.AsProduct(func(p *Product) *Product { return p }),
 	secret.AsResealer(func(c *ent.Client, r *secret.Keyring) secretKeys { return secretKeys{ent: c, ring: r} }),
 	httpserver.AsRoutes(func(p *Product) []httpserver.Route { return p.routes() }),
+	kind.AsKinds(kinds),
 )
 
 const (

@@ -20,6 +20,7 @@ import (
 	"github.com/authcore/authcore/platform/bearer"
 	"github.com/authcore/authcore/platform/clock"
 	"github.com/authcore/authcore/platform/config"
+	"github.com/authcore/authcore/platform/credential"
 	"github.com/authcore/authcore/platform/database"
 	"github.com/authcore/authcore/platform/guard"
 	"github.com/authcore/authcore/platform/health"
@@ -52,7 +53,7 @@ func Options(cfg config.Config, keys secret.MasterKeys, out logging.Output) fx.O
 		// The platform every module stands on.
 		logging.Module, logging.FxLogger, tracing.Module, clock.Module, secret.Module, metrics.Module,
 		database.Module, audit.Module, httpserver.Module, health.Module, invalidation.Module,
-		ratelimit.Module, guard.Module, bearer.Module, product.Module, mail.Module,
+		ratelimit.Module, guard.Module, bearer.Module, product.Module, mail.Module, credential.Module,
 
 		api.Module,
 

@@ -1,0 +1,63 @@
+package session
+
+import (
+	"context"
+
+	"github.com/authcore/authcore/ent"
+	"github.com/authcore/authcore/ent/predicate"
+	"github.com/authcore/authcore/ent/refreshtoken"
+	entsession "github.com/authcore/authcore/ent/session"
+	"github.com/authcore/authcore/platform/audit"
+	"github.com/authcore/authcore/platform/credential"
+	"github.com/authcore/authcore/platform/identity"
+	"github.com/authcore/authcore/platform/secret"
+)
+
+// refreshKind prefixes refresh tokens: ac_rt_….
+const refreshKind = "rt"
+
+// kinds: refresh tokens (SPEC §9a). A leaked one — current or already rotated — ends its
+// whole session, with every access token of it.
+func (e *Engine) kinds() []credential.Kind {
+	return []credential.Kind{{
+		Name: "session_refresh_token", Pattern: secret.Pattern(refreshKind),
+		Match:  func(t string) bool { return secret.CheckToken(refreshKind, t) },
+		Revoke: e.revokePresented,
+	}}
+}
+
+// revokePresented revokes the live session a refresh token belongs to. An end user's
+// project hears of it (audit record and event); a dashboard user's session has no project.
+func (e *Engine) revokePresented(ctx context.Context, token string, r identity.Revocation) error {
+	rt, err := e.ent.RefreshToken.Query().Where(refreshtoken.Digest(secret.DigestOf(token).Bytes())).Only(ctx)
+	if ent.IsNotFound(err) {
+		return identity.ErrNotLive
+	}
+	if err != nil {
+		return err
+	}
+	s, err := e.ent.Session.Get(ctx, rt.SessionID)
+	if ent.IsNotFound(err) {
+		return identity.ErrNotLive
+	}
+	if err != nil {
+		return err
+	}
+	var event func(int) audit.Event
+	if s.TenantID != identity.PublicTenant {
+		action := r.Action
+		if action == "" {
+			action = "session.revoke"
+		}
+		md := map[string]any{"sessionHandle": s.ID, "userId": s.UserID}
+		for k, v := range r.Metadata {
+			md[k] = v
+		}
+		event = func(int) audit.Event { return audit.Event{ProjectID: s.TenantID, Action: action, Metadata: md, Origin: r.Origin} }
+	}
+	n, err := e.revokeWhere(ctx, []predicate.Session{entsession.ID(s.ID), entsession.ExpiresAtGT(e.clock.Now())}, event)
+	if err == nil && n == 0 {
+		return identity.ErrNotLive
+	}
+	return err
+}

@@ -1,0 +1,115 @@
+// Package credential is the registry of the kinds of secret authcore hands out (SPEC §15):
+// each owner — a module, a product plugin — contributes its kind, and whatever must act on
+// a presented secret of any kind (RFC 7009 revocation, leak reports, the secret-scanning
+// pattern) asks the registry instead of switching on prefixes. A kind added by a new
+// owner is revocable everywhere with no other change.
+package credential
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+
+	"go.uber.org/fx"
+
+	"github.com/authcore/authcore/platform/identity"
+)
+
+// Kind is one kind of secret.
+type Kind struct {
+	// Name is the kind's stable name (ai_agent, service_badge:s3, oauth_client_secret, …).
+	Name string
+	// Pattern matches the secret in text (a secret scanner's regular expression, without
+	// anchors); "" for a kind no scanner can tell apart (JWTs).
+	Pattern string
+	// Match reports, without any store lookup, whether token has this kind's format (and
+	// checksum, where it has one).
+	Match func(token string) bool
+	// Revoke revokes the credential token belongs to, audited as r says; it returns
+	// identity.ErrNotLive when token is not a live credential of this kind.
+	Revoke func(ctx context.Context, token string, r identity.Revocation) error
+}
+
+// AsKinds contributes the []Kind returned by constructor f to the registry.
+func AsKinds(f any) fx.Option {
+	return fx.Provide(fx.Annotate(f, fx.ResultTags(`group:"credential_kinds,flatten"`)))
+}
+
+// Module provides the registry.
+var Module = fx.Module("credential", fx.Provide(New))
+
+// Registry is every contributed kind.
+type Registry struct {
+	kinds   []Kind
+	pattern *regexp.Regexp
+}
+
+// Params are the registry's contributions.
+type Params struct {
+	fx.In
+	Kinds []Kind `group:"credential_kinds"`
+}
+
+// New checks and orders the contributed kinds: names are unique, and every kind can be
+// matched and revoked.
+func New(p Params) (*Registry, error) {
+	kinds := append([]Kind(nil), p.Kinds...)
+	sort.Slice(kinds, func(i, j int) bool { return kinds[i].Name < kinds[j].Name })
+	var alts []string
+	for i, k := range kinds {
+		if k.Name == "" || k.Match == nil || k.Revoke == nil {
+			return nil, fmt.Errorf("credential kind %q lacks a name, Match or Revoke", k.Name)
+		}
+		if i > 0 && kinds[i-1].Name == k.Name {
+			return nil, fmt.Errorf("credential kind %q is contributed twice", k.Name)
+		}
+		if k.Pattern != "" {
+			if _, err := regexp.Compile(k.Pattern); err != nil {
+				return nil, fmt.Errorf("credential kind %q: pattern: %w", k.Name, err)
+			}
+			alts = append(alts, "(?:"+k.Pattern+")")
+		}
+	}
+	r := &Registry{kinds: kinds}
+	if len(alts) > 0 {
+		r.pattern = regexp.MustCompile(`\b(?:` + strings.Join(alts, "|") + `)\b`)
+	}
+	return r, nil
+}
+
+// Kinds lists the kinds by name.
+func (r *Registry) Kinds() []Kind { return append([]Kind(nil), r.kinds...) }
+
+// Of returns the kind whose format token has.
+func (r *Registry) Of(token string) (Kind, bool) {
+	for _, k := range r.kinds {
+		if k.Match(token) {
+			return k, true
+		}
+	}
+	return Kind{}, false
+}
+
+// Revoke revokes whatever live credential token is, and names its kind. A token of no
+// kind, or of a kind but not live, is identity.ErrNotLive.
+func (r *Registry) Revoke(ctx context.Context, token string, rev identity.Revocation) (string, error) {
+	k, ok := r.Of(token)
+	if !ok {
+		return "", identity.ErrNotLive
+	}
+	return k.Name, k.Revoke(ctx, token, rev)
+}
+
+// Pattern matches any scannable secret of any kind (nil when none is scannable): what a
+// secret-scanning partner registers, and what leak reports are checked against.
+func (r *Registry) Pattern() *regexp.Regexp { return r.pattern }
+
+// ScanPattern is Pattern's text ("" when none).
+func (r *Registry) ScanPattern() string {
+	if r.pattern == nil {
+		return ""
+	}
+	return r.pattern.String()
+}

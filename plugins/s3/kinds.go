@@ -1,0 +1,40 @@
+package s3
+
+import (
+	"context"
+	"regexp"
+	"strconv"
+
+	"github.com/authcore/authcore/ent"
+	"github.com/authcore/authcore/ent/s3credential"
+	kind "github.com/authcore/authcore/platform/credential"
+	"github.com/authcore/authcore/platform/identity"
+)
+
+// accessKeyPattern is an access key id this product issues.
+var accessKeyPattern = regexp.MustCompile(`^AKAC[0-9A-Z]{` + strconv.Itoa(accessKeyLen) + `}$`)
+
+// kinds: an s3 access key id (SPEC §9a). It is what a leaked key pair is found by (the
+// secret key alone has no shape to scan for), so presenting it revokes the pair — the
+// badge and every key of it. The id alone is not secret: whoever sees a request's
+// Authorization header can revoke the key. The spec accepts that; an operator who does
+// not can turn RFC 7009 off at the proxy for AKAC tokens.
+func kinds(p *Product, badges identity.Badges) []kind.Kind {
+	return []kind.Kind{{
+		Name: "s3_access_key", Pattern: `AKAC[0-9A-Z]{` + strconv.Itoa(accessKeyLen) + `}`,
+		Match: accessKeyPattern.MatchString,
+		Revoke: func(ctx context.Context, id string, r identity.Revocation) error {
+			c, err := p.ent.S3Credential.Query().Where(s3credential.RevokedAtIsNil(), s3credential.Or(
+				s3credential.AccessKeyID(id),
+				s3credential.And(s3credential.PreviousAccessKeyID(id), s3credential.PreviousExpiresAtGT(p.clock.Now())),
+			)).Only(ctx)
+			if ent.IsNotFound(err) {
+				return identity.ErrNotLive
+			}
+			if err != nil {
+				return err
+			}
+			return badges.RevokeLive(ctx, c.BadgeID, r)
+		},
+	}}
+}
