@@ -53,7 +53,9 @@ func (e *Engine) revokePresented(ctx context.Context, token string, r identity.R
 		for k, v := range r.Metadata {
 			md[k] = v
 		}
-		event = func(int) audit.Event { return audit.Event{ProjectID: s.TenantID, Action: action, Metadata: md, Origin: r.Origin} }
+		event = func(int) audit.Event {
+			return audit.Event{ProjectID: s.TenantID, Action: action, Metadata: md, Origin: r.Origin}
+		}
 	}
 	n, err := e.revokeWhere(ctx, []predicate.Session{entsession.ID(s.ID), entsession.ExpiresAtGT(e.clock.Now())}, event)
 	if err == nil && n == 0 {
