@@ -26,6 +26,7 @@ import (
 	"github.com/authcore/authcore/modules/project"
 	"github.com/authcore/authcore/platform/apperr"
 	"github.com/authcore/authcore/platform/config"
+	"github.com/authcore/authcore/platform/credential"
 	"github.com/authcore/authcore/platform/database"
 	"github.com/authcore/authcore/platform/identity"
 	"github.com/authcore/authcore/platform/logging"
@@ -45,6 +46,7 @@ type cli struct {
 	Users       usersCmd       `cmd:"" help:"Manage users without HTTP."`
 	Projects    projectsCmd    `cmd:"" help:"Manage projects without HTTP."`
 	Keys        keysCmd        `cmd:"" help:"Manage the master keys."`
+	Scanning    scanningCmd    `cmd:"" name:"secret-scanning" help:"Secret-scanning partner settings."`
 	Bench       benchCmd       `cmd:"" help:"Load-test the service in-process on loopback and print requests/s, p50, p99 and ratios to /healthz."`
 	Healthcheck healthcheckCmd `cmd:"" help:"Exit 0 when the server on AUTHCORE_ADDR answers /healthz (for container health checks)."`
 }
@@ -326,6 +328,21 @@ func readPassword(r io.Reader) (string, error) {
 		return "", err
 	}
 	return strings.TrimRight(line, "\r\n"), nil
+}
+
+type scanningCmd struct {
+	Pattern scanningPatternCmd `cmd:"" help:"Print the regular expression that matches every kind of authcore secret, to register with a secret scanner."`
+}
+
+type scanningPatternCmd struct{}
+
+// Run prints the pattern the registry builds from every contributed kind, so a product
+// or kind added as a plugin is in it with nothing else to change.
+func (scanningPatternCmd) Run(cfg *config.Config, stdout io.Writer) error {
+	return withApp(cfg, func(_ context.Context, kinds *credential.Registry) error {
+		_, err := fmt.Fprintln(stdout, kinds.ScanPattern())
+		return err
+	})
 }
 
 type keysCmd struct {

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -232,4 +233,35 @@ func TestMasterKeyRotation(t *testing.T) {
 		verifyS3(t, b, s3)
 		verifyS3(t, b, replaced)
 	})
+}
+
+// The secret-scanning pattern is built from every contributed kind: each matches a secret
+// of its own shape, and nothing else of ours (a JWT, an email token) matches.
+func TestSecretScanningPattern(t *testing.T) {
+	var out, errOut bytes.Buffer
+	args := []string{"secret-scanning", "pattern", "--database-url=sqlite:" + t.TempDir() + "/p.db", "--data-dir=" + t.TempDir()}
+	if code := run(args, &out, &errOut); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	p, err := regexp.Compile(strings.TrimSpace(out.String()))
+	if err != nil {
+		t.Fatalf("%q: %v", out.String(), err)
+	}
+	for _, kind := range []string{"ai", "db", "s3", "auth", "pay", "cs", "rt"} {
+		tok, _ := secret.NewToken(kind)
+		if !p.MatchString("found " + tok + " in .env") {
+			t.Errorf("ac_%s_ is not matched", kind)
+		}
+	}
+	for _, s := range []string{"AKAC0123456789ABCDEF", "in AKACZZZZZZZZZZZZZZZZ."} {
+		if !p.MatchString(s) {
+			t.Errorf("%q is not matched", s)
+		}
+	}
+	rst, _ := secret.NewToken("rst")
+	for _, s := range []string{rst, "eyJhbGciOiJFZERTQSJ9.e30.sig", "ac_ai_short"} {
+		if p.MatchString(s) {
+			t.Errorf("%q is matched", s)
+		}
+	}
 }

@@ -348,3 +348,35 @@ func TestIPHashesOfSessionsAndAuditDiffer(t *testing.T) {
 		}
 	})
 }
+
+// SPEC §9a: ipHash keys are per project (audit) and per tenant (sessions): the same
+// address hashes apart in two projects, so admins of one cannot follow it into another.
+func TestIPHashesDifferAcrossProjects(t *testing.T) {
+	apptest.ForEachStore(t, func(t *testing.T, st apptest.Store) {
+		w := newAdminWorld(t, st)
+		inB := w.a.SignUpIn(t, w.prjB) // same peer address, 127.0.0.1, as w.tenant in A
+		hashOf := func(admin *apptest.Session, prj string) string {
+			got := w.recent(admin, "projectId="+prj).Expect(t, 200, nil)
+			h, _ := got["sessions"].([]any)[0].(map[string]any)["ipHash"].(string)
+			return h
+		}
+		if a, b := hashOf(w.admin, w.prjA), hashOf(w.adminB, w.prjB); a == "" || a == b {
+			t.Fatalf("session ipHash of one address in two tenants: %q and %q", a, b)
+		}
+		for _, c := range []struct {
+			admin  *apptest.Session
+			prj    string
+			handle string
+		}{{w.admin, w.prjA, w.tenant.SessionHandle}, {w.adminB, w.prjB, inB.SessionHandle}} {
+			w.a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/auth-core/session/revoke",
+				Body:   map[string]any{"projectId": c.prj, "sessionHandle": c.handle},
+				Header: map[string]string{"Authorization": "Bearer " + c.admin.AccessToken, "X-Forwarded-For": "203.0.113.9"}}).
+				Expect(t, 200, map[string]any{"revoked": 1})
+		}
+		evA, errA := w.a.Ent.AuditEvent.Query().Where(auditevent.Action("session.revoke"), auditevent.ProjectID(w.prjA)).Only(context.Background())
+		evB, errB := w.a.Ent.AuditEvent.Query().Where(auditevent.Action("session.revoke"), auditevent.ProjectID(w.prjB)).Only(context.Background())
+		if errA != nil || errB != nil || evA.IPHash == nil || evB.IPHash == nil || *evA.IPHash == *evB.IPHash {
+			t.Fatalf("audit ipHash of one X-Forwarded-For in two projects: %v %v (%v %v)", evA, evB, errA, errB)
+		}
+	})
+}

@@ -179,7 +179,8 @@ func (e *Engine) Start(ctx context.Context, in identity.NewSession) (identity.To
 	}
 	var ipHash *string
 	if in.IP != "" {
-		h := e.ring.MAC(sessionIPPurpose, []byte(in.IP))
+		// Keyed per tenant (SPEC §9a): hashes never compare across projects.
+		h := e.ring.MAC(sessionIPPurpose+"/"+in.TenantID, []byte(in.IP))
 		ipHash = &h
 	}
 	var ua *string

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/netip"
 	"net/url"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -36,9 +37,49 @@ var localRanges = []netip.Prefix{
 	netip.MustParsePrefix("198.18.0.0/15"), // benchmarking
 }
 
+// thisNetwork is 0.0.0.0/8: Linux routes 0.x.y.z to the host itself.
+var thisNetwork = netip.MustParsePrefix("0.0.0.0/8")
+
+// IPv6 forms that carry an IPv4 address a packet may end up at: IPv4-compatible (::/96,
+// deprecated but still routed by some stacks), NAT64 (64:ff9b::/96 and the local-use
+// 64:ff9b:1::/48) and 6to4 (2002::/16, the address in bits 16–48).
+var (
+	ipv4Compatible = netip.MustParsePrefix("::/96")
+	nat64          = netip.MustParsePrefix("64:ff9b::/96")
+	nat64Local     = netip.MustParsePrefix("64:ff9b:1::/48")
+	sixToFour      = netip.MustParsePrefix("2002::/16")
+)
+
+// embeddedIPv4 is the IPv4 address an IPv6 address of those forms reaches.
+func embeddedIPv4(a netip.Addr) (netip.Addr, bool) {
+	if !a.Is6() {
+		return netip.Addr{}, false
+	}
+	b := a.As16()
+	switch {
+	case ipv4Compatible.Contains(a) && !a.IsUnspecified() && !a.IsLoopback():
+		return netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]}), true
+	case nat64.Contains(a), nat64Local.Contains(a):
+		return netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]}), true
+	case sixToFour.Contains(a):
+		return netip.AddrFrom4([4]byte{b[2], b[3], b[4], b[5]}), true
+	}
+	return netip.Addr{}, false
+}
+
+// allowedPort: the web's ports and the unprivileged ones (SPEC §9a), never a system
+// service's (SSH, SMTP, a database's admin port below 1024).
+func allowedPort(port uint16) bool { return port == 80 || port == 443 || port >= 1024 }
+
 // allowed reports whether a delivery may connect to a.
 func (p addressPolicy) allowed(a netip.Addr) bool {
 	a = a.Unmap()
+	if v4, ok := embeddedIPv4(a); ok && !p.allowed(v4) {
+		return false
+	}
+	if thisNetwork.Contains(a) {
+		return false
+	}
 	if !a.IsValid() || a.IsUnspecified() || a.IsLinkLocalUnicast() || a.IsMulticast() || a.IsInterfaceLocalMulticast() || a == netip.AddrFrom4([4]byte{255, 255, 255, 255}) {
 		return false
 	}
@@ -83,6 +124,12 @@ func (p addressPolicy) checkURL(ctx context.Context, raw string) (string, bool) 
 	if u.Fragment != "" {
 		return "must not have a fragment", false
 	}
+	if port := u.Port(); port != "" {
+		n, err := strconv.ParseUint(port, 10, 16)
+		if err != nil || !allowedPort(uint16(n)) {
+			return "port must be 80, 443 or 1024–65535", false
+		}
+	}
 	host := u.Hostname()
 	if a, err := netip.ParseAddr(host); err == nil {
 		if !p.allowed(a) {
@@ -111,8 +158,8 @@ func (p addressPolicy) control(_, address string, _ syscall.RawConn) error {
 	if err != nil {
 		return fmt.Errorf("%w: %s", errAddress, address)
 	}
-	if !p.allowed(ap.Addr()) {
-		return fmt.Errorf("%w: %s", errAddress, ap.Addr())
+	if !p.allowed(ap.Addr()) || !allowedPort(ap.Port()) {
+		return fmt.Errorf("%w: %s", errAddress, ap)
 	}
 	return nil
 }

@@ -216,6 +216,35 @@ func TestProductionAddressRules(t *testing.T) {
 		Expect(t, 201, nil)
 }
 
+// SPEC §9a: 0.0.0.0/8 and IPv6 forms that embed a refused IPv4 address (IPv4-compatible,
+// IPv4-mapped, NAT64, 6to4) are refused, and so are ports other than 80, 443 and 1024+;
+// the same forms of a public address, and the allowed ports, pass.
+func TestEmbeddedAddressesAndPorts(t *testing.T) {
+	apptest.ForEachStore(t, func(t *testing.T, st apptest.Store) {
+		a := apptest.Start(t, st)
+		admin := a.SignUp(t)
+		prj := a.CreateProject(t, admin)
+		post := func(u string) *apptest.Response {
+			return a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/projects/" + prj + "/webhooks", Body: map[string]any{"url": u}, Header: admin.Bearer()})
+		}
+		for _, u := range []string{
+			"https://0.1.2.3/", "https://0.0.0.0/",
+			"https://[::127.0.0.1]/", "https://[::a9fe:a9fe]/", "https://[::ffff:10.0.0.1]/", // IPv4-compatible, mapped
+			"https://[64:ff9b::a9fe:a9fe]/", "https://[64:ff9b::7f00:1]/", "https://[64:ff9b:1::a00:1]/", // NAT64
+			"https://[2002:a9fe:a9fe::1]/", "https://[2002:7f00:1::]/", "https://[2002:c0a8:0101::1]/", // 6to4
+			"https://93.184.215.14:22/", "https://93.184.215.14:25/", "https://93.184.215.14:1023/", "https://93.184.215.14:0/",
+			"https://93.184.215.14:99999/",
+		} {
+			r := post(u)
+			r.Expect(t, 400, map[string]any{"code": "validation_failed"})
+		}
+		for _, u := range []string{"https://[64:ff9b::5db8:d70e]/", "https://[2002:5db8:d70e::1]/", "https://93.184.215.14:443/",
+			"https://93.184.215.14:8443/", "https://93.184.215.14:80/", "https://93.184.215.14:1024/"} {
+			post(u).Expect(t, 201, nil)
+		}
+	})
+}
+
 func TestDelivery(t *testing.T) {
 	apptest.ForEachStore(t, func(t *testing.T, st apptest.Store) {
 		w := newWorld(t, st)

@@ -75,7 +75,7 @@ func (r *Recorder) Record(ctx context.Context, tx *ent.Tx, e Event) (*ent.AuditE
 		SetNillableActorID(e.ActorID).
 		SetProjectID(e.ProjectID).
 		SetAction(e.Action).
-		SetNillableIPHash(r.IPHash(e.Origin.ForwardedFor)).
+		SetNillableIPHash(r.IPHash(e.ProjectID, e.Origin.ForwardedFor)).
 		SetNillableUserAgent(e.Origin.UserAgent).
 		SetMetadata(md).
 		Save(ctx)
@@ -86,12 +86,14 @@ func (r *Recorder) Record(ctx context.Context, tx *ent.Tx, e Event) (*ent.AuditE
 }
 
 // IPHash is the hex HMAC-SHA256 of an x-forwarded-for value, or nil when there was none.
-// Keyed, so the stored hash cannot be reversed by hashing the IPv4 space.
-func (r *Recorder) IPHash(forwardedFor *string) *string {
+// Keyed, so the stored hash cannot be reversed by hashing the IPv4 space; keyed per
+// project too (SPEC §9a), so one project's admins cannot tell whether an address in their
+// trail also acts in another project's.
+func (r *Recorder) IPHash(projectID string, forwardedFor *string) *string {
 	if forwardedFor == nil {
 		return nil
 	}
-	h := r.keys.MAC(ipPurpose, []byte(*forwardedFor))
+	h := r.keys.MAC(ipPurpose+"/"+projectID, []byte(*forwardedFor))
 	return &h
 }
 

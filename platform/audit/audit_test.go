@@ -57,7 +57,7 @@ func TestRecordInsideTransaction(t *testing.T) {
 			t.Fatalf("metadata = %v", got.Metadata)
 		}
 		// ipHash is the keyed hash of the whole header value, never the value itself.
-		want := expectedIPHash(t, ff)
+		want := expectedIPHash(t, project, ff)
 		if got.IPHash == nil || *got.IPHash != want {
 			t.Fatalf("ipHash = %v, want %s", got.IPHash, want)
 		}
@@ -82,12 +82,12 @@ func TestRecordInsideTransaction(t *testing.T) {
 
 // expectedIPHash recomputes the hash independently of the recorder: HMAC-SHA256 under the
 // keyring's MAC key, which is itself checked against the keyring in secret's tests.
-func expectedIPHash(t *testing.T, v string) string {
+func expectedIPHash(t *testing.T, project, v string) string {
 	k, err := secret.NewKeyring(testkit.TestMasterKey)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := k.MAC("audit-forwarded-for", []byte(v))
+	got := k.MAC("audit-forwarded-for/"+project, []byte(v)) // keyed per project (SPEC §9a)
 	if len(got) != 64 {
 		t.Fatalf("not hex sha256: %q", got)
 	}

@@ -377,3 +377,47 @@ func TestBucketIsBound(t *testing.T) {
 		}
 	}
 }
+
+const emptyHash = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+
+// SPEC §9a: a path with dot-segments is malformed (S3 would resolve /A/../B/key into
+// bucket B while the bucket check saw A), and x-amz-copy-source must name the key's bucket.
+func TestDotSegmentsAndCopySource(t *testing.T) {
+	apptest.ForEachStore(t, func(t *testing.T, st apptest.Store) {
+		a, admin, prj := setup(t, st)
+		b := mint(t, a, admin, prj, nil)
+		other := "authcore-prj-someone-else"
+		now := a.Clock.Now()
+		check := func(path string, header map[string]string) *apptest.Response {
+			req, err := http.NewRequest(http.MethodPut, b.Endpoint+"/placeholder", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.URL.Opaque = path // sent as written: no cleaning of dot-segments
+			req.Header.Set("X-Amz-Content-Sha256", emptyHash)
+			for k, v := range header {
+				req.Header.Set(k, v)
+			}
+			if err := s3Signer.SignHTTP(context.Background(), aws.Credentials{AccessKeyID: b.AccessKey, SecretAccessKey: b.Secret}, req, emptyHash, "s3", b.Region, now); err != nil {
+				t.Fatal(err)
+			}
+			body := parts(req, emptyHash)
+			body["path"] = path
+			return verify(a, body)
+		}
+		malformed := map[string]any{"valid": false, "reason": "malformed"}
+		for _, p := range []string{"/" + b.Bucket + "/../" + other + "/key", "/" + b.Bucket + "/%2e%2E/" + other + "/key",
+			"/" + b.Bucket + "/./key", "/" + b.Bucket + "/%252e%252e/" + other + "/key"} {
+			check(p, nil).Expect(t, 200, malformed)
+		}
+		check("/"+b.Bucket+"/a..b/.key", nil).Expect(t, 200, map[string]any{"valid": true}) // dots inside names are fine
+		copyFrom := func(src string) *apptest.Response {
+			return check("/"+b.Bucket+"/copy", map[string]string{"X-Amz-Copy-Source": src})
+		}
+		copyFrom(b.Bucket + "/original").Expect(t, 200, map[string]any{"valid": true})
+		copyFrom("/" + b.Bucket + "/original?versionId=3").Expect(t, 200, map[string]any{"valid": true})
+		copyFrom(other + "/their-secret").Expect(t, 200, map[string]any{"valid": false, "reason": "bucket_mismatch"})
+		copyFrom("/" + url.PathEscape(other) + "/x").Expect(t, 200, map[string]any{"valid": false, "reason": "bucket_mismatch"})
+		copyFrom("/" + b.Bucket + "/../" + other + "/x").Expect(t, 200, malformed)
+	})
+}

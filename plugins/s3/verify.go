@@ -249,7 +249,11 @@ func (c credential) scope() string {
 func (p *Product) check(ctx context.Context, r signedRequest) ([]byte, string, error) {
 	invalid := func(reason string) ([]byte, string, error) { return answers[reason], reason, nil }
 	cred, ok := parseCredential(r)
-	if !ok || cred.region != p.region || cred.service != "s3" {
+	if !ok || cred.region != p.region || cred.service != "s3" || dotSegments(r.path) {
+		return invalid(reasonMalformed)
+	}
+	copySource, copying := r.headers["x-amz-copy-source"]
+	if copying && dotSegments(copySource) {
 		return invalid(reasonMalformed)
 	}
 	now := p.clock.Now()
@@ -276,7 +280,41 @@ func (p *Product) check(ctx context.Context, r signedRequest) ([]byte, string, e
 	if bucketOf(r, p.endpointHost) != k.bucket {
 		return invalid(reasonBucketMismatch)
 	}
+	// CopyObject and UploadPartCopy read from the bucket x-amz-copy-source names: the key
+	// must own that one too, or a key of one project copies out of another's.
+	if copying && copySourceBucket(copySource) != k.bucket {
+		return invalid(reasonBucketMismatch)
+	}
 	return k.valid, "ok", nil
+}
+
+// dotSegments reports a "." or ".." path segment, raw or percent-encoded (in any case, or
+// encoded twice): the path S3 resolves would then not start with the bucket bucketOf saw.
+func dotSegments(path string) bool {
+	for i := 0; i < 2 && strings.Contains(path, "%"); i++ {
+		decoded, err := url.PathUnescape(path)
+		if err != nil {
+			return true // not a path a client signs
+		}
+		path = decoded
+	}
+	for _, seg := range strings.Split(path, "/") {
+		if seg == "." || seg == ".." {
+			return true
+		}
+	}
+	return false
+}
+
+// copySourceBucket is the bucket of an x-amz-copy-source value: "bucket/key" or
+// "/bucket/key", URL-encoded, optionally with "?versionId=…".
+func copySourceBucket(v string) string {
+	v, _, _ = strings.Cut(v, "?")
+	if decoded, err := url.PathUnescape(v); err == nil {
+		v = decoded
+	}
+	bucket, _, _ := strings.Cut(strings.TrimPrefix(v, "/"), "/")
+	return bucket
 }
 
 // signed reports whether k's secret signed the request.
