@@ -414,10 +414,10 @@ func TestDotSegmentsAndCopySource(t *testing.T) {
 		copyFrom := func(src string) *apptest.Response {
 			return check("/"+b.Bucket+"/copy", map[string]string{"X-Amz-Copy-Source": src})
 		}
-		copyFrom(b.Bucket + "/original").Expect(t, 200, map[string]any{"valid": true})
-		copyFrom("/" + b.Bucket + "/original?versionId=3").Expect(t, 200, map[string]any{"valid": true})
-		copyFrom(other + "/their-secret").Expect(t, 200, map[string]any{"valid": false, "reason": "bucket_mismatch"})
-		copyFrom("/" + url.PathEscape(other) + "/x").Expect(t, 200, map[string]any{"valid": false, "reason": "bucket_mismatch"})
-		copyFrom("/" + b.Bucket + "/../" + other + "/x").Expect(t, 200, malformed)
+		copyFrom(b.Bucket+"/original").Expect(t, 200, map[string]any{"valid": true})
+		copyFrom("/"+b.Bucket+"/original?versionId=3").Expect(t, 200, map[string]any{"valid": true})
+		copyFrom(other+"/their-secret").Expect(t, 200, map[string]any{"valid": false, "reason": "bucket_mismatch"})
+		copyFrom("/"+url.PathEscape(other)+"/x").Expect(t, 200, map[string]any{"valid": false, "reason": "bucket_mismatch"})
+		copyFrom("/"+b.Bucket+"/../"+other+"/x").Expect(t, 200, malformed)
 	})
 }
