@@ -56,12 +56,23 @@ func productScenarios() []scenario {
 				Header: basicHeaders(out["auth"].(map[string]any)), Expect: 200}, nil
 		}},
 		{name: "POST /v1/oauth/token (token exchange)", setup: func(ctx context.Context, env *benchEnv) (request, error) {
-			tok, err := benchAgentToken(env)
+			// Tokens are issued only for a resource the agent token's project registered (SPEC §11).
+			admin, prj, err := benchProject(env)
 			if err != nil {
 				return request{}, err
 			}
+			tok, err := mintOne(env, admin, prj)
+			if err != nil {
+				return request{}, err
+			}
+			resource := "https://mcp.example.com/" + strings.ToLower(prj)
+			var got map[string]any
+			if err := benchCall(env, http.MethodPost, "/v1/projects/"+prj+"/oauth/resources", admin.AccessToken,
+				[]byte(`{"uri":"`+resource+`","name":"bench"}`), http.StatusCreated, &got); err != nil {
+				return request{}, err
+			}
 			form := url.Values{"grant_type": {"urn:ietf:params:oauth:grant-type:token-exchange"}, "subject_token": {tok},
-				"subject_token_type": {"urn:ietf:params:oauth:token-type:access_token"}, "resource": {"https://mcp.example.com"}}
+				"subject_token_type": {"urn:ietf:params:oauth:token-type:access_token"}, "resource": {resource}}
 			return request{Method: http.MethodPost, Path: "/v1/oauth/token", Body: []byte(form.Encode()),
 				Header: map[string]string{"Content-Type": "application/x-www-form-urlencoded"}, Expect: 200}, nil
 		}},
