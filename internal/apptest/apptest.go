@@ -6,6 +6,7 @@ package apptest
 
 import (
 	"testing"
+	"time"
 
 	"github.com/alexedwards/argon2id"
 	"go.uber.org/fx"
@@ -14,6 +15,7 @@ import (
 	"github.com/authcore/authcore/internal/testkit"
 	"github.com/authcore/authcore/modules/webhook"
 	"github.com/authcore/authcore/platform/config"
+	"github.com/authcore/authcore/platform/invalidation"
 	"github.com/authcore/authcore/platform/logging"
 	"github.com/authcore/authcore/platform/secret"
 )
@@ -42,7 +44,10 @@ var (
 const EnvDatabaseURL = testkit.EnvDatabaseURL
 
 // App is the whole application running for one test.
-type App struct{ *testkit.App }
+type App struct {
+	*testkit.App
+	bus *invalidation.PG
+}
 
 // CheapHashing swaps argon2id's OWASP cost for a tiny one. Every test app uses it: the
 // algorithm and code path are the real ones, only the memory and time cost shrink, which
@@ -60,15 +65,29 @@ func Graph(cfg config.Config, keys secret.MasterKeys, out logging.Output) fx.Opt
 // Start boots the application on store st and stops it when the test ends.
 func Start(t testing.TB, st Store, opts ...Option) *App {
 	t.Helper()
-	a := &App{testkit.Start(t, st, Graph, opts...)}
-	a.Check = conform
+	return StartURL(t, st.Name, st.URL(t), opts...)
+}
+
+// StartURL boots the application on an explicit database URL. It returns once the app
+// hears invalidations from other replicas (PostgreSQL's LISTEN is in place): a test that
+// starts a second replica and revokes on the first must not race the listener.
+func StartURL(t testing.TB, storeName, databaseURL string, opts ...Option) *App {
+	t.Helper()
+	a := StartUnready(t, storeName, databaseURL, opts...)
+	select {
+	case <-a.bus.Listening():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the invalidation listener did not start within 10 s")
+	}
 	return a
 }
 
-// StartURL boots the application on an explicit database URL.
-func StartURL(t testing.TB, storeName, databaseURL string, opts ...Option) *App {
+// StartUnready boots the application without waiting for its store: for tests of a store
+// that is down at start.
+func StartUnready(t testing.TB, storeName, databaseURL string, opts ...Option) *App {
 	t.Helper()
-	a := &App{testkit.StartURL(t, storeName, databaseURL, Graph, opts...)}
+	var bus *invalidation.PG
+	a := &App{App: testkit.StartURL(t, storeName, databaseURL, Graph, append(opts, testkit.WithFx(fx.Populate(&bus)))...), bus: bus}
 	a.Check = conform
 	return a
 }

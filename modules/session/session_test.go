@@ -337,7 +337,7 @@ func TestEngineNotReadyUntilStoreAnswers(t *testing.T) {
 	}
 	u, _ := url.Parse(apptest.Stores(t)[1].URL(t))
 	u.Host = "127.0.0.1:1" // nothing listens there
-	a := apptest.StartURL(t, "postgres", u.String())
+	a := apptest.StartUnready(t, "postgres", u.String())
 	me(a, nil).Expect(t, 503, map[string]any{"code": "auth_core_sdk_not_ready"})
 	refresh(a, map[string]any{"refreshToken": "x"}).Expect(t, 503, map[string]any{"code": "auth_core_sdk_not_ready"})
 	a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/auth-core/signout"}).Expect(t, 503, map[string]any{"code": "auth_core_sdk_not_ready"})
