@@ -175,12 +175,9 @@ func (s *Service) Delete(ctx context.Context, projectID, id string, actor *strin
 	})
 }
 
-// Lookup is the Registry: the resource registered under uri, from the cache when it can.
-func (s *Service) Lookup(ctx context.Context, uri string) (resource.Resource, bool, error) {
-	canonical, err := resource.Canonical(uri)
-	if err != nil {
-		return resource.Resource{}, false, nil
-	}
+// Lookup is the Registry: the resource registered under the canonical uri, from the
+// cache when it can.
+func (s *Service) Lookup(ctx context.Context, canonical string) (resource.Resource, bool, error) {
 	r, err := s.cache.Load(ctx, canonical, func(ctx context.Context) (resource.Resource, error) {
 		e, err := s.ent.Resource.Query().Where(entresource.URI(canonical)).Only(ctx)
 		if ent.IsNotFound(err) {

@@ -24,8 +24,9 @@ type Resource struct {
 
 // Registry finds the resource registered under a URI.
 type Registry interface {
-	// Lookup returns the resource registered under uri (canonicalised first), and false
-	// when none is, or uri is not a valid resource URI.
+	// Lookup returns the resource registered under uri, which must be in the form
+	// Canonical returns (callers canonicalise the URIs a request names once), and false
+	// when none is.
 	Lookup(ctx context.Context, uri string) (Resource, bool, error)
 }
 
