@@ -14,6 +14,7 @@ import (
 
 	"go.uber.org/fx"
 
+	"github.com/authcore/authcore/ent"
 	"github.com/authcore/authcore/platform/identity"
 )
 
@@ -112,4 +113,20 @@ func (r *Registry) ScanPattern() string {
 		return ""
 	}
 	return r.pattern.String()
+}
+
+// RevokeBadgeOf is the Revoke of a product's own secret (an auth client secret, an s3
+// access key): find names the badge whose credential token is — ent's not-found when none
+// is live — and the whole badge is revoked, with every credential of its product.
+func RevokeBadgeOf(badges identity.Badges, find func(ctx context.Context, token string) (badgeID string, err error)) func(context.Context, string, identity.Revocation) error {
+	return func(ctx context.Context, token string, r identity.Revocation) error {
+		id, err := find(ctx, token)
+		if ent.IsNotFound(err) {
+			return identity.ErrNotLive
+		}
+		if err != nil {
+			return err
+		}
+		return badges.RevokeLive(ctx, id, r)
+	}
 }

@@ -24,17 +24,18 @@ func kinds(p *Product, badges identity.Badges, jwts identity.JWTVerifier, denied
 	return []credential.Kind{
 		{
 			Name: "oauth_client_secret", Pattern: secret.Pattern(secretKind),
-			Match: func(t string) bool { return secret.CheckToken(secretKind, t) },
-			Revoke: func(ctx context.Context, t string, r identity.Revocation) error {
-				return p.revokeBySecret(ctx, badges, t, r)
-			},
+			Match:  func(t string) bool { return secret.CheckToken(secretKind, t) },
+			Revoke: credential.RevokeBadgeOf(badges, p.badgeOfSecret),
 		},
 		{
 			// No scanner pattern: a JWT looks like any other. Revocable by RFC 7009.
 			Name: "oauth_access_token",
 			Match: func(t string) bool {
+				if strings.Count(t, ".") != 2 {
+					return false
+				}
 				typ, _, err := jwts.VerifyJWT(t)
-				return strings.Count(t, ".") == 2 && err == nil && typ == "at+jwt"
+				return err == nil && typ == "at+jwt"
 			},
 			Revoke: func(ctx context.Context, t string, r identity.Revocation) error {
 				return denied.revoke(ctx, jwts, t, r)
@@ -43,21 +44,18 @@ func kinds(p *Product, badges identity.Badges, jwts identity.JWTVerifier, denied
 	}
 }
 
-// revokeBySecret revokes the badge whose client holds this secret (current, or replaced
-// and still in its grace).
-func (p *Product) revokeBySecret(ctx context.Context, badges identity.Badges, sec string, r identity.Revocation) error {
+// badgeOfSecret is the badge whose client holds this secret (current, or replaced and
+// still in its grace).
+func (p *Product) badgeOfSecret(ctx context.Context, sec string) (string, error) {
 	d, now := secret.DigestOf(sec).Bytes(), p.clock.Now()
 	c, err := p.ent.AuthClient.Query().Where(authclient.RevokedAtIsNil(), authclient.Or(
 		authclient.SecretDigest(d),
 		authclient.And(authclient.PreviousSecretDigest(d), authclient.PreviousExpiresAtGT(now)),
 	)).Only(ctx)
-	if ent.IsNotFound(err) {
-		return identity.ErrNotLive
-	}
 	if err != nil {
-		return err
+		return "", err
 	}
-	return badges.RevokeLive(ctx, c.BadgeID, r)
+	return c.BadgeID, nil
 }
 
 // jtiTopic invalidates cached denylist answers when a jti is revoked.

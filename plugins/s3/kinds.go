@@ -5,7 +5,6 @@ import (
 	"regexp"
 	"strconv"
 
-	"github.com/authcore/authcore/ent"
 	"github.com/authcore/authcore/ent/s3credential"
 	kind "github.com/authcore/authcore/platform/credential"
 	"github.com/authcore/authcore/platform/identity"
@@ -23,18 +22,15 @@ func kinds(p *Product, badges identity.Badges) []kind.Kind {
 	return []kind.Kind{{
 		Name: "s3_access_key", Pattern: `AKAC[0-9A-Z]{` + strconv.Itoa(accessKeyLen) + `}`,
 		Match: accessKeyPattern.MatchString,
-		Revoke: func(ctx context.Context, id string, r identity.Revocation) error {
+		Revoke: kind.RevokeBadgeOf(badges, func(ctx context.Context, id string) (string, error) {
 			c, err := p.ent.S3Credential.Query().Where(s3credential.RevokedAtIsNil(), s3credential.Or(
 				s3credential.AccessKeyID(id),
 				s3credential.And(s3credential.PreviousAccessKeyID(id), s3credential.PreviousExpiresAtGT(p.clock.Now())),
 			)).Only(ctx)
-			if ent.IsNotFound(err) {
-				return identity.ErrNotLive
-			}
 			if err != nil {
-				return err
+				return "", err
 			}
-			return badges.RevokeLive(ctx, c.BadgeID, r)
-		},
+			return c.BadgeID, nil
+		}),
 	}}
 }
