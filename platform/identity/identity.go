@@ -7,10 +7,10 @@ package identity
 import (
 	"context"
 	"errors"
-	"strings"
 	"time"
 
 	"github.com/authcore/authcore/platform/audit"
+	"github.com/authcore/authcore/platform/scope"
 )
 
 // PublicTenant is the tenant of dashboard users (SPEC §0).
@@ -149,8 +149,7 @@ type TokenSigner interface {
 type issuerKey struct{}
 
 // WithIssuer returns ctx carrying the issuer of tokens signed for this request: the
-// AUTHCORE_PUBLIC_URL, else the scheme and host the request reached (the HTTP server sets
-// it on every request).
+// server's own URL (config.SelfURL), never the host a request named.
 func WithIssuer(ctx context.Context, issuer string) context.Context {
 	return context.WithValue(ctx, issuerKey{}, issuer)
 }
@@ -244,21 +243,10 @@ type Policy struct {
 	AllowedScopes         []string `json:"allowedScopes"`
 }
 
-// Allows reports whether the policy allows scope: no list, or a pattern equal to it or
-// "x:*" covering "x:…".
-func (p Policy) Allows(scope string) bool {
-	if p.AllowedScopes == nil {
-		return true
-	}
-	for _, pattern := range p.AllowedScopes {
-		if pattern == scope {
-			return true
-		}
-		if prefix, ok := strings.CutSuffix(pattern, "*"); ok && strings.HasSuffix(prefix, ":") && strings.HasPrefix(scope, prefix) {
-			return true
-		}
-	}
-	return false
+// Allows reports whether the policy allows s: no list, or a pattern that covers it by
+// the one coverage rule of platform/scope ("x:*" covers "x:…").
+func (p Policy) Allows(s string) bool {
+	return p.AllowedScopes == nil || scope.CoveredBy(p.AllowedScopes, s)
 }
 
 // Policies is supplied by the project module to the modules that mint credentials.
