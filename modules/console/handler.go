@@ -1,0 +1,64 @@
+package console
+
+import (
+	"embed"
+	"io/fs"
+	"mime"
+	"net/http"
+	"path"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/authcore/authcore/platform/apperr"
+	"github.com/authcore/authcore/platform/httpserver"
+)
+
+//go:embed web
+var files embed.FS
+
+// policy allows nothing but this origin: no inline script or style, no other host, no
+// framing. The page needs no more.
+const policy = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
+	"object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+
+// routes are the page (where mailed links land too), its assets and the redirect from /.
+func routes() []httpserver.Route {
+	web, _ := fs.Sub(files, "web") // cannot fail: web is embedded
+	index, _ := fs.ReadFile(web, "index.html")
+	page := func(c *fiber.Ctx) error {
+		secure(c)
+		c.Set(fiber.HeaderContentType, fiber.MIMETextHTMLCharsetUTF8)
+		return c.Send(index)
+	}
+	asset := func(c *fiber.Ctx) error {
+		name := path.Clean(c.Params("file"))
+		b, err := fs.ReadFile(web, "assets/"+name)
+		if err != nil {
+			return apperr.NotFound("no such file")
+		}
+		secure(c)
+		c.Set(fiber.HeaderContentType, mime.TypeByExtension(path.Ext(name)))
+		return c.Send(b)
+	}
+	var routes []httpserver.Route
+	// The reset and verify pages are where mailed links land; the page reads the path.
+	for _, p := range []string{"/console", "/console/reset", "/console/verify"} {
+		routes = append(routes, httpserver.Route{Method: http.MethodGet, Path: p, Handlers: []fiber.Handler{page}})
+	}
+	return append(routes,
+		httpserver.Route{Method: http.MethodGet, Path: "/console/assets/:file", Handlers: []fiber.Handler{asset}},
+		httpserver.Route{Method: http.MethodGet, Path: "/", Handlers: []fiber.Handler{func(c *fiber.Ctx) error {
+			return c.Redirect("/console", http.StatusFound)
+		}}},
+	)
+}
+
+// secure sets the headers every console answer carries. no-referrer keeps a reset token in
+// the page's address out of any Referer.
+func secure(c *fiber.Ctx) {
+	c.Set("Content-Security-Policy", policy)
+	c.Set("X-Content-Type-Options", "nosniff")
+	c.Set("X-Frame-Options", "DENY")
+	c.Set("Referrer-Policy", "no-referrer")
+	c.Set(fiber.HeaderCacheControl, "no-cache")
+}
