@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"net/http"
 	"regexp"
 	"sort"
@@ -9,6 +10,7 @@ import (
 
 	"go.uber.org/fx"
 
+	"github.com/authcore/authcore/api"
 	"github.com/authcore/authcore/internal/apptest"
 	"github.com/authcore/authcore/platform/httpserver"
 )
@@ -57,4 +59,49 @@ func TestOpenAPIDocumentsEveryRoute(t *testing.T) {
 
 	// The document is served, as JSON, and says it is OpenAPI 3.1.
 	a.Get("/openapi.json").Expect(t, 200, map[string]any{"openapi": "3.1.0"})
+}
+
+// Every operation has a unique operationId (generated clients name methods by it) and says
+// who may call it: a security requirement, or security: [] for a public one.
+func TestOpenAPIOperationsAreNamedAndSecured(t *testing.T) {
+	raw, err := api.JSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Paths map[string]map[string]json.RawMessage `json:"paths"`
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]string{}
+	n := 0
+	for path, item := range doc.Paths {
+		for method, rawOp := range item {
+			if method == "parameters" {
+				continue
+			}
+			var op struct {
+				OperationID string           `json:"operationId"`
+				Security    *json.RawMessage `json:"security"`
+			}
+			if err := json.Unmarshal(rawOp, &op); err != nil {
+				t.Fatal(err)
+			}
+			n++
+			where := strings.ToUpper(method) + " " + path
+			if op.OperationID == "" {
+				t.Errorf("%s has no operationId", where)
+			} else if other, dup := seen[op.OperationID]; dup {
+				t.Errorf("%s and %s share operationId %s", where, other, op.OperationID)
+			}
+			seen[op.OperationID] = where
+			if op.Security == nil {
+				t.Errorf("%s does not say its security (security: [] when public)", where)
+			}
+		}
+	}
+	if n < 50 {
+		t.Fatalf("only %d operations read", n)
+	}
 }
