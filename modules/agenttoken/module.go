@@ -29,8 +29,9 @@ var Module = fx.Module("agenttoken",
 	credential.AsKinds(func(s *Service) []credential.Kind {
 		return []credential.Kind{{
 			Name: Kind, Pattern: secret.Pattern(tokenKind),
-			Match:  func(t string) bool { return secret.CheckToken(tokenKind, t) },
-			Revoke: s.RevokePresented,
+			Match:      func(t string) bool { return secret.CheckToken(tokenKind, t) },
+			Revoke:     s.RevokePresented,
+			Introspect: s.introspect,
 		}}
 	}),
 )

@@ -453,3 +453,16 @@ func (s *Service) Me(ctx context.Context, token string) ([]byte, error) {
 	}
 	return e.Value.response, nil
 }
+
+// introspect is RFC 7662's answer for a live agent token of project (nil otherwise).
+func (s *Service) introspect(ctx context.Context, token, project string) (map[string]any, error) {
+	g, err := s.Grant(ctx, token)
+	if errors.Is(err, identity.ErrNotLive) || (err == nil && g.ProjectID != project) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"kind": Kind, "sub": g.TokenID, "token_id": g.TokenID, "agent_name": g.AgentName,
+		"scope": strings.Join(g.Scopes, " "), "exp": g.ExpiresAt.Unix(), "token_type": "Bearer"}, nil
+}

@@ -33,8 +33,9 @@ var Module = fx.Module("badge",
 		for _, key := range r.Keys() {
 			kinds = append(kinds, credential.Kind{
 				Name: Kind + ":" + key, Pattern: secret.Pattern(key),
-				Match:  func(t string) bool { return secret.KindOf(t) == key && secret.CheckToken(key, t) },
-				Revoke: s.RevokePresented,
+				Match:      func(t string) bool { return secret.KindOf(t) == key && secret.CheckToken(key, t) },
+				Revoke:     s.RevokePresented,
+				Introspect: s.introspect,
 			})
 		}
 		return kinds

@@ -355,3 +355,20 @@ func (s *Service) Me(ctx context.Context, token string) ([]byte, error) {
 	}
 	return e.Value.response, nil
 }
+
+// introspect is RFC 7662's answer for a live badge secret of project (nil otherwise).
+func (s *Service) introspect(ctx context.Context, token, project string) (map[string]any, error) {
+	g, err := s.Grant(ctx, token)
+	if errors.Is(err, identity.ErrNotLive) || (err == nil && g.ProjectID != project) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	m := map[string]any{"kind": Kind, "sub": g.BadgeID, "badge_id": g.BadgeID, "product": g.Product,
+		"role": g.Role, "scope": g.Role, "token_type": "Bearer"}
+	if g.ExpiresAt != nil {
+		m["exp"] = g.ExpiresAt.Unix()
+	}
+	return m, nil
+}

@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"errors"
 
 	"github.com/authcore/authcore/ent"
 	"github.com/authcore/authcore/ent/predicate"
@@ -23,7 +24,7 @@ func (e *Engine) kinds() []credential.Kind {
 		Name: "session_refresh_token", Pattern: secret.Pattern(refreshKind),
 		Match:  func(t string) bool { return secret.CheckToken(refreshKind, t) },
 		Revoke: e.revokePresented,
-	}}
+	}, e.accessKind()}
 }
 
 // revokePresented revokes the live session a refresh token belongs to. An end user's
@@ -62,4 +63,34 @@ func (e *Engine) revokePresented(ctx context.Context, token string, r identity.R
 		return identity.ErrNotLive
 	}
 	return err
+}
+
+// accessKind: session access tokens (JWTs with typ JWT and aud authcore:session) are
+// introspectable by the project whose tenant they belong to; they end with their session,
+// so there is nothing to revoke by presenting one.
+func (e *Engine) accessKind() credential.Kind {
+	return credential.Kind{
+		Name:  "session_access_token",
+		Match: func(t string) bool { typ, ok := credential.JWTType(t); return ok && typ != "at+jwt" },
+		Introspect: func(ctx context.Context, token, project string) (map[string]any, error) {
+			_, claims, err := e.VerifyJWT(token)
+			if err != nil {
+				return nil, nil
+			}
+			// Tokens signed before sessions carried an aud have none.
+			if aud, ok := claims["aud"]; ok && !sessionAudience(aud) {
+				return nil, nil
+			}
+			p, err := e.Authenticate(ctx, token)
+			var ve *identity.VerifyError
+			if errors.As(err, &ve) || (err == nil && p.TenantID != project) {
+				return nil, nil
+			}
+			if err != nil {
+				return nil, err
+			}
+			return map[string]any{"kind": "session", "sub": claims["sub"], "exp": claims["exp"], "iat": claims["iat"],
+				"user_id": p.UserID, "session_handle": p.SessionHandle}, nil
+		},
+	}
 }

@@ -7,6 +7,8 @@ package credential
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"sort"
@@ -29,8 +31,14 @@ type Kind struct {
 	// checksum, where it has one).
 	Match func(token string) bool
 	// Revoke revokes the credential token belongs to, audited as r says; it returns
-	// identity.ErrNotLive when token is not a live credential of this kind.
+	// identity.ErrNotLive when token is not a live credential of this kind. nil: a holder
+	// cannot revoke it by presenting it (session access tokens end with their session).
 	Revoke func(ctx context.Context, token string, r identity.Revocation) error
+	// Introspect answers RFC 7662 for a resource server of project: the fields of an
+	// active answer (kind, sub, scope, exp, …; the caller adds active, iss and
+	// project_id), or nil when token is not a live credential of that project. nil: the
+	// kind is not introspectable.
+	Introspect func(ctx context.Context, token, project string) (map[string]any, error)
 }
 
 // AsKinds contributes the []Kind returned by constructor f to the registry.
@@ -60,8 +68,8 @@ func New(p Params) (*Registry, error) {
 	sort.Slice(kinds, func(i, j int) bool { return kinds[i].Name < kinds[j].Name })
 	var alts []string
 	for i, k := range kinds {
-		if k.Name == "" || k.Match == nil || k.Revoke == nil {
-			return nil, fmt.Errorf("credential kind %q lacks a name, Match or Revoke", k.Name)
+		if k.Name == "" || k.Match == nil || (k.Revoke == nil && k.Introspect == nil) {
+			return nil, fmt.Errorf("credential kind %q lacks a name, Match, or both Revoke and Introspect", k.Name)
 		}
 		if i > 0 && kinds[i-1].Name == k.Name {
 			return nil, fmt.Errorf("credential kind %q is contributed twice", k.Name)
@@ -97,10 +105,42 @@ func (r *Registry) Of(token string) (Kind, bool) {
 // kind, or of a kind but not live, is identity.ErrNotLive.
 func (r *Registry) Revoke(ctx context.Context, token string, rev identity.Revocation) (string, error) {
 	k, ok := r.Of(token)
-	if !ok {
+	if !ok || k.Revoke == nil {
 		return "", identity.ErrNotLive
 	}
 	return k.Name, k.Revoke(ctx, token, rev)
+}
+
+// Introspect is the RFC 7662 answer's fields for token on behalf of project, from the
+// kind that owns it; nil when no kind owns it or it is not live for that project.
+func (r *Registry) Introspect(ctx context.Context, token, project string) (map[string]any, error) {
+	k, ok := r.Of(token)
+	if !ok || k.Introspect == nil {
+		return nil, nil
+	}
+	return k.Introspect(ctx, token, project)
+}
+
+// JWTType is the typ of a compact JWS's protected header, read without verifying
+// anything: what tells the kinds of JWT apart cheaply in Match (at+jwt for OAuth access
+// tokens, JWT for session access tokens). Hand-written because a JOSE library would verify
+// or fully parse the token, which Match must not pay for; the owner verifies in Introspect.
+func JWTType(token string) (string, bool) {
+	head, rest, ok := strings.Cut(token, ".")
+	if !ok || strings.Count(rest, ".") != 1 || len(head) > 1024 {
+		return "", false
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(head)
+	if err != nil {
+		return "", false
+	}
+	var h struct {
+		Typ string `json:"typ"`
+	}
+	if err := json.Unmarshal(raw, &h); err != nil {
+		return "", false
+	}
+	return h.Typ, true
 }
 
 // Pattern matches any scannable secret of any kind (nil when none is scannable): what a

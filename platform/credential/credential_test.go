@@ -62,3 +62,50 @@ func TestRegistryRefusesBadKinds(t *testing.T) {
 		}
 	}
 }
+
+func TestIntrospectGoesToTheOwner(t *testing.T) {
+	var revoked []string
+	owned := kind("a", "aa_", "aa_[a-z]+", &revoked)
+	owned.Introspect = func(_ context.Context, tok, project string) (map[string]any, error) {
+		if project != "prj_1" {
+			return nil, nil
+		}
+		return map[string]any{"kind": "a", "sub": tok}, nil
+	}
+	onlyRevocable := kind("b", "bb_", "", &revoked)
+	r, err := New(Params{Kinds: []Kind{owned, onlyRevocable, {Name: "jwt", Match: func(string) bool { return true },
+		Introspect: func(context.Context, string, string) (map[string]any, error) { return map[string]any{"kind": "jwt"}, nil }}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if f, err := r.Introspect(ctx, "aa_x", "prj_1"); err != nil || f["sub"] != "aa_x" {
+		t.Fatalf("%v %v", f, err)
+	}
+	if f, _ := r.Introspect(ctx, "aa_x", "prj_2"); f != nil {
+		t.Fatalf("another project's: %v", f)
+	}
+	if f, _ := r.Introspect(ctx, "bb_x", "prj_1"); f != nil {
+		t.Fatalf("a kind without Introspect answered %v", f)
+	}
+	if _, err := r.Revoke(ctx, "eyJ.x.y", identity.Revocation{}); !errors.Is(err, identity.ErrNotLive) {
+		t.Fatalf("a kind without Revoke: %v", err)
+	}
+}
+
+func TestJWTType(t *testing.T) {
+	for tok, want := range map[string]string{
+		"eyJ0eXAiOiJhdCtqd3QiLCJhbGciOiJFZERTQSJ9.e30.sig": "at+jwt", // {"typ":"at+jwt","alg":"EdDSA"}
+		"eyJ0eXAiOiJKV1QifQ.e30.sig":                       "JWT",
+		"eyJhbGciOiJub25lIn0.e30.sig":                      "", // no typ
+	} {
+		if got, ok := JWTType(tok); !ok || got != want {
+			t.Errorf("JWTType(%q) = %q, %v; want %q", tok, got, ok, want)
+		}
+	}
+	for _, tok := range []string{"ac_ai_x", "a.b", "a.b.c.d", "!!!.e30.sig", "bm90IGpzb24.e30.sig", ""} {
+		if _, ok := JWTType(tok); ok {
+			t.Errorf("JWTType(%q) is ok", tok)
+		}
+	}
+}

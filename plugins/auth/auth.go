@@ -16,7 +16,6 @@ import (
 	"github.com/authcore/authcore/platform/clock"
 	"github.com/authcore/authcore/platform/config"
 	"github.com/authcore/authcore/platform/credential"
-	"github.com/authcore/authcore/platform/guard"
 	"github.com/authcore/authcore/platform/httpserver"
 	"github.com/authcore/authcore/platform/identity"
 	"github.com/authcore/authcore/platform/invalidation"
@@ -40,7 +39,7 @@ var Module = fx.Module("plugin-auth",
 		at := func(endpoint string) *prometheus.CounterVec {
 			return e.Results.MustCurryWith(prometheus.Labels{"endpoint": endpoint})
 		}
-		return (&tokenEndpoint{p: e.Product, limits: e.Limits, agents: e.Agents, badges: e.Badges, jwts: e.JWTs, sessions: e.Sessions, resources: e.Resources,
+		return (&tokenEndpoint{p: e.Product, limits: e.Limits, agents: e.Agents, resources: e.Resources,
 			denied: e.Denied, kinds: e.Kinds,
 			issued: e.Metrics.Issued.WithLabelValues("exchanged", ""), results: at("token"), exchanges: at("token_exchange"),
 			introspections: at("introspect"), revocations: at("revoke")}).routes()
@@ -219,9 +218,6 @@ type endpointParams struct {
 	Product   *Product
 	Limits    *ratelimit.Limiters
 	Agents    identity.AgentTokens
-	Badges    identity.Badges
-	JWTs      identity.JWTVerifier
-	Sessions  guard.SessionVerifier
 	Resources resource.Registry
 	Denied    *denylist
 	Kinds     *credential.Registry

@@ -2,7 +2,6 @@ package auth
 
 import (
 	"errors"
-	"strings"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -47,9 +46,15 @@ func (t *tokenEndpoint) introspect(c *fiber.Ctx) error {
 	if token == "" || len(form["token"]) > 1 {
 		return t.failAt(c, t.introspections, invalidRequest("give token once"))
 	}
-	answer, err := t.inspect(c, cl.projectID, token)
+	// Whatever kind the token is, its owner answers (SPEC §15): nothing here knows a prefix.
+	fields, err := t.kinds.Introspect(c.UserContext(), token, cl.projectID)
 	if err != nil {
 		return err
+	}
+	answer := inactive
+	if fields != nil {
+		answer = fiber.Map(fields)
+		answer["active"] = true
 	}
 	result := "inactive"
 	if answer["active"] == true {
@@ -59,94 +64,6 @@ func (t *tokenEndpoint) introspect(c *fiber.Ctx) error {
 	}
 	t.introspections.WithLabelValues(result).Inc()
 	return c.JSON(answer)
-}
-
-// inspect judges token for project: its introspection answer.
-func (t *tokenEndpoint) inspect(c *fiber.Ctx, project, token string) (fiber.Map, error) {
-	ctx := c.UserContext()
-	switch {
-	case strings.HasPrefix(token, "ac_ai_"):
-		g, err := t.agents.Grant(ctx, token)
-		if errors.Is(err, identity.ErrNotLive) || (err == nil && g.ProjectID != project) {
-			return inactive, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		return fiber.Map{"active": true, "kind": "ai_agent", "sub": g.TokenID, "token_id": g.TokenID, "agent_name": g.AgentName,
-			"scope": strings.Join(g.Scopes, " "), "exp": g.ExpiresAt.Unix(), "token_type": "Bearer"}, nil
-	case strings.HasPrefix(token, "ac_"):
-		g, err := t.badges.Grant(ctx, token)
-		if errors.Is(err, identity.ErrNotLive) || (err == nil && g.ProjectID != project) {
-			return inactive, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		m := fiber.Map{"active": true, "kind": "service_badge", "sub": g.BadgeID, "badge_id": g.BadgeID, "product": g.Product,
-			"role": g.Role, "scope": g.Role, "token_type": "Bearer"}
-		if g.ExpiresAt != nil {
-			m["exp"] = g.ExpiresAt.Unix()
-		}
-		return m, nil
-	case strings.Count(token, ".") == 2:
-		return t.inspectJWT(c, project, token)
-	}
-	return inactive, nil
-}
-
-// inspectJWT judges a JWT signed with our keys: an OAuth access token is active while the
-// agent token or client it was issued to is live; a session access token while its
-// session is, and only for the project's own tenant.
-func (t *tokenEndpoint) inspectJWT(c *fiber.Ctx, project, token string) (fiber.Map, error) {
-	ctx := c.UserContext()
-	typ, claims, err := t.jwts.VerifyJWT(token)
-	if err != nil {
-		return inactive, nil
-	}
-	sub, _ := claims["sub"].(string)
-	base := fiber.Map{"active": true, "sub": sub, "exp": claims["exp"], "iat": claims["iat"]}
-	switch typ {
-	case "at+jwt":
-		clientID, _ := claims["client_id"].(string)
-		if p, _ := claims["project_id"].(string); p != project || clientID == "" {
-			return inactive, nil
-		}
-		var live bool
-		if strings.HasPrefix(clientID, "tok_") {
-			live, err = t.agents.Live(ctx, clientID)
-		} else {
-			live, err = t.p.live(ctx, clientID)
-		}
-		if err != nil || !live {
-			return inactive, err
-		}
-		// Revoked by its jti (RFC 7009) before its exp.
-		if jti, _ := claims["jti"].(string); jti != "" {
-			if gone, err := t.denied.revoked(ctx, jti); err != nil || gone {
-				return inactive, err
-			}
-		}
-		base["kind"], base["client_id"], base["aud"], base["scope"], base["token_type"] = "oauth_access_token", clientID, claims["aud"], claims["scope"], "Bearer"
-		if name, ok := claims["agent_name"]; ok {
-			base["agent_name"] = name
-		}
-		return base, nil
-	default:
-		if claims["aud"] != identity.SessionAudience && claims["aud"] != nil {
-			return inactive, nil
-		}
-		p, err := t.sessions.Authenticate(ctx, token)
-		var ve *identity.VerifyError
-		if errors.As(err, &ve) || (err == nil && p.TenantID != project) {
-			return inactive, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		base["kind"], base["user_id"], base["session_handle"] = "session", p.UserID, p.SessionHandle
-		return base, nil
-	}
 }
 
 // revoke is RFC 7009 self-revocation: whoever holds an agent token or a badge secret can

@@ -20,7 +20,7 @@ import (
 // The kinds this plugin owns (SPEC §15): auth-client secrets (ac_cs_…), whose leak
 // revokes their badge, and the at+jwt access tokens the token endpoint issues, revoked by
 // jti until they expire.
-func kinds(p *Product, badges identity.Badges, jwts identity.JWTVerifier, denied *denylist) []credential.Kind {
+func kinds(p *Product, badges identity.Badges, agents identity.AgentTokens, jwts identity.JWTVerifier, denied *denylist) []credential.Kind {
 	return []credential.Kind{
 		{
 			Name: "oauth_client_secret", Pattern: secret.Pattern(secretKind),
@@ -29,19 +29,51 @@ func kinds(p *Product, badges identity.Badges, jwts identity.JWTVerifier, denied
 		},
 		{
 			// No scanner pattern: a JWT looks like any other. Revocable by RFC 7009.
-			Name: "oauth_access_token",
-			Match: func(t string) bool {
-				if strings.Count(t, ".") != 2 {
-					return false
-				}
-				typ, _, err := jwts.VerifyJWT(t)
-				return err == nil && typ == "at+jwt"
+			Name:  "oauth_access_token",
+			Match: func(t string) bool { typ, ok := credential.JWTType(t); return ok && typ == "at+jwt" },
+			Introspect: func(ctx context.Context, t, project string) (map[string]any, error) {
+				return introspectAccessToken(ctx, p, agents, jwts, denied, t, project)
 			},
 			Revoke: func(ctx context.Context, t string, r identity.Revocation) error {
 				return denied.revoke(ctx, jwts, t, r)
 			},
 		},
 	}
+}
+
+// introspectAccessToken answers for an at+jwt of project: active while the agent token
+// or client it was issued to is live and its jti was not revoked.
+func introspectAccessToken(ctx context.Context, p *Product, agents identity.AgentTokens, jwts identity.JWTVerifier, denied *denylist, token, project string) (map[string]any, error) {
+	typ, claims, err := jwts.VerifyJWT(token)
+	if err != nil || typ != "at+jwt" {
+		return nil, nil
+	}
+	clientID, _ := claims["client_id"].(string)
+	if pr, _ := claims["project_id"].(string); pr != project || clientID == "" {
+		return nil, nil
+	}
+	// This server issues access tokens to two kinds of client: agent tokens (exchange)
+	// and auth clients (client credentials); their ids say which.
+	var live bool
+	if strings.HasPrefix(clientID, "tok_") {
+		live, err = agents.Live(ctx, clientID)
+	} else {
+		live, err = p.live(ctx, clientID)
+	}
+	if err != nil || !live {
+		return nil, err
+	}
+	if jti, _ := claims["jti"].(string); jti != "" { // revoked by its jti (RFC 7009) before its exp
+		if gone, err := denied.revoked(ctx, jti); err != nil || gone {
+			return nil, err
+		}
+	}
+	m := map[string]any{"kind": "oauth_access_token", "sub": claims["sub"], "exp": claims["exp"], "iat": claims["iat"],
+		"client_id": clientID, "aud": claims["aud"], "scope": claims["scope"], "token_type": "Bearer"}
+	if name, ok := claims["agent_name"]; ok {
+		m["agent_name"] = name
+	}
+	return m, nil
 }
 
 // badgeOfSecret is the badge whose client holds this secret (current, or replaced and

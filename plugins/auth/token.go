@@ -16,7 +16,6 @@ import (
 	"github.com/authcore/authcore/ent/schema"
 	"github.com/authcore/authcore/platform/audit"
 	"github.com/authcore/authcore/platform/credential"
-	"github.com/authcore/authcore/platform/guard"
 	"github.com/authcore/authcore/platform/httpserver"
 	"github.com/authcore/authcore/platform/identity"
 	"github.com/authcore/authcore/platform/ratelimit"
@@ -35,9 +34,6 @@ type tokenEndpoint struct {
 	p         *Product
 	limits    *ratelimit.Limiters
 	agents    identity.AgentTokens
-	badges    identity.Badges
-	jwts      identity.JWTVerifier
-	sessions  guard.SessionVerifier
 	resources resource.Registry
 	denied    *denylist
 	kinds     *credential.Registry
