@@ -74,7 +74,9 @@ func TestIntrospectGoesToTheOwner(t *testing.T) {
 	}
 	onlyRevocable := kind("b", "bb_", "", &revoked)
 	r, err := New(Params{Kinds: []Kind{owned, onlyRevocable, {Name: "jwt", Match: func(string) bool { return true },
-		Introspect: func(context.Context, string, string) (map[string]any, error) { return map[string]any{"kind": "jwt"}, nil }}}})
+		Introspect: func(context.Context, string, string) (map[string]any, error) {
+			return map[string]any{"kind": "jwt"}, nil
+		}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
