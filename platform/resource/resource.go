@@ -63,14 +63,16 @@ func Canonical(raw string) (string, error) {
 	if dotSegments(u.EscapedPath()) {
 		return "", ErrInvalid
 	}
-	// Everything after the authority stays byte for byte what was registered.
-	rest := raw[len(u.Scheme)+3:]
-	if i := strings.IndexAny(rest, "/?"); i >= 0 {
-		rest = rest[i:]
-	} else {
-		rest = ""
+	// The authority as written (url.Parse would have unescaped it), lower-cased;
+	// everything after it stays byte for byte what was registered.
+	authority, rest := raw[len(u.Scheme)+3:], ""
+	if i := strings.IndexAny(authority, "/?"); i >= 0 {
+		authority, rest = authority[:i], authority[i:]
 	}
-	return scheme + "://" + strings.ToLower(u.Host) + rest, nil
+	if strings.ContainsRune(authority, '%') { // a percent-encoded host: nobody needs one
+		return "", ErrInvalid
+	}
+	return scheme + "://" + strings.ToLower(authority) + rest, nil
 }
 
 func loopback(host string) bool {

@@ -23,6 +23,7 @@ func TestCanonical(t *testing.T) {
 		{"/relative", ""}, {"mcp.example.com", ""}, {"urn:x:y", ""}, {"", ""},
 		{"https://", ""}, {"https://mcp.example.com/a b", ""}, {"https://mcp.example.com/é", ""},
 		{"ftp://mcp.example.com", ""}, {"https://" + strings.Repeat("a", MaxURI), ""},
+		{"https://AAAA%800/x", ""}, {"https://mcp%2eexample.com/", ""}, // percent-encoded hosts (found by FuzzCanonical)
 	} {
 		got, err := Canonical(c.in)
 		if (err != nil) != (c.want == "") || got != c.want {
