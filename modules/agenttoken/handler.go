@@ -51,7 +51,7 @@ func (h *handler) create(c *fiber.Ctx) error {
 		return err
 	}
 	projectID := guard.ProjectOf(c)
-	created, err := h.svc.Create(c.UserContext(), projectID, creatorOf(c), req, httpserver.Origin(c))
+	created, err := h.svc.Create(c.UserContext(), projectID, guard.ActorOf(c), req, httpserver.Origin(c))
 	if err != nil {
 		return err
 	}
@@ -63,7 +63,7 @@ func (h *handler) create(c *fiber.Ctx) error {
 func (h *handler) revoke(c *fiber.Ctx) error {
 	projectID := guard.ProjectOf(c)
 	tokenID := strings.Clone(c.Params("tokenId"))
-	if err := h.svc.Revoke(c.UserContext(), projectID, tokenID, creatorOf(c), httpserver.Origin(c)); err != nil {
+	if err := h.svc.Revoke(c.UserContext(), projectID, tokenID, guard.ActorOf(c), httpserver.Origin(c)); err != nil {
 		return err
 	}
 	return c.JSON(fiber.Map{"engine": engineName, "ok": true, "projectId": projectID, "tokenId": tokenID})
@@ -77,7 +77,7 @@ func (h *handler) roll(c *fiber.Ctx) error {
 		return invalidRoll(err.Error())
 	}
 	projectID := guard.ProjectOf(c)
-	rolled, err := h.svc.Roll(c.UserContext(), projectID, strings.Clone(c.Params("tokenId")), grace, creatorOf(c), httpserver.Origin(c))
+	rolled, err := h.svc.Roll(c.UserContext(), projectID, strings.Clone(c.Params("tokenId")), grace, guard.ActorOf(c), httpserver.Origin(c))
 	if err != nil {
 		return err
 	}
@@ -87,12 +87,3 @@ func (h *handler) roll(c *fiber.Ctx) error {
 	})
 }
 
-// creatorOf is the acting dashboard user, or nil when there is none (seed 2.1).
-func creatorOf(c *fiber.Ctx) *string {
-	p, _ := guard.PrincipalOf(c)
-	if p.UserID == "" {
-		return nil
-	}
-	id := p.UserID
-	return &id
-}

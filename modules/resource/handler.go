@@ -28,15 +28,8 @@ func (h *handler) routes() []httpserver.Route {
 	}
 }
 
-func actorOf(c *fiber.Ctx) *string {
-	if p, _ := guard.PrincipalOf(c); p.UserID != "" {
-		return &p.UserID
-	}
-	return nil
-}
-
 func (h *handler) create(c *fiber.Ctx) error {
-	r, err := h.svc.Create(c.UserContext(), guard.ProjectOf(c), actorOf(c), c.Body(), httpserver.Origin(c))
+	r, err := h.svc.Create(c.UserContext(), guard.ProjectOf(c), guard.ActorOf(c), c.Body(), httpserver.Origin(c))
 	if err != nil {
 		return err
 	}
@@ -53,7 +46,7 @@ func (h *handler) list(c *fiber.Ctx) error {
 
 func (h *handler) delete(c *fiber.Ctx) error {
 	id := strings.Clone(c.Params("resourceId"))
-	if err := h.svc.Delete(c.UserContext(), guard.ProjectOf(c), id, actorOf(c), httpserver.Origin(c)); err != nil {
+	if err := h.svc.Delete(c.UserContext(), guard.ProjectOf(c), id, guard.ActorOf(c), httpserver.Origin(c)); err != nil {
 		return err
 	}
 	return c.JSON(fiber.Map{"ok": true, "resourceId": id})

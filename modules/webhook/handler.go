@@ -24,11 +24,7 @@ func (h *handler) routes() []httpserver.Route {
 }
 
 func (h *handler) create(c *fiber.Ctx) error {
-	var creator *string
-	if p, _ := guard.PrincipalOf(c); p.UserID != "" {
-		creator = &p.UserID
-	}
-	created, err := h.svc.Create(c.UserContext(), guard.ProjectOf(c), creator, c.Body())
+	created, err := h.svc.Create(c.UserContext(), guard.ProjectOf(c), guard.ActorOf(c), c.Body())
 	if err != nil {
 		return err
 	}

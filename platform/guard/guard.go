@@ -91,6 +91,17 @@ func PrincipalOf(c *fiber.Ctx) (identity.Principal, bool) {
 	return p, ok
 }
 
+// ActorOf is the acting user's id, for the records a change leaves (createdBy, the audit
+// actor), or nil when the request has no principal.
+func ActorOf(c *fiber.Ctx) *string {
+	p, _ := PrincipalOf(c)
+	if p.UserID == "" {
+		return nil
+	}
+	id := p.UserID
+	return &id
+}
+
 // Dashboard admits a verified session of a dashboard user (tenant "public").
 func (g *Guard) Dashboard() fiber.Handler { return g.handler(true, nil) }
 
