@@ -86,4 +86,3 @@ func (h *handler) roll(c *fiber.Ctx) error {
 		"previousSecretExpiresAt": rolled.PreviousSecretExpiresAt,
 	})
 }
-
