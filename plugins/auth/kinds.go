@@ -130,19 +130,13 @@ func (d *denylist) revoke(ctx context.Context, jwts identity.JWTVerifier, token 
 	if jti == "" || len(jti) > 64 {
 		return identity.ErrNotLive
 	}
-	if gone, err := d.revoked(ctx, jti); err != nil || gone {
-		if err != nil {
-			return err
-		}
-		return identity.ErrNotLive
-	}
 	now := d.now()
 	return database.WithTx(ctx, d.ent, func(tx *ent.Tx) error {
 		if _, err := tx.RevokedAccessToken.Delete().Where(revokedaccesstoken.ExpiresAtLT(now)).Exec(ctx); err != nil {
 			return err
 		}
 		if err := tx.RevokedAccessToken.Create().SetID(jti).SetProjectID(project).SetExpiresAt(time.Unix(int64(exp), 0)).Exec(ctx); err != nil {
-			if ent.IsConstraintError(err) {
+			if ent.IsConstraintError(err) { // revoked already: the jti is the key
 				return identity.ErrNotLive
 			}
 			return err
