@@ -63,9 +63,6 @@ func newLimiter(on bool, r rate.Limit, burst int, key func(string) string, messa
 	if err != nil {
 		return nil, err
 	}
-	if key == nil {
-		key = func(k string) string { return k }
-	}
 	return &Limiter{on: on, rate: r, burst: burst, key: key, buckets: c, refused: apperr.New(apperr.KindRateLimited, "rate_limited", message)}, nil
 }
 
