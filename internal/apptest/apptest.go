@@ -62,6 +62,14 @@ func Graph(cfg config.Config, keys secret.MasterKeys, out logging.Output) fx.Opt
 	return fx.Options(app.Options(cfg, keys, out), webhook.Deliver, CheapHashing)
 }
 
+// WithProducts runs the whole application with products instead of the binary's own:
+// app.Products() plus a test-only one, or with one left out.
+func WithProducts(products ...fx.Option) Option {
+	return testkit.WithGraph(func(cfg config.Config, keys secret.MasterKeys, out logging.Output) fx.Option {
+		return fx.Options(app.With(cfg, keys, out, products...), webhook.Deliver, CheapHashing)
+	})
+}
+
 // Start boots the application on store st and stops it when the test ends.
 func Start(t testing.TB, st Store, opts ...Option) *App {
 	t.Helper()

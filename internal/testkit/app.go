@@ -66,8 +66,9 @@ type App struct {
 type Option func(*options)
 
 type options struct {
-	cfg []func(*config.Config)
-	fx  []fx.Option
+	cfg   []func(*config.Config)
+	fx    []fx.Option
+	graph Graph
 }
 
 // WithConfig edits the settings; several apply in order.
@@ -75,6 +76,10 @@ func WithConfig(f func(*config.Config)) Option { return func(o *options) { o.cfg
 
 // WithFx adds fx options to the graph: extra test-only modules, fx.Decorate, fx.Populate.
 func WithFx(opts ...fx.Option) Option { return func(o *options) { o.fx = append(o.fx, opts...) } }
+
+// WithGraph boots graph instead of the one the caller names (a whole app with other
+// products, say).
+func WithGraph(graph Graph) Option { return func(o *options) { o.graph = graph } }
 
 // Start boots graph on store st and stops it when the test ends.
 func Start(t testing.TB, st Store, graph Graph, opts ...Option) *App {
@@ -88,6 +93,9 @@ func StartURL(t testing.TB, storeName, databaseURL string, graph Graph, opts ...
 	var o options
 	for _, opt := range opts {
 		opt(&o)
+	}
+	if o.graph != nil {
+		graph = o.graph
 	}
 	cfg := Config(databaseURL, t.TempDir())
 	// The server's own URL never comes from a request (SPEC §9a), so the app must know

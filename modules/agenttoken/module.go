@@ -16,6 +16,7 @@ import (
 	"github.com/authcore/authcore/platform/guard"
 	"github.com/authcore/authcore/platform/httpserver"
 	"github.com/authcore/authcore/platform/identity"
+	"github.com/authcore/authcore/platform/oauth"
 	"github.com/authcore/authcore/platform/secret"
 )
 
@@ -26,6 +27,7 @@ var Module = fx.Module("agenttoken",
 	httpserver.AsRoutes(func(s *Service, g *guard.Guard, k bearer.Kit) []httpserver.Route {
 		return (&handler{svc: s, guard: g, me: bearer.NewEndpoint(k, Kind)}).routes()
 	}),
+	oauth.AsGrant(newExchange),
 	credential.AsKinds(func(s *Service) []credential.Kind {
 		return []credential.Kind{{
 			Name: Kind, Pattern: secret.Pattern(tokenKind),

@@ -37,6 +37,9 @@ const Kind = "ai_agent"
 // tokenKind prefixes agent tokens: ac_ai_….
 const tokenKind = "ai"
 
+// idPrefix begins every agent token id (ent/schema).
+const idPrefix = "tok_"
+
 // Defaults and bounds of SPEC §5.
 const (
 	defaultName    = "agent"

@@ -30,7 +30,6 @@ func (h *handler) routes() []httpserver.Route {
 		{Method: http.MethodGet, Path: "/v1/auth-core/session/me", Handlers: one(h.requireReady, h.underBudget, h.me)},
 		{Method: http.MethodPost, Path: "/v1/auth-core/session/refresh", Handlers: one(h.requireReady, h.underBudget, h.refresh)},
 		{Method: http.MethodPost, Path: "/v1/auth-core/signout", Handlers: one(h.requireReady, h.guard.Session(), h.signOut)},
-		{Method: http.MethodGet, Path: "/.well-known/jwks.json", Handlers: one(h.requireReady, h.jwks)},
 	}
 	return append(routes, h.adminRoutes()...)
 }
@@ -134,10 +133,4 @@ func (h *handler) signOut(c *fiber.Ctx) error {
 	}
 	guard.ClearSessionCookies(c, h.cfg)
 	return c.JSON(fiber.Map{"ok": true})
-}
-
-func (h *handler) jwks(c *fiber.Ctx) error {
-	c.Set(fiber.HeaderCacheControl, "public, max-age=300")
-	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
-	return c.Send(h.engine.keys.JWKS())
 }

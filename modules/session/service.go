@@ -252,6 +252,14 @@ func (e *Engine) SignAccessToken(ctx context.Context, claims map[string]any) (st
 	return jwt.Signed(signer).Claims(claims).Serialize()
 }
 
+// JWKS is the public key set every token the engine signs verifies with (RFC 7517).
+func (e *Engine) JWKS() ([]byte, error) {
+	if !e.Ready() {
+		return nil, errNotReady
+	}
+	return e.keys.JWKS(), nil
+}
+
 // Authenticate verifies an access token: signature (cached per token), expiry to the
 // second, and revocation (every call; cached state that a revoke invalidates at once).
 func (e *Engine) Authenticate(ctx context.Context, token string) (identity.Principal, error) {

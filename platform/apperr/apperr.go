@@ -47,6 +47,25 @@ type Error struct {
 	// Cause is kept for the log; never sent to the client. An error that carries one is
 	// logged when it is rendered, whatever its kind.
 	Cause error
+	// Style is the body's shape: the seed's {code, message}, or RFC 6749 §5.2's.
+	Style Style
+}
+
+// Style is the shape of an error body.
+type Style uint8
+
+const (
+	// StyleSeed is {code, message, …fields} (seed §4).
+	StyleSeed Style = iota
+	// StyleOAuth is {error: code, error_description: message} (RFC 6749 §5.2), for the
+	// OAuth endpoints, whose clients are stock libraries.
+	StyleOAuth
+)
+
+// OAuth returns an RFC 6749 §5.2 error of kind: code is the error, message its
+// error_description.
+func OAuth(kind Kind, code, message string) *Error {
+	return &Error{Kind: kind, Code: code, Message: message, Style: StyleOAuth}
 }
 
 func (e *Error) Error() string {

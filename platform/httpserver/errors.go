@@ -49,6 +49,9 @@ func (s *Server) renderError(c *fiber.Ctx, err error) error {
 	for k, v := range e.Headers {
 		c.Set(k, v)
 	}
+	if e.Style == apperr.StyleOAuth {
+		return c.Status(status).JSON(map[string]string{"error": e.Code, "error_description": e.Message})
+	}
 	body := make(map[string]any, len(e.Fields)+2)
 	for k, v := range e.Fields {
 		body[k] = v

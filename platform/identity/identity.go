@@ -144,6 +144,9 @@ type TokenSigner interface {
 	// SignAccessToken signs an OAuth access token (header typ at+jwt), adding iss (the
 	// issuer in ctx). It fails with ErrEngineNotReady before the keys load.
 	SignAccessToken(ctx context.Context, claims map[string]any) (string, error)
+	// JWKS is the public key set (RFC 7517) of every token signed; an error before the
+	// keys load.
+	JWKS() ([]byte, error)
 }
 
 type issuerKey struct{}

@@ -16,38 +16,23 @@ import (
 	"github.com/authcore/authcore/platform/clock"
 	"github.com/authcore/authcore/platform/config"
 	"github.com/authcore/authcore/platform/credential"
-	"github.com/authcore/authcore/platform/httpserver"
 	"github.com/authcore/authcore/platform/identity"
 	"github.com/authcore/authcore/platform/invalidation"
-	"github.com/authcore/authcore/platform/metrics"
+	"github.com/authcore/authcore/platform/oauth"
 	"github.com/authcore/authcore/platform/product"
-	"github.com/authcore/authcore/platform/ratelimit"
-	"github.com/authcore/authcore/platform/resource"
 	"github.com/authcore/authcore/platform/rollover"
 	"github.com/authcore/authcore/platform/secret"
-	"github.com/prometheus/client_golang/prometheus"
 )
 
-// Module contributes the product and the token endpoint.
+// Module contributes the product, its client-secret kind, its clients to the OAuth
+// server's client authentication, and the client-credentials grant.
 var Module = fx.Module("plugin-auth",
-	fx.Provide(New, newDenylist),
+	fx.Provide(New),
 	product.AsProduct(func(p *Product) *Product { return p }),
 	credential.AsKinds(kinds),
-	fx.Provide(newResults),
-	metrics.AsCollector(func(r *results) prometheus.Collector { return r.CounterVec }),
-	httpserver.AsRoutes(func(e endpointParams) []httpserver.Route {
-		at := func(endpoint string) *prometheus.CounterVec {
-			return e.Results.MustCurryWith(prometheus.Labels{"endpoint": endpoint})
-		}
-		return (&tokenEndpoint{p: e.Product, limits: e.Limits, agents: e.Agents, resources: e.Resources,
-			denied: e.Denied, kinds: e.Kinds,
-			issued: e.Metrics.Issued.WithLabelValues("exchanged", ""), results: at("token"), exchanges: at("token_exchange"),
-			introspections: at("introspect"), revocations: at("revoke")}).routes()
-	}),
+	oauth.AsClients(func(p *Product) oauth.Clients { return p }),
+	oauth.AsGrant(newClientCredentials),
 )
-
-// TokenPath is where clients get access tokens.
-const TokenPath = "/v1/oauth/token"
 
 // secretKind prefixes client secrets: ac_cs_….
 const secretKind = "cs"
@@ -103,7 +88,7 @@ func (p *Product) Mint(ctx context.Context, tx *ent.Tx, b product.Badge) (any, e
 	if err != nil {
 		return nil, err
 	}
-	return Credentials{ClientID: c.ID, ClientSecret: clientSecret, TokenURL: p.cfg.SelfURL() + TokenPath}, nil
+	return Credentials{ClientID: c.ID, ClientSecret: clientSecret, TokenURL: p.cfg.SelfURL() + oauth.TokenPath}, nil
 }
 
 // Revoke retires the badge's client in the revoke's transaction: from its commit on, the
@@ -143,18 +128,12 @@ func (p *Product) Roll(ctx context.Context, tx *ent.Tx, b product.Badge, graceUn
 	if err := p.bus.Publish(ctx, tx, clientTopic, c.ID); err != nil {
 		return nil, err
 	}
-	return Credentials{ClientID: c.ID, ClientSecret: clientSecret, TokenURL: p.cfg.SelfURL() + TokenPath}, nil
-}
-
-// client is a live client that proved its secret.
-type client struct {
-	id, projectID, role string
-	expiresAt           *time.Time
+	return Credentials{ClientID: c.ID, ClientSecret: clientSecret, TokenURL: p.cfg.SelfURL() + oauth.TokenPath}, nil
 }
 
 // storedClient is a client as cached: its secret's digest and state.
 type storedClient struct {
-	client
+	oauth.Client
 	digest  []byte
 	revoked bool
 	// previous is the digest of the secret a roll replaced, valid until previousUntil.
@@ -172,7 +151,7 @@ func (p *Product) lookup(ctx context.Context, id string) (*storedClient, error) 
 		if err != nil {
 			return nil, err
 		}
-		sc := &storedClient{client: client{id: c.ID, projectID: c.ProjectID, role: c.Role, expiresAt: c.ExpiresAt},
+		sc := &storedClient{Client: oauth.Client{ID: c.ID, ProjectID: c.ProjectID, Role: c.Role, ExpiresAt: c.ExpiresAt},
 			digest: c.SecretDigest, revoked: c.RevokedAt != nil, previousUntil: c.PreviousExpiresAt}
 		if c.PreviousSecretDigest != nil {
 			sc.previous = *c.PreviousSecretDigest
@@ -187,51 +166,28 @@ func (p *Product) live(ctx context.Context, id string) (bool, error) {
 	if err != nil || c == nil {
 		return false, err
 	}
-	return !c.revoked && (c.expiresAt == nil || p.clock.Now().Before(*c.expiresAt)), nil
+	return !c.revoked && (c.ExpiresAt == nil || p.clock.Now().Before(*c.ExpiresAt)), nil
 }
 
-// authenticate checks a client id and secret. Every failure is the same: no client, wrong
-// secret, revoked or expired.
-func (p *Product) authenticate(ctx context.Context, id, sec string) (client, bool, error) {
+// Authenticate checks a client id and secret (oauth.Clients). Every failure is the same:
+// no client, wrong secret, revoked or expired.
+func (p *Product) Authenticate(ctx context.Context, id, sec string) (oauth.Client, bool, error) {
 	if !secret.CheckToken(secretKind, sec) {
-		return client{}, false, nil
+		return oauth.Client{}, false, nil
 	}
 	c, err := p.lookup(ctx, id)
 	if err != nil || c == nil {
-		return client{}, false, err
+		return oauth.Client{}, false, err
 	}
 	d := secret.DigestOf(sec).Bytes()
 	current := secret.Equal(c.digest, d)
 	// Or the secret a roll replaced, in its grace (SPEC §12).
 	replaced := c.previous != nil && secret.Equal(c.previous, d) && rollover.Live(p.clock.Now(), c.previousUntil)
 	if !current && !replaced {
-		return client{}, false, nil
+		return oauth.Client{}, false, nil
 	}
 	if live, err := p.live(ctx, id); !live || err != nil {
-		return client{}, false, err
+		return oauth.Client{}, false, err
 	}
-	return c.client, true, nil
-}
-
-type endpointParams struct {
-	fx.In
-	Product   *Product
-	Limits    *ratelimit.Limiters
-	Agents    identity.AgentTokens
-	Resources resource.Registry
-	Denied    *denylist
-	Kinds     *credential.Registry
-	Metrics   *metrics.Credentials
-	Results   *results
-}
-
-// results counts the OAuth endpoints' answers by endpoint and result ("ok" or the RFC 6749
-// error code): authcore_oauth_requests_total.
-type results struct{ *prometheus.CounterVec }
-
-func newResults() *results {
-	return &results{prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "authcore_oauth_requests_total",
-		Help: "OAuth token, introspection and revocation requests, by endpoint and result.",
-	}, []string{"endpoint", "result"})}
+	return c.Client, true, nil
 }

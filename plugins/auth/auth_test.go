@@ -2,92 +2,17 @@ package auth_test
 
 import (
 	"context"
-	"encoding/base64"
-	"encoding/json"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/go-jose/go-jose/v4"
-	"github.com/go-jose/go-jose/v4/jwt"
 	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/clientcredentials"
 
 	"github.com/authcore/authcore/internal/apptest"
 )
-
-func TestMain(m *testing.M) { apptest.Main(m) }
-
-type client struct {
-	ID, Secret, TokenURL, BadgeID, ProjectID string
-}
-
-func mint(t *testing.T, a *apptest.App, admin *apptest.Session, prj string, extra map[string]any) client {
-	body := map[string]any{"name": "m2m", "product": "auth"}
-	for k, v := range extra {
-		body[k] = v
-	}
-	got := a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/projects/" + prj + "/service-badges", Body: body, Header: admin.Bearer()}).Expect(t, 201, map[string]any{"s3": nil})
-	au := got["auth"].(map[string]any)
-	return client{ID: au["clientId"].(string), Secret: au["clientSecret"].(string), TokenURL: au["tokenUrl"].(string),
-		BadgeID: got["badge"].(map[string]any)["id"].(string), ProjectID: prj}
-}
-
-func setup(t *testing.T, st apptest.Store) (*apptest.App, *apptest.Session, string) {
-	a := apptest.Start(t, st)
-	admin := a.SignUp(t)
-	return a, admin, a.CreateProject(t, admin)
-}
-
-// verifyJWT checks a token the way a resource server would: against the JWKS fetched
-// over HTTP, with go-jose.
-func verifyJWT(t *testing.T, a *apptest.App, token string) map[string]any {
-	t.Helper()
-	return verifyJWTFor(t, a, token, "authcore")
-}
-
-// verifyJWTFor is verifyJWT for a token meant for audience.
-func verifyJWTFor(t *testing.T, a *apptest.App, token, audience string) map[string]any {
-	t.Helper()
-	res, err := http.Get(a.Base + "/.well-known/jwks.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	var set jose.JSONWebKeySet
-	if err := json.NewDecoder(res.Body).Decode(&set); err != nil {
-		t.Fatal(err)
-	}
-	tok, err := jwt.ParseSigned(token, []jose.SignatureAlgorithm{jose.EdDSA})
-	if err != nil {
-		t.Fatal(err)
-	}
-	keys := set.Key(tok.Headers[0].KeyID)
-	if len(keys) != 1 {
-		t.Fatalf("kid %q not in the JWKS", tok.Headers[0].KeyID)
-	}
-	// RFC 9068: an OAuth access token says so in its header, so no verifier can take it
-	// for another kind of JWT signed by the same keys.
-	if typ := tok.Headers[0].ExtraHeaders["typ"]; typ != "at+jwt" {
-		t.Fatalf("typ %v, want at+jwt", typ)
-	}
-	var std jwt.Claims
-	var all map[string]any
-	if err := tok.Claims(keys[0].Key, &std, &all); err != nil {
-		t.Fatalf("signature does not verify: %v", err)
-	}
-	// iss is the URL the request reached (no AUTHCORE_PUBLIC_URL here); nbf = iat, so a
-	// verifier with clock skew accepts a fresh token.
-	if std.NotBefore == nil || std.IssuedAt == nil || *std.NotBefore != *std.IssuedAt {
-		t.Fatalf("nbf %v, iat %v", std.NotBefore, std.IssuedAt)
-	}
-	if err := std.ValidateWithLeeway(jwt.Expected{Issuer: a.Base, AnyAudience: jwt.Audience{audience}, Time: a.Clock.Now()}, 0); err != nil {
-		t.Fatal(err)
-	}
-	return all
-}
 
 func TestClientCredentialsWithTheStockClient(t *testing.T) {
 	apptest.ForEachStore(t, func(t *testing.T, st apptest.Store) {
@@ -131,18 +56,6 @@ func TestClientCredentialsWithTheStockClient(t *testing.T) {
 			}
 		})
 	})
-}
-
-func post(a *apptest.App, form url.Values, header map[string]string) *apptest.Response {
-	h := map[string]string{"Content-Type": "application/x-www-form-urlencoded"}
-	for k, v := range header {
-		h[k] = v
-	}
-	return a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/oauth/token", Body: form.Encode(), Header: h})
-}
-
-func basic(id, secret string) map[string]string {
-	return map[string]string{"Authorization": "Basic " + base64.StdEncoding.EncodeToString([]byte(url.QueryEscape(id)+":"+url.QueryEscape(secret)))}
 }
 
 func TestTokenErrors(t *testing.T) {

@@ -7,14 +7,13 @@ import (
 	"github.com/authcore/authcore/platform/identity"
 )
 
-// FuzzClientAuth: any Authorization header and scope are judged without panicking; a
+// FuzzClientAuth: any requested scope and client role are judged without panicking; a
 // granted scope only names roles up to the client's, and the role claim never exceeds it.
 func FuzzClientAuth(f *testing.F) {
-	for _, s := range []string{"Basic Y2xpOnNlY3JldA==", "basic Y2xp", "Basic !!!", "Basic " + "JTIy", "Bearer x", ""} {
-		f.Add(s, "viewer developer", "developer")
+	for _, s := range []string{"viewer developer", "admin", "", "viewer  viewer", "root"} {
+		f.Add(s, "developer")
 	}
-	f.Fuzz(func(t *testing.T, header, scope, role string) {
-		_, _, _, _ = basicAuth(header)
+	f.Fuzz(func(t *testing.T, scope, role string) {
 		granted, ok := grantScope(scope, role)
 		if !ok {
 			return

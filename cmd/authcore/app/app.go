@@ -11,6 +11,7 @@ import (
 	"github.com/authcore/authcore/modules/agenttoken"
 	"github.com/authcore/authcore/modules/badge"
 	"github.com/authcore/authcore/modules/console"
+	"github.com/authcore/authcore/modules/oauth"
 	"github.com/authcore/authcore/modules/project"
 	"github.com/authcore/authcore/modules/resource"
 	"github.com/authcore/authcore/modules/secretscan"
@@ -44,9 +45,25 @@ import (
 // load command) add them; operator commands build the same graph without them.
 func Listeners() fx.Option { return fx.Options(httpserver.Listen, metrics.Listen, webhook.Deliver) }
 
+// Products are the badge products in the binary: one line each.
+func Products() []fx.Option {
+	return []fx.Option{
+		db.Module,
+		s3.Module,
+		auth.Module,
+		pay.Module,
+	}
+}
+
 // Options is the whole application for cfg, with the master key already resolved and
 // logs going to out.
 func Options(cfg config.Config, keys secret.MasterKeys, out logging.Output) fx.Option {
+	return With(cfg, keys, out, Products()...)
+}
+
+// With is the application with products instead of Products (tests of the extension
+// contract add one, or leave one out).
+func With(cfg config.Config, keys secret.MasterKeys, out logging.Output, products ...fx.Option) fx.Option {
 	return fx.Options(
 		fx.Supply(cfg, keys, out),
 
@@ -67,11 +84,8 @@ func Options(cfg config.Config, keys secret.MasterKeys, out logging.Output) fx.O
 		webhook.Module,
 		console.Module,
 		resource.Module,
+		oauth.Module,
 
-		// Badge products: one line each.
-		db.Module,
-		s3.Module,
-		auth.Module,
-		pay.Module,
+		fx.Options(products...),
 	)
 }

@@ -1,8 +1,6 @@
-package auth_test
+package oauth_test
 
 import (
-	"encoding/base64"
-	"encoding/json"
 	"net/http"
 	"net/url"
 	"strings"
@@ -61,32 +59,4 @@ func TestServerURLNeverFromTheRequest(t *testing.T) {
 			t.Fatalf("%s %v", r.Body, r.Header)
 		}
 	})
-}
-
-// claimsOf reads a JWT's claims without checking it (the issuer is what is under test).
-func claimsOf(t *testing.T, token string) map[string]any {
-	t.Helper()
-	parts := strings.Split(token, ".")
-	if len(parts) != 3 {
-		t.Fatalf("not a JWT: %q", token)
-	}
-	b, err := base64.RawURLEncoding.DecodeString(parts[1])
-	var c map[string]any
-	if err == nil {
-		err = json.Unmarshal(b, &c)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
-
-func merge(ms ...map[string]string) map[string]string {
-	out := map[string]string{}
-	for _, m := range ms {
-		for k, v := range m {
-			out[k] = v
-		}
-	}
-	return out
 }

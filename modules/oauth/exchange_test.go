@@ -1,4 +1,4 @@
-package auth_test
+package oauth_test
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package auth_test
+package oauth_test
 
 import (
 	"context"
@@ -10,16 +10,6 @@ import (
 	"github.com/authcore/authcore/internal/apptest"
 	"github.com/authcore/authcore/platform/config"
 )
-
-func basicFor(c client) map[string]string { return basic(c.ID, c.Secret) }
-
-func postTo(a *apptest.App, path string, form url.Values, header map[string]string) *apptest.Response {
-	h := map[string]string{"Content-Type": "application/x-www-form-urlencoded"}
-	for k, v := range header {
-		h[k] = v
-	}
-	return a.Do(apptest.Req{Method: http.MethodPost, Path: path, Body: form.Encode(), Header: h})
-}
 
 func TestIntrospection(t *testing.T) {
 	apptest.ForEachStore(t, func(t *testing.T, st apptest.Store) {

@@ -1,0 +1,105 @@
+package apptest
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/go-jose/go-jose/v4"
+	"github.com/go-jose/go-jose/v4/jwt"
+)
+
+// AuthClient is an auth badge's OAuth client, as the create answer gave it.
+type AuthClient struct {
+	ID, Secret, TokenURL, BadgeID, ProjectID string
+}
+
+// MintAuthClient mints an auth badge in project as admin; extra adds to the request body.
+func (a *App) MintAuthClient(t testing.TB, admin *Session, project string, extra map[string]any) AuthClient {
+	t.Helper()
+	body := map[string]any{"name": "m2m", "product": "auth"}
+	for k, v := range extra {
+		body[k] = v
+	}
+	got := a.Do(Req{Method: http.MethodPost, Path: "/v1/projects/" + project + "/service-badges", Body: body, Header: admin.Bearer()}).Expect(t, 201, map[string]any{"s3": nil})
+	au := got["auth"].(map[string]any)
+	return AuthClient{ID: au["clientId"].(string), Secret: au["clientSecret"].(string), TokenURL: au["tokenUrl"].(string),
+		BadgeID: got["badge"].(map[string]any)["id"].(string), ProjectID: project}
+}
+
+// PostForm posts form (application/x-www-form-urlencoded) to path with header.
+func (a *App) PostForm(path string, form url.Values, header map[string]string) *Response {
+	h := map[string]string{"Content-Type": "application/x-www-form-urlencoded"}
+	for k, v := range header {
+		h[k] = v
+	}
+	return a.Do(Req{Method: http.MethodPost, Path: path, Body: form.Encode(), Header: h})
+}
+
+// Basic is client_secret_basic for id and secret (RFC 6749 §2.3.1: each form-encoded).
+func Basic(id, secret string) map[string]string {
+	return map[string]string{"Authorization": "Basic " + base64.StdEncoding.EncodeToString([]byte(url.QueryEscape(id)+":"+url.QueryEscape(secret)))}
+}
+
+// VerifyAccessToken checks an access token the way a resource server would: against the
+// JWKS fetched over HTTP, with go-jose, for audience; it returns every claim.
+func (a *App) VerifyAccessToken(t testing.TB, token, audience string) map[string]any {
+	t.Helper()
+	res, err := http.Get(a.Base + "/.well-known/jwks.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var set jose.JSONWebKeySet
+	if err := json.NewDecoder(res.Body).Decode(&set); err != nil {
+		t.Fatal(err)
+	}
+	tok, err := jwt.ParseSigned(token, []jose.SignatureAlgorithm{jose.EdDSA})
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := set.Key(tok.Headers[0].KeyID)
+	if len(keys) != 1 {
+		t.Fatalf("kid %q not in the JWKS", tok.Headers[0].KeyID)
+	}
+	// RFC 9068: an OAuth access token says so in its header, so no verifier can take it
+	// for another kind of JWT signed by the same keys.
+	if typ := tok.Headers[0].ExtraHeaders["typ"]; typ != "at+jwt" {
+		t.Fatalf("typ %v, want at+jwt", typ)
+	}
+	var std jwt.Claims
+	var all map[string]any
+	if err := tok.Claims(keys[0].Key, &std, &all); err != nil {
+		t.Fatalf("signature does not verify: %v", err)
+	}
+	// iss is the server's own URL; nbf = iat, so a verifier with clock skew accepts a
+	// fresh token.
+	if std.NotBefore == nil || std.IssuedAt == nil || *std.NotBefore != *std.IssuedAt {
+		t.Fatalf("nbf %v, iat %v", std.NotBefore, std.IssuedAt)
+	}
+	if err := std.ValidateWithLeeway(jwt.Expected{Issuer: a.Base, AnyAudience: jwt.Audience{audience}, Time: a.Clock.Now()}, 0); err != nil {
+		t.Fatal(err)
+	}
+	return all
+}
+
+// ClaimsOf reads a JWT's claims without checking it.
+func ClaimsOf(t testing.TB, token string) map[string]any {
+	t.Helper()
+	parts := strings.Split(token, ".")
+	if len(parts) != 3 {
+		t.Fatalf("not a JWT: %q", token)
+	}
+	b, err := base64.RawURLEncoding.DecodeString(parts[1])
+	var c map[string]any
+	if err == nil {
+		err = json.Unmarshal(b, &c)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}

@@ -1,0 +1,119 @@
+package agenttoken
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/authcore/authcore/ent/schema"
+	"github.com/authcore/authcore/platform/apperr"
+	"github.com/authcore/authcore/platform/clock"
+	"github.com/authcore/authcore/platform/identity"
+	"github.com/authcore/authcore/platform/metrics"
+	"github.com/authcore/authcore/platform/oauth"
+	"github.com/authcore/authcore/platform/resource"
+	"github.com/authcore/authcore/platform/scope"
+)
+
+// Token exchange (RFC 8693) of an AI agent token for a short-lived, audience-bound access
+// token (SPEC §11): the agent keeps its long-lived secret to itself and hands resource
+// servers a JWT they can verify offline.
+const (
+	grantTokenExchange = "urn:ietf:params:oauth:grant-type:token-exchange"
+	exchangedTTL       = 15 * time.Minute
+)
+
+// exchange is the token-exchange grant agent tokens contribute to the OAuth server. No
+// client authentication: the subject token is the credential.
+type exchange struct {
+	svc       *Service
+	signer    identity.TokenSigner
+	resources resource.Registry
+	clock     clock.Clock
+	issued    prometheus.Counter
+}
+
+func newExchange(s *Service, signer identity.TokenSigner, resources resource.Registry, c clock.Clock, m *metrics.Credentials) oauth.Grant {
+	return &exchange{svc: s, signer: signer, resources: resources, clock: c, issued: m.Issued.WithLabelValues("exchanged", "")}
+}
+
+func (*exchange) Type() string     { return grantTokenExchange }
+func (*exchange) Metric() string   { return "token_exchange" }
+func (*exchange) ClientAuth() bool { return false }
+
+func (*exchange) Repeatable(name string) bool { return name == "resource" || name == "audience" }
+
+// Live: an exchanged token is worth what its agent token is.
+func (e *exchange) Live(ctx context.Context, clientID string) (bool, error) {
+	if !strings.HasPrefix(clientID, idPrefix) {
+		return false, nil
+	}
+	return e.svc.Live(ctx, clientID)
+}
+
+// Token answers a token-exchange grant. Errors follow RFC 8693 §2.2.2 and RFC 6749 §5.2.
+func (e *exchange) Token(ctx context.Context, r oauth.Request) (oauth.Token, error) {
+	form := r.Form
+	subject := form.Get("subject_token")
+	switch {
+	case subject == "":
+		return oauth.Token{}, oauth.InvalidRequest("subject_token is required")
+	case form.Get("subject_token_type") != oauth.TokenTypeAccess:
+		return oauth.Token{}, oauth.InvalidRequest("subject_token_type must be " + oauth.TokenTypeAccess)
+	case form.Get("requested_token_type") != "" && form.Get("requested_token_type") != oauth.TokenTypeAccess:
+		return oauth.Token{}, oauth.InvalidRequest("only " + oauth.TokenTypeAccess + " can be issued")
+	case form.Get("actor_token") != "":
+		return oauth.Token{}, oauth.InvalidRequest("delegation (actor_token) is not supported")
+	}
+	targets, err := oauth.Targets(form, true)
+	if err != nil {
+		return oauth.Token{}, err
+	}
+	requested, ok := scope.Parse(form.Get("scope"))
+	if !ok {
+		return oauth.Token{}, oauth.ErrScopeGrammar
+	}
+	grant, err := e.svc.Grant(ctx, subject)
+	if errors.Is(err, identity.ErrNotLive) {
+		return oauth.Token{}, errNotLiveSubject
+	}
+	if err != nil {
+		return oauth.Token{}, err
+	}
+	audience, bounds, err := oauth.Registered(ctx, e.resources, grant.ProjectID, targets)
+	if err != nil {
+		return oauth.Token{}, err
+	}
+	scopes, ok := oauth.Narrow(grant.Scopes, requested, bounds)
+	if !ok {
+		return oauth.Token{}, oauth.Error(apperr.KindInvalid, "invalid_scope", "scope must be covered by the agent token's scopes and by the resource's")
+	}
+	now := e.clock.Now().Truncate(time.Second)
+	exp := now.Add(exchangedTTL)
+	if grant.ExpiresAt.Before(exp) {
+		exp = grant.ExpiresAt.Truncate(time.Second)
+	}
+	if !exp.After(now) {
+		return oauth.Token{}, oauth.Error(apperr.KindInvalid, "invalid_grant", "subject_token expires too soon")
+	}
+	if len(audience) == 0 {
+		audience = []string{identity.IssuerFrom(ctx)}
+	}
+	granted := strings.Join(scopes, " ")
+	tok, err := oauth.Sign(ctx, e.signer, map[string]any{
+		"sub": grant.TokenID, "client_id": grant.TokenID, "aud": oauth.Audience(audience), "scope": granted,
+		"project_id": grant.ProjectID, "agent_name": grant.AgentName,
+		"iat": now.Unix(), "exp": exp.Unix(), "jti": schema.NewID("jti_"),
+	})
+	if err != nil {
+		return oauth.Token{}, err
+	}
+	e.issued.Inc()
+	return oauth.Token{AccessToken: tok, IssuedTokenType: oauth.TokenTypeAccess, TokenType: "Bearer",
+		ExpiresIn: int(exp.Sub(now).Seconds()), Scope: granted}, nil
+}
+
+var errNotLiveSubject = oauth.Error(apperr.KindInvalid, "invalid_grant", "subject_token is not a live AI agent token")

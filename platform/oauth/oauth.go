@@ -1,0 +1,205 @@
+// Package oauth is where the OAuth authorization server (modules/oauth) meets the owners of
+// what it issues (SPEC §15): each grant type and each kind of confidential client is
+// contributed through an fx value group by the module that owns it, so removing a product
+// removes its grant and nothing else. Grants answer with values and *apperr.Error in the
+// RFC 6749 style; the server renders both.
+package oauth
+
+import (
+	"context"
+	"errors"
+	"net/url"
+	"slices"
+	"time"
+
+	"go.uber.org/fx"
+
+	"github.com/authcore/authcore/platform/apperr"
+	"github.com/authcore/authcore/platform/identity"
+	"github.com/authcore/authcore/platform/resource"
+	"github.com/authcore/authcore/platform/scope"
+)
+
+// Paths of the standard OAuth surface (SPEC §11).
+const (
+	TokenPath      = "/v1/oauth/token"
+	IntrospectPath = "/v1/oauth/introspect"
+	RevokePath     = "/v1/oauth/revoke"
+	MetadataPath   = "/.well-known/oauth-authorization-server"
+	JWKSPath       = "/.well-known/jwks.json"
+)
+
+// TokenTypeAccess is RFC 8693's token type of an access token.
+const TokenTypeAccess = "urn:ietf:params:oauth:token-type:access_token"
+
+// Client is a confidential client that proved its secret.
+type Client struct {
+	ID, ProjectID, Role string
+	ExpiresAt           *time.Time
+}
+
+// Clients authenticates confidential clients (client_secret_basic and client_secret_post,
+// RFC 6749 §2.3.1). ok is false for any failure the client caused: unknown, wrong secret,
+// revoked or expired, all alike.
+type Clients interface {
+	Authenticate(ctx context.Context, id, secret string) (c Client, ok bool, err error)
+}
+
+// Request is a token request as a grant sees it.
+type Request struct {
+	Form url.Values
+	// Client is the authenticated client when the grant asks for one; nil otherwise.
+	Client *Client
+}
+
+// Token is a successful token answer (RFC 6749 §5.1, RFC 8693 §2.2.1).
+type Token struct {
+	AccessToken     string `json:"access_token"`
+	IssuedTokenType string `json:"issued_token_type,omitempty"`
+	TokenType       string `json:"token_type"`
+	ExpiresIn       int    `json:"expires_in"`
+	Scope           string `json:"scope"`
+}
+
+// Grant is one grant type of the token endpoint.
+type Grant interface {
+	// Type is its grant_type value.
+	Type() string
+	// Metric is the endpoint label its answers are counted under
+	// (authcore_oauth_requests_total).
+	Metric() string
+	// ClientAuth reports whether the caller must authenticate as a confidential client.
+	ClientAuth() bool
+	// Repeatable reports whether form parameter name may be given more than once.
+	Repeatable(name string) bool
+	// Token answers the request, or fails with an RFC 6749 style *apperr.Error.
+	Token(ctx context.Context, r Request) (Token, error)
+	// Live reports whether the client an access token of this grant was issued to
+	// (its client_id claim) is live; false for ids the grant does not own.
+	Live(ctx context.Context, clientID string) (bool, error)
+}
+
+// AsGrant contributes the Grant returned by constructor f.
+func AsGrant(f any) fx.Option {
+	return fx.Provide(fx.Annotate(f, fx.ResultTags(`group:"oauth_grants"`)))
+}
+
+// AsClients contributes the Clients returned by constructor f.
+func AsClients(f any) fx.Option {
+	return fx.Provide(fx.Annotate(f, fx.ResultTags(`group:"oauth_clients"`)))
+}
+
+// Error is an RFC 6749 §5.2 error of kind.
+func Error(kind apperr.Kind, code, description string) *apperr.Error {
+	return apperr.OAuth(kind, code, description)
+}
+
+// InvalidRequest is invalid_request with description.
+func InvalidRequest(description string) *apperr.Error {
+	return Error(apperr.KindInvalid, "invalid_request", description)
+}
+
+// The errors grants share.
+var (
+	ErrInvalidClient = Error(apperr.KindUnauthenticated, "invalid_client", "client authentication failed").
+				WithHeader("WWW-Authenticate", `Basic realm="authcore", charset="UTF-8"`)
+	ErrUnregistered       = Error(apperr.KindInvalid, "invalid_target", "the resource is not registered by this project")
+	ErrTarget             = Error(apperr.KindInvalid, "invalid_target", "resource and audience must be absolute https URIs without a fragment")
+	ErrScopeGrammar       = Error(apperr.KindInvalid, "invalid_scope", "each scope must match "+scope.Pattern.String()+", separated by spaces")
+	errSigningUnavailable = Error(apperr.KindUnavailable, "temporarily_unavailable", "signing keys are not loaded yet")
+)
+
+// Sign signs an access token's claims, failing in the RFC 6749 style while the signing
+// keys are not loaded.
+func Sign(ctx context.Context, signer identity.TokenSigner, claims map[string]any) (string, error) {
+	tok, err := signer.SignAccessToken(ctx, claims)
+	if errors.Is(err, identity.ErrEngineNotReady) {
+		return "", errSigningUnavailable
+	}
+	return tok, err
+}
+
+// Targets reads resource (RFC 8707: absolute URIs, repeatable) and, when audience is true,
+// audience (RFC 8693): each must be a well-formed resource URI before anything else is
+// looked at. It returns their canonical forms.
+func Targets(form url.Values, audience bool) ([]string, error) {
+	given := slices.Clone(form["resource"])
+	if audience {
+		given = append(given, form["audience"]...)
+	}
+	var targets []string
+	for _, r := range given {
+		canonical, err := resource.Canonical(r)
+		if err != nil {
+			return nil, ErrTarget
+		}
+		targets = append(targets, canonical)
+	}
+	return targets, nil
+}
+
+// Registered checks that every target is a resource project registered (SPEC §11): it
+// returns the audience to issue for and the scope bounds of the resources that set them.
+// Tokens are never issued for another project's resource, nor for an unregistered one.
+func Registered(ctx context.Context, resources resource.Registry, project string, targets []string) (audience []string, bounds [][]string, err error) {
+	for _, target := range targets {
+		r, ok, err := resources.Lookup(ctx, target)
+		if err != nil {
+			return nil, nil, err
+		}
+		if !ok || r.ProjectID != project {
+			return nil, nil, ErrUnregistered
+		}
+		if !slices.Contains(audience, r.URI) {
+			audience = append(audience, r.URI)
+		}
+		if len(r.Scopes) > 0 {
+			bounds = append(bounds, r.Scopes)
+		}
+	}
+	return audience, bounds, nil
+}
+
+// Narrow is the scope to grant. Requested scopes must each be covered by one held and by
+// every bound (a resource's scopes); with none requested, the grant is every scope, held
+// or bounding, that held and every bound both cover.
+func Narrow(held, requested []string, bounds [][]string) ([]string, bool) {
+	allowed := func(s string) bool {
+		if !scope.CoveredBy(held, s) {
+			return false
+		}
+		for _, b := range bounds {
+			if !scope.CoveredBy(b, s) {
+				return false
+			}
+		}
+		return true
+	}
+	if len(requested) > 0 {
+		for _, r := range requested {
+			if !allowed(r) {
+				return nil, false
+			}
+		}
+		return requested, true
+	}
+	candidates := slices.Clone(held)
+	for _, b := range bounds {
+		candidates = append(candidates, b...)
+	}
+	out := []string{}
+	for _, s := range candidates {
+		if allowed(s) && !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out, true
+}
+
+// Audience is the aud claim for audience: a string when there is one, else the list.
+func Audience(audience []string) any {
+	if len(audience) == 1 {
+		return audience[0]
+	}
+	return audience
+}
