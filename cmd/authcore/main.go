@@ -69,12 +69,22 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 		}
 	}()
 	var c cli
-	parser, err := kong.New(&c,
+	// Each product's own settings are parsed here with the service's: one --help, one
+	// set of environment variables and flags, checked before anything starts.
+	opts := []kong.Option{}
+	for _, p := range app.Products() {
+		if p.Settings != nil {
+			s := p.Settings()
+			opts = append(opts, kong.Embed(s))
+			c.Config.Plugins = append(c.Config.Plugins, s)
+		}
+	}
+	parser, err := kong.New(&c, append(opts,
 		kong.Name("authcore"),
 		kong.Description("authcore: AI agent tokens, sessions and service badges. Every setting is an AUTHCORE_* environment variable; a flag of the same name overrides it."),
 		kong.Writers(stdout, stderr),
 		kong.Exit(func(code int) { panic(exit(code)) }),
-	)
+	)...)
 	if err != nil {
 		fmt.Fprintln(stderr, "authcore:", err)
 		return 2

@@ -68,6 +68,8 @@ func TestBadSettingExitsWithOneLine(t *testing.T) {
 		{"master key too short", nil, map[string]string{"AUTHCORE_MASTER_KEY": "c2hvcnQ="}, "want 32 bytes"},
 		{"postgres without master key", []string{"--database-url=postgres://u@127.0.0.1:1/x", "--data-dir=" + t.TempDir()}, nil, "required when the store is PostgreSQL"},
 		{"unknown signup mode", nil, map[string]string{"AUTHCORE_SIGNUP": "maybe"}, "signup"},
+		{"a product's own setting", nil, map[string]string{"AUTHCORE_S3_ENDPOINT": "minio"}, "AUTHCORE_S3_ENDPOINT"},
+		{"a product's own flag", []string{"--s3-endpoint=minio:9000"}, nil, "AUTHCORE_S3_ENDPOINT"},
 		{"negative rate limit", []string{"--rate-limit=-1"}, nil, "AUTHCORE_RATE_LIMIT"},
 		{"bad duration", nil, map[string]string{"AUTHCORE_ACCESS_TTL": "soon"}, "access-ttl"},
 		{"bad origin", nil, map[string]string{"AUTHCORE_ALLOWED_ORIGINS": "not an origin"}, "AUTHCORE_ALLOWED_ORIGINS"},

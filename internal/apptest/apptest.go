@@ -17,6 +17,7 @@ import (
 	"github.com/authcore/authcore/platform/config"
 	"github.com/authcore/authcore/platform/invalidation"
 	"github.com/authcore/authcore/platform/logging"
+	"github.com/authcore/authcore/platform/product"
 	"github.com/authcore/authcore/platform/secret"
 )
 
@@ -64,7 +65,7 @@ func Graph(cfg config.Config, keys secret.MasterKeys, out logging.Output) fx.Opt
 
 // WithProducts runs the whole application with products instead of the binary's own:
 // app.Products() plus a test-only one, or with one left out.
-func WithProducts(products ...fx.Option) Option {
+func WithProducts(products ...product.Plugin) Option {
 	return testkit.WithGraph(func(cfg config.Config, keys secret.MasterKeys, out logging.Output) fx.Option {
 		return fx.Options(app.With(cfg, keys, out, products...), webhook.Deliver, CheapHashing)
 	})

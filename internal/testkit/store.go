@@ -175,8 +175,6 @@ func Config(databaseURL string, dataDir string) config.Config {
 		AccessTTL:       15 * time.Minute,
 		RefreshTTL:      720 * time.Hour,
 		LogLevel:        "debug",
-		S3Endpoint:      "http://127.0.0.1:9000",
-		S3Region:        "us-east-1",
 		AllowedOrigins:  []string{"https://dashboard.example.com"},
 	}
 }

@@ -7,10 +7,9 @@ import (
 	"slices"
 	"testing"
 
-	"go.uber.org/fx"
-
 	"github.com/authcore/authcore/cmd/authcore/app"
 	"github.com/authcore/authcore/internal/apptest"
+	"github.com/authcore/authcore/platform/product"
 	"github.com/authcore/authcore/plugins/auth"
 )
 
@@ -18,7 +17,7 @@ import (
 // no client credentials and no confidential clients, and nothing else is lost: agents still
 // exchange their tokens, and the tokens they get are still revocable and verifiable.
 func TestWithoutTheAuthProduct(t *testing.T) {
-	products := slices.DeleteFunc(app.Products(), func(o fx.Option) bool { return o.String() == auth.Module.String() })
+	products := slices.DeleteFunc(app.Products(), func(p product.Plugin) bool { return p.Module.String() == auth.Module.String() })
 	if len(products) != len(app.Products())-1 {
 		t.Fatal("the auth product is not among app.Products")
 	}

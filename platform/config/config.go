@@ -1,5 +1,6 @@
 // Package config holds the settings of SPEC §8. Parsing of the environment and flags is
-// done by kong in cmd/authcore; this package only declares the settings and checks them,
+// done by kong in cmd/authcore (a plugin's own settings live in its package and are parsed
+// with these); this package declares the service's settings and checks them,
 // so that a bad value stops the process with one clear line before anything starts.
 package config
 
@@ -14,6 +15,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/alecthomas/kong"
 )
 
 // Config is every setting of the service. The kong tags make each one an environment
@@ -30,8 +33,6 @@ type Config struct {
 	AccessTTL            time.Duration `name:"access-ttl" env:"AUTHCORE_ACCESS_TTL" default:"15m" help:"Access token lifetime (default ${default})."`
 	RefreshTTL           time.Duration `name:"refresh-ttl" env:"AUTHCORE_REFRESH_TTL" default:"720h" help:"Refresh token lifetime, sliding (default ${default})."`
 	LogLevel             string        `name:"log-level" env:"AUTHCORE_LOG_LEVEL" default:"info" enum:"debug,info,warn,error" help:"debug, info, warn or error (default ${default})."`
-	S3Endpoint           string        `name:"s3-endpoint" env:"AUTHCORE_S3_ENDPOINT" default:"http://127.0.0.1:9000" help:"Endpoint handed to holders of s3 badges (default ${default})."`
-	S3Region             string        `name:"s3-region" env:"AUTHCORE_S3_REGION" default:"us-east-1" help:"Region handed to holders of s3 badges (default ${default})."`
 	PublicURL            string        `name:"public-url" env:"AUTHCORE_PUBLIC_URL" help:"The URL clients reach this server at (https://auth.example.com): the issuer, its own origin for the CSRF rule and the base of every URL it hands out or mails; never taken from a request (default: http://localhost:<listen port>, with a warning)."`
 	TrustedProxies       []string      `name:"trusted-proxies" env:"AUTHCORE_TRUSTED_PROXIES" help:"Comma list of CIDRs (or addresses) of reverse proxies whose X-Forwarded-For and X-Forwarded-Proto are believed; from any other peer they are ignored (default: empty, none)."`
 	SMTPURL              string        `name:"smtp-url" env:"AUTHCORE_SMTP_URL" help:"smtp://user:pass@host:port (STARTTLS when offered), smtps://… (implicit TLS), or smtp://host:port?insecure=true (a local test server); unset, the mail routes answer 503 mail_not_configured (default: empty)."`
@@ -40,6 +41,31 @@ type Config struct {
 	SecretScanningKeys   string        `name:"secret-scanning-keys" env:"AUTHCORE_SECRET_SCANNING_KEYS" help:"Path to a JSON file of GitHub's secret-scanning public keys ({public_keys: [{key_identifier, key, is_current}]}); unset, POST /v1/secret-scanning/report answers 404 (default: empty)."`
 	WebhookAllowHTTP     bool          `name:"webhook-allow-http" env:"AUTHCORE_WEBHOOK_ALLOW_HTTP" default:"false" help:"Development only: let webhooks use plain http and loopback or private addresses; link-local and metadata addresses stay refused (default ${default})."`
 	MetricsAddr          string        `name:"metrics-addr" env:"AUTHCORE_METRICS_ADDR" help:"When set, /metrics moves to this separate listener (default: empty, served on the main port)."`
+
+	// Plugins are product plugins' own settings, parsed with these (pointers to each
+	// plugin's settings struct); a plugin's missing here gets its defaults (Defaults).
+	Plugins []any `kong:"-"`
+}
+
+// Defaults fills settings, a pointer to a struct with kong tags like Config's, from the
+// environment and the tags' defaults, and checks it when it has a Validate method.
+func Defaults(settings any) error {
+	p, err := kong.New(settings, kong.Exit(func(int) {}))
+	if err != nil {
+		return err
+	}
+	if _, err := p.Parse(nil); err != nil {
+		return err
+	}
+	return Check(settings)
+}
+
+// Check runs settings' Validate method, when it has one.
+func Check(settings any) error {
+	if v, ok := settings.(interface{ Validate() error }); ok {
+		return v.Validate()
+	}
+	return nil
 }
 
 // Storage names the kind of store a database URL selects.
@@ -120,8 +146,10 @@ func (c *Config) Validate() error {
 	if _, err := mail.ParseAddress(c.MailFrom); c.MailFrom != "" && err != nil {
 		return fmt.Errorf("AUTHCORE_MAIL_FROM: %q is not an address", c.MailFrom)
 	}
-	if u, err := url.Parse(c.S3Endpoint); err != nil || u.Scheme == "" || u.Host == "" {
-		return fmt.Errorf("AUTHCORE_S3_ENDPOINT: %q is not an absolute URL", c.S3Endpoint)
+	for _, p := range c.Plugins {
+		if err := Check(p); err != nil {
+			return err
+		}
 	}
 	return nil
 }

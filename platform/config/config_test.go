@@ -14,7 +14,6 @@ func valid() Config {
 	return Config{
 		Addr: ":8080", DatabaseURL: "sqlite:./data/authcore.db", DataDir: "./data", Signup: "open",
 		RateLimit: 60, AccessTTL: 15 * time.Minute, RefreshTTL: 720 * time.Hour, LogLevel: "info",
-		S3Endpoint: "http://127.0.0.1:9000", S3Region: "us-east-1",
 	}
 }
 
@@ -41,7 +40,6 @@ func TestValidate(t *testing.T) {
 		{"negative refresh ttl", func(c *Config) { c.RefreshTTL = -time.Second }, "AUTHCORE_REFRESH_TTL"},
 		{"origin", func(c *Config) { c.AllowedOrigins = []string{"https://a.example"} }, ""},
 		{"not an origin", func(c *Config) { c.AllowedOrigins = []string{"a.example"} }, "AUTHCORE_ALLOWED_ORIGINS"},
-		{"relative s3 endpoint", func(c *Config) { c.S3Endpoint = "minio" }, "AUTHCORE_S3_ENDPOINT"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,8 +1,8 @@
-// Package product is the contract between the badge module and the product plugins
-// (plugins/db, plugins/s3, plugins/auth, plugins/pay, …). A plugin is an fx module that
-// contributes a Product through AsProduct; the badge module sees only this contract and
-// the registry built from the group, never a plugin package. Adding a product is one
-// folder under plugins/ and one line in cmd/authcore/app.
+// Package product is the contract between the badge module and the product plugins under
+// plugins/. A plugin is an fx module that contributes a Product through AsProduct; the
+// badge module sees only this contract and the registry built from the group, never a
+// plugin package. Adding a product is one folder under plugins/ and one line in
+// cmd/authcore/app (docs/extending.md).
 package product
 
 import (
@@ -37,7 +37,7 @@ var reservedKeys = map[string]bool{"badge": true, "plaintext": true}
 
 // Product is one badge product.
 type Product interface {
-	// Key is the product value in requests ("db", "s3", …): lower-case letters and digits.
+	// Key is the product value in requests: lower-case letters and digits, at most 16.
 	Key() string
 	// Description is the product's entry in the list endpoint's `products`.
 	Description() string
@@ -58,6 +58,17 @@ type Product interface {
 	// and never after; with graceUntil nil they stop now, and so, always, do any an earlier
 	// roll replaced. A product that caches them invalidates them in that transaction.
 	Roll(ctx context.Context, tx *ent.Tx, b Badge, graceUntil *time.Time) (any, error)
+}
+
+// Plugin is a product as the binary lists it (cmd/authcore/app.Products).
+type Plugin struct {
+	// Module is the plugin's fx module.
+	Module fx.Option
+	// Settings, when set, returns a new pointer to the plugin's settings struct: fields with
+	// kong tags (env, name, default, help) as in platform/config, and optionally a Validate
+	// method. The binary parses it with its own settings (flags, environment, --help) and
+	// supplies the pointer to the plugin's constructors.
+	Settings func() any
 }
 
 // AsProduct contributes the Product returned by constructor f. It is the only place that
@@ -118,8 +129,8 @@ func (r *Registry) Keys() []string {
 	return out
 }
 
-// Plain is a product with no credentials of its own beyond the badge's secret (db), or one
-// not mintable yet (pay, with Unavailable as the reason).
+// Plain is a product with no credentials of its own beyond the badge's secret, or one not
+// mintable yet (with Unavailable as the reason).
 type Plain struct {
 	Name, About string
 	// Unavailable, when set, is why badges cannot be minted (product_not_available).

@@ -6,6 +6,7 @@ package s3
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/url"
 	"strings"
 	"sync/atomic"
@@ -17,7 +18,6 @@ import (
 	"github.com/authcore/authcore/ent/s3credential"
 	"github.com/authcore/authcore/platform/bearer"
 	"github.com/authcore/authcore/platform/clock"
-	"github.com/authcore/authcore/platform/config"
 	kind "github.com/authcore/authcore/platform/credential"
 	"github.com/authcore/authcore/platform/httpserver"
 	"github.com/authcore/authcore/platform/invalidation"
@@ -26,6 +26,23 @@ import (
 	"github.com/authcore/authcore/platform/secret"
 	"github.com/prometheus/client_golang/prometheus"
 )
+
+// Settings are the product's own (SPEC §8), parsed with the service's.
+type Settings struct {
+	Endpoint string `name:"s3-endpoint" env:"AUTHCORE_S3_ENDPOINT" default:"http://127.0.0.1:9000" help:"Endpoint handed to holders of s3 badges (default ${default})."`
+	Region   string `name:"s3-region" env:"AUTHCORE_S3_REGION" default:"us-east-1" help:"Region handed to holders of s3 badges (default ${default})."`
+}
+
+// NewSettings is the product's settings to parse (product.Plugin.Settings).
+func NewSettings() any { return &Settings{} }
+
+// Validate checks what kong cannot.
+func (s *Settings) Validate() error {
+	if u, err := url.Parse(s.Endpoint); err != nil || u.Scheme == "" || u.Host == "" {
+		return fmt.Errorf("AUTHCORE_S3_ENDPOINT: %q is not an absolute URL", s.Endpoint)
+	}
+	return nil
+}
 
 // Module contributes the product and the verify endpoint.
 var Module = fx.Module("plugin-s3",
@@ -69,20 +86,20 @@ type Params struct {
 	Keys    *secret.Keyring
 	Clock   clock.Clock
 	Bus     invalidation.Bus
-	Config  config.Config
+	Config  *Settings
 	Metrics *metrics.Credentials
 }
 
 // New returns the product.
 func New(p Params) *Product {
-	pr := &Product{ent: p.Ent, keys: p.Keys, clock: p.Clock, bus: p.Bus, endpoint: p.Config.S3Endpoint, region: p.Config.S3Region,
+	pr := &Product{ent: p.Ent, keys: p.Keys, clock: p.Clock, bus: p.Bus, endpoint: p.Config.Endpoint, region: p.Config.Region,
 		cache:   bearer.NewCache[string, *key](cacheSize, cacheTTL),
 		results: map[string]prometheus.Counter{},
 	}
 	for _, r := range []string{"ok", reasonBadSignature, reasonInvalidKey, reasonClockSkew, reasonPresignExpired, reasonBucketMismatch, reasonMalformed} {
 		pr.results[r] = p.Metrics.Verifications.WithLabelValues("s3_sigv4", r)
 	}
-	if u, err := url.Parse(p.Config.S3Endpoint); err == nil {
+	if u, err := url.Parse(p.Config.Endpoint); err == nil {
 		pr.endpointHost = strings.ToLower(u.Hostname())
 	}
 	bearer.Follow(p.Bus, topic, pr.cache)

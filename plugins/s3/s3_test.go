@@ -21,6 +21,7 @@ import (
 	"github.com/authcore/authcore/internal/apptest"
 	"github.com/authcore/authcore/platform/config"
 	"github.com/authcore/authcore/platform/invalidation"
+	"github.com/authcore/authcore/plugins/s3"
 )
 
 func TestMain(m *testing.M) { apptest.Main(m) }
@@ -348,7 +349,9 @@ func TestRequestsFromOtherClients(t *testing.T) {
 
 // The signed request must address the key's bucket, path style or virtual-hosted style.
 func TestBucketIsBound(t *testing.T) {
-	a := apptest.StartURL(t, "sqlite", "sqlite:"+t.TempDir()+"/a.db", apptest.WithConfig(func(c *config.Config) { c.S3Endpoint = "https://s3.example.test" }))
+	a := apptest.StartURL(t, "sqlite", "sqlite:"+t.TempDir()+"/a.db", apptest.WithConfig(func(c *config.Config) {
+		c.Plugins = append(c.Plugins, &s3.Settings{Endpoint: "https://s3.example.test", Region: "us-east-1"})
+	}))
 	admin := a.SignUp(t)
 	prj := a.CreateProject(t, admin)
 	b := mint(t, a, admin, prj, nil)

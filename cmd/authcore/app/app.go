@@ -4,6 +4,8 @@
 package app
 
 import (
+	"reflect"
+
 	"go.uber.org/fx"
 
 	"github.com/authcore/authcore/api"
@@ -46,12 +48,12 @@ import (
 func Listeners() fx.Option { return fx.Options(httpserver.Listen, metrics.Listen, webhook.Deliver) }
 
 // Products are the badge products in the binary: one line each.
-func Products() []fx.Option {
-	return []fx.Option{
-		db.Module,
-		s3.Module,
-		auth.Module,
-		pay.Module,
+func Products() []product.Plugin {
+	return []product.Plugin{
+		{Module: db.Module},
+		{Module: s3.Module, Settings: s3.NewSettings},
+		{Module: auth.Module},
+		{Module: pay.Module},
 	}
 }
 
@@ -62,8 +64,20 @@ func Options(cfg config.Config, keys secret.MasterKeys, out logging.Output) fx.O
 }
 
 // With is the application with products instead of Products (tests of the extension
-// contract add one, or leave one out).
-func With(cfg config.Config, keys secret.MasterKeys, out logging.Output, products ...fx.Option) fx.Option {
+// contract add one, or leave one out). Each product's settings are the parsed ones in
+// cfg.Plugins, else its defaults.
+func With(cfg config.Config, keys secret.MasterKeys, out logging.Output, products ...product.Plugin) fx.Option {
+	plugins := make([]fx.Option, 0, 2*len(products))
+	for _, p := range products {
+		plugins = append(plugins, p.Module)
+		if p.Settings != nil {
+			s, err := settingsOf(cfg, p)
+			if err != nil {
+				return fx.Error(err)
+			}
+			plugins = append(plugins, fx.Supply(s))
+		}
+	}
 	return fx.Options(
 		fx.Supply(cfg, keys, out),
 
@@ -86,6 +100,17 @@ func With(cfg config.Config, keys secret.MasterKeys, out logging.Output, product
 		resource.Module,
 		oauth.Module,
 
-		fx.Options(products...),
+		fx.Options(plugins...),
 	)
+}
+
+// settingsOf is p's settings: the parsed value in cfg.Plugins of its type, or its defaults.
+func settingsOf(cfg config.Config, p product.Plugin) (any, error) {
+	s := p.Settings()
+	for _, parsed := range cfg.Plugins {
+		if reflect.TypeOf(parsed) == reflect.TypeOf(s) {
+			return parsed, nil
+		}
+	}
+	return s, config.Defaults(s)
 }
