@@ -1,29 +1,71 @@
 // Package api is authcore's OpenAPI 3.1 document (openapi.yaml, embedded) and the route
-// that serves it as /openapi.json. The document is written by hand and kept honest by the
-// tests: the whole-app harness (internal/apptest) validates every response it receives
-// against it, and cmd/authcore fails when a registered route is missing from it.
+// that serves it as /openapi.json, its enums of credential kinds and event types filled
+// from the registry. The document is written by hand and kept honest by the tests: the
+// whole-app harness (internal/apptest) validates every response it receives against the
+// document the app serves, and cmd/authcore fails when a registered route is missing
+// from it or the written enums differ from the stock binary's registry.
 package api
 
 import (
 	_ "embed"
+	"encoding/json"
+	"fmt"
 	"net/http"
+	"slices"
 
 	"github.com/gofiber/fiber/v2"
 	"go.uber.org/fx"
 	"sigs.k8s.io/yaml"
 
+	"github.com/authcore/authcore/platform/credential"
 	"github.com/authcore/authcore/platform/httpserver"
 )
 
 //go:embed openapi.yaml
 var source []byte
 
-// JSON is the document as JSON.
+// JSON is the document as written, as JSON.
 func JSON() ([]byte, error) { return yaml.YAMLToJSON(source) }
 
+// Served is the document as a server with kinds serves it: the credential kinds and
+// webhook event types its enums list are those registered (SPEC §15), so a kind or a
+// product added as a plugin is documented with no edit here.
+func Served(kinds *credential.Registry) ([]byte, error) {
+	raw, err := JSON()
+	if err != nil {
+		return nil, err
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		return nil, err
+	}
+	schemas, _ := doc["components"].(map[string]any)["schemas"].(map[string]any)
+	enum := func(name string, values []string) error {
+		s, ok := schemas[name].(map[string]any)
+		if !ok {
+			return fmt.Errorf("openapi.yaml: no schema %s", name)
+		}
+		s["enum"] = values
+		return nil
+	}
+	if err := enum("CredentialKind", kinds.IntrospectedKinds()); err != nil {
+		return nil, err
+	}
+	// Events beyond the kinds' own (a leak report's, a policy change's) stay as written.
+	events := kinds.Events()
+	for _, e := range schemas["EventType"].(map[string]any)["enum"].([]any) {
+		events = append(events, e.(string))
+	}
+	slices.Sort(events)
+	if err := enum("EventType", slices.Compact(events)); err != nil {
+		return nil, err
+	}
+	return json.Marshal(doc)
+}
+
 // Module serves the document.
-var Module = fx.Module("api", httpserver.AsRoutes(func() ([]httpserver.Route, error) {
-	doc, err := JSON()
+var Module = fx.Module("api", httpserver.AsRoutes(func(kinds *credential.Registry) ([]httpserver.Route, error) {
+	doc, err := Served(kinds)
 	if err != nil {
 		return nil, err
 	}

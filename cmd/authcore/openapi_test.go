@@ -4,14 +4,18 @@ import (
 	"encoding/json"
 	"net/http"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
 
 	"go.uber.org/fx"
 
+	"github.com/getkin/kin-openapi/openapi3"
+
 	"github.com/authcore/authcore/api"
 	"github.com/authcore/authcore/internal/apptest"
+	"github.com/authcore/authcore/platform/credential"
 	"github.com/authcore/authcore/platform/httpserver"
 )
 
@@ -104,4 +108,35 @@ func TestOpenAPIOperationsAreNamedAndSecured(t *testing.T) {
 	if n < 50 {
 		t.Fatalf("only %d operations read", n)
 	}
+}
+
+// SPEC §15: the document's enums of credential kinds and event types are the registry's.
+// As written they describe the stock binary; as served, whatever kinds it runs with.
+func TestOpenAPIEnumsAreTheRegistrys(t *testing.T) {
+	var kinds *credential.Registry
+	a := apptest.StartURL(t, "sqlite", "sqlite::memory:", apptest.WithFx(fx.Populate(&kinds)))
+	written, _ := apptest.Document(t)
+	served, _ := a.Served(t)
+	enum := func(doc *openapi3.T, name string) []string {
+		var out []string
+		for _, v := range doc.Components.Schemas[name].Value.Enum {
+			out = append(out, v.(string))
+		}
+		return out
+	}
+	for _, doc := range []*openapi3.T{written, served} {
+		if got, want := enum(doc, "CredentialKind"), kinds.IntrospectedKinds(); !slices.Equal(got, want) {
+			t.Errorf("CredentialKind enum %v, registry %v", got, want)
+		}
+		for _, e := range kinds.Events() {
+			if !slices.Contains(enum(doc, "EventType"), e) {
+				t.Errorf("EventType enum lacks %s", e)
+			}
+		}
+	}
+	// Every event type the document names is one a webhook may subscribe to.
+	admin := a.SignUp(t)
+	prj := a.CreateProject(t, admin)
+	a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/projects/" + prj + "/webhooks",
+		Body: map[string]any{"url": "https://93.184.215.14/hook", "events": enum(served, "EventType")}, Header: admin.Bearer()}).Expect(t, 201, nil)
 }

@@ -5,6 +5,7 @@
 package apptest
 
 import (
+	"sync"
 	"testing"
 	"time"
 
@@ -48,6 +49,9 @@ const EnvDatabaseURL = testkit.EnvDatabaseURL
 type App struct {
 	*testkit.App
 	bus *invalidation.PG
+
+	servedOnce sync.Once
+	served     *document
 }
 
 // CheapHashing swaps argon2id's OWASP cost for a tiny one. Every test app uses it: the
@@ -97,7 +101,7 @@ func StartUnready(t testing.TB, storeName, databaseURL string, opts ...Option) *
 	t.Helper()
 	var bus *invalidation.PG
 	a := &App{App: testkit.StartURL(t, storeName, databaseURL, Graph, append(opts, testkit.WithFx(fx.Populate(&bus)))...), bus: bus}
-	a.Check = conform
+	a.Check = a.conform
 	return a
 }
 

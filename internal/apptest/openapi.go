@@ -2,6 +2,7 @@ package apptest
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -16,45 +17,79 @@ import (
 	"github.com/authcore/authcore/internal/testkit"
 )
 
-var (
-	docOnce sync.Once
-	doc     *openapi3.T
-	router  routers.Router
-	docErr  error
-)
-
-// Document is api/openapi.yaml, loaded and validated as OpenAPI once per test binary.
-func Document(t testing.TB) (*openapi3.T, routers.Router) {
-	t.Helper()
-	docOnce.Do(func() {
-		var raw []byte
-		if raw, docErr = api.JSON(); docErr != nil {
-			return
-		}
-		if doc, docErr = openapi3.NewLoader().LoadFromData(raw); docErr != nil {
-			return
-		}
-		if docErr = doc.Validate(context.Background()); docErr != nil {
-			return
-		}
-		router, docErr = gorillamux.NewRouter(doc)
-	})
-	if docErr != nil {
-		t.Fatalf("api/openapi.yaml: %v", docErr)
-	}
-	return doc, router
+// document is a loaded and validated OpenAPI document with its router.
+type document struct {
+	doc    *openapi3.T
+	router routers.Router
+	err    error
 }
 
-// conform fails the test when a response does not match the OpenAPI document: an
+// documents caches loaded documents by their bytes: almost every app serves the same one.
+var documents sync.Map // string → *document
+
+func load(raw []byte) *document {
+	if d, ok := documents.Load(string(raw)); ok {
+		return d.(*document)
+	}
+	d := &document{}
+	if d.doc, d.err = openapi3.NewLoader().LoadFromData(raw); d.err == nil {
+		if d.err = d.doc.Validate(context.Background()); d.err == nil {
+			d.router, d.err = gorillamux.NewRouter(d.doc)
+		}
+	}
+	documents.Store(string(raw), d)
+	return d
+}
+
+// Document is api/openapi.yaml as written, loaded and validated as OpenAPI.
+func Document(t testing.TB) (*openapi3.T, routers.Router) {
+	t.Helper()
+	raw, err := api.JSON()
+	if err != nil {
+		t.Fatalf("api/openapi.yaml: %v", err)
+	}
+	d := load(raw)
+	if d.err != nil {
+		t.Fatalf("api/openapi.yaml: %v", d.err)
+	}
+	return d.doc, d.router
+}
+
+// Served is the document the app serves at /openapi.json (its enums filled from the
+// app's registry), loaded and validated as OpenAPI.
+func (a *App) Served(t testing.TB) (*openapi3.T, routers.Router) {
+	t.Helper()
+	a.servedOnce.Do(func() {
+		res, err := a.HTTP.Get(a.Base + "/openapi.json")
+		if err != nil {
+			a.served = &document{err: err}
+			return
+		}
+		defer res.Body.Close()
+		raw, err := io.ReadAll(res.Body)
+		if err != nil {
+			a.served = &document{err: err}
+			return
+		}
+		a.served = load(raw)
+	})
+	if a.served.err != nil {
+		t.Fatalf("/openapi.json: %v", a.served.err)
+	}
+	return a.served.doc, a.served.router
+}
+
+// conform fails the test when a response does not match the OpenAPI document the app
+// serves: an
 // undocumented route (anything but the 404/405 of a route that does not exist, and the
 // routes under /test/ that tests add for themselves), an undocumented status, or a body
 // that breaks its schema.
-func conform(t testing.TB, req *http.Request, res *testkit.Response) {
+func (a *App) conform(t testing.TB, req *http.Request, res *testkit.Response) {
 	t.Helper()
 	if strings.HasPrefix(req.URL.Path, "/test/") { // routes a test adds for itself
 		return
 	}
-	_, r := Document(t)
+	_, r := a.Served(t)
 	route, params, err := r.FindRoute(req)
 	if err != nil {
 		if res.Status != http.StatusNotFound && res.Status != http.StatusMethodNotAllowed {

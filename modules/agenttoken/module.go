@@ -34,6 +34,7 @@ var Module = fx.Module("agenttoken",
 			Match:      func(t string) bool { return secret.CheckToken(tokenKind, t) },
 			Revoke:     s.RevokePresented,
 			Introspect: s.introspect,
+			Events:     []string{"ai_token.create", "ai_token.roll", "ai_token.revoke"},
 		}}
 	}),
 )

@@ -466,6 +466,6 @@ func (s *Service) introspect(ctx context.Context, token, project string) (map[st
 	if err != nil {
 		return nil, err
 	}
-	return map[string]any{"kind": Kind, "sub": g.TokenID, "token_id": g.TokenID, "agent_name": g.AgentName,
+	return map[string]any{"sub": g.TokenID, "token_id": g.TokenID, "agent_name": g.AgentName,
 		"scope": strings.Join(g.Scopes, " "), "exp": g.ExpiresAt.Unix(), "token_type": "Bearer"}, nil
 }

@@ -35,7 +35,8 @@ var Module = fx.Module("badge",
 				Name: Kind + ":" + key, Pattern: secret.Pattern(key),
 				Match:      func(t string) bool { return secret.KindOf(t) == key && secret.CheckToken(key, t) },
 				Revoke:     s.RevokePresented,
-				Introspect: s.introspect,
+				Introspect: s.introspect, IntrospectedAs: Kind,
+				Events: []string{"service_badge.create", "service_badge.roll", "service_badge.revoke"},
 			})
 		}
 		return kinds

@@ -365,7 +365,7 @@ func (s *Service) introspect(ctx context.Context, token, project string) (map[st
 	if err != nil {
 		return nil, err
 	}
-	m := map[string]any{"kind": Kind, "sub": g.BadgeID, "badge_id": g.BadgeID, "product": g.Product,
+	m := map[string]any{"sub": g.BadgeID, "badge_id": g.BadgeID, "product": g.Product,
 		"role": g.Role, "scope": g.Role, "token_type": "Bearer"}
 	if g.ExpiresAt != nil {
 		m["exp"] = g.ExpiresAt.Unix()

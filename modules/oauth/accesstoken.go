@@ -58,7 +58,7 @@ func (s *accessTokens) introspect(ctx context.Context, token, project string) (m
 			return nil, err
 		}
 	}
-	m := map[string]any{"kind": "oauth_access_token", "sub": claims["sub"], "exp": claims["exp"], "iat": claims["iat"],
+	m := map[string]any{"sub": claims["sub"], "exp": claims["exp"], "iat": claims["iat"],
 		"client_id": clientID, "aud": claims["aud"], "scope": claims["scope"], "token_type": "Bearer"}
 	if name, ok := claims["agent_name"]; ok {
 		m["agent_name"] = name

@@ -24,6 +24,7 @@ func (e *Engine) kinds() []credential.Kind {
 		Name: "session_refresh_token", Pattern: secret.Pattern(refreshKind),
 		Match:  func(t string) bool { return secret.CheckToken(refreshKind, t) },
 		Revoke: e.revokePresented,
+		Events: []string{"session.revoke", "session.revoke_all", "session.theft_detected"},
 	}, e.accessKind()}
 }
 
@@ -70,7 +71,7 @@ func (e *Engine) revokePresented(ctx context.Context, token string, r identity.R
 // so there is nothing to revoke by presenting one.
 func (e *Engine) accessKind() credential.Kind {
 	return credential.Kind{
-		Name:  "session_access_token",
+		Name: "session_access_token", IntrospectedAs: "session",
 		Match: func(t string) bool { typ, ok := credential.JWTType(t); return ok && typ != "at+jwt" },
 		Introspect: func(ctx context.Context, token, project string) (map[string]any, error) {
 			_, claims, err := e.VerifyJWT(token)
@@ -89,7 +90,7 @@ func (e *Engine) accessKind() credential.Kind {
 			if err != nil {
 				return nil, err
 			}
-			return map[string]any{"kind": "session", "sub": claims["sub"], "exp": claims["exp"], "iat": claims["iat"],
+			return map[string]any{"sub": claims["sub"], "exp": claims["exp"], "iat": claims["iat"],
 				"user_id": p.UserID, "session_handle": p.SessionHandle}, nil
 		},
 	}

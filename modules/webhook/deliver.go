@@ -16,13 +16,14 @@ import (
 	"entgo.io/ent/dialect/sql"
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/authcore/authcore/ent"
 	"github.com/authcore/authcore/ent/event"
 	"github.com/authcore/authcore/ent/webhookdelivery"
 	"github.com/authcore/authcore/platform/clock"
 	"github.com/authcore/authcore/platform/database"
 	"github.com/authcore/authcore/platform/secret"
-	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Delivery timing (SPEC §12): the first retry within 10 s, then backoff to an hour; seven

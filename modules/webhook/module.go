@@ -11,16 +11,18 @@ import (
 
 	"go.uber.org/fx"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/authcore/authcore/ent"
 	"github.com/authcore/authcore/platform/audit"
 	"github.com/authcore/authcore/platform/clock"
 	"github.com/authcore/authcore/platform/config"
+	"github.com/authcore/authcore/platform/credential"
 	"github.com/authcore/authcore/platform/database"
 	"github.com/authcore/authcore/platform/guard"
 	"github.com/authcore/authcore/platform/httpserver"
 	"github.com/authcore/authcore/platform/metrics"
 	"github.com/authcore/authcore/platform/secret"
-	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Module supplies the outbox to the audit recorder and serves the webhook routes.
@@ -32,6 +34,7 @@ var Module = fx.Module("webhook",
 		newParts,
 		fx.Annotate(func(o *outbox) *outbox { return o }, fx.As(new(audit.Outbox))),
 	),
+	fx.Invoke(func(t *types, r *credential.Registry) { t.learn(r) }),
 	secret.AsResealer(func(c *ent.Client, r *secret.Keyring) secrets { return secrets{ent: c, ring: r} }),
 	httpserver.AsRoutes(func(s *Service, g *guard.Guard) []httpserver.Route { return (&handler{svc: s, guard: g}).routes() }),
 )
@@ -64,14 +67,17 @@ type parts struct {
 	Service *Service
 	Outbox  *outbox
 	Worker  *worker
+	Types   *types
 }
 
 func newParts(c *ent.Client, db *database.DB, clk clock.Clock, keys *secret.Keyring, log *slog.Logger, cfg config.Config, t Timing, results outcomes) parts {
 	policy := addressPolicy{allowHTTP: cfg.WebhookAllowHTTP}
 	w := newWorker(c, clk, keys, log, policy, db.Storage == config.Postgres, t, results)
+	ts := &types{}
 	return parts{
-		Service: &Service{ent: c, keys: keys, policy: policy},
-		Outbox:  &outbox{clock: clk, nudge: w.nudge},
+		Service: &Service{ent: c, keys: keys, policy: policy, types: ts},
+		Outbox:  &outbox{clock: clk, nudge: w.nudge, types: ts},
 		Worker:  w,
+		Types:   ts,
 	}
 }

@@ -11,24 +11,33 @@ import (
 	"github.com/authcore/authcore/ent/webhook"
 	"github.com/authcore/authcore/platform/audit"
 	"github.com/authcore/authcore/platform/clock"
+	"github.com/authcore/authcore/platform/credential"
 )
 
-// Types are the events of SPEC §12: every credential create, roll and revoke (by an
-// admin, by the credential itself, by a leak report, by theft detection) and every policy
-// change. Each is the audit action that records it.
-var Types = []string{
-	"ai_token.create", "ai_token.roll", "ai_token.revoke",
-	"service_badge.create", "service_badge.roll", "service_badge.revoke",
-	"credential.leak_revoke",
-	"session.revoke", "session.revoke_all", "session.theft_detected",
-	"project.policy_update",
+// beyondKinds are the events of SPEC §12 that no credential kind emits: a leak report's
+// revocation (of any kind) and a policy change. Every credential create, roll and revoke
+// is an event its kind declares in the registry (credential.Kind.Events). Each event is
+// the audit action that records it.
+var beyondKinds = []string{"credential.leak_revoke", "project.policy_update"}
+
+// types are the event types, known once the credential registry is built: the registry's
+// kinds are built from modules whose audit records come here, so the outbox cannot wait
+// for it at construction.
+type types struct{ list []string }
+
+func (t *types) learn(r *credential.Registry) {
+	t.list = append(slices.Clone(beyondKinds), r.Events()...)
+	slices.Sort(t.list)
 }
+
+func (t *types) has(e string) bool { return slices.Contains(t.list, e) }
 
 // outbox turns audit records that are events into an outbox row and one delivery per
 // subscribed webhook, in the record's transaction.
 type outbox struct {
 	clock clock.Clock
 	nudge func()
+	types *types
 }
 
 var _ audit.Outbox = (*outbox)(nil)
@@ -41,7 +50,7 @@ type body struct {
 }
 
 func (o *outbox) Append(ctx context.Context, tx *ent.Tx, rec *ent.AuditEvent) error {
-	if !slices.Contains(Types, rec.Action) {
+	if !o.types.has(rec.Action) {
 		return nil
 	}
 	data := map[string]any{"projectId": rec.ProjectID, "actorId": rec.ActorID}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
-	"slices"
 	"time"
 
 	"entgo.io/ent/dialect/sql"
@@ -30,6 +29,7 @@ type Service struct {
 	ent    *ent.Client
 	keys   *secret.Keyring
 	policy addressPolicy
+	types  *types
 }
 
 // Webhook is a webhook as listed. Never its secret.
@@ -63,7 +63,7 @@ func (s *Service) Create(ctx context.Context, projectID string, creator *string,
 	case jsonbody.Absent, jsonbody.Null: // all of them
 	case jsonbody.OK:
 		for _, e := range ev {
-			if !slices.Contains(Types, e) {
+			if !s.types.has(e) {
 				f.Fail("events", "unknown event type "+e)
 				break
 			}

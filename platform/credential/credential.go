@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -35,10 +36,14 @@ type Kind struct {
 	// cannot revoke it by presenting it (session access tokens end with their session).
 	Revoke func(ctx context.Context, token string, r identity.Revocation) error
 	// Introspect answers RFC 7662 for a resource server of project: the fields of an
-	// active answer (kind, sub, scope, exp, …; the caller adds active, iss and
-	// project_id), or nil when token is not a live credential of that project. nil: the
-	// kind is not introspectable.
+	// active answer (sub, scope, exp, …; the registry adds kind, the caller active, iss
+	// and project_id), or nil when token is not a live credential of that project. nil:
+	// the kind is not introspectable.
 	Introspect func(ctx context.Context, token, project string) (map[string]any, error)
+	// IntrospectedAs is the `kind` of its introspection answers (SPEC §11); "" for Name.
+	IntrospectedAs string
+	// Events are the webhook event types (audit actions, SPEC §12) its lifecycle emits.
+	Events []string
 }
 
 // AsKinds contributes the []Kind returned by constructor f to the registry.
@@ -118,7 +123,44 @@ func (r *Registry) Introspect(ctx context.Context, token, project string) (map[s
 	if !ok || k.Introspect == nil {
 		return nil, nil
 	}
-	return k.Introspect(ctx, token, project)
+	fields, err := k.Introspect(ctx, token, project)
+	if fields != nil {
+		fields["kind"] = k.introspectedAs()
+	}
+	return fields, err
+}
+
+func (k Kind) introspectedAs() string {
+	if k.IntrospectedAs != "" {
+		return k.IntrospectedAs
+	}
+	return k.Name
+}
+
+// IntrospectedKinds are the `kind` values introspection can answer, sorted: what the API
+// document's enum must list.
+func (r *Registry) IntrospectedKinds() []string {
+	var out []string
+	for _, k := range r.kinds {
+		if k.Introspect != nil {
+			out = append(out, k.introspectedAs())
+		}
+	}
+	return sortedSet(out)
+}
+
+// Events are every kind's webhook event types, sorted.
+func (r *Registry) Events() []string {
+	var out []string
+	for _, k := range r.kinds {
+		out = append(out, k.Events...)
+	}
+	return sortedSet(out)
+}
+
+func sortedSet(s []string) []string {
+	sort.Strings(s)
+	return slices.Compact(s)
 }
 
 // JWTType is the typ of a compact JWS's protected header, read without verifying

@@ -310,6 +310,12 @@ async function agentsView() {
 
 // ---- service badges --------------------------------------------------------------------
 
+// labelOf turns a JSON field name into a label: accessKeyId → "Access key id".
+function labelOf(name) {
+  const words = name.replace(/([a-z0-9])([A-Z])/g, '$1 $2').replace(/[_-]+/g, ' ').toLowerCase();
+  return words.charAt(0).toUpperCase() + words.slice(1);
+}
+
 async function badgesView() {
   if (needProject()) return;
   const gen = latest;
@@ -318,15 +324,18 @@ async function badgesView() {
   const listBox = errorBox();
   const list = h('div', {});
   const shown = h('div', {});
-  // showBadge shows a create or roll answer's secrets once.
+  // showBadge shows a create or roll answer's secrets once: the badge secret, then every
+  // field of whatever the product's Mint returned (the answer's field named after the
+  // product), labelled from its name, so a new product needs nothing here.
   const showBadge = (got, title) => {
     const secrets = [['Badge secret', got.plaintext]];
-    if (got.s3) secrets.push(['Access key id', got.s3.accessKeyId], ['Secret access key', got.s3.secretAccessKey]);
-    if (got.auth) secrets.push(['Client id', got.auth.clientId], ['Client secret', got.auth.clientSecret]);
-    const extra = [];
-    if (got.s3) extra.push(h('p', {}, `Bucket ${got.s3.bucket} in ${got.s3.region} at ${got.s3.endpoint}`));
-    if (got.auth) extra.push(h('p', {}, `Token URL ${got.auth.tokenUrl}`));
-    shown.replaceChildren(secretPanel(title, secrets), ...extra);
+    const own = got[got.badge.product];
+    if (own && typeof own === 'object') {
+      for (const [k, v] of Object.entries(own)) {
+        if (v !== null && v !== undefined) secrets.push([labelOf(k), typeof v === 'string' ? v : JSON.stringify(v)]);
+      }
+    }
+    shown.replaceChildren(secretPanel(title, secrets));
   };
   const filter = select('Filter by product', [{ value: '', label: 'All products' }, ...products.filter((p) => p.mintable).map((p) => ({ value: p.key, label: p.key }))], {
     onchange: () => reload(),
