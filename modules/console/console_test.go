@@ -20,7 +20,9 @@ import (
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 
+	"github.com/authcore/authcore/cmd/authcore/app"
 	"github.com/authcore/authcore/internal/apptest"
+	"github.com/authcore/authcore/internal/template/mail"
 	"github.com/authcore/authcore/internal/testkit"
 	"github.com/authcore/authcore/platform/config"
 )
@@ -481,5 +483,34 @@ func TestConsoleResources(t *testing.T) {
 		chromedp.WaitNotPresent(label("button", "Remove"), byRole("button", "Remove")))
 	if list := a.Do(apptest.Req{Path: "/v1/projects/" + prj + "/oauth/resources", Header: admin.Bearer()}).Expect(t, 200, nil)["resources"].([]any); len(list) != 0 {
 		t.Fatalf("still registered: %v", list)
+	}
+}
+
+// SPEC §15: a product added as a plugin shows its credentials once with no console change:
+// every field its Mint returned, labelled from its name.
+func TestConsoleShowsAPluginsCredentials(t *testing.T) {
+	a := apptest.Start(t, apptest.Stores(t)[0], apptest.WithProducts(append(app.Products(), mail.Plugin)...))
+	admin := a.SignUp(t)
+	a.CreateProject(t, admin)
+	p := &page{t: t, ctx: tab(t, nil), dir: artifacts(t)}
+	p.do(chromedp.Navigate(a.Base+"/console"), typeInto("textbox", "Email", admin.Email), typeInto("textbox", "Password", admin.Password),
+		click("button", "Sign in"), click("link", "Service badges"), waitFor("button", "Mint badge"),
+		typeInto("textbox", "Badge name", "newsletter"),
+		chromedp.SetValue(label("combobox", "Product"), "mail", byRole("combobox", "Product")),
+		click("button", "Mint badge"), chromedp.WaitVisible(chromedp.CSS(`[data-secret="Relay"]`)))
+	if v := p.eval(`document.querySelector('[data-secret="Relay"]').textContent`); v != "smtp.example.com:587" {
+		t.Fatalf("relay %q", v)
+	}
+	if v := p.eval(`document.querySelector('[data-secret="Username"]').textContent`); !strings.HasPrefix(v, "bdg_") {
+		t.Fatalf("username %q", v)
+	}
+	if v := p.eval(`document.querySelector('[data-secret="Badge secret"]').textContent`); !strings.HasPrefix(v, "ac_mail_") {
+		t.Fatalf("badge secret %q", v)
+	}
+	p.shot("plugin-credentials")
+	// Once: after a reload the list shows the badge, never its secrets.
+	p.do(chromedp.Reload(), waitFor("button", "Mint badge"), chromedp.WaitVisible("newsletter", chromedp.ByFunc(textLookup("newsletter"))))
+	if n := p.eval(`String(document.querySelectorAll('[data-secret]').length)`); n != "0" {
+		t.Fatalf("%s secrets still shown after a reload", n)
 	}
 }

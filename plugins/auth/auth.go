@@ -24,6 +24,9 @@ import (
 	"github.com/authcore/authcore/platform/secret"
 )
 
+// Plugin is the product as cmd/authcore/app lists it.
+var Plugin = product.Plugin{Module: Module}
+
 // Module contributes the product, its client-secret kind, its clients to the OAuth
 // server's client authentication, and the client-credentials grant.
 var Module = fx.Module("plugin-auth",

@@ -8,6 +8,9 @@ import (
 	"github.com/authcore/authcore/platform/product"
 )
 
+// Plugin is the product as cmd/authcore/app lists it.
+var Plugin = product.Plugin{Module: Module}
+
 // Module contributes the product.
 var Module = fx.Module("plugin-pay", product.AsProduct(New))
 

@@ -44,6 +44,9 @@ func (s *Settings) Validate() error {
 	return nil
 }
 
+// Plugin is the product as cmd/authcore/app lists it.
+var Plugin = product.Plugin{Module: Module, Settings: NewSettings}
+
 // Module contributes the product and the verify endpoint.
 var Module = fx.Module("plugin-s3",
 	fx.Provide(New),

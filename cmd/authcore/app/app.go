@@ -36,26 +36,12 @@ import (
 	"github.com/authcore/authcore/platform/ratelimit"
 	"github.com/authcore/authcore/platform/secret"
 	"github.com/authcore/authcore/platform/tracing"
-	"github.com/authcore/authcore/plugins/auth"
-	"github.com/authcore/authcore/plugins/db"
-	"github.com/authcore/authcore/plugins/pay"
-	"github.com/authcore/authcore/plugins/s3"
 )
 
 // Listeners are what only a serving process runs: the HTTP server, the metrics listener
 // when AUTHCORE_METRICS_ADDR is set, and the webhook delivery worker. Only serve (and the
 // load command) add them; operator commands build the same graph without them.
 func Listeners() fx.Option { return fx.Options(httpserver.Listen, metrics.Listen, webhook.Deliver) }
-
-// Products are the badge products in the binary: one line each.
-func Products() []product.Plugin {
-	return []product.Plugin{
-		{Module: db.Module},
-		{Module: s3.Module, Settings: s3.NewSettings},
-		{Module: auth.Module},
-		{Module: pay.Module},
-	}
-}
 
 // Options is the whole application for cfg, with the master key already resolved and
 // logs going to out.

@@ -1,0 +1,118 @@
+package app_test
+
+import (
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"testing"
+
+	"go.uber.org/fx"
+
+	"github.com/authcore/authcore/cmd/authcore/app"
+	"github.com/authcore/authcore/internal/apptest"
+	"github.com/authcore/authcore/internal/template/deploykey"
+	"github.com/authcore/authcore/internal/template/mail"
+	"github.com/authcore/authcore/platform/credential"
+)
+
+func TestMain(m *testing.M) { apptest.Main(m) }
+
+// The recipe of docs/extending.md, done as a team would: the template product added with
+// its one line (the console half is modules/console's TestConsoleShowsAPluginsCredentials).
+func TestAProductIsOneFolderAndOneLine(t *testing.T) {
+	apptest.ForEachStore(t, func(t *testing.T, st apptest.Store) {
+		scanner := apptest.NewScanner(t)
+		a := apptest.Start(t, st, scanner.Trusted, apptest.WithProducts(append(app.Products(), mail.Plugin)...))
+		admin := a.SignUp(t)
+		prj := a.CreateProject(t, admin)
+		rs := a.MintAuthClient(t, admin, prj, nil) // a resource server, to introspect with
+		mintMail := func() (string, map[string]any) {
+			got := a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/projects/" + prj + "/service-badges",
+				Body: map[string]any{"name": "newsletter", "product": "mail", "role": "developer"}, Header: admin.Bearer()}).Expect(t, 201, nil)
+			return got["plaintext"].(string), got
+		}
+		me := func(secret string) *apptest.Response {
+			return a.Get("/v1/service-badges/me", "Authorization", "Bearer "+secret)
+		}
+
+		secret, got := mintMail()
+		t.Run("mint answers the product's own credentials once", func(t *testing.T) {
+			own, _ := got["mail"].(map[string]any)
+			if !strings.HasPrefix(secret, "ac_mail_") || own["relay"] != "smtp.example.com:587" || own["username"] != got["badge"].(map[string]any)["id"] {
+				t.Fatalf("%v", got)
+			}
+			products := a.Do(apptest.Req{Path: "/v1/service-badges/products", Header: admin.Bearer()}).Expect(t, 200, nil)["products"].([]any)
+			if !slices.ContainsFunc(products, func(p any) bool { return p.(map[string]any)["key"] == "mail" }) {
+				t.Fatalf("mail is not listed: %v", products)
+			}
+		})
+		t.Run("me knows it", func(t *testing.T) {
+			me(secret).Expect(t, 200, map[string]any{"product": "mail", "role": "developer", "projectId": prj})
+		})
+		t.Run("introspection names it", func(t *testing.T) {
+			a.PostForm("/v1/oauth/introspect", url.Values{"token": {secret}}, apptest.Basic(rs.ID, rs.Secret)).
+				Expect(t, 200, map[string]any{"active": true, "kind": "service_badge", "product": "mail"})
+		})
+		t.Run("a signed leak report revokes it", func(t *testing.T) {
+			scanner.Report(t, a, secret).Expect(t, 200, nil)
+			me(secret).Expect(t, 401, nil)
+		})
+		t.Run("RFC 7009 revokes it", func(t *testing.T) {
+			other, _ := mintMail()
+			me(other).Expect(t, 200, nil)
+			a.PostForm("/v1/oauth/revoke", url.Values{"token": {other}}, nil).Expect(t, 200, map[string]any{})
+			me(other).Expect(t, 401, nil)
+		})
+		t.Run("the API document the server serves is still valid", func(t *testing.T) { a.Served(t) })
+	})
+}
+
+// A kind is one module and one line: the template deploy key, added to the app.
+func TestAKindIsOneModuleAndOneLine(t *testing.T) {
+	apptest.ForEachStore(t, func(t *testing.T, st apptest.Store) {
+		scanner := apptest.NewScanner(t)
+		var kinds *credential.Registry
+		a := apptest.Start(t, st, scanner.Trusted, apptest.WithFx(deploykey.Module, fx.Populate(&kinds)))
+		admin := a.SignUp(t)
+		prj := a.CreateProject(t, admin)
+		rs := a.MintAuthClient(t, admin, prj, nil)
+		mint := func() string {
+			return a.Do(apptest.Req{Method: http.MethodPost, Path: "/test/projects/" + prj + "/deploy-keys", Header: admin.Bearer()}).
+				Expect(t, 201, nil)["plaintext"].(string)
+		}
+		introspect := func(token string) *apptest.Response {
+			return a.PostForm("/v1/oauth/introspect", url.Values{"token": {token}}, apptest.Basic(rs.ID, rs.Secret))
+		}
+		key := mint()
+		t.Run("introspection names it", func(t *testing.T) {
+			introspect(key).Expect(t, 200, map[string]any{"active": true, "kind": "deploy_key"})
+		})
+		t.Run("the secret-scanning pattern finds it", func(t *testing.T) {
+			if !kinds.Pattern().MatchString("leaked: " + key + "\n") {
+				t.Fatalf("%s does not match %s", key, kinds.ScanPattern())
+			}
+		})
+		t.Run("webhooks may subscribe to its events", func(t *testing.T) {
+			a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/projects/" + prj + "/webhooks",
+				Body: map[string]any{"url": "https://93.184.215.14/hook", "events": []string{"deploy_key.revoke"}}, Header: admin.Bearer()}).Expect(t, 201, nil)
+		})
+		t.Run("the API document lists it", func(t *testing.T) {
+			doc, _ := a.Served(t)
+			if !slices.Contains(doc.Components.Schemas["CredentialKind"].Value.Enum, any("deploy_key")) ||
+				!slices.Contains(doc.Components.Schemas["EventType"].Value.Enum, any("deploy_key.revoke")) {
+				t.Fatal("deploy_key is not in the served document's enums")
+			}
+		})
+		t.Run("a signed leak report revokes it", func(t *testing.T) {
+			scanner.Report(t, a, key).Expect(t, 200, nil)
+			introspect(key).Expect(t, 200, map[string]any{"active": false})
+		})
+		t.Run("RFC 7009 revokes it", func(t *testing.T) {
+			other := mint()
+			introspect(other).Expect(t, 200, map[string]any{"active": true})
+			a.PostForm("/v1/oauth/revoke", url.Values{"token": {other}}, nil).Expect(t, 200, map[string]any{})
+			introspect(other).Expect(t, 200, map[string]any{"active": false})
+		})
+	})
+}
