@@ -6,13 +6,20 @@
 package oauth
 
 import (
+	"errors"
+	"sort"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/fx"
 
+	"github.com/authcore/authcore/platform/clock"
+	"github.com/authcore/authcore/platform/config"
 	"github.com/authcore/authcore/platform/credential"
 	"github.com/authcore/authcore/platform/httpserver"
 	"github.com/authcore/authcore/platform/identity"
 	"github.com/authcore/authcore/platform/metrics"
+	"github.com/authcore/authcore/platform/oauth"
+	"github.com/authcore/authcore/platform/ratelimit"
 )
 
 // Module serves the OAuth routes and contributes the access-token kind.
@@ -24,3 +31,38 @@ var Module = fx.Module("oauth",
 	}),
 	httpserver.AsRoutes(func(s *server) []httpserver.Route { return s.routes() }),
 )
+
+type grantParams struct {
+	fx.In
+	Grants []oauth.Grant `group:"oauth_grants"`
+}
+
+func newGrants(p grantParams) (*grants, error) {
+	gs := &grants{byType: map[string]oauth.Grant{}}
+	for _, g := range p.Grants {
+		if _, dup := gs.byType[g.Type()]; dup {
+			return nil, errors.New("oauth: grant type " + g.Type() + " is contributed twice")
+		}
+		gs.byType[g.Type()] = g
+		gs.types = append(gs.types, g.Type())
+	}
+	sort.Strings(gs.types)
+	return gs, nil
+}
+
+type serverParams struct {
+	fx.In
+	Config  config.Config
+	Clock   clock.Clock
+	Limits  *ratelimit.Limiters
+	Kinds   *credential.Registry
+	Keys    identity.TokenSigner
+	Grants  *grants
+	Clients []oauth.Clients `group:"oauth_clients"`
+	Results *results
+}
+
+func newServer(p serverParams) *server {
+	return &server{cfg: p.Config, clock: p.Clock, limits: p.Limits, kinds: p.Kinds, keys: p.Keys,
+		grants: p.Grants, clients: p.Clients, results: p.Results}
+}

@@ -4,12 +4,10 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"sort"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/prometheus/client_golang/prometheus"
-	"go.uber.org/fx"
 
 	"github.com/authcore/authcore/platform/apperr"
 	"github.com/authcore/authcore/platform/clock"
@@ -37,41 +35,6 @@ type server struct {
 type grants struct {
 	byType map[string]oauth.Grant
 	types  []string // sorted
-}
-
-type grantParams struct {
-	fx.In
-	Grants []oauth.Grant `group:"oauth_grants"`
-}
-
-func newGrants(p grantParams) (*grants, error) {
-	gs := &grants{byType: map[string]oauth.Grant{}}
-	for _, g := range p.Grants {
-		if _, dup := gs.byType[g.Type()]; dup {
-			return nil, errors.New("oauth: grant type " + g.Type() + " is contributed twice")
-		}
-		gs.byType[g.Type()] = g
-		gs.types = append(gs.types, g.Type())
-	}
-	sort.Strings(gs.types)
-	return gs, nil
-}
-
-type serverParams struct {
-	fx.In
-	Config  config.Config
-	Clock   clock.Clock
-	Limits  *ratelimit.Limiters
-	Kinds   *credential.Registry
-	Keys    identity.TokenSigner
-	Grants  *grants
-	Clients []oauth.Clients `group:"oauth_clients"`
-	Results *results
-}
-
-func newServer(p serverParams) *server {
-	return &server{cfg: p.Config, clock: p.Clock, limits: p.Limits, kinds: p.Kinds, keys: p.Keys,
-		grants: p.Grants, clients: p.Clients, results: p.Results}
 }
 
 func (s *server) routes() []httpserver.Route {
