@@ -20,6 +20,18 @@ type AgentToken struct {
 	ID string `json:"id,omitempty"`
 	// CreatedAt holds the value of the "created_at" field.
 	CreatedAt time.Time `json:"created_at,omitempty"`
+	// Digest holds the value of the "digest" field.
+	Digest []byte `json:"digest,omitempty"`
+	// PreviousDigest holds the value of the "previous_digest" field.
+	PreviousDigest *[]byte `json:"previous_digest,omitempty"`
+	// PreviousExpiresAt holds the value of the "previous_expires_at" field.
+	PreviousExpiresAt *time.Time `json:"previous_expires_at,omitempty"`
+	// RevokedAt holds the value of the "revoked_at" field.
+	RevokedAt *time.Time `json:"revoked_at,omitempty"`
+	// LastUsedAt holds the value of the "last_used_at" field.
+	LastUsedAt *time.Time `json:"last_used_at,omitempty"`
+	// TokenHint holds the value of the "token_hint" field.
+	TokenHint string `json:"token_hint,omitempty"`
 	// ProjectID holds the value of the "project_id" field.
 	ProjectID string `json:"project_id,omitempty"`
 	// AgentName holds the value of the "agent_name" field.
@@ -29,19 +41,7 @@ type AgentToken struct {
 	// CreatedBy holds the value of the "created_by" field.
 	CreatedBy *string `json:"created_by,omitempty"`
 	// ExpiresAt holds the value of the "expires_at" field.
-	ExpiresAt time.Time `json:"expires_at,omitempty"`
-	// LastUsedAt holds the value of the "last_used_at" field.
-	LastUsedAt *time.Time `json:"last_used_at,omitempty"`
-	// TokenHint holds the value of the "token_hint" field.
-	TokenHint string `json:"token_hint,omitempty"`
-	// Digest holds the value of the "digest" field.
-	Digest []byte `json:"digest,omitempty"`
-	// PreviousDigest holds the value of the "previous_digest" field.
-	PreviousDigest *[]byte `json:"previous_digest,omitempty"`
-	// PreviousExpiresAt holds the value of the "previous_expires_at" field.
-	PreviousExpiresAt *time.Time `json:"previous_expires_at,omitempty"`
-	// RevokedAt holds the value of the "revoked_at" field.
-	RevokedAt    *time.Time `json:"revoked_at,omitempty"`
+	ExpiresAt    time.Time `json:"expires_at,omitempty"`
 	selectValues sql.SelectValues
 }
 
@@ -50,11 +50,11 @@ func (*AgentToken) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
-		case agenttoken.FieldScopes, agenttoken.FieldDigest, agenttoken.FieldPreviousDigest:
+		case agenttoken.FieldDigest, agenttoken.FieldPreviousDigest, agenttoken.FieldScopes:
 			values[i] = new([]byte)
-		case agenttoken.FieldID, agenttoken.FieldProjectID, agenttoken.FieldAgentName, agenttoken.FieldCreatedBy, agenttoken.FieldTokenHint:
+		case agenttoken.FieldID, agenttoken.FieldTokenHint, agenttoken.FieldProjectID, agenttoken.FieldAgentName, agenttoken.FieldCreatedBy:
 			values[i] = new(sql.NullString)
-		case agenttoken.FieldCreatedAt, agenttoken.FieldExpiresAt, agenttoken.FieldLastUsedAt, agenttoken.FieldPreviousExpiresAt, agenttoken.FieldRevokedAt:
+		case agenttoken.FieldCreatedAt, agenttoken.FieldPreviousExpiresAt, agenttoken.FieldRevokedAt, agenttoken.FieldLastUsedAt, agenttoken.FieldExpiresAt:
 			values[i] = new(sql.NullTime)
 		default:
 			values[i] = new(sql.UnknownType)
@@ -82,6 +82,45 @@ func (_m *AgentToken) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field created_at", values[i])
 			} else if value.Valid {
 				_m.CreatedAt = value.Time
+			}
+		case agenttoken.FieldDigest:
+			if value, ok := values[i].(*[]byte); !ok {
+				return fmt.Errorf("unexpected type %T for field digest", values[i])
+			} else if value != nil {
+				_m.Digest = *value
+			}
+		case agenttoken.FieldPreviousDigest:
+			if value, ok := values[i].(*[]byte); !ok {
+				return fmt.Errorf("unexpected type %T for field previous_digest", values[i])
+			} else if value != nil {
+				_m.PreviousDigest = value
+			}
+		case agenttoken.FieldPreviousExpiresAt:
+			if value, ok := values[i].(*sql.NullTime); !ok {
+				return fmt.Errorf("unexpected type %T for field previous_expires_at", values[i])
+			} else if value.Valid {
+				_m.PreviousExpiresAt = new(time.Time)
+				*_m.PreviousExpiresAt = value.Time
+			}
+		case agenttoken.FieldRevokedAt:
+			if value, ok := values[i].(*sql.NullTime); !ok {
+				return fmt.Errorf("unexpected type %T for field revoked_at", values[i])
+			} else if value.Valid {
+				_m.RevokedAt = new(time.Time)
+				*_m.RevokedAt = value.Time
+			}
+		case agenttoken.FieldLastUsedAt:
+			if value, ok := values[i].(*sql.NullTime); !ok {
+				return fmt.Errorf("unexpected type %T for field last_used_at", values[i])
+			} else if value.Valid {
+				_m.LastUsedAt = new(time.Time)
+				*_m.LastUsedAt = value.Time
+			}
+		case agenttoken.FieldTokenHint:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field token_hint", values[i])
+			} else if value.Valid {
+				_m.TokenHint = value.String
 			}
 		case agenttoken.FieldProjectID:
 			if value, ok := values[i].(*sql.NullString); !ok {
@@ -115,45 +154,6 @@ func (_m *AgentToken) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field expires_at", values[i])
 			} else if value.Valid {
 				_m.ExpiresAt = value.Time
-			}
-		case agenttoken.FieldLastUsedAt:
-			if value, ok := values[i].(*sql.NullTime); !ok {
-				return fmt.Errorf("unexpected type %T for field last_used_at", values[i])
-			} else if value.Valid {
-				_m.LastUsedAt = new(time.Time)
-				*_m.LastUsedAt = value.Time
-			}
-		case agenttoken.FieldTokenHint:
-			if value, ok := values[i].(*sql.NullString); !ok {
-				return fmt.Errorf("unexpected type %T for field token_hint", values[i])
-			} else if value.Valid {
-				_m.TokenHint = value.String
-			}
-		case agenttoken.FieldDigest:
-			if value, ok := values[i].(*[]byte); !ok {
-				return fmt.Errorf("unexpected type %T for field digest", values[i])
-			} else if value != nil {
-				_m.Digest = *value
-			}
-		case agenttoken.FieldPreviousDigest:
-			if value, ok := values[i].(*[]byte); !ok {
-				return fmt.Errorf("unexpected type %T for field previous_digest", values[i])
-			} else if value != nil {
-				_m.PreviousDigest = value
-			}
-		case agenttoken.FieldPreviousExpiresAt:
-			if value, ok := values[i].(*sql.NullTime); !ok {
-				return fmt.Errorf("unexpected type %T for field previous_expires_at", values[i])
-			} else if value.Valid {
-				_m.PreviousExpiresAt = new(time.Time)
-				*_m.PreviousExpiresAt = value.Time
-			}
-		case agenttoken.FieldRevokedAt:
-			if value, ok := values[i].(*sql.NullTime); !ok {
-				return fmt.Errorf("unexpected type %T for field revoked_at", values[i])
-			} else if value.Valid {
-				_m.RevokedAt = new(time.Time)
-				*_m.RevokedAt = value.Time
 			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
@@ -194,31 +194,6 @@ func (_m *AgentToken) String() string {
 	builder.WriteString("created_at=")
 	builder.WriteString(_m.CreatedAt.Format(time.ANSIC))
 	builder.WriteString(", ")
-	builder.WriteString("project_id=")
-	builder.WriteString(_m.ProjectID)
-	builder.WriteString(", ")
-	builder.WriteString("agent_name=")
-	builder.WriteString(_m.AgentName)
-	builder.WriteString(", ")
-	builder.WriteString("scopes=")
-	builder.WriteString(fmt.Sprintf("%v", _m.Scopes))
-	builder.WriteString(", ")
-	if v := _m.CreatedBy; v != nil {
-		builder.WriteString("created_by=")
-		builder.WriteString(*v)
-	}
-	builder.WriteString(", ")
-	builder.WriteString("expires_at=")
-	builder.WriteString(_m.ExpiresAt.Format(time.ANSIC))
-	builder.WriteString(", ")
-	if v := _m.LastUsedAt; v != nil {
-		builder.WriteString("last_used_at=")
-		builder.WriteString(v.Format(time.ANSIC))
-	}
-	builder.WriteString(", ")
-	builder.WriteString("token_hint=")
-	builder.WriteString(_m.TokenHint)
-	builder.WriteString(", ")
 	builder.WriteString("digest=")
 	builder.WriteString(fmt.Sprintf("%v", _m.Digest))
 	builder.WriteString(", ")
@@ -236,6 +211,31 @@ func (_m *AgentToken) String() string {
 		builder.WriteString("revoked_at=")
 		builder.WriteString(v.Format(time.ANSIC))
 	}
+	builder.WriteString(", ")
+	if v := _m.LastUsedAt; v != nil {
+		builder.WriteString("last_used_at=")
+		builder.WriteString(v.Format(time.ANSIC))
+	}
+	builder.WriteString(", ")
+	builder.WriteString("token_hint=")
+	builder.WriteString(_m.TokenHint)
+	builder.WriteString(", ")
+	builder.WriteString("project_id=")
+	builder.WriteString(_m.ProjectID)
+	builder.WriteString(", ")
+	builder.WriteString("agent_name=")
+	builder.WriteString(_m.AgentName)
+	builder.WriteString(", ")
+	builder.WriteString("scopes=")
+	builder.WriteString(fmt.Sprintf("%v", _m.Scopes))
+	builder.WriteString(", ")
+	if v := _m.CreatedBy; v != nil {
+		builder.WriteString("created_by=")
+		builder.WriteString(*v)
+	}
+	builder.WriteString(", ")
+	builder.WriteString("expires_at=")
+	builder.WriteString(_m.ExpiresAt.Format(time.ANSIC))
 	builder.WriteByte(')')
 	return builder.String()
 }

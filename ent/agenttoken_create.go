@@ -37,64 +37,6 @@ func (_c *AgentTokenCreate) SetNillableCreatedAt(v *time.Time) *AgentTokenCreate
 	return _c
 }
 
-// SetProjectID sets the "project_id" field.
-func (_c *AgentTokenCreate) SetProjectID(v string) *AgentTokenCreate {
-	_c.mutation.SetProjectID(v)
-	return _c
-}
-
-// SetAgentName sets the "agent_name" field.
-func (_c *AgentTokenCreate) SetAgentName(v string) *AgentTokenCreate {
-	_c.mutation.SetAgentName(v)
-	return _c
-}
-
-// SetScopes sets the "scopes" field.
-func (_c *AgentTokenCreate) SetScopes(v []string) *AgentTokenCreate {
-	_c.mutation.SetScopes(v)
-	return _c
-}
-
-// SetCreatedBy sets the "created_by" field.
-func (_c *AgentTokenCreate) SetCreatedBy(v string) *AgentTokenCreate {
-	_c.mutation.SetCreatedBy(v)
-	return _c
-}
-
-// SetNillableCreatedBy sets the "created_by" field if the given value is not nil.
-func (_c *AgentTokenCreate) SetNillableCreatedBy(v *string) *AgentTokenCreate {
-	if v != nil {
-		_c.SetCreatedBy(*v)
-	}
-	return _c
-}
-
-// SetExpiresAt sets the "expires_at" field.
-func (_c *AgentTokenCreate) SetExpiresAt(v time.Time) *AgentTokenCreate {
-	_c.mutation.SetExpiresAt(v)
-	return _c
-}
-
-// SetLastUsedAt sets the "last_used_at" field.
-func (_c *AgentTokenCreate) SetLastUsedAt(v time.Time) *AgentTokenCreate {
-	_c.mutation.SetLastUsedAt(v)
-	return _c
-}
-
-// SetNillableLastUsedAt sets the "last_used_at" field if the given value is not nil.
-func (_c *AgentTokenCreate) SetNillableLastUsedAt(v *time.Time) *AgentTokenCreate {
-	if v != nil {
-		_c.SetLastUsedAt(*v)
-	}
-	return _c
-}
-
-// SetTokenHint sets the "token_hint" field.
-func (_c *AgentTokenCreate) SetTokenHint(v string) *AgentTokenCreate {
-	_c.mutation.SetTokenHint(v)
-	return _c
-}
-
 // SetDigest sets the "digest" field.
 func (_c *AgentTokenCreate) SetDigest(v []byte) *AgentTokenCreate {
 	_c.mutation.SetDigest(v)
@@ -132,6 +74,64 @@ func (_c *AgentTokenCreate) SetNillableRevokedAt(v *time.Time) *AgentTokenCreate
 	if v != nil {
 		_c.SetRevokedAt(*v)
 	}
+	return _c
+}
+
+// SetLastUsedAt sets the "last_used_at" field.
+func (_c *AgentTokenCreate) SetLastUsedAt(v time.Time) *AgentTokenCreate {
+	_c.mutation.SetLastUsedAt(v)
+	return _c
+}
+
+// SetNillableLastUsedAt sets the "last_used_at" field if the given value is not nil.
+func (_c *AgentTokenCreate) SetNillableLastUsedAt(v *time.Time) *AgentTokenCreate {
+	if v != nil {
+		_c.SetLastUsedAt(*v)
+	}
+	return _c
+}
+
+// SetTokenHint sets the "token_hint" field.
+func (_c *AgentTokenCreate) SetTokenHint(v string) *AgentTokenCreate {
+	_c.mutation.SetTokenHint(v)
+	return _c
+}
+
+// SetProjectID sets the "project_id" field.
+func (_c *AgentTokenCreate) SetProjectID(v string) *AgentTokenCreate {
+	_c.mutation.SetProjectID(v)
+	return _c
+}
+
+// SetAgentName sets the "agent_name" field.
+func (_c *AgentTokenCreate) SetAgentName(v string) *AgentTokenCreate {
+	_c.mutation.SetAgentName(v)
+	return _c
+}
+
+// SetScopes sets the "scopes" field.
+func (_c *AgentTokenCreate) SetScopes(v []string) *AgentTokenCreate {
+	_c.mutation.SetScopes(v)
+	return _c
+}
+
+// SetCreatedBy sets the "created_by" field.
+func (_c *AgentTokenCreate) SetCreatedBy(v string) *AgentTokenCreate {
+	_c.mutation.SetCreatedBy(v)
+	return _c
+}
+
+// SetNillableCreatedBy sets the "created_by" field if the given value is not nil.
+func (_c *AgentTokenCreate) SetNillableCreatedBy(v *string) *AgentTokenCreate {
+	if v != nil {
+		_c.SetCreatedBy(*v)
+	}
+	return _c
+}
+
+// SetExpiresAt sets the "expires_at" field.
+func (_c *AgentTokenCreate) SetExpiresAt(v time.Time) *AgentTokenCreate {
+	_c.mutation.SetExpiresAt(v)
 	return _c
 }
 
@@ -199,6 +199,17 @@ func (_c *AgentTokenCreate) check() error {
 	if _, ok := _c.mutation.CreatedAt(); !ok {
 		return &ValidationError{Name: "created_at", err: errors.New(`ent: missing required field "AgentToken.created_at"`)}
 	}
+	if _, ok := _c.mutation.Digest(); !ok {
+		return &ValidationError{Name: "digest", err: errors.New(`ent: missing required field "AgentToken.digest"`)}
+	}
+	if v, ok := _c.mutation.Digest(); ok {
+		if err := agenttoken.DigestValidator(v); err != nil {
+			return &ValidationError{Name: "digest", err: fmt.Errorf(`ent: validator failed for field "AgentToken.digest": %w`, err)}
+		}
+	}
+	if _, ok := _c.mutation.TokenHint(); !ok {
+		return &ValidationError{Name: "token_hint", err: errors.New(`ent: missing required field "AgentToken.token_hint"`)}
+	}
 	if _, ok := _c.mutation.ProjectID(); !ok {
 		return &ValidationError{Name: "project_id", err: errors.New(`ent: missing required field "AgentToken.project_id"`)}
 	}
@@ -220,17 +231,6 @@ func (_c *AgentTokenCreate) check() error {
 	}
 	if _, ok := _c.mutation.ExpiresAt(); !ok {
 		return &ValidationError{Name: "expires_at", err: errors.New(`ent: missing required field "AgentToken.expires_at"`)}
-	}
-	if _, ok := _c.mutation.TokenHint(); !ok {
-		return &ValidationError{Name: "token_hint", err: errors.New(`ent: missing required field "AgentToken.token_hint"`)}
-	}
-	if _, ok := _c.mutation.Digest(); !ok {
-		return &ValidationError{Name: "digest", err: errors.New(`ent: missing required field "AgentToken.digest"`)}
-	}
-	if v, ok := _c.mutation.Digest(); ok {
-		if err := agenttoken.DigestValidator(v); err != nil {
-			return &ValidationError{Name: "digest", err: fmt.Errorf(`ent: validator failed for field "AgentToken.digest": %w`, err)}
-		}
 	}
 	if v, ok := _c.mutation.ID(); ok {
 		if err := agenttoken.IDValidator(v); err != nil {
@@ -277,6 +277,30 @@ func (_c *AgentTokenCreate) createSpec() (*AgentToken, *sqlgraph.CreateSpec) {
 		_spec.SetField(agenttoken.FieldCreatedAt, field.TypeTime, value)
 		_node.CreatedAt = value
 	}
+	if value, ok := _c.mutation.Digest(); ok {
+		_spec.SetField(agenttoken.FieldDigest, field.TypeBytes, value)
+		_node.Digest = value
+	}
+	if value, ok := _c.mutation.PreviousDigest(); ok {
+		_spec.SetField(agenttoken.FieldPreviousDigest, field.TypeBytes, value)
+		_node.PreviousDigest = &value
+	}
+	if value, ok := _c.mutation.PreviousExpiresAt(); ok {
+		_spec.SetField(agenttoken.FieldPreviousExpiresAt, field.TypeTime, value)
+		_node.PreviousExpiresAt = &value
+	}
+	if value, ok := _c.mutation.RevokedAt(); ok {
+		_spec.SetField(agenttoken.FieldRevokedAt, field.TypeTime, value)
+		_node.RevokedAt = &value
+	}
+	if value, ok := _c.mutation.LastUsedAt(); ok {
+		_spec.SetField(agenttoken.FieldLastUsedAt, field.TypeTime, value)
+		_node.LastUsedAt = &value
+	}
+	if value, ok := _c.mutation.TokenHint(); ok {
+		_spec.SetField(agenttoken.FieldTokenHint, field.TypeString, value)
+		_node.TokenHint = value
+	}
 	if value, ok := _c.mutation.ProjectID(); ok {
 		_spec.SetField(agenttoken.FieldProjectID, field.TypeString, value)
 		_node.ProjectID = value
@@ -296,30 +320,6 @@ func (_c *AgentTokenCreate) createSpec() (*AgentToken, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.ExpiresAt(); ok {
 		_spec.SetField(agenttoken.FieldExpiresAt, field.TypeTime, value)
 		_node.ExpiresAt = value
-	}
-	if value, ok := _c.mutation.LastUsedAt(); ok {
-		_spec.SetField(agenttoken.FieldLastUsedAt, field.TypeTime, value)
-		_node.LastUsedAt = &value
-	}
-	if value, ok := _c.mutation.TokenHint(); ok {
-		_spec.SetField(agenttoken.FieldTokenHint, field.TypeString, value)
-		_node.TokenHint = value
-	}
-	if value, ok := _c.mutation.Digest(); ok {
-		_spec.SetField(agenttoken.FieldDigest, field.TypeBytes, value)
-		_node.Digest = value
-	}
-	if value, ok := _c.mutation.PreviousDigest(); ok {
-		_spec.SetField(agenttoken.FieldPreviousDigest, field.TypeBytes, value)
-		_node.PreviousDigest = &value
-	}
-	if value, ok := _c.mutation.PreviousExpiresAt(); ok {
-		_spec.SetField(agenttoken.FieldPreviousExpiresAt, field.TypeTime, value)
-		_node.PreviousExpiresAt = &value
-	}
-	if value, ok := _c.mutation.RevokedAt(); ok {
-		_spec.SetField(agenttoken.FieldRevokedAt, field.TypeTime, value)
-		_node.RevokedAt = &value
 	}
 	return _node, _spec
 }
@@ -372,36 +372,6 @@ type (
 		*sql.UpdateSet
 	}
 )
-
-// SetLastUsedAt sets the "last_used_at" field.
-func (u *AgentTokenUpsert) SetLastUsedAt(v time.Time) *AgentTokenUpsert {
-	u.Set(agenttoken.FieldLastUsedAt, v)
-	return u
-}
-
-// UpdateLastUsedAt sets the "last_used_at" field to the value that was provided on create.
-func (u *AgentTokenUpsert) UpdateLastUsedAt() *AgentTokenUpsert {
-	u.SetExcluded(agenttoken.FieldLastUsedAt)
-	return u
-}
-
-// ClearLastUsedAt clears the value of the "last_used_at" field.
-func (u *AgentTokenUpsert) ClearLastUsedAt() *AgentTokenUpsert {
-	u.SetNull(agenttoken.FieldLastUsedAt)
-	return u
-}
-
-// SetTokenHint sets the "token_hint" field.
-func (u *AgentTokenUpsert) SetTokenHint(v string) *AgentTokenUpsert {
-	u.Set(agenttoken.FieldTokenHint, v)
-	return u
-}
-
-// UpdateTokenHint sets the "token_hint" field to the value that was provided on create.
-func (u *AgentTokenUpsert) UpdateTokenHint() *AgentTokenUpsert {
-	u.SetExcluded(agenttoken.FieldTokenHint)
-	return u
-}
 
 // SetDigest sets the "digest" field.
 func (u *AgentTokenUpsert) SetDigest(v []byte) *AgentTokenUpsert {
@@ -469,6 +439,36 @@ func (u *AgentTokenUpsert) ClearRevokedAt() *AgentTokenUpsert {
 	return u
 }
 
+// SetLastUsedAt sets the "last_used_at" field.
+func (u *AgentTokenUpsert) SetLastUsedAt(v time.Time) *AgentTokenUpsert {
+	u.Set(agenttoken.FieldLastUsedAt, v)
+	return u
+}
+
+// UpdateLastUsedAt sets the "last_used_at" field to the value that was provided on create.
+func (u *AgentTokenUpsert) UpdateLastUsedAt() *AgentTokenUpsert {
+	u.SetExcluded(agenttoken.FieldLastUsedAt)
+	return u
+}
+
+// ClearLastUsedAt clears the value of the "last_used_at" field.
+func (u *AgentTokenUpsert) ClearLastUsedAt() *AgentTokenUpsert {
+	u.SetNull(agenttoken.FieldLastUsedAt)
+	return u
+}
+
+// SetTokenHint sets the "token_hint" field.
+func (u *AgentTokenUpsert) SetTokenHint(v string) *AgentTokenUpsert {
+	u.Set(agenttoken.FieldTokenHint, v)
+	return u
+}
+
+// UpdateTokenHint sets the "token_hint" field to the value that was provided on create.
+func (u *AgentTokenUpsert) UpdateTokenHint() *AgentTokenUpsert {
+	u.SetExcluded(agenttoken.FieldTokenHint)
+	return u
+}
+
 // UpdateNewValues updates the mutable fields using the new values that were set on create except the ID field.
 // Using this option is equivalent to using:
 //
@@ -533,41 +533,6 @@ func (u *AgentTokenUpsertOne) Update(set func(*AgentTokenUpsert)) *AgentTokenUps
 		set(&AgentTokenUpsert{UpdateSet: update})
 	}))
 	return u
-}
-
-// SetLastUsedAt sets the "last_used_at" field.
-func (u *AgentTokenUpsertOne) SetLastUsedAt(v time.Time) *AgentTokenUpsertOne {
-	return u.Update(func(s *AgentTokenUpsert) {
-		s.SetLastUsedAt(v)
-	})
-}
-
-// UpdateLastUsedAt sets the "last_used_at" field to the value that was provided on create.
-func (u *AgentTokenUpsertOne) UpdateLastUsedAt() *AgentTokenUpsertOne {
-	return u.Update(func(s *AgentTokenUpsert) {
-		s.UpdateLastUsedAt()
-	})
-}
-
-// ClearLastUsedAt clears the value of the "last_used_at" field.
-func (u *AgentTokenUpsertOne) ClearLastUsedAt() *AgentTokenUpsertOne {
-	return u.Update(func(s *AgentTokenUpsert) {
-		s.ClearLastUsedAt()
-	})
-}
-
-// SetTokenHint sets the "token_hint" field.
-func (u *AgentTokenUpsertOne) SetTokenHint(v string) *AgentTokenUpsertOne {
-	return u.Update(func(s *AgentTokenUpsert) {
-		s.SetTokenHint(v)
-	})
-}
-
-// UpdateTokenHint sets the "token_hint" field to the value that was provided on create.
-func (u *AgentTokenUpsertOne) UpdateTokenHint() *AgentTokenUpsertOne {
-	return u.Update(func(s *AgentTokenUpsert) {
-		s.UpdateTokenHint()
-	})
 }
 
 // SetDigest sets the "digest" field.
@@ -644,6 +609,41 @@ func (u *AgentTokenUpsertOne) UpdateRevokedAt() *AgentTokenUpsertOne {
 func (u *AgentTokenUpsertOne) ClearRevokedAt() *AgentTokenUpsertOne {
 	return u.Update(func(s *AgentTokenUpsert) {
 		s.ClearRevokedAt()
+	})
+}
+
+// SetLastUsedAt sets the "last_used_at" field.
+func (u *AgentTokenUpsertOne) SetLastUsedAt(v time.Time) *AgentTokenUpsertOne {
+	return u.Update(func(s *AgentTokenUpsert) {
+		s.SetLastUsedAt(v)
+	})
+}
+
+// UpdateLastUsedAt sets the "last_used_at" field to the value that was provided on create.
+func (u *AgentTokenUpsertOne) UpdateLastUsedAt() *AgentTokenUpsertOne {
+	return u.Update(func(s *AgentTokenUpsert) {
+		s.UpdateLastUsedAt()
+	})
+}
+
+// ClearLastUsedAt clears the value of the "last_used_at" field.
+func (u *AgentTokenUpsertOne) ClearLastUsedAt() *AgentTokenUpsertOne {
+	return u.Update(func(s *AgentTokenUpsert) {
+		s.ClearLastUsedAt()
+	})
+}
+
+// SetTokenHint sets the "token_hint" field.
+func (u *AgentTokenUpsertOne) SetTokenHint(v string) *AgentTokenUpsertOne {
+	return u.Update(func(s *AgentTokenUpsert) {
+		s.SetTokenHint(v)
+	})
+}
+
+// UpdateTokenHint sets the "token_hint" field to the value that was provided on create.
+func (u *AgentTokenUpsertOne) UpdateTokenHint() *AgentTokenUpsertOne {
+	return u.Update(func(s *AgentTokenUpsert) {
+		s.UpdateTokenHint()
 	})
 }
 
@@ -880,41 +880,6 @@ func (u *AgentTokenUpsertBulk) Update(set func(*AgentTokenUpsert)) *AgentTokenUp
 	return u
 }
 
-// SetLastUsedAt sets the "last_used_at" field.
-func (u *AgentTokenUpsertBulk) SetLastUsedAt(v time.Time) *AgentTokenUpsertBulk {
-	return u.Update(func(s *AgentTokenUpsert) {
-		s.SetLastUsedAt(v)
-	})
-}
-
-// UpdateLastUsedAt sets the "last_used_at" field to the value that was provided on create.
-func (u *AgentTokenUpsertBulk) UpdateLastUsedAt() *AgentTokenUpsertBulk {
-	return u.Update(func(s *AgentTokenUpsert) {
-		s.UpdateLastUsedAt()
-	})
-}
-
-// ClearLastUsedAt clears the value of the "last_used_at" field.
-func (u *AgentTokenUpsertBulk) ClearLastUsedAt() *AgentTokenUpsertBulk {
-	return u.Update(func(s *AgentTokenUpsert) {
-		s.ClearLastUsedAt()
-	})
-}
-
-// SetTokenHint sets the "token_hint" field.
-func (u *AgentTokenUpsertBulk) SetTokenHint(v string) *AgentTokenUpsertBulk {
-	return u.Update(func(s *AgentTokenUpsert) {
-		s.SetTokenHint(v)
-	})
-}
-
-// UpdateTokenHint sets the "token_hint" field to the value that was provided on create.
-func (u *AgentTokenUpsertBulk) UpdateTokenHint() *AgentTokenUpsertBulk {
-	return u.Update(func(s *AgentTokenUpsert) {
-		s.UpdateTokenHint()
-	})
-}
-
 // SetDigest sets the "digest" field.
 func (u *AgentTokenUpsertBulk) SetDigest(v []byte) *AgentTokenUpsertBulk {
 	return u.Update(func(s *AgentTokenUpsert) {
@@ -989,6 +954,41 @@ func (u *AgentTokenUpsertBulk) UpdateRevokedAt() *AgentTokenUpsertBulk {
 func (u *AgentTokenUpsertBulk) ClearRevokedAt() *AgentTokenUpsertBulk {
 	return u.Update(func(s *AgentTokenUpsert) {
 		s.ClearRevokedAt()
+	})
+}
+
+// SetLastUsedAt sets the "last_used_at" field.
+func (u *AgentTokenUpsertBulk) SetLastUsedAt(v time.Time) *AgentTokenUpsertBulk {
+	return u.Update(func(s *AgentTokenUpsert) {
+		s.SetLastUsedAt(v)
+	})
+}
+
+// UpdateLastUsedAt sets the "last_used_at" field to the value that was provided on create.
+func (u *AgentTokenUpsertBulk) UpdateLastUsedAt() *AgentTokenUpsertBulk {
+	return u.Update(func(s *AgentTokenUpsert) {
+		s.UpdateLastUsedAt()
+	})
+}
+
+// ClearLastUsedAt clears the value of the "last_used_at" field.
+func (u *AgentTokenUpsertBulk) ClearLastUsedAt() *AgentTokenUpsertBulk {
+	return u.Update(func(s *AgentTokenUpsert) {
+		s.ClearLastUsedAt()
+	})
+}
+
+// SetTokenHint sets the "token_hint" field.
+func (u *AgentTokenUpsertBulk) SetTokenHint(v string) *AgentTokenUpsertBulk {
+	return u.Update(func(s *AgentTokenUpsert) {
+		s.SetTokenHint(v)
+	})
+}
+
+// UpdateTokenHint sets the "token_hint" field to the value that was provided on create.
+func (u *AgentTokenUpsertBulk) UpdateTokenHint() *AgentTokenUpsertBulk {
+	return u.Update(func(s *AgentTokenUpsert) {
+		s.UpdateTokenHint()
 	})
 }
 

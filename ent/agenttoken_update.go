@@ -28,40 +28,6 @@ func (_u *AgentTokenUpdate) Where(ps ...predicate.AgentToken) *AgentTokenUpdate 
 	return _u
 }
 
-// SetLastUsedAt sets the "last_used_at" field.
-func (_u *AgentTokenUpdate) SetLastUsedAt(v time.Time) *AgentTokenUpdate {
-	_u.mutation.SetLastUsedAt(v)
-	return _u
-}
-
-// SetNillableLastUsedAt sets the "last_used_at" field if the given value is not nil.
-func (_u *AgentTokenUpdate) SetNillableLastUsedAt(v *time.Time) *AgentTokenUpdate {
-	if v != nil {
-		_u.SetLastUsedAt(*v)
-	}
-	return _u
-}
-
-// ClearLastUsedAt clears the value of the "last_used_at" field.
-func (_u *AgentTokenUpdate) ClearLastUsedAt() *AgentTokenUpdate {
-	_u.mutation.ClearLastUsedAt()
-	return _u
-}
-
-// SetTokenHint sets the "token_hint" field.
-func (_u *AgentTokenUpdate) SetTokenHint(v string) *AgentTokenUpdate {
-	_u.mutation.SetTokenHint(v)
-	return _u
-}
-
-// SetNillableTokenHint sets the "token_hint" field if the given value is not nil.
-func (_u *AgentTokenUpdate) SetNillableTokenHint(v *string) *AgentTokenUpdate {
-	if v != nil {
-		_u.SetTokenHint(*v)
-	}
-	return _u
-}
-
 // SetDigest sets the "digest" field.
 func (_u *AgentTokenUpdate) SetDigest(v []byte) *AgentTokenUpdate {
 	_u.mutation.SetDigest(v)
@@ -120,6 +86,40 @@ func (_u *AgentTokenUpdate) ClearRevokedAt() *AgentTokenUpdate {
 	return _u
 }
 
+// SetLastUsedAt sets the "last_used_at" field.
+func (_u *AgentTokenUpdate) SetLastUsedAt(v time.Time) *AgentTokenUpdate {
+	_u.mutation.SetLastUsedAt(v)
+	return _u
+}
+
+// SetNillableLastUsedAt sets the "last_used_at" field if the given value is not nil.
+func (_u *AgentTokenUpdate) SetNillableLastUsedAt(v *time.Time) *AgentTokenUpdate {
+	if v != nil {
+		_u.SetLastUsedAt(*v)
+	}
+	return _u
+}
+
+// ClearLastUsedAt clears the value of the "last_used_at" field.
+func (_u *AgentTokenUpdate) ClearLastUsedAt() *AgentTokenUpdate {
+	_u.mutation.ClearLastUsedAt()
+	return _u
+}
+
+// SetTokenHint sets the "token_hint" field.
+func (_u *AgentTokenUpdate) SetTokenHint(v string) *AgentTokenUpdate {
+	_u.mutation.SetTokenHint(v)
+	return _u
+}
+
+// SetNillableTokenHint sets the "token_hint" field if the given value is not nil.
+func (_u *AgentTokenUpdate) SetNillableTokenHint(v *string) *AgentTokenUpdate {
+	if v != nil {
+		_u.SetTokenHint(*v)
+	}
+	return _u
+}
+
 // Mutation returns the AgentTokenMutation object of the builder.
 func (_u *AgentTokenUpdate) Mutation() *AgentTokenMutation {
 	return _u.mutation
@@ -174,18 +174,6 @@ func (_u *AgentTokenUpdate) sqlSave(ctx context.Context) (_node int, err error) 
 			}
 		}
 	}
-	if _u.mutation.CreatedByCleared() {
-		_spec.ClearField(agenttoken.FieldCreatedBy, field.TypeString)
-	}
-	if value, ok := _u.mutation.LastUsedAt(); ok {
-		_spec.SetField(agenttoken.FieldLastUsedAt, field.TypeTime, value)
-	}
-	if _u.mutation.LastUsedAtCleared() {
-		_spec.ClearField(agenttoken.FieldLastUsedAt, field.TypeTime)
-	}
-	if value, ok := _u.mutation.TokenHint(); ok {
-		_spec.SetField(agenttoken.FieldTokenHint, field.TypeString, value)
-	}
 	if value, ok := _u.mutation.Digest(); ok {
 		_spec.SetField(agenttoken.FieldDigest, field.TypeBytes, value)
 	}
@@ -207,6 +195,18 @@ func (_u *AgentTokenUpdate) sqlSave(ctx context.Context) (_node int, err error) 
 	if _u.mutation.RevokedAtCleared() {
 		_spec.ClearField(agenttoken.FieldRevokedAt, field.TypeTime)
 	}
+	if value, ok := _u.mutation.LastUsedAt(); ok {
+		_spec.SetField(agenttoken.FieldLastUsedAt, field.TypeTime, value)
+	}
+	if _u.mutation.LastUsedAtCleared() {
+		_spec.ClearField(agenttoken.FieldLastUsedAt, field.TypeTime)
+	}
+	if value, ok := _u.mutation.TokenHint(); ok {
+		_spec.SetField(agenttoken.FieldTokenHint, field.TypeString, value)
+	}
+	if _u.mutation.CreatedByCleared() {
+		_spec.ClearField(agenttoken.FieldCreatedBy, field.TypeString)
+	}
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
 			err = &NotFoundError{agenttoken.Label}
@@ -225,40 +225,6 @@ type AgentTokenUpdateOne struct {
 	fields   []string
 	hooks    []Hook
 	mutation *AgentTokenMutation
-}
-
-// SetLastUsedAt sets the "last_used_at" field.
-func (_u *AgentTokenUpdateOne) SetLastUsedAt(v time.Time) *AgentTokenUpdateOne {
-	_u.mutation.SetLastUsedAt(v)
-	return _u
-}
-
-// SetNillableLastUsedAt sets the "last_used_at" field if the given value is not nil.
-func (_u *AgentTokenUpdateOne) SetNillableLastUsedAt(v *time.Time) *AgentTokenUpdateOne {
-	if v != nil {
-		_u.SetLastUsedAt(*v)
-	}
-	return _u
-}
-
-// ClearLastUsedAt clears the value of the "last_used_at" field.
-func (_u *AgentTokenUpdateOne) ClearLastUsedAt() *AgentTokenUpdateOne {
-	_u.mutation.ClearLastUsedAt()
-	return _u
-}
-
-// SetTokenHint sets the "token_hint" field.
-func (_u *AgentTokenUpdateOne) SetTokenHint(v string) *AgentTokenUpdateOne {
-	_u.mutation.SetTokenHint(v)
-	return _u
-}
-
-// SetNillableTokenHint sets the "token_hint" field if the given value is not nil.
-func (_u *AgentTokenUpdateOne) SetNillableTokenHint(v *string) *AgentTokenUpdateOne {
-	if v != nil {
-		_u.SetTokenHint(*v)
-	}
-	return _u
 }
 
 // SetDigest sets the "digest" field.
@@ -316,6 +282,40 @@ func (_u *AgentTokenUpdateOne) SetNillableRevokedAt(v *time.Time) *AgentTokenUpd
 // ClearRevokedAt clears the value of the "revoked_at" field.
 func (_u *AgentTokenUpdateOne) ClearRevokedAt() *AgentTokenUpdateOne {
 	_u.mutation.ClearRevokedAt()
+	return _u
+}
+
+// SetLastUsedAt sets the "last_used_at" field.
+func (_u *AgentTokenUpdateOne) SetLastUsedAt(v time.Time) *AgentTokenUpdateOne {
+	_u.mutation.SetLastUsedAt(v)
+	return _u
+}
+
+// SetNillableLastUsedAt sets the "last_used_at" field if the given value is not nil.
+func (_u *AgentTokenUpdateOne) SetNillableLastUsedAt(v *time.Time) *AgentTokenUpdateOne {
+	if v != nil {
+		_u.SetLastUsedAt(*v)
+	}
+	return _u
+}
+
+// ClearLastUsedAt clears the value of the "last_used_at" field.
+func (_u *AgentTokenUpdateOne) ClearLastUsedAt() *AgentTokenUpdateOne {
+	_u.mutation.ClearLastUsedAt()
+	return _u
+}
+
+// SetTokenHint sets the "token_hint" field.
+func (_u *AgentTokenUpdateOne) SetTokenHint(v string) *AgentTokenUpdateOne {
+	_u.mutation.SetTokenHint(v)
+	return _u
+}
+
+// SetNillableTokenHint sets the "token_hint" field if the given value is not nil.
+func (_u *AgentTokenUpdateOne) SetNillableTokenHint(v *string) *AgentTokenUpdateOne {
+	if v != nil {
+		_u.SetTokenHint(*v)
+	}
 	return _u
 }
 
@@ -403,18 +403,6 @@ func (_u *AgentTokenUpdateOne) sqlSave(ctx context.Context) (_node *AgentToken, 
 			}
 		}
 	}
-	if _u.mutation.CreatedByCleared() {
-		_spec.ClearField(agenttoken.FieldCreatedBy, field.TypeString)
-	}
-	if value, ok := _u.mutation.LastUsedAt(); ok {
-		_spec.SetField(agenttoken.FieldLastUsedAt, field.TypeTime, value)
-	}
-	if _u.mutation.LastUsedAtCleared() {
-		_spec.ClearField(agenttoken.FieldLastUsedAt, field.TypeTime)
-	}
-	if value, ok := _u.mutation.TokenHint(); ok {
-		_spec.SetField(agenttoken.FieldTokenHint, field.TypeString, value)
-	}
 	if value, ok := _u.mutation.Digest(); ok {
 		_spec.SetField(agenttoken.FieldDigest, field.TypeBytes, value)
 	}
@@ -435,6 +423,18 @@ func (_u *AgentTokenUpdateOne) sqlSave(ctx context.Context) (_node *AgentToken, 
 	}
 	if _u.mutation.RevokedAtCleared() {
 		_spec.ClearField(agenttoken.FieldRevokedAt, field.TypeTime)
+	}
+	if value, ok := _u.mutation.LastUsedAt(); ok {
+		_spec.SetField(agenttoken.FieldLastUsedAt, field.TypeTime, value)
+	}
+	if _u.mutation.LastUsedAtCleared() {
+		_spec.ClearField(agenttoken.FieldLastUsedAt, field.TypeTime)
+	}
+	if value, ok := _u.mutation.TokenHint(); ok {
+		_spec.SetField(agenttoken.FieldTokenHint, field.TypeString, value)
+	}
+	if _u.mutation.CreatedByCleared() {
+		_spec.ClearField(agenttoken.FieldCreatedBy, field.TypeString)
 	}
 	_node = &AgentToken{config: _u.config}
 	_spec.Assign = _node.assignValues

@@ -19,22 +19,22 @@ type AuthClient struct {
 	ID string `json:"id,omitempty"`
 	// CreatedAt holds the value of the "created_at" field.
 	CreatedAt time.Time `json:"created_at,omitempty"`
-	// BadgeID holds the value of the "badge_id" field.
-	BadgeID string `json:"badge_id,omitempty"`
-	// ProjectID holds the value of the "project_id" field.
-	ProjectID string `json:"project_id,omitempty"`
 	// SecretDigest holds the value of the "secret_digest" field.
 	SecretDigest []byte `json:"secret_digest,omitempty"`
 	// PreviousSecretDigest holds the value of the "previous_secret_digest" field.
 	PreviousSecretDigest *[]byte `json:"previous_secret_digest,omitempty"`
 	// PreviousExpiresAt holds the value of the "previous_expires_at" field.
 	PreviousExpiresAt *time.Time `json:"previous_expires_at,omitempty"`
+	// RevokedAt holds the value of the "revoked_at" field.
+	RevokedAt *time.Time `json:"revoked_at,omitempty"`
+	// BadgeID holds the value of the "badge_id" field.
+	BadgeID string `json:"badge_id,omitempty"`
+	// ProjectID holds the value of the "project_id" field.
+	ProjectID string `json:"project_id,omitempty"`
 	// Role holds the value of the "role" field.
 	Role string `json:"role,omitempty"`
 	// ExpiresAt holds the value of the "expires_at" field.
-	ExpiresAt *time.Time `json:"expires_at,omitempty"`
-	// RevokedAt holds the value of the "revoked_at" field.
-	RevokedAt    *time.Time `json:"revoked_at,omitempty"`
+	ExpiresAt    *time.Time `json:"expires_at,omitempty"`
 	selectValues sql.SelectValues
 }
 
@@ -47,7 +47,7 @@ func (*AuthClient) scanValues(columns []string) ([]any, error) {
 			values[i] = new([]byte)
 		case authclient.FieldID, authclient.FieldBadgeID, authclient.FieldProjectID, authclient.FieldRole:
 			values[i] = new(sql.NullString)
-		case authclient.FieldCreatedAt, authclient.FieldPreviousExpiresAt, authclient.FieldExpiresAt, authclient.FieldRevokedAt:
+		case authclient.FieldCreatedAt, authclient.FieldPreviousExpiresAt, authclient.FieldRevokedAt, authclient.FieldExpiresAt:
 			values[i] = new(sql.NullTime)
 		default:
 			values[i] = new(sql.UnknownType)
@@ -76,18 +76,6 @@ func (_m *AuthClient) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.CreatedAt = value.Time
 			}
-		case authclient.FieldBadgeID:
-			if value, ok := values[i].(*sql.NullString); !ok {
-				return fmt.Errorf("unexpected type %T for field badge_id", values[i])
-			} else if value.Valid {
-				_m.BadgeID = value.String
-			}
-		case authclient.FieldProjectID:
-			if value, ok := values[i].(*sql.NullString); !ok {
-				return fmt.Errorf("unexpected type %T for field project_id", values[i])
-			} else if value.Valid {
-				_m.ProjectID = value.String
-			}
 		case authclient.FieldSecretDigest:
 			if value, ok := values[i].(*[]byte); !ok {
 				return fmt.Errorf("unexpected type %T for field secret_digest", values[i])
@@ -107,6 +95,25 @@ func (_m *AuthClient) assignValues(columns []string, values []any) error {
 				_m.PreviousExpiresAt = new(time.Time)
 				*_m.PreviousExpiresAt = value.Time
 			}
+		case authclient.FieldRevokedAt:
+			if value, ok := values[i].(*sql.NullTime); !ok {
+				return fmt.Errorf("unexpected type %T for field revoked_at", values[i])
+			} else if value.Valid {
+				_m.RevokedAt = new(time.Time)
+				*_m.RevokedAt = value.Time
+			}
+		case authclient.FieldBadgeID:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field badge_id", values[i])
+			} else if value.Valid {
+				_m.BadgeID = value.String
+			}
+		case authclient.FieldProjectID:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field project_id", values[i])
+			} else if value.Valid {
+				_m.ProjectID = value.String
+			}
 		case authclient.FieldRole:
 			if value, ok := values[i].(*sql.NullString); !ok {
 				return fmt.Errorf("unexpected type %T for field role", values[i])
@@ -119,13 +126,6 @@ func (_m *AuthClient) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.ExpiresAt = new(time.Time)
 				*_m.ExpiresAt = value.Time
-			}
-		case authclient.FieldRevokedAt:
-			if value, ok := values[i].(*sql.NullTime); !ok {
-				return fmt.Errorf("unexpected type %T for field revoked_at", values[i])
-			} else if value.Valid {
-				_m.RevokedAt = new(time.Time)
-				*_m.RevokedAt = value.Time
 			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
@@ -166,12 +166,6 @@ func (_m *AuthClient) String() string {
 	builder.WriteString("created_at=")
 	builder.WriteString(_m.CreatedAt.Format(time.ANSIC))
 	builder.WriteString(", ")
-	builder.WriteString("badge_id=")
-	builder.WriteString(_m.BadgeID)
-	builder.WriteString(", ")
-	builder.WriteString("project_id=")
-	builder.WriteString(_m.ProjectID)
-	builder.WriteString(", ")
 	builder.WriteString("secret_digest=")
 	builder.WriteString(fmt.Sprintf("%v", _m.SecretDigest))
 	builder.WriteString(", ")
@@ -185,16 +179,22 @@ func (_m *AuthClient) String() string {
 		builder.WriteString(v.Format(time.ANSIC))
 	}
 	builder.WriteString(", ")
+	if v := _m.RevokedAt; v != nil {
+		builder.WriteString("revoked_at=")
+		builder.WriteString(v.Format(time.ANSIC))
+	}
+	builder.WriteString(", ")
+	builder.WriteString("badge_id=")
+	builder.WriteString(_m.BadgeID)
+	builder.WriteString(", ")
+	builder.WriteString("project_id=")
+	builder.WriteString(_m.ProjectID)
+	builder.WriteString(", ")
 	builder.WriteString("role=")
 	builder.WriteString(_m.Role)
 	builder.WriteString(", ")
 	if v := _m.ExpiresAt; v != nil {
 		builder.WriteString("expires_at=")
-		builder.WriteString(v.Format(time.ANSIC))
-	}
-	builder.WriteString(", ")
-	if v := _m.RevokedAt; v != nil {
-		builder.WriteString("revoked_at=")
 		builder.WriteString(v.Format(time.ANSIC))
 	}
 	builder.WriteByte(')')

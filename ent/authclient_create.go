@@ -37,18 +37,6 @@ func (_c *AuthClientCreate) SetNillableCreatedAt(v *time.Time) *AuthClientCreate
 	return _c
 }
 
-// SetBadgeID sets the "badge_id" field.
-func (_c *AuthClientCreate) SetBadgeID(v string) *AuthClientCreate {
-	_c.mutation.SetBadgeID(v)
-	return _c
-}
-
-// SetProjectID sets the "project_id" field.
-func (_c *AuthClientCreate) SetProjectID(v string) *AuthClientCreate {
-	_c.mutation.SetProjectID(v)
-	return _c
-}
-
 // SetSecretDigest sets the "secret_digest" field.
 func (_c *AuthClientCreate) SetSecretDigest(v []byte) *AuthClientCreate {
 	_c.mutation.SetSecretDigest(v)
@@ -75,6 +63,32 @@ func (_c *AuthClientCreate) SetNillablePreviousExpiresAt(v *time.Time) *AuthClie
 	return _c
 }
 
+// SetRevokedAt sets the "revoked_at" field.
+func (_c *AuthClientCreate) SetRevokedAt(v time.Time) *AuthClientCreate {
+	_c.mutation.SetRevokedAt(v)
+	return _c
+}
+
+// SetNillableRevokedAt sets the "revoked_at" field if the given value is not nil.
+func (_c *AuthClientCreate) SetNillableRevokedAt(v *time.Time) *AuthClientCreate {
+	if v != nil {
+		_c.SetRevokedAt(*v)
+	}
+	return _c
+}
+
+// SetBadgeID sets the "badge_id" field.
+func (_c *AuthClientCreate) SetBadgeID(v string) *AuthClientCreate {
+	_c.mutation.SetBadgeID(v)
+	return _c
+}
+
+// SetProjectID sets the "project_id" field.
+func (_c *AuthClientCreate) SetProjectID(v string) *AuthClientCreate {
+	_c.mutation.SetProjectID(v)
+	return _c
+}
+
 // SetRole sets the "role" field.
 func (_c *AuthClientCreate) SetRole(v string) *AuthClientCreate {
 	_c.mutation.SetRole(v)
@@ -91,20 +105,6 @@ func (_c *AuthClientCreate) SetExpiresAt(v time.Time) *AuthClientCreate {
 func (_c *AuthClientCreate) SetNillableExpiresAt(v *time.Time) *AuthClientCreate {
 	if v != nil {
 		_c.SetExpiresAt(*v)
-	}
-	return _c
-}
-
-// SetRevokedAt sets the "revoked_at" field.
-func (_c *AuthClientCreate) SetRevokedAt(v time.Time) *AuthClientCreate {
-	_c.mutation.SetRevokedAt(v)
-	return _c
-}
-
-// SetNillableRevokedAt sets the "revoked_at" field if the given value is not nil.
-func (_c *AuthClientCreate) SetNillableRevokedAt(v *time.Time) *AuthClientCreate {
-	if v != nil {
-		_c.SetRevokedAt(*v)
 	}
 	return _c
 }
@@ -173,6 +173,14 @@ func (_c *AuthClientCreate) check() error {
 	if _, ok := _c.mutation.CreatedAt(); !ok {
 		return &ValidationError{Name: "created_at", err: errors.New(`ent: missing required field "AuthClient.created_at"`)}
 	}
+	if _, ok := _c.mutation.SecretDigest(); !ok {
+		return &ValidationError{Name: "secret_digest", err: errors.New(`ent: missing required field "AuthClient.secret_digest"`)}
+	}
+	if v, ok := _c.mutation.SecretDigest(); ok {
+		if err := authclient.SecretDigestValidator(v); err != nil {
+			return &ValidationError{Name: "secret_digest", err: fmt.Errorf(`ent: validator failed for field "AuthClient.secret_digest": %w`, err)}
+		}
+	}
 	if _, ok := _c.mutation.BadgeID(); !ok {
 		return &ValidationError{Name: "badge_id", err: errors.New(`ent: missing required field "AuthClient.badge_id"`)}
 	}
@@ -187,14 +195,6 @@ func (_c *AuthClientCreate) check() error {
 	if v, ok := _c.mutation.ProjectID(); ok {
 		if err := authclient.ProjectIDValidator(v); err != nil {
 			return &ValidationError{Name: "project_id", err: fmt.Errorf(`ent: validator failed for field "AuthClient.project_id": %w`, err)}
-		}
-	}
-	if _, ok := _c.mutation.SecretDigest(); !ok {
-		return &ValidationError{Name: "secret_digest", err: errors.New(`ent: missing required field "AuthClient.secret_digest"`)}
-	}
-	if v, ok := _c.mutation.SecretDigest(); ok {
-		if err := authclient.SecretDigestValidator(v); err != nil {
-			return &ValidationError{Name: "secret_digest", err: fmt.Errorf(`ent: validator failed for field "AuthClient.secret_digest": %w`, err)}
 		}
 	}
 	if _, ok := _c.mutation.Role(); !ok {
@@ -245,14 +245,6 @@ func (_c *AuthClientCreate) createSpec() (*AuthClient, *sqlgraph.CreateSpec) {
 		_spec.SetField(authclient.FieldCreatedAt, field.TypeTime, value)
 		_node.CreatedAt = value
 	}
-	if value, ok := _c.mutation.BadgeID(); ok {
-		_spec.SetField(authclient.FieldBadgeID, field.TypeString, value)
-		_node.BadgeID = value
-	}
-	if value, ok := _c.mutation.ProjectID(); ok {
-		_spec.SetField(authclient.FieldProjectID, field.TypeString, value)
-		_node.ProjectID = value
-	}
 	if value, ok := _c.mutation.SecretDigest(); ok {
 		_spec.SetField(authclient.FieldSecretDigest, field.TypeBytes, value)
 		_node.SecretDigest = value
@@ -265,6 +257,18 @@ func (_c *AuthClientCreate) createSpec() (*AuthClient, *sqlgraph.CreateSpec) {
 		_spec.SetField(authclient.FieldPreviousExpiresAt, field.TypeTime, value)
 		_node.PreviousExpiresAt = &value
 	}
+	if value, ok := _c.mutation.RevokedAt(); ok {
+		_spec.SetField(authclient.FieldRevokedAt, field.TypeTime, value)
+		_node.RevokedAt = &value
+	}
+	if value, ok := _c.mutation.BadgeID(); ok {
+		_spec.SetField(authclient.FieldBadgeID, field.TypeString, value)
+		_node.BadgeID = value
+	}
+	if value, ok := _c.mutation.ProjectID(); ok {
+		_spec.SetField(authclient.FieldProjectID, field.TypeString, value)
+		_node.ProjectID = value
+	}
 	if value, ok := _c.mutation.Role(); ok {
 		_spec.SetField(authclient.FieldRole, field.TypeString, value)
 		_node.Role = value
@@ -272,10 +276,6 @@ func (_c *AuthClientCreate) createSpec() (*AuthClient, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.ExpiresAt(); ok {
 		_spec.SetField(authclient.FieldExpiresAt, field.TypeTime, value)
 		_node.ExpiresAt = &value
-	}
-	if value, ok := _c.mutation.RevokedAt(); ok {
-		_spec.SetField(authclient.FieldRevokedAt, field.TypeTime, value)
-		_node.RevokedAt = &value
 	}
 	return _node, _spec
 }

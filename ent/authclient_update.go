@@ -155,14 +155,14 @@ func (_u *AuthClientUpdate) sqlSave(ctx context.Context) (_node int, err error) 
 	if _u.mutation.PreviousExpiresAtCleared() {
 		_spec.ClearField(authclient.FieldPreviousExpiresAt, field.TypeTime)
 	}
-	if _u.mutation.ExpiresAtCleared() {
-		_spec.ClearField(authclient.FieldExpiresAt, field.TypeTime)
-	}
 	if value, ok := _u.mutation.RevokedAt(); ok {
 		_spec.SetField(authclient.FieldRevokedAt, field.TypeTime, value)
 	}
 	if _u.mutation.RevokedAtCleared() {
 		_spec.ClearField(authclient.FieldRevokedAt, field.TypeTime)
+	}
+	if _u.mutation.ExpiresAtCleared() {
+		_spec.ClearField(authclient.FieldExpiresAt, field.TypeTime)
 	}
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
@@ -341,14 +341,14 @@ func (_u *AuthClientUpdateOne) sqlSave(ctx context.Context) (_node *AuthClient, 
 	if _u.mutation.PreviousExpiresAtCleared() {
 		_spec.ClearField(authclient.FieldPreviousExpiresAt, field.TypeTime)
 	}
-	if _u.mutation.ExpiresAtCleared() {
-		_spec.ClearField(authclient.FieldExpiresAt, field.TypeTime)
-	}
 	if value, ok := _u.mutation.RevokedAt(); ok {
 		_spec.SetField(authclient.FieldRevokedAt, field.TypeTime, value)
 	}
 	if _u.mutation.RevokedAtCleared() {
 		_spec.ClearField(authclient.FieldRevokedAt, field.TypeTime)
+	}
+	if _u.mutation.ExpiresAtCleared() {
+		_spec.ClearField(authclient.FieldExpiresAt, field.TypeTime)
 	}
 	_node = &AuthClient{config: _u.config}
 	_spec.Assign = _node.assignValues

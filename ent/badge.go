@@ -19,6 +19,18 @@ type Badge struct {
 	ID string `json:"id,omitempty"`
 	// CreatedAt holds the value of the "created_at" field.
 	CreatedAt time.Time `json:"created_at,omitempty"`
+	// Digest holds the value of the "digest" field.
+	Digest []byte `json:"digest,omitempty"`
+	// PreviousDigest holds the value of the "previous_digest" field.
+	PreviousDigest *[]byte `json:"previous_digest,omitempty"`
+	// PreviousExpiresAt holds the value of the "previous_expires_at" field.
+	PreviousExpiresAt *time.Time `json:"previous_expires_at,omitempty"`
+	// RevokedAt holds the value of the "revoked_at" field.
+	RevokedAt *time.Time `json:"revoked_at,omitempty"`
+	// LastUsedAt holds the value of the "last_used_at" field.
+	LastUsedAt *time.Time `json:"last_used_at,omitempty"`
+	// SecretHint holds the value of the "secret_hint" field.
+	SecretHint string `json:"secret_hint,omitempty"`
 	// ProjectID holds the value of the "project_id" field.
 	ProjectID string `json:"project_id,omitempty"`
 	// Product holds the value of the "product" field.
@@ -30,19 +42,7 @@ type Badge struct {
 	// CreatedBy holds the value of the "created_by" field.
 	CreatedBy *string `json:"created_by,omitempty"`
 	// ExpiresAt holds the value of the "expires_at" field.
-	ExpiresAt *time.Time `json:"expires_at,omitempty"`
-	// LastUsedAt holds the value of the "last_used_at" field.
-	LastUsedAt *time.Time `json:"last_used_at,omitempty"`
-	// SecretHint holds the value of the "secret_hint" field.
-	SecretHint string `json:"secret_hint,omitempty"`
-	// Digest holds the value of the "digest" field.
-	Digest []byte `json:"digest,omitempty"`
-	// PreviousDigest holds the value of the "previous_digest" field.
-	PreviousDigest *[]byte `json:"previous_digest,omitempty"`
-	// PreviousExpiresAt holds the value of the "previous_expires_at" field.
-	PreviousExpiresAt *time.Time `json:"previous_expires_at,omitempty"`
-	// RevokedAt holds the value of the "revoked_at" field.
-	RevokedAt    *time.Time `json:"revoked_at,omitempty"`
+	ExpiresAt    *time.Time `json:"expires_at,omitempty"`
 	selectValues sql.SelectValues
 }
 
@@ -53,9 +53,9 @@ func (*Badge) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case badge.FieldDigest, badge.FieldPreviousDigest:
 			values[i] = new([]byte)
-		case badge.FieldID, badge.FieldProjectID, badge.FieldProduct, badge.FieldName, badge.FieldRole, badge.FieldCreatedBy, badge.FieldSecretHint:
+		case badge.FieldID, badge.FieldSecretHint, badge.FieldProjectID, badge.FieldProduct, badge.FieldName, badge.FieldRole, badge.FieldCreatedBy:
 			values[i] = new(sql.NullString)
-		case badge.FieldCreatedAt, badge.FieldExpiresAt, badge.FieldLastUsedAt, badge.FieldPreviousExpiresAt, badge.FieldRevokedAt:
+		case badge.FieldCreatedAt, badge.FieldPreviousExpiresAt, badge.FieldRevokedAt, badge.FieldLastUsedAt, badge.FieldExpiresAt:
 			values[i] = new(sql.NullTime)
 		default:
 			values[i] = new(sql.UnknownType)
@@ -83,6 +83,45 @@ func (_m *Badge) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field created_at", values[i])
 			} else if value.Valid {
 				_m.CreatedAt = value.Time
+			}
+		case badge.FieldDigest:
+			if value, ok := values[i].(*[]byte); !ok {
+				return fmt.Errorf("unexpected type %T for field digest", values[i])
+			} else if value != nil {
+				_m.Digest = *value
+			}
+		case badge.FieldPreviousDigest:
+			if value, ok := values[i].(*[]byte); !ok {
+				return fmt.Errorf("unexpected type %T for field previous_digest", values[i])
+			} else if value != nil {
+				_m.PreviousDigest = value
+			}
+		case badge.FieldPreviousExpiresAt:
+			if value, ok := values[i].(*sql.NullTime); !ok {
+				return fmt.Errorf("unexpected type %T for field previous_expires_at", values[i])
+			} else if value.Valid {
+				_m.PreviousExpiresAt = new(time.Time)
+				*_m.PreviousExpiresAt = value.Time
+			}
+		case badge.FieldRevokedAt:
+			if value, ok := values[i].(*sql.NullTime); !ok {
+				return fmt.Errorf("unexpected type %T for field revoked_at", values[i])
+			} else if value.Valid {
+				_m.RevokedAt = new(time.Time)
+				*_m.RevokedAt = value.Time
+			}
+		case badge.FieldLastUsedAt:
+			if value, ok := values[i].(*sql.NullTime); !ok {
+				return fmt.Errorf("unexpected type %T for field last_used_at", values[i])
+			} else if value.Valid {
+				_m.LastUsedAt = new(time.Time)
+				*_m.LastUsedAt = value.Time
+			}
+		case badge.FieldSecretHint:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field secret_hint", values[i])
+			} else if value.Valid {
+				_m.SecretHint = value.String
 			}
 		case badge.FieldProjectID:
 			if value, ok := values[i].(*sql.NullString); !ok {
@@ -121,45 +160,6 @@ func (_m *Badge) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.ExpiresAt = new(time.Time)
 				*_m.ExpiresAt = value.Time
-			}
-		case badge.FieldLastUsedAt:
-			if value, ok := values[i].(*sql.NullTime); !ok {
-				return fmt.Errorf("unexpected type %T for field last_used_at", values[i])
-			} else if value.Valid {
-				_m.LastUsedAt = new(time.Time)
-				*_m.LastUsedAt = value.Time
-			}
-		case badge.FieldSecretHint:
-			if value, ok := values[i].(*sql.NullString); !ok {
-				return fmt.Errorf("unexpected type %T for field secret_hint", values[i])
-			} else if value.Valid {
-				_m.SecretHint = value.String
-			}
-		case badge.FieldDigest:
-			if value, ok := values[i].(*[]byte); !ok {
-				return fmt.Errorf("unexpected type %T for field digest", values[i])
-			} else if value != nil {
-				_m.Digest = *value
-			}
-		case badge.FieldPreviousDigest:
-			if value, ok := values[i].(*[]byte); !ok {
-				return fmt.Errorf("unexpected type %T for field previous_digest", values[i])
-			} else if value != nil {
-				_m.PreviousDigest = value
-			}
-		case badge.FieldPreviousExpiresAt:
-			if value, ok := values[i].(*sql.NullTime); !ok {
-				return fmt.Errorf("unexpected type %T for field previous_expires_at", values[i])
-			} else if value.Valid {
-				_m.PreviousExpiresAt = new(time.Time)
-				*_m.PreviousExpiresAt = value.Time
-			}
-		case badge.FieldRevokedAt:
-			if value, ok := values[i].(*sql.NullTime); !ok {
-				return fmt.Errorf("unexpected type %T for field revoked_at", values[i])
-			} else if value.Valid {
-				_m.RevokedAt = new(time.Time)
-				*_m.RevokedAt = value.Time
 			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
@@ -200,6 +200,32 @@ func (_m *Badge) String() string {
 	builder.WriteString("created_at=")
 	builder.WriteString(_m.CreatedAt.Format(time.ANSIC))
 	builder.WriteString(", ")
+	builder.WriteString("digest=")
+	builder.WriteString(fmt.Sprintf("%v", _m.Digest))
+	builder.WriteString(", ")
+	if v := _m.PreviousDigest; v != nil {
+		builder.WriteString("previous_digest=")
+		builder.WriteString(fmt.Sprintf("%v", *v))
+	}
+	builder.WriteString(", ")
+	if v := _m.PreviousExpiresAt; v != nil {
+		builder.WriteString("previous_expires_at=")
+		builder.WriteString(v.Format(time.ANSIC))
+	}
+	builder.WriteString(", ")
+	if v := _m.RevokedAt; v != nil {
+		builder.WriteString("revoked_at=")
+		builder.WriteString(v.Format(time.ANSIC))
+	}
+	builder.WriteString(", ")
+	if v := _m.LastUsedAt; v != nil {
+		builder.WriteString("last_used_at=")
+		builder.WriteString(v.Format(time.ANSIC))
+	}
+	builder.WriteString(", ")
+	builder.WriteString("secret_hint=")
+	builder.WriteString(_m.SecretHint)
+	builder.WriteString(", ")
 	builder.WriteString("project_id=")
 	builder.WriteString(_m.ProjectID)
 	builder.WriteString(", ")
@@ -219,32 +245,6 @@ func (_m *Badge) String() string {
 	builder.WriteString(", ")
 	if v := _m.ExpiresAt; v != nil {
 		builder.WriteString("expires_at=")
-		builder.WriteString(v.Format(time.ANSIC))
-	}
-	builder.WriteString(", ")
-	if v := _m.LastUsedAt; v != nil {
-		builder.WriteString("last_used_at=")
-		builder.WriteString(v.Format(time.ANSIC))
-	}
-	builder.WriteString(", ")
-	builder.WriteString("secret_hint=")
-	builder.WriteString(_m.SecretHint)
-	builder.WriteString(", ")
-	builder.WriteString("digest=")
-	builder.WriteString(fmt.Sprintf("%v", _m.Digest))
-	builder.WriteString(", ")
-	if v := _m.PreviousDigest; v != nil {
-		builder.WriteString("previous_digest=")
-		builder.WriteString(fmt.Sprintf("%v", *v))
-	}
-	builder.WriteString(", ")
-	if v := _m.PreviousExpiresAt; v != nil {
-		builder.WriteString("previous_expires_at=")
-		builder.WriteString(v.Format(time.ANSIC))
-	}
-	builder.WriteString(", ")
-	if v := _m.RevokedAt; v != nil {
-		builder.WriteString("revoked_at=")
 		builder.WriteString(v.Format(time.ANSIC))
 	}
 	builder.WriteByte(')')

@@ -37,6 +37,66 @@ func (_c *BadgeCreate) SetNillableCreatedAt(v *time.Time) *BadgeCreate {
 	return _c
 }
 
+// SetDigest sets the "digest" field.
+func (_c *BadgeCreate) SetDigest(v []byte) *BadgeCreate {
+	_c.mutation.SetDigest(v)
+	return _c
+}
+
+// SetPreviousDigest sets the "previous_digest" field.
+func (_c *BadgeCreate) SetPreviousDigest(v []byte) *BadgeCreate {
+	_c.mutation.SetPreviousDigest(v)
+	return _c
+}
+
+// SetPreviousExpiresAt sets the "previous_expires_at" field.
+func (_c *BadgeCreate) SetPreviousExpiresAt(v time.Time) *BadgeCreate {
+	_c.mutation.SetPreviousExpiresAt(v)
+	return _c
+}
+
+// SetNillablePreviousExpiresAt sets the "previous_expires_at" field if the given value is not nil.
+func (_c *BadgeCreate) SetNillablePreviousExpiresAt(v *time.Time) *BadgeCreate {
+	if v != nil {
+		_c.SetPreviousExpiresAt(*v)
+	}
+	return _c
+}
+
+// SetRevokedAt sets the "revoked_at" field.
+func (_c *BadgeCreate) SetRevokedAt(v time.Time) *BadgeCreate {
+	_c.mutation.SetRevokedAt(v)
+	return _c
+}
+
+// SetNillableRevokedAt sets the "revoked_at" field if the given value is not nil.
+func (_c *BadgeCreate) SetNillableRevokedAt(v *time.Time) *BadgeCreate {
+	if v != nil {
+		_c.SetRevokedAt(*v)
+	}
+	return _c
+}
+
+// SetLastUsedAt sets the "last_used_at" field.
+func (_c *BadgeCreate) SetLastUsedAt(v time.Time) *BadgeCreate {
+	_c.mutation.SetLastUsedAt(v)
+	return _c
+}
+
+// SetNillableLastUsedAt sets the "last_used_at" field if the given value is not nil.
+func (_c *BadgeCreate) SetNillableLastUsedAt(v *time.Time) *BadgeCreate {
+	if v != nil {
+		_c.SetLastUsedAt(*v)
+	}
+	return _c
+}
+
+// SetSecretHint sets the "secret_hint" field.
+func (_c *BadgeCreate) SetSecretHint(v string) *BadgeCreate {
+	_c.mutation.SetSecretHint(v)
+	return _c
+}
+
 // SetProjectID sets the "project_id" field.
 func (_c *BadgeCreate) SetProjectID(v string) *BadgeCreate {
 	_c.mutation.SetProjectID(v)
@@ -85,66 +145,6 @@ func (_c *BadgeCreate) SetExpiresAt(v time.Time) *BadgeCreate {
 func (_c *BadgeCreate) SetNillableExpiresAt(v *time.Time) *BadgeCreate {
 	if v != nil {
 		_c.SetExpiresAt(*v)
-	}
-	return _c
-}
-
-// SetLastUsedAt sets the "last_used_at" field.
-func (_c *BadgeCreate) SetLastUsedAt(v time.Time) *BadgeCreate {
-	_c.mutation.SetLastUsedAt(v)
-	return _c
-}
-
-// SetNillableLastUsedAt sets the "last_used_at" field if the given value is not nil.
-func (_c *BadgeCreate) SetNillableLastUsedAt(v *time.Time) *BadgeCreate {
-	if v != nil {
-		_c.SetLastUsedAt(*v)
-	}
-	return _c
-}
-
-// SetSecretHint sets the "secret_hint" field.
-func (_c *BadgeCreate) SetSecretHint(v string) *BadgeCreate {
-	_c.mutation.SetSecretHint(v)
-	return _c
-}
-
-// SetDigest sets the "digest" field.
-func (_c *BadgeCreate) SetDigest(v []byte) *BadgeCreate {
-	_c.mutation.SetDigest(v)
-	return _c
-}
-
-// SetPreviousDigest sets the "previous_digest" field.
-func (_c *BadgeCreate) SetPreviousDigest(v []byte) *BadgeCreate {
-	_c.mutation.SetPreviousDigest(v)
-	return _c
-}
-
-// SetPreviousExpiresAt sets the "previous_expires_at" field.
-func (_c *BadgeCreate) SetPreviousExpiresAt(v time.Time) *BadgeCreate {
-	_c.mutation.SetPreviousExpiresAt(v)
-	return _c
-}
-
-// SetNillablePreviousExpiresAt sets the "previous_expires_at" field if the given value is not nil.
-func (_c *BadgeCreate) SetNillablePreviousExpiresAt(v *time.Time) *BadgeCreate {
-	if v != nil {
-		_c.SetPreviousExpiresAt(*v)
-	}
-	return _c
-}
-
-// SetRevokedAt sets the "revoked_at" field.
-func (_c *BadgeCreate) SetRevokedAt(v time.Time) *BadgeCreate {
-	_c.mutation.SetRevokedAt(v)
-	return _c
-}
-
-// SetNillableRevokedAt sets the "revoked_at" field if the given value is not nil.
-func (_c *BadgeCreate) SetNillableRevokedAt(v *time.Time) *BadgeCreate {
-	if v != nil {
-		_c.SetRevokedAt(*v)
 	}
 	return _c
 }
@@ -213,6 +213,17 @@ func (_c *BadgeCreate) check() error {
 	if _, ok := _c.mutation.CreatedAt(); !ok {
 		return &ValidationError{Name: "created_at", err: errors.New(`ent: missing required field "Badge.created_at"`)}
 	}
+	if _, ok := _c.mutation.Digest(); !ok {
+		return &ValidationError{Name: "digest", err: errors.New(`ent: missing required field "Badge.digest"`)}
+	}
+	if v, ok := _c.mutation.Digest(); ok {
+		if err := badge.DigestValidator(v); err != nil {
+			return &ValidationError{Name: "digest", err: fmt.Errorf(`ent: validator failed for field "Badge.digest": %w`, err)}
+		}
+	}
+	if _, ok := _c.mutation.SecretHint(); !ok {
+		return &ValidationError{Name: "secret_hint", err: errors.New(`ent: missing required field "Badge.secret_hint"`)}
+	}
 	if _, ok := _c.mutation.ProjectID(); !ok {
 		return &ValidationError{Name: "project_id", err: errors.New(`ent: missing required field "Badge.project_id"`)}
 	}
@@ -243,17 +254,6 @@ func (_c *BadgeCreate) check() error {
 	if v, ok := _c.mutation.Role(); ok {
 		if err := badge.RoleValidator(v); err != nil {
 			return &ValidationError{Name: "role", err: fmt.Errorf(`ent: validator failed for field "Badge.role": %w`, err)}
-		}
-	}
-	if _, ok := _c.mutation.SecretHint(); !ok {
-		return &ValidationError{Name: "secret_hint", err: errors.New(`ent: missing required field "Badge.secret_hint"`)}
-	}
-	if _, ok := _c.mutation.Digest(); !ok {
-		return &ValidationError{Name: "digest", err: errors.New(`ent: missing required field "Badge.digest"`)}
-	}
-	if v, ok := _c.mutation.Digest(); ok {
-		if err := badge.DigestValidator(v); err != nil {
-			return &ValidationError{Name: "digest", err: fmt.Errorf(`ent: validator failed for field "Badge.digest": %w`, err)}
 		}
 	}
 	if v, ok := _c.mutation.ID(); ok {
@@ -301,6 +301,30 @@ func (_c *BadgeCreate) createSpec() (*Badge, *sqlgraph.CreateSpec) {
 		_spec.SetField(badge.FieldCreatedAt, field.TypeTime, value)
 		_node.CreatedAt = value
 	}
+	if value, ok := _c.mutation.Digest(); ok {
+		_spec.SetField(badge.FieldDigest, field.TypeBytes, value)
+		_node.Digest = value
+	}
+	if value, ok := _c.mutation.PreviousDigest(); ok {
+		_spec.SetField(badge.FieldPreviousDigest, field.TypeBytes, value)
+		_node.PreviousDigest = &value
+	}
+	if value, ok := _c.mutation.PreviousExpiresAt(); ok {
+		_spec.SetField(badge.FieldPreviousExpiresAt, field.TypeTime, value)
+		_node.PreviousExpiresAt = &value
+	}
+	if value, ok := _c.mutation.RevokedAt(); ok {
+		_spec.SetField(badge.FieldRevokedAt, field.TypeTime, value)
+		_node.RevokedAt = &value
+	}
+	if value, ok := _c.mutation.LastUsedAt(); ok {
+		_spec.SetField(badge.FieldLastUsedAt, field.TypeTime, value)
+		_node.LastUsedAt = &value
+	}
+	if value, ok := _c.mutation.SecretHint(); ok {
+		_spec.SetField(badge.FieldSecretHint, field.TypeString, value)
+		_node.SecretHint = value
+	}
 	if value, ok := _c.mutation.ProjectID(); ok {
 		_spec.SetField(badge.FieldProjectID, field.TypeString, value)
 		_node.ProjectID = value
@@ -324,30 +348,6 @@ func (_c *BadgeCreate) createSpec() (*Badge, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.ExpiresAt(); ok {
 		_spec.SetField(badge.FieldExpiresAt, field.TypeTime, value)
 		_node.ExpiresAt = &value
-	}
-	if value, ok := _c.mutation.LastUsedAt(); ok {
-		_spec.SetField(badge.FieldLastUsedAt, field.TypeTime, value)
-		_node.LastUsedAt = &value
-	}
-	if value, ok := _c.mutation.SecretHint(); ok {
-		_spec.SetField(badge.FieldSecretHint, field.TypeString, value)
-		_node.SecretHint = value
-	}
-	if value, ok := _c.mutation.Digest(); ok {
-		_spec.SetField(badge.FieldDigest, field.TypeBytes, value)
-		_node.Digest = value
-	}
-	if value, ok := _c.mutation.PreviousDigest(); ok {
-		_spec.SetField(badge.FieldPreviousDigest, field.TypeBytes, value)
-		_node.PreviousDigest = &value
-	}
-	if value, ok := _c.mutation.PreviousExpiresAt(); ok {
-		_spec.SetField(badge.FieldPreviousExpiresAt, field.TypeTime, value)
-		_node.PreviousExpiresAt = &value
-	}
-	if value, ok := _c.mutation.RevokedAt(); ok {
-		_spec.SetField(badge.FieldRevokedAt, field.TypeTime, value)
-		_node.RevokedAt = &value
 	}
 	return _node, _spec
 }
@@ -400,36 +400,6 @@ type (
 		*sql.UpdateSet
 	}
 )
-
-// SetLastUsedAt sets the "last_used_at" field.
-func (u *BadgeUpsert) SetLastUsedAt(v time.Time) *BadgeUpsert {
-	u.Set(badge.FieldLastUsedAt, v)
-	return u
-}
-
-// UpdateLastUsedAt sets the "last_used_at" field to the value that was provided on create.
-func (u *BadgeUpsert) UpdateLastUsedAt() *BadgeUpsert {
-	u.SetExcluded(badge.FieldLastUsedAt)
-	return u
-}
-
-// ClearLastUsedAt clears the value of the "last_used_at" field.
-func (u *BadgeUpsert) ClearLastUsedAt() *BadgeUpsert {
-	u.SetNull(badge.FieldLastUsedAt)
-	return u
-}
-
-// SetSecretHint sets the "secret_hint" field.
-func (u *BadgeUpsert) SetSecretHint(v string) *BadgeUpsert {
-	u.Set(badge.FieldSecretHint, v)
-	return u
-}
-
-// UpdateSecretHint sets the "secret_hint" field to the value that was provided on create.
-func (u *BadgeUpsert) UpdateSecretHint() *BadgeUpsert {
-	u.SetExcluded(badge.FieldSecretHint)
-	return u
-}
 
 // SetDigest sets the "digest" field.
 func (u *BadgeUpsert) SetDigest(v []byte) *BadgeUpsert {
@@ -494,6 +464,36 @@ func (u *BadgeUpsert) UpdateRevokedAt() *BadgeUpsert {
 // ClearRevokedAt clears the value of the "revoked_at" field.
 func (u *BadgeUpsert) ClearRevokedAt() *BadgeUpsert {
 	u.SetNull(badge.FieldRevokedAt)
+	return u
+}
+
+// SetLastUsedAt sets the "last_used_at" field.
+func (u *BadgeUpsert) SetLastUsedAt(v time.Time) *BadgeUpsert {
+	u.Set(badge.FieldLastUsedAt, v)
+	return u
+}
+
+// UpdateLastUsedAt sets the "last_used_at" field to the value that was provided on create.
+func (u *BadgeUpsert) UpdateLastUsedAt() *BadgeUpsert {
+	u.SetExcluded(badge.FieldLastUsedAt)
+	return u
+}
+
+// ClearLastUsedAt clears the value of the "last_used_at" field.
+func (u *BadgeUpsert) ClearLastUsedAt() *BadgeUpsert {
+	u.SetNull(badge.FieldLastUsedAt)
+	return u
+}
+
+// SetSecretHint sets the "secret_hint" field.
+func (u *BadgeUpsert) SetSecretHint(v string) *BadgeUpsert {
+	u.Set(badge.FieldSecretHint, v)
+	return u
+}
+
+// UpdateSecretHint sets the "secret_hint" field to the value that was provided on create.
+func (u *BadgeUpsert) UpdateSecretHint() *BadgeUpsert {
+	u.SetExcluded(badge.FieldSecretHint)
 	return u
 }
 
@@ -564,41 +564,6 @@ func (u *BadgeUpsertOne) Update(set func(*BadgeUpsert)) *BadgeUpsertOne {
 		set(&BadgeUpsert{UpdateSet: update})
 	}))
 	return u
-}
-
-// SetLastUsedAt sets the "last_used_at" field.
-func (u *BadgeUpsertOne) SetLastUsedAt(v time.Time) *BadgeUpsertOne {
-	return u.Update(func(s *BadgeUpsert) {
-		s.SetLastUsedAt(v)
-	})
-}
-
-// UpdateLastUsedAt sets the "last_used_at" field to the value that was provided on create.
-func (u *BadgeUpsertOne) UpdateLastUsedAt() *BadgeUpsertOne {
-	return u.Update(func(s *BadgeUpsert) {
-		s.UpdateLastUsedAt()
-	})
-}
-
-// ClearLastUsedAt clears the value of the "last_used_at" field.
-func (u *BadgeUpsertOne) ClearLastUsedAt() *BadgeUpsertOne {
-	return u.Update(func(s *BadgeUpsert) {
-		s.ClearLastUsedAt()
-	})
-}
-
-// SetSecretHint sets the "secret_hint" field.
-func (u *BadgeUpsertOne) SetSecretHint(v string) *BadgeUpsertOne {
-	return u.Update(func(s *BadgeUpsert) {
-		s.SetSecretHint(v)
-	})
-}
-
-// UpdateSecretHint sets the "secret_hint" field to the value that was provided on create.
-func (u *BadgeUpsertOne) UpdateSecretHint() *BadgeUpsertOne {
-	return u.Update(func(s *BadgeUpsert) {
-		s.UpdateSecretHint()
-	})
 }
 
 // SetDigest sets the "digest" field.
@@ -675,6 +640,41 @@ func (u *BadgeUpsertOne) UpdateRevokedAt() *BadgeUpsertOne {
 func (u *BadgeUpsertOne) ClearRevokedAt() *BadgeUpsertOne {
 	return u.Update(func(s *BadgeUpsert) {
 		s.ClearRevokedAt()
+	})
+}
+
+// SetLastUsedAt sets the "last_used_at" field.
+func (u *BadgeUpsertOne) SetLastUsedAt(v time.Time) *BadgeUpsertOne {
+	return u.Update(func(s *BadgeUpsert) {
+		s.SetLastUsedAt(v)
+	})
+}
+
+// UpdateLastUsedAt sets the "last_used_at" field to the value that was provided on create.
+func (u *BadgeUpsertOne) UpdateLastUsedAt() *BadgeUpsertOne {
+	return u.Update(func(s *BadgeUpsert) {
+		s.UpdateLastUsedAt()
+	})
+}
+
+// ClearLastUsedAt clears the value of the "last_used_at" field.
+func (u *BadgeUpsertOne) ClearLastUsedAt() *BadgeUpsertOne {
+	return u.Update(func(s *BadgeUpsert) {
+		s.ClearLastUsedAt()
+	})
+}
+
+// SetSecretHint sets the "secret_hint" field.
+func (u *BadgeUpsertOne) SetSecretHint(v string) *BadgeUpsertOne {
+	return u.Update(func(s *BadgeUpsert) {
+		s.SetSecretHint(v)
+	})
+}
+
+// UpdateSecretHint sets the "secret_hint" field to the value that was provided on create.
+func (u *BadgeUpsertOne) UpdateSecretHint() *BadgeUpsertOne {
+	return u.Update(func(s *BadgeUpsert) {
+		s.UpdateSecretHint()
 	})
 }
 
@@ -914,41 +914,6 @@ func (u *BadgeUpsertBulk) Update(set func(*BadgeUpsert)) *BadgeUpsertBulk {
 	return u
 }
 
-// SetLastUsedAt sets the "last_used_at" field.
-func (u *BadgeUpsertBulk) SetLastUsedAt(v time.Time) *BadgeUpsertBulk {
-	return u.Update(func(s *BadgeUpsert) {
-		s.SetLastUsedAt(v)
-	})
-}
-
-// UpdateLastUsedAt sets the "last_used_at" field to the value that was provided on create.
-func (u *BadgeUpsertBulk) UpdateLastUsedAt() *BadgeUpsertBulk {
-	return u.Update(func(s *BadgeUpsert) {
-		s.UpdateLastUsedAt()
-	})
-}
-
-// ClearLastUsedAt clears the value of the "last_used_at" field.
-func (u *BadgeUpsertBulk) ClearLastUsedAt() *BadgeUpsertBulk {
-	return u.Update(func(s *BadgeUpsert) {
-		s.ClearLastUsedAt()
-	})
-}
-
-// SetSecretHint sets the "secret_hint" field.
-func (u *BadgeUpsertBulk) SetSecretHint(v string) *BadgeUpsertBulk {
-	return u.Update(func(s *BadgeUpsert) {
-		s.SetSecretHint(v)
-	})
-}
-
-// UpdateSecretHint sets the "secret_hint" field to the value that was provided on create.
-func (u *BadgeUpsertBulk) UpdateSecretHint() *BadgeUpsertBulk {
-	return u.Update(func(s *BadgeUpsert) {
-		s.UpdateSecretHint()
-	})
-}
-
 // SetDigest sets the "digest" field.
 func (u *BadgeUpsertBulk) SetDigest(v []byte) *BadgeUpsertBulk {
 	return u.Update(func(s *BadgeUpsert) {
@@ -1023,6 +988,41 @@ func (u *BadgeUpsertBulk) UpdateRevokedAt() *BadgeUpsertBulk {
 func (u *BadgeUpsertBulk) ClearRevokedAt() *BadgeUpsertBulk {
 	return u.Update(func(s *BadgeUpsert) {
 		s.ClearRevokedAt()
+	})
+}
+
+// SetLastUsedAt sets the "last_used_at" field.
+func (u *BadgeUpsertBulk) SetLastUsedAt(v time.Time) *BadgeUpsertBulk {
+	return u.Update(func(s *BadgeUpsert) {
+		s.SetLastUsedAt(v)
+	})
+}
+
+// UpdateLastUsedAt sets the "last_used_at" field to the value that was provided on create.
+func (u *BadgeUpsertBulk) UpdateLastUsedAt() *BadgeUpsertBulk {
+	return u.Update(func(s *BadgeUpsert) {
+		s.UpdateLastUsedAt()
+	})
+}
+
+// ClearLastUsedAt clears the value of the "last_used_at" field.
+func (u *BadgeUpsertBulk) ClearLastUsedAt() *BadgeUpsertBulk {
+	return u.Update(func(s *BadgeUpsert) {
+		s.ClearLastUsedAt()
+	})
+}
+
+// SetSecretHint sets the "secret_hint" field.
+func (u *BadgeUpsertBulk) SetSecretHint(v string) *BadgeUpsertBulk {
+	return u.Update(func(s *BadgeUpsert) {
+		s.SetSecretHint(v)
+	})
+}
+
+// UpdateSecretHint sets the "secret_hint" field to the value that was provided on create.
+func (u *BadgeUpsertBulk) UpdateSecretHint() *BadgeUpsertBulk {
+	return u.Update(func(s *BadgeUpsert) {
+		s.UpdateSecretHint()
 	})
 }
 

@@ -28,40 +28,6 @@ func (_u *BadgeUpdate) Where(ps ...predicate.Badge) *BadgeUpdate {
 	return _u
 }
 
-// SetLastUsedAt sets the "last_used_at" field.
-func (_u *BadgeUpdate) SetLastUsedAt(v time.Time) *BadgeUpdate {
-	_u.mutation.SetLastUsedAt(v)
-	return _u
-}
-
-// SetNillableLastUsedAt sets the "last_used_at" field if the given value is not nil.
-func (_u *BadgeUpdate) SetNillableLastUsedAt(v *time.Time) *BadgeUpdate {
-	if v != nil {
-		_u.SetLastUsedAt(*v)
-	}
-	return _u
-}
-
-// ClearLastUsedAt clears the value of the "last_used_at" field.
-func (_u *BadgeUpdate) ClearLastUsedAt() *BadgeUpdate {
-	_u.mutation.ClearLastUsedAt()
-	return _u
-}
-
-// SetSecretHint sets the "secret_hint" field.
-func (_u *BadgeUpdate) SetSecretHint(v string) *BadgeUpdate {
-	_u.mutation.SetSecretHint(v)
-	return _u
-}
-
-// SetNillableSecretHint sets the "secret_hint" field if the given value is not nil.
-func (_u *BadgeUpdate) SetNillableSecretHint(v *string) *BadgeUpdate {
-	if v != nil {
-		_u.SetSecretHint(*v)
-	}
-	return _u
-}
-
 // SetDigest sets the "digest" field.
 func (_u *BadgeUpdate) SetDigest(v []byte) *BadgeUpdate {
 	_u.mutation.SetDigest(v)
@@ -120,6 +86,40 @@ func (_u *BadgeUpdate) ClearRevokedAt() *BadgeUpdate {
 	return _u
 }
 
+// SetLastUsedAt sets the "last_used_at" field.
+func (_u *BadgeUpdate) SetLastUsedAt(v time.Time) *BadgeUpdate {
+	_u.mutation.SetLastUsedAt(v)
+	return _u
+}
+
+// SetNillableLastUsedAt sets the "last_used_at" field if the given value is not nil.
+func (_u *BadgeUpdate) SetNillableLastUsedAt(v *time.Time) *BadgeUpdate {
+	if v != nil {
+		_u.SetLastUsedAt(*v)
+	}
+	return _u
+}
+
+// ClearLastUsedAt clears the value of the "last_used_at" field.
+func (_u *BadgeUpdate) ClearLastUsedAt() *BadgeUpdate {
+	_u.mutation.ClearLastUsedAt()
+	return _u
+}
+
+// SetSecretHint sets the "secret_hint" field.
+func (_u *BadgeUpdate) SetSecretHint(v string) *BadgeUpdate {
+	_u.mutation.SetSecretHint(v)
+	return _u
+}
+
+// SetNillableSecretHint sets the "secret_hint" field if the given value is not nil.
+func (_u *BadgeUpdate) SetNillableSecretHint(v *string) *BadgeUpdate {
+	if v != nil {
+		_u.SetSecretHint(*v)
+	}
+	return _u
+}
+
 // Mutation returns the BadgeMutation object of the builder.
 func (_u *BadgeUpdate) Mutation() *BadgeMutation {
 	return _u.mutation
@@ -174,21 +174,6 @@ func (_u *BadgeUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 			}
 		}
 	}
-	if _u.mutation.CreatedByCleared() {
-		_spec.ClearField(badge.FieldCreatedBy, field.TypeString)
-	}
-	if _u.mutation.ExpiresAtCleared() {
-		_spec.ClearField(badge.FieldExpiresAt, field.TypeTime)
-	}
-	if value, ok := _u.mutation.LastUsedAt(); ok {
-		_spec.SetField(badge.FieldLastUsedAt, field.TypeTime, value)
-	}
-	if _u.mutation.LastUsedAtCleared() {
-		_spec.ClearField(badge.FieldLastUsedAt, field.TypeTime)
-	}
-	if value, ok := _u.mutation.SecretHint(); ok {
-		_spec.SetField(badge.FieldSecretHint, field.TypeString, value)
-	}
 	if value, ok := _u.mutation.Digest(); ok {
 		_spec.SetField(badge.FieldDigest, field.TypeBytes, value)
 	}
@@ -210,6 +195,21 @@ func (_u *BadgeUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if _u.mutation.RevokedAtCleared() {
 		_spec.ClearField(badge.FieldRevokedAt, field.TypeTime)
 	}
+	if value, ok := _u.mutation.LastUsedAt(); ok {
+		_spec.SetField(badge.FieldLastUsedAt, field.TypeTime, value)
+	}
+	if _u.mutation.LastUsedAtCleared() {
+		_spec.ClearField(badge.FieldLastUsedAt, field.TypeTime)
+	}
+	if value, ok := _u.mutation.SecretHint(); ok {
+		_spec.SetField(badge.FieldSecretHint, field.TypeString, value)
+	}
+	if _u.mutation.CreatedByCleared() {
+		_spec.ClearField(badge.FieldCreatedBy, field.TypeString)
+	}
+	if _u.mutation.ExpiresAtCleared() {
+		_spec.ClearField(badge.FieldExpiresAt, field.TypeTime)
+	}
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
 			err = &NotFoundError{badge.Label}
@@ -228,40 +228,6 @@ type BadgeUpdateOne struct {
 	fields   []string
 	hooks    []Hook
 	mutation *BadgeMutation
-}
-
-// SetLastUsedAt sets the "last_used_at" field.
-func (_u *BadgeUpdateOne) SetLastUsedAt(v time.Time) *BadgeUpdateOne {
-	_u.mutation.SetLastUsedAt(v)
-	return _u
-}
-
-// SetNillableLastUsedAt sets the "last_used_at" field if the given value is not nil.
-func (_u *BadgeUpdateOne) SetNillableLastUsedAt(v *time.Time) *BadgeUpdateOne {
-	if v != nil {
-		_u.SetLastUsedAt(*v)
-	}
-	return _u
-}
-
-// ClearLastUsedAt clears the value of the "last_used_at" field.
-func (_u *BadgeUpdateOne) ClearLastUsedAt() *BadgeUpdateOne {
-	_u.mutation.ClearLastUsedAt()
-	return _u
-}
-
-// SetSecretHint sets the "secret_hint" field.
-func (_u *BadgeUpdateOne) SetSecretHint(v string) *BadgeUpdateOne {
-	_u.mutation.SetSecretHint(v)
-	return _u
-}
-
-// SetNillableSecretHint sets the "secret_hint" field if the given value is not nil.
-func (_u *BadgeUpdateOne) SetNillableSecretHint(v *string) *BadgeUpdateOne {
-	if v != nil {
-		_u.SetSecretHint(*v)
-	}
-	return _u
 }
 
 // SetDigest sets the "digest" field.
@@ -319,6 +285,40 @@ func (_u *BadgeUpdateOne) SetNillableRevokedAt(v *time.Time) *BadgeUpdateOne {
 // ClearRevokedAt clears the value of the "revoked_at" field.
 func (_u *BadgeUpdateOne) ClearRevokedAt() *BadgeUpdateOne {
 	_u.mutation.ClearRevokedAt()
+	return _u
+}
+
+// SetLastUsedAt sets the "last_used_at" field.
+func (_u *BadgeUpdateOne) SetLastUsedAt(v time.Time) *BadgeUpdateOne {
+	_u.mutation.SetLastUsedAt(v)
+	return _u
+}
+
+// SetNillableLastUsedAt sets the "last_used_at" field if the given value is not nil.
+func (_u *BadgeUpdateOne) SetNillableLastUsedAt(v *time.Time) *BadgeUpdateOne {
+	if v != nil {
+		_u.SetLastUsedAt(*v)
+	}
+	return _u
+}
+
+// ClearLastUsedAt clears the value of the "last_used_at" field.
+func (_u *BadgeUpdateOne) ClearLastUsedAt() *BadgeUpdateOne {
+	_u.mutation.ClearLastUsedAt()
+	return _u
+}
+
+// SetSecretHint sets the "secret_hint" field.
+func (_u *BadgeUpdateOne) SetSecretHint(v string) *BadgeUpdateOne {
+	_u.mutation.SetSecretHint(v)
+	return _u
+}
+
+// SetNillableSecretHint sets the "secret_hint" field if the given value is not nil.
+func (_u *BadgeUpdateOne) SetNillableSecretHint(v *string) *BadgeUpdateOne {
+	if v != nil {
+		_u.SetSecretHint(*v)
+	}
 	return _u
 }
 
@@ -406,21 +406,6 @@ func (_u *BadgeUpdateOne) sqlSave(ctx context.Context) (_node *Badge, err error)
 			}
 		}
 	}
-	if _u.mutation.CreatedByCleared() {
-		_spec.ClearField(badge.FieldCreatedBy, field.TypeString)
-	}
-	if _u.mutation.ExpiresAtCleared() {
-		_spec.ClearField(badge.FieldExpiresAt, field.TypeTime)
-	}
-	if value, ok := _u.mutation.LastUsedAt(); ok {
-		_spec.SetField(badge.FieldLastUsedAt, field.TypeTime, value)
-	}
-	if _u.mutation.LastUsedAtCleared() {
-		_spec.ClearField(badge.FieldLastUsedAt, field.TypeTime)
-	}
-	if value, ok := _u.mutation.SecretHint(); ok {
-		_spec.SetField(badge.FieldSecretHint, field.TypeString, value)
-	}
 	if value, ok := _u.mutation.Digest(); ok {
 		_spec.SetField(badge.FieldDigest, field.TypeBytes, value)
 	}
@@ -441,6 +426,21 @@ func (_u *BadgeUpdateOne) sqlSave(ctx context.Context) (_node *Badge, err error)
 	}
 	if _u.mutation.RevokedAtCleared() {
 		_spec.ClearField(badge.FieldRevokedAt, field.TypeTime)
+	}
+	if value, ok := _u.mutation.LastUsedAt(); ok {
+		_spec.SetField(badge.FieldLastUsedAt, field.TypeTime, value)
+	}
+	if _u.mutation.LastUsedAtCleared() {
+		_spec.ClearField(badge.FieldLastUsedAt, field.TypeTime)
+	}
+	if value, ok := _u.mutation.SecretHint(); ok {
+		_spec.SetField(badge.FieldSecretHint, field.TypeString, value)
+	}
+	if _u.mutation.CreatedByCleared() {
+		_spec.ClearField(badge.FieldCreatedBy, field.TypeString)
+	}
+	if _u.mutation.ExpiresAtCleared() {
+		_spec.ClearField(badge.FieldExpiresAt, field.TypeTime)
 	}
 	_node = &Badge{config: _u.config}
 	_spec.Assign = _node.assignValues

@@ -68,18 +68,18 @@ type AgentTokenMutation struct {
 	typ                 string
 	id                  *string
 	created_at          *time.Time
+	digest              *[]byte
+	previous_digest     *[]byte
+	previous_expires_at *time.Time
+	revoked_at          *time.Time
+	last_used_at        *time.Time
+	token_hint          *string
 	project_id          *string
 	agent_name          *string
 	scopes              *[]string
 	appendscopes        []string
 	created_by          *string
 	expires_at          *time.Time
-	last_used_at        *time.Time
-	token_hint          *string
-	digest              *[]byte
-	previous_digest     *[]byte
-	previous_expires_at *time.Time
-	revoked_at          *time.Time
 	clearedFields       map[string]struct{}
 	done                bool
 	oldValue            func(context.Context) (*AgentToken, error)
@@ -224,6 +224,274 @@ func (m *AgentTokenMutation) OldCreatedAt(ctx context.Context) (v time.Time, err
 // ResetCreatedAt resets all changes to the "created_at" field.
 func (m *AgentTokenMutation) ResetCreatedAt() {
 	m.created_at = nil
+}
+
+// SetDigest sets the "digest" field.
+func (m *AgentTokenMutation) SetDigest(b []byte) {
+	m.digest = &b
+}
+
+// Digest returns the value of the "digest" field in the mutation.
+func (m *AgentTokenMutation) Digest() (r []byte, exists bool) {
+	v := m.digest
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDigest returns the old "digest" field's value of the AgentToken entity.
+// If the AgentToken object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AgentTokenMutation) OldDigest(ctx context.Context) (v []byte, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDigest is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDigest requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDigest: %w", err)
+	}
+	return oldValue.Digest, nil
+}
+
+// ResetDigest resets all changes to the "digest" field.
+func (m *AgentTokenMutation) ResetDigest() {
+	m.digest = nil
+}
+
+// SetPreviousDigest sets the "previous_digest" field.
+func (m *AgentTokenMutation) SetPreviousDigest(b []byte) {
+	m.previous_digest = &b
+}
+
+// PreviousDigest returns the value of the "previous_digest" field in the mutation.
+func (m *AgentTokenMutation) PreviousDigest() (r []byte, exists bool) {
+	v := m.previous_digest
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPreviousDigest returns the old "previous_digest" field's value of the AgentToken entity.
+// If the AgentToken object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AgentTokenMutation) OldPreviousDigest(ctx context.Context) (v *[]byte, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPreviousDigest is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPreviousDigest requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPreviousDigest: %w", err)
+	}
+	return oldValue.PreviousDigest, nil
+}
+
+// ClearPreviousDigest clears the value of the "previous_digest" field.
+func (m *AgentTokenMutation) ClearPreviousDigest() {
+	m.previous_digest = nil
+	m.clearedFields[agenttoken.FieldPreviousDigest] = struct{}{}
+}
+
+// PreviousDigestCleared returns if the "previous_digest" field was cleared in this mutation.
+func (m *AgentTokenMutation) PreviousDigestCleared() bool {
+	_, ok := m.clearedFields[agenttoken.FieldPreviousDigest]
+	return ok
+}
+
+// ResetPreviousDigest resets all changes to the "previous_digest" field.
+func (m *AgentTokenMutation) ResetPreviousDigest() {
+	m.previous_digest = nil
+	delete(m.clearedFields, agenttoken.FieldPreviousDigest)
+}
+
+// SetPreviousExpiresAt sets the "previous_expires_at" field.
+func (m *AgentTokenMutation) SetPreviousExpiresAt(t time.Time) {
+	m.previous_expires_at = &t
+}
+
+// PreviousExpiresAt returns the value of the "previous_expires_at" field in the mutation.
+func (m *AgentTokenMutation) PreviousExpiresAt() (r time.Time, exists bool) {
+	v := m.previous_expires_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPreviousExpiresAt returns the old "previous_expires_at" field's value of the AgentToken entity.
+// If the AgentToken object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AgentTokenMutation) OldPreviousExpiresAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPreviousExpiresAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPreviousExpiresAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPreviousExpiresAt: %w", err)
+	}
+	return oldValue.PreviousExpiresAt, nil
+}
+
+// ClearPreviousExpiresAt clears the value of the "previous_expires_at" field.
+func (m *AgentTokenMutation) ClearPreviousExpiresAt() {
+	m.previous_expires_at = nil
+	m.clearedFields[agenttoken.FieldPreviousExpiresAt] = struct{}{}
+}
+
+// PreviousExpiresAtCleared returns if the "previous_expires_at" field was cleared in this mutation.
+func (m *AgentTokenMutation) PreviousExpiresAtCleared() bool {
+	_, ok := m.clearedFields[agenttoken.FieldPreviousExpiresAt]
+	return ok
+}
+
+// ResetPreviousExpiresAt resets all changes to the "previous_expires_at" field.
+func (m *AgentTokenMutation) ResetPreviousExpiresAt() {
+	m.previous_expires_at = nil
+	delete(m.clearedFields, agenttoken.FieldPreviousExpiresAt)
+}
+
+// SetRevokedAt sets the "revoked_at" field.
+func (m *AgentTokenMutation) SetRevokedAt(t time.Time) {
+	m.revoked_at = &t
+}
+
+// RevokedAt returns the value of the "revoked_at" field in the mutation.
+func (m *AgentTokenMutation) RevokedAt() (r time.Time, exists bool) {
+	v := m.revoked_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRevokedAt returns the old "revoked_at" field's value of the AgentToken entity.
+// If the AgentToken object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AgentTokenMutation) OldRevokedAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRevokedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRevokedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRevokedAt: %w", err)
+	}
+	return oldValue.RevokedAt, nil
+}
+
+// ClearRevokedAt clears the value of the "revoked_at" field.
+func (m *AgentTokenMutation) ClearRevokedAt() {
+	m.revoked_at = nil
+	m.clearedFields[agenttoken.FieldRevokedAt] = struct{}{}
+}
+
+// RevokedAtCleared returns if the "revoked_at" field was cleared in this mutation.
+func (m *AgentTokenMutation) RevokedAtCleared() bool {
+	_, ok := m.clearedFields[agenttoken.FieldRevokedAt]
+	return ok
+}
+
+// ResetRevokedAt resets all changes to the "revoked_at" field.
+func (m *AgentTokenMutation) ResetRevokedAt() {
+	m.revoked_at = nil
+	delete(m.clearedFields, agenttoken.FieldRevokedAt)
+}
+
+// SetLastUsedAt sets the "last_used_at" field.
+func (m *AgentTokenMutation) SetLastUsedAt(t time.Time) {
+	m.last_used_at = &t
+}
+
+// LastUsedAt returns the value of the "last_used_at" field in the mutation.
+func (m *AgentTokenMutation) LastUsedAt() (r time.Time, exists bool) {
+	v := m.last_used_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldLastUsedAt returns the old "last_used_at" field's value of the AgentToken entity.
+// If the AgentToken object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AgentTokenMutation) OldLastUsedAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldLastUsedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldLastUsedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldLastUsedAt: %w", err)
+	}
+	return oldValue.LastUsedAt, nil
+}
+
+// ClearLastUsedAt clears the value of the "last_used_at" field.
+func (m *AgentTokenMutation) ClearLastUsedAt() {
+	m.last_used_at = nil
+	m.clearedFields[agenttoken.FieldLastUsedAt] = struct{}{}
+}
+
+// LastUsedAtCleared returns if the "last_used_at" field was cleared in this mutation.
+func (m *AgentTokenMutation) LastUsedAtCleared() bool {
+	_, ok := m.clearedFields[agenttoken.FieldLastUsedAt]
+	return ok
+}
+
+// ResetLastUsedAt resets all changes to the "last_used_at" field.
+func (m *AgentTokenMutation) ResetLastUsedAt() {
+	m.last_used_at = nil
+	delete(m.clearedFields, agenttoken.FieldLastUsedAt)
+}
+
+// SetTokenHint sets the "token_hint" field.
+func (m *AgentTokenMutation) SetTokenHint(s string) {
+	m.token_hint = &s
+}
+
+// TokenHint returns the value of the "token_hint" field in the mutation.
+func (m *AgentTokenMutation) TokenHint() (r string, exists bool) {
+	v := m.token_hint
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTokenHint returns the old "token_hint" field's value of the AgentToken entity.
+// If the AgentToken object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AgentTokenMutation) OldTokenHint(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTokenHint is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTokenHint requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTokenHint: %w", err)
+	}
+	return oldValue.TokenHint, nil
+}
+
+// ResetTokenHint resets all changes to the "token_hint" field.
+func (m *AgentTokenMutation) ResetTokenHint() {
+	m.token_hint = nil
 }
 
 // SetProjectID sets the "project_id" field.
@@ -434,274 +702,6 @@ func (m *AgentTokenMutation) ResetExpiresAt() {
 	m.expires_at = nil
 }
 
-// SetLastUsedAt sets the "last_used_at" field.
-func (m *AgentTokenMutation) SetLastUsedAt(t time.Time) {
-	m.last_used_at = &t
-}
-
-// LastUsedAt returns the value of the "last_used_at" field in the mutation.
-func (m *AgentTokenMutation) LastUsedAt() (r time.Time, exists bool) {
-	v := m.last_used_at
-	if v == nil {
-		return
-	}
-	return *v, true
-}
-
-// OldLastUsedAt returns the old "last_used_at" field's value of the AgentToken entity.
-// If the AgentToken object wasn't provided to the builder, the object is fetched from the database.
-// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
-func (m *AgentTokenMutation) OldLastUsedAt(ctx context.Context) (v *time.Time, err error) {
-	if !m.op.Is(OpUpdateOne) {
-		return v, errors.New("OldLastUsedAt is only allowed on UpdateOne operations")
-	}
-	if m.id == nil || m.oldValue == nil {
-		return v, errors.New("OldLastUsedAt requires an ID field in the mutation")
-	}
-	oldValue, err := m.oldValue(ctx)
-	if err != nil {
-		return v, fmt.Errorf("querying old value for OldLastUsedAt: %w", err)
-	}
-	return oldValue.LastUsedAt, nil
-}
-
-// ClearLastUsedAt clears the value of the "last_used_at" field.
-func (m *AgentTokenMutation) ClearLastUsedAt() {
-	m.last_used_at = nil
-	m.clearedFields[agenttoken.FieldLastUsedAt] = struct{}{}
-}
-
-// LastUsedAtCleared returns if the "last_used_at" field was cleared in this mutation.
-func (m *AgentTokenMutation) LastUsedAtCleared() bool {
-	_, ok := m.clearedFields[agenttoken.FieldLastUsedAt]
-	return ok
-}
-
-// ResetLastUsedAt resets all changes to the "last_used_at" field.
-func (m *AgentTokenMutation) ResetLastUsedAt() {
-	m.last_used_at = nil
-	delete(m.clearedFields, agenttoken.FieldLastUsedAt)
-}
-
-// SetTokenHint sets the "token_hint" field.
-func (m *AgentTokenMutation) SetTokenHint(s string) {
-	m.token_hint = &s
-}
-
-// TokenHint returns the value of the "token_hint" field in the mutation.
-func (m *AgentTokenMutation) TokenHint() (r string, exists bool) {
-	v := m.token_hint
-	if v == nil {
-		return
-	}
-	return *v, true
-}
-
-// OldTokenHint returns the old "token_hint" field's value of the AgentToken entity.
-// If the AgentToken object wasn't provided to the builder, the object is fetched from the database.
-// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
-func (m *AgentTokenMutation) OldTokenHint(ctx context.Context) (v string, err error) {
-	if !m.op.Is(OpUpdateOne) {
-		return v, errors.New("OldTokenHint is only allowed on UpdateOne operations")
-	}
-	if m.id == nil || m.oldValue == nil {
-		return v, errors.New("OldTokenHint requires an ID field in the mutation")
-	}
-	oldValue, err := m.oldValue(ctx)
-	if err != nil {
-		return v, fmt.Errorf("querying old value for OldTokenHint: %w", err)
-	}
-	return oldValue.TokenHint, nil
-}
-
-// ResetTokenHint resets all changes to the "token_hint" field.
-func (m *AgentTokenMutation) ResetTokenHint() {
-	m.token_hint = nil
-}
-
-// SetDigest sets the "digest" field.
-func (m *AgentTokenMutation) SetDigest(b []byte) {
-	m.digest = &b
-}
-
-// Digest returns the value of the "digest" field in the mutation.
-func (m *AgentTokenMutation) Digest() (r []byte, exists bool) {
-	v := m.digest
-	if v == nil {
-		return
-	}
-	return *v, true
-}
-
-// OldDigest returns the old "digest" field's value of the AgentToken entity.
-// If the AgentToken object wasn't provided to the builder, the object is fetched from the database.
-// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
-func (m *AgentTokenMutation) OldDigest(ctx context.Context) (v []byte, err error) {
-	if !m.op.Is(OpUpdateOne) {
-		return v, errors.New("OldDigest is only allowed on UpdateOne operations")
-	}
-	if m.id == nil || m.oldValue == nil {
-		return v, errors.New("OldDigest requires an ID field in the mutation")
-	}
-	oldValue, err := m.oldValue(ctx)
-	if err != nil {
-		return v, fmt.Errorf("querying old value for OldDigest: %w", err)
-	}
-	return oldValue.Digest, nil
-}
-
-// ResetDigest resets all changes to the "digest" field.
-func (m *AgentTokenMutation) ResetDigest() {
-	m.digest = nil
-}
-
-// SetPreviousDigest sets the "previous_digest" field.
-func (m *AgentTokenMutation) SetPreviousDigest(b []byte) {
-	m.previous_digest = &b
-}
-
-// PreviousDigest returns the value of the "previous_digest" field in the mutation.
-func (m *AgentTokenMutation) PreviousDigest() (r []byte, exists bool) {
-	v := m.previous_digest
-	if v == nil {
-		return
-	}
-	return *v, true
-}
-
-// OldPreviousDigest returns the old "previous_digest" field's value of the AgentToken entity.
-// If the AgentToken object wasn't provided to the builder, the object is fetched from the database.
-// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
-func (m *AgentTokenMutation) OldPreviousDigest(ctx context.Context) (v *[]byte, err error) {
-	if !m.op.Is(OpUpdateOne) {
-		return v, errors.New("OldPreviousDigest is only allowed on UpdateOne operations")
-	}
-	if m.id == nil || m.oldValue == nil {
-		return v, errors.New("OldPreviousDigest requires an ID field in the mutation")
-	}
-	oldValue, err := m.oldValue(ctx)
-	if err != nil {
-		return v, fmt.Errorf("querying old value for OldPreviousDigest: %w", err)
-	}
-	return oldValue.PreviousDigest, nil
-}
-
-// ClearPreviousDigest clears the value of the "previous_digest" field.
-func (m *AgentTokenMutation) ClearPreviousDigest() {
-	m.previous_digest = nil
-	m.clearedFields[agenttoken.FieldPreviousDigest] = struct{}{}
-}
-
-// PreviousDigestCleared returns if the "previous_digest" field was cleared in this mutation.
-func (m *AgentTokenMutation) PreviousDigestCleared() bool {
-	_, ok := m.clearedFields[agenttoken.FieldPreviousDigest]
-	return ok
-}
-
-// ResetPreviousDigest resets all changes to the "previous_digest" field.
-func (m *AgentTokenMutation) ResetPreviousDigest() {
-	m.previous_digest = nil
-	delete(m.clearedFields, agenttoken.FieldPreviousDigest)
-}
-
-// SetPreviousExpiresAt sets the "previous_expires_at" field.
-func (m *AgentTokenMutation) SetPreviousExpiresAt(t time.Time) {
-	m.previous_expires_at = &t
-}
-
-// PreviousExpiresAt returns the value of the "previous_expires_at" field in the mutation.
-func (m *AgentTokenMutation) PreviousExpiresAt() (r time.Time, exists bool) {
-	v := m.previous_expires_at
-	if v == nil {
-		return
-	}
-	return *v, true
-}
-
-// OldPreviousExpiresAt returns the old "previous_expires_at" field's value of the AgentToken entity.
-// If the AgentToken object wasn't provided to the builder, the object is fetched from the database.
-// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
-func (m *AgentTokenMutation) OldPreviousExpiresAt(ctx context.Context) (v *time.Time, err error) {
-	if !m.op.Is(OpUpdateOne) {
-		return v, errors.New("OldPreviousExpiresAt is only allowed on UpdateOne operations")
-	}
-	if m.id == nil || m.oldValue == nil {
-		return v, errors.New("OldPreviousExpiresAt requires an ID field in the mutation")
-	}
-	oldValue, err := m.oldValue(ctx)
-	if err != nil {
-		return v, fmt.Errorf("querying old value for OldPreviousExpiresAt: %w", err)
-	}
-	return oldValue.PreviousExpiresAt, nil
-}
-
-// ClearPreviousExpiresAt clears the value of the "previous_expires_at" field.
-func (m *AgentTokenMutation) ClearPreviousExpiresAt() {
-	m.previous_expires_at = nil
-	m.clearedFields[agenttoken.FieldPreviousExpiresAt] = struct{}{}
-}
-
-// PreviousExpiresAtCleared returns if the "previous_expires_at" field was cleared in this mutation.
-func (m *AgentTokenMutation) PreviousExpiresAtCleared() bool {
-	_, ok := m.clearedFields[agenttoken.FieldPreviousExpiresAt]
-	return ok
-}
-
-// ResetPreviousExpiresAt resets all changes to the "previous_expires_at" field.
-func (m *AgentTokenMutation) ResetPreviousExpiresAt() {
-	m.previous_expires_at = nil
-	delete(m.clearedFields, agenttoken.FieldPreviousExpiresAt)
-}
-
-// SetRevokedAt sets the "revoked_at" field.
-func (m *AgentTokenMutation) SetRevokedAt(t time.Time) {
-	m.revoked_at = &t
-}
-
-// RevokedAt returns the value of the "revoked_at" field in the mutation.
-func (m *AgentTokenMutation) RevokedAt() (r time.Time, exists bool) {
-	v := m.revoked_at
-	if v == nil {
-		return
-	}
-	return *v, true
-}
-
-// OldRevokedAt returns the old "revoked_at" field's value of the AgentToken entity.
-// If the AgentToken object wasn't provided to the builder, the object is fetched from the database.
-// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
-func (m *AgentTokenMutation) OldRevokedAt(ctx context.Context) (v *time.Time, err error) {
-	if !m.op.Is(OpUpdateOne) {
-		return v, errors.New("OldRevokedAt is only allowed on UpdateOne operations")
-	}
-	if m.id == nil || m.oldValue == nil {
-		return v, errors.New("OldRevokedAt requires an ID field in the mutation")
-	}
-	oldValue, err := m.oldValue(ctx)
-	if err != nil {
-		return v, fmt.Errorf("querying old value for OldRevokedAt: %w", err)
-	}
-	return oldValue.RevokedAt, nil
-}
-
-// ClearRevokedAt clears the value of the "revoked_at" field.
-func (m *AgentTokenMutation) ClearRevokedAt() {
-	m.revoked_at = nil
-	m.clearedFields[agenttoken.FieldRevokedAt] = struct{}{}
-}
-
-// RevokedAtCleared returns if the "revoked_at" field was cleared in this mutation.
-func (m *AgentTokenMutation) RevokedAtCleared() bool {
-	_, ok := m.clearedFields[agenttoken.FieldRevokedAt]
-	return ok
-}
-
-// ResetRevokedAt resets all changes to the "revoked_at" field.
-func (m *AgentTokenMutation) ResetRevokedAt() {
-	m.revoked_at = nil
-	delete(m.clearedFields, agenttoken.FieldRevokedAt)
-}
-
 // Where appends a list predicates to the AgentTokenMutation builder.
 func (m *AgentTokenMutation) Where(ps ...predicate.AgentToken) {
 	m.predicates = append(m.predicates, ps...)
@@ -740,6 +740,24 @@ func (m *AgentTokenMutation) Fields() []string {
 	if m.created_at != nil {
 		fields = append(fields, agenttoken.FieldCreatedAt)
 	}
+	if m.digest != nil {
+		fields = append(fields, agenttoken.FieldDigest)
+	}
+	if m.previous_digest != nil {
+		fields = append(fields, agenttoken.FieldPreviousDigest)
+	}
+	if m.previous_expires_at != nil {
+		fields = append(fields, agenttoken.FieldPreviousExpiresAt)
+	}
+	if m.revoked_at != nil {
+		fields = append(fields, agenttoken.FieldRevokedAt)
+	}
+	if m.last_used_at != nil {
+		fields = append(fields, agenttoken.FieldLastUsedAt)
+	}
+	if m.token_hint != nil {
+		fields = append(fields, agenttoken.FieldTokenHint)
+	}
 	if m.project_id != nil {
 		fields = append(fields, agenttoken.FieldProjectID)
 	}
@@ -755,24 +773,6 @@ func (m *AgentTokenMutation) Fields() []string {
 	if m.expires_at != nil {
 		fields = append(fields, agenttoken.FieldExpiresAt)
 	}
-	if m.last_used_at != nil {
-		fields = append(fields, agenttoken.FieldLastUsedAt)
-	}
-	if m.token_hint != nil {
-		fields = append(fields, agenttoken.FieldTokenHint)
-	}
-	if m.digest != nil {
-		fields = append(fields, agenttoken.FieldDigest)
-	}
-	if m.previous_digest != nil {
-		fields = append(fields, agenttoken.FieldPreviousDigest)
-	}
-	if m.previous_expires_at != nil {
-		fields = append(fields, agenttoken.FieldPreviousExpiresAt)
-	}
-	if m.revoked_at != nil {
-		fields = append(fields, agenttoken.FieldRevokedAt)
-	}
 	return fields
 }
 
@@ -783,6 +783,18 @@ func (m *AgentTokenMutation) Field(name string) (ent.Value, bool) {
 	switch name {
 	case agenttoken.FieldCreatedAt:
 		return m.CreatedAt()
+	case agenttoken.FieldDigest:
+		return m.Digest()
+	case agenttoken.FieldPreviousDigest:
+		return m.PreviousDigest()
+	case agenttoken.FieldPreviousExpiresAt:
+		return m.PreviousExpiresAt()
+	case agenttoken.FieldRevokedAt:
+		return m.RevokedAt()
+	case agenttoken.FieldLastUsedAt:
+		return m.LastUsedAt()
+	case agenttoken.FieldTokenHint:
+		return m.TokenHint()
 	case agenttoken.FieldProjectID:
 		return m.ProjectID()
 	case agenttoken.FieldAgentName:
@@ -793,18 +805,6 @@ func (m *AgentTokenMutation) Field(name string) (ent.Value, bool) {
 		return m.CreatedBy()
 	case agenttoken.FieldExpiresAt:
 		return m.ExpiresAt()
-	case agenttoken.FieldLastUsedAt:
-		return m.LastUsedAt()
-	case agenttoken.FieldTokenHint:
-		return m.TokenHint()
-	case agenttoken.FieldDigest:
-		return m.Digest()
-	case agenttoken.FieldPreviousDigest:
-		return m.PreviousDigest()
-	case agenttoken.FieldPreviousExpiresAt:
-		return m.PreviousExpiresAt()
-	case agenttoken.FieldRevokedAt:
-		return m.RevokedAt()
 	}
 	return nil, false
 }
@@ -816,6 +816,18 @@ func (m *AgentTokenMutation) OldField(ctx context.Context, name string) (ent.Val
 	switch name {
 	case agenttoken.FieldCreatedAt:
 		return m.OldCreatedAt(ctx)
+	case agenttoken.FieldDigest:
+		return m.OldDigest(ctx)
+	case agenttoken.FieldPreviousDigest:
+		return m.OldPreviousDigest(ctx)
+	case agenttoken.FieldPreviousExpiresAt:
+		return m.OldPreviousExpiresAt(ctx)
+	case agenttoken.FieldRevokedAt:
+		return m.OldRevokedAt(ctx)
+	case agenttoken.FieldLastUsedAt:
+		return m.OldLastUsedAt(ctx)
+	case agenttoken.FieldTokenHint:
+		return m.OldTokenHint(ctx)
 	case agenttoken.FieldProjectID:
 		return m.OldProjectID(ctx)
 	case agenttoken.FieldAgentName:
@@ -826,18 +838,6 @@ func (m *AgentTokenMutation) OldField(ctx context.Context, name string) (ent.Val
 		return m.OldCreatedBy(ctx)
 	case agenttoken.FieldExpiresAt:
 		return m.OldExpiresAt(ctx)
-	case agenttoken.FieldLastUsedAt:
-		return m.OldLastUsedAt(ctx)
-	case agenttoken.FieldTokenHint:
-		return m.OldTokenHint(ctx)
-	case agenttoken.FieldDigest:
-		return m.OldDigest(ctx)
-	case agenttoken.FieldPreviousDigest:
-		return m.OldPreviousDigest(ctx)
-	case agenttoken.FieldPreviousExpiresAt:
-		return m.OldPreviousExpiresAt(ctx)
-	case agenttoken.FieldRevokedAt:
-		return m.OldRevokedAt(ctx)
 	}
 	return nil, fmt.Errorf("unknown AgentToken field %s", name)
 }
@@ -853,6 +853,48 @@ func (m *AgentTokenMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetCreatedAt(v)
+		return nil
+	case agenttoken.FieldDigest:
+		v, ok := value.([]byte)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDigest(v)
+		return nil
+	case agenttoken.FieldPreviousDigest:
+		v, ok := value.([]byte)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPreviousDigest(v)
+		return nil
+	case agenttoken.FieldPreviousExpiresAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPreviousExpiresAt(v)
+		return nil
+	case agenttoken.FieldRevokedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRevokedAt(v)
+		return nil
+	case agenttoken.FieldLastUsedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetLastUsedAt(v)
+		return nil
+	case agenttoken.FieldTokenHint:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTokenHint(v)
 		return nil
 	case agenttoken.FieldProjectID:
 		v, ok := value.(string)
@@ -889,48 +931,6 @@ func (m *AgentTokenMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetExpiresAt(v)
 		return nil
-	case agenttoken.FieldLastUsedAt:
-		v, ok := value.(time.Time)
-		if !ok {
-			return fmt.Errorf("unexpected type %T for field %s", value, name)
-		}
-		m.SetLastUsedAt(v)
-		return nil
-	case agenttoken.FieldTokenHint:
-		v, ok := value.(string)
-		if !ok {
-			return fmt.Errorf("unexpected type %T for field %s", value, name)
-		}
-		m.SetTokenHint(v)
-		return nil
-	case agenttoken.FieldDigest:
-		v, ok := value.([]byte)
-		if !ok {
-			return fmt.Errorf("unexpected type %T for field %s", value, name)
-		}
-		m.SetDigest(v)
-		return nil
-	case agenttoken.FieldPreviousDigest:
-		v, ok := value.([]byte)
-		if !ok {
-			return fmt.Errorf("unexpected type %T for field %s", value, name)
-		}
-		m.SetPreviousDigest(v)
-		return nil
-	case agenttoken.FieldPreviousExpiresAt:
-		v, ok := value.(time.Time)
-		if !ok {
-			return fmt.Errorf("unexpected type %T for field %s", value, name)
-		}
-		m.SetPreviousExpiresAt(v)
-		return nil
-	case agenttoken.FieldRevokedAt:
-		v, ok := value.(time.Time)
-		if !ok {
-			return fmt.Errorf("unexpected type %T for field %s", value, name)
-		}
-		m.SetRevokedAt(v)
-		return nil
 	}
 	return fmt.Errorf("unknown AgentToken field %s", name)
 }
@@ -961,12 +961,6 @@ func (m *AgentTokenMutation) AddField(name string, value ent.Value) error {
 // mutation.
 func (m *AgentTokenMutation) ClearedFields() []string {
 	var fields []string
-	if m.FieldCleared(agenttoken.FieldCreatedBy) {
-		fields = append(fields, agenttoken.FieldCreatedBy)
-	}
-	if m.FieldCleared(agenttoken.FieldLastUsedAt) {
-		fields = append(fields, agenttoken.FieldLastUsedAt)
-	}
 	if m.FieldCleared(agenttoken.FieldPreviousDigest) {
 		fields = append(fields, agenttoken.FieldPreviousDigest)
 	}
@@ -975,6 +969,12 @@ func (m *AgentTokenMutation) ClearedFields() []string {
 	}
 	if m.FieldCleared(agenttoken.FieldRevokedAt) {
 		fields = append(fields, agenttoken.FieldRevokedAt)
+	}
+	if m.FieldCleared(agenttoken.FieldLastUsedAt) {
+		fields = append(fields, agenttoken.FieldLastUsedAt)
+	}
+	if m.FieldCleared(agenttoken.FieldCreatedBy) {
+		fields = append(fields, agenttoken.FieldCreatedBy)
 	}
 	return fields
 }
@@ -990,12 +990,6 @@ func (m *AgentTokenMutation) FieldCleared(name string) bool {
 // error if the field is not defined in the schema.
 func (m *AgentTokenMutation) ClearField(name string) error {
 	switch name {
-	case agenttoken.FieldCreatedBy:
-		m.ClearCreatedBy()
-		return nil
-	case agenttoken.FieldLastUsedAt:
-		m.ClearLastUsedAt()
-		return nil
 	case agenttoken.FieldPreviousDigest:
 		m.ClearPreviousDigest()
 		return nil
@@ -1004,6 +998,12 @@ func (m *AgentTokenMutation) ClearField(name string) error {
 		return nil
 	case agenttoken.FieldRevokedAt:
 		m.ClearRevokedAt()
+		return nil
+	case agenttoken.FieldLastUsedAt:
+		m.ClearLastUsedAt()
+		return nil
+	case agenttoken.FieldCreatedBy:
+		m.ClearCreatedBy()
 		return nil
 	}
 	return fmt.Errorf("unknown AgentToken nullable field %s", name)
@@ -1015,6 +1015,24 @@ func (m *AgentTokenMutation) ResetField(name string) error {
 	switch name {
 	case agenttoken.FieldCreatedAt:
 		m.ResetCreatedAt()
+		return nil
+	case agenttoken.FieldDigest:
+		m.ResetDigest()
+		return nil
+	case agenttoken.FieldPreviousDigest:
+		m.ResetPreviousDigest()
+		return nil
+	case agenttoken.FieldPreviousExpiresAt:
+		m.ResetPreviousExpiresAt()
+		return nil
+	case agenttoken.FieldRevokedAt:
+		m.ResetRevokedAt()
+		return nil
+	case agenttoken.FieldLastUsedAt:
+		m.ResetLastUsedAt()
+		return nil
+	case agenttoken.FieldTokenHint:
+		m.ResetTokenHint()
 		return nil
 	case agenttoken.FieldProjectID:
 		m.ResetProjectID()
@@ -1030,24 +1048,6 @@ func (m *AgentTokenMutation) ResetField(name string) error {
 		return nil
 	case agenttoken.FieldExpiresAt:
 		m.ResetExpiresAt()
-		return nil
-	case agenttoken.FieldLastUsedAt:
-		m.ResetLastUsedAt()
-		return nil
-	case agenttoken.FieldTokenHint:
-		m.ResetTokenHint()
-		return nil
-	case agenttoken.FieldDigest:
-		m.ResetDigest()
-		return nil
-	case agenttoken.FieldPreviousDigest:
-		m.ResetPreviousDigest()
-		return nil
-	case agenttoken.FieldPreviousExpiresAt:
-		m.ResetPreviousExpiresAt()
-		return nil
-	case agenttoken.FieldRevokedAt:
-		m.ResetRevokedAt()
 		return nil
 	}
 	return fmt.Errorf("unknown AgentToken field %s", name)
@@ -1824,14 +1824,14 @@ type AuthClientMutation struct {
 	typ                    string
 	id                     *string
 	created_at             *time.Time
-	badge_id               *string
-	project_id             *string
 	secret_digest          *[]byte
 	previous_secret_digest *[]byte
 	previous_expires_at    *time.Time
+	revoked_at             *time.Time
+	badge_id               *string
+	project_id             *string
 	role                   *string
 	expires_at             *time.Time
-	revoked_at             *time.Time
 	clearedFields          map[string]struct{}
 	done                   bool
 	oldValue               func(context.Context) (*AuthClient, error)
@@ -1978,78 +1978,6 @@ func (m *AuthClientMutation) ResetCreatedAt() {
 	m.created_at = nil
 }
 
-// SetBadgeID sets the "badge_id" field.
-func (m *AuthClientMutation) SetBadgeID(s string) {
-	m.badge_id = &s
-}
-
-// BadgeID returns the value of the "badge_id" field in the mutation.
-func (m *AuthClientMutation) BadgeID() (r string, exists bool) {
-	v := m.badge_id
-	if v == nil {
-		return
-	}
-	return *v, true
-}
-
-// OldBadgeID returns the old "badge_id" field's value of the AuthClient entity.
-// If the AuthClient object wasn't provided to the builder, the object is fetched from the database.
-// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
-func (m *AuthClientMutation) OldBadgeID(ctx context.Context) (v string, err error) {
-	if !m.op.Is(OpUpdateOne) {
-		return v, errors.New("OldBadgeID is only allowed on UpdateOne operations")
-	}
-	if m.id == nil || m.oldValue == nil {
-		return v, errors.New("OldBadgeID requires an ID field in the mutation")
-	}
-	oldValue, err := m.oldValue(ctx)
-	if err != nil {
-		return v, fmt.Errorf("querying old value for OldBadgeID: %w", err)
-	}
-	return oldValue.BadgeID, nil
-}
-
-// ResetBadgeID resets all changes to the "badge_id" field.
-func (m *AuthClientMutation) ResetBadgeID() {
-	m.badge_id = nil
-}
-
-// SetProjectID sets the "project_id" field.
-func (m *AuthClientMutation) SetProjectID(s string) {
-	m.project_id = &s
-}
-
-// ProjectID returns the value of the "project_id" field in the mutation.
-func (m *AuthClientMutation) ProjectID() (r string, exists bool) {
-	v := m.project_id
-	if v == nil {
-		return
-	}
-	return *v, true
-}
-
-// OldProjectID returns the old "project_id" field's value of the AuthClient entity.
-// If the AuthClient object wasn't provided to the builder, the object is fetched from the database.
-// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
-func (m *AuthClientMutation) OldProjectID(ctx context.Context) (v string, err error) {
-	if !m.op.Is(OpUpdateOne) {
-		return v, errors.New("OldProjectID is only allowed on UpdateOne operations")
-	}
-	if m.id == nil || m.oldValue == nil {
-		return v, errors.New("OldProjectID requires an ID field in the mutation")
-	}
-	oldValue, err := m.oldValue(ctx)
-	if err != nil {
-		return v, fmt.Errorf("querying old value for OldProjectID: %w", err)
-	}
-	return oldValue.ProjectID, nil
-}
-
-// ResetProjectID resets all changes to the "project_id" field.
-func (m *AuthClientMutation) ResetProjectID() {
-	m.project_id = nil
-}
-
 // SetSecretDigest sets the "secret_digest" field.
 func (m *AuthClientMutation) SetSecretDigest(b []byte) {
 	m.secret_digest = &b
@@ -2184,6 +2112,127 @@ func (m *AuthClientMutation) ResetPreviousExpiresAt() {
 	delete(m.clearedFields, authclient.FieldPreviousExpiresAt)
 }
 
+// SetRevokedAt sets the "revoked_at" field.
+func (m *AuthClientMutation) SetRevokedAt(t time.Time) {
+	m.revoked_at = &t
+}
+
+// RevokedAt returns the value of the "revoked_at" field in the mutation.
+func (m *AuthClientMutation) RevokedAt() (r time.Time, exists bool) {
+	v := m.revoked_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRevokedAt returns the old "revoked_at" field's value of the AuthClient entity.
+// If the AuthClient object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AuthClientMutation) OldRevokedAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRevokedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRevokedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRevokedAt: %w", err)
+	}
+	return oldValue.RevokedAt, nil
+}
+
+// ClearRevokedAt clears the value of the "revoked_at" field.
+func (m *AuthClientMutation) ClearRevokedAt() {
+	m.revoked_at = nil
+	m.clearedFields[authclient.FieldRevokedAt] = struct{}{}
+}
+
+// RevokedAtCleared returns if the "revoked_at" field was cleared in this mutation.
+func (m *AuthClientMutation) RevokedAtCleared() bool {
+	_, ok := m.clearedFields[authclient.FieldRevokedAt]
+	return ok
+}
+
+// ResetRevokedAt resets all changes to the "revoked_at" field.
+func (m *AuthClientMutation) ResetRevokedAt() {
+	m.revoked_at = nil
+	delete(m.clearedFields, authclient.FieldRevokedAt)
+}
+
+// SetBadgeID sets the "badge_id" field.
+func (m *AuthClientMutation) SetBadgeID(s string) {
+	m.badge_id = &s
+}
+
+// BadgeID returns the value of the "badge_id" field in the mutation.
+func (m *AuthClientMutation) BadgeID() (r string, exists bool) {
+	v := m.badge_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldBadgeID returns the old "badge_id" field's value of the AuthClient entity.
+// If the AuthClient object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AuthClientMutation) OldBadgeID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldBadgeID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldBadgeID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldBadgeID: %w", err)
+	}
+	return oldValue.BadgeID, nil
+}
+
+// ResetBadgeID resets all changes to the "badge_id" field.
+func (m *AuthClientMutation) ResetBadgeID() {
+	m.badge_id = nil
+}
+
+// SetProjectID sets the "project_id" field.
+func (m *AuthClientMutation) SetProjectID(s string) {
+	m.project_id = &s
+}
+
+// ProjectID returns the value of the "project_id" field in the mutation.
+func (m *AuthClientMutation) ProjectID() (r string, exists bool) {
+	v := m.project_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldProjectID returns the old "project_id" field's value of the AuthClient entity.
+// If the AuthClient object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AuthClientMutation) OldProjectID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldProjectID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldProjectID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldProjectID: %w", err)
+	}
+	return oldValue.ProjectID, nil
+}
+
+// ResetProjectID resets all changes to the "project_id" field.
+func (m *AuthClientMutation) ResetProjectID() {
+	m.project_id = nil
+}
+
 // SetRole sets the "role" field.
 func (m *AuthClientMutation) SetRole(s string) {
 	m.role = &s
@@ -2269,55 +2318,6 @@ func (m *AuthClientMutation) ResetExpiresAt() {
 	delete(m.clearedFields, authclient.FieldExpiresAt)
 }
 
-// SetRevokedAt sets the "revoked_at" field.
-func (m *AuthClientMutation) SetRevokedAt(t time.Time) {
-	m.revoked_at = &t
-}
-
-// RevokedAt returns the value of the "revoked_at" field in the mutation.
-func (m *AuthClientMutation) RevokedAt() (r time.Time, exists bool) {
-	v := m.revoked_at
-	if v == nil {
-		return
-	}
-	return *v, true
-}
-
-// OldRevokedAt returns the old "revoked_at" field's value of the AuthClient entity.
-// If the AuthClient object wasn't provided to the builder, the object is fetched from the database.
-// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
-func (m *AuthClientMutation) OldRevokedAt(ctx context.Context) (v *time.Time, err error) {
-	if !m.op.Is(OpUpdateOne) {
-		return v, errors.New("OldRevokedAt is only allowed on UpdateOne operations")
-	}
-	if m.id == nil || m.oldValue == nil {
-		return v, errors.New("OldRevokedAt requires an ID field in the mutation")
-	}
-	oldValue, err := m.oldValue(ctx)
-	if err != nil {
-		return v, fmt.Errorf("querying old value for OldRevokedAt: %w", err)
-	}
-	return oldValue.RevokedAt, nil
-}
-
-// ClearRevokedAt clears the value of the "revoked_at" field.
-func (m *AuthClientMutation) ClearRevokedAt() {
-	m.revoked_at = nil
-	m.clearedFields[authclient.FieldRevokedAt] = struct{}{}
-}
-
-// RevokedAtCleared returns if the "revoked_at" field was cleared in this mutation.
-func (m *AuthClientMutation) RevokedAtCleared() bool {
-	_, ok := m.clearedFields[authclient.FieldRevokedAt]
-	return ok
-}
-
-// ResetRevokedAt resets all changes to the "revoked_at" field.
-func (m *AuthClientMutation) ResetRevokedAt() {
-	m.revoked_at = nil
-	delete(m.clearedFields, authclient.FieldRevokedAt)
-}
-
 // Where appends a list predicates to the AuthClientMutation builder.
 func (m *AuthClientMutation) Where(ps ...predicate.AuthClient) {
 	m.predicates = append(m.predicates, ps...)
@@ -2356,12 +2356,6 @@ func (m *AuthClientMutation) Fields() []string {
 	if m.created_at != nil {
 		fields = append(fields, authclient.FieldCreatedAt)
 	}
-	if m.badge_id != nil {
-		fields = append(fields, authclient.FieldBadgeID)
-	}
-	if m.project_id != nil {
-		fields = append(fields, authclient.FieldProjectID)
-	}
 	if m.secret_digest != nil {
 		fields = append(fields, authclient.FieldSecretDigest)
 	}
@@ -2371,14 +2365,20 @@ func (m *AuthClientMutation) Fields() []string {
 	if m.previous_expires_at != nil {
 		fields = append(fields, authclient.FieldPreviousExpiresAt)
 	}
+	if m.revoked_at != nil {
+		fields = append(fields, authclient.FieldRevokedAt)
+	}
+	if m.badge_id != nil {
+		fields = append(fields, authclient.FieldBadgeID)
+	}
+	if m.project_id != nil {
+		fields = append(fields, authclient.FieldProjectID)
+	}
 	if m.role != nil {
 		fields = append(fields, authclient.FieldRole)
 	}
 	if m.expires_at != nil {
 		fields = append(fields, authclient.FieldExpiresAt)
-	}
-	if m.revoked_at != nil {
-		fields = append(fields, authclient.FieldRevokedAt)
 	}
 	return fields
 }
@@ -2390,22 +2390,22 @@ func (m *AuthClientMutation) Field(name string) (ent.Value, bool) {
 	switch name {
 	case authclient.FieldCreatedAt:
 		return m.CreatedAt()
-	case authclient.FieldBadgeID:
-		return m.BadgeID()
-	case authclient.FieldProjectID:
-		return m.ProjectID()
 	case authclient.FieldSecretDigest:
 		return m.SecretDigest()
 	case authclient.FieldPreviousSecretDigest:
 		return m.PreviousSecretDigest()
 	case authclient.FieldPreviousExpiresAt:
 		return m.PreviousExpiresAt()
+	case authclient.FieldRevokedAt:
+		return m.RevokedAt()
+	case authclient.FieldBadgeID:
+		return m.BadgeID()
+	case authclient.FieldProjectID:
+		return m.ProjectID()
 	case authclient.FieldRole:
 		return m.Role()
 	case authclient.FieldExpiresAt:
 		return m.ExpiresAt()
-	case authclient.FieldRevokedAt:
-		return m.RevokedAt()
 	}
 	return nil, false
 }
@@ -2417,22 +2417,22 @@ func (m *AuthClientMutation) OldField(ctx context.Context, name string) (ent.Val
 	switch name {
 	case authclient.FieldCreatedAt:
 		return m.OldCreatedAt(ctx)
-	case authclient.FieldBadgeID:
-		return m.OldBadgeID(ctx)
-	case authclient.FieldProjectID:
-		return m.OldProjectID(ctx)
 	case authclient.FieldSecretDigest:
 		return m.OldSecretDigest(ctx)
 	case authclient.FieldPreviousSecretDigest:
 		return m.OldPreviousSecretDigest(ctx)
 	case authclient.FieldPreviousExpiresAt:
 		return m.OldPreviousExpiresAt(ctx)
+	case authclient.FieldRevokedAt:
+		return m.OldRevokedAt(ctx)
+	case authclient.FieldBadgeID:
+		return m.OldBadgeID(ctx)
+	case authclient.FieldProjectID:
+		return m.OldProjectID(ctx)
 	case authclient.FieldRole:
 		return m.OldRole(ctx)
 	case authclient.FieldExpiresAt:
 		return m.OldExpiresAt(ctx)
-	case authclient.FieldRevokedAt:
-		return m.OldRevokedAt(ctx)
 	}
 	return nil, fmt.Errorf("unknown AuthClient field %s", name)
 }
@@ -2448,20 +2448,6 @@ func (m *AuthClientMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetCreatedAt(v)
-		return nil
-	case authclient.FieldBadgeID:
-		v, ok := value.(string)
-		if !ok {
-			return fmt.Errorf("unexpected type %T for field %s", value, name)
-		}
-		m.SetBadgeID(v)
-		return nil
-	case authclient.FieldProjectID:
-		v, ok := value.(string)
-		if !ok {
-			return fmt.Errorf("unexpected type %T for field %s", value, name)
-		}
-		m.SetProjectID(v)
 		return nil
 	case authclient.FieldSecretDigest:
 		v, ok := value.([]byte)
@@ -2484,6 +2470,27 @@ func (m *AuthClientMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetPreviousExpiresAt(v)
 		return nil
+	case authclient.FieldRevokedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRevokedAt(v)
+		return nil
+	case authclient.FieldBadgeID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetBadgeID(v)
+		return nil
+	case authclient.FieldProjectID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetProjectID(v)
+		return nil
 	case authclient.FieldRole:
 		v, ok := value.(string)
 		if !ok {
@@ -2497,13 +2504,6 @@ func (m *AuthClientMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetExpiresAt(v)
-		return nil
-	case authclient.FieldRevokedAt:
-		v, ok := value.(time.Time)
-		if !ok {
-			return fmt.Errorf("unexpected type %T for field %s", value, name)
-		}
-		m.SetRevokedAt(v)
 		return nil
 	}
 	return fmt.Errorf("unknown AuthClient field %s", name)
@@ -2541,11 +2541,11 @@ func (m *AuthClientMutation) ClearedFields() []string {
 	if m.FieldCleared(authclient.FieldPreviousExpiresAt) {
 		fields = append(fields, authclient.FieldPreviousExpiresAt)
 	}
-	if m.FieldCleared(authclient.FieldExpiresAt) {
-		fields = append(fields, authclient.FieldExpiresAt)
-	}
 	if m.FieldCleared(authclient.FieldRevokedAt) {
 		fields = append(fields, authclient.FieldRevokedAt)
+	}
+	if m.FieldCleared(authclient.FieldExpiresAt) {
+		fields = append(fields, authclient.FieldExpiresAt)
 	}
 	return fields
 }
@@ -2567,11 +2567,11 @@ func (m *AuthClientMutation) ClearField(name string) error {
 	case authclient.FieldPreviousExpiresAt:
 		m.ClearPreviousExpiresAt()
 		return nil
-	case authclient.FieldExpiresAt:
-		m.ClearExpiresAt()
-		return nil
 	case authclient.FieldRevokedAt:
 		m.ClearRevokedAt()
+		return nil
+	case authclient.FieldExpiresAt:
+		m.ClearExpiresAt()
 		return nil
 	}
 	return fmt.Errorf("unknown AuthClient nullable field %s", name)
@@ -2584,12 +2584,6 @@ func (m *AuthClientMutation) ResetField(name string) error {
 	case authclient.FieldCreatedAt:
 		m.ResetCreatedAt()
 		return nil
-	case authclient.FieldBadgeID:
-		m.ResetBadgeID()
-		return nil
-	case authclient.FieldProjectID:
-		m.ResetProjectID()
-		return nil
 	case authclient.FieldSecretDigest:
 		m.ResetSecretDigest()
 		return nil
@@ -2599,14 +2593,20 @@ func (m *AuthClientMutation) ResetField(name string) error {
 	case authclient.FieldPreviousExpiresAt:
 		m.ResetPreviousExpiresAt()
 		return nil
+	case authclient.FieldRevokedAt:
+		m.ResetRevokedAt()
+		return nil
+	case authclient.FieldBadgeID:
+		m.ResetBadgeID()
+		return nil
+	case authclient.FieldProjectID:
+		m.ResetProjectID()
+		return nil
 	case authclient.FieldRole:
 		m.ResetRole()
 		return nil
 	case authclient.FieldExpiresAt:
 		m.ResetExpiresAt()
-		return nil
-	case authclient.FieldRevokedAt:
-		m.ResetRevokedAt()
 		return nil
 	}
 	return fmt.Errorf("unknown AuthClient field %s", name)
@@ -2667,18 +2667,18 @@ type BadgeMutation struct {
 	typ                 string
 	id                  *string
 	created_at          *time.Time
+	digest              *[]byte
+	previous_digest     *[]byte
+	previous_expires_at *time.Time
+	revoked_at          *time.Time
+	last_used_at        *time.Time
+	secret_hint         *string
 	project_id          *string
 	product             *string
 	name                *string
 	role                *string
 	created_by          *string
 	expires_at          *time.Time
-	last_used_at        *time.Time
-	secret_hint         *string
-	digest              *[]byte
-	previous_digest     *[]byte
-	previous_expires_at *time.Time
-	revoked_at          *time.Time
 	clearedFields       map[string]struct{}
 	done                bool
 	oldValue            func(context.Context) (*Badge, error)
@@ -2823,6 +2823,274 @@ func (m *BadgeMutation) OldCreatedAt(ctx context.Context) (v time.Time, err erro
 // ResetCreatedAt resets all changes to the "created_at" field.
 func (m *BadgeMutation) ResetCreatedAt() {
 	m.created_at = nil
+}
+
+// SetDigest sets the "digest" field.
+func (m *BadgeMutation) SetDigest(b []byte) {
+	m.digest = &b
+}
+
+// Digest returns the value of the "digest" field in the mutation.
+func (m *BadgeMutation) Digest() (r []byte, exists bool) {
+	v := m.digest
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDigest returns the old "digest" field's value of the Badge entity.
+// If the Badge object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *BadgeMutation) OldDigest(ctx context.Context) (v []byte, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDigest is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDigest requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDigest: %w", err)
+	}
+	return oldValue.Digest, nil
+}
+
+// ResetDigest resets all changes to the "digest" field.
+func (m *BadgeMutation) ResetDigest() {
+	m.digest = nil
+}
+
+// SetPreviousDigest sets the "previous_digest" field.
+func (m *BadgeMutation) SetPreviousDigest(b []byte) {
+	m.previous_digest = &b
+}
+
+// PreviousDigest returns the value of the "previous_digest" field in the mutation.
+func (m *BadgeMutation) PreviousDigest() (r []byte, exists bool) {
+	v := m.previous_digest
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPreviousDigest returns the old "previous_digest" field's value of the Badge entity.
+// If the Badge object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *BadgeMutation) OldPreviousDigest(ctx context.Context) (v *[]byte, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPreviousDigest is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPreviousDigest requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPreviousDigest: %w", err)
+	}
+	return oldValue.PreviousDigest, nil
+}
+
+// ClearPreviousDigest clears the value of the "previous_digest" field.
+func (m *BadgeMutation) ClearPreviousDigest() {
+	m.previous_digest = nil
+	m.clearedFields[badge.FieldPreviousDigest] = struct{}{}
+}
+
+// PreviousDigestCleared returns if the "previous_digest" field was cleared in this mutation.
+func (m *BadgeMutation) PreviousDigestCleared() bool {
+	_, ok := m.clearedFields[badge.FieldPreviousDigest]
+	return ok
+}
+
+// ResetPreviousDigest resets all changes to the "previous_digest" field.
+func (m *BadgeMutation) ResetPreviousDigest() {
+	m.previous_digest = nil
+	delete(m.clearedFields, badge.FieldPreviousDigest)
+}
+
+// SetPreviousExpiresAt sets the "previous_expires_at" field.
+func (m *BadgeMutation) SetPreviousExpiresAt(t time.Time) {
+	m.previous_expires_at = &t
+}
+
+// PreviousExpiresAt returns the value of the "previous_expires_at" field in the mutation.
+func (m *BadgeMutation) PreviousExpiresAt() (r time.Time, exists bool) {
+	v := m.previous_expires_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPreviousExpiresAt returns the old "previous_expires_at" field's value of the Badge entity.
+// If the Badge object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *BadgeMutation) OldPreviousExpiresAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPreviousExpiresAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPreviousExpiresAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPreviousExpiresAt: %w", err)
+	}
+	return oldValue.PreviousExpiresAt, nil
+}
+
+// ClearPreviousExpiresAt clears the value of the "previous_expires_at" field.
+func (m *BadgeMutation) ClearPreviousExpiresAt() {
+	m.previous_expires_at = nil
+	m.clearedFields[badge.FieldPreviousExpiresAt] = struct{}{}
+}
+
+// PreviousExpiresAtCleared returns if the "previous_expires_at" field was cleared in this mutation.
+func (m *BadgeMutation) PreviousExpiresAtCleared() bool {
+	_, ok := m.clearedFields[badge.FieldPreviousExpiresAt]
+	return ok
+}
+
+// ResetPreviousExpiresAt resets all changes to the "previous_expires_at" field.
+func (m *BadgeMutation) ResetPreviousExpiresAt() {
+	m.previous_expires_at = nil
+	delete(m.clearedFields, badge.FieldPreviousExpiresAt)
+}
+
+// SetRevokedAt sets the "revoked_at" field.
+func (m *BadgeMutation) SetRevokedAt(t time.Time) {
+	m.revoked_at = &t
+}
+
+// RevokedAt returns the value of the "revoked_at" field in the mutation.
+func (m *BadgeMutation) RevokedAt() (r time.Time, exists bool) {
+	v := m.revoked_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRevokedAt returns the old "revoked_at" field's value of the Badge entity.
+// If the Badge object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *BadgeMutation) OldRevokedAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRevokedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRevokedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRevokedAt: %w", err)
+	}
+	return oldValue.RevokedAt, nil
+}
+
+// ClearRevokedAt clears the value of the "revoked_at" field.
+func (m *BadgeMutation) ClearRevokedAt() {
+	m.revoked_at = nil
+	m.clearedFields[badge.FieldRevokedAt] = struct{}{}
+}
+
+// RevokedAtCleared returns if the "revoked_at" field was cleared in this mutation.
+func (m *BadgeMutation) RevokedAtCleared() bool {
+	_, ok := m.clearedFields[badge.FieldRevokedAt]
+	return ok
+}
+
+// ResetRevokedAt resets all changes to the "revoked_at" field.
+func (m *BadgeMutation) ResetRevokedAt() {
+	m.revoked_at = nil
+	delete(m.clearedFields, badge.FieldRevokedAt)
+}
+
+// SetLastUsedAt sets the "last_used_at" field.
+func (m *BadgeMutation) SetLastUsedAt(t time.Time) {
+	m.last_used_at = &t
+}
+
+// LastUsedAt returns the value of the "last_used_at" field in the mutation.
+func (m *BadgeMutation) LastUsedAt() (r time.Time, exists bool) {
+	v := m.last_used_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldLastUsedAt returns the old "last_used_at" field's value of the Badge entity.
+// If the Badge object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *BadgeMutation) OldLastUsedAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldLastUsedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldLastUsedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldLastUsedAt: %w", err)
+	}
+	return oldValue.LastUsedAt, nil
+}
+
+// ClearLastUsedAt clears the value of the "last_used_at" field.
+func (m *BadgeMutation) ClearLastUsedAt() {
+	m.last_used_at = nil
+	m.clearedFields[badge.FieldLastUsedAt] = struct{}{}
+}
+
+// LastUsedAtCleared returns if the "last_used_at" field was cleared in this mutation.
+func (m *BadgeMutation) LastUsedAtCleared() bool {
+	_, ok := m.clearedFields[badge.FieldLastUsedAt]
+	return ok
+}
+
+// ResetLastUsedAt resets all changes to the "last_used_at" field.
+func (m *BadgeMutation) ResetLastUsedAt() {
+	m.last_used_at = nil
+	delete(m.clearedFields, badge.FieldLastUsedAt)
+}
+
+// SetSecretHint sets the "secret_hint" field.
+func (m *BadgeMutation) SetSecretHint(s string) {
+	m.secret_hint = &s
+}
+
+// SecretHint returns the value of the "secret_hint" field in the mutation.
+func (m *BadgeMutation) SecretHint() (r string, exists bool) {
+	v := m.secret_hint
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSecretHint returns the old "secret_hint" field's value of the Badge entity.
+// If the Badge object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *BadgeMutation) OldSecretHint(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSecretHint is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSecretHint requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSecretHint: %w", err)
+	}
+	return oldValue.SecretHint, nil
+}
+
+// ResetSecretHint resets all changes to the "secret_hint" field.
+func (m *BadgeMutation) ResetSecretHint() {
+	m.secret_hint = nil
 }
 
 // SetProjectID sets the "project_id" field.
@@ -3067,274 +3335,6 @@ func (m *BadgeMutation) ResetExpiresAt() {
 	delete(m.clearedFields, badge.FieldExpiresAt)
 }
 
-// SetLastUsedAt sets the "last_used_at" field.
-func (m *BadgeMutation) SetLastUsedAt(t time.Time) {
-	m.last_used_at = &t
-}
-
-// LastUsedAt returns the value of the "last_used_at" field in the mutation.
-func (m *BadgeMutation) LastUsedAt() (r time.Time, exists bool) {
-	v := m.last_used_at
-	if v == nil {
-		return
-	}
-	return *v, true
-}
-
-// OldLastUsedAt returns the old "last_used_at" field's value of the Badge entity.
-// If the Badge object wasn't provided to the builder, the object is fetched from the database.
-// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
-func (m *BadgeMutation) OldLastUsedAt(ctx context.Context) (v *time.Time, err error) {
-	if !m.op.Is(OpUpdateOne) {
-		return v, errors.New("OldLastUsedAt is only allowed on UpdateOne operations")
-	}
-	if m.id == nil || m.oldValue == nil {
-		return v, errors.New("OldLastUsedAt requires an ID field in the mutation")
-	}
-	oldValue, err := m.oldValue(ctx)
-	if err != nil {
-		return v, fmt.Errorf("querying old value for OldLastUsedAt: %w", err)
-	}
-	return oldValue.LastUsedAt, nil
-}
-
-// ClearLastUsedAt clears the value of the "last_used_at" field.
-func (m *BadgeMutation) ClearLastUsedAt() {
-	m.last_used_at = nil
-	m.clearedFields[badge.FieldLastUsedAt] = struct{}{}
-}
-
-// LastUsedAtCleared returns if the "last_used_at" field was cleared in this mutation.
-func (m *BadgeMutation) LastUsedAtCleared() bool {
-	_, ok := m.clearedFields[badge.FieldLastUsedAt]
-	return ok
-}
-
-// ResetLastUsedAt resets all changes to the "last_used_at" field.
-func (m *BadgeMutation) ResetLastUsedAt() {
-	m.last_used_at = nil
-	delete(m.clearedFields, badge.FieldLastUsedAt)
-}
-
-// SetSecretHint sets the "secret_hint" field.
-func (m *BadgeMutation) SetSecretHint(s string) {
-	m.secret_hint = &s
-}
-
-// SecretHint returns the value of the "secret_hint" field in the mutation.
-func (m *BadgeMutation) SecretHint() (r string, exists bool) {
-	v := m.secret_hint
-	if v == nil {
-		return
-	}
-	return *v, true
-}
-
-// OldSecretHint returns the old "secret_hint" field's value of the Badge entity.
-// If the Badge object wasn't provided to the builder, the object is fetched from the database.
-// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
-func (m *BadgeMutation) OldSecretHint(ctx context.Context) (v string, err error) {
-	if !m.op.Is(OpUpdateOne) {
-		return v, errors.New("OldSecretHint is only allowed on UpdateOne operations")
-	}
-	if m.id == nil || m.oldValue == nil {
-		return v, errors.New("OldSecretHint requires an ID field in the mutation")
-	}
-	oldValue, err := m.oldValue(ctx)
-	if err != nil {
-		return v, fmt.Errorf("querying old value for OldSecretHint: %w", err)
-	}
-	return oldValue.SecretHint, nil
-}
-
-// ResetSecretHint resets all changes to the "secret_hint" field.
-func (m *BadgeMutation) ResetSecretHint() {
-	m.secret_hint = nil
-}
-
-// SetDigest sets the "digest" field.
-func (m *BadgeMutation) SetDigest(b []byte) {
-	m.digest = &b
-}
-
-// Digest returns the value of the "digest" field in the mutation.
-func (m *BadgeMutation) Digest() (r []byte, exists bool) {
-	v := m.digest
-	if v == nil {
-		return
-	}
-	return *v, true
-}
-
-// OldDigest returns the old "digest" field's value of the Badge entity.
-// If the Badge object wasn't provided to the builder, the object is fetched from the database.
-// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
-func (m *BadgeMutation) OldDigest(ctx context.Context) (v []byte, err error) {
-	if !m.op.Is(OpUpdateOne) {
-		return v, errors.New("OldDigest is only allowed on UpdateOne operations")
-	}
-	if m.id == nil || m.oldValue == nil {
-		return v, errors.New("OldDigest requires an ID field in the mutation")
-	}
-	oldValue, err := m.oldValue(ctx)
-	if err != nil {
-		return v, fmt.Errorf("querying old value for OldDigest: %w", err)
-	}
-	return oldValue.Digest, nil
-}
-
-// ResetDigest resets all changes to the "digest" field.
-func (m *BadgeMutation) ResetDigest() {
-	m.digest = nil
-}
-
-// SetPreviousDigest sets the "previous_digest" field.
-func (m *BadgeMutation) SetPreviousDigest(b []byte) {
-	m.previous_digest = &b
-}
-
-// PreviousDigest returns the value of the "previous_digest" field in the mutation.
-func (m *BadgeMutation) PreviousDigest() (r []byte, exists bool) {
-	v := m.previous_digest
-	if v == nil {
-		return
-	}
-	return *v, true
-}
-
-// OldPreviousDigest returns the old "previous_digest" field's value of the Badge entity.
-// If the Badge object wasn't provided to the builder, the object is fetched from the database.
-// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
-func (m *BadgeMutation) OldPreviousDigest(ctx context.Context) (v *[]byte, err error) {
-	if !m.op.Is(OpUpdateOne) {
-		return v, errors.New("OldPreviousDigest is only allowed on UpdateOne operations")
-	}
-	if m.id == nil || m.oldValue == nil {
-		return v, errors.New("OldPreviousDigest requires an ID field in the mutation")
-	}
-	oldValue, err := m.oldValue(ctx)
-	if err != nil {
-		return v, fmt.Errorf("querying old value for OldPreviousDigest: %w", err)
-	}
-	return oldValue.PreviousDigest, nil
-}
-
-// ClearPreviousDigest clears the value of the "previous_digest" field.
-func (m *BadgeMutation) ClearPreviousDigest() {
-	m.previous_digest = nil
-	m.clearedFields[badge.FieldPreviousDigest] = struct{}{}
-}
-
-// PreviousDigestCleared returns if the "previous_digest" field was cleared in this mutation.
-func (m *BadgeMutation) PreviousDigestCleared() bool {
-	_, ok := m.clearedFields[badge.FieldPreviousDigest]
-	return ok
-}
-
-// ResetPreviousDigest resets all changes to the "previous_digest" field.
-func (m *BadgeMutation) ResetPreviousDigest() {
-	m.previous_digest = nil
-	delete(m.clearedFields, badge.FieldPreviousDigest)
-}
-
-// SetPreviousExpiresAt sets the "previous_expires_at" field.
-func (m *BadgeMutation) SetPreviousExpiresAt(t time.Time) {
-	m.previous_expires_at = &t
-}
-
-// PreviousExpiresAt returns the value of the "previous_expires_at" field in the mutation.
-func (m *BadgeMutation) PreviousExpiresAt() (r time.Time, exists bool) {
-	v := m.previous_expires_at
-	if v == nil {
-		return
-	}
-	return *v, true
-}
-
-// OldPreviousExpiresAt returns the old "previous_expires_at" field's value of the Badge entity.
-// If the Badge object wasn't provided to the builder, the object is fetched from the database.
-// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
-func (m *BadgeMutation) OldPreviousExpiresAt(ctx context.Context) (v *time.Time, err error) {
-	if !m.op.Is(OpUpdateOne) {
-		return v, errors.New("OldPreviousExpiresAt is only allowed on UpdateOne operations")
-	}
-	if m.id == nil || m.oldValue == nil {
-		return v, errors.New("OldPreviousExpiresAt requires an ID field in the mutation")
-	}
-	oldValue, err := m.oldValue(ctx)
-	if err != nil {
-		return v, fmt.Errorf("querying old value for OldPreviousExpiresAt: %w", err)
-	}
-	return oldValue.PreviousExpiresAt, nil
-}
-
-// ClearPreviousExpiresAt clears the value of the "previous_expires_at" field.
-func (m *BadgeMutation) ClearPreviousExpiresAt() {
-	m.previous_expires_at = nil
-	m.clearedFields[badge.FieldPreviousExpiresAt] = struct{}{}
-}
-
-// PreviousExpiresAtCleared returns if the "previous_expires_at" field was cleared in this mutation.
-func (m *BadgeMutation) PreviousExpiresAtCleared() bool {
-	_, ok := m.clearedFields[badge.FieldPreviousExpiresAt]
-	return ok
-}
-
-// ResetPreviousExpiresAt resets all changes to the "previous_expires_at" field.
-func (m *BadgeMutation) ResetPreviousExpiresAt() {
-	m.previous_expires_at = nil
-	delete(m.clearedFields, badge.FieldPreviousExpiresAt)
-}
-
-// SetRevokedAt sets the "revoked_at" field.
-func (m *BadgeMutation) SetRevokedAt(t time.Time) {
-	m.revoked_at = &t
-}
-
-// RevokedAt returns the value of the "revoked_at" field in the mutation.
-func (m *BadgeMutation) RevokedAt() (r time.Time, exists bool) {
-	v := m.revoked_at
-	if v == nil {
-		return
-	}
-	return *v, true
-}
-
-// OldRevokedAt returns the old "revoked_at" field's value of the Badge entity.
-// If the Badge object wasn't provided to the builder, the object is fetched from the database.
-// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
-func (m *BadgeMutation) OldRevokedAt(ctx context.Context) (v *time.Time, err error) {
-	if !m.op.Is(OpUpdateOne) {
-		return v, errors.New("OldRevokedAt is only allowed on UpdateOne operations")
-	}
-	if m.id == nil || m.oldValue == nil {
-		return v, errors.New("OldRevokedAt requires an ID field in the mutation")
-	}
-	oldValue, err := m.oldValue(ctx)
-	if err != nil {
-		return v, fmt.Errorf("querying old value for OldRevokedAt: %w", err)
-	}
-	return oldValue.RevokedAt, nil
-}
-
-// ClearRevokedAt clears the value of the "revoked_at" field.
-func (m *BadgeMutation) ClearRevokedAt() {
-	m.revoked_at = nil
-	m.clearedFields[badge.FieldRevokedAt] = struct{}{}
-}
-
-// RevokedAtCleared returns if the "revoked_at" field was cleared in this mutation.
-func (m *BadgeMutation) RevokedAtCleared() bool {
-	_, ok := m.clearedFields[badge.FieldRevokedAt]
-	return ok
-}
-
-// ResetRevokedAt resets all changes to the "revoked_at" field.
-func (m *BadgeMutation) ResetRevokedAt() {
-	m.revoked_at = nil
-	delete(m.clearedFields, badge.FieldRevokedAt)
-}
-
 // Where appends a list predicates to the BadgeMutation builder.
 func (m *BadgeMutation) Where(ps ...predicate.Badge) {
 	m.predicates = append(m.predicates, ps...)
@@ -3373,6 +3373,24 @@ func (m *BadgeMutation) Fields() []string {
 	if m.created_at != nil {
 		fields = append(fields, badge.FieldCreatedAt)
 	}
+	if m.digest != nil {
+		fields = append(fields, badge.FieldDigest)
+	}
+	if m.previous_digest != nil {
+		fields = append(fields, badge.FieldPreviousDigest)
+	}
+	if m.previous_expires_at != nil {
+		fields = append(fields, badge.FieldPreviousExpiresAt)
+	}
+	if m.revoked_at != nil {
+		fields = append(fields, badge.FieldRevokedAt)
+	}
+	if m.last_used_at != nil {
+		fields = append(fields, badge.FieldLastUsedAt)
+	}
+	if m.secret_hint != nil {
+		fields = append(fields, badge.FieldSecretHint)
+	}
 	if m.project_id != nil {
 		fields = append(fields, badge.FieldProjectID)
 	}
@@ -3391,24 +3409,6 @@ func (m *BadgeMutation) Fields() []string {
 	if m.expires_at != nil {
 		fields = append(fields, badge.FieldExpiresAt)
 	}
-	if m.last_used_at != nil {
-		fields = append(fields, badge.FieldLastUsedAt)
-	}
-	if m.secret_hint != nil {
-		fields = append(fields, badge.FieldSecretHint)
-	}
-	if m.digest != nil {
-		fields = append(fields, badge.FieldDigest)
-	}
-	if m.previous_digest != nil {
-		fields = append(fields, badge.FieldPreviousDigest)
-	}
-	if m.previous_expires_at != nil {
-		fields = append(fields, badge.FieldPreviousExpiresAt)
-	}
-	if m.revoked_at != nil {
-		fields = append(fields, badge.FieldRevokedAt)
-	}
 	return fields
 }
 
@@ -3419,6 +3419,18 @@ func (m *BadgeMutation) Field(name string) (ent.Value, bool) {
 	switch name {
 	case badge.FieldCreatedAt:
 		return m.CreatedAt()
+	case badge.FieldDigest:
+		return m.Digest()
+	case badge.FieldPreviousDigest:
+		return m.PreviousDigest()
+	case badge.FieldPreviousExpiresAt:
+		return m.PreviousExpiresAt()
+	case badge.FieldRevokedAt:
+		return m.RevokedAt()
+	case badge.FieldLastUsedAt:
+		return m.LastUsedAt()
+	case badge.FieldSecretHint:
+		return m.SecretHint()
 	case badge.FieldProjectID:
 		return m.ProjectID()
 	case badge.FieldProduct:
@@ -3431,18 +3443,6 @@ func (m *BadgeMutation) Field(name string) (ent.Value, bool) {
 		return m.CreatedBy()
 	case badge.FieldExpiresAt:
 		return m.ExpiresAt()
-	case badge.FieldLastUsedAt:
-		return m.LastUsedAt()
-	case badge.FieldSecretHint:
-		return m.SecretHint()
-	case badge.FieldDigest:
-		return m.Digest()
-	case badge.FieldPreviousDigest:
-		return m.PreviousDigest()
-	case badge.FieldPreviousExpiresAt:
-		return m.PreviousExpiresAt()
-	case badge.FieldRevokedAt:
-		return m.RevokedAt()
 	}
 	return nil, false
 }
@@ -3454,6 +3454,18 @@ func (m *BadgeMutation) OldField(ctx context.Context, name string) (ent.Value, e
 	switch name {
 	case badge.FieldCreatedAt:
 		return m.OldCreatedAt(ctx)
+	case badge.FieldDigest:
+		return m.OldDigest(ctx)
+	case badge.FieldPreviousDigest:
+		return m.OldPreviousDigest(ctx)
+	case badge.FieldPreviousExpiresAt:
+		return m.OldPreviousExpiresAt(ctx)
+	case badge.FieldRevokedAt:
+		return m.OldRevokedAt(ctx)
+	case badge.FieldLastUsedAt:
+		return m.OldLastUsedAt(ctx)
+	case badge.FieldSecretHint:
+		return m.OldSecretHint(ctx)
 	case badge.FieldProjectID:
 		return m.OldProjectID(ctx)
 	case badge.FieldProduct:
@@ -3466,18 +3478,6 @@ func (m *BadgeMutation) OldField(ctx context.Context, name string) (ent.Value, e
 		return m.OldCreatedBy(ctx)
 	case badge.FieldExpiresAt:
 		return m.OldExpiresAt(ctx)
-	case badge.FieldLastUsedAt:
-		return m.OldLastUsedAt(ctx)
-	case badge.FieldSecretHint:
-		return m.OldSecretHint(ctx)
-	case badge.FieldDigest:
-		return m.OldDigest(ctx)
-	case badge.FieldPreviousDigest:
-		return m.OldPreviousDigest(ctx)
-	case badge.FieldPreviousExpiresAt:
-		return m.OldPreviousExpiresAt(ctx)
-	case badge.FieldRevokedAt:
-		return m.OldRevokedAt(ctx)
 	}
 	return nil, fmt.Errorf("unknown Badge field %s", name)
 }
@@ -3493,6 +3493,48 @@ func (m *BadgeMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetCreatedAt(v)
+		return nil
+	case badge.FieldDigest:
+		v, ok := value.([]byte)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDigest(v)
+		return nil
+	case badge.FieldPreviousDigest:
+		v, ok := value.([]byte)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPreviousDigest(v)
+		return nil
+	case badge.FieldPreviousExpiresAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPreviousExpiresAt(v)
+		return nil
+	case badge.FieldRevokedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRevokedAt(v)
+		return nil
+	case badge.FieldLastUsedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetLastUsedAt(v)
+		return nil
+	case badge.FieldSecretHint:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSecretHint(v)
 		return nil
 	case badge.FieldProjectID:
 		v, ok := value.(string)
@@ -3536,48 +3578,6 @@ func (m *BadgeMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetExpiresAt(v)
 		return nil
-	case badge.FieldLastUsedAt:
-		v, ok := value.(time.Time)
-		if !ok {
-			return fmt.Errorf("unexpected type %T for field %s", value, name)
-		}
-		m.SetLastUsedAt(v)
-		return nil
-	case badge.FieldSecretHint:
-		v, ok := value.(string)
-		if !ok {
-			return fmt.Errorf("unexpected type %T for field %s", value, name)
-		}
-		m.SetSecretHint(v)
-		return nil
-	case badge.FieldDigest:
-		v, ok := value.([]byte)
-		if !ok {
-			return fmt.Errorf("unexpected type %T for field %s", value, name)
-		}
-		m.SetDigest(v)
-		return nil
-	case badge.FieldPreviousDigest:
-		v, ok := value.([]byte)
-		if !ok {
-			return fmt.Errorf("unexpected type %T for field %s", value, name)
-		}
-		m.SetPreviousDigest(v)
-		return nil
-	case badge.FieldPreviousExpiresAt:
-		v, ok := value.(time.Time)
-		if !ok {
-			return fmt.Errorf("unexpected type %T for field %s", value, name)
-		}
-		m.SetPreviousExpiresAt(v)
-		return nil
-	case badge.FieldRevokedAt:
-		v, ok := value.(time.Time)
-		if !ok {
-			return fmt.Errorf("unexpected type %T for field %s", value, name)
-		}
-		m.SetRevokedAt(v)
-		return nil
 	}
 	return fmt.Errorf("unknown Badge field %s", name)
 }
@@ -3608,15 +3608,6 @@ func (m *BadgeMutation) AddField(name string, value ent.Value) error {
 // mutation.
 func (m *BadgeMutation) ClearedFields() []string {
 	var fields []string
-	if m.FieldCleared(badge.FieldCreatedBy) {
-		fields = append(fields, badge.FieldCreatedBy)
-	}
-	if m.FieldCleared(badge.FieldExpiresAt) {
-		fields = append(fields, badge.FieldExpiresAt)
-	}
-	if m.FieldCleared(badge.FieldLastUsedAt) {
-		fields = append(fields, badge.FieldLastUsedAt)
-	}
 	if m.FieldCleared(badge.FieldPreviousDigest) {
 		fields = append(fields, badge.FieldPreviousDigest)
 	}
@@ -3625,6 +3616,15 @@ func (m *BadgeMutation) ClearedFields() []string {
 	}
 	if m.FieldCleared(badge.FieldRevokedAt) {
 		fields = append(fields, badge.FieldRevokedAt)
+	}
+	if m.FieldCleared(badge.FieldLastUsedAt) {
+		fields = append(fields, badge.FieldLastUsedAt)
+	}
+	if m.FieldCleared(badge.FieldCreatedBy) {
+		fields = append(fields, badge.FieldCreatedBy)
+	}
+	if m.FieldCleared(badge.FieldExpiresAt) {
+		fields = append(fields, badge.FieldExpiresAt)
 	}
 	return fields
 }
@@ -3640,15 +3640,6 @@ func (m *BadgeMutation) FieldCleared(name string) bool {
 // error if the field is not defined in the schema.
 func (m *BadgeMutation) ClearField(name string) error {
 	switch name {
-	case badge.FieldCreatedBy:
-		m.ClearCreatedBy()
-		return nil
-	case badge.FieldExpiresAt:
-		m.ClearExpiresAt()
-		return nil
-	case badge.FieldLastUsedAt:
-		m.ClearLastUsedAt()
-		return nil
 	case badge.FieldPreviousDigest:
 		m.ClearPreviousDigest()
 		return nil
@@ -3657,6 +3648,15 @@ func (m *BadgeMutation) ClearField(name string) error {
 		return nil
 	case badge.FieldRevokedAt:
 		m.ClearRevokedAt()
+		return nil
+	case badge.FieldLastUsedAt:
+		m.ClearLastUsedAt()
+		return nil
+	case badge.FieldCreatedBy:
+		m.ClearCreatedBy()
+		return nil
+	case badge.FieldExpiresAt:
+		m.ClearExpiresAt()
 		return nil
 	}
 	return fmt.Errorf("unknown Badge nullable field %s", name)
@@ -3668,6 +3668,24 @@ func (m *BadgeMutation) ResetField(name string) error {
 	switch name {
 	case badge.FieldCreatedAt:
 		m.ResetCreatedAt()
+		return nil
+	case badge.FieldDigest:
+		m.ResetDigest()
+		return nil
+	case badge.FieldPreviousDigest:
+		m.ResetPreviousDigest()
+		return nil
+	case badge.FieldPreviousExpiresAt:
+		m.ResetPreviousExpiresAt()
+		return nil
+	case badge.FieldRevokedAt:
+		m.ResetRevokedAt()
+		return nil
+	case badge.FieldLastUsedAt:
+		m.ResetLastUsedAt()
+		return nil
+	case badge.FieldSecretHint:
+		m.ResetSecretHint()
 		return nil
 	case badge.FieldProjectID:
 		m.ResetProjectID()
@@ -3686,24 +3704,6 @@ func (m *BadgeMutation) ResetField(name string) error {
 		return nil
 	case badge.FieldExpiresAt:
 		m.ResetExpiresAt()
-		return nil
-	case badge.FieldLastUsedAt:
-		m.ResetLastUsedAt()
-		return nil
-	case badge.FieldSecretHint:
-		m.ResetSecretHint()
-		return nil
-	case badge.FieldDigest:
-		m.ResetDigest()
-		return nil
-	case badge.FieldPreviousDigest:
-		m.ResetPreviousDigest()
-		return nil
-	case badge.FieldPreviousExpiresAt:
-		m.ResetPreviousExpiresAt()
-		return nil
-	case badge.FieldRevokedAt:
-		m.ResetRevokedAt()
 		return nil
 	}
 	return fmt.Errorf("unknown Badge field %s", name)
@@ -7044,17 +7044,17 @@ type S3CredentialMutation struct {
 	typ                    string
 	id                     *string
 	created_at             *time.Time
+	access_key_id          *string
+	previous_access_key_id *string
+	previous_expires_at    *time.Time
+	revoked_at             *time.Time
 	badge_id               *string
 	project_id             *string
-	access_key_id          *string
 	secret_sealed          *string
-	previous_access_key_id *string
 	previous_secret_sealed *string
-	previous_expires_at    *time.Time
 	bucket                 *string
 	role                   *string
 	expires_at             *time.Time
-	revoked_at             *time.Time
 	clearedFields          map[string]struct{}
 	done                   bool
 	oldValue               func(context.Context) (*S3Credential, error)
@@ -7201,6 +7201,189 @@ func (m *S3CredentialMutation) ResetCreatedAt() {
 	m.created_at = nil
 }
 
+// SetAccessKeyID sets the "access_key_id" field.
+func (m *S3CredentialMutation) SetAccessKeyID(s string) {
+	m.access_key_id = &s
+}
+
+// AccessKeyID returns the value of the "access_key_id" field in the mutation.
+func (m *S3CredentialMutation) AccessKeyID() (r string, exists bool) {
+	v := m.access_key_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAccessKeyID returns the old "access_key_id" field's value of the S3Credential entity.
+// If the S3Credential object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *S3CredentialMutation) OldAccessKeyID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAccessKeyID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAccessKeyID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAccessKeyID: %w", err)
+	}
+	return oldValue.AccessKeyID, nil
+}
+
+// ResetAccessKeyID resets all changes to the "access_key_id" field.
+func (m *S3CredentialMutation) ResetAccessKeyID() {
+	m.access_key_id = nil
+}
+
+// SetPreviousAccessKeyID sets the "previous_access_key_id" field.
+func (m *S3CredentialMutation) SetPreviousAccessKeyID(s string) {
+	m.previous_access_key_id = &s
+}
+
+// PreviousAccessKeyID returns the value of the "previous_access_key_id" field in the mutation.
+func (m *S3CredentialMutation) PreviousAccessKeyID() (r string, exists bool) {
+	v := m.previous_access_key_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPreviousAccessKeyID returns the old "previous_access_key_id" field's value of the S3Credential entity.
+// If the S3Credential object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *S3CredentialMutation) OldPreviousAccessKeyID(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPreviousAccessKeyID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPreviousAccessKeyID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPreviousAccessKeyID: %w", err)
+	}
+	return oldValue.PreviousAccessKeyID, nil
+}
+
+// ClearPreviousAccessKeyID clears the value of the "previous_access_key_id" field.
+func (m *S3CredentialMutation) ClearPreviousAccessKeyID() {
+	m.previous_access_key_id = nil
+	m.clearedFields[s3credential.FieldPreviousAccessKeyID] = struct{}{}
+}
+
+// PreviousAccessKeyIDCleared returns if the "previous_access_key_id" field was cleared in this mutation.
+func (m *S3CredentialMutation) PreviousAccessKeyIDCleared() bool {
+	_, ok := m.clearedFields[s3credential.FieldPreviousAccessKeyID]
+	return ok
+}
+
+// ResetPreviousAccessKeyID resets all changes to the "previous_access_key_id" field.
+func (m *S3CredentialMutation) ResetPreviousAccessKeyID() {
+	m.previous_access_key_id = nil
+	delete(m.clearedFields, s3credential.FieldPreviousAccessKeyID)
+}
+
+// SetPreviousExpiresAt sets the "previous_expires_at" field.
+func (m *S3CredentialMutation) SetPreviousExpiresAt(t time.Time) {
+	m.previous_expires_at = &t
+}
+
+// PreviousExpiresAt returns the value of the "previous_expires_at" field in the mutation.
+func (m *S3CredentialMutation) PreviousExpiresAt() (r time.Time, exists bool) {
+	v := m.previous_expires_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPreviousExpiresAt returns the old "previous_expires_at" field's value of the S3Credential entity.
+// If the S3Credential object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *S3CredentialMutation) OldPreviousExpiresAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPreviousExpiresAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPreviousExpiresAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPreviousExpiresAt: %w", err)
+	}
+	return oldValue.PreviousExpiresAt, nil
+}
+
+// ClearPreviousExpiresAt clears the value of the "previous_expires_at" field.
+func (m *S3CredentialMutation) ClearPreviousExpiresAt() {
+	m.previous_expires_at = nil
+	m.clearedFields[s3credential.FieldPreviousExpiresAt] = struct{}{}
+}
+
+// PreviousExpiresAtCleared returns if the "previous_expires_at" field was cleared in this mutation.
+func (m *S3CredentialMutation) PreviousExpiresAtCleared() bool {
+	_, ok := m.clearedFields[s3credential.FieldPreviousExpiresAt]
+	return ok
+}
+
+// ResetPreviousExpiresAt resets all changes to the "previous_expires_at" field.
+func (m *S3CredentialMutation) ResetPreviousExpiresAt() {
+	m.previous_expires_at = nil
+	delete(m.clearedFields, s3credential.FieldPreviousExpiresAt)
+}
+
+// SetRevokedAt sets the "revoked_at" field.
+func (m *S3CredentialMutation) SetRevokedAt(t time.Time) {
+	m.revoked_at = &t
+}
+
+// RevokedAt returns the value of the "revoked_at" field in the mutation.
+func (m *S3CredentialMutation) RevokedAt() (r time.Time, exists bool) {
+	v := m.revoked_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRevokedAt returns the old "revoked_at" field's value of the S3Credential entity.
+// If the S3Credential object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *S3CredentialMutation) OldRevokedAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRevokedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRevokedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRevokedAt: %w", err)
+	}
+	return oldValue.RevokedAt, nil
+}
+
+// ClearRevokedAt clears the value of the "revoked_at" field.
+func (m *S3CredentialMutation) ClearRevokedAt() {
+	m.revoked_at = nil
+	m.clearedFields[s3credential.FieldRevokedAt] = struct{}{}
+}
+
+// RevokedAtCleared returns if the "revoked_at" field was cleared in this mutation.
+func (m *S3CredentialMutation) RevokedAtCleared() bool {
+	_, ok := m.clearedFields[s3credential.FieldRevokedAt]
+	return ok
+}
+
+// ResetRevokedAt resets all changes to the "revoked_at" field.
+func (m *S3CredentialMutation) ResetRevokedAt() {
+	m.revoked_at = nil
+	delete(m.clearedFields, s3credential.FieldRevokedAt)
+}
+
 // SetBadgeID sets the "badge_id" field.
 func (m *S3CredentialMutation) SetBadgeID(s string) {
 	m.badge_id = &s
@@ -7273,42 +7456,6 @@ func (m *S3CredentialMutation) ResetProjectID() {
 	m.project_id = nil
 }
 
-// SetAccessKeyID sets the "access_key_id" field.
-func (m *S3CredentialMutation) SetAccessKeyID(s string) {
-	m.access_key_id = &s
-}
-
-// AccessKeyID returns the value of the "access_key_id" field in the mutation.
-func (m *S3CredentialMutation) AccessKeyID() (r string, exists bool) {
-	v := m.access_key_id
-	if v == nil {
-		return
-	}
-	return *v, true
-}
-
-// OldAccessKeyID returns the old "access_key_id" field's value of the S3Credential entity.
-// If the S3Credential object wasn't provided to the builder, the object is fetched from the database.
-// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
-func (m *S3CredentialMutation) OldAccessKeyID(ctx context.Context) (v string, err error) {
-	if !m.op.Is(OpUpdateOne) {
-		return v, errors.New("OldAccessKeyID is only allowed on UpdateOne operations")
-	}
-	if m.id == nil || m.oldValue == nil {
-		return v, errors.New("OldAccessKeyID requires an ID field in the mutation")
-	}
-	oldValue, err := m.oldValue(ctx)
-	if err != nil {
-		return v, fmt.Errorf("querying old value for OldAccessKeyID: %w", err)
-	}
-	return oldValue.AccessKeyID, nil
-}
-
-// ResetAccessKeyID resets all changes to the "access_key_id" field.
-func (m *S3CredentialMutation) ResetAccessKeyID() {
-	m.access_key_id = nil
-}
-
 // SetSecretSealed sets the "secret_sealed" field.
 func (m *S3CredentialMutation) SetSecretSealed(s string) {
 	m.secret_sealed = &s
@@ -7343,55 +7490,6 @@ func (m *S3CredentialMutation) OldSecretSealed(ctx context.Context) (v string, e
 // ResetSecretSealed resets all changes to the "secret_sealed" field.
 func (m *S3CredentialMutation) ResetSecretSealed() {
 	m.secret_sealed = nil
-}
-
-// SetPreviousAccessKeyID sets the "previous_access_key_id" field.
-func (m *S3CredentialMutation) SetPreviousAccessKeyID(s string) {
-	m.previous_access_key_id = &s
-}
-
-// PreviousAccessKeyID returns the value of the "previous_access_key_id" field in the mutation.
-func (m *S3CredentialMutation) PreviousAccessKeyID() (r string, exists bool) {
-	v := m.previous_access_key_id
-	if v == nil {
-		return
-	}
-	return *v, true
-}
-
-// OldPreviousAccessKeyID returns the old "previous_access_key_id" field's value of the S3Credential entity.
-// If the S3Credential object wasn't provided to the builder, the object is fetched from the database.
-// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
-func (m *S3CredentialMutation) OldPreviousAccessKeyID(ctx context.Context) (v *string, err error) {
-	if !m.op.Is(OpUpdateOne) {
-		return v, errors.New("OldPreviousAccessKeyID is only allowed on UpdateOne operations")
-	}
-	if m.id == nil || m.oldValue == nil {
-		return v, errors.New("OldPreviousAccessKeyID requires an ID field in the mutation")
-	}
-	oldValue, err := m.oldValue(ctx)
-	if err != nil {
-		return v, fmt.Errorf("querying old value for OldPreviousAccessKeyID: %w", err)
-	}
-	return oldValue.PreviousAccessKeyID, nil
-}
-
-// ClearPreviousAccessKeyID clears the value of the "previous_access_key_id" field.
-func (m *S3CredentialMutation) ClearPreviousAccessKeyID() {
-	m.previous_access_key_id = nil
-	m.clearedFields[s3credential.FieldPreviousAccessKeyID] = struct{}{}
-}
-
-// PreviousAccessKeyIDCleared returns if the "previous_access_key_id" field was cleared in this mutation.
-func (m *S3CredentialMutation) PreviousAccessKeyIDCleared() bool {
-	_, ok := m.clearedFields[s3credential.FieldPreviousAccessKeyID]
-	return ok
-}
-
-// ResetPreviousAccessKeyID resets all changes to the "previous_access_key_id" field.
-func (m *S3CredentialMutation) ResetPreviousAccessKeyID() {
-	m.previous_access_key_id = nil
-	delete(m.clearedFields, s3credential.FieldPreviousAccessKeyID)
 }
 
 // SetPreviousSecretSealed sets the "previous_secret_sealed" field.
@@ -7441,55 +7539,6 @@ func (m *S3CredentialMutation) PreviousSecretSealedCleared() bool {
 func (m *S3CredentialMutation) ResetPreviousSecretSealed() {
 	m.previous_secret_sealed = nil
 	delete(m.clearedFields, s3credential.FieldPreviousSecretSealed)
-}
-
-// SetPreviousExpiresAt sets the "previous_expires_at" field.
-func (m *S3CredentialMutation) SetPreviousExpiresAt(t time.Time) {
-	m.previous_expires_at = &t
-}
-
-// PreviousExpiresAt returns the value of the "previous_expires_at" field in the mutation.
-func (m *S3CredentialMutation) PreviousExpiresAt() (r time.Time, exists bool) {
-	v := m.previous_expires_at
-	if v == nil {
-		return
-	}
-	return *v, true
-}
-
-// OldPreviousExpiresAt returns the old "previous_expires_at" field's value of the S3Credential entity.
-// If the S3Credential object wasn't provided to the builder, the object is fetched from the database.
-// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
-func (m *S3CredentialMutation) OldPreviousExpiresAt(ctx context.Context) (v *time.Time, err error) {
-	if !m.op.Is(OpUpdateOne) {
-		return v, errors.New("OldPreviousExpiresAt is only allowed on UpdateOne operations")
-	}
-	if m.id == nil || m.oldValue == nil {
-		return v, errors.New("OldPreviousExpiresAt requires an ID field in the mutation")
-	}
-	oldValue, err := m.oldValue(ctx)
-	if err != nil {
-		return v, fmt.Errorf("querying old value for OldPreviousExpiresAt: %w", err)
-	}
-	return oldValue.PreviousExpiresAt, nil
-}
-
-// ClearPreviousExpiresAt clears the value of the "previous_expires_at" field.
-func (m *S3CredentialMutation) ClearPreviousExpiresAt() {
-	m.previous_expires_at = nil
-	m.clearedFields[s3credential.FieldPreviousExpiresAt] = struct{}{}
-}
-
-// PreviousExpiresAtCleared returns if the "previous_expires_at" field was cleared in this mutation.
-func (m *S3CredentialMutation) PreviousExpiresAtCleared() bool {
-	_, ok := m.clearedFields[s3credential.FieldPreviousExpiresAt]
-	return ok
-}
-
-// ResetPreviousExpiresAt resets all changes to the "previous_expires_at" field.
-func (m *S3CredentialMutation) ResetPreviousExpiresAt() {
-	m.previous_expires_at = nil
-	delete(m.clearedFields, s3credential.FieldPreviousExpiresAt)
 }
 
 // SetBucket sets the "bucket" field.
@@ -7613,55 +7662,6 @@ func (m *S3CredentialMutation) ResetExpiresAt() {
 	delete(m.clearedFields, s3credential.FieldExpiresAt)
 }
 
-// SetRevokedAt sets the "revoked_at" field.
-func (m *S3CredentialMutation) SetRevokedAt(t time.Time) {
-	m.revoked_at = &t
-}
-
-// RevokedAt returns the value of the "revoked_at" field in the mutation.
-func (m *S3CredentialMutation) RevokedAt() (r time.Time, exists bool) {
-	v := m.revoked_at
-	if v == nil {
-		return
-	}
-	return *v, true
-}
-
-// OldRevokedAt returns the old "revoked_at" field's value of the S3Credential entity.
-// If the S3Credential object wasn't provided to the builder, the object is fetched from the database.
-// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
-func (m *S3CredentialMutation) OldRevokedAt(ctx context.Context) (v *time.Time, err error) {
-	if !m.op.Is(OpUpdateOne) {
-		return v, errors.New("OldRevokedAt is only allowed on UpdateOne operations")
-	}
-	if m.id == nil || m.oldValue == nil {
-		return v, errors.New("OldRevokedAt requires an ID field in the mutation")
-	}
-	oldValue, err := m.oldValue(ctx)
-	if err != nil {
-		return v, fmt.Errorf("querying old value for OldRevokedAt: %w", err)
-	}
-	return oldValue.RevokedAt, nil
-}
-
-// ClearRevokedAt clears the value of the "revoked_at" field.
-func (m *S3CredentialMutation) ClearRevokedAt() {
-	m.revoked_at = nil
-	m.clearedFields[s3credential.FieldRevokedAt] = struct{}{}
-}
-
-// RevokedAtCleared returns if the "revoked_at" field was cleared in this mutation.
-func (m *S3CredentialMutation) RevokedAtCleared() bool {
-	_, ok := m.clearedFields[s3credential.FieldRevokedAt]
-	return ok
-}
-
-// ResetRevokedAt resets all changes to the "revoked_at" field.
-func (m *S3CredentialMutation) ResetRevokedAt() {
-	m.revoked_at = nil
-	delete(m.clearedFields, s3credential.FieldRevokedAt)
-}
-
 // Where appends a list predicates to the S3CredentialMutation builder.
 func (m *S3CredentialMutation) Where(ps ...predicate.S3Credential) {
 	m.predicates = append(m.predicates, ps...)
@@ -7700,26 +7700,29 @@ func (m *S3CredentialMutation) Fields() []string {
 	if m.created_at != nil {
 		fields = append(fields, s3credential.FieldCreatedAt)
 	}
+	if m.access_key_id != nil {
+		fields = append(fields, s3credential.FieldAccessKeyID)
+	}
+	if m.previous_access_key_id != nil {
+		fields = append(fields, s3credential.FieldPreviousAccessKeyID)
+	}
+	if m.previous_expires_at != nil {
+		fields = append(fields, s3credential.FieldPreviousExpiresAt)
+	}
+	if m.revoked_at != nil {
+		fields = append(fields, s3credential.FieldRevokedAt)
+	}
 	if m.badge_id != nil {
 		fields = append(fields, s3credential.FieldBadgeID)
 	}
 	if m.project_id != nil {
 		fields = append(fields, s3credential.FieldProjectID)
 	}
-	if m.access_key_id != nil {
-		fields = append(fields, s3credential.FieldAccessKeyID)
-	}
 	if m.secret_sealed != nil {
 		fields = append(fields, s3credential.FieldSecretSealed)
 	}
-	if m.previous_access_key_id != nil {
-		fields = append(fields, s3credential.FieldPreviousAccessKeyID)
-	}
 	if m.previous_secret_sealed != nil {
 		fields = append(fields, s3credential.FieldPreviousSecretSealed)
-	}
-	if m.previous_expires_at != nil {
-		fields = append(fields, s3credential.FieldPreviousExpiresAt)
 	}
 	if m.bucket != nil {
 		fields = append(fields, s3credential.FieldBucket)
@@ -7729,9 +7732,6 @@ func (m *S3CredentialMutation) Fields() []string {
 	}
 	if m.expires_at != nil {
 		fields = append(fields, s3credential.FieldExpiresAt)
-	}
-	if m.revoked_at != nil {
-		fields = append(fields, s3credential.FieldRevokedAt)
 	}
 	return fields
 }
@@ -7743,28 +7743,28 @@ func (m *S3CredentialMutation) Field(name string) (ent.Value, bool) {
 	switch name {
 	case s3credential.FieldCreatedAt:
 		return m.CreatedAt()
+	case s3credential.FieldAccessKeyID:
+		return m.AccessKeyID()
+	case s3credential.FieldPreviousAccessKeyID:
+		return m.PreviousAccessKeyID()
+	case s3credential.FieldPreviousExpiresAt:
+		return m.PreviousExpiresAt()
+	case s3credential.FieldRevokedAt:
+		return m.RevokedAt()
 	case s3credential.FieldBadgeID:
 		return m.BadgeID()
 	case s3credential.FieldProjectID:
 		return m.ProjectID()
-	case s3credential.FieldAccessKeyID:
-		return m.AccessKeyID()
 	case s3credential.FieldSecretSealed:
 		return m.SecretSealed()
-	case s3credential.FieldPreviousAccessKeyID:
-		return m.PreviousAccessKeyID()
 	case s3credential.FieldPreviousSecretSealed:
 		return m.PreviousSecretSealed()
-	case s3credential.FieldPreviousExpiresAt:
-		return m.PreviousExpiresAt()
 	case s3credential.FieldBucket:
 		return m.Bucket()
 	case s3credential.FieldRole:
 		return m.Role()
 	case s3credential.FieldExpiresAt:
 		return m.ExpiresAt()
-	case s3credential.FieldRevokedAt:
-		return m.RevokedAt()
 	}
 	return nil, false
 }
@@ -7776,28 +7776,28 @@ func (m *S3CredentialMutation) OldField(ctx context.Context, name string) (ent.V
 	switch name {
 	case s3credential.FieldCreatedAt:
 		return m.OldCreatedAt(ctx)
+	case s3credential.FieldAccessKeyID:
+		return m.OldAccessKeyID(ctx)
+	case s3credential.FieldPreviousAccessKeyID:
+		return m.OldPreviousAccessKeyID(ctx)
+	case s3credential.FieldPreviousExpiresAt:
+		return m.OldPreviousExpiresAt(ctx)
+	case s3credential.FieldRevokedAt:
+		return m.OldRevokedAt(ctx)
 	case s3credential.FieldBadgeID:
 		return m.OldBadgeID(ctx)
 	case s3credential.FieldProjectID:
 		return m.OldProjectID(ctx)
-	case s3credential.FieldAccessKeyID:
-		return m.OldAccessKeyID(ctx)
 	case s3credential.FieldSecretSealed:
 		return m.OldSecretSealed(ctx)
-	case s3credential.FieldPreviousAccessKeyID:
-		return m.OldPreviousAccessKeyID(ctx)
 	case s3credential.FieldPreviousSecretSealed:
 		return m.OldPreviousSecretSealed(ctx)
-	case s3credential.FieldPreviousExpiresAt:
-		return m.OldPreviousExpiresAt(ctx)
 	case s3credential.FieldBucket:
 		return m.OldBucket(ctx)
 	case s3credential.FieldRole:
 		return m.OldRole(ctx)
 	case s3credential.FieldExpiresAt:
 		return m.OldExpiresAt(ctx)
-	case s3credential.FieldRevokedAt:
-		return m.OldRevokedAt(ctx)
 	}
 	return nil, fmt.Errorf("unknown S3Credential field %s", name)
 }
@@ -7814,6 +7814,34 @@ func (m *S3CredentialMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetCreatedAt(v)
 		return nil
+	case s3credential.FieldAccessKeyID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAccessKeyID(v)
+		return nil
+	case s3credential.FieldPreviousAccessKeyID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPreviousAccessKeyID(v)
+		return nil
+	case s3credential.FieldPreviousExpiresAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPreviousExpiresAt(v)
+		return nil
+	case s3credential.FieldRevokedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRevokedAt(v)
+		return nil
 	case s3credential.FieldBadgeID:
 		v, ok := value.(string)
 		if !ok {
@@ -7828,13 +7856,6 @@ func (m *S3CredentialMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetProjectID(v)
 		return nil
-	case s3credential.FieldAccessKeyID:
-		v, ok := value.(string)
-		if !ok {
-			return fmt.Errorf("unexpected type %T for field %s", value, name)
-		}
-		m.SetAccessKeyID(v)
-		return nil
 	case s3credential.FieldSecretSealed:
 		v, ok := value.(string)
 		if !ok {
@@ -7842,26 +7863,12 @@ func (m *S3CredentialMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetSecretSealed(v)
 		return nil
-	case s3credential.FieldPreviousAccessKeyID:
-		v, ok := value.(string)
-		if !ok {
-			return fmt.Errorf("unexpected type %T for field %s", value, name)
-		}
-		m.SetPreviousAccessKeyID(v)
-		return nil
 	case s3credential.FieldPreviousSecretSealed:
 		v, ok := value.(string)
 		if !ok {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetPreviousSecretSealed(v)
-		return nil
-	case s3credential.FieldPreviousExpiresAt:
-		v, ok := value.(time.Time)
-		if !ok {
-			return fmt.Errorf("unexpected type %T for field %s", value, name)
-		}
-		m.SetPreviousExpiresAt(v)
 		return nil
 	case s3credential.FieldBucket:
 		v, ok := value.(string)
@@ -7883,13 +7890,6 @@ func (m *S3CredentialMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetExpiresAt(v)
-		return nil
-	case s3credential.FieldRevokedAt:
-		v, ok := value.(time.Time)
-		if !ok {
-			return fmt.Errorf("unexpected type %T for field %s", value, name)
-		}
-		m.SetRevokedAt(v)
 		return nil
 	}
 	return fmt.Errorf("unknown S3Credential field %s", name)
@@ -7924,17 +7924,17 @@ func (m *S3CredentialMutation) ClearedFields() []string {
 	if m.FieldCleared(s3credential.FieldPreviousAccessKeyID) {
 		fields = append(fields, s3credential.FieldPreviousAccessKeyID)
 	}
-	if m.FieldCleared(s3credential.FieldPreviousSecretSealed) {
-		fields = append(fields, s3credential.FieldPreviousSecretSealed)
-	}
 	if m.FieldCleared(s3credential.FieldPreviousExpiresAt) {
 		fields = append(fields, s3credential.FieldPreviousExpiresAt)
 	}
-	if m.FieldCleared(s3credential.FieldExpiresAt) {
-		fields = append(fields, s3credential.FieldExpiresAt)
-	}
 	if m.FieldCleared(s3credential.FieldRevokedAt) {
 		fields = append(fields, s3credential.FieldRevokedAt)
+	}
+	if m.FieldCleared(s3credential.FieldPreviousSecretSealed) {
+		fields = append(fields, s3credential.FieldPreviousSecretSealed)
+	}
+	if m.FieldCleared(s3credential.FieldExpiresAt) {
+		fields = append(fields, s3credential.FieldExpiresAt)
 	}
 	return fields
 }
@@ -7953,17 +7953,17 @@ func (m *S3CredentialMutation) ClearField(name string) error {
 	case s3credential.FieldPreviousAccessKeyID:
 		m.ClearPreviousAccessKeyID()
 		return nil
-	case s3credential.FieldPreviousSecretSealed:
-		m.ClearPreviousSecretSealed()
-		return nil
 	case s3credential.FieldPreviousExpiresAt:
 		m.ClearPreviousExpiresAt()
 		return nil
-	case s3credential.FieldExpiresAt:
-		m.ClearExpiresAt()
-		return nil
 	case s3credential.FieldRevokedAt:
 		m.ClearRevokedAt()
+		return nil
+	case s3credential.FieldPreviousSecretSealed:
+		m.ClearPreviousSecretSealed()
+		return nil
+	case s3credential.FieldExpiresAt:
+		m.ClearExpiresAt()
 		return nil
 	}
 	return fmt.Errorf("unknown S3Credential nullable field %s", name)
@@ -7976,26 +7976,29 @@ func (m *S3CredentialMutation) ResetField(name string) error {
 	case s3credential.FieldCreatedAt:
 		m.ResetCreatedAt()
 		return nil
+	case s3credential.FieldAccessKeyID:
+		m.ResetAccessKeyID()
+		return nil
+	case s3credential.FieldPreviousAccessKeyID:
+		m.ResetPreviousAccessKeyID()
+		return nil
+	case s3credential.FieldPreviousExpiresAt:
+		m.ResetPreviousExpiresAt()
+		return nil
+	case s3credential.FieldRevokedAt:
+		m.ResetRevokedAt()
+		return nil
 	case s3credential.FieldBadgeID:
 		m.ResetBadgeID()
 		return nil
 	case s3credential.FieldProjectID:
 		m.ResetProjectID()
 		return nil
-	case s3credential.FieldAccessKeyID:
-		m.ResetAccessKeyID()
-		return nil
 	case s3credential.FieldSecretSealed:
 		m.ResetSecretSealed()
 		return nil
-	case s3credential.FieldPreviousAccessKeyID:
-		m.ResetPreviousAccessKeyID()
-		return nil
 	case s3credential.FieldPreviousSecretSealed:
 		m.ResetPreviousSecretSealed()
-		return nil
-	case s3credential.FieldPreviousExpiresAt:
-		m.ResetPreviousExpiresAt()
 		return nil
 	case s3credential.FieldBucket:
 		m.ResetBucket()
@@ -8005,9 +8008,6 @@ func (m *S3CredentialMutation) ResetField(name string) error {
 		return nil
 	case s3credential.FieldExpiresAt:
 		m.ResetExpiresAt()
-		return nil
-	case s3credential.FieldRevokedAt:
-		m.ResetRevokedAt()
 		return nil
 	}
 	return fmt.Errorf("unknown S3Credential field %s", name)

@@ -35,12 +35,18 @@ func init() {
 	_ = agenttokenMixinFields0
 	agenttokenMixinFields1 := agenttokenMixin[1].Fields()
 	_ = agenttokenMixinFields1
+	agenttokenMixinFields2 := agenttokenMixin[2].Fields()
+	_ = agenttokenMixinFields2
 	agenttokenFields := schema.AgentToken{}.Fields()
 	_ = agenttokenFields
 	// agenttokenDescCreatedAt is the schema descriptor for created_at field.
 	agenttokenDescCreatedAt := agenttokenMixinFields1[0].Descriptor()
 	// agenttoken.DefaultCreatedAt holds the default value on creation for the created_at field.
 	agenttoken.DefaultCreatedAt = agenttokenDescCreatedAt.Default.(func() time.Time)
+	// agenttokenDescDigest is the schema descriptor for digest field.
+	agenttokenDescDigest := agenttokenMixinFields2[0].Descriptor()
+	// agenttoken.DigestValidator is a validator for the "digest" field. It is called by the builders before save.
+	agenttoken.DigestValidator = agenttokenDescDigest.Validators[0].(func([]byte) error)
 	// agenttokenDescProjectID is the schema descriptor for project_id field.
 	agenttokenDescProjectID := agenttokenFields[0].Descriptor()
 	// agenttoken.ProjectIDValidator is a validator for the "project_id" field. It is called by the builders before save.
@@ -49,10 +55,6 @@ func init() {
 	agenttokenDescAgentName := agenttokenFields[1].Descriptor()
 	// agenttoken.AgentNameValidator is a validator for the "agent_name" field. It is called by the builders before save.
 	agenttoken.AgentNameValidator = agenttokenDescAgentName.Validators[0].(func(string) error)
-	// agenttokenDescDigest is the schema descriptor for digest field.
-	agenttokenDescDigest := agenttokenFields[7].Descriptor()
-	// agenttoken.DigestValidator is a validator for the "digest" field. It is called by the builders before save.
-	agenttoken.DigestValidator = agenttokenDescDigest.Validators[0].(func([]byte) error)
 	// agenttokenDescID is the schema descriptor for id field.
 	agenttokenDescID := agenttokenMixinFields0[0].Descriptor()
 	// agenttoken.DefaultID holds the default value on creation for the id field.
@@ -113,12 +115,18 @@ func init() {
 	_ = authclientMixinFields0
 	authclientMixinFields1 := authclientMixin[1].Fields()
 	_ = authclientMixinFields1
+	authclientMixinFields2 := authclientMixin[2].Fields()
+	_ = authclientMixinFields2
 	authclientFields := schema.AuthClient{}.Fields()
 	_ = authclientFields
 	// authclientDescCreatedAt is the schema descriptor for created_at field.
 	authclientDescCreatedAt := authclientMixinFields1[0].Descriptor()
 	// authclient.DefaultCreatedAt holds the default value on creation for the created_at field.
 	authclient.DefaultCreatedAt = authclientDescCreatedAt.Default.(func() time.Time)
+	// authclientDescSecretDigest is the schema descriptor for secret_digest field.
+	authclientDescSecretDigest := authclientMixinFields2[0].Descriptor()
+	// authclient.SecretDigestValidator is a validator for the "secret_digest" field. It is called by the builders before save.
+	authclient.SecretDigestValidator = authclientDescSecretDigest.Validators[0].(func([]byte) error)
 	// authclientDescBadgeID is the schema descriptor for badge_id field.
 	authclientDescBadgeID := authclientFields[0].Descriptor()
 	// authclient.BadgeIDValidator is a validator for the "badge_id" field. It is called by the builders before save.
@@ -127,10 +135,6 @@ func init() {
 	authclientDescProjectID := authclientFields[1].Descriptor()
 	// authclient.ProjectIDValidator is a validator for the "project_id" field. It is called by the builders before save.
 	authclient.ProjectIDValidator = authclientDescProjectID.Validators[0].(func(string) error)
-	// authclientDescSecretDigest is the schema descriptor for secret_digest field.
-	authclientDescSecretDigest := authclientFields[2].Descriptor()
-	// authclient.SecretDigestValidator is a validator for the "secret_digest" field. It is called by the builders before save.
-	authclient.SecretDigestValidator = authclientDescSecretDigest.Validators[0].(func([]byte) error)
 	// authclientDescID is the schema descriptor for id field.
 	authclientDescID := authclientMixinFields0[0].Descriptor()
 	// authclient.DefaultID holds the default value on creation for the id field.
@@ -156,12 +160,18 @@ func init() {
 	_ = badgeMixinFields0
 	badgeMixinFields1 := badgeMixin[1].Fields()
 	_ = badgeMixinFields1
+	badgeMixinFields2 := badgeMixin[2].Fields()
+	_ = badgeMixinFields2
 	badgeFields := schema.Badge{}.Fields()
 	_ = badgeFields
 	// badgeDescCreatedAt is the schema descriptor for created_at field.
 	badgeDescCreatedAt := badgeMixinFields1[0].Descriptor()
 	// badge.DefaultCreatedAt holds the default value on creation for the created_at field.
 	badge.DefaultCreatedAt = badgeDescCreatedAt.Default.(func() time.Time)
+	// badgeDescDigest is the schema descriptor for digest field.
+	badgeDescDigest := badgeMixinFields2[0].Descriptor()
+	// badge.DigestValidator is a validator for the "digest" field. It is called by the builders before save.
+	badge.DigestValidator = badgeDescDigest.Validators[0].(func([]byte) error)
 	// badgeDescProjectID is the schema descriptor for project_id field.
 	badgeDescProjectID := badgeFields[0].Descriptor()
 	// badge.ProjectIDValidator is a validator for the "project_id" field. It is called by the builders before save.
@@ -178,10 +188,6 @@ func init() {
 	badgeDescRole := badgeFields[3].Descriptor()
 	// badge.RoleValidator is a validator for the "role" field. It is called by the builders before save.
 	badge.RoleValidator = badgeDescRole.Validators[0].(func(string) error)
-	// badgeDescDigest is the schema descriptor for digest field.
-	badgeDescDigest := badgeFields[8].Descriptor()
-	// badge.DigestValidator is a validator for the "digest" field. It is called by the builders before save.
-	badge.DigestValidator = badgeDescDigest.Validators[0].(func([]byte) error)
 	// badgeDescID is the schema descriptor for id field.
 	badgeDescID := badgeMixinFields0[0].Descriptor()
 	// badge.DefaultID holds the default value on creation for the id field.
@@ -422,12 +428,18 @@ func init() {
 	_ = s3credentialMixinFields0
 	s3credentialMixinFields1 := s3credentialMixin[1].Fields()
 	_ = s3credentialMixinFields1
+	s3credentialMixinFields2 := s3credentialMixin[2].Fields()
+	_ = s3credentialMixinFields2
 	s3credentialFields := schema.S3Credential{}.Fields()
 	_ = s3credentialFields
 	// s3credentialDescCreatedAt is the schema descriptor for created_at field.
 	s3credentialDescCreatedAt := s3credentialMixinFields1[0].Descriptor()
 	// s3credential.DefaultCreatedAt holds the default value on creation for the created_at field.
 	s3credential.DefaultCreatedAt = s3credentialDescCreatedAt.Default.(func() time.Time)
+	// s3credentialDescAccessKeyID is the schema descriptor for access_key_id field.
+	s3credentialDescAccessKeyID := s3credentialMixinFields2[0].Descriptor()
+	// s3credential.AccessKeyIDValidator is a validator for the "access_key_id" field. It is called by the builders before save.
+	s3credential.AccessKeyIDValidator = s3credentialDescAccessKeyID.Validators[0].(func(string) error)
 	// s3credentialDescBadgeID is the schema descriptor for badge_id field.
 	s3credentialDescBadgeID := s3credentialFields[0].Descriptor()
 	// s3credential.BadgeIDValidator is a validator for the "badge_id" field. It is called by the builders before save.
@@ -436,10 +448,6 @@ func init() {
 	s3credentialDescProjectID := s3credentialFields[1].Descriptor()
 	// s3credential.ProjectIDValidator is a validator for the "project_id" field. It is called by the builders before save.
 	s3credential.ProjectIDValidator = s3credentialDescProjectID.Validators[0].(func(string) error)
-	// s3credentialDescAccessKeyID is the schema descriptor for access_key_id field.
-	s3credentialDescAccessKeyID := s3credentialFields[2].Descriptor()
-	// s3credential.AccessKeyIDValidator is a validator for the "access_key_id" field. It is called by the builders before save.
-	s3credential.AccessKeyIDValidator = s3credentialDescAccessKeyID.Validators[0].(func(string) error)
 	// s3credentialDescID is the schema descriptor for id field.
 	s3credentialDescID := s3credentialMixinFields0[0].Descriptor()
 	// s3credential.DefaultID holds the default value on creation for the id field.

@@ -19,28 +19,28 @@ type S3Credential struct {
 	ID string `json:"id,omitempty"`
 	// CreatedAt holds the value of the "created_at" field.
 	CreatedAt time.Time `json:"created_at,omitempty"`
+	// AccessKeyID holds the value of the "access_key_id" field.
+	AccessKeyID string `json:"access_key_id,omitempty"`
+	// PreviousAccessKeyID holds the value of the "previous_access_key_id" field.
+	PreviousAccessKeyID *string `json:"previous_access_key_id,omitempty"`
+	// PreviousExpiresAt holds the value of the "previous_expires_at" field.
+	PreviousExpiresAt *time.Time `json:"previous_expires_at,omitempty"`
+	// RevokedAt holds the value of the "revoked_at" field.
+	RevokedAt *time.Time `json:"revoked_at,omitempty"`
 	// BadgeID holds the value of the "badge_id" field.
 	BadgeID string `json:"badge_id,omitempty"`
 	// ProjectID holds the value of the "project_id" field.
 	ProjectID string `json:"project_id,omitempty"`
-	// AccessKeyID holds the value of the "access_key_id" field.
-	AccessKeyID string `json:"access_key_id,omitempty"`
 	// SecretSealed holds the value of the "secret_sealed" field.
 	SecretSealed string `json:"-"`
-	// PreviousAccessKeyID holds the value of the "previous_access_key_id" field.
-	PreviousAccessKeyID *string `json:"previous_access_key_id,omitempty"`
 	// PreviousSecretSealed holds the value of the "previous_secret_sealed" field.
 	PreviousSecretSealed *string `json:"-"`
-	// PreviousExpiresAt holds the value of the "previous_expires_at" field.
-	PreviousExpiresAt *time.Time `json:"previous_expires_at,omitempty"`
 	// Bucket holds the value of the "bucket" field.
 	Bucket string `json:"bucket,omitempty"`
 	// Role holds the value of the "role" field.
 	Role string `json:"role,omitempty"`
 	// ExpiresAt holds the value of the "expires_at" field.
-	ExpiresAt *time.Time `json:"expires_at,omitempty"`
-	// RevokedAt holds the value of the "revoked_at" field.
-	RevokedAt    *time.Time `json:"revoked_at,omitempty"`
+	ExpiresAt    *time.Time `json:"expires_at,omitempty"`
 	selectValues sql.SelectValues
 }
 
@@ -49,9 +49,9 @@ func (*S3Credential) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
-		case s3credential.FieldID, s3credential.FieldBadgeID, s3credential.FieldProjectID, s3credential.FieldAccessKeyID, s3credential.FieldSecretSealed, s3credential.FieldPreviousAccessKeyID, s3credential.FieldPreviousSecretSealed, s3credential.FieldBucket, s3credential.FieldRole:
+		case s3credential.FieldID, s3credential.FieldAccessKeyID, s3credential.FieldPreviousAccessKeyID, s3credential.FieldBadgeID, s3credential.FieldProjectID, s3credential.FieldSecretSealed, s3credential.FieldPreviousSecretSealed, s3credential.FieldBucket, s3credential.FieldRole:
 			values[i] = new(sql.NullString)
-		case s3credential.FieldCreatedAt, s3credential.FieldPreviousExpiresAt, s3credential.FieldExpiresAt, s3credential.FieldRevokedAt:
+		case s3credential.FieldCreatedAt, s3credential.FieldPreviousExpiresAt, s3credential.FieldRevokedAt, s3credential.FieldExpiresAt:
 			values[i] = new(sql.NullTime)
 		default:
 			values[i] = new(sql.UnknownType)
@@ -80,6 +80,33 @@ func (_m *S3Credential) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.CreatedAt = value.Time
 			}
+		case s3credential.FieldAccessKeyID:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field access_key_id", values[i])
+			} else if value.Valid {
+				_m.AccessKeyID = value.String
+			}
+		case s3credential.FieldPreviousAccessKeyID:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field previous_access_key_id", values[i])
+			} else if value.Valid {
+				_m.PreviousAccessKeyID = new(string)
+				*_m.PreviousAccessKeyID = value.String
+			}
+		case s3credential.FieldPreviousExpiresAt:
+			if value, ok := values[i].(*sql.NullTime); !ok {
+				return fmt.Errorf("unexpected type %T for field previous_expires_at", values[i])
+			} else if value.Valid {
+				_m.PreviousExpiresAt = new(time.Time)
+				*_m.PreviousExpiresAt = value.Time
+			}
+		case s3credential.FieldRevokedAt:
+			if value, ok := values[i].(*sql.NullTime); !ok {
+				return fmt.Errorf("unexpected type %T for field revoked_at", values[i])
+			} else if value.Valid {
+				_m.RevokedAt = new(time.Time)
+				*_m.RevokedAt = value.Time
+			}
 		case s3credential.FieldBadgeID:
 			if value, ok := values[i].(*sql.NullString); !ok {
 				return fmt.Errorf("unexpected type %T for field badge_id", values[i])
@@ -92,24 +119,11 @@ func (_m *S3Credential) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.ProjectID = value.String
 			}
-		case s3credential.FieldAccessKeyID:
-			if value, ok := values[i].(*sql.NullString); !ok {
-				return fmt.Errorf("unexpected type %T for field access_key_id", values[i])
-			} else if value.Valid {
-				_m.AccessKeyID = value.String
-			}
 		case s3credential.FieldSecretSealed:
 			if value, ok := values[i].(*sql.NullString); !ok {
 				return fmt.Errorf("unexpected type %T for field secret_sealed", values[i])
 			} else if value.Valid {
 				_m.SecretSealed = value.String
-			}
-		case s3credential.FieldPreviousAccessKeyID:
-			if value, ok := values[i].(*sql.NullString); !ok {
-				return fmt.Errorf("unexpected type %T for field previous_access_key_id", values[i])
-			} else if value.Valid {
-				_m.PreviousAccessKeyID = new(string)
-				*_m.PreviousAccessKeyID = value.String
 			}
 		case s3credential.FieldPreviousSecretSealed:
 			if value, ok := values[i].(*sql.NullString); !ok {
@@ -117,13 +131,6 @@ func (_m *S3Credential) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.PreviousSecretSealed = new(string)
 				*_m.PreviousSecretSealed = value.String
-			}
-		case s3credential.FieldPreviousExpiresAt:
-			if value, ok := values[i].(*sql.NullTime); !ok {
-				return fmt.Errorf("unexpected type %T for field previous_expires_at", values[i])
-			} else if value.Valid {
-				_m.PreviousExpiresAt = new(time.Time)
-				*_m.PreviousExpiresAt = value.Time
 			}
 		case s3credential.FieldBucket:
 			if value, ok := values[i].(*sql.NullString); !ok {
@@ -143,13 +150,6 @@ func (_m *S3Credential) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.ExpiresAt = new(time.Time)
 				*_m.ExpiresAt = value.Time
-			}
-		case s3credential.FieldRevokedAt:
-			if value, ok := values[i].(*sql.NullTime); !ok {
-				return fmt.Errorf("unexpected type %T for field revoked_at", values[i])
-			} else if value.Valid {
-				_m.RevokedAt = new(time.Time)
-				*_m.RevokedAt = value.Time
 			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
@@ -190,28 +190,33 @@ func (_m *S3Credential) String() string {
 	builder.WriteString("created_at=")
 	builder.WriteString(_m.CreatedAt.Format(time.ANSIC))
 	builder.WriteString(", ")
-	builder.WriteString("badge_id=")
-	builder.WriteString(_m.BadgeID)
-	builder.WriteString(", ")
-	builder.WriteString("project_id=")
-	builder.WriteString(_m.ProjectID)
-	builder.WriteString(", ")
 	builder.WriteString("access_key_id=")
 	builder.WriteString(_m.AccessKeyID)
-	builder.WriteString(", ")
-	builder.WriteString("secret_sealed=<sensitive>")
 	builder.WriteString(", ")
 	if v := _m.PreviousAccessKeyID; v != nil {
 		builder.WriteString("previous_access_key_id=")
 		builder.WriteString(*v)
 	}
 	builder.WriteString(", ")
-	builder.WriteString("previous_secret_sealed=<sensitive>")
-	builder.WriteString(", ")
 	if v := _m.PreviousExpiresAt; v != nil {
 		builder.WriteString("previous_expires_at=")
 		builder.WriteString(v.Format(time.ANSIC))
 	}
+	builder.WriteString(", ")
+	if v := _m.RevokedAt; v != nil {
+		builder.WriteString("revoked_at=")
+		builder.WriteString(v.Format(time.ANSIC))
+	}
+	builder.WriteString(", ")
+	builder.WriteString("badge_id=")
+	builder.WriteString(_m.BadgeID)
+	builder.WriteString(", ")
+	builder.WriteString("project_id=")
+	builder.WriteString(_m.ProjectID)
+	builder.WriteString(", ")
+	builder.WriteString("secret_sealed=<sensitive>")
+	builder.WriteString(", ")
+	builder.WriteString("previous_secret_sealed=<sensitive>")
 	builder.WriteString(", ")
 	builder.WriteString("bucket=")
 	builder.WriteString(_m.Bucket)
@@ -221,11 +226,6 @@ func (_m *S3Credential) String() string {
 	builder.WriteString(", ")
 	if v := _m.ExpiresAt; v != nil {
 		builder.WriteString("expires_at=")
-		builder.WriteString(v.Format(time.ANSIC))
-	}
-	builder.WriteString(", ")
-	if v := _m.RevokedAt; v != nil {
-		builder.WriteString("revoked_at=")
 		builder.WriteString(v.Format(time.ANSIC))
 	}
 	builder.WriteByte(')')

@@ -37,27 +37,9 @@ func (_c *S3CredentialCreate) SetNillableCreatedAt(v *time.Time) *S3CredentialCr
 	return _c
 }
 
-// SetBadgeID sets the "badge_id" field.
-func (_c *S3CredentialCreate) SetBadgeID(v string) *S3CredentialCreate {
-	_c.mutation.SetBadgeID(v)
-	return _c
-}
-
-// SetProjectID sets the "project_id" field.
-func (_c *S3CredentialCreate) SetProjectID(v string) *S3CredentialCreate {
-	_c.mutation.SetProjectID(v)
-	return _c
-}
-
 // SetAccessKeyID sets the "access_key_id" field.
 func (_c *S3CredentialCreate) SetAccessKeyID(v string) *S3CredentialCreate {
 	_c.mutation.SetAccessKeyID(v)
-	return _c
-}
-
-// SetSecretSealed sets the "secret_sealed" field.
-func (_c *S3CredentialCreate) SetSecretSealed(v string) *S3CredentialCreate {
-	_c.mutation.SetSecretSealed(v)
 	return _c
 }
 
@@ -75,20 +57,6 @@ func (_c *S3CredentialCreate) SetNillablePreviousAccessKeyID(v *string) *S3Crede
 	return _c
 }
 
-// SetPreviousSecretSealed sets the "previous_secret_sealed" field.
-func (_c *S3CredentialCreate) SetPreviousSecretSealed(v string) *S3CredentialCreate {
-	_c.mutation.SetPreviousSecretSealed(v)
-	return _c
-}
-
-// SetNillablePreviousSecretSealed sets the "previous_secret_sealed" field if the given value is not nil.
-func (_c *S3CredentialCreate) SetNillablePreviousSecretSealed(v *string) *S3CredentialCreate {
-	if v != nil {
-		_c.SetPreviousSecretSealed(*v)
-	}
-	return _c
-}
-
 // SetPreviousExpiresAt sets the "previous_expires_at" field.
 func (_c *S3CredentialCreate) SetPreviousExpiresAt(v time.Time) *S3CredentialCreate {
 	_c.mutation.SetPreviousExpiresAt(v)
@@ -99,6 +67,52 @@ func (_c *S3CredentialCreate) SetPreviousExpiresAt(v time.Time) *S3CredentialCre
 func (_c *S3CredentialCreate) SetNillablePreviousExpiresAt(v *time.Time) *S3CredentialCreate {
 	if v != nil {
 		_c.SetPreviousExpiresAt(*v)
+	}
+	return _c
+}
+
+// SetRevokedAt sets the "revoked_at" field.
+func (_c *S3CredentialCreate) SetRevokedAt(v time.Time) *S3CredentialCreate {
+	_c.mutation.SetRevokedAt(v)
+	return _c
+}
+
+// SetNillableRevokedAt sets the "revoked_at" field if the given value is not nil.
+func (_c *S3CredentialCreate) SetNillableRevokedAt(v *time.Time) *S3CredentialCreate {
+	if v != nil {
+		_c.SetRevokedAt(*v)
+	}
+	return _c
+}
+
+// SetBadgeID sets the "badge_id" field.
+func (_c *S3CredentialCreate) SetBadgeID(v string) *S3CredentialCreate {
+	_c.mutation.SetBadgeID(v)
+	return _c
+}
+
+// SetProjectID sets the "project_id" field.
+func (_c *S3CredentialCreate) SetProjectID(v string) *S3CredentialCreate {
+	_c.mutation.SetProjectID(v)
+	return _c
+}
+
+// SetSecretSealed sets the "secret_sealed" field.
+func (_c *S3CredentialCreate) SetSecretSealed(v string) *S3CredentialCreate {
+	_c.mutation.SetSecretSealed(v)
+	return _c
+}
+
+// SetPreviousSecretSealed sets the "previous_secret_sealed" field.
+func (_c *S3CredentialCreate) SetPreviousSecretSealed(v string) *S3CredentialCreate {
+	_c.mutation.SetPreviousSecretSealed(v)
+	return _c
+}
+
+// SetNillablePreviousSecretSealed sets the "previous_secret_sealed" field if the given value is not nil.
+func (_c *S3CredentialCreate) SetNillablePreviousSecretSealed(v *string) *S3CredentialCreate {
+	if v != nil {
+		_c.SetPreviousSecretSealed(*v)
 	}
 	return _c
 }
@@ -125,20 +139,6 @@ func (_c *S3CredentialCreate) SetExpiresAt(v time.Time) *S3CredentialCreate {
 func (_c *S3CredentialCreate) SetNillableExpiresAt(v *time.Time) *S3CredentialCreate {
 	if v != nil {
 		_c.SetExpiresAt(*v)
-	}
-	return _c
-}
-
-// SetRevokedAt sets the "revoked_at" field.
-func (_c *S3CredentialCreate) SetRevokedAt(v time.Time) *S3CredentialCreate {
-	_c.mutation.SetRevokedAt(v)
-	return _c
-}
-
-// SetNillableRevokedAt sets the "revoked_at" field if the given value is not nil.
-func (_c *S3CredentialCreate) SetNillableRevokedAt(v *time.Time) *S3CredentialCreate {
-	if v != nil {
-		_c.SetRevokedAt(*v)
 	}
 	return _c
 }
@@ -207,6 +207,14 @@ func (_c *S3CredentialCreate) check() error {
 	if _, ok := _c.mutation.CreatedAt(); !ok {
 		return &ValidationError{Name: "created_at", err: errors.New(`ent: missing required field "S3Credential.created_at"`)}
 	}
+	if _, ok := _c.mutation.AccessKeyID(); !ok {
+		return &ValidationError{Name: "access_key_id", err: errors.New(`ent: missing required field "S3Credential.access_key_id"`)}
+	}
+	if v, ok := _c.mutation.AccessKeyID(); ok {
+		if err := s3credential.AccessKeyIDValidator(v); err != nil {
+			return &ValidationError{Name: "access_key_id", err: fmt.Errorf(`ent: validator failed for field "S3Credential.access_key_id": %w`, err)}
+		}
+	}
 	if _, ok := _c.mutation.BadgeID(); !ok {
 		return &ValidationError{Name: "badge_id", err: errors.New(`ent: missing required field "S3Credential.badge_id"`)}
 	}
@@ -221,14 +229,6 @@ func (_c *S3CredentialCreate) check() error {
 	if v, ok := _c.mutation.ProjectID(); ok {
 		if err := s3credential.ProjectIDValidator(v); err != nil {
 			return &ValidationError{Name: "project_id", err: fmt.Errorf(`ent: validator failed for field "S3Credential.project_id": %w`, err)}
-		}
-	}
-	if _, ok := _c.mutation.AccessKeyID(); !ok {
-		return &ValidationError{Name: "access_key_id", err: errors.New(`ent: missing required field "S3Credential.access_key_id"`)}
-	}
-	if v, ok := _c.mutation.AccessKeyID(); ok {
-		if err := s3credential.AccessKeyIDValidator(v); err != nil {
-			return &ValidationError{Name: "access_key_id", err: fmt.Errorf(`ent: validator failed for field "S3Credential.access_key_id": %w`, err)}
 		}
 	}
 	if _, ok := _c.mutation.SecretSealed(); !ok {
@@ -285,6 +285,22 @@ func (_c *S3CredentialCreate) createSpec() (*S3Credential, *sqlgraph.CreateSpec)
 		_spec.SetField(s3credential.FieldCreatedAt, field.TypeTime, value)
 		_node.CreatedAt = value
 	}
+	if value, ok := _c.mutation.AccessKeyID(); ok {
+		_spec.SetField(s3credential.FieldAccessKeyID, field.TypeString, value)
+		_node.AccessKeyID = value
+	}
+	if value, ok := _c.mutation.PreviousAccessKeyID(); ok {
+		_spec.SetField(s3credential.FieldPreviousAccessKeyID, field.TypeString, value)
+		_node.PreviousAccessKeyID = &value
+	}
+	if value, ok := _c.mutation.PreviousExpiresAt(); ok {
+		_spec.SetField(s3credential.FieldPreviousExpiresAt, field.TypeTime, value)
+		_node.PreviousExpiresAt = &value
+	}
+	if value, ok := _c.mutation.RevokedAt(); ok {
+		_spec.SetField(s3credential.FieldRevokedAt, field.TypeTime, value)
+		_node.RevokedAt = &value
+	}
 	if value, ok := _c.mutation.BadgeID(); ok {
 		_spec.SetField(s3credential.FieldBadgeID, field.TypeString, value)
 		_node.BadgeID = value
@@ -293,25 +309,13 @@ func (_c *S3CredentialCreate) createSpec() (*S3Credential, *sqlgraph.CreateSpec)
 		_spec.SetField(s3credential.FieldProjectID, field.TypeString, value)
 		_node.ProjectID = value
 	}
-	if value, ok := _c.mutation.AccessKeyID(); ok {
-		_spec.SetField(s3credential.FieldAccessKeyID, field.TypeString, value)
-		_node.AccessKeyID = value
-	}
 	if value, ok := _c.mutation.SecretSealed(); ok {
 		_spec.SetField(s3credential.FieldSecretSealed, field.TypeString, value)
 		_node.SecretSealed = value
 	}
-	if value, ok := _c.mutation.PreviousAccessKeyID(); ok {
-		_spec.SetField(s3credential.FieldPreviousAccessKeyID, field.TypeString, value)
-		_node.PreviousAccessKeyID = &value
-	}
 	if value, ok := _c.mutation.PreviousSecretSealed(); ok {
 		_spec.SetField(s3credential.FieldPreviousSecretSealed, field.TypeString, value)
 		_node.PreviousSecretSealed = &value
-	}
-	if value, ok := _c.mutation.PreviousExpiresAt(); ok {
-		_spec.SetField(s3credential.FieldPreviousExpiresAt, field.TypeTime, value)
-		_node.PreviousExpiresAt = &value
 	}
 	if value, ok := _c.mutation.Bucket(); ok {
 		_spec.SetField(s3credential.FieldBucket, field.TypeString, value)
@@ -324,10 +328,6 @@ func (_c *S3CredentialCreate) createSpec() (*S3Credential, *sqlgraph.CreateSpec)
 	if value, ok := _c.mutation.ExpiresAt(); ok {
 		_spec.SetField(s3credential.FieldExpiresAt, field.TypeTime, value)
 		_node.ExpiresAt = &value
-	}
-	if value, ok := _c.mutation.RevokedAt(); ok {
-		_spec.SetField(s3credential.FieldRevokedAt, field.TypeTime, value)
-		_node.RevokedAt = &value
 	}
 	return _node, _spec
 }
@@ -393,18 +393,6 @@ func (u *S3CredentialUpsert) UpdateAccessKeyID() *S3CredentialUpsert {
 	return u
 }
 
-// SetSecretSealed sets the "secret_sealed" field.
-func (u *S3CredentialUpsert) SetSecretSealed(v string) *S3CredentialUpsert {
-	u.Set(s3credential.FieldSecretSealed, v)
-	return u
-}
-
-// UpdateSecretSealed sets the "secret_sealed" field to the value that was provided on create.
-func (u *S3CredentialUpsert) UpdateSecretSealed() *S3CredentialUpsert {
-	u.SetExcluded(s3credential.FieldSecretSealed)
-	return u
-}
-
 // SetPreviousAccessKeyID sets the "previous_access_key_id" field.
 func (u *S3CredentialUpsert) SetPreviousAccessKeyID(v string) *S3CredentialUpsert {
 	u.Set(s3credential.FieldPreviousAccessKeyID, v)
@@ -420,24 +408,6 @@ func (u *S3CredentialUpsert) UpdatePreviousAccessKeyID() *S3CredentialUpsert {
 // ClearPreviousAccessKeyID clears the value of the "previous_access_key_id" field.
 func (u *S3CredentialUpsert) ClearPreviousAccessKeyID() *S3CredentialUpsert {
 	u.SetNull(s3credential.FieldPreviousAccessKeyID)
-	return u
-}
-
-// SetPreviousSecretSealed sets the "previous_secret_sealed" field.
-func (u *S3CredentialUpsert) SetPreviousSecretSealed(v string) *S3CredentialUpsert {
-	u.Set(s3credential.FieldPreviousSecretSealed, v)
-	return u
-}
-
-// UpdatePreviousSecretSealed sets the "previous_secret_sealed" field to the value that was provided on create.
-func (u *S3CredentialUpsert) UpdatePreviousSecretSealed() *S3CredentialUpsert {
-	u.SetExcluded(s3credential.FieldPreviousSecretSealed)
-	return u
-}
-
-// ClearPreviousSecretSealed clears the value of the "previous_secret_sealed" field.
-func (u *S3CredentialUpsert) ClearPreviousSecretSealed() *S3CredentialUpsert {
-	u.SetNull(s3credential.FieldPreviousSecretSealed)
 	return u
 }
 
@@ -474,6 +444,36 @@ func (u *S3CredentialUpsert) UpdateRevokedAt() *S3CredentialUpsert {
 // ClearRevokedAt clears the value of the "revoked_at" field.
 func (u *S3CredentialUpsert) ClearRevokedAt() *S3CredentialUpsert {
 	u.SetNull(s3credential.FieldRevokedAt)
+	return u
+}
+
+// SetSecretSealed sets the "secret_sealed" field.
+func (u *S3CredentialUpsert) SetSecretSealed(v string) *S3CredentialUpsert {
+	u.Set(s3credential.FieldSecretSealed, v)
+	return u
+}
+
+// UpdateSecretSealed sets the "secret_sealed" field to the value that was provided on create.
+func (u *S3CredentialUpsert) UpdateSecretSealed() *S3CredentialUpsert {
+	u.SetExcluded(s3credential.FieldSecretSealed)
+	return u
+}
+
+// SetPreviousSecretSealed sets the "previous_secret_sealed" field.
+func (u *S3CredentialUpsert) SetPreviousSecretSealed(v string) *S3CredentialUpsert {
+	u.Set(s3credential.FieldPreviousSecretSealed, v)
+	return u
+}
+
+// UpdatePreviousSecretSealed sets the "previous_secret_sealed" field to the value that was provided on create.
+func (u *S3CredentialUpsert) UpdatePreviousSecretSealed() *S3CredentialUpsert {
+	u.SetExcluded(s3credential.FieldPreviousSecretSealed)
+	return u
+}
+
+// ClearPreviousSecretSealed clears the value of the "previous_secret_sealed" field.
+func (u *S3CredentialUpsert) ClearPreviousSecretSealed() *S3CredentialUpsert {
+	u.SetNull(s3credential.FieldPreviousSecretSealed)
 	return u
 }
 
@@ -557,20 +557,6 @@ func (u *S3CredentialUpsertOne) UpdateAccessKeyID() *S3CredentialUpsertOne {
 	})
 }
 
-// SetSecretSealed sets the "secret_sealed" field.
-func (u *S3CredentialUpsertOne) SetSecretSealed(v string) *S3CredentialUpsertOne {
-	return u.Update(func(s *S3CredentialUpsert) {
-		s.SetSecretSealed(v)
-	})
-}
-
-// UpdateSecretSealed sets the "secret_sealed" field to the value that was provided on create.
-func (u *S3CredentialUpsertOne) UpdateSecretSealed() *S3CredentialUpsertOne {
-	return u.Update(func(s *S3CredentialUpsert) {
-		s.UpdateSecretSealed()
-	})
-}
-
 // SetPreviousAccessKeyID sets the "previous_access_key_id" field.
 func (u *S3CredentialUpsertOne) SetPreviousAccessKeyID(v string) *S3CredentialUpsertOne {
 	return u.Update(func(s *S3CredentialUpsert) {
@@ -589,27 +575,6 @@ func (u *S3CredentialUpsertOne) UpdatePreviousAccessKeyID() *S3CredentialUpsertO
 func (u *S3CredentialUpsertOne) ClearPreviousAccessKeyID() *S3CredentialUpsertOne {
 	return u.Update(func(s *S3CredentialUpsert) {
 		s.ClearPreviousAccessKeyID()
-	})
-}
-
-// SetPreviousSecretSealed sets the "previous_secret_sealed" field.
-func (u *S3CredentialUpsertOne) SetPreviousSecretSealed(v string) *S3CredentialUpsertOne {
-	return u.Update(func(s *S3CredentialUpsert) {
-		s.SetPreviousSecretSealed(v)
-	})
-}
-
-// UpdatePreviousSecretSealed sets the "previous_secret_sealed" field to the value that was provided on create.
-func (u *S3CredentialUpsertOne) UpdatePreviousSecretSealed() *S3CredentialUpsertOne {
-	return u.Update(func(s *S3CredentialUpsert) {
-		s.UpdatePreviousSecretSealed()
-	})
-}
-
-// ClearPreviousSecretSealed clears the value of the "previous_secret_sealed" field.
-func (u *S3CredentialUpsertOne) ClearPreviousSecretSealed() *S3CredentialUpsertOne {
-	return u.Update(func(s *S3CredentialUpsert) {
-		s.ClearPreviousSecretSealed()
 	})
 }
 
@@ -652,6 +617,41 @@ func (u *S3CredentialUpsertOne) UpdateRevokedAt() *S3CredentialUpsertOne {
 func (u *S3CredentialUpsertOne) ClearRevokedAt() *S3CredentialUpsertOne {
 	return u.Update(func(s *S3CredentialUpsert) {
 		s.ClearRevokedAt()
+	})
+}
+
+// SetSecretSealed sets the "secret_sealed" field.
+func (u *S3CredentialUpsertOne) SetSecretSealed(v string) *S3CredentialUpsertOne {
+	return u.Update(func(s *S3CredentialUpsert) {
+		s.SetSecretSealed(v)
+	})
+}
+
+// UpdateSecretSealed sets the "secret_sealed" field to the value that was provided on create.
+func (u *S3CredentialUpsertOne) UpdateSecretSealed() *S3CredentialUpsertOne {
+	return u.Update(func(s *S3CredentialUpsert) {
+		s.UpdateSecretSealed()
+	})
+}
+
+// SetPreviousSecretSealed sets the "previous_secret_sealed" field.
+func (u *S3CredentialUpsertOne) SetPreviousSecretSealed(v string) *S3CredentialUpsertOne {
+	return u.Update(func(s *S3CredentialUpsert) {
+		s.SetPreviousSecretSealed(v)
+	})
+}
+
+// UpdatePreviousSecretSealed sets the "previous_secret_sealed" field to the value that was provided on create.
+func (u *S3CredentialUpsertOne) UpdatePreviousSecretSealed() *S3CredentialUpsertOne {
+	return u.Update(func(s *S3CredentialUpsert) {
+		s.UpdatePreviousSecretSealed()
+	})
+}
+
+// ClearPreviousSecretSealed clears the value of the "previous_secret_sealed" field.
+func (u *S3CredentialUpsertOne) ClearPreviousSecretSealed() *S3CredentialUpsertOne {
+	return u.Update(func(s *S3CredentialUpsert) {
+		s.ClearPreviousSecretSealed()
 	})
 }
 
@@ -902,20 +902,6 @@ func (u *S3CredentialUpsertBulk) UpdateAccessKeyID() *S3CredentialUpsertBulk {
 	})
 }
 
-// SetSecretSealed sets the "secret_sealed" field.
-func (u *S3CredentialUpsertBulk) SetSecretSealed(v string) *S3CredentialUpsertBulk {
-	return u.Update(func(s *S3CredentialUpsert) {
-		s.SetSecretSealed(v)
-	})
-}
-
-// UpdateSecretSealed sets the "secret_sealed" field to the value that was provided on create.
-func (u *S3CredentialUpsertBulk) UpdateSecretSealed() *S3CredentialUpsertBulk {
-	return u.Update(func(s *S3CredentialUpsert) {
-		s.UpdateSecretSealed()
-	})
-}
-
 // SetPreviousAccessKeyID sets the "previous_access_key_id" field.
 func (u *S3CredentialUpsertBulk) SetPreviousAccessKeyID(v string) *S3CredentialUpsertBulk {
 	return u.Update(func(s *S3CredentialUpsert) {
@@ -934,27 +920,6 @@ func (u *S3CredentialUpsertBulk) UpdatePreviousAccessKeyID() *S3CredentialUpsert
 func (u *S3CredentialUpsertBulk) ClearPreviousAccessKeyID() *S3CredentialUpsertBulk {
 	return u.Update(func(s *S3CredentialUpsert) {
 		s.ClearPreviousAccessKeyID()
-	})
-}
-
-// SetPreviousSecretSealed sets the "previous_secret_sealed" field.
-func (u *S3CredentialUpsertBulk) SetPreviousSecretSealed(v string) *S3CredentialUpsertBulk {
-	return u.Update(func(s *S3CredentialUpsert) {
-		s.SetPreviousSecretSealed(v)
-	})
-}
-
-// UpdatePreviousSecretSealed sets the "previous_secret_sealed" field to the value that was provided on create.
-func (u *S3CredentialUpsertBulk) UpdatePreviousSecretSealed() *S3CredentialUpsertBulk {
-	return u.Update(func(s *S3CredentialUpsert) {
-		s.UpdatePreviousSecretSealed()
-	})
-}
-
-// ClearPreviousSecretSealed clears the value of the "previous_secret_sealed" field.
-func (u *S3CredentialUpsertBulk) ClearPreviousSecretSealed() *S3CredentialUpsertBulk {
-	return u.Update(func(s *S3CredentialUpsert) {
-		s.ClearPreviousSecretSealed()
 	})
 }
 
@@ -997,6 +962,41 @@ func (u *S3CredentialUpsertBulk) UpdateRevokedAt() *S3CredentialUpsertBulk {
 func (u *S3CredentialUpsertBulk) ClearRevokedAt() *S3CredentialUpsertBulk {
 	return u.Update(func(s *S3CredentialUpsert) {
 		s.ClearRevokedAt()
+	})
+}
+
+// SetSecretSealed sets the "secret_sealed" field.
+func (u *S3CredentialUpsertBulk) SetSecretSealed(v string) *S3CredentialUpsertBulk {
+	return u.Update(func(s *S3CredentialUpsert) {
+		s.SetSecretSealed(v)
+	})
+}
+
+// UpdateSecretSealed sets the "secret_sealed" field to the value that was provided on create.
+func (u *S3CredentialUpsertBulk) UpdateSecretSealed() *S3CredentialUpsertBulk {
+	return u.Update(func(s *S3CredentialUpsert) {
+		s.UpdateSecretSealed()
+	})
+}
+
+// SetPreviousSecretSealed sets the "previous_secret_sealed" field.
+func (u *S3CredentialUpsertBulk) SetPreviousSecretSealed(v string) *S3CredentialUpsertBulk {
+	return u.Update(func(s *S3CredentialUpsert) {
+		s.SetPreviousSecretSealed(v)
+	})
+}
+
+// UpdatePreviousSecretSealed sets the "previous_secret_sealed" field to the value that was provided on create.
+func (u *S3CredentialUpsertBulk) UpdatePreviousSecretSealed() *S3CredentialUpsertBulk {
+	return u.Update(func(s *S3CredentialUpsert) {
+		s.UpdatePreviousSecretSealed()
+	})
+}
+
+// ClearPreviousSecretSealed clears the value of the "previous_secret_sealed" field.
+func (u *S3CredentialUpsertBulk) ClearPreviousSecretSealed() *S3CredentialUpsertBulk {
+	return u.Update(func(s *S3CredentialUpsert) {
+		s.ClearPreviousSecretSealed()
 	})
 }
 

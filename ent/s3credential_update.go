@@ -42,20 +42,6 @@ func (_u *S3CredentialUpdate) SetNillableAccessKeyID(v *string) *S3CredentialUpd
 	return _u
 }
 
-// SetSecretSealed sets the "secret_sealed" field.
-func (_u *S3CredentialUpdate) SetSecretSealed(v string) *S3CredentialUpdate {
-	_u.mutation.SetSecretSealed(v)
-	return _u
-}
-
-// SetNillableSecretSealed sets the "secret_sealed" field if the given value is not nil.
-func (_u *S3CredentialUpdate) SetNillableSecretSealed(v *string) *S3CredentialUpdate {
-	if v != nil {
-		_u.SetSecretSealed(*v)
-	}
-	return _u
-}
-
 // SetPreviousAccessKeyID sets the "previous_access_key_id" field.
 func (_u *S3CredentialUpdate) SetPreviousAccessKeyID(v string) *S3CredentialUpdate {
 	_u.mutation.SetPreviousAccessKeyID(v)
@@ -73,26 +59,6 @@ func (_u *S3CredentialUpdate) SetNillablePreviousAccessKeyID(v *string) *S3Crede
 // ClearPreviousAccessKeyID clears the value of the "previous_access_key_id" field.
 func (_u *S3CredentialUpdate) ClearPreviousAccessKeyID() *S3CredentialUpdate {
 	_u.mutation.ClearPreviousAccessKeyID()
-	return _u
-}
-
-// SetPreviousSecretSealed sets the "previous_secret_sealed" field.
-func (_u *S3CredentialUpdate) SetPreviousSecretSealed(v string) *S3CredentialUpdate {
-	_u.mutation.SetPreviousSecretSealed(v)
-	return _u
-}
-
-// SetNillablePreviousSecretSealed sets the "previous_secret_sealed" field if the given value is not nil.
-func (_u *S3CredentialUpdate) SetNillablePreviousSecretSealed(v *string) *S3CredentialUpdate {
-	if v != nil {
-		_u.SetPreviousSecretSealed(*v)
-	}
-	return _u
-}
-
-// ClearPreviousSecretSealed clears the value of the "previous_secret_sealed" field.
-func (_u *S3CredentialUpdate) ClearPreviousSecretSealed() *S3CredentialUpdate {
-	_u.mutation.ClearPreviousSecretSealed()
 	return _u
 }
 
@@ -133,6 +99,40 @@ func (_u *S3CredentialUpdate) SetNillableRevokedAt(v *time.Time) *S3CredentialUp
 // ClearRevokedAt clears the value of the "revoked_at" field.
 func (_u *S3CredentialUpdate) ClearRevokedAt() *S3CredentialUpdate {
 	_u.mutation.ClearRevokedAt()
+	return _u
+}
+
+// SetSecretSealed sets the "secret_sealed" field.
+func (_u *S3CredentialUpdate) SetSecretSealed(v string) *S3CredentialUpdate {
+	_u.mutation.SetSecretSealed(v)
+	return _u
+}
+
+// SetNillableSecretSealed sets the "secret_sealed" field if the given value is not nil.
+func (_u *S3CredentialUpdate) SetNillableSecretSealed(v *string) *S3CredentialUpdate {
+	if v != nil {
+		_u.SetSecretSealed(*v)
+	}
+	return _u
+}
+
+// SetPreviousSecretSealed sets the "previous_secret_sealed" field.
+func (_u *S3CredentialUpdate) SetPreviousSecretSealed(v string) *S3CredentialUpdate {
+	_u.mutation.SetPreviousSecretSealed(v)
+	return _u
+}
+
+// SetNillablePreviousSecretSealed sets the "previous_secret_sealed" field if the given value is not nil.
+func (_u *S3CredentialUpdate) SetNillablePreviousSecretSealed(v *string) *S3CredentialUpdate {
+	if v != nil {
+		_u.SetPreviousSecretSealed(*v)
+	}
+	return _u
+}
+
+// ClearPreviousSecretSealed clears the value of the "previous_secret_sealed" field.
+func (_u *S3CredentialUpdate) ClearPreviousSecretSealed() *S3CredentialUpdate {
+	_u.mutation.ClearPreviousSecretSealed()
 	return _u
 }
 
@@ -193,20 +193,11 @@ func (_u *S3CredentialUpdate) sqlSave(ctx context.Context) (_node int, err error
 	if value, ok := _u.mutation.AccessKeyID(); ok {
 		_spec.SetField(s3credential.FieldAccessKeyID, field.TypeString, value)
 	}
-	if value, ok := _u.mutation.SecretSealed(); ok {
-		_spec.SetField(s3credential.FieldSecretSealed, field.TypeString, value)
-	}
 	if value, ok := _u.mutation.PreviousAccessKeyID(); ok {
 		_spec.SetField(s3credential.FieldPreviousAccessKeyID, field.TypeString, value)
 	}
 	if _u.mutation.PreviousAccessKeyIDCleared() {
 		_spec.ClearField(s3credential.FieldPreviousAccessKeyID, field.TypeString)
-	}
-	if value, ok := _u.mutation.PreviousSecretSealed(); ok {
-		_spec.SetField(s3credential.FieldPreviousSecretSealed, field.TypeString, value)
-	}
-	if _u.mutation.PreviousSecretSealedCleared() {
-		_spec.ClearField(s3credential.FieldPreviousSecretSealed, field.TypeString)
 	}
 	if value, ok := _u.mutation.PreviousExpiresAt(); ok {
 		_spec.SetField(s3credential.FieldPreviousExpiresAt, field.TypeTime, value)
@@ -214,14 +205,23 @@ func (_u *S3CredentialUpdate) sqlSave(ctx context.Context) (_node int, err error
 	if _u.mutation.PreviousExpiresAtCleared() {
 		_spec.ClearField(s3credential.FieldPreviousExpiresAt, field.TypeTime)
 	}
-	if _u.mutation.ExpiresAtCleared() {
-		_spec.ClearField(s3credential.FieldExpiresAt, field.TypeTime)
-	}
 	if value, ok := _u.mutation.RevokedAt(); ok {
 		_spec.SetField(s3credential.FieldRevokedAt, field.TypeTime, value)
 	}
 	if _u.mutation.RevokedAtCleared() {
 		_spec.ClearField(s3credential.FieldRevokedAt, field.TypeTime)
+	}
+	if value, ok := _u.mutation.SecretSealed(); ok {
+		_spec.SetField(s3credential.FieldSecretSealed, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.PreviousSecretSealed(); ok {
+		_spec.SetField(s3credential.FieldPreviousSecretSealed, field.TypeString, value)
+	}
+	if _u.mutation.PreviousSecretSealedCleared() {
+		_spec.ClearField(s3credential.FieldPreviousSecretSealed, field.TypeString)
+	}
+	if _u.mutation.ExpiresAtCleared() {
+		_spec.ClearField(s3credential.FieldExpiresAt, field.TypeTime)
 	}
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
@@ -257,20 +257,6 @@ func (_u *S3CredentialUpdateOne) SetNillableAccessKeyID(v *string) *S3Credential
 	return _u
 }
 
-// SetSecretSealed sets the "secret_sealed" field.
-func (_u *S3CredentialUpdateOne) SetSecretSealed(v string) *S3CredentialUpdateOne {
-	_u.mutation.SetSecretSealed(v)
-	return _u
-}
-
-// SetNillableSecretSealed sets the "secret_sealed" field if the given value is not nil.
-func (_u *S3CredentialUpdateOne) SetNillableSecretSealed(v *string) *S3CredentialUpdateOne {
-	if v != nil {
-		_u.SetSecretSealed(*v)
-	}
-	return _u
-}
-
 // SetPreviousAccessKeyID sets the "previous_access_key_id" field.
 func (_u *S3CredentialUpdateOne) SetPreviousAccessKeyID(v string) *S3CredentialUpdateOne {
 	_u.mutation.SetPreviousAccessKeyID(v)
@@ -288,26 +274,6 @@ func (_u *S3CredentialUpdateOne) SetNillablePreviousAccessKeyID(v *string) *S3Cr
 // ClearPreviousAccessKeyID clears the value of the "previous_access_key_id" field.
 func (_u *S3CredentialUpdateOne) ClearPreviousAccessKeyID() *S3CredentialUpdateOne {
 	_u.mutation.ClearPreviousAccessKeyID()
-	return _u
-}
-
-// SetPreviousSecretSealed sets the "previous_secret_sealed" field.
-func (_u *S3CredentialUpdateOne) SetPreviousSecretSealed(v string) *S3CredentialUpdateOne {
-	_u.mutation.SetPreviousSecretSealed(v)
-	return _u
-}
-
-// SetNillablePreviousSecretSealed sets the "previous_secret_sealed" field if the given value is not nil.
-func (_u *S3CredentialUpdateOne) SetNillablePreviousSecretSealed(v *string) *S3CredentialUpdateOne {
-	if v != nil {
-		_u.SetPreviousSecretSealed(*v)
-	}
-	return _u
-}
-
-// ClearPreviousSecretSealed clears the value of the "previous_secret_sealed" field.
-func (_u *S3CredentialUpdateOne) ClearPreviousSecretSealed() *S3CredentialUpdateOne {
-	_u.mutation.ClearPreviousSecretSealed()
 	return _u
 }
 
@@ -348,6 +314,40 @@ func (_u *S3CredentialUpdateOne) SetNillableRevokedAt(v *time.Time) *S3Credentia
 // ClearRevokedAt clears the value of the "revoked_at" field.
 func (_u *S3CredentialUpdateOne) ClearRevokedAt() *S3CredentialUpdateOne {
 	_u.mutation.ClearRevokedAt()
+	return _u
+}
+
+// SetSecretSealed sets the "secret_sealed" field.
+func (_u *S3CredentialUpdateOne) SetSecretSealed(v string) *S3CredentialUpdateOne {
+	_u.mutation.SetSecretSealed(v)
+	return _u
+}
+
+// SetNillableSecretSealed sets the "secret_sealed" field if the given value is not nil.
+func (_u *S3CredentialUpdateOne) SetNillableSecretSealed(v *string) *S3CredentialUpdateOne {
+	if v != nil {
+		_u.SetSecretSealed(*v)
+	}
+	return _u
+}
+
+// SetPreviousSecretSealed sets the "previous_secret_sealed" field.
+func (_u *S3CredentialUpdateOne) SetPreviousSecretSealed(v string) *S3CredentialUpdateOne {
+	_u.mutation.SetPreviousSecretSealed(v)
+	return _u
+}
+
+// SetNillablePreviousSecretSealed sets the "previous_secret_sealed" field if the given value is not nil.
+func (_u *S3CredentialUpdateOne) SetNillablePreviousSecretSealed(v *string) *S3CredentialUpdateOne {
+	if v != nil {
+		_u.SetPreviousSecretSealed(*v)
+	}
+	return _u
+}
+
+// ClearPreviousSecretSealed clears the value of the "previous_secret_sealed" field.
+func (_u *S3CredentialUpdateOne) ClearPreviousSecretSealed() *S3CredentialUpdateOne {
+	_u.mutation.ClearPreviousSecretSealed()
 	return _u
 }
 
@@ -438,20 +438,11 @@ func (_u *S3CredentialUpdateOne) sqlSave(ctx context.Context) (_node *S3Credenti
 	if value, ok := _u.mutation.AccessKeyID(); ok {
 		_spec.SetField(s3credential.FieldAccessKeyID, field.TypeString, value)
 	}
-	if value, ok := _u.mutation.SecretSealed(); ok {
-		_spec.SetField(s3credential.FieldSecretSealed, field.TypeString, value)
-	}
 	if value, ok := _u.mutation.PreviousAccessKeyID(); ok {
 		_spec.SetField(s3credential.FieldPreviousAccessKeyID, field.TypeString, value)
 	}
 	if _u.mutation.PreviousAccessKeyIDCleared() {
 		_spec.ClearField(s3credential.FieldPreviousAccessKeyID, field.TypeString)
-	}
-	if value, ok := _u.mutation.PreviousSecretSealed(); ok {
-		_spec.SetField(s3credential.FieldPreviousSecretSealed, field.TypeString, value)
-	}
-	if _u.mutation.PreviousSecretSealedCleared() {
-		_spec.ClearField(s3credential.FieldPreviousSecretSealed, field.TypeString)
 	}
 	if value, ok := _u.mutation.PreviousExpiresAt(); ok {
 		_spec.SetField(s3credential.FieldPreviousExpiresAt, field.TypeTime, value)
@@ -459,14 +450,23 @@ func (_u *S3CredentialUpdateOne) sqlSave(ctx context.Context) (_node *S3Credenti
 	if _u.mutation.PreviousExpiresAtCleared() {
 		_spec.ClearField(s3credential.FieldPreviousExpiresAt, field.TypeTime)
 	}
-	if _u.mutation.ExpiresAtCleared() {
-		_spec.ClearField(s3credential.FieldExpiresAt, field.TypeTime)
-	}
 	if value, ok := _u.mutation.RevokedAt(); ok {
 		_spec.SetField(s3credential.FieldRevokedAt, field.TypeTime, value)
 	}
 	if _u.mutation.RevokedAtCleared() {
 		_spec.ClearField(s3credential.FieldRevokedAt, field.TypeTime)
+	}
+	if value, ok := _u.mutation.SecretSealed(); ok {
+		_spec.SetField(s3credential.FieldSecretSealed, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.PreviousSecretSealed(); ok {
+		_spec.SetField(s3credential.FieldPreviousSecretSealed, field.TypeString, value)
+	}
+	if _u.mutation.PreviousSecretSealedCleared() {
+		_spec.ClearField(s3credential.FieldPreviousSecretSealed, field.TypeString)
+	}
+	if _u.mutation.ExpiresAtCleared() {
+		_spec.ClearField(s3credential.FieldExpiresAt, field.TypeTime)
 	}
 	_node = &S3Credential{config: _u.config}
 	_spec.Assign = _node.assignValues

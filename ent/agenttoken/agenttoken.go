@@ -15,6 +15,18 @@ const (
 	FieldID = "id"
 	// FieldCreatedAt holds the string denoting the created_at field in the database.
 	FieldCreatedAt = "created_at"
+	// FieldDigest holds the string denoting the digest field in the database.
+	FieldDigest = "digest"
+	// FieldPreviousDigest holds the string denoting the previous_digest field in the database.
+	FieldPreviousDigest = "previous_digest"
+	// FieldPreviousExpiresAt holds the string denoting the previous_expires_at field in the database.
+	FieldPreviousExpiresAt = "previous_expires_at"
+	// FieldRevokedAt holds the string denoting the revoked_at field in the database.
+	FieldRevokedAt = "revoked_at"
+	// FieldLastUsedAt holds the string denoting the last_used_at field in the database.
+	FieldLastUsedAt = "last_used_at"
+	// FieldTokenHint holds the string denoting the token_hint field in the database.
+	FieldTokenHint = "token_hint"
 	// FieldProjectID holds the string denoting the project_id field in the database.
 	FieldProjectID = "project_id"
 	// FieldAgentName holds the string denoting the agent_name field in the database.
@@ -25,18 +37,6 @@ const (
 	FieldCreatedBy = "created_by"
 	// FieldExpiresAt holds the string denoting the expires_at field in the database.
 	FieldExpiresAt = "expires_at"
-	// FieldLastUsedAt holds the string denoting the last_used_at field in the database.
-	FieldLastUsedAt = "last_used_at"
-	// FieldTokenHint holds the string denoting the token_hint field in the database.
-	FieldTokenHint = "token_hint"
-	// FieldDigest holds the string denoting the digest field in the database.
-	FieldDigest = "digest"
-	// FieldPreviousDigest holds the string denoting the previous_digest field in the database.
-	FieldPreviousDigest = "previous_digest"
-	// FieldPreviousExpiresAt holds the string denoting the previous_expires_at field in the database.
-	FieldPreviousExpiresAt = "previous_expires_at"
-	// FieldRevokedAt holds the string denoting the revoked_at field in the database.
-	FieldRevokedAt = "revoked_at"
 	// Table holds the table name of the agenttoken in the database.
 	Table = "agent_tokens"
 )
@@ -45,17 +45,17 @@ const (
 var Columns = []string{
 	FieldID,
 	FieldCreatedAt,
+	FieldDigest,
+	FieldPreviousDigest,
+	FieldPreviousExpiresAt,
+	FieldRevokedAt,
+	FieldLastUsedAt,
+	FieldTokenHint,
 	FieldProjectID,
 	FieldAgentName,
 	FieldScopes,
 	FieldCreatedBy,
 	FieldExpiresAt,
-	FieldLastUsedAt,
-	FieldTokenHint,
-	FieldDigest,
-	FieldPreviousDigest,
-	FieldPreviousExpiresAt,
-	FieldRevokedAt,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -71,12 +71,12 @@ func ValidColumn(column string) bool {
 var (
 	// DefaultCreatedAt holds the default value on creation for the "created_at" field.
 	DefaultCreatedAt func() time.Time
+	// DigestValidator is a validator for the "digest" field. It is called by the builders before save.
+	DigestValidator func([]byte) error
 	// ProjectIDValidator is a validator for the "project_id" field. It is called by the builders before save.
 	ProjectIDValidator func(string) error
 	// AgentNameValidator is a validator for the "agent_name" field. It is called by the builders before save.
 	AgentNameValidator func(string) error
-	// DigestValidator is a validator for the "digest" field. It is called by the builders before save.
-	DigestValidator func([]byte) error
 	// DefaultID holds the default value on creation for the "id" field.
 	DefaultID func() string
 	// IDValidator is a validator for the "id" field. It is called by the builders before save.
@@ -94,6 +94,26 @@ func ByID(opts ...sql.OrderTermOption) OrderOption {
 // ByCreatedAt orders the results by the created_at field.
 func ByCreatedAt(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldCreatedAt, opts...).ToFunc()
+}
+
+// ByPreviousExpiresAt orders the results by the previous_expires_at field.
+func ByPreviousExpiresAt(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldPreviousExpiresAt, opts...).ToFunc()
+}
+
+// ByRevokedAt orders the results by the revoked_at field.
+func ByRevokedAt(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldRevokedAt, opts...).ToFunc()
+}
+
+// ByLastUsedAt orders the results by the last_used_at field.
+func ByLastUsedAt(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldLastUsedAt, opts...).ToFunc()
+}
+
+// ByTokenHint orders the results by the token_hint field.
+func ByTokenHint(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldTokenHint, opts...).ToFunc()
 }
 
 // ByProjectID orders the results by the project_id field.
@@ -114,24 +134,4 @@ func ByCreatedBy(opts ...sql.OrderTermOption) OrderOption {
 // ByExpiresAt orders the results by the expires_at field.
 func ByExpiresAt(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldExpiresAt, opts...).ToFunc()
-}
-
-// ByLastUsedAt orders the results by the last_used_at field.
-func ByLastUsedAt(opts ...sql.OrderTermOption) OrderOption {
-	return sql.OrderByField(FieldLastUsedAt, opts...).ToFunc()
-}
-
-// ByTokenHint orders the results by the token_hint field.
-func ByTokenHint(opts ...sql.OrderTermOption) OrderOption {
-	return sql.OrderByField(FieldTokenHint, opts...).ToFunc()
-}
-
-// ByPreviousExpiresAt orders the results by the previous_expires_at field.
-func ByPreviousExpiresAt(opts ...sql.OrderTermOption) OrderOption {
-	return sql.OrderByField(FieldPreviousExpiresAt, opts...).ToFunc()
-}
-
-// ByRevokedAt orders the results by the revoked_at field.
-func ByRevokedAt(opts ...sql.OrderTermOption) OrderOption {
-	return sql.OrderByField(FieldRevokedAt, opts...).ToFunc()
 }

@@ -69,36 +69,6 @@ func CreatedAt(v time.Time) predicate.AgentToken {
 	return predicate.AgentToken(sql.FieldEQ(FieldCreatedAt, v))
 }
 
-// ProjectID applies equality check predicate on the "project_id" field. It's identical to ProjectIDEQ.
-func ProjectID(v string) predicate.AgentToken {
-	return predicate.AgentToken(sql.FieldEQ(FieldProjectID, v))
-}
-
-// AgentName applies equality check predicate on the "agent_name" field. It's identical to AgentNameEQ.
-func AgentName(v string) predicate.AgentToken {
-	return predicate.AgentToken(sql.FieldEQ(FieldAgentName, v))
-}
-
-// CreatedBy applies equality check predicate on the "created_by" field. It's identical to CreatedByEQ.
-func CreatedBy(v string) predicate.AgentToken {
-	return predicate.AgentToken(sql.FieldEQ(FieldCreatedBy, v))
-}
-
-// ExpiresAt applies equality check predicate on the "expires_at" field. It's identical to ExpiresAtEQ.
-func ExpiresAt(v time.Time) predicate.AgentToken {
-	return predicate.AgentToken(sql.FieldEQ(FieldExpiresAt, v))
-}
-
-// LastUsedAt applies equality check predicate on the "last_used_at" field. It's identical to LastUsedAtEQ.
-func LastUsedAt(v time.Time) predicate.AgentToken {
-	return predicate.AgentToken(sql.FieldEQ(FieldLastUsedAt, v))
-}
-
-// TokenHint applies equality check predicate on the "token_hint" field. It's identical to TokenHintEQ.
-func TokenHint(v string) predicate.AgentToken {
-	return predicate.AgentToken(sql.FieldEQ(FieldTokenHint, v))
-}
-
 // Digest applies equality check predicate on the "digest" field. It's identical to DigestEQ.
 func Digest(v []byte) predicate.AgentToken {
 	return predicate.AgentToken(sql.FieldEQ(FieldDigest, v))
@@ -117,6 +87,36 @@ func PreviousExpiresAt(v time.Time) predicate.AgentToken {
 // RevokedAt applies equality check predicate on the "revoked_at" field. It's identical to RevokedAtEQ.
 func RevokedAt(v time.Time) predicate.AgentToken {
 	return predicate.AgentToken(sql.FieldEQ(FieldRevokedAt, v))
+}
+
+// LastUsedAt applies equality check predicate on the "last_used_at" field. It's identical to LastUsedAtEQ.
+func LastUsedAt(v time.Time) predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldEQ(FieldLastUsedAt, v))
+}
+
+// TokenHint applies equality check predicate on the "token_hint" field. It's identical to TokenHintEQ.
+func TokenHint(v string) predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldEQ(FieldTokenHint, v))
+}
+
+// ProjectID applies equality check predicate on the "project_id" field. It's identical to ProjectIDEQ.
+func ProjectID(v string) predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldEQ(FieldProjectID, v))
+}
+
+// AgentName applies equality check predicate on the "agent_name" field. It's identical to AgentNameEQ.
+func AgentName(v string) predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldEQ(FieldAgentName, v))
+}
+
+// CreatedBy applies equality check predicate on the "created_by" field. It's identical to CreatedByEQ.
+func CreatedBy(v string) predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldEQ(FieldCreatedBy, v))
+}
+
+// ExpiresAt applies equality check predicate on the "expires_at" field. It's identical to ExpiresAtEQ.
+func ExpiresAt(v time.Time) predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldEQ(FieldExpiresAt, v))
 }
 
 // CreatedAtEQ applies the EQ predicate on the "created_at" field.
@@ -157,6 +157,311 @@ func CreatedAtLT(v time.Time) predicate.AgentToken {
 // CreatedAtLTE applies the LTE predicate on the "created_at" field.
 func CreatedAtLTE(v time.Time) predicate.AgentToken {
 	return predicate.AgentToken(sql.FieldLTE(FieldCreatedAt, v))
+}
+
+// DigestEQ applies the EQ predicate on the "digest" field.
+func DigestEQ(v []byte) predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldEQ(FieldDigest, v))
+}
+
+// DigestNEQ applies the NEQ predicate on the "digest" field.
+func DigestNEQ(v []byte) predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldNEQ(FieldDigest, v))
+}
+
+// DigestIn applies the In predicate on the "digest" field.
+func DigestIn(vs ...[]byte) predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldIn(FieldDigest, vs...))
+}
+
+// DigestNotIn applies the NotIn predicate on the "digest" field.
+func DigestNotIn(vs ...[]byte) predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldNotIn(FieldDigest, vs...))
+}
+
+// DigestGT applies the GT predicate on the "digest" field.
+func DigestGT(v []byte) predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldGT(FieldDigest, v))
+}
+
+// DigestGTE applies the GTE predicate on the "digest" field.
+func DigestGTE(v []byte) predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldGTE(FieldDigest, v))
+}
+
+// DigestLT applies the LT predicate on the "digest" field.
+func DigestLT(v []byte) predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldLT(FieldDigest, v))
+}
+
+// DigestLTE applies the LTE predicate on the "digest" field.
+func DigestLTE(v []byte) predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldLTE(FieldDigest, v))
+}
+
+// PreviousDigestEQ applies the EQ predicate on the "previous_digest" field.
+func PreviousDigestEQ(v []byte) predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldEQ(FieldPreviousDigest, v))
+}
+
+// PreviousDigestNEQ applies the NEQ predicate on the "previous_digest" field.
+func PreviousDigestNEQ(v []byte) predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldNEQ(FieldPreviousDigest, v))
+}
+
+// PreviousDigestIn applies the In predicate on the "previous_digest" field.
+func PreviousDigestIn(vs ...[]byte) predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldIn(FieldPreviousDigest, vs...))
+}
+
+// PreviousDigestNotIn applies the NotIn predicate on the "previous_digest" field.
+func PreviousDigestNotIn(vs ...[]byte) predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldNotIn(FieldPreviousDigest, vs...))
+}
+
+// PreviousDigestGT applies the GT predicate on the "previous_digest" field.
+func PreviousDigestGT(v []byte) predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldGT(FieldPreviousDigest, v))
+}
+
+// PreviousDigestGTE applies the GTE predicate on the "previous_digest" field.
+func PreviousDigestGTE(v []byte) predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldGTE(FieldPreviousDigest, v))
+}
+
+// PreviousDigestLT applies the LT predicate on the "previous_digest" field.
+func PreviousDigestLT(v []byte) predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldLT(FieldPreviousDigest, v))
+}
+
+// PreviousDigestLTE applies the LTE predicate on the "previous_digest" field.
+func PreviousDigestLTE(v []byte) predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldLTE(FieldPreviousDigest, v))
+}
+
+// PreviousDigestIsNil applies the IsNil predicate on the "previous_digest" field.
+func PreviousDigestIsNil() predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldIsNull(FieldPreviousDigest))
+}
+
+// PreviousDigestNotNil applies the NotNil predicate on the "previous_digest" field.
+func PreviousDigestNotNil() predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldNotNull(FieldPreviousDigest))
+}
+
+// PreviousExpiresAtEQ applies the EQ predicate on the "previous_expires_at" field.
+func PreviousExpiresAtEQ(v time.Time) predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldEQ(FieldPreviousExpiresAt, v))
+}
+
+// PreviousExpiresAtNEQ applies the NEQ predicate on the "previous_expires_at" field.
+func PreviousExpiresAtNEQ(v time.Time) predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldNEQ(FieldPreviousExpiresAt, v))
+}
+
+// PreviousExpiresAtIn applies the In predicate on the "previous_expires_at" field.
+func PreviousExpiresAtIn(vs ...time.Time) predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldIn(FieldPreviousExpiresAt, vs...))
+}
+
+// PreviousExpiresAtNotIn applies the NotIn predicate on the "previous_expires_at" field.
+func PreviousExpiresAtNotIn(vs ...time.Time) predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldNotIn(FieldPreviousExpiresAt, vs...))
+}
+
+// PreviousExpiresAtGT applies the GT predicate on the "previous_expires_at" field.
+func PreviousExpiresAtGT(v time.Time) predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldGT(FieldPreviousExpiresAt, v))
+}
+
+// PreviousExpiresAtGTE applies the GTE predicate on the "previous_expires_at" field.
+func PreviousExpiresAtGTE(v time.Time) predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldGTE(FieldPreviousExpiresAt, v))
+}
+
+// PreviousExpiresAtLT applies the LT predicate on the "previous_expires_at" field.
+func PreviousExpiresAtLT(v time.Time) predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldLT(FieldPreviousExpiresAt, v))
+}
+
+// PreviousExpiresAtLTE applies the LTE predicate on the "previous_expires_at" field.
+func PreviousExpiresAtLTE(v time.Time) predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldLTE(FieldPreviousExpiresAt, v))
+}
+
+// PreviousExpiresAtIsNil applies the IsNil predicate on the "previous_expires_at" field.
+func PreviousExpiresAtIsNil() predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldIsNull(FieldPreviousExpiresAt))
+}
+
+// PreviousExpiresAtNotNil applies the NotNil predicate on the "previous_expires_at" field.
+func PreviousExpiresAtNotNil() predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldNotNull(FieldPreviousExpiresAt))
+}
+
+// RevokedAtEQ applies the EQ predicate on the "revoked_at" field.
+func RevokedAtEQ(v time.Time) predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldEQ(FieldRevokedAt, v))
+}
+
+// RevokedAtNEQ applies the NEQ predicate on the "revoked_at" field.
+func RevokedAtNEQ(v time.Time) predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldNEQ(FieldRevokedAt, v))
+}
+
+// RevokedAtIn applies the In predicate on the "revoked_at" field.
+func RevokedAtIn(vs ...time.Time) predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldIn(FieldRevokedAt, vs...))
+}
+
+// RevokedAtNotIn applies the NotIn predicate on the "revoked_at" field.
+func RevokedAtNotIn(vs ...time.Time) predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldNotIn(FieldRevokedAt, vs...))
+}
+
+// RevokedAtGT applies the GT predicate on the "revoked_at" field.
+func RevokedAtGT(v time.Time) predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldGT(FieldRevokedAt, v))
+}
+
+// RevokedAtGTE applies the GTE predicate on the "revoked_at" field.
+func RevokedAtGTE(v time.Time) predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldGTE(FieldRevokedAt, v))
+}
+
+// RevokedAtLT applies the LT predicate on the "revoked_at" field.
+func RevokedAtLT(v time.Time) predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldLT(FieldRevokedAt, v))
+}
+
+// RevokedAtLTE applies the LTE predicate on the "revoked_at" field.
+func RevokedAtLTE(v time.Time) predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldLTE(FieldRevokedAt, v))
+}
+
+// RevokedAtIsNil applies the IsNil predicate on the "revoked_at" field.
+func RevokedAtIsNil() predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldIsNull(FieldRevokedAt))
+}
+
+// RevokedAtNotNil applies the NotNil predicate on the "revoked_at" field.
+func RevokedAtNotNil() predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldNotNull(FieldRevokedAt))
+}
+
+// LastUsedAtEQ applies the EQ predicate on the "last_used_at" field.
+func LastUsedAtEQ(v time.Time) predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldEQ(FieldLastUsedAt, v))
+}
+
+// LastUsedAtNEQ applies the NEQ predicate on the "last_used_at" field.
+func LastUsedAtNEQ(v time.Time) predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldNEQ(FieldLastUsedAt, v))
+}
+
+// LastUsedAtIn applies the In predicate on the "last_used_at" field.
+func LastUsedAtIn(vs ...time.Time) predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldIn(FieldLastUsedAt, vs...))
+}
+
+// LastUsedAtNotIn applies the NotIn predicate on the "last_used_at" field.
+func LastUsedAtNotIn(vs ...time.Time) predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldNotIn(FieldLastUsedAt, vs...))
+}
+
+// LastUsedAtGT applies the GT predicate on the "last_used_at" field.
+func LastUsedAtGT(v time.Time) predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldGT(FieldLastUsedAt, v))
+}
+
+// LastUsedAtGTE applies the GTE predicate on the "last_used_at" field.
+func LastUsedAtGTE(v time.Time) predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldGTE(FieldLastUsedAt, v))
+}
+
+// LastUsedAtLT applies the LT predicate on the "last_used_at" field.
+func LastUsedAtLT(v time.Time) predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldLT(FieldLastUsedAt, v))
+}
+
+// LastUsedAtLTE applies the LTE predicate on the "last_used_at" field.
+func LastUsedAtLTE(v time.Time) predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldLTE(FieldLastUsedAt, v))
+}
+
+// LastUsedAtIsNil applies the IsNil predicate on the "last_used_at" field.
+func LastUsedAtIsNil() predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldIsNull(FieldLastUsedAt))
+}
+
+// LastUsedAtNotNil applies the NotNil predicate on the "last_used_at" field.
+func LastUsedAtNotNil() predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldNotNull(FieldLastUsedAt))
+}
+
+// TokenHintEQ applies the EQ predicate on the "token_hint" field.
+func TokenHintEQ(v string) predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldEQ(FieldTokenHint, v))
+}
+
+// TokenHintNEQ applies the NEQ predicate on the "token_hint" field.
+func TokenHintNEQ(v string) predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldNEQ(FieldTokenHint, v))
+}
+
+// TokenHintIn applies the In predicate on the "token_hint" field.
+func TokenHintIn(vs ...string) predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldIn(FieldTokenHint, vs...))
+}
+
+// TokenHintNotIn applies the NotIn predicate on the "token_hint" field.
+func TokenHintNotIn(vs ...string) predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldNotIn(FieldTokenHint, vs...))
+}
+
+// TokenHintGT applies the GT predicate on the "token_hint" field.
+func TokenHintGT(v string) predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldGT(FieldTokenHint, v))
+}
+
+// TokenHintGTE applies the GTE predicate on the "token_hint" field.
+func TokenHintGTE(v string) predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldGTE(FieldTokenHint, v))
+}
+
+// TokenHintLT applies the LT predicate on the "token_hint" field.
+func TokenHintLT(v string) predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldLT(FieldTokenHint, v))
+}
+
+// TokenHintLTE applies the LTE predicate on the "token_hint" field.
+func TokenHintLTE(v string) predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldLTE(FieldTokenHint, v))
+}
+
+// TokenHintContains applies the Contains predicate on the "token_hint" field.
+func TokenHintContains(v string) predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldContains(FieldTokenHint, v))
+}
+
+// TokenHintHasPrefix applies the HasPrefix predicate on the "token_hint" field.
+func TokenHintHasPrefix(v string) predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldHasPrefix(FieldTokenHint, v))
+}
+
+// TokenHintHasSuffix applies the HasSuffix predicate on the "token_hint" field.
+func TokenHintHasSuffix(v string) predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldHasSuffix(FieldTokenHint, v))
+}
+
+// TokenHintEqualFold applies the EqualFold predicate on the "token_hint" field.
+func TokenHintEqualFold(v string) predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldEqualFold(FieldTokenHint, v))
+}
+
+// TokenHintContainsFold applies the ContainsFold predicate on the "token_hint" field.
+func TokenHintContainsFold(v string) predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldContainsFold(FieldTokenHint, v))
 }
 
 // ProjectIDEQ applies the EQ predicate on the "project_id" field.
@@ -402,311 +707,6 @@ func ExpiresAtLT(v time.Time) predicate.AgentToken {
 // ExpiresAtLTE applies the LTE predicate on the "expires_at" field.
 func ExpiresAtLTE(v time.Time) predicate.AgentToken {
 	return predicate.AgentToken(sql.FieldLTE(FieldExpiresAt, v))
-}
-
-// LastUsedAtEQ applies the EQ predicate on the "last_used_at" field.
-func LastUsedAtEQ(v time.Time) predicate.AgentToken {
-	return predicate.AgentToken(sql.FieldEQ(FieldLastUsedAt, v))
-}
-
-// LastUsedAtNEQ applies the NEQ predicate on the "last_used_at" field.
-func LastUsedAtNEQ(v time.Time) predicate.AgentToken {
-	return predicate.AgentToken(sql.FieldNEQ(FieldLastUsedAt, v))
-}
-
-// LastUsedAtIn applies the In predicate on the "last_used_at" field.
-func LastUsedAtIn(vs ...time.Time) predicate.AgentToken {
-	return predicate.AgentToken(sql.FieldIn(FieldLastUsedAt, vs...))
-}
-
-// LastUsedAtNotIn applies the NotIn predicate on the "last_used_at" field.
-func LastUsedAtNotIn(vs ...time.Time) predicate.AgentToken {
-	return predicate.AgentToken(sql.FieldNotIn(FieldLastUsedAt, vs...))
-}
-
-// LastUsedAtGT applies the GT predicate on the "last_used_at" field.
-func LastUsedAtGT(v time.Time) predicate.AgentToken {
-	return predicate.AgentToken(sql.FieldGT(FieldLastUsedAt, v))
-}
-
-// LastUsedAtGTE applies the GTE predicate on the "last_used_at" field.
-func LastUsedAtGTE(v time.Time) predicate.AgentToken {
-	return predicate.AgentToken(sql.FieldGTE(FieldLastUsedAt, v))
-}
-
-// LastUsedAtLT applies the LT predicate on the "last_used_at" field.
-func LastUsedAtLT(v time.Time) predicate.AgentToken {
-	return predicate.AgentToken(sql.FieldLT(FieldLastUsedAt, v))
-}
-
-// LastUsedAtLTE applies the LTE predicate on the "last_used_at" field.
-func LastUsedAtLTE(v time.Time) predicate.AgentToken {
-	return predicate.AgentToken(sql.FieldLTE(FieldLastUsedAt, v))
-}
-
-// LastUsedAtIsNil applies the IsNil predicate on the "last_used_at" field.
-func LastUsedAtIsNil() predicate.AgentToken {
-	return predicate.AgentToken(sql.FieldIsNull(FieldLastUsedAt))
-}
-
-// LastUsedAtNotNil applies the NotNil predicate on the "last_used_at" field.
-func LastUsedAtNotNil() predicate.AgentToken {
-	return predicate.AgentToken(sql.FieldNotNull(FieldLastUsedAt))
-}
-
-// TokenHintEQ applies the EQ predicate on the "token_hint" field.
-func TokenHintEQ(v string) predicate.AgentToken {
-	return predicate.AgentToken(sql.FieldEQ(FieldTokenHint, v))
-}
-
-// TokenHintNEQ applies the NEQ predicate on the "token_hint" field.
-func TokenHintNEQ(v string) predicate.AgentToken {
-	return predicate.AgentToken(sql.FieldNEQ(FieldTokenHint, v))
-}
-
-// TokenHintIn applies the In predicate on the "token_hint" field.
-func TokenHintIn(vs ...string) predicate.AgentToken {
-	return predicate.AgentToken(sql.FieldIn(FieldTokenHint, vs...))
-}
-
-// TokenHintNotIn applies the NotIn predicate on the "token_hint" field.
-func TokenHintNotIn(vs ...string) predicate.AgentToken {
-	return predicate.AgentToken(sql.FieldNotIn(FieldTokenHint, vs...))
-}
-
-// TokenHintGT applies the GT predicate on the "token_hint" field.
-func TokenHintGT(v string) predicate.AgentToken {
-	return predicate.AgentToken(sql.FieldGT(FieldTokenHint, v))
-}
-
-// TokenHintGTE applies the GTE predicate on the "token_hint" field.
-func TokenHintGTE(v string) predicate.AgentToken {
-	return predicate.AgentToken(sql.FieldGTE(FieldTokenHint, v))
-}
-
-// TokenHintLT applies the LT predicate on the "token_hint" field.
-func TokenHintLT(v string) predicate.AgentToken {
-	return predicate.AgentToken(sql.FieldLT(FieldTokenHint, v))
-}
-
-// TokenHintLTE applies the LTE predicate on the "token_hint" field.
-func TokenHintLTE(v string) predicate.AgentToken {
-	return predicate.AgentToken(sql.FieldLTE(FieldTokenHint, v))
-}
-
-// TokenHintContains applies the Contains predicate on the "token_hint" field.
-func TokenHintContains(v string) predicate.AgentToken {
-	return predicate.AgentToken(sql.FieldContains(FieldTokenHint, v))
-}
-
-// TokenHintHasPrefix applies the HasPrefix predicate on the "token_hint" field.
-func TokenHintHasPrefix(v string) predicate.AgentToken {
-	return predicate.AgentToken(sql.FieldHasPrefix(FieldTokenHint, v))
-}
-
-// TokenHintHasSuffix applies the HasSuffix predicate on the "token_hint" field.
-func TokenHintHasSuffix(v string) predicate.AgentToken {
-	return predicate.AgentToken(sql.FieldHasSuffix(FieldTokenHint, v))
-}
-
-// TokenHintEqualFold applies the EqualFold predicate on the "token_hint" field.
-func TokenHintEqualFold(v string) predicate.AgentToken {
-	return predicate.AgentToken(sql.FieldEqualFold(FieldTokenHint, v))
-}
-
-// TokenHintContainsFold applies the ContainsFold predicate on the "token_hint" field.
-func TokenHintContainsFold(v string) predicate.AgentToken {
-	return predicate.AgentToken(sql.FieldContainsFold(FieldTokenHint, v))
-}
-
-// DigestEQ applies the EQ predicate on the "digest" field.
-func DigestEQ(v []byte) predicate.AgentToken {
-	return predicate.AgentToken(sql.FieldEQ(FieldDigest, v))
-}
-
-// DigestNEQ applies the NEQ predicate on the "digest" field.
-func DigestNEQ(v []byte) predicate.AgentToken {
-	return predicate.AgentToken(sql.FieldNEQ(FieldDigest, v))
-}
-
-// DigestIn applies the In predicate on the "digest" field.
-func DigestIn(vs ...[]byte) predicate.AgentToken {
-	return predicate.AgentToken(sql.FieldIn(FieldDigest, vs...))
-}
-
-// DigestNotIn applies the NotIn predicate on the "digest" field.
-func DigestNotIn(vs ...[]byte) predicate.AgentToken {
-	return predicate.AgentToken(sql.FieldNotIn(FieldDigest, vs...))
-}
-
-// DigestGT applies the GT predicate on the "digest" field.
-func DigestGT(v []byte) predicate.AgentToken {
-	return predicate.AgentToken(sql.FieldGT(FieldDigest, v))
-}
-
-// DigestGTE applies the GTE predicate on the "digest" field.
-func DigestGTE(v []byte) predicate.AgentToken {
-	return predicate.AgentToken(sql.FieldGTE(FieldDigest, v))
-}
-
-// DigestLT applies the LT predicate on the "digest" field.
-func DigestLT(v []byte) predicate.AgentToken {
-	return predicate.AgentToken(sql.FieldLT(FieldDigest, v))
-}
-
-// DigestLTE applies the LTE predicate on the "digest" field.
-func DigestLTE(v []byte) predicate.AgentToken {
-	return predicate.AgentToken(sql.FieldLTE(FieldDigest, v))
-}
-
-// PreviousDigestEQ applies the EQ predicate on the "previous_digest" field.
-func PreviousDigestEQ(v []byte) predicate.AgentToken {
-	return predicate.AgentToken(sql.FieldEQ(FieldPreviousDigest, v))
-}
-
-// PreviousDigestNEQ applies the NEQ predicate on the "previous_digest" field.
-func PreviousDigestNEQ(v []byte) predicate.AgentToken {
-	return predicate.AgentToken(sql.FieldNEQ(FieldPreviousDigest, v))
-}
-
-// PreviousDigestIn applies the In predicate on the "previous_digest" field.
-func PreviousDigestIn(vs ...[]byte) predicate.AgentToken {
-	return predicate.AgentToken(sql.FieldIn(FieldPreviousDigest, vs...))
-}
-
-// PreviousDigestNotIn applies the NotIn predicate on the "previous_digest" field.
-func PreviousDigestNotIn(vs ...[]byte) predicate.AgentToken {
-	return predicate.AgentToken(sql.FieldNotIn(FieldPreviousDigest, vs...))
-}
-
-// PreviousDigestGT applies the GT predicate on the "previous_digest" field.
-func PreviousDigestGT(v []byte) predicate.AgentToken {
-	return predicate.AgentToken(sql.FieldGT(FieldPreviousDigest, v))
-}
-
-// PreviousDigestGTE applies the GTE predicate on the "previous_digest" field.
-func PreviousDigestGTE(v []byte) predicate.AgentToken {
-	return predicate.AgentToken(sql.FieldGTE(FieldPreviousDigest, v))
-}
-
-// PreviousDigestLT applies the LT predicate on the "previous_digest" field.
-func PreviousDigestLT(v []byte) predicate.AgentToken {
-	return predicate.AgentToken(sql.FieldLT(FieldPreviousDigest, v))
-}
-
-// PreviousDigestLTE applies the LTE predicate on the "previous_digest" field.
-func PreviousDigestLTE(v []byte) predicate.AgentToken {
-	return predicate.AgentToken(sql.FieldLTE(FieldPreviousDigest, v))
-}
-
-// PreviousDigestIsNil applies the IsNil predicate on the "previous_digest" field.
-func PreviousDigestIsNil() predicate.AgentToken {
-	return predicate.AgentToken(sql.FieldIsNull(FieldPreviousDigest))
-}
-
-// PreviousDigestNotNil applies the NotNil predicate on the "previous_digest" field.
-func PreviousDigestNotNil() predicate.AgentToken {
-	return predicate.AgentToken(sql.FieldNotNull(FieldPreviousDigest))
-}
-
-// PreviousExpiresAtEQ applies the EQ predicate on the "previous_expires_at" field.
-func PreviousExpiresAtEQ(v time.Time) predicate.AgentToken {
-	return predicate.AgentToken(sql.FieldEQ(FieldPreviousExpiresAt, v))
-}
-
-// PreviousExpiresAtNEQ applies the NEQ predicate on the "previous_expires_at" field.
-func PreviousExpiresAtNEQ(v time.Time) predicate.AgentToken {
-	return predicate.AgentToken(sql.FieldNEQ(FieldPreviousExpiresAt, v))
-}
-
-// PreviousExpiresAtIn applies the In predicate on the "previous_expires_at" field.
-func PreviousExpiresAtIn(vs ...time.Time) predicate.AgentToken {
-	return predicate.AgentToken(sql.FieldIn(FieldPreviousExpiresAt, vs...))
-}
-
-// PreviousExpiresAtNotIn applies the NotIn predicate on the "previous_expires_at" field.
-func PreviousExpiresAtNotIn(vs ...time.Time) predicate.AgentToken {
-	return predicate.AgentToken(sql.FieldNotIn(FieldPreviousExpiresAt, vs...))
-}
-
-// PreviousExpiresAtGT applies the GT predicate on the "previous_expires_at" field.
-func PreviousExpiresAtGT(v time.Time) predicate.AgentToken {
-	return predicate.AgentToken(sql.FieldGT(FieldPreviousExpiresAt, v))
-}
-
-// PreviousExpiresAtGTE applies the GTE predicate on the "previous_expires_at" field.
-func PreviousExpiresAtGTE(v time.Time) predicate.AgentToken {
-	return predicate.AgentToken(sql.FieldGTE(FieldPreviousExpiresAt, v))
-}
-
-// PreviousExpiresAtLT applies the LT predicate on the "previous_expires_at" field.
-func PreviousExpiresAtLT(v time.Time) predicate.AgentToken {
-	return predicate.AgentToken(sql.FieldLT(FieldPreviousExpiresAt, v))
-}
-
-// PreviousExpiresAtLTE applies the LTE predicate on the "previous_expires_at" field.
-func PreviousExpiresAtLTE(v time.Time) predicate.AgentToken {
-	return predicate.AgentToken(sql.FieldLTE(FieldPreviousExpiresAt, v))
-}
-
-// PreviousExpiresAtIsNil applies the IsNil predicate on the "previous_expires_at" field.
-func PreviousExpiresAtIsNil() predicate.AgentToken {
-	return predicate.AgentToken(sql.FieldIsNull(FieldPreviousExpiresAt))
-}
-
-// PreviousExpiresAtNotNil applies the NotNil predicate on the "previous_expires_at" field.
-func PreviousExpiresAtNotNil() predicate.AgentToken {
-	return predicate.AgentToken(sql.FieldNotNull(FieldPreviousExpiresAt))
-}
-
-// RevokedAtEQ applies the EQ predicate on the "revoked_at" field.
-func RevokedAtEQ(v time.Time) predicate.AgentToken {
-	return predicate.AgentToken(sql.FieldEQ(FieldRevokedAt, v))
-}
-
-// RevokedAtNEQ applies the NEQ predicate on the "revoked_at" field.
-func RevokedAtNEQ(v time.Time) predicate.AgentToken {
-	return predicate.AgentToken(sql.FieldNEQ(FieldRevokedAt, v))
-}
-
-// RevokedAtIn applies the In predicate on the "revoked_at" field.
-func RevokedAtIn(vs ...time.Time) predicate.AgentToken {
-	return predicate.AgentToken(sql.FieldIn(FieldRevokedAt, vs...))
-}
-
-// RevokedAtNotIn applies the NotIn predicate on the "revoked_at" field.
-func RevokedAtNotIn(vs ...time.Time) predicate.AgentToken {
-	return predicate.AgentToken(sql.FieldNotIn(FieldRevokedAt, vs...))
-}
-
-// RevokedAtGT applies the GT predicate on the "revoked_at" field.
-func RevokedAtGT(v time.Time) predicate.AgentToken {
-	return predicate.AgentToken(sql.FieldGT(FieldRevokedAt, v))
-}
-
-// RevokedAtGTE applies the GTE predicate on the "revoked_at" field.
-func RevokedAtGTE(v time.Time) predicate.AgentToken {
-	return predicate.AgentToken(sql.FieldGTE(FieldRevokedAt, v))
-}
-
-// RevokedAtLT applies the LT predicate on the "revoked_at" field.
-func RevokedAtLT(v time.Time) predicate.AgentToken {
-	return predicate.AgentToken(sql.FieldLT(FieldRevokedAt, v))
-}
-
-// RevokedAtLTE applies the LTE predicate on the "revoked_at" field.
-func RevokedAtLTE(v time.Time) predicate.AgentToken {
-	return predicate.AgentToken(sql.FieldLTE(FieldRevokedAt, v))
-}
-
-// RevokedAtIsNil applies the IsNil predicate on the "revoked_at" field.
-func RevokedAtIsNil() predicate.AgentToken {
-	return predicate.AgentToken(sql.FieldIsNull(FieldRevokedAt))
-}
-
-// RevokedAtNotNil applies the NotNil predicate on the "revoked_at" field.
-func RevokedAtNotNil() predicate.AgentToken {
-	return predicate.AgentToken(sql.FieldNotNull(FieldRevokedAt))
 }
 
 // And groups predicates with the AND operator between them.

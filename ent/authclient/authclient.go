@@ -15,22 +15,22 @@ const (
 	FieldID = "id"
 	// FieldCreatedAt holds the string denoting the created_at field in the database.
 	FieldCreatedAt = "created_at"
-	// FieldBadgeID holds the string denoting the badge_id field in the database.
-	FieldBadgeID = "badge_id"
-	// FieldProjectID holds the string denoting the project_id field in the database.
-	FieldProjectID = "project_id"
 	// FieldSecretDigest holds the string denoting the secret_digest field in the database.
 	FieldSecretDigest = "secret_digest"
 	// FieldPreviousSecretDigest holds the string denoting the previous_secret_digest field in the database.
 	FieldPreviousSecretDigest = "previous_secret_digest"
 	// FieldPreviousExpiresAt holds the string denoting the previous_expires_at field in the database.
 	FieldPreviousExpiresAt = "previous_expires_at"
+	// FieldRevokedAt holds the string denoting the revoked_at field in the database.
+	FieldRevokedAt = "revoked_at"
+	// FieldBadgeID holds the string denoting the badge_id field in the database.
+	FieldBadgeID = "badge_id"
+	// FieldProjectID holds the string denoting the project_id field in the database.
+	FieldProjectID = "project_id"
 	// FieldRole holds the string denoting the role field in the database.
 	FieldRole = "role"
 	// FieldExpiresAt holds the string denoting the expires_at field in the database.
 	FieldExpiresAt = "expires_at"
-	// FieldRevokedAt holds the string denoting the revoked_at field in the database.
-	FieldRevokedAt = "revoked_at"
 	// Table holds the table name of the authclient in the database.
 	Table = "auth_clients"
 )
@@ -39,14 +39,14 @@ const (
 var Columns = []string{
 	FieldID,
 	FieldCreatedAt,
-	FieldBadgeID,
-	FieldProjectID,
 	FieldSecretDigest,
 	FieldPreviousSecretDigest,
 	FieldPreviousExpiresAt,
+	FieldRevokedAt,
+	FieldBadgeID,
+	FieldProjectID,
 	FieldRole,
 	FieldExpiresAt,
-	FieldRevokedAt,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -62,12 +62,12 @@ func ValidColumn(column string) bool {
 var (
 	// DefaultCreatedAt holds the default value on creation for the "created_at" field.
 	DefaultCreatedAt func() time.Time
+	// SecretDigestValidator is a validator for the "secret_digest" field. It is called by the builders before save.
+	SecretDigestValidator func([]byte) error
 	// BadgeIDValidator is a validator for the "badge_id" field. It is called by the builders before save.
 	BadgeIDValidator func(string) error
 	// ProjectIDValidator is a validator for the "project_id" field. It is called by the builders before save.
 	ProjectIDValidator func(string) error
-	// SecretDigestValidator is a validator for the "secret_digest" field. It is called by the builders before save.
-	SecretDigestValidator func([]byte) error
 	// DefaultID holds the default value on creation for the "id" field.
 	DefaultID func() string
 	// IDValidator is a validator for the "id" field. It is called by the builders before save.
@@ -87,6 +87,16 @@ func ByCreatedAt(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldCreatedAt, opts...).ToFunc()
 }
 
+// ByPreviousExpiresAt orders the results by the previous_expires_at field.
+func ByPreviousExpiresAt(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldPreviousExpiresAt, opts...).ToFunc()
+}
+
+// ByRevokedAt orders the results by the revoked_at field.
+func ByRevokedAt(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldRevokedAt, opts...).ToFunc()
+}
+
 // ByBadgeID orders the results by the badge_id field.
 func ByBadgeID(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldBadgeID, opts...).ToFunc()
@@ -97,11 +107,6 @@ func ByProjectID(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldProjectID, opts...).ToFunc()
 }
 
-// ByPreviousExpiresAt orders the results by the previous_expires_at field.
-func ByPreviousExpiresAt(opts ...sql.OrderTermOption) OrderOption {
-	return sql.OrderByField(FieldPreviousExpiresAt, opts...).ToFunc()
-}
-
 // ByRole orders the results by the role field.
 func ByRole(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldRole, opts...).ToFunc()
@@ -110,9 +115,4 @@ func ByRole(opts ...sql.OrderTermOption) OrderOption {
 // ByExpiresAt orders the results by the expires_at field.
 func ByExpiresAt(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldExpiresAt, opts...).ToFunc()
-}
-
-// ByRevokedAt orders the results by the revoked_at field.
-func ByRevokedAt(opts ...sql.OrderTermOption) OrderOption {
-	return sql.OrderByField(FieldRevokedAt, opts...).ToFunc()
 }

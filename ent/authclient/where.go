@@ -69,16 +69,6 @@ func CreatedAt(v time.Time) predicate.AuthClient {
 	return predicate.AuthClient(sql.FieldEQ(FieldCreatedAt, v))
 }
 
-// BadgeID applies equality check predicate on the "badge_id" field. It's identical to BadgeIDEQ.
-func BadgeID(v string) predicate.AuthClient {
-	return predicate.AuthClient(sql.FieldEQ(FieldBadgeID, v))
-}
-
-// ProjectID applies equality check predicate on the "project_id" field. It's identical to ProjectIDEQ.
-func ProjectID(v string) predicate.AuthClient {
-	return predicate.AuthClient(sql.FieldEQ(FieldProjectID, v))
-}
-
 // SecretDigest applies equality check predicate on the "secret_digest" field. It's identical to SecretDigestEQ.
 func SecretDigest(v []byte) predicate.AuthClient {
 	return predicate.AuthClient(sql.FieldEQ(FieldSecretDigest, v))
@@ -94,6 +84,21 @@ func PreviousExpiresAt(v time.Time) predicate.AuthClient {
 	return predicate.AuthClient(sql.FieldEQ(FieldPreviousExpiresAt, v))
 }
 
+// RevokedAt applies equality check predicate on the "revoked_at" field. It's identical to RevokedAtEQ.
+func RevokedAt(v time.Time) predicate.AuthClient {
+	return predicate.AuthClient(sql.FieldEQ(FieldRevokedAt, v))
+}
+
+// BadgeID applies equality check predicate on the "badge_id" field. It's identical to BadgeIDEQ.
+func BadgeID(v string) predicate.AuthClient {
+	return predicate.AuthClient(sql.FieldEQ(FieldBadgeID, v))
+}
+
+// ProjectID applies equality check predicate on the "project_id" field. It's identical to ProjectIDEQ.
+func ProjectID(v string) predicate.AuthClient {
+	return predicate.AuthClient(sql.FieldEQ(FieldProjectID, v))
+}
+
 // Role applies equality check predicate on the "role" field. It's identical to RoleEQ.
 func Role(v string) predicate.AuthClient {
 	return predicate.AuthClient(sql.FieldEQ(FieldRole, v))
@@ -102,11 +107,6 @@ func Role(v string) predicate.AuthClient {
 // ExpiresAt applies equality check predicate on the "expires_at" field. It's identical to ExpiresAtEQ.
 func ExpiresAt(v time.Time) predicate.AuthClient {
 	return predicate.AuthClient(sql.FieldEQ(FieldExpiresAt, v))
-}
-
-// RevokedAt applies equality check predicate on the "revoked_at" field. It's identical to RevokedAtEQ.
-func RevokedAt(v time.Time) predicate.AuthClient {
-	return predicate.AuthClient(sql.FieldEQ(FieldRevokedAt, v))
 }
 
 // CreatedAtEQ applies the EQ predicate on the "created_at" field.
@@ -147,136 +147,6 @@ func CreatedAtLT(v time.Time) predicate.AuthClient {
 // CreatedAtLTE applies the LTE predicate on the "created_at" field.
 func CreatedAtLTE(v time.Time) predicate.AuthClient {
 	return predicate.AuthClient(sql.FieldLTE(FieldCreatedAt, v))
-}
-
-// BadgeIDEQ applies the EQ predicate on the "badge_id" field.
-func BadgeIDEQ(v string) predicate.AuthClient {
-	return predicate.AuthClient(sql.FieldEQ(FieldBadgeID, v))
-}
-
-// BadgeIDNEQ applies the NEQ predicate on the "badge_id" field.
-func BadgeIDNEQ(v string) predicate.AuthClient {
-	return predicate.AuthClient(sql.FieldNEQ(FieldBadgeID, v))
-}
-
-// BadgeIDIn applies the In predicate on the "badge_id" field.
-func BadgeIDIn(vs ...string) predicate.AuthClient {
-	return predicate.AuthClient(sql.FieldIn(FieldBadgeID, vs...))
-}
-
-// BadgeIDNotIn applies the NotIn predicate on the "badge_id" field.
-func BadgeIDNotIn(vs ...string) predicate.AuthClient {
-	return predicate.AuthClient(sql.FieldNotIn(FieldBadgeID, vs...))
-}
-
-// BadgeIDGT applies the GT predicate on the "badge_id" field.
-func BadgeIDGT(v string) predicate.AuthClient {
-	return predicate.AuthClient(sql.FieldGT(FieldBadgeID, v))
-}
-
-// BadgeIDGTE applies the GTE predicate on the "badge_id" field.
-func BadgeIDGTE(v string) predicate.AuthClient {
-	return predicate.AuthClient(sql.FieldGTE(FieldBadgeID, v))
-}
-
-// BadgeIDLT applies the LT predicate on the "badge_id" field.
-func BadgeIDLT(v string) predicate.AuthClient {
-	return predicate.AuthClient(sql.FieldLT(FieldBadgeID, v))
-}
-
-// BadgeIDLTE applies the LTE predicate on the "badge_id" field.
-func BadgeIDLTE(v string) predicate.AuthClient {
-	return predicate.AuthClient(sql.FieldLTE(FieldBadgeID, v))
-}
-
-// BadgeIDContains applies the Contains predicate on the "badge_id" field.
-func BadgeIDContains(v string) predicate.AuthClient {
-	return predicate.AuthClient(sql.FieldContains(FieldBadgeID, v))
-}
-
-// BadgeIDHasPrefix applies the HasPrefix predicate on the "badge_id" field.
-func BadgeIDHasPrefix(v string) predicate.AuthClient {
-	return predicate.AuthClient(sql.FieldHasPrefix(FieldBadgeID, v))
-}
-
-// BadgeIDHasSuffix applies the HasSuffix predicate on the "badge_id" field.
-func BadgeIDHasSuffix(v string) predicate.AuthClient {
-	return predicate.AuthClient(sql.FieldHasSuffix(FieldBadgeID, v))
-}
-
-// BadgeIDEqualFold applies the EqualFold predicate on the "badge_id" field.
-func BadgeIDEqualFold(v string) predicate.AuthClient {
-	return predicate.AuthClient(sql.FieldEqualFold(FieldBadgeID, v))
-}
-
-// BadgeIDContainsFold applies the ContainsFold predicate on the "badge_id" field.
-func BadgeIDContainsFold(v string) predicate.AuthClient {
-	return predicate.AuthClient(sql.FieldContainsFold(FieldBadgeID, v))
-}
-
-// ProjectIDEQ applies the EQ predicate on the "project_id" field.
-func ProjectIDEQ(v string) predicate.AuthClient {
-	return predicate.AuthClient(sql.FieldEQ(FieldProjectID, v))
-}
-
-// ProjectIDNEQ applies the NEQ predicate on the "project_id" field.
-func ProjectIDNEQ(v string) predicate.AuthClient {
-	return predicate.AuthClient(sql.FieldNEQ(FieldProjectID, v))
-}
-
-// ProjectIDIn applies the In predicate on the "project_id" field.
-func ProjectIDIn(vs ...string) predicate.AuthClient {
-	return predicate.AuthClient(sql.FieldIn(FieldProjectID, vs...))
-}
-
-// ProjectIDNotIn applies the NotIn predicate on the "project_id" field.
-func ProjectIDNotIn(vs ...string) predicate.AuthClient {
-	return predicate.AuthClient(sql.FieldNotIn(FieldProjectID, vs...))
-}
-
-// ProjectIDGT applies the GT predicate on the "project_id" field.
-func ProjectIDGT(v string) predicate.AuthClient {
-	return predicate.AuthClient(sql.FieldGT(FieldProjectID, v))
-}
-
-// ProjectIDGTE applies the GTE predicate on the "project_id" field.
-func ProjectIDGTE(v string) predicate.AuthClient {
-	return predicate.AuthClient(sql.FieldGTE(FieldProjectID, v))
-}
-
-// ProjectIDLT applies the LT predicate on the "project_id" field.
-func ProjectIDLT(v string) predicate.AuthClient {
-	return predicate.AuthClient(sql.FieldLT(FieldProjectID, v))
-}
-
-// ProjectIDLTE applies the LTE predicate on the "project_id" field.
-func ProjectIDLTE(v string) predicate.AuthClient {
-	return predicate.AuthClient(sql.FieldLTE(FieldProjectID, v))
-}
-
-// ProjectIDContains applies the Contains predicate on the "project_id" field.
-func ProjectIDContains(v string) predicate.AuthClient {
-	return predicate.AuthClient(sql.FieldContains(FieldProjectID, v))
-}
-
-// ProjectIDHasPrefix applies the HasPrefix predicate on the "project_id" field.
-func ProjectIDHasPrefix(v string) predicate.AuthClient {
-	return predicate.AuthClient(sql.FieldHasPrefix(FieldProjectID, v))
-}
-
-// ProjectIDHasSuffix applies the HasSuffix predicate on the "project_id" field.
-func ProjectIDHasSuffix(v string) predicate.AuthClient {
-	return predicate.AuthClient(sql.FieldHasSuffix(FieldProjectID, v))
-}
-
-// ProjectIDEqualFold applies the EqualFold predicate on the "project_id" field.
-func ProjectIDEqualFold(v string) predicate.AuthClient {
-	return predicate.AuthClient(sql.FieldEqualFold(FieldProjectID, v))
-}
-
-// ProjectIDContainsFold applies the ContainsFold predicate on the "project_id" field.
-func ProjectIDContainsFold(v string) predicate.AuthClient {
-	return predicate.AuthClient(sql.FieldContainsFold(FieldProjectID, v))
 }
 
 // SecretDigestEQ applies the EQ predicate on the "secret_digest" field.
@@ -419,6 +289,186 @@ func PreviousExpiresAtNotNil() predicate.AuthClient {
 	return predicate.AuthClient(sql.FieldNotNull(FieldPreviousExpiresAt))
 }
 
+// RevokedAtEQ applies the EQ predicate on the "revoked_at" field.
+func RevokedAtEQ(v time.Time) predicate.AuthClient {
+	return predicate.AuthClient(sql.FieldEQ(FieldRevokedAt, v))
+}
+
+// RevokedAtNEQ applies the NEQ predicate on the "revoked_at" field.
+func RevokedAtNEQ(v time.Time) predicate.AuthClient {
+	return predicate.AuthClient(sql.FieldNEQ(FieldRevokedAt, v))
+}
+
+// RevokedAtIn applies the In predicate on the "revoked_at" field.
+func RevokedAtIn(vs ...time.Time) predicate.AuthClient {
+	return predicate.AuthClient(sql.FieldIn(FieldRevokedAt, vs...))
+}
+
+// RevokedAtNotIn applies the NotIn predicate on the "revoked_at" field.
+func RevokedAtNotIn(vs ...time.Time) predicate.AuthClient {
+	return predicate.AuthClient(sql.FieldNotIn(FieldRevokedAt, vs...))
+}
+
+// RevokedAtGT applies the GT predicate on the "revoked_at" field.
+func RevokedAtGT(v time.Time) predicate.AuthClient {
+	return predicate.AuthClient(sql.FieldGT(FieldRevokedAt, v))
+}
+
+// RevokedAtGTE applies the GTE predicate on the "revoked_at" field.
+func RevokedAtGTE(v time.Time) predicate.AuthClient {
+	return predicate.AuthClient(sql.FieldGTE(FieldRevokedAt, v))
+}
+
+// RevokedAtLT applies the LT predicate on the "revoked_at" field.
+func RevokedAtLT(v time.Time) predicate.AuthClient {
+	return predicate.AuthClient(sql.FieldLT(FieldRevokedAt, v))
+}
+
+// RevokedAtLTE applies the LTE predicate on the "revoked_at" field.
+func RevokedAtLTE(v time.Time) predicate.AuthClient {
+	return predicate.AuthClient(sql.FieldLTE(FieldRevokedAt, v))
+}
+
+// RevokedAtIsNil applies the IsNil predicate on the "revoked_at" field.
+func RevokedAtIsNil() predicate.AuthClient {
+	return predicate.AuthClient(sql.FieldIsNull(FieldRevokedAt))
+}
+
+// RevokedAtNotNil applies the NotNil predicate on the "revoked_at" field.
+func RevokedAtNotNil() predicate.AuthClient {
+	return predicate.AuthClient(sql.FieldNotNull(FieldRevokedAt))
+}
+
+// BadgeIDEQ applies the EQ predicate on the "badge_id" field.
+func BadgeIDEQ(v string) predicate.AuthClient {
+	return predicate.AuthClient(sql.FieldEQ(FieldBadgeID, v))
+}
+
+// BadgeIDNEQ applies the NEQ predicate on the "badge_id" field.
+func BadgeIDNEQ(v string) predicate.AuthClient {
+	return predicate.AuthClient(sql.FieldNEQ(FieldBadgeID, v))
+}
+
+// BadgeIDIn applies the In predicate on the "badge_id" field.
+func BadgeIDIn(vs ...string) predicate.AuthClient {
+	return predicate.AuthClient(sql.FieldIn(FieldBadgeID, vs...))
+}
+
+// BadgeIDNotIn applies the NotIn predicate on the "badge_id" field.
+func BadgeIDNotIn(vs ...string) predicate.AuthClient {
+	return predicate.AuthClient(sql.FieldNotIn(FieldBadgeID, vs...))
+}
+
+// BadgeIDGT applies the GT predicate on the "badge_id" field.
+func BadgeIDGT(v string) predicate.AuthClient {
+	return predicate.AuthClient(sql.FieldGT(FieldBadgeID, v))
+}
+
+// BadgeIDGTE applies the GTE predicate on the "badge_id" field.
+func BadgeIDGTE(v string) predicate.AuthClient {
+	return predicate.AuthClient(sql.FieldGTE(FieldBadgeID, v))
+}
+
+// BadgeIDLT applies the LT predicate on the "badge_id" field.
+func BadgeIDLT(v string) predicate.AuthClient {
+	return predicate.AuthClient(sql.FieldLT(FieldBadgeID, v))
+}
+
+// BadgeIDLTE applies the LTE predicate on the "badge_id" field.
+func BadgeIDLTE(v string) predicate.AuthClient {
+	return predicate.AuthClient(sql.FieldLTE(FieldBadgeID, v))
+}
+
+// BadgeIDContains applies the Contains predicate on the "badge_id" field.
+func BadgeIDContains(v string) predicate.AuthClient {
+	return predicate.AuthClient(sql.FieldContains(FieldBadgeID, v))
+}
+
+// BadgeIDHasPrefix applies the HasPrefix predicate on the "badge_id" field.
+func BadgeIDHasPrefix(v string) predicate.AuthClient {
+	return predicate.AuthClient(sql.FieldHasPrefix(FieldBadgeID, v))
+}
+
+// BadgeIDHasSuffix applies the HasSuffix predicate on the "badge_id" field.
+func BadgeIDHasSuffix(v string) predicate.AuthClient {
+	return predicate.AuthClient(sql.FieldHasSuffix(FieldBadgeID, v))
+}
+
+// BadgeIDEqualFold applies the EqualFold predicate on the "badge_id" field.
+func BadgeIDEqualFold(v string) predicate.AuthClient {
+	return predicate.AuthClient(sql.FieldEqualFold(FieldBadgeID, v))
+}
+
+// BadgeIDContainsFold applies the ContainsFold predicate on the "badge_id" field.
+func BadgeIDContainsFold(v string) predicate.AuthClient {
+	return predicate.AuthClient(sql.FieldContainsFold(FieldBadgeID, v))
+}
+
+// ProjectIDEQ applies the EQ predicate on the "project_id" field.
+func ProjectIDEQ(v string) predicate.AuthClient {
+	return predicate.AuthClient(sql.FieldEQ(FieldProjectID, v))
+}
+
+// ProjectIDNEQ applies the NEQ predicate on the "project_id" field.
+func ProjectIDNEQ(v string) predicate.AuthClient {
+	return predicate.AuthClient(sql.FieldNEQ(FieldProjectID, v))
+}
+
+// ProjectIDIn applies the In predicate on the "project_id" field.
+func ProjectIDIn(vs ...string) predicate.AuthClient {
+	return predicate.AuthClient(sql.FieldIn(FieldProjectID, vs...))
+}
+
+// ProjectIDNotIn applies the NotIn predicate on the "project_id" field.
+func ProjectIDNotIn(vs ...string) predicate.AuthClient {
+	return predicate.AuthClient(sql.FieldNotIn(FieldProjectID, vs...))
+}
+
+// ProjectIDGT applies the GT predicate on the "project_id" field.
+func ProjectIDGT(v string) predicate.AuthClient {
+	return predicate.AuthClient(sql.FieldGT(FieldProjectID, v))
+}
+
+// ProjectIDGTE applies the GTE predicate on the "project_id" field.
+func ProjectIDGTE(v string) predicate.AuthClient {
+	return predicate.AuthClient(sql.FieldGTE(FieldProjectID, v))
+}
+
+// ProjectIDLT applies the LT predicate on the "project_id" field.
+func ProjectIDLT(v string) predicate.AuthClient {
+	return predicate.AuthClient(sql.FieldLT(FieldProjectID, v))
+}
+
+// ProjectIDLTE applies the LTE predicate on the "project_id" field.
+func ProjectIDLTE(v string) predicate.AuthClient {
+	return predicate.AuthClient(sql.FieldLTE(FieldProjectID, v))
+}
+
+// ProjectIDContains applies the Contains predicate on the "project_id" field.
+func ProjectIDContains(v string) predicate.AuthClient {
+	return predicate.AuthClient(sql.FieldContains(FieldProjectID, v))
+}
+
+// ProjectIDHasPrefix applies the HasPrefix predicate on the "project_id" field.
+func ProjectIDHasPrefix(v string) predicate.AuthClient {
+	return predicate.AuthClient(sql.FieldHasPrefix(FieldProjectID, v))
+}
+
+// ProjectIDHasSuffix applies the HasSuffix predicate on the "project_id" field.
+func ProjectIDHasSuffix(v string) predicate.AuthClient {
+	return predicate.AuthClient(sql.FieldHasSuffix(FieldProjectID, v))
+}
+
+// ProjectIDEqualFold applies the EqualFold predicate on the "project_id" field.
+func ProjectIDEqualFold(v string) predicate.AuthClient {
+	return predicate.AuthClient(sql.FieldEqualFold(FieldProjectID, v))
+}
+
+// ProjectIDContainsFold applies the ContainsFold predicate on the "project_id" field.
+func ProjectIDContainsFold(v string) predicate.AuthClient {
+	return predicate.AuthClient(sql.FieldContainsFold(FieldProjectID, v))
+}
+
 // RoleEQ applies the EQ predicate on the "role" field.
 func RoleEQ(v string) predicate.AuthClient {
 	return predicate.AuthClient(sql.FieldEQ(FieldRole, v))
@@ -532,56 +582,6 @@ func ExpiresAtIsNil() predicate.AuthClient {
 // ExpiresAtNotNil applies the NotNil predicate on the "expires_at" field.
 func ExpiresAtNotNil() predicate.AuthClient {
 	return predicate.AuthClient(sql.FieldNotNull(FieldExpiresAt))
-}
-
-// RevokedAtEQ applies the EQ predicate on the "revoked_at" field.
-func RevokedAtEQ(v time.Time) predicate.AuthClient {
-	return predicate.AuthClient(sql.FieldEQ(FieldRevokedAt, v))
-}
-
-// RevokedAtNEQ applies the NEQ predicate on the "revoked_at" field.
-func RevokedAtNEQ(v time.Time) predicate.AuthClient {
-	return predicate.AuthClient(sql.FieldNEQ(FieldRevokedAt, v))
-}
-
-// RevokedAtIn applies the In predicate on the "revoked_at" field.
-func RevokedAtIn(vs ...time.Time) predicate.AuthClient {
-	return predicate.AuthClient(sql.FieldIn(FieldRevokedAt, vs...))
-}
-
-// RevokedAtNotIn applies the NotIn predicate on the "revoked_at" field.
-func RevokedAtNotIn(vs ...time.Time) predicate.AuthClient {
-	return predicate.AuthClient(sql.FieldNotIn(FieldRevokedAt, vs...))
-}
-
-// RevokedAtGT applies the GT predicate on the "revoked_at" field.
-func RevokedAtGT(v time.Time) predicate.AuthClient {
-	return predicate.AuthClient(sql.FieldGT(FieldRevokedAt, v))
-}
-
-// RevokedAtGTE applies the GTE predicate on the "revoked_at" field.
-func RevokedAtGTE(v time.Time) predicate.AuthClient {
-	return predicate.AuthClient(sql.FieldGTE(FieldRevokedAt, v))
-}
-
-// RevokedAtLT applies the LT predicate on the "revoked_at" field.
-func RevokedAtLT(v time.Time) predicate.AuthClient {
-	return predicate.AuthClient(sql.FieldLT(FieldRevokedAt, v))
-}
-
-// RevokedAtLTE applies the LTE predicate on the "revoked_at" field.
-func RevokedAtLTE(v time.Time) predicate.AuthClient {
-	return predicate.AuthClient(sql.FieldLTE(FieldRevokedAt, v))
-}
-
-// RevokedAtIsNil applies the IsNil predicate on the "revoked_at" field.
-func RevokedAtIsNil() predicate.AuthClient {
-	return predicate.AuthClient(sql.FieldIsNull(FieldRevokedAt))
-}
-
-// RevokedAtNotNil applies the NotNil predicate on the "revoked_at" field.
-func RevokedAtNotNil() predicate.AuthClient {
-	return predicate.AuthClient(sql.FieldNotNull(FieldRevokedAt))
 }
 
 // And groups predicates with the AND operator between them.

@@ -69,6 +69,36 @@ func CreatedAt(v time.Time) predicate.Badge {
 	return predicate.Badge(sql.FieldEQ(FieldCreatedAt, v))
 }
 
+// Digest applies equality check predicate on the "digest" field. It's identical to DigestEQ.
+func Digest(v []byte) predicate.Badge {
+	return predicate.Badge(sql.FieldEQ(FieldDigest, v))
+}
+
+// PreviousDigest applies equality check predicate on the "previous_digest" field. It's identical to PreviousDigestEQ.
+func PreviousDigest(v []byte) predicate.Badge {
+	return predicate.Badge(sql.FieldEQ(FieldPreviousDigest, v))
+}
+
+// PreviousExpiresAt applies equality check predicate on the "previous_expires_at" field. It's identical to PreviousExpiresAtEQ.
+func PreviousExpiresAt(v time.Time) predicate.Badge {
+	return predicate.Badge(sql.FieldEQ(FieldPreviousExpiresAt, v))
+}
+
+// RevokedAt applies equality check predicate on the "revoked_at" field. It's identical to RevokedAtEQ.
+func RevokedAt(v time.Time) predicate.Badge {
+	return predicate.Badge(sql.FieldEQ(FieldRevokedAt, v))
+}
+
+// LastUsedAt applies equality check predicate on the "last_used_at" field. It's identical to LastUsedAtEQ.
+func LastUsedAt(v time.Time) predicate.Badge {
+	return predicate.Badge(sql.FieldEQ(FieldLastUsedAt, v))
+}
+
+// SecretHint applies equality check predicate on the "secret_hint" field. It's identical to SecretHintEQ.
+func SecretHint(v string) predicate.Badge {
+	return predicate.Badge(sql.FieldEQ(FieldSecretHint, v))
+}
+
 // ProjectID applies equality check predicate on the "project_id" field. It's identical to ProjectIDEQ.
 func ProjectID(v string) predicate.Badge {
 	return predicate.Badge(sql.FieldEQ(FieldProjectID, v))
@@ -97,36 +127,6 @@ func CreatedBy(v string) predicate.Badge {
 // ExpiresAt applies equality check predicate on the "expires_at" field. It's identical to ExpiresAtEQ.
 func ExpiresAt(v time.Time) predicate.Badge {
 	return predicate.Badge(sql.FieldEQ(FieldExpiresAt, v))
-}
-
-// LastUsedAt applies equality check predicate on the "last_used_at" field. It's identical to LastUsedAtEQ.
-func LastUsedAt(v time.Time) predicate.Badge {
-	return predicate.Badge(sql.FieldEQ(FieldLastUsedAt, v))
-}
-
-// SecretHint applies equality check predicate on the "secret_hint" field. It's identical to SecretHintEQ.
-func SecretHint(v string) predicate.Badge {
-	return predicate.Badge(sql.FieldEQ(FieldSecretHint, v))
-}
-
-// Digest applies equality check predicate on the "digest" field. It's identical to DigestEQ.
-func Digest(v []byte) predicate.Badge {
-	return predicate.Badge(sql.FieldEQ(FieldDigest, v))
-}
-
-// PreviousDigest applies equality check predicate on the "previous_digest" field. It's identical to PreviousDigestEQ.
-func PreviousDigest(v []byte) predicate.Badge {
-	return predicate.Badge(sql.FieldEQ(FieldPreviousDigest, v))
-}
-
-// PreviousExpiresAt applies equality check predicate on the "previous_expires_at" field. It's identical to PreviousExpiresAtEQ.
-func PreviousExpiresAt(v time.Time) predicate.Badge {
-	return predicate.Badge(sql.FieldEQ(FieldPreviousExpiresAt, v))
-}
-
-// RevokedAt applies equality check predicate on the "revoked_at" field. It's identical to RevokedAtEQ.
-func RevokedAt(v time.Time) predicate.Badge {
-	return predicate.Badge(sql.FieldEQ(FieldRevokedAt, v))
 }
 
 // CreatedAtEQ applies the EQ predicate on the "created_at" field.
@@ -167,6 +167,311 @@ func CreatedAtLT(v time.Time) predicate.Badge {
 // CreatedAtLTE applies the LTE predicate on the "created_at" field.
 func CreatedAtLTE(v time.Time) predicate.Badge {
 	return predicate.Badge(sql.FieldLTE(FieldCreatedAt, v))
+}
+
+// DigestEQ applies the EQ predicate on the "digest" field.
+func DigestEQ(v []byte) predicate.Badge {
+	return predicate.Badge(sql.FieldEQ(FieldDigest, v))
+}
+
+// DigestNEQ applies the NEQ predicate on the "digest" field.
+func DigestNEQ(v []byte) predicate.Badge {
+	return predicate.Badge(sql.FieldNEQ(FieldDigest, v))
+}
+
+// DigestIn applies the In predicate on the "digest" field.
+func DigestIn(vs ...[]byte) predicate.Badge {
+	return predicate.Badge(sql.FieldIn(FieldDigest, vs...))
+}
+
+// DigestNotIn applies the NotIn predicate on the "digest" field.
+func DigestNotIn(vs ...[]byte) predicate.Badge {
+	return predicate.Badge(sql.FieldNotIn(FieldDigest, vs...))
+}
+
+// DigestGT applies the GT predicate on the "digest" field.
+func DigestGT(v []byte) predicate.Badge {
+	return predicate.Badge(sql.FieldGT(FieldDigest, v))
+}
+
+// DigestGTE applies the GTE predicate on the "digest" field.
+func DigestGTE(v []byte) predicate.Badge {
+	return predicate.Badge(sql.FieldGTE(FieldDigest, v))
+}
+
+// DigestLT applies the LT predicate on the "digest" field.
+func DigestLT(v []byte) predicate.Badge {
+	return predicate.Badge(sql.FieldLT(FieldDigest, v))
+}
+
+// DigestLTE applies the LTE predicate on the "digest" field.
+func DigestLTE(v []byte) predicate.Badge {
+	return predicate.Badge(sql.FieldLTE(FieldDigest, v))
+}
+
+// PreviousDigestEQ applies the EQ predicate on the "previous_digest" field.
+func PreviousDigestEQ(v []byte) predicate.Badge {
+	return predicate.Badge(sql.FieldEQ(FieldPreviousDigest, v))
+}
+
+// PreviousDigestNEQ applies the NEQ predicate on the "previous_digest" field.
+func PreviousDigestNEQ(v []byte) predicate.Badge {
+	return predicate.Badge(sql.FieldNEQ(FieldPreviousDigest, v))
+}
+
+// PreviousDigestIn applies the In predicate on the "previous_digest" field.
+func PreviousDigestIn(vs ...[]byte) predicate.Badge {
+	return predicate.Badge(sql.FieldIn(FieldPreviousDigest, vs...))
+}
+
+// PreviousDigestNotIn applies the NotIn predicate on the "previous_digest" field.
+func PreviousDigestNotIn(vs ...[]byte) predicate.Badge {
+	return predicate.Badge(sql.FieldNotIn(FieldPreviousDigest, vs...))
+}
+
+// PreviousDigestGT applies the GT predicate on the "previous_digest" field.
+func PreviousDigestGT(v []byte) predicate.Badge {
+	return predicate.Badge(sql.FieldGT(FieldPreviousDigest, v))
+}
+
+// PreviousDigestGTE applies the GTE predicate on the "previous_digest" field.
+func PreviousDigestGTE(v []byte) predicate.Badge {
+	return predicate.Badge(sql.FieldGTE(FieldPreviousDigest, v))
+}
+
+// PreviousDigestLT applies the LT predicate on the "previous_digest" field.
+func PreviousDigestLT(v []byte) predicate.Badge {
+	return predicate.Badge(sql.FieldLT(FieldPreviousDigest, v))
+}
+
+// PreviousDigestLTE applies the LTE predicate on the "previous_digest" field.
+func PreviousDigestLTE(v []byte) predicate.Badge {
+	return predicate.Badge(sql.FieldLTE(FieldPreviousDigest, v))
+}
+
+// PreviousDigestIsNil applies the IsNil predicate on the "previous_digest" field.
+func PreviousDigestIsNil() predicate.Badge {
+	return predicate.Badge(sql.FieldIsNull(FieldPreviousDigest))
+}
+
+// PreviousDigestNotNil applies the NotNil predicate on the "previous_digest" field.
+func PreviousDigestNotNil() predicate.Badge {
+	return predicate.Badge(sql.FieldNotNull(FieldPreviousDigest))
+}
+
+// PreviousExpiresAtEQ applies the EQ predicate on the "previous_expires_at" field.
+func PreviousExpiresAtEQ(v time.Time) predicate.Badge {
+	return predicate.Badge(sql.FieldEQ(FieldPreviousExpiresAt, v))
+}
+
+// PreviousExpiresAtNEQ applies the NEQ predicate on the "previous_expires_at" field.
+func PreviousExpiresAtNEQ(v time.Time) predicate.Badge {
+	return predicate.Badge(sql.FieldNEQ(FieldPreviousExpiresAt, v))
+}
+
+// PreviousExpiresAtIn applies the In predicate on the "previous_expires_at" field.
+func PreviousExpiresAtIn(vs ...time.Time) predicate.Badge {
+	return predicate.Badge(sql.FieldIn(FieldPreviousExpiresAt, vs...))
+}
+
+// PreviousExpiresAtNotIn applies the NotIn predicate on the "previous_expires_at" field.
+func PreviousExpiresAtNotIn(vs ...time.Time) predicate.Badge {
+	return predicate.Badge(sql.FieldNotIn(FieldPreviousExpiresAt, vs...))
+}
+
+// PreviousExpiresAtGT applies the GT predicate on the "previous_expires_at" field.
+func PreviousExpiresAtGT(v time.Time) predicate.Badge {
+	return predicate.Badge(sql.FieldGT(FieldPreviousExpiresAt, v))
+}
+
+// PreviousExpiresAtGTE applies the GTE predicate on the "previous_expires_at" field.
+func PreviousExpiresAtGTE(v time.Time) predicate.Badge {
+	return predicate.Badge(sql.FieldGTE(FieldPreviousExpiresAt, v))
+}
+
+// PreviousExpiresAtLT applies the LT predicate on the "previous_expires_at" field.
+func PreviousExpiresAtLT(v time.Time) predicate.Badge {
+	return predicate.Badge(sql.FieldLT(FieldPreviousExpiresAt, v))
+}
+
+// PreviousExpiresAtLTE applies the LTE predicate on the "previous_expires_at" field.
+func PreviousExpiresAtLTE(v time.Time) predicate.Badge {
+	return predicate.Badge(sql.FieldLTE(FieldPreviousExpiresAt, v))
+}
+
+// PreviousExpiresAtIsNil applies the IsNil predicate on the "previous_expires_at" field.
+func PreviousExpiresAtIsNil() predicate.Badge {
+	return predicate.Badge(sql.FieldIsNull(FieldPreviousExpiresAt))
+}
+
+// PreviousExpiresAtNotNil applies the NotNil predicate on the "previous_expires_at" field.
+func PreviousExpiresAtNotNil() predicate.Badge {
+	return predicate.Badge(sql.FieldNotNull(FieldPreviousExpiresAt))
+}
+
+// RevokedAtEQ applies the EQ predicate on the "revoked_at" field.
+func RevokedAtEQ(v time.Time) predicate.Badge {
+	return predicate.Badge(sql.FieldEQ(FieldRevokedAt, v))
+}
+
+// RevokedAtNEQ applies the NEQ predicate on the "revoked_at" field.
+func RevokedAtNEQ(v time.Time) predicate.Badge {
+	return predicate.Badge(sql.FieldNEQ(FieldRevokedAt, v))
+}
+
+// RevokedAtIn applies the In predicate on the "revoked_at" field.
+func RevokedAtIn(vs ...time.Time) predicate.Badge {
+	return predicate.Badge(sql.FieldIn(FieldRevokedAt, vs...))
+}
+
+// RevokedAtNotIn applies the NotIn predicate on the "revoked_at" field.
+func RevokedAtNotIn(vs ...time.Time) predicate.Badge {
+	return predicate.Badge(sql.FieldNotIn(FieldRevokedAt, vs...))
+}
+
+// RevokedAtGT applies the GT predicate on the "revoked_at" field.
+func RevokedAtGT(v time.Time) predicate.Badge {
+	return predicate.Badge(sql.FieldGT(FieldRevokedAt, v))
+}
+
+// RevokedAtGTE applies the GTE predicate on the "revoked_at" field.
+func RevokedAtGTE(v time.Time) predicate.Badge {
+	return predicate.Badge(sql.FieldGTE(FieldRevokedAt, v))
+}
+
+// RevokedAtLT applies the LT predicate on the "revoked_at" field.
+func RevokedAtLT(v time.Time) predicate.Badge {
+	return predicate.Badge(sql.FieldLT(FieldRevokedAt, v))
+}
+
+// RevokedAtLTE applies the LTE predicate on the "revoked_at" field.
+func RevokedAtLTE(v time.Time) predicate.Badge {
+	return predicate.Badge(sql.FieldLTE(FieldRevokedAt, v))
+}
+
+// RevokedAtIsNil applies the IsNil predicate on the "revoked_at" field.
+func RevokedAtIsNil() predicate.Badge {
+	return predicate.Badge(sql.FieldIsNull(FieldRevokedAt))
+}
+
+// RevokedAtNotNil applies the NotNil predicate on the "revoked_at" field.
+func RevokedAtNotNil() predicate.Badge {
+	return predicate.Badge(sql.FieldNotNull(FieldRevokedAt))
+}
+
+// LastUsedAtEQ applies the EQ predicate on the "last_used_at" field.
+func LastUsedAtEQ(v time.Time) predicate.Badge {
+	return predicate.Badge(sql.FieldEQ(FieldLastUsedAt, v))
+}
+
+// LastUsedAtNEQ applies the NEQ predicate on the "last_used_at" field.
+func LastUsedAtNEQ(v time.Time) predicate.Badge {
+	return predicate.Badge(sql.FieldNEQ(FieldLastUsedAt, v))
+}
+
+// LastUsedAtIn applies the In predicate on the "last_used_at" field.
+func LastUsedAtIn(vs ...time.Time) predicate.Badge {
+	return predicate.Badge(sql.FieldIn(FieldLastUsedAt, vs...))
+}
+
+// LastUsedAtNotIn applies the NotIn predicate on the "last_used_at" field.
+func LastUsedAtNotIn(vs ...time.Time) predicate.Badge {
+	return predicate.Badge(sql.FieldNotIn(FieldLastUsedAt, vs...))
+}
+
+// LastUsedAtGT applies the GT predicate on the "last_used_at" field.
+func LastUsedAtGT(v time.Time) predicate.Badge {
+	return predicate.Badge(sql.FieldGT(FieldLastUsedAt, v))
+}
+
+// LastUsedAtGTE applies the GTE predicate on the "last_used_at" field.
+func LastUsedAtGTE(v time.Time) predicate.Badge {
+	return predicate.Badge(sql.FieldGTE(FieldLastUsedAt, v))
+}
+
+// LastUsedAtLT applies the LT predicate on the "last_used_at" field.
+func LastUsedAtLT(v time.Time) predicate.Badge {
+	return predicate.Badge(sql.FieldLT(FieldLastUsedAt, v))
+}
+
+// LastUsedAtLTE applies the LTE predicate on the "last_used_at" field.
+func LastUsedAtLTE(v time.Time) predicate.Badge {
+	return predicate.Badge(sql.FieldLTE(FieldLastUsedAt, v))
+}
+
+// LastUsedAtIsNil applies the IsNil predicate on the "last_used_at" field.
+func LastUsedAtIsNil() predicate.Badge {
+	return predicate.Badge(sql.FieldIsNull(FieldLastUsedAt))
+}
+
+// LastUsedAtNotNil applies the NotNil predicate on the "last_used_at" field.
+func LastUsedAtNotNil() predicate.Badge {
+	return predicate.Badge(sql.FieldNotNull(FieldLastUsedAt))
+}
+
+// SecretHintEQ applies the EQ predicate on the "secret_hint" field.
+func SecretHintEQ(v string) predicate.Badge {
+	return predicate.Badge(sql.FieldEQ(FieldSecretHint, v))
+}
+
+// SecretHintNEQ applies the NEQ predicate on the "secret_hint" field.
+func SecretHintNEQ(v string) predicate.Badge {
+	return predicate.Badge(sql.FieldNEQ(FieldSecretHint, v))
+}
+
+// SecretHintIn applies the In predicate on the "secret_hint" field.
+func SecretHintIn(vs ...string) predicate.Badge {
+	return predicate.Badge(sql.FieldIn(FieldSecretHint, vs...))
+}
+
+// SecretHintNotIn applies the NotIn predicate on the "secret_hint" field.
+func SecretHintNotIn(vs ...string) predicate.Badge {
+	return predicate.Badge(sql.FieldNotIn(FieldSecretHint, vs...))
+}
+
+// SecretHintGT applies the GT predicate on the "secret_hint" field.
+func SecretHintGT(v string) predicate.Badge {
+	return predicate.Badge(sql.FieldGT(FieldSecretHint, v))
+}
+
+// SecretHintGTE applies the GTE predicate on the "secret_hint" field.
+func SecretHintGTE(v string) predicate.Badge {
+	return predicate.Badge(sql.FieldGTE(FieldSecretHint, v))
+}
+
+// SecretHintLT applies the LT predicate on the "secret_hint" field.
+func SecretHintLT(v string) predicate.Badge {
+	return predicate.Badge(sql.FieldLT(FieldSecretHint, v))
+}
+
+// SecretHintLTE applies the LTE predicate on the "secret_hint" field.
+func SecretHintLTE(v string) predicate.Badge {
+	return predicate.Badge(sql.FieldLTE(FieldSecretHint, v))
+}
+
+// SecretHintContains applies the Contains predicate on the "secret_hint" field.
+func SecretHintContains(v string) predicate.Badge {
+	return predicate.Badge(sql.FieldContains(FieldSecretHint, v))
+}
+
+// SecretHintHasPrefix applies the HasPrefix predicate on the "secret_hint" field.
+func SecretHintHasPrefix(v string) predicate.Badge {
+	return predicate.Badge(sql.FieldHasPrefix(FieldSecretHint, v))
+}
+
+// SecretHintHasSuffix applies the HasSuffix predicate on the "secret_hint" field.
+func SecretHintHasSuffix(v string) predicate.Badge {
+	return predicate.Badge(sql.FieldHasSuffix(FieldSecretHint, v))
+}
+
+// SecretHintEqualFold applies the EqualFold predicate on the "secret_hint" field.
+func SecretHintEqualFold(v string) predicate.Badge {
+	return predicate.Badge(sql.FieldEqualFold(FieldSecretHint, v))
+}
+
+// SecretHintContainsFold applies the ContainsFold predicate on the "secret_hint" field.
+func SecretHintContainsFold(v string) predicate.Badge {
+	return predicate.Badge(sql.FieldContainsFold(FieldSecretHint, v))
 }
 
 // ProjectIDEQ applies the EQ predicate on the "project_id" field.
@@ -552,311 +857,6 @@ func ExpiresAtIsNil() predicate.Badge {
 // ExpiresAtNotNil applies the NotNil predicate on the "expires_at" field.
 func ExpiresAtNotNil() predicate.Badge {
 	return predicate.Badge(sql.FieldNotNull(FieldExpiresAt))
-}
-
-// LastUsedAtEQ applies the EQ predicate on the "last_used_at" field.
-func LastUsedAtEQ(v time.Time) predicate.Badge {
-	return predicate.Badge(sql.FieldEQ(FieldLastUsedAt, v))
-}
-
-// LastUsedAtNEQ applies the NEQ predicate on the "last_used_at" field.
-func LastUsedAtNEQ(v time.Time) predicate.Badge {
-	return predicate.Badge(sql.FieldNEQ(FieldLastUsedAt, v))
-}
-
-// LastUsedAtIn applies the In predicate on the "last_used_at" field.
-func LastUsedAtIn(vs ...time.Time) predicate.Badge {
-	return predicate.Badge(sql.FieldIn(FieldLastUsedAt, vs...))
-}
-
-// LastUsedAtNotIn applies the NotIn predicate on the "last_used_at" field.
-func LastUsedAtNotIn(vs ...time.Time) predicate.Badge {
-	return predicate.Badge(sql.FieldNotIn(FieldLastUsedAt, vs...))
-}
-
-// LastUsedAtGT applies the GT predicate on the "last_used_at" field.
-func LastUsedAtGT(v time.Time) predicate.Badge {
-	return predicate.Badge(sql.FieldGT(FieldLastUsedAt, v))
-}
-
-// LastUsedAtGTE applies the GTE predicate on the "last_used_at" field.
-func LastUsedAtGTE(v time.Time) predicate.Badge {
-	return predicate.Badge(sql.FieldGTE(FieldLastUsedAt, v))
-}
-
-// LastUsedAtLT applies the LT predicate on the "last_used_at" field.
-func LastUsedAtLT(v time.Time) predicate.Badge {
-	return predicate.Badge(sql.FieldLT(FieldLastUsedAt, v))
-}
-
-// LastUsedAtLTE applies the LTE predicate on the "last_used_at" field.
-func LastUsedAtLTE(v time.Time) predicate.Badge {
-	return predicate.Badge(sql.FieldLTE(FieldLastUsedAt, v))
-}
-
-// LastUsedAtIsNil applies the IsNil predicate on the "last_used_at" field.
-func LastUsedAtIsNil() predicate.Badge {
-	return predicate.Badge(sql.FieldIsNull(FieldLastUsedAt))
-}
-
-// LastUsedAtNotNil applies the NotNil predicate on the "last_used_at" field.
-func LastUsedAtNotNil() predicate.Badge {
-	return predicate.Badge(sql.FieldNotNull(FieldLastUsedAt))
-}
-
-// SecretHintEQ applies the EQ predicate on the "secret_hint" field.
-func SecretHintEQ(v string) predicate.Badge {
-	return predicate.Badge(sql.FieldEQ(FieldSecretHint, v))
-}
-
-// SecretHintNEQ applies the NEQ predicate on the "secret_hint" field.
-func SecretHintNEQ(v string) predicate.Badge {
-	return predicate.Badge(sql.FieldNEQ(FieldSecretHint, v))
-}
-
-// SecretHintIn applies the In predicate on the "secret_hint" field.
-func SecretHintIn(vs ...string) predicate.Badge {
-	return predicate.Badge(sql.FieldIn(FieldSecretHint, vs...))
-}
-
-// SecretHintNotIn applies the NotIn predicate on the "secret_hint" field.
-func SecretHintNotIn(vs ...string) predicate.Badge {
-	return predicate.Badge(sql.FieldNotIn(FieldSecretHint, vs...))
-}
-
-// SecretHintGT applies the GT predicate on the "secret_hint" field.
-func SecretHintGT(v string) predicate.Badge {
-	return predicate.Badge(sql.FieldGT(FieldSecretHint, v))
-}
-
-// SecretHintGTE applies the GTE predicate on the "secret_hint" field.
-func SecretHintGTE(v string) predicate.Badge {
-	return predicate.Badge(sql.FieldGTE(FieldSecretHint, v))
-}
-
-// SecretHintLT applies the LT predicate on the "secret_hint" field.
-func SecretHintLT(v string) predicate.Badge {
-	return predicate.Badge(sql.FieldLT(FieldSecretHint, v))
-}
-
-// SecretHintLTE applies the LTE predicate on the "secret_hint" field.
-func SecretHintLTE(v string) predicate.Badge {
-	return predicate.Badge(sql.FieldLTE(FieldSecretHint, v))
-}
-
-// SecretHintContains applies the Contains predicate on the "secret_hint" field.
-func SecretHintContains(v string) predicate.Badge {
-	return predicate.Badge(sql.FieldContains(FieldSecretHint, v))
-}
-
-// SecretHintHasPrefix applies the HasPrefix predicate on the "secret_hint" field.
-func SecretHintHasPrefix(v string) predicate.Badge {
-	return predicate.Badge(sql.FieldHasPrefix(FieldSecretHint, v))
-}
-
-// SecretHintHasSuffix applies the HasSuffix predicate on the "secret_hint" field.
-func SecretHintHasSuffix(v string) predicate.Badge {
-	return predicate.Badge(sql.FieldHasSuffix(FieldSecretHint, v))
-}
-
-// SecretHintEqualFold applies the EqualFold predicate on the "secret_hint" field.
-func SecretHintEqualFold(v string) predicate.Badge {
-	return predicate.Badge(sql.FieldEqualFold(FieldSecretHint, v))
-}
-
-// SecretHintContainsFold applies the ContainsFold predicate on the "secret_hint" field.
-func SecretHintContainsFold(v string) predicate.Badge {
-	return predicate.Badge(sql.FieldContainsFold(FieldSecretHint, v))
-}
-
-// DigestEQ applies the EQ predicate on the "digest" field.
-func DigestEQ(v []byte) predicate.Badge {
-	return predicate.Badge(sql.FieldEQ(FieldDigest, v))
-}
-
-// DigestNEQ applies the NEQ predicate on the "digest" field.
-func DigestNEQ(v []byte) predicate.Badge {
-	return predicate.Badge(sql.FieldNEQ(FieldDigest, v))
-}
-
-// DigestIn applies the In predicate on the "digest" field.
-func DigestIn(vs ...[]byte) predicate.Badge {
-	return predicate.Badge(sql.FieldIn(FieldDigest, vs...))
-}
-
-// DigestNotIn applies the NotIn predicate on the "digest" field.
-func DigestNotIn(vs ...[]byte) predicate.Badge {
-	return predicate.Badge(sql.FieldNotIn(FieldDigest, vs...))
-}
-
-// DigestGT applies the GT predicate on the "digest" field.
-func DigestGT(v []byte) predicate.Badge {
-	return predicate.Badge(sql.FieldGT(FieldDigest, v))
-}
-
-// DigestGTE applies the GTE predicate on the "digest" field.
-func DigestGTE(v []byte) predicate.Badge {
-	return predicate.Badge(sql.FieldGTE(FieldDigest, v))
-}
-
-// DigestLT applies the LT predicate on the "digest" field.
-func DigestLT(v []byte) predicate.Badge {
-	return predicate.Badge(sql.FieldLT(FieldDigest, v))
-}
-
-// DigestLTE applies the LTE predicate on the "digest" field.
-func DigestLTE(v []byte) predicate.Badge {
-	return predicate.Badge(sql.FieldLTE(FieldDigest, v))
-}
-
-// PreviousDigestEQ applies the EQ predicate on the "previous_digest" field.
-func PreviousDigestEQ(v []byte) predicate.Badge {
-	return predicate.Badge(sql.FieldEQ(FieldPreviousDigest, v))
-}
-
-// PreviousDigestNEQ applies the NEQ predicate on the "previous_digest" field.
-func PreviousDigestNEQ(v []byte) predicate.Badge {
-	return predicate.Badge(sql.FieldNEQ(FieldPreviousDigest, v))
-}
-
-// PreviousDigestIn applies the In predicate on the "previous_digest" field.
-func PreviousDigestIn(vs ...[]byte) predicate.Badge {
-	return predicate.Badge(sql.FieldIn(FieldPreviousDigest, vs...))
-}
-
-// PreviousDigestNotIn applies the NotIn predicate on the "previous_digest" field.
-func PreviousDigestNotIn(vs ...[]byte) predicate.Badge {
-	return predicate.Badge(sql.FieldNotIn(FieldPreviousDigest, vs...))
-}
-
-// PreviousDigestGT applies the GT predicate on the "previous_digest" field.
-func PreviousDigestGT(v []byte) predicate.Badge {
-	return predicate.Badge(sql.FieldGT(FieldPreviousDigest, v))
-}
-
-// PreviousDigestGTE applies the GTE predicate on the "previous_digest" field.
-func PreviousDigestGTE(v []byte) predicate.Badge {
-	return predicate.Badge(sql.FieldGTE(FieldPreviousDigest, v))
-}
-
-// PreviousDigestLT applies the LT predicate on the "previous_digest" field.
-func PreviousDigestLT(v []byte) predicate.Badge {
-	return predicate.Badge(sql.FieldLT(FieldPreviousDigest, v))
-}
-
-// PreviousDigestLTE applies the LTE predicate on the "previous_digest" field.
-func PreviousDigestLTE(v []byte) predicate.Badge {
-	return predicate.Badge(sql.FieldLTE(FieldPreviousDigest, v))
-}
-
-// PreviousDigestIsNil applies the IsNil predicate on the "previous_digest" field.
-func PreviousDigestIsNil() predicate.Badge {
-	return predicate.Badge(sql.FieldIsNull(FieldPreviousDigest))
-}
-
-// PreviousDigestNotNil applies the NotNil predicate on the "previous_digest" field.
-func PreviousDigestNotNil() predicate.Badge {
-	return predicate.Badge(sql.FieldNotNull(FieldPreviousDigest))
-}
-
-// PreviousExpiresAtEQ applies the EQ predicate on the "previous_expires_at" field.
-func PreviousExpiresAtEQ(v time.Time) predicate.Badge {
-	return predicate.Badge(sql.FieldEQ(FieldPreviousExpiresAt, v))
-}
-
-// PreviousExpiresAtNEQ applies the NEQ predicate on the "previous_expires_at" field.
-func PreviousExpiresAtNEQ(v time.Time) predicate.Badge {
-	return predicate.Badge(sql.FieldNEQ(FieldPreviousExpiresAt, v))
-}
-
-// PreviousExpiresAtIn applies the In predicate on the "previous_expires_at" field.
-func PreviousExpiresAtIn(vs ...time.Time) predicate.Badge {
-	return predicate.Badge(sql.FieldIn(FieldPreviousExpiresAt, vs...))
-}
-
-// PreviousExpiresAtNotIn applies the NotIn predicate on the "previous_expires_at" field.
-func PreviousExpiresAtNotIn(vs ...time.Time) predicate.Badge {
-	return predicate.Badge(sql.FieldNotIn(FieldPreviousExpiresAt, vs...))
-}
-
-// PreviousExpiresAtGT applies the GT predicate on the "previous_expires_at" field.
-func PreviousExpiresAtGT(v time.Time) predicate.Badge {
-	return predicate.Badge(sql.FieldGT(FieldPreviousExpiresAt, v))
-}
-
-// PreviousExpiresAtGTE applies the GTE predicate on the "previous_expires_at" field.
-func PreviousExpiresAtGTE(v time.Time) predicate.Badge {
-	return predicate.Badge(sql.FieldGTE(FieldPreviousExpiresAt, v))
-}
-
-// PreviousExpiresAtLT applies the LT predicate on the "previous_expires_at" field.
-func PreviousExpiresAtLT(v time.Time) predicate.Badge {
-	return predicate.Badge(sql.FieldLT(FieldPreviousExpiresAt, v))
-}
-
-// PreviousExpiresAtLTE applies the LTE predicate on the "previous_expires_at" field.
-func PreviousExpiresAtLTE(v time.Time) predicate.Badge {
-	return predicate.Badge(sql.FieldLTE(FieldPreviousExpiresAt, v))
-}
-
-// PreviousExpiresAtIsNil applies the IsNil predicate on the "previous_expires_at" field.
-func PreviousExpiresAtIsNil() predicate.Badge {
-	return predicate.Badge(sql.FieldIsNull(FieldPreviousExpiresAt))
-}
-
-// PreviousExpiresAtNotNil applies the NotNil predicate on the "previous_expires_at" field.
-func PreviousExpiresAtNotNil() predicate.Badge {
-	return predicate.Badge(sql.FieldNotNull(FieldPreviousExpiresAt))
-}
-
-// RevokedAtEQ applies the EQ predicate on the "revoked_at" field.
-func RevokedAtEQ(v time.Time) predicate.Badge {
-	return predicate.Badge(sql.FieldEQ(FieldRevokedAt, v))
-}
-
-// RevokedAtNEQ applies the NEQ predicate on the "revoked_at" field.
-func RevokedAtNEQ(v time.Time) predicate.Badge {
-	return predicate.Badge(sql.FieldNEQ(FieldRevokedAt, v))
-}
-
-// RevokedAtIn applies the In predicate on the "revoked_at" field.
-func RevokedAtIn(vs ...time.Time) predicate.Badge {
-	return predicate.Badge(sql.FieldIn(FieldRevokedAt, vs...))
-}
-
-// RevokedAtNotIn applies the NotIn predicate on the "revoked_at" field.
-func RevokedAtNotIn(vs ...time.Time) predicate.Badge {
-	return predicate.Badge(sql.FieldNotIn(FieldRevokedAt, vs...))
-}
-
-// RevokedAtGT applies the GT predicate on the "revoked_at" field.
-func RevokedAtGT(v time.Time) predicate.Badge {
-	return predicate.Badge(sql.FieldGT(FieldRevokedAt, v))
-}
-
-// RevokedAtGTE applies the GTE predicate on the "revoked_at" field.
-func RevokedAtGTE(v time.Time) predicate.Badge {
-	return predicate.Badge(sql.FieldGTE(FieldRevokedAt, v))
-}
-
-// RevokedAtLT applies the LT predicate on the "revoked_at" field.
-func RevokedAtLT(v time.Time) predicate.Badge {
-	return predicate.Badge(sql.FieldLT(FieldRevokedAt, v))
-}
-
-// RevokedAtLTE applies the LTE predicate on the "revoked_at" field.
-func RevokedAtLTE(v time.Time) predicate.Badge {
-	return predicate.Badge(sql.FieldLTE(FieldRevokedAt, v))
-}
-
-// RevokedAtIsNil applies the IsNil predicate on the "revoked_at" field.
-func RevokedAtIsNil() predicate.Badge {
-	return predicate.Badge(sql.FieldIsNull(FieldRevokedAt))
-}
-
-// RevokedAtNotNil applies the NotNil predicate on the "revoked_at" field.
-func RevokedAtNotNil() predicate.Badge {
-	return predicate.Badge(sql.FieldNotNull(FieldRevokedAt))
 }
 
 // And groups predicates with the AND operator between them.

@@ -15,28 +15,28 @@ const (
 	FieldID = "id"
 	// FieldCreatedAt holds the string denoting the created_at field in the database.
 	FieldCreatedAt = "created_at"
+	// FieldAccessKeyID holds the string denoting the access_key_id field in the database.
+	FieldAccessKeyID = "access_key_id"
+	// FieldPreviousAccessKeyID holds the string denoting the previous_access_key_id field in the database.
+	FieldPreviousAccessKeyID = "previous_access_key_id"
+	// FieldPreviousExpiresAt holds the string denoting the previous_expires_at field in the database.
+	FieldPreviousExpiresAt = "previous_expires_at"
+	// FieldRevokedAt holds the string denoting the revoked_at field in the database.
+	FieldRevokedAt = "revoked_at"
 	// FieldBadgeID holds the string denoting the badge_id field in the database.
 	FieldBadgeID = "badge_id"
 	// FieldProjectID holds the string denoting the project_id field in the database.
 	FieldProjectID = "project_id"
-	// FieldAccessKeyID holds the string denoting the access_key_id field in the database.
-	FieldAccessKeyID = "access_key_id"
 	// FieldSecretSealed holds the string denoting the secret_sealed field in the database.
 	FieldSecretSealed = "secret_sealed"
-	// FieldPreviousAccessKeyID holds the string denoting the previous_access_key_id field in the database.
-	FieldPreviousAccessKeyID = "previous_access_key_id"
 	// FieldPreviousSecretSealed holds the string denoting the previous_secret_sealed field in the database.
 	FieldPreviousSecretSealed = "previous_secret_sealed"
-	// FieldPreviousExpiresAt holds the string denoting the previous_expires_at field in the database.
-	FieldPreviousExpiresAt = "previous_expires_at"
 	// FieldBucket holds the string denoting the bucket field in the database.
 	FieldBucket = "bucket"
 	// FieldRole holds the string denoting the role field in the database.
 	FieldRole = "role"
 	// FieldExpiresAt holds the string denoting the expires_at field in the database.
 	FieldExpiresAt = "expires_at"
-	// FieldRevokedAt holds the string denoting the revoked_at field in the database.
-	FieldRevokedAt = "revoked_at"
 	// Table holds the table name of the s3credential in the database.
 	Table = "s3credentials"
 )
@@ -45,17 +45,17 @@ const (
 var Columns = []string{
 	FieldID,
 	FieldCreatedAt,
+	FieldAccessKeyID,
+	FieldPreviousAccessKeyID,
+	FieldPreviousExpiresAt,
+	FieldRevokedAt,
 	FieldBadgeID,
 	FieldProjectID,
-	FieldAccessKeyID,
 	FieldSecretSealed,
-	FieldPreviousAccessKeyID,
 	FieldPreviousSecretSealed,
-	FieldPreviousExpiresAt,
 	FieldBucket,
 	FieldRole,
 	FieldExpiresAt,
-	FieldRevokedAt,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -71,12 +71,12 @@ func ValidColumn(column string) bool {
 var (
 	// DefaultCreatedAt holds the default value on creation for the "created_at" field.
 	DefaultCreatedAt func() time.Time
+	// AccessKeyIDValidator is a validator for the "access_key_id" field. It is called by the builders before save.
+	AccessKeyIDValidator func(string) error
 	// BadgeIDValidator is a validator for the "badge_id" field. It is called by the builders before save.
 	BadgeIDValidator func(string) error
 	// ProjectIDValidator is a validator for the "project_id" field. It is called by the builders before save.
 	ProjectIDValidator func(string) error
-	// AccessKeyIDValidator is a validator for the "access_key_id" field. It is called by the builders before save.
-	AccessKeyIDValidator func(string) error
 	// DefaultID holds the default value on creation for the "id" field.
 	DefaultID func() string
 	// IDValidator is a validator for the "id" field. It is called by the builders before save.
@@ -96,6 +96,26 @@ func ByCreatedAt(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldCreatedAt, opts...).ToFunc()
 }
 
+// ByAccessKeyID orders the results by the access_key_id field.
+func ByAccessKeyID(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldAccessKeyID, opts...).ToFunc()
+}
+
+// ByPreviousAccessKeyID orders the results by the previous_access_key_id field.
+func ByPreviousAccessKeyID(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldPreviousAccessKeyID, opts...).ToFunc()
+}
+
+// ByPreviousExpiresAt orders the results by the previous_expires_at field.
+func ByPreviousExpiresAt(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldPreviousExpiresAt, opts...).ToFunc()
+}
+
+// ByRevokedAt orders the results by the revoked_at field.
+func ByRevokedAt(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldRevokedAt, opts...).ToFunc()
+}
+
 // ByBadgeID orders the results by the badge_id field.
 func ByBadgeID(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldBadgeID, opts...).ToFunc()
@@ -106,29 +126,14 @@ func ByProjectID(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldProjectID, opts...).ToFunc()
 }
 
-// ByAccessKeyID orders the results by the access_key_id field.
-func ByAccessKeyID(opts ...sql.OrderTermOption) OrderOption {
-	return sql.OrderByField(FieldAccessKeyID, opts...).ToFunc()
-}
-
 // BySecretSealed orders the results by the secret_sealed field.
 func BySecretSealed(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldSecretSealed, opts...).ToFunc()
 }
 
-// ByPreviousAccessKeyID orders the results by the previous_access_key_id field.
-func ByPreviousAccessKeyID(opts ...sql.OrderTermOption) OrderOption {
-	return sql.OrderByField(FieldPreviousAccessKeyID, opts...).ToFunc()
-}
-
 // ByPreviousSecretSealed orders the results by the previous_secret_sealed field.
 func ByPreviousSecretSealed(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldPreviousSecretSealed, opts...).ToFunc()
-}
-
-// ByPreviousExpiresAt orders the results by the previous_expires_at field.
-func ByPreviousExpiresAt(opts ...sql.OrderTermOption) OrderOption {
-	return sql.OrderByField(FieldPreviousExpiresAt, opts...).ToFunc()
 }
 
 // ByBucket orders the results by the bucket field.
@@ -144,9 +149,4 @@ func ByRole(opts ...sql.OrderTermOption) OrderOption {
 // ByExpiresAt orders the results by the expires_at field.
 func ByExpiresAt(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldExpiresAt, opts...).ToFunc()
-}
-
-// ByRevokedAt orders the results by the revoked_at field.
-func ByRevokedAt(opts ...sql.OrderTermOption) OrderOption {
-	return sql.OrderByField(FieldRevokedAt, opts...).ToFunc()
 }

@@ -69,6 +69,26 @@ func CreatedAt(v time.Time) predicate.S3Credential {
 	return predicate.S3Credential(sql.FieldEQ(FieldCreatedAt, v))
 }
 
+// AccessKeyID applies equality check predicate on the "access_key_id" field. It's identical to AccessKeyIDEQ.
+func AccessKeyID(v string) predicate.S3Credential {
+	return predicate.S3Credential(sql.FieldEQ(FieldAccessKeyID, v))
+}
+
+// PreviousAccessKeyID applies equality check predicate on the "previous_access_key_id" field. It's identical to PreviousAccessKeyIDEQ.
+func PreviousAccessKeyID(v string) predicate.S3Credential {
+	return predicate.S3Credential(sql.FieldEQ(FieldPreviousAccessKeyID, v))
+}
+
+// PreviousExpiresAt applies equality check predicate on the "previous_expires_at" field. It's identical to PreviousExpiresAtEQ.
+func PreviousExpiresAt(v time.Time) predicate.S3Credential {
+	return predicate.S3Credential(sql.FieldEQ(FieldPreviousExpiresAt, v))
+}
+
+// RevokedAt applies equality check predicate on the "revoked_at" field. It's identical to RevokedAtEQ.
+func RevokedAt(v time.Time) predicate.S3Credential {
+	return predicate.S3Credential(sql.FieldEQ(FieldRevokedAt, v))
+}
+
 // BadgeID applies equality check predicate on the "badge_id" field. It's identical to BadgeIDEQ.
 func BadgeID(v string) predicate.S3Credential {
 	return predicate.S3Credential(sql.FieldEQ(FieldBadgeID, v))
@@ -79,29 +99,14 @@ func ProjectID(v string) predicate.S3Credential {
 	return predicate.S3Credential(sql.FieldEQ(FieldProjectID, v))
 }
 
-// AccessKeyID applies equality check predicate on the "access_key_id" field. It's identical to AccessKeyIDEQ.
-func AccessKeyID(v string) predicate.S3Credential {
-	return predicate.S3Credential(sql.FieldEQ(FieldAccessKeyID, v))
-}
-
 // SecretSealed applies equality check predicate on the "secret_sealed" field. It's identical to SecretSealedEQ.
 func SecretSealed(v string) predicate.S3Credential {
 	return predicate.S3Credential(sql.FieldEQ(FieldSecretSealed, v))
 }
 
-// PreviousAccessKeyID applies equality check predicate on the "previous_access_key_id" field. It's identical to PreviousAccessKeyIDEQ.
-func PreviousAccessKeyID(v string) predicate.S3Credential {
-	return predicate.S3Credential(sql.FieldEQ(FieldPreviousAccessKeyID, v))
-}
-
 // PreviousSecretSealed applies equality check predicate on the "previous_secret_sealed" field. It's identical to PreviousSecretSealedEQ.
 func PreviousSecretSealed(v string) predicate.S3Credential {
 	return predicate.S3Credential(sql.FieldEQ(FieldPreviousSecretSealed, v))
-}
-
-// PreviousExpiresAt applies equality check predicate on the "previous_expires_at" field. It's identical to PreviousExpiresAtEQ.
-func PreviousExpiresAt(v time.Time) predicate.S3Credential {
-	return predicate.S3Credential(sql.FieldEQ(FieldPreviousExpiresAt, v))
 }
 
 // Bucket applies equality check predicate on the "bucket" field. It's identical to BucketEQ.
@@ -117,11 +122,6 @@ func Role(v string) predicate.S3Credential {
 // ExpiresAt applies equality check predicate on the "expires_at" field. It's identical to ExpiresAtEQ.
 func ExpiresAt(v time.Time) predicate.S3Credential {
 	return predicate.S3Credential(sql.FieldEQ(FieldExpiresAt, v))
-}
-
-// RevokedAt applies equality check predicate on the "revoked_at" field. It's identical to RevokedAtEQ.
-func RevokedAt(v time.Time) predicate.S3Credential {
-	return predicate.S3Credential(sql.FieldEQ(FieldRevokedAt, v))
 }
 
 // CreatedAtEQ applies the EQ predicate on the "created_at" field.
@@ -162,6 +162,246 @@ func CreatedAtLT(v time.Time) predicate.S3Credential {
 // CreatedAtLTE applies the LTE predicate on the "created_at" field.
 func CreatedAtLTE(v time.Time) predicate.S3Credential {
 	return predicate.S3Credential(sql.FieldLTE(FieldCreatedAt, v))
+}
+
+// AccessKeyIDEQ applies the EQ predicate on the "access_key_id" field.
+func AccessKeyIDEQ(v string) predicate.S3Credential {
+	return predicate.S3Credential(sql.FieldEQ(FieldAccessKeyID, v))
+}
+
+// AccessKeyIDNEQ applies the NEQ predicate on the "access_key_id" field.
+func AccessKeyIDNEQ(v string) predicate.S3Credential {
+	return predicate.S3Credential(sql.FieldNEQ(FieldAccessKeyID, v))
+}
+
+// AccessKeyIDIn applies the In predicate on the "access_key_id" field.
+func AccessKeyIDIn(vs ...string) predicate.S3Credential {
+	return predicate.S3Credential(sql.FieldIn(FieldAccessKeyID, vs...))
+}
+
+// AccessKeyIDNotIn applies the NotIn predicate on the "access_key_id" field.
+func AccessKeyIDNotIn(vs ...string) predicate.S3Credential {
+	return predicate.S3Credential(sql.FieldNotIn(FieldAccessKeyID, vs...))
+}
+
+// AccessKeyIDGT applies the GT predicate on the "access_key_id" field.
+func AccessKeyIDGT(v string) predicate.S3Credential {
+	return predicate.S3Credential(sql.FieldGT(FieldAccessKeyID, v))
+}
+
+// AccessKeyIDGTE applies the GTE predicate on the "access_key_id" field.
+func AccessKeyIDGTE(v string) predicate.S3Credential {
+	return predicate.S3Credential(sql.FieldGTE(FieldAccessKeyID, v))
+}
+
+// AccessKeyIDLT applies the LT predicate on the "access_key_id" field.
+func AccessKeyIDLT(v string) predicate.S3Credential {
+	return predicate.S3Credential(sql.FieldLT(FieldAccessKeyID, v))
+}
+
+// AccessKeyIDLTE applies the LTE predicate on the "access_key_id" field.
+func AccessKeyIDLTE(v string) predicate.S3Credential {
+	return predicate.S3Credential(sql.FieldLTE(FieldAccessKeyID, v))
+}
+
+// AccessKeyIDContains applies the Contains predicate on the "access_key_id" field.
+func AccessKeyIDContains(v string) predicate.S3Credential {
+	return predicate.S3Credential(sql.FieldContains(FieldAccessKeyID, v))
+}
+
+// AccessKeyIDHasPrefix applies the HasPrefix predicate on the "access_key_id" field.
+func AccessKeyIDHasPrefix(v string) predicate.S3Credential {
+	return predicate.S3Credential(sql.FieldHasPrefix(FieldAccessKeyID, v))
+}
+
+// AccessKeyIDHasSuffix applies the HasSuffix predicate on the "access_key_id" field.
+func AccessKeyIDHasSuffix(v string) predicate.S3Credential {
+	return predicate.S3Credential(sql.FieldHasSuffix(FieldAccessKeyID, v))
+}
+
+// AccessKeyIDEqualFold applies the EqualFold predicate on the "access_key_id" field.
+func AccessKeyIDEqualFold(v string) predicate.S3Credential {
+	return predicate.S3Credential(sql.FieldEqualFold(FieldAccessKeyID, v))
+}
+
+// AccessKeyIDContainsFold applies the ContainsFold predicate on the "access_key_id" field.
+func AccessKeyIDContainsFold(v string) predicate.S3Credential {
+	return predicate.S3Credential(sql.FieldContainsFold(FieldAccessKeyID, v))
+}
+
+// PreviousAccessKeyIDEQ applies the EQ predicate on the "previous_access_key_id" field.
+func PreviousAccessKeyIDEQ(v string) predicate.S3Credential {
+	return predicate.S3Credential(sql.FieldEQ(FieldPreviousAccessKeyID, v))
+}
+
+// PreviousAccessKeyIDNEQ applies the NEQ predicate on the "previous_access_key_id" field.
+func PreviousAccessKeyIDNEQ(v string) predicate.S3Credential {
+	return predicate.S3Credential(sql.FieldNEQ(FieldPreviousAccessKeyID, v))
+}
+
+// PreviousAccessKeyIDIn applies the In predicate on the "previous_access_key_id" field.
+func PreviousAccessKeyIDIn(vs ...string) predicate.S3Credential {
+	return predicate.S3Credential(sql.FieldIn(FieldPreviousAccessKeyID, vs...))
+}
+
+// PreviousAccessKeyIDNotIn applies the NotIn predicate on the "previous_access_key_id" field.
+func PreviousAccessKeyIDNotIn(vs ...string) predicate.S3Credential {
+	return predicate.S3Credential(sql.FieldNotIn(FieldPreviousAccessKeyID, vs...))
+}
+
+// PreviousAccessKeyIDGT applies the GT predicate on the "previous_access_key_id" field.
+func PreviousAccessKeyIDGT(v string) predicate.S3Credential {
+	return predicate.S3Credential(sql.FieldGT(FieldPreviousAccessKeyID, v))
+}
+
+// PreviousAccessKeyIDGTE applies the GTE predicate on the "previous_access_key_id" field.
+func PreviousAccessKeyIDGTE(v string) predicate.S3Credential {
+	return predicate.S3Credential(sql.FieldGTE(FieldPreviousAccessKeyID, v))
+}
+
+// PreviousAccessKeyIDLT applies the LT predicate on the "previous_access_key_id" field.
+func PreviousAccessKeyIDLT(v string) predicate.S3Credential {
+	return predicate.S3Credential(sql.FieldLT(FieldPreviousAccessKeyID, v))
+}
+
+// PreviousAccessKeyIDLTE applies the LTE predicate on the "previous_access_key_id" field.
+func PreviousAccessKeyIDLTE(v string) predicate.S3Credential {
+	return predicate.S3Credential(sql.FieldLTE(FieldPreviousAccessKeyID, v))
+}
+
+// PreviousAccessKeyIDContains applies the Contains predicate on the "previous_access_key_id" field.
+func PreviousAccessKeyIDContains(v string) predicate.S3Credential {
+	return predicate.S3Credential(sql.FieldContains(FieldPreviousAccessKeyID, v))
+}
+
+// PreviousAccessKeyIDHasPrefix applies the HasPrefix predicate on the "previous_access_key_id" field.
+func PreviousAccessKeyIDHasPrefix(v string) predicate.S3Credential {
+	return predicate.S3Credential(sql.FieldHasPrefix(FieldPreviousAccessKeyID, v))
+}
+
+// PreviousAccessKeyIDHasSuffix applies the HasSuffix predicate on the "previous_access_key_id" field.
+func PreviousAccessKeyIDHasSuffix(v string) predicate.S3Credential {
+	return predicate.S3Credential(sql.FieldHasSuffix(FieldPreviousAccessKeyID, v))
+}
+
+// PreviousAccessKeyIDIsNil applies the IsNil predicate on the "previous_access_key_id" field.
+func PreviousAccessKeyIDIsNil() predicate.S3Credential {
+	return predicate.S3Credential(sql.FieldIsNull(FieldPreviousAccessKeyID))
+}
+
+// PreviousAccessKeyIDNotNil applies the NotNil predicate on the "previous_access_key_id" field.
+func PreviousAccessKeyIDNotNil() predicate.S3Credential {
+	return predicate.S3Credential(sql.FieldNotNull(FieldPreviousAccessKeyID))
+}
+
+// PreviousAccessKeyIDEqualFold applies the EqualFold predicate on the "previous_access_key_id" field.
+func PreviousAccessKeyIDEqualFold(v string) predicate.S3Credential {
+	return predicate.S3Credential(sql.FieldEqualFold(FieldPreviousAccessKeyID, v))
+}
+
+// PreviousAccessKeyIDContainsFold applies the ContainsFold predicate on the "previous_access_key_id" field.
+func PreviousAccessKeyIDContainsFold(v string) predicate.S3Credential {
+	return predicate.S3Credential(sql.FieldContainsFold(FieldPreviousAccessKeyID, v))
+}
+
+// PreviousExpiresAtEQ applies the EQ predicate on the "previous_expires_at" field.
+func PreviousExpiresAtEQ(v time.Time) predicate.S3Credential {
+	return predicate.S3Credential(sql.FieldEQ(FieldPreviousExpiresAt, v))
+}
+
+// PreviousExpiresAtNEQ applies the NEQ predicate on the "previous_expires_at" field.
+func PreviousExpiresAtNEQ(v time.Time) predicate.S3Credential {
+	return predicate.S3Credential(sql.FieldNEQ(FieldPreviousExpiresAt, v))
+}
+
+// PreviousExpiresAtIn applies the In predicate on the "previous_expires_at" field.
+func PreviousExpiresAtIn(vs ...time.Time) predicate.S3Credential {
+	return predicate.S3Credential(sql.FieldIn(FieldPreviousExpiresAt, vs...))
+}
+
+// PreviousExpiresAtNotIn applies the NotIn predicate on the "previous_expires_at" field.
+func PreviousExpiresAtNotIn(vs ...time.Time) predicate.S3Credential {
+	return predicate.S3Credential(sql.FieldNotIn(FieldPreviousExpiresAt, vs...))
+}
+
+// PreviousExpiresAtGT applies the GT predicate on the "previous_expires_at" field.
+func PreviousExpiresAtGT(v time.Time) predicate.S3Credential {
+	return predicate.S3Credential(sql.FieldGT(FieldPreviousExpiresAt, v))
+}
+
+// PreviousExpiresAtGTE applies the GTE predicate on the "previous_expires_at" field.
+func PreviousExpiresAtGTE(v time.Time) predicate.S3Credential {
+	return predicate.S3Credential(sql.FieldGTE(FieldPreviousExpiresAt, v))
+}
+
+// PreviousExpiresAtLT applies the LT predicate on the "previous_expires_at" field.
+func PreviousExpiresAtLT(v time.Time) predicate.S3Credential {
+	return predicate.S3Credential(sql.FieldLT(FieldPreviousExpiresAt, v))
+}
+
+// PreviousExpiresAtLTE applies the LTE predicate on the "previous_expires_at" field.
+func PreviousExpiresAtLTE(v time.Time) predicate.S3Credential {
+	return predicate.S3Credential(sql.FieldLTE(FieldPreviousExpiresAt, v))
+}
+
+// PreviousExpiresAtIsNil applies the IsNil predicate on the "previous_expires_at" field.
+func PreviousExpiresAtIsNil() predicate.S3Credential {
+	return predicate.S3Credential(sql.FieldIsNull(FieldPreviousExpiresAt))
+}
+
+// PreviousExpiresAtNotNil applies the NotNil predicate on the "previous_expires_at" field.
+func PreviousExpiresAtNotNil() predicate.S3Credential {
+	return predicate.S3Credential(sql.FieldNotNull(FieldPreviousExpiresAt))
+}
+
+// RevokedAtEQ applies the EQ predicate on the "revoked_at" field.
+func RevokedAtEQ(v time.Time) predicate.S3Credential {
+	return predicate.S3Credential(sql.FieldEQ(FieldRevokedAt, v))
+}
+
+// RevokedAtNEQ applies the NEQ predicate on the "revoked_at" field.
+func RevokedAtNEQ(v time.Time) predicate.S3Credential {
+	return predicate.S3Credential(sql.FieldNEQ(FieldRevokedAt, v))
+}
+
+// RevokedAtIn applies the In predicate on the "revoked_at" field.
+func RevokedAtIn(vs ...time.Time) predicate.S3Credential {
+	return predicate.S3Credential(sql.FieldIn(FieldRevokedAt, vs...))
+}
+
+// RevokedAtNotIn applies the NotIn predicate on the "revoked_at" field.
+func RevokedAtNotIn(vs ...time.Time) predicate.S3Credential {
+	return predicate.S3Credential(sql.FieldNotIn(FieldRevokedAt, vs...))
+}
+
+// RevokedAtGT applies the GT predicate on the "revoked_at" field.
+func RevokedAtGT(v time.Time) predicate.S3Credential {
+	return predicate.S3Credential(sql.FieldGT(FieldRevokedAt, v))
+}
+
+// RevokedAtGTE applies the GTE predicate on the "revoked_at" field.
+func RevokedAtGTE(v time.Time) predicate.S3Credential {
+	return predicate.S3Credential(sql.FieldGTE(FieldRevokedAt, v))
+}
+
+// RevokedAtLT applies the LT predicate on the "revoked_at" field.
+func RevokedAtLT(v time.Time) predicate.S3Credential {
+	return predicate.S3Credential(sql.FieldLT(FieldRevokedAt, v))
+}
+
+// RevokedAtLTE applies the LTE predicate on the "revoked_at" field.
+func RevokedAtLTE(v time.Time) predicate.S3Credential {
+	return predicate.S3Credential(sql.FieldLTE(FieldRevokedAt, v))
+}
+
+// RevokedAtIsNil applies the IsNil predicate on the "revoked_at" field.
+func RevokedAtIsNil() predicate.S3Credential {
+	return predicate.S3Credential(sql.FieldIsNull(FieldRevokedAt))
+}
+
+// RevokedAtNotNil applies the NotNil predicate on the "revoked_at" field.
+func RevokedAtNotNil() predicate.S3Credential {
+	return predicate.S3Credential(sql.FieldNotNull(FieldRevokedAt))
 }
 
 // BadgeIDEQ applies the EQ predicate on the "badge_id" field.
@@ -294,71 +534,6 @@ func ProjectIDContainsFold(v string) predicate.S3Credential {
 	return predicate.S3Credential(sql.FieldContainsFold(FieldProjectID, v))
 }
 
-// AccessKeyIDEQ applies the EQ predicate on the "access_key_id" field.
-func AccessKeyIDEQ(v string) predicate.S3Credential {
-	return predicate.S3Credential(sql.FieldEQ(FieldAccessKeyID, v))
-}
-
-// AccessKeyIDNEQ applies the NEQ predicate on the "access_key_id" field.
-func AccessKeyIDNEQ(v string) predicate.S3Credential {
-	return predicate.S3Credential(sql.FieldNEQ(FieldAccessKeyID, v))
-}
-
-// AccessKeyIDIn applies the In predicate on the "access_key_id" field.
-func AccessKeyIDIn(vs ...string) predicate.S3Credential {
-	return predicate.S3Credential(sql.FieldIn(FieldAccessKeyID, vs...))
-}
-
-// AccessKeyIDNotIn applies the NotIn predicate on the "access_key_id" field.
-func AccessKeyIDNotIn(vs ...string) predicate.S3Credential {
-	return predicate.S3Credential(sql.FieldNotIn(FieldAccessKeyID, vs...))
-}
-
-// AccessKeyIDGT applies the GT predicate on the "access_key_id" field.
-func AccessKeyIDGT(v string) predicate.S3Credential {
-	return predicate.S3Credential(sql.FieldGT(FieldAccessKeyID, v))
-}
-
-// AccessKeyIDGTE applies the GTE predicate on the "access_key_id" field.
-func AccessKeyIDGTE(v string) predicate.S3Credential {
-	return predicate.S3Credential(sql.FieldGTE(FieldAccessKeyID, v))
-}
-
-// AccessKeyIDLT applies the LT predicate on the "access_key_id" field.
-func AccessKeyIDLT(v string) predicate.S3Credential {
-	return predicate.S3Credential(sql.FieldLT(FieldAccessKeyID, v))
-}
-
-// AccessKeyIDLTE applies the LTE predicate on the "access_key_id" field.
-func AccessKeyIDLTE(v string) predicate.S3Credential {
-	return predicate.S3Credential(sql.FieldLTE(FieldAccessKeyID, v))
-}
-
-// AccessKeyIDContains applies the Contains predicate on the "access_key_id" field.
-func AccessKeyIDContains(v string) predicate.S3Credential {
-	return predicate.S3Credential(sql.FieldContains(FieldAccessKeyID, v))
-}
-
-// AccessKeyIDHasPrefix applies the HasPrefix predicate on the "access_key_id" field.
-func AccessKeyIDHasPrefix(v string) predicate.S3Credential {
-	return predicate.S3Credential(sql.FieldHasPrefix(FieldAccessKeyID, v))
-}
-
-// AccessKeyIDHasSuffix applies the HasSuffix predicate on the "access_key_id" field.
-func AccessKeyIDHasSuffix(v string) predicate.S3Credential {
-	return predicate.S3Credential(sql.FieldHasSuffix(FieldAccessKeyID, v))
-}
-
-// AccessKeyIDEqualFold applies the EqualFold predicate on the "access_key_id" field.
-func AccessKeyIDEqualFold(v string) predicate.S3Credential {
-	return predicate.S3Credential(sql.FieldEqualFold(FieldAccessKeyID, v))
-}
-
-// AccessKeyIDContainsFold applies the ContainsFold predicate on the "access_key_id" field.
-func AccessKeyIDContainsFold(v string) predicate.S3Credential {
-	return predicate.S3Credential(sql.FieldContainsFold(FieldAccessKeyID, v))
-}
-
 // SecretSealedEQ applies the EQ predicate on the "secret_sealed" field.
 func SecretSealedEQ(v string) predicate.S3Credential {
 	return predicate.S3Credential(sql.FieldEQ(FieldSecretSealed, v))
@@ -422,81 +597,6 @@ func SecretSealedEqualFold(v string) predicate.S3Credential {
 // SecretSealedContainsFold applies the ContainsFold predicate on the "secret_sealed" field.
 func SecretSealedContainsFold(v string) predicate.S3Credential {
 	return predicate.S3Credential(sql.FieldContainsFold(FieldSecretSealed, v))
-}
-
-// PreviousAccessKeyIDEQ applies the EQ predicate on the "previous_access_key_id" field.
-func PreviousAccessKeyIDEQ(v string) predicate.S3Credential {
-	return predicate.S3Credential(sql.FieldEQ(FieldPreviousAccessKeyID, v))
-}
-
-// PreviousAccessKeyIDNEQ applies the NEQ predicate on the "previous_access_key_id" field.
-func PreviousAccessKeyIDNEQ(v string) predicate.S3Credential {
-	return predicate.S3Credential(sql.FieldNEQ(FieldPreviousAccessKeyID, v))
-}
-
-// PreviousAccessKeyIDIn applies the In predicate on the "previous_access_key_id" field.
-func PreviousAccessKeyIDIn(vs ...string) predicate.S3Credential {
-	return predicate.S3Credential(sql.FieldIn(FieldPreviousAccessKeyID, vs...))
-}
-
-// PreviousAccessKeyIDNotIn applies the NotIn predicate on the "previous_access_key_id" field.
-func PreviousAccessKeyIDNotIn(vs ...string) predicate.S3Credential {
-	return predicate.S3Credential(sql.FieldNotIn(FieldPreviousAccessKeyID, vs...))
-}
-
-// PreviousAccessKeyIDGT applies the GT predicate on the "previous_access_key_id" field.
-func PreviousAccessKeyIDGT(v string) predicate.S3Credential {
-	return predicate.S3Credential(sql.FieldGT(FieldPreviousAccessKeyID, v))
-}
-
-// PreviousAccessKeyIDGTE applies the GTE predicate on the "previous_access_key_id" field.
-func PreviousAccessKeyIDGTE(v string) predicate.S3Credential {
-	return predicate.S3Credential(sql.FieldGTE(FieldPreviousAccessKeyID, v))
-}
-
-// PreviousAccessKeyIDLT applies the LT predicate on the "previous_access_key_id" field.
-func PreviousAccessKeyIDLT(v string) predicate.S3Credential {
-	return predicate.S3Credential(sql.FieldLT(FieldPreviousAccessKeyID, v))
-}
-
-// PreviousAccessKeyIDLTE applies the LTE predicate on the "previous_access_key_id" field.
-func PreviousAccessKeyIDLTE(v string) predicate.S3Credential {
-	return predicate.S3Credential(sql.FieldLTE(FieldPreviousAccessKeyID, v))
-}
-
-// PreviousAccessKeyIDContains applies the Contains predicate on the "previous_access_key_id" field.
-func PreviousAccessKeyIDContains(v string) predicate.S3Credential {
-	return predicate.S3Credential(sql.FieldContains(FieldPreviousAccessKeyID, v))
-}
-
-// PreviousAccessKeyIDHasPrefix applies the HasPrefix predicate on the "previous_access_key_id" field.
-func PreviousAccessKeyIDHasPrefix(v string) predicate.S3Credential {
-	return predicate.S3Credential(sql.FieldHasPrefix(FieldPreviousAccessKeyID, v))
-}
-
-// PreviousAccessKeyIDHasSuffix applies the HasSuffix predicate on the "previous_access_key_id" field.
-func PreviousAccessKeyIDHasSuffix(v string) predicate.S3Credential {
-	return predicate.S3Credential(sql.FieldHasSuffix(FieldPreviousAccessKeyID, v))
-}
-
-// PreviousAccessKeyIDIsNil applies the IsNil predicate on the "previous_access_key_id" field.
-func PreviousAccessKeyIDIsNil() predicate.S3Credential {
-	return predicate.S3Credential(sql.FieldIsNull(FieldPreviousAccessKeyID))
-}
-
-// PreviousAccessKeyIDNotNil applies the NotNil predicate on the "previous_access_key_id" field.
-func PreviousAccessKeyIDNotNil() predicate.S3Credential {
-	return predicate.S3Credential(sql.FieldNotNull(FieldPreviousAccessKeyID))
-}
-
-// PreviousAccessKeyIDEqualFold applies the EqualFold predicate on the "previous_access_key_id" field.
-func PreviousAccessKeyIDEqualFold(v string) predicate.S3Credential {
-	return predicate.S3Credential(sql.FieldEqualFold(FieldPreviousAccessKeyID, v))
-}
-
-// PreviousAccessKeyIDContainsFold applies the ContainsFold predicate on the "previous_access_key_id" field.
-func PreviousAccessKeyIDContainsFold(v string) predicate.S3Credential {
-	return predicate.S3Credential(sql.FieldContainsFold(FieldPreviousAccessKeyID, v))
 }
 
 // PreviousSecretSealedEQ applies the EQ predicate on the "previous_secret_sealed" field.
@@ -572,56 +672,6 @@ func PreviousSecretSealedEqualFold(v string) predicate.S3Credential {
 // PreviousSecretSealedContainsFold applies the ContainsFold predicate on the "previous_secret_sealed" field.
 func PreviousSecretSealedContainsFold(v string) predicate.S3Credential {
 	return predicate.S3Credential(sql.FieldContainsFold(FieldPreviousSecretSealed, v))
-}
-
-// PreviousExpiresAtEQ applies the EQ predicate on the "previous_expires_at" field.
-func PreviousExpiresAtEQ(v time.Time) predicate.S3Credential {
-	return predicate.S3Credential(sql.FieldEQ(FieldPreviousExpiresAt, v))
-}
-
-// PreviousExpiresAtNEQ applies the NEQ predicate on the "previous_expires_at" field.
-func PreviousExpiresAtNEQ(v time.Time) predicate.S3Credential {
-	return predicate.S3Credential(sql.FieldNEQ(FieldPreviousExpiresAt, v))
-}
-
-// PreviousExpiresAtIn applies the In predicate on the "previous_expires_at" field.
-func PreviousExpiresAtIn(vs ...time.Time) predicate.S3Credential {
-	return predicate.S3Credential(sql.FieldIn(FieldPreviousExpiresAt, vs...))
-}
-
-// PreviousExpiresAtNotIn applies the NotIn predicate on the "previous_expires_at" field.
-func PreviousExpiresAtNotIn(vs ...time.Time) predicate.S3Credential {
-	return predicate.S3Credential(sql.FieldNotIn(FieldPreviousExpiresAt, vs...))
-}
-
-// PreviousExpiresAtGT applies the GT predicate on the "previous_expires_at" field.
-func PreviousExpiresAtGT(v time.Time) predicate.S3Credential {
-	return predicate.S3Credential(sql.FieldGT(FieldPreviousExpiresAt, v))
-}
-
-// PreviousExpiresAtGTE applies the GTE predicate on the "previous_expires_at" field.
-func PreviousExpiresAtGTE(v time.Time) predicate.S3Credential {
-	return predicate.S3Credential(sql.FieldGTE(FieldPreviousExpiresAt, v))
-}
-
-// PreviousExpiresAtLT applies the LT predicate on the "previous_expires_at" field.
-func PreviousExpiresAtLT(v time.Time) predicate.S3Credential {
-	return predicate.S3Credential(sql.FieldLT(FieldPreviousExpiresAt, v))
-}
-
-// PreviousExpiresAtLTE applies the LTE predicate on the "previous_expires_at" field.
-func PreviousExpiresAtLTE(v time.Time) predicate.S3Credential {
-	return predicate.S3Credential(sql.FieldLTE(FieldPreviousExpiresAt, v))
-}
-
-// PreviousExpiresAtIsNil applies the IsNil predicate on the "previous_expires_at" field.
-func PreviousExpiresAtIsNil() predicate.S3Credential {
-	return predicate.S3Credential(sql.FieldIsNull(FieldPreviousExpiresAt))
-}
-
-// PreviousExpiresAtNotNil applies the NotNil predicate on the "previous_expires_at" field.
-func PreviousExpiresAtNotNil() predicate.S3Credential {
-	return predicate.S3Credential(sql.FieldNotNull(FieldPreviousExpiresAt))
 }
 
 // BucketEQ applies the EQ predicate on the "bucket" field.
@@ -802,56 +852,6 @@ func ExpiresAtIsNil() predicate.S3Credential {
 // ExpiresAtNotNil applies the NotNil predicate on the "expires_at" field.
 func ExpiresAtNotNil() predicate.S3Credential {
 	return predicate.S3Credential(sql.FieldNotNull(FieldExpiresAt))
-}
-
-// RevokedAtEQ applies the EQ predicate on the "revoked_at" field.
-func RevokedAtEQ(v time.Time) predicate.S3Credential {
-	return predicate.S3Credential(sql.FieldEQ(FieldRevokedAt, v))
-}
-
-// RevokedAtNEQ applies the NEQ predicate on the "revoked_at" field.
-func RevokedAtNEQ(v time.Time) predicate.S3Credential {
-	return predicate.S3Credential(sql.FieldNEQ(FieldRevokedAt, v))
-}
-
-// RevokedAtIn applies the In predicate on the "revoked_at" field.
-func RevokedAtIn(vs ...time.Time) predicate.S3Credential {
-	return predicate.S3Credential(sql.FieldIn(FieldRevokedAt, vs...))
-}
-
-// RevokedAtNotIn applies the NotIn predicate on the "revoked_at" field.
-func RevokedAtNotIn(vs ...time.Time) predicate.S3Credential {
-	return predicate.S3Credential(sql.FieldNotIn(FieldRevokedAt, vs...))
-}
-
-// RevokedAtGT applies the GT predicate on the "revoked_at" field.
-func RevokedAtGT(v time.Time) predicate.S3Credential {
-	return predicate.S3Credential(sql.FieldGT(FieldRevokedAt, v))
-}
-
-// RevokedAtGTE applies the GTE predicate on the "revoked_at" field.
-func RevokedAtGTE(v time.Time) predicate.S3Credential {
-	return predicate.S3Credential(sql.FieldGTE(FieldRevokedAt, v))
-}
-
-// RevokedAtLT applies the LT predicate on the "revoked_at" field.
-func RevokedAtLT(v time.Time) predicate.S3Credential {
-	return predicate.S3Credential(sql.FieldLT(FieldRevokedAt, v))
-}
-
-// RevokedAtLTE applies the LTE predicate on the "revoked_at" field.
-func RevokedAtLTE(v time.Time) predicate.S3Credential {
-	return predicate.S3Credential(sql.FieldLTE(FieldRevokedAt, v))
-}
-
-// RevokedAtIsNil applies the IsNil predicate on the "revoked_at" field.
-func RevokedAtIsNil() predicate.S3Credential {
-	return predicate.S3Credential(sql.FieldIsNull(FieldRevokedAt))
-}
-
-// RevokedAtNotNil applies the NotNil predicate on the "revoked_at" field.
-func RevokedAtNotNil() predicate.S3Credential {
-	return predicate.S3Credential(sql.FieldNotNull(FieldRevokedAt))
 }
 
 // And groups predicates with the AND operator between them.

@@ -13,7 +13,7 @@ import (
 type AgentToken struct{ ent.Schema }
 
 func (AgentToken) Mixin() []ent.Mixin {
-	return []ent.Mixin{IDMixin{Prefix: "tok_"}, CreatedMixin{}}
+	return []ent.Mixin{IDMixin{Prefix: "tok_"}, CreatedMixin{}, AgentTokenLifecycle}
 }
 
 func (AgentToken) Fields() []ent.Field {
@@ -23,14 +23,6 @@ func (AgentToken) Fields() []ent.Field {
 		field.JSON("scopes", []string{}).Immutable(),
 		field.String("created_by").Optional().Nillable().Immutable(),
 		field.Time("expires_at").Immutable(),
-		field.Time("last_used_at").Optional().Nillable(),
-		field.String("token_hint"),
-		field.Bytes("digest").Unique().NotEmpty(),
-		// previous_digest is the secret a roll replaced, valid until previous_expires_at
-		// (SPEC §12); nil when there is none.
-		field.Bytes("previous_digest").Optional().Nillable().Unique(),
-		field.Time("previous_expires_at").Optional().Nillable(),
-		field.Time("revoked_at").Optional().Nillable(),
 	}
 }
 

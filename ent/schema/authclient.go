@@ -12,19 +12,14 @@ import (
 type AuthClient struct{ ent.Schema }
 
 func (AuthClient) Mixin() []ent.Mixin {
-	return []ent.Mixin{IDMixin{Prefix: "cli_"}, CreatedMixin{}}
+	return []ent.Mixin{IDMixin{Prefix: "cli_"}, CreatedMixin{}, AuthClientLifecycle}
 }
 
 func (AuthClient) Fields() []ent.Field {
 	return []ent.Field{
 		field.String("badge_id").Immutable().Unique().NotEmpty(),
 		field.String("project_id").Immutable().NotEmpty(),
-		field.Bytes("secret_digest").Unique().NotEmpty(),
-		// The secret a roll replaced, valid until previous_expires_at (SPEC §12).
-		field.Bytes("previous_secret_digest").Optional().Nillable().Unique(),
-		field.Time("previous_expires_at").Optional().Nillable(),
 		field.String("role").Immutable(),
 		field.Time("expires_at").Optional().Nillable().Immutable(),
-		field.Time("revoked_at").Optional().Nillable(),
 	}
 }

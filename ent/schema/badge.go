@@ -13,7 +13,7 @@ import (
 type Badge struct{ ent.Schema }
 
 func (Badge) Mixin() []ent.Mixin {
-	return []ent.Mixin{IDMixin{Prefix: "bdg_"}, CreatedMixin{}}
+	return []ent.Mixin{IDMixin{Prefix: "bdg_"}, CreatedMixin{}, BadgeLifecycle}
 }
 
 func (Badge) Fields() []ent.Field {
@@ -24,14 +24,6 @@ func (Badge) Fields() []ent.Field {
 		field.String("role").Immutable().NotEmpty(),
 		field.String("created_by").Optional().Nillable().Immutable(),
 		field.Time("expires_at").Optional().Nillable().Immutable(),
-		field.Time("last_used_at").Optional().Nillable(),
-		field.String("secret_hint"),
-		field.Bytes("digest").Unique().NotEmpty(),
-		// previous_digest is the secret a roll replaced, valid until previous_expires_at
-		// (SPEC §12); nil when there is none.
-		field.Bytes("previous_digest").Optional().Nillable().Unique(),
-		field.Time("previous_expires_at").Optional().Nillable(),
-		field.Time("revoked_at").Optional().Nillable(),
 	}
 }
 

@@ -26,7 +26,7 @@ func BenchmarkCacheMemory(b *testing.B) {
 			info := Verified{TokenID: fmt.Sprintf("tok_01JABCDEFGHJKMNPQRST%06d", k), ExpiresAt: time.Now(),
 				Grant: Grant{ProjectID: "prj_01JABCDEFGHJKMNPQRSTVWXYZ0", AgentName: "agent", Scopes: []string{"db:read"}, CreatedBy: &creator}}
 			_, _ = c.Load(context.Background(), d, func(context.Context) (*bearer.Entry[answer], error) {
-				return buildEntry(info, match{digest: d.Bytes()}, false), nil
+				return buildEntry(info, d, d.Bytes(), nil, nil, false), nil
 			})
 		}
 		runtime.GC()

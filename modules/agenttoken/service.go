@@ -17,6 +17,7 @@ import (
 	"github.com/authcore/authcore/ent"
 	"github.com/authcore/authcore/ent/agenttoken"
 	"github.com/authcore/authcore/ent/predicate"
+	"github.com/authcore/authcore/ent/schema"
 	"github.com/authcore/authcore/platform/apperr"
 	"github.com/authcore/authcore/platform/audit"
 	"github.com/authcore/authcore/platform/bearer"
@@ -270,7 +271,7 @@ func (s *Service) RevokePresented(ctx context.Context, token string, r identity.
 		return identity.ErrNotLive
 	}
 	d, now := secret.DigestOf(token).Bytes(), s.clock.Now()
-	matches := agenttoken.Or(agenttoken.Digest(d), agenttoken.And(agenttoken.PreviousDigest(d), agenttoken.PreviousExpiresAtGT(now)))
+	matches := schema.Presented[predicate.AgentToken](schema.AgentTokenLifecycle, d, now)
 	err := s.revoke(ctx, []predicate.AgentToken{matches, agenttoken.ExpiresAtGT(now)}, nil, r.Origin, r.Metadata, r.Action)
 	if errors.Is(err, ErrNotFound) {
 		return identity.ErrNotLive

@@ -11,6 +11,7 @@ import (
 
 	"github.com/authcore/authcore/ent"
 	"github.com/authcore/authcore/ent/agenttoken"
+	"github.com/authcore/authcore/ent/schema"
 	"github.com/authcore/authcore/platform/bearer"
 	"github.com/authcore/authcore/platform/secret"
 )
@@ -38,14 +39,7 @@ func (s store) Lookup(ctx context.Context, d secret.Digest) (*bearer.Entry[answe
 		return nil, err
 	}
 	info := Verified{TokenID: t.ID, Grant: grantOf(t), ExpiresAt: t.ExpiresAt.UTC()}
-	return buildEntry(info, presented(d, t.Digest, bytesOf(t.PreviousDigest), t.PreviousExpiresAt), t.RevokedAt != nil), nil
-}
-
-// match is the secret a lookup matched: the current one, or the one a roll replaced,
-// which works only until its grace ends (SPEC §12).
-type match struct {
-	digest []byte
-	until  *time.Time // nil: as long as the token
+	return buildEntry(info, d, t.Digest, bytesOf(t.PreviousDigest), t.PreviousExpiresAt, t.RevokedAt != nil), nil
 }
 
 func bytesOf(b *[]byte) []byte {
@@ -53,13 +47,6 @@ func bytesOf(b *[]byte) []byte {
 		return nil
 	}
 	return *b
-}
-
-func presented(d secret.Digest, current, previous []byte, previousUntil *time.Time) match {
-	if previous != nil && secret.Equal(previous, d.Bytes()) {
-		return match{digest: previous, until: previousUntil}
-	}
-	return match{digest: current}
 }
 
 func (store) SetLastUsed(ctx context.Context, tx *ent.Tx, id string, at time.Time) error {
@@ -91,21 +78,19 @@ func (s store) lookupPG(ctx context.Context, d secret.Digest) (*bearer.Entry[ans
 		return nil, err
 	}
 	info.ExpiresAt = info.ExpiresAt.UTC()
-	return buildEntry(info, presented(d, digest, previous, until), revokedAt != nil), nil
+	return buildEntry(info, d, digest, previous, until, revokedAt != nil), nil
 }
 
-// buildEntry encodes the ai/me answer once, so the hot path only copies bytes.
-func buildEntry(info Verified, m match, revoked bool) *bearer.Entry[answer] {
+// buildEntry encodes the ai/me answer once, so the hot path only copies bytes. The entry
+// is the key d matched, and lives until that key stops working.
+func buildEntry(info Verified, d secret.Digest, current, previous []byte, graceEnd *time.Time, revoked bool) *bearer.Entry[answer] {
 	if info.Scopes == nil {
 		info.Scopes = []string{}
 	}
 	// Marshal cannot fail on these field types.
 	body, _ := json.Marshal(meBody{Engine: engineName, Authenticated: true, Kind: "ai_agent", Verified: info})
-	exp := info.ExpiresAt
-	if m.until != nil && m.until.Before(exp) {
-		exp = *m.until
-	}
-	return &bearer.Entry[answer]{ID: info.TokenID, Digest: m.digest, ExpiresAt: &exp, Revoked: revoked, Value: answer{info: info, response: body}}
+	key, until := schema.Matched(d.Bytes(), current, previous, &info.ExpiresAt, graceEnd)
+	return &bearer.Entry[answer]{ID: info.TokenID, Digest: key, ExpiresAt: until, Revoked: revoked, Value: answer{info: info, response: body}}
 }
 
 // meBody is the ai/me answer: the verification fields merged into it (seed 4.2).

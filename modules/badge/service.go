@@ -12,6 +12,7 @@ import (
 	"github.com/authcore/authcore/ent"
 	entbadge "github.com/authcore/authcore/ent/badge"
 	"github.com/authcore/authcore/ent/predicate"
+	"github.com/authcore/authcore/ent/schema"
 	"github.com/authcore/authcore/platform/apperr"
 	"github.com/authcore/authcore/platform/audit"
 	"github.com/authcore/authcore/platform/bearer"
@@ -179,7 +180,7 @@ func (s *Service) RevokePresented(ctx context.Context, token string, r identity.
 	}
 	d, now := secret.DigestOf(token).Bytes(), s.clock.Now()
 	live := entbadge.Or(entbadge.ExpiresAtIsNil(), entbadge.ExpiresAtGT(now))
-	matches := entbadge.Or(entbadge.Digest(d), entbadge.And(entbadge.PreviousDigest(d), entbadge.PreviousExpiresAtGT(now)))
+	matches := schema.Presented[predicate.Badge](schema.BadgeLifecycle, d, now)
 	err := s.revoke(ctx, []predicate.Badge{matches, live}, nil, r.Origin, r.Metadata, r.Action)
 	if errors.Is(err, ErrNotFound) {
 		return identity.ErrNotLive

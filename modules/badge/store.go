@@ -7,6 +7,7 @@ import (
 
 	"github.com/authcore/authcore/ent"
 	entbadge "github.com/authcore/authcore/ent/badge"
+	"github.com/authcore/authcore/ent/schema"
 	"github.com/authcore/authcore/platform/bearer"
 	"github.com/authcore/authcore/platform/identity"
 	"github.com/authcore/authcore/platform/secret"
@@ -44,14 +45,11 @@ func (s store) Lookup(ctx context.Context, d secret.Digest) (*bearer.Entry[answe
 		return nil, err
 	}
 	grant := identity.BadgeGrant{BadgeID: b.ID, ProjectID: b.ProjectID, Product: b.Product, Role: b.Role, ExpiresAt: utc(b.ExpiresAt)}
-	digest, expires := b.Digest, b.ExpiresAt
-	// The secret a roll replaced works only until its grace ends (SPEC §12).
-	if b.PreviousDigest != nil && secret.Equal(*b.PreviousDigest, d.Bytes()) {
-		digest = *b.PreviousDigest
-		if expires == nil || (b.PreviousExpiresAt != nil && b.PreviousExpiresAt.Before(*expires)) {
-			expires = b.PreviousExpiresAt
-		}
+	var previous []byte
+	if b.PreviousDigest != nil {
+		previous = *b.PreviousDigest
 	}
+	digest, expires := schema.Matched(d.Bytes(), b.Digest, previous, b.ExpiresAt, b.PreviousExpiresAt)
 	return &bearer.Entry[answer]{ID: b.ID, Digest: digest, ExpiresAt: expires, Revoked: b.RevokedAt != nil, Value: answer{response: body, grant: grant}}, nil
 }
 

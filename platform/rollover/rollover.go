@@ -51,6 +51,3 @@ func Until(now time.Time, grace time.Duration, expires *time.Time) (until time.T
 	}
 	return until, grace > 0 && until.After(now)
 }
-
-// Live reports whether a replaced secret still works at now.
-func Live(now time.Time, until *time.Time) bool { return until != nil && now.Before(*until) }

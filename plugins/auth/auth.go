@@ -12,6 +12,7 @@ import (
 
 	"github.com/authcore/authcore/ent"
 	"github.com/authcore/authcore/ent/authclient"
+	"github.com/authcore/authcore/ent/schema"
 	"github.com/authcore/authcore/platform/bearer"
 	"github.com/authcore/authcore/platform/clock"
 	"github.com/authcore/authcore/platform/config"
@@ -20,7 +21,6 @@ import (
 	"github.com/authcore/authcore/platform/invalidation"
 	"github.com/authcore/authcore/platform/oauth"
 	"github.com/authcore/authcore/platform/product"
-	"github.com/authcore/authcore/platform/rollover"
 	"github.com/authcore/authcore/platform/secret"
 )
 
@@ -182,11 +182,9 @@ func (p *Product) Authenticate(ctx context.Context, id, sec string) (oauth.Clien
 	if err != nil || c == nil {
 		return oauth.Client{}, false, err
 	}
-	d := secret.DigestOf(sec).Bytes()
-	current := secret.Equal(c.digest, d)
-	// Or the secret a roll replaced, in its grace (SPEC §12).
-	replaced := c.previous != nil && secret.Equal(c.previous, d) && rollover.Live(p.clock.Now(), c.previousUntil)
-	if !current && !replaced {
+	// The current secret, or the one a roll replaced while in its grace (SPEC §12).
+	key, until := schema.Matched(secret.DigestOf(sec).Bytes(), c.digest, c.previous, nil, c.previousUntil)
+	if key == nil || (until != nil && !p.clock.Now().Before(*until)) {
 		return oauth.Client{}, false, nil
 	}
 	if live, err := p.live(ctx, id); !live || err != nil {

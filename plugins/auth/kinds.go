@@ -4,6 +4,8 @@ import (
 	"context"
 
 	"github.com/authcore/authcore/ent/authclient"
+	"github.com/authcore/authcore/ent/predicate"
+	"github.com/authcore/authcore/ent/schema"
 	"github.com/authcore/authcore/platform/credential"
 	"github.com/authcore/authcore/platform/identity"
 	"github.com/authcore/authcore/platform/secret"
@@ -25,10 +27,8 @@ func kinds(p *Product, badges identity.Badges) []credential.Kind {
 // still in its grace).
 func (p *Product) badgeOfSecret(ctx context.Context, sec string) (string, error) {
 	d, now := secret.DigestOf(sec).Bytes(), p.clock.Now()
-	c, err := p.ent.AuthClient.Query().Where(authclient.RevokedAtIsNil(), authclient.Or(
-		authclient.SecretDigest(d),
-		authclient.And(authclient.PreviousSecretDigest(d), authclient.PreviousExpiresAtGT(now)),
-	)).Only(ctx)
+	c, err := p.ent.AuthClient.Query().Where(authclient.RevokedAtIsNil(),
+		schema.Presented[predicate.AuthClient](schema.AuthClientLifecycle, d, now)).Only(ctx)
 	if err != nil {
 		return "", err
 	}

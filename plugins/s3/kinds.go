@@ -5,7 +5,9 @@ import (
 	"regexp"
 	"strconv"
 
+	"github.com/authcore/authcore/ent/predicate"
 	"github.com/authcore/authcore/ent/s3credential"
+	"github.com/authcore/authcore/ent/schema"
 	kind "github.com/authcore/authcore/platform/credential"
 	"github.com/authcore/authcore/platform/identity"
 )
@@ -23,10 +25,8 @@ func kinds(p *Product, badges identity.Badges) []kind.Kind {
 		Name: "s3_access_key", Pattern: `AKAC[0-9A-Z]{` + strconv.Itoa(accessKeyLen) + `}`,
 		Match: accessKeyPattern.MatchString,
 		Revoke: kind.RevokeBadgeOf(badges, func(ctx context.Context, id string) (string, error) {
-			c, err := p.ent.S3Credential.Query().Where(s3credential.RevokedAtIsNil(), s3credential.Or(
-				s3credential.AccessKeyID(id),
-				s3credential.And(s3credential.PreviousAccessKeyID(id), s3credential.PreviousExpiresAtGT(p.clock.Now())),
-			)).Only(ctx)
+			c, err := p.ent.S3Credential.Query().Where(s3credential.RevokedAtIsNil(),
+				schema.Presented[predicate.S3Credential](schema.S3CredentialLifecycle, id, p.clock.Now())).Only(ctx)
 			if err != nil {
 				return "", err
 			}

@@ -14,6 +14,8 @@ import (
 
 	"go.uber.org/fx"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/authcore/authcore/ent"
 	"github.com/authcore/authcore/ent/s3credential"
 	"github.com/authcore/authcore/platform/bearer"
@@ -24,7 +26,6 @@ import (
 	"github.com/authcore/authcore/platform/metrics"
 	"github.com/authcore/authcore/platform/product"
 	"github.com/authcore/authcore/platform/secret"
-	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Settings are the product's own (SPEC §8), parsed with the service's.
