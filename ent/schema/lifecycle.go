@@ -73,6 +73,11 @@ func Live[P ~func(*sql.Selector)](now time.Time) P {
 	))
 }
 
+// LiveAt is Live for a row already read.
+func LiveAt(now time.Time, revoked bool, expires *time.Time) bool {
+	return !revoked && (expires == nil || now.Before(*expires))
+}
+
 // Matched is the key a presented one equals — the current key, or the key a roll replaced
 // — and until when it works: the credential's own expiry (nil: never) for the current
 // key, the earlier of that and the grace's end for the replaced one (SPEC §12). key is

@@ -86,3 +86,12 @@ func TestMatched(t *testing.T) {
 		}
 	}
 }
+
+func TestLiveAt(t *testing.T) {
+	now := time.Unix(1000, 0)
+	before, after := now.Add(-time.Second), now.Add(time.Second)
+	if !schema.LiveAt(now, false, nil) || !schema.LiveAt(now, false, &after) || schema.LiveAt(now, false, &now) ||
+		schema.LiveAt(now, false, &before) || schema.LiveAt(now, true, nil) {
+		t.Fatal("LiveAt")
+	}
+}

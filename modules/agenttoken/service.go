@@ -272,7 +272,7 @@ func (s *Service) RevokePresented(ctx context.Context, token string, r identity.
 	}
 	d, now := secret.DigestOf(token).Bytes(), s.clock.Now()
 	matches := schema.Presented[predicate.AgentToken](schema.AgentTokenLifecycle, d, now)
-	err := s.revoke(ctx, []predicate.AgentToken{matches, agenttoken.ExpiresAtGT(now)}, nil, r.Origin, r.Metadata, r.Action)
+	err := s.revoke(ctx, []predicate.AgentToken{matches, schema.Live[predicate.AgentToken](now)}, nil, r.Origin, r.Metadata, r.Action)
 	if errors.Is(err, ErrNotFound) {
 		return identity.ErrNotLive
 	}
@@ -342,7 +342,7 @@ func (s *Service) Roll(ctx context.Context, projectID, tokenID string, grace tim
 	var out Rolled
 	err = database.WithTx(ctx, s.ent, func(tx *ent.Tx) error {
 		t, err := tx.AgentToken.Query().
-			Where(agenttoken.ID(tokenID), agenttoken.ProjectID(projectID), agenttoken.RevokedAtIsNil(), agenttoken.ExpiresAtGT(now)).
+			Where(agenttoken.ID(tokenID), agenttoken.ProjectID(projectID), schema.Live[predicate.AgentToken](now)).
 			Only(ctx)
 		if ent.IsNotFound(err) {
 			return ErrRollNotFound
@@ -441,7 +441,7 @@ func (s *Service) Live(ctx context.Context, tokenID string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	return !l.revoked && s.clock.Now().Before(l.expiresAt), nil
+	return schema.LiveAt(s.clock.Now(), l.revoked, &l.expiresAt), nil
 }
 
 // Me checks a bearer token and returns its pre-encoded ai/me answer, or bearer.ErrInvalid

@@ -179,9 +179,8 @@ func (s *Service) RevokePresented(ctx context.Context, token string, r identity.
 		return identity.ErrNotLive
 	}
 	d, now := secret.DigestOf(token).Bytes(), s.clock.Now()
-	live := entbadge.Or(entbadge.ExpiresAtIsNil(), entbadge.ExpiresAtGT(now))
 	matches := schema.Presented[predicate.Badge](schema.BadgeLifecycle, d, now)
-	err := s.revoke(ctx, []predicate.Badge{matches, live}, nil, r.Origin, r.Metadata, r.Action)
+	err := s.revoke(ctx, []predicate.Badge{matches, schema.Live[predicate.Badge](now)}, nil, r.Origin, r.Metadata, r.Action)
 	if errors.Is(err, ErrNotFound) {
 		return identity.ErrNotLive
 	}
@@ -192,8 +191,7 @@ func (s *Service) RevokePresented(ctx context.Context, token string, r identity.
 // (an auth client secret, an s3 access key) presented in a leak report or to RFC 7009:
 // the whole badge goes, with every credential of its product. ErrNotLive when it is not live.
 func (s *Service) RevokeLive(ctx context.Context, badgeID string, r identity.Revocation) error {
-	live := entbadge.Or(entbadge.ExpiresAtIsNil(), entbadge.ExpiresAtGT(s.clock.Now()))
-	err := s.revoke(ctx, []predicate.Badge{entbadge.ID(badgeID), live}, nil, r.Origin, r.Metadata, r.Action)
+	err := s.revoke(ctx, []predicate.Badge{entbadge.ID(badgeID), schema.Live[predicate.Badge](s.clock.Now())}, nil, r.Origin, r.Metadata, r.Action)
 	if errors.Is(err, ErrNotFound) {
 		return identity.ErrNotLive
 	}
@@ -259,8 +257,7 @@ func (s *Service) Roll(ctx context.Context, projectID, badgeID string, grace tim
 	var out Rolled
 	err = database.WithTx(ctx, s.ent, func(tx *ent.Tx) error {
 		b, err := tx.Badge.Query().
-			Where(entbadge.ID(badgeID), entbadge.ProjectID(projectID), entbadge.RevokedAtIsNil(),
-				entbadge.Or(entbadge.ExpiresAtIsNil(), entbadge.ExpiresAtGT(now))).
+			Where(entbadge.ID(badgeID), entbadge.ProjectID(projectID), schema.Live[predicate.Badge](now)).
 			Only(ctx)
 		if ent.IsNotFound(err) {
 			return ErrNotFound

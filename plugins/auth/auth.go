@@ -169,7 +169,7 @@ func (p *Product) live(ctx context.Context, id string) (bool, error) {
 	if err != nil || c == nil {
 		return false, err
 	}
-	return !c.revoked && (c.ExpiresAt == nil || p.clock.Now().Before(*c.ExpiresAt)), nil
+	return schema.LiveAt(p.clock.Now(), c.revoked, c.ExpiresAt), nil
 }
 
 // Authenticate checks a client id and secret (oauth.Clients). Every failure is the same:
