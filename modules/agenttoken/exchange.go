@@ -11,6 +11,7 @@ import (
 	"github.com/authcore/authcore/ent/schema"
 	"github.com/authcore/authcore/platform/apperr"
 	"github.com/authcore/authcore/platform/clock"
+	"github.com/authcore/authcore/platform/credential"
 	"github.com/authcore/authcore/platform/identity"
 	"github.com/authcore/authcore/platform/metrics"
 	"github.com/authcore/authcore/platform/oauth"
@@ -30,13 +31,13 @@ const (
 // client authentication: the subject token is the credential.
 type exchange struct {
 	svc       *Service
-	signer    identity.TokenSigner
+	signer    oauth.Signer
 	resources resource.Registry
 	clock     clock.Clock
 	issued    prometheus.Counter
 }
 
-func newExchange(s *Service, signer identity.TokenSigner, resources resource.Registry, c clock.Clock, m *metrics.Credentials) oauth.Grant {
+func newExchange(s *Service, signer oauth.Signer, resources resource.Registry, c clock.Clock, m *metrics.Credentials) oauth.Grant {
 	return &exchange{svc: s, signer: signer, resources: resources, clock: c, issued: m.Issued.WithLabelValues("exchanged", "")}
 }
 
@@ -77,7 +78,7 @@ func (e *exchange) Token(ctx context.Context, r oauth.Request) (oauth.Token, err
 		return oauth.Token{}, oauth.ErrScopeGrammar
 	}
 	grant, err := e.svc.Grant(ctx, subject)
-	if errors.Is(err, identity.ErrNotLive) {
+	if errors.Is(err, credential.ErrNotLive) {
 		return oauth.Token{}, errNotLiveSubject
 	}
 	if err != nil {

@@ -15,15 +15,15 @@ import (
 	"github.com/authcore/authcore/platform/database"
 	"github.com/authcore/authcore/platform/guard"
 	"github.com/authcore/authcore/platform/httpserver"
-	"github.com/authcore/authcore/platform/identity"
 	"github.com/authcore/authcore/platform/oauth"
+	"github.com/authcore/authcore/platform/policy"
 	"github.com/authcore/authcore/platform/secret"
 )
 
 // Module wires the service and its routes.
 var Module = fx.Module("agenttoken",
 	fx.Decorate(func(l *slog.Logger) *slog.Logger { return l.With("module", "agenttoken") }),
-	fx.Provide(fx.Annotate(NewService, fx.As(fx.Self()), fx.As(new(identity.AgentTokens)))),
+	fx.Provide(NewService),
 	httpserver.AsRoutes(func(s *Service, g *guard.Guard, k bearer.Kit) []httpserver.Route {
 		return (&handler{svc: s, guard: g, me: bearer.NewEndpoint(k, Kind)}).routes()
 	}),
@@ -45,7 +45,7 @@ type Params struct {
 	Ent      *ent.Client
 	DB       *database.DB
 	Audit    *audit.Recorder
-	Policies identity.Policies
+	Policies policy.Source
 	Kit      bearer.Kit
 }
 

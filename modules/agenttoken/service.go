@@ -22,11 +22,12 @@ import (
 	"github.com/authcore/authcore/platform/audit"
 	"github.com/authcore/authcore/platform/bearer"
 	"github.com/authcore/authcore/platform/clock"
+	"github.com/authcore/authcore/platform/credential"
 	"github.com/authcore/authcore/platform/database"
-	"github.com/authcore/authcore/platform/identity"
 	"github.com/authcore/authcore/platform/invalidation"
 	"github.com/authcore/authcore/platform/jsonbody"
 	"github.com/authcore/authcore/platform/metrics"
+	"github.com/authcore/authcore/platform/policy"
 	"github.com/authcore/authcore/platform/rollover"
 	"github.com/authcore/authcore/platform/scope"
 	"github.com/authcore/authcore/platform/secret"
@@ -57,12 +58,10 @@ type Service struct {
 	audit    *audit.Recorder
 	metrics  *metrics.Credentials
 	bus      invalidation.Bus
-	policies identity.Policies
+	policies policy.Source
 	verifier *bearer.Verifier[answer]
 	byID     *bearer.Cache[string, *liveness]
 }
-
-var _ identity.AgentTokens = (*Service)(nil)
 
 // idTopic invalidates the by-id liveness cache (Live), which JWTs exchanged from a token
 // are checked against.
@@ -266,15 +265,15 @@ func (s *Service) Revoke(ctx context.Context, projectID, tokenID string, actor *
 
 // RevokePresented revokes the presented token (RFC 7009 self-revocation, a leak report):
 // no actor, audited as r says.
-func (s *Service) RevokePresented(ctx context.Context, token string, r identity.Revocation) error {
+func (s *Service) RevokePresented(ctx context.Context, token string, r credential.Revocation) error {
 	if !secret.CheckToken(tokenKind, token) {
-		return identity.ErrNotLive
+		return credential.ErrNotLive
 	}
 	d, now := secret.DigestOf(token).Bytes(), s.clock.Now()
 	matches := schema.Presented[predicate.AgentToken](schema.AgentTokenLifecycle, d, now)
 	err := s.revoke(ctx, []predicate.AgentToken{matches, schema.Live[predicate.AgentToken](now)}, nil, r.Origin, r.Metadata, r.Action)
 	if errors.Is(err, ErrNotFound) {
-		return identity.ErrNotLive
+		return credential.ErrNotLive
 	}
 	return err
 }
@@ -388,7 +387,7 @@ func (s *Service) Roll(ctx context.Context, projectID, tokenID string, grace tim
 
 // rollWithinPolicy refuses to give a new secret to a token the project's policy no longer
 // allows: a scope it forbids, or more lifetime left than it grants.
-func rollWithinPolicy(pol identity.Policy, t *ent.AgentToken, now time.Time) error {
+func rollWithinPolicy(pol policy.Policy, t *ent.AgentToken, now time.Time) error {
 	if max := pol.AgentTokenMaxTTLHours; max != nil && t.ExpiresAt.Sub(now) > time.Duration(*max)*time.Hour {
 		return invalidRoll(fmt.Sprintf("the token outlives the project's policy (at most %d hours)", *max))
 	}
@@ -400,14 +399,21 @@ func rollWithinPolicy(pol identity.Policy, t *ent.AgentToken, now time.Time) err
 	return nil
 }
 
-// Grant verifies a presented token for the OAuth surface.
-func (s *Service) Grant(ctx context.Context, token string) (identity.AgentGrant, error) {
+// liveGrant is a live agent token, as token exchange sees it.
+type liveGrant struct {
+	TokenID, ProjectID, AgentName string
+	Scopes                        []string
+	ExpiresAt                     time.Time
+}
+
+// Grant verifies a presented token for token exchange and introspection.
+func (s *Service) Grant(ctx context.Context, token string) (liveGrant, error) {
 	if !secret.CheckToken(tokenKind, token) {
-		return identity.AgentGrant{}, identity.ErrNotLive
+		return liveGrant{}, credential.ErrNotLive
 	}
-	e, err := s.verifier.Verify(ctx, token) // bearer.ErrInvalid is identity.ErrNotLive
+	e, err := s.verifier.Verify(ctx, token) // bearer.ErrInvalid is credential.ErrNotLive
 	if err != nil {
-		return identity.AgentGrant{}, err
+		return liveGrant{}, err
 	}
 	v := e.Value.info
 	// The entry's expiry, not the token's: a replaced secret in its grace ends at the
@@ -416,7 +422,7 @@ func (s *Service) Grant(ctx context.Context, token string) (identity.AgentGrant,
 	if e.ExpiresAt != nil && e.ExpiresAt.Before(exp) {
 		exp = *e.ExpiresAt
 	}
-	return identity.AgentGrant{TokenID: v.TokenID, ProjectID: v.ProjectID, AgentName: v.AgentName, Scopes: v.Scopes, ExpiresAt: exp}, nil
+	return liveGrant{TokenID: v.TokenID, ProjectID: v.ProjectID, AgentName: v.AgentName, Scopes: v.Scopes, ExpiresAt: exp}, nil
 }
 
 // liveness is what Live needs of a token, cached by id.
@@ -461,7 +467,7 @@ func (s *Service) Me(ctx context.Context, token string) ([]byte, error) {
 // introspect is RFC 7662's answer for a live agent token of project (nil otherwise).
 func (s *Service) introspect(ctx context.Context, token, project string) (map[string]any, error) {
 	g, err := s.Grant(ctx, token)
-	if errors.Is(err, identity.ErrNotLive) || (err == nil && g.ProjectID != project) {
+	if errors.Is(err, credential.ErrNotLive) || (err == nil && g.ProjectID != project) {
 		return nil, nil
 	}
 	if err != nil {

@@ -14,7 +14,7 @@ import (
 	"github.com/authcore/authcore/platform/credential"
 	"github.com/authcore/authcore/platform/guard"
 	"github.com/authcore/authcore/platform/httpserver"
-	"github.com/authcore/authcore/platform/identity"
+	"github.com/authcore/authcore/platform/policy"
 	"github.com/authcore/authcore/platform/product"
 	"github.com/authcore/authcore/platform/secret"
 )
@@ -22,7 +22,7 @@ import (
 // Module wires the service and its routes.
 var Module = fx.Module("badge",
 	fx.Decorate(func(l *slog.Logger) *slog.Logger { return l.With("module", "badge") }),
-	fx.Provide(fx.Annotate(NewService, fx.As(fx.Self()), fx.As(new(identity.Badges)))),
+	fx.Provide(fx.Annotate(NewService, fx.As(fx.Self()), fx.As(new(credential.Badges)))),
 	httpserver.AsRoutes(func(s *Service, g *guard.Guard, r *product.Registry, k bearer.Kit) []httpserver.Route {
 		return (&handler{svc: s, guard: g, products: r, me: bearer.NewEndpoint(k, Kind)}).routes()
 	}),
@@ -49,7 +49,7 @@ type Params struct {
 	Ent      *ent.Client
 	Products *product.Registry
 	Audit    *audit.Recorder
-	Policies identity.Policies
+	Policies policy.Source
 	Kit      bearer.Kit
 }
 

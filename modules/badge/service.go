@@ -17,9 +17,10 @@ import (
 	"github.com/authcore/authcore/platform/audit"
 	"github.com/authcore/authcore/platform/bearer"
 	"github.com/authcore/authcore/platform/clock"
+	"github.com/authcore/authcore/platform/credential"
 	"github.com/authcore/authcore/platform/database"
-	"github.com/authcore/authcore/platform/identity"
 	"github.com/authcore/authcore/platform/metrics"
+	"github.com/authcore/authcore/platform/policy"
 	"github.com/authcore/authcore/platform/product"
 	"github.com/authcore/authcore/platform/rollover"
 	"github.com/authcore/authcore/platform/secret"
@@ -28,7 +29,7 @@ import (
 // Kind is the credential kind of badges: the metrics label and invalidation topic.
 const Kind = "service_badge"
 
-var _ identity.Badges = (*Service)(nil)
+var _ credential.Badges = (*Service)(nil)
 
 // Service mints, lists, revokes and verifies badges. It knows products only through the
 // contract in platform/product, and imports no HTTP.
@@ -38,7 +39,7 @@ type Service struct {
 	audit    *audit.Recorder
 	clock    clock.Clock
 	metrics  *metrics.Credentials
-	policies identity.Policies
+	policies policy.Source
 	verifier *bearer.Verifier[answer]
 }
 
@@ -174,15 +175,15 @@ func (s *Service) Revoke(ctx context.Context, projectID, badgeID string, actor *
 
 // RevokePresented revokes the presented badge (RFC 7009 self-revocation, a leak report):
 // no actor, audited as r says.
-func (s *Service) RevokePresented(ctx context.Context, token string, r identity.Revocation) error {
+func (s *Service) RevokePresented(ctx context.Context, token string, r credential.Revocation) error {
 	if !s.wellFormed(token) {
-		return identity.ErrNotLive
+		return credential.ErrNotLive
 	}
 	d, now := secret.DigestOf(token).Bytes(), s.clock.Now()
 	matches := schema.Presented[predicate.Badge](schema.BadgeLifecycle, d, now)
 	err := s.revoke(ctx, []predicate.Badge{matches, schema.Live[predicate.Badge](now)}, nil, r.Origin, r.Metadata, r.Action)
 	if errors.Is(err, ErrNotFound) {
-		return identity.ErrNotLive
+		return credential.ErrNotLive
 	}
 	return err
 }
@@ -190,10 +191,10 @@ func (s *Service) RevokePresented(ctx context.Context, token string, r identity.
 // RevokeLive revokes the live badge with this id as r says — for a product's own secret
 // (an auth client secret, an s3 access key) presented in a leak report or to RFC 7009:
 // the whole badge goes, with every credential of its product. ErrNotLive when it is not live.
-func (s *Service) RevokeLive(ctx context.Context, badgeID string, r identity.Revocation) error {
+func (s *Service) RevokeLive(ctx context.Context, badgeID string, r credential.Revocation) error {
 	err := s.revoke(ctx, []predicate.Badge{entbadge.ID(badgeID), schema.Live[predicate.Badge](s.clock.Now())}, nil, r.Origin, r.Metadata, r.Action)
 	if errors.Is(err, ErrNotFound) {
-		return identity.ErrNotLive
+		return credential.ErrNotLive
 	}
 	return err
 }
@@ -323,13 +324,13 @@ func (s *Service) wellFormed(token string) bool {
 }
 
 // Grant verifies a presented badge secret for the OAuth surface.
-func (s *Service) Grant(ctx context.Context, token string) (identity.BadgeGrant, error) {
+func (s *Service) Grant(ctx context.Context, token string) (liveBadge, error) {
 	if !s.wellFormed(token) {
-		return identity.BadgeGrant{}, identity.ErrNotLive
+		return liveBadge{}, credential.ErrNotLive
 	}
-	e, err := s.verifier.Verify(ctx, token) // bearer.ErrInvalid is identity.ErrNotLive
+	e, err := s.verifier.Verify(ctx, token) // bearer.ErrInvalid is credential.ErrNotLive
 	if err != nil {
-		return identity.BadgeGrant{}, err
+		return liveBadge{}, err
 	}
 	// A replaced secret in its grace ends at the grace's end (SPEC §9a).
 	g := e.Value.grant
@@ -357,7 +358,7 @@ func (s *Service) Me(ctx context.Context, token string) ([]byte, error) {
 // introspect is RFC 7662's answer for a live badge secret of project (nil otherwise).
 func (s *Service) introspect(ctx context.Context, token, project string) (map[string]any, error) {
 	g, err := s.Grant(ctx, token)
-	if errors.Is(err, identity.ErrNotLive) || (err == nil && g.ProjectID != project) {
+	if errors.Is(err, credential.ErrNotLive) || (err == nil && g.ProjectID != project) {
 		return nil, nil
 	}
 	if err != nil {

@@ -9,7 +9,6 @@ import (
 	entbadge "github.com/authcore/authcore/ent/badge"
 	"github.com/authcore/authcore/ent/schema"
 	"github.com/authcore/authcore/platform/bearer"
-	"github.com/authcore/authcore/platform/identity"
 	"github.com/authcore/authcore/platform/secret"
 )
 
@@ -18,10 +17,16 @@ type store struct{ ent *ent.Client }
 
 var _ bearer.Store[answer] = store{}
 
+// liveBadge is a live badge, as introspection sees it.
+type liveBadge struct {
+	BadgeID, ProjectID, Product, Role string
+	ExpiresAt                         *time.Time
+}
+
 // answer is a cached badge: its pre-encoded service-badges/me answer and its grant.
 type answer struct {
 	response []byte
-	grant    identity.BadgeGrant
+	grant    liveBadge
 }
 
 // meBody is the service-badges/me answer (SPEC §6).
@@ -44,7 +49,7 @@ func (s store) Lookup(ctx context.Context, d secret.Digest) (*bearer.Entry[answe
 	if err != nil {
 		return nil, err
 	}
-	grant := identity.BadgeGrant{BadgeID: b.ID, ProjectID: b.ProjectID, Product: b.Product, Role: b.Role, ExpiresAt: utc(b.ExpiresAt)}
+	grant := liveBadge{BadgeID: b.ID, ProjectID: b.ProjectID, Product: b.Product, Role: b.Role, ExpiresAt: utc(b.ExpiresAt)}
 	var previous []byte
 	if b.PreviousDigest != nil {
 		previous = *b.PreviousDigest

@@ -11,8 +11,8 @@ import (
 	"github.com/authcore/authcore/platform/clock"
 	"github.com/authcore/authcore/platform/credential"
 	"github.com/authcore/authcore/platform/database"
-	"github.com/authcore/authcore/platform/identity"
 	"github.com/authcore/authcore/platform/invalidation"
+	"github.com/authcore/authcore/platform/oauth"
 )
 
 // accessTokenType is the JWT typ of the access tokens grants issue (RFC 9068).
@@ -23,7 +23,7 @@ const accessTokenType = "at+jwt"
 // client that is — and revocable by jti until they expire. No scanner pattern: a JWT
 // looks like any other.
 type accessTokens struct {
-	jwts   identity.JWTVerifier
+	jwts   oauth.Verifier
 	denied *denylist
 	grants *grants
 }
@@ -33,7 +33,7 @@ func (s *accessTokens) kind() credential.Kind {
 		Name:       "oauth_access_token",
 		Match:      func(t string) bool { typ, ok := credential.JWTType(t); return ok && typ == accessTokenType },
 		Introspect: s.introspect,
-		Revoke: func(ctx context.Context, t string, r identity.Revocation) error {
+		Revoke: func(ctx context.Context, t string, r credential.Revocation) error {
 			return s.denied.revoke(ctx, s.jwts, t, r)
 		},
 	}
@@ -106,16 +106,16 @@ func (d *denylist) revoked(ctx context.Context, jti string) (bool, error) {
 
 // revoke denies a live access token until its exp, audited in its project; expired rows
 // go in the same transaction, so the table holds only what can still be presented.
-func (d *denylist) revoke(ctx context.Context, jwts identity.JWTVerifier, token string, r identity.Revocation) error {
+func (d *denylist) revoke(ctx context.Context, jwts oauth.Verifier, token string, r credential.Revocation) error {
 	_, claims, err := jwts.VerifyJWT(token)
 	if err != nil {
-		return identity.ErrNotLive
+		return credential.ErrNotLive
 	}
 	jti, _ := claims["jti"].(string)
 	project, _ := claims["project_id"].(string)
 	exp, _ := claims["exp"].(float64)
 	if jti == "" || len(jti) > 64 {
-		return identity.ErrNotLive
+		return credential.ErrNotLive
 	}
 	now := d.clock.Now()
 	return database.WithTx(ctx, d.ent, func(tx *ent.Tx) error {
@@ -124,7 +124,7 @@ func (d *denylist) revoke(ctx context.Context, jwts identity.JWTVerifier, token 
 		}
 		if err := tx.RevokedAccessToken.Create().SetID(jti).SetProjectID(project).SetExpiresAt(time.Unix(int64(exp), 0)).Exec(ctx); err != nil {
 			if ent.IsConstraintError(err) { // revoked already: the jti is the key
-				return identity.ErrNotLive
+				return credential.ErrNotLive
 			}
 			return err
 		}

@@ -25,7 +25,7 @@ type server struct {
 	clock   clock.Clock
 	limits  *ratelimit.Limiters
 	kinds   *credential.Registry
-	keys    identity.TokenSigner
+	keys    oauth.Signer
 	grants  *grants
 	clients []oauth.Clients
 	results *results
@@ -180,10 +180,10 @@ func (s *server) revoke(c *fiber.Ctx) error {
 	if token == "" || len(form["token"]) > 1 {
 		return oauth.InvalidRequest("give token once")
 	}
-	_, err := s.kinds.Revoke(c.UserContext(), token, identity.Revocation{Metadata: map[string]any{"via": "self"}, Origin: httpserver.Origin(c)})
+	_, err := s.kinds.Revoke(c.UserContext(), token, credential.Revocation{Metadata: map[string]any{"via": "self"}, Origin: httpserver.Origin(c)})
 	result := "revoked"
 	switch {
-	case errors.Is(err, identity.ErrNotLive):
+	case errors.Is(err, credential.ErrNotLive):
 		result = "not_live"
 		s.limits.Failures.Fail(httpserver.ClientIP(c))
 	case err != nil:

@@ -16,7 +16,6 @@ import (
 	"github.com/authcore/authcore/platform/config"
 	"github.com/authcore/authcore/platform/credential"
 	"github.com/authcore/authcore/platform/httpserver"
-	"github.com/authcore/authcore/platform/identity"
 	"github.com/authcore/authcore/platform/metrics"
 	"github.com/authcore/authcore/platform/oauth"
 	"github.com/authcore/authcore/platform/ratelimit"
@@ -26,7 +25,7 @@ import (
 var Module = fx.Module("oauth",
 	fx.Provide(newGrants, newDenylist, newResults, newServer),
 	metrics.AsCollector(func(r *results) prometheus.Collector { return r.CounterVec }),
-	credential.AsKinds(func(jwts identity.JWTVerifier, d *denylist, g *grants) []credential.Kind {
+	credential.AsKinds(func(jwts oauth.Verifier, d *denylist, g *grants) []credential.Kind {
 		return []credential.Kind{(&accessTokens{jwts: jwts, denied: d, grants: g}).kind()}
 	}),
 	httpserver.AsRoutes(func(s *server) []httpserver.Route { return s.routes() }),
@@ -56,7 +55,7 @@ type serverParams struct {
 	Clock   clock.Clock
 	Limits  *ratelimit.Limiters
 	Kinds   *credential.Registry
-	Keys    identity.TokenSigner
+	Keys    oauth.Signer
 	Grants  *grants
 	Clients []oauth.Clients `group:"oauth_clients"`
 	Results *results

@@ -14,6 +14,7 @@ import (
 	"github.com/authcore/authcore/platform/httpserver"
 	"github.com/authcore/authcore/platform/identity"
 	"github.com/authcore/authcore/platform/jsonbody"
+	"github.com/authcore/authcore/platform/policy"
 	"github.com/authcore/authcore/platform/scope"
 )
 
@@ -157,7 +158,7 @@ func (h *handler) policy(c *fiber.Ctx) error {
 // setPolicy replaces the policy: an absent or null field is no limit.
 func (h *handler) setPolicy(c *fiber.Ctx) error {
 	f := jsonbody.Read(c.Body())
-	var p identity.Policy
+	var p policy.Policy
 	limit := func(name string, max int64) *int {
 		v, whole, st := f.Integer(name)
 		switch {

@@ -12,11 +12,12 @@ import (
 	"github.com/authcore/authcore/platform/guard"
 	"github.com/authcore/authcore/platform/httpserver"
 	"github.com/authcore/authcore/platform/identity"
+	"github.com/authcore/authcore/platform/policy"
 )
 
 // Module wires the project service and its routes.
 var Module = fx.Module("project",
-	fx.Provide(fx.Annotate(NewService, fx.As(fx.Self()), fx.As(new(identity.Memberships)), fx.As(new(identity.Tenants)), fx.As(new(identity.Policies)))),
+	fx.Provide(fx.Annotate(NewService, fx.As(fx.Self()), fx.As(new(identity.Memberships)), fx.As(new(identity.Tenants)), fx.As(new(policy.Source)))),
 	httpserver.AsRoutes(func(s *Service, g *guard.Guard, rec *audit.Recorder) []httpserver.Route {
 		return (&handler{svc: s, guard: g, audit: rec}).routes()
 	}),

@@ -14,6 +14,7 @@ import (
 	"github.com/authcore/authcore/platform/config"
 	"github.com/authcore/authcore/platform/database"
 	"github.com/authcore/authcore/platform/identity"
+	"github.com/authcore/authcore/platform/policy"
 )
 
 // Service owns projects and memberships. It imports no HTTP.
@@ -235,22 +236,22 @@ func (s *Service) TenantName(ctx context.Context, tenantID string) (string, bool
 	return p.Name, true, nil
 }
 
-var _ identity.Policies = (*Service)(nil)
+var _ policy.Source = (*Service)(nil)
 
 // Policy is the project's credential policy.
-func (s *Service) Policy(ctx context.Context, projectID string) (identity.Policy, error) {
+func (s *Service) Policy(ctx context.Context, projectID string) (policy.Policy, error) {
 	p, err := s.ent.Project.Get(ctx, projectID)
 	if ent.IsNotFound(err) {
-		return identity.Policy{}, nil
+		return policy.Policy{}, nil
 	}
 	if err != nil {
-		return identity.Policy{}, err
+		return policy.Policy{}, err
 	}
-	return identity.Policy{AgentTokenMaxTTLHours: p.AgentTokenMaxTTLHours, BadgeMaxExpiresInDays: p.BadgeMaxExpiresInDays, AllowedScopes: p.AllowedScopes}, nil
+	return policy.Policy{AgentTokenMaxTTLHours: p.AgentTokenMaxTTLHours, BadgeMaxExpiresInDays: p.BadgeMaxExpiresInDays, AllowedScopes: p.AllowedScopes}, nil
 }
 
 // SetPolicy replaces the project's policy, with its audit record, in one transaction.
-func (s *Service) SetPolicy(ctx context.Context, actorID, projectID string, p identity.Policy, origin audit.Origin) error {
+func (s *Service) SetPolicy(ctx context.Context, actorID, projectID string, p policy.Policy, origin audit.Origin) error {
 	return database.WithTx(ctx, s.ent, func(tx *ent.Tx) error {
 		u := tx.Project.UpdateOneID(projectID).
 			SetNillableAgentTokenMaxTTLHours(p.AgentTokenMaxTTLHours).SetNillableBadgeMaxExpiresInDays(p.BadgeMaxExpiresInDays)

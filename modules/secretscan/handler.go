@@ -18,7 +18,6 @@ import (
 	"github.com/authcore/authcore/platform/apperr"
 	"github.com/authcore/authcore/platform/credential"
 	"github.com/authcore/authcore/platform/httpserver"
-	"github.com/authcore/authcore/platform/identity"
 )
 
 var (
@@ -76,13 +75,13 @@ func (h *handler) report(c *fiber.Ctx) error {
 	for _, m := range matches {
 		result := "false_positive"
 		if k, ok := h.kinds.Of(m.Token); ok && k.Pattern != "" {
-			r := identity.Revocation{Action: "credential.leak_revoke", Origin: origin,
+			r := credential.Revocation{Action: "credential.leak_revoke", Origin: origin,
 				Metadata: map[string]any{"via": "leak_report", "url": m.URL, "source": m.Source}}
 			err := k.Revoke(c.UserContext(), m.Token, r)
 			switch {
 			case err == nil:
 				result = "true_positive"
-			case !errors.Is(err, identity.ErrNotLive):
+			case !errors.Is(err, credential.ErrNotLive):
 				return err
 			}
 		}

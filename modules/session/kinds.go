@@ -30,17 +30,17 @@ func (e *Engine) kinds() []credential.Kind {
 
 // revokePresented revokes the live session a refresh token belongs to. An end user's
 // project hears of it (audit record and event); a dashboard user's session has no project.
-func (e *Engine) revokePresented(ctx context.Context, token string, r identity.Revocation) error {
+func (e *Engine) revokePresented(ctx context.Context, token string, r credential.Revocation) error {
 	rt, err := e.ent.RefreshToken.Query().Where(refreshtoken.Digest(secret.DigestOf(token).Bytes())).Only(ctx)
 	if ent.IsNotFound(err) {
-		return identity.ErrNotLive
+		return credential.ErrNotLive
 	}
 	if err != nil {
 		return err
 	}
 	s, err := e.ent.Session.Get(ctx, rt.SessionID)
 	if ent.IsNotFound(err) {
-		return identity.ErrNotLive
+		return credential.ErrNotLive
 	}
 	if err != nil {
 		return err
@@ -61,7 +61,7 @@ func (e *Engine) revokePresented(ctx context.Context, token string, r identity.R
 	}
 	n, err := e.revokeWhere(ctx, []predicate.Session{entsession.ID(s.ID), entsession.ExpiresAtGT(e.clock.Now())}, event)
 	if err == nil && n == 0 {
-		return identity.ErrNotLive
+		return credential.ErrNotLive
 	}
 	return err
 }

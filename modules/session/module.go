@@ -21,6 +21,7 @@ import (
 	"github.com/authcore/authcore/platform/identity"
 	"github.com/authcore/authcore/platform/invalidation"
 	"github.com/authcore/authcore/platform/metrics"
+	"github.com/authcore/authcore/platform/oauth"
 	"github.com/authcore/authcore/platform/ratelimit"
 	"github.com/authcore/authcore/platform/secret"
 )
@@ -28,15 +29,15 @@ import (
 // The interfaces the engine is bound to below.
 var (
 	_ identity.Sessions     = (*Engine)(nil)
-	_ identity.TokenSigner  = (*Engine)(nil)
-	_ identity.JWTVerifier  = (*Engine)(nil)
+	_ oauth.Signer          = (*Engine)(nil)
+	_ oauth.Verifier        = (*Engine)(nil)
 	_ guard.SessionVerifier = (*Engine)(nil)
 )
 
 // Module wires the engine and its routes.
 var Module = fx.Module("session",
 	fx.Provide(fx.Annotate(NewEngine,
-		fx.As(fx.Self()), fx.As(new(identity.Sessions)), fx.As(new(guard.SessionVerifier)), fx.As(new(identity.TokenSigner)), fx.As(new(identity.JWTVerifier)))),
+		fx.As(fx.Self()), fx.As(new(identity.Sessions)), fx.As(new(guard.SessionVerifier)), fx.As(new(oauth.Signer)), fx.As(new(oauth.Verifier)))),
 	fx.Invoke(func(lc fx.Lifecycle, e *Engine) { lc.Append(fx.Hook{OnStart: e.Run, OnStop: e.Halt}) }),
 	secret.AsResealer(func(c *ent.Client, r *secret.Keyring) signingKeys { return signingKeys{ent: c, ring: r} }),
 	health.AsCheck(func(e *Engine) health.Check { return health.Check{Name: "engine", Check: e.readyErr} }),

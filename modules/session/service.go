@@ -20,6 +20,7 @@ import (
 	"github.com/authcore/authcore/platform/bearer"
 	"github.com/authcore/authcore/platform/clock"
 	"github.com/authcore/authcore/platform/config"
+	"github.com/authcore/authcore/platform/credential"
 	"github.com/authcore/authcore/platform/database"
 	"github.com/authcore/authcore/platform/identity"
 	"github.com/authcore/authcore/platform/invalidation"
@@ -506,20 +507,20 @@ func (e *Engine) ourIssuer(iss string) bool {
 func (e *Engine) VerifyJWT(token string) (string, map[string]any, error) {
 	tok, err := jwt.ParseSigned(token, []jose.SignatureAlgorithm{jose.EdDSA})
 	if err != nil || len(tok.Headers) != 1 {
-		return "", nil, identity.ErrNotLive
+		return "", nil, credential.ErrNotLive
 	}
 	pub, ok := e.keys.Public(tok.Headers[0].KeyID)
 	if !ok {
-		return "", nil, identity.ErrNotLive
+		return "", nil, credential.ErrNotLive
 	}
 	var claims map[string]any
 	if err := tok.Claims(pub, &claims); err != nil {
-		return "", nil, identity.ErrNotLive
+		return "", nil, credential.ErrNotLive
 	}
 	now := float64(e.clock.Now().Unix())
 	exp, _ := claims["exp"].(float64)
 	if nbf, ok := claims["nbf"].(float64); exp == 0 || now >= exp || (ok && now < nbf) {
-		return "", nil, identity.ErrNotLive
+		return "", nil, credential.ErrNotLive
 	}
 	typ, _ := tok.Headers[0].ExtraHeaders["typ"].(string)
 	return typ, claims, nil

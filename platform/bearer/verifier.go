@@ -18,8 +18,8 @@ import (
 
 	"github.com/authcore/authcore/ent"
 	"github.com/authcore/authcore/platform/clock"
+	"github.com/authcore/authcore/platform/credential"
 	"github.com/authcore/authcore/platform/database"
-	"github.com/authcore/authcore/platform/identity"
 	"github.com/authcore/authcore/platform/invalidation"
 	"github.com/authcore/authcore/platform/metrics"
 	"github.com/authcore/authcore/platform/ratelimit"
@@ -31,9 +31,9 @@ import (
 var ErrUnknown = errors.New("unknown credential")
 
 // ErrInvalid is what Verify returns for anything but a live credential: unknown, revoked,
-// expired. Callers answer it as invalid_token. It is identity.ErrNotLive, so services hand
+// expired. Callers answer it as invalid_token. It is credential.ErrNotLive, so services hand
 // it on to the OAuth surface as they get it.
-var ErrInvalid = identity.ErrNotLive
+var ErrInvalid = credential.ErrNotLive
 
 // Limits bound the caches.
 type Limits struct {

@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"regexp"
 	"slices"
@@ -18,7 +19,7 @@ import (
 	"go.uber.org/fx"
 
 	"github.com/authcore/authcore/ent"
-	"github.com/authcore/authcore/platform/identity"
+	"github.com/authcore/authcore/platform/audit"
 )
 
 // Kind is one kind of secret.
@@ -32,9 +33,9 @@ type Kind struct {
 	// checksum, where it has one).
 	Match func(token string) bool
 	// Revoke revokes the credential token belongs to, audited as r says; it returns
-	// identity.ErrNotLive when token is not a live credential of this kind. nil: a holder
+	// ErrNotLive when token is not a live credential of this kind. nil: a holder
 	// cannot revoke it by presenting it (session access tokens end with their session).
-	Revoke func(ctx context.Context, token string, r identity.Revocation) error
+	Revoke func(ctx context.Context, token string, r Revocation) error
 	// Introspect answers RFC 7662 for a resource server of project: the fields of an
 	// active answer (sub, scope, exp, …; the registry adds kind, the caller active, iss
 	// and project_id), or nil when token is not a live credential of that project. nil:
@@ -44,6 +45,25 @@ type Kind struct {
 	IntrospectedAs string
 	// Events are the webhook event types (audit actions, SPEC §12) its lifecycle emits.
 	Events []string
+}
+
+// ErrNotLive is a presented credential that is not a live one: unknown, revoked, expired
+// or malformed, all alike.
+var ErrNotLive = errors.New("credential not live")
+
+// Revocation is how a credential revoked by presenting its secret is audited: no actor,
+// Action (empty: the credential's own revoke action) and Metadata added to the record.
+type Revocation struct {
+	Action   string
+	Metadata map[string]any
+	Origin   audit.Origin
+}
+
+// Badges is supplied by the badge module to products whose own secrets revoke their badge.
+type Badges interface {
+	// RevokeLive revokes the live badge with this id as r says (a product's own secret was
+	// presented); ErrNotLive when it is not live.
+	RevokeLive(ctx context.Context, badgeID string, r Revocation) error
 }
 
 // AsKinds contributes the []Kind returned by constructor f to the registry.
@@ -107,11 +127,11 @@ func (r *Registry) Of(token string) (Kind, bool) {
 }
 
 // Revoke revokes whatever live credential token is, and names its kind. A token of no
-// kind, or of a kind but not live, is identity.ErrNotLive.
-func (r *Registry) Revoke(ctx context.Context, token string, rev identity.Revocation) (string, error) {
+// kind, or of a kind but not live, is ErrNotLive.
+func (r *Registry) Revoke(ctx context.Context, token string, rev Revocation) (string, error) {
 	k, ok := r.Of(token)
 	if !ok || k.Revoke == nil {
-		return "", identity.ErrNotLive
+		return "", ErrNotLive
 	}
 	return k.Name, k.Revoke(ctx, token, rev)
 }
@@ -200,11 +220,11 @@ func (r *Registry) ScanPattern() string {
 // RevokeBadgeOf is the Revoke of a product's own secret (an auth client secret, an s3
 // access key): find names the badge whose credential token is — ent's not-found when none
 // is live — and the whole badge is revoked, with every credential of its product.
-func RevokeBadgeOf(badges identity.Badges, find func(ctx context.Context, token string) (badgeID string, err error)) func(context.Context, string, identity.Revocation) error {
-	return func(ctx context.Context, token string, r identity.Revocation) error {
+func RevokeBadgeOf(badges Badges, find func(ctx context.Context, token string) (badgeID string, err error)) func(context.Context, string, Revocation) error {
+	return func(ctx context.Context, token string, r Revocation) error {
 		id, err := find(ctx, token)
 		if ent.IsNotFound(err) {
-			return identity.ErrNotLive
+			return ErrNotLive
 		}
 		if err != nil {
 			return err

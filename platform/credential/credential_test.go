@@ -5,16 +5,14 @@ import (
 	"errors"
 	"strings"
 	"testing"
-
-	"github.com/authcore/authcore/platform/identity"
 )
 
 func kind(name, prefix, pattern string, revoked *[]string) Kind {
 	return Kind{Name: name, Pattern: pattern,
 		Match: func(t string) bool { return strings.HasPrefix(t, prefix) },
-		Revoke: func(_ context.Context, t string, _ identity.Revocation) error {
+		Revoke: func(_ context.Context, t string, _ Revocation) error {
 			if strings.HasSuffix(t, "dead") {
-				return identity.ErrNotLive
+				return ErrNotLive
 			}
 			*revoked = append(*revoked, name+":"+t)
 			return nil
@@ -31,13 +29,13 @@ func TestRegistry(t *testing.T) {
 		t.Fatalf("order %v", names)
 	}
 	ctx := context.Background()
-	if k, err := r.Revoke(ctx, "bb_live", identity.Revocation{}); k != "b" || err != nil {
+	if k, err := r.Revoke(ctx, "bb_live", Revocation{}); k != "b" || err != nil {
 		t.Fatalf("%q %v", k, err)
 	}
-	if _, err := r.Revoke(ctx, "aa_dead", identity.Revocation{}); !errors.Is(err, identity.ErrNotLive) {
+	if _, err := r.Revoke(ctx, "aa_dead", Revocation{}); !errors.Is(err, ErrNotLive) {
 		t.Fatalf("a dead one: %v", err)
 	}
-	if _, err := r.Revoke(ctx, "zz_whatever", identity.Revocation{}); !errors.Is(err, identity.ErrNotLive) {
+	if _, err := r.Revoke(ctx, "zz_whatever", Revocation{}); !errors.Is(err, ErrNotLive) {
 		t.Fatalf("no kind: %v", err)
 	}
 	if len(revoked) != 1 || revoked[0] != "b:bb_live" {
@@ -90,7 +88,7 @@ func TestIntrospectGoesToTheOwner(t *testing.T) {
 	if f, _ := r.Introspect(ctx, "bb_x", "prj_1"); f != nil {
 		t.Fatalf("a kind without Introspect answered %v", f)
 	}
-	if _, err := r.Revoke(ctx, "eyJ.x.y", identity.Revocation{}); !errors.Is(err, identity.ErrNotLive) {
+	if _, err := r.Revoke(ctx, "eyJ.x.y", Revocation{}); !errors.Is(err, ErrNotLive) {
 		t.Fatalf("a kind without Revoke: %v", err)
 	}
 }

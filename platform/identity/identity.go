@@ -1,16 +1,16 @@
-// Package identity is where the account, session and project modules (and the guard and
-// the auth plugin) meet without importing one another: each interface here is declared for
-// its consumer and supplied, through fx, by the module that owns the data. It holds types,
-// interfaces and constants (with the role order); never code that reaches a store.
+// Package identity is where users, sessions and project members meet: the account,
+// session and project modules and the guard, without importing one another. Each interface
+// here is declared for its consumer and supplied, through fx, by the module that owns the
+// data; what other seams need lives with them (credential kinds and revocation in
+// platform/credential, token signing in platform/oauth, project policies in
+// platform/policy). It holds types, interfaces and constants (with the role order); never
+// code that reaches a store.
 package identity
 
 import (
 	"context"
 	"errors"
 	"time"
-
-	"github.com/authcore/authcore/platform/audit"
-	"github.com/authcore/authcore/platform/scope"
 )
 
 // PublicTenant is the tenant of dashboard users (SPEC §0).
@@ -138,17 +138,6 @@ type Directory interface {
 	Emails(ctx context.Context, ids []string) (map[string]string, error)
 }
 
-// TokenSigner signs JWTs with the key set served at /.well-known/jwks.json. Supplied by
-// the session module to products that issue tokens (the auth product's OAuth endpoint).
-type TokenSigner interface {
-	// SignAccessToken signs an OAuth access token (header typ at+jwt), adding iss (the
-	// issuer in ctx). It fails with ErrEngineNotReady before the keys load.
-	SignAccessToken(ctx context.Context, claims map[string]any) (string, error)
-	// JWKS is the public key set (RFC 7517) of every token signed; an error before the
-	// keys load.
-	JWKS() ([]byte, error)
-}
-
 type issuerKey struct{}
 
 // WithIssuer returns ctx carrying the issuer of tokens signed for this request: the
@@ -173,86 +162,8 @@ func IssuerFrom(ctx context.Context) string {
 	return LegacyIssuer
 }
 
-// ErrNotLive is a presented credential that is not a live one: unknown, revoked, expired
-// or malformed, all alike.
-var ErrNotLive = errors.New("credential not live")
-
-// AgentGrant is a live AI agent token, as the OAuth surface sees it.
-type AgentGrant struct {
-	TokenID, ProjectID, AgentName string
-	Scopes                        []string
-	ExpiresAt                     time.Time
-}
-
-// AgentTokens is supplied by the agenttoken module to the OAuth surface (token exchange,
-// introspection, revocation in plugins/auth).
-type AgentTokens interface {
-	// Grant verifies a presented agent token: its grant, or ErrNotLive.
-	Grant(ctx context.Context, token string) (AgentGrant, error)
-	// Live reports whether the token with this id is live, from a cache that a revoke on
-	// any replica clears at once: what a JWT exchanged from it is worth.
-	Live(ctx context.Context, tokenID string) (bool, error)
-	// RevokePresented revokes the presented token — at its holder's request (RFC 7009) or
-	// on a leak report — audited as r says; ErrNotLive when it is not a live token.
-	RevokePresented(ctx context.Context, token string, r Revocation) error
-}
-
-// Revocation is how a credential revoked by presenting its secret is audited: no actor,
-// Action (empty: the credential's own revoke action) and Metadata added to the record.
-type Revocation struct {
-	Action   string
-	Metadata map[string]any
-	Origin   audit.Origin
-}
-
-// BadgeGrant is a live service badge, as the OAuth surface sees it.
-type BadgeGrant struct {
-	BadgeID, ProjectID, Product, Role string
-	ExpiresAt                         *time.Time
-}
-
-// Badges is supplied by the badge module to the OAuth surface.
-type Badges interface {
-	// Grant verifies a presented badge secret: its grant, or ErrNotLive.
-	Grant(ctx context.Context, token string) (BadgeGrant, error)
-	// RevokePresented revokes the presented badge as r says; ErrNotLive when it is not a
-	// live badge.
-	RevokePresented(ctx context.Context, token string, r Revocation) error
-	// RevokeLive revokes the live badge with this id as r says (a product's own secret was
-	// presented); ErrNotLive when it is not live.
-	RevokeLive(ctx context.Context, badgeID string, r Revocation) error
-}
-
-// JWTVerifier is supplied by the session module to the OAuth surface: verification of any
-// JWT signed with the key set served at /.well-known/jwks.json.
-type JWTVerifier interface {
-	// VerifyJWT checks the signature and the expiry (to the second) of token and returns
-	// its header typ and its claims; ErrNotLive for anything else. It knows nothing of
-	// revocation: the caller judges the token's subject.
-	VerifyJWT(token string) (typ string, claims map[string]any, err error)
-}
-
 // EmailVerification is supplied by the account module to the guard, which refuses
 // unverified dashboard users when AUTHCORE_REQUIRE_VERIFIED_EMAIL is set.
 type EmailVerification interface {
 	EmailVerified(ctx context.Context, userID string) (bool, error)
-}
-
-// Policy is a project's credential policy (SPEC §12). A nil limit is no limit beyond the
-// service's own; nil AllowedScopes allows any scope.
-type Policy struct {
-	AgentTokenMaxTTLHours *int     `json:"agentTokenMaxTtlHours"`
-	BadgeMaxExpiresInDays *int     `json:"badgeMaxExpiresInDays"`
-	AllowedScopes         []string `json:"allowedScopes"`
-}
-
-// Allows reports whether the policy allows s: no list, or a pattern that covers it by
-// the one coverage rule of platform/scope ("x:*" covers "x:…").
-func (p Policy) Allows(s string) bool {
-	return p.AllowedScopes == nil || scope.CoveredBy(p.AllowedScopes, s)
-}
-
-// Policies is supplied by the project module to the modules that mint credentials.
-type Policies interface {
-	Policy(ctx context.Context, projectID string) (Policy, error)
 }

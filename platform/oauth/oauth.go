@@ -79,6 +79,26 @@ type Grant interface {
 	Live(ctx context.Context, clientID string) (bool, error)
 }
 
+// Signer signs JWTs with the key set served at /.well-known/jwks.json. Supplied by
+// the session module to products that issue tokens (the auth product's OAuth endpoint).
+type Signer interface {
+	// SignAccessToken signs an OAuth access token (header typ at+jwt), adding iss (the
+	// issuer in ctx). It fails with ErrEngineNotReady before the keys load.
+	SignAccessToken(ctx context.Context, claims map[string]any) (string, error)
+	// JWKS is the public key set (RFC 7517) of every token signed; an error before the
+	// keys load.
+	JWKS() ([]byte, error)
+}
+
+// Verifier is supplied by the session module to the OAuth surface: verification of any
+// JWT signed with the key set served at /.well-known/jwks.json.
+type Verifier interface {
+	// VerifyJWT checks the signature and the expiry (to the second) of token and returns
+	// its header typ and its claims; ErrNotLive for anything else. It knows nothing of
+	// revocation: the caller judges the token's subject.
+	VerifyJWT(token string) (typ string, claims map[string]any, err error)
+}
+
 // AsGrant contributes the Grant returned by constructor f.
 func AsGrant(f any) fx.Option {
 	return fx.Provide(fx.Annotate(f, fx.ResultTags(`group:"oauth_grants"`)))
@@ -111,7 +131,7 @@ var (
 
 // Sign signs an access token's claims, failing in the RFC 6749 style while the signing
 // keys are not loaded.
-func Sign(ctx context.Context, signer identity.TokenSigner, claims map[string]any) (string, error) {
+func Sign(ctx context.Context, signer Signer, claims map[string]any) (string, error) {
 	tok, err := signer.SignAccessToken(ctx, claims)
 	if errors.Is(err, identity.ErrEngineNotReady) {
 		return "", errSigningUnavailable

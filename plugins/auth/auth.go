@@ -17,7 +17,6 @@ import (
 	"github.com/authcore/authcore/platform/clock"
 	"github.com/authcore/authcore/platform/config"
 	"github.com/authcore/authcore/platform/credential"
-	"github.com/authcore/authcore/platform/identity"
 	"github.com/authcore/authcore/platform/invalidation"
 	"github.com/authcore/authcore/platform/oauth"
 	"github.com/authcore/authcore/platform/product"
@@ -44,7 +43,7 @@ const secretKind = "cs"
 type Product struct {
 	ent    *ent.Client
 	clock  clock.Clock
-	signer identity.TokenSigner
+	signer oauth.Signer
 	cfg    config.Config
 	bus    invalidation.Bus
 	// clients caches clients by id (a revoke anywhere drops its entry when it commits), so
@@ -59,7 +58,7 @@ const clientTopic = "auth_client"
 var _ product.Product = (*Product)(nil)
 
 // New returns the product.
-func New(client *ent.Client, c clock.Clock, signer identity.TokenSigner, cfg config.Config, bus invalidation.Bus, l bearer.Limits) *Product {
+func New(client *ent.Client, c clock.Clock, signer oauth.Signer, cfg config.Config, bus invalidation.Bus, l bearer.Limits) *Product {
 	p := &Product{ent: client, clock: c, signer: signer, cfg: cfg, bus: bus,
 		clients: bearer.NewCache[string, *storedClient](l.Size, l.PositiveTTL)}
 	bearer.Follow(bus, clientTopic, p.clients)

@@ -7,13 +7,12 @@ import (
 	"github.com/authcore/authcore/ent/predicate"
 	"github.com/authcore/authcore/ent/schema"
 	"github.com/authcore/authcore/platform/credential"
-	"github.com/authcore/authcore/platform/identity"
 	"github.com/authcore/authcore/platform/secret"
 )
 
 // The kind this plugin owns (SPEC §15): auth-client secrets (ac_cs_…), whose leak revokes
 // their badge.
-func kinds(p *Product, badges identity.Badges) []credential.Kind {
+func kinds(p *Product, badges credential.Badges) []credential.Kind {
 	return []credential.Kind{
 		{
 			Name: "oauth_client_secret", Pattern: secret.Pattern(secretKind),

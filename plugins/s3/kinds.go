@@ -9,7 +9,6 @@ import (
 	"github.com/authcore/authcore/ent/s3credential"
 	"github.com/authcore/authcore/ent/schema"
 	kind "github.com/authcore/authcore/platform/credential"
-	"github.com/authcore/authcore/platform/identity"
 )
 
 // accessKeyPattern is an access key id this product issues.
@@ -20,7 +19,7 @@ var accessKeyPattern = regexp.MustCompile(`^AKAC[0-9A-Z]{` + strconv.Itoa(access
 // badge and every key of it. The id alone is not secret: whoever sees a request's
 // Authorization header can revoke the key. The spec accepts that; an operator who does
 // not can turn RFC 7009 off at the proxy for AKAC tokens.
-func kinds(p *Product, badges identity.Badges) []kind.Kind {
+func kinds(p *Product, badges kind.Badges) []kind.Kind {
 	return []kind.Kind{{
 		Name: "s3_access_key", Pattern: `AKAC[0-9A-Z]{` + strconv.Itoa(accessKeyLen) + `}`,
 		Match: accessKeyPattern.MatchString,

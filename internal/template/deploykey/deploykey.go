@@ -104,14 +104,14 @@ func (s *store) live(ctx context.Context, token string) (id, project string, err
 	err = s.db.SQL.QueryRowContext(ctx, `SELECT id, project_id FROM template_deploy_keys WHERE digest = $1 AND revoked = 0`,
 		digestOf(token)).Scan(&id, &project)
 	if errors.Is(err, sql.ErrNoRows) {
-		return "", "", identity.ErrNotLive
+		return "", "", credential.ErrNotLive
 	}
 	return id, project, err
 }
 
 func (s *store) introspect(ctx context.Context, token, project string) (map[string]any, error) {
 	id, owner, err := s.live(ctx, token)
-	if errors.Is(err, identity.ErrNotLive) || (err == nil && owner != project) {
+	if errors.Is(err, credential.ErrNotLive) || (err == nil && owner != project) {
 		return nil, nil
 	}
 	if err != nil {
@@ -121,7 +121,7 @@ func (s *store) introspect(ctx context.Context, token, project string) (map[stri
 }
 
 // revokePresented revokes the key a presented secret belongs to, audited as r says.
-func (s *store) revokePresented(ctx context.Context, token string, r identity.Revocation) error {
+func (s *store) revokePresented(ctx context.Context, token string, r credential.Revocation) error {
 	id, project, err := s.live(ctx, token)
 	if err != nil {
 		return err
@@ -132,7 +132,7 @@ func (s *store) revokePresented(ctx context.Context, token string, r identity.Re
 			return err
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
-			return identity.ErrNotLive
+			return credential.ErrNotLive
 		}
 		action := r.Action
 		if action == "" {
