@@ -52,7 +52,7 @@ func storeRoutes(client *ent.Client) []httpserver.Route {
 
 // The embedded migrations must build exactly the schema ent declares: after applying them,
 // ent finds nothing left to change. This fails when someone edits ent/schema and forgets
-// to generate a migration (see the README).
+// to generate a migration (see docs/extending.md).
 func TestMigrationsMatchSchema(t *testing.T) {
 	testkit.ForEachStore(t, func(t *testing.T, st testkit.Store) {
 		a := testkit.Start(t, st, graph)

@@ -15,7 +15,7 @@ import (
 )
 
 // The SQL in migrations/<dialect> is generated from the ent schema by
-// migrations/gen.go (see the README); it is never written by hand.
+// migrations/gen.go (see docs/extending.md); it is never written by hand.
 //
 //go:embed migrations/postgres/*.sql migrations/sqlite/*.sql
 var migrationFiles embed.FS

@@ -1,11 +1,17 @@
 package app_test
 
 import (
+	"go/parser"
+	"go/token"
+	"io/fs"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"unicode"
 
 	"go.uber.org/fx"
 
@@ -115,4 +121,78 @@ func TestAKindIsOneModuleAndOneLine(t *testing.T) {
 			introspect(other).Expect(t, 200, map[string]any{"active": false})
 		})
 	})
+}
+
+// docs/extending.md's checklist names only what exists: every path in it is in the tree
+// and every pkg.Name is declared in that package.
+func TestExtensionChecklist(t *testing.T) {
+	repo, err := filepath.Abs("../../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo += "/"
+	doc, err := os.ReadFile(repo + "docs/extending.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, list, ok := strings.Cut(string(doc), "## Checklist")
+	if !ok {
+		t.Fatal("docs/extending.md has no checklist")
+	}
+	list, _, _ = strings.Cut(list, "\n## ")
+	// Package directories by name.
+	dirs := map[string][]string{}
+	_ = filepath.WalkDir(repo, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() && !strings.Contains(p, "/.") && !strings.Contains(p, "/ent/") {
+			dirs[d.Name()] = append(dirs[d.Name()], p)
+		}
+		return nil
+	})
+	declared := func(pkg, name string) bool {
+		fset := token.NewFileSet()
+		var files []string
+		for _, dir := range dirs[pkg] {
+			more, _ := filepath.Glob(filepath.Join(dir, "*.go"))
+			files = append(files, more...)
+		}
+		for _, f := range files {
+			if strings.HasSuffix(f, "_test.go") {
+				continue
+			}
+			parsed, err := parser.ParseFile(fset, f, nil, 0)
+			if err == nil && parsed.Scope.Lookup(name) != nil {
+				return true
+			}
+		}
+		return false
+	}
+	dirs["schema"] = []string{repo + "ent/schema"}
+	items, names := 0, 0
+	for _, line := range strings.Split(list, "\n") {
+		if !strings.HasPrefix(line, "- [ ] ") {
+			continue
+		}
+		items++
+		for i, part := range strings.Split(line, "`") {
+			if i%2 == 0 || strings.ContainsAny(part, "<> ") {
+				continue
+			}
+			if pkg, name, ok := strings.Cut(part, "."); ok && !strings.Contains(part, "/") && name != "" && unicode.IsUpper(rune(name[0])) {
+				names++
+				if !declared(pkg, name) {
+					t.Errorf("checklist names %s, which package %s does not declare", part, pkg)
+				}
+				continue
+			}
+			if !strings.Contains(part, "/") {
+				continue
+			}
+			if _, err := os.Stat(repo + part); err != nil {
+				t.Errorf("checklist names %s, which does not exist", part)
+			}
+		}
+	}
+	if items < 5 || names < 8 {
+		t.Fatalf("read %d items naming %d declarations", items, names)
+	}
 }
