@@ -10,7 +10,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/authcore/authcore/platform/apperr"
-	"github.com/authcore/authcore/platform/clock"
 	"github.com/authcore/authcore/platform/config"
 	"github.com/authcore/authcore/platform/credential"
 	"github.com/authcore/authcore/platform/httpserver"
@@ -22,7 +21,6 @@ import (
 // server is the standard OAuth surface.
 type server struct {
 	cfg     config.Config
-	clock   clock.Clock
 	limits  *ratelimit.Limiters
 	kinds   *credential.Registry
 	keys    oauth.Signer

@@ -12,7 +12,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/fx"
 
-	"github.com/authcore/authcore/platform/clock"
 	"github.com/authcore/authcore/platform/config"
 	"github.com/authcore/authcore/platform/credential"
 	"github.com/authcore/authcore/platform/httpserver"
@@ -52,7 +51,6 @@ func newGrants(p grantParams) (*grants, error) {
 type serverParams struct {
 	fx.In
 	Config  config.Config
-	Clock   clock.Clock
 	Limits  *ratelimit.Limiters
 	Kinds   *credential.Registry
 	Keys    oauth.Signer
@@ -62,6 +60,6 @@ type serverParams struct {
 }
 
 func newServer(p serverParams) *server {
-	return &server{cfg: p.Config, clock: p.Clock, limits: p.Limits, kinds: p.Kinds, keys: p.Keys,
+	return &server{cfg: p.Config, limits: p.Limits, kinds: p.Kinds, keys: p.Keys,
 		grants: p.Grants, clients: p.Clients, results: p.Results}
 }

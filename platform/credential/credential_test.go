@@ -109,3 +109,33 @@ func TestJWTType(t *testing.T) {
 		}
 	}
 }
+
+// The registry names an introspection answer's kind and lists kinds and events once each.
+func TestIntrospectedKindsAndEvents(t *testing.T) {
+	var revoked []string
+	a := kind("session_access_token", "a_", "", &revoked)
+	a.IntrospectedAs = "session"
+	a.Introspect = func(context.Context, string, string) (map[string]any, error) { return map[string]any{"sub": "u"}, nil }
+	b := kind("service_badge:db", "b_", "", &revoked)
+	b.IntrospectedAs, b.Introspect = "service_badge", a.Introspect
+	b.Events = []string{"service_badge.revoke", "service_badge.create"}
+	c := kind("service_badge:s3", "c_", "", &revoked)
+	c.IntrospectedAs, c.Introspect, c.Events = "service_badge", a.Introspect, b.Events
+	d := kind("deploy_key", "d_", "", &revoked)
+	d.Introspect = a.Introspect
+	r, err := New(Params{Kinds: []Kind{a, b, c, d}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := r.IntrospectedKinds(); strings.Join(got, ",") != "deploy_key,service_badge,session" {
+		t.Fatalf("IntrospectedKinds %v", got)
+	}
+	if got := r.Events(); strings.Join(got, ",") != "service_badge.create,service_badge.revoke" {
+		t.Fatalf("Events %v", got)
+	}
+	for token, want := range map[string]string{"a_1": "session", "b_1": "service_badge", "d_1": "deploy_key"} {
+		if f, _ := r.Introspect(context.Background(), token, "prj"); f["kind"] != want || f["sub"] != "u" {
+			t.Fatalf("%s: %v", token, f)
+		}
+	}
+}

@@ -36,6 +36,9 @@ func testRoutes() []httpserver.Route {
 		{Method: http.MethodGet, Path: "/test/conflict", Handlers: h(func(*fiber.Ctx) error {
 			return apperr.Conflict("email_taken", "taken").With("engine", "authcore")
 		})},
+		{Method: http.MethodGet, Path: "/test/oauth", Handlers: h(func(*fiber.Ctx) error {
+			return apperr.OAuth(apperr.KindUnauthenticated, "invalid_client", "client authentication failed").WithHeader("WWW-Authenticate", "Basic")
+		})},
 		{Method: http.MethodGet, Path: "/test/slow", Handlers: h(func(c *fiber.Ctx) error {
 			time.Sleep(300 * time.Millisecond)
 			return c.JSON(fiber.Map{"done": true})
@@ -83,6 +86,13 @@ func TestErrorBodies(t *testing.T) {
 		}
 		if !a.Logs.Contains("secret-cause-456") {
 			t.Fatal("cause not logged")
+		}
+	})
+	t.Run("an OAuth error is rendered as RFC 6749 says, by the same renderer", func(t *testing.T) {
+		r := a.Get("/test/oauth")
+		got := r.Expect(t, 401, map[string]any{"error": "invalid_client", "error_description": "client authentication failed"})
+		if len(got) != 2 || r.Header.Get("WWW-Authenticate") != "Basic" || r.Header.Get("Cache-Control") != "no-store" {
+			t.Fatalf("%v %v", got, r.Header)
 		}
 	})
 	t.Run("apperr fields are merged into the body", func(t *testing.T) {
