@@ -22,6 +22,7 @@ import (
 
 	"github.com/authcore/authcore/cmd/authcore/app"
 	"github.com/authcore/authcore/internal/apptest"
+	"github.com/authcore/authcore/internal/template/deploykey"
 	"github.com/authcore/authcore/internal/template/mail"
 	"github.com/authcore/authcore/internal/testkit"
 	"github.com/authcore/authcore/platform/config"
@@ -487,9 +488,10 @@ func TestConsoleResources(t *testing.T) {
 }
 
 // SPEC §15: a product added as a plugin shows its credentials once with no console change:
-// every field its Mint returned, labelled from its name.
+// every field its Mint returned, labelled from its name; a kind added as a module has its
+// events offered on the webhooks screen.
 func TestConsoleShowsAPluginsCredentials(t *testing.T) {
-	a := apptest.Start(t, apptest.Stores(t)[0], apptest.WithProducts(append(app.Products(), mail.Plugin)...))
+	a := apptest.Start(t, apptest.Stores(t)[0], apptest.WithProducts(append(app.Products(), mail.Plugin)...), apptest.WithFx(deploykey.Module))
 	admin := a.SignUp(t)
 	a.CreateProject(t, admin)
 	p := &page{t: t, ctx: tab(t, nil), dir: artifacts(t)}
@@ -512,5 +514,10 @@ func TestConsoleShowsAPluginsCredentials(t *testing.T) {
 	p.do(chromedp.Reload(), waitFor("button", "Mint badge"), chromedp.WaitVisible("newsletter", chromedp.ByFunc(textLookup("newsletter"))))
 	if n := p.eval(`String(document.querySelectorAll('[data-secret]').length)`); n != "0" {
 		t.Fatalf("%s secrets still shown after a reload", n)
+	}
+	p.do(click("link", "Webhooks"), waitFor("button", "Add webhook"),
+		chromedp.WaitVisible("deploy_key.revoke", chromedp.ByFunc(textLookup("deploy_key.revoke"))))
+	if v := p.eval(`document.querySelector('[aria-label="Event types"]').textContent`); !strings.Contains(v, "service_badge.roll") {
+		t.Fatalf("event types %q", v)
 	}
 }

@@ -11,7 +11,7 @@ import (
 )
 
 // Cache maps K to V with a size bound and a TTL: the bounded, expiring cache in front of
-// credential lookups (here and in the session engine and s3 plugin). Its one job beyond an
+// credential lookups (here, in the session engine and in product plugins). Its one job beyond an
 // LRU is to make invalidation exact: a lookup that read the store before a revoke can never
 // put its stale answer back after the revoke invalidated the key.
 type Cache[K comparable, V any] struct {

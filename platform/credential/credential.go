@@ -24,7 +24,7 @@ import (
 
 // Kind is one kind of secret.
 type Kind struct {
-	// Name is the kind's stable name (ai_agent, service_badge:s3, oauth_client_secret, …).
+	// Name is the kind's stable name (ai_agent, service_badge:<product>, oauth_access_token, …).
 	Name string
 	// Pattern matches the secret in text (a secret scanner's regular expression, without
 	// anchors); "" for a kind no scanner can tell apart (JWTs).
@@ -217,8 +217,8 @@ func (r *Registry) ScanPattern() string {
 	return r.pattern.String()
 }
 
-// RevokeBadgeOf is the Revoke of a product's own secret (an auth client secret, an s3
-// access key): find names the badge whose credential token is — ent's not-found when none
+// RevokeBadgeOf is the Revoke of a product's own secret (a client secret, an access key
+// kept beside the badge): find names the badge whose credential token is — ent's not-found when none
 // is live — and the whole badge is revoked, with every credential of its product.
 func RevokeBadgeOf(badges Badges, find func(ctx context.Context, token string) (badgeID string, err error)) func(context.Context, string, Revocation) error {
 	return func(ctx context.Context, token string, r Revocation) error {

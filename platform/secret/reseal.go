@@ -9,7 +9,7 @@ import (
 )
 
 // Resealer re-seals, under the current master key, the sealed values one owner keeps
-// (the session module its signing keys, the s3 plugin its secret keys, …). `authcore keys
+// (a module its signing keys, a product plugin the secrets it must read back, …). `authcore keys
 // reseal` runs every one contributed through AsResealer.
 type Resealer interface {
 	// Name names the values in the command's report ("signing keys").

@@ -42,7 +42,7 @@ func NewToken(kind string) (string, error) {
 }
 
 // RandomString returns n base62 characters from crypto/rand, for secrets that need no
-// prefix or checksum (e.g. S3 secret keys).
+// prefix or checksum (e.g. a secret a product must read back).
 func RandomString(n int, alphabet string) (string, error) {
 	if alphabet == "" {
 		alphabet = base62Digits

@@ -559,8 +559,14 @@ async function webhooksView() {
       });
     },
   }, url, events, box, h('button', { type: 'submit' }, 'Add webhook'));
+  // The event types are the server's: its API document lists what its credential kinds emit.
+  const types = h('p', { class: 'muted', 'aria-label': 'Event types' });
+  api('GET', '/openapi.json').then((doc) => {
+    const list = doc?.components?.schemas?.EventType?.enum;
+    if (Array.isArray(list)) types.textContent = `Event types: ${list.join(', ')}.`;
+  }).catch(() => {});
   show('Webhooks', h('p', { class: 'muted' }, 'Signed Standard Webhooks for every credential change of the project.'),
-    form, shown, listBox, list, history);
+    form, types, shown, listBox, list, history);
   await reload();
 }
 
