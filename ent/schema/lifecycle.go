@@ -81,11 +81,15 @@ func LiveAt(now time.Time, revoked bool, expires *time.Time) bool {
 // Matched is the key a presented one equals — the current key, or the key a roll replaced
 // — and until when it works: the credential's own expiry (nil: never) for the current
 // key, the earlier of that and the grace's end for the replaced one (SPEC §12). key is
-// nil when presented is neither. Compared in constant time.
+// nil when presented is neither, or is a replaced key with no grace end. Compared in
+// constant time.
 func Matched(presented, current, previous []byte, expires, graceEnd *time.Time) (key []byte, until *time.Time) {
 	switch {
 	case previous != nil && subtle.ConstantTimeCompare(previous, presented) == 1:
-		if expires == nil || (graceEnd != nil && graceEnd.Before(*expires)) {
+		if graceEnd == nil {
+			return nil, nil // a replaced key without a grace end never works
+		}
+		if expires == nil || graceEnd.Before(*expires) {
 			return previous, graceEnd
 		}
 		return previous, expires

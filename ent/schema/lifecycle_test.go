@@ -78,6 +78,7 @@ func TestMatched(t *testing.T) {
 		{"replaced: its grace", "old", &exp, &grace, "old", &grace},
 		{"replaced: the expiry when earlier", "old", &grace, &exp, "old", &grace},
 		{"replaced, credential never expiring", "old", nil, &grace, "old", &grace},
+		{"replaced without a grace end: never", "old", &exp, nil, "", nil},
 		{"neither", "other", &exp, &grace, "", nil},
 	} {
 		key, until := schema.Matched([]byte(c.presented), []byte("cur"), []byte("old"), c.expires, c.grace)
