@@ -104,10 +104,10 @@ func (e *exchange) Token(ctx context.Context, r oauth.Request) (oauth.Token, err
 		audience = []string{identity.IssuerFrom(ctx)}
 	}
 	granted := strings.Join(scopes, " ")
-	tok, err := oauth.Sign(ctx, e.signer, map[string]any{
-		"sub": grant.TokenID, "client_id": grant.TokenID, "aud": oauth.Audience(audience), "scope": granted,
-		"project_id": grant.ProjectID, "agent_name": grant.AgentName,
-		"iat": now.Unix(), "exp": exp.Unix(), "jti": schema.NewID("jti_"),
+	tok, err := oauth.Sign(ctx, e.signer, oauth.Claims{
+		Subject: grant.TokenID, ClientID: grant.TokenID, Audience: oauth.Audience(audience), Scope: granted,
+		ProjectID: grant.ProjectID, AgentName: grant.AgentName,
+		IssuedAt: now.Unix(), Expires: exp.Unix(), ID: schema.NewID("jti_"),
 	})
 	if err != nil {
 		return oauth.Token{}, err

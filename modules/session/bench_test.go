@@ -8,6 +8,7 @@ import (
 
 	"github.com/authcore/authcore/internal/apptest"
 	"github.com/authcore/authcore/modules/session"
+	"github.com/authcore/authcore/platform/oauth"
 )
 
 // BenchmarkAuthenticateWarm is session verification with warm caches: the signature check
@@ -43,6 +44,24 @@ func BenchmarkAuthenticateCold(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		engine.ForgetVerifiedTokens()
 		if _, err := engine.Authenticate(ctx, s.AccessToken); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkSignAccessToken is one OAuth access token signed (client credentials and token
+// exchange each sign one per grant): claims encoded, Ed25519 signature, compact form.
+func BenchmarkSignAccessToken(b *testing.B) {
+	var engine *session.Engine
+	apptest.StartURL(b, "sqlite", "sqlite:"+b.TempDir()+"/b.db", apptest.WithFx(fx.Populate(&engine)))
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		claims := oauth.Claims{Subject: "cli_01JABCDEFGHJKMNPQRSTVWXYZ0", ClientID: "cli_01JABCDEFGHJKMNPQRSTVWXYZ0",
+			Audience: "https://mcp.example.com/files", IssuedAt: 1764000000, Expires: 1764003600, ID: "jti_01JABCDEFGHJKMNPQRSTVWXYZ0",
+			ProjectID: "prj_01JABCDEFGHJKMNPQRSTVWXYZ0", Role: "developer", Scope: "developer"}
+		if _, err := engine.SignAccessToken(ctx, claims); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -25,6 +25,7 @@ import (
 	"github.com/authcore/authcore/platform/identity"
 	"github.com/authcore/authcore/platform/invalidation"
 	"github.com/authcore/authcore/platform/metrics"
+	"github.com/authcore/authcore/platform/oauth"
 	"github.com/authcore/authcore/platform/secret"
 )
 
@@ -240,17 +241,26 @@ func (e *Engine) sign(ctx context.Context, s *ent.Session, now time.Time) (strin
 }
 
 // SignAccessToken signs an OAuth access token (header typ at+jwt, RFC 9068) with the
-// current key, setting iss.
-func (e *Engine) SignAccessToken(ctx context.Context, claims map[string]any) (string, error) {
+// current key, setting iss. The claims are encoded here, from their struct, and go-jose
+// signs the bytes: its own encoder reflects over whatever it is given.
+func (e *Engine) SignAccessToken(ctx context.Context, claims oauth.Claims) (string, error) {
 	signer := e.keys.AccessSigner()
 	if !e.Ready() || signer == nil {
 		return "", identity.ErrEngineNotReady
 	}
-	claims["iss"] = identity.IssuerFrom(ctx)
-	if _, ok := claims["nbf"]; !ok {
-		claims["nbf"] = claims["iat"]
+	claims.Issuer = identity.IssuerFrom(ctx)
+	if claims.NotBefore == 0 {
+		claims.NotBefore = claims.IssuedAt
 	}
-	return jwt.Signed(signer).Claims(claims).Serialize()
+	payload, err := json.Marshal(claims)
+	if err != nil {
+		return "", err
+	}
+	jws, err := signer.Sign(payload)
+	if err != nil {
+		return "", err
+	}
+	return jws.CompactSerialize()
 }
 
 // JWKS is the public key set every token the engine signs verifies with (RFC 7517).

@@ -84,7 +84,7 @@ type Grant interface {
 type Signer interface {
 	// SignAccessToken signs an OAuth access token (header typ at+jwt), adding iss (the
 	// issuer in ctx). It fails with ErrEngineNotReady before the keys load.
-	SignAccessToken(ctx context.Context, claims map[string]any) (string, error)
+	SignAccessToken(ctx context.Context, claims Claims) (string, error)
 	// JWKS is the public key set (RFC 7517) of every token signed; an error before the
 	// keys load.
 	JWKS() ([]byte, error)
@@ -129,9 +129,26 @@ var (
 	errSigningUnavailable = Error(apperr.KindUnavailable, "temporarily_unavailable", "signing keys are not loaded yet")
 )
 
+// Claims are an access token's (RFC 9068). A struct, not a map: every grant signs one per
+// request, and encoding a struct costs a fraction of encoding a map (BenchmarkSignAccessToken).
+type Claims struct {
+	Issuer    string `json:"iss"` // set by the signer
+	Subject   string `json:"sub"`
+	ClientID  string `json:"client_id"`
+	Audience  any    `json:"aud"` // a string, or a list of them
+	Scope     string `json:"scope"`
+	ProjectID string `json:"project_id"`
+	AgentName string `json:"agent_name,omitempty"`
+	Role      string `json:"role,omitempty"`
+	IssuedAt  int64  `json:"iat"`
+	NotBefore int64  `json:"nbf"` // the signer sets it to IssuedAt when zero
+	Expires   int64  `json:"exp"`
+	ID        string `json:"jti"`
+}
+
 // Sign signs an access token's claims, failing in the RFC 6749 style while the signing
 // keys are not loaded.
-func Sign(ctx context.Context, signer Signer, claims map[string]any) (string, error) {
+func Sign(ctx context.Context, signer Signer, claims Claims) (string, error) {
 	tok, err := signer.SignAccessToken(ctx, claims)
 	if errors.Is(err, identity.ErrEngineNotReady) {
 		return "", errSigningUnavailable

@@ -78,15 +78,15 @@ func TestRegistered(t *testing.T) {
 
 type signer struct{ err error }
 
-func (s signer) SignAccessToken(context.Context, map[string]any) (string, error) { return "t", s.err }
-func (s signer) JWKS() ([]byte, error)                                           { return nil, s.err }
+func (s signer) SignAccessToken(context.Context, Claims) (string, error) { return "t", s.err }
+func (s signer) JWKS() ([]byte, error)                                   { return nil, s.err }
 
 func TestSignBeforeTheKeysLoad(t *testing.T) {
-	if _, err := Sign(context.Background(), signer{identity.ErrEngineNotReady}, nil); err != errSigningUnavailable {
+	if _, err := Sign(context.Background(), signer{identity.ErrEngineNotReady}, Claims{}); err != errSigningUnavailable {
 		t.Fatalf("%v", err)
 	}
 	boom := errors.New("boom")
-	if _, err := Sign(context.Background(), signer{boom}, nil); err != boom {
+	if _, err := Sign(context.Background(), signer{boom}, Claims{}); err != boom {
 		t.Fatalf("%v", err)
 	}
 }

@@ -66,9 +66,9 @@ func (g *clientCredentials) Token(ctx context.Context, r oauth.Request) (oauth.T
 		exp = *cl.ExpiresAt
 	}
 	exp = exp.Truncate(time.Second)
-	tok, err := oauth.Sign(ctx, g.p.signer, map[string]any{
-		"sub": cl.ID, "client_id": cl.ID, "aud": aud, "iat": now.Unix(), "exp": exp.Unix(), "jti": schema.NewID("jti_"),
-		"project_id": cl.ProjectID, "role": highestRole(scope), "scope": scope,
+	tok, err := oauth.Sign(ctx, g.p.signer, oauth.Claims{
+		Subject: cl.ID, ClientID: cl.ID, Audience: aud, IssuedAt: now.Unix(), Expires: exp.Unix(), ID: schema.NewID("jti_"),
+		ProjectID: cl.ProjectID, Role: highestRole(scope), Scope: scope,
 	})
 	if err != nil {
 		return oauth.Token{}, err
