@@ -1,6 +1,7 @@
 package s3
 
 import (
+	"reflect"
 	"testing"
 	"time"
 )
@@ -32,5 +33,35 @@ func FuzzVerifyInput(f *testing.F) {
 		}
 		_ = bucketOf(r, "s3.example.test")
 		_ = c.at.Add(time.Second)
+	})
+}
+
+// FuzzDecodeVerify: whatever the one-pass decoder accepts, the field-by-field reading reads
+// as the same fields, without a type violation; so both readings answer alike.
+func FuzzDecodeVerify(f *testing.F) {
+	for _, s := range []string{
+		`{"method":"GET","path":"/b/k","headers":{"host":"h"}}`,
+		`{"method":"GET","path":"/b/k","query":"a=1","payloadHash":"UNSIGNED-PAYLOAD","headers":{"host":"h","x-amz-date":"d"},"extra":[1,{"x":null}]}`,
+		`{"method":"GET","method":"PUT","path":"/","headers":{}}`,
+		`{"method":"GET","path":"/","headers":{"a":"1","a":"2"}}`,
+		`{"Method":"GET","path":"/","headers":{}}`,
+		`{"method":"GET","path":"/","headers":{}} {}`,
+		`{"method":"G\u00e9T","path":"/\ud800","headers":{"h":"\u0000"}}`,
+		`{"method":"GET","path":"/","headers":{"h":5}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		fast, ok := decodeVerify(body)
+		if !ok {
+			return
+		}
+		slow, fields := readVerify(body)
+		if err := fields.Err(); err != nil {
+			t.Fatalf("one pass read %q, field by field refused it: %v", body, err)
+		}
+		if !reflect.DeepEqual(fast, slow) {
+			t.Fatalf("%q: one pass %+v, field by field %+v", body, fast, slow)
+		}
 	})
 }
