@@ -1,6 +1,8 @@
 package s3
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"reflect"
 	"testing"
 	"time"
@@ -28,7 +30,16 @@ func FuzzVerifyInput(f *testing.F) {
 		}
 		if cr, ok := canonicalRequest(r, c); ok {
 			k := &key{secret: "secret"}
-			_ = signedBy(k.signingKey(c), c, cr.withPath(r.path))
+			canonical := cr.withPath(r.path)
+			d := k.signingKeyOf(c)
+			want := signature(d.key, c, canonical)
+			if signedWith(d, c, canonical) != (c.signature == want) {
+				t.Fatalf("signedWith disagrees with the definition for %q", c.signature)
+			}
+			c.signature = want
+			if !signedWith(d, c, canonical) {
+				t.Fatal("signedWith refuses the defined signature")
+			}
 			_, _ = reencoded(r.path)
 		}
 		_ = bucketOf(r, "s3.example.test")
@@ -64,4 +75,11 @@ func FuzzDecodeVerify(f *testing.F) {
 			t.Fatalf("%q: one pass %+v, field by field %+v", body, fast, slow)
 		}
 	})
+}
+
+// signature is SigV4's definition, written plainly: the reference signedWith is held to.
+func signature(signingKey []byte, c credential, canonical string) string {
+	sum := sha256.Sum256([]byte(canonical))
+	sts := algorithm + "\n" + c.amzDate + "\n" + c.scope() + "\n" + hex.EncodeToString(sum[:])
+	return hex.EncodeToString(hmacSHA256(signingKey, sts))
 }
