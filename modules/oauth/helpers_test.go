@@ -27,11 +27,6 @@ func setup(t *testing.T, st apptest.Store) (*apptest.App, *apptest.Session, stri
 	return a, admin, a.CreateProject(t, admin)
 }
 
-func verifyJWT(t *testing.T, a *apptest.App, token string) map[string]any {
-	t.Helper()
-	return a.VerifyAccessToken(t, token, "authcore")
-}
-
 func verifyJWTFor(t *testing.T, a *apptest.App, token, audience string) map[string]any {
 	t.Helper()
 	return a.VerifyAccessToken(t, token, audience)

@@ -13,8 +13,7 @@ func TestMain(m *testing.M) { apptest.Main(m) }
 type client = apptest.AuthClient
 
 var (
-	basic    = apptest.Basic
-	claimsOf = apptest.ClaimsOf
+	basic = apptest.Basic
 )
 
 func mint(t *testing.T, a *apptest.App, admin *apptest.Session, prj string, extra map[string]any) client {
@@ -32,27 +31,6 @@ func verifyJWT(t *testing.T, a *apptest.App, token string) map[string]any {
 	return a.VerifyAccessToken(t, token, "authcore")
 }
 
-func verifyJWTFor(t *testing.T, a *apptest.App, token, audience string) map[string]any {
-	t.Helper()
-	return a.VerifyAccessToken(t, token, audience)
-}
-
 func post(a *apptest.App, form url.Values, header map[string]string) *apptest.Response {
 	return a.PostForm("/v1/oauth/token", form, header)
-}
-
-func postTo(a *apptest.App, path string, form url.Values, header map[string]string) *apptest.Response {
-	return a.PostForm(path, form, header)
-}
-
-func basicFor(c client) map[string]string { return basic(c.ID, c.Secret) }
-
-func merge(ms ...map[string]string) map[string]string {
-	out := map[string]string{}
-	for _, m := range ms {
-		for k, v := range m {
-			out[k] = v
-		}
-	}
-	return out
 }
