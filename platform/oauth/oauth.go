@@ -79,8 +79,8 @@ type Grant interface {
 	Live(ctx context.Context, clientID string) (bool, error)
 }
 
-// Signer signs JWTs with the key set served at /.well-known/jwks.json. Supplied by
-// the session module to products that issue tokens (the auth product's OAuth endpoint).
+// Signer signs JWTs with the key set served at /.well-known/jwks.json. Supplied by the
+// session module (which owns the keys) to the OAuth server and its grants.
 type Signer interface {
 	// SignAccessToken signs an OAuth access token (header typ at+jwt), adding iss (the
 	// issuer in ctx). It fails with ErrEngineNotReady before the keys load.
@@ -94,8 +94,8 @@ type Signer interface {
 // JWT signed with the key set served at /.well-known/jwks.json.
 type Verifier interface {
 	// VerifyJWT checks the signature and the expiry (to the second) of token and returns
-	// its header typ and its claims; ErrNotLive for anything else. It knows nothing of
-	// revocation: the caller judges the token's subject.
+	// its header typ and its claims; credential.ErrNotLive for anything else. It knows
+	// nothing of revocation: the caller judges the token's subject.
 	VerifyJWT(token string) (typ string, claims map[string]any, err error)
 }
 
