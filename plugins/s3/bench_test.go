@@ -11,9 +11,10 @@ const benchBody = `{"method":"GET","path":"/authcore-prj-01jabcdefghjkmnpqrstvwx
 // BenchmarkParseVerify is the verify body decoded and checked: what every gateway request
 // costs before any key is looked at.
 func BenchmarkParseVerify(b *testing.B) {
+	body := []byte(benchBody)
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
-		if _, err := parseVerify([]byte(benchBody)); err != nil {
+		if _, err := parseVerify(body); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -46,5 +47,19 @@ func BenchmarkSignature(b *testing.B) {
 		if !k.signed(c, cr, r.path) {
 			b.Fatal("does not verify")
 		}
+	}
+}
+
+func TestLowerNames(t *testing.T) {
+	lower := map[string]string{"host": "h", "x-amz-date": "d"}
+	if got := lowerNames(lower); len(got) != 2 || got["host"] != "h" {
+		t.Fatalf("%v", got)
+	}
+	mixed := map[string]string{"Host": "h", "X-Amz-Date": "d"}
+	if got := lowerNames(mixed); len(got) != 2 || got["host"] != "h" || got["x-amz-date"] != "d" || mixed["Host"] != "h" {
+		t.Fatalf("%v (from %v)", got, mixed)
+	}
+	if got := lowerNames(nil); got == nil || len(got) != 0 {
+		t.Fatalf("%v", got)
 	}
 }

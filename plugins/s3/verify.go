@@ -217,6 +217,24 @@ type decoder struct {
 
 var decoders = sync.Pool{New: func() any { return new(decoder) }}
 
+// lowerNames is headers with lower-case names: headers itself when they are already (as
+// gateways send them), so the common case copies nothing.
+func lowerNames(headers map[string]string) map[string]string {
+	for name := range headers {
+		if strings.ToLower(name) != name {
+			lower := make(map[string]string, len(headers))
+			for name, value := range headers {
+				lower[strings.ToLower(name)] = value
+			}
+			return lower
+		}
+	}
+	if headers == nil {
+		return map[string]string{}
+	}
+	return headers
+}
+
 // check applies the verify body's rules, reporting each violation to fail.
 func (v verifyFields) check(fail func(field, reason string)) signedRequest {
 	var r signedRequest
@@ -238,10 +256,7 @@ func (v verifyFields) check(fail func(field, reason string)) signedRequest {
 		r.query = q
 	}
 	r.presigned = r.query.Get("X-Amz-Signature") != ""
-	r.headers = make(map[string]string, len(v.headers))
-	for name, value := range v.headers {
-		r.headers[strings.ToLower(name)] = value
-	}
+	r.headers = lowerNames(v.headers)
 	if v.headers == nil {
 		fail("headers", "is required")
 	} else {
