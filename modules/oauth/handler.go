@@ -94,10 +94,8 @@ func (s *server) token(c *fiber.Ctx) error {
 		if err != nil {
 			return err
 		}
-		for k, v := range form {
-			if len(v) > 1 && (g == nil || !g.Repeatable(k)) {
-				return oauth.InvalidRequest("parameter " + k + " is repeated")
-			}
+		if err := repeated(form, g); err != nil {
+			return err
 		}
 		if form.Get("grant_type") == "" {
 			return oauth.InvalidRequest("grant_type is required")
@@ -115,10 +113,8 @@ func (s *server) token(c *fiber.Ctx) error {
 
 func (s *server) issue(c *fiber.Ctx, g oauth.Grant, form map[string][]string, cl *oauth.Client) error {
 	if !g.ClientAuth() {
-		for k, v := range form {
-			if len(v) > 1 && !g.Repeatable(k) {
-				return oauth.InvalidRequest("parameter " + k + " is repeated")
-			}
+		if err := repeated(form, g); err != nil {
+			return err
 		}
 	}
 	tok, err := g.Token(s.issuerCtx(c), oauth.Request{Form: form, Client: cl})
@@ -127,6 +123,17 @@ func (s *server) issue(c *fiber.Ctx, g oauth.Grant, form map[string][]string, cl
 	}
 	c.Locals(resultKey{}, "ok")
 	return c.JSON(tok)
+}
+
+// repeated refuses a parameter given more than once that g (nil: no grant known) does not
+// allow to repeat.
+func repeated(form map[string][]string, g oauth.Grant) error {
+	for k, v := range form {
+		if len(v) > 1 && (g == nil || !g.Repeatable(k)) {
+			return oauth.InvalidRequest("parameter " + k + " is repeated")
+		}
+	}
+	return nil
 }
 
 func (s *server) issuerCtx(c *fiber.Ctx) context.Context { return httpserver.WithIssuer(c, s.cfg) }

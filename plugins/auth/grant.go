@@ -15,6 +15,9 @@ import (
 // tokenTTL is the lifetime of an access token, cut short by the badge's own expiry.
 const tokenTTL = time.Hour
 
+// clientIDPrefix begins every auth client id (ent/schema).
+const clientIDPrefix = "cli_"
+
 // Audience is the aud claim of client-credentials tokens asked for no resource.
 const Audience = "authcore"
 
@@ -32,7 +35,13 @@ func (*clientCredentials) Type() string                { return "client_credenti
 func (*clientCredentials) Metric() string              { return "token" }
 func (*clientCredentials) ClientAuth() bool            { return true }
 func (*clientCredentials) Repeatable(name string) bool { return name == "resource" }
+
+// Live: a client-credentials token is worth what its client is. Ids of other grants'
+// clients are not looked up at all.
 func (g *clientCredentials) Live(ctx context.Context, id string) (bool, error) {
+	if !strings.HasPrefix(id, clientIDPrefix) {
+		return false, nil
+	}
 	return g.p.live(ctx, id)
 }
 
