@@ -27,7 +27,8 @@ type Kind struct {
 	// Name is the kind's stable name (ai_agent, service_badge:<product>, oauth_access_token, …).
 	Name string
 	// Pattern matches the secret in text (a secret scanner's regular expression, without
-	// anchors); "" for a kind no scanner can tell apart (JWTs).
+	// anchors); "" for a kind no scanner can tell apart (JWTs). A kind with one must have
+	// Revoke: leak reports revoke what the pattern finds.
 	Pattern string
 	// Match reports, without any store lookup, whether token has this kind's format (and
 	// checksum, where it has one).
@@ -98,6 +99,10 @@ func New(p Params) (*Registry, error) {
 		}
 		if i > 0 && kinds[i-1].Name == k.Name {
 			return nil, fmt.Errorf("credential kind %q is contributed twice", k.Name)
+		}
+		// What a scanner can find must be revocable: a leak report acts on it.
+		if k.Pattern != "" && k.Revoke == nil {
+			return nil, fmt.Errorf("credential kind %q has a scanner pattern but no Revoke", k.Name)
 		}
 		if k.Pattern != "" {
 			if _, err := regexp.Compile(k.Pattern); err != nil {

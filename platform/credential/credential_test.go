@@ -54,6 +54,8 @@ func TestRegistryRefusesBadKinds(t *testing.T) {
 		"no name":     {kind("", "x", "", &r)},
 		"no match":    {{Name: "a", Revoke: kind("a", "", "", &r).Revoke}},
 		"bad pattern": {kind("a", "x", "(", &r)},
+		"scannable but not revocable": {{Name: "a", Pattern: "x_[a-z]+", Match: func(string) bool { return true },
+			Introspect: func(context.Context, string, string) (map[string]any, error) { return nil, nil }}},
 	} {
 		if _, err := New(Params{Kinds: kinds}); err == nil {
 			t.Errorf("%s: accepted", name)
