@@ -19,7 +19,12 @@ import (
 	"github.com/authcore/authcore/ent/authclient"
 	"github.com/authcore/authcore/ent/badge"
 	"github.com/authcore/authcore/ent/event"
+	"github.com/authcore/authcore/ent/grantrefreshtoken"
 	"github.com/authcore/authcore/ent/membership"
+	"github.com/authcore/authcore/ent/oauthauthorization"
+	"github.com/authcore/authcore/ent/oauthclient"
+	"github.com/authcore/authcore/ent/oauthcode"
+	"github.com/authcore/authcore/ent/oauthgrant"
 	"github.com/authcore/authcore/ent/project"
 	"github.com/authcore/authcore/ent/refreshtoken"
 	"github.com/authcore/authcore/ent/resource"
@@ -51,8 +56,18 @@ type Client struct {
 	Badge *BadgeClient
 	// Event is the client for interacting with the Event builders.
 	Event *EventClient
+	// GrantRefreshToken is the client for interacting with the GrantRefreshToken builders.
+	GrantRefreshToken *GrantRefreshTokenClient
 	// Membership is the client for interacting with the Membership builders.
 	Membership *MembershipClient
+	// OAuthAuthorization is the client for interacting with the OAuthAuthorization builders.
+	OAuthAuthorization *OAuthAuthorizationClient
+	// OAuthClient is the client for interacting with the OAuthClient builders.
+	OAuthClient *OAuthClientClient
+	// OAuthCode is the client for interacting with the OAuthCode builders.
+	OAuthCode *OAuthCodeClient
+	// OAuthGrant is the client for interacting with the OAuthGrant builders.
+	OAuthGrant *OAuthGrantClient
 	// Project is the client for interacting with the Project builders.
 	Project *ProjectClient
 	// RefreshToken is the client for interacting with the RefreshToken builders.
@@ -93,7 +108,12 @@ func (c *Client) init() {
 	c.AuthClient = NewAuthClientClient(c.config)
 	c.Badge = NewBadgeClient(c.config)
 	c.Event = NewEventClient(c.config)
+	c.GrantRefreshToken = NewGrantRefreshTokenClient(c.config)
 	c.Membership = NewMembershipClient(c.config)
+	c.OAuthAuthorization = NewOAuthAuthorizationClient(c.config)
+	c.OAuthClient = NewOAuthClientClient(c.config)
+	c.OAuthCode = NewOAuthCodeClient(c.config)
+	c.OAuthGrant = NewOAuthGrantClient(c.config)
 	c.Project = NewProjectClient(c.config)
 	c.RefreshToken = NewRefreshTokenClient(c.config)
 	c.Resource = NewResourceClient(c.config)
@@ -203,7 +223,12 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		AuthClient:         NewAuthClientClient(cfg),
 		Badge:              NewBadgeClient(cfg),
 		Event:              NewEventClient(cfg),
+		GrantRefreshToken:  NewGrantRefreshTokenClient(cfg),
 		Membership:         NewMembershipClient(cfg),
+		OAuthAuthorization: NewOAuthAuthorizationClient(cfg),
+		OAuthClient:        NewOAuthClientClient(cfg),
+		OAuthCode:          NewOAuthCodeClient(cfg),
+		OAuthGrant:         NewOAuthGrantClient(cfg),
 		Project:            NewProjectClient(cfg),
 		RefreshToken:       NewRefreshTokenClient(cfg),
 		Resource:           NewResourceClient(cfg),
@@ -240,7 +265,12 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		AuthClient:         NewAuthClientClient(cfg),
 		Badge:              NewBadgeClient(cfg),
 		Event:              NewEventClient(cfg),
+		GrantRefreshToken:  NewGrantRefreshTokenClient(cfg),
 		Membership:         NewMembershipClient(cfg),
+		OAuthAuthorization: NewOAuthAuthorizationClient(cfg),
+		OAuthClient:        NewOAuthClientClient(cfg),
+		OAuthCode:          NewOAuthCodeClient(cfg),
+		OAuthGrant:         NewOAuthGrantClient(cfg),
 		Project:            NewProjectClient(cfg),
 		RefreshToken:       NewRefreshTokenClient(cfg),
 		Resource:           NewResourceClient(cfg),
@@ -282,7 +312,8 @@ func (c *Client) Close() error {
 // In order to add hooks to a specific client, call: `client.Node.Use(...)`.
 func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
-		c.AgentToken, c.AuditEvent, c.AuthClient, c.Badge, c.Event, c.Membership,
+		c.AgentToken, c.AuditEvent, c.AuthClient, c.Badge, c.Event, c.GrantRefreshToken,
+		c.Membership, c.OAuthAuthorization, c.OAuthClient, c.OAuthCode, c.OAuthGrant,
 		c.Project, c.RefreshToken, c.Resource, c.RevokedAccessToken, c.S3Credential,
 		c.Session, c.SignInBudget, c.SigningKey, c.User, c.UserToken, c.Webhook,
 		c.WebhookDelivery,
@@ -295,7 +326,8 @@ func (c *Client) Use(hooks ...Hook) {
 // In order to add interceptors to a specific client, call: `client.Node.Intercept(...)`.
 func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
-		c.AgentToken, c.AuditEvent, c.AuthClient, c.Badge, c.Event, c.Membership,
+		c.AgentToken, c.AuditEvent, c.AuthClient, c.Badge, c.Event, c.GrantRefreshToken,
+		c.Membership, c.OAuthAuthorization, c.OAuthClient, c.OAuthCode, c.OAuthGrant,
 		c.Project, c.RefreshToken, c.Resource, c.RevokedAccessToken, c.S3Credential,
 		c.Session, c.SignInBudget, c.SigningKey, c.User, c.UserToken, c.Webhook,
 		c.WebhookDelivery,
@@ -317,8 +349,18 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.Badge.mutate(ctx, m)
 	case *EventMutation:
 		return c.Event.mutate(ctx, m)
+	case *GrantRefreshTokenMutation:
+		return c.GrantRefreshToken.mutate(ctx, m)
 	case *MembershipMutation:
 		return c.Membership.mutate(ctx, m)
+	case *OAuthAuthorizationMutation:
+		return c.OAuthAuthorization.mutate(ctx, m)
+	case *OAuthClientMutation:
+		return c.OAuthClient.mutate(ctx, m)
+	case *OAuthCodeMutation:
+		return c.OAuthCode.mutate(ctx, m)
+	case *OAuthGrantMutation:
+		return c.OAuthGrant.mutate(ctx, m)
 	case *ProjectMutation:
 		return c.Project.mutate(ctx, m)
 	case *RefreshTokenMutation:
@@ -1013,6 +1055,139 @@ func (c *EventClient) mutate(ctx context.Context, m *EventMutation) (Value, erro
 	}
 }
 
+// GrantRefreshTokenClient is a client for the GrantRefreshToken schema.
+type GrantRefreshTokenClient struct {
+	config
+}
+
+// NewGrantRefreshTokenClient returns a client for the GrantRefreshToken from the given config.
+func NewGrantRefreshTokenClient(c config) *GrantRefreshTokenClient {
+	return &GrantRefreshTokenClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `grantrefreshtoken.Hooks(f(g(h())))`.
+func (c *GrantRefreshTokenClient) Use(hooks ...Hook) {
+	c.hooks.GrantRefreshToken = append(c.hooks.GrantRefreshToken, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `grantrefreshtoken.Intercept(f(g(h())))`.
+func (c *GrantRefreshTokenClient) Intercept(interceptors ...Interceptor) {
+	c.inters.GrantRefreshToken = append(c.inters.GrantRefreshToken, interceptors...)
+}
+
+// Create returns a builder for creating a GrantRefreshToken entity.
+func (c *GrantRefreshTokenClient) Create() *GrantRefreshTokenCreate {
+	mutation := newGrantRefreshTokenMutation(c.config, OpCreate)
+	return &GrantRefreshTokenCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of GrantRefreshToken entities.
+func (c *GrantRefreshTokenClient) CreateBulk(builders ...*GrantRefreshTokenCreate) *GrantRefreshTokenCreateBulk {
+	return &GrantRefreshTokenCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *GrantRefreshTokenClient) MapCreateBulk(slice any, setFunc func(*GrantRefreshTokenCreate, int)) *GrantRefreshTokenCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &GrantRefreshTokenCreateBulk{err: fmt.Errorf("calling to GrantRefreshTokenClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*GrantRefreshTokenCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &GrantRefreshTokenCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for GrantRefreshToken.
+func (c *GrantRefreshTokenClient) Update() *GrantRefreshTokenUpdate {
+	mutation := newGrantRefreshTokenMutation(c.config, OpUpdate)
+	return &GrantRefreshTokenUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *GrantRefreshTokenClient) UpdateOne(_m *GrantRefreshToken) *GrantRefreshTokenUpdateOne {
+	mutation := newGrantRefreshTokenMutation(c.config, OpUpdateOne, withGrantRefreshToken(_m))
+	return &GrantRefreshTokenUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *GrantRefreshTokenClient) UpdateOneID(id string) *GrantRefreshTokenUpdateOne {
+	mutation := newGrantRefreshTokenMutation(c.config, OpUpdateOne, withGrantRefreshTokenID(id))
+	return &GrantRefreshTokenUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for GrantRefreshToken.
+func (c *GrantRefreshTokenClient) Delete() *GrantRefreshTokenDelete {
+	mutation := newGrantRefreshTokenMutation(c.config, OpDelete)
+	return &GrantRefreshTokenDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *GrantRefreshTokenClient) DeleteOne(_m *GrantRefreshToken) *GrantRefreshTokenDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *GrantRefreshTokenClient) DeleteOneID(id string) *GrantRefreshTokenDeleteOne {
+	builder := c.Delete().Where(grantrefreshtoken.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &GrantRefreshTokenDeleteOne{builder}
+}
+
+// Query returns a query builder for GrantRefreshToken.
+func (c *GrantRefreshTokenClient) Query() *GrantRefreshTokenQuery {
+	return &GrantRefreshTokenQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeGrantRefreshToken},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a GrantRefreshToken entity by its id.
+func (c *GrantRefreshTokenClient) Get(ctx context.Context, id string) (*GrantRefreshToken, error) {
+	return c.Query().Where(grantrefreshtoken.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *GrantRefreshTokenClient) GetX(ctx context.Context, id string) *GrantRefreshToken {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *GrantRefreshTokenClient) Hooks() []Hook {
+	return c.hooks.GrantRefreshToken
+}
+
+// Interceptors returns the client interceptors.
+func (c *GrantRefreshTokenClient) Interceptors() []Interceptor {
+	return c.inters.GrantRefreshToken
+}
+
+func (c *GrantRefreshTokenClient) mutate(ctx context.Context, m *GrantRefreshTokenMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&GrantRefreshTokenCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&GrantRefreshTokenUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&GrantRefreshTokenUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&GrantRefreshTokenDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown GrantRefreshToken mutation op: %q", m.Op())
+	}
+}
+
 // MembershipClient is a client for the Membership schema.
 type MembershipClient struct {
 	config
@@ -1143,6 +1318,538 @@ func (c *MembershipClient) mutate(ctx context.Context, m *MembershipMutation) (V
 		return (&MembershipDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
 	default:
 		return nil, fmt.Errorf("ent: unknown Membership mutation op: %q", m.Op())
+	}
+}
+
+// OAuthAuthorizationClient is a client for the OAuthAuthorization schema.
+type OAuthAuthorizationClient struct {
+	config
+}
+
+// NewOAuthAuthorizationClient returns a client for the OAuthAuthorization from the given config.
+func NewOAuthAuthorizationClient(c config) *OAuthAuthorizationClient {
+	return &OAuthAuthorizationClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `oauthauthorization.Hooks(f(g(h())))`.
+func (c *OAuthAuthorizationClient) Use(hooks ...Hook) {
+	c.hooks.OAuthAuthorization = append(c.hooks.OAuthAuthorization, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `oauthauthorization.Intercept(f(g(h())))`.
+func (c *OAuthAuthorizationClient) Intercept(interceptors ...Interceptor) {
+	c.inters.OAuthAuthorization = append(c.inters.OAuthAuthorization, interceptors...)
+}
+
+// Create returns a builder for creating a OAuthAuthorization entity.
+func (c *OAuthAuthorizationClient) Create() *OAuthAuthorizationCreate {
+	mutation := newOAuthAuthorizationMutation(c.config, OpCreate)
+	return &OAuthAuthorizationCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of OAuthAuthorization entities.
+func (c *OAuthAuthorizationClient) CreateBulk(builders ...*OAuthAuthorizationCreate) *OAuthAuthorizationCreateBulk {
+	return &OAuthAuthorizationCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *OAuthAuthorizationClient) MapCreateBulk(slice any, setFunc func(*OAuthAuthorizationCreate, int)) *OAuthAuthorizationCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &OAuthAuthorizationCreateBulk{err: fmt.Errorf("calling to OAuthAuthorizationClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*OAuthAuthorizationCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &OAuthAuthorizationCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for OAuthAuthorization.
+func (c *OAuthAuthorizationClient) Update() *OAuthAuthorizationUpdate {
+	mutation := newOAuthAuthorizationMutation(c.config, OpUpdate)
+	return &OAuthAuthorizationUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *OAuthAuthorizationClient) UpdateOne(_m *OAuthAuthorization) *OAuthAuthorizationUpdateOne {
+	mutation := newOAuthAuthorizationMutation(c.config, OpUpdateOne, withOAuthAuthorization(_m))
+	return &OAuthAuthorizationUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *OAuthAuthorizationClient) UpdateOneID(id string) *OAuthAuthorizationUpdateOne {
+	mutation := newOAuthAuthorizationMutation(c.config, OpUpdateOne, withOAuthAuthorizationID(id))
+	return &OAuthAuthorizationUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for OAuthAuthorization.
+func (c *OAuthAuthorizationClient) Delete() *OAuthAuthorizationDelete {
+	mutation := newOAuthAuthorizationMutation(c.config, OpDelete)
+	return &OAuthAuthorizationDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *OAuthAuthorizationClient) DeleteOne(_m *OAuthAuthorization) *OAuthAuthorizationDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *OAuthAuthorizationClient) DeleteOneID(id string) *OAuthAuthorizationDeleteOne {
+	builder := c.Delete().Where(oauthauthorization.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &OAuthAuthorizationDeleteOne{builder}
+}
+
+// Query returns a query builder for OAuthAuthorization.
+func (c *OAuthAuthorizationClient) Query() *OAuthAuthorizationQuery {
+	return &OAuthAuthorizationQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeOAuthAuthorization},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a OAuthAuthorization entity by its id.
+func (c *OAuthAuthorizationClient) Get(ctx context.Context, id string) (*OAuthAuthorization, error) {
+	return c.Query().Where(oauthauthorization.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *OAuthAuthorizationClient) GetX(ctx context.Context, id string) *OAuthAuthorization {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *OAuthAuthorizationClient) Hooks() []Hook {
+	return c.hooks.OAuthAuthorization
+}
+
+// Interceptors returns the client interceptors.
+func (c *OAuthAuthorizationClient) Interceptors() []Interceptor {
+	return c.inters.OAuthAuthorization
+}
+
+func (c *OAuthAuthorizationClient) mutate(ctx context.Context, m *OAuthAuthorizationMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&OAuthAuthorizationCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&OAuthAuthorizationUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&OAuthAuthorizationUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&OAuthAuthorizationDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown OAuthAuthorization mutation op: %q", m.Op())
+	}
+}
+
+// OAuthClientClient is a client for the OAuthClient schema.
+type OAuthClientClient struct {
+	config
+}
+
+// NewOAuthClientClient returns a client for the OAuthClient from the given config.
+func NewOAuthClientClient(c config) *OAuthClientClient {
+	return &OAuthClientClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `oauthclient.Hooks(f(g(h())))`.
+func (c *OAuthClientClient) Use(hooks ...Hook) {
+	c.hooks.OAuthClient = append(c.hooks.OAuthClient, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `oauthclient.Intercept(f(g(h())))`.
+func (c *OAuthClientClient) Intercept(interceptors ...Interceptor) {
+	c.inters.OAuthClient = append(c.inters.OAuthClient, interceptors...)
+}
+
+// Create returns a builder for creating a OAuthClient entity.
+func (c *OAuthClientClient) Create() *OAuthClientCreate {
+	mutation := newOAuthClientMutation(c.config, OpCreate)
+	return &OAuthClientCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of OAuthClient entities.
+func (c *OAuthClientClient) CreateBulk(builders ...*OAuthClientCreate) *OAuthClientCreateBulk {
+	return &OAuthClientCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *OAuthClientClient) MapCreateBulk(slice any, setFunc func(*OAuthClientCreate, int)) *OAuthClientCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &OAuthClientCreateBulk{err: fmt.Errorf("calling to OAuthClientClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*OAuthClientCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &OAuthClientCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for OAuthClient.
+func (c *OAuthClientClient) Update() *OAuthClientUpdate {
+	mutation := newOAuthClientMutation(c.config, OpUpdate)
+	return &OAuthClientUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *OAuthClientClient) UpdateOne(_m *OAuthClient) *OAuthClientUpdateOne {
+	mutation := newOAuthClientMutation(c.config, OpUpdateOne, withOAuthClient(_m))
+	return &OAuthClientUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *OAuthClientClient) UpdateOneID(id string) *OAuthClientUpdateOne {
+	mutation := newOAuthClientMutation(c.config, OpUpdateOne, withOAuthClientID(id))
+	return &OAuthClientUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for OAuthClient.
+func (c *OAuthClientClient) Delete() *OAuthClientDelete {
+	mutation := newOAuthClientMutation(c.config, OpDelete)
+	return &OAuthClientDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *OAuthClientClient) DeleteOne(_m *OAuthClient) *OAuthClientDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *OAuthClientClient) DeleteOneID(id string) *OAuthClientDeleteOne {
+	builder := c.Delete().Where(oauthclient.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &OAuthClientDeleteOne{builder}
+}
+
+// Query returns a query builder for OAuthClient.
+func (c *OAuthClientClient) Query() *OAuthClientQuery {
+	return &OAuthClientQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeOAuthClient},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a OAuthClient entity by its id.
+func (c *OAuthClientClient) Get(ctx context.Context, id string) (*OAuthClient, error) {
+	return c.Query().Where(oauthclient.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *OAuthClientClient) GetX(ctx context.Context, id string) *OAuthClient {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *OAuthClientClient) Hooks() []Hook {
+	return c.hooks.OAuthClient
+}
+
+// Interceptors returns the client interceptors.
+func (c *OAuthClientClient) Interceptors() []Interceptor {
+	return c.inters.OAuthClient
+}
+
+func (c *OAuthClientClient) mutate(ctx context.Context, m *OAuthClientMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&OAuthClientCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&OAuthClientUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&OAuthClientUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&OAuthClientDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown OAuthClient mutation op: %q", m.Op())
+	}
+}
+
+// OAuthCodeClient is a client for the OAuthCode schema.
+type OAuthCodeClient struct {
+	config
+}
+
+// NewOAuthCodeClient returns a client for the OAuthCode from the given config.
+func NewOAuthCodeClient(c config) *OAuthCodeClient {
+	return &OAuthCodeClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `oauthcode.Hooks(f(g(h())))`.
+func (c *OAuthCodeClient) Use(hooks ...Hook) {
+	c.hooks.OAuthCode = append(c.hooks.OAuthCode, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `oauthcode.Intercept(f(g(h())))`.
+func (c *OAuthCodeClient) Intercept(interceptors ...Interceptor) {
+	c.inters.OAuthCode = append(c.inters.OAuthCode, interceptors...)
+}
+
+// Create returns a builder for creating a OAuthCode entity.
+func (c *OAuthCodeClient) Create() *OAuthCodeCreate {
+	mutation := newOAuthCodeMutation(c.config, OpCreate)
+	return &OAuthCodeCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of OAuthCode entities.
+func (c *OAuthCodeClient) CreateBulk(builders ...*OAuthCodeCreate) *OAuthCodeCreateBulk {
+	return &OAuthCodeCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *OAuthCodeClient) MapCreateBulk(slice any, setFunc func(*OAuthCodeCreate, int)) *OAuthCodeCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &OAuthCodeCreateBulk{err: fmt.Errorf("calling to OAuthCodeClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*OAuthCodeCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &OAuthCodeCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for OAuthCode.
+func (c *OAuthCodeClient) Update() *OAuthCodeUpdate {
+	mutation := newOAuthCodeMutation(c.config, OpUpdate)
+	return &OAuthCodeUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *OAuthCodeClient) UpdateOne(_m *OAuthCode) *OAuthCodeUpdateOne {
+	mutation := newOAuthCodeMutation(c.config, OpUpdateOne, withOAuthCode(_m))
+	return &OAuthCodeUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *OAuthCodeClient) UpdateOneID(id string) *OAuthCodeUpdateOne {
+	mutation := newOAuthCodeMutation(c.config, OpUpdateOne, withOAuthCodeID(id))
+	return &OAuthCodeUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for OAuthCode.
+func (c *OAuthCodeClient) Delete() *OAuthCodeDelete {
+	mutation := newOAuthCodeMutation(c.config, OpDelete)
+	return &OAuthCodeDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *OAuthCodeClient) DeleteOne(_m *OAuthCode) *OAuthCodeDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *OAuthCodeClient) DeleteOneID(id string) *OAuthCodeDeleteOne {
+	builder := c.Delete().Where(oauthcode.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &OAuthCodeDeleteOne{builder}
+}
+
+// Query returns a query builder for OAuthCode.
+func (c *OAuthCodeClient) Query() *OAuthCodeQuery {
+	return &OAuthCodeQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeOAuthCode},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a OAuthCode entity by its id.
+func (c *OAuthCodeClient) Get(ctx context.Context, id string) (*OAuthCode, error) {
+	return c.Query().Where(oauthcode.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *OAuthCodeClient) GetX(ctx context.Context, id string) *OAuthCode {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *OAuthCodeClient) Hooks() []Hook {
+	return c.hooks.OAuthCode
+}
+
+// Interceptors returns the client interceptors.
+func (c *OAuthCodeClient) Interceptors() []Interceptor {
+	return c.inters.OAuthCode
+}
+
+func (c *OAuthCodeClient) mutate(ctx context.Context, m *OAuthCodeMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&OAuthCodeCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&OAuthCodeUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&OAuthCodeUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&OAuthCodeDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown OAuthCode mutation op: %q", m.Op())
+	}
+}
+
+// OAuthGrantClient is a client for the OAuthGrant schema.
+type OAuthGrantClient struct {
+	config
+}
+
+// NewOAuthGrantClient returns a client for the OAuthGrant from the given config.
+func NewOAuthGrantClient(c config) *OAuthGrantClient {
+	return &OAuthGrantClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `oauthgrant.Hooks(f(g(h())))`.
+func (c *OAuthGrantClient) Use(hooks ...Hook) {
+	c.hooks.OAuthGrant = append(c.hooks.OAuthGrant, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `oauthgrant.Intercept(f(g(h())))`.
+func (c *OAuthGrantClient) Intercept(interceptors ...Interceptor) {
+	c.inters.OAuthGrant = append(c.inters.OAuthGrant, interceptors...)
+}
+
+// Create returns a builder for creating a OAuthGrant entity.
+func (c *OAuthGrantClient) Create() *OAuthGrantCreate {
+	mutation := newOAuthGrantMutation(c.config, OpCreate)
+	return &OAuthGrantCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of OAuthGrant entities.
+func (c *OAuthGrantClient) CreateBulk(builders ...*OAuthGrantCreate) *OAuthGrantCreateBulk {
+	return &OAuthGrantCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *OAuthGrantClient) MapCreateBulk(slice any, setFunc func(*OAuthGrantCreate, int)) *OAuthGrantCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &OAuthGrantCreateBulk{err: fmt.Errorf("calling to OAuthGrantClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*OAuthGrantCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &OAuthGrantCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for OAuthGrant.
+func (c *OAuthGrantClient) Update() *OAuthGrantUpdate {
+	mutation := newOAuthGrantMutation(c.config, OpUpdate)
+	return &OAuthGrantUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *OAuthGrantClient) UpdateOne(_m *OAuthGrant) *OAuthGrantUpdateOne {
+	mutation := newOAuthGrantMutation(c.config, OpUpdateOne, withOAuthGrant(_m))
+	return &OAuthGrantUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *OAuthGrantClient) UpdateOneID(id string) *OAuthGrantUpdateOne {
+	mutation := newOAuthGrantMutation(c.config, OpUpdateOne, withOAuthGrantID(id))
+	return &OAuthGrantUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for OAuthGrant.
+func (c *OAuthGrantClient) Delete() *OAuthGrantDelete {
+	mutation := newOAuthGrantMutation(c.config, OpDelete)
+	return &OAuthGrantDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *OAuthGrantClient) DeleteOne(_m *OAuthGrant) *OAuthGrantDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *OAuthGrantClient) DeleteOneID(id string) *OAuthGrantDeleteOne {
+	builder := c.Delete().Where(oauthgrant.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &OAuthGrantDeleteOne{builder}
+}
+
+// Query returns a query builder for OAuthGrant.
+func (c *OAuthGrantClient) Query() *OAuthGrantQuery {
+	return &OAuthGrantQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeOAuthGrant},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a OAuthGrant entity by its id.
+func (c *OAuthGrantClient) Get(ctx context.Context, id string) (*OAuthGrant, error) {
+	return c.Query().Where(oauthgrant.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *OAuthGrantClient) GetX(ctx context.Context, id string) *OAuthGrant {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *OAuthGrantClient) Hooks() []Hook {
+	return c.hooks.OAuthGrant
+}
+
+// Interceptors returns the client interceptors.
+func (c *OAuthGrantClient) Interceptors() []Interceptor {
+	return c.inters.OAuthGrant
+}
+
+func (c *OAuthGrantClient) mutate(ctx context.Context, m *OAuthGrantMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&OAuthGrantCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&OAuthGrantUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&OAuthGrantUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&OAuthGrantDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown OAuthGrant mutation op: %q", m.Op())
 	}
 }
 
@@ -2745,15 +3452,16 @@ func (c *WebhookDeliveryClient) mutate(ctx context.Context, m *WebhookDeliveryMu
 // hooks and interceptors per client, for fast access.
 type (
 	hooks struct {
-		AgentToken, AuditEvent, AuthClient, Badge, Event, Membership, Project,
-		RefreshToken, Resource, RevokedAccessToken, S3Credential, Session,
-		SignInBudget, SigningKey, User, UserToken, Webhook, WebhookDelivery []ent.Hook
+		AgentToken, AuditEvent, AuthClient, Badge, Event, GrantRefreshToken, Membership,
+		OAuthAuthorization, OAuthClient, OAuthCode, OAuthGrant, Project, RefreshToken,
+		Resource, RevokedAccessToken, S3Credential, Session, SignInBudget, SigningKey,
+		User, UserToken, Webhook, WebhookDelivery []ent.Hook
 	}
 	inters struct {
-		AgentToken, AuditEvent, AuthClient, Badge, Event, Membership, Project,
-		RefreshToken, Resource, RevokedAccessToken, S3Credential, Session,
-		SignInBudget, SigningKey, User, UserToken, Webhook,
-		WebhookDelivery []ent.Interceptor
+		AgentToken, AuditEvent, AuthClient, Badge, Event, GrantRefreshToken, Membership,
+		OAuthAuthorization, OAuthClient, OAuthCode, OAuthGrant, Project, RefreshToken,
+		Resource, RevokedAccessToken, S3Credential, Session, SignInBudget, SigningKey,
+		User, UserToken, Webhook, WebhookDelivery []ent.Interceptor
 	}
 )
 

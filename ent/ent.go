@@ -17,7 +17,12 @@ import (
 	"github.com/authcore/authcore/ent/authclient"
 	"github.com/authcore/authcore/ent/badge"
 	"github.com/authcore/authcore/ent/event"
+	"github.com/authcore/authcore/ent/grantrefreshtoken"
 	"github.com/authcore/authcore/ent/membership"
+	"github.com/authcore/authcore/ent/oauthauthorization"
+	"github.com/authcore/authcore/ent/oauthclient"
+	"github.com/authcore/authcore/ent/oauthcode"
+	"github.com/authcore/authcore/ent/oauthgrant"
 	"github.com/authcore/authcore/ent/project"
 	"github.com/authcore/authcore/ent/refreshtoken"
 	"github.com/authcore/authcore/ent/resource"
@@ -95,7 +100,12 @@ func checkColumn(t, c string) error {
 			authclient.Table:         authclient.ValidColumn,
 			badge.Table:              badge.ValidColumn,
 			event.Table:              event.ValidColumn,
+			grantrefreshtoken.Table:  grantrefreshtoken.ValidColumn,
 			membership.Table:         membership.ValidColumn,
+			oauthauthorization.Table: oauthauthorization.ValidColumn,
+			oauthclient.Table:        oauthclient.ValidColumn,
+			oauthcode.Table:          oauthcode.ValidColumn,
+			oauthgrant.Table:         oauthgrant.ValidColumn,
 			project.Table:            project.ValidColumn,
 			refreshtoken.Table:       refreshtoken.ValidColumn,
 			resource.Table:           resource.ValidColumn,

@@ -10,7 +10,12 @@ import (
 	"github.com/authcore/authcore/ent/authclient"
 	"github.com/authcore/authcore/ent/badge"
 	"github.com/authcore/authcore/ent/event"
+	"github.com/authcore/authcore/ent/grantrefreshtoken"
 	"github.com/authcore/authcore/ent/membership"
+	"github.com/authcore/authcore/ent/oauthauthorization"
+	"github.com/authcore/authcore/ent/oauthclient"
+	"github.com/authcore/authcore/ent/oauthcode"
+	"github.com/authcore/authcore/ent/oauthgrant"
 	"github.com/authcore/authcore/ent/project"
 	"github.com/authcore/authcore/ent/refreshtoken"
 	"github.com/authcore/authcore/ent/resource"
@@ -247,6 +252,49 @@ func init() {
 			return nil
 		}
 	}()
+	grantrefreshtokenMixin := schema.GrantRefreshToken{}.Mixin()
+	grantrefreshtokenMixinFields0 := grantrefreshtokenMixin[0].Fields()
+	_ = grantrefreshtokenMixinFields0
+	grantrefreshtokenMixinFields1 := grantrefreshtokenMixin[1].Fields()
+	_ = grantrefreshtokenMixinFields1
+	grantrefreshtokenFields := schema.GrantRefreshToken{}.Fields()
+	_ = grantrefreshtokenFields
+	// grantrefreshtokenDescCreatedAt is the schema descriptor for created_at field.
+	grantrefreshtokenDescCreatedAt := grantrefreshtokenMixinFields1[0].Descriptor()
+	// grantrefreshtoken.DefaultCreatedAt holds the default value on creation for the created_at field.
+	grantrefreshtoken.DefaultCreatedAt = grantrefreshtokenDescCreatedAt.Default.(func() time.Time)
+	// grantrefreshtokenDescDigest is the schema descriptor for digest field.
+	grantrefreshtokenDescDigest := grantrefreshtokenFields[0].Descriptor()
+	// grantrefreshtoken.DigestValidator is a validator for the "digest" field. It is called by the builders before save.
+	grantrefreshtoken.DigestValidator = grantrefreshtokenDescDigest.Validators[0].(func([]byte) error)
+	// grantrefreshtokenDescGrantID is the schema descriptor for grant_id field.
+	grantrefreshtokenDescGrantID := grantrefreshtokenFields[1].Descriptor()
+	// grantrefreshtoken.GrantIDValidator is a validator for the "grant_id" field. It is called by the builders before save.
+	grantrefreshtoken.GrantIDValidator = grantrefreshtokenDescGrantID.Validators[0].(func(string) error)
+	// grantrefreshtokenDescClientID is the schema descriptor for client_id field.
+	grantrefreshtokenDescClientID := grantrefreshtokenFields[2].Descriptor()
+	// grantrefreshtoken.ClientIDValidator is a validator for the "client_id" field. It is called by the builders before save.
+	grantrefreshtoken.ClientIDValidator = grantrefreshtokenDescClientID.Validators[0].(func(string) error)
+	// grantrefreshtokenDescID is the schema descriptor for id field.
+	grantrefreshtokenDescID := grantrefreshtokenMixinFields0[0].Descriptor()
+	// grantrefreshtoken.DefaultID holds the default value on creation for the id field.
+	grantrefreshtoken.DefaultID = grantrefreshtokenDescID.Default.(func() string)
+	// grantrefreshtoken.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	grantrefreshtoken.IDValidator = func() func(string) error {
+		validators := grantrefreshtokenDescID.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(id string) error {
+			for _, fn := range fns {
+				if err := fn(id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
 	membershipMixin := schema.Membership{}.Mixin()
 	membershipMixinFields0 := membershipMixin[0].Fields()
 	_ = membershipMixinFields0
@@ -273,6 +321,174 @@ func init() {
 	// membership.IDValidator is a validator for the "id" field. It is called by the builders before save.
 	membership.IDValidator = func() func(string) error {
 		validators := membershipDescID.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(id string) error {
+			for _, fn := range fns {
+				if err := fn(id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	oauthauthorizationMixin := schema.OAuthAuthorization{}.Mixin()
+	oauthauthorizationMixinFields0 := oauthauthorizationMixin[0].Fields()
+	_ = oauthauthorizationMixinFields0
+	oauthauthorizationMixinFields1 := oauthauthorizationMixin[1].Fields()
+	_ = oauthauthorizationMixinFields1
+	oauthauthorizationFields := schema.OAuthAuthorization{}.Fields()
+	_ = oauthauthorizationFields
+	// oauthauthorizationDescCreatedAt is the schema descriptor for created_at field.
+	oauthauthorizationDescCreatedAt := oauthauthorizationMixinFields1[0].Descriptor()
+	// oauthauthorization.DefaultCreatedAt holds the default value on creation for the created_at field.
+	oauthauthorization.DefaultCreatedAt = oauthauthorizationDescCreatedAt.Default.(func() time.Time)
+	// oauthauthorizationDescClientID is the schema descriptor for client_id field.
+	oauthauthorizationDescClientID := oauthauthorizationFields[0].Descriptor()
+	// oauthauthorization.ClientIDValidator is a validator for the "client_id" field. It is called by the builders before save.
+	oauthauthorization.ClientIDValidator = oauthauthorizationDescClientID.Validators[0].(func(string) error)
+	// oauthauthorizationDescRedirectURI is the schema descriptor for redirect_uri field.
+	oauthauthorizationDescRedirectURI := oauthauthorizationFields[3].Descriptor()
+	// oauthauthorization.RedirectURIValidator is a validator for the "redirect_uri" field. It is called by the builders before save.
+	oauthauthorization.RedirectURIValidator = oauthauthorizationDescRedirectURI.Validators[0].(func(string) error)
+	// oauthauthorizationDescCodeChallenge is the schema descriptor for code_challenge field.
+	oauthauthorizationDescCodeChallenge := oauthauthorizationFields[5].Descriptor()
+	// oauthauthorization.CodeChallengeValidator is a validator for the "code_challenge" field. It is called by the builders before save.
+	oauthauthorization.CodeChallengeValidator = oauthauthorizationDescCodeChallenge.Validators[0].(func(string) error)
+	// oauthauthorizationDescID is the schema descriptor for id field.
+	oauthauthorizationDescID := oauthauthorizationMixinFields0[0].Descriptor()
+	// oauthauthorization.DefaultID holds the default value on creation for the id field.
+	oauthauthorization.DefaultID = oauthauthorizationDescID.Default.(func() string)
+	// oauthauthorization.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	oauthauthorization.IDValidator = func() func(string) error {
+		validators := oauthauthorizationDescID.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(id string) error {
+			for _, fn := range fns {
+				if err := fn(id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	oauthclientMixin := schema.OAuthClient{}.Mixin()
+	oauthclientMixinFields0 := oauthclientMixin[0].Fields()
+	_ = oauthclientMixinFields0
+	oauthclientMixinFields1 := oauthclientMixin[1].Fields()
+	_ = oauthclientMixinFields1
+	oauthclientFields := schema.OAuthClient{}.Fields()
+	_ = oauthclientFields
+	// oauthclientDescCreatedAt is the schema descriptor for created_at field.
+	oauthclientDescCreatedAt := oauthclientMixinFields1[0].Descriptor()
+	// oauthclient.DefaultCreatedAt holds the default value on creation for the created_at field.
+	oauthclient.DefaultCreatedAt = oauthclientDescCreatedAt.Default.(func() time.Time)
+	// oauthclientDescID is the schema descriptor for id field.
+	oauthclientDescID := oauthclientMixinFields0[0].Descriptor()
+	// oauthclient.DefaultID holds the default value on creation for the id field.
+	oauthclient.DefaultID = oauthclientDescID.Default.(func() string)
+	// oauthclient.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	oauthclient.IDValidator = func() func(string) error {
+		validators := oauthclientDescID.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(id string) error {
+			for _, fn := range fns {
+				if err := fn(id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	oauthcodeMixin := schema.OAuthCode{}.Mixin()
+	oauthcodeMixinFields0 := oauthcodeMixin[0].Fields()
+	_ = oauthcodeMixinFields0
+	oauthcodeMixinFields1 := oauthcodeMixin[1].Fields()
+	_ = oauthcodeMixinFields1
+	oauthcodeFields := schema.OAuthCode{}.Fields()
+	_ = oauthcodeFields
+	// oauthcodeDescCreatedAt is the schema descriptor for created_at field.
+	oauthcodeDescCreatedAt := oauthcodeMixinFields1[0].Descriptor()
+	// oauthcode.DefaultCreatedAt holds the default value on creation for the created_at field.
+	oauthcode.DefaultCreatedAt = oauthcodeDescCreatedAt.Default.(func() time.Time)
+	// oauthcodeDescDigest is the schema descriptor for digest field.
+	oauthcodeDescDigest := oauthcodeFields[0].Descriptor()
+	// oauthcode.DigestValidator is a validator for the "digest" field. It is called by the builders before save.
+	oauthcode.DigestValidator = oauthcodeDescDigest.Validators[0].(func([]byte) error)
+	// oauthcodeDescGrantID is the schema descriptor for grant_id field.
+	oauthcodeDescGrantID := oauthcodeFields[1].Descriptor()
+	// oauthcode.GrantIDValidator is a validator for the "grant_id" field. It is called by the builders before save.
+	oauthcode.GrantIDValidator = oauthcodeDescGrantID.Validators[0].(func(string) error)
+	// oauthcodeDescClientID is the schema descriptor for client_id field.
+	oauthcodeDescClientID := oauthcodeFields[2].Descriptor()
+	// oauthcode.ClientIDValidator is a validator for the "client_id" field. It is called by the builders before save.
+	oauthcode.ClientIDValidator = oauthcodeDescClientID.Validators[0].(func(string) error)
+	// oauthcodeDescRedirectURI is the schema descriptor for redirect_uri field.
+	oauthcodeDescRedirectURI := oauthcodeFields[3].Descriptor()
+	// oauthcode.RedirectURIValidator is a validator for the "redirect_uri" field. It is called by the builders before save.
+	oauthcode.RedirectURIValidator = oauthcodeDescRedirectURI.Validators[0].(func(string) error)
+	// oauthcodeDescCodeChallenge is the schema descriptor for code_challenge field.
+	oauthcodeDescCodeChallenge := oauthcodeFields[4].Descriptor()
+	// oauthcode.CodeChallengeValidator is a validator for the "code_challenge" field. It is called by the builders before save.
+	oauthcode.CodeChallengeValidator = oauthcodeDescCodeChallenge.Validators[0].(func(string) error)
+	// oauthcodeDescID is the schema descriptor for id field.
+	oauthcodeDescID := oauthcodeMixinFields0[0].Descriptor()
+	// oauthcode.DefaultID holds the default value on creation for the id field.
+	oauthcode.DefaultID = oauthcodeDescID.Default.(func() string)
+	// oauthcode.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	oauthcode.IDValidator = func() func(string) error {
+		validators := oauthcodeDescID.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(id string) error {
+			for _, fn := range fns {
+				if err := fn(id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	oauthgrantMixin := schema.OAuthGrant{}.Mixin()
+	oauthgrantMixinFields0 := oauthgrantMixin[0].Fields()
+	_ = oauthgrantMixinFields0
+	oauthgrantMixinFields1 := oauthgrantMixin[1].Fields()
+	_ = oauthgrantMixinFields1
+	oauthgrantFields := schema.OAuthGrant{}.Fields()
+	_ = oauthgrantFields
+	// oauthgrantDescCreatedAt is the schema descriptor for created_at field.
+	oauthgrantDescCreatedAt := oauthgrantMixinFields1[0].Descriptor()
+	// oauthgrant.DefaultCreatedAt holds the default value on creation for the created_at field.
+	oauthgrant.DefaultCreatedAt = oauthgrantDescCreatedAt.Default.(func() time.Time)
+	// oauthgrantDescClientID is the schema descriptor for client_id field.
+	oauthgrantDescClientID := oauthgrantFields[0].Descriptor()
+	// oauthgrant.ClientIDValidator is a validator for the "client_id" field. It is called by the builders before save.
+	oauthgrant.ClientIDValidator = oauthgrantDescClientID.Validators[0].(func(string) error)
+	// oauthgrantDescUserID is the schema descriptor for user_id field.
+	oauthgrantDescUserID := oauthgrantFields[3].Descriptor()
+	// oauthgrant.UserIDValidator is a validator for the "user_id" field. It is called by the builders before save.
+	oauthgrant.UserIDValidator = oauthgrantDescUserID.Validators[0].(func(string) error)
+	// oauthgrantDescProjectID is the schema descriptor for project_id field.
+	oauthgrantDescProjectID := oauthgrantFields[4].Descriptor()
+	// oauthgrant.ProjectIDValidator is a validator for the "project_id" field. It is called by the builders before save.
+	oauthgrant.ProjectIDValidator = oauthgrantDescProjectID.Validators[0].(func(string) error)
+	// oauthgrantDescID is the schema descriptor for id field.
+	oauthgrantDescID := oauthgrantMixinFields0[0].Descriptor()
+	// oauthgrant.DefaultID holds the default value on creation for the id field.
+	oauthgrant.DefaultID = oauthgrantDescID.Default.(func() string)
+	// oauthgrant.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	oauthgrant.IDValidator = func() func(string) error {
+		validators := oauthgrantDescID.Validators
 		fns := [...]func(string) error{
 			validators[0].(func(string) error),
 			validators[1].(func(string) error),

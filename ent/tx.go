@@ -24,8 +24,18 @@ type Tx struct {
 	Badge *BadgeClient
 	// Event is the client for interacting with the Event builders.
 	Event *EventClient
+	// GrantRefreshToken is the client for interacting with the GrantRefreshToken builders.
+	GrantRefreshToken *GrantRefreshTokenClient
 	// Membership is the client for interacting with the Membership builders.
 	Membership *MembershipClient
+	// OAuthAuthorization is the client for interacting with the OAuthAuthorization builders.
+	OAuthAuthorization *OAuthAuthorizationClient
+	// OAuthClient is the client for interacting with the OAuthClient builders.
+	OAuthClient *OAuthClientClient
+	// OAuthCode is the client for interacting with the OAuthCode builders.
+	OAuthCode *OAuthCodeClient
+	// OAuthGrant is the client for interacting with the OAuthGrant builders.
+	OAuthGrant *OAuthGrantClient
 	// Project is the client for interacting with the Project builders.
 	Project *ProjectClient
 	// RefreshToken is the client for interacting with the RefreshToken builders.
@@ -186,7 +196,12 @@ func (tx *Tx) init() {
 	tx.AuthClient = NewAuthClientClient(tx.config)
 	tx.Badge = NewBadgeClient(tx.config)
 	tx.Event = NewEventClient(tx.config)
+	tx.GrantRefreshToken = NewGrantRefreshTokenClient(tx.config)
 	tx.Membership = NewMembershipClient(tx.config)
+	tx.OAuthAuthorization = NewOAuthAuthorizationClient(tx.config)
+	tx.OAuthClient = NewOAuthClientClient(tx.config)
+	tx.OAuthCode = NewOAuthCodeClient(tx.config)
+	tx.OAuthGrant = NewOAuthGrantClient(tx.config)
 	tx.Project = NewProjectClient(tx.config)
 	tx.RefreshToken = NewRefreshTokenClient(tx.config)
 	tx.Resource = NewResourceClient(tx.config)

@@ -131,6 +131,32 @@ var (
 			},
 		},
 	}
+	// GrantRefreshTokensColumns holds the columns for the "grant_refresh_tokens" table.
+	GrantRefreshTokensColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString, Size: 40},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "digest", Type: field.TypeBytes, Unique: true},
+		{Name: "grant_id", Type: field.TypeString},
+		{Name: "client_id", Type: field.TypeString},
+		{Name: "scopes", Type: field.TypeJSON},
+		{Name: "resources", Type: field.TypeJSON},
+		{Name: "expires_at", Type: field.TypeTime},
+		{Name: "family_expires_at", Type: field.TypeTime},
+		{Name: "rotated_at", Type: field.TypeTime, Nullable: true},
+	}
+	// GrantRefreshTokensTable holds the schema information for the "grant_refresh_tokens" table.
+	GrantRefreshTokensTable = &schema.Table{
+		Name:       "grant_refresh_tokens",
+		Columns:    GrantRefreshTokensColumns,
+		PrimaryKey: []*schema.Column{GrantRefreshTokensColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "grantrefreshtoken_grant_id",
+				Unique:  false,
+				Columns: []*schema.Column{GrantRefreshTokensColumns[3]},
+			},
+		},
+	}
 	// MembershipsColumns holds the columns for the "memberships" table.
 	MembershipsColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeString, Size: 40},
@@ -154,6 +180,103 @@ var (
 				Name:    "membership_user_id",
 				Unique:  false,
 				Columns: []*schema.Column{MembershipsColumns[3]},
+			},
+		},
+	}
+	// OauthAuthorizationsColumns holds the columns for the "oauth_authorizations" table.
+	OauthAuthorizationsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString, Size: 40},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "client_id", Type: field.TypeString},
+		{Name: "client_name", Type: field.TypeString},
+		{Name: "client_host", Type: field.TypeString},
+		{Name: "redirect_uri", Type: field.TypeString},
+		{Name: "state", Type: field.TypeString},
+		{Name: "code_challenge", Type: field.TypeString},
+		{Name: "scopes", Type: field.TypeJSON},
+		{Name: "resources", Type: field.TypeJSON},
+		{Name: "project_id", Type: field.TypeString},
+		{Name: "expires_at", Type: field.TypeTime},
+		{Name: "decided_at", Type: field.TypeTime, Nullable: true},
+	}
+	// OauthAuthorizationsTable holds the schema information for the "oauth_authorizations" table.
+	OauthAuthorizationsTable = &schema.Table{
+		Name:       "oauth_authorizations",
+		Columns:    OauthAuthorizationsColumns,
+		PrimaryKey: []*schema.Column{OauthAuthorizationsColumns[0]},
+	}
+	// OauthClientsColumns holds the columns for the "oauth_clients" table.
+	OauthClientsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString, Size: 40},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "name", Type: field.TypeString},
+		{Name: "redirect_uris", Type: field.TypeJSON},
+		{Name: "application_type", Type: field.TypeString},
+		{Name: "grant_types", Type: field.TypeJSON},
+		{Name: "client_uri", Type: field.TypeString, Nullable: true},
+	}
+	// OauthClientsTable holds the schema information for the "oauth_clients" table.
+	OauthClientsTable = &schema.Table{
+		Name:       "oauth_clients",
+		Columns:    OauthClientsColumns,
+		PrimaryKey: []*schema.Column{OauthClientsColumns[0]},
+	}
+	// OauthCodesColumns holds the columns for the "oauth_codes" table.
+	OauthCodesColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString, Size: 40},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "digest", Type: field.TypeBytes, Unique: true},
+		{Name: "grant_id", Type: field.TypeString},
+		{Name: "client_id", Type: field.TypeString},
+		{Name: "redirect_uri", Type: field.TypeString},
+		{Name: "code_challenge", Type: field.TypeString},
+		{Name: "scopes", Type: field.TypeJSON},
+		{Name: "resources", Type: field.TypeJSON},
+		{Name: "expires_at", Type: field.TypeTime},
+		{Name: "used_at", Type: field.TypeTime, Nullable: true},
+	}
+	// OauthCodesTable holds the schema information for the "oauth_codes" table.
+	OauthCodesTable = &schema.Table{
+		Name:       "oauth_codes",
+		Columns:    OauthCodesColumns,
+		PrimaryKey: []*schema.Column{OauthCodesColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "oauthcode_expires_at",
+				Unique:  false,
+				Columns: []*schema.Column{OauthCodesColumns[9]},
+			},
+		},
+	}
+	// OauthGrantsColumns holds the columns for the "oauth_grants" table.
+	OauthGrantsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString, Size: 40},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "client_id", Type: field.TypeString},
+		{Name: "client_name", Type: field.TypeString},
+		{Name: "client_host", Type: field.TypeString},
+		{Name: "user_id", Type: field.TypeString},
+		{Name: "project_id", Type: field.TypeString},
+		{Name: "scopes", Type: field.TypeJSON},
+		{Name: "resources", Type: field.TypeJSON},
+		{Name: "updated_at", Type: field.TypeTime},
+		{Name: "revoked_at", Type: field.TypeTime, Nullable: true},
+	}
+	// OauthGrantsTable holds the schema information for the "oauth_grants" table.
+	OauthGrantsTable = &schema.Table{
+		Name:       "oauth_grants",
+		Columns:    OauthGrantsColumns,
+		PrimaryKey: []*schema.Column{OauthGrantsColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "oauthgrant_user_id_id",
+				Unique:  false,
+				Columns: []*schema.Column{OauthGrantsColumns[5], OauthGrantsColumns[0]},
+			},
+			{
+				Name:    "oauthgrant_project_id_id",
+				Unique:  false,
+				Columns: []*schema.Column{OauthGrantsColumns[6], OauthGrantsColumns[0]},
 			},
 		},
 	}
@@ -438,7 +561,12 @@ var (
 		AuthClientsTable,
 		BadgesTable,
 		EventsTable,
+		GrantRefreshTokensTable,
 		MembershipsTable,
+		OauthAuthorizationsTable,
+		OauthClientsTable,
+		OauthCodesTable,
+		OauthGrantsTable,
 		ProjectsTable,
 		RefreshTokensTable,
 		ResourcesTable,

@@ -21,8 +21,23 @@ type Badge func(*sql.Selector)
 // Event is the predicate function for event builders.
 type Event func(*sql.Selector)
 
+// GrantRefreshToken is the predicate function for grantrefreshtoken builders.
+type GrantRefreshToken func(*sql.Selector)
+
 // Membership is the predicate function for membership builders.
 type Membership func(*sql.Selector)
+
+// OAuthAuthorization is the predicate function for oauthauthorization builders.
+type OAuthAuthorization func(*sql.Selector)
+
+// OAuthClient is the predicate function for oauthclient builders.
+type OAuthClient func(*sql.Selector)
+
+// OAuthCode is the predicate function for oauthcode builders.
+type OAuthCode func(*sql.Selector)
+
+// OAuthGrant is the predicate function for oauthgrant builders.
+type OAuthGrant func(*sql.Selector)
 
 // Project is the predicate function for project builders.
 type Project func(*sql.Selector)

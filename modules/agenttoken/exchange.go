@@ -48,11 +48,11 @@ func (*exchange) ClientAuth() bool { return false }
 func (*exchange) Repeatable(name string) bool { return name == "resource" || name == "audience" }
 
 // Live: an exchanged token is worth what its agent token is.
-func (e *exchange) Live(ctx context.Context, clientID string) (bool, error) {
-	if !strings.HasPrefix(clientID, idPrefix) {
+func (e *exchange) Live(ctx context.Context, from oauth.Issued) (bool, error) {
+	if from.GrantID != "" || !strings.HasPrefix(from.ClientID, idPrefix) {
 		return false, nil
 	}
-	return e.svc.Live(ctx, clientID)
+	return e.svc.Live(ctx, from.ClientID)
 }
 
 // Token answers a token-exchange grant. Errors follow RFC 8693 §2.2.2 and RFC 6749 §5.2.

@@ -50,7 +50,8 @@ func (s *accessTokens) introspect(ctx context.Context, token, project string) (m
 	if pr, _ := claims["project_id"].(string); pr != project || clientID == "" {
 		return nil, nil
 	}
-	if live, err := s.clientLive(ctx, clientID); err != nil || !live {
+	grantID, _ := claims["grant_id"].(string)
+	if live, err := s.live(ctx, oauth.Issued{ClientID: clientID, GrantID: grantID}); err != nil || !live {
 		return nil, err
 	}
 	if jti, _ := claims["jti"].(string); jti != "" { // revoked by its jti (RFC 7009) before its exp
@@ -63,14 +64,17 @@ func (s *accessTokens) introspect(ctx context.Context, token, project string) (m
 	if name, ok := claims["agent_name"]; ok {
 		m["agent_name"] = name
 	}
+	if grantID != "" {
+		m["grant_id"] = grantID
+	}
 	return m, nil
 }
 
-// clientLive asks every grant whether the client is one of its own and live: each knows
-// its own ids, so nothing here reads one.
-func (s *accessTokens) clientLive(ctx context.Context, clientID string) (bool, error) {
+// live asks every grant whether the token's client (or person's grant) is one of its own
+// and live: each knows its own ids, so nothing here reads one.
+func (s *accessTokens) live(ctx context.Context, from oauth.Issued) (bool, error) {
 	for _, t := range s.grants.types {
-		if live, err := s.grants.byType[t].Live(ctx, clientID); err != nil || live {
+		if live, err := s.grants.byType[t].Live(ctx, from); err != nil || live {
 			return live, err
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
@@ -26,6 +27,7 @@ type server struct {
 	keys    oauth.Signer
 	grants  *grants
 	clients []oauth.Clients
+	extra   []oauth.Metadata
 	results *results
 }
 
@@ -37,13 +39,19 @@ type grants struct {
 
 func (s *server) routes() []httpserver.Route {
 	one := func(endpoint string, h fiber.Handler) []fiber.Handler { return []fiber.Handler{s.counted(endpoint, h)} }
-	return []httpserver.Route{
+	var routes []httpserver.Route
+	// RFC 8414 §3.1: an issuer with a path has its metadata at the path-inserted location
+	// (a proxy in front forwards it as it is).
+	if u, err := url.Parse(s.cfg.PublicURL); err == nil && strings.Trim(u.Path, "/") != "" {
+		routes = append(routes, httpserver.Route{Method: http.MethodGet, Path: oauth.MetadataPath + "/" + strings.Trim(u.Path, "/"), Handlers: []fiber.Handler{s.metadata}})
+	}
+	return append(routes, []httpserver.Route{
 		{Method: http.MethodPost, Path: oauth.TokenPath, Handlers: []fiber.Handler{s.token}},
 		{Method: http.MethodPost, Path: oauth.IntrospectPath, Handlers: one("introspect", s.introspect)},
 		{Method: http.MethodPost, Path: oauth.RevokePath, Handlers: one("revoke", s.revoke)},
 		{Method: http.MethodGet, Path: oauth.MetadataPath, Handlers: []fiber.Handler{s.metadata}},
 		{Method: http.MethodGet, Path: oauth.JWKSPath, Handlers: []fiber.Handler{s.jwks}},
-	}
+	}...)
 }
 
 // counted counts an endpoint's answers by result: the error code of a failure, else
@@ -218,7 +226,7 @@ func (s *server) metadata(c *fiber.Ctx) error {
 	if s.cfg.PublicURL != "" {
 		c.Set(fiber.HeaderCacheControl, "public, max-age=300")
 	}
-	return c.JSON(fiber.Map{
+	doc := fiber.Map{
 		"issuer":                                iss,
 		"token_endpoint":                        iss + oauth.TokenPath,
 		"jwks_uri":                              iss + oauth.JWKSPath,
@@ -230,7 +238,13 @@ func (s *server) metadata(c *fiber.Ctx) error {
 		"revocation_endpoint_auth_methods_supported":    []string{"none"},
 		"response_types_supported":                      []string{},
 		"scopes_supported":                              []string{identity.RoleViewer, identity.RoleDeveloper, identity.RoleAdmin},
-	})
+	}
+	for _, extra := range s.extra {
+		for k, v := range extra(iss) {
+			doc[k] = v
+		}
+	}
+	return c.JSON(doc)
 }
 
 // jwks serves the public keys every token the server signs verifies with.

@@ -55,11 +55,12 @@ type serverParams struct {
 	Kinds   *credential.Registry
 	Keys    oauth.Signer
 	Grants  *grants
-	Clients []oauth.Clients `group:"oauth_clients"`
+	Clients []oauth.Clients  `group:"oauth_clients"`
+	Extra   []oauth.Metadata `group:"oauth_metadata"`
 	Results *results
 }
 
 func newServer(p serverParams) *server {
 	return &server{cfg: p.Config, limits: p.Limits, kinds: p.Kinds, keys: p.Keys,
-		grants: p.Grants, clients: p.Clients, results: p.Results}
+		grants: p.Grants, clients: p.Clients, extra: p.Extra, results: p.Results}
 }

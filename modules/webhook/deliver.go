@@ -3,11 +3,11 @@ package webhook
 import (
 	"bytes"
 	"context"
+	"crypto/x509"
 	"fmt"
 	"io"
 	"log/slog"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"strconv"
 	"sync"
@@ -23,6 +23,7 @@ import (
 	"github.com/authcore/authcore/ent/webhookdelivery"
 	"github.com/authcore/authcore/platform/clock"
 	"github.com/authcore/authcore/platform/database"
+	"github.com/authcore/authcore/platform/outbound"
 	"github.com/authcore/authcore/platform/secret"
 )
 
@@ -89,16 +90,8 @@ func newResults() outcomes {
 	return outcomes{c}
 }
 
-func newWorker(c *ent.Client, clk clock.Clock, keys *secret.Keyring, log *slog.Logger, policy addressPolicy, postgres bool, t Timing, results outcomes) *worker {
-	dialer := &net.Dialer{Timeout: 5 * time.Second, Control: policy.control}
-	transport := &http.Transport{
-		DialContext:           dialer.DialContext,
-		Proxy:                 nil, // a proxy would dial for us, out of the policy's sight
-		TLSHandshakeTimeout:   5 * time.Second,
-		ResponseHeaderTimeout: t.RequestTimeout,
-		MaxIdleConnsPerHost:   2,
-		IdleConnTimeout:       30 * time.Second,
-	}
+func newWorker(c *ent.Client, clk clock.Clock, keys *secret.Keyring, log *slog.Logger, policy outbound.Policy, roots *x509.CertPool, postgres bool, t Timing, results outcomes) *worker {
+	transport := policy.Transport(t.RequestTimeout, roots)
 	return &worker{
 		ent: c, clock: clk, keys: keys, log: log, postgres: postgres, timing: t, results: results,
 		wake: make(chan struct{}, 1),

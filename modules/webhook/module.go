@@ -22,6 +22,7 @@ import (
 	"github.com/authcore/authcore/platform/guard"
 	"github.com/authcore/authcore/platform/httpserver"
 	"github.com/authcore/authcore/platform/metrics"
+	"github.com/authcore/authcore/platform/outbound"
 	"github.com/authcore/authcore/platform/secret"
 )
 
@@ -70,14 +71,18 @@ type parts struct {
 	Types   *types
 }
 
-func newParts(c *ent.Client, db *database.DB, clk clock.Clock, keys *secret.Keyring, log *slog.Logger, cfg config.Config, t Timing, results outcomes) parts {
-	policy := addressPolicy{allowHTTP: cfg.WebhookAllowHTTP}
-	w := newWorker(c, clk, keys, log, policy, db.Storage == config.Postgres, t, results)
+func newParts(c *ent.Client, db *database.DB, clk clock.Clock, keys *secret.Keyring, log *slog.Logger, cfg config.Config, t Timing, results outcomes) (parts, error) {
+	policy := outbound.Policy{AllowHTTP: cfg.WebhookAllowHTTP}
+	roots, err := outbound.Roots(cfg.OutboundCAFile)
+	if err != nil {
+		return parts{}, err
+	}
+	w := newWorker(c, clk, keys, log, policy, roots, db.Storage == config.Postgres, t, results)
 	ts := &types{}
 	return parts{
 		Service: &Service{ent: c, keys: keys, policy: policy, types: ts},
 		Outbox:  &outbox{clock: clk, nudge: w.nudge, types: ts},
 		Worker:  w,
 		Types:   ts,
-	}
+	}, nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/authcore/authcore/platform/apperr"
 	"github.com/authcore/authcore/platform/database"
 	"github.com/authcore/authcore/platform/jsonbody"
+	"github.com/authcore/authcore/platform/outbound"
 	"github.com/authcore/authcore/platform/secret"
 )
 
@@ -28,7 +29,7 @@ const secretPrefix = "whsec_"
 type Service struct {
 	ent    *ent.Client
 	keys   *secret.Keyring
-	policy addressPolicy
+	policy outbound.Policy
 	types  *types
 }
 
@@ -75,7 +76,7 @@ func (s *Service) Create(ctx context.Context, projectID string, creator *string,
 	if err := f.Err(); err != nil {
 		return Created{}, err
 	}
-	if reason, ok := s.policy.checkURL(ctx, url); !ok {
+	if reason, ok := s.policy.CheckURL(ctx, url); !ok {
 		return Created{}, apperr.Validation(apperr.Issue{Field: "url", Reason: reason})
 	}
 	key := make([]byte, 24)

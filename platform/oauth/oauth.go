@@ -27,6 +27,9 @@ const (
 	RevokePath     = "/v1/oauth/revoke"
 	MetadataPath   = "/.well-known/oauth-authorization-server"
 	JWKSPath       = "/.well-known/jwks.json"
+	// AuthorizePath and RegisterPath are served by the module of SPEC §16, when present.
+	AuthorizePath = "/oauth/authorize"
+	RegisterPath  = "/v1/oauth/register"
 )
 
 // TokenTypeAccess is RFC 8693's token type of an access token.
@@ -59,6 +62,7 @@ type Token struct {
 	TokenType       string `json:"token_type"`
 	ExpiresIn       int    `json:"expires_in"`
 	Scope           string `json:"scope"`
+	RefreshToken    string `json:"refresh_token,omitempty"`
 }
 
 // Grant is one grant type of the token endpoint.
@@ -74,9 +78,22 @@ type Grant interface {
 	Repeatable(name string) bool
 	// Token answers the request, or fails with an RFC 6749 style *apperr.Error.
 	Token(ctx context.Context, r Request) (Token, error)
-	// Live reports whether the client an access token of this grant was issued to
-	// (its client_id claim) is live; false for ids the grant does not own.
-	Live(ctx context.Context, clientID string) (bool, error)
+	// Live reports whether what an access token of this grant was issued from is still
+	// live: its client, or its grant (SPEC §16); false for ones the grant does not own.
+	Live(ctx context.Context, from Issued) (bool, error)
+}
+
+// Issued is what an access token says it was issued from: its client_id and, for tokens
+// of a person's grant (SPEC §16), its grant_id.
+type Issued struct{ ClientID, GrantID string }
+
+// Metadata adds fields to the RFC 8414 metadata document: a module that serves endpoints
+// of its own (SPEC §16: authorization, registration) names them. issuer is the server's.
+type Metadata func(issuer string) map[string]any
+
+// AsMetadata contributes the Metadata returned by constructor f.
+func AsMetadata(f any) fx.Option {
+	return fx.Provide(fx.Annotate(f, fx.ResultTags(`group:"oauth_metadata"`)))
 }
 
 // Signer signs JWTs with the key set served at /.well-known/jwks.json. Supplied by the
@@ -140,6 +157,7 @@ type Claims struct {
 	ProjectID string `json:"project_id"`
 	AgentName string `json:"agent_name,omitempty"`
 	Role      string `json:"role,omitempty"`
+	GrantID   string `json:"grant_id,omitempty"`
 	IssuedAt  int64  `json:"iat"`
 	NotBefore int64  `json:"nbf"` // the signer sets it to IssuedAt when zero
 	Expires   int64  `json:"exp"`

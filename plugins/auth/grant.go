@@ -31,24 +31,26 @@ func newClientCredentials(p *Product, resources resource.Registry) oauth.Grant {
 	return &clientCredentials{p: p, resources: resources}
 }
 
-func (*clientCredentials) Type() string                { return "client_credentials" }
-func (*clientCredentials) Metric() string              { return "token" }
-func (*clientCredentials) ClientAuth() bool            { return true }
-func (*clientCredentials) Repeatable(name string) bool { return name == "resource" }
+func (*clientCredentials) Type() string     { return "client_credentials" }
+func (*clientCredentials) Metric() string   { return "token" }
+func (*clientCredentials) ClientAuth() bool { return true }
+func (*clientCredentials) Repeatable(name string) bool {
+	return name == "resource" || name == "audience"
+}
 
 // Live: a client-credentials token is worth what its client is. Ids of other grants'
 // clients are not looked up at all.
-func (g *clientCredentials) Live(ctx context.Context, id string) (bool, error) {
-	if !strings.HasPrefix(id, clientIDPrefix) {
+func (g *clientCredentials) Live(ctx context.Context, from oauth.Issued) (bool, error) {
+	if from.GrantID != "" || !strings.HasPrefix(from.ClientID, clientIDPrefix) {
 		return false, nil
 	}
-	return g.p.live(ctx, id)
+	return g.p.live(ctx, from.ClientID)
 }
 
 // Token issues an access token for the client's project and role.
 func (g *clientCredentials) Token(ctx context.Context, r oauth.Request) (oauth.Token, error) {
 	cl := r.Client
-	targets, err := oauth.Targets(r.Form, false)
+	targets, err := oauth.Targets(r.Form, true)
 	if err != nil {
 		return oauth.Token{}, err
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/authcore/authcore/api"
 	"github.com/authcore/authcore/modules/account"
 	"github.com/authcore/authcore/modules/agenttoken"
+	"github.com/authcore/authcore/modules/authorize"
 	"github.com/authcore/authcore/modules/badge"
 	"github.com/authcore/authcore/modules/console"
 	"github.com/authcore/authcore/modules/oauth"
@@ -85,6 +86,7 @@ func With(cfg config.Config, keys secret.MasterKeys, out logging.Output, product
 		console.Module,
 		resource.Module,
 		oauth.Module,
+		authorize.Module,
 
 		fx.Options(plugins...),
 	)

@@ -40,6 +40,7 @@ function drawNav() {
     link('#/audit', 'Audit'),
     link('#/webhooks', 'Webhooks'),
     link('#/resources', 'Resources'),
+    link('#/apps', 'Connected apps'),
     link('#/account', 'Account'),
     picker || '',
     h('button', { type: 'button', onclick: signOut }, 'Sign out'),
@@ -95,7 +96,7 @@ async function signOut() {
 
 // ---- sign-up, sign-in, recovery --------------------------------------------------------
 
-function authForm(mode) {
+function authForm(mode, why) {
   const box = errorBox();
   const email = field('Email', { type: 'email', autocomplete: 'email', required: true });
   const password = field('Password', { type: 'password', autocomplete: mode === 'signup' ? 'new-password' : 'current-password', required: true });
@@ -109,6 +110,7 @@ function authForm(mode) {
         schedule(got.session && got.session.accessTokenExpiresAt);
         state.user = got.user;
         await loadProjects();
+        if (location.pathname === consentPage) { render(); return; } // back to the question asked
         location.hash = state.projects.length ? '#/agents' : '#/projects';
       });
     },
@@ -116,7 +118,7 @@ function authForm(mode) {
   const other = mode === 'signup'
     ? h('p', {}, 'Have an account? ', h('a', { href: '#/signin' }, 'Sign in instead'))
     : h('p', {}, 'New here? ', h('a', { href: '#/signup' }, 'Create an account'), ' · ', h('a', { href: '#/forgot' }, 'Forgot password?'));
-  show(label, form, other);
+  show(label, why ? h('p', {}, why) : '', form, other);
 }
 
 function forgotForm() {
@@ -613,6 +615,99 @@ async function resourcesView() {
   await reload();
 }
 
+// ---- connecting applications (OAuth, SPEC §16) ------------------------------------------
+
+// consentView asks the signed-in person about an authorization request an application
+// (an MCP host, say) sent them here with. The host is shown large: a name is whatever the
+// application says it is, its host is where the code will go.
+async function consentView(id) {
+  const box = errorBox();
+  const base = `/v1/oauth/authorizations/${encodeURIComponent(id)}`;
+  let req;
+  try {
+    req = await api('GET', base);
+  } catch (err) {
+    box.show(err);
+    show('Connect an application', box);
+    return;
+  }
+  const decide = async (decision, projectId) => {
+    const { redirectTo } = await api('POST', base, { decision, csrfToken: req.csrfToken, projectId });
+    location.assign(redirectTo);
+  };
+  if (req.remembered) { // approved before for as much: no need to ask again
+    show('Connect an application', h('p', { role: 'status' }, `Returning to ${req.client.host}…`));
+    try { await decide('approve'); } catch (err) { box.show(err); main.append(box); }
+    return;
+  }
+  let picker = null;
+  let projectLine;
+  if (req.projectId) {
+    const p = state.projects.find((x) => x.id === req.projectId);
+    projectLine = h('p', {}, 'Project: ', h('strong', {}, p ? p.name : req.projectId));
+  } else {
+    const mine = state.projects.filter((p) => p.role === 'admin');
+    picker = select('Project to connect', mine.map((p) => ({ value: p.id, label: p.name, selected: p.id === state.project })));
+    projectLine = mine.length ? picker : h('p', { role: 'alert' }, 'You are an admin of no project, so you cannot connect applications.');
+  }
+  const scopes = req.scopes.length
+    ? h('ul', { 'aria-label': 'Requested scopes' }, req.scopes.map((s) => h('li', {}, h('code', {}, s))))
+    : h('p', { class: 'muted' }, 'No particular scopes: what the resource and the project allow.');
+  const resources = req.resources.length
+    ? h('ul', { 'aria-label': 'Resources' }, req.resources.map((r) => h('li', {}, h('code', {}, r))))
+    : h('p', { class: 'muted' }, 'Tokens for this server itself.');
+  const form = h('form', { onsubmit: (e) => e.preventDefault() });
+  const approve = h('button', {
+    type: 'button',
+    disabled: !req.canApprove || (!req.projectId && !state.projects.some((p) => p.role === 'admin')),
+    onclick: () => submitting(form, box, () => decide('approve', picker ? picker.querySelector('select').value : undefined)),
+  }, 'Approve');
+  const deny = h('button', { type: 'button', class: 'danger', onclick: () => submitting(form, box, () => decide('deny')) }, 'Deny');
+  form.append(approve, deny);
+  show(`Connect ${req.client.name}`,
+    h('p', { class: 'host' }, 'An application at ', h('strong', { 'aria-label': 'Application host' }, req.client.host),
+      ' asks to act for you (', state.user.email || state.user.id, ').'),
+    h('p', { class: 'muted' }, 'It will be sent back to ', h('code', {}, req.client.redirectUri), '.'),
+    projectLine,
+    h('h2', {}, 'Scopes'), scopes,
+    h('h2', {}, 'Resources'), resources,
+    req.canApprove ? '' : h('p', { role: 'alert', class: 'error' }, req.reason),
+    form, box);
+}
+
+// appsView lists the applications connected by OAuth: mine, and the project's for its admins.
+async function appsView() {
+  const listBox = errorBox();
+  const mineList = h('div', {});
+  const projectList = h('div', {});
+  const rows = (grants, base, reload, withUser) => table('Connected apps', ['Application', 'Host', 'Scopes', 'Resources', withUser ? 'Approved by' : 'Project', 'Since', ''], grants, (g) => [
+    g.clientName, h('strong', {}, g.clientHost), g.scopes.join(' ') || h('span', { class: 'muted' }, 'none'),
+    g.resources.map((r) => h('code', {}, r)), withUser ? g.userId : g.projectId, when(g.createdAt),
+    h('button', {
+      type: 'button', class: 'danger',
+      onclick: async () => {
+        if (!(await confirm(`Disconnect ${g.clientName} (${g.clientHost})? Its tokens stop working at once.`))) return;
+        try { await api('DELETE', `${base}/${g.id}`); await reload(); } catch (err) { listBox.show(err); }
+      },
+    }, 'Disconnect'),
+  ]);
+  const reload = async () => {
+    try {
+      const { grants } = await api('GET', '/v1/auth-core/oauth/grants');
+      mineList.replaceChildren(rows(grants, '/v1/auth-core/oauth/grants', reload, false));
+      const p = current();
+      if (p && p.role === 'admin') {
+        const base = `/v1/projects/${p.id}/oauth/grants`;
+        const got = await api('GET', base);
+        projectList.replaceChildren(h('h2', {}, `Connected to ${p.name}`), rows(got.grants, base, reload, true));
+      } else projectList.replaceChildren();
+    } catch (err) { listBox.show(err); }
+  };
+  show('Connected apps', h('p', { class: 'muted' }, 'Applications you allowed to act for you through OAuth (MCP hosts, agents).'),
+    listBox, h('h2', {}, 'Mine'), mineList, projectList);
+  await reload();
+}
+
 // ---- account ---------------------------------------------------------------------------
 
 function accountView() {
@@ -638,8 +733,11 @@ function accountView() {
 const views = {
   '#/projects': projectsView, '#/agents': agentsView, '#/badges': badgesView, '#/sessions': sessionsView,
   '#/members': membersView, '#/audit': auditView, '#/account': accountView, '#/webhooks': webhooksView,
-  '#/resources': resourcesView,
+  '#/resources': resourcesView, '#/apps': appsView,
 };
+
+// consentPage is where the authorization endpoint sends a person (SPEC §16).
+const consentPage = '/console/authorize';
 
 // latest counts renders: a screen that finishes loading after the user moved on must not
 // replace the newer one.
@@ -650,6 +748,11 @@ async function render() {
   const route = location.hash.split('?')[0];
   drawNav();
   drawBanner();
+  const request = new URLSearchParams(location.search).get('request');
+  if (location.pathname === consentPage && request) {
+    if (state.user) return consentView(request);
+    if (route !== '#/signup') return authForm('signin', 'Sign in to connect an application.');
+  }
   if (!state.user) {
     if (route === '#/signup') return authForm('signup');
     if (route === '#/forgot') return forgotForm();

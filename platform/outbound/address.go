@@ -1,26 +1,34 @@
-package webhook
+// Package outbound is where the server calls out to addresses others name — webhook
+// deliveries, client metadata documents (SPEC §12, §16) — under one rule against
+// server-side request forgery.
+package outbound
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"net/netip"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
 )
 
-// addressPolicy decides where webhooks may go (SPEC §12): https to public addresses; with
-// AUTHCORE_WEBHOOK_ALLOW_HTTP (development) also plain http and loopback or private
-// addresses. Link-local and cloud metadata addresses are refused always. It is checked
-// when a webhook is created and again on the address each delivery actually dials, so a
-// name that resolves elsewhere later (DNS rebinding) gains nothing.
-type addressPolicy struct{ allowHTTP bool }
+// Policy decides where the server may call (SPEC §12): https to public addresses; with
+// AllowHTTP (AUTHCORE_WEBHOOK_ALLOW_HTTP, development) also plain http and loopback or
+// private addresses. Link-local and cloud metadata addresses are refused always. It is
+// checked when an address is given and again on the address each call actually dials,
+// so a name that resolves elsewhere later (DNS rebinding) gains nothing.
+type Policy struct{ AllowHTTP bool }
 
-var errAddress = errors.New("address not allowed for webhooks")
+// ErrAddress is what a dial to an address the policy refuses fails with.
+var ErrAddress = errors.New("address not allowed for outbound calls")
 
 // alwaysRefused are ranges no webhook may reach, whatever the setting: the metadata
 // services of the clouds and what sits beside them. netip's IsLinkLocalUnicast covers
@@ -71,8 +79,8 @@ func embeddedIPv4(a netip.Addr) (netip.Addr, bool) {
 // service's (SSH, SMTP, a database's admin port below 1024).
 func allowedPort(port uint16) bool { return port == 80 || port == 443 || port >= 1024 }
 
-// allowed reports whether a delivery may connect to a.
-func (p addressPolicy) allowed(a netip.Addr) bool {
+// allowed reports whether a call may connect to a.
+func (p Policy) allowed(a netip.Addr) bool {
 	a = a.Unmap()
 	if v4, ok := embeddedIPv4(a); ok && !p.allowed(v4) {
 		return false
@@ -88,7 +96,7 @@ func (p addressPolicy) allowed(a netip.Addr) bool {
 			return false
 		}
 	}
-	if p.allowHTTP {
+	if p.AllowHTTP {
 		return true
 	}
 	if a.IsLoopback() || a.IsPrivate() {
@@ -102,9 +110,9 @@ func (p addressPolicy) allowed(a netip.Addr) bool {
 	return true
 }
 
-// checkURL validates a webhook URL as created: its scheme, its shape, and every address
-// its host resolves to now. The reason is for the validation issue.
-func (p addressPolicy) checkURL(ctx context.Context, raw string) (string, bool) {
+// CheckURL validates a URL as given: its scheme, its shape, and every address its host
+// resolves to now. The reason is for the validation issue.
+func (p Policy) CheckURL(ctx context.Context, raw string) (string, bool) {
 	if len(raw) > 2048 {
 		return "must be at most 2048 characters", false
 	}
@@ -114,7 +122,7 @@ func (p addressPolicy) checkURL(ctx context.Context, raw string) (string, bool) 
 	}
 	switch {
 	case u.Scheme == "https":
-	case u.Scheme == "http" && p.allowHTTP:
+	case u.Scheme == "http" && p.AllowHTTP:
 	default:
 		return "must be https (plain http only with AUTHCORE_WEBHOOK_ALLOW_HTTP=true)", false
 	}
@@ -151,15 +159,54 @@ func (p addressPolicy) checkURL(ctx context.Context, raw string) (string, bool) 
 	return "", true
 }
 
-// control refuses, at connect time, an address the policy does not allow: it sees the
-// address actually dialled, after resolution.
-func (p addressPolicy) control(_, address string, _ syscall.RawConn) error {
+// Control refuses, at connect time, an address the policy does not allow: it sees the
+// address actually dialled, after resolution. It is a net.Dialer's Control.
+func (p Policy) Control(_, address string, _ syscall.RawConn) error {
 	ap, err := netip.ParseAddrPort(address)
 	if err != nil {
-		return fmt.Errorf("%w: %s", errAddress, address)
+		return fmt.Errorf("%w: %s", ErrAddress, address)
 	}
 	if !p.allowed(ap.Addr()) || !allowedPort(ap.Port()) {
-		return fmt.Errorf("%w: %s", errAddress, ap)
+		return fmt.Errorf("%w: %s", ErrAddress, ap)
 	}
 	return nil
+}
+
+// Transport is an HTTP transport that dials only what p allows, through no proxy (a proxy
+// would dial for us, out of the policy's sight). roots, when not nil, replace the system's
+// certificate authorities (AUTHCORE_OUTBOUND_CA_FILE).
+func (p Policy) Transport(timeout time.Duration, roots *x509.CertPool) *http.Transport {
+	dialer := &net.Dialer{Timeout: 5 * time.Second, Control: p.Control}
+	t := &http.Transport{
+		DialContext:           dialer.DialContext,
+		Proxy:                 nil,
+		TLSHandshakeTimeout:   5 * time.Second,
+		ResponseHeaderTimeout: timeout,
+		MaxIdleConnsPerHost:   2,
+		IdleConnTimeout:       30 * time.Second,
+	}
+	if roots != nil {
+		t.TLSClientConfig = &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}
+	}
+	return t
+}
+
+// Roots reads the PEM certificate authorities in file, added to the system's; nil for
+// no file.
+func Roots(file string) (*x509.CertPool, error) {
+	if file == "" {
+		return nil, nil
+	}
+	pem, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("AUTHCORE_OUTBOUND_CA_FILE: %w", err)
+	}
+	pool, err := x509.SystemCertPool()
+	if err != nil {
+		pool = x509.NewCertPool()
+	}
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("AUTHCORE_OUTBOUND_CA_FILE: %s holds no PEM certificate", file)
+	}
+	return pool, nil
 }

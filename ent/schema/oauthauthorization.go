@@ -1,0 +1,35 @@
+package schema
+
+// Owned by modules/authorize.
+
+import (
+	"entgo.io/ent"
+	"entgo.io/ent/schema/field"
+)
+
+// OAuthAuthorization is an authorization request (SPEC §16) between the host's redirect to
+// /oauth/authorize and the person's decision: what was asked, by which client, with which
+// PKCE challenge. It lives ten minutes and is decided once.
+type OAuthAuthorization struct{ ent.Schema }
+
+func (OAuthAuthorization) Mixin() []ent.Mixin {
+	return []ent.Mixin{IDMixin{Prefix: "azr_"}, CreatedMixin{}}
+}
+
+func (OAuthAuthorization) Fields() []ent.Field {
+	return []ent.Field{
+		field.String("client_id").Immutable().NotEmpty(),
+		field.String("client_name").Immutable(),
+		field.String("client_host").Immutable(),
+		field.String("redirect_uri").Immutable().NotEmpty(),
+		field.String("state").Immutable(),
+		field.String("code_challenge").Immutable().NotEmpty(),
+		field.JSON("scopes", []string{}).Immutable(),
+		field.JSON("resources", []string{}).Immutable(),
+		// project_id is the project that registered the requested resources; empty when
+		// none was named and the person chooses.
+		field.String("project_id").Immutable(),
+		field.Time("expires_at").Immutable(),
+		field.Time("decided_at").Optional().Nillable(),
+	}
+}

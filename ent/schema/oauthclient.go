@@ -1,0 +1,27 @@
+package schema
+
+// Owned by modules/authorize.
+
+import (
+	"entgo.io/ent"
+	"entgo.io/ent/schema/field"
+)
+
+// OAuthClient is a public client a host registered for itself (RFC 7591, SPEC §16). It
+// holds no secret: it proves nothing but its redirect URIs, which is why a person approves
+// every grant it gets.
+type OAuthClient struct{ ent.Schema }
+
+func (OAuthClient) Mixin() []ent.Mixin {
+	return []ent.Mixin{IDMixin{Prefix: "dcr_"}, CreatedMixin{}}
+}
+
+func (OAuthClient) Fields() []ent.Field {
+	return []ent.Field{
+		field.String("name").Immutable(),
+		field.JSON("redirect_uris", []string{}).Immutable(),
+		field.String("application_type").Immutable(),
+		field.JSON("grant_types", []string{}).Immutable(),
+		field.String("client_uri").Optional().Immutable(),
+	}
+}

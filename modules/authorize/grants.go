@@ -1,0 +1,245 @@
+package authorize
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"github.com/authcore/authcore/ent"
+	"github.com/authcore/authcore/ent/grantrefreshtoken"
+	"github.com/authcore/authcore/ent/oauthgrant"
+	"github.com/authcore/authcore/platform/audit"
+	"github.com/authcore/authcore/platform/bearer"
+	"github.com/authcore/authcore/platform/clock"
+	"github.com/authcore/authcore/platform/credential"
+	"github.com/authcore/authcore/platform/database"
+	"github.com/authcore/authcore/platform/invalidation"
+	"github.com/authcore/authcore/platform/secret"
+)
+
+// grantTopic invalidates cached grant liveness when a grant is revoked.
+const grantTopic = "oauth_grant"
+
+// The audit actions (and webhook events) of grants (SPEC §16).
+const (
+	actionCreate = "oauth.grant_create"
+	actionRevoke = "oauth.grant_revoke"
+)
+
+// grants keeps the grants people approved. Whether a grant is live is cached (a revoke
+// anywhere drops the entry when it commits, on every replica), so introspecting its
+// access tokens costs no store query when warm.
+type grants struct {
+	ent   *ent.Client
+	audit *audit.Recorder
+	bus   invalidation.Bus
+	clock clock.Clock
+	live  *bearer.Cache[string, grantState]
+}
+
+// grantState is what access tokens need of their grant: whether it is live, and whose.
+type grantState struct {
+	Live      bool
+	ProjectID string
+}
+
+func newGrants(c *ent.Client, rec *audit.Recorder, bus invalidation.Bus, clk clock.Clock, l bearer.Limits) *grants {
+	g := &grants{ent: c, audit: rec, bus: bus, clock: clk, live: bearer.NewCache[string, grantState](l.Size, l.NegativeTTL)}
+	bearer.Follow(bus, grantTopic, g.live)
+	return g
+}
+
+// state reads whether grant id is live.
+func (g *grants) state(ctx context.Context, id string) (grantState, error) {
+	return g.live.Load(ctx, id, func(ctx context.Context) (grantState, error) {
+		row, err := g.ent.OAuthGrant.Get(ctx, id)
+		if ent.IsNotFound(err) {
+			return grantState{}, nil
+		}
+		if err != nil {
+			return grantState{}, err
+		}
+		return grantState{Live: row.RevokedAt == nil, ProjectID: row.ProjectID}, nil
+	})
+}
+
+// approval is what a person approved.
+type approval struct {
+	ClientID, ClientName, ClientHost string
+	UserID, ProjectID                string
+	Scopes, Resources                []string
+}
+
+// covering finds the live grant of the same client, person and project that covers a
+// request already: approving again would add nothing.
+func (g *grants) covering(ctx context.Context, a approval) (*ent.OAuthGrant, error) {
+	rows, err := g.ent.OAuthGrant.Query().Where(oauthgrant.UserID(a.UserID), oauthgrant.ClientID(a.ClientID),
+		oauthgrant.ProjectID(a.ProjectID), oauthgrant.RevokedAtIsNil()).All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range rows {
+		if subset(a.Scopes, r.Scopes) && subset(a.Resources, r.Resources) {
+			return r, nil
+		}
+	}
+	return nil, nil
+}
+
+func subset(a, of []string) bool {
+	for _, x := range a {
+		if !slices.Contains(of, x) {
+			return false
+		}
+	}
+	return true
+}
+
+// approve records an approval in tx: it widens the person's live grant to the client on
+// the project, or creates one (audited, an event).
+func (g *grants) approve(ctx context.Context, tx *ent.Tx, a approval, origin audit.Origin) (*ent.OAuthGrant, error) {
+	now := g.clock.Now()
+	existing, err := tx.OAuthGrant.Query().Where(oauthgrant.UserID(a.UserID), oauthgrant.ClientID(a.ClientID),
+		oauthgrant.ProjectID(a.ProjectID), oauthgrant.RevokedAtIsNil()).First(ctx)
+	if err != nil && !ent.IsNotFound(err) {
+		return nil, err
+	}
+	if existing != nil {
+		return existing.Update().SetScopes(union(existing.Scopes, a.Scopes)).SetResources(union(existing.Resources, a.Resources)).
+			SetClientName(a.ClientName).SetClientHost(a.ClientHost).SetUpdatedAt(now).Save(ctx)
+	}
+	row, err := tx.OAuthGrant.Create().SetClientID(a.ClientID).SetClientName(a.ClientName).SetClientHost(a.ClientHost).
+		SetUserID(a.UserID).SetProjectID(a.ProjectID).SetScopes(a.Scopes).SetResources(a.Resources).SetUpdatedAt(now).Save(ctx)
+	if err != nil {
+		return nil, err
+	}
+	actor := a.UserID
+	_, err = g.audit.Record(ctx, tx, audit.Event{ActorID: &actor, ProjectID: a.ProjectID, Action: actionCreate, Origin: origin,
+		Metadata: map[string]any{"grantId": row.ID, "clientId": a.ClientID, "clientHost": a.ClientHost, "userId": a.UserID, "scopes": a.Scopes, "resources": a.Resources}})
+	return row, err
+}
+
+func union(a, b []string) []string {
+	out := slices.Clone(a)
+	for _, x := range b {
+		if !slices.Contains(out, x) {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// revoke ends a grant: its refresh tokens refuse at once and its access tokens introspect
+// inactive on every replica as the revoke commits. false when it was not live.
+func (g *grants) revoke(ctx context.Context, id string, actor *string, reason string, origin audit.Origin) (bool, error) {
+	revoked := false
+	err := database.WithTx(ctx, g.ent, func(tx *ent.Tx) error {
+		row, err := tx.OAuthGrant.Get(ctx, id)
+		if ent.IsNotFound(err) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		n, err := tx.OAuthGrant.Update().Where(oauthgrant.ID(id), oauthgrant.RevokedAtIsNil()).SetRevokedAt(g.clock.Now()).Save(ctx)
+		if err != nil || n == 0 {
+			return err
+		}
+		revoked = true
+		if _, err := g.audit.Record(ctx, tx, audit.Event{ActorID: actor, ProjectID: row.ProjectID, Action: actionRevoke, Origin: origin,
+			Metadata: map[string]any{"grantId": id, "clientId": row.ClientID, "userId": row.UserID, "reason": reason}}); err != nil {
+			return err
+		}
+		return g.bus.Publish(ctx, tx, grantTopic, id)
+	})
+	return revoked, err
+}
+
+// grantView is a grant as the API shows it.
+type grantView struct {
+	ID         string     `json:"id"`
+	ClientID   string     `json:"clientId"`
+	ClientName string     `json:"clientName"`
+	ClientHost string     `json:"clientHost"`
+	UserID     string     `json:"userId"`
+	ProjectID  string     `json:"projectId"`
+	Scopes     []string   `json:"scopes"`
+	Resources  []string   `json:"resources"`
+	CreatedAt  time.Time  `json:"createdAt"`
+	UpdatedAt  time.Time  `json:"updatedAt"`
+	RevokedAt  *time.Time `json:"revokedAt"`
+}
+
+func viewOf(r *ent.OAuthGrant) grantView {
+	v := grantView{ID: r.ID, ClientID: r.ClientID, ClientName: r.ClientName, ClientHost: r.ClientHost, UserID: r.UserID,
+		ProjectID: r.ProjectID, Scopes: nonNil(r.Scopes), Resources: nonNil(r.Resources), CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC()}
+	if r.RevokedAt != nil {
+		t := r.RevokedAt.UTC()
+		v.RevokedAt = &t
+	}
+	return v
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// refreshKind prefixes grant refresh tokens: ac_gr_….
+const refreshKind = "gr"
+
+// kinds: grant refresh tokens (SPEC §15, §16). Presenting one to RFC 7009 or in a leak
+// report ends its grant, as reuse of a rotated one does.
+func (s *service) kinds() []credential.Kind {
+	return []credential.Kind{{
+		Name: "oauth_refresh_token", Pattern: secret.Pattern(refreshKind),
+		Match: func(t string) bool { return secret.CheckToken(refreshKind, t) },
+		Revoke: func(ctx context.Context, token string, r credential.Revocation) error {
+			row, err := s.ent.GrantRefreshToken.Query().Where(grantrefreshtoken.Digest(secret.DigestOf(token).Bytes())).Only(ctx)
+			if ent.IsNotFound(err) {
+				return credential.ErrNotLive
+			}
+			if err != nil {
+				return err
+			}
+			reason := "revoked_by_holder"
+			if via, _ := r.Metadata["via"].(string); via != "" && via != "self" {
+				reason = via
+			}
+			ok, err := s.grants.revoke(ctx, row.GrantID, nil, reason, r.Origin)
+			if err == nil && !ok {
+				return credential.ErrNotLive
+			}
+			return err
+		},
+		Introspect: s.introspectRefresh,
+		Events:     []string{actionCreate, actionRevoke},
+	}}
+}
+
+// introspectRefresh answers for a grant refresh token of project: active while it is the
+// current one of a live grant and within its lifetimes.
+func (s *service) introspectRefresh(ctx context.Context, token, project string) (map[string]any, error) {
+	row, err := s.ent.GrantRefreshToken.Query().Where(grantrefreshtoken.Digest(secret.DigestOf(token).Bytes())).Only(ctx)
+	if ent.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	now := s.clock.Now()
+	if row.RotatedAt != nil || !now.Before(row.ExpiresAt) {
+		return nil, nil
+	}
+	gr, err := s.ent.OAuthGrant.Get(ctx, row.GrantID)
+	if ent.IsNotFound(err) || (err == nil && (gr.RevokedAt != nil || gr.ProjectID != project)) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"sub": gr.UserID, "client_id": row.ClientID, "scope": joinScopes(row.Scopes), "grant_id": gr.ID,
+		"exp": row.ExpiresAt.Unix(), "iat": row.CreatedAt.Unix(), "token_type": "refresh_token"}, nil
+}
