@@ -7,9 +7,6 @@
 package authorize
 
 import (
-	"net/http"
-
-	"github.com/gofiber/fiber/v2"
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/fx"
 
@@ -63,21 +60,6 @@ func newClientsFrom(c *ent.Client, clk clock.Clock, cfg config.Config) (*clients
 	return newClients(c, clk, outbound.Policy{AllowHTTP: cfg.WebhookAllowHTTP}, roots), nil
 }
 
-// handler serves the routes.
-type handler struct {
-	ent       *ent.Client
-	cfg       config.Config
-	clock     clock.Clock
-	clients   *clients
-	grants    *grants
-	resources resource.Registry
-	members   identity.Memberships
-	policies  policy.Source
-	keys      *secret.Keyring
-	limits    *ratelimit.Limiters
-	guard     *guard.Guard
-}
-
 type handlerParams struct {
 	fx.In
 	Ent       *ent.Client
@@ -96,26 +78,6 @@ type handlerParams struct {
 func newHandler(p handlerParams) *handler {
 	return &handler{ent: p.Ent, cfg: p.Config, clock: p.Clock, clients: p.Clients, grants: p.Grants, resources: p.Resources,
 		members: p.Members, policies: p.Policies, keys: p.Keys, limits: p.Limits, guard: p.Guard}
-}
-
-func (h *handler) routes() []httpserver.Route {
-	signedIn := []fiber.Handler{h.guard.Dashboard()}
-	admin := []fiber.Handler{h.guard.Dashboard(), h.guard.ProjectRole(identity.RoleAdmin, guard.FromPath, nil)}
-	const (
-		request = "/v1/oauth/authorizations/:id"
-		mine    = "/v1/auth-core/oauth/grants"
-		project = "/v1/projects/:id/oauth/grants"
-	)
-	return []httpserver.Route{
-		{Method: http.MethodGet, Path: oauth.AuthorizePath, Handlers: []fiber.Handler{h.authorize}},
-		{Method: http.MethodPost, Path: oauth.RegisterPath, Handlers: []fiber.Handler{h.register}},
-		{Method: http.MethodGet, Path: request, Handlers: append(signedIn, h.consent)},
-		{Method: http.MethodPost, Path: request, Handlers: append(signedIn, h.decide)},
-		{Method: http.MethodGet, Path: mine, Handlers: append(signedIn, h.mine)},
-		{Method: http.MethodDelete, Path: mine + "/:grantId", Handlers: append(signedIn, h.revokeMine)},
-		{Method: http.MethodGet, Path: project, Handlers: append(admin, h.project)},
-		{Method: http.MethodDelete, Path: project + "/:grantId", Handlers: append(admin, h.revokeProject)},
-	}
 }
 
 // metadata is what SPEC §16 adds to the RFC 8414 document.

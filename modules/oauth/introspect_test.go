@@ -118,8 +118,29 @@ func TestAuthorizationServerMetadata(t *testing.T) {
 		"jwks_uri":               "https://auth.example.com/.well-known/jwks.json",
 		"introspection_endpoint": "https://auth.example.com/v1/oauth/introspect",
 		"revocation_endpoint":    "https://auth.example.com/v1/oauth/revoke",
-		"grant_types_supported":  []string{"client_credentials", grantExchange},
+		"grant_types_supported":  []string{"authorization_code", "client_credentials", "refresh_token", grantExchange},
 		"introspection_endpoint_auth_methods_supported": []string{"client_secret_basic", "client_secret_post"},
-		"response_types_supported":                      []string{},
+		"token_endpoint_auth_methods_supported":         []string{"client_secret_basic", "client_secret_post", "none"},
+		// SPEC §16: what an MCP host needs to find, register and authorize.
+		"authorization_endpoint":                         "https://auth.example.com/oauth/authorize",
+		"registration_endpoint":                          "https://auth.example.com/v1/oauth/register",
+		"response_types_supported":                       []string{"code"},
+		"code_challenge_methods_supported":               []string{"S256"},
+		"client_id_metadata_document_supported":          true,
+		"authorization_response_iss_parameter_supported": true,
 	})
+	a.Get("/.well-known/oauth-authorization-server/auth").Expect(t, 404, nil)
+
+	// An issuer with a path: the document is also at the RFC 8414 §3.1 path-inserted
+	// location, and registration closed leaves the registration endpoint out.
+	b := apptest.StartURL(t, "sqlite", "sqlite::memory:", apptest.WithConfig(func(c *config.Config) {
+		c.PublicURL = "https://example.com/auth"
+		c.OAuthRegistration = "closed"
+	}))
+	for _, path := range []string{"/.well-known/oauth-authorization-server", "/.well-known/oauth-authorization-server/auth"} {
+		got := b.Get(path).Expect(t, 200, map[string]any{"issuer": "https://example.com/auth", "authorization_endpoint": "https://example.com/auth/oauth/authorize"})
+		if _, ok := got["registration_endpoint"]; ok {
+			t.Fatalf("%s: registration_endpoint while registration is closed: %v", path, got)
+		}
+	}
 }

@@ -40,7 +40,7 @@ func TestWithoutTheAuthProduct(t *testing.T) {
 			t.Fatalf("claims %v", c)
 		}
 		meta := a.Get("/.well-known/oauth-authorization-server").Expect(t, 200, map[string]any{
-			"grant_types_supported":                         []any{grantExchange},
+			"grant_types_supported":                         []any{"authorization_code", "refresh_token", grantExchange},
 			"token_endpoint_auth_methods_supported":         []any{"none"},
 			"introspection_endpoint_auth_methods_supported": []any{},
 		})

@@ -1,0 +1,54 @@
+package authorize
+
+import (
+	"net/http"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/authcore/authcore/ent"
+	"github.com/authcore/authcore/platform/clock"
+	"github.com/authcore/authcore/platform/config"
+	"github.com/authcore/authcore/platform/guard"
+	"github.com/authcore/authcore/platform/httpserver"
+	"github.com/authcore/authcore/platform/identity"
+	"github.com/authcore/authcore/platform/oauth"
+	"github.com/authcore/authcore/platform/policy"
+	"github.com/authcore/authcore/platform/ratelimit"
+	"github.com/authcore/authcore/platform/resource"
+	"github.com/authcore/authcore/platform/secret"
+)
+
+// handler serves the routes.
+type handler struct {
+	ent       *ent.Client
+	cfg       config.Config
+	clock     clock.Clock
+	clients   *clients
+	grants    *grants
+	resources resource.Registry
+	members   identity.Memberships
+	policies  policy.Source
+	keys      *secret.Keyring
+	limits    *ratelimit.Limiters
+	guard     *guard.Guard
+}
+
+func (h *handler) routes() []httpserver.Route {
+	signedIn := []fiber.Handler{h.guard.Dashboard()}
+	admin := []fiber.Handler{h.guard.Dashboard(), h.guard.ProjectRole(identity.RoleAdmin, guard.FromPath, nil)}
+	const (
+		request = "/v1/oauth/authorizations/:id"
+		mine    = "/v1/auth-core/oauth/grants"
+		project = "/v1/projects/:id/oauth/grants"
+	)
+	return []httpserver.Route{
+		{Method: http.MethodGet, Path: oauth.AuthorizePath, Handlers: []fiber.Handler{h.authorize}},
+		{Method: http.MethodPost, Path: oauth.RegisterPath, Handlers: []fiber.Handler{h.register}},
+		{Method: http.MethodGet, Path: request, Handlers: append(signedIn, h.consent)},
+		{Method: http.MethodPost, Path: request, Handlers: append(signedIn, h.decide)},
+		{Method: http.MethodGet, Path: mine, Handlers: append(signedIn, h.mine)},
+		{Method: http.MethodDelete, Path: mine + "/:grantId", Handlers: append(signedIn, h.revokeMine)},
+		{Method: http.MethodGet, Path: project, Handlers: append(admin, h.project)},
+		{Method: http.MethodDelete, Path: project + "/:grantId", Handlers: append(admin, h.revokeProject)},
+	}
+}
