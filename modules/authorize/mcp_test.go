@@ -200,12 +200,13 @@ func approver(t *testing.T, p *browser.Page, who *apptest.Session, sawHost *stri
 // world is one authcore with a project, its admin, an MCP server registered as the
 // project's resource, and a client metadata document served over https on loopback.
 type world struct {
-	a       *apptest.App
-	admin   *apptest.Session
-	project string
-	mcp     *mcpServer
-	cimd    *httptest.Server
-	cimdDoc atomic.Pointer[map[string]any]
+	a            *apptest.App
+	admin        *apptest.Session
+	introspector apptest.AuthClient
+	project      string
+	mcp          *mcpServer
+	cimd         *httptest.Server
+	cimdDoc      atomic.Pointer[map[string]any]
 }
 
 func newWorld(t *testing.T, st apptest.Store, opts ...apptest.Option) *world {
@@ -232,8 +233,8 @@ func newWorld(t *testing.T, st apptest.Store, opts ...apptest.Option) *world {
 	})}, opts...)...)
 	w.admin = w.a.SignUp(t)
 	w.project = w.a.CreateProject(t, w.admin)
-	introspector := w.a.MintAuthClient(t, w.admin, w.project, nil)
-	w.mcp = newMCPServer(t, w.issuer(t), introspector)
+	w.introspector = w.a.MintAuthClient(t, w.admin, w.project, nil)
+	w.mcp = newMCPServer(t, w.issuer(t), w.introspector)
 	w.a.RegisterResource(t, w.admin, w.project, w.mcp.URL, []string{"tools:call"})
 	return w
 }
