@@ -79,6 +79,10 @@ func (a *App) Served(t testing.TB) (*openapi3.T, routers.Router) {
 	return a.served.doc, a.served.router
 }
 
+// Pages (the console, the authorization endpoint's error page) are documented as
+// text/html strings; kin-openapi decodes only JSON, forms and text/plain by itself.
+func init() { openapi3filter.RegisterBodyDecoder("text/html", openapi3filter.PlainBodyDecoder) }
+
 // conform fails the test when a response does not match the OpenAPI document the app
 // serves: an
 // undocumented route (anything but the 404/405 of a route that does not exist, and the
