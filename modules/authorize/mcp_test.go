@@ -175,6 +175,11 @@ func whoami(ctx context.Context, s *mcp.ClientSession) (string, error) {
 
 // approver is a person who signs in (when the console asks) and approves.
 func approver(t *testing.T, p *browser.Page, who *apptest.Session, sawHost *string) func(string) error {
+	return person(t, p, who, "Approve", sawHost)
+}
+
+// person signs in when the console asks and answers the consent page with button.
+func person(t *testing.T, p *browser.Page, who *apptest.Session, button string, sawHost *string) func(string) error {
 	return func(authURL string) error {
 		p.Do(chromedp.Navigate(authURL))
 		signIn := ""
@@ -187,12 +192,12 @@ func approver(t *testing.T, p *browser.Page, who *apptest.Session, sawHost *stri
 		if signIn == "yes" {
 			p.Do(browser.TypeInto("textbox", "Email", who.Email), browser.TypeInto("textbox", "Password", who.Password), browser.Click("button", "Sign in"))
 		}
-		p.Do(browser.WaitFor("button", "Approve"))
+		p.Do(browser.WaitFor("button", button))
 		if sawHost != nil {
 			*sawHost = p.Eval(`document.querySelector('[aria-label="Application host"]').textContent`)
 		}
 		p.Shot("consent")
-		p.Do(browser.Click("button", "Approve"))
+		p.Do(browser.Click("button", button))
 		return nil
 	}
 }
@@ -395,4 +400,65 @@ func grep(s, sub string) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// A person who clicks Deny: the host gets access_denied and no token.
+func TestHostDenied(t *testing.T) {
+	w := newWorld(t, apptest.Stores(t)[0])
+	p := browser.NewPage(t, browser.Tab(t, nil))
+	h := newHost(t, func(callback string) *auth.AuthorizationCodeHandlerConfig {
+		return &auth.AuthorizationCodeHandlerConfig{ClientIDMetadataDocumentConfig: &auth.ClientIDMetadataDocumentConfig{URL: w.metadataDocument(callback)}}
+	})
+	h.as(person(t, p, w.admin, "Deny", nil))
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if _, err := h.connect(ctx, w.mcp.URL); err == nil || !strings.Contains(err.Error(), "access_denied") {
+		t.Fatalf("connect after Deny: %v", err)
+	}
+	w.a.Get("/v1/auth-core/oauth/grants", "Authorization", "Bearer "+w.admin.AccessToken).Expect(t, 200, map[string]any{"grants": []any{}})
+}
+
+// Mix-up (RFC 9207): a host talks to two authorization servers. When the answer to a
+// request it sent to one comes back from the other, the iss parameter gives it away and
+// the stock host refuses it before any code reaches a token endpoint.
+func TestHostRefusesAMixedUpAnswer(t *testing.T) {
+	w := newWorld(t, apptest.Stores(t)[0])
+	other := apptest.Start(t, apptest.Stores(t)[0])
+	otherAdmin := other.SignUp(t)
+	otherProject := other.CreateProject(t, otherAdmin)
+	other.RegisterResource(t, otherAdmin, otherProject, w.mcp.URL, []string{"tools:call"}) // the other server knows the URI too
+	h := newHost(t, func(callback string) *auth.AuthorizationCodeHandlerConfig {
+		return &auth.AuthorizationCodeHandlerConfig{DynamicClientRegistrationConfig: &auth.DynamicClientRegistrationConfig{
+			Metadata: &oauthex.ClientRegistrationMetadata{ClientName: "Host", RedirectURIs: []string{callback}, TokenEndpointAuthMethod: "none"}}}
+	})
+	// The browser is steered to the other server (a malicious link, a mix-up of tabs);
+	// the person there approves what it asks.
+	h.as(func(authURL string) error {
+		u, _ := url.Parse(authURL)
+		q := u.Query()
+		q.Set("client_id", register(t, other, h.callback))
+		res, err := noFollow.Get(other.Base + "/oauth/authorize?" + q.Encode())
+		if err != nil {
+			return err
+		}
+		res.Body.Close()
+		id, _ := url.Parse(res.Header.Get("Location"))
+		c := other.Get("/v1/oauth/authorizations/"+id.Query().Get("request"), "Authorization", "Bearer "+otherAdmin.AccessToken).Expect(t, 200, nil)
+		to := other.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/oauth/authorizations/" + id.Query().Get("request"), Header: otherAdmin.Bearer(),
+			Body: map[string]any{"decision": "approve", "csrfToken": c["csrfToken"]}}).Expect(t, 200, nil)["redirectTo"].(string)
+		res, err = http.Get(to) // the browser lands on the host's callback
+		if err == nil {
+			res.Body.Close()
+		}
+		return err
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, err := h.connect(ctx, w.mcp.URL)
+	if err == nil || !strings.Contains(err.Error(), "does not match expected issuer") {
+		t.Fatalf("connect with a mixed-up answer: %v", err)
+	}
+	if m := string(w.a.Get("/metrics").Body); strings.Contains(m, `authcore_oauth_requests_total{endpoint="authorization_code"`) {
+		t.Fatalf("a code reached the expected server's token endpoint:\n%s", grep(m, "authorization_code"))
+	}
 }
