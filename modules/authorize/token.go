@@ -315,8 +315,12 @@ func (s *service) grantLive(ctx context.Context, from oauth.Issued) (bool, error
 // reuseCounter counts refresh tokens and codes presented again (theft, or a client bug):
 // authcore_oauth_reuse_total, alerted on.
 func newReuseCounter() *prometheus.CounterVec {
-	return prometheus.NewCounterVec(prometheus.CounterOpts{
+	c := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "authcore_oauth_reuse_total",
 		Help: "Authorization codes and refresh tokens presented after their use, by grant type; each revoked its grant.",
 	}, []string{"grant_type"})
+	// Both series exist from the start at 0, so the alert's increase() sees the first reuse.
+	c.WithLabelValues(grantAuthorizationCode)
+	c.WithLabelValues(grantRefreshToken)
+	return c
 }

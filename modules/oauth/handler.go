@@ -39,19 +39,25 @@ type grants struct {
 
 func (s *server) routes() []httpserver.Route {
 	one := func(endpoint string, h fiber.Handler) []fiber.Handler { return []fiber.Handler{s.counted(endpoint, h)} }
-	var routes []httpserver.Route
-	// RFC 8414 §3.1: an issuer with a path has its metadata at the path-inserted location
-	// (a proxy in front forwards it as it is).
-	if u, err := url.Parse(s.cfg.PublicURL); err == nil && strings.Trim(u.Path, "/") != "" {
-		routes = append(routes, httpserver.Route{Method: http.MethodGet, Path: oauth.MetadataPath + "/" + strings.Trim(u.Path, "/"), Handlers: []fiber.Handler{s.metadata}})
-	}
-	return append(routes, []httpserver.Route{
+	return []httpserver.Route{
 		{Method: http.MethodPost, Path: oauth.TokenPath, Handlers: []fiber.Handler{s.token}},
 		{Method: http.MethodPost, Path: oauth.IntrospectPath, Handlers: one("introspect", s.introspect)},
 		{Method: http.MethodPost, Path: oauth.RevokePath, Handlers: one("revoke", s.revoke)},
 		{Method: http.MethodGet, Path: oauth.MetadataPath, Handlers: []fiber.Handler{s.metadata}},
+		{Method: http.MethodGet, Path: oauth.MetadataPath + "/:issuerPath", Handlers: []fiber.Handler{s.pathInserted}},
 		{Method: http.MethodGet, Path: oauth.JWKSPath, Handlers: []fiber.Handler{s.jwks}},
-	}...)
+	}
+}
+
+// pathInserted is RFC 8414 §3.1: an issuer with a path (AUTHCORE_PUBLIC_URL
+// https://example.com/auth) has its metadata at the path-inserted location, which a proxy
+// in front forwards as it is. One path segment: the route cannot tell more apart.
+func (s *server) pathInserted(c *fiber.Ctx) error {
+	u, err := url.Parse(s.cfg.PublicURL)
+	if err != nil || s.cfg.PublicURL == "" || strings.Trim(u.Path, "/") != c.Params("issuerPath") {
+		return apperr.NotFound("no authorization server metadata here")
+	}
+	return s.metadata(c)
 }
 
 // counted counts an endpoint's answers by result: the error code of a failure, else
