@@ -48,6 +48,13 @@ func TestNoSecretInStoreOrLogs(t *testing.T) {
 			Header: map[string]string{"Content-Type": "application/x-www-form-urlencoded"}}).Expect(t, 200, nil)
 		secrets["OAuth access token"] = tok["access_token"].(string)
 
+		// An application connected by the authorization code flow (SPEC §16), refreshed once.
+		app := a.ConnectApp(t, admin, prj, "")
+		secrets["authorization code"], secrets["consent CSRF token"] = app.Code, app.CSRF
+		secrets["grant access token"], secrets["grant refresh token"] = app.AccessToken, app.RefreshToken
+		rotated := a.PostForm("/v1/oauth/token", url.Values{"grant_type": {"refresh_token"}, "client_id": {app.ClientID}, "refresh_token": {app.RefreshToken}}, nil).Expect(t, 200, nil)
+		secrets["rotated grant refresh token"] = rotated["refresh_token"].(string)
+
 		// The store as it stands, then every line up to and including shutdown.
 		dump := a.DumpDB(t)
 		if err := a.Stop(); err != nil {

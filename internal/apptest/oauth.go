@@ -10,6 +10,7 @@ import (
 
 	"github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
+	"golang.org/x/oauth2"
 )
 
 // AuthClient is an auth badge's OAuth client, as the create answer gave it.
@@ -102,4 +103,49 @@ func ClaimsOf(t testing.TB, token string) map[string]any {
 		t.Fatal(err)
 	}
 	return c
+}
+
+// ConnectedApp is an application a person connected through the OAuth authorization code
+// flow (SPEC §16): its registered client, the code it spent and the tokens it holds.
+type ConnectedApp struct {
+	ClientID, Code, CSRF               string
+	AccessToken, RefreshToken, GrantID string
+}
+
+// ConnectApp runs the authorization code flow through the API as a host and its person
+// would, without a browser: register a public client, authorize (for resource when not
+// ""), approve as admin for project, redeem the code with its PKCE verifier.
+func (a *App) ConnectApp(t testing.TB, admin *Session, project, resource string) ConnectedApp {
+	t.Helper()
+	const redirect = "http://127.0.0.1/callback"
+	var app ConnectedApp
+	app.ClientID = a.Do(Req{Method: http.MethodPost, Path: "/v1/oauth/register", Body: map[string]any{"client_name": "app", "redirect_uris": []string{redirect}}}).
+		Expect(t, 201, nil)["client_id"].(string)
+	verifier := oauth2.GenerateVerifier()
+	q := url.Values{"response_type": {"code"}, "client_id": {app.ClientID}, "redirect_uri": {redirect}, "state": {"s"},
+		"code_challenge": {oauth2.S256ChallengeFromVerifier(verifier)}, "code_challenge_method": {"S256"}}
+	if resource != "" {
+		q.Set("resource", resource)
+	}
+	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	res, err := noFollow.Get(a.Base + "/oauth/authorize?" + q.Encode())
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	loc, err := url.Parse(res.Header.Get("Location"))
+	if err != nil || loc.Query().Get("request") == "" {
+		t.Fatalf("authorize answered %d, Location %q", res.StatusCode, res.Header.Get("Location"))
+	}
+	path := "/v1/oauth/authorizations/" + loc.Query().Get("request")
+	app.CSRF = a.Get(path, "Authorization", "Bearer "+admin.AccessToken).Expect(t, 200, nil)["csrfToken"].(string)
+	to := a.Do(Req{Method: http.MethodPost, Path: path, Header: admin.Bearer(), Body: map[string]any{"decision": "approve", "csrfToken": app.CSRF, "projectId": project}}).
+		Expect(t, 200, nil)["redirectTo"].(string)
+	back, _ := url.Parse(to)
+	app.Code = back.Query().Get("code")
+	tok := a.PostForm("/v1/oauth/token", url.Values{"grant_type": {"authorization_code"}, "client_id": {app.ClientID}, "code": {app.Code},
+		"redirect_uri": {redirect}, "code_verifier": {verifier}}, nil).Expect(t, 200, nil)
+	app.AccessToken, app.RefreshToken = tok["access_token"].(string), tok["refresh_token"].(string)
+	app.GrantID, _ = ClaimsOf(t, app.AccessToken)["grant_id"].(string)
+	return app
 }

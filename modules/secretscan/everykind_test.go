@@ -30,6 +30,7 @@ type secrets struct {
 	agent, badge, clientID, clientSecret  string
 	refresh, endUserAccess, accessKey     string
 	s3Secret, s3Bucket, exchanged, client string
+	app                                   apptest.ConnectedApp // a grant of SPEC §16
 }
 
 func mintAll(t *testing.T, a *apptest.App, admin *apptest.Session, prj string) *secrets {
@@ -49,6 +50,7 @@ func mintAll(t *testing.T, a *apptest.App, admin *apptest.Session, prj string) *
 		"subject_token_type": {"urn:ietf:params:oauth:token-type:access_token"}})
 	rs := do("/v1/projects/"+prj+"/service-badges", map[string]any{"name": "rs", "product": "auth"}, 201)["auth"].(map[string]any)
 	s.client = rs["clientId"].(string) + ":" + rs["clientSecret"].(string)
+	s.app = a.ConnectApp(t, admin, prj, "")
 	return s
 }
 
@@ -109,6 +111,8 @@ func (s *secrets) works(t *testing.T) map[string]bool {
 		"refresh":       refresh.Status == 200,
 		"s3 key":        valid,
 		"exchanged":     s.active(t, s.exchanged),
+		"grant refresh": s.active(t, s.app.RefreshToken),
+		"grant access":  s.active(t, s.app.AccessToken),
 	}
 }
 
@@ -132,7 +136,7 @@ func TestLeakReportsRevokeEveryKind(t *testing.T) {
 		s := mintAll(t, a, admin, a.CreateProject(t, admin))
 		expectAll(t, s.works(t), true)
 		var report []map[string]string
-		for _, tok := range []string{s.agent, s.badge, s.clientSecret, s.refresh, s.accessKey} {
+		for _, tok := range []string{s.agent, s.badge, s.clientSecret, s.refresh, s.accessKey, s.app.RefreshToken} {
 			report = append(report, map[string]string{"token": tok, "type": "authcore", "url": "https://github.com/o/r", "source": "content"})
 		}
 		body, _ := json.Marshal(report)
@@ -167,18 +171,19 @@ func TestRFC7009RevokesEveryKind(t *testing.T) {
 		}
 		o := *s
 		o.a = other
-		if !o.active(t, cc) || !o.active(t, s.exchanged) { // cached as active on the other replica
+		if !o.active(t, cc) || !o.active(t, s.exchanged) || !o.active(t, s.app.AccessToken) { // cached as active on the other replica
 			t.Fatal("not active before the revoke")
 		}
-		for _, tok := range []string{s.exchanged, cc} {
+		// The grant's access token dies with its grant, revoked through its refresh token.
+		for _, tok := range []string{s.exchanged, cc, s.app.RefreshToken} {
 			s.form("/v1/oauth/revoke", url.Values{"token": {tok}}, nil).Expect(t, 200, map[string]any{})
 		}
-		if s.active(t, cc) || s.active(t, s.exchanged) {
+		if s.active(t, cc) || s.active(t, s.exchanged) || s.active(t, s.app.AccessToken) {
 			t.Fatal("a revoked access token is still active on the replica that revoked it")
 		}
 		// Every other replica within 1 s (SPEC §1): the NOTIFY commits with the revoke.
 		deadline := time.Now().Add(time.Second)
-		for o.active(t, cc) || o.active(t, s.exchanged) {
+		for o.active(t, cc) || o.active(t, s.exchanged) || o.active(t, s.app.AccessToken) {
 			if time.Now().After(deadline) {
 				t.Fatal("a revoked access token is still active on the other replica 1 s later")
 			}
