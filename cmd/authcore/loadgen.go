@@ -19,6 +19,8 @@ type request struct {
 	Body   []byte
 	// Next, when set, returns a different request each time (e.g. a token from a large set).
 	Next func(worker, i int) (path string, header map[string]string)
+	// NextBody, when set, returns a different body each time (e.g. a single-use code).
+	NextBody func(worker, i int) []byte
 	// Expect is the status every answer must have; anything else counts as an error.
 	Expect int
 }
@@ -69,11 +71,15 @@ func load(ctx context.Context, addr string, req request, conns int, d time.Durat
 				for k, v := range header {
 					rq.Header.Set(k, v)
 				}
-				if req.Body != nil {
+				body := req.Body
+				if req.NextBody != nil {
+					body = req.NextBody(w, i)
+				}
+				if body != nil {
 					if _, set := header["Content-Type"]; !set {
 						rq.Header.SetContentType("application/json")
 					}
-					rq.SetBody(req.Body)
+					rq.SetBody(body)
 				}
 				t0 := time.Now()
 				err := client.Do(rq, rs)

@@ -37,10 +37,10 @@ type grants struct {
 	live  *bearer.Cache[string, grantState]
 }
 
-// grantState is what access tokens need of their grant: whether it is live, and whose.
+// grantState is what tokens need of their grant: whether it is live, and whose.
 type grantState struct {
-	Live      bool
-	ProjectID string
+	Live              bool
+	UserID, ProjectID string
 }
 
 func newGrants(c *ent.Client, rec *audit.Recorder, bus invalidation.Bus, clk clock.Clock, l bearer.Limits) *grants {
@@ -59,7 +59,7 @@ func (g *grants) state(ctx context.Context, id string) (grantState, error) {
 		if err != nil {
 			return grantState{}, err
 		}
-		return grantState{Live: row.RevokedAt == nil, ProjectID: row.ProjectID}, nil
+		return grantState{Live: row.RevokedAt == nil, UserID: row.UserID, ProjectID: row.ProjectID}, nil
 	})
 }
 

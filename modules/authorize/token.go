@@ -77,63 +77,71 @@ func (g *codeGrant) Token(ctx context.Context, r oauth.Request) (oauth.Token, er
 	if !secret.CheckToken(codeKind, f.Get("code")) {
 		return oauth.Token{}, errNotLiveGrant
 	}
-	digest := secret.DigestOf(f.Get("code")).Bytes()
-	now := s.clock.Now()
-	// Spending the code is one conditional update: of two concurrent uses, one wins.
-	n, err := s.ent.OAuthCode.Update().Where(oauthcode.Digest(digest), oauthcode.UsedAtIsNil()).SetUsedAt(now).Save(ctx)
-	if err != nil {
-		return oauth.Token{}, err
-	}
-	code, err := s.ent.OAuthCode.Query().Where(oauthcode.Digest(digest)).Only(ctx)
+	code, err := s.ent.OAuthCode.Query().Where(oauthcode.Digest(secret.DigestOf(f.Get("code")).Bytes())).Only(ctx)
 	if ent.IsNotFound(err) {
 		return oauth.Token{}, errNotLiveGrant
 	}
 	if err != nil {
 		return oauth.Token{}, err
 	}
-	if n == 0 {
-		// RFC 6749 §4.1.2: a code used twice was stolen, or its first use was; what it
-		// issued is revoked with its grant.
-		if _, err := s.grants.revoke(ctx, code.GrantID, nil, "code_replay", audit.Origin{}); err != nil {
-			return oauth.Token{}, err
-		}
-		s.reuse.WithLabelValues(grantAuthorizationCode).Inc()
-		return oauth.Token{}, invalidGrant("the authorization code was used already; the grant it came from is revoked")
+	if code.UsedAt != nil {
+		return oauth.Token{}, s.replayed(ctx, code.GrantID)
 	}
+	now := s.clock.Now()
+	var refused error
 	switch {
 	case !now.Before(code.ExpiresAt):
-		return oauth.Token{}, invalidGrant("the authorization code expired")
+		refused = invalidGrant("the authorization code expired")
 	case code.ClientID != f.Get("client_id"):
-		return oauth.Token{}, invalidGrant("the authorization code was issued to another client")
+		refused = invalidGrant("the authorization code was issued to another client")
 	case code.RedirectURI != f.Get("redirect_uri"):
-		return oauth.Token{}, invalidGrant("redirect_uri is not the one the code was issued for")
+		refused = invalidGrant("redirect_uri is not the one the code was issued for")
 	case !verifierPattern.MatchString(f.Get("code_verifier")) || !secret.Equal([]byte(challengeOf(f.Get("code_verifier"))), []byte(code.CodeChallenge)):
-		return oauth.Token{}, invalidGrant("code_verifier does not match the code_challenge")
+		refused = invalidGrant("code_verifier does not match the code_challenge")
 	}
 	audience, err := within(targets, code.Resources)
-	if err != nil {
-		return oauth.Token{}, err
+	if refused == nil && err != nil {
+		refused = err
 	}
 	gs, err := s.grants.state(ctx, code.GrantID)
 	if err != nil {
 		return oauth.Token{}, err
 	}
-	if !gs.Live {
-		return oauth.Token{}, errNotLiveGrant
+	if refused == nil && !gs.Live {
+		refused = errNotLiveGrant
 	}
-	gr, err := s.ent.OAuthGrant.Get(ctx, code.GrantID)
-	if err != nil {
-		return oauth.Token{}, err
-	}
+	// The code is spent whatever the outcome (a wrong verifier is a guess), by one
+	// conditional update in the transaction that issues: of two concurrent uses, one wins.
 	var refresh string
+	spent := true
 	err = database.WithTx(ctx, s.ent, func(tx *ent.Tx) error {
+		n, err := tx.OAuthCode.Update().Where(oauthcode.ID(code.ID), oauthcode.UsedAtIsNil()).SetUsedAt(now).Save(ctx)
+		if err != nil || n == 0 || refused != nil {
+			spent = n > 0
+			return err
+		}
 		refresh, err = s.newRefresh(ctx, tx, code.GrantID, code.ClientID, code.Scopes, code.Resources, now.Add(refreshMaxTTL))
 		return err
 	})
-	if err != nil {
+	switch {
+	case err != nil:
 		return oauth.Token{}, err
+	case !spent:
+		return oauth.Token{}, s.replayed(ctx, code.GrantID)
+	case refused != nil:
+		return oauth.Token{}, refused
 	}
-	return s.issue(ctx, gr.UserID, gr.ProjectID, gr.ID, code.ClientID, code.Scopes, audience, refresh)
+	return s.issue(ctx, gs.UserID, gs.ProjectID, code.GrantID, code.ClientID, code.Scopes, audience, refresh)
+}
+
+// replayed ends the grant of a code used twice (RFC 6749 §4.1.2): it was stolen, or its
+// first use was, so what it issued is revoked with the grant.
+func (s *service) replayed(ctx context.Context, grantID string) error {
+	if _, err := s.grants.revoke(ctx, grantID, nil, "code_replay", audit.Origin{}); err != nil {
+		return err
+	}
+	s.reuse.WithLabelValues(grantAuthorizationCode).Inc()
+	return invalidGrant("the authorization code was used already; the grant it came from is revoked")
 }
 
 // challengeOf is S256 (RFC 7636 §4.2) of a verifier.
@@ -252,11 +260,7 @@ func (g *refreshGrant) Token(ctx context.Context, r oauth.Request) (oauth.Token,
 	if len(requested) > 0 {
 		granted = requested
 	}
-	subject, err := s.ent.OAuthGrant.Get(ctx, row.GrantID)
-	if err != nil {
-		return oauth.Token{}, err
-	}
-	return s.issue(ctx, subject.UserID, subject.ProjectID, subject.ID, row.ClientID, granted, audience, next)
+	return s.issue(ctx, gs.UserID, gs.ProjectID, row.GrantID, row.ClientID, granted, audience, next)
 }
 
 // reused ends the grant whose rotated refresh token came back.

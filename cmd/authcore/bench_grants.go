@@ -1,0 +1,117 @@
+package main
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/oauth2"
+
+	"github.com/authcore/authcore/ent"
+	"github.com/authcore/authcore/platform/secret"
+)
+
+// grantSeeds is how many single-use codes or refresh tokens a grant scenario seeds: more
+// than a run spends at the rates this machine reaches, so none is presented twice.
+const grantSeeds = 40_000
+
+// seedGrant writes a person's grant for a bench project straight to the store: the
+// scenarios measure the token endpoint, not the consent screen before it.
+func seedGrant(ctx context.Context, env *benchEnv) (*ent.OAuthGrant, error) {
+	admin, prj, err := benchProject(env)
+	if err != nil {
+		return nil, err
+	}
+	return env.ent.OAuthGrant.Create().SetClientID("dcr_bench").SetClientName("bench").SetClientHost("bench.example").
+		SetUserID(admin.UserID).SetProjectID(prj).SetScopes([]string{"tools:call"}).SetResources([]string{}).
+		SetUpdatedAt(time.Now()).Save(ctx)
+}
+
+// singleUse seeds n secrets with create and hands each out once, in order, as a token
+// request body made by form.
+func singleUse(ctx context.Context, n int, kind string, create func(digest []byte) error, form func(secret string) url.Values) (func(int, int) []byte, error) {
+	bodies := make([][]byte, n)
+	for i := range bodies {
+		s, err := secret.NewToken(kind)
+		if err != nil {
+			return nil, err
+		}
+		if err := create(secret.DigestOf(s).Bytes()); err != nil {
+			return nil, err
+		}
+		bodies[i] = []byte(form(s).Encode())
+	}
+	var next atomic.Int64
+	return func(int, int) []byte { return bodies[int(next.Add(1)-1)%n] }, nil
+}
+
+var formHeader = map[string]string{"Content-Type": "application/x-www-form-urlencoded"}
+
+func grantScenarios() []scenario {
+	return []scenario{
+		{name: "POST /v1/oauth/token (authorization code, PKCE)", setup: func(ctx context.Context, env *benchEnv) (request, error) {
+			g, err := seedGrant(ctx, env)
+			if err != nil {
+				return request{}, err
+			}
+			verifier := oauth2.GenerateVerifier()
+			challenge := oauth2.S256ChallengeFromVerifier(verifier)
+			const redirect = "http://127.0.0.1/callback"
+			codes := make([]*ent.OAuthCodeCreate, 0, 2000)
+			flush := func() error {
+				err := env.ent.OAuthCode.CreateBulk(codes...).Exec(ctx)
+				codes = codes[:0]
+				return err
+			}
+			next, err := singleUse(ctx, grantSeeds, "oc", func(digest []byte) error {
+				codes = append(codes, env.ent.OAuthCode.Create().SetDigest(digest).SetGrantID(g.ID).SetClientID(g.ClientID).SetRedirectURI(redirect).
+					SetCodeChallenge(challenge).SetScopes(g.Scopes).SetResources([]string{}).SetExpiresAt(time.Now().Add(10*time.Minute)))
+				if len(codes) == cap(codes) {
+					return flush()
+				}
+				return nil
+			}, func(code string) url.Values {
+				return url.Values{"grant_type": {"authorization_code"}, "client_id": {g.ClientID}, "code": {code}, "redirect_uri": {redirect}, "code_verifier": {verifier}}
+			})
+			if err != nil {
+				return request{}, err
+			}
+			if err := flush(); err != nil {
+				return request{}, err
+			}
+			return request{Method: http.MethodPost, Path: "/v1/oauth/token", Header: formHeader, NextBody: next, Expect: 200}, nil
+		}},
+		{name: "POST /v1/oauth/token (refresh, rotating)", setup: func(ctx context.Context, env *benchEnv) (request, error) {
+			g, err := seedGrant(ctx, env)
+			if err != nil {
+				return request{}, err
+			}
+			rows := make([]*ent.GrantRefreshTokenCreate, 0, 2000)
+			flush := func() error {
+				err := env.ent.GrantRefreshToken.CreateBulk(rows...).Exec(ctx)
+				rows = rows[:0]
+				return err
+			}
+			now := time.Now()
+			next, err := singleUse(ctx, grantSeeds, "gr", func(digest []byte) error {
+				rows = append(rows, env.ent.GrantRefreshToken.Create().SetDigest(digest).SetGrantID(g.ID).SetClientID(g.ClientID).
+					SetScopes(g.Scopes).SetResources([]string{}).SetExpiresAt(now.Add(30*24*time.Hour)).SetFamilyExpiresAt(now.Add(90*24*time.Hour)))
+				if len(rows) == cap(rows) {
+					return flush()
+				}
+				return nil
+			}, func(rt string) url.Values {
+				return url.Values{"grant_type": {"refresh_token"}, "client_id": {g.ClientID}, "refresh_token": {rt}}
+			})
+			if err != nil {
+				return request{}, err
+			}
+			if err := flush(); err != nil {
+				return request{}, err
+			}
+			return request{Method: http.MethodPost, Path: "/v1/oauth/token", Header: formHeader, NextBody: next, Expect: 200}, nil
+		}},
+	}
+}
