@@ -1,12 +1,16 @@
 package authorize_test
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"testing"
 	"time"
 
+	"go.uber.org/fx"
+
 	"github.com/authcore/authcore/internal/apptest"
+	authz "github.com/authcore/authcore/modules/authorize"
 )
 
 // grantWorld is a world with one approved grant of a registered client, its first tokens
@@ -181,4 +185,43 @@ func TestClientCredentialsAudience(t *testing.T) {
 	}
 	w.a.PostForm("/v1/oauth/token", url.Values{"grant_type": {"client_credentials"}, "audience": {"https://elsewhere.example/api"}}, apptest.Basic(cl.ID, cl.Secret)).
 		Expect(t, 400, map[string]any{"error": "invalid_target"})
+}
+
+// Expired requests, codes and refresh tokens are pruned; nothing still presentable is.
+func TestPruning(t *testing.T) {
+	var pruner *authz.Pruner
+	w := newWorld(t, apptest.Stores(t)[0], apptest.WithFx(fx.Populate(&pruner)))
+	a := w.a
+	app := a.ConnectApp(t, w.admin, w.project, w.mcp.URL) // its code is spent, its refresh token live
+	f := newFlow(app.ClientID, "http://127.0.0.1/callback")
+	f.extra.Set("resource", w.mcp.URL)
+	requestOf(t, a, f)                    // a request nobody answers
+	approve(t, a, w.admin, newFlowFor(f)) // a code nobody redeems
+	ctx := context.Background()
+	if n, err := pruner.Prune(ctx); err != nil || n != 0 {
+		t.Fatalf("pruned %d before anything expired: %v", n, err)
+	}
+	a.Clock.Advance(11 * time.Minute)
+	defer a.Clock.Advance(-11 * time.Minute)
+	// Three requests (two answered, one not) and two codes (spent, and never redeemed);
+	// the refresh token lives on.
+	if n, err := pruner.Prune(ctx); err != nil || n != 5 {
+		t.Fatalf("pruned %d after 11 minutes, want 3 requests and 2 codes: %v", n, err)
+	}
+	next := a.PostForm("/v1/oauth/token", url.Values{"grant_type": {"refresh_token"}, "client_id": {app.ClientID}, "refresh_token": {app.RefreshToken}}, nil).Expect(t, 200, nil)
+	// Past its idle end the refresh token chain goes too: the rotated one and the live one.
+	a.Clock.Advance(31 * 24 * time.Hour)
+	defer a.Clock.Advance(-31 * 24 * time.Hour)
+	if n, err := pruner.Prune(ctx); err != nil || n != 2 {
+		t.Fatalf("pruned %d after 31 days, want 2 refresh tokens: %v", n, err)
+	}
+	a.PostForm("/v1/oauth/token", url.Values{"grant_type": {"refresh_token"}, "client_id": {app.ClientID}, "refresh_token": {next["refresh_token"].(string)}}, nil).
+		Expect(t, 400, map[string]any{"error": "invalid_grant"})
+}
+
+// newFlowFor is a second request of the same client, for the same resource.
+func newFlowFor(f *flow) *flow {
+	g := newFlow(f.clientID, f.redirect)
+	g.extra = f.extra
+	return g
 }

@@ -311,10 +311,16 @@ func TestHostWithMetadataDocument(t *testing.T) {
 		t.Fatalf("refresh token %q", tok.RefreshToken)
 	}
 
-	// The person disconnects the app; the host's next call fails, and nobody is asked.
+	// The person disconnects the app on the console; the host's next call fails, and
+	// nobody is asked.
 	h.person.Store(nil)
-	w.a.Do(apptest.Req{Method: http.MethodDelete, Path: "/v1/auth-core/oauth/grants/" + g["id"].(string), Header: w.admin.Bearer()}).
-		Expect(t, 200, map[string]any{"revoked": true})
+	p.Do(chromedp.Navigate(w.a.Base+"/console#/apps"), browser.WaitFor("button", "Disconnect"))
+	if text := p.Eval(`document.querySelector('main').innerText`); !strings.Contains(text, "Test MCP Host") || !strings.Contains(text, shownHost) {
+		t.Fatalf("Connected apps shows:\n%s", text)
+	}
+	p.Shot("connected-apps")
+	p.Do(browser.Click("button", "Disconnect"), chromedp.WaitVisible(chromedp.CSS("dialog[open]")), chromedp.Click(chromedp.CSS("dialog[open] #confirm-yes")),
+		chromedp.WaitVisible("No connected apps yet.", chromedp.ByFunc(browser.Text("No connected apps yet."))))
 	if _, err := whoami(ctx, s); err == nil {
 		t.Fatal("a tool call succeeded after the grant was revoked")
 	}

@@ -28,7 +28,8 @@ import (
 
 // Module serves the routes of SPEC §16 and contributes its grants, kind and metadata.
 var Module = fx.Module("authorize",
-	fx.Provide(newGrants, newService, newHandler, newClientsFrom),
+	fx.Provide(newGrants, newService, newHandler, newClientsFrom, startPruner),
+	fx.Invoke(func(*Pruner) {}), // it runs whether or not anything asks for it
 	metrics.AsCollector(func(s *service) prometheus.Collector { return s.reuse }),
 	oauth.AsGrant(func(s *service) oauth.Grant { return &codeGrant{s} }),
 	oauth.AsGrant(func(s *service) oauth.Grant { return &refreshGrant{s} }),

@@ -682,7 +682,7 @@ async function appsView() {
   const projectList = h('div', {});
   const rows = (grants, base, reload, withUser) => table('Connected apps', ['Application', 'Host', 'Scopes', 'Resources', withUser ? 'Approved by' : 'Project', 'Since', ''], grants, (g) => [
     g.clientName, h('strong', {}, g.clientHost), g.scopes.join(' ') || h('span', { class: 'muted' }, 'none'),
-    g.resources.map((r) => h('code', {}, r)), withUser ? g.userId : g.projectId, when(g.createdAt),
+    g.resources.map((r) => h('code', {}, r)), withUser ? g.userId : (state.projects.find((p) => p.id === g.projectId)?.name || g.projectId), when(g.createdAt),
     h('button', {
       type: 'button', class: 'danger',
       onclick: async () => {
