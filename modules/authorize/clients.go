@@ -266,7 +266,8 @@ func (c client) redirectAllowed(raw string) bool {
 		return true
 	}
 	u, err := url.Parse(raw)
-	if err != nil || u.Scheme != "http" || (u.Hostname() != "127.0.0.1" && u.Hostname() != "::1") {
+	if err != nil || u.Scheme != "http" || (u.Hostname() != "127.0.0.1" && u.Hostname() != "::1") ||
+		u.User != nil || u.Opaque != "" || strings.Contains(raw, "#") {
 		return false
 	}
 	for _, r := range c.RedirectURIs {
