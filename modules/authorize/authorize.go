@@ -100,10 +100,21 @@ func (h *handler) authorize(c *fiber.Ctx) error {
 			return back("invalid_target", "the resource is not registered with this server (or the resources belong to different projects)")
 		}
 		project = r.ProjectID
+		// A resource's scopes bound what its tokens may carry (SPEC §11).
+		for _, s := range scopes {
+			if len(r.Scopes) > 0 && !scope.CoveredBy(r.Scopes, s) {
+				return back("invalid_scope", "the resource "+r.URI+" does not allow the scope "+s)
+			}
+		}
 	}
 	name := cl.Name
 	if name == "" {
 		name = cl.Host
+	}
+	// Parking a request writes a row for anyone who asks: it spends the address's sign-in
+	// budget, and rows expire in ten minutes.
+	if err := h.limits.Attempts.Take(httpserver.ClientIP(c)); err != nil {
+		return err
 	}
 	row, err := h.ent.OAuthAuthorization.Create().SetClientID(cl.ID).SetClientName(name).SetClientHost(cl.Host).
 		SetRedirectURI(redirect).SetState(q.Get("state")).SetCodeChallenge(q.Get("code_challenge")).
@@ -308,13 +319,13 @@ func (h *handler) decide(c *fiber.Ctx) error {
 // mine lists the caller's grants, live first by recency.
 func (h *handler) mine(c *fiber.Ctx) error {
 	p, _ := guard.PrincipalOf(c)
-	rows, err := h.ent.OAuthGrant.Query().Where(oauthgrant.UserID(p.UserID)).Order(ent.Desc("id")).Limit(500).All(c.UserContext())
+	rows, err := h.ent.OAuthGrant.Query().Where(oauthgrant.UserID(p.UserID), oauthgrant.RevokedAtIsNil()).Order(ent.Desc("id")).Limit(500).All(c.UserContext())
 	return h.list(c, rows, err)
 }
 
 // project lists the grants people approved for the route's project (admins).
 func (h *handler) project(c *fiber.Ctx) error {
-	rows, err := h.ent.OAuthGrant.Query().Where(oauthgrant.ProjectID(guard.ProjectOf(c))).Order(ent.Desc("id")).Limit(500).All(c.UserContext())
+	rows, err := h.ent.OAuthGrant.Query().Where(oauthgrant.ProjectID(guard.ProjectOf(c)), oauthgrant.RevokedAtIsNil()).Order(ent.Desc("id")).Limit(500).All(c.UserContext())
 	return h.list(c, rows, err)
 }
 
@@ -324,9 +335,7 @@ func (h *handler) list(c *fiber.Ctx, rows []*ent.OAuthGrant, err error) error {
 	}
 	out := make([]grantView, 0, len(rows))
 	for _, r := range rows {
-		if r.RevokedAt == nil {
-			out = append(out, viewOf(r))
-		}
+		out = append(out, viewOf(r))
 	}
 	return c.JSON(fiber.Map{"grants": out})
 }

@@ -112,6 +112,12 @@ func TestAuthorizationEndpoint(t *testing.T) {
 			q.Set("scope", "Tools:Call")
 			back(t, f, q, "invalid_scope")
 		})
+		t.Run("a scope the resource does not allow goes back", func(t *testing.T) {
+			f := good()
+			q := f.query()
+			q.Set("scope", "files:write")
+			back(t, f, q, "invalid_scope")
+		})
 		t.Run("an unregistered resource goes back", func(t *testing.T) {
 			f := good()
 			q := f.query()
