@@ -12,6 +12,7 @@ import (
 	"github.com/authcore/authcore/ent/oauthauthorization"
 	"github.com/authcore/authcore/ent/oauthcode"
 	"github.com/authcore/authcore/platform/clock"
+	"github.com/authcore/authcore/platform/database"
 )
 
 // pruneEvery is how often expired requests, codes and refresh tokens are deleted.
@@ -23,7 +24,6 @@ const pruneEvery = 10 * time.Minute
 type Pruner struct {
 	ent   *ent.Client
 	clock clock.Clock
-	log   *slog.Logger
 }
 
 // Prune deletes the expired rows and says how many.
@@ -42,32 +42,10 @@ func (p *Pruner) Prune(ctx context.Context) (int, error) {
 }
 
 func startPruner(lc fx.Lifecycle, c *ent.Client, clk clock.Clock, log *slog.Logger) *Pruner {
-	p := &Pruner{ent: c, clock: clk, log: log}
-	stop, done := make(chan struct{}), make(chan struct{})
-	lc.Append(fx.StartStopHook(func() { go p.loop(stop, done) }, func(ctx context.Context) {
-		close(stop)
-		select {
-		case <-done:
-		case <-ctx.Done():
-		}
-	}))
+	p := &Pruner{ent: c, clock: clk}
+	database.PruneEvery(lc, log, "expired OAuth authorizations, codes and refresh tokens", pruneEvery, func(ctx context.Context) error {
+		_, err := p.Prune(ctx)
+		return err
+	})
 	return p
-}
-
-func (p *Pruner) loop(stop, done chan struct{}) {
-	defer close(done)
-	t := time.NewTicker(pruneEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-stop:
-			return
-		case <-t.C:
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			if _, err := p.Prune(ctx); err != nil {
-				p.log.Warn("pruning expired OAuth authorizations, codes and refresh tokens failed", "error", err)
-			}
-			cancel()
-		}
-	}
 }

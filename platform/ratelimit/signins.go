@@ -46,17 +46,9 @@ type SignIns struct {
 func newSignIns(lc fx.Lifecycle, cfg config.Config, db *database.DB, keys *secret.Keyring, c clock.Clock, log *slog.Logger) *SignIns {
 	s := &SignIns{db: db, keys: keys, clock: c, log: log, on: cfg.RateLimit > 0,
 		refused: apperr.New(apperr.KindRateLimited, "rate_limited", "too many failed sign-ins for this account; retry later")}
-	stop, done := make(chan struct{}), make(chan struct{})
-	lc.Append(fx.Hook{
-		OnStart: func(context.Context) error { go s.pruneLoop(stop, done); return nil },
-		OnStop: func(ctx context.Context) error {
-			close(stop)
-			select {
-			case <-done:
-			case <-ctx.Done():
-			}
-			return nil
-		},
+	database.PruneEvery(lc, log, "sign-in budgets", 10*time.Minute, func(ctx context.Context) error {
+		_, err := s.Prune(ctx)
+		return err
 	})
 	return s
 }
@@ -146,22 +138,4 @@ func (s *SignIns) Prune(ctx context.Context) (int64, error) {
 		return 0, err
 	}
 	return res.RowsAffected()
-}
-
-func (s *SignIns) pruneLoop(stop, done chan struct{}) {
-	defer close(done)
-	t := time.NewTicker(10 * time.Minute)
-	defer t.Stop()
-	for {
-		select {
-		case <-stop:
-			return
-		case <-t.C:
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			if _, err := s.Prune(ctx); err != nil {
-				s.log.Warn("pruning sign-in budgets failed", "error", err)
-			}
-			cancel()
-		}
-	}
 }
