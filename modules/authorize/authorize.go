@@ -362,7 +362,7 @@ func (h *handler) revokeWhere(c *fiber.Ctx, owns func(*ent.OAuthGrant) bool) err
 	if err != nil {
 		return err
 	}
-	ok, err := h.grants.revoke(c.UserContext(), id, guard.ActorOf(c), "revoked", httpserver.Origin(c))
+	ok, err := h.grants.revoke(c.UserContext(), id, ending{Actor: guard.ActorOf(c), Reason: "revoked", Origin: httpserver.Origin(c)})
 	if err != nil {
 		return err
 	}

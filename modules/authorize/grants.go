@@ -129,9 +129,19 @@ func union(a, b []string) []string {
 	return out
 }
 
+// ending is why and how a grant ends: its audit action ("" is oauth.grant_revoke; a leak
+// report records its own) and the reason and metadata the record carries.
+type ending struct {
+	Actor    *string
+	Action   string
+	Reason   string
+	Metadata map[string]any
+	Origin   audit.Origin
+}
+
 // revoke ends a grant: its refresh tokens refuse at once and its access tokens introspect
 // inactive on every replica as the revoke commits. false when it was not live.
-func (g *grants) revoke(ctx context.Context, id string, actor *string, reason string, origin audit.Origin) (bool, error) {
+func (g *grants) revoke(ctx context.Context, id string, e ending) (bool, error) {
 	revoked := false
 	err := database.WithTx(ctx, g.ent, func(tx *ent.Tx) error {
 		row, err := tx.OAuthGrant.Get(ctx, id)
@@ -146,8 +156,15 @@ func (g *grants) revoke(ctx context.Context, id string, actor *string, reason st
 			return err
 		}
 		revoked = true
-		if _, err := g.audit.Record(ctx, tx, audit.Event{ActorID: actor, ProjectID: row.ProjectID, Action: actionRevoke, Origin: origin,
-			Metadata: map[string]any{"grantId": id, "clientId": row.ClientID, "userId": row.UserID, "reason": reason}}); err != nil {
+		action := e.Action
+		if action == "" {
+			action = actionRevoke
+		}
+		md := map[string]any{"grantId": id, "clientId": row.ClientID, "userId": row.UserID, "reason": e.Reason}
+		for k, v := range e.Metadata {
+			md[k] = v
+		}
+		if _, err := g.audit.Record(ctx, tx, audit.Event{ActorID: e.Actor, ProjectID: row.ProjectID, Action: action, Origin: e.Origin, Metadata: md}); err != nil {
 			return err
 		}
 		return g.bus.Publish(ctx, tx, grantTopic, id)
@@ -204,11 +221,7 @@ func (s *service) kinds() []credential.Kind {
 			if err != nil {
 				return err
 			}
-			reason := "revoked_by_holder"
-			if via, _ := r.Metadata["via"].(string); via != "" && via != "self" {
-				reason = via
-			}
-			ok, err := s.grants.revoke(ctx, row.GrantID, nil, reason, r.Origin)
+			ok, err := s.grants.revoke(ctx, row.GrantID, ending{Action: r.Action, Reason: "refresh_token_presented", Metadata: r.Metadata, Origin: r.Origin})
 			if err == nil && !ok {
 				return credential.ErrNotLive
 			}

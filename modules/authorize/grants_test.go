@@ -91,7 +91,7 @@ func TestGrantTokens(t *testing.T) {
 			ev := e.(map[string]any)
 			seen[ev["action"].(string)] = ev["metadata"].(map[string]any)
 		}
-		if seen["oauth.grant_create"]["grantId"] != g.gid || seen["oauth.grant_revoke"]["grantId"] != g.gid || seen["oauth.grant_revoke"]["reason"] != "revoked_by_holder" {
+		if seen["oauth.grant_create"]["grantId"] != g.gid || seen["oauth.grant_revoke"]["grantId"] != g.gid || seen["oauth.grant_revoke"]["reason"] != "refresh_token_presented" || seen["oauth.grant_revoke"]["via"] != "self" {
 			t.Fatalf("audit trail: %v", seen)
 		}
 	})

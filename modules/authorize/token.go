@@ -16,7 +16,6 @@ import (
 	"github.com/authcore/authcore/ent/oauthcode"
 	"github.com/authcore/authcore/ent/schema"
 	"github.com/authcore/authcore/platform/apperr"
-	"github.com/authcore/authcore/platform/audit"
 	"github.com/authcore/authcore/platform/database"
 	"github.com/authcore/authcore/platform/identity"
 	"github.com/authcore/authcore/platform/oauth"
@@ -137,7 +136,7 @@ func (g *codeGrant) Token(ctx context.Context, r oauth.Request) (oauth.Token, er
 // replayed ends the grant of a code used twice (RFC 6749 §4.1.2): it was stolen, or its
 // first use was, so what it issued is revoked with the grant.
 func (s *service) replayed(ctx context.Context, grantID string) error {
-	if _, err := s.grants.revoke(ctx, grantID, nil, "code_replay", audit.Origin{}); err != nil {
+	if _, err := s.grants.revoke(ctx, grantID, ending{Reason: "code_replay"}); err != nil {
 		return err
 	}
 	s.reuse.WithLabelValues(grantAuthorizationCode).Inc()
@@ -265,7 +264,7 @@ func (g *refreshGrant) Token(ctx context.Context, r oauth.Request) (oauth.Token,
 
 // reused ends the grant whose rotated refresh token came back.
 func (s *service) reused(ctx context.Context, grantID string) error {
-	if _, err := s.grants.revoke(ctx, grantID, nil, "refresh_token_reuse", audit.Origin{}); err != nil {
+	if _, err := s.grants.revoke(ctx, grantID, ending{Reason: "refresh_token_reuse"}); err != nil {
 		return err
 	}
 	s.reuse.WithLabelValues(grantRefreshToken).Inc()
