@@ -155,8 +155,15 @@ func dropDatabase(admin, name string) error {
 	defer db.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	_, err = db.ExecContext(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
-	return err
+	// FORCE ends the backends still on it; one it may not end (a role without
+	// pg_signal_backend meeting an autovacuum worker) is gone a moment later, so try again.
+	for attempt := 0; ; attempt++ {
+		_, err = db.ExecContext(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
+		if err == nil || attempt == 4 || ctx.Err() != nil {
+			return err
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
 }
 
 // TestMasterKey is the fixed master key of test apps.
