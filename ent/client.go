@@ -33,6 +33,7 @@ import (
 	"github.com/authcore/authcore/ent/session"
 	"github.com/authcore/authcore/ent/signinbudget"
 	"github.com/authcore/authcore/ent/signingkey"
+	"github.com/authcore/authcore/ent/usagecount"
 	"github.com/authcore/authcore/ent/user"
 	"github.com/authcore/authcore/ent/usertoken"
 	"github.com/authcore/authcore/ent/webhook"
@@ -84,6 +85,8 @@ type Client struct {
 	SignInBudget *SignInBudgetClient
 	// SigningKey is the client for interacting with the SigningKey builders.
 	SigningKey *SigningKeyClient
+	// UsageCount is the client for interacting with the UsageCount builders.
+	UsageCount *UsageCountClient
 	// User is the client for interacting with the User builders.
 	User *UserClient
 	// UserToken is the client for interacting with the UserToken builders.
@@ -122,6 +125,7 @@ func (c *Client) init() {
 	c.Session = NewSessionClient(c.config)
 	c.SignInBudget = NewSignInBudgetClient(c.config)
 	c.SigningKey = NewSigningKeyClient(c.config)
+	c.UsageCount = NewUsageCountClient(c.config)
 	c.User = NewUserClient(c.config)
 	c.UserToken = NewUserTokenClient(c.config)
 	c.Webhook = NewWebhookClient(c.config)
@@ -237,6 +241,7 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		Session:            NewSessionClient(cfg),
 		SignInBudget:       NewSignInBudgetClient(cfg),
 		SigningKey:         NewSigningKeyClient(cfg),
+		UsageCount:         NewUsageCountClient(cfg),
 		User:               NewUserClient(cfg),
 		UserToken:          NewUserTokenClient(cfg),
 		Webhook:            NewWebhookClient(cfg),
@@ -279,6 +284,7 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		Session:            NewSessionClient(cfg),
 		SignInBudget:       NewSignInBudgetClient(cfg),
 		SigningKey:         NewSigningKeyClient(cfg),
+		UsageCount:         NewUsageCountClient(cfg),
 		User:               NewUserClient(cfg),
 		UserToken:          NewUserTokenClient(cfg),
 		Webhook:            NewWebhookClient(cfg),
@@ -315,8 +321,8 @@ func (c *Client) Use(hooks ...Hook) {
 		c.AgentToken, c.AuditEvent, c.AuthClient, c.Badge, c.Event, c.GrantRefreshToken,
 		c.Membership, c.OAuthAuthorization, c.OAuthClient, c.OAuthCode, c.OAuthGrant,
 		c.Project, c.RefreshToken, c.Resource, c.RevokedAccessToken, c.S3Credential,
-		c.Session, c.SignInBudget, c.SigningKey, c.User, c.UserToken, c.Webhook,
-		c.WebhookDelivery,
+		c.Session, c.SignInBudget, c.SigningKey, c.UsageCount, c.User, c.UserToken,
+		c.Webhook, c.WebhookDelivery,
 	} {
 		n.Use(hooks...)
 	}
@@ -329,8 +335,8 @@ func (c *Client) Intercept(interceptors ...Interceptor) {
 		c.AgentToken, c.AuditEvent, c.AuthClient, c.Badge, c.Event, c.GrantRefreshToken,
 		c.Membership, c.OAuthAuthorization, c.OAuthClient, c.OAuthCode, c.OAuthGrant,
 		c.Project, c.RefreshToken, c.Resource, c.RevokedAccessToken, c.S3Credential,
-		c.Session, c.SignInBudget, c.SigningKey, c.User, c.UserToken, c.Webhook,
-		c.WebhookDelivery,
+		c.Session, c.SignInBudget, c.SigningKey, c.UsageCount, c.User, c.UserToken,
+		c.Webhook, c.WebhookDelivery,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -377,6 +383,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.SignInBudget.mutate(ctx, m)
 	case *SigningKeyMutation:
 		return c.SigningKey.mutate(ctx, m)
+	case *UsageCountMutation:
+		return c.UsageCount.mutate(ctx, m)
 	case *UserMutation:
 		return c.User.mutate(ctx, m)
 	case *UserTokenMutation:
@@ -2917,6 +2925,139 @@ func (c *SigningKeyClient) mutate(ctx context.Context, m *SigningKeyMutation) (V
 	}
 }
 
+// UsageCountClient is a client for the UsageCount schema.
+type UsageCountClient struct {
+	config
+}
+
+// NewUsageCountClient returns a client for the UsageCount from the given config.
+func NewUsageCountClient(c config) *UsageCountClient {
+	return &UsageCountClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `usagecount.Hooks(f(g(h())))`.
+func (c *UsageCountClient) Use(hooks ...Hook) {
+	c.hooks.UsageCount = append(c.hooks.UsageCount, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `usagecount.Intercept(f(g(h())))`.
+func (c *UsageCountClient) Intercept(interceptors ...Interceptor) {
+	c.inters.UsageCount = append(c.inters.UsageCount, interceptors...)
+}
+
+// Create returns a builder for creating a UsageCount entity.
+func (c *UsageCountClient) Create() *UsageCountCreate {
+	mutation := newUsageCountMutation(c.config, OpCreate)
+	return &UsageCountCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of UsageCount entities.
+func (c *UsageCountClient) CreateBulk(builders ...*UsageCountCreate) *UsageCountCreateBulk {
+	return &UsageCountCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *UsageCountClient) MapCreateBulk(slice any, setFunc func(*UsageCountCreate, int)) *UsageCountCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &UsageCountCreateBulk{err: fmt.Errorf("calling to UsageCountClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*UsageCountCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &UsageCountCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for UsageCount.
+func (c *UsageCountClient) Update() *UsageCountUpdate {
+	mutation := newUsageCountMutation(c.config, OpUpdate)
+	return &UsageCountUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *UsageCountClient) UpdateOne(_m *UsageCount) *UsageCountUpdateOne {
+	mutation := newUsageCountMutation(c.config, OpUpdateOne, withUsageCount(_m))
+	return &UsageCountUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *UsageCountClient) UpdateOneID(id int) *UsageCountUpdateOne {
+	mutation := newUsageCountMutation(c.config, OpUpdateOne, withUsageCountID(id))
+	return &UsageCountUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for UsageCount.
+func (c *UsageCountClient) Delete() *UsageCountDelete {
+	mutation := newUsageCountMutation(c.config, OpDelete)
+	return &UsageCountDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *UsageCountClient) DeleteOne(_m *UsageCount) *UsageCountDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *UsageCountClient) DeleteOneID(id int) *UsageCountDeleteOne {
+	builder := c.Delete().Where(usagecount.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &UsageCountDeleteOne{builder}
+}
+
+// Query returns a query builder for UsageCount.
+func (c *UsageCountClient) Query() *UsageCountQuery {
+	return &UsageCountQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeUsageCount},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a UsageCount entity by its id.
+func (c *UsageCountClient) Get(ctx context.Context, id int) (*UsageCount, error) {
+	return c.Query().Where(usagecount.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *UsageCountClient) GetX(ctx context.Context, id int) *UsageCount {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *UsageCountClient) Hooks() []Hook {
+	return c.hooks.UsageCount
+}
+
+// Interceptors returns the client interceptors.
+func (c *UsageCountClient) Interceptors() []Interceptor {
+	return c.inters.UsageCount
+}
+
+func (c *UsageCountClient) mutate(ctx context.Context, m *UsageCountMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&UsageCountCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&UsageCountUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&UsageCountUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&UsageCountDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown UsageCount mutation op: %q", m.Op())
+	}
+}
+
 // UserClient is a client for the User schema.
 type UserClient struct {
 	config
@@ -3455,13 +3596,13 @@ type (
 		AgentToken, AuditEvent, AuthClient, Badge, Event, GrantRefreshToken, Membership,
 		OAuthAuthorization, OAuthClient, OAuthCode, OAuthGrant, Project, RefreshToken,
 		Resource, RevokedAccessToken, S3Credential, Session, SignInBudget, SigningKey,
-		User, UserToken, Webhook, WebhookDelivery []ent.Hook
+		UsageCount, User, UserToken, Webhook, WebhookDelivery []ent.Hook
 	}
 	inters struct {
 		AgentToken, AuditEvent, AuthClient, Badge, Event, GrantRefreshToken, Membership,
 		OAuthAuthorization, OAuthClient, OAuthCode, OAuthGrant, Project, RefreshToken,
 		Resource, RevokedAccessToken, S3Credential, Session, SignInBudget, SigningKey,
-		User, UserToken, Webhook, WebhookDelivery []ent.Interceptor
+		UsageCount, User, UserToken, Webhook, WebhookDelivery []ent.Interceptor
 	}
 )
 

@@ -31,6 +31,7 @@ import (
 	"github.com/authcore/authcore/ent/session"
 	"github.com/authcore/authcore/ent/signinbudget"
 	"github.com/authcore/authcore/ent/signingkey"
+	"github.com/authcore/authcore/ent/usagecount"
 	"github.com/authcore/authcore/ent/user"
 	"github.com/authcore/authcore/ent/usertoken"
 	"github.com/authcore/authcore/ent/webhook"
@@ -114,6 +115,7 @@ func checkColumn(t, c string) error {
 			session.Table:            session.ValidColumn,
 			signinbudget.Table:       signinbudget.ValidColumn,
 			signingkey.Table:         signingkey.ValidColumn,
+			usagecount.Table:         usagecount.ValidColumn,
 			user.Table:               user.ValidColumn,
 			usertoken.Table:          usertoken.ValidColumn,
 			webhook.Table:            webhook.ValidColumn,

@@ -52,6 +52,8 @@ type Tx struct {
 	SignInBudget *SignInBudgetClient
 	// SigningKey is the client for interacting with the SigningKey builders.
 	SigningKey *SigningKeyClient
+	// UsageCount is the client for interacting with the UsageCount builders.
+	UsageCount *UsageCountClient
 	// User is the client for interacting with the User builders.
 	User *UserClient
 	// UserToken is the client for interacting with the UserToken builders.
@@ -210,6 +212,7 @@ func (tx *Tx) init() {
 	tx.Session = NewSessionClient(tx.config)
 	tx.SignInBudget = NewSignInBudgetClient(tx.config)
 	tx.SigningKey = NewSigningKeyClient(tx.config)
+	tx.UsageCount = NewUsageCountClient(tx.config)
 	tx.User = NewUserClient(tx.config)
 	tx.UserToken = NewUserTokenClient(tx.config)
 	tx.Webhook = NewWebhookClient(tx.config)

@@ -237,6 +237,18 @@ func (f SigningKeyFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, 
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.SigningKeyMutation", m)
 }
 
+// The UsageCountFunc type is an adapter to allow the use of ordinary
+// function as UsageCount mutator.
+type UsageCountFunc func(context.Context, *ent.UsageCountMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f UsageCountFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.UsageCountMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.UsageCountMutation", m)
+}
+
 // The UserFunc type is an adapter to allow the use of ordinary
 // function as User mutator.
 type UserFunc func(context.Context, *ent.UserMutation) (ent.Value, error)

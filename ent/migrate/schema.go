@@ -451,6 +451,35 @@ var (
 		Columns:    SigningKeysColumns,
 		PrimaryKey: []*schema.Column{SigningKeysColumns[0]},
 	}
+	// UsageCountsColumns holds the columns for the "usage_counts" table.
+	UsageCountsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt, Increment: true},
+		{Name: "project_id", Type: field.TypeString},
+		{Name: "kind", Type: field.TypeString},
+		{Name: "credential_id", Type: field.TypeString},
+		{Name: "resolution", Type: field.TypeString},
+		{Name: "bucket", Type: field.TypeTime},
+		{Name: "outcome", Type: field.TypeString},
+		{Name: "count", Type: field.TypeInt64},
+	}
+	// UsageCountsTable holds the schema information for the "usage_counts" table.
+	UsageCountsTable = &schema.Table{
+		Name:       "usage_counts",
+		Columns:    UsageCountsColumns,
+		PrimaryKey: []*schema.Column{UsageCountsColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "usagecount_project_id_kind_credential_id_resolution_bucket_outcome",
+				Unique:  true,
+				Columns: []*schema.Column{UsageCountsColumns[1], UsageCountsColumns[2], UsageCountsColumns[3], UsageCountsColumns[4], UsageCountsColumns[5], UsageCountsColumns[6]},
+			},
+			{
+				Name:    "usagecount_project_id_resolution_bucket",
+				Unique:  false,
+				Columns: []*schema.Column{UsageCountsColumns[1], UsageCountsColumns[4], UsageCountsColumns[5]},
+			},
+		},
+	}
 	// UsersColumns holds the columns for the "users" table.
 	UsersColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeString, Size: 40},
@@ -575,6 +604,7 @@ var (
 		SessionsTable,
 		SignInBudgetsTable,
 		SigningKeysTable,
+		UsageCountsTable,
 		UsersTable,
 		UserTokensTable,
 		WebhooksTable,

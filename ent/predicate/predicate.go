@@ -63,6 +63,9 @@ type SignInBudget func(*sql.Selector)
 // SigningKey is the predicate function for signingkey builders.
 type SigningKey func(*sql.Selector)
 
+// UsageCount is the predicate function for usagecount builders.
+type UsageCount func(*sql.Selector)
+
 // User is the predicate function for user builders.
 type User func(*sql.Selector)
 

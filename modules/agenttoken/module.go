@@ -25,7 +25,7 @@ var Module = fx.Module("agenttoken",
 	fx.Decorate(func(l *slog.Logger) *slog.Logger { return l.With("module", "agenttoken") }),
 	fx.Provide(NewService),
 	httpserver.AsRoutes(func(s *Service, g *guard.Guard, k bearer.Kit) []httpserver.Route {
-		return (&handler{svc: s, guard: g, me: bearer.NewEndpoint(k, Kind)}).routes()
+		return (&handler{svc: s, guard: g, me: bearer.NewEndpoint(k, Kind).CountingLimited(s.verifier.Limited)}).routes()
 	}),
 	oauth.AsGrant(newExchange),
 	credential.AsKinds(func(s *Service) []credential.Kind {
@@ -51,7 +51,7 @@ type Params struct {
 
 // NewService returns the service, subscribed to revocations from other replicas.
 func NewService(p Params) *Service {
-	s := &Service{ent: p.Ent, clock: p.Kit.Clock, audit: p.Audit, metrics: p.Kit.Metrics, bus: p.Kit.Bus, policies: p.Policies,
+	s := &Service{ent: p.Ent, clock: p.Kit.Clock, audit: p.Audit, metrics: p.Kit.Metrics, bus: p.Kit.Bus, policies: p.Policies, usage: p.Kit.UsageReader,
 		byID: bearer.NewCache[string, *liveness](p.Kit.Limits.Size, p.Kit.Limits.PositiveTTL)}
 	s.verifier = bearer.NewVerifier[answer](p.Kit, Kind, store{ent: p.Ent, pool: p.DB.Pool})
 	bearer.Follow(p.Kit.Bus, idTopic, s.byID)

@@ -31,6 +31,7 @@ import (
 	"github.com/authcore/authcore/platform/rollover"
 	"github.com/authcore/authcore/platform/scope"
 	"github.com/authcore/authcore/platform/secret"
+	"github.com/authcore/authcore/platform/usage"
 )
 
 // Kind is the credential kind of agent tokens: the metrics label and invalidation topic.
@@ -61,6 +62,7 @@ type Service struct {
 	policies policy.Source
 	verifier *bearer.Verifier[answer]
 	byID     *bearer.Cache[string, *liveness]
+	usage    usage.Reader
 }
 
 // idTopic invalidates the by-id liveness cache (Live), which JWTs exchanged from a token
@@ -90,7 +92,9 @@ type Agent struct {
 	CreatedAt  time.Time  `json:"createdAt"`
 	ExpiresAt  time.Time  `json:"expiresAt"`
 	LastUsedAt *time.Time `json:"lastUsedAt"`
-	TokenHint  string     `json:"tokenHint"`
+	// Usage24h counts its verifications of the last 24 hours by outcome (SPEC §19).
+	Usage24h  usage.Totals `json:"usage24h"`
+	TokenHint string       `json:"tokenHint"`
 }
 
 func view(t *ent.AgentToken) Agent {
@@ -247,7 +251,9 @@ func (s *Service) List(ctx context.Context, projectID string) ([]Agent, error) {
 	for _, t := range ts {
 		out = append(out, view(t))
 	}
-	return out, nil
+	err = usage.Last24h(ctx, s.usage, s.clock.Now(), projectID, Kind, out,
+		func(a *Agent) string { return a.ID }, func(a *Agent, t usage.Totals) { a.Usage24h = t })
+	return out, err
 }
 
 // Revoke revokes one of the project's tokens, with its audit record and the invalidation

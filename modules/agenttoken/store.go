@@ -90,7 +90,7 @@ func buildEntry(info Verified, d secret.Digest, current, previous []byte, graceE
 	// Marshal cannot fail on these field types.
 	body, _ := json.Marshal(meBody{Engine: engineName, Authenticated: true, Kind: "ai_agent", Verified: info})
 	key, until := schema.Matched(d.Bytes(), current, previous, &info.ExpiresAt, graceEnd)
-	return &bearer.Entry[answer]{ID: info.TokenID, Digest: key, ExpiresAt: until, Revoked: revoked, Value: answer{info: info, response: body}}
+	return &bearer.Entry[answer]{ID: info.TokenID, ProjectID: info.ProjectID, Digest: key, ExpiresAt: until, Revoked: revoked, Value: answer{info: info, response: body}}
 }
 
 // meBody is the ai/me answer: the verification fields merged into it (seed 4.2).

@@ -7,6 +7,8 @@
 package authorize
 
 import (
+	"cmp"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/fx"
 
@@ -24,6 +26,7 @@ import (
 	"github.com/authcore/authcore/platform/ratelimit"
 	"github.com/authcore/authcore/platform/resource"
 	"github.com/authcore/authcore/platform/secret"
+	"github.com/authcore/authcore/platform/usage"
 )
 
 // Module serves the routes of SPEC §16 and contributes its grants, kind and metadata.
@@ -46,11 +49,22 @@ type service struct {
 	signer oauth.Signer
 	issued prometheus.Counter
 	reuse  *prometheus.CounterVec
+	usage  usage.Counter
 }
 
-func newService(c *ent.Client, clk clock.Clock, g *grants, signer oauth.Signer, m *metrics.Credentials) *service {
-	return &service{ent: c, clock: clk, grants: g, signer: signer,
-		issued: m.Issued.WithLabelValues("oauth_grant", ""), reuse: newReuseCounter()}
+type serviceParams struct {
+	fx.In
+	Ent     *ent.Client
+	Clock   clock.Clock
+	Grants  *grants
+	Signer  oauth.Signer
+	Metrics *metrics.Credentials
+	Usage   usage.Counter `optional:"true"`
+}
+
+func newService(p serviceParams) *service {
+	return &service{ent: p.Ent, clock: p.Clock, grants: p.Grants, signer: p.Signer,
+		issued: p.Metrics.Issued.WithLabelValues("oauth_grant", ""), reuse: newReuseCounter(), usage: cmp.Or[usage.Counter](p.Usage, usage.Discard)}
 }
 
 func newClientsFrom(c *ent.Client, clk clock.Clock, cfg config.Config) (*clients, error) {

@@ -21,6 +21,7 @@ import (
 	"github.com/authcore/authcore/platform/oauth"
 	"github.com/authcore/authcore/platform/scope"
 	"github.com/authcore/authcore/platform/secret"
+	"github.com/authcore/authcore/platform/usage"
 )
 
 // Lifetimes of SPEC §16.
@@ -262,6 +263,9 @@ func (g *refreshGrant) Token(ctx context.Context, r oauth.Request) (oauth.Token,
 	return s.issue(ctx, gs.UserID, gs.ProjectID, row.GrantID, row.ClientID, granted, audience, next)
 }
 
+// grantKind is what a person's grants are counted under (SPEC §19).
+const grantKind = "oauth_grant"
+
 // reused ends the grant whose rotated refresh token came back.
 func (s *service) reused(ctx context.Context, grantID string) error {
 	if _, err := s.grants.revoke(ctx, grantID, ending{Reason: "refresh_token_reuse"}); err != nil {
@@ -301,6 +305,7 @@ func (s *service) issue(ctx context.Context, userID, projectID, grantID, clientI
 		return oauth.Token{}, err
 	}
 	s.issued.Inc()
+	s.usage.Count(projectID, grantKind, grantID, usage.OK)
 	return oauth.Token{AccessToken: at, TokenType: "Bearer", ExpiresIn: int(accessTTL.Seconds()), Scope: sc, RefreshToken: refresh}, nil
 }
 

@@ -24,7 +24,7 @@ var Module = fx.Module("badge",
 	fx.Decorate(func(l *slog.Logger) *slog.Logger { return l.With("module", "badge") }),
 	fx.Provide(fx.Annotate(NewService, fx.As(fx.Self()), fx.As(new(credential.Badges)))),
 	httpserver.AsRoutes(func(s *Service, g *guard.Guard, r *product.Registry, k bearer.Kit) []httpserver.Route {
-		return (&handler{svc: s, guard: g, products: r, me: bearer.NewEndpoint(k, Kind)}).routes()
+		return (&handler{svc: s, guard: g, products: r, me: bearer.NewEndpoint(k, Kind).CountingLimited(s.verifier.Limited)}).routes()
 	}),
 	// One kind per registered product: a product added as a plugin is revocable by leak
 	// reports and RFC 7009 with nothing else to change.
@@ -55,7 +55,7 @@ type Params struct {
 
 // NewService returns the service, subscribed to revocations from other replicas.
 func NewService(p Params) *Service {
-	s := &Service{ent: p.Ent, products: p.Products, audit: p.Audit, clock: p.Kit.Clock, metrics: p.Kit.Metrics, policies: p.Policies}
+	s := &Service{ent: p.Ent, products: p.Products, audit: p.Audit, clock: p.Kit.Clock, metrics: p.Kit.Metrics, policies: p.Policies, usage: p.Kit.UsageReader}
 	s.verifier = bearer.NewVerifier[answer](p.Kit, Kind, store{ent: p.Ent})
 	return s
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/authcore/authcore/platform/product"
 	"github.com/authcore/authcore/platform/rollover"
 	"github.com/authcore/authcore/platform/secret"
+	"github.com/authcore/authcore/platform/usage"
 )
 
 // Kind is the credential kind of badges: the metrics label and invalidation topic.
@@ -41,6 +42,7 @@ type Service struct {
 	metrics  *metrics.Credentials
 	policies policy.Source
 	verifier *bearer.Verifier[answer]
+	usage    usage.Reader
 }
 
 // Badge is the badge record (SPEC §6). Never a digest or a secret.
@@ -54,7 +56,9 @@ type Badge struct {
 	CreatedAt  time.Time  `json:"createdAt"`
 	ExpiresAt  *time.Time `json:"expiresAt"`
 	LastUsedAt *time.Time `json:"lastUsedAt"`
-	SecretHint string     `json:"secretHint"`
+	// Usage24h counts its verifications of the last 24 hours by outcome (SPEC §19).
+	Usage24h   usage.Totals `json:"usage24h"`
+	SecretHint string       `json:"secretHint"`
 }
 
 // deref is an optional byte field's value, nil when absent.
@@ -164,7 +168,9 @@ func (s *Service) List(ctx context.Context, projectID, filter string) ([]Badge, 
 	for _, b := range bs {
 		out = append(out, view(b))
 	}
-	return out, nil
+	err = usage.Last24h(ctx, s.usage, s.clock.Now(), projectID, Kind, out,
+		func(b *Badge) string { return b.ID }, func(b *Badge, t usage.Totals) { b.Usage24h = t })
+	return out, err
 }
 
 // Revoke revokes one of the project's badges: the badge, its product credentials, the

@@ -55,7 +55,7 @@ func (s store) Lookup(ctx context.Context, d secret.Digest) (*bearer.Entry[answe
 		previous = *b.PreviousDigest
 	}
 	digest, expires := schema.Matched(d.Bytes(), b.Digest, previous, b.ExpiresAt, b.PreviousExpiresAt)
-	return &bearer.Entry[answer]{ID: b.ID, Digest: digest, ExpiresAt: expires, Revoked: b.RevokedAt != nil, Value: answer{response: body, grant: grant}}, nil
+	return &bearer.Entry[answer]{ID: b.ID, ProjectID: b.ProjectID, Digest: digest, ExpiresAt: expires, Revoked: b.RevokedAt != nil, Value: answer{response: body, grant: grant}}, nil
 }
 
 func (store) SetLastUsed(ctx context.Context, tx *ent.Tx, id string, at time.Time) error {

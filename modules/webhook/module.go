@@ -48,7 +48,7 @@ var Deliver = fx.Options(
 		done := make(chan struct{})
 		lc.Append(fx.Hook{
 			OnStart: func(context.Context) error {
-				go func() { defer close(done); w.run(ctx) }()
+				go func() { defer close(done); w.run(database.Background(ctx)) }()
 				return nil
 			},
 			OnStop: func(stop context.Context) error {

@@ -6,8 +6,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/authcore/authcore/platform/invalidation"
 	"github.com/hashicorp/golang-lru/v2/expirable"
+
+	"github.com/authcore/authcore/platform/invalidation"
 )
 
 // Cache maps K to V with a size bound and a TTL: the bounded, expiring cache in front of

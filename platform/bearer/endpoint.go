@@ -18,6 +18,14 @@ import (
 type Endpoint struct {
 	failures                  *ratelimit.Limiter
 	ok, invalid, unauthorized prometheus.Counter
+	// limited, when set, is told of a token the failure budget refused (usage counts).
+	limited func(token string)
+}
+
+// CountingLimited has e tell limited of each token the failure budget refuses.
+func (e *Endpoint) CountingLimited(limited func(token string)) *Endpoint {
+	e.limited = limited
+	return e
 }
 
 // NewEndpoint returns the endpoint helper for credentials of kind (a metrics label).
@@ -37,6 +45,11 @@ func NewEndpoint(k Kit, kind string) *Endpoint {
 func (e *Endpoint) Serve(c *fiber.Ctx, me func(ctx context.Context, token string) ([]byte, error)) error {
 	ip := httpserver.ClientIP(c)
 	if err := e.failures.Check(ip); err != nil {
+		if e.limited != nil {
+			if token := httpserver.BearerToken(c.Get(fiber.HeaderAuthorization)); token != "" {
+				e.limited(token)
+			}
+		}
 		return err
 	}
 	token := httpserver.BearerToken(c.Get(fiber.HeaderAuthorization))

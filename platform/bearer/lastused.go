@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"go.uber.org/fx"
+
+	"github.com/authcore/authcore/platform/database"
 )
 
 // FlushEvery is how often recorded uses are written.
@@ -82,7 +84,7 @@ func (b *batcher) loop() {
 		case <-b.stop:
 			return
 		case <-t.C:
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			ctx, cancel := context.WithTimeout(database.Background(context.Background()), 10*time.Second)
 			if err := b.flush(ctx); err != nil {
 				b.log.Warn("writing last-used times failed; will retry", "credential", b.kind, "error", err)
 			}

@@ -7,6 +7,7 @@
 package bearer
 
 import (
+	"cmp"
 	"context"
 	"encoding/hex"
 	"errors"
@@ -24,6 +25,7 @@ import (
 	"github.com/authcore/authcore/platform/metrics"
 	"github.com/authcore/authcore/platform/ratelimit"
 	"github.com/authcore/authcore/platform/secret"
+	"github.com/authcore/authcore/platform/usage"
 )
 
 // ErrUnknown is what a Store's Lookup returns when no credential has the digest (ent's
@@ -49,6 +51,8 @@ var DefaultLimits = Limits{Size: 100_000, PositiveTTL: 5 * time.Minute, Negative
 // Entry is one credential as the hot path needs it.
 type Entry[V any] struct {
 	ID string
+	// ProjectID is whose credential it is: its verifications are counted there (SPEC §19).
+	ProjectID string
 	// Digest is the stored digest, compared in constant time with the presented one, so
 	// the guarantee does not depend on how the store compares.
 	Digest    []byte
@@ -76,6 +80,9 @@ type Kit struct {
 	Log      *slog.Logger
 	Metrics  *metrics.Credentials
 	Failures *ratelimit.Limiters
+	Usage    usage.Counter `optional:"true"`
+	// UsageReader reads counts back for list answers (usage24h); nil without the module.
+	UsageReader usage.Reader `optional:"true"`
 }
 
 // Module supplies the cache limits every verifier uses; the load command shrinks them to
@@ -84,6 +91,8 @@ var Module = fx.Module("bearer", fx.Supply(DefaultLimits))
 
 // Verifier verifies one kind of bearer secret.
 type Verifier[V any] struct {
+	kind     string
+	usage    usage.Counter
 	clock    clock.Clock
 	bus      invalidation.Bus
 	topic    string
@@ -97,6 +106,7 @@ type Verifier[V any] struct {
 // the name in logs), looked up in store.
 func NewVerifier[V any](k Kit, kind string, store Store[V]) *Verifier[V] {
 	v := &Verifier[V]{
+		kind: kind, usage: cmp.Or[usage.Counter](k.Usage, usage.Discard),
 		clock: k.Clock, bus: k.Bus, topic: kind, store: store,
 		positive: NewCache[secret.Digest, *Entry[V]](k.Limits.Size, k.Limits.PositiveTTL),
 		negative: NewCache[secret.Digest, struct{}](k.Limits.Size, k.Limits.NegativeTTL),
@@ -134,10 +144,21 @@ func (v *Verifier[V]) Verify(ctx context.Context, token string) (*Entry[V], erro
 	}
 	now := v.clock.Now()
 	if e.Revoked || (e.ExpiresAt != nil && !now.Before(*e.ExpiresAt)) {
+		v.usage.Count(e.ProjectID, v.kind, e.ID, usage.Denied)
 		return nil, ErrInvalid
 	}
 	v.used.touch(e.ID, now)
+	v.usage.Count(e.ProjectID, v.kind, e.ID, usage.OK)
 	return e, nil
+}
+
+// Limited counts a presentation of token refused by the failure budget before it was
+// checked: as its credential's when the cache knows it, else not at all (a store lookup
+// is what the budget exists to spare).
+func (v *Verifier[V]) Limited(token string) {
+	if e, ok := v.positive.Get(secret.DigestOf(token)); ok {
+		v.usage.Count(e.ProjectID, v.kind, e.ID, usage.RateLimited)
+	}
 }
 
 func (v *Verifier[V]) lookup(ctx context.Context, d secret.Digest) (*Entry[V], error) {

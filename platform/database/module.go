@@ -20,14 +20,18 @@ import (
 // readiness check and the connection-pool gauges.
 var Module = fx.Module("database",
 	fx.Provide(
-		func(cfg config.Config, log *slog.Logger, tr *tracing.Tracing) (*DB, error) {
-			return Open(cfg.DatabaseURL, log, tr)
+		// The hook is appended as the store is built, before anything that uses it: fx
+		// stops in reverse order, so a batcher's last flush at stop still has its store.
+		func(lc fx.Lifecycle, cfg config.Config, log *slog.Logger, tr *tracing.Tracing) (*DB, error) {
+			db, err := Open(cfg.DatabaseURL, log, tr)
+			if err == nil {
+				lc.Append(fx.Hook{OnStart: db.Start, OnStop: db.Stop})
+			}
+			return db, err
 		},
 		func(db *DB) *ent.Client { return db.Ent },
 	),
-	fx.Invoke(func(lc fx.Lifecycle, db *DB) {
-		lc.Append(fx.Hook{OnStart: db.Start, OnStop: db.Stop})
-	}),
+	fx.Invoke(func(*DB) {}), // opened and migrated whether or not anything asks for it
 	health.AsCheck(func(db *DB) health.Check {
 		return health.Check{Name: "store", Check: func(ctx context.Context) error {
 			if !db.Migrated() {

@@ -22,7 +22,7 @@ func PruneEvery(lc fx.Lifecycle, log *slog.Logger, what string, period time.Dura
 			case <-stop:
 				return
 			case <-t.C:
-				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				ctx, cancel := context.WithTimeout(Background(context.Background()), 30*time.Second)
 				if err := prune(ctx); err != nil {
 					log.Warn("pruning "+what+" failed", "error", err)
 				}

@@ -1,15 +1,19 @@
 package auth
 
 import (
+	"cmp"
 	"context"
 	"strings"
 	"time"
+
+	"go.uber.org/fx"
 
 	"github.com/authcore/authcore/ent/schema"
 	"github.com/authcore/authcore/platform/apperr"
 	"github.com/authcore/authcore/platform/identity"
 	"github.com/authcore/authcore/platform/oauth"
 	"github.com/authcore/authcore/platform/resource"
+	"github.com/authcore/authcore/platform/usage"
 )
 
 // tokenTTL is the lifetime of an access token, cut short by the badge's own expiry.
@@ -25,11 +29,22 @@ const Audience = "authcore"
 type clientCredentials struct {
 	p         *Product
 	resources resource.Registry
+	usage     usage.Counter
 }
 
-func newClientCredentials(p *Product, resources resource.Registry) oauth.Grant {
-	return &clientCredentials{p: p, resources: resources}
+type grantParams struct {
+	fx.In
+	Product   *Product
+	Resources resource.Registry
+	Usage     usage.Counter `optional:"true"`
 }
+
+func newClientCredentials(p grantParams) oauth.Grant {
+	return &clientCredentials{p: p.Product, resources: p.Resources, usage: cmp.Or[usage.Counter](p.Usage, usage.Discard)}
+}
+
+// clientKind is what grants to auth clients are counted under (SPEC §19).
+const clientKind = "oauth_client"
 
 func (*clientCredentials) Type() string     { return "client_credentials" }
 func (*clientCredentials) Metric() string   { return "token" }
@@ -84,6 +99,7 @@ func (g *clientCredentials) Token(ctx context.Context, r oauth.Request) (oauth.T
 	if err != nil {
 		return oauth.Token{}, err
 	}
+	g.usage.Count(cl.ProjectID, clientKind, cl.ID, usage.OK)
 	return oauth.Token{AccessToken: tok, TokenType: "Bearer", ExpiresIn: int(exp.Sub(now).Seconds()), Scope: scope}, nil
 }
 

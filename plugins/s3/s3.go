@@ -4,6 +4,7 @@
 package s3
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -26,6 +27,7 @@ import (
 	"github.com/authcore/authcore/platform/metrics"
 	"github.com/authcore/authcore/platform/product"
 	"github.com/authcore/authcore/platform/secret"
+	"github.com/authcore/authcore/platform/usage"
 )
 
 // Settings are the product's own (SPEC §8), parsed with the service's.
@@ -79,7 +81,12 @@ type Product struct {
 	endpointHost string
 	cache        *bearer.Cache[string, *key]
 	results      map[string]prometheus.Counter // verifications by result, kind s3_sigv4
+	usage        usage.Counter
 }
+
+// badgeKind is the kind an s3 key's verifications are counted under: its badge's, so the
+// badge list's usage shows them (SPEC §19).
+const badgeKind = "service_badge"
 
 var _ product.Product = (*Product)(nil)
 
@@ -92,6 +99,7 @@ type Params struct {
 	Bus     invalidation.Bus
 	Config  *Settings
 	Metrics *metrics.Credentials
+	Usage   usage.Counter `optional:"true"`
 }
 
 // New returns the product.
@@ -99,6 +107,7 @@ func New(p Params) *Product {
 	pr := &Product{ent: p.Ent, keys: p.Keys, clock: p.Clock, bus: p.Bus, endpoint: p.Config.Endpoint, region: p.Config.Region,
 		cache:   bearer.NewCache[string, *key](cacheSize, cacheTTL),
 		results: map[string]prometheus.Counter{},
+		usage:   cmp.Or[usage.Counter](p.Usage, usage.Discard),
 	}
 	for _, r := range []string{"ok", reasonBadSignature, reasonInvalidKey, reasonClockSkew, reasonPresignExpired, reasonBucketMismatch, reasonMalformed} {
 		pr.results[r] = p.Metrics.Verifications.WithLabelValues("s3_sigv4", r)

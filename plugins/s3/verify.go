@@ -24,6 +24,7 @@ import (
 
 	"github.com/authcore/authcore/platform/httpserver"
 	"github.com/authcore/authcore/platform/jsonbody"
+	"github.com/authcore/authcore/platform/usage"
 )
 
 // VerifyPath is where a storage gateway checks a SigV4-signed request.
@@ -355,24 +356,33 @@ func (p *Product) check(ctx context.Context, r signedRequest) ([]byte, string, e
 	if err != nil {
 		return nil, "", err
 	}
-	if k == nil || k.revoked || (k.expiresAt != nil && !now.Before(*k.expiresAt)) {
+	if k == nil {
 		return invalid(reasonInvalidKey)
+	}
+	// From here the key is known: its badge's usage counts the verdict (SPEC §19).
+	denied := func(reason string) ([]byte, string, error) {
+		p.usage.Count(k.projectID, badgeKind, k.badgeID, usage.Denied)
+		return invalid(reason)
+	}
+	if k.revoked || (k.expiresAt != nil && !now.Before(*k.expiresAt)) {
+		return denied(reasonInvalidKey)
 	}
 	canonical, ok := canonicalRequest(r, cred)
 	if !ok {
 		return invalid(reasonMalformed)
 	}
 	if !k.signed(cred, canonical, r.path) {
-		return invalid(reasonBadSignature)
+		return denied(reasonBadSignature)
 	}
 	if bucketOf(r, p.endpointHost) != k.bucket {
-		return invalid(reasonBucketMismatch)
+		return denied(reasonBucketMismatch)
 	}
 	// CopyObject and UploadPartCopy read from the bucket x-amz-copy-source names: the key
 	// must own that one too, or a key of one project copies out of another's.
 	if copying && copySourceBucket(copySource) != k.bucket {
-		return invalid(reasonBucketMismatch)
+		return denied(reasonBucketMismatch)
 	}
+	p.usage.Count(k.projectID, badgeKind, k.badgeID, usage.OK)
 	return k.valid, "ok", nil
 }
 

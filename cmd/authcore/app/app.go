@@ -19,6 +19,7 @@ import (
 	"github.com/authcore/authcore/modules/resource"
 	"github.com/authcore/authcore/modules/secretscan"
 	"github.com/authcore/authcore/modules/session"
+	"github.com/authcore/authcore/modules/usage"
 	"github.com/authcore/authcore/modules/webhook"
 	"github.com/authcore/authcore/platform/audit"
 	"github.com/authcore/authcore/platform/bearer"
@@ -87,6 +88,7 @@ func With(cfg config.Config, keys secret.MasterKeys, out logging.Output, product
 		resource.Module,
 		oauth.Module,
 		authorize.Module,
+		usage.Module,
 
 		fx.Options(plugins...),
 	)

@@ -1,0 +1,125 @@
+package usage
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"go.uber.org/fx"
+
+	"github.com/authcore/authcore/ent"
+	"github.com/authcore/authcore/ent/usagecount"
+	"github.com/authcore/authcore/platform/clock"
+	"github.com/authcore/authcore/platform/database"
+)
+
+// FlushEvery is how often counts are written: what a crash can lose.
+const FlushEvery = 5 * time.Second
+
+// maxPending bounds the credentials counted between flushes. Past it, further ones are
+// counted under their project and kind with no credential id: a flood of distinct
+// credentials costs a bounded map, never memory without end.
+const maxPending = 100_000
+
+const (
+	minute = "minute"
+	day    = "day"
+)
+
+type key struct {
+	project, kind, credential, outcome string
+	bucket                             int64 // unix seconds of the minute
+}
+
+// Recorder counts verifications in memory and writes them in one transaction every
+// FlushEvery, and once more at shutdown (after the HTTP server drained: fx stops in
+// reverse order). A failed write keeps the counts for the next one.
+type Recorder struct {
+	ent   *ent.Client
+	clock clock.Clock
+	log   *slog.Logger
+
+	mu      sync.Mutex
+	pending map[key]int64
+}
+
+func newRecorder(lc fx.Lifecycle, c *ent.Client, clk clock.Clock, log *slog.Logger) *Recorder {
+	r := &Recorder{ent: c, clock: clk, log: log, pending: map[key]int64{}}
+	stop, done := make(chan struct{}), make(chan struct{})
+	lc.Append(fx.Hook{
+		OnStart: func(context.Context) error { go r.loop(stop, done); return nil },
+		OnStop: func(ctx context.Context) error {
+			close(stop)
+			<-done
+			return r.Flush(ctx)
+		},
+	})
+	return r
+}
+
+// Count implements platform/usage.Counter: a map increment under a mutex. Verifications of
+// no project (an unknown token at ai/me) are not counted: no project could see them.
+func (r *Recorder) Count(projectID, kind, credentialID, outcome string) {
+	if projectID == "" {
+		return
+	}
+	k := key{project: projectID, kind: kind, credential: credentialID, outcome: outcome, bucket: r.clock.Now().Truncate(time.Minute).Unix()}
+	r.mu.Lock()
+	if _, seen := r.pending[k]; !seen && len(r.pending) >= maxPending {
+		k.credential = ""
+	}
+	r.pending[k]++
+	r.mu.Unlock()
+}
+
+// Flush writes what was counted since the last flush.
+func (r *Recorder) Flush(ctx context.Context) error {
+	r.mu.Lock()
+	batch := r.pending
+	r.pending = make(map[key]int64, len(batch))
+	r.mu.Unlock()
+	if len(batch) == 0 {
+		return nil
+	}
+	err := database.WithTx(ctx, r.ent, func(tx *ent.Tx) error {
+		for k, n := range batch {
+			if err := tx.UsageCount.Create().SetProjectID(k.project).SetKind(k.kind).SetCredentialID(k.credential).
+				SetResolution(minute).SetBucket(time.Unix(k.bucket, 0).UTC()).SetOutcome(k.outcome).SetCount(n).
+				OnConflictColumns(conflict...).AddCount(n).Exec(ctx); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		r.mu.Lock()
+		for k, n := range batch {
+			r.pending[k] += n
+		}
+		r.mu.Unlock()
+	}
+	return err
+}
+
+// conflict is the unique key of a count row.
+var conflict = []string{usagecount.FieldProjectID, usagecount.FieldKind, usagecount.FieldCredentialID,
+	usagecount.FieldResolution, usagecount.FieldBucket, usagecount.FieldOutcome}
+
+func (r *Recorder) loop(stop, done chan struct{}) {
+	defer close(done)
+	t := time.NewTicker(FlushEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+			ctx, cancel := context.WithTimeout(database.Background(context.Background()), 10*time.Second)
+			if err := r.Flush(ctx); err != nil {
+				r.log.Warn("writing usage counts failed; will retry", "error", err)
+			}
+			cancel()
+		}
+	}
+}
