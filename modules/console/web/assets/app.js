@@ -1,5 +1,6 @@
 import { api, refresh, schedule, stop, whenSignedOut } from './api.js';
 import { confirm, errorBox, field, h, secretPanel, select, submitting, table, when } from './ui.js';
+import { chart, mini } from './chart.js';
 
 const main = document.getElementById('main');
 const nav = document.getElementById('nav');
@@ -41,6 +42,7 @@ function drawNav() {
     link('#/webhooks', 'Webhooks'),
     link('#/resources', 'Resources'),
     link('#/apps', 'Connected apps'),
+    link('#/usage', 'Usage'),
     link('#/account', 'Account'),
     picker || '',
     h('button', { type: 'button', onclick: signOut }, 'Sign out'),
@@ -257,10 +259,10 @@ async function agentsView() {
   const reload = async () => {
     try {
       const { agents } = await api('GET', base);
-      list.replaceChildren(table('Agent tokens', ['Agent', 'Scopes', 'Created', 'Expires', 'Last used', ''], agents, (a) => [
+      list.replaceChildren(table('Agent tokens', ['Agent', 'Scopes', 'Created', 'Expires', 'Last used', 'Last 24 h', ''], agents, (a) => [
         h('span', {}, a.agentName, h('br', {}), h('code', { class: 'muted' }, a.tokenHint)),
         a.scopes.join(' ') || h('span', { class: 'muted' }, 'none'),
-        when(a.createdAt), when(a.expiresAt), when(a.lastUsedAt),
+        when(a.createdAt), when(a.expiresAt), when(a.lastUsedAt), usageCell(a.id, a.agentName, a.usage24h),
         h('span', { class: 'row' },
           h('button', {
             type: 'button',
@@ -346,9 +348,9 @@ async function badgesView() {
     try {
       const q = filter.querySelector('select').value;
       const { badges } = await api('GET', q ? `${base}?product=${encodeURIComponent(q)}` : base);
-      list.replaceChildren(table('Service badges', ['Name', 'Product', 'Role', 'Created', 'Expires', 'Last used', ''], badges, (b) => [
+      list.replaceChildren(table('Service badges', ['Name', 'Product', 'Role', 'Created', 'Expires', 'Last used', 'Last 24 h', ''], badges, (b) => [
         h('span', {}, b.name, h('br', {}), h('code', { class: 'muted' }, b.secretHint)),
-        b.product, b.role, when(b.createdAt), when(b.expiresAt), when(b.lastUsedAt),
+        b.product, b.role, when(b.createdAt), when(b.expiresAt), when(b.lastUsedAt), usageCell(b.id, b.name, b.usage24h),
         h('span', { class: 'row' },
           h('button', {
             type: 'button',
@@ -708,6 +710,40 @@ async function appsView() {
   await reload();
 }
 
+// ---- usage (SPEC §19) ------------------------------------------------------------------
+
+const HOUR = 3600_000;
+
+// usageCell is a credential's last 24 hours on its row, with its own chart on demand.
+function usageCell(id, name, u) {
+  const box = h('div', {});
+  const more = h('details', {
+    ontoggle: async (e) => {
+      if (!e.target.open || box.childElementCount) return;
+      try {
+        const got = await api('GET', `/v1/projects/${state.project}/usage?granularity=hour&credentialId=${encodeURIComponent(id)}`);
+        box.replaceChildren(chart(got, HOUR, `Verifications of ${name} by hour`));
+      } catch (err) { const eb = errorBox(); eb.show(err); box.replaceChildren(eb); }
+    },
+  }, h('summary', {}, `Chart of ${name}`), box);
+  return h('span', {}, mini(u || { ok: 0, denied: 0, rateLimited: 0 }), more);
+}
+
+// usageView is the project's verifications over the last 24 hours, by outcome, and by kind.
+async function usageView() {
+  if (needProject()) return;
+  const got = await api('GET', `/v1/projects/${state.project}/usage?granularity=hour`);
+  const kinds = {};
+  for (const s of got.series) {
+    const k = (kinds[s.kind] ||= { ok: 0, denied: 0, rate_limited: 0 });
+    k[s.outcome] += s.points.reduce((n, p) => n + p.count, 0);
+  }
+  const byKind = table('Verifications by kind', ['Kind', 'OK', 'Denied', 'Rate limited'], Object.entries(kinds).sort(), ([k, v]) => [
+    h('code', {}, k), String(v.ok), String(v.denied), String(v.rate_limited)]);
+  show('Usage', h('p', { class: 'muted' }, 'Every verification of the project\'s credentials in the last 24 hours (counts are written every 5 seconds).'),
+    chart(got, HOUR, 'Verifications by hour'), byKind);
+}
+
 // ---- account ---------------------------------------------------------------------------
 
 function accountView() {
@@ -733,7 +769,7 @@ function accountView() {
 const views = {
   '#/projects': projectsView, '#/agents': agentsView, '#/badges': badgesView, '#/sessions': sessionsView,
   '#/members': membersView, '#/audit': auditView, '#/account': accountView, '#/webhooks': webhooksView,
-  '#/resources': resourcesView, '#/apps': appsView,
+  '#/resources': resourcesView, '#/apps': appsView, '#/usage': usageView,
 };
 
 // consentPage is where the authorization endpoint sends a person (SPEC §16).
