@@ -31,3 +31,21 @@ func TestPendingIsBounded(t *testing.T) {
 		t.Fatal("a count with no project was kept")
 	}
 }
+
+// BenchmarkCount is what counting adds to a verification: one map increment under a
+// mutex, from every core at once.
+func BenchmarkCount(b *testing.B) {
+	r := &Recorder{clock: clock.System, pending: map[key]int64{}}
+	ids := make([]string, 1000)
+	for i := range ids {
+		ids[i] = "tok_" + strconv.Itoa(i)
+	}
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		i := 0
+		for pb.Next() {
+			r.Count("prj_1", "ai_agent", ids[i%len(ids)], "ok")
+			i++
+		}
+	})
+}
