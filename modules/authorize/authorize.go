@@ -112,9 +112,9 @@ func (h *handler) authorize(c *fiber.Ctx) error {
 		name = cl.Host
 	}
 	// Parking a request writes a row for anyone who asks: it spends the address's sign-in
-	// budget, and rows expire in ten minutes.
+	// budget, and rows expire in ten minutes. Past it the client hears so (RFC 6749 §4.1.2.1).
 	if err := h.limits.Attempts.Take(httpserver.ClientIP(c)); err != nil {
-		return err
+		return back("temporarily_unavailable", "too many authorization requests from this address; retry later")
 	}
 	row, err := h.ent.OAuthAuthorization.Create().SetClientID(cl.ID).SetClientName(name).SetClientHost(cl.Host).
 		SetRedirectURI(redirect).SetState(q.Get("state")).SetCodeChallenge(q.Get("code_challenge")).

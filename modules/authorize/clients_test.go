@@ -75,12 +75,23 @@ func TestRegistrationClosedAndLimited(t *testing.T) {
 		Expect(t, 403, map[string]any{"error": "access_denied"})
 
 	limited := apptest.Start(t, apptest.Stores(t)[0], apptest.WithConfig(func(c *config.Config) { c.RateLimit = 3 }))
+	var client string
 	for i := range 4 {
 		want := 201
 		if i == 3 {
 			want = 429
 		}
-		limited.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/oauth/register", Body: map[string]any{"redirect_uris": []string{"https://app.example/cb"}}}).Expect(t, want, nil)
+		got := limited.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/oauth/register", Body: map[string]any{"redirect_uris": []string{"http://127.0.0.1/cb"}}}).Expect(t, want, nil)
+		if i == 0 {
+			client = got["client_id"].(string)
+		}
+	}
+	// Parking an authorization request spends the same budget; past it the client hears
+	// temporarily_unavailable, with its state.
+	f := newFlow(client, "http://127.0.0.1/cb")
+	res := authorize(t, limited, f.query())
+	if q := backQuery(t, f, res.Header.Get("Location")); q.Get("error") != "temporarily_unavailable" || q.Get("state") != f.state {
+		t.Fatalf("over budget: %v", q)
 	}
 }
 
