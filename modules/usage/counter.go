@@ -38,23 +38,14 @@ type key struct {
 type Recorder struct {
 	ent   *ent.Client
 	clock clock.Clock
-	log   *slog.Logger
 
 	mu      sync.Mutex
 	pending map[key]int64
 }
 
 func newRecorder(lc fx.Lifecycle, c *ent.Client, clk clock.Clock, log *slog.Logger) *Recorder {
-	r := &Recorder{ent: c, clock: clk, log: log, pending: map[key]int64{}}
-	stop, done := make(chan struct{}), make(chan struct{})
-	lc.Append(fx.Hook{
-		OnStart: func(context.Context) error { go r.loop(stop, done); return nil },
-		OnStop: func(ctx context.Context) error {
-			close(stop)
-			<-done
-			return r.Flush(ctx)
-		},
-	})
+	r := &Recorder{ent: c, clock: clk, pending: map[key]int64{}}
+	database.FlushEvery(lc, log, "usage counts", FlushEvery, r.Flush)
 	return r
 }
 
@@ -105,21 +96,3 @@ func (r *Recorder) Flush(ctx context.Context) error {
 // conflict is the unique key of a count row.
 var conflict = []string{usagecount.FieldProjectID, usagecount.FieldKind, usagecount.FieldCredentialID,
 	usagecount.FieldResolution, usagecount.FieldBucket, usagecount.FieldOutcome}
-
-func (r *Recorder) loop(stop, done chan struct{}) {
-	defer close(done)
-	t := time.NewTicker(FlushEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-stop:
-			return
-		case <-t.C:
-			ctx, cancel := context.WithTimeout(database.Background(context.Background()), 10*time.Second)
-			if err := r.Flush(ctx); err != nil {
-				r.log.Warn("writing usage counts failed; will retry", "error", err)
-			}
-			cancel()
-		}
-	}
-}

@@ -21,29 +21,17 @@ type batchWriter func(ctx context.Context, batch map[string]time.Time) error
 // time in memory, and a background loop writes each credential's newest time in one
 // transaction every few seconds, and once more at shutdown.
 type batcher struct {
-	kind  string
 	write batchWriter
-	log   *slog.Logger
 
 	mu      sync.Mutex
 	pending map[string]time.Time
-
-	stop chan struct{}
-	done chan struct{}
 }
 
-// newBatcher ties the batcher's loop to the lifecycle: the last flush happens in OnStop,
-// after the HTTP server has drained (fx stops in reverse start order).
+// newBatcher ties the batcher to the lifecycle: flushed every FlushEvery and once more at
+// stop (database.FlushEvery).
 func newBatcher(lc fx.Lifecycle, log *slog.Logger, kind string, write batchWriter) *batcher {
-	b := &batcher{kind: kind, write: write, log: log, pending: map[string]time.Time{}, stop: make(chan struct{}), done: make(chan struct{})}
-	lc.Append(fx.Hook{
-		OnStart: func(context.Context) error { go b.loop(); return nil },
-		OnStop: func(ctx context.Context) error {
-			close(b.stop)
-			<-b.done
-			return b.flush(ctx)
-		},
-	})
+	b := &batcher{write: write, pending: map[string]time.Time{}}
+	database.FlushEvery(lc, log, "last-used times of "+kind, FlushEvery, b.flush)
 	return b
 }
 
@@ -73,22 +61,4 @@ func (b *batcher) flush(ctx context.Context) error {
 		return err
 	}
 	return nil
-}
-
-func (b *batcher) loop() {
-	defer close(b.done)
-	t := time.NewTicker(FlushEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-b.stop:
-			return
-		case <-t.C:
-			ctx, cancel := context.WithTimeout(database.Background(context.Background()), 10*time.Second)
-			if err := b.flush(ctx); err != nil {
-				b.log.Warn("writing last-used times failed; will retry", "credential", b.kind, "error", err)
-			}
-			cancel()
-		}
-	}
 }

@@ -12,6 +12,19 @@ import (
 // to 30 s. A failure is logged under what and the next tick tries again: pruning deletes
 // only rows nobody can present any more, so a late run costs space, not correctness.
 func PruneEvery(lc fx.Lifecycle, log *slog.Logger, what string, period time.Duration, prune func(context.Context) error) {
+	every(lc, log, "pruning "+what+" failed", period, 30*time.Second, prune, false)
+}
+
+// FlushEvery runs flush every period, each run bounded to 10 s, and once more as the app
+// stops — after the HTTP server drained, since fx stops in reverse order — so what a
+// batcher holds in memory is written before the store closes. A failure is logged under
+// what; flush keeps what it could not write for its next run.
+func FlushEvery(lc fx.Lifecycle, log *slog.Logger, what string, period time.Duration, flush func(context.Context) error) {
+	every(lc, log, "writing "+what+" failed; will retry", period, 10*time.Second, flush, true)
+}
+
+// every is the loop both share: queries marked Background, a ticker, a clean stop.
+func every(lc fx.Lifecycle, log *slog.Logger, failed string, period, timeout time.Duration, fn func(context.Context) error, atStop bool) {
 	stop, done := make(chan struct{}), make(chan struct{})
 	loop := func() {
 		defer close(done)
@@ -22,19 +35,27 @@ func PruneEvery(lc fx.Lifecycle, log *slog.Logger, what string, period time.Dura
 			case <-stop:
 				return
 			case <-t.C:
-				ctx, cancel := context.WithTimeout(Background(context.Background()), 30*time.Second)
-				if err := prune(ctx); err != nil {
-					log.Warn("pruning "+what+" failed", "error", err)
+				ctx, cancel := context.WithTimeout(Background(context.Background()), timeout)
+				if err := fn(ctx); err != nil {
+					log.Warn(failed, "error", err)
 				}
 				cancel()
 			}
 		}
 	}
-	lc.Append(fx.StartStopHook(func() { go loop() }, func(ctx context.Context) {
-		close(stop)
-		select {
-		case <-done:
-		case <-ctx.Done():
-		}
-	}))
+	lc.Append(fx.Hook{
+		OnStart: func(context.Context) error { go loop(); return nil },
+		OnStop: func(ctx context.Context) error {
+			close(stop)
+			select {
+			case <-done:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+			if atStop {
+				return fn(ctx)
+			}
+			return nil
+		},
+	})
 }
