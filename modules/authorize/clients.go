@@ -12,13 +12,13 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 	"unicode"
 	"unicode/utf8"
 
 	lru "github.com/hashicorp/golang-lru/v2"
 	"github.com/pquerna/cachecontrol/cacheobject"
+	"golang.org/x/sync/singleflight"
 
 	"github.com/authcore/authcore/ent"
 	"github.com/authcore/authcore/platform/clock"
@@ -58,8 +58,7 @@ type clients struct {
 	http   *http.Client
 	cache  *lru.Cache[string, cached]
 	// fetching collapses concurrent fetches of one document into one.
-	mu       sync.Mutex
-	fetching map[string]*sync.WaitGroup
+	fetching singleflight.Group
 }
 
 type cached struct {
@@ -69,7 +68,7 @@ type cached struct {
 
 func newClients(c *ent.Client, clk clock.Clock, policy outbound.Policy, roots *x509.CertPool) *clients {
 	cache, _ := lru.New[string, cached](1024) // cannot fail: the size is positive
-	return &clients{ent: c, clock: clk, policy: policy, cache: cache, fetching: map[string]*sync.WaitGroup{},
+	return &clients{ent: c, clock: clk, policy: policy, cache: cache,
 		http: &http.Client{Transport: policy.Transport(fetchTimeout, roots), Timeout: fetchTimeout,
 			// A redirect is an answer, not an instruction (SPEC §16: no redirects).
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
@@ -109,33 +108,17 @@ func (cs *clients) document(ctx context.Context, id string) (client, error) {
 	if c, ok := cs.cache.Get(id); ok && now.Before(c.expires) {
 		return c.client, nil
 	}
-	cs.mu.Lock()
-	if wg, busy := cs.fetching[id]; busy { // another request is fetching it: wait, then read
-		cs.mu.Unlock()
-		wg.Wait()
-		if c, ok := cs.cache.Get(id); ok && now.Before(c.expires) {
-			return c.client, nil
+	got, err, _ := cs.fetching.Do(id, func() (any, error) {
+		c, ttl, err := cs.fetch(ctx, id)
+		if err == nil && ttl > 0 {
+			cs.cache.Add(id, cached{client: c, expires: now.Add(ttl)})
 		}
-	} else {
-		wg := &sync.WaitGroup{}
-		wg.Add(1)
-		cs.fetching[id] = wg
-		cs.mu.Unlock()
-		defer func() {
-			cs.mu.Lock()
-			delete(cs.fetching, id)
-			cs.mu.Unlock()
-			wg.Done()
-		}()
-	}
-	c, ttl, err := cs.fetch(ctx, id)
+		return c, err
+	})
 	if err != nil {
 		return client{}, err
 	}
-	if ttl > 0 {
-		cs.cache.Add(id, cached{client: c, expires: now.Add(ttl)})
-	}
-	return c, nil
+	return got.(client), nil
 }
 
 // metadataDocument is the part of a client metadata document (RFC 7591 §2 fields) read here.

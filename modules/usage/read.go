@@ -1,9 +1,9 @@
 package usage
 
 import (
+	"cmp"
 	"context"
 	"slices"
-	"sort"
 	"time"
 
 	"github.com/authcore/authcore/ent"
@@ -98,26 +98,11 @@ func bucketed(rows []*ent.UsageCount, q Query) []Series {
 		for b, n := range byBucket {
 			s.Points = append(s.Points, Point{T: time.Unix(b, 0).UTC(), Count: n})
 		}
-		sort.Slice(s.Points, func(i, j int) bool { return s.Points[i].T.Before(s.Points[j].T) })
+		slices.SortFunc(s.Points, func(a, b Point) int { return a.T.Compare(b.T) })
 		out = append(out, s)
 	}
-	slices.SortFunc(out, func(a, b Series) int {
-		if a.Kind != b.Kind {
-			return compare(a.Kind, b.Kind)
-		}
-		return compare(a.Outcome, b.Outcome)
-	})
+	slices.SortFunc(out, func(a, b Series) int { return cmp.Or(cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Outcome, b.Outcome)) })
 	return out
-}
-
-func compare(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 func totals(rows []*ent.UsageCount) usage.Totals {
