@@ -21,6 +21,9 @@ import (
 	"github.com/authcore/authcore/ent/event"
 	"github.com/authcore/authcore/ent/grantrefreshtoken"
 	"github.com/authcore/authcore/ent/membership"
+	"github.com/authcore/authcore/ent/mfachallenge"
+	"github.com/authcore/authcore/ent/mfafactor"
+	"github.com/authcore/authcore/ent/mfarecoverycode"
 	"github.com/authcore/authcore/ent/oauthauthorization"
 	"github.com/authcore/authcore/ent/oauthclient"
 	"github.com/authcore/authcore/ent/oauthcode"
@@ -59,6 +62,12 @@ type Client struct {
 	Event *EventClient
 	// GrantRefreshToken is the client for interacting with the GrantRefreshToken builders.
 	GrantRefreshToken *GrantRefreshTokenClient
+	// MFAChallenge is the client for interacting with the MFAChallenge builders.
+	MFAChallenge *MFAChallengeClient
+	// MFAFactor is the client for interacting with the MFAFactor builders.
+	MFAFactor *MFAFactorClient
+	// MFARecoveryCode is the client for interacting with the MFARecoveryCode builders.
+	MFARecoveryCode *MFARecoveryCodeClient
 	// Membership is the client for interacting with the Membership builders.
 	Membership *MembershipClient
 	// OAuthAuthorization is the client for interacting with the OAuthAuthorization builders.
@@ -112,6 +121,9 @@ func (c *Client) init() {
 	c.Badge = NewBadgeClient(c.config)
 	c.Event = NewEventClient(c.config)
 	c.GrantRefreshToken = NewGrantRefreshTokenClient(c.config)
+	c.MFAChallenge = NewMFAChallengeClient(c.config)
+	c.MFAFactor = NewMFAFactorClient(c.config)
+	c.MFARecoveryCode = NewMFARecoveryCodeClient(c.config)
 	c.Membership = NewMembershipClient(c.config)
 	c.OAuthAuthorization = NewOAuthAuthorizationClient(c.config)
 	c.OAuthClient = NewOAuthClientClient(c.config)
@@ -228,6 +240,9 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		Badge:              NewBadgeClient(cfg),
 		Event:              NewEventClient(cfg),
 		GrantRefreshToken:  NewGrantRefreshTokenClient(cfg),
+		MFAChallenge:       NewMFAChallengeClient(cfg),
+		MFAFactor:          NewMFAFactorClient(cfg),
+		MFARecoveryCode:    NewMFARecoveryCodeClient(cfg),
 		Membership:         NewMembershipClient(cfg),
 		OAuthAuthorization: NewOAuthAuthorizationClient(cfg),
 		OAuthClient:        NewOAuthClientClient(cfg),
@@ -271,6 +286,9 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		Badge:              NewBadgeClient(cfg),
 		Event:              NewEventClient(cfg),
 		GrantRefreshToken:  NewGrantRefreshTokenClient(cfg),
+		MFAChallenge:       NewMFAChallengeClient(cfg),
+		MFAFactor:          NewMFAFactorClient(cfg),
+		MFARecoveryCode:    NewMFARecoveryCodeClient(cfg),
 		Membership:         NewMembershipClient(cfg),
 		OAuthAuthorization: NewOAuthAuthorizationClient(cfg),
 		OAuthClient:        NewOAuthClientClient(cfg),
@@ -319,10 +337,11 @@ func (c *Client) Close() error {
 func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
 		c.AgentToken, c.AuditEvent, c.AuthClient, c.Badge, c.Event, c.GrantRefreshToken,
-		c.Membership, c.OAuthAuthorization, c.OAuthClient, c.OAuthCode, c.OAuthGrant,
-		c.Project, c.RefreshToken, c.Resource, c.RevokedAccessToken, c.S3Credential,
-		c.Session, c.SignInBudget, c.SigningKey, c.UsageCount, c.User, c.UserToken,
-		c.Webhook, c.WebhookDelivery,
+		c.MFAChallenge, c.MFAFactor, c.MFARecoveryCode, c.Membership,
+		c.OAuthAuthorization, c.OAuthClient, c.OAuthCode, c.OAuthGrant, c.Project,
+		c.RefreshToken, c.Resource, c.RevokedAccessToken, c.S3Credential, c.Session,
+		c.SignInBudget, c.SigningKey, c.UsageCount, c.User, c.UserToken, c.Webhook,
+		c.WebhookDelivery,
 	} {
 		n.Use(hooks...)
 	}
@@ -333,10 +352,11 @@ func (c *Client) Use(hooks ...Hook) {
 func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
 		c.AgentToken, c.AuditEvent, c.AuthClient, c.Badge, c.Event, c.GrantRefreshToken,
-		c.Membership, c.OAuthAuthorization, c.OAuthClient, c.OAuthCode, c.OAuthGrant,
-		c.Project, c.RefreshToken, c.Resource, c.RevokedAccessToken, c.S3Credential,
-		c.Session, c.SignInBudget, c.SigningKey, c.UsageCount, c.User, c.UserToken,
-		c.Webhook, c.WebhookDelivery,
+		c.MFAChallenge, c.MFAFactor, c.MFARecoveryCode, c.Membership,
+		c.OAuthAuthorization, c.OAuthClient, c.OAuthCode, c.OAuthGrant, c.Project,
+		c.RefreshToken, c.Resource, c.RevokedAccessToken, c.S3Credential, c.Session,
+		c.SignInBudget, c.SigningKey, c.UsageCount, c.User, c.UserToken, c.Webhook,
+		c.WebhookDelivery,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -357,6 +377,12 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.Event.mutate(ctx, m)
 	case *GrantRefreshTokenMutation:
 		return c.GrantRefreshToken.mutate(ctx, m)
+	case *MFAChallengeMutation:
+		return c.MFAChallenge.mutate(ctx, m)
+	case *MFAFactorMutation:
+		return c.MFAFactor.mutate(ctx, m)
+	case *MFARecoveryCodeMutation:
+		return c.MFARecoveryCode.mutate(ctx, m)
 	case *MembershipMutation:
 		return c.Membership.mutate(ctx, m)
 	case *OAuthAuthorizationMutation:
@@ -1193,6 +1219,405 @@ func (c *GrantRefreshTokenClient) mutate(ctx context.Context, m *GrantRefreshTok
 		return (&GrantRefreshTokenDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
 	default:
 		return nil, fmt.Errorf("ent: unknown GrantRefreshToken mutation op: %q", m.Op())
+	}
+}
+
+// MFAChallengeClient is a client for the MFAChallenge schema.
+type MFAChallengeClient struct {
+	config
+}
+
+// NewMFAChallengeClient returns a client for the MFAChallenge from the given config.
+func NewMFAChallengeClient(c config) *MFAChallengeClient {
+	return &MFAChallengeClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `mfachallenge.Hooks(f(g(h())))`.
+func (c *MFAChallengeClient) Use(hooks ...Hook) {
+	c.hooks.MFAChallenge = append(c.hooks.MFAChallenge, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `mfachallenge.Intercept(f(g(h())))`.
+func (c *MFAChallengeClient) Intercept(interceptors ...Interceptor) {
+	c.inters.MFAChallenge = append(c.inters.MFAChallenge, interceptors...)
+}
+
+// Create returns a builder for creating a MFAChallenge entity.
+func (c *MFAChallengeClient) Create() *MFAChallengeCreate {
+	mutation := newMFAChallengeMutation(c.config, OpCreate)
+	return &MFAChallengeCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of MFAChallenge entities.
+func (c *MFAChallengeClient) CreateBulk(builders ...*MFAChallengeCreate) *MFAChallengeCreateBulk {
+	return &MFAChallengeCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *MFAChallengeClient) MapCreateBulk(slice any, setFunc func(*MFAChallengeCreate, int)) *MFAChallengeCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &MFAChallengeCreateBulk{err: fmt.Errorf("calling to MFAChallengeClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*MFAChallengeCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &MFAChallengeCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for MFAChallenge.
+func (c *MFAChallengeClient) Update() *MFAChallengeUpdate {
+	mutation := newMFAChallengeMutation(c.config, OpUpdate)
+	return &MFAChallengeUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *MFAChallengeClient) UpdateOne(_m *MFAChallenge) *MFAChallengeUpdateOne {
+	mutation := newMFAChallengeMutation(c.config, OpUpdateOne, withMFAChallenge(_m))
+	return &MFAChallengeUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *MFAChallengeClient) UpdateOneID(id string) *MFAChallengeUpdateOne {
+	mutation := newMFAChallengeMutation(c.config, OpUpdateOne, withMFAChallengeID(id))
+	return &MFAChallengeUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for MFAChallenge.
+func (c *MFAChallengeClient) Delete() *MFAChallengeDelete {
+	mutation := newMFAChallengeMutation(c.config, OpDelete)
+	return &MFAChallengeDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *MFAChallengeClient) DeleteOne(_m *MFAChallenge) *MFAChallengeDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *MFAChallengeClient) DeleteOneID(id string) *MFAChallengeDeleteOne {
+	builder := c.Delete().Where(mfachallenge.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &MFAChallengeDeleteOne{builder}
+}
+
+// Query returns a query builder for MFAChallenge.
+func (c *MFAChallengeClient) Query() *MFAChallengeQuery {
+	return &MFAChallengeQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeMFAChallenge},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a MFAChallenge entity by its id.
+func (c *MFAChallengeClient) Get(ctx context.Context, id string) (*MFAChallenge, error) {
+	return c.Query().Where(mfachallenge.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *MFAChallengeClient) GetX(ctx context.Context, id string) *MFAChallenge {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *MFAChallengeClient) Hooks() []Hook {
+	return c.hooks.MFAChallenge
+}
+
+// Interceptors returns the client interceptors.
+func (c *MFAChallengeClient) Interceptors() []Interceptor {
+	return c.inters.MFAChallenge
+}
+
+func (c *MFAChallengeClient) mutate(ctx context.Context, m *MFAChallengeMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&MFAChallengeCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&MFAChallengeUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&MFAChallengeUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&MFAChallengeDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown MFAChallenge mutation op: %q", m.Op())
+	}
+}
+
+// MFAFactorClient is a client for the MFAFactor schema.
+type MFAFactorClient struct {
+	config
+}
+
+// NewMFAFactorClient returns a client for the MFAFactor from the given config.
+func NewMFAFactorClient(c config) *MFAFactorClient {
+	return &MFAFactorClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `mfafactor.Hooks(f(g(h())))`.
+func (c *MFAFactorClient) Use(hooks ...Hook) {
+	c.hooks.MFAFactor = append(c.hooks.MFAFactor, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `mfafactor.Intercept(f(g(h())))`.
+func (c *MFAFactorClient) Intercept(interceptors ...Interceptor) {
+	c.inters.MFAFactor = append(c.inters.MFAFactor, interceptors...)
+}
+
+// Create returns a builder for creating a MFAFactor entity.
+func (c *MFAFactorClient) Create() *MFAFactorCreate {
+	mutation := newMFAFactorMutation(c.config, OpCreate)
+	return &MFAFactorCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of MFAFactor entities.
+func (c *MFAFactorClient) CreateBulk(builders ...*MFAFactorCreate) *MFAFactorCreateBulk {
+	return &MFAFactorCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *MFAFactorClient) MapCreateBulk(slice any, setFunc func(*MFAFactorCreate, int)) *MFAFactorCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &MFAFactorCreateBulk{err: fmt.Errorf("calling to MFAFactorClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*MFAFactorCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &MFAFactorCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for MFAFactor.
+func (c *MFAFactorClient) Update() *MFAFactorUpdate {
+	mutation := newMFAFactorMutation(c.config, OpUpdate)
+	return &MFAFactorUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *MFAFactorClient) UpdateOne(_m *MFAFactor) *MFAFactorUpdateOne {
+	mutation := newMFAFactorMutation(c.config, OpUpdateOne, withMFAFactor(_m))
+	return &MFAFactorUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *MFAFactorClient) UpdateOneID(id string) *MFAFactorUpdateOne {
+	mutation := newMFAFactorMutation(c.config, OpUpdateOne, withMFAFactorID(id))
+	return &MFAFactorUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for MFAFactor.
+func (c *MFAFactorClient) Delete() *MFAFactorDelete {
+	mutation := newMFAFactorMutation(c.config, OpDelete)
+	return &MFAFactorDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *MFAFactorClient) DeleteOne(_m *MFAFactor) *MFAFactorDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *MFAFactorClient) DeleteOneID(id string) *MFAFactorDeleteOne {
+	builder := c.Delete().Where(mfafactor.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &MFAFactorDeleteOne{builder}
+}
+
+// Query returns a query builder for MFAFactor.
+func (c *MFAFactorClient) Query() *MFAFactorQuery {
+	return &MFAFactorQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeMFAFactor},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a MFAFactor entity by its id.
+func (c *MFAFactorClient) Get(ctx context.Context, id string) (*MFAFactor, error) {
+	return c.Query().Where(mfafactor.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *MFAFactorClient) GetX(ctx context.Context, id string) *MFAFactor {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *MFAFactorClient) Hooks() []Hook {
+	return c.hooks.MFAFactor
+}
+
+// Interceptors returns the client interceptors.
+func (c *MFAFactorClient) Interceptors() []Interceptor {
+	return c.inters.MFAFactor
+}
+
+func (c *MFAFactorClient) mutate(ctx context.Context, m *MFAFactorMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&MFAFactorCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&MFAFactorUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&MFAFactorUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&MFAFactorDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown MFAFactor mutation op: %q", m.Op())
+	}
+}
+
+// MFARecoveryCodeClient is a client for the MFARecoveryCode schema.
+type MFARecoveryCodeClient struct {
+	config
+}
+
+// NewMFARecoveryCodeClient returns a client for the MFARecoveryCode from the given config.
+func NewMFARecoveryCodeClient(c config) *MFARecoveryCodeClient {
+	return &MFARecoveryCodeClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `mfarecoverycode.Hooks(f(g(h())))`.
+func (c *MFARecoveryCodeClient) Use(hooks ...Hook) {
+	c.hooks.MFARecoveryCode = append(c.hooks.MFARecoveryCode, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `mfarecoverycode.Intercept(f(g(h())))`.
+func (c *MFARecoveryCodeClient) Intercept(interceptors ...Interceptor) {
+	c.inters.MFARecoveryCode = append(c.inters.MFARecoveryCode, interceptors...)
+}
+
+// Create returns a builder for creating a MFARecoveryCode entity.
+func (c *MFARecoveryCodeClient) Create() *MFARecoveryCodeCreate {
+	mutation := newMFARecoveryCodeMutation(c.config, OpCreate)
+	return &MFARecoveryCodeCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of MFARecoveryCode entities.
+func (c *MFARecoveryCodeClient) CreateBulk(builders ...*MFARecoveryCodeCreate) *MFARecoveryCodeCreateBulk {
+	return &MFARecoveryCodeCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *MFARecoveryCodeClient) MapCreateBulk(slice any, setFunc func(*MFARecoveryCodeCreate, int)) *MFARecoveryCodeCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &MFARecoveryCodeCreateBulk{err: fmt.Errorf("calling to MFARecoveryCodeClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*MFARecoveryCodeCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &MFARecoveryCodeCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for MFARecoveryCode.
+func (c *MFARecoveryCodeClient) Update() *MFARecoveryCodeUpdate {
+	mutation := newMFARecoveryCodeMutation(c.config, OpUpdate)
+	return &MFARecoveryCodeUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *MFARecoveryCodeClient) UpdateOne(_m *MFARecoveryCode) *MFARecoveryCodeUpdateOne {
+	mutation := newMFARecoveryCodeMutation(c.config, OpUpdateOne, withMFARecoveryCode(_m))
+	return &MFARecoveryCodeUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *MFARecoveryCodeClient) UpdateOneID(id string) *MFARecoveryCodeUpdateOne {
+	mutation := newMFARecoveryCodeMutation(c.config, OpUpdateOne, withMFARecoveryCodeID(id))
+	return &MFARecoveryCodeUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for MFARecoveryCode.
+func (c *MFARecoveryCodeClient) Delete() *MFARecoveryCodeDelete {
+	mutation := newMFARecoveryCodeMutation(c.config, OpDelete)
+	return &MFARecoveryCodeDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *MFARecoveryCodeClient) DeleteOne(_m *MFARecoveryCode) *MFARecoveryCodeDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *MFARecoveryCodeClient) DeleteOneID(id string) *MFARecoveryCodeDeleteOne {
+	builder := c.Delete().Where(mfarecoverycode.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &MFARecoveryCodeDeleteOne{builder}
+}
+
+// Query returns a query builder for MFARecoveryCode.
+func (c *MFARecoveryCodeClient) Query() *MFARecoveryCodeQuery {
+	return &MFARecoveryCodeQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeMFARecoveryCode},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a MFARecoveryCode entity by its id.
+func (c *MFARecoveryCodeClient) Get(ctx context.Context, id string) (*MFARecoveryCode, error) {
+	return c.Query().Where(mfarecoverycode.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *MFARecoveryCodeClient) GetX(ctx context.Context, id string) *MFARecoveryCode {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *MFARecoveryCodeClient) Hooks() []Hook {
+	return c.hooks.MFARecoveryCode
+}
+
+// Interceptors returns the client interceptors.
+func (c *MFARecoveryCodeClient) Interceptors() []Interceptor {
+	return c.inters.MFARecoveryCode
+}
+
+func (c *MFARecoveryCodeClient) mutate(ctx context.Context, m *MFARecoveryCodeMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&MFARecoveryCodeCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&MFARecoveryCodeUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&MFARecoveryCodeUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&MFARecoveryCodeDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown MFARecoveryCode mutation op: %q", m.Op())
 	}
 }
 
@@ -3593,15 +4018,17 @@ func (c *WebhookDeliveryClient) mutate(ctx context.Context, m *WebhookDeliveryMu
 // hooks and interceptors per client, for fast access.
 type (
 	hooks struct {
-		AgentToken, AuditEvent, AuthClient, Badge, Event, GrantRefreshToken, Membership,
-		OAuthAuthorization, OAuthClient, OAuthCode, OAuthGrant, Project, RefreshToken,
-		Resource, RevokedAccessToken, S3Credential, Session, SignInBudget, SigningKey,
+		AgentToken, AuditEvent, AuthClient, Badge, Event, GrantRefreshToken,
+		MFAChallenge, MFAFactor, MFARecoveryCode, Membership, OAuthAuthorization,
+		OAuthClient, OAuthCode, OAuthGrant, Project, RefreshToken, Resource,
+		RevokedAccessToken, S3Credential, Session, SignInBudget, SigningKey,
 		UsageCount, User, UserToken, Webhook, WebhookDelivery []ent.Hook
 	}
 	inters struct {
-		AgentToken, AuditEvent, AuthClient, Badge, Event, GrantRefreshToken, Membership,
-		OAuthAuthorization, OAuthClient, OAuthCode, OAuthGrant, Project, RefreshToken,
-		Resource, RevokedAccessToken, S3Credential, Session, SignInBudget, SigningKey,
+		AgentToken, AuditEvent, AuthClient, Badge, Event, GrantRefreshToken,
+		MFAChallenge, MFAFactor, MFARecoveryCode, Membership, OAuthAuthorization,
+		OAuthClient, OAuthCode, OAuthGrant, Project, RefreshToken, Resource,
+		RevokedAccessToken, S3Credential, Session, SignInBudget, SigningKey,
 		UsageCount, User, UserToken, Webhook, WebhookDelivery []ent.Interceptor
 	}
 )

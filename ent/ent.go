@@ -19,6 +19,9 @@ import (
 	"github.com/authcore/authcore/ent/event"
 	"github.com/authcore/authcore/ent/grantrefreshtoken"
 	"github.com/authcore/authcore/ent/membership"
+	"github.com/authcore/authcore/ent/mfachallenge"
+	"github.com/authcore/authcore/ent/mfafactor"
+	"github.com/authcore/authcore/ent/mfarecoverycode"
 	"github.com/authcore/authcore/ent/oauthauthorization"
 	"github.com/authcore/authcore/ent/oauthclient"
 	"github.com/authcore/authcore/ent/oauthcode"
@@ -102,6 +105,9 @@ func checkColumn(t, c string) error {
 			badge.Table:              badge.ValidColumn,
 			event.Table:              event.ValidColumn,
 			grantrefreshtoken.Table:  grantrefreshtoken.ValidColumn,
+			mfachallenge.Table:       mfachallenge.ValidColumn,
+			mfafactor.Table:          mfafactor.ValidColumn,
+			mfarecoverycode.Table:    mfarecoverycode.ValidColumn,
 			membership.Table:         membership.ValidColumn,
 			oauthauthorization.Table: oauthauthorization.ValidColumn,
 			oauthclient.Table:        oauthclient.ValidColumn,

@@ -18,6 +18,9 @@ import (
 	"github.com/authcore/authcore/ent/event"
 	"github.com/authcore/authcore/ent/grantrefreshtoken"
 	"github.com/authcore/authcore/ent/membership"
+	"github.com/authcore/authcore/ent/mfachallenge"
+	"github.com/authcore/authcore/ent/mfafactor"
+	"github.com/authcore/authcore/ent/mfarecoverycode"
 	"github.com/authcore/authcore/ent/oauthauthorization"
 	"github.com/authcore/authcore/ent/oauthclient"
 	"github.com/authcore/authcore/ent/oauthcode"
@@ -53,6 +56,9 @@ const (
 	TypeBadge              = "Badge"
 	TypeEvent              = "Event"
 	TypeGrantRefreshToken  = "GrantRefreshToken"
+	TypeMFAChallenge       = "MFAChallenge"
+	TypeMFAFactor          = "MFAFactor"
+	TypeMFARecoveryCode    = "MFARecoveryCode"
 	TypeMembership         = "Membership"
 	TypeOAuthAuthorization = "OAuthAuthorization"
 	TypeOAuthClient        = "OAuthClient"
@@ -5081,6 +5087,2225 @@ func (m *GrantRefreshTokenMutation) ResetEdge(name string) error {
 	return fmt.Errorf("unknown GrantRefreshToken edge %s", name)
 }
 
+// MFAChallengeMutation represents an operation that mutates the MFAChallenge nodes in the graph.
+type MFAChallengeMutation struct {
+	config
+	op            Op
+	typ           string
+	id            *string
+	created_at    *time.Time
+	purpose       *mfachallenge.Purpose
+	tenant_id     *string
+	user_id       *string
+	digest        *[]byte
+	data          *string
+	expires_at    *time.Time
+	clearedFields map[string]struct{}
+	done          bool
+	oldValue      func(context.Context) (*MFAChallenge, error)
+	predicates    []predicate.MFAChallenge
+}
+
+var _ ent.Mutation = (*MFAChallengeMutation)(nil)
+
+// mfachallengeOption allows management of the mutation configuration using functional options.
+type mfachallengeOption func(*MFAChallengeMutation)
+
+// newMFAChallengeMutation creates new mutation for the MFAChallenge entity.
+func newMFAChallengeMutation(c config, op Op, opts ...mfachallengeOption) *MFAChallengeMutation {
+	m := &MFAChallengeMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeMFAChallenge,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withMFAChallengeID sets the ID field of the mutation.
+func withMFAChallengeID(id string) mfachallengeOption {
+	return func(m *MFAChallengeMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *MFAChallenge
+		)
+		m.oldValue = func(ctx context.Context) (*MFAChallenge, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().MFAChallenge.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withMFAChallenge sets the old MFAChallenge of the mutation.
+func withMFAChallenge(node *MFAChallenge) mfachallengeOption {
+	return func(m *MFAChallengeMutation) {
+		m.oldValue = func(context.Context) (*MFAChallenge, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m MFAChallengeMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m MFAChallengeMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of MFAChallenge entities.
+func (m *MFAChallengeMutation) SetID(id string) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *MFAChallengeMutation) ID() (id string, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *MFAChallengeMutation) IDs(ctx context.Context) ([]string, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []string{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().MFAChallenge.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *MFAChallengeMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *MFAChallengeMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the MFAChallenge entity.
+// If the MFAChallenge object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *MFAChallengeMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *MFAChallengeMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// SetPurpose sets the "purpose" field.
+func (m *MFAChallengeMutation) SetPurpose(value mfachallenge.Purpose) {
+	m.purpose = &value
+}
+
+// Purpose returns the value of the "purpose" field in the mutation.
+func (m *MFAChallengeMutation) Purpose() (r mfachallenge.Purpose, exists bool) {
+	v := m.purpose
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPurpose returns the old "purpose" field's value of the MFAChallenge entity.
+// If the MFAChallenge object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *MFAChallengeMutation) OldPurpose(ctx context.Context) (v mfachallenge.Purpose, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPurpose is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPurpose requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPurpose: %w", err)
+	}
+	return oldValue.Purpose, nil
+}
+
+// ResetPurpose resets all changes to the "purpose" field.
+func (m *MFAChallengeMutation) ResetPurpose() {
+	m.purpose = nil
+}
+
+// SetTenantID sets the "tenant_id" field.
+func (m *MFAChallengeMutation) SetTenantID(s string) {
+	m.tenant_id = &s
+}
+
+// TenantID returns the value of the "tenant_id" field in the mutation.
+func (m *MFAChallengeMutation) TenantID() (r string, exists bool) {
+	v := m.tenant_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTenantID returns the old "tenant_id" field's value of the MFAChallenge entity.
+// If the MFAChallenge object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *MFAChallengeMutation) OldTenantID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTenantID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTenantID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTenantID: %w", err)
+	}
+	return oldValue.TenantID, nil
+}
+
+// ResetTenantID resets all changes to the "tenant_id" field.
+func (m *MFAChallengeMutation) ResetTenantID() {
+	m.tenant_id = nil
+}
+
+// SetUserID sets the "user_id" field.
+func (m *MFAChallengeMutation) SetUserID(s string) {
+	m.user_id = &s
+}
+
+// UserID returns the value of the "user_id" field in the mutation.
+func (m *MFAChallengeMutation) UserID() (r string, exists bool) {
+	v := m.user_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUserID returns the old "user_id" field's value of the MFAChallenge entity.
+// If the MFAChallenge object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *MFAChallengeMutation) OldUserID(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUserID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUserID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUserID: %w", err)
+	}
+	return oldValue.UserID, nil
+}
+
+// ClearUserID clears the value of the "user_id" field.
+func (m *MFAChallengeMutation) ClearUserID() {
+	m.user_id = nil
+	m.clearedFields[mfachallenge.FieldUserID] = struct{}{}
+}
+
+// UserIDCleared returns if the "user_id" field was cleared in this mutation.
+func (m *MFAChallengeMutation) UserIDCleared() bool {
+	_, ok := m.clearedFields[mfachallenge.FieldUserID]
+	return ok
+}
+
+// ResetUserID resets all changes to the "user_id" field.
+func (m *MFAChallengeMutation) ResetUserID() {
+	m.user_id = nil
+	delete(m.clearedFields, mfachallenge.FieldUserID)
+}
+
+// SetDigest sets the "digest" field.
+func (m *MFAChallengeMutation) SetDigest(b []byte) {
+	m.digest = &b
+}
+
+// Digest returns the value of the "digest" field in the mutation.
+func (m *MFAChallengeMutation) Digest() (r []byte, exists bool) {
+	v := m.digest
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDigest returns the old "digest" field's value of the MFAChallenge entity.
+// If the MFAChallenge object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *MFAChallengeMutation) OldDigest(ctx context.Context) (v *[]byte, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDigest is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDigest requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDigest: %w", err)
+	}
+	return oldValue.Digest, nil
+}
+
+// ClearDigest clears the value of the "digest" field.
+func (m *MFAChallengeMutation) ClearDigest() {
+	m.digest = nil
+	m.clearedFields[mfachallenge.FieldDigest] = struct{}{}
+}
+
+// DigestCleared returns if the "digest" field was cleared in this mutation.
+func (m *MFAChallengeMutation) DigestCleared() bool {
+	_, ok := m.clearedFields[mfachallenge.FieldDigest]
+	return ok
+}
+
+// ResetDigest resets all changes to the "digest" field.
+func (m *MFAChallengeMutation) ResetDigest() {
+	m.digest = nil
+	delete(m.clearedFields, mfachallenge.FieldDigest)
+}
+
+// SetData sets the "data" field.
+func (m *MFAChallengeMutation) SetData(s string) {
+	m.data = &s
+}
+
+// Data returns the value of the "data" field in the mutation.
+func (m *MFAChallengeMutation) Data() (r string, exists bool) {
+	v := m.data
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldData returns the old "data" field's value of the MFAChallenge entity.
+// If the MFAChallenge object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *MFAChallengeMutation) OldData(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldData is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldData requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldData: %w", err)
+	}
+	return oldValue.Data, nil
+}
+
+// ResetData resets all changes to the "data" field.
+func (m *MFAChallengeMutation) ResetData() {
+	m.data = nil
+}
+
+// SetExpiresAt sets the "expires_at" field.
+func (m *MFAChallengeMutation) SetExpiresAt(t time.Time) {
+	m.expires_at = &t
+}
+
+// ExpiresAt returns the value of the "expires_at" field in the mutation.
+func (m *MFAChallengeMutation) ExpiresAt() (r time.Time, exists bool) {
+	v := m.expires_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldExpiresAt returns the old "expires_at" field's value of the MFAChallenge entity.
+// If the MFAChallenge object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *MFAChallengeMutation) OldExpiresAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldExpiresAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldExpiresAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldExpiresAt: %w", err)
+	}
+	return oldValue.ExpiresAt, nil
+}
+
+// ResetExpiresAt resets all changes to the "expires_at" field.
+func (m *MFAChallengeMutation) ResetExpiresAt() {
+	m.expires_at = nil
+}
+
+// Where appends a list predicates to the MFAChallengeMutation builder.
+func (m *MFAChallengeMutation) Where(ps ...predicate.MFAChallenge) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the MFAChallengeMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *MFAChallengeMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.MFAChallenge, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *MFAChallengeMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *MFAChallengeMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (MFAChallenge).
+func (m *MFAChallengeMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *MFAChallengeMutation) Fields() []string {
+	fields := make([]string, 0, 7)
+	if m.created_at != nil {
+		fields = append(fields, mfachallenge.FieldCreatedAt)
+	}
+	if m.purpose != nil {
+		fields = append(fields, mfachallenge.FieldPurpose)
+	}
+	if m.tenant_id != nil {
+		fields = append(fields, mfachallenge.FieldTenantID)
+	}
+	if m.user_id != nil {
+		fields = append(fields, mfachallenge.FieldUserID)
+	}
+	if m.digest != nil {
+		fields = append(fields, mfachallenge.FieldDigest)
+	}
+	if m.data != nil {
+		fields = append(fields, mfachallenge.FieldData)
+	}
+	if m.expires_at != nil {
+		fields = append(fields, mfachallenge.FieldExpiresAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *MFAChallengeMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case mfachallenge.FieldCreatedAt:
+		return m.CreatedAt()
+	case mfachallenge.FieldPurpose:
+		return m.Purpose()
+	case mfachallenge.FieldTenantID:
+		return m.TenantID()
+	case mfachallenge.FieldUserID:
+		return m.UserID()
+	case mfachallenge.FieldDigest:
+		return m.Digest()
+	case mfachallenge.FieldData:
+		return m.Data()
+	case mfachallenge.FieldExpiresAt:
+		return m.ExpiresAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *MFAChallengeMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case mfachallenge.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	case mfachallenge.FieldPurpose:
+		return m.OldPurpose(ctx)
+	case mfachallenge.FieldTenantID:
+		return m.OldTenantID(ctx)
+	case mfachallenge.FieldUserID:
+		return m.OldUserID(ctx)
+	case mfachallenge.FieldDigest:
+		return m.OldDigest(ctx)
+	case mfachallenge.FieldData:
+		return m.OldData(ctx)
+	case mfachallenge.FieldExpiresAt:
+		return m.OldExpiresAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown MFAChallenge field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *MFAChallengeMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case mfachallenge.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	case mfachallenge.FieldPurpose:
+		v, ok := value.(mfachallenge.Purpose)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPurpose(v)
+		return nil
+	case mfachallenge.FieldTenantID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTenantID(v)
+		return nil
+	case mfachallenge.FieldUserID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUserID(v)
+		return nil
+	case mfachallenge.FieldDigest:
+		v, ok := value.([]byte)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDigest(v)
+		return nil
+	case mfachallenge.FieldData:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetData(v)
+		return nil
+	case mfachallenge.FieldExpiresAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetExpiresAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown MFAChallenge field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *MFAChallengeMutation) AddedFields() []string {
+	return nil
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *MFAChallengeMutation) AddedField(name string) (ent.Value, bool) {
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *MFAChallengeMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	}
+	return fmt.Errorf("unknown MFAChallenge numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *MFAChallengeMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(mfachallenge.FieldUserID) {
+		fields = append(fields, mfachallenge.FieldUserID)
+	}
+	if m.FieldCleared(mfachallenge.FieldDigest) {
+		fields = append(fields, mfachallenge.FieldDigest)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *MFAChallengeMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *MFAChallengeMutation) ClearField(name string) error {
+	switch name {
+	case mfachallenge.FieldUserID:
+		m.ClearUserID()
+		return nil
+	case mfachallenge.FieldDigest:
+		m.ClearDigest()
+		return nil
+	}
+	return fmt.Errorf("unknown MFAChallenge nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *MFAChallengeMutation) ResetField(name string) error {
+	switch name {
+	case mfachallenge.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	case mfachallenge.FieldPurpose:
+		m.ResetPurpose()
+		return nil
+	case mfachallenge.FieldTenantID:
+		m.ResetTenantID()
+		return nil
+	case mfachallenge.FieldUserID:
+		m.ResetUserID()
+		return nil
+	case mfachallenge.FieldDigest:
+		m.ResetDigest()
+		return nil
+	case mfachallenge.FieldData:
+		m.ResetData()
+		return nil
+	case mfachallenge.FieldExpiresAt:
+		m.ResetExpiresAt()
+		return nil
+	}
+	return fmt.Errorf("unknown MFAChallenge field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *MFAChallengeMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *MFAChallengeMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *MFAChallengeMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *MFAChallengeMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *MFAChallengeMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *MFAChallengeMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *MFAChallengeMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown MFAChallenge unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *MFAChallengeMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown MFAChallenge edge %s", name)
+}
+
+// MFAFactorMutation represents an operation that mutates the MFAFactor nodes in the graph.
+type MFAFactorMutation struct {
+	config
+	op            Op
+	typ           string
+	id            *string
+	created_at    *time.Time
+	user_id       *string
+	tenant_id     *string
+	_type         *mfafactor.Type
+	name          *string
+	secret_sealed *string
+	confirmed_at  *time.Time
+	last_step     *int64
+	addlast_step  *int64
+	credential_id *[]byte
+	credential    *string
+	last_used_at  *time.Time
+	clearedFields map[string]struct{}
+	done          bool
+	oldValue      func(context.Context) (*MFAFactor, error)
+	predicates    []predicate.MFAFactor
+}
+
+var _ ent.Mutation = (*MFAFactorMutation)(nil)
+
+// mfafactorOption allows management of the mutation configuration using functional options.
+type mfafactorOption func(*MFAFactorMutation)
+
+// newMFAFactorMutation creates new mutation for the MFAFactor entity.
+func newMFAFactorMutation(c config, op Op, opts ...mfafactorOption) *MFAFactorMutation {
+	m := &MFAFactorMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeMFAFactor,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withMFAFactorID sets the ID field of the mutation.
+func withMFAFactorID(id string) mfafactorOption {
+	return func(m *MFAFactorMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *MFAFactor
+		)
+		m.oldValue = func(ctx context.Context) (*MFAFactor, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().MFAFactor.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withMFAFactor sets the old MFAFactor of the mutation.
+func withMFAFactor(node *MFAFactor) mfafactorOption {
+	return func(m *MFAFactorMutation) {
+		m.oldValue = func(context.Context) (*MFAFactor, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m MFAFactorMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m MFAFactorMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of MFAFactor entities.
+func (m *MFAFactorMutation) SetID(id string) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *MFAFactorMutation) ID() (id string, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *MFAFactorMutation) IDs(ctx context.Context) ([]string, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []string{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().MFAFactor.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *MFAFactorMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *MFAFactorMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the MFAFactor entity.
+// If the MFAFactor object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *MFAFactorMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *MFAFactorMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// SetUserID sets the "user_id" field.
+func (m *MFAFactorMutation) SetUserID(s string) {
+	m.user_id = &s
+}
+
+// UserID returns the value of the "user_id" field in the mutation.
+func (m *MFAFactorMutation) UserID() (r string, exists bool) {
+	v := m.user_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUserID returns the old "user_id" field's value of the MFAFactor entity.
+// If the MFAFactor object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *MFAFactorMutation) OldUserID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUserID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUserID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUserID: %w", err)
+	}
+	return oldValue.UserID, nil
+}
+
+// ResetUserID resets all changes to the "user_id" field.
+func (m *MFAFactorMutation) ResetUserID() {
+	m.user_id = nil
+}
+
+// SetTenantID sets the "tenant_id" field.
+func (m *MFAFactorMutation) SetTenantID(s string) {
+	m.tenant_id = &s
+}
+
+// TenantID returns the value of the "tenant_id" field in the mutation.
+func (m *MFAFactorMutation) TenantID() (r string, exists bool) {
+	v := m.tenant_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTenantID returns the old "tenant_id" field's value of the MFAFactor entity.
+// If the MFAFactor object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *MFAFactorMutation) OldTenantID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTenantID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTenantID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTenantID: %w", err)
+	}
+	return oldValue.TenantID, nil
+}
+
+// ResetTenantID resets all changes to the "tenant_id" field.
+func (m *MFAFactorMutation) ResetTenantID() {
+	m.tenant_id = nil
+}
+
+// SetType sets the "type" field.
+func (m *MFAFactorMutation) SetType(value mfafactor.Type) {
+	m._type = &value
+}
+
+// GetType returns the value of the "type" field in the mutation.
+func (m *MFAFactorMutation) GetType() (r mfafactor.Type, exists bool) {
+	v := m._type
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldType returns the old "type" field's value of the MFAFactor entity.
+// If the MFAFactor object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *MFAFactorMutation) OldType(ctx context.Context) (v mfafactor.Type, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldType is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldType requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldType: %w", err)
+	}
+	return oldValue.Type, nil
+}
+
+// ResetType resets all changes to the "type" field.
+func (m *MFAFactorMutation) ResetType() {
+	m._type = nil
+}
+
+// SetName sets the "name" field.
+func (m *MFAFactorMutation) SetName(s string) {
+	m.name = &s
+}
+
+// Name returns the value of the "name" field in the mutation.
+func (m *MFAFactorMutation) Name() (r string, exists bool) {
+	v := m.name
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldName returns the old "name" field's value of the MFAFactor entity.
+// If the MFAFactor object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *MFAFactorMutation) OldName(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldName is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldName requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldName: %w", err)
+	}
+	return oldValue.Name, nil
+}
+
+// ResetName resets all changes to the "name" field.
+func (m *MFAFactorMutation) ResetName() {
+	m.name = nil
+}
+
+// SetSecretSealed sets the "secret_sealed" field.
+func (m *MFAFactorMutation) SetSecretSealed(s string) {
+	m.secret_sealed = &s
+}
+
+// SecretSealed returns the value of the "secret_sealed" field in the mutation.
+func (m *MFAFactorMutation) SecretSealed() (r string, exists bool) {
+	v := m.secret_sealed
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSecretSealed returns the old "secret_sealed" field's value of the MFAFactor entity.
+// If the MFAFactor object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *MFAFactorMutation) OldSecretSealed(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSecretSealed is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSecretSealed requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSecretSealed: %w", err)
+	}
+	return oldValue.SecretSealed, nil
+}
+
+// ClearSecretSealed clears the value of the "secret_sealed" field.
+func (m *MFAFactorMutation) ClearSecretSealed() {
+	m.secret_sealed = nil
+	m.clearedFields[mfafactor.FieldSecretSealed] = struct{}{}
+}
+
+// SecretSealedCleared returns if the "secret_sealed" field was cleared in this mutation.
+func (m *MFAFactorMutation) SecretSealedCleared() bool {
+	_, ok := m.clearedFields[mfafactor.FieldSecretSealed]
+	return ok
+}
+
+// ResetSecretSealed resets all changes to the "secret_sealed" field.
+func (m *MFAFactorMutation) ResetSecretSealed() {
+	m.secret_sealed = nil
+	delete(m.clearedFields, mfafactor.FieldSecretSealed)
+}
+
+// SetConfirmedAt sets the "confirmed_at" field.
+func (m *MFAFactorMutation) SetConfirmedAt(t time.Time) {
+	m.confirmed_at = &t
+}
+
+// ConfirmedAt returns the value of the "confirmed_at" field in the mutation.
+func (m *MFAFactorMutation) ConfirmedAt() (r time.Time, exists bool) {
+	v := m.confirmed_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldConfirmedAt returns the old "confirmed_at" field's value of the MFAFactor entity.
+// If the MFAFactor object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *MFAFactorMutation) OldConfirmedAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldConfirmedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldConfirmedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldConfirmedAt: %w", err)
+	}
+	return oldValue.ConfirmedAt, nil
+}
+
+// ClearConfirmedAt clears the value of the "confirmed_at" field.
+func (m *MFAFactorMutation) ClearConfirmedAt() {
+	m.confirmed_at = nil
+	m.clearedFields[mfafactor.FieldConfirmedAt] = struct{}{}
+}
+
+// ConfirmedAtCleared returns if the "confirmed_at" field was cleared in this mutation.
+func (m *MFAFactorMutation) ConfirmedAtCleared() bool {
+	_, ok := m.clearedFields[mfafactor.FieldConfirmedAt]
+	return ok
+}
+
+// ResetConfirmedAt resets all changes to the "confirmed_at" field.
+func (m *MFAFactorMutation) ResetConfirmedAt() {
+	m.confirmed_at = nil
+	delete(m.clearedFields, mfafactor.FieldConfirmedAt)
+}
+
+// SetLastStep sets the "last_step" field.
+func (m *MFAFactorMutation) SetLastStep(i int64) {
+	m.last_step = &i
+	m.addlast_step = nil
+}
+
+// LastStep returns the value of the "last_step" field in the mutation.
+func (m *MFAFactorMutation) LastStep() (r int64, exists bool) {
+	v := m.last_step
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldLastStep returns the old "last_step" field's value of the MFAFactor entity.
+// If the MFAFactor object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *MFAFactorMutation) OldLastStep(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldLastStep is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldLastStep requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldLastStep: %w", err)
+	}
+	return oldValue.LastStep, nil
+}
+
+// AddLastStep adds i to the "last_step" field.
+func (m *MFAFactorMutation) AddLastStep(i int64) {
+	if m.addlast_step != nil {
+		*m.addlast_step += i
+	} else {
+		m.addlast_step = &i
+	}
+}
+
+// AddedLastStep returns the value that was added to the "last_step" field in this mutation.
+func (m *MFAFactorMutation) AddedLastStep() (r int64, exists bool) {
+	v := m.addlast_step
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetLastStep resets all changes to the "last_step" field.
+func (m *MFAFactorMutation) ResetLastStep() {
+	m.last_step = nil
+	m.addlast_step = nil
+}
+
+// SetCredentialID sets the "credential_id" field.
+func (m *MFAFactorMutation) SetCredentialID(b []byte) {
+	m.credential_id = &b
+}
+
+// CredentialID returns the value of the "credential_id" field in the mutation.
+func (m *MFAFactorMutation) CredentialID() (r []byte, exists bool) {
+	v := m.credential_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCredentialID returns the old "credential_id" field's value of the MFAFactor entity.
+// If the MFAFactor object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *MFAFactorMutation) OldCredentialID(ctx context.Context) (v *[]byte, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCredentialID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCredentialID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCredentialID: %w", err)
+	}
+	return oldValue.CredentialID, nil
+}
+
+// ClearCredentialID clears the value of the "credential_id" field.
+func (m *MFAFactorMutation) ClearCredentialID() {
+	m.credential_id = nil
+	m.clearedFields[mfafactor.FieldCredentialID] = struct{}{}
+}
+
+// CredentialIDCleared returns if the "credential_id" field was cleared in this mutation.
+func (m *MFAFactorMutation) CredentialIDCleared() bool {
+	_, ok := m.clearedFields[mfafactor.FieldCredentialID]
+	return ok
+}
+
+// ResetCredentialID resets all changes to the "credential_id" field.
+func (m *MFAFactorMutation) ResetCredentialID() {
+	m.credential_id = nil
+	delete(m.clearedFields, mfafactor.FieldCredentialID)
+}
+
+// SetCredential sets the "credential" field.
+func (m *MFAFactorMutation) SetCredential(s string) {
+	m.credential = &s
+}
+
+// Credential returns the value of the "credential" field in the mutation.
+func (m *MFAFactorMutation) Credential() (r string, exists bool) {
+	v := m.credential
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCredential returns the old "credential" field's value of the MFAFactor entity.
+// If the MFAFactor object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *MFAFactorMutation) OldCredential(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCredential is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCredential requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCredential: %w", err)
+	}
+	return oldValue.Credential, nil
+}
+
+// ClearCredential clears the value of the "credential" field.
+func (m *MFAFactorMutation) ClearCredential() {
+	m.credential = nil
+	m.clearedFields[mfafactor.FieldCredential] = struct{}{}
+}
+
+// CredentialCleared returns if the "credential" field was cleared in this mutation.
+func (m *MFAFactorMutation) CredentialCleared() bool {
+	_, ok := m.clearedFields[mfafactor.FieldCredential]
+	return ok
+}
+
+// ResetCredential resets all changes to the "credential" field.
+func (m *MFAFactorMutation) ResetCredential() {
+	m.credential = nil
+	delete(m.clearedFields, mfafactor.FieldCredential)
+}
+
+// SetLastUsedAt sets the "last_used_at" field.
+func (m *MFAFactorMutation) SetLastUsedAt(t time.Time) {
+	m.last_used_at = &t
+}
+
+// LastUsedAt returns the value of the "last_used_at" field in the mutation.
+func (m *MFAFactorMutation) LastUsedAt() (r time.Time, exists bool) {
+	v := m.last_used_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldLastUsedAt returns the old "last_used_at" field's value of the MFAFactor entity.
+// If the MFAFactor object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *MFAFactorMutation) OldLastUsedAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldLastUsedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldLastUsedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldLastUsedAt: %w", err)
+	}
+	return oldValue.LastUsedAt, nil
+}
+
+// ClearLastUsedAt clears the value of the "last_used_at" field.
+func (m *MFAFactorMutation) ClearLastUsedAt() {
+	m.last_used_at = nil
+	m.clearedFields[mfafactor.FieldLastUsedAt] = struct{}{}
+}
+
+// LastUsedAtCleared returns if the "last_used_at" field was cleared in this mutation.
+func (m *MFAFactorMutation) LastUsedAtCleared() bool {
+	_, ok := m.clearedFields[mfafactor.FieldLastUsedAt]
+	return ok
+}
+
+// ResetLastUsedAt resets all changes to the "last_used_at" field.
+func (m *MFAFactorMutation) ResetLastUsedAt() {
+	m.last_used_at = nil
+	delete(m.clearedFields, mfafactor.FieldLastUsedAt)
+}
+
+// Where appends a list predicates to the MFAFactorMutation builder.
+func (m *MFAFactorMutation) Where(ps ...predicate.MFAFactor) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the MFAFactorMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *MFAFactorMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.MFAFactor, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *MFAFactorMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *MFAFactorMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (MFAFactor).
+func (m *MFAFactorMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *MFAFactorMutation) Fields() []string {
+	fields := make([]string, 0, 11)
+	if m.created_at != nil {
+		fields = append(fields, mfafactor.FieldCreatedAt)
+	}
+	if m.user_id != nil {
+		fields = append(fields, mfafactor.FieldUserID)
+	}
+	if m.tenant_id != nil {
+		fields = append(fields, mfafactor.FieldTenantID)
+	}
+	if m._type != nil {
+		fields = append(fields, mfafactor.FieldType)
+	}
+	if m.name != nil {
+		fields = append(fields, mfafactor.FieldName)
+	}
+	if m.secret_sealed != nil {
+		fields = append(fields, mfafactor.FieldSecretSealed)
+	}
+	if m.confirmed_at != nil {
+		fields = append(fields, mfafactor.FieldConfirmedAt)
+	}
+	if m.last_step != nil {
+		fields = append(fields, mfafactor.FieldLastStep)
+	}
+	if m.credential_id != nil {
+		fields = append(fields, mfafactor.FieldCredentialID)
+	}
+	if m.credential != nil {
+		fields = append(fields, mfafactor.FieldCredential)
+	}
+	if m.last_used_at != nil {
+		fields = append(fields, mfafactor.FieldLastUsedAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *MFAFactorMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case mfafactor.FieldCreatedAt:
+		return m.CreatedAt()
+	case mfafactor.FieldUserID:
+		return m.UserID()
+	case mfafactor.FieldTenantID:
+		return m.TenantID()
+	case mfafactor.FieldType:
+		return m.GetType()
+	case mfafactor.FieldName:
+		return m.Name()
+	case mfafactor.FieldSecretSealed:
+		return m.SecretSealed()
+	case mfafactor.FieldConfirmedAt:
+		return m.ConfirmedAt()
+	case mfafactor.FieldLastStep:
+		return m.LastStep()
+	case mfafactor.FieldCredentialID:
+		return m.CredentialID()
+	case mfafactor.FieldCredential:
+		return m.Credential()
+	case mfafactor.FieldLastUsedAt:
+		return m.LastUsedAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *MFAFactorMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case mfafactor.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	case mfafactor.FieldUserID:
+		return m.OldUserID(ctx)
+	case mfafactor.FieldTenantID:
+		return m.OldTenantID(ctx)
+	case mfafactor.FieldType:
+		return m.OldType(ctx)
+	case mfafactor.FieldName:
+		return m.OldName(ctx)
+	case mfafactor.FieldSecretSealed:
+		return m.OldSecretSealed(ctx)
+	case mfafactor.FieldConfirmedAt:
+		return m.OldConfirmedAt(ctx)
+	case mfafactor.FieldLastStep:
+		return m.OldLastStep(ctx)
+	case mfafactor.FieldCredentialID:
+		return m.OldCredentialID(ctx)
+	case mfafactor.FieldCredential:
+		return m.OldCredential(ctx)
+	case mfafactor.FieldLastUsedAt:
+		return m.OldLastUsedAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown MFAFactor field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *MFAFactorMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case mfafactor.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	case mfafactor.FieldUserID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUserID(v)
+		return nil
+	case mfafactor.FieldTenantID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTenantID(v)
+		return nil
+	case mfafactor.FieldType:
+		v, ok := value.(mfafactor.Type)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetType(v)
+		return nil
+	case mfafactor.FieldName:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetName(v)
+		return nil
+	case mfafactor.FieldSecretSealed:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSecretSealed(v)
+		return nil
+	case mfafactor.FieldConfirmedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetConfirmedAt(v)
+		return nil
+	case mfafactor.FieldLastStep:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetLastStep(v)
+		return nil
+	case mfafactor.FieldCredentialID:
+		v, ok := value.([]byte)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCredentialID(v)
+		return nil
+	case mfafactor.FieldCredential:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCredential(v)
+		return nil
+	case mfafactor.FieldLastUsedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetLastUsedAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown MFAFactor field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *MFAFactorMutation) AddedFields() []string {
+	var fields []string
+	if m.addlast_step != nil {
+		fields = append(fields, mfafactor.FieldLastStep)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *MFAFactorMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case mfafactor.FieldLastStep:
+		return m.AddedLastStep()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *MFAFactorMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case mfafactor.FieldLastStep:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddLastStep(v)
+		return nil
+	}
+	return fmt.Errorf("unknown MFAFactor numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *MFAFactorMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(mfafactor.FieldSecretSealed) {
+		fields = append(fields, mfafactor.FieldSecretSealed)
+	}
+	if m.FieldCleared(mfafactor.FieldConfirmedAt) {
+		fields = append(fields, mfafactor.FieldConfirmedAt)
+	}
+	if m.FieldCleared(mfafactor.FieldCredentialID) {
+		fields = append(fields, mfafactor.FieldCredentialID)
+	}
+	if m.FieldCleared(mfafactor.FieldCredential) {
+		fields = append(fields, mfafactor.FieldCredential)
+	}
+	if m.FieldCleared(mfafactor.FieldLastUsedAt) {
+		fields = append(fields, mfafactor.FieldLastUsedAt)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *MFAFactorMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *MFAFactorMutation) ClearField(name string) error {
+	switch name {
+	case mfafactor.FieldSecretSealed:
+		m.ClearSecretSealed()
+		return nil
+	case mfafactor.FieldConfirmedAt:
+		m.ClearConfirmedAt()
+		return nil
+	case mfafactor.FieldCredentialID:
+		m.ClearCredentialID()
+		return nil
+	case mfafactor.FieldCredential:
+		m.ClearCredential()
+		return nil
+	case mfafactor.FieldLastUsedAt:
+		m.ClearLastUsedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown MFAFactor nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *MFAFactorMutation) ResetField(name string) error {
+	switch name {
+	case mfafactor.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	case mfafactor.FieldUserID:
+		m.ResetUserID()
+		return nil
+	case mfafactor.FieldTenantID:
+		m.ResetTenantID()
+		return nil
+	case mfafactor.FieldType:
+		m.ResetType()
+		return nil
+	case mfafactor.FieldName:
+		m.ResetName()
+		return nil
+	case mfafactor.FieldSecretSealed:
+		m.ResetSecretSealed()
+		return nil
+	case mfafactor.FieldConfirmedAt:
+		m.ResetConfirmedAt()
+		return nil
+	case mfafactor.FieldLastStep:
+		m.ResetLastStep()
+		return nil
+	case mfafactor.FieldCredentialID:
+		m.ResetCredentialID()
+		return nil
+	case mfafactor.FieldCredential:
+		m.ResetCredential()
+		return nil
+	case mfafactor.FieldLastUsedAt:
+		m.ResetLastUsedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown MFAFactor field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *MFAFactorMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *MFAFactorMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *MFAFactorMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *MFAFactorMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *MFAFactorMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *MFAFactorMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *MFAFactorMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown MFAFactor unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *MFAFactorMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown MFAFactor edge %s", name)
+}
+
+// MFARecoveryCodeMutation represents an operation that mutates the MFARecoveryCode nodes in the graph.
+type MFARecoveryCodeMutation struct {
+	config
+	op            Op
+	typ           string
+	id            *string
+	created_at    *time.Time
+	user_id       *string
+	digest        *[]byte
+	used_at       *time.Time
+	clearedFields map[string]struct{}
+	done          bool
+	oldValue      func(context.Context) (*MFARecoveryCode, error)
+	predicates    []predicate.MFARecoveryCode
+}
+
+var _ ent.Mutation = (*MFARecoveryCodeMutation)(nil)
+
+// mfarecoverycodeOption allows management of the mutation configuration using functional options.
+type mfarecoverycodeOption func(*MFARecoveryCodeMutation)
+
+// newMFARecoveryCodeMutation creates new mutation for the MFARecoveryCode entity.
+func newMFARecoveryCodeMutation(c config, op Op, opts ...mfarecoverycodeOption) *MFARecoveryCodeMutation {
+	m := &MFARecoveryCodeMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeMFARecoveryCode,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withMFARecoveryCodeID sets the ID field of the mutation.
+func withMFARecoveryCodeID(id string) mfarecoverycodeOption {
+	return func(m *MFARecoveryCodeMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *MFARecoveryCode
+		)
+		m.oldValue = func(ctx context.Context) (*MFARecoveryCode, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().MFARecoveryCode.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withMFARecoveryCode sets the old MFARecoveryCode of the mutation.
+func withMFARecoveryCode(node *MFARecoveryCode) mfarecoverycodeOption {
+	return func(m *MFARecoveryCodeMutation) {
+		m.oldValue = func(context.Context) (*MFARecoveryCode, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m MFARecoveryCodeMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m MFARecoveryCodeMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of MFARecoveryCode entities.
+func (m *MFARecoveryCodeMutation) SetID(id string) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *MFARecoveryCodeMutation) ID() (id string, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *MFARecoveryCodeMutation) IDs(ctx context.Context) ([]string, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []string{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().MFARecoveryCode.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *MFARecoveryCodeMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *MFARecoveryCodeMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the MFARecoveryCode entity.
+// If the MFARecoveryCode object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *MFARecoveryCodeMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *MFARecoveryCodeMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// SetUserID sets the "user_id" field.
+func (m *MFARecoveryCodeMutation) SetUserID(s string) {
+	m.user_id = &s
+}
+
+// UserID returns the value of the "user_id" field in the mutation.
+func (m *MFARecoveryCodeMutation) UserID() (r string, exists bool) {
+	v := m.user_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUserID returns the old "user_id" field's value of the MFARecoveryCode entity.
+// If the MFARecoveryCode object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *MFARecoveryCodeMutation) OldUserID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUserID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUserID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUserID: %w", err)
+	}
+	return oldValue.UserID, nil
+}
+
+// ResetUserID resets all changes to the "user_id" field.
+func (m *MFARecoveryCodeMutation) ResetUserID() {
+	m.user_id = nil
+}
+
+// SetDigest sets the "digest" field.
+func (m *MFARecoveryCodeMutation) SetDigest(b []byte) {
+	m.digest = &b
+}
+
+// Digest returns the value of the "digest" field in the mutation.
+func (m *MFARecoveryCodeMutation) Digest() (r []byte, exists bool) {
+	v := m.digest
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDigest returns the old "digest" field's value of the MFARecoveryCode entity.
+// If the MFARecoveryCode object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *MFARecoveryCodeMutation) OldDigest(ctx context.Context) (v []byte, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDigest is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDigest requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDigest: %w", err)
+	}
+	return oldValue.Digest, nil
+}
+
+// ResetDigest resets all changes to the "digest" field.
+func (m *MFARecoveryCodeMutation) ResetDigest() {
+	m.digest = nil
+}
+
+// SetUsedAt sets the "used_at" field.
+func (m *MFARecoveryCodeMutation) SetUsedAt(t time.Time) {
+	m.used_at = &t
+}
+
+// UsedAt returns the value of the "used_at" field in the mutation.
+func (m *MFARecoveryCodeMutation) UsedAt() (r time.Time, exists bool) {
+	v := m.used_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUsedAt returns the old "used_at" field's value of the MFARecoveryCode entity.
+// If the MFARecoveryCode object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *MFARecoveryCodeMutation) OldUsedAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUsedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUsedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUsedAt: %w", err)
+	}
+	return oldValue.UsedAt, nil
+}
+
+// ClearUsedAt clears the value of the "used_at" field.
+func (m *MFARecoveryCodeMutation) ClearUsedAt() {
+	m.used_at = nil
+	m.clearedFields[mfarecoverycode.FieldUsedAt] = struct{}{}
+}
+
+// UsedAtCleared returns if the "used_at" field was cleared in this mutation.
+func (m *MFARecoveryCodeMutation) UsedAtCleared() bool {
+	_, ok := m.clearedFields[mfarecoverycode.FieldUsedAt]
+	return ok
+}
+
+// ResetUsedAt resets all changes to the "used_at" field.
+func (m *MFARecoveryCodeMutation) ResetUsedAt() {
+	m.used_at = nil
+	delete(m.clearedFields, mfarecoverycode.FieldUsedAt)
+}
+
+// Where appends a list predicates to the MFARecoveryCodeMutation builder.
+func (m *MFARecoveryCodeMutation) Where(ps ...predicate.MFARecoveryCode) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the MFARecoveryCodeMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *MFARecoveryCodeMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.MFARecoveryCode, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *MFARecoveryCodeMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *MFARecoveryCodeMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (MFARecoveryCode).
+func (m *MFARecoveryCodeMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *MFARecoveryCodeMutation) Fields() []string {
+	fields := make([]string, 0, 4)
+	if m.created_at != nil {
+		fields = append(fields, mfarecoverycode.FieldCreatedAt)
+	}
+	if m.user_id != nil {
+		fields = append(fields, mfarecoverycode.FieldUserID)
+	}
+	if m.digest != nil {
+		fields = append(fields, mfarecoverycode.FieldDigest)
+	}
+	if m.used_at != nil {
+		fields = append(fields, mfarecoverycode.FieldUsedAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *MFARecoveryCodeMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case mfarecoverycode.FieldCreatedAt:
+		return m.CreatedAt()
+	case mfarecoverycode.FieldUserID:
+		return m.UserID()
+	case mfarecoverycode.FieldDigest:
+		return m.Digest()
+	case mfarecoverycode.FieldUsedAt:
+		return m.UsedAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *MFARecoveryCodeMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case mfarecoverycode.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	case mfarecoverycode.FieldUserID:
+		return m.OldUserID(ctx)
+	case mfarecoverycode.FieldDigest:
+		return m.OldDigest(ctx)
+	case mfarecoverycode.FieldUsedAt:
+		return m.OldUsedAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown MFARecoveryCode field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *MFARecoveryCodeMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case mfarecoverycode.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	case mfarecoverycode.FieldUserID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUserID(v)
+		return nil
+	case mfarecoverycode.FieldDigest:
+		v, ok := value.([]byte)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDigest(v)
+		return nil
+	case mfarecoverycode.FieldUsedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUsedAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown MFARecoveryCode field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *MFARecoveryCodeMutation) AddedFields() []string {
+	return nil
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *MFARecoveryCodeMutation) AddedField(name string) (ent.Value, bool) {
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *MFARecoveryCodeMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	}
+	return fmt.Errorf("unknown MFARecoveryCode numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *MFARecoveryCodeMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(mfarecoverycode.FieldUsedAt) {
+		fields = append(fields, mfarecoverycode.FieldUsedAt)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *MFARecoveryCodeMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *MFARecoveryCodeMutation) ClearField(name string) error {
+	switch name {
+	case mfarecoverycode.FieldUsedAt:
+		m.ClearUsedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown MFARecoveryCode nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *MFARecoveryCodeMutation) ResetField(name string) error {
+	switch name {
+	case mfarecoverycode.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	case mfarecoverycode.FieldUserID:
+		m.ResetUserID()
+		return nil
+	case mfarecoverycode.FieldDigest:
+		m.ResetDigest()
+		return nil
+	case mfarecoverycode.FieldUsedAt:
+		m.ResetUsedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown MFARecoveryCode field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *MFARecoveryCodeMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *MFARecoveryCodeMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *MFARecoveryCodeMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *MFARecoveryCodeMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *MFARecoveryCodeMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *MFARecoveryCodeMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *MFARecoveryCodeMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown MFARecoveryCode unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *MFARecoveryCodeMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown MFARecoveryCode edge %s", name)
+}
+
 // MembershipMutation represents an operation that mutates the Membership nodes in the graph.
 type MembershipMutation struct {
 	config
@@ -8970,6 +11195,7 @@ type ProjectMutation struct {
 	addbadge_max_expires_in_days *int
 	allowed_scopes               *[]string
 	appendallowed_scopes         []string
+	require_mfa                  *bool
 	clearedFields                map[string]struct{}
 	done                         bool
 	oldValue                     func(context.Context) (*Project, error)
@@ -9393,6 +11619,42 @@ func (m *ProjectMutation) ResetAllowedScopes() {
 	delete(m.clearedFields, project.FieldAllowedScopes)
 }
 
+// SetRequireMfa sets the "require_mfa" field.
+func (m *ProjectMutation) SetRequireMfa(b bool) {
+	m.require_mfa = &b
+}
+
+// RequireMfa returns the value of the "require_mfa" field in the mutation.
+func (m *ProjectMutation) RequireMfa() (r bool, exists bool) {
+	v := m.require_mfa
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRequireMfa returns the old "require_mfa" field's value of the Project entity.
+// If the Project object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ProjectMutation) OldRequireMfa(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRequireMfa is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRequireMfa requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRequireMfa: %w", err)
+	}
+	return oldValue.RequireMfa, nil
+}
+
+// ResetRequireMfa resets all changes to the "require_mfa" field.
+func (m *ProjectMutation) ResetRequireMfa() {
+	m.require_mfa = nil
+}
+
 // Where appends a list predicates to the ProjectMutation builder.
 func (m *ProjectMutation) Where(ps ...predicate.Project) {
 	m.predicates = append(m.predicates, ps...)
@@ -9427,7 +11689,7 @@ func (m *ProjectMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *ProjectMutation) Fields() []string {
-	fields := make([]string, 0, 6)
+	fields := make([]string, 0, 7)
 	if m.created_at != nil {
 		fields = append(fields, project.FieldCreatedAt)
 	}
@@ -9445,6 +11707,9 @@ func (m *ProjectMutation) Fields() []string {
 	}
 	if m.allowed_scopes != nil {
 		fields = append(fields, project.FieldAllowedScopes)
+	}
+	if m.require_mfa != nil {
+		fields = append(fields, project.FieldRequireMfa)
 	}
 	return fields
 }
@@ -9466,6 +11731,8 @@ func (m *ProjectMutation) Field(name string) (ent.Value, bool) {
 		return m.BadgeMaxExpiresInDays()
 	case project.FieldAllowedScopes:
 		return m.AllowedScopes()
+	case project.FieldRequireMfa:
+		return m.RequireMfa()
 	}
 	return nil, false
 }
@@ -9487,6 +11754,8 @@ func (m *ProjectMutation) OldField(ctx context.Context, name string) (ent.Value,
 		return m.OldBadgeMaxExpiresInDays(ctx)
 	case project.FieldAllowedScopes:
 		return m.OldAllowedScopes(ctx)
+	case project.FieldRequireMfa:
+		return m.OldRequireMfa(ctx)
 	}
 	return nil, fmt.Errorf("unknown Project field %s", name)
 }
@@ -9537,6 +11806,13 @@ func (m *ProjectMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetAllowedScopes(v)
+		return nil
+	case project.FieldRequireMfa:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRequireMfa(v)
 		return nil
 	}
 	return fmt.Errorf("unknown Project field %s", name)
@@ -9652,6 +11928,9 @@ func (m *ProjectMutation) ResetField(name string) error {
 		return nil
 	case project.FieldAllowedScopes:
 		m.ResetAllowedScopes()
+		return nil
+	case project.FieldRequireMfa:
+		m.ResetRequireMfa()
 		return nil
 	}
 	return fmt.Errorf("unknown Project field %s", name)
@@ -12286,6 +14565,9 @@ type SessionMutation struct {
 	last_active_at *time.Time
 	expires_at     *time.Time
 	revoked_at     *time.Time
+	amr            *[]string
+	appendamr      []string
+	auth_time      *time.Time
 	clearedFields  map[string]struct{}
 	done           bool
 	oldValue       func(context.Context) (*Session, error)
@@ -12759,6 +15041,120 @@ func (m *SessionMutation) ResetRevokedAt() {
 	delete(m.clearedFields, session.FieldRevokedAt)
 }
 
+// SetAmr sets the "amr" field.
+func (m *SessionMutation) SetAmr(s []string) {
+	m.amr = &s
+	m.appendamr = nil
+}
+
+// Amr returns the value of the "amr" field in the mutation.
+func (m *SessionMutation) Amr() (r []string, exists bool) {
+	v := m.amr
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAmr returns the old "amr" field's value of the Session entity.
+// If the Session object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SessionMutation) OldAmr(ctx context.Context) (v []string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAmr is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAmr requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAmr: %w", err)
+	}
+	return oldValue.Amr, nil
+}
+
+// AppendAmr adds s to the "amr" field.
+func (m *SessionMutation) AppendAmr(s []string) {
+	m.appendamr = append(m.appendamr, s...)
+}
+
+// AppendedAmr returns the list of values that were appended to the "amr" field in this mutation.
+func (m *SessionMutation) AppendedAmr() ([]string, bool) {
+	if len(m.appendamr) == 0 {
+		return nil, false
+	}
+	return m.appendamr, true
+}
+
+// ClearAmr clears the value of the "amr" field.
+func (m *SessionMutation) ClearAmr() {
+	m.amr = nil
+	m.appendamr = nil
+	m.clearedFields[session.FieldAmr] = struct{}{}
+}
+
+// AmrCleared returns if the "amr" field was cleared in this mutation.
+func (m *SessionMutation) AmrCleared() bool {
+	_, ok := m.clearedFields[session.FieldAmr]
+	return ok
+}
+
+// ResetAmr resets all changes to the "amr" field.
+func (m *SessionMutation) ResetAmr() {
+	m.amr = nil
+	m.appendamr = nil
+	delete(m.clearedFields, session.FieldAmr)
+}
+
+// SetAuthTime sets the "auth_time" field.
+func (m *SessionMutation) SetAuthTime(t time.Time) {
+	m.auth_time = &t
+}
+
+// AuthTime returns the value of the "auth_time" field in the mutation.
+func (m *SessionMutation) AuthTime() (r time.Time, exists bool) {
+	v := m.auth_time
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAuthTime returns the old "auth_time" field's value of the Session entity.
+// If the Session object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SessionMutation) OldAuthTime(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAuthTime is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAuthTime requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAuthTime: %w", err)
+	}
+	return oldValue.AuthTime, nil
+}
+
+// ClearAuthTime clears the value of the "auth_time" field.
+func (m *SessionMutation) ClearAuthTime() {
+	m.auth_time = nil
+	m.clearedFields[session.FieldAuthTime] = struct{}{}
+}
+
+// AuthTimeCleared returns if the "auth_time" field was cleared in this mutation.
+func (m *SessionMutation) AuthTimeCleared() bool {
+	_, ok := m.clearedFields[session.FieldAuthTime]
+	return ok
+}
+
+// ResetAuthTime resets all changes to the "auth_time" field.
+func (m *SessionMutation) ResetAuthTime() {
+	m.auth_time = nil
+	delete(m.clearedFields, session.FieldAuthTime)
+}
+
 // Where appends a list predicates to the SessionMutation builder.
 func (m *SessionMutation) Where(ps ...predicate.Session) {
 	m.predicates = append(m.predicates, ps...)
@@ -12793,7 +15189,7 @@ func (m *SessionMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *SessionMutation) Fields() []string {
-	fields := make([]string, 0, 9)
+	fields := make([]string, 0, 11)
 	if m.created_at != nil {
 		fields = append(fields, session.FieldCreatedAt)
 	}
@@ -12821,6 +15217,12 @@ func (m *SessionMutation) Fields() []string {
 	if m.revoked_at != nil {
 		fields = append(fields, session.FieldRevokedAt)
 	}
+	if m.amr != nil {
+		fields = append(fields, session.FieldAmr)
+	}
+	if m.auth_time != nil {
+		fields = append(fields, session.FieldAuthTime)
+	}
 	return fields
 }
 
@@ -12847,6 +15249,10 @@ func (m *SessionMutation) Field(name string) (ent.Value, bool) {
 		return m.ExpiresAt()
 	case session.FieldRevokedAt:
 		return m.RevokedAt()
+	case session.FieldAmr:
+		return m.Amr()
+	case session.FieldAuthTime:
+		return m.AuthTime()
 	}
 	return nil, false
 }
@@ -12874,6 +15280,10 @@ func (m *SessionMutation) OldField(ctx context.Context, name string) (ent.Value,
 		return m.OldExpiresAt(ctx)
 	case session.FieldRevokedAt:
 		return m.OldRevokedAt(ctx)
+	case session.FieldAmr:
+		return m.OldAmr(ctx)
+	case session.FieldAuthTime:
+		return m.OldAuthTime(ctx)
 	}
 	return nil, fmt.Errorf("unknown Session field %s", name)
 }
@@ -12946,6 +15356,20 @@ func (m *SessionMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetRevokedAt(v)
 		return nil
+	case session.FieldAmr:
+		v, ok := value.([]string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAmr(v)
+		return nil
+	case session.FieldAuthTime:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAuthTime(v)
+		return nil
 	}
 	return fmt.Errorf("unknown Session field %s", name)
 }
@@ -12985,6 +15409,12 @@ func (m *SessionMutation) ClearedFields() []string {
 	if m.FieldCleared(session.FieldRevokedAt) {
 		fields = append(fields, session.FieldRevokedAt)
 	}
+	if m.FieldCleared(session.FieldAmr) {
+		fields = append(fields, session.FieldAmr)
+	}
+	if m.FieldCleared(session.FieldAuthTime) {
+		fields = append(fields, session.FieldAuthTime)
+	}
 	return fields
 }
 
@@ -13007,6 +15437,12 @@ func (m *SessionMutation) ClearField(name string) error {
 		return nil
 	case session.FieldRevokedAt:
 		m.ClearRevokedAt()
+		return nil
+	case session.FieldAmr:
+		m.ClearAmr()
+		return nil
+	case session.FieldAuthTime:
+		m.ClearAuthTime()
 		return nil
 	}
 	return fmt.Errorf("unknown Session nullable field %s", name)
@@ -13042,6 +15478,12 @@ func (m *SessionMutation) ResetField(name string) error {
 		return nil
 	case session.FieldRevokedAt:
 		m.ResetRevokedAt()
+		return nil
+	case session.FieldAmr:
+		m.ResetAmr()
+		return nil
+	case session.FieldAuthTime:
+		m.ResetAuthTime()
 		return nil
 	}
 	return fmt.Errorf("unknown Session field %s", name)

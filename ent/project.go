@@ -30,7 +30,9 @@ type Project struct {
 	BadgeMaxExpiresInDays *int `json:"badge_max_expires_in_days,omitempty"`
 	// AllowedScopes holds the value of the "allowed_scopes" field.
 	AllowedScopes []string `json:"allowed_scopes,omitempty"`
-	selectValues  sql.SelectValues
+	// RequireMfa holds the value of the "require_mfa" field.
+	RequireMfa   bool `json:"require_mfa,omitempty"`
+	selectValues sql.SelectValues
 }
 
 // scanValues returns the types for scanning values from sql.Rows.
@@ -40,6 +42,8 @@ func (*Project) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case project.FieldAllowedScopes:
 			values[i] = new([]byte)
+		case project.FieldRequireMfa:
+			values[i] = new(sql.NullBool)
 		case project.FieldAgentTokenMaxTTLHours, project.FieldBadgeMaxExpiresInDays:
 			values[i] = new(sql.NullInt64)
 		case project.FieldID, project.FieldName, project.FieldCreatedBy:
@@ -107,6 +111,12 @@ func (_m *Project) assignValues(columns []string, values []any) error {
 					return fmt.Errorf("unmarshal field allowed_scopes: %w", err)
 				}
 			}
+		case project.FieldRequireMfa:
+			if value, ok := values[i].(*sql.NullBool); !ok {
+				return fmt.Errorf("unexpected type %T for field require_mfa", values[i])
+			} else if value.Valid {
+				_m.RequireMfa = value.Bool
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -164,6 +174,9 @@ func (_m *Project) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("allowed_scopes=")
 	builder.WriteString(fmt.Sprintf("%v", _m.AllowedScopes))
+	builder.WriteString(", ")
+	builder.WriteString("require_mfa=")
+	builder.WriteString(fmt.Sprintf("%v", _m.RequireMfa))
 	builder.WriteByte(')')
 	return builder.String()
 }

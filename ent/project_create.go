@@ -83,6 +83,20 @@ func (_c *ProjectCreate) SetAllowedScopes(v []string) *ProjectCreate {
 	return _c
 }
 
+// SetRequireMfa sets the "require_mfa" field.
+func (_c *ProjectCreate) SetRequireMfa(v bool) *ProjectCreate {
+	_c.mutation.SetRequireMfa(v)
+	return _c
+}
+
+// SetNillableRequireMfa sets the "require_mfa" field if the given value is not nil.
+func (_c *ProjectCreate) SetNillableRequireMfa(v *bool) *ProjectCreate {
+	if v != nil {
+		_c.SetRequireMfa(*v)
+	}
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *ProjectCreate) SetID(v string) *ProjectCreate {
 	_c.mutation.SetID(v)
@@ -136,6 +150,10 @@ func (_c *ProjectCreate) defaults() {
 		v := project.DefaultCreatedAt()
 		_c.mutation.SetCreatedAt(v)
 	}
+	if _, ok := _c.mutation.RequireMfa(); !ok {
+		v := project.DefaultRequireMfa
+		_c.mutation.SetRequireMfa(v)
+	}
 	if _, ok := _c.mutation.ID(); !ok {
 		v := project.DefaultID()
 		_c.mutation.SetID(v)
@@ -157,6 +175,9 @@ func (_c *ProjectCreate) check() error {
 	}
 	if _, ok := _c.mutation.CreatedBy(); !ok {
 		return &ValidationError{Name: "created_by", err: errors.New(`ent: missing required field "Project.created_by"`)}
+	}
+	if _, ok := _c.mutation.RequireMfa(); !ok {
+		return &ValidationError{Name: "require_mfa", err: errors.New(`ent: missing required field "Project.require_mfa"`)}
 	}
 	if v, ok := _c.mutation.ID(); ok {
 		if err := project.IDValidator(v); err != nil {
@@ -222,6 +243,10 @@ func (_c *ProjectCreate) createSpec() (*Project, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.AllowedScopes(); ok {
 		_spec.SetField(project.FieldAllowedScopes, field.TypeJSON, value)
 		_node.AllowedScopes = value
+	}
+	if value, ok := _c.mutation.RequireMfa(); ok {
+		_spec.SetField(project.FieldRequireMfa, field.TypeBool, value)
+		_node.RequireMfa = value
 	}
 	return _node, _spec
 }
@@ -350,6 +375,18 @@ func (u *ProjectUpsert) UpdateAllowedScopes() *ProjectUpsert {
 // ClearAllowedScopes clears the value of the "allowed_scopes" field.
 func (u *ProjectUpsert) ClearAllowedScopes() *ProjectUpsert {
 	u.SetNull(project.FieldAllowedScopes)
+	return u
+}
+
+// SetRequireMfa sets the "require_mfa" field.
+func (u *ProjectUpsert) SetRequireMfa(v bool) *ProjectUpsert {
+	u.Set(project.FieldRequireMfa, v)
+	return u
+}
+
+// UpdateRequireMfa sets the "require_mfa" field to the value that was provided on create.
+func (u *ProjectUpsert) UpdateRequireMfa() *ProjectUpsert {
+	u.SetExcluded(project.FieldRequireMfa)
 	return u
 }
 
@@ -495,6 +532,20 @@ func (u *ProjectUpsertOne) UpdateAllowedScopes() *ProjectUpsertOne {
 func (u *ProjectUpsertOne) ClearAllowedScopes() *ProjectUpsertOne {
 	return u.Update(func(s *ProjectUpsert) {
 		s.ClearAllowedScopes()
+	})
+}
+
+// SetRequireMfa sets the "require_mfa" field.
+func (u *ProjectUpsertOne) SetRequireMfa(v bool) *ProjectUpsertOne {
+	return u.Update(func(s *ProjectUpsert) {
+		s.SetRequireMfa(v)
+	})
+}
+
+// UpdateRequireMfa sets the "require_mfa" field to the value that was provided on create.
+func (u *ProjectUpsertOne) UpdateRequireMfa() *ProjectUpsertOne {
+	return u.Update(func(s *ProjectUpsert) {
+		s.UpdateRequireMfa()
 	})
 }
 
@@ -807,6 +858,20 @@ func (u *ProjectUpsertBulk) UpdateAllowedScopes() *ProjectUpsertBulk {
 func (u *ProjectUpsertBulk) ClearAllowedScopes() *ProjectUpsertBulk {
 	return u.Update(func(s *ProjectUpsert) {
 		s.ClearAllowedScopes()
+	})
+}
+
+// SetRequireMfa sets the "require_mfa" field.
+func (u *ProjectUpsertBulk) SetRequireMfa(v bool) *ProjectUpsertBulk {
+	return u.Update(func(s *ProjectUpsert) {
+		s.SetRequireMfa(v)
+	})
+}
+
+// UpdateRequireMfa sets the "require_mfa" field to the value that was provided on create.
+func (u *ProjectUpsertBulk) UpdateRequireMfa() *ProjectUpsertBulk {
+	return u.Update(func(s *ProjectUpsert) {
+		s.UpdateRequireMfa()
 	})
 }
 

@@ -114,6 +114,20 @@ func (_u *ProjectUpdate) ClearAllowedScopes() *ProjectUpdate {
 	return _u
 }
 
+// SetRequireMfa sets the "require_mfa" field.
+func (_u *ProjectUpdate) SetRequireMfa(v bool) *ProjectUpdate {
+	_u.mutation.SetRequireMfa(v)
+	return _u
+}
+
+// SetNillableRequireMfa sets the "require_mfa" field if the given value is not nil.
+func (_u *ProjectUpdate) SetNillableRequireMfa(v *bool) *ProjectUpdate {
+	if v != nil {
+		_u.SetRequireMfa(*v)
+	}
+	return _u
+}
+
 // Mutation returns the ProjectMutation object of the builder.
 func (_u *ProjectUpdate) Mutation() *ProjectMutation {
 	return _u.mutation
@@ -199,6 +213,9 @@ func (_u *ProjectUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if _u.mutation.AllowedScopesCleared() {
 		_spec.ClearField(project.FieldAllowedScopes, field.TypeJSON)
+	}
+	if value, ok := _u.mutation.RequireMfa(); ok {
+		_spec.SetField(project.FieldRequireMfa, field.TypeBool, value)
 	}
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
@@ -303,6 +320,20 @@ func (_u *ProjectUpdateOne) AppendAllowedScopes(v []string) *ProjectUpdateOne {
 // ClearAllowedScopes clears the value of the "allowed_scopes" field.
 func (_u *ProjectUpdateOne) ClearAllowedScopes() *ProjectUpdateOne {
 	_u.mutation.ClearAllowedScopes()
+	return _u
+}
+
+// SetRequireMfa sets the "require_mfa" field.
+func (_u *ProjectUpdateOne) SetRequireMfa(v bool) *ProjectUpdateOne {
+	_u.mutation.SetRequireMfa(v)
+	return _u
+}
+
+// SetNillableRequireMfa sets the "require_mfa" field if the given value is not nil.
+func (_u *ProjectUpdateOne) SetNillableRequireMfa(v *bool) *ProjectUpdateOne {
+	if v != nil {
+		_u.SetRequireMfa(*v)
+	}
 	return _u
 }
 
@@ -421,6 +452,9 @@ func (_u *ProjectUpdateOne) sqlSave(ctx context.Context) (_node *Project, err er
 	}
 	if _u.mutation.AllowedScopesCleared() {
 		_spec.ClearField(project.FieldAllowedScopes, field.TypeJSON)
+	}
+	if value, ok := _u.mutation.RequireMfa(); ok {
+		_spec.SetField(project.FieldRequireMfa, field.TypeBool, value)
 	}
 	_node = &Project{config: _u.config}
 	_spec.Assign = _node.assignValues

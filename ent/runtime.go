@@ -12,6 +12,9 @@ import (
 	"github.com/authcore/authcore/ent/event"
 	"github.com/authcore/authcore/ent/grantrefreshtoken"
 	"github.com/authcore/authcore/ent/membership"
+	"github.com/authcore/authcore/ent/mfachallenge"
+	"github.com/authcore/authcore/ent/mfafactor"
+	"github.com/authcore/authcore/ent/mfarecoverycode"
 	"github.com/authcore/authcore/ent/oauthauthorization"
 	"github.com/authcore/authcore/ent/oauthclient"
 	"github.com/authcore/authcore/ent/oauthcode"
@@ -295,6 +298,127 @@ func init() {
 			return nil
 		}
 	}()
+	mfachallengeMixin := schema.MFAChallenge{}.Mixin()
+	mfachallengeMixinFields0 := mfachallengeMixin[0].Fields()
+	_ = mfachallengeMixinFields0
+	mfachallengeMixinFields1 := mfachallengeMixin[1].Fields()
+	_ = mfachallengeMixinFields1
+	mfachallengeFields := schema.MFAChallenge{}.Fields()
+	_ = mfachallengeFields
+	// mfachallengeDescCreatedAt is the schema descriptor for created_at field.
+	mfachallengeDescCreatedAt := mfachallengeMixinFields1[0].Descriptor()
+	// mfachallenge.DefaultCreatedAt holds the default value on creation for the created_at field.
+	mfachallenge.DefaultCreatedAt = mfachallengeDescCreatedAt.Default.(func() time.Time)
+	// mfachallengeDescTenantID is the schema descriptor for tenant_id field.
+	mfachallengeDescTenantID := mfachallengeFields[1].Descriptor()
+	// mfachallenge.TenantIDValidator is a validator for the "tenant_id" field. It is called by the builders before save.
+	mfachallenge.TenantIDValidator = mfachallengeDescTenantID.Validators[0].(func(string) error)
+	// mfachallengeDescData is the schema descriptor for data field.
+	mfachallengeDescData := mfachallengeFields[4].Descriptor()
+	// mfachallenge.DefaultData holds the default value on creation for the data field.
+	mfachallenge.DefaultData = mfachallengeDescData.Default.(string)
+	// mfachallengeDescID is the schema descriptor for id field.
+	mfachallengeDescID := mfachallengeMixinFields0[0].Descriptor()
+	// mfachallenge.DefaultID holds the default value on creation for the id field.
+	mfachallenge.DefaultID = mfachallengeDescID.Default.(func() string)
+	// mfachallenge.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	mfachallenge.IDValidator = func() func(string) error {
+		validators := mfachallengeDescID.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(id string) error {
+			for _, fn := range fns {
+				if err := fn(id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	mfafactorMixin := schema.MFAFactor{}.Mixin()
+	mfafactorMixinFields0 := mfafactorMixin[0].Fields()
+	_ = mfafactorMixinFields0
+	mfafactorMixinFields1 := mfafactorMixin[1].Fields()
+	_ = mfafactorMixinFields1
+	mfafactorFields := schema.MFAFactor{}.Fields()
+	_ = mfafactorFields
+	// mfafactorDescCreatedAt is the schema descriptor for created_at field.
+	mfafactorDescCreatedAt := mfafactorMixinFields1[0].Descriptor()
+	// mfafactor.DefaultCreatedAt holds the default value on creation for the created_at field.
+	mfafactor.DefaultCreatedAt = mfafactorDescCreatedAt.Default.(func() time.Time)
+	// mfafactorDescUserID is the schema descriptor for user_id field.
+	mfafactorDescUserID := mfafactorFields[0].Descriptor()
+	// mfafactor.UserIDValidator is a validator for the "user_id" field. It is called by the builders before save.
+	mfafactor.UserIDValidator = mfafactorDescUserID.Validators[0].(func(string) error)
+	// mfafactorDescTenantID is the schema descriptor for tenant_id field.
+	mfafactorDescTenantID := mfafactorFields[1].Descriptor()
+	// mfafactor.TenantIDValidator is a validator for the "tenant_id" field. It is called by the builders before save.
+	mfafactor.TenantIDValidator = mfafactorDescTenantID.Validators[0].(func(string) error)
+	// mfafactorDescName is the schema descriptor for name field.
+	mfafactorDescName := mfafactorFields[3].Descriptor()
+	// mfafactor.DefaultName holds the default value on creation for the name field.
+	mfafactor.DefaultName = mfafactorDescName.Default.(string)
+	// mfafactorDescLastStep is the schema descriptor for last_step field.
+	mfafactorDescLastStep := mfafactorFields[6].Descriptor()
+	// mfafactor.DefaultLastStep holds the default value on creation for the last_step field.
+	mfafactor.DefaultLastStep = mfafactorDescLastStep.Default.(int64)
+	// mfafactorDescID is the schema descriptor for id field.
+	mfafactorDescID := mfafactorMixinFields0[0].Descriptor()
+	// mfafactor.DefaultID holds the default value on creation for the id field.
+	mfafactor.DefaultID = mfafactorDescID.Default.(func() string)
+	// mfafactor.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	mfafactor.IDValidator = func() func(string) error {
+		validators := mfafactorDescID.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(id string) error {
+			for _, fn := range fns {
+				if err := fn(id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	mfarecoverycodeMixin := schema.MFARecoveryCode{}.Mixin()
+	mfarecoverycodeMixinFields0 := mfarecoverycodeMixin[0].Fields()
+	_ = mfarecoverycodeMixinFields0
+	mfarecoverycodeMixinFields1 := mfarecoverycodeMixin[1].Fields()
+	_ = mfarecoverycodeMixinFields1
+	mfarecoverycodeFields := schema.MFARecoveryCode{}.Fields()
+	_ = mfarecoverycodeFields
+	// mfarecoverycodeDescCreatedAt is the schema descriptor for created_at field.
+	mfarecoverycodeDescCreatedAt := mfarecoverycodeMixinFields1[0].Descriptor()
+	// mfarecoverycode.DefaultCreatedAt holds the default value on creation for the created_at field.
+	mfarecoverycode.DefaultCreatedAt = mfarecoverycodeDescCreatedAt.Default.(func() time.Time)
+	// mfarecoverycodeDescUserID is the schema descriptor for user_id field.
+	mfarecoverycodeDescUserID := mfarecoverycodeFields[0].Descriptor()
+	// mfarecoverycode.UserIDValidator is a validator for the "user_id" field. It is called by the builders before save.
+	mfarecoverycode.UserIDValidator = mfarecoverycodeDescUserID.Validators[0].(func(string) error)
+	// mfarecoverycodeDescID is the schema descriptor for id field.
+	mfarecoverycodeDescID := mfarecoverycodeMixinFields0[0].Descriptor()
+	// mfarecoverycode.DefaultID holds the default value on creation for the id field.
+	mfarecoverycode.DefaultID = mfarecoverycodeDescID.Default.(func() string)
+	// mfarecoverycode.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	mfarecoverycode.IDValidator = func() func(string) error {
+		validators := mfarecoverycodeDescID.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(id string) error {
+			for _, fn := range fns {
+				if err := fn(id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
 	membershipMixin := schema.Membership{}.Mixin()
 	membershipMixinFields0 := membershipMixin[0].Fields()
 	_ = membershipMixinFields0
@@ -517,6 +641,10 @@ func init() {
 	projectDescName := projectFields[0].Descriptor()
 	// project.NameValidator is a validator for the "name" field. It is called by the builders before save.
 	project.NameValidator = projectDescName.Validators[0].(func(string) error)
+	// projectDescRequireMfa is the schema descriptor for require_mfa field.
+	projectDescRequireMfa := projectFields[5].Descriptor()
+	// project.DefaultRequireMfa holds the default value on creation for the require_mfa field.
+	project.DefaultRequireMfa = projectDescRequireMfa.Default.(bool)
 	// projectDescID is the schema descriptor for id field.
 	projectDescID := projectMixinFields0[0].Descriptor()
 	// project.DefaultID holds the default value on creation for the id field.

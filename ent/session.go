@@ -35,7 +35,11 @@ type Session struct {
 	// ExpiresAt holds the value of the "expires_at" field.
 	ExpiresAt time.Time `json:"expires_at,omitempty"`
 	// RevokedAt holds the value of the "revoked_at" field.
-	RevokedAt    *time.Time `json:"revoked_at,omitempty"`
+	RevokedAt *time.Time `json:"revoked_at,omitempty"`
+	// Amr holds the value of the "amr" field.
+	Amr []string `json:"amr,omitempty"`
+	// AuthTime holds the value of the "auth_time" field.
+	AuthTime     *time.Time `json:"auth_time,omitempty"`
 	selectValues sql.SelectValues
 }
 
@@ -44,11 +48,11 @@ func (*Session) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
-		case session.FieldPayload:
+		case session.FieldPayload, session.FieldAmr:
 			values[i] = new([]byte)
 		case session.FieldID, session.FieldUserID, session.FieldTenantID, session.FieldUserAgent, session.FieldIPHash:
 			values[i] = new(sql.NullString)
-		case session.FieldCreatedAt, session.FieldLastActiveAt, session.FieldExpiresAt, session.FieldRevokedAt:
+		case session.FieldCreatedAt, session.FieldLastActiveAt, session.FieldExpiresAt, session.FieldRevokedAt, session.FieldAuthTime:
 			values[i] = new(sql.NullTime)
 		default:
 			values[i] = new(sql.UnknownType)
@@ -130,6 +134,21 @@ func (_m *Session) assignValues(columns []string, values []any) error {
 				_m.RevokedAt = new(time.Time)
 				*_m.RevokedAt = value.Time
 			}
+		case session.FieldAmr:
+			if value, ok := values[i].(*[]byte); !ok {
+				return fmt.Errorf("unexpected type %T for field amr", values[i])
+			} else if value != nil && len(*value) > 0 {
+				if err := json.Unmarshal(*value, &_m.Amr); err != nil {
+					return fmt.Errorf("unmarshal field amr: %w", err)
+				}
+			}
+		case session.FieldAuthTime:
+			if value, ok := values[i].(*sql.NullTime); !ok {
+				return fmt.Errorf("unexpected type %T for field auth_time", values[i])
+			} else if value.Valid {
+				_m.AuthTime = new(time.Time)
+				*_m.AuthTime = value.Time
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -196,6 +215,14 @@ func (_m *Session) String() string {
 	builder.WriteString(", ")
 	if v := _m.RevokedAt; v != nil {
 		builder.WriteString("revoked_at=")
+		builder.WriteString(v.Format(time.ANSIC))
+	}
+	builder.WriteString(", ")
+	builder.WriteString("amr=")
+	builder.WriteString(fmt.Sprintf("%v", _m.Amr))
+	builder.WriteString(", ")
+	if v := _m.AuthTime; v != nil {
+		builder.WriteString("auth_time=")
 		builder.WriteString(v.Format(time.ANSIC))
 	}
 	builder.WriteByte(')')

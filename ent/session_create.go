@@ -109,6 +109,26 @@ func (_c *SessionCreate) SetNillableRevokedAt(v *time.Time) *SessionCreate {
 	return _c
 }
 
+// SetAmr sets the "amr" field.
+func (_c *SessionCreate) SetAmr(v []string) *SessionCreate {
+	_c.mutation.SetAmr(v)
+	return _c
+}
+
+// SetAuthTime sets the "auth_time" field.
+func (_c *SessionCreate) SetAuthTime(v time.Time) *SessionCreate {
+	_c.mutation.SetAuthTime(v)
+	return _c
+}
+
+// SetNillableAuthTime sets the "auth_time" field if the given value is not nil.
+func (_c *SessionCreate) SetNillableAuthTime(v *time.Time) *SessionCreate {
+	if v != nil {
+		_c.SetAuthTime(*v)
+	}
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *SessionCreate) SetID(v string) *SessionCreate {
 	_c.mutation.SetID(v)
@@ -275,6 +295,14 @@ func (_c *SessionCreate) createSpec() (*Session, *sqlgraph.CreateSpec) {
 		_spec.SetField(session.FieldRevokedAt, field.TypeTime, value)
 		_node.RevokedAt = &value
 	}
+	if value, ok := _c.mutation.Amr(); ok {
+		_spec.SetField(session.FieldAmr, field.TypeJSON, value)
+		_node.Amr = value
+	}
+	if value, ok := _c.mutation.AuthTime(); ok {
+		_spec.SetField(session.FieldAuthTime, field.TypeTime, value)
+		_node.AuthTime = &value
+	}
 	return _node, _spec
 }
 
@@ -378,6 +406,42 @@ func (u *SessionUpsert) UpdateRevokedAt() *SessionUpsert {
 // ClearRevokedAt clears the value of the "revoked_at" field.
 func (u *SessionUpsert) ClearRevokedAt() *SessionUpsert {
 	u.SetNull(session.FieldRevokedAt)
+	return u
+}
+
+// SetAmr sets the "amr" field.
+func (u *SessionUpsert) SetAmr(v []string) *SessionUpsert {
+	u.Set(session.FieldAmr, v)
+	return u
+}
+
+// UpdateAmr sets the "amr" field to the value that was provided on create.
+func (u *SessionUpsert) UpdateAmr() *SessionUpsert {
+	u.SetExcluded(session.FieldAmr)
+	return u
+}
+
+// ClearAmr clears the value of the "amr" field.
+func (u *SessionUpsert) ClearAmr() *SessionUpsert {
+	u.SetNull(session.FieldAmr)
+	return u
+}
+
+// SetAuthTime sets the "auth_time" field.
+func (u *SessionUpsert) SetAuthTime(v time.Time) *SessionUpsert {
+	u.Set(session.FieldAuthTime, v)
+	return u
+}
+
+// UpdateAuthTime sets the "auth_time" field to the value that was provided on create.
+func (u *SessionUpsert) UpdateAuthTime() *SessionUpsert {
+	u.SetExcluded(session.FieldAuthTime)
+	return u
+}
+
+// ClearAuthTime clears the value of the "auth_time" field.
+func (u *SessionUpsert) ClearAuthTime() *SessionUpsert {
+	u.SetNull(session.FieldAuthTime)
 	return u
 }
 
@@ -504,6 +568,48 @@ func (u *SessionUpsertOne) UpdateRevokedAt() *SessionUpsertOne {
 func (u *SessionUpsertOne) ClearRevokedAt() *SessionUpsertOne {
 	return u.Update(func(s *SessionUpsert) {
 		s.ClearRevokedAt()
+	})
+}
+
+// SetAmr sets the "amr" field.
+func (u *SessionUpsertOne) SetAmr(v []string) *SessionUpsertOne {
+	return u.Update(func(s *SessionUpsert) {
+		s.SetAmr(v)
+	})
+}
+
+// UpdateAmr sets the "amr" field to the value that was provided on create.
+func (u *SessionUpsertOne) UpdateAmr() *SessionUpsertOne {
+	return u.Update(func(s *SessionUpsert) {
+		s.UpdateAmr()
+	})
+}
+
+// ClearAmr clears the value of the "amr" field.
+func (u *SessionUpsertOne) ClearAmr() *SessionUpsertOne {
+	return u.Update(func(s *SessionUpsert) {
+		s.ClearAmr()
+	})
+}
+
+// SetAuthTime sets the "auth_time" field.
+func (u *SessionUpsertOne) SetAuthTime(v time.Time) *SessionUpsertOne {
+	return u.Update(func(s *SessionUpsert) {
+		s.SetAuthTime(v)
+	})
+}
+
+// UpdateAuthTime sets the "auth_time" field to the value that was provided on create.
+func (u *SessionUpsertOne) UpdateAuthTime() *SessionUpsertOne {
+	return u.Update(func(s *SessionUpsert) {
+		s.UpdateAuthTime()
+	})
+}
+
+// ClearAuthTime clears the value of the "auth_time" field.
+func (u *SessionUpsertOne) ClearAuthTime() *SessionUpsertOne {
+	return u.Update(func(s *SessionUpsert) {
+		s.ClearAuthTime()
 	})
 }
 
@@ -797,6 +903,48 @@ func (u *SessionUpsertBulk) UpdateRevokedAt() *SessionUpsertBulk {
 func (u *SessionUpsertBulk) ClearRevokedAt() *SessionUpsertBulk {
 	return u.Update(func(s *SessionUpsert) {
 		s.ClearRevokedAt()
+	})
+}
+
+// SetAmr sets the "amr" field.
+func (u *SessionUpsertBulk) SetAmr(v []string) *SessionUpsertBulk {
+	return u.Update(func(s *SessionUpsert) {
+		s.SetAmr(v)
+	})
+}
+
+// UpdateAmr sets the "amr" field to the value that was provided on create.
+func (u *SessionUpsertBulk) UpdateAmr() *SessionUpsertBulk {
+	return u.Update(func(s *SessionUpsert) {
+		s.UpdateAmr()
+	})
+}
+
+// ClearAmr clears the value of the "amr" field.
+func (u *SessionUpsertBulk) ClearAmr() *SessionUpsertBulk {
+	return u.Update(func(s *SessionUpsert) {
+		s.ClearAmr()
+	})
+}
+
+// SetAuthTime sets the "auth_time" field.
+func (u *SessionUpsertBulk) SetAuthTime(v time.Time) *SessionUpsertBulk {
+	return u.Update(func(s *SessionUpsert) {
+		s.SetAuthTime(v)
+	})
+}
+
+// UpdateAuthTime sets the "auth_time" field to the value that was provided on create.
+func (u *SessionUpsertBulk) UpdateAuthTime() *SessionUpsertBulk {
+	return u.Update(func(s *SessionUpsert) {
+		s.UpdateAuthTime()
+	})
+}
+
+// ClearAuthTime clears the value of the "auth_time" field.
+func (u *SessionUpsertBulk) ClearAuthTime() *SessionUpsertBulk {
+	return u.Update(func(s *SessionUpsert) {
+		s.ClearAuthTime()
 	})
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
+	"entgo.io/ent/dialect/sql/sqljson"
 	"entgo.io/ent/schema/field"
 	"github.com/authcore/authcore/ent/predicate"
 	"github.com/authcore/authcore/ent/session"
@@ -82,6 +83,44 @@ func (_u *SessionUpdate) ClearRevokedAt() *SessionUpdate {
 	return _u
 }
 
+// SetAmr sets the "amr" field.
+func (_u *SessionUpdate) SetAmr(v []string) *SessionUpdate {
+	_u.mutation.SetAmr(v)
+	return _u
+}
+
+// AppendAmr appends value to the "amr" field.
+func (_u *SessionUpdate) AppendAmr(v []string) *SessionUpdate {
+	_u.mutation.AppendAmr(v)
+	return _u
+}
+
+// ClearAmr clears the value of the "amr" field.
+func (_u *SessionUpdate) ClearAmr() *SessionUpdate {
+	_u.mutation.ClearAmr()
+	return _u
+}
+
+// SetAuthTime sets the "auth_time" field.
+func (_u *SessionUpdate) SetAuthTime(v time.Time) *SessionUpdate {
+	_u.mutation.SetAuthTime(v)
+	return _u
+}
+
+// SetNillableAuthTime sets the "auth_time" field if the given value is not nil.
+func (_u *SessionUpdate) SetNillableAuthTime(v *time.Time) *SessionUpdate {
+	if v != nil {
+		_u.SetAuthTime(*v)
+	}
+	return _u
+}
+
+// ClearAuthTime clears the value of the "auth_time" field.
+func (_u *SessionUpdate) ClearAuthTime() *SessionUpdate {
+	_u.mutation.ClearAuthTime()
+	return _u
+}
+
 // Mutation returns the SessionMutation object of the builder.
 func (_u *SessionUpdate) Mutation() *SessionMutation {
 	return _u.mutation
@@ -143,6 +182,23 @@ func (_u *SessionUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if _u.mutation.RevokedAtCleared() {
 		_spec.ClearField(session.FieldRevokedAt, field.TypeTime)
+	}
+	if value, ok := _u.mutation.Amr(); ok {
+		_spec.SetField(session.FieldAmr, field.TypeJSON, value)
+	}
+	if value, ok := _u.mutation.AppendedAmr(); ok {
+		_spec.AddModifier(func(u *sql.UpdateBuilder) {
+			sqljson.Append(u, session.FieldAmr, value)
+		})
+	}
+	if _u.mutation.AmrCleared() {
+		_spec.ClearField(session.FieldAmr, field.TypeJSON)
+	}
+	if value, ok := _u.mutation.AuthTime(); ok {
+		_spec.SetField(session.FieldAuthTime, field.TypeTime, value)
+	}
+	if _u.mutation.AuthTimeCleared() {
+		_spec.ClearField(session.FieldAuthTime, field.TypeTime)
 	}
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
@@ -215,6 +271,44 @@ func (_u *SessionUpdateOne) SetNillableRevokedAt(v *time.Time) *SessionUpdateOne
 // ClearRevokedAt clears the value of the "revoked_at" field.
 func (_u *SessionUpdateOne) ClearRevokedAt() *SessionUpdateOne {
 	_u.mutation.ClearRevokedAt()
+	return _u
+}
+
+// SetAmr sets the "amr" field.
+func (_u *SessionUpdateOne) SetAmr(v []string) *SessionUpdateOne {
+	_u.mutation.SetAmr(v)
+	return _u
+}
+
+// AppendAmr appends value to the "amr" field.
+func (_u *SessionUpdateOne) AppendAmr(v []string) *SessionUpdateOne {
+	_u.mutation.AppendAmr(v)
+	return _u
+}
+
+// ClearAmr clears the value of the "amr" field.
+func (_u *SessionUpdateOne) ClearAmr() *SessionUpdateOne {
+	_u.mutation.ClearAmr()
+	return _u
+}
+
+// SetAuthTime sets the "auth_time" field.
+func (_u *SessionUpdateOne) SetAuthTime(v time.Time) *SessionUpdateOne {
+	_u.mutation.SetAuthTime(v)
+	return _u
+}
+
+// SetNillableAuthTime sets the "auth_time" field if the given value is not nil.
+func (_u *SessionUpdateOne) SetNillableAuthTime(v *time.Time) *SessionUpdateOne {
+	if v != nil {
+		_u.SetAuthTime(*v)
+	}
+	return _u
+}
+
+// ClearAuthTime clears the value of the "auth_time" field.
+func (_u *SessionUpdateOne) ClearAuthTime() *SessionUpdateOne {
+	_u.mutation.ClearAuthTime()
 	return _u
 }
 
@@ -309,6 +403,23 @@ func (_u *SessionUpdateOne) sqlSave(ctx context.Context) (_node *Session, err er
 	}
 	if _u.mutation.RevokedAtCleared() {
 		_spec.ClearField(session.FieldRevokedAt, field.TypeTime)
+	}
+	if value, ok := _u.mutation.Amr(); ok {
+		_spec.SetField(session.FieldAmr, field.TypeJSON, value)
+	}
+	if value, ok := _u.mutation.AppendedAmr(); ok {
+		_spec.AddModifier(func(u *sql.UpdateBuilder) {
+			sqljson.Append(u, session.FieldAmr, value)
+		})
+	}
+	if _u.mutation.AmrCleared() {
+		_spec.ClearField(session.FieldAmr, field.TypeJSON)
+	}
+	if value, ok := _u.mutation.AuthTime(); ok {
+		_spec.SetField(session.FieldAuthTime, field.TypeTime, value)
+	}
+	if _u.mutation.AuthTimeCleared() {
+		_spec.ClearField(session.FieldAuthTime, field.TypeTime)
 	}
 	_node = &Session{config: _u.config}
 	_spec.Assign = _node.assignValues

@@ -26,6 +26,12 @@ type Tx struct {
 	Event *EventClient
 	// GrantRefreshToken is the client for interacting with the GrantRefreshToken builders.
 	GrantRefreshToken *GrantRefreshTokenClient
+	// MFAChallenge is the client for interacting with the MFAChallenge builders.
+	MFAChallenge *MFAChallengeClient
+	// MFAFactor is the client for interacting with the MFAFactor builders.
+	MFAFactor *MFAFactorClient
+	// MFARecoveryCode is the client for interacting with the MFARecoveryCode builders.
+	MFARecoveryCode *MFARecoveryCodeClient
 	// Membership is the client for interacting with the Membership builders.
 	Membership *MembershipClient
 	// OAuthAuthorization is the client for interacting with the OAuthAuthorization builders.
@@ -199,6 +205,9 @@ func (tx *Tx) init() {
 	tx.Badge = NewBadgeClient(tx.config)
 	tx.Event = NewEventClient(tx.config)
 	tx.GrantRefreshToken = NewGrantRefreshTokenClient(tx.config)
+	tx.MFAChallenge = NewMFAChallengeClient(tx.config)
+	tx.MFAFactor = NewMFAFactorClient(tx.config)
+	tx.MFARecoveryCode = NewMFARecoveryCodeClient(tx.config)
 	tx.Membership = NewMembershipClient(tx.config)
 	tx.OAuthAuthorization = NewOAuthAuthorizationClient(tx.config)
 	tx.OAuthClient = NewOAuthClientClient(tx.config)

@@ -81,6 +81,42 @@ func (f GrantRefreshTokenFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.GrantRefreshTokenMutation", m)
 }
 
+// The MFAChallengeFunc type is an adapter to allow the use of ordinary
+// function as MFAChallenge mutator.
+type MFAChallengeFunc func(context.Context, *ent.MFAChallengeMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f MFAChallengeFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.MFAChallengeMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.MFAChallengeMutation", m)
+}
+
+// The MFAFactorFunc type is an adapter to allow the use of ordinary
+// function as MFAFactor mutator.
+type MFAFactorFunc func(context.Context, *ent.MFAFactorMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f MFAFactorFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.MFAFactorMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.MFAFactorMutation", m)
+}
+
+// The MFARecoveryCodeFunc type is an adapter to allow the use of ordinary
+// function as MFARecoveryCode mutator.
+type MFARecoveryCodeFunc func(context.Context, *ent.MFARecoveryCodeMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f MFARecoveryCodeFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.MFARecoveryCodeMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.MFARecoveryCodeMutation", m)
+}
+
 // The MembershipFunc type is an adapter to allow the use of ordinary
 // function as Membership mutator.
 type MembershipFunc func(context.Context, *ent.MembershipMutation) (ent.Value, error)

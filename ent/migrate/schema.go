@@ -157,6 +157,79 @@ var (
 			},
 		},
 	}
+	// MfaChallengesColumns holds the columns for the "mfa_challenges" table.
+	MfaChallengesColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString, Size: 40},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "purpose", Type: field.TypeEnum, Enums: []string{"signin", "passkey_register", "passkey_signin"}},
+		{Name: "tenant_id", Type: field.TypeString},
+		{Name: "user_id", Type: field.TypeString, Nullable: true},
+		{Name: "digest", Type: field.TypeBytes, Unique: true, Nullable: true},
+		{Name: "data", Type: field.TypeString, Default: ""},
+		{Name: "expires_at", Type: field.TypeTime},
+	}
+	// MfaChallengesTable holds the schema information for the "mfa_challenges" table.
+	MfaChallengesTable = &schema.Table{
+		Name:       "mfa_challenges",
+		Columns:    MfaChallengesColumns,
+		PrimaryKey: []*schema.Column{MfaChallengesColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "mfachallenge_expires_at",
+				Unique:  false,
+				Columns: []*schema.Column{MfaChallengesColumns[7]},
+			},
+		},
+	}
+	// MfaFactorsColumns holds the columns for the "mfa_factors" table.
+	MfaFactorsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString, Size: 40},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "user_id", Type: field.TypeString},
+		{Name: "tenant_id", Type: field.TypeString},
+		{Name: "type", Type: field.TypeEnum, Enums: []string{"totp", "passkey"}},
+		{Name: "name", Type: field.TypeString, Default: ""},
+		{Name: "secret_sealed", Type: field.TypeString, Nullable: true},
+		{Name: "confirmed_at", Type: field.TypeTime, Nullable: true},
+		{Name: "last_step", Type: field.TypeInt64, Default: 0},
+		{Name: "credential_id", Type: field.TypeBytes, Unique: true, Nullable: true},
+		{Name: "credential", Type: field.TypeString, Nullable: true},
+		{Name: "last_used_at", Type: field.TypeTime, Nullable: true},
+	}
+	// MfaFactorsTable holds the schema information for the "mfa_factors" table.
+	MfaFactorsTable = &schema.Table{
+		Name:       "mfa_factors",
+		Columns:    MfaFactorsColumns,
+		PrimaryKey: []*schema.Column{MfaFactorsColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "mfafactor_user_id",
+				Unique:  false,
+				Columns: []*schema.Column{MfaFactorsColumns[2]},
+			},
+		},
+	}
+	// MfaRecoveryCodesColumns holds the columns for the "mfa_recovery_codes" table.
+	MfaRecoveryCodesColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString, Size: 40},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "user_id", Type: field.TypeString},
+		{Name: "digest", Type: field.TypeBytes},
+		{Name: "used_at", Type: field.TypeTime, Nullable: true},
+	}
+	// MfaRecoveryCodesTable holds the schema information for the "mfa_recovery_codes" table.
+	MfaRecoveryCodesTable = &schema.Table{
+		Name:       "mfa_recovery_codes",
+		Columns:    MfaRecoveryCodesColumns,
+		PrimaryKey: []*schema.Column{MfaRecoveryCodesColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "mfarecoverycode_user_id_digest",
+				Unique:  true,
+				Columns: []*schema.Column{MfaRecoveryCodesColumns[2], MfaRecoveryCodesColumns[3]},
+			},
+		},
+	}
 	// MembershipsColumns holds the columns for the "memberships" table.
 	MembershipsColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeString, Size: 40},
@@ -289,6 +362,7 @@ var (
 		{Name: "agent_token_max_ttl_hours", Type: field.TypeInt, Nullable: true},
 		{Name: "badge_max_expires_in_days", Type: field.TypeInt, Nullable: true},
 		{Name: "allowed_scopes", Type: field.TypeJSON, Nullable: true},
+		{Name: "require_mfa", Type: field.TypeBool, Default: false},
 	}
 	// ProjectsTable holds the schema information for the "projects" table.
 	ProjectsTable = &schema.Table{
@@ -393,6 +467,8 @@ var (
 		{Name: "last_active_at", Type: field.TypeTime},
 		{Name: "expires_at", Type: field.TypeTime},
 		{Name: "revoked_at", Type: field.TypeTime, Nullable: true},
+		{Name: "amr", Type: field.TypeJSON, Nullable: true},
+		{Name: "auth_time", Type: field.TypeTime, Nullable: true},
 	}
 	// SessionsTable holds the schema information for the "sessions" table.
 	SessionsTable = &schema.Table{
@@ -591,6 +667,9 @@ var (
 		BadgesTable,
 		EventsTable,
 		GrantRefreshTokensTable,
+		MfaChallengesTable,
+		MfaFactorsTable,
+		MfaRecoveryCodesTable,
 		MembershipsTable,
 		OauthAuthorizationsTable,
 		OauthClientsTable,

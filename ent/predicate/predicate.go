@@ -24,6 +24,15 @@ type Event func(*sql.Selector)
 // GrantRefreshToken is the predicate function for grantrefreshtoken builders.
 type GrantRefreshToken func(*sql.Selector)
 
+// MFAChallenge is the predicate function for mfachallenge builders.
+type MFAChallenge func(*sql.Selector)
+
+// MFAFactor is the predicate function for mfafactor builders.
+type MFAFactor func(*sql.Selector)
+
+// MFARecoveryCode is the predicate function for mfarecoverycode builders.
+type MFARecoveryCode func(*sql.Selector)
+
 // Membership is the predicate function for membership builders.
 type Membership func(*sql.Selector)
 

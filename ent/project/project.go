@@ -25,6 +25,8 @@ const (
 	FieldBadgeMaxExpiresInDays = "badge_max_expires_in_days"
 	// FieldAllowedScopes holds the string denoting the allowed_scopes field in the database.
 	FieldAllowedScopes = "allowed_scopes"
+	// FieldRequireMfa holds the string denoting the require_mfa field in the database.
+	FieldRequireMfa = "require_mfa"
 	// Table holds the table name of the project in the database.
 	Table = "projects"
 )
@@ -38,6 +40,7 @@ var Columns = []string{
 	FieldAgentTokenMaxTTLHours,
 	FieldBadgeMaxExpiresInDays,
 	FieldAllowedScopes,
+	FieldRequireMfa,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -55,6 +58,8 @@ var (
 	DefaultCreatedAt func() time.Time
 	// NameValidator is a validator for the "name" field. It is called by the builders before save.
 	NameValidator func(string) error
+	// DefaultRequireMfa holds the default value on creation for the "require_mfa" field.
+	DefaultRequireMfa bool
 	// DefaultID holds the default value on creation for the "id" field.
 	DefaultID func() string
 	// IDValidator is a validator for the "id" field. It is called by the builders before save.
@@ -92,4 +97,9 @@ func ByAgentTokenMaxTTLHours(opts ...sql.OrderTermOption) OrderOption {
 // ByBadgeMaxExpiresInDays orders the results by the badge_max_expires_in_days field.
 func ByBadgeMaxExpiresInDays(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldBadgeMaxExpiresInDays, opts...).ToFunc()
+}
+
+// ByRequireMfa orders the results by the require_mfa field.
+func ByRequireMfa(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldRequireMfa, opts...).ToFunc()
 }

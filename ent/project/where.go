@@ -89,6 +89,11 @@ func BadgeMaxExpiresInDays(v int) predicate.Project {
 	return predicate.Project(sql.FieldEQ(FieldBadgeMaxExpiresInDays, v))
 }
 
+// RequireMfa applies equality check predicate on the "require_mfa" field. It's identical to RequireMfaEQ.
+func RequireMfa(v bool) predicate.Project {
+	return predicate.Project(sql.FieldEQ(FieldRequireMfa, v))
+}
+
 // CreatedAtEQ applies the EQ predicate on the "created_at" field.
 func CreatedAtEQ(v time.Time) predicate.Project {
 	return predicate.Project(sql.FieldEQ(FieldCreatedAt, v))
@@ -367,6 +372,16 @@ func AllowedScopesIsNil() predicate.Project {
 // AllowedScopesNotNil applies the NotNil predicate on the "allowed_scopes" field.
 func AllowedScopesNotNil() predicate.Project {
 	return predicate.Project(sql.FieldNotNull(FieldAllowedScopes))
+}
+
+// RequireMfaEQ applies the EQ predicate on the "require_mfa" field.
+func RequireMfaEQ(v bool) predicate.Project {
+	return predicate.Project(sql.FieldEQ(FieldRequireMfa, v))
+}
+
+// RequireMfaNEQ applies the NEQ predicate on the "require_mfa" field.
+func RequireMfaNEQ(v bool) predicate.Project {
+	return predicate.Project(sql.FieldNEQ(FieldRequireMfa, v))
 }
 
 // And groups predicates with the AND operator between them.

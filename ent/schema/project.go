@@ -22,5 +22,7 @@ func (Project) Fields() []ent.Field {
 		field.Int("agent_token_max_ttl_hours").Optional().Nillable(),
 		field.Int("badge_max_expires_in_days").Optional().Nillable(),
 		field.JSON("allowed_scopes", []string{}).Optional(),
+		// Members without a second factor may not use the project's routes (SPEC §17).
+		field.Bool("require_mfa").Default(false),
 	}
 }

@@ -28,6 +28,11 @@ func (Session) Fields() []ent.Field {
 		// When the refresh token stops working (sliding).
 		field.Time("expires_at"),
 		field.Time("revoked_at").Optional().Nillable(),
+		// How the user authenticated (RFC 8176 values) and when last: the sign-in, or the
+		// latest step-up (SPEC §17). Sessions from before MFA have neither; their
+		// authentication time is their creation.
+		field.Strings("amr").Optional(),
+		field.Time("auth_time").Optional().Nillable(),
 	}
 }
 

@@ -31,6 +31,10 @@ const (
 	FieldExpiresAt = "expires_at"
 	// FieldRevokedAt holds the string denoting the revoked_at field in the database.
 	FieldRevokedAt = "revoked_at"
+	// FieldAmr holds the string denoting the amr field in the database.
+	FieldAmr = "amr"
+	// FieldAuthTime holds the string denoting the auth_time field in the database.
+	FieldAuthTime = "auth_time"
 	// Table holds the table name of the session in the database.
 	Table = "sessions"
 )
@@ -47,6 +51,8 @@ var Columns = []string{
 	FieldLastActiveAt,
 	FieldExpiresAt,
 	FieldRevokedAt,
+	FieldAmr,
+	FieldAuthTime,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -118,4 +124,9 @@ func ByExpiresAt(opts ...sql.OrderTermOption) OrderOption {
 // ByRevokedAt orders the results by the revoked_at field.
 func ByRevokedAt(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldRevokedAt, opts...).ToFunc()
+}
+
+// ByAuthTime orders the results by the auth_time field.
+func ByAuthTime(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldAuthTime, opts...).ToFunc()
 }

@@ -1,6 +1,7 @@
 package account
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -33,11 +34,12 @@ type handler struct {
 	limits   *ratelimit.Limiters
 	signins  *ratelimit.SignIns
 	devices  devices
+	second   identity.SecondFactor // nil: no MFA module
 }
 
 func (h *handler) routes() []httpserver.Route {
 	csrf, attempts := h.guard.LoginCSRF(), h.limits.Attempts.Middleware()
-	return []httpserver.Route{
+	routes := []httpserver.Route{
 		{Method: http.MethodPost, Path: "/v1/auth-core/signup", Handlers: []fiber.Handler{csrf, attempts, h.signUp}},
 		{Method: http.MethodPost, Path: "/v1/auth-core/signin", Handlers: []fiber.Handler{csrf, attempts, h.signIn}},
 		{Method: http.MethodPost, Path: "/v1/auth-core/password/reset-request", Handlers: []fiber.Handler{attempts, h.resetRequest}},
@@ -46,6 +48,14 @@ func (h *handler) routes() []httpserver.Route {
 		{Method: http.MethodPost, Path: "/v1/auth-core/email/verify-request", Handlers: []fiber.Handler{h.guard.Session(), h.verifyRequest}},
 		{Method: http.MethodPost, Path: "/v1/auth-core/email/verify", Handlers: []fiber.Handler{attempts, h.verify}},
 	}
+	if h.second != nil {
+		routes = append(routes,
+			httpserver.Route{Method: http.MethodPost, Path: "/v1/auth-core/mfa/verify", Handlers: []fiber.Handler{csrf, attempts, h.verifySecond}},
+			httpserver.Route{Method: http.MethodPost, Path: "/v1/auth-core/mfa/passkeys/signin/begin", Handlers: []fiber.Handler{csrf, attempts, h.beginPasskey}},
+			httpserver.Route{Method: http.MethodPost, Path: "/v1/auth-core/mfa/passkeys/signin/finish", Handlers: []fiber.Handler{csrf, attempts, h.finishPasskey}},
+		)
+	}
+	return routes
 }
 
 // signedIn is the body of a successful sign-up or sign-in (SPEC §2).
@@ -110,14 +120,111 @@ func (h *handler) signIn(c *fiber.Ctx) error {
 	if err := h.devices.issue(c, account, h.clock.Now()); err != nil {
 		return err
 	}
+	if h.second != nil {
+		methods, err := h.second.Methods(c.UserContext(), u.ID)
+		if err != nil {
+			return err
+		}
+		if len(methods) > 0 {
+			// SPEC §17: the password was right, but no session until a second factor.
+			token, err := h.second.Challenge(c.UserContext(), u.ID, u.TenantID)
+			if err != nil {
+				return err
+			}
+			return c.JSON(fiber.Map{"mfaRequired": true, "mfaToken": token, "methods": methods})
+		}
+	}
 	return h.startSession(c, http.StatusOK, u)
 }
 
-func (h *handler) startSession(c *fiber.Ctx, status int, u User) error {
+// verifySecond is the second step of a sign-in (SPEC §17): the mfaToken and one factor. A
+// wrong factor spends the account's budget of failed sign-ins.
+func (h *handler) verifySecond(c *fiber.Ctx) error {
+	f := jsonbody.Read(c.Body())
+	token := f.RequiredString("mfaToken")
+	proof := identity.ReadProof(f)
+	if err := f.Err(); err != nil {
+		return err
+	}
+	ctx := c.UserContext()
+	userID, tenant, err := h.second.Peek(ctx, token)
+	if err != nil {
+		return mfaError(err)
+	}
+	u, err := h.svc.Get(ctx, userID)
+	if err != nil {
+		return err
+	}
+	refund, err := h.signins.Spend(ctx, tenant+"\x00"+u.Email)
+	if err != nil {
+		return err
+	}
+	_, amr, err := h.second.Complete(ctx, token, proof)
+	if !errors.Is(err, identity.ErrSecondFactor) {
+		refund(ctx)
+	}
+	if err != nil {
+		return mfaError(err)
+	}
+	return h.startSession(c, http.StatusOK, u, amr...)
+}
+
+// beginPasskey starts a sign-in by passkey alone; it needs no password.
+func (h *handler) beginPasskey(c *fiber.Ctx) error {
+	body := c.Body()
+	if len(bytes.TrimSpace(body)) == 0 {
+		body = []byte("{}") // { email? }: no body at all is no email
+	}
+	f := jsonbody.Read(body)
+	email, st := f.String("email")
+	if st == jsonbody.WrongType {
+		f.Fail("email", "must be a string")
+	}
+	tenant := tenantOf(f)
+	if err := f.Err(); err != nil {
+		return err
+	}
+	opts, id, err := h.second.BeginPasskey(c.UserContext(), tenant, email)
+	if err != nil {
+		return err
+	}
+	var answer map[string]any
+	if err := json.Unmarshal(opts, &answer); err != nil {
+		return err
+	}
+	answer["challengeId"] = id
+	return c.JSON(answer)
+}
+
+// finishPasskey ends a sign-in by passkey: { challengeId?, credential } or the credential
+// itself. The assertion names its user.
+func (h *handler) finishPasskey(c *fiber.Ctx) error {
+	obj, ok := jsonbody.Parse(c.Body())
+	if !ok {
+		return apperr.Validation(apperr.NotAnObject)
+	}
+	assertion := []byte(c.Body())
+	if raw, st := obj.RawObject("credential"); st == jsonbody.OK {
+		assertion = raw
+	}
+	challengeID, _ := obj.String("challengeId")
+	userID, amr, err := h.second.FinishPasskey(c.UserContext(), challengeID, assertion)
+	if err != nil {
+		return mfaError(err)
+	}
+	u, err := h.svc.Get(c.UserContext(), userID)
+	if err != nil {
+		return err
+	}
+	return h.startSession(c, http.StatusOK, u, amr...)
+}
+
+func (h *handler) startSession(c *fiber.Ctx, status int, u User, amr ...string) error {
 	t, err := h.sessions.Start(httpserver.WithIssuer(c, h.cfg), identity.NewSession{
 		UserID: u.ID, TenantID: u.TenantID,
 		UserAgent: string(c.Request().Header.UserAgent()),
 		IP:        httpserver.ClientIP(c),
+		AMR:       amr,
 	})
 	if err != nil {
 		return err

@@ -30,7 +30,7 @@ var Module = fx.Module("account",
 	fx.Provide(fx.Annotate(newRecovery, fx.As(fx.Self()), fx.As(new(identity.EmailVerification)))),
 	httpserver.AsRoutes(func(p handlerParams) []httpserver.Route {
 		h := &handler{guard: p.Guard, svc: p.Svc, recovery: p.Recovery, tenants: p.Tenants, sessions: p.Sessions, cfg: p.Config, clock: p.Clock, limits: p.Limits,
-			signins: p.SignIns, devices: devices{keys: p.Keys, insecure: p.Config.InsecureCookies}}
+			signins: p.SignIns, devices: devices{keys: p.Keys, insecure: p.Config.InsecureCookies}, second: p.Second}
 		return h.routes()
 	}),
 )
@@ -47,6 +47,8 @@ type handlerParams struct {
 	Limits   *ratelimit.Limiters
 	SignIns  *ratelimit.SignIns
 	Keys     *secret.Keyring
+	// Second is the MFA module; without it sign-in is one step.
+	Second identity.SecondFactor `optional:"true"`
 }
 
 // Accounts is what operator commands (authcore users create) use.

@@ -148,6 +148,15 @@ func (s *Service) Authenticate(ctx context.Context, tenantID, email, password st
 	return view(u), nil
 }
 
+// Get is a user by id.
+func (s *Service) Get(ctx context.Context, userID string) (User, error) {
+	u, err := s.ent.User.Get(ctx, userID)
+	if err != nil {
+		return User{}, err
+	}
+	return view(u), nil
+}
+
 // Profile is the user's email and name for session/me.
 func (s *Service) Profile(ctx context.Context, userID string) (identity.Profile, error) {
 	u, err := s.ent.User.Query().Where(user.ID(userID)).Select(user.FieldEmail, user.FieldMetadata, user.FieldEmailVerified).Only(ctx)
@@ -156,6 +165,19 @@ func (s *Service) Profile(ctx context.Context, userID string) (identity.Profile,
 	}
 	email := u.Email
 	return identity.Profile{Email: &email, Name: nameOf(u.Metadata), EmailVerified: u.EmailVerified}, nil
+}
+
+// FindUser is the id of the tenant's user with that email.
+func (s *Service) FindUser(ctx context.Context, tenantID, email string) (string, bool, error) {
+	addr, ok := normalizeEmail(email)
+	if !ok {
+		return "", false, nil
+	}
+	id, err := s.ent.User.Query().Where(user.TenantID(tenantID), user.Email(addr)).OnlyID(ctx)
+	if ent.IsNotFound(err) {
+		return "", false, nil
+	}
+	return id, err == nil, err
 }
 
 var _ identity.Directory = (*Service)(nil)

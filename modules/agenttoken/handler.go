@@ -28,9 +28,9 @@ func (h *handler) routes() []httpserver.Route {
 	// The project-admin guard on the agents path and everything beneath it (seed 4.1);
 	// its rejections carry engine (SPEC §4).
 	admin := []fiber.Handler{h.guard.DashboardWith(engineField), h.guard.ProjectRole(identity.RoleAdmin, guard.FromPath, engineField)}
-	routes := httpserver.Collection("/v1/auth-core/projects/:projectId/ai/agents", "tokenId", admin, h.list, h.create, h.revoke)
+	routes := httpserver.Collection("/v1/auth-core/projects/:projectId/ai/agents", "tokenId", admin, h.list, h.guard.Recently(h.create), h.revoke)
 	return append(routes,
-		httpserver.Route{Method: http.MethodPost, Path: "/v1/auth-core/projects/:projectId/ai/agents/:tokenId/roll", Handlers: append(admin, h.roll)},
+		httpserver.Route{Method: http.MethodPost, Path: "/v1/auth-core/projects/:projectId/ai/agents/:tokenId/roll", Handlers: append(admin, h.guard.Recently(h.roll))},
 		httpserver.Route{Method: http.MethodGet, Path: "/v1/auth-core/ai/me", Handlers: []fiber.Handler{h.whoAmI}})
 }
 

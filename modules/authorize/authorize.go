@@ -269,6 +269,10 @@ func (h *handler) decide(c *fiber.Ctx) error {
 		return apperr.BadRequest("project_fixed", "the resource decides the project: "+project)
 	}
 	if decision == "approve" {
+		// Approving hands an app credentials: it wants a recent authentication (SPEC §17).
+		if err := h.guard.CheckRecent(c); err != nil {
+			return err
+		}
 		if project == "" {
 			return apperr.Validation(apperr.Issue{Field: "projectId", Reason: "required: choose the project to connect the application to"})
 		}

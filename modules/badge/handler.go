@@ -26,9 +26,9 @@ func (h *handler) routes() []httpserver.Route {
 	// The sign-in guard, then role admin on the project, on the badges path and beneath
 	// it (seed 4.4) — attached per route, never by prefix.
 	admin := []fiber.Handler{h.guard.Dashboard(), h.guard.ProjectRole(identity.RoleAdmin, guard.FromPath, nil)}
-	routes := httpserver.Collection("/v1/projects/:id/service-badges", "badgeId", admin, h.list, h.create, h.revoke)
+	routes := httpserver.Collection("/v1/projects/:id/service-badges", "badgeId", admin, h.list, h.guard.Recently(h.create), h.revoke)
 	return append(routes,
-		httpserver.Route{Method: http.MethodPost, Path: "/v1/projects/:id/service-badges/:badgeId/roll", Handlers: append(admin, h.roll)},
+		httpserver.Route{Method: http.MethodPost, Path: "/v1/projects/:id/service-badges/:badgeId/roll", Handlers: append(admin, h.guard.Recently(h.roll))},
 		httpserver.Route{Method: http.MethodGet, Path: "/v1/service-badges/products", Handlers: []fiber.Handler{h.guard.Dashboard(), h.catalogue}},
 		httpserver.Route{Method: http.MethodGet, Path: "/v1/service-badges/me", Handlers: []fiber.Handler{h.whoAmI}})
 }

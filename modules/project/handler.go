@@ -36,7 +36,7 @@ func (h *handler) routes() []httpserver.Route {
 		r(http.MethodGet, "/v1/projects", dash, h.mine),
 		r(http.MethodGet, "/v1/projects/:id", dash, member, h.get),
 		r(http.MethodGet, "/v1/projects/:id/members", dash, member, h.members),
-		r(http.MethodPost, "/v1/projects/:id/members", dash, admin, h.addMember),
+		r(http.MethodPost, "/v1/projects/:id/members", dash, admin, h.guard.Recently(h.addMember)),
 		r(http.MethodDelete, "/v1/projects/:id/members/:userId", dash, admin, h.removeMember),
 		r(http.MethodGet, "/v1/projects/:id/audit", dash, admin, h.auditTrail),
 		r(http.MethodGet, "/v1/projects/:id/policy", dash, member, h.policy),
@@ -184,6 +184,12 @@ func (h *handler) setPolicy(c *fiber.Ctx) error {
 		p.AllowedScopes = append([]string{}, ss...)
 	case jsonbody.WrongType:
 		f.Fail("allowedScopes", "must be an array of scope patterns, or null")
+	}
+	switch b, st := f.Bool("requireMfa"); st {
+	case jsonbody.OK:
+		p.RequireMFA = b
+	case jsonbody.WrongType:
+		f.Fail("requireMfa", "must be a boolean, or null")
 	}
 	if err := f.Err(); err != nil {
 		return err

@@ -247,7 +247,7 @@ func (s *Service) Policy(ctx context.Context, projectID string) (policy.Policy, 
 	if err != nil {
 		return policy.Policy{}, err
 	}
-	return policy.Policy{AgentTokenMaxTTLHours: p.AgentTokenMaxTTLHours, BadgeMaxExpiresInDays: p.BadgeMaxExpiresInDays, AllowedScopes: p.AllowedScopes}, nil
+	return policy.Policy{AgentTokenMaxTTLHours: p.AgentTokenMaxTTLHours, BadgeMaxExpiresInDays: p.BadgeMaxExpiresInDays, AllowedScopes: p.AllowedScopes, RequireMFA: p.RequireMfa}, nil
 }
 
 // SetPolicy replaces the project's policy, with its audit record, in one transaction.
@@ -266,11 +266,12 @@ func (s *Service) SetPolicy(ctx context.Context, actorID, projectID string, p po
 		} else {
 			u.SetAllowedScopes(p.AllowedScopes)
 		}
-		if err := u.Exec(ctx); err != nil {
+		if err := u.SetRequireMfa(p.RequireMFA).Exec(ctx); err != nil {
 			return err
 		}
 		_, err := s.audit.Record(ctx, tx, audit.Event{ActorID: &actorID, ProjectID: projectID, Action: "project.policy_update",
-			Metadata: map[string]any{"agentTokenMaxTtlHours": p.AgentTokenMaxTTLHours, "badgeMaxExpiresInDays": p.BadgeMaxExpiresInDays, "allowedScopes": p.AllowedScopes}, Origin: origin})
+			Metadata: map[string]any{"agentTokenMaxTtlHours": p.AgentTokenMaxTTLHours, "badgeMaxExpiresInDays": p.BadgeMaxExpiresInDays, "allowedScopes": p.AllowedScopes,
+				"requireMfa": p.RequireMFA}, Origin: origin})
 		return err
 	})
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -195,6 +196,7 @@ func (e *Engine) Start(ctx context.Context, in identity.NewSession) (identity.To
 		s, err = tx.Session.Create().
 			SetUserID(in.UserID).SetTenantID(in.TenantID).SetPayload(payload).
 			SetNillableUserAgent(ua).SetNillableIPHash(ipHash).
+			SetAmr(amrOf(in.AMR)).SetAuthTime(now).
 			SetCreatedAt(now).SetLastActiveAt(now).SetExpiresAt(now.Add(e.cfg.RefreshTTL)).
 			Save(ctx)
 		if err != nil {
@@ -214,7 +216,25 @@ func (e *Engine) Start(ctx context.Context, in identity.NewSession) (identity.To
 }
 
 // reserved claims a session payload may not override.
-var reserved = map[string]bool{"iss": true, "sub": true, "sid": true, "tid": true, "iat": true, "exp": true, "nbf": true, "aud": true, "jti": true}
+var reserved = map[string]bool{"iss": true, "sub": true, "sid": true, "tid": true, "iat": true, "exp": true, "nbf": true, "aud": true, "jti": true,
+	"amr": true, "authTime": true, "auth_time": true}
+
+// amrOf is how a session started when its starter did not say: a password.
+func amrOf(amr []string) []string {
+	if len(amr) == 0 {
+		return []string{"pwd"}
+	}
+	return amr
+}
+
+// authTimeOf is when a session's user last authenticated; sessions from before it was
+// recorded authenticated when they began.
+func authTimeOf(s *ent.Session) time.Time {
+	if s.AuthTime != nil {
+		return *s.AuthTime
+	}
+	return s.CreatedAt
+}
 
 func (e *Engine) sign(ctx context.Context, s *ent.Session, now time.Time) (string, time.Time, error) {
 	signer := e.keys.Signer()
@@ -236,6 +256,12 @@ func (e *Engine) sign(ctx context.Context, s *ent.Session, now time.Time) (strin
 	claims["iat"] = now.Unix()
 	claims["nbf"] = now.Unix() // verifiers with a little clock skew accept a fresh token
 	claims["exp"] = exp.Unix()
+	// SPEC §17 names the authentication time authTime; auth_time and amr are the names
+	// OpenID Connect and RFC 8176 give them, which resource servers' libraries read.
+	at := authTimeOf(s).Unix()
+	claims["authTime"] = at
+	claims["auth_time"] = at
+	claims["amr"] = amrOf(s.Amr)
 	tok, err := jwt.Signed(signer).Claims(claims).Serialize()
 	return tok, exp, err
 }
@@ -352,8 +378,12 @@ func (e *Engine) verifySignature(token string) (*verified, error) {
 	if err != nil {
 		return nil, invalid
 	}
+	var authTime time.Time
+	if at, ok := claims["authTime"].(float64); ok {
+		authTime = time.Unix(int64(at), 0)
+	}
 	return &verified{
-		principal: identity.Principal{UserID: sub, TenantID: tid, SessionHandle: sid, Claims: claims, ClaimsJSON: raw},
+		principal: identity.Principal{UserID: sub, TenantID: tid, SessionHandle: sid, Claims: claims, ClaimsJSON: raw, AuthTime: authTime},
 		expires:   time.Unix(int64(exp), 0),
 	}, nil
 }
@@ -448,6 +478,42 @@ func (e *Engine) Refresh(ctx context.Context, token string) (Refreshed, error) {
 	return Refreshed{UserID: s.UserID, TenantID: s.TenantID, Tokens: identity.Tokens{
 		SessionHandle: s.ID, AccessToken: access, RefreshToken: next, AccessTokenExpiresAt: exp,
 	}}, nil
+}
+
+// StepUp moves a live session's authentication time to now, adds method to how it was
+// authenticated, and signs an access token saying so. Later refreshes carry both.
+func (e *Engine) StepUp(ctx context.Context, sid, method string) (identity.Tokens, error) {
+	if !e.Ready() {
+		return identity.Tokens{}, errNotReady
+	}
+	now := e.clock.Now()
+	var s *ent.Session
+	err := database.WithTx(ctx, e.ent, func(tx *ent.Tx) error {
+		var err error
+		if s, err = tx.Session.Get(ctx, sid); err != nil {
+			return err
+		}
+		if s.RevokedAt != nil || !now.Before(s.ExpiresAt) {
+			return verifyFailed(identity.ReasonSessionRevoked)
+		}
+		amr := amrOf(s.Amr)
+		if !slices.Contains(amr, method) {
+			amr = append(slices.Clip(amr), method)
+		}
+		s, err = tx.Session.UpdateOne(s).SetAmr(amr).SetAuthTime(now).Save(ctx)
+		return err
+	})
+	if ent.IsNotFound(err) {
+		return identity.Tokens{}, verifyFailed(identity.ReasonInvalidToken)
+	}
+	if err != nil {
+		return identity.Tokens{}, err
+	}
+	access, exp, err := e.sign(ctx, s, now)
+	if err != nil {
+		return identity.Tokens{}, err
+	}
+	return identity.Tokens{SessionHandle: s.ID, AccessToken: access, AccessTokenExpiresAt: exp}, nil
 }
 
 // RevokeUser revokes every live session of userID except keep.

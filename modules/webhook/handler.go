@@ -18,7 +18,7 @@ type handler struct {
 
 func (h *handler) routes() []httpserver.Route {
 	admin := []fiber.Handler{h.guard.Dashboard(), h.guard.ProjectRole(identity.RoleAdmin, guard.FromPath, nil)}
-	routes := httpserver.Collection("/v1/projects/:id/webhooks", "webhookId", admin, h.list, h.create, h.delete)
+	routes := httpserver.Collection("/v1/projects/:id/webhooks", "webhookId", admin, h.list, h.guard.Recently(h.create), h.delete)
 	return append(routes, httpserver.Route{Method: http.MethodGet, Path: "/v1/projects/:id/webhooks/:webhookId/deliveries",
 		Handlers: append(admin, h.deliveries)})
 }

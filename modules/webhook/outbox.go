@@ -14,11 +14,11 @@ import (
 	"github.com/authcore/authcore/platform/credential"
 )
 
-// beyondKinds are the events of SPEC §12 that no credential kind emits: a leak report's
-// revocation (of any kind) and a policy change. Every credential create, roll and revoke
+// beyondKinds are the events of SPEC §12 and §17 that no credential kind emits: a leak
+// report's revocation (of any kind), a policy change, and an end user's second factors. Every credential create, roll and revoke
 // is an event its kind declares in the registry (credential.Kind.Events). Each event is
 // the audit action that records it.
-var beyondKinds = []string{"credential.leak_revoke", "project.policy_update"}
+var beyondKinds = []string{"credential.leak_revoke", "project.policy_update", "user.mfa_enrol", "user.mfa_remove", "user.mfa_recovery_used"}
 
 // types are the event types, known once the credential registry is built: the registry's
 // kinds are built from modules whose audit records come here, so the outbox cannot wait

@@ -16,12 +16,16 @@ const (
 	RefreshCookiePath = "/v1/auth-core/session/refresh"
 )
 
-// SetSessionCookies writes both tokens as HttpOnly cookies (SPEC §3).
+// SetSessionCookies writes both tokens as HttpOnly cookies (SPEC §3); only the access
+// token's when t has no refresh token (a step-up keeps the session's).
 func SetSessionCookies(c *fiber.Ctx, cfg config.Config, t identity.Tokens, now time.Time) {
 	c.Cookie(&fiber.Cookie{
 		Name: AccessCookie, Value: t.AccessToken, Path: "/",
 		Expires: t.AccessTokenExpiresAt, HTTPOnly: true, SameSite: fiber.CookieSameSiteLaxMode, Secure: !cfg.InsecureCookies,
 	})
+	if t.RefreshToken == "" {
+		return
+	}
 	c.Cookie(&fiber.Cookie{
 		Name: RefreshCookie, Value: t.RefreshToken, Path: RefreshCookiePath,
 		Expires: now.Add(cfg.RefreshTTL), HTTPOnly: true, SameSite: fiber.CookieSameSiteLaxMode, Secure: !cfg.InsecureCookies,

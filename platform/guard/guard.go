@@ -13,9 +13,11 @@ import (
 	"go.uber.org/fx"
 
 	"github.com/authcore/authcore/platform/apperr"
+	"github.com/authcore/authcore/platform/clock"
 	"github.com/authcore/authcore/platform/config"
 	"github.com/authcore/authcore/platform/httpserver"
 	"github.com/authcore/authcore/platform/identity"
+	"github.com/authcore/authcore/platform/policy"
 )
 
 // AccessCookie carries the access token when no Authorization header does (SPEC §3).
@@ -37,6 +39,11 @@ type Guard struct {
 	verified identity.EmailVerification
 	// origins are the server's own (config.OwnOrigins) and AUTHCORE_ALLOWED_ORIGINS.
 	origins map[string]struct{}
+	// factors and policies, when supplied, ask users with a second factor for a recent
+	// authentication and refuse projects that require one to members without (SPEC §17).
+	factors  identity.Factors
+	policies policy.Source
+	clock    clock.Clock
 }
 
 // Params are the guard's dependencies; memberships come from the project module.
@@ -45,13 +52,16 @@ type Params struct {
 	Verifier SessionVerifier
 	Members  identity.Memberships       `optional:"true"`
 	Verified identity.EmailVerification `optional:"true"`
+	Factors  identity.Factors           `optional:"true"`
+	Policies policy.Source              `optional:"true"`
+	Clock    clock.Clock
 	Config   config.Config
 }
 
 // New returns the guard.
 func New(p Params) *Guard {
 	v, cfg := p.Verifier, p.Config
-	g := &Guard{verifier: v, members: p.Members, origins: map[string]struct{}{}}
+	g := &Guard{verifier: v, members: p.Members, origins: map[string]struct{}{}, factors: p.Factors, policies: p.Policies, clock: p.Clock}
 	if cfg.RequireVerifiedEmail {
 		g.verified = p.Verified
 	}

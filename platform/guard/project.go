@@ -62,6 +62,9 @@ func (g *Guard) ProjectRole(min string, from ProjectFrom, fields map[string]any)
 		if !ok || identity.RoleRank(role) < want {
 			return forbidden
 		}
+		if err := g.requireFactor(c.UserContext(), projectID, p.UserID); err != nil {
+			return err
+		}
 		c.Locals(projectKey{}, projectID)
 		c.Locals(roleKey{}, role)
 		return c.Next()

@@ -28,9 +28,11 @@ type Profile struct {
 // module publishes it when a profile changes (an address verified).
 const ProfileTopic = "user_profile"
 
-// Users is supplied by the account module to the session module.
+// Users is supplied by the account module to the session and MFA modules.
 type Users interface {
 	Profile(ctx context.Context, userID string) (Profile, error)
+	// FindUser is the id of the tenant's user with that email, if any.
+	FindUser(ctx context.Context, tenantID, email string) (string, bool, error)
 }
 
 // Tenants is supplied by the project module: a project's tenant id is its project id.
@@ -47,6 +49,8 @@ type NewSession struct {
 	UserAgent string
 	IP        string
 	Payload   map[string]any
+	// AMR is how the user authenticated (RFC 8176: "pwd", "otp", "hwk", "swk", "mfa").
+	AMR []string
 }
 
 // Tokens are the credentials of a started or refreshed session.
@@ -63,6 +67,9 @@ type Sessions interface {
 	// RevokeUser revokes every live session of a user but keep ("" keeps none), on every
 	// replica; it returns how many it revoked.
 	RevokeUser(ctx context.Context, userID, keep string) (int, error)
+	// StepUp records a fresh authentication of a live session by method (an RFC 8176
+	// value) and signs an access token whose authTime is now; the refresh token stays.
+	StepUp(ctx context.Context, sessionHandle, method string) (Tokens, error)
 }
 
 // ErrEngineNotReady means the session engine has not loaded its signing keys yet (the
@@ -92,7 +99,49 @@ type Principal struct {
 	// ClaimsJSON is Claims encoded once, when the token was first verified, so the hot
 	// path does not re-encode a map on every call.
 	ClaimsJSON []byte
+	// AuthTime is when the user last authenticated: the sign-in or the latest step-up
+	// (SPEC §17); zero for tokens signed before it was recorded.
+	AuthTime time.Time
 }
+
+// Factors is supplied by the MFA module to the guard, which asks for a recent
+// authentication only of users with a second factor and refuses, on projects that
+// require one, members without.
+type Factors interface {
+	Enrolled(ctx context.Context, userID string) (bool, error)
+}
+
+// FactorsTopic is the invalidation topic of cached enrolment answers (key: user id).
+const FactorsTopic = "user_factors"
+
+// Proof is a second factor presented at sign-in or step-up: exactly one field is set.
+type Proof struct {
+	Code         string // TOTP
+	RecoveryCode string
+	Assertion    []byte // a WebAuthn assertion, as the browser's JSON
+}
+
+// SecondFactor is supplied by the MFA module to the account module, which owns sign-in
+// (SPEC §17): the two-step answer, its second step and passwordless passkey sign-in.
+type SecondFactor interface {
+	// Methods lists the kinds of factor userID has confirmed ("totp", "passkey",
+	// "recovery_code"); none means sign-in is one step.
+	Methods(ctx context.Context, userID string) ([]string, error)
+	// Challenge starts a second step: an opaque token naming the user, five minutes long.
+	Challenge(ctx context.Context, userID, tenantID string) (mfaToken string, err error)
+	// Peek names the user an unexpired mfaToken is for, without spending it.
+	Peek(ctx context.Context, mfaToken string) (userID, tenantID string, err error)
+	// Complete checks proof for the mfaToken's user and spends the token; amr is how.
+	Complete(ctx context.Context, mfaToken string, proof Proof) (userID string, amr []string, err error)
+	// BeginPasskey starts a sign-in by passkey: WebAuthn request options and the
+	// challenge's id. An email narrows it to that user's passkeys.
+	BeginPasskey(ctx context.Context, tenantID, email string) (options []byte, challengeID string, err error)
+	// FinishPasskey checks an assertion against the challenge and spends it.
+	FinishPasskey(ctx context.Context, challengeID string, assertion []byte) (userID string, amr []string, err error)
+}
+
+// ErrSecondFactor is a second factor that did not verify: wrong, reused or expired.
+var ErrSecondFactor = errors.New("second factor not verified")
 
 // Project roles, in increasing power (SPEC §2).
 const (

@@ -58,6 +58,18 @@ func (o Object) raw(name string) (json.RawMessage, State) {
 	return r, OK
 }
 
+// RawObject reads a JSON object field as it was sent.
+func (o Object) RawObject(name string) (json.RawMessage, State) {
+	r, st := o.raw(name)
+	if st != OK {
+		return nil, st
+	}
+	if t := bytes.TrimSpace(r); len(t) == 0 || t[0] != '{' {
+		return nil, WrongType
+	}
+	return r, OK
+}
+
 // String reads a JSON string field.
 func (o Object) String(name string) (string, State) {
 	r, st := o.raw(name)

@@ -14,6 +14,8 @@ type Policy struct {
 	AgentTokenMaxTTLHours *int     `json:"agentTokenMaxTtlHours"`
 	BadgeMaxExpiresInDays *int     `json:"badgeMaxExpiresInDays"`
 	AllowedScopes         []string `json:"allowedScopes"`
+	// RequireMFA refuses the project's routes to members without a second factor (SPEC §17).
+	RequireMFA bool `json:"requireMfa"`
 }
 
 // Allows reports whether the policy allows s: no list, or a pattern that covers it by

@@ -14,6 +14,7 @@ import (
 	"github.com/authcore/authcore/modules/authorize"
 	"github.com/authcore/authcore/modules/badge"
 	"github.com/authcore/authcore/modules/console"
+	"github.com/authcore/authcore/modules/mfa"
 	"github.com/authcore/authcore/modules/oauth"
 	"github.com/authcore/authcore/modules/project"
 	"github.com/authcore/authcore/modules/resource"
@@ -89,6 +90,7 @@ func With(cfg config.Config, keys secret.MasterKeys, out logging.Output, product
 		oauth.Module,
 		authorize.Module,
 		usage.Module,
+		mfa.Module,
 
 		fx.Options(plugins...),
 	)

@@ -1,0 +1,251 @@
+package mfa_test
+
+import (
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pquerna/otp"
+	"github.com/pquerna/otp/totp"
+
+	"github.com/authcore/authcore/internal/apptest"
+	"github.com/authcore/authcore/internal/testkit"
+	"github.com/authcore/authcore/platform/config"
+)
+
+func TestMain(m *testing.M) { testkit.Main(m) }
+
+// code is what an authenticator app shows for secret at t (RFC 6238, computed by the
+// library a test trusts, not by the server's code).
+func code(t testing.TB, secret string, at time.Time) string {
+	t.Helper()
+	c, err := totp.GenerateCodeCustom(secret, at, totp.ValidateOpts{Period: 30, Digits: otp.DigitsSix, Algorithm: otp.AlgorithmSHA1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func post(a *apptest.App, path string, body any, header map[string]string) *testkit.Response {
+	return a.Do(apptest.Req{Method: http.MethodPost, Path: path, Body: body, Header: header})
+}
+
+func bearer(token string) map[string]string {
+	return map[string]string{"Authorization": "Bearer " + token}
+}
+
+// enrolTOTP adds a TOTP app to s and returns its secret and the recovery codes of a first
+// factor.
+func enrolTOTP(t *testing.T, a *apptest.App, s *apptest.Session) (string, []string) {
+	t.Helper()
+	pending := post(a, "/v1/auth-core/mfa/totp", map[string]any{"name": "phone"}, s.Bearer()).Expect(t, 201, nil)
+	secret := pending["secret"].(string)
+	if u := pending["otpauthUrl"].(string); !strings.HasPrefix(u, "otpauth://totp/") || !strings.Contains(u, "secret="+secret) {
+		t.Fatalf("otpauthUrl: %s", u)
+	}
+	id := pending["id"].(string)
+	out := post(a, "/v1/auth-core/mfa/totp/"+id+"/confirm", map[string]any{"code": code(t, secret, a.Clock.Now())}, s.Bearer()).Expect(t, 200, nil)
+	var codes []string
+	if rc, ok := out["recoveryCodes"].([]any); ok {
+		for _, c := range rc {
+			codes = append(codes, c.(string))
+		}
+	}
+	return secret, codes
+}
+
+// signIn signs in with a password and answers the body.
+func signIn(t *testing.T, a *apptest.App, s *apptest.Session, tenant string) map[string]any {
+	t.Helper()
+	body := map[string]any{"email": s.Email, "password": s.Password}
+	if tenant != "" {
+		body["tenantId"] = tenant
+	}
+	return post(a, "/v1/auth-core/signin", body, nil).Expect(t, 200, nil)
+}
+
+func accessToken(t *testing.T, signedIn map[string]any) string {
+	t.Helper()
+	sess, ok := signedIn["session"].(map[string]any)
+	if !ok {
+		t.Fatalf("no session in %v", signedIn)
+	}
+	return sess["accessToken"].(string)
+}
+
+func TestTOTPSignIn(t *testing.T) {
+	apptest.ForEachStore(t, func(t *testing.T, st apptest.Store) {
+		a := apptest.Start(t, st)
+		u := a.SignUp(t)
+
+		// Pending until confirmed: a wrong code confirms nothing and signs in stays one step.
+		pending := post(a, "/v1/auth-core/mfa/totp", nil, u.Bearer()).Expect(t, 201, nil)
+		post(a, "/v1/auth-core/mfa/totp/"+pending["id"].(string)+"/confirm", map[string]any{"code": "000000"}, u.Bearer()).
+			Expect(t, 401, map[string]any{"code": "invalid_second_factor"})
+		a.Get("/v1/auth-core/mfa", "Authorization", "Bearer "+u.AccessToken).Expect(t, 200, map[string]any{"factors": []any{}, "recoveryCodesLeft": 0.0})
+		accessToken(t, signIn(t, a, u, ""))
+
+		secret, codes := enrolTOTP(t, a, u)
+		if len(codes) != 10 {
+			t.Fatalf("a first factor returns 10 recovery codes, got %d", len(codes))
+		}
+		list := a.Get("/v1/auth-core/mfa", "Authorization", "Bearer "+u.AccessToken).Expect(t, 200, map[string]any{"recoveryCodesLeft": 10.0})
+		fs := list["factors"].([]any)
+		if len(fs) != 1 || fs[0].(map[string]any)["type"] != "totp" || fs[0].(map[string]any)["name"] != "phone" {
+			t.Fatalf("factors: %v", fs)
+		}
+
+		// The password alone no longer signs in.
+		first := signIn(t, a, u, "")
+		if first["mfaRequired"] != true || first["session"] != nil || !slices.Equal(toStrings(first["methods"]), []string{"totp", "recovery_code"}) {
+			t.Fatalf("two-step answer: %v", first)
+		}
+		token := first["mfaToken"].(string)
+
+		// The code that confirmed the app was for this very step: used once, it is spent.
+		post(a, "/v1/auth-core/mfa/verify", map[string]any{"mfaToken": token, "code": code(t, secret, a.Clock.Now())}, nil).
+			Expect(t, 401, map[string]any{"code": "invalid_second_factor"})
+		// Two steps ahead is beyond the ±1 skew.
+		post(a, "/v1/auth-core/mfa/verify", map[string]any{"mfaToken": token, "code": code(t, secret, a.Clock.Now().Add(61*time.Second))}, nil).
+			Expect(t, 401, map[string]any{"code": "invalid_second_factor"})
+		// One step ahead is within it.
+		next := code(t, secret, a.Clock.Now().Add(30*time.Second))
+		done := post(a, "/v1/auth-core/mfa/verify", map[string]any{"mfaToken": token, "code": next}, nil).Expect(t, 200, nil)
+		me := a.Get("/v1/auth-core/session/me", "Authorization", "Bearer "+accessToken(t, done)).Expect(t, 200, nil)
+		claims := me["accessTokenPayload"].(map[string]any)
+		if !slices.Equal(toStrings(claims["amr"]), []string{"pwd", "otp", "mfa"}) {
+			t.Fatalf("amr: %v", claims["amr"])
+		}
+		if at, _ := claims["authTime"].(float64); int64(at) != a.Clock.Now().Unix() || claims["auth_time"] != claims["authTime"] {
+			t.Fatalf("authTime %v, want %d", claims["authTime"], a.Clock.Now().Unix())
+		}
+		// The mfaToken is spent; a second sign-in cannot reuse the step just used either.
+		post(a, "/v1/auth-core/mfa/verify", map[string]any{"mfaToken": token, "code": next}, nil).Expect(t, 401, map[string]any{"code": "invalid_mfa_token"})
+		again := signIn(t, a, u, "")["mfaToken"].(string)
+		post(a, "/v1/auth-core/mfa/verify", map[string]any{"mfaToken": again, "code": next}, nil).Expect(t, 401, map[string]any{"code": "invalid_second_factor"})
+		// One step behind is within the skew, but not before the step already used.
+		post(a, "/v1/auth-core/mfa/verify", map[string]any{"mfaToken": again, "code": code(t, secret, a.Clock.Now().Add(-30*time.Second))}, nil).
+			Expect(t, 401, map[string]any{"code": "invalid_second_factor"})
+		// Three steps on, the step behind is later than the one used.
+		a.Clock.Advance(90 * time.Second)
+		post(a, "/v1/auth-core/mfa/verify", map[string]any{"mfaToken": again, "code": code(t, secret, a.Clock.Now().Add(-30*time.Second))}, nil).Expect(t, 200, nil)
+
+		// An mfaToken lives five minutes.
+		late := signIn(t, a, u, "")["mfaToken"].(string)
+		a.Clock.Advance(5*time.Minute + time.Second)
+		post(a, "/v1/auth-core/mfa/verify", map[string]any{"mfaToken": late, "code": code(t, secret, a.Clock.Now())}, nil).
+			Expect(t, 401, map[string]any{"code": "invalid_mfa_token"})
+	})
+}
+
+func toStrings(v any) []string {
+	var out []string
+	for _, x := range v.([]any) {
+		out = append(out, x.(string))
+	}
+	return out
+}
+
+// Each rule of the second step's body with its own case.
+func TestVerifyBody(t *testing.T) {
+	a := apptest.StartURL(t, "sqlite", "sqlite::memory:")
+	u := a.SignUp(t)
+	enrolTOTP(t, a, u)
+	token := signIn(t, a, u, "")["mfaToken"].(string)
+	for name, body := range map[string]any{
+		"missing body":       nil,
+		"not JSON":           "{",
+		"an array":           []any{},
+		"no factor":          map[string]any{"mfaToken": token},
+		"two factors":        map[string]any{"mfaToken": token, "code": "123456", "recoveryCode": "abcd-efgh-jk"},
+		"code a number":      map[string]any{"mfaToken": token, "code": 123456},
+		"code of 5 digits":   map[string]any{"mfaToken": token, "code": "12345"},
+		"code of 7 digits":   map[string]any{"mfaToken": token, "code": "1234567"},
+		"code not digits":    map[string]any{"mfaToken": token, "code": "12345a"},
+		"assertion a string": map[string]any{"mfaToken": token, "assertion": "x"},
+		"no mfaToken":        map[string]any{"code": "123456"},
+		"mfaToken a number":  map[string]any{"mfaToken": 1, "code": "123456"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			post(a, "/v1/auth-core/mfa/verify", body, nil).Expect(t, 400, map[string]any{"code": "validation_failed"})
+		})
+	}
+	post(a, "/v1/auth-core/mfa/verify", map[string]any{"mfaToken": "ac_mft_nope", "code": "123456"}, nil).Expect(t, 401, map[string]any{"code": "invalid_mfa_token"})
+}
+
+func TestRecoveryCodes(t *testing.T) {
+	apptest.ForEachStore(t, func(t *testing.T, st apptest.Store) {
+		a := apptest.Start(t, st)
+		admin := a.SignUp(t)
+		prj := a.CreateProject(t, admin)
+		// An end user of the project: their MFA events are the project's audit records.
+		u := a.SignUpIn(t, prj)
+		_, codes := enrolTOTP(t, a, u)
+
+		token := signIn(t, a, u, prj)["mfaToken"].(string)
+		// Typed loosely: upper case, no dashes.
+		loose := strings.ToUpper(strings.ReplaceAll(codes[3], "-", ""))
+		done := post(a, "/v1/auth-core/mfa/verify", map[string]any{"mfaToken": token, "recoveryCode": loose}, nil).Expect(t, 200, nil)
+		me := a.Get("/v1/auth-core/mfa", "Authorization", "Bearer "+accessToken(t, done)).Expect(t, 200, map[string]any{"recoveryCodesLeft": 9.0})
+		_ = me
+		token = signIn(t, a, u, prj)["mfaToken"].(string)
+		post(a, "/v1/auth-core/mfa/verify", map[string]any{"mfaToken": token, "recoveryCode": codes[3]}, nil).Expect(t, 401, map[string]any{"code": "invalid_second_factor"})
+
+		// New codes end the old ones.
+		fresh := post(a, "/v1/auth-core/mfa/recovery-codes", nil, bearer(accessToken(t, done))).Expect(t, 200, nil)
+		newCodes := toStrings(fresh["recoveryCodes"])
+		if len(newCodes) != 10 {
+			t.Fatalf("%d new codes", len(newCodes))
+		}
+		post(a, "/v1/auth-core/mfa/verify", map[string]any{"mfaToken": token, "recoveryCode": codes[4]}, nil).Expect(t, 401, map[string]any{"code": "invalid_second_factor"})
+		post(a, "/v1/auth-core/mfa/verify", map[string]any{"mfaToken": token, "recoveryCode": newCodes[0]}, nil).Expect(t, 200, nil)
+
+		trail := a.Get("/v1/projects/"+prj+"/audit", "Authorization", "Bearer "+admin.AccessToken).Expect(t, 200, nil)
+		var actions []string
+		for _, e := range trail["events"].([]any) {
+			actions = append(actions, e.(map[string]any)["action"].(string))
+		}
+		if !slices.Contains(actions, "user.mfa_enrol") || slices.Index(actions, "user.mfa_recovery_used") < 0 {
+			t.Fatalf("audit: %v", actions)
+		}
+		if n := countOf(actions, "user.mfa_recovery_used"); n != 2 {
+			t.Fatalf("%d recovery-code records, want 2", n)
+		}
+	})
+}
+
+func countOf(xs []string, x string) int {
+	n := 0
+	for _, y := range xs {
+		if y == x {
+			n++
+		}
+	}
+	return n
+}
+
+// Failed second factors spend the account's budget of failed sign-ins (SPEC §9a, §17):
+// ten wrong codes and even the right password and code are refused for a while.
+func TestWrongCodesSpendTheAccountBudget(t *testing.T) {
+	apptest.ForEachStore(t, func(t *testing.T, st apptest.Store) {
+		a := apptest.Start(t, st, apptest.WithConfig(func(c *config.Config) { c.RateLimit = 1000 }))
+		u := a.SignUp(t)
+		secret, _ := enrolTOTP(t, a, u)
+		token := signIn(t, a, u, "")["mfaToken"].(string)
+		wrong := "000000"
+		if code(t, secret, a.Clock.Now()) == wrong {
+			wrong = "000001"
+		}
+		for range 9 {
+			post(a, "/v1/auth-core/mfa/verify", map[string]any{"mfaToken": token, "code": wrong}, nil).Expect(t, 401, map[string]any{"code": "invalid_second_factor"})
+		}
+		// Step-up spends the same budget.
+		post(a, "/v1/auth-core/mfa/step-up", map[string]any{"code": wrong}, u.Bearer()).Expect(t, 401, map[string]any{"code": "invalid_second_factor"})
+		a.Clock.Advance(30 * time.Second)
+		post(a, "/v1/auth-core/mfa/verify", map[string]any{"mfaToken": token, "code": code(t, secret, a.Clock.Now())}, nil).
+			Expect(t, 429, map[string]any{"code": "rate_limited"})
+		post(a, "/v1/auth-core/signin", map[string]any{"email": u.Email, "password": u.Password}, nil).Expect(t, 429, map[string]any{"code": "rate_limited"})
+	})
+}

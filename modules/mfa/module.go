@@ -1,0 +1,106 @@
+// Package mfa owns users' second factors (SPEC §17): TOTP apps, passkeys and recovery
+// codes, and the step-up that refreshes a session's authentication time. It supplies
+// identity.Factors to the guard, which asks for a recent authentication before what mints
+// credentials, and identity.SecondFactor to the account module, which owns sign-in.
+package mfa
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"go.uber.org/fx"
+
+	"github.com/authcore/authcore/ent"
+	"github.com/authcore/authcore/ent/mfafactor"
+	"github.com/authcore/authcore/platform/audit"
+	"github.com/authcore/authcore/platform/bearer"
+	"github.com/authcore/authcore/platform/clock"
+	"github.com/authcore/authcore/platform/config"
+	"github.com/authcore/authcore/platform/database"
+	"github.com/authcore/authcore/platform/guard"
+	"github.com/authcore/authcore/platform/httpserver"
+	"github.com/authcore/authcore/platform/identity"
+	"github.com/authcore/authcore/platform/invalidation"
+	"github.com/authcore/authcore/platform/ratelimit"
+	"github.com/authcore/authcore/platform/secret"
+)
+
+// Module wires the service, its routes, the pruning of expired challenges and the
+// re-sealing of TOTP secrets.
+var Module = fx.Module("mfa",
+	fx.Provide(fx.Annotate(newService, fx.As(fx.Self()), fx.As(new(identity.Factors)), fx.As(new(identity.SecondFactor)))),
+	secret.AsResealer(func(c *ent.Client, r *secret.Keyring) totpSecrets { return totpSecrets{ent: c, ring: r} }),
+	fx.Invoke(func(lc fx.Lifecycle, s *Service, log *slog.Logger) {
+		database.PruneEvery(lc, log, "expired MFA challenges", 10*time.Minute, s.Prune)
+	}),
+	httpserver.AsRoutes(func(p handlerParams) []httpserver.Route {
+		return (&handler{svc: p.Svc, guard: p.Guard, sessions: p.Sessions, users: p.Users, signins: p.SignIns, cfg: p.Config, clock: p.Clock}).routes()
+	}),
+)
+
+type serviceParams struct {
+	fx.In
+	Ent     *ent.Client
+	Ring    *secret.Keyring
+	Clock   clock.Clock
+	Bus     invalidation.Bus
+	Audit   *audit.Recorder
+	Users   identity.Users
+	Tenants identity.Tenants `optional:"true"`
+	Config  config.Config
+	Log     *slog.Logger
+}
+
+func newService(p serviceParams) (*Service, error) {
+	wa, err := newWebAuthn(p.Config.SelfOrigin())
+	if err != nil {
+		return nil, err
+	}
+	if wa == nil {
+		p.Log.Warn("passkeys are off: AUTHCORE_PUBLIC_URL names an IP address, which browsers refuse as a WebAuthn relying party id", "publicUrl", p.Config.SelfURL())
+	}
+	s := &Service{ent: p.Ent, ring: p.Ring, clock: p.Clock, bus: p.Bus, audit: p.Audit, users: p.Users, tenants: p.Tenants,
+		webauthn: wa, log: p.Log, enrolled: bearer.NewCache[string, bool](100_000, enrolledTTL)}
+	bearer.Follow(p.Bus, identity.FactorsTopic, s.enrolled)
+	return s, nil
+}
+
+type handlerParams struct {
+	fx.In
+	Svc      *Service
+	Guard    *guard.Guard
+	Sessions identity.Sessions
+	Users    identity.Users
+	SignIns  *ratelimit.SignIns
+	Config   config.Config
+	Clock    clock.Clock
+}
+
+// totpSecrets re-seals TOTP secrets under the current master key (authcore keys reseal).
+type totpSecrets struct {
+	ent  *ent.Client
+	ring *secret.Keyring
+}
+
+var _ secret.Resealer = totpSecrets{}
+
+func (totpSecrets) Name() string { return "TOTP secrets" }
+
+func (s totpSecrets) Reseal(ctx context.Context, batch int) (int, bool, error) {
+	rows, err := s.ent.MFAFactor.Query().
+		Where(mfafactor.SecretSealedNotNil(), mfafactor.Not(mfafactor.SecretSealedHasPrefix(s.ring.CurrentPrefix()))).
+		Limit(batch).All(ctx)
+	if err != nil {
+		return 0, false, err
+	}
+	n, err := s.ring.ResealEach(len(rows),
+		func(i int) (string, []byte) { return *rows[i].SecretSealed, []byte(rows[i].ID) },
+		func(i int, v string) (bool, error) {
+			n, err := s.ent.MFAFactor.Update().
+				Where(mfafactor.ID(rows[i].ID), mfafactor.SecretSealed(*rows[i].SecretSealed)).
+				SetSecretSealed(v).Save(ctx)
+			return n == 1, err
+		})
+	return n, len(rows) == batch, err
+}
