@@ -249,3 +249,101 @@ func TestWrongCodesSpendTheAccountBudget(t *testing.T) {
 		post(a, "/v1/auth-core/signin", map[string]any{"email": u.Email, "password": u.Password}, nil).Expect(t, 429, map[string]any{"code": "rate_limited"})
 	})
 }
+
+// SPEC §17: what mints credentials wants, from a user with a factor, an authentication
+// within 15 minutes; a step-up gives one. A user without a factor is not asked.
+func TestStepUp(t *testing.T) {
+	apptest.ForEachStore(t, func(t *testing.T, st apptest.Store) {
+		a := apptest.Start(t, st, apptest.WithConfig(func(c *config.Config) { c.AccessTTL = 24 * time.Hour }))
+		plain := a.SignUp(t)
+		plainPrj := a.CreateProject(t, plain)
+		u := a.SignUp(t)
+		prj := a.CreateProject(t, u)
+		secret, codes := enrolTOTP(t, a, u)
+		mint := func(token, project string) *testkit.Response {
+			return post(a, "/v1/auth-core/projects/"+project+"/ai/agents", map[string]any{"agentName": "bot"}, bearer(token))
+		}
+		mint(u.AccessToken, prj).Expect(t, 200, nil)
+
+		a.Clock.Advance(15*time.Minute - time.Second)
+		mint(u.AccessToken, prj).Expect(t, 200, nil)
+		a.Clock.Advance(time.Second)
+		mint(u.AccessToken, prj).Expect(t, 403, map[string]any{"code": "reauthentication_required"})
+		mint(plain.AccessToken, plainPrj).Expect(t, 200, nil) // no factor: never asked
+		// Every route of the list: badges, rolls, members, webhooks.
+		post(a, "/v1/projects/"+prj+"/service-badges", map[string]any{"name": "b", "product": "db", "role": "developer"}, u.Bearer()).
+			Expect(t, 403, map[string]any{"code": "reauthentication_required"})
+		post(a, "/v1/projects/"+prj+"/webhooks", map[string]any{"url": "https://hooks.example.com/x"}, u.Bearer()).
+			Expect(t, 403, map[string]any{"code": "reauthentication_required"})
+		post(a, "/v1/projects/"+prj+"/members", map[string]any{"email": plain.Email, "role": "viewer"}, u.Bearer()).
+			Expect(t, 403, map[string]any{"code": "reauthentication_required"})
+		// Reading is not minting.
+		a.Get("/v1/auth-core/projects/"+prj+"/ai/agents", "Authorization", "Bearer "+u.AccessToken).Expect(t, 200, nil)
+
+		// Step up with a code: the new token carries authTime now, and mints.
+		up := post(a, "/v1/auth-core/mfa/step-up", map[string]any{"code": code(t, secret, a.Clock.Now())}, u.Bearer()).Expect(t, 200, nil)
+		fresh := up["accessToken"].(string)
+		claims := a.Get("/v1/auth-core/session/me", "Authorization", "Bearer "+fresh).Expect(t, 200, nil)["accessTokenPayload"].(map[string]any)
+		if at, _ := claims["authTime"].(float64); int64(at) != a.Clock.Now().Unix() || !slices.Contains(toStrings(claims["amr"]), "otp") {
+			t.Fatalf("stepped-up claims: %v", claims)
+		}
+		mint(fresh, prj).Expect(t, 200, nil)
+		mint(u.AccessToken, prj).Expect(t, 403, map[string]any{"code": "reauthentication_required"}) // the old token is as old as ever
+		// A refresh keeps the session's authentication time.
+		ref := post(a, "/v1/auth-core/session/refresh", map[string]any{"refreshToken": u.RefreshToken}, nil).Expect(t, 200, nil)
+		mint(accessToken(t, ref), prj).Expect(t, 200, nil)
+
+		// A recovery code steps up too, once.
+		a.Clock.Advance(16 * time.Minute)
+		up = post(a, "/v1/auth-core/mfa/step-up", map[string]any{"recoveryCode": codes[0]}, u.Bearer()).Expect(t, 200, nil)
+		mint(up["accessToken"].(string), prj).Expect(t, 200, nil)
+		post(a, "/v1/auth-core/mfa/step-up", map[string]any{"recoveryCode": codes[0]}, u.Bearer()).Expect(t, 401, map[string]any{"code": "invalid_second_factor"})
+
+		// Adding a factor wants an authentication within 5 minutes, from anyone.
+		a.Clock.Advance(5 * time.Minute)
+		post(a, "/v1/auth-core/mfa/totp", nil, plain.Bearer()).Expect(t, 403, map[string]any{"code": "reauthentication_required"})
+		post(a, "/v1/auth-core/mfa/passkeys/register/begin", nil, plain.Bearer()).Expect(t, 403, map[string]any{"code": "reauthentication_required"})
+		// So does removing the last one: 15 minutes is not enough.
+		up = post(a, "/v1/auth-core/mfa/step-up", map[string]any{"code": code(t, secret, a.Clock.Now())}, u.Bearer()).Expect(t, 200, nil)
+		a.Clock.Advance(6 * time.Minute)
+		list := a.Get("/v1/auth-core/mfa", "Authorization", "Bearer "+up["accessToken"].(string)).Expect(t, 200, nil)
+		id := list["factors"].([]any)[0].(map[string]any)["id"].(string)
+		del := func(token string) *testkit.Response {
+			return a.Do(apptest.Req{Method: http.MethodDelete, Path: "/v1/auth-core/mfa/" + id, Header: bearer(token)})
+		}
+		del(up["accessToken"].(string)).Expect(t, 403, map[string]any{"code": "reauthentication_required"})
+		up = post(a, "/v1/auth-core/mfa/step-up", map[string]any{"code": code(t, secret, a.Clock.Now())}, u.Bearer()).Expect(t, 200, nil)
+		del(up["accessToken"].(string)).Expect(t, 200, map[string]any{"ok": true})
+		// The last factor gone, its recovery codes went with it and sign-in is one step.
+		a.Get("/v1/auth-core/mfa", "Authorization", "Bearer "+up["accessToken"].(string)).Expect(t, 200, map[string]any{"factors": []any{}, "recoveryCodesLeft": 0.0})
+		accessToken(t, signIn(t, a, u, ""))
+		mint(up["accessToken"].(string), prj).Expect(t, 200, nil) // no factor now: not asked
+	})
+}
+
+// SPEC §17: a project whose policy requires a second factor refuses its routes to members
+// without one until they enrol.
+func TestRequireMFA(t *testing.T) {
+	apptest.ForEachStore(t, func(t *testing.T, st apptest.Store) {
+		a := apptest.Start(t, st)
+		admin := a.SignUp(t)
+		prj := a.CreateProject(t, admin)
+		member := a.SignUp(t)
+		a.AddMember(t, admin, prj, member, "admin")
+		enrolTOTP(t, a, admin)
+		a.Do(apptest.Req{Method: http.MethodPut, Path: "/v1/projects/" + prj + "/policy", Body: map[string]any{"requireMfa": true}, Header: admin.Bearer()}).
+			Expect(t, 200, map[string]any{"requireMfa": true})
+		a.Do(apptest.Req{Method: http.MethodPut, Path: "/v1/projects/" + prj + "/policy", Body: map[string]any{"requireMfa": "yes"}, Header: admin.Bearer()}).
+			Expect(t, 400, map[string]any{"code": "validation_failed"})
+
+		a.Get("/v1/projects/"+prj, "Authorization", "Bearer "+member.AccessToken).Expect(t, 403, map[string]any{"code": "mfa_required"})
+		post(a, "/v1/auth-core/projects/"+prj+"/ai/agents", map[string]any{"agentName": "bot"}, member.Bearer()).Expect(t, 403, map[string]any{"code": "mfa_required"})
+		a.Get("/v1/projects/"+prj, "Authorization", "Bearer "+admin.AccessToken).Expect(t, 200, nil)
+		// Other projects and the user's own routes are not the policy's.
+		other := a.CreateProject(t, member)
+		a.Get("/v1/projects/"+other, "Authorization", "Bearer "+member.AccessToken).Expect(t, 200, nil)
+
+		enrolTOTP(t, a, member)
+		a.Get("/v1/projects/"+prj, "Authorization", "Bearer "+member.AccessToken).Expect(t, 200, nil)
+	})
+}
