@@ -10,16 +10,20 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"go.uber.org/fx"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
+	"github.com/pquerna/otp"
+	"github.com/pquerna/otp/totp"
 
 	"github.com/authcore/authcore/cmd/authcore/app"
 	"github.com/authcore/authcore/internal/apptest"
 	"github.com/authcore/authcore/platform/config"
 	"github.com/authcore/authcore/platform/logging"
 	"github.com/authcore/authcore/platform/secret"
-	"github.com/aws/aws-sdk-go-v2/aws"
-	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 )
 
 // The whole graph resolves: every constructor's dependencies are provided.
@@ -209,6 +213,12 @@ func TestMasterKeyRotation(t *testing.T) {
 			Header: admin.Bearer()}).Expect(t, 200, nil)["s3"].(map[string]any)
 		a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/projects/" + prj + "/webhooks", Body: map[string]any{"url": "https://93.184.215.14/hook"},
 			Header: admin.Bearer()}).Expect(t, 201, nil)
+		// A TOTP app's shared secret is sealed too (SPEC §17).
+		other := a.SignUp(t)
+		pending := a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/auth-core/mfa/totp", Header: other.Bearer()}).Expect(t, 201, nil)
+		totpKey := pending["secret"].(string)
+		a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/auth-core/mfa/totp/" + pending["id"].(string) + "/confirm",
+			Body: map[string]any{"code": totpCode(t, totpKey, a.Clock.Now())}, Header: other.Bearer()}).Expect(t, 200, nil)
 		if err := a.Stop(); err != nil {
 			t.Fatal(err)
 		}
@@ -222,10 +232,11 @@ func TestMasterKeyRotation(t *testing.T) {
 			return out.String()
 		}
 		first := reseal()
-		if !strings.Contains(first, "re-sealed 2 s3 secret keys") || strings.Contains(first, "re-sealed 0 signing keys") || !strings.Contains(first, "re-sealed 1 webhook secrets") {
+		if !strings.Contains(first, "re-sealed 2 s3 secret keys") || strings.Contains(first, "re-sealed 0 signing keys") ||
+			!strings.Contains(first, "re-sealed 1 webhook secrets") || !strings.Contains(first, "re-sealed 1 TOTP secrets") {
 			t.Fatalf("first run: %q", first)
 		}
-		if again := reseal(); again != "re-sealed 0 s3 secret keys\nre-sealed 0 signing keys\nre-sealed 0 webhook secrets\n" {
+		if again := reseal(); again != "re-sealed 0 TOTP secrets\nre-sealed 0 s3 secret keys\nre-sealed 0 signing keys\nre-sealed 0 webhook secrets\n" {
 			t.Fatalf("second run: %q", again)
 		}
 
@@ -234,7 +245,24 @@ func TestMasterKeyRotation(t *testing.T) {
 		b.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/auth-core/signin", Body: map[string]any{"email": admin.Email, "password": admin.Password}}).Expect(t, 200, nil)
 		verifyS3(t, b, s3)
 		verifyS3(t, b, replaced)
+		// The TOTP app still signs in: its secret opens under B. Two steps on, so the step
+		// that confirmed it is behind.
+		b.Clock.Advance(time.Minute)
+		step := b.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/auth-core/signin", Body: map[string]any{"email": other.Email, "password": other.Password}}).
+			Expect(t, 200, map[string]any{"mfaRequired": true})
+		b.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/auth-core/mfa/verify",
+			Body: map[string]any{"mfaToken": step["mfaToken"], "code": totpCode(t, totpKey, b.Clock.Now())}}).Expect(t, 200, nil)
 	})
+}
+
+// totpCode is what an authenticator app shows for key at t (RFC 6238, by the library).
+func totpCode(t *testing.T, key string, at time.Time) string {
+	t.Helper()
+	c, err := totp.GenerateCodeCustom(key, at, totp.ValidateOpts{Period: 30, Digits: otp.DigitsSix, Algorithm: otp.AlgorithmSHA1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
 
 // The secret-scanning pattern is built from every contributed kind: each matches a secret

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -54,6 +55,22 @@ func TestNoSecretInStoreOrLogs(t *testing.T) {
 		secrets["grant access token"], secrets["grant refresh token"] = app.AccessToken, app.RefreshToken
 		rotated := a.PostForm("/v1/oauth/token", url.Values{"grant_type": {"refresh_token"}, "client_id": {app.ClientID}, "refresh_token": {app.RefreshToken}}, nil).Expect(t, 200, nil)
 		secrets["rotated grant refresh token"] = rotated["refresh_token"].(string)
+
+		// Second factors (SPEC §17): the TOTP app's shared secret (sealed), its recovery codes
+		// and a sign-in's mfaToken (digests), one code of each used.
+		pending := a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/auth-core/mfa/totp", Header: bearer}).Expect(t, 201, nil)
+		secrets["TOTP secret"] = pending["secret"].(string)
+		confirmed := a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/auth-core/mfa/totp/" + pending["id"].(string) + "/confirm",
+			Body: map[string]any{"code": totpCode(t, secrets["TOTP secret"], a.Clock.Now())}, Header: bearer}).Expect(t, 200, nil)
+		for i, c := range confirmed["recoveryCodes"].([]any) {
+			secrets[fmt.Sprintf("recovery code %d", i)] = c.(string)
+			secrets[fmt.Sprintf("recovery code %d as typed", i)] = strings.ReplaceAll(c.(string), "-", "")
+		}
+		step := a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/auth-core/signin", Body: map[string]any{"email": admin.Email, "password": admin.Password}}).
+			Expect(t, 200, map[string]any{"mfaRequired": true})
+		secrets["mfaToken"] = step["mfaToken"].(string)
+		a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/auth-core/mfa/verify",
+			Body: map[string]any{"mfaToken": secrets["mfaToken"], "recoveryCode": secrets["recovery code 0"]}}).Expect(t, 200, nil)
 
 		// The store as it stands, then every line up to and including shutdown.
 		dump := a.DumpDB(t)

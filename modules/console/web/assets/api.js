@@ -14,8 +14,14 @@ export class APIError extends Error {
 let refreshing = null;
 let timer = null;
 let onSignedOut = () => {};
+let onReauthenticate = async () => false;
 
 export function whenSignedOut(fn) { onSignedOut = fn; }
+
+// whenReauthenticationNeeded sets what runs when the server asks for a recent
+// authentication (403 reauthentication_required, SPEC §17): it resolves true once the
+// person stepped up, and the request is sent again.
+export function whenReauthenticationNeeded(fn) { onReauthenticate = fn; }
 
 // schedule refreshes the session a minute before its access token expires.
 export function schedule(expiresAt) {
@@ -40,7 +46,7 @@ export function refresh() {
 }
 
 // api sends one request; body, when given, is sent as JSON.
-export async function api(method, path, body, retried = false) {
+export async function api(method, path, body, retried = false, steppedUp = false) {
   const init = { method, credentials: 'same-origin', cache: 'no-store', headers: { Accept: 'application/json' } };
   if (body !== undefined) {
     init.headers['Content-Type'] = 'application/json';
@@ -56,7 +62,10 @@ export async function api(method, path, body, retried = false) {
       onSignedOut();
       throw new APIError(401, data);
     }
-    return api(method, path, body, true);
+    return api(method, path, body, true, steppedUp);
+  }
+  if (r.status === 403 && data && data.code === 'reauthentication_required' && !steppedUp) {
+    if (await onReauthenticate()) return api(method, path, body, true, true);
   }
   if (!r.ok) throw new APIError(r.status, data);
   return data;

@@ -1,4 +1,5 @@
-import { api, refresh, schedule, stop, whenSignedOut } from './api.js';
+import { api, refresh, schedule, stop, whenReauthenticationNeeded, whenSignedOut } from './api.js';
+import { factorsSection, passkeySignIn, secondStep, stepUp } from './mfa.js';
 import { confirm, errorBox, field, h, secretPanel, select, submitting, table, when } from './ui.js';
 import { chart, mini } from './chart.js';
 
@@ -13,6 +14,8 @@ whenSignedOut(() => {
   location.hash = '#/signin';
   render();
 });
+
+whenReauthenticationNeeded(() => stepUp(state.user));
 
 // ---- shell ----------------------------------------------------------------------------
 
@@ -108,19 +111,28 @@ function authForm(mode, why) {
       e.preventDefault();
       submitting(form, box, async () => {
         const body = { email: email.querySelector('input').value, password: password.querySelector('input').value };
-        const got = await api('POST', `/v1/auth-core/${mode}`, body);
-        schedule(got.session && got.session.accessTokenExpiresAt);
-        state.user = got.user;
-        await loadProjects();
-        if (location.pathname === consentPage) { render(); return; } // back to the question asked
-        location.hash = state.projects.length ? '#/agents' : '#/projects';
+        let got = await api('POST', `/v1/auth-core/${mode}`, body);
+        if (got.mfaRequired) got = await secondStep(got, body.email, show);
+        await signedIn(got);
       });
     },
-  }, email, password, box, h('button', { type: 'submit' }, label));
+  }, email, password, box, h('button', { type: 'submit' }, label),
+  mode === 'signin' ? h('button', {
+    type: 'button',
+    onclick: () => submitting(form, box, async () => signedIn(await passkeySignIn(email.querySelector('input').value))),
+  }, 'Sign in with a passkey') : '');
   const other = mode === 'signup'
     ? h('p', {}, 'Have an account? ', h('a', { href: '#/signin' }, 'Sign in instead'))
     : h('p', {}, 'New here? ', h('a', { href: '#/signup' }, 'Create an account'), ' · ', h('a', { href: '#/forgot' }, 'Forgot password?'));
   show(label, why ? h('p', {}, why) : '', form, other);
+}
+
+async function signedIn(got) {
+  schedule(got.session && got.session.accessTokenExpiresAt);
+  state.user = got.user;
+  await loadProjects();
+  if (location.pathname === consentPage) { render(); return; } // back to the question asked
+  location.hash = state.projects.length ? '#/agents' : '#/projects';
 }
 
 function forgotForm() {
@@ -746,7 +758,7 @@ async function usageView() {
 
 // ---- account ---------------------------------------------------------------------------
 
-function accountView() {
+async function accountView() {
   const box = errorBox();
   const done = h('p', { role: 'status' });
   const cur = field('Current password', { type: 'password', autocomplete: 'current-password', required: true });
@@ -761,7 +773,7 @@ function accountView() {
       });
     },
   }, cur, next, box, h('button', { type: 'submit' }, 'Change password'));
-  show('Account', h('p', {}, `Signed in as ${state.user.email || state.user.id}.`), h('h2', {}, 'Change password'), form, done);
+  show('Account', h('p', {}, `Signed in as ${state.user.email || state.user.id}.`), await factorsSection(), h('h2', {}, 'Change password'), form, done);
 }
 
 // ---- routing ---------------------------------------------------------------------------
