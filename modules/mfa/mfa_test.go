@@ -2,6 +2,7 @@ package mfa_test
 
 import (
 	"net/http"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -346,4 +347,18 @@ func TestRequireMFA(t *testing.T) {
 		enrolTOTP(t, a, member)
 		a.Get("/v1/projects/"+prj, "Authorization", "Bearer "+member.AccessToken).Expect(t, 200, nil)
 	})
+}
+
+// SPEC §17: a password reset does not remove factors: whoever reads the victim's mail
+// still needs the second factor.
+func TestPasswordResetKeepsFactors(t *testing.T) {
+	in := testkit.StartInbox(t)
+	a := apptest.StartURL(t, "sqlite", "sqlite::memory:", apptest.WithConfig(func(c *config.Config) { c.SMTPURL = in.URL }))
+	u := a.SignUp(t)
+	enrolTOTP(t, a, u)
+	post(a, "/v1/auth-core/password/reset-request", map[string]any{"email": u.Email}, nil).Expect(t, 202, nil)
+	token := regexp.MustCompile(`ac_rst_[0-9A-Za-z]{38}`).FindString(in.Wait(t, 1)[0].Text)
+	post(a, "/v1/auth-core/password/reset", map[string]any{"token": token, "password": "a brand new one"}, nil).Expect(t, 200, nil)
+	post(a, "/v1/auth-core/signin", map[string]any{"email": u.Email, "password": "a brand new one"}, nil).
+		Expect(t, 200, map[string]any{"mfaRequired": true})
 }

@@ -227,9 +227,10 @@ func (s *Service) findUser(ctx context.Context, tenantID, email string) string {
 	return id
 }
 
-// FinishPasskey signs in by passkey alone: the assertion names its user.
-func (s *Service) FinishPasskey(ctx context.Context, _ string, assertion []byte) (string, []string, error) {
-	userID, method, err := s.assert(ctx, assertion, "")
+// FinishPasskey signs in by passkey alone: the assertion names its user. A challengeID,
+// when given, must be the ceremony's the assertion signed.
+func (s *Service) FinishPasskey(ctx context.Context, challengeID string, assertion []byte) (string, []string, error) {
+	userID, method, err := s.assert(ctx, assertion, "", challengeID)
 	if err != nil {
 		return "", nil, err
 	}
@@ -238,8 +239,8 @@ func (s *Service) FinishPasskey(ctx context.Context, _ string, assertion []byte)
 
 // assert checks an assertion against the ceremony whose challenge it signed, updates the
 // passkey's counter and last use, and answers its user and RFC 8176 method. want, when
-// set, is the user the assertion must be from.
-func (s *Service) assert(ctx context.Context, assertion []byte, want string) (string, string, error) {
+// set, is the user the assertion must be from; challengeID the ceremony.
+func (s *Service) assert(ctx context.Context, assertion []byte, want, challengeID string) (string, string, error) {
 	if s.webauthn == nil {
 		return "", "", errNoPasskeys
 	}
@@ -250,6 +251,9 @@ func (s *Service) assert(ctx context.Context, assertion []byte, want string) (st
 	row, c, err := s.takeCeremony(ctx, mfachallenge.PurposePasskeySignin, parsed.Response.CollectedClientData.Challenge)
 	if err != nil {
 		return "", "", err
+	}
+	if challengeID != "" && challengeID != row.ID {
+		return "", "", identity.ErrSecondFactor
 	}
 	factor, err := s.ent.MFAFactor.Query().Where(mfafactor.CredentialID(parsed.RawID), mfafactor.TypeEQ(mfafactor.TypePasskey)).Only(ctx)
 	if ent.IsNotFound(err) {

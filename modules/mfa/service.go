@@ -205,7 +205,7 @@ func (s *Service) Verify(ctx context.Context, userID, tenantID string, proof ide
 	case proof.RecoveryCode != "":
 		return "otp", s.useRecoveryCode(ctx, userID, tenantID, proof.RecoveryCode, origin)
 	case len(proof.Assertion) > 0:
-		got, method, err := s.assert(ctx, proof.Assertion, userID)
+		got, method, err := s.assert(ctx, proof.Assertion, userID, "")
 		if err == nil && got != userID {
 			err = identity.ErrSecondFactor
 		}
