@@ -52,13 +52,18 @@ func (h *handler) overview(c *fiber.Ctx) error {
 	return c.JSON(o)
 }
 
-// recentForChange: adding a factor wants an authentication within 5 minutes (SPEC §17).
-func (h *handler) recentForChange(c *fiber.Ctx) (identity.Principal, error) {
+// adding reads { name? } of a request that starts a new factor, which wants an
+// authentication within 5 minutes (SPEC §17).
+func (h *handler) adding(c *fiber.Ctx) (identity.Principal, string, error) {
+	name, err := optionalName(c)
+	if err != nil {
+		return identity.Principal{}, "", err
+	}
 	p, _ := guard.PrincipalOf(c)
 	if !h.guard.AuthenticatedWithin(p, guard.FactorChangeWindow) {
-		return p, errRecentForFactors
+		return p, "", errRecentForFactors
 	}
-	return p, nil
+	return p, name, nil
 }
 
 // optionalName reads { name? }: a missing or unparsable body is no name.
@@ -87,11 +92,7 @@ func printable(s string) bool {
 }
 
 func (h *handler) beginTOTP(c *fiber.Ctx) error {
-	name, err := optionalName(c)
-	if err != nil {
-		return err
-	}
-	p, err := h.recentForChange(c)
+	p, name, err := h.adding(c)
 	if err != nil {
 		return err
 	}
@@ -133,11 +134,7 @@ func (h *handler) remove(c *fiber.Ctx) error {
 }
 
 func (h *handler) beginRegistration(c *fiber.Ctx) error {
-	name, err := optionalName(c)
-	if err != nil {
-		return err
-	}
-	p, err := h.recentForChange(c)
+	p, name, err := h.adding(c)
 	if err != nil {
 		return err
 	}

@@ -122,6 +122,19 @@ func TestTOTPSignIn(t *testing.T) {
 		if at, _ := claims["authTime"].(float64); int64(at) != a.Clock.Now().Unix() || claims["auth_time"] != claims["authTime"] {
 			t.Fatalf("authTime %v, want %d", claims["authTime"], a.Clock.Now().Unix())
 		}
+		// The session carries them too, in the user's list of their own sessions.
+		mine := a.Get("/v1/auth-core/session/mine", "Authorization", "Bearer "+accessToken(t, done)).Expect(t, 200, nil)
+		var found bool
+		for _, s := range mine["sessions"].([]any) {
+			s := s.(map[string]any)
+			if s["current"] == true {
+				at, err := time.Parse(time.RFC3339Nano, s["authTime"].(string))
+				found = err == nil && at.Unix() == a.Clock.Now().Unix() && slices.Equal(toStrings(s["amr"]), []string{"pwd", "otp", "mfa"})
+			}
+		}
+		if !found {
+			t.Fatalf("the current session's amr and authTime: %v", mine["sessions"])
+		}
 		// The mfaToken is spent; a second sign-in cannot reuse the step just used either.
 		post(a, "/v1/auth-core/mfa/verify", map[string]any{"mfaToken": token, "code": next}, nil).Expect(t, 401, map[string]any{"code": "invalid_mfa_token"})
 		again := signIn(t, a, u, "")["mfaToken"].(string)

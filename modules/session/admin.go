@@ -29,6 +29,9 @@ type Recent struct {
 	ExpiresAt     time.Time `json:"expiresAt"`
 	UserAgent     *string   `json:"userAgent"`
 	IPHash        *string   `json:"ipHash"`
+	// How and when the user last authenticated (SPEC §17).
+	AMR      []string  `json:"amr"`
+	AuthTime time.Time `json:"authTime"`
 }
 
 // scope is the predicate for sessions a project's admin may act on: its tenant's.
@@ -77,7 +80,7 @@ func recentOf(s *ent.Session) Recent {
 	return Recent{
 		SessionHandle: s.ID, UserID: s.UserID, TenantID: s.TenantID,
 		CreatedAt: s.CreatedAt.UTC(), LastActiveAt: s.LastActiveAt.UTC(), ExpiresAt: s.ExpiresAt.UTC(),
-		UserAgent: s.UserAgent, IPHash: s.IPHash,
+		UserAgent: s.UserAgent, IPHash: s.IPHash, AMR: amrOf(s.Amr), AuthTime: authTimeOf(s).UTC(),
 	}
 }
 
