@@ -196,6 +196,8 @@ func TestRecoveryCodes(t *testing.T) {
 		prj := a.CreateProject(t, admin)
 		// An end user of the project: their MFA events are the project's audit records.
 		u := a.SignUpIn(t, prj)
+		hook := post(a, "/v1/projects/"+prj+"/webhooks", map[string]any{"url": "https://93.184.215.14/hook",
+			"events": []string{"user.mfa_enrol", "user.mfa_recovery_used"}}, admin.Bearer()).Expect(t, 201, nil)
 		_, codes := enrolTOTP(t, a, u)
 
 		token := signIn(t, a, u, prj)["mfaToken"].(string)
@@ -226,6 +228,15 @@ func TestRecoveryCodes(t *testing.T) {
 		}
 		if n := countOf(actions, "user.mfa_recovery_used"); n != 2 {
 			t.Fatalf("%d recovery-code records, want 2", n)
+		}
+		// Each is a webhook event the project's endpoint gets.
+		got := a.Get("/v1/projects/"+prj+"/webhooks/"+hook["id"].(string)+"/deliveries", "Authorization", "Bearer "+admin.AccessToken).Expect(t, 200, nil)
+		var types []string
+		for _, d := range got["deliveries"].([]any) {
+			types = append(types, d.(map[string]any)["eventType"].(string))
+		}
+		if countOf(types, "user.mfa_enrol") != 1 || countOf(types, "user.mfa_recovery_used") != 2 {
+			t.Fatalf("deliveries: %v", types)
 		}
 	})
 }
