@@ -7,6 +7,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/authcore/authcore/platform/apperr"
 	"github.com/authcore/authcore/platform/clock"
 	"github.com/authcore/authcore/platform/config"
 	"github.com/authcore/authcore/platform/guard"
@@ -191,6 +192,10 @@ func (h *handler) stepUp(c *fiber.Ctx) error {
 		return err
 	}
 	t, err := h.sessions.StepUp(httpserver.WithIssuer(c, h.cfg), p.SessionHandle, method)
+	var ve *identity.VerifyError
+	if errors.As(err, &ve) { // the session ended since the guard checked it
+		return apperr.Unauthorized("session not valid: " + ve.Reason)
+	}
 	if err != nil {
 		return err
 	}
