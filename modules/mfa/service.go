@@ -362,9 +362,8 @@ func (s *Service) added(ctx context.Context, tx *ent.Tx, f *ent.MFAFactor, origi
 	return codes, s.bus.Publish(ctx, tx, identity.FactorsTopic, f.UserID)
 }
 
-// Remove deletes a factor of userID; last reports whether it was their last confirmed one
-// (its recovery codes go with it). recent says whether the caller authenticated recently
-// enough to remove the last one.
+// Remove deletes a factor of userID. The last confirmed one takes the recovery codes with
+// it, and only when recentForLast says the caller authenticated recently enough.
 func (s *Service) Remove(ctx context.Context, userID, factorID string, recentForLast bool, origin audit.Origin) error {
 	return database.WithTx(ctx, s.ent, func(tx *ent.Tx) error {
 		f, err := tx.MFAFactor.Query().Where(mfafactor.ID(factorID), mfafactor.UserID(userID)).Only(ctx)
