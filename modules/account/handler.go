@@ -149,7 +149,7 @@ func (h *handler) verifySecond(c *fiber.Ctx) error {
 	ctx := c.UserContext()
 	userID, tenant, err := h.second.Peek(ctx, token)
 	if err != nil {
-		return mfaError(err)
+		return err
 	}
 	u, err := h.svc.Get(ctx, userID)
 	if err != nil {
@@ -164,7 +164,7 @@ func (h *handler) verifySecond(c *fiber.Ctx) error {
 		refund(ctx)
 	}
 	if err != nil {
-		return mfaError(err)
+		return err
 	}
 	return h.startSession(c, http.StatusOK, u, amr...)
 }
@@ -210,7 +210,7 @@ func (h *handler) finishPasskey(c *fiber.Ctx) error {
 	challengeID, _ := obj.String("challengeId")
 	userID, amr, err := h.second.FinishPasskey(c.UserContext(), challengeID, assertion)
 	if err != nil {
-		return mfaError(err)
+		return err
 	}
 	u, err := h.svc.Get(c.UserContext(), userID)
 	if err != nil {

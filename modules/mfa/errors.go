@@ -1,15 +1,10 @@
 package mfa
 
 import (
-	"errors"
-
 	"github.com/authcore/authcore/platform/apperr"
-	"github.com/authcore/authcore/platform/identity"
 )
 
 var (
-	// errWrongFactor is identity.ErrSecondFactor as the API answers it.
-	errWrongFactor       = apperr.New(apperr.KindUnauthenticated, "invalid_second_factor", "the code, recovery code or passkey did not verify")
 	errMFAToken          = apperr.New(apperr.KindUnauthenticated, "invalid_mfa_token", "the mfaToken is unknown, used or expired: sign in again")
 	errFactorNotFound    = apperr.NotFound("no such factor")
 	errAlreadyConfirmed  = apperr.Conflict("already_confirmed", "this factor is already confirmed")
@@ -25,11 +20,3 @@ var (
 )
 
 var errBadCredential = apperr.Validation(apperr.Issue{Field: "credential", Reason: "not a WebAuthn credential this ceremony accepts"})
-
-// answer maps identity.ErrSecondFactor to the API's error.
-func answer(err error) error {
-	if errors.Is(err, identity.ErrSecondFactor) {
-		return errWrongFactor
-	}
-	return err
-}

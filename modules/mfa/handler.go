@@ -153,7 +153,7 @@ func (h *handler) finishRegistration(c *fiber.Ctx) error {
 	p, _ := guard.PrincipalOf(c)
 	out, err := h.svc.FinishRegistration(c.UserContext(), p.UserID, c.Body(), httpserver.Origin(c))
 	if err != nil {
-		return answer(err)
+		return err
 	}
 	return c.Status(http.StatusCreated).JSON(out)
 }
@@ -226,5 +226,5 @@ func (h *handler) spending(c *fiber.Ctx, p identity.Principal, check func() erro
 	if !errors.Is(err, identity.ErrSecondFactor) {
 		refund(ctx)
 	}
-	return answer(err)
+	return err
 }

@@ -11,6 +11,8 @@ import (
 	"context"
 	"errors"
 	"time"
+
+	"github.com/authcore/authcore/platform/apperr"
 )
 
 // PublicTenant is the tenant of dashboard users (SPEC §0).
@@ -140,8 +142,9 @@ type SecondFactor interface {
 	FinishPasskey(ctx context.Context, challengeID string, assertion []byte) (userID string, amr []string, err error)
 }
 
-// ErrSecondFactor is a second factor that did not verify: wrong, reused or expired.
-var ErrSecondFactor = errors.New("second factor not verified")
+// ErrSecondFactor is a second factor that did not verify: wrong, reused or expired. It is
+// the API's answer as it stands, so the account and MFA modules return it unchanged.
+var ErrSecondFactor = apperr.New(apperr.KindUnauthenticated, "invalid_second_factor", "the code, recovery code or passkey did not verify")
 
 // Project roles, in increasing power (SPEC §2).
 const (
