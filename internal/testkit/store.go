@@ -181,6 +181,7 @@ func Config(databaseURL string, dataDir string) config.Config {
 		InsecureCookies: true,
 		AccessTTL:       15 * time.Minute,
 		RefreshTTL:      720 * time.Hour,
+		ReadMaxLag:      time.Second,
 		LogLevel:        "debug",
 		AllowedOrigins:  []string{"https://dashboard.example.com"},
 	}

@@ -51,9 +51,9 @@ type Params struct {
 
 // NewService returns the service, subscribed to revocations from other replicas.
 func NewService(p Params) *Service {
-	s := &Service{ent: p.Ent, clock: p.Kit.Clock, audit: p.Audit, metrics: p.Kit.Metrics, bus: p.Kit.Bus, policies: p.Policies, usage: p.Kit.UsageReader,
+	s := &Service{ent: p.Ent, reads: p.Kit.Reads, clock: p.Kit.Clock, audit: p.Audit, metrics: p.Kit.Metrics, bus: p.Kit.Bus, policies: p.Policies, usage: p.Kit.UsageReader,
 		byID: bearer.NewCache[string, *liveness](p.Kit.Limits.Size, p.Kit.Limits.PositiveTTL)}
-	s.verifier = bearer.NewVerifier[answer](p.Kit, Kind, store{ent: p.Ent, pool: p.DB.Pool})
+	s.verifier = bearer.NewVerifier[answer](p.Kit, Kind, store{})
 	bearer.Follow(p.Kit.Bus, idTopic, s.byID)
 	return s
 }

@@ -55,6 +55,7 @@ const (
 // Service mints, lists, revokes and verifies agent tokens. It imports no HTTP.
 type Service struct {
 	ent      *ent.Client
+	reads    *database.Reads
 	clock    clock.Clock
 	audit    *audit.Recorder
 	metrics  *metrics.Credentials
@@ -441,8 +442,10 @@ type liveness struct {
 // anywhere clears its entry in the same transaction's commit).
 func (s *Service) Live(ctx context.Context, tokenID string) (bool, error) {
 	l, err := s.byID.Load(ctx, tokenID, func(ctx context.Context) (*liveness, error) {
-		t, err := s.ent.AgentToken.Query().Where(agenttoken.ID(tokenID)).Select(agenttoken.FieldRevokedAt, agenttoken.FieldExpiresAt).Only(ctx)
-		if ent.IsNotFound(err) {
+		t, err := database.Read(ctx, s.reads, idTopic, tokenID, func(ctx context.Context, h database.Handle) (*ent.AgentToken, error) {
+			return h.Ent.AgentToken.Query().Where(agenttoken.ID(tokenID)).Select(agenttoken.FieldRevokedAt, agenttoken.FieldExpiresAt).Only(ctx)
+		})
+		if database.IsNoRow(err) {
 			return &liveness{revoked: true}, nil
 		}
 		if err != nil {

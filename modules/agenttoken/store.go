@@ -13,14 +13,13 @@ import (
 	"github.com/authcore/authcore/ent/agenttoken"
 	"github.com/authcore/authcore/ent/schema"
 	"github.com/authcore/authcore/platform/bearer"
+	"github.com/authcore/authcore/platform/database"
 	"github.com/authcore/authcore/platform/secret"
 )
 
-// store is the bearer.Store of agent tokens.
-type store struct {
-	ent  *ent.Client
-	pool *pgxpool.Pool // set on PostgreSQL: the cold lookup goes through pgx directly
-}
+// store is the bearer.Store of agent tokens. On PostgreSQL the cold lookup goes through
+// pgx directly.
+type store struct{}
 
 var _ bearer.Store[answer] = store{}
 
@@ -30,11 +29,11 @@ type answer struct {
 	response []byte
 }
 
-func (s store) Lookup(ctx context.Context, d secret.Digest) (*bearer.Entry[answer], error) {
-	if s.pool != nil {
-		return s.lookupPG(ctx, d)
+func (s store) Lookup(ctx context.Context, h database.Handle, d secret.Digest) (*bearer.Entry[answer], error) {
+	if h.Pool != nil {
+		return s.lookupPG(ctx, h.Pool, d)
 	}
-	t, err := s.ent.AgentToken.Query().Where(agenttoken.Or(agenttoken.Digest(d.Bytes()), agenttoken.PreviousDigest(d.Bytes()))).Only(ctx)
+	t, err := h.Ent.AgentToken.Query().Where(agenttoken.Or(agenttoken.Digest(d.Bytes()), agenttoken.PreviousDigest(d.Bytes()))).Only(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -55,7 +54,7 @@ func (store) SetLastUsed(ctx context.Context, tx *ent.Tx, id string, at time.Tim
 
 // lookupPG is Lookup through pgx directly: on the cold path the database/sql and ent layers
 // cost about as much client CPU as the query itself. Same row, same rules.
-func (s store) lookupPG(ctx context.Context, d secret.Digest) (*bearer.Entry[answer], error) {
+func (store) lookupPG(ctx context.Context, pool *pgxpool.Pool, d secret.Digest) (*bearer.Entry[answer], error) {
 	var (
 		info      Verified
 		scopes    []byte
@@ -64,7 +63,7 @@ func (s store) lookupPG(ctx context.Context, d secret.Digest) (*bearer.Entry[ans
 		previous  []byte
 		until     *time.Time
 	)
-	err := s.pool.QueryRow(ctx, `SELECT id, project_id, agent_name, scopes, created_by, expires_at, revoked_at, digest,
+	err := pool.QueryRow(ctx, `SELECT id, project_id, agent_name, scopes, created_by, expires_at, revoked_at, digest,
 		previous_digest, previous_expires_at FROM agent_tokens WHERE digest = $1 OR previous_digest = $1`, d.Bytes()).
 		Scan(&info.TokenID, &info.ProjectID, &info.AgentName, &scopes, &info.CreatedBy, &info.ExpiresAt, &revokedAt, &digest,
 			&previous, &until)

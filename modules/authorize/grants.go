@@ -33,6 +33,7 @@ type grants struct {
 	ent   *ent.Client
 	audit *audit.Recorder
 	bus   invalidation.Bus
+	reads *database.Reads
 	clock clock.Clock
 	live  *bearer.Cache[string, grantState]
 }
@@ -43,8 +44,8 @@ type grantState struct {
 	UserID, ProjectID string
 }
 
-func newGrants(c *ent.Client, rec *audit.Recorder, bus invalidation.Bus, clk clock.Clock, l bearer.Limits) *grants {
-	g := &grants{ent: c, audit: rec, bus: bus, clock: clk, live: bearer.NewCache[string, grantState](l.Size, l.NegativeTTL)}
+func newGrants(c *ent.Client, reads *database.Reads, rec *audit.Recorder, bus invalidation.Bus, clk clock.Clock, l bearer.Limits) *grants {
+	g := &grants{ent: c, reads: reads, audit: rec, bus: bus, clock: clk, live: bearer.NewCache[string, grantState](l.Size, l.NegativeTTL)}
 	bearer.Follow(bus, grantTopic, g.live)
 	return g
 }
@@ -52,8 +53,10 @@ func newGrants(c *ent.Client, rec *audit.Recorder, bus invalidation.Bus, clk clo
 // state reads whether grant id is live.
 func (g *grants) state(ctx context.Context, id string) (grantState, error) {
 	return g.live.Load(ctx, id, func(ctx context.Context) (grantState, error) {
-		row, err := g.ent.OAuthGrant.Get(ctx, id)
-		if ent.IsNotFound(err) {
+		row, err := database.Read(ctx, g.reads, grantTopic, id, func(ctx context.Context, h database.Handle) (*ent.OAuthGrant, error) {
+			return h.Ent.OAuthGrant.Get(ctx, id)
+		})
+		if database.IsNoRow(err) {
 			return grantState{}, nil
 		}
 		if err != nil {

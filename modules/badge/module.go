@@ -56,6 +56,6 @@ type Params struct {
 // NewService returns the service, subscribed to revocations from other replicas.
 func NewService(p Params) *Service {
 	s := &Service{ent: p.Ent, products: p.Products, audit: p.Audit, clock: p.Kit.Clock, metrics: p.Kit.Metrics, policies: p.Policies, usage: p.Kit.UsageReader}
-	s.verifier = bearer.NewVerifier[answer](p.Kit, Kind, store{ent: p.Ent})
+	s.verifier = bearer.NewVerifier[answer](p.Kit, Kind, store{})
 	return s
 }

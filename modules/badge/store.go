@@ -9,11 +9,12 @@ import (
 	entbadge "github.com/authcore/authcore/ent/badge"
 	"github.com/authcore/authcore/ent/schema"
 	"github.com/authcore/authcore/platform/bearer"
+	"github.com/authcore/authcore/platform/database"
 	"github.com/authcore/authcore/platform/secret"
 )
 
 // store is the bearer.Store of badges.
-type store struct{ ent *ent.Client }
+type store struct{}
 
 var _ bearer.Store[answer] = store{}
 
@@ -40,8 +41,8 @@ type meBody struct {
 	ExpiresAt     *time.Time `json:"expiresAt"`
 }
 
-func (s store) Lookup(ctx context.Context, d secret.Digest) (*bearer.Entry[answer], error) {
-	b, err := s.ent.Badge.Query().Where(entbadge.Or(entbadge.Digest(d.Bytes()), entbadge.PreviousDigest(d.Bytes()))).Only(ctx)
+func (store) Lookup(ctx context.Context, h database.Handle, d secret.Digest) (*bearer.Entry[answer], error) {
+	b, err := h.Ent.Badge.Query().Where(entbadge.Or(entbadge.Digest(d.Bytes()), entbadge.PreviousDigest(d.Bytes()))).Only(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -89,14 +89,15 @@ const jtiTopic = "oauth_jti"
 // store query; a cached "not revoked" lives at most 30 s and is dropped at once by a revoke.
 type denylist struct {
 	ent   *ent.Client
+	reads *database.Reads
 	audit *audit.Recorder
 	bus   invalidation.Bus
 	clock clock.Clock
 	cache *bearer.Cache[string, bool]
 }
 
-func newDenylist(c *ent.Client, rec *audit.Recorder, bus invalidation.Bus, clk clock.Clock, l bearer.Limits) *denylist {
-	d := &denylist{ent: c, audit: rec, bus: bus, clock: clk, cache: bearer.NewCache[string, bool](l.Size, l.NegativeTTL)}
+func newDenylist(c *ent.Client, reads *database.Reads, rec *audit.Recorder, bus invalidation.Bus, clk clock.Clock, l bearer.Limits) *denylist {
+	d := &denylist{ent: c, reads: reads, audit: rec, bus: bus, clock: clk, cache: bearer.NewCache[string, bool](l.Size, l.NegativeTTL)}
 	bearer.Follow(bus, jtiTopic, d.cache)
 	return d
 }
@@ -104,7 +105,9 @@ func newDenylist(c *ent.Client, rec *audit.Recorder, bus invalidation.Bus, clk c
 // revoked reports whether jti was revoked.
 func (d *denylist) revoked(ctx context.Context, jti string) (bool, error) {
 	return d.cache.Load(ctx, jti, func(ctx context.Context) (bool, error) {
-		return d.ent.RevokedAccessToken.Query().Where(revokedaccesstoken.ID(jti)).Exist(ctx)
+		return database.Read(ctx, d.reads, jtiTopic, jti, func(ctx context.Context, h database.Handle) (bool, error) {
+			return h.Ent.RevokedAccessToken.Query().Where(revokedaccesstoken.ID(jti)).Exist(ctx)
+		})
 	})
 }
 

@@ -52,6 +52,7 @@ type Params struct {
 	fx.In
 	Ent     *ent.Client
 	DB      *database.DB
+	Reads   *database.Reads
 	Ring    *secret.Keyring
 	Clock   clock.Clock
 	Config  config.Config

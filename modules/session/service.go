@@ -54,6 +54,7 @@ func newKeyID() string { return schema.NewID("key_") }
 type Engine struct {
 	ent     *ent.Client
 	db      *database.DB
+	reads   *database.Reads
 	keys    *keys
 	ring    *secret.Keyring
 	clock   clock.Clock
@@ -90,7 +91,7 @@ type state struct {
 func NewEngine(p Params) *Engine {
 	client, c, cfg, bus := p.Ent, p.Clock, p.Config, p.Bus
 	e := &Engine{
-		ent: client, db: p.DB, keys: newKeys(client, p.Ring, c), ring: p.Ring, clock: c, cfg: cfg, self: cfg.SelfURL(), bus: bus, users: p.Users, log: p.Log, metrics: p.Metrics,
+		ent: client, db: p.DB, reads: p.Reads, keys: newKeys(client, p.Ring, c), ring: p.Ring, clock: c, cfg: cfg, self: cfg.SelfURL(), bus: bus, users: p.Users, log: p.Log, metrics: p.Metrics,
 		audit: p.Audit,
 		stop:  make(chan struct{}), done: make(chan struct{}),
 		tokens:   bearer.NewCache[secret.Digest, *verified](cacheSize, cfg.AccessTTL),
@@ -330,9 +331,12 @@ func (e *Engine) authenticate(ctx context.Context, token string) (identity.Princ
 	if !e.clock.Now().Before(v.expires) {
 		return identity.Principal{}, verifyFailed(identity.ReasonTokenExpired)
 	}
-	st, err := e.states.Load(ctx, v.principal.SessionHandle, func(ctx context.Context) (state, error) {
-		s, err := e.ent.Session.Query().Where(entsession.ID(v.principal.SessionHandle)).Select(entsession.FieldRevokedAt).Only(ctx)
-		if ent.IsNotFound(err) {
+	sid := v.principal.SessionHandle
+	st, err := e.states.Load(ctx, sid, func(ctx context.Context) (state, error) {
+		s, err := database.Read(ctx, e.reads, topicSessions, sid, func(ctx context.Context, h database.Handle) (*ent.Session, error) {
+			return h.Ent.Session.Query().Where(entsession.ID(sid)).Select(entsession.FieldRevokedAt).Only(ctx)
+		})
+		if database.IsNoRow(err) {
 			return state{}, nil
 		}
 		if err != nil {

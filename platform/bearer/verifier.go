@@ -11,6 +11,7 @@ import (
 	"context"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"time"
@@ -30,7 +31,7 @@ import (
 
 // ErrUnknown is what a Store's Lookup returns when no credential has the digest (ent's
 // not-found error is taken to mean the same).
-var ErrUnknown = errors.New("unknown credential")
+var ErrUnknown = fmt.Errorf("unknown credential: %w", database.ErrNoRow)
 
 // ErrInvalid is what Verify returns for anything but a live credential: unknown, revoked,
 // expired. Callers answer it as invalid_token. It is credential.ErrNotLive, so services hand
@@ -63,8 +64,9 @@ type Entry[V any] struct {
 
 // Store is what a credential's owner supplies.
 type Store[V any] interface {
-	// Lookup returns the credential stored with digest d, or ErrUnknown.
-	Lookup(ctx context.Context, d secret.Digest) (*Entry[V], error)
+	// Lookup returns the credential stored with digest d in h (the primary or the read
+	// replica), or ErrUnknown.
+	Lookup(ctx context.Context, h database.Handle, d secret.Digest) (*Entry[V], error)
 	// SetLastUsed records, inside the batch's transaction, that credential id was last used at.
 	SetLastUsed(ctx context.Context, tx *ent.Tx, id string, at time.Time) error
 }
@@ -74,6 +76,7 @@ type Kit struct {
 	fx.In
 	LC       fx.Lifecycle
 	Ent      *ent.Client
+	Reads    *database.Reads
 	Clock    clock.Clock
 	Bus      invalidation.Bus
 	Limits   Limits
@@ -95,6 +98,7 @@ type Verifier[V any] struct {
 	usage    usage.Counter
 	clock    clock.Clock
 	bus      invalidation.Bus
+	reads    *database.Reads
 	topic    string
 	store    Store[V]
 	used     *batcher
@@ -107,7 +111,7 @@ type Verifier[V any] struct {
 func NewVerifier[V any](k Kit, kind string, store Store[V]) *Verifier[V] {
 	v := &Verifier[V]{
 		kind: kind, usage: cmp.Or[usage.Counter](k.Usage, usage.Discard),
-		clock: k.Clock, bus: k.Bus, topic: kind, store: store,
+		clock: k.Clock, bus: k.Bus, reads: k.Reads, topic: kind, store: store,
 		positive: NewCache[secret.Digest, *Entry[V]](k.Limits.Size, k.Limits.PositiveTTL),
 		negative: NewCache[secret.Digest, struct{}](k.Limits.Size, k.Limits.NegativeTTL),
 	}
@@ -161,18 +165,20 @@ func (v *Verifier[V]) Limited(token string) {
 	}
 }
 
+// lookup reads the credential on the read replica when that is safe (the key is the
+// digest as Revoked publishes it), else on the primary.
 func (v *Verifier[V]) lookup(ctx context.Context, d secret.Digest) (*Entry[V], error) {
-	e, err := v.store.Lookup(ctx, d)
-	if ent.IsNotFound(err) {
+	e, err := database.Read(ctx, v.reads, v.topic, hex.EncodeToString(d[:]), func(ctx context.Context, h database.Handle) (*Entry[V], error) {
+		e, err := v.store.Lookup(ctx, h, d)
+		if err == nil && !secret.Equal(e.Digest, d.Bytes()) {
+			return nil, ErrUnknown
+		}
+		return e, err
+	})
+	if database.IsNoRow(err) {
 		return nil, ErrUnknown
 	}
-	if err != nil {
-		return nil, err
-	}
-	if !secret.Equal(e.Digest, d.Bytes()) {
-		return nil, ErrUnknown
-	}
-	return e, nil
+	return e, err
 }
 
 // Revoked tells every replica to forget the credential's secrets with these stored digests

@@ -32,7 +32,7 @@ type memStore struct {
 	used    map[string]time.Time
 }
 
-func (s *memStore) Lookup(_ context.Context, d secret.Digest) (*bearer.Entry[string], error) {
+func (s *memStore) Lookup(_ context.Context, _ database.Handle, d secret.Digest) (*bearer.Entry[string], error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.lookups++

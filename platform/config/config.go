@@ -24,6 +24,9 @@ import (
 type Config struct {
 	Addr                 string        `name:"addr" env:"AUTHCORE_ADDR" default:":8080" help:"Listen address (default ${default})."`
 	DatabaseURL          string        `name:"database-url" env:"AUTHCORE_DATABASE_URL" default:"sqlite:./data/authcore.db" help:"postgres://…, postgresql://… or sqlite:PATH (sqlite::memory: for a throw-away store) (default ${default})."`
+	DatabaseReadURL      string        `name:"database-read-url" env:"AUTHCORE_DATABASE_READ_URL" help:"postgres://… of a streaming read replica of AUTHCORE_DATABASE_URL: verification lookups that miss the caches read it when that cannot accept a revoked credential (SPEC §18) (default: empty, none)."`
+	ReadMaxLag           time.Duration `name:"read-max-lag" env:"AUTHCORE_READ_MAX_LAG" default:"1s" help:"Replica lag beyond which verification lookups go to the primary (default ${default})."`
+	Modules              []string      `name:"modules" env:"AUTHCORE_MODULES" help:"Comma list of the modules this process serves routes of (account, session, agenttoken, badge, …); platform routes are always served (default: all)."`
 	DataDir              string        `name:"data-dir" env:"AUTHCORE_DATA_DIR" default:"./data" help:"Where the SQLite file and a generated dev master key live (default ${default})."`
 	MasterKey            string        `name:"master-key" env:"AUTHCORE_MASTER_KEY" help:"Base64 of 32 bytes, or several comma-separated: the first seals, all open (key rotation: see authcore keys reseal); required with PostgreSQL, generated into the data dir otherwise (default: generated in dev)."`
 	Signup               string        `name:"signup" env:"AUTHCORE_SIGNUP" default:"open" enum:"open,closed" help:"open or closed (default ${default})."`
@@ -109,6 +112,17 @@ func (c *Config) Validate() error {
 	}
 	if _, err := StorageOf(c.DatabaseURL); err != nil {
 		return err
+	}
+	if c.DatabaseReadURL != "" {
+		if st, _ := StorageOf(c.DatabaseURL); st != Postgres {
+			return fmt.Errorf("AUTHCORE_DATABASE_READ_URL: a read replica needs a PostgreSQL AUTHCORE_DATABASE_URL")
+		}
+		if st, err := StorageOf(c.DatabaseReadURL); err != nil || st != Postgres {
+			return fmt.Errorf("AUTHCORE_DATABASE_READ_URL: %q is not a postgres:// URL", redactURL(c.DatabaseReadURL))
+		}
+	}
+	if c.ReadMaxLag <= 0 {
+		return fmt.Errorf("AUTHCORE_READ_MAX_LAG: must be positive, got %s", c.ReadMaxLag)
 	}
 	if c.MasterKey != "" {
 		if _, err := DecodeMasterKeys(c.MasterKey); err != nil {

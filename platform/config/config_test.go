@@ -13,7 +13,7 @@ import (
 func valid() Config {
 	return Config{
 		Addr: ":8080", DatabaseURL: "sqlite:./data/authcore.db", DataDir: "./data", Signup: "open",
-		RateLimit: 60, AccessTTL: 15 * time.Minute, RefreshTTL: 720 * time.Hour, LogLevel: "info",
+		RateLimit: 60, AccessTTL: 15 * time.Minute, RefreshTTL: 720 * time.Hour, ReadMaxLag: time.Second, LogLevel: "info",
 	}
 }
 
@@ -34,6 +34,14 @@ func TestValidate(t *testing.T) {
 		{"sqlite memory", func(c *Config) { c.DatabaseURL = "sqlite::memory:" }, ""},
 		{"sqlite without path", func(c *Config) { c.DatabaseURL = "sqlite:" }, "AUTHCORE_DATABASE_URL"},
 		{"unknown scheme", func(c *Config) { c.DatabaseURL = "mysql://u:hunter2@h/d" }, "AUTHCORE_DATABASE_URL"},
+		{"read replica", func(c *Config) {
+			c.DatabaseURL, c.DatabaseReadURL = "postgres://u@h/d", "postgres://u@replica/d"
+		}, ""},
+		{"read replica of sqlite", func(c *Config) { c.DatabaseReadURL = "postgres://u@replica/d" }, "AUTHCORE_DATABASE_READ_URL"},
+		{"read replica not postgres", func(c *Config) {
+			c.DatabaseURL, c.DatabaseReadURL = "postgres://u@h/d", "sqlite:./r.db"
+		}, "AUTHCORE_DATABASE_READ_URL"},
+		{"zero read lag", func(c *Config) { c.ReadMaxLag = 0 }, "AUTHCORE_READ_MAX_LAG"},
 		{"good key", func(c *Config) { c.MasterKey = key }, ""},
 		{"short key", func(c *Config) { c.MasterKey = "AAAA" }, "AUTHCORE_MASTER_KEY"},
 		{"zero access ttl", func(c *Config) { c.AccessTTL = 0 }, "AUTHCORE_ACCESS_TTL"},

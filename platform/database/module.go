@@ -30,6 +30,13 @@ var Module = fx.Module("database",
 			return db, err
 		},
 		func(db *DB) *ent.Client { return db.Ent },
+		func(lc fx.Lifecycle, db *DB, cfg config.Config, log *slog.Logger) (*Reads, error) {
+			r, err := newReads(db, cfg.DatabaseReadURL, cfg.ReadMaxLag, log)
+			if err == nil {
+				lc.Append(fx.Hook{OnStart: r.Start, OnStop: r.Stop})
+			}
+			return r, err
+		},
 	),
 	fx.Invoke(func(*DB) {}), // opened and migrated whether or not anything asks for it
 	health.AsCheck(func(db *DB) health.Check {
@@ -43,4 +50,6 @@ var Module = fx.Module("database",
 	metrics.AsCollector(func(db *DB) prometheus.Collector {
 		return collectors.NewDBStatsCollector(db.SQL, "authcore")
 	}),
+	// The replica is no part of readiness: while only it is down, lookups read the primary.
+	metrics.AsCollector(func(r *Reads) prometheus.Collector { return r }),
 )

@@ -14,10 +14,12 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/fx"
 
 	"github.com/authcore/authcore/ent"
 	"github.com/authcore/authcore/platform/database"
+	"github.com/authcore/authcore/platform/metrics"
 )
 
 // Channel is the PostgreSQL NOTIFY channel.
@@ -37,13 +39,16 @@ type Bus interface {
 // Module provides the bus and runs the PostgreSQL listener.
 var Module = fx.Module("invalidation",
 	fx.Provide(fx.Annotate(New, fx.As(new(Bus)), fx.As(fx.Self()))),
+	metrics.AsCollector(func(b *PG) prometheus.Collector { return b.heard }),
 	fx.Invoke(func(lc fx.Lifecycle, b *PG) { lc.Append(fx.Hook{OnStart: b.Start, OnStop: b.Stop}) }),
 )
 
 // PG is the Bus over PostgreSQL LISTEN/NOTIFY (local-only without a pool).
 type PG struct {
-	pool *pgxpool.Pool
-	log  *slog.Logger
+	pool  *pgxpool.Pool
+	reads *database.Reads
+	log   *slog.Logger
+	heard prometheus.Counter
 
 	mu   sync.RWMutex
 	subs map[string][]func(string)
@@ -56,8 +61,10 @@ type PG struct {
 }
 
 // New returns the bus for db.
-func New(db *database.DB, log *slog.Logger) *PG {
-	return &PG{pool: db.Pool, log: log, subs: map[string][]func(string){}, stop: make(chan struct{}), done: make(chan struct{}), listening: make(chan struct{})}
+func New(db *database.DB, reads *database.Reads, log *slog.Logger) *PG {
+	return &PG{pool: db.Pool, reads: reads, log: log,
+		heard: prometheus.NewCounter(prometheus.CounterOpts{Name: "authcore_invalidations_heard_total",
+			Help: "Invalidations this process heard through PostgreSQL NOTIFY (its own included)."}), subs: map[string][]func(string){}, stop: make(chan struct{}), done: make(chan struct{}), listening: make(chan struct{})}
 }
 
 func (b *PG) Subscribe(topic string, fn func(string)) {
@@ -66,7 +73,10 @@ func (b *PG) Subscribe(topic string, fn func(string)) {
 	b.mu.Unlock()
 }
 
+// deliver fences key on the read replica before the caches drop it, so a lookup that
+// misses after the drop cannot read a replica that has not replayed the change.
 func (b *PG) deliver(topic, key string) {
+	b.reads.Fence(topic, key)
 	b.mu.RLock()
 	fns := b.subs[topic]
 	b.mu.RUnlock()
@@ -76,6 +86,7 @@ func (b *PG) deliver(topic, key string) {
 }
 
 func (b *PG) deliverAll() {
+	b.reads.FenceAll()
 	b.mu.RLock()
 	defer b.mu.RUnlock()
 	for _, fns := range b.subs {
@@ -87,7 +98,9 @@ func (b *PG) deliverAll() {
 
 func (b *PG) Publish(ctx context.Context, tx *ent.Tx, topic, key string) error {
 	if b.pool != nil {
-		if _, err := tx.ExecContext(ctx, "SELECT pg_notify($1, $2)", Channel, topic+"\n"+key); err != nil {
+		// The message carries the transaction's WAL position (SPEC §18) for whoever reads
+		// the channel; replicas of this process fence by a later one (database.Reads).
+		if _, err := tx.ExecContext(ctx, "SELECT pg_notify($1, $2 || pg_current_wal_insert_lsn()::text)", Channel, topic+"\n"+key+"\n"); err != nil {
 			return err
 		}
 	}
@@ -161,6 +174,10 @@ func (b *PG) listenOnce(ctx context.Context, first bool) error {
 	if !first {
 		// Anything published while we were not listening is lost: drop all caches.
 		b.deliverAll()
+	} else {
+		// Only now may the replica answer: a revocation committed before LISTEN was
+		// never heard, so every key waits for the replica to pass this point.
+		b.reads.FenceAll()
 	}
 	b.listeningOnce.Do(func() { close(b.listening) })
 	for {
@@ -169,8 +186,10 @@ func (b *PG) listenOnce(ctx context.Context, first bool) error {
 			return err
 		}
 		topic, key, ok := strings.Cut(n.Payload, "\n")
+		key, _, _ = strings.Cut(key, "\n") // then the publisher's WAL position
 		if ok {
 			b.deliver(topic, key)
+			b.heard.Inc()
 		}
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/authcore/authcore/platform/clock"
 	"github.com/authcore/authcore/platform/config"
 	"github.com/authcore/authcore/platform/credential"
+	"github.com/authcore/authcore/platform/database"
 	"github.com/authcore/authcore/platform/invalidation"
 	"github.com/authcore/authcore/platform/oauth"
 	"github.com/authcore/authcore/platform/product"
@@ -42,6 +43,7 @@ const secretKind = "cs"
 // Product is the auth product.
 type Product struct {
 	ent    *ent.Client
+	reads  *database.Reads
 	clock  clock.Clock
 	signer oauth.Signer
 	cfg    config.Config
@@ -58,8 +60,8 @@ const clientTopic = "auth_client"
 var _ product.Product = (*Product)(nil)
 
 // New returns the product.
-func New(client *ent.Client, c clock.Clock, signer oauth.Signer, cfg config.Config, bus invalidation.Bus, l bearer.Limits) *Product {
-	p := &Product{ent: client, clock: c, signer: signer, cfg: cfg, bus: bus,
+func New(client *ent.Client, reads *database.Reads, c clock.Clock, signer oauth.Signer, cfg config.Config, bus invalidation.Bus, l bearer.Limits) *Product {
+	p := &Product{ent: client, reads: reads, clock: c, signer: signer, cfg: cfg, bus: bus,
 		clients: bearer.NewCache[string, *storedClient](l.Size, l.PositiveTTL)}
 	bearer.Follow(bus, clientTopic, p.clients)
 	return p
@@ -146,8 +148,10 @@ type storedClient struct {
 // lookup is the client with id, from the cache; nil when there is none.
 func (p *Product) lookup(ctx context.Context, id string) (*storedClient, error) {
 	return p.clients.Load(ctx, id, func(ctx context.Context) (*storedClient, error) {
-		c, err := p.ent.AuthClient.Query().Where(authclient.ID(id)).Only(ctx)
-		if ent.IsNotFound(err) {
+		c, err := database.Read(ctx, p.reads, clientTopic, id, func(ctx context.Context, h database.Handle) (*ent.AuthClient, error) {
+			return h.Ent.AuthClient.Query().Where(authclient.ID(id)).Only(ctx)
+		})
+		if database.IsNoRow(err) {
 			return nil, nil
 		}
 		if err != nil {

@@ -22,6 +22,7 @@ import (
 	"github.com/authcore/authcore/platform/bearer"
 	"github.com/authcore/authcore/platform/clock"
 	kind "github.com/authcore/authcore/platform/credential"
+	"github.com/authcore/authcore/platform/database"
 	"github.com/authcore/authcore/platform/httpserver"
 	"github.com/authcore/authcore/platform/invalidation"
 	"github.com/authcore/authcore/platform/metrics"
@@ -72,6 +73,7 @@ const (
 // Product is the s3 product.
 type Product struct {
 	ent      *ent.Client
+	reads    *database.Reads
 	keys     *secret.Keyring
 	clock    clock.Clock
 	bus      invalidation.Bus
@@ -94,6 +96,7 @@ var _ product.Product = (*Product)(nil)
 type Params struct {
 	fx.In
 	Ent     *ent.Client
+	Reads   *database.Reads
 	Keys    *secret.Keyring
 	Clock   clock.Clock
 	Bus     invalidation.Bus
@@ -104,7 +107,7 @@ type Params struct {
 
 // New returns the product.
 func New(p Params) *Product {
-	pr := &Product{ent: p.Ent, keys: p.Keys, clock: p.Clock, bus: p.Bus, endpoint: p.Config.Endpoint, region: p.Config.Region,
+	pr := &Product{ent: p.Ent, reads: p.Reads, keys: p.Keys, clock: p.Clock, bus: p.Bus, endpoint: p.Config.Endpoint, region: p.Config.Region,
 		cache:   bearer.NewCache[string, *key](cacheSize, cacheTTL),
 		results: map[string]prometheus.Counter{},
 		usage:   cmp.Or[usage.Counter](p.Usage, usage.Discard),
@@ -241,10 +244,12 @@ type key struct {
 
 func (p *Product) lookup(ctx context.Context, accessKey string) (*key, error) {
 	return p.cache.Load(ctx, accessKey, func(ctx context.Context) (*key, error) {
-		c, err := p.ent.S3Credential.Query().
-			Where(s3credential.Or(s3credential.AccessKeyID(accessKey), s3credential.PreviousAccessKeyID(accessKey))).
-			Only(ctx)
-		if ent.IsNotFound(err) {
+		c, err := database.Read(ctx, p.reads, topic, accessKey, func(ctx context.Context, h database.Handle) (*ent.S3Credential, error) {
+			return h.Ent.S3Credential.Query().
+				Where(s3credential.Or(s3credential.AccessKeyID(accessKey), s3credential.PreviousAccessKeyID(accessKey))).
+				Only(ctx)
+		})
+		if database.IsNoRow(err) {
 			return nil, nil
 		}
 		if err != nil {

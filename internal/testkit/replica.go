@@ -1,0 +1,152 @@
+package testkit
+
+import (
+	"fmt"
+	"net/url"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// EnvRequireReplica, when set (CI sets it), makes a test that needs a streaming replica
+// fail instead of skipping when one cannot be made here.
+const EnvRequireReplica = "AUTHCORE_TEST_REQUIRE_REPLICA"
+
+// pgBin is where Debian puts the PostgreSQL 15 server programs.
+const pgBin = "/usr/lib/postgresql/15/bin"
+
+// primarySocket is the Debian cluster's socket directory: the replica connects there as
+// the postgres OS user (peer authentication), so the test role needs no REPLICATION.
+const primarySocket = "/var/run/postgresql"
+
+// Replica is a real streaming replica of the test PostgreSQL cluster, made with
+// pg_basebackup -R and run as a second postmaster on a loopback port. Its WAL replay is
+// held back by ApplyDelay (recovery_min_apply_delay, which holds every commit record), so
+// a test can make it lag by a known amount.
+type Replica struct {
+	Port       int
+	ApplyDelay time.Duration
+	dir        string
+	slot       string
+	t          testing.TB
+}
+
+// StartReplica starts a replica of the whole test cluster (every database in it, the
+// caller's included) and stops it when the test ends.
+func StartReplica(t testing.TB, applyDelay time.Duration) *Replica {
+	t.Helper()
+	if PostgresAdminURL() == "" {
+		replicaUnavailable(t, EnvDatabaseURL+" is not set")
+	}
+	if _, err := os.Stat(filepath.Join(pgBin, "pg_basebackup")); err != nil {
+		replicaUnavailable(t, "no PostgreSQL 15 server programs in "+pgBin)
+	}
+	if os.Geteuid() != 0 {
+		replicaUnavailable(t, "a replica runs as the postgres OS user: the tests must run as root")
+	}
+	pg, err := user.Lookup("postgres")
+	if err != nil {
+		replicaUnavailable(t, "no postgres OS user")
+	}
+	uid, _ := strconv.Atoi(pg.Uid)
+	gid, _ := strconv.Atoi(pg.Gid)
+
+	dir, err := os.MkdirTemp("", "authcore-replica-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(dir, uid, gid); err != nil {
+		t.Fatal(err)
+	}
+	port, err := freePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &Replica{Port: port, ApplyDelay: applyDelay, dir: dir, slot: fmt.Sprintf("authcore_test_%d", port), t: t}
+	t.Cleanup(r.remove)
+
+	// The slot keeps the WAL a stopped replica needs to catch up when it starts again.
+	r.asPostgres(filepath.Join(pgBin, "pg_basebackup"), "-D", r.data(), "-R", "-X", "stream", "-C", "-S", r.slot,
+		"-c", "fast", "-h", primarySocket, "-p", "5432")
+	conf := strings.Join([]string{
+		"listen_addresses = '127.0.0.1'",
+		fmt.Sprintf("port = %d", port),
+		fmt.Sprintf("unix_socket_directories = '%s'", dir),
+		"hot_standby = on",
+		fmt.Sprintf("recovery_min_apply_delay = '%dms'", applyDelay.Milliseconds()),
+		"shared_buffers = 16MB",
+		"fsync = off",
+		"logging_collector = off",
+	}, "\n") + "\n"
+	hba := "local all postgres peer\nhost all all 127.0.0.1/32 scram-sha-256\n"
+	for name, body := range map[string]string{"postgresql.conf": conf, "pg_hba.conf": hba, "pg_ident.conf": ""} {
+		p := filepath.Join(r.data(), name)
+		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chown(p, uid, gid); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.Start()
+	return r
+}
+
+func replicaUnavailable(t testing.TB, why string) {
+	t.Helper()
+	if os.Getenv(EnvRequireReplica) != "" {
+		t.Fatalf("cannot start a streaming replica: %s", why)
+	}
+	t.Skipf("no streaming replica here (%s); CI runs this with %s=1", why, EnvRequireReplica)
+}
+
+func (r *Replica) data() string { return filepath.Join(r.dir, "data") }
+
+func (r *Replica) asPostgres(name string, args ...string) {
+	r.t.Helper()
+	cmd := exec.Command("runuser", append([]string{"-u", "postgres", "--", name}, args...)...)
+	cmd.Dir = r.dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		r.t.Fatalf("%s %s: %v\n%s", filepath.Base(name), strings.Join(args, " "), err, out)
+	}
+}
+
+// Start starts the replica's postmaster and waits until it accepts read-only connections.
+func (r *Replica) Start() {
+	r.t.Helper()
+	r.asPostgres(filepath.Join(pgBin, "pg_ctl"), "-D", r.data(), "-l", filepath.Join(r.dir, "log"), "-w", "-t", "60", "start")
+}
+
+// Stop stops the replica at once (connections are cut, as when it crashes or its host goes).
+func (r *Replica) Stop() {
+	r.t.Helper()
+	r.asPostgres(filepath.Join(pgBin, "pg_ctl"), "-D", r.data(), "-m", "immediate", "-w", "stop")
+}
+
+// URL is databaseURL (a database of the test cluster) on the replica.
+func (r *Replica) URL(databaseURL string) string {
+	u, err := url.Parse(databaseURL)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	u.Host = "127.0.0.1:" + strconv.Itoa(r.Port)
+	return u.String()
+}
+
+func (r *Replica) remove() {
+	stop := exec.Command("runuser", "-u", "postgres", "--", filepath.Join(pgBin, "pg_ctl"), "-D", r.data(), "-m", "immediate", "-w", "stop")
+	stop.Dir = r.dir
+	_ = stop.Run() // already stopped is fine
+	drop := exec.Command("runuser", "-u", "postgres", "--", "psql", "-h", primarySocket, "-p", "5432", "-qAtc",
+		fmt.Sprintf("SELECT pg_drop_replication_slot('%s') FROM pg_replication_slots WHERE slot_name = '%s'", r.slot, r.slot))
+	drop.Dir = r.dir
+	if out, err := drop.CombinedOutput(); err != nil {
+		r.t.Errorf("dropping replication slot %s: %v\n%s", r.slot, err, out)
+	}
+	_ = os.RemoveAll(r.dir)
+}
