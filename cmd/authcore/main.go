@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/alecthomas/kong"
+	"go.uber.org/dig"
 	"go.uber.org/fx"
 	"golang.org/x/term"
 
@@ -119,7 +120,9 @@ func (serveCmd) Run(cfg *config.Config) error {
 	}
 	a := fx.New(app.Options(*cfg, key, logging.Output{Writer: os.Stderr}), app.Listeners())
 	if err := a.Err(); err != nil {
-		return err
+		// A setting only the graph can check (AUTHCORE_MODULES names a module) fails
+		// inside a constructor: its own error is the one line to show, not fx's chain.
+		return dig.RootCause(err)
 	}
 	startCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

@@ -50,6 +50,7 @@ func TestHelpListsEverySetting(t *testing.T) {
 		"AUTHCORE_ACCESS_TTL", "15m", "AUTHCORE_REFRESH_TTL", "720h",
 		"AUTHCORE_LOG_LEVEL", "AUTHCORE_S3_ENDPOINT", "http://127.0.0.1:9000",
 		"AUTHCORE_S3_REGION", "us-east-1", "AUTHCORE_METRICS_ADDR",
+		"AUTHCORE_DATABASE_READ_URL", "AUTHCORE_READ_MAX_LAG", "AUTHCORE_MODULES",
 		"serve", "migrate", "version",
 	} {
 		if !strings.Contains(help, want) {
@@ -77,6 +78,10 @@ func TestBadSettingExitsWithOneLine(t *testing.T) {
 		{"negative rate limit", []string{"--rate-limit=-1"}, nil, "AUTHCORE_RATE_LIMIT"},
 		{"bad duration", nil, map[string]string{"AUTHCORE_ACCESS_TTL": "soon"}, "access-ttl"},
 		{"bad origin", nil, map[string]string{"AUTHCORE_ALLOWED_ORIGINS": "not an origin"}, "AUTHCORE_ALLOWED_ORIGINS"},
+		{"read replica of the embedded store", nil, map[string]string{"AUTHCORE_DATABASE_READ_URL": "postgres://u@127.0.0.1:1/x"}, "AUTHCORE_DATABASE_READ_URL"},
+		{"zero replica lag", []string{"--read-max-lag=0s"}, nil, "AUTHCORE_READ_MAX_LAG"},
+		{"unknown module", []string{"--database-url=sqlite::memory:", "--data-dir=" + t.TempDir(), "--addr=127.0.0.1:0"},
+			map[string]string{"AUTHCORE_MODULES": "session,acount"}, `AUTHCORE_MODULES: no module is named "acount"`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -28,7 +28,7 @@ var Module = fx.Module("account",
 	fx.Provide(fx.Annotate(NewService,
 		fx.As(fx.Self()), fx.As(new(identity.Users)), fx.As(new(identity.Directory)), fx.As(new(Accounts)))),
 	fx.Provide(fx.Annotate(newRecovery, fx.As(fx.Self()), fx.As(new(identity.EmailVerification)))),
-	httpserver.AsRoutes(func(p handlerParams) []httpserver.Route {
+	httpserver.AsModuleRoutes("account", func(p handlerParams) []httpserver.Route {
 		h := &handler{guard: p.Guard, svc: p.Svc, recovery: p.Recovery, tenants: p.Tenants, sessions: p.Sessions, cfg: p.Config, clock: p.Clock, limits: p.Limits,
 			signins: p.SignIns, devices: devices{keys: p.Keys, insecure: p.Config.InsecureCookies}, second: p.Second}
 		return h.routes()

@@ -24,7 +24,7 @@ import (
 var Module = fx.Module("agenttoken",
 	fx.Decorate(func(l *slog.Logger) *slog.Logger { return l.With("module", "agenttoken") }),
 	fx.Provide(NewService),
-	httpserver.AsRoutes(func(s *Service, g *guard.Guard, k bearer.Kit) []httpserver.Route {
+	httpserver.AsModuleRoutes("agenttoken", func(s *Service, g *guard.Guard, k bearer.Kit) []httpserver.Route {
 		return (&handler{svc: s, guard: g, me: bearer.NewEndpoint(k, Kind).CountingLimited(s.verifier.Limited)}).routes()
 	}),
 	oauth.AsGrant(newExchange),

@@ -23,7 +23,7 @@ import (
 var Module = fx.Module("badge",
 	fx.Decorate(func(l *slog.Logger) *slog.Logger { return l.With("module", "badge") }),
 	fx.Provide(fx.Annotate(NewService, fx.As(fx.Self()), fx.As(new(credential.Badges)))),
-	httpserver.AsRoutes(func(s *Service, g *guard.Guard, r *product.Registry, k bearer.Kit) []httpserver.Route {
+	httpserver.AsModuleRoutes("badge", func(s *Service, g *guard.Guard, r *product.Registry, k bearer.Kit) []httpserver.Route {
 		return (&handler{svc: s, guard: g, products: r, me: bearer.NewEndpoint(k, Kind).CountingLimited(s.verifier.Limited)}).routes()
 	}),
 	// One kind per registered product: a product added as a plugin is revocable by leak

@@ -10,4 +10,4 @@ import (
 )
 
 // Module serves the console at /console, its assets under /console/assets, and sends / there.
-var Module = fx.Module("console", httpserver.AsRoutes(routes))
+var Module = fx.Module("console", httpserver.AsModuleRoutes("console", routes))

@@ -34,7 +34,7 @@ var Module = fx.Module("mfa",
 	fx.Invoke(func(lc fx.Lifecycle, s *Service, log *slog.Logger) {
 		database.PruneEvery(lc, log, "expired MFA challenges", 10*time.Minute, s.Prune)
 	}),
-	httpserver.AsRoutes(func(p handlerParams) []httpserver.Route {
+	httpserver.AsModuleRoutes("mfa", func(p handlerParams) []httpserver.Route {
 		return (&handler{svc: p.Svc, guard: p.Guard, sessions: p.Sessions, users: p.Users, signins: p.SignIns, cfg: p.Config, clock: p.Clock}).routes()
 	}),
 )

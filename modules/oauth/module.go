@@ -27,7 +27,7 @@ var Module = fx.Module("oauth",
 	credential.AsKinds(func(jwts oauth.Verifier, d *denylist, g *grants) []credential.Kind {
 		return []credential.Kind{(&accessTokens{jwts: jwts, denied: d, grants: g}).kind()}
 	}),
-	httpserver.AsRoutes(func(s *server) []httpserver.Route { return s.routes() }),
+	httpserver.AsModuleRoutes("oauth", func(s *server) []httpserver.Route { return s.routes() }),
 )
 
 type grantParams struct {

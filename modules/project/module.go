@@ -18,7 +18,7 @@ import (
 // Module wires the project service and its routes.
 var Module = fx.Module("project",
 	fx.Provide(fx.Annotate(NewService, fx.As(fx.Self()), fx.As(new(identity.Memberships)), fx.As(new(identity.Tenants)), fx.As(new(policy.Source)))),
-	httpserver.AsRoutes(func(s *Service, g *guard.Guard, rec *audit.Recorder) []httpserver.Route {
+	httpserver.AsModuleRoutes("project", func(s *Service, g *guard.Guard, rec *audit.Recorder) []httpserver.Route {
 		return (&handler{svc: s, guard: g, audit: rec}).routes()
 	}),
 )

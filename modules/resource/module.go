@@ -17,5 +17,5 @@ var Module = fx.Module("resource",
 		newService,
 		fx.Annotate(func(s *Service) *Service { return s }, fx.As(new(resource.Registry))),
 	),
-	httpserver.AsRoutes(func(s *Service, g *guard.Guard) []httpserver.Route { return (&handler{svc: s, guard: g}).routes() }),
+	httpserver.AsModuleRoutes("resource", func(s *Service, g *guard.Guard) []httpserver.Route { return (&handler{svc: s, guard: g}).routes() }),
 )

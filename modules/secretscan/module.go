@@ -19,7 +19,7 @@ const Path = "/v1/secret-scanning/report"
 // Module serves the endpoint when AUTHCORE_SECRET_SCANNING_KEYS is set (404 otherwise:
 // the route exists, the answer says there is nothing here).
 var Module = fx.Module("secretscan",
-	httpserver.AsRoutes(func(cfg config.Config, kinds *credential.Registry) []httpserver.Route {
+	httpserver.AsModuleRoutes("secretscan", func(cfg config.Config, kinds *credential.Registry) []httpserver.Route {
 		return (&handler{keys: &keyFile{path: cfg.SecretScanningKeys}, kinds: kinds}).routes()
 	}),
 )

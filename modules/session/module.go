@@ -42,7 +42,7 @@ var Module = fx.Module("session",
 	secret.AsResealer(func(c *ent.Client, r *secret.Keyring) signingKeys { return signingKeys{ent: c, ring: r} }),
 	health.AsCheck(func(e *Engine) health.Check { return health.Check{Name: "engine", Check: e.readyErr} }),
 	credential.AsKinds(func(e *Engine) []credential.Kind { return e.kinds() }),
-	httpserver.AsRoutes(func(e *Engine, g *guard.Guard, cfg config.Config, l *ratelimit.Limiters) []httpserver.Route {
+	httpserver.AsModuleRoutes("session", func(e *Engine, g *guard.Guard, cfg config.Config, l *ratelimit.Limiters) []httpserver.Route {
 		return (&handler{engine: e, guard: g, cfg: cfg, limits: l}).routes()
 	}),
 )

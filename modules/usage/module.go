@@ -29,5 +29,5 @@ var Module = fx.Module("usage",
 			return err
 		})
 	}),
-	httpserver.AsRoutes(func(r *Recorder, g *guard.Guard) []httpserver.Route { return (&handler{rec: r, guard: g}).routes() }),
+	httpserver.AsModuleRoutes("usage", func(r *Recorder, g *guard.Guard) []httpserver.Route { return (&handler{rec: r, guard: g}).routes() }),
 )

@@ -37,7 +37,7 @@ var Module = fx.Module("webhook",
 	),
 	fx.Invoke(func(t *types, r *credential.Registry) { t.learn(r) }),
 	secret.AsResealer(func(c *ent.Client, r *secret.Keyring) secrets { return secrets{ent: c, ring: r} }),
-	httpserver.AsRoutes(func(s *Service, g *guard.Guard) []httpserver.Route { return (&handler{svc: s, guard: g}).routes() }),
+	httpserver.AsModuleRoutes("webhook", func(s *Service, g *guard.Guard) []httpserver.Route { return (&handler{svc: s, guard: g}).routes() }),
 )
 
 // Deliver runs the delivery worker. Only a serving process adds it (with the listeners):

@@ -8,10 +8,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"net/netip"
+	"reflect"
 	"runtime/debug"
+	"slices"
 	"sort"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -39,6 +43,9 @@ type Route struct {
 	Method   string
 	Path     string
 	Handlers []fiber.Handler
+	// Module is the folder under modules/ whose route it is (AsModuleRoutes sets it);
+	// "" for the platform's own, which every process serves.
+	Module string
 }
 
 // Collection is the routes of a collection a project admin manages: list (GET base),
@@ -52,10 +59,30 @@ func Collection(base, idParam string, guards []fiber.Handler, list, create, revo
 	}
 }
 
-// AsRoutes contributes the []Route returned by constructor f. It is the only place that
-// spells the group tag.
+// AsRoutes contributes the []Route returned by constructor f: platform routes, served
+// by every process. It is the only place that spells the group tag.
 func AsRoutes(f any) fx.Option {
 	return fx.Provide(fx.Annotate(f, fx.ResultTags(`group:"routes,flatten"`)))
+}
+
+// AsModuleRoutes contributes module's routes, returned by constructor f (whose first
+// result is []Route): served only when AUTHCORE_MODULES names module, or is empty. A
+// product plugin's routes are the badge module's. The wrapper has f's own signature, so
+// fx sees f's dependencies; reflection is the only way to keep that for any f.
+func AsModuleRoutes(module string, f any) fx.Option {
+	fv := reflect.ValueOf(f)
+	if fv.Kind() != reflect.Func || fv.Type().NumOut() == 0 || fv.Type().Out(0) != reflect.TypeOf([]Route(nil)) {
+		return fx.Error(fmt.Errorf("httpserver.AsModuleRoutes(%q): want a constructor returning []Route, got %T", module, f))
+	}
+	tagged := reflect.MakeFunc(fv.Type(), func(args []reflect.Value) []reflect.Value {
+		out := fv.Call(args)
+		routes := out[0].Interface().([]Route)
+		for i := range routes {
+			routes[i].Module = module
+		}
+		return out
+	})
+	return AsRoutes(tagged.Interface())
 }
 
 // Module provides the server. It binds nothing: only the serve command (and the test
@@ -93,6 +120,7 @@ type Params struct {
 	Log      *slog.Logger
 	HTTP     *metrics.HTTP
 	Gatherer prometheus.Gatherer
+	Registry prometheus.Registerer
 	Tracing  *tracing.Tracing
 	Routes   []Route `group:"routes"`
 }
@@ -137,7 +165,20 @@ func New(p Params) (*Server, error) {
 		}
 	}
 
-	routes := append([]Route(nil), p.Routes...)
+	routes, modules, err := served(p.Routes, p.Config.Modules)
+	if err != nil {
+		return nil, err
+	}
+	// Which modules each process serves, so a dashboard can tell a split deployment's
+	// halves apart (joined on instance) whatever labels the scraper adds.
+	servedGauge := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "authcore_module_served",
+		Help: "1 for each module whose routes this process serves (AUTHCORE_MODULES)."}, []string{"module"})
+	for _, m := range modules {
+		servedGauge.WithLabelValues(m).Set(1)
+	}
+	if err := p.Registry.Register(servedGauge); err != nil {
+		return nil, err
+	}
 	if p.Config.MetricsAddr == "" {
 		routes = append(routes, Route{Method: fiber.MethodGet, Path: "/metrics", Handlers: []fiber.Handler{adaptor.HTTPHandler(metrics.Handler(p.Gatherer))}})
 	}
@@ -163,6 +204,35 @@ func New(p Params) (*Server, error) {
 		s.templates[r.Method][r.Path] = struct{}{}
 	}
 	return s, nil
+}
+
+// served is the routes this process serves: the platform's, and those of the modules
+// AUTHCORE_MODULES names (all when it names none), so sign-in and verification can run as
+// separate deployments of one binary (SPEC §18). A name no module has stops the process.
+func served(all []Route, modules []string) (routes []Route, names []string, err error) {
+	known := map[string]bool{}
+	for _, r := range all {
+		if r.Module != "" {
+			known[r.Module] = true
+		}
+	}
+	want := map[string]bool{}
+	for _, m := range modules {
+		m = strings.TrimSpace(m)
+		if !known[m] {
+			return nil, nil, fmt.Errorf("AUTHCORE_MODULES: no module is named %q (there are %s)", m, strings.Join(slices.Sorted(maps.Keys(known)), ", "))
+		}
+		want[m] = true
+	}
+	for _, r := range all {
+		if len(want) == 0 || r.Module == "" || want[r.Module] {
+			routes = append(routes, r)
+		}
+	}
+	if len(want) == 0 {
+		want = known
+	}
+	return routes, slices.Sorted(maps.Keys(want)), nil
 }
 
 // App exposes the Fiber app, for tests that drive it without a listener.

@@ -56,7 +56,7 @@ var Module = fx.Module("plugin-s3",
 	fx.Provide(New),
 	product.AsProduct(func(p *Product) *Product { return p }),
 	secret.AsResealer(func(c *ent.Client, r *secret.Keyring) secretKeys { return secretKeys{ent: c, ring: r} }),
-	httpserver.AsRoutes(func(p *Product) []httpserver.Route { return p.routes() }),
+	httpserver.AsModuleRoutes("badge", func(p *Product) []httpserver.Route { return p.routes() }),
 	kind.AsKinds(kinds),
 )
 

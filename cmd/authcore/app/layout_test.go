@@ -3,8 +3,10 @@ package app_test
 import (
 	"go/parser"
 	"go/token"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -90,5 +92,33 @@ func TestWiringApartFromHandlers(t *testing.T) {
 	}
 	if len(files) == 0 {
 		t.Fatal("no module files found")
+	}
+}
+
+// AUTHCORE_MODULES selects routes by the module that contributed them (SPEC §18): every
+// module names itself when it contributes routes, and a plugin's routes are the badge
+// module's. A module using the platform's AsRoutes would be served by every process.
+func TestRoutesNameTheirModule(t *testing.T) {
+	call := regexp.MustCompile(`httpserver\.(AsRoutes|AsModuleRoutes)\(("[^"]*")?`)
+	for _, dir := range []string{"modules", "plugins"} {
+		files, _ := filepath.Glob("../../../" + dir + "/*/*.go")
+		for _, f := range files {
+			if strings.HasSuffix(f, "_test.go") {
+				continue
+			}
+			src, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := `"` + filepath.Base(filepath.Dir(f)) + `"`
+			if dir == "plugins" {
+				want = `"badge"`
+			}
+			for _, m := range call.FindAllStringSubmatch(string(src), -1) {
+				if m[1] != "AsModuleRoutes" || m[2] != want {
+					t.Errorf("%s: %s; want httpserver.AsModuleRoutes(%s, …)", f, m[0], want)
+				}
+			}
+		}
 	}
 }

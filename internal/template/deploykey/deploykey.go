@@ -42,7 +42,7 @@ var Module = fx.Module("deploykey",
 			Events:     []string{"deploy_key.create", "deploy_key.revoke"},
 		}}
 	}),
-	httpserver.AsRoutes(func(s *store, g *guard.Guard) []httpserver.Route {
+	httpserver.AsModuleRoutes("badge", func(s *store, g *guard.Guard) []httpserver.Route {
 		admin := []fiber.Handler{g.Dashboard(), g.ProjectRole(identity.RoleAdmin, guard.FromPath, nil)}
 		return []httpserver.Route{{Method: http.MethodPost, Path: "/test/projects/:id/deploy-keys", Handlers: append(admin, s.mint)}}
 	}),
