@@ -212,3 +212,98 @@ func selects(s *metav1.LabelSelector, labels map[string]string) bool {
 }
 
 func itoa(n int32) string { return strconv.Itoa(int(n)) }
+
+// The split overlay (SPEC §18) builds into two Deployments of one image that each select
+// only their own pods, together serve every module, both serve session, and an Ingress
+// that sends each path to the half serving it.
+func TestSplitOverlay(t *testing.T) {
+	kubectl, err := exec.LookPath("kubectl")
+	if err != nil {
+		t.Skip("kubectl is not installed")
+	}
+	out, err := exec.Command(kubectl, "kustomize", "overlays/split").CombinedOutput()
+	if err != nil {
+		t.Fatalf("kubectl kustomize overlays/split: %v\n%s", err, out)
+	}
+	deployments := map[string]*appsv1.Deployment{}
+	services := map[string]*corev1.Service{}
+	var ingress *networkingv1.Ingress
+	for _, doc := range strings.Split(string(out), "\n---\n") {
+		var tm metav1.TypeMeta
+		if err := yaml.Unmarshal([]byte(doc), &tm); err != nil {
+			t.Fatal(err)
+		}
+		switch tm.Kind {
+		case "Deployment":
+			d := &appsv1.Deployment{}
+			if err := yaml.UnmarshalStrict([]byte(doc), d); err != nil {
+				t.Fatal(err)
+			}
+			deployments[d.Name] = d
+		case "Service":
+			s := &corev1.Service{}
+			if err := yaml.UnmarshalStrict([]byte(doc), s); err != nil {
+				t.Fatal(err)
+			}
+			services[s.Name] = s
+		case "Ingress":
+			ingress = &networkingv1.Ingress{}
+			if err := yaml.UnmarshalStrict([]byte(doc), ingress); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	signin, verify := deployments["authcore-signin"], deployments["authcore-verify"]
+	if len(deployments) != 2 || signin == nil || verify == nil || ingress == nil {
+		t.Fatalf("want Deployments authcore-signin and authcore-verify and an Ingress, got %d Deployments", len(deployments))
+	}
+	served := map[string]map[string]bool{}
+	for name, d := range deployments {
+		c := d.Spec.Template.Spec.Containers[0]
+		if c.Image != signin.Spec.Template.Spec.Containers[0].Image {
+			t.Errorf("%s runs another image", name)
+		}
+		served[name] = map[string]bool{}
+		for _, m := range strings.Split(env(c, "AUTHCORE_MODULES").Value, ",") {
+			served[name][m] = true
+		}
+		// Its Service selects its pods and not the other half's.
+		for other, od := range deployments {
+			if got := selects(&metav1.LabelSelector{MatchLabels: services[name].Spec.Selector}, od.Spec.Template.Labels); got != (other == name) {
+				t.Errorf("Service %s selects %s's pods: %v", name, other, got)
+			}
+		}
+	}
+	modules, _ := filepath.Glob("../modules/*")
+	for _, dir := range modules {
+		m := filepath.Base(dir)
+		if !served["authcore-signin"][m] && !served["authcore-verify"][m] {
+			t.Errorf("no half serves module %s", m)
+		}
+	}
+	if !served["authcore-signin"]["account"] || served["authcore-verify"]["account"] || !served["authcore-signin"]["session"] || !served["authcore-verify"]["session"] {
+		t.Errorf("account must be the sign-in half's alone, session both halves': %v", served)
+	}
+	route := func(path string) string {
+		best, backend := -1, ""
+		for _, p := range ingress.Spec.Rules[0].HTTP.Paths {
+			exact := p.PathType != nil && *p.PathType == networkingv1.PathTypeExact
+			if (exact && path == p.Path) || (!exact && (path == p.Path || strings.HasPrefix(path, strings.TrimSuffix(p.Path, "/")+"/"))) {
+				if n := len(p.Path); n > best || exact {
+					best, backend = n, p.Backend.Service.Name
+				}
+			}
+		}
+		return backend
+	}
+	for path, want := range map[string]string{
+		"/v1/auth-core/signin": "authcore-signin", "/v1/auth-core/signup": "authcore-signin", "/v1/auth-core/mfa/verify": "authcore-signin",
+		"/v1/auth-core/password/reset": "authcore-signin", "/console/assets/app.js": "authcore-signin", "/": "authcore-signin",
+		"/v1/auth-core/ai/me": "authcore-verify", "/v1/service-badges/me": "authcore-verify", "/v1/s3/verify": "authcore-verify",
+		"/v1/auth-core/session/me": "authcore-verify", "/v1/oauth/token": "authcore-verify", "/v1/auth-core/projects": "authcore-verify",
+	} {
+		if got := route(path); got != want {
+			t.Errorf("the Ingress sends %s to %q, want %s", path, got, want)
+		}
+	}
+}

@@ -2,6 +2,8 @@ package app_test
 
 import (
 	"net/http"
+	"os"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -10,13 +12,20 @@ import (
 	"github.com/authcore/authcore/platform/config"
 )
 
-// The halves of the split overlay (deploy/overlays/split): sign-in hashes passwords;
-// everything else verifies and administers. session is in both: sign-in starts sessions,
-// verification checks them.
-var (
-	signInModules = []string{"account", "mfa", "console", "session"}
-	verifyModules = []string{"session", "project", "agenttoken", "badge", "webhook", "resource", "usage", "oauth", "authorize", "secretscan"}
-)
+// overlayModules is AUTHCORE_MODULES as the split overlay (deploy/overlays/split) sets it
+// for half: the test runs what ships.
+func overlayModules(t *testing.T, half string) []string {
+	t.Helper()
+	b, err := os.ReadFile("../../../deploy/overlays/split/" + half + "/kustomization.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`name: AUTHCORE_MODULES\s+value: (\S+)`).FindSubmatch(b)
+	if m == nil {
+		t.Fatalf("the %s half of the split overlay sets no AUTHCORE_MODULES", half)
+	}
+	return strings.Split(string(m[1]), ",")
+}
 
 // rawStatus sends a request outside the OpenAPI check: a route the other half serves is
 // documented, but not with the 404 this half must answer.
@@ -49,8 +58,8 @@ func TestSplitDeployment(t *testing.T) {
 		modules := func(m []string) apptest.Option {
 			return apptest.WithConfig(func(c *config.Config) { c.Modules = m })
 		}
-		signIn := apptest.StartURL(t, st.Name, url, modules(signInModules))
-		verify := apptest.StartURL(t, st.Name, url, modules(verifyModules))
+		signIn := apptest.StartURL(t, st.Name, url, modules(overlayModules(t, "signin")))
+		verify := apptest.StartURL(t, st.Name, url, modules(overlayModules(t, "verify")))
 
 		// Each half refuses the other's routes, and serves the platform's.
 		for _, r := range []struct{ method, path string }{
