@@ -34,6 +34,7 @@ type benchCmd struct {
 	Connections int           `default:"64" help:"Concurrent keep-alive connections."`
 	Only        string        `help:"Run only scenarios whose name contains this."`
 	Store       string        `name:"bench-database-url" help:"Store for the benchmarked service (default: a fresh SQLite file in a temp dir)."`
+	ReadStore   string        `name:"bench-database-read-url" help:"A streaming replica of --bench-database-url: adds a cold instance whose cache misses read it (SPEC §18)."`
 	CPUProfile  string        `name:"cpuprofile" help:"Write a CPU profile of the measured runs to this file."`
 	Tokens      int           `name:"tokens" default:"1000000" help:"How many agent tokens the large-store scenario seeds."`
 }
@@ -44,11 +45,17 @@ type benchCmd struct {
 type benchEnv struct {
 	addr     string
 	coldAddr string
-	ent      *ent.Client
-	db       *database.DB
-	cfg      config.Config
-	tokens   int
-	shared   map[string]any
+	// replicaAddr is a cold instance whose misses read the replica ("" without one).
+	replicaAddr string
+	// coldDB and replicaDB count the SELECTs each cold instance sends to the primary;
+	// replicaReads those the replica instance sends to the replica.
+	coldDB, replicaDB *database.DB
+	replicaReads      *database.Reads
+	ent               *ent.Client
+	db                *database.DB
+	cfg               config.Config
+	tokens            int
+	shared            map[string]any
 }
 
 type scenario struct {
@@ -59,8 +66,9 @@ type scenario struct {
 	// measured), to see what it does to the measured request.
 	flood      func(ctx context.Context, env *benchEnv) (request, error)
 	floodConns int
-	// cold runs the request against the cache-less instance.
-	cold bool
+	// cold runs the request against the cache-less instance; replica against the
+	// cache-less one whose misses read the replica (skipped without one).
+	cold, replica bool
 	// conns, when set, replaces --connections: latency targets of writes are read at a
 	// modest concurrency, not behind a queue of 64.
 	conns int
@@ -97,13 +105,25 @@ func (b benchCmd) Run(cfg *config.Config, stdout io.Writer) error {
 	}
 	defer a.Stop(context.Background())
 	env.addr = srv.Addr().String()
-	cold := fx.New(app.Options(c, secret.MasterKeys{key}, logging.Output{Writer: io.Discard}), app.Listeners(), fx.Populate(&coldSrv), fx.NopLogger,
-		fx.Decorate(func(l bearer.Limits) bearer.Limits { l.Size = 1; return l }))
+	oneEntry := fx.Decorate(func(l bearer.Limits) bearer.Limits { l.Size = 1; return l })
+	cold := fx.New(app.Options(c, secret.MasterKeys{key}, logging.Output{Writer: io.Discard}), app.Listeners(), fx.Populate(&coldSrv, &env.coldDB), fx.NopLogger, oneEntry)
 	if err := cold.Start(ctx); err != nil {
 		return err
 	}
 	defer cold.Stop(context.Background())
 	env.coldAddr = coldSrv.Addr().String()
+	if b.ReadStore != "" {
+		rc := c
+		rc.DatabaseReadURL = b.ReadStore
+		var replicaSrv *httpserver.Server
+		ra := fx.New(app.Options(rc, secret.MasterKeys{key}, logging.Output{Writer: io.Discard}), app.Listeners(),
+			fx.Populate(&replicaSrv, &env.replicaDB, &env.replicaReads), fx.NopLogger, oneEntry)
+		if err := ra.Start(ctx); err != nil {
+			return err
+		}
+		defer ra.Stop(context.Background())
+		env.replicaAddr = replicaSrv.Addr().String()
+	}
 
 	storeName, _ := config.StorageOf(c.DatabaseURL)
 	fmt.Fprintf(stdout, "authcore bench: store %s, %d connections, %s per scenario (after %s warm-up)\n\n", storeName, b.Connections, b.Duration, b.Warmup)
@@ -139,12 +159,24 @@ func (b benchCmd) Run(cfg *config.Config, stdout io.Writer) error {
 		if b.Only != "" && !strings.Contains(s.name, b.Only) {
 			continue
 		}
+		if s.replica && env.replicaAddr == "" {
+			continue
+		}
 		req, err := s.setup(ctx, env)
 		if err != nil {
 			return fmt.Errorf("%s: setup: %w", s.name, err)
 		}
-		if s.cold {
-			rows = append(rows, runOn(env.coldAddr, s.name, req, s.warmup, s.conns))
+		if s.cold || s.replica {
+			addr, db := env.coldAddr, env.coldDB
+			if s.replica {
+				addr, db = env.replicaAddr, env.replicaDB
+			}
+			// The counts cover the warm-up and the measured run together.
+			primary, replica := db.Queries(), env.replicaQueries()
+			r := runOn(addr, s.name, req, s.warmup, s.conns)
+			primary, replica = db.Queries()-primary, env.replicaQueries()-replica
+			r.Note = fmt.Sprintf("store SELECTs during warm-up and run: primary %d, replica %d", primary, replica)
+			rows = append(rows, r)
 			continue
 		}
 		if s.flood == nil {
@@ -169,6 +201,14 @@ func (b benchCmd) Run(cfg *config.Config, stdout io.Writer) error {
 	printTable(stdout, baseline, append([]result{before, after}, rows...))
 	fmt.Fprintln(stdout, "\nratio = requests/s over the mean of the two /healthz runs")
 	return nil
+}
+
+// replicaQueries is how many SELECTs the replica instance sent to the replica.
+func (env *benchEnv) replicaQueries() int64 {
+	if env.replicaReads == nil {
+		return 0
+	}
+	return env.replicaReads.ReplicaQueries()
 }
 
 // benchScenarios is every scenario; each feature adds its own.
@@ -236,6 +276,13 @@ func benchScenarios() []scenario {
 				if _, err := env.db.SQL.ExecContext(ctx, "VACUUM ANALYZE agent_tokens"); err != nil {
 					return request{}, err
 				}
+			}
+			return request{Method: http.MethodGet, Next: ts.randomToken(), Expect: 200}, nil
+		}},
+		{name: "ai/me cold cache, 10k tokens, misses on replica", replica: true, setup: func(ctx context.Context, env *benchEnv) (request, error) {
+			ts, ok := env.shared["tokens"].(*tokenSet)
+			if !ok {
+				return request{}, fmt.Errorf("run together with the 10k scenario")
 			}
 			return request{Method: http.MethodGet, Next: ts.randomToken(), Expect: 200}, nil
 		}},

@@ -32,6 +32,8 @@ type result struct {
 	Errors   int
 	Elapsed  time.Duration
 	P50, P99 time.Duration
+	// Note is printed under the row (store queries during a cold run).
+	Note string
 }
 
 func (r result) RPS() float64 { return float64(r.Requests) / r.Elapsed.Seconds() }
@@ -113,5 +115,8 @@ func printTable(w io.Writer, baseline result, rows []result) {
 	for _, r := range rows {
 		ratio := r.RPS() / baseline.RPS()
 		fmt.Fprintf(w, "%-44s %12.0f %10s %10s %8d %8.2f\n", r.Name, r.RPS(), r.P50.Round(time.Microsecond), r.P99.Round(time.Microsecond), r.Errors, ratio)
+		if r.Note != "" {
+			fmt.Fprintf(w, "  └ %s\n", r.Note)
+		}
 	}
 }

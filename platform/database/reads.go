@@ -83,6 +83,9 @@ type Reads struct {
 	available prometheus.Gauge
 	reads     *prometheus.CounterVec
 	fallbacks *prometheus.CounterVec
+	// The children the hot path bumps, resolved once.
+	fromReplica, fromPrimary prometheus.Counter
+	fellBack                 map[string]prometheus.Counter
 }
 
 type sample struct {
@@ -121,12 +124,11 @@ func newReads(db *DB, readURL string, maxLag time.Duration, log *slog.Logger) (*
 		fallbacks: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "authcore_replica_fallbacks_total",
 			Help: "Verification lookups sent to the primary although a replica is configured, by reason."}, []string{"reason"}),
 	}
-	for _, s := range []string{"primary", "replica"} {
-		r.reads.WithLabelValues(s)
-	}
 	r.refusal.Store("unreachable")
+	r.fromReplica, r.fromPrimary = r.reads.WithLabelValues("replica"), r.reads.WithLabelValues("primary")
+	r.fellBack = map[string]prometheus.Counter{}
 	for _, reason := range []string{"lag", "unreachable", "fence", "not_found", "error"} {
-		r.fallbacks.WithLabelValues(reason)
+		r.fellBack[reason] = r.fallbacks.WithLabelValues(reason)
 	}
 	if readURL == "" {
 		close(r.done)
@@ -167,28 +169,28 @@ func (r *Reads) ReplicaQueries() int64 { return r.queries.Load() }
 func Read[T any](ctx context.Context, r *Reads, topic, key string, fn func(context.Context, Handle) (T, error)) (T, error) {
 	if r.replica != nil {
 		if reason := r.refuse(topic, key); reason != "" {
-			r.fallbacks.WithLabelValues(reason).Inc()
+			r.fellBack[reason].Inc()
 		} else {
 			v, err := fn(ctx, *r.replica)
 			switch {
 			case err == nil:
-				r.reads.WithLabelValues("replica").Inc()
+				r.fromReplica.Inc()
 				return v, nil
 			case ctx.Err() != nil:
 				return v, err
 			case IsNoRow(err):
-				r.fallbacks.WithLabelValues("not_found").Inc()
+				r.fellBack["not_found"].Inc()
 			case IsUnavailable(err):
 				r.setRefusal("unreachable")
-				r.fallbacks.WithLabelValues("unreachable").Inc()
+				r.fellBack["unreachable"].Inc()
 				r.log.WarnContext(ctx, "read replica failed; reading the primary until it answers a probe", "error", err)
 			default:
-				r.fallbacks.WithLabelValues("error").Inc()
+				r.fellBack["error"].Inc()
 				r.log.WarnContext(ctx, "read replica lookup failed; read the primary", "error", err)
 			}
 		}
 	}
-	r.reads.WithLabelValues("primary").Inc()
+	r.fromPrimary.Inc()
 	return fn(ctx, r.primary)
 }
 
