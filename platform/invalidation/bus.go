@@ -99,8 +99,12 @@ func (b *PG) deliverAll() {
 func (b *PG) Publish(ctx context.Context, tx *ent.Tx, topic, key string) error {
 	if b.pool != nil {
 		// The message carries the transaction's WAL position (SPEC §18) for whoever reads
-		// the channel; replicas of this process fence by a later one (database.Reads).
-		if _, err := tx.ExecContext(ctx, "SELECT pg_notify($1, $2 || pg_current_wal_insert_lsn()::text)", Channel, topic+"\n"+key+"\n"); err != nil {
+		// the channel; processes fence by a later one (database.Reads). Processes of
+		// releases before it read "topic\nkey" and would take the position for part of the
+		// key, so during a rolling upgrade that form is sent too: hearing both costs a
+		// second invalidation. It can go once no such process runs.
+		if _, err := tx.ExecContext(ctx, "SELECT pg_notify($1, $2 || pg_current_wal_insert_lsn()::text), pg_notify($1, $3)",
+			Channel, topic+"\n"+key+"\n", topic+"\n"+key); err != nil {
 			return err
 		}
 	}

@@ -3,10 +3,13 @@ package invalidation_test
 import (
 	"context"
 	"errors"
+	"regexp"
 	"testing"
 	"time"
 
 	"go.uber.org/fx"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/authcore/authcore/ent"
 	"github.com/authcore/authcore/internal/testkit"
@@ -103,4 +106,47 @@ func TestPublish(t *testing.T) {
 		default:
 		}
 	})
+}
+
+// SPEC §18: the message carries the publishing transaction's WAL position; the form of
+// earlier releases ("topic\nkey") goes out beside it, so a rolling upgrade's old processes
+// still hear every revocation.
+func TestMessagesCarryTheWALPositionAndTheOldForm(t *testing.T) {
+	for _, st := range testkit.Stores(t) {
+		if st.Name != "postgres" {
+			continue
+		}
+		url := st.URL(t)
+		r := start(t, st, url)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		conn, err := pgx.Connect(ctx, url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close(context.Background())
+		if _, err := conn.Exec(ctx, "LISTEN "+invalidation.Channel); err != nil {
+			t.Fatal(err)
+		}
+		r.publish(t, "kind", "k1", false)
+		got := map[string]bool{}
+		for range 2 {
+			n, err := conn.WaitForNotification(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got[n.Payload] = true
+		}
+		if !got["kind\nk1"] {
+			t.Errorf("no message in the old form: %v", got)
+		}
+		lsn := regexp.MustCompile(`^kind\nk1\n[0-9A-F]+/[0-9A-F]+$`)
+		found := false
+		for p := range got {
+			found = found || lsn.MatchString(p)
+		}
+		if !found {
+			t.Errorf("no message with a WAL position: %v", got)
+		}
+	}
 }
