@@ -65,19 +65,11 @@ func Open(databaseURL string, log *slog.Logger, tr *tracing.Tracing) (*DB, error
 	var drv dialect.Driver
 	switch st {
 	case config.Postgres:
-		pcfg, err := pgxpool.ParseConfig(databaseURL)
-		if err != nil {
-			return nil, fmt.Errorf("AUTHCORE_DATABASE_URL: %v", err)
-		}
-		if !strings.Contains(databaseURL, "pool_max_conns") {
-			pcfg.MaxConns = 16
-		}
-		pcfg.MaxConnIdleTime = 5 * time.Minute
 		// A dead store must fail requests quickly with 503 rather than hang them.
-		if pcfg.ConnConfig.ConnectTimeout == 0 {
-			pcfg.ConnConfig.ConnectTimeout = 3 * time.Second
+		pcfg, err := poolConfig("AUTHCORE_DATABASE_URL", databaseURL, 3*time.Second, &db.queries)
+		if err != nil {
+			return nil, err
 		}
-		pcfg.ConnConfig.Tracer = selectCounter{&db.queries}
 		if tr.Enabled() {
 			pcfg.ConnConfig.Tracer = multitracer.New(selectCounter{&db.queries},
 				otelpgx.NewTracer(otelpgx.WithTracerProvider(tr.Provider))) // statements only, never parameters: those hold digests and sealed secrets
@@ -120,6 +112,25 @@ func Open(databaseURL string, log *slog.Logger, tr *tracing.Tracing) (*DB, error
 	}
 	db.Ent = ent.NewClient(ent.Driver(gated))
 	return db, nil
+}
+
+// poolConfig is the pgx pool configuration for url (named by setting in errors): 16
+// connections unless the URL says, idle ones closed after 5 minutes, connecting given up
+// after connectTimeout unless the URL says, and SELECTs counted into queries.
+func poolConfig(setting, url string, connectTimeout time.Duration, queries *atomic.Int64) (*pgxpool.Config, error) {
+	pcfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", setting, err)
+	}
+	if !strings.Contains(url, "pool_max_conns") {
+		pcfg.MaxConns = 16
+	}
+	pcfg.MaxConnIdleTime = 5 * time.Minute
+	if pcfg.ConnConfig.ConnectTimeout == 0 {
+		pcfg.ConnConfig.ConnectTimeout = connectTimeout
+	}
+	pcfg.ConnConfig.Tracer = selectCounter{queries}
+	return pcfg, nil
 }
 
 // sqliteDSN builds the modernc.org/sqlite DSN: WAL so readers never wait for the writer,

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -101,6 +100,8 @@ const (
 	// probeEvery is how often the replica's replay position and the primary's are read:
 	// also how long a newly fenced key reads the primary at least.
 	probeEvery = 100 * time.Millisecond
+	// replicaTimeout bounds one lookup on the replica.
+	replicaTimeout = time.Second
 	// keepSamples bounds the lag history; a replica further behind reads as that far.
 	keepSamples = 6000
 )
@@ -134,20 +135,12 @@ func newReads(db *DB, readURL string, maxLag time.Duration, log *slog.Logger) (*
 		close(r.done)
 		return r, nil
 	}
-	pcfg, err := pgxpool.ParseConfig(readURL)
+	// A dead replica costs a lookup no more than a second before it falls back to the
+	// primary; after that failure every lookup goes straight there until a probe finds it.
+	pcfg, err := poolConfig("AUTHCORE_DATABASE_READ_URL", readURL, time.Second, &r.queries)
 	if err != nil {
-		return nil, fmt.Errorf("AUTHCORE_DATABASE_READ_URL: %v", err)
+		return nil, err
 	}
-	if !strings.Contains(readURL, "pool_max_conns") {
-		pcfg.MaxConns = 16
-	}
-	pcfg.MaxConnIdleTime = 5 * time.Minute
-	// A dead replica costs a lookup no more than this before it falls back to the primary;
-	// after that failure every lookup goes straight there until a probe finds it again.
-	if pcfg.ConnConfig.ConnectTimeout == 0 {
-		pcfg.ConnConfig.ConnectTimeout = time.Second
-	}
-	pcfg.ConnConfig.Tracer = selectCounter{&r.queries}
 	pool, err := pgxpool.NewWithConfig(context.Background(), pcfg)
 	if err != nil {
 		return nil, fmt.Errorf("AUTHCORE_DATABASE_READ_URL: %v", err)
@@ -171,7 +164,11 @@ func Read[T any](ctx context.Context, r *Reads, topic, key string, fn func(conte
 		if reason := r.refuse(topic, key); reason != "" {
 			r.fellBack[reason].Inc()
 		} else {
-			v, err := fn(ctx, *r.replica)
+			// A replica that accepted the connection but does not answer (a partition, a
+			// stuck host) must not hold the request: past this, the primary answers.
+			rctx, cancel := context.WithTimeout(ctx, replicaTimeout)
+			v, err := fn(rctx, *r.replica)
+			cancel()
 			switch {
 			case err == nil:
 				r.fromReplica.Inc()
@@ -180,7 +177,7 @@ func Read[T any](ctx context.Context, r *Reads, topic, key string, fn func(conte
 				return v, err
 			case IsNoRow(err):
 				r.fellBack["not_found"].Inc()
-			case IsUnavailable(err):
+			case IsUnavailable(err) || errors.Is(err, context.DeadlineExceeded):
 				r.setRefusal("unreachable")
 				r.fellBack["unreachable"].Inc()
 				r.log.WarnContext(ctx, "read replica failed; reading the primary until it answers a probe", "error", err)
