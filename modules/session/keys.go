@@ -34,8 +34,8 @@ type keys struct {
 	clock clock.Clock
 
 	mu      sync.RWMutex
-	signer  jose.Signer // typ JWT: session access tokens
-	access  jose.Signer // typ at+jwt: OAuth access tokens (RFC 9068)
+	signer  jose.Signer    // typ JWT: session access tokens
+	access  *compactSigner // typ at+jwt: OAuth access tokens (RFC 9068)
 	current string
 	public  map[string]ed25519.PublicKey
 	jwks    []byte
@@ -72,7 +72,7 @@ func (k *keys) load(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	access, err := jose.NewSigner(sk, (&jose.SignerOptions{}).WithType("at+jwt").WithHeader("kid", newest.ID))
+	access, err := newCompactSigner(sk.Key.(ed25519.PrivateKey), "at+jwt", newest.ID)
 	if err != nil {
 		return err
 	}
@@ -119,7 +119,7 @@ func (k *keys) Signer() jose.Signer {
 }
 
 // AccessSigner returns the current signer of OAuth access tokens; nil until loaded.
-func (k *keys) AccessSigner() jose.Signer {
+func (k *keys) AccessSigner() *compactSigner {
 	k.mu.RLock()
 	defer k.mu.RUnlock()
 	return k.access

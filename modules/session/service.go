@@ -268,8 +268,8 @@ func (e *Engine) sign(ctx context.Context, s *ent.Session, now time.Time) (strin
 }
 
 // SignAccessToken signs an OAuth access token (header typ at+jwt, RFC 9068) with the
-// current key, setting iss. The claims are encoded here, from their struct, and go-jose
-// signs the bytes: its own encoder reflects over whatever it is given.
+// current key, setting iss. The claims are encoded here, from their struct, and the
+// compact signer signs the bytes under its prepared header.
 func (e *Engine) SignAccessToken(ctx context.Context, claims oauth.Claims) (string, error) {
 	signer := e.keys.AccessSigner()
 	if !e.Ready() || signer == nil {
@@ -283,11 +283,7 @@ func (e *Engine) SignAccessToken(ctx context.Context, claims oauth.Claims) (stri
 	if err != nil {
 		return "", err
 	}
-	jws, err := signer.Sign(payload)
-	if err != nil {
-		return "", err
-	}
-	return jws.CompactSerialize()
+	return signer.Sign(payload), nil
 }
 
 // JWKS is the public key set every token the engine signs verifies with (RFC 7517).
