@@ -113,6 +113,10 @@ func load(ctx context.Context, addr string, req request, conns int, d time.Durat
 func printTable(w io.Writer, baseline result, rows []result) {
 	fmt.Fprintf(w, "%-44s %12s %10s %10s %8s %8s\n", "scenario", "requests/s", "p50", "p99", "errors", "ratio")
 	for _, r := range rows {
+		if r.Elapsed == 0 { // skipped
+			fmt.Fprintf(w, "%-44s %s\n", r.Name, r.Note)
+			continue
+		}
 		ratio := r.RPS() / baseline.RPS()
 		fmt.Fprintf(w, "%-44s %12.0f %10s %10s %8d %8.2f\n", r.Name, r.RPS(), r.P50.Round(time.Microsecond), r.P99.Round(time.Microsecond), r.Errors, ratio)
 		if r.Note != "" {
