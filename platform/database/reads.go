@@ -66,11 +66,14 @@ type Reads struct {
 
 	mu sync.RWMutex
 	// fences[topic+"\n"+key] is the position the replica must reach before the key may be
-	// read there; pending (MaxUint64) until the next probe reads the primary's.
-	fences map[string]uint64
+	// read there; pending until a probe reads the primary's after the fence was set.
+	fences map[string]fence
 	// global fences every key: unheard until the listener is in place, pending after it
 	// (re)connects until a probe resolves it.
-	global uint64
+	global fence
+	// gen numbers fences, so a probe resolves only those set before it read the primary:
+	// a key fenced again meanwhile waits for the next probe.
+	gen uint64
 	// samples are recent probes of the primary's position, oldest first: the lag is how
 	// long ago the primary first had WAL the replica has not replayed.
 	samples []sample
@@ -87,6 +90,11 @@ type Reads struct {
 	fellBack                 map[string]prometheus.Counter
 }
 
+// fence is a WAL position (or pending, or unheard) and the generation that set it.
+type fence struct {
+	lsn, gen uint64
+}
+
 type sample struct {
 	at  time.Time
 	lsn uint64
@@ -100,6 +108,8 @@ const (
 	// probeEvery is how often the replica's replay position and the primary's are read:
 	// also how long a newly fenced key reads the primary at least.
 	probeEvery = 100 * time.Millisecond
+	// maxFences bounds the per-key fences kept (about 100 bytes each).
+	maxFences = 100_000
 	// replicaTimeout bounds one lookup on the replica.
 	replicaTimeout = time.Second
 	// keepSamples bounds the lag history; a replica further behind reads as that far.
@@ -112,8 +122,8 @@ func newReads(db *DB, readURL string, maxLag time.Duration, log *slog.Logger) (*
 		primary: Handle{Ent: db.Ent, Pool: db.Pool},
 		maxLag:  maxLag,
 		log:     log,
-		fences:  map[string]uint64{},
-		global:  unheard,
+		fences:  map[string]fence{},
+		global:  fence{lsn: unheard},
 		stop:    make(chan struct{}),
 		done:    make(chan struct{}),
 		lag: prometheus.NewGauge(prometheus.GaugeOpts{Name: "authcore_replica_lag_seconds",
@@ -201,7 +211,7 @@ func (r *Reads) refuse(topic, key string) string {
 	f, fenced := r.fences[topic+"\n"+key]
 	g := r.global
 	r.mu.RUnlock()
-	if replay < g || (fenced && replay < f) {
+	if replay < g.lsn || (fenced && replay < f.lsn) {
 		return "fence"
 	}
 	return ""
@@ -216,7 +226,17 @@ func (r *Reads) Fence(topic, key string) {
 		return
 	}
 	r.mu.Lock()
-	r.fences[topic+"\n"+key] = pending
+	r.gen++
+	if len(r.fences) >= maxFences {
+		// A replica down through a mass revocation would grow the map without bound:
+		// one fence on every key is as safe, and lifts as soon.
+		clear(r.fences)
+		if r.global.lsn != unheard {
+			r.global = fence{lsn: pending, gen: r.gen}
+		}
+	} else {
+		r.fences[topic+"\n"+key] = fence{lsn: pending, gen: r.gen}
+	}
 	r.mu.Unlock()
 }
 
@@ -226,7 +246,8 @@ func (r *Reads) FenceAll() {
 		return
 	}
 	r.mu.Lock()
-	r.global = pending
+	r.gen++
+	r.global = fence{lsn: pending, gen: r.gen}
 	r.mu.Unlock()
 }
 
@@ -277,35 +298,12 @@ func (r *Reads) probe() {
 	ctx, cancel := context.WithTimeout(Background(context.Background()), time.Second)
 	defer cancel()
 
-	// Fences pending now are resolved with a position read after this point, so after
-	// the commit that caused them; ones that arrive during the query wait for the next.
-	r.mu.RLock()
-	var waiting []string
-	for k, f := range r.fences {
-		if f == pending {
-			waiting = append(waiting, k)
-		}
-	}
-	globalWaiting := r.global == pending
-	r.mu.RUnlock()
-
+	// Fences set before the primary's position is read are resolved with it: it follows
+	// the commits they stand for. Ones set meanwhile wait for the next probe.
+	waiting := r.pendingFences()
 	var p int64
 	if err := r.primary.Pool.QueryRow(ctx, primaryLSN).Scan(&p); err == nil {
-		now := time.Now()
-		r.mu.Lock()
-		for _, k := range waiting {
-			if r.fences[k] == pending {
-				r.fences[k] = uint64(p)
-			}
-		}
-		if globalWaiting && r.global == pending {
-			r.global = uint64(p)
-		}
-		r.samples = append(r.samples, sample{at: now, lsn: uint64(p)})
-		if len(r.samples) > keepSamples {
-			r.samples = r.samples[len(r.samples)-keepSamples:]
-		}
-		r.mu.Unlock()
+		r.resolve(waiting, uint64(p), time.Now())
 	}
 
 	var rep int64
@@ -315,29 +313,7 @@ func (r *Reads) probe() {
 		}
 		return
 	}
-	replay := uint64(rep)
-	r.replay.Store(replay)
-
-	r.mu.Lock()
-	for k, f := range r.fences {
-		if f != pending && f <= replay {
-			delete(r.fences, k)
-		}
-	}
-	if r.global != pending && r.global <= replay {
-		r.global = 0
-	}
-	i := 0
-	for i < len(r.samples) && r.samples[i].lsn <= replay {
-		i++
-	}
-	r.samples = r.samples[i:]
-	var lag time.Duration
-	if len(r.samples) > 0 {
-		lag = time.Since(r.samples[0].at)
-	}
-	r.mu.Unlock()
-
+	lag := r.replayed(uint64(rep), time.Now())
 	r.lag.Set(lag.Seconds())
 	switch {
 	case lag > r.maxLag:
@@ -347,6 +323,67 @@ func (r *Reads) probe() {
 	case r.setRefusal(""):
 		r.log.Info("read replica in use for verification lookups", "lag", lag)
 	}
+}
+
+// pendingFences is the generation of every pending fence (the global one under "").
+func (r *Reads) pendingFences() map[string]uint64 {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	waiting := map[string]uint64{}
+	for k, f := range r.fences {
+		if f.lsn == pending {
+			waiting[k] = f.gen
+		}
+	}
+	if r.global.lsn == pending {
+		waiting[""] = r.global.gen
+	}
+	return waiting
+}
+
+// resolve gives the fences that were waiting (and have not been set again since) the
+// primary's position p, read at at, which also becomes a lag sample.
+func (r *Reads) resolve(waiting map[string]uint64, p uint64, at time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for k, gen := range waiting {
+		if k == "" {
+			if r.global == (fence{lsn: pending, gen: gen}) {
+				r.global = fence{lsn: p, gen: gen}
+			}
+		} else if r.fences[k] == (fence{lsn: pending, gen: gen}) {
+			r.fences[k] = fence{lsn: p, gen: gen}
+		}
+	}
+	r.samples = append(r.samples, sample{at: at, lsn: p})
+	if len(r.samples) > keepSamples {
+		r.samples = r.samples[len(r.samples)-keepSamples:]
+	}
+}
+
+// replayed records that the replica has replayed up to replay at now: fences it passed
+// lift, and the lag is how long ago the primary first had WAL beyond it.
+func (r *Reads) replayed(replay uint64, now time.Time) time.Duration {
+	r.replay.Store(replay)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for k, f := range r.fences {
+		if f.lsn != pending && f.lsn <= replay {
+			delete(r.fences, k)
+		}
+	}
+	if r.global.lsn != pending && r.global.lsn != unheard && r.global.lsn <= replay {
+		r.global = fence{}
+	}
+	i := 0
+	for i < len(r.samples) && r.samples[i].lsn <= replay {
+		i++
+	}
+	r.samples = r.samples[i:]
+	if len(r.samples) == 0 {
+		return 0
+	}
+	return now.Sub(r.samples[0].at)
 }
 
 // setRefusal records why the replica may not answer ("" : it may), and reports whether
