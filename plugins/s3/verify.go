@@ -85,7 +85,11 @@ type verifyFields struct {
 // parseVerify reads and checks a verify body. A well-formed body is decoded in one pass;
 // anything else is read again field by field, so the 400 lists every violation.
 func parseVerify(body []byte) (signedRequest, error) {
-	if v, ok := decodeVerify(body); ok {
+	v, ok := scanVerify(body)
+	if !ok {
+		v, ok = decodeVerify(body)
+	}
+	if ok {
 		failed := false
 		r := v.check(func(string, string) { failed = true })
 		if !failed {
