@@ -12,10 +12,16 @@ import (
 	"github.com/authcore/authcore/platform/oauth"
 )
 
+const formType = "application/x-www-form-urlencoded"
+
 // formOf reads an application/x-www-form-urlencoded body.
 func formOf(c *fiber.Ctx) (url.Values, error) {
-	if mt, _, _ := mime.ParseMediaType(c.Get(fiber.HeaderContentType)); mt != "application/x-www-form-urlencoded" {
-		return nil, oauth.InvalidRequest("the body must be application/x-www-form-urlencoded")
+	// The exact type (what clients send) needs no parsing: mime.ParseMediaType was 8% of
+	// an introspection's own CPU. Anything else (parameters, other case) is parsed.
+	if ct := c.Get(fiber.HeaderContentType); ct != formType {
+		if mt, _, _ := mime.ParseMediaType(ct); mt != formType {
+			return nil, oauth.InvalidRequest("the body must be application/x-www-form-urlencoded")
+		}
 	}
 	form, err := url.ParseQuery(string(c.Body()))
 	if err != nil {
