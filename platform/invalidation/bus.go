@@ -62,9 +62,10 @@ type PG struct {
 
 // New returns the bus for db.
 func New(db *database.DB, reads *database.Reads, log *slog.Logger) *PG {
-	return &PG{pool: db.Pool, reads: reads, log: log,
-		heard: prometheus.NewCounter(prometheus.CounterOpts{Name: "authcore_invalidations_heard_total",
-			Help: "Invalidations this process heard through PostgreSQL NOTIFY (its own included)."}), subs: map[string][]func(string){}, stop: make(chan struct{}), done: make(chan struct{}), listening: make(chan struct{})}
+	heard := prometheus.NewCounter(prometheus.CounterOpts{Name: "authcore_invalidations_heard_total",
+		Help: "Invalidation messages this process heard through PostgreSQL NOTIFY, its own included (each change goes out in two forms, see Publish)."})
+	return &PG{pool: db.Pool, reads: reads, log: log, heard: heard,
+		subs: map[string][]func(string){}, stop: make(chan struct{}), done: make(chan struct{}), listening: make(chan struct{})}
 }
 
 func (b *PG) Subscribe(topic string, fn func(string)) {
