@@ -4,6 +4,8 @@ import (
 	"crypto/ed25519"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
+	"strings"
 )
 
 // compactSigner signs OAuth access tokens as compact JWS with EdDSA. It writes exactly
@@ -19,6 +21,14 @@ type compactSigner struct {
 }
 
 func newCompactSigner(key ed25519.PrivateKey, typ, kid string) (*compactSigner, error) {
+	// Key ids are ours (key_ and a ULID) and typ a media type: plain characters, which
+	// every JSON encoder writes alike. Anything else could be escaped otherwise than
+	// go-jose would (encoding/json writes a backspace \b, go-jose's fork \u0008).
+	for _, v := range []string{typ, kid} {
+		if v == "" || strings.TrimLeft(v, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-+.") != "" {
+			return nil, fmt.Errorf("session: %q is not a plain header value", v)
+		}
+	}
 	// encoding/json writes a map's keys sorted, as go-jose does: alg, kid, typ.
 	h, err := json.Marshal(map[string]string{"alg": "EdDSA", "kid": kid, "typ": typ})
 	if err != nil {
