@@ -1,6 +1,9 @@
 package s3
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // benchBody is a verify body as a storage gateway sends one for a signed GET.
 const benchBody = `{"method":"GET","path":"/authcore-prj-01jabcdefghjkmnpqrstvwxyz0/reports/2026/q4.pdf","query":"versionId=3",` +
@@ -62,4 +65,18 @@ func TestLowerNames(t *testing.T) {
 	if got := lowerNames(nil); got == nil || len(got) != 0 {
 		t.Fatalf("%v", got)
 	}
+}
+
+// writeTrimmed is SigV4's header-value canonicalization as strings.Fields and Join write it.
+func FuzzWriteTrimmed(f *testing.F) {
+	for _, s := range []string{"", " a  b ", "\tx\r\ny\v\fz", "a\u00a0 b", "\u3000", "x\xff y"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		var b strings.Builder
+		writeTrimmed(&b, v)
+		if want := strings.Join(strings.Fields(v), " "); b.String() != want {
+			t.Fatalf("%q: %q, want %q", v, b.String(), want)
+		}
+	})
 }

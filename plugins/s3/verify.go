@@ -18,6 +18,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/gofiber/fiber/v2"
@@ -442,14 +443,22 @@ func signedWith(d *derived, c credential, canonical string) bool {
 	m := d.macs.Get().(hash.Hash)
 	defer d.macs.Put(m)
 	m.Reset()
-	for _, part := range [...]string{algorithm, "\n", c.amzDate, "\n", c.date, "/", c.region, "/", c.service, "/aws4_request\n"} {
-		io.WriteString(m, part)
+	// The string to sign, assembled on the stack: io.WriteString to the MAC would copy
+	// each piece to the heap.
+	var sts [256]byte
+	b := append(sts[:0], algorithm+"\n"...)
+	for _, part := range [...]string{c.amzDate, "\n", c.date, "/", c.region, "/", c.service, "/aws4_request\n"} {
+		b = append(b, part...)
 	}
-	m.Write(hexSum[:])
+	m.Write(append(b, hexSum[:]...))
 	var mac [sha256.Size]byte
-	var got [2 * sha256.Size]byte
+	var got, presented [2 * sha256.Size]byte
 	hex.Encode(got[:], m.Sum(mac[:0]))
-	return subtle.ConstantTimeCompare(got[:], []byte(c.signature)) == 1
+	if len(c.signature) != len(presented) {
+		return false
+	}
+	copy(presented[:], c.signature)
+	return subtle.ConstantTimeCompare(got[:], presented[:]) == 1
 }
 
 // parseCredential reads the Authorization header, or for a presigned URL the X-Amz-*
@@ -514,7 +523,17 @@ func (c canonical) withPath(path string) string { return c.method + "\n" + path 
 
 // canonicalRequest returns the canonical request the client signed, but for its path.
 func canonicalRequest(r signedRequest, c credential) (canonical, bool) {
+	query := canonicalQuery(r.query, r.presigned)
+	size := len(query) + len(payloadOf(r)) + 8
+	for _, name := range c.signedHeaders {
+		size += 2*len(name) + len(r.headers[name]) + 2
+	}
+	// One buffer, sized up front: the warm path's allocations are most of its cost.
 	var b strings.Builder
+	b.Grow(size)
+	b.WriteByte('\n')
+	b.WriteString(query)
+	b.WriteByte('\n')
 	for _, name := range c.signedHeaders {
 		v, ok := r.headers[name]
 		if !ok || name != strings.ToLower(name) {
@@ -522,11 +541,46 @@ func canonicalRequest(r signedRequest, c credential) (canonical, bool) {
 		}
 		b.WriteString(name)
 		b.WriteByte(':')
-		b.WriteString(strings.Join(strings.Fields(v), " "))
+		writeTrimmed(&b, v)
 		b.WriteByte('\n')
 	}
-	rest := "\n" + canonicalQuery(r.query, r.presigned) + "\n" + b.String() + "\n" + strings.Join(c.signedHeaders, ";") + "\n" + payloadOf(r)
-	return canonical{method: r.method, rest: rest}, true
+	b.WriteByte('\n')
+	for i, name := range c.signedHeaders {
+		if i > 0 {
+			b.WriteByte(';')
+		}
+		b.WriteString(name)
+	}
+	b.WriteByte('\n')
+	b.WriteString(payloadOf(r))
+	return canonical{method: r.method, rest: b.String()}, true
+}
+
+// writeTrimmed writes v as SigV4 canonicalizes a header value: trimmed, every run of
+// spaces one space. It is strings.Join(strings.Fields(v), " ") without their allocations
+// for ASCII values, and exactly that otherwise (Fields knows Unicode's spaces).
+func writeTrimmed(b *strings.Builder, v string) {
+	for i := 0; i < len(v); i++ {
+		if v[i] >= utf8.RuneSelf {
+			b.WriteString(strings.Join(strings.Fields(v), " "))
+			return
+		}
+	}
+	space := false
+	wrote := false
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f' {
+			space = true
+			continue
+		}
+		if space && wrote {
+			b.WriteByte(' ')
+		}
+		space = false
+		wrote = true
+		b.WriteByte(c)
+	}
 }
 
 // reencoded is the path decoded and encoded again the SigV4 way, when that differs.
