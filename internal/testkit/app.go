@@ -152,7 +152,12 @@ func StartURL(t testing.TB, storeName, databaseURL string, graph Graph, opts ...
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		if err := a.fx.Stop(ctx); err != nil {
-			t.Errorf("stopping the app: %v", err)
+			// The log's end names the stop hooks that ran and the one still running.
+			logs := a.Logs.String()
+			if len(logs) > 16<<10 {
+				logs = "…" + logs[len(logs)-16<<10:]
+			}
+			t.Errorf("stopping the app: %v\nlogs:\n%s", err, logs)
 		}
 	})
 	a.Base = fmt.Sprintf("http://%s", srv.Addr())
