@@ -27,8 +27,6 @@ type Handle struct {
 	Ent *ent.Client
 	// Pool is set on PostgreSQL, for lookups that go through pgx directly.
 	Pool *pgxpool.Pool
-	// Replica tells which one it is.
-	Replica bool
 }
 
 // ErrNoRow is what a lookup returns when nothing matched; ent's not-found error and pgx's
@@ -155,13 +153,10 @@ func newReads(db *DB, readURL string, maxLag time.Duration, log *slog.Logger) (*
 	if err != nil {
 		return nil, fmt.Errorf("AUTHCORE_DATABASE_READ_URL: %v", err)
 	}
-	r.replica = &Handle{Pool: pool, Replica: true,
+	r.replica = &Handle{Pool: pool,
 		Ent: ent.NewClient(ent.Driver(entsql.OpenDB(dialect.Postgres, stdlib.OpenDBFromPool(pool))))}
 	return r, nil
 }
-
-// Configured reports whether there is a replica.
-func (r *Reads) Configured() bool { return r.replica != nil }
 
 // ReplicaQueries is how many SELECTs the replica served.
 func (r *Reads) ReplicaQueries() int64 { return r.queries.Load() }

@@ -16,7 +16,7 @@ func fenced(t *testing.T) *Reads {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.replica = &Handle{Replica: true}
+	r.replica = &Handle{}
 	r.FenceAll()
 	r.resolve(r.pendingFences(), 100, time.Now())
 	r.replayed(100, time.Now())
@@ -73,7 +73,7 @@ func TestAFenceSetDuringAProbeWaitsForTheNext(t *testing.T) {
 // holds until the replica passes the position read after it.
 func TestGlobalFence(t *testing.T) {
 	r, _ := newReads(&DB{}, "", time.Second, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	r.replica = &Handle{Replica: true}
+	r.replica = &Handle{}
 	r.setRefusal("")
 	for range 3 {
 		r.resolve(r.pendingFences(), 500, time.Now())
