@@ -111,6 +111,8 @@ type Server struct {
 	middleware map[*fiber.Route]bool
 	// trusted is AUTHCORE_TRUSTED_PROXIES, nil when none.
 	trusted []netip.Prefix
+	// conns are the open connections, for Stop.
+	conns connections
 }
 
 // Params are the server's dependencies.
@@ -249,7 +251,7 @@ func (s *Server) Start(context.Context) error {
 	}
 	s.addr.Store(ln.Addr().(*net.TCPAddr))
 	go func() {
-		if err := s.app.Listener(lingerListener{ln}); err != nil && !errors.Is(err, net.ErrClosed) {
+		if err := s.app.Listener(listener{Listener: ln, conns: &s.conns}); err != nil && !errors.Is(err, net.ErrClosed) {
 			s.log.Error("http listener stopped", "error", err)
 		}
 	}()
@@ -261,8 +263,20 @@ func (s *Server) Start(context.Context) error {
 }
 
 // Stop stops accepting and lets in-flight requests finish, up to ShutdownTimeout.
+// Connections that have sent nothing are closed once silent for silentGrace.
 func (s *Server) Stop(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, ShutdownTimeout)
 	defer cancel()
-	return s.app.ShutdownWithContext(ctx)
+	done := make(chan error, 1)
+	go func() { done <- s.app.ShutdownWithContext(ctx) }()
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case err := <-done:
+			return err
+		case <-tick.C:
+			s.conns.closeSilent(silentGrace)
+		}
+	}
 }

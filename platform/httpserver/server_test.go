@@ -3,6 +3,7 @@ package httpserver_test
 import (
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -194,5 +195,38 @@ func TestTooLargeBodyGetsItsAnswer(t *testing.T) {
 		if err != nil || res.StatusCode != 413 || !strings.Contains(string(b), "payload_too_large") {
 			t.Fatalf("request %d: %d %s %v", i+1, res.StatusCode, b, err)
 		}
+	}
+}
+
+// A connection that never sends a byte has no request to finish, so stopping does not wait
+// for it. Browsers open such connections ahead of need (Chromium's preconnect), and
+// fasthttp alone would wait out its read timeout, longer than the shutdown's.
+func TestShutdownDoesNotWaitForSilentConnections(t *testing.T) {
+	a := testkit.StartURL(t, "sqlite", "sqlite::memory:", graph, testkit.WithFx(httpserver.AsRoutes(testRoutes)))
+	silent, err := net.Dial("tcp", strings.TrimPrefix(a.Base, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
+	done := make(chan *testkit.Response, 1)
+	go func() { done <- a.Get("/test/slow") }()
+	time.Sleep(100 * time.Millisecond) // the request is in the handler now
+	start := time.Now()
+	if err := a.Stop(); err != nil {
+		t.Fatalf("stop after %v: %v", time.Since(start), err)
+	}
+	(<-done).Expect(t, 200, map[string]any{"done": true})
+	if took := time.Since(start); took > 3*time.Second {
+		t.Fatalf("stop took %v with a silent connection open", took)
+	}
+	// The silent client is told, as at fasthttp's own read timeout, and nothing is logged
+	// as a failure.
+	_ = silent.SetReadDeadline(time.Now().Add(5 * time.Second))
+	got, _ := io.ReadAll(silent)
+	if !strings.HasPrefix(string(got), "HTTP/1.1 408 ") {
+		t.Fatalf("the silent connection read %q", got)
+	}
+	if strings.Contains(a.Logs.String(), `"level":"ERROR"`) {
+		t.Fatalf("an error was logged:\n%s", a.Logs)
 	}
 }
