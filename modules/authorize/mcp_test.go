@@ -110,6 +110,12 @@ func newHost(t *testing.T, reg registration) *host {
 	t.Helper()
 	h := &host{t: t, results: make(chan redirected, 1)}
 	cb := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// Only the callback path counts: the browser also asks this origin for a favicon,
+		// which must not pass for an answer without a state.
+		if r.URL.Path != "/callback" {
+			http.NotFound(w, r)
+			return
+		}
 		q := r.URL.Query()
 		select {
 		case h.results <- redirected{&auth.AuthorizationResult{Code: q.Get("code"), State: q.Get("state"), Iss: q.Get("iss")}, q.Get("error")}:
