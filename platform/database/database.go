@@ -104,7 +104,7 @@ func Open(databaseURL string, log *slog.Logger, tr *tracing.Tracing) (*DB, error
 			sqldb.SetMaxOpenConns(8)
 		}
 		db.SQL = sqldb
-		drv = entsql.OpenDB(dialect.SQLite, sqldb)
+		drv = newSerialWriters(entsql.OpenDB(dialect.SQLite, sqldb), sqliteBusyTimeout)
 	}
 	gated := &gatedDriver{Driver: drv, ready: &db.migrated}
 	if st == config.SQLite {
@@ -133,13 +133,16 @@ func poolConfig(setting, url string, connectTimeout time.Duration, queries *atom
 	return pcfg, nil
 }
 
+// sqliteBusyTimeout bounds a writer's wait for the lock, in SQLite and in serialWriters.
+const sqliteBusyTimeout = 10 * time.Second
+
 // sqliteDSN builds the modernc.org/sqlite DSN: WAL so readers never wait for the writer,
 // foreign keys on, a busy timeout instead of immediate SQLITE_BUSY, and IMMEDIATE
 // transactions so two writers queue on the lock instead of deadlocking on upgrade.
 func sqliteDSN(path string) (dsn string, memory bool) {
 	q := url.Values{}
 	q.Add("_pragma", "foreign_keys(1)")
-	q.Add("_pragma", "busy_timeout(10000)")
+	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", sqliteBusyTimeout.Milliseconds()))
 	q.Add("_txlock", "immediate")
 	if path == ":memory:" {
 		return "file::memory:?" + q.Encode(), true
