@@ -3,6 +3,7 @@ package database
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -115,4 +116,26 @@ func (t *slotTx) Commit() error {
 func (t *slotTx) Rollback() error {
 	defer t.release()
 	return t.Tx.Rollback()
+}
+
+// ExecContext and QueryContext reach database/sql's own (ent's Tx.ExecContext, for plain
+// SQL inside a transaction, asks the dialect transaction for them).
+func (t *slotTx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	ex, ok := t.Tx.(interface {
+		ExecContext(context.Context, string, ...any) (sql.Result, error)
+	})
+	if !ok {
+		return nil, errors.New("Tx.ExecContext is not supported")
+	}
+	return ex.ExecContext(ctx, query, args...)
+}
+
+func (t *slotTx) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	q, ok := t.Tx.(interface {
+		QueryContext(context.Context, string, ...any) (*sql.Rows, error)
+	})
+	if !ok {
+		return nil, errors.New("Tx.QueryContext is not supported")
+	}
+	return q.QueryContext(ctx, query, args...)
 }

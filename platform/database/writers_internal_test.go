@@ -188,3 +188,40 @@ func BenchmarkSQLiteWriteTx(b *testing.B) {
 		})
 	}
 }
+
+// Plain SQL inside a transaction (ent's Tx.ExecContext and QueryContext) still works.
+func TestSerialWritersKeepPlainSQLInTransactions(t *testing.T) {
+	w := writers(t, time.Second)
+	ctx := context.Background()
+	tx, err := w.Tx(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex, ok := tx.(interface {
+		ExecContext(context.Context, string, ...any) (sql.Result, error)
+		QueryContext(context.Context, string, ...any) (*sql.Rows, error)
+	})
+	if !ok {
+		t.Fatal("the transaction hides ExecContext or QueryContext")
+	}
+	if _, err := ex.ExecContext(ctx, "INSERT INTO t (n) VALUES (7)"); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := ex.QueryContext(ctx, "SELECT n FROM t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	for rows.Next() {
+		if err := rows.Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rows.Close()
+	if n != 7 {
+		t.Fatalf("read %d", n)
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+}
