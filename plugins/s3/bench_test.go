@@ -80,3 +80,18 @@ func FuzzWriteTrimmed(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkParseCredential is the Authorization header read into key, scope, signed
+// headers and signing time.
+func BenchmarkParseCredential(b *testing.B) {
+	r, err := parseVerify([]byte(benchBody))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		if _, ok := parseCredential(r); !ok {
+			b.Fatal("credential")
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 )
@@ -96,4 +97,58 @@ func signature(signingKey []byte, c credential, canonical string) string {
 	sum := sha256.Sum256([]byte(canonical))
 	sts := algorithm + "\n" + c.amzDate + "\n" + c.scope() + "\n" + hex.EncodeToString(sum[:])
 	return hex.EncodeToString(hmacSHA256(signingKey, sts))
+}
+
+// FuzzParseCredential holds the Authorization header reading, which cuts in place, to the
+// plain definition by strings.Split and time.Format.
+func FuzzParseCredential(f *testing.F) {
+	for _, s := range []string{
+		"AWS4-HMAC-SHA256 Credential=AKAC/20260101/us-east-1/s3/aws4_request, SignedHeaders=host;x-amz-date, Signature=abc",
+		"AWS4-HMAC-SHA256 Credential=AKAC/20260101/us-east-1/s3/aws4_request/x,SignedHeaders=host,Signature=abc,",
+		"AWS4-HMAC-SHA256 Credential=/20260101/r/s3/aws4_request, SignedHeaders=, Signature=",
+	} {
+		f.Add(s, "20260101T000000Z")
+	}
+	f.Fuzz(func(t *testing.T, auth, amzDate string) {
+		r := signedRequest{headers: map[string]string{"authorization": auth, "x-amz-date": amzDate}}
+		got, ok := parseCredential(r)
+		want, wantOK := splitCredential(auth, amzDate)
+		if ok != wantOK || ok && !reflect.DeepEqual(got, want) {
+			t.Fatalf("%q %q: %+v %v, want %+v %v", auth, amzDate, got, ok, want, wantOK)
+		}
+	})
+}
+
+// splitCredential is parseCredential's header branch as first written.
+func splitCredential(auth, amzDate string) (credential, bool) {
+	var c credential
+	var scope, signed string
+	rest, ok := strings.CutPrefix(auth, algorithm+" ")
+	if !ok {
+		return c, false
+	}
+	for _, part := range strings.Split(rest, ",") {
+		k, v, _ := strings.Cut(strings.TrimSpace(part), "=")
+		switch k {
+		case "Credential":
+			scope = v
+		case "SignedHeaders":
+			signed = v
+		case "Signature":
+			c.signature = v
+		}
+	}
+	c.amzDate = amzDate
+	parts := strings.Split(scope, "/")
+	if len(parts) != 5 || parts[4] != "aws4_request" || parts[0] == "" || signed == "" || c.signature == "" {
+		return c, false
+	}
+	c.accessKey, c.date, c.region, c.service = parts[0], parts[1], parts[2], parts[3]
+	c.signedHeaders = strings.Split(signed, ";")
+	at, err := time.Parse(amzDateLayout, c.amzDate)
+	if err != nil || at.Format("20060102") != c.date {
+		return c, false
+	}
+	c.at = at
+	return c, true
 }

@@ -482,7 +482,9 @@ func parseCredential(r signedRequest) (credential, bool) {
 		if !ok {
 			return c, false
 		}
-		for _, part := range strings.Split(rest, ",") {
+		for rest != "" {
+			var part string
+			part, rest, _ = strings.Cut(rest, ",")
 			k, v, _ := strings.Cut(strings.TrimSpace(part), "=")
 			switch k {
 			case "Credential":
@@ -495,14 +497,23 @@ func parseCredential(r signedRequest) (credential, bool) {
 		}
 		c.amzDate = r.headers["x-amz-date"]
 	}
-	parts := strings.Split(scope, "/")
-	if len(parts) != 5 || parts[4] != "aws4_request" || parts[0] == "" || signed == "" || c.signature == "" {
+	var parts [5]string
+	for i := range parts {
+		var more bool
+		parts[i], scope, more = strings.Cut(scope, "/")
+		if more != (i < len(parts)-1) {
+			return c, false // fewer or more than five parts
+		}
+	}
+	if parts[4] != "aws4_request" || parts[0] == "" || signed == "" || c.signature == "" {
 		return c, false
 	}
 	c.accessKey, c.date, c.region, c.service = parts[0], parts[1], parts[2], parts[3]
 	c.signedHeaders = strings.Split(signed, ";")
 	t, err := time.Parse(amzDateLayout, c.amzDate)
-	if err != nil || t.Format("20060102") != c.date {
+	// The layout starts with the date, digit for digit: once it parsed, the scope's date
+	// must be its first eight characters.
+	if err != nil || c.amzDate[:8] != c.date {
 		return c, false
 	}
 	c.at = t
