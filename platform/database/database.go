@@ -137,8 +137,9 @@ func poolConfig(setting, url string, connectTimeout time.Duration, queries *atom
 const sqliteBusyTimeout = 10 * time.Second
 
 // sqliteDSN builds the modernc.org/sqlite DSN: WAL so readers never wait for the writer,
-// foreign keys on, a busy timeout instead of immediate SQLITE_BUSY, and IMMEDIATE
-// transactions so two writers queue on the lock instead of deadlocking on upgrade.
+// foreign keys on, a busy timeout instead of immediate SQLITE_BUSY (for other processes on
+// the file: this one's writers queue in serialWriters), and IMMEDIATE transactions so two
+// writers queue on the lock instead of deadlocking on upgrade.
 func sqliteDSN(path string) (dsn string, memory bool) {
 	q := url.Values{}
 	q.Add("_pragma", "foreign_keys(1)")
