@@ -104,7 +104,7 @@ func Open(databaseURL string, log *slog.Logger, tr *tracing.Tracing) (*DB, error
 			sqldb.SetMaxOpenConns(8)
 		}
 		db.SQL = sqldb
-		drv = newSerialWriters(entsql.OpenDB(dialect.SQLite, sqldb), sqliteBusyTimeout)
+		drv = newSerialWriters(newPreparedDriver(sqldb), sqliteBusyTimeout)
 	}
 	gated := &gatedDriver{Driver: drv, ready: &db.migrated}
 	if st == config.SQLite {
