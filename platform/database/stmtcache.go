@@ -27,7 +27,7 @@ type stmtCache struct {
 	db *sql.DB
 	mu sync.RWMutex
 	// m holds every text seen: its statement, or nil while it is being prepared or when
-	// it did not prepare (the text then reports its own error when run).
+	// it did not prepare (it then always runs as text, which reports any error of its own).
 	m map[string]*sql.Stmt
 }
 
