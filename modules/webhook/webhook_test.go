@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -86,11 +87,16 @@ func (r *receiver) requests() []received {
 }
 
 // waitFor polls cond for up to 5 s.
-func waitFor(t *testing.T, what string, cond func() bool) {
+// The deadline is generous: CI runs these beside browser tests under the race detector,
+// and once took over 5 s to count a delivery.
+func waitFor(t *testing.T, what string, cond func() bool, explain ...func() string) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(15 * time.Second)
 	for !cond() {
 		if time.Now().After(deadline) {
+			for _, e := range explain {
+				t.Log(e())
+			}
 			t.Fatalf("timed out waiting for %s", what)
 		}
 		time.Sleep(10 * time.Millisecond)
@@ -350,10 +356,13 @@ func TestRetriesInOrder(t *testing.T) {
 		}
 		w.a.Clock.Advance(time.Minute)
 		waitFor(t, "both events", func() bool { return len(rcv.requests()) == 4 })
+		var m string
 		waitFor(t, "the outcomes counted", func() bool {
-			m := string(w.a.Get("/metrics").Body)
+			m = string(w.a.Get("/metrics").Body)
 			return strings.Contains(m, `authcore_webhook_deliveries_total{result="retry"} 2`) &&
 				strings.Contains(m, `authcore_webhook_deliveries_total{result="succeeded"} 2`)
+		}, func() string {
+			return fmt.Sprintf("counted:\n%s\n%d requests; deliveries: %v", grepLines(m, "authcore_webhook_deliveries_total"), len(rcv.requests()), w.deliveries(t, id))
 		})
 		got := rcv.requests()
 		ids := []string{got[0].header.Get("webhook-id"), got[1].header.Get("webhook-id"), got[2].header.Get("webhook-id"), got[3].header.Get("webhook-id")}
@@ -525,4 +534,15 @@ func TestRetention(t *testing.T) {
 			t.Fatalf("%d events (%v): the one a pending delivery needs must stay", n, err)
 		}
 	})
+}
+
+// grepLines is the lines of text that start with prefix.
+func grepLines(text, prefix string) string {
+	var out []string
+	for _, l := range strings.Split(text, "\n") {
+		if strings.HasPrefix(l, prefix) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
 }
