@@ -13,6 +13,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/authcore/authcore/internal/apptest"
+	"github.com/authcore/authcore/internal/testkit"
 )
 
 // metricName finds the metric names in a PromQL expression (ours and the Go, process and
@@ -133,17 +134,7 @@ func TestUnmatchedRequestsOnTheWholeApp(t *testing.T) {
 		`authcore_http_requests_total{method="GET",route="/",status="302"} 1`,
 	} {
 		if !strings.Contains(metrics, want) {
-			t.Errorf("no %s in\n%s", want, grepLines(metrics, "authcore_http_requests_total"))
+			t.Errorf("no %s in\n%s", want, testkit.GrepLines(metrics, "authcore_http_requests_total"))
 		}
 	}
-}
-
-func grepLines(s, sub string) string {
-	var out []string
-	for _, l := range strings.Split(s, "\n") {
-		if strings.Contains(l, sub) {
-			out = append(out, l)
-		}
-	}
-	return strings.Join(out, "\n")
 }

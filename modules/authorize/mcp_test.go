@@ -25,6 +25,7 @@ import (
 
 	"github.com/authcore/authcore/internal/apptest"
 	"github.com/authcore/authcore/internal/browser"
+	"github.com/authcore/authcore/internal/testkit"
 	"github.com/authcore/authcore/platform/config"
 )
 
@@ -400,18 +401,8 @@ func TestHostWithRegistrationAndRefresh(t *testing.T) {
 	}
 	metrics := string(w.a.Get("/metrics").Body)
 	if !strings.Contains(metrics, `authcore_oauth_reuse_total{grant_type="refresh_token"} 1`) {
-		t.Fatalf("reuse not counted:\n%s", grep(metrics, "authcore_oauth"))
+		t.Fatalf("reuse not counted:\n%s", testkit.GrepLines(metrics, "authcore_oauth"))
 	}
-}
-
-func grep(s, sub string) string {
-	var out []string
-	for _, l := range strings.Split(s, "\n") {
-		if strings.Contains(l, sub) {
-			out = append(out, l)
-		}
-	}
-	return strings.Join(out, "\n")
 }
 
 // A person who clicks Deny: the host gets access_denied and no token.
@@ -471,6 +462,6 @@ func TestHostRefusesAMixedUpAnswer(t *testing.T) {
 		t.Fatalf("connect with a mixed-up answer: %v", err)
 	}
 	if m := string(w.a.Get("/metrics").Body); strings.Contains(m, `authcore_oauth_requests_total{endpoint="authorization_code"`) {
-		t.Fatalf("a code reached the expected server's token endpoint:\n%s", grep(m, "authorization_code"))
+		t.Fatalf("a code reached the expected server's token endpoint:\n%s", testkit.GrepLines(m, "authorization_code"))
 	}
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/authcore/authcore/ent/event"
 	"github.com/authcore/authcore/ent/webhookdelivery"
 	"github.com/authcore/authcore/internal/apptest"
+	"github.com/authcore/authcore/internal/testkit"
 	"github.com/authcore/authcore/modules/webhook"
 	"github.com/authcore/authcore/platform/config"
 )
@@ -362,7 +363,7 @@ func TestRetriesInOrder(t *testing.T) {
 			return strings.Contains(m, `authcore_webhook_deliveries_total{result="retry"} 2`) &&
 				strings.Contains(m, `authcore_webhook_deliveries_total{result="succeeded"} 2`)
 		}, func() string {
-			return fmt.Sprintf("counted:\n%s\n%d requests; deliveries: %v", grepLines(m, "authcore_webhook_deliveries_total"), len(rcv.requests()), w.deliveries(t, id))
+			return fmt.Sprintf("counted:\n%s\n%d requests; deliveries: %v", testkit.GrepLines(m, "authcore_webhook_deliveries_total"), len(rcv.requests()), w.deliveries(t, id))
 		})
 		got := rcv.requests()
 		ids := []string{got[0].header.Get("webhook-id"), got[1].header.Get("webhook-id"), got[2].header.Get("webhook-id"), got[3].header.Get("webhook-id")}
@@ -534,15 +535,4 @@ func TestRetention(t *testing.T) {
 			t.Fatalf("%d events (%v): the one a pending delivery needs must stay", n, err)
 		}
 	})
-}
-
-// grepLines is the lines of text that start with prefix.
-func grepLines(text, prefix string) string {
-	var out []string
-	for _, l := range strings.Split(text, "\n") {
-		if strings.HasPrefix(l, prefix) {
-			out = append(out, l)
-		}
-	}
-	return strings.Join(out, "\n")
 }

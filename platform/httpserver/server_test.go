@@ -132,7 +132,7 @@ func TestObservability(t *testing.T) {
 		"go_goroutines", "process_resident_memory_bytes", "go_sql_open_connections",
 	} {
 		if !strings.Contains(m, want) {
-			t.Errorf("/metrics lacks %s\n%s", want, grepLines(m, "authcore_http_requests"))
+			t.Errorf("/metrics lacks %s\n%s", want, testkit.GrepLines(m, "authcore_http_requests"))
 		}
 	}
 	if strings.Contains(m, "SECRETID") || strings.Contains(m, "OTHERID") {
@@ -149,16 +149,6 @@ func TestDuplicateRouteIsRefused(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "GET /healthz is registered twice") {
 		t.Fatalf("err = %v", err)
 	}
-}
-
-func grepLines(s, sub string) string {
-	var out []string
-	for _, l := range strings.Split(s, "\n") {
-		if strings.Contains(l, sub) {
-			out = append(out, l)
-		}
-	}
-	return strings.Join(out, "\n")
 }
 
 // Stopping the app (what SIGTERM does) lets an in-flight request finish, then refuses new
