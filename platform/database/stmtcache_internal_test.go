@@ -8,8 +8,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	entsql "entgo.io/ent/dialect/sql"
 )
 
 func prepared(t *testing.T, dsn string, conns int) *preparedDriver {
@@ -44,17 +42,7 @@ func sum(t *testing.T, ctx context.Context, q interface {
 	Query(context.Context, string, any, any) error
 }) int {
 	t.Helper()
-	var rows entsql.Rows
-	if err := q.Query(ctx, "SELECT coalesce(sum(n), 0) FROM t", []any{}, &rows); err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var n int
-	rows.Next()
-	if err := rows.Scan(&n); err != nil {
-		t.Fatal(err)
-	}
-	return n
+	return scalar(t, ctx, q, "SELECT coalesce(sum(n), 0) FROM t")
 }
 
 // A text runs as text the first time and as its prepared statement after, with the same

@@ -36,10 +36,13 @@ func writers(t *testing.T, wait time.Duration) *serialWriters {
 	return newSerialWriters(entsql.OpenDB(dialect.SQLite, db), wait)
 }
 
-func count(t *testing.T, w *serialWriters) int {
+// scalar is the one integer query answers, read through q (a driver or a transaction).
+func scalar(t *testing.T, ctx context.Context, q interface {
+	Query(context.Context, string, any, any) error
+}, query string) int {
 	t.Helper()
 	var rows entsql.Rows
-	if err := w.Query(context.Background(), "SELECT count(*) FROM t", []any{}, &rows); err != nil {
+	if err := q.Query(ctx, query, []any{}, &rows); err != nil {
 		t.Fatal(err)
 	}
 	defer rows.Close()
@@ -49,6 +52,11 @@ func count(t *testing.T, w *serialWriters) int {
 		t.Fatal(err)
 	}
 	return n
+}
+
+func count(t *testing.T, w *serialWriters) int {
+	t.Helper()
+	return scalar(t, context.Background(), w, "SELECT count(*) FROM t")
 }
 
 // Many goroutines writing at once, in transactions and outside them, all succeed.
