@@ -35,7 +35,9 @@ type GrantRefreshToken struct {
 	// FamilyExpiresAt holds the value of the "family_expires_at" field.
 	FamilyExpiresAt time.Time `json:"family_expires_at,omitempty"`
 	// RotatedAt holds the value of the "rotated_at" field.
-	RotatedAt    *time.Time `json:"rotated_at,omitempty"`
+	RotatedAt *time.Time `json:"rotated_at,omitempty"`
+	// Successor holds the value of the "successor" field.
+	Successor    *string `json:"-"`
 	selectValues sql.SelectValues
 }
 
@@ -46,7 +48,7 @@ func (*GrantRefreshToken) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case grantrefreshtoken.FieldDigest, grantrefreshtoken.FieldScopes, grantrefreshtoken.FieldResources:
 			values[i] = new([]byte)
-		case grantrefreshtoken.FieldID, grantrefreshtoken.FieldGrantID, grantrefreshtoken.FieldClientID:
+		case grantrefreshtoken.FieldID, grantrefreshtoken.FieldGrantID, grantrefreshtoken.FieldClientID, grantrefreshtoken.FieldSuccessor:
 			values[i] = new(sql.NullString)
 		case grantrefreshtoken.FieldCreatedAt, grantrefreshtoken.FieldExpiresAt, grantrefreshtoken.FieldFamilyExpiresAt, grantrefreshtoken.FieldRotatedAt:
 			values[i] = new(sql.NullTime)
@@ -130,6 +132,13 @@ func (_m *GrantRefreshToken) assignValues(columns []string, values []any) error 
 				_m.RotatedAt = new(time.Time)
 				*_m.RotatedAt = value.Time
 			}
+		case grantrefreshtoken.FieldSuccessor:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field successor", values[i])
+			} else if value.Valid {
+				_m.Successor = new(string)
+				*_m.Successor = value.String
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -194,6 +203,8 @@ func (_m *GrantRefreshToken) String() string {
 		builder.WriteString("rotated_at=")
 		builder.WriteString(v.Format(time.ANSIC))
 	}
+	builder.WriteString(", ")
+	builder.WriteString("successor=<sensitive>")
 	builder.WriteByte(')')
 	return builder.String()
 }

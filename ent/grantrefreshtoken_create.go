@@ -93,6 +93,20 @@ func (_c *GrantRefreshTokenCreate) SetNillableRotatedAt(v *time.Time) *GrantRefr
 	return _c
 }
 
+// SetSuccessor sets the "successor" field.
+func (_c *GrantRefreshTokenCreate) SetSuccessor(v string) *GrantRefreshTokenCreate {
+	_c.mutation.SetSuccessor(v)
+	return _c
+}
+
+// SetNillableSuccessor sets the "successor" field if the given value is not nil.
+func (_c *GrantRefreshTokenCreate) SetNillableSuccessor(v *string) *GrantRefreshTokenCreate {
+	if v != nil {
+		_c.SetSuccessor(*v)
+	}
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *GrantRefreshTokenCreate) SetID(v string) *GrantRefreshTokenCreate {
 	_c.mutation.SetID(v)
@@ -270,6 +284,10 @@ func (_c *GrantRefreshTokenCreate) createSpec() (*GrantRefreshToken, *sqlgraph.C
 		_spec.SetField(grantrefreshtoken.FieldRotatedAt, field.TypeTime, value)
 		_node.RotatedAt = &value
 	}
+	if value, ok := _c.mutation.Successor(); ok {
+		_spec.SetField(grantrefreshtoken.FieldSuccessor, field.TypeString, value)
+		_node.Successor = &value
+	}
 	return _node, _spec
 }
 
@@ -337,6 +355,24 @@ func (u *GrantRefreshTokenUpsert) UpdateRotatedAt() *GrantRefreshTokenUpsert {
 // ClearRotatedAt clears the value of the "rotated_at" field.
 func (u *GrantRefreshTokenUpsert) ClearRotatedAt() *GrantRefreshTokenUpsert {
 	u.SetNull(grantrefreshtoken.FieldRotatedAt)
+	return u
+}
+
+// SetSuccessor sets the "successor" field.
+func (u *GrantRefreshTokenUpsert) SetSuccessor(v string) *GrantRefreshTokenUpsert {
+	u.Set(grantrefreshtoken.FieldSuccessor, v)
+	return u
+}
+
+// UpdateSuccessor sets the "successor" field to the value that was provided on create.
+func (u *GrantRefreshTokenUpsert) UpdateSuccessor() *GrantRefreshTokenUpsert {
+	u.SetExcluded(grantrefreshtoken.FieldSuccessor)
+	return u
+}
+
+// ClearSuccessor clears the value of the "successor" field.
+func (u *GrantRefreshTokenUpsert) ClearSuccessor() *GrantRefreshTokenUpsert {
+	u.SetNull(grantrefreshtoken.FieldSuccessor)
 	return u
 }
 
@@ -430,6 +466,27 @@ func (u *GrantRefreshTokenUpsertOne) UpdateRotatedAt() *GrantRefreshTokenUpsertO
 func (u *GrantRefreshTokenUpsertOne) ClearRotatedAt() *GrantRefreshTokenUpsertOne {
 	return u.Update(func(s *GrantRefreshTokenUpsert) {
 		s.ClearRotatedAt()
+	})
+}
+
+// SetSuccessor sets the "successor" field.
+func (u *GrantRefreshTokenUpsertOne) SetSuccessor(v string) *GrantRefreshTokenUpsertOne {
+	return u.Update(func(s *GrantRefreshTokenUpsert) {
+		s.SetSuccessor(v)
+	})
+}
+
+// UpdateSuccessor sets the "successor" field to the value that was provided on create.
+func (u *GrantRefreshTokenUpsertOne) UpdateSuccessor() *GrantRefreshTokenUpsertOne {
+	return u.Update(func(s *GrantRefreshTokenUpsert) {
+		s.UpdateSuccessor()
+	})
+}
+
+// ClearSuccessor clears the value of the "successor" field.
+func (u *GrantRefreshTokenUpsertOne) ClearSuccessor() *GrantRefreshTokenUpsertOne {
+	return u.Update(func(s *GrantRefreshTokenUpsert) {
+		s.ClearSuccessor()
 	})
 }
 
@@ -690,6 +747,27 @@ func (u *GrantRefreshTokenUpsertBulk) UpdateRotatedAt() *GrantRefreshTokenUpsert
 func (u *GrantRefreshTokenUpsertBulk) ClearRotatedAt() *GrantRefreshTokenUpsertBulk {
 	return u.Update(func(s *GrantRefreshTokenUpsert) {
 		s.ClearRotatedAt()
+	})
+}
+
+// SetSuccessor sets the "successor" field.
+func (u *GrantRefreshTokenUpsertBulk) SetSuccessor(v string) *GrantRefreshTokenUpsertBulk {
+	return u.Update(func(s *GrantRefreshTokenUpsert) {
+		s.SetSuccessor(v)
+	})
+}
+
+// UpdateSuccessor sets the "successor" field to the value that was provided on create.
+func (u *GrantRefreshTokenUpsertBulk) UpdateSuccessor() *GrantRefreshTokenUpsertBulk {
+	return u.Update(func(s *GrantRefreshTokenUpsert) {
+		s.UpdateSuccessor()
+	})
+}
+
+// ClearSuccessor clears the value of the "successor" field.
+func (u *GrantRefreshTokenUpsertBulk) ClearSuccessor() *GrantRefreshTokenUpsertBulk {
+	return u.Update(func(s *GrantRefreshTokenUpsert) {
+		s.ClearSuccessor()
 	})
 }
 

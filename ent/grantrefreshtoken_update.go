@@ -48,6 +48,26 @@ func (_u *GrantRefreshTokenUpdate) ClearRotatedAt() *GrantRefreshTokenUpdate {
 	return _u
 }
 
+// SetSuccessor sets the "successor" field.
+func (_u *GrantRefreshTokenUpdate) SetSuccessor(v string) *GrantRefreshTokenUpdate {
+	_u.mutation.SetSuccessor(v)
+	return _u
+}
+
+// SetNillableSuccessor sets the "successor" field if the given value is not nil.
+func (_u *GrantRefreshTokenUpdate) SetNillableSuccessor(v *string) *GrantRefreshTokenUpdate {
+	if v != nil {
+		_u.SetSuccessor(*v)
+	}
+	return _u
+}
+
+// ClearSuccessor clears the value of the "successor" field.
+func (_u *GrantRefreshTokenUpdate) ClearSuccessor() *GrantRefreshTokenUpdate {
+	_u.mutation.ClearSuccessor()
+	return _u
+}
+
 // Mutation returns the GrantRefreshTokenMutation object of the builder.
 func (_u *GrantRefreshTokenUpdate) Mutation() *GrantRefreshTokenMutation {
 	return _u.mutation
@@ -95,6 +115,12 @@ func (_u *GrantRefreshTokenUpdate) sqlSave(ctx context.Context) (_node int, err 
 	if _u.mutation.RotatedAtCleared() {
 		_spec.ClearField(grantrefreshtoken.FieldRotatedAt, field.TypeTime)
 	}
+	if value, ok := _u.mutation.Successor(); ok {
+		_spec.SetField(grantrefreshtoken.FieldSuccessor, field.TypeString, value)
+	}
+	if _u.mutation.SuccessorCleared() {
+		_spec.ClearField(grantrefreshtoken.FieldSuccessor, field.TypeString)
+	}
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
 			err = &NotFoundError{grantrefreshtoken.Label}
@@ -132,6 +158,26 @@ func (_u *GrantRefreshTokenUpdateOne) SetNillableRotatedAt(v *time.Time) *GrantR
 // ClearRotatedAt clears the value of the "rotated_at" field.
 func (_u *GrantRefreshTokenUpdateOne) ClearRotatedAt() *GrantRefreshTokenUpdateOne {
 	_u.mutation.ClearRotatedAt()
+	return _u
+}
+
+// SetSuccessor sets the "successor" field.
+func (_u *GrantRefreshTokenUpdateOne) SetSuccessor(v string) *GrantRefreshTokenUpdateOne {
+	_u.mutation.SetSuccessor(v)
+	return _u
+}
+
+// SetNillableSuccessor sets the "successor" field if the given value is not nil.
+func (_u *GrantRefreshTokenUpdateOne) SetNillableSuccessor(v *string) *GrantRefreshTokenUpdateOne {
+	if v != nil {
+		_u.SetSuccessor(*v)
+	}
+	return _u
+}
+
+// ClearSuccessor clears the value of the "successor" field.
+func (_u *GrantRefreshTokenUpdateOne) ClearSuccessor() *GrantRefreshTokenUpdateOne {
+	_u.mutation.ClearSuccessor()
 	return _u
 }
 
@@ -211,6 +257,12 @@ func (_u *GrantRefreshTokenUpdateOne) sqlSave(ctx context.Context) (_node *Grant
 	}
 	if _u.mutation.RotatedAtCleared() {
 		_spec.ClearField(grantrefreshtoken.FieldRotatedAt, field.TypeTime)
+	}
+	if value, ok := _u.mutation.Successor(); ok {
+		_spec.SetField(grantrefreshtoken.FieldSuccessor, field.TypeString, value)
+	}
+	if _u.mutation.SuccessorCleared() {
+		_spec.ClearField(grantrefreshtoken.FieldSuccessor, field.TypeString)
 	}
 	_node = &GrantRefreshToken{config: _u.config}
 	_spec.Assign = _node.assignValues

@@ -4286,6 +4286,7 @@ type GrantRefreshTokenMutation struct {
 	expires_at        *time.Time
 	family_expires_at *time.Time
 	rotated_at        *time.Time
+	successor         *string
 	clearedFields     map[string]struct{}
 	done              bool
 	oldValue          func(context.Context) (*GrantRefreshToken, error)
@@ -4763,6 +4764,55 @@ func (m *GrantRefreshTokenMutation) ResetRotatedAt() {
 	delete(m.clearedFields, grantrefreshtoken.FieldRotatedAt)
 }
 
+// SetSuccessor sets the "successor" field.
+func (m *GrantRefreshTokenMutation) SetSuccessor(s string) {
+	m.successor = &s
+}
+
+// Successor returns the value of the "successor" field in the mutation.
+func (m *GrantRefreshTokenMutation) Successor() (r string, exists bool) {
+	v := m.successor
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSuccessor returns the old "successor" field's value of the GrantRefreshToken entity.
+// If the GrantRefreshToken object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *GrantRefreshTokenMutation) OldSuccessor(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSuccessor is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSuccessor requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSuccessor: %w", err)
+	}
+	return oldValue.Successor, nil
+}
+
+// ClearSuccessor clears the value of the "successor" field.
+func (m *GrantRefreshTokenMutation) ClearSuccessor() {
+	m.successor = nil
+	m.clearedFields[grantrefreshtoken.FieldSuccessor] = struct{}{}
+}
+
+// SuccessorCleared returns if the "successor" field was cleared in this mutation.
+func (m *GrantRefreshTokenMutation) SuccessorCleared() bool {
+	_, ok := m.clearedFields[grantrefreshtoken.FieldSuccessor]
+	return ok
+}
+
+// ResetSuccessor resets all changes to the "successor" field.
+func (m *GrantRefreshTokenMutation) ResetSuccessor() {
+	m.successor = nil
+	delete(m.clearedFields, grantrefreshtoken.FieldSuccessor)
+}
+
 // Where appends a list predicates to the GrantRefreshTokenMutation builder.
 func (m *GrantRefreshTokenMutation) Where(ps ...predicate.GrantRefreshToken) {
 	m.predicates = append(m.predicates, ps...)
@@ -4797,7 +4847,7 @@ func (m *GrantRefreshTokenMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *GrantRefreshTokenMutation) Fields() []string {
-	fields := make([]string, 0, 9)
+	fields := make([]string, 0, 10)
 	if m.created_at != nil {
 		fields = append(fields, grantrefreshtoken.FieldCreatedAt)
 	}
@@ -4825,6 +4875,9 @@ func (m *GrantRefreshTokenMutation) Fields() []string {
 	if m.rotated_at != nil {
 		fields = append(fields, grantrefreshtoken.FieldRotatedAt)
 	}
+	if m.successor != nil {
+		fields = append(fields, grantrefreshtoken.FieldSuccessor)
+	}
 	return fields
 }
 
@@ -4851,6 +4904,8 @@ func (m *GrantRefreshTokenMutation) Field(name string) (ent.Value, bool) {
 		return m.FamilyExpiresAt()
 	case grantrefreshtoken.FieldRotatedAt:
 		return m.RotatedAt()
+	case grantrefreshtoken.FieldSuccessor:
+		return m.Successor()
 	}
 	return nil, false
 }
@@ -4878,6 +4933,8 @@ func (m *GrantRefreshTokenMutation) OldField(ctx context.Context, name string) (
 		return m.OldFamilyExpiresAt(ctx)
 	case grantrefreshtoken.FieldRotatedAt:
 		return m.OldRotatedAt(ctx)
+	case grantrefreshtoken.FieldSuccessor:
+		return m.OldSuccessor(ctx)
 	}
 	return nil, fmt.Errorf("unknown GrantRefreshToken field %s", name)
 }
@@ -4950,6 +5007,13 @@ func (m *GrantRefreshTokenMutation) SetField(name string, value ent.Value) error
 		}
 		m.SetRotatedAt(v)
 		return nil
+	case grantrefreshtoken.FieldSuccessor:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSuccessor(v)
+		return nil
 	}
 	return fmt.Errorf("unknown GrantRefreshToken field %s", name)
 }
@@ -4983,6 +5047,9 @@ func (m *GrantRefreshTokenMutation) ClearedFields() []string {
 	if m.FieldCleared(grantrefreshtoken.FieldRotatedAt) {
 		fields = append(fields, grantrefreshtoken.FieldRotatedAt)
 	}
+	if m.FieldCleared(grantrefreshtoken.FieldSuccessor) {
+		fields = append(fields, grantrefreshtoken.FieldSuccessor)
+	}
 	return fields
 }
 
@@ -4999,6 +5066,9 @@ func (m *GrantRefreshTokenMutation) ClearField(name string) error {
 	switch name {
 	case grantrefreshtoken.FieldRotatedAt:
 		m.ClearRotatedAt()
+		return nil
+	case grantrefreshtoken.FieldSuccessor:
+		m.ClearSuccessor()
 		return nil
 	}
 	return fmt.Errorf("unknown GrantRefreshToken nullable field %s", name)
@@ -5034,6 +5104,9 @@ func (m *GrantRefreshTokenMutation) ResetField(name string) error {
 		return nil
 	case grantrefreshtoken.FieldRotatedAt:
 		m.ResetRotatedAt()
+		return nil
+	case grantrefreshtoken.FieldSuccessor:
+		m.ResetSuccessor()
 		return nil
 	}
 	return fmt.Errorf("unknown GrantRefreshToken field %s", name)
@@ -7810,6 +7883,7 @@ type OAuthAuthorizationMutation struct {
 	client_id       *string
 	client_name     *string
 	client_host     *string
+	client_uri      *string
 	redirect_uri    *string
 	state           *string
 	code_challenge  *string
@@ -7820,6 +7894,8 @@ type OAuthAuthorizationMutation struct {
 	project_id      *string
 	expires_at      *time.Time
 	decided_at      *time.Time
+	browser         *[]byte
+	session_handle  *string
 	clearedFields   map[string]struct{}
 	done            bool
 	oldValue        func(context.Context) (*OAuthAuthorization, error)
@@ -8072,6 +8148,55 @@ func (m *OAuthAuthorizationMutation) OldClientHost(ctx context.Context) (v strin
 // ResetClientHost resets all changes to the "client_host" field.
 func (m *OAuthAuthorizationMutation) ResetClientHost() {
 	m.client_host = nil
+}
+
+// SetClientURI sets the "client_uri" field.
+func (m *OAuthAuthorizationMutation) SetClientURI(s string) {
+	m.client_uri = &s
+}
+
+// ClientURI returns the value of the "client_uri" field in the mutation.
+func (m *OAuthAuthorizationMutation) ClientURI() (r string, exists bool) {
+	v := m.client_uri
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldClientURI returns the old "client_uri" field's value of the OAuthAuthorization entity.
+// If the OAuthAuthorization object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OAuthAuthorizationMutation) OldClientURI(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldClientURI is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldClientURI requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldClientURI: %w", err)
+	}
+	return oldValue.ClientURI, nil
+}
+
+// ClearClientURI clears the value of the "client_uri" field.
+func (m *OAuthAuthorizationMutation) ClearClientURI() {
+	m.client_uri = nil
+	m.clearedFields[oauthauthorization.FieldClientURI] = struct{}{}
+}
+
+// ClientURICleared returns if the "client_uri" field was cleared in this mutation.
+func (m *OAuthAuthorizationMutation) ClientURICleared() bool {
+	_, ok := m.clearedFields[oauthauthorization.FieldClientURI]
+	return ok
+}
+
+// ResetClientURI resets all changes to the "client_uri" field.
+func (m *OAuthAuthorizationMutation) ResetClientURI() {
+	m.client_uri = nil
+	delete(m.clearedFields, oauthauthorization.FieldClientURI)
 }
 
 // SetRedirectURI sets the "redirect_uri" field.
@@ -8405,6 +8530,104 @@ func (m *OAuthAuthorizationMutation) ResetDecidedAt() {
 	delete(m.clearedFields, oauthauthorization.FieldDecidedAt)
 }
 
+// SetBrowser sets the "browser" field.
+func (m *OAuthAuthorizationMutation) SetBrowser(b []byte) {
+	m.browser = &b
+}
+
+// Browser returns the value of the "browser" field in the mutation.
+func (m *OAuthAuthorizationMutation) Browser() (r []byte, exists bool) {
+	v := m.browser
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldBrowser returns the old "browser" field's value of the OAuthAuthorization entity.
+// If the OAuthAuthorization object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OAuthAuthorizationMutation) OldBrowser(ctx context.Context) (v []byte, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldBrowser is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldBrowser requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldBrowser: %w", err)
+	}
+	return oldValue.Browser, nil
+}
+
+// ClearBrowser clears the value of the "browser" field.
+func (m *OAuthAuthorizationMutation) ClearBrowser() {
+	m.browser = nil
+	m.clearedFields[oauthauthorization.FieldBrowser] = struct{}{}
+}
+
+// BrowserCleared returns if the "browser" field was cleared in this mutation.
+func (m *OAuthAuthorizationMutation) BrowserCleared() bool {
+	_, ok := m.clearedFields[oauthauthorization.FieldBrowser]
+	return ok
+}
+
+// ResetBrowser resets all changes to the "browser" field.
+func (m *OAuthAuthorizationMutation) ResetBrowser() {
+	m.browser = nil
+	delete(m.clearedFields, oauthauthorization.FieldBrowser)
+}
+
+// SetSessionHandle sets the "session_handle" field.
+func (m *OAuthAuthorizationMutation) SetSessionHandle(s string) {
+	m.session_handle = &s
+}
+
+// SessionHandle returns the value of the "session_handle" field in the mutation.
+func (m *OAuthAuthorizationMutation) SessionHandle() (r string, exists bool) {
+	v := m.session_handle
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSessionHandle returns the old "session_handle" field's value of the OAuthAuthorization entity.
+// If the OAuthAuthorization object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OAuthAuthorizationMutation) OldSessionHandle(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSessionHandle is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSessionHandle requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSessionHandle: %w", err)
+	}
+	return oldValue.SessionHandle, nil
+}
+
+// ClearSessionHandle clears the value of the "session_handle" field.
+func (m *OAuthAuthorizationMutation) ClearSessionHandle() {
+	m.session_handle = nil
+	m.clearedFields[oauthauthorization.FieldSessionHandle] = struct{}{}
+}
+
+// SessionHandleCleared returns if the "session_handle" field was cleared in this mutation.
+func (m *OAuthAuthorizationMutation) SessionHandleCleared() bool {
+	_, ok := m.clearedFields[oauthauthorization.FieldSessionHandle]
+	return ok
+}
+
+// ResetSessionHandle resets all changes to the "session_handle" field.
+func (m *OAuthAuthorizationMutation) ResetSessionHandle() {
+	m.session_handle = nil
+	delete(m.clearedFields, oauthauthorization.FieldSessionHandle)
+}
+
 // Where appends a list predicates to the OAuthAuthorizationMutation builder.
 func (m *OAuthAuthorizationMutation) Where(ps ...predicate.OAuthAuthorization) {
 	m.predicates = append(m.predicates, ps...)
@@ -8439,7 +8662,7 @@ func (m *OAuthAuthorizationMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *OAuthAuthorizationMutation) Fields() []string {
-	fields := make([]string, 0, 12)
+	fields := make([]string, 0, 15)
 	if m.created_at != nil {
 		fields = append(fields, oauthauthorization.FieldCreatedAt)
 	}
@@ -8451,6 +8674,9 @@ func (m *OAuthAuthorizationMutation) Fields() []string {
 	}
 	if m.client_host != nil {
 		fields = append(fields, oauthauthorization.FieldClientHost)
+	}
+	if m.client_uri != nil {
+		fields = append(fields, oauthauthorization.FieldClientURI)
 	}
 	if m.redirect_uri != nil {
 		fields = append(fields, oauthauthorization.FieldRedirectURI)
@@ -8476,6 +8702,12 @@ func (m *OAuthAuthorizationMutation) Fields() []string {
 	if m.decided_at != nil {
 		fields = append(fields, oauthauthorization.FieldDecidedAt)
 	}
+	if m.browser != nil {
+		fields = append(fields, oauthauthorization.FieldBrowser)
+	}
+	if m.session_handle != nil {
+		fields = append(fields, oauthauthorization.FieldSessionHandle)
+	}
 	return fields
 }
 
@@ -8492,6 +8724,8 @@ func (m *OAuthAuthorizationMutation) Field(name string) (ent.Value, bool) {
 		return m.ClientName()
 	case oauthauthorization.FieldClientHost:
 		return m.ClientHost()
+	case oauthauthorization.FieldClientURI:
+		return m.ClientURI()
 	case oauthauthorization.FieldRedirectURI:
 		return m.RedirectURI()
 	case oauthauthorization.FieldState:
@@ -8508,6 +8742,10 @@ func (m *OAuthAuthorizationMutation) Field(name string) (ent.Value, bool) {
 		return m.ExpiresAt()
 	case oauthauthorization.FieldDecidedAt:
 		return m.DecidedAt()
+	case oauthauthorization.FieldBrowser:
+		return m.Browser()
+	case oauthauthorization.FieldSessionHandle:
+		return m.SessionHandle()
 	}
 	return nil, false
 }
@@ -8525,6 +8763,8 @@ func (m *OAuthAuthorizationMutation) OldField(ctx context.Context, name string) 
 		return m.OldClientName(ctx)
 	case oauthauthorization.FieldClientHost:
 		return m.OldClientHost(ctx)
+	case oauthauthorization.FieldClientURI:
+		return m.OldClientURI(ctx)
 	case oauthauthorization.FieldRedirectURI:
 		return m.OldRedirectURI(ctx)
 	case oauthauthorization.FieldState:
@@ -8541,6 +8781,10 @@ func (m *OAuthAuthorizationMutation) OldField(ctx context.Context, name string) 
 		return m.OldExpiresAt(ctx)
 	case oauthauthorization.FieldDecidedAt:
 		return m.OldDecidedAt(ctx)
+	case oauthauthorization.FieldBrowser:
+		return m.OldBrowser(ctx)
+	case oauthauthorization.FieldSessionHandle:
+		return m.OldSessionHandle(ctx)
 	}
 	return nil, fmt.Errorf("unknown OAuthAuthorization field %s", name)
 }
@@ -8577,6 +8821,13 @@ func (m *OAuthAuthorizationMutation) SetField(name string, value ent.Value) erro
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetClientHost(v)
+		return nil
+	case oauthauthorization.FieldClientURI:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetClientURI(v)
 		return nil
 	case oauthauthorization.FieldRedirectURI:
 		v, ok := value.(string)
@@ -8634,6 +8885,20 @@ func (m *OAuthAuthorizationMutation) SetField(name string, value ent.Value) erro
 		}
 		m.SetDecidedAt(v)
 		return nil
+	case oauthauthorization.FieldBrowser:
+		v, ok := value.([]byte)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetBrowser(v)
+		return nil
+	case oauthauthorization.FieldSessionHandle:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSessionHandle(v)
+		return nil
 	}
 	return fmt.Errorf("unknown OAuthAuthorization field %s", name)
 }
@@ -8664,8 +8929,17 @@ func (m *OAuthAuthorizationMutation) AddField(name string, value ent.Value) erro
 // mutation.
 func (m *OAuthAuthorizationMutation) ClearedFields() []string {
 	var fields []string
+	if m.FieldCleared(oauthauthorization.FieldClientURI) {
+		fields = append(fields, oauthauthorization.FieldClientURI)
+	}
 	if m.FieldCleared(oauthauthorization.FieldDecidedAt) {
 		fields = append(fields, oauthauthorization.FieldDecidedAt)
+	}
+	if m.FieldCleared(oauthauthorization.FieldBrowser) {
+		fields = append(fields, oauthauthorization.FieldBrowser)
+	}
+	if m.FieldCleared(oauthauthorization.FieldSessionHandle) {
+		fields = append(fields, oauthauthorization.FieldSessionHandle)
 	}
 	return fields
 }
@@ -8681,8 +8955,17 @@ func (m *OAuthAuthorizationMutation) FieldCleared(name string) bool {
 // error if the field is not defined in the schema.
 func (m *OAuthAuthorizationMutation) ClearField(name string) error {
 	switch name {
+	case oauthauthorization.FieldClientURI:
+		m.ClearClientURI()
+		return nil
 	case oauthauthorization.FieldDecidedAt:
 		m.ClearDecidedAt()
+		return nil
+	case oauthauthorization.FieldBrowser:
+		m.ClearBrowser()
+		return nil
+	case oauthauthorization.FieldSessionHandle:
+		m.ClearSessionHandle()
 		return nil
 	}
 	return fmt.Errorf("unknown OAuthAuthorization nullable field %s", name)
@@ -8703,6 +8986,9 @@ func (m *OAuthAuthorizationMutation) ResetField(name string) error {
 		return nil
 	case oauthauthorization.FieldClientHost:
 		m.ResetClientHost()
+		return nil
+	case oauthauthorization.FieldClientURI:
+		m.ResetClientURI()
 		return nil
 	case oauthauthorization.FieldRedirectURI:
 		m.ResetRedirectURI()
@@ -8727,6 +9013,12 @@ func (m *OAuthAuthorizationMutation) ResetField(name string) error {
 		return nil
 	case oauthauthorization.FieldDecidedAt:
 		m.ResetDecidedAt()
+		return nil
+	case oauthauthorization.FieldBrowser:
+		m.ResetBrowser()
+		return nil
+	case oauthauthorization.FieldSessionHandle:
+		m.ResetSessionHandle()
 		return nil
 	}
 	return fmt.Errorf("unknown OAuthAuthorization field %s", name)
@@ -8794,6 +9086,7 @@ type OAuthClientMutation struct {
 	grant_types         *[]string
 	appendgrant_types   []string
 	client_uri          *string
+	last_used_at        *time.Time
 	clearedFields       map[string]struct{}
 	done                bool
 	oldValue            func(context.Context) (*OAuthClient, error)
@@ -9163,6 +9456,55 @@ func (m *OAuthClientMutation) ResetClientURI() {
 	delete(m.clearedFields, oauthclient.FieldClientURI)
 }
 
+// SetLastUsedAt sets the "last_used_at" field.
+func (m *OAuthClientMutation) SetLastUsedAt(t time.Time) {
+	m.last_used_at = &t
+}
+
+// LastUsedAt returns the value of the "last_used_at" field in the mutation.
+func (m *OAuthClientMutation) LastUsedAt() (r time.Time, exists bool) {
+	v := m.last_used_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldLastUsedAt returns the old "last_used_at" field's value of the OAuthClient entity.
+// If the OAuthClient object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OAuthClientMutation) OldLastUsedAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldLastUsedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldLastUsedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldLastUsedAt: %w", err)
+	}
+	return oldValue.LastUsedAt, nil
+}
+
+// ClearLastUsedAt clears the value of the "last_used_at" field.
+func (m *OAuthClientMutation) ClearLastUsedAt() {
+	m.last_used_at = nil
+	m.clearedFields[oauthclient.FieldLastUsedAt] = struct{}{}
+}
+
+// LastUsedAtCleared returns if the "last_used_at" field was cleared in this mutation.
+func (m *OAuthClientMutation) LastUsedAtCleared() bool {
+	_, ok := m.clearedFields[oauthclient.FieldLastUsedAt]
+	return ok
+}
+
+// ResetLastUsedAt resets all changes to the "last_used_at" field.
+func (m *OAuthClientMutation) ResetLastUsedAt() {
+	m.last_used_at = nil
+	delete(m.clearedFields, oauthclient.FieldLastUsedAt)
+}
+
 // Where appends a list predicates to the OAuthClientMutation builder.
 func (m *OAuthClientMutation) Where(ps ...predicate.OAuthClient) {
 	m.predicates = append(m.predicates, ps...)
@@ -9197,7 +9539,7 @@ func (m *OAuthClientMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *OAuthClientMutation) Fields() []string {
-	fields := make([]string, 0, 6)
+	fields := make([]string, 0, 7)
 	if m.created_at != nil {
 		fields = append(fields, oauthclient.FieldCreatedAt)
 	}
@@ -9215,6 +9557,9 @@ func (m *OAuthClientMutation) Fields() []string {
 	}
 	if m.client_uri != nil {
 		fields = append(fields, oauthclient.FieldClientURI)
+	}
+	if m.last_used_at != nil {
+		fields = append(fields, oauthclient.FieldLastUsedAt)
 	}
 	return fields
 }
@@ -9236,6 +9581,8 @@ func (m *OAuthClientMutation) Field(name string) (ent.Value, bool) {
 		return m.GrantTypes()
 	case oauthclient.FieldClientURI:
 		return m.ClientURI()
+	case oauthclient.FieldLastUsedAt:
+		return m.LastUsedAt()
 	}
 	return nil, false
 }
@@ -9257,6 +9604,8 @@ func (m *OAuthClientMutation) OldField(ctx context.Context, name string) (ent.Va
 		return m.OldGrantTypes(ctx)
 	case oauthclient.FieldClientURI:
 		return m.OldClientURI(ctx)
+	case oauthclient.FieldLastUsedAt:
+		return m.OldLastUsedAt(ctx)
 	}
 	return nil, fmt.Errorf("unknown OAuthClient field %s", name)
 }
@@ -9308,6 +9657,13 @@ func (m *OAuthClientMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetClientURI(v)
 		return nil
+	case oauthclient.FieldLastUsedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetLastUsedAt(v)
+		return nil
 	}
 	return fmt.Errorf("unknown OAuthClient field %s", name)
 }
@@ -9341,6 +9697,9 @@ func (m *OAuthClientMutation) ClearedFields() []string {
 	if m.FieldCleared(oauthclient.FieldClientURI) {
 		fields = append(fields, oauthclient.FieldClientURI)
 	}
+	if m.FieldCleared(oauthclient.FieldLastUsedAt) {
+		fields = append(fields, oauthclient.FieldLastUsedAt)
+	}
 	return fields
 }
 
@@ -9357,6 +9716,9 @@ func (m *OAuthClientMutation) ClearField(name string) error {
 	switch name {
 	case oauthclient.FieldClientURI:
 		m.ClearClientURI()
+		return nil
+	case oauthclient.FieldLastUsedAt:
+		m.ClearLastUsedAt()
 		return nil
 	}
 	return fmt.Errorf("unknown OAuthClient nullable field %s", name)
@@ -9383,6 +9745,9 @@ func (m *OAuthClientMutation) ResetField(name string) error {
 		return nil
 	case oauthclient.FieldClientURI:
 		m.ResetClientURI()
+		return nil
+	case oauthclient.FieldLastUsedAt:
+		m.ResetLastUsedAt()
 		return nil
 	}
 	return fmt.Errorf("unknown OAuthClient field %s", name)

@@ -26,6 +26,8 @@ type OAuthAuthorization struct {
 	ClientName string `json:"client_name,omitempty"`
 	// ClientHost holds the value of the "client_host" field.
 	ClientHost string `json:"client_host,omitempty"`
+	// ClientURI holds the value of the "client_uri" field.
+	ClientURI string `json:"client_uri,omitempty"`
 	// RedirectURI holds the value of the "redirect_uri" field.
 	RedirectURI string `json:"redirect_uri,omitempty"`
 	// State holds the value of the "state" field.
@@ -41,8 +43,12 @@ type OAuthAuthorization struct {
 	// ExpiresAt holds the value of the "expires_at" field.
 	ExpiresAt time.Time `json:"expires_at,omitempty"`
 	// DecidedAt holds the value of the "decided_at" field.
-	DecidedAt    *time.Time `json:"decided_at,omitempty"`
-	selectValues sql.SelectValues
+	DecidedAt *time.Time `json:"decided_at,omitempty"`
+	// Browser holds the value of the "browser" field.
+	Browser []byte `json:"browser,omitempty"`
+	// SessionHandle holds the value of the "session_handle" field.
+	SessionHandle *string `json:"session_handle,omitempty"`
+	selectValues  sql.SelectValues
 }
 
 // scanValues returns the types for scanning values from sql.Rows.
@@ -50,9 +56,9 @@ func (*OAuthAuthorization) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
-		case oauthauthorization.FieldScopes, oauthauthorization.FieldResources:
+		case oauthauthorization.FieldScopes, oauthauthorization.FieldResources, oauthauthorization.FieldBrowser:
 			values[i] = new([]byte)
-		case oauthauthorization.FieldID, oauthauthorization.FieldClientID, oauthauthorization.FieldClientName, oauthauthorization.FieldClientHost, oauthauthorization.FieldRedirectURI, oauthauthorization.FieldState, oauthauthorization.FieldCodeChallenge, oauthauthorization.FieldProjectID:
+		case oauthauthorization.FieldID, oauthauthorization.FieldClientID, oauthauthorization.FieldClientName, oauthauthorization.FieldClientHost, oauthauthorization.FieldClientURI, oauthauthorization.FieldRedirectURI, oauthauthorization.FieldState, oauthauthorization.FieldCodeChallenge, oauthauthorization.FieldProjectID, oauthauthorization.FieldSessionHandle:
 			values[i] = new(sql.NullString)
 		case oauthauthorization.FieldCreatedAt, oauthauthorization.FieldExpiresAt, oauthauthorization.FieldDecidedAt:
 			values[i] = new(sql.NullTime)
@@ -100,6 +106,12 @@ func (_m *OAuthAuthorization) assignValues(columns []string, values []any) error
 				return fmt.Errorf("unexpected type %T for field client_host", values[i])
 			} else if value.Valid {
 				_m.ClientHost = value.String
+			}
+		case oauthauthorization.FieldClientURI:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field client_uri", values[i])
+			} else if value.Valid {
+				_m.ClientURI = value.String
 			}
 		case oauthauthorization.FieldRedirectURI:
 			if value, ok := values[i].(*sql.NullString); !ok {
@@ -154,6 +166,19 @@ func (_m *OAuthAuthorization) assignValues(columns []string, values []any) error
 				_m.DecidedAt = new(time.Time)
 				*_m.DecidedAt = value.Time
 			}
+		case oauthauthorization.FieldBrowser:
+			if value, ok := values[i].(*[]byte); !ok {
+				return fmt.Errorf("unexpected type %T for field browser", values[i])
+			} else if value != nil {
+				_m.Browser = *value
+			}
+		case oauthauthorization.FieldSessionHandle:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field session_handle", values[i])
+			} else if value.Valid {
+				_m.SessionHandle = new(string)
+				*_m.SessionHandle = value.String
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -202,6 +227,9 @@ func (_m *OAuthAuthorization) String() string {
 	builder.WriteString("client_host=")
 	builder.WriteString(_m.ClientHost)
 	builder.WriteString(", ")
+	builder.WriteString("client_uri=")
+	builder.WriteString(_m.ClientURI)
+	builder.WriteString(", ")
 	builder.WriteString("redirect_uri=")
 	builder.WriteString(_m.RedirectURI)
 	builder.WriteString(", ")
@@ -226,6 +254,14 @@ func (_m *OAuthAuthorization) String() string {
 	if v := _m.DecidedAt; v != nil {
 		builder.WriteString("decided_at=")
 		builder.WriteString(v.Format(time.ANSIC))
+	}
+	builder.WriteString(", ")
+	builder.WriteString("browser=")
+	builder.WriteString(fmt.Sprintf("%v", _m.Browser))
+	builder.WriteString(", ")
+	if v := _m.SessionHandle; v != nil {
+		builder.WriteString("session_handle=")
+		builder.WriteString(*v)
 	}
 	builder.WriteByte(')')
 	return builder.String()

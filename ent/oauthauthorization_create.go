@@ -55,6 +55,20 @@ func (_c *OAuthAuthorizationCreate) SetClientHost(v string) *OAuthAuthorizationC
 	return _c
 }
 
+// SetClientURI sets the "client_uri" field.
+func (_c *OAuthAuthorizationCreate) SetClientURI(v string) *OAuthAuthorizationCreate {
+	_c.mutation.SetClientURI(v)
+	return _c
+}
+
+// SetNillableClientURI sets the "client_uri" field if the given value is not nil.
+func (_c *OAuthAuthorizationCreate) SetNillableClientURI(v *string) *OAuthAuthorizationCreate {
+	if v != nil {
+		_c.SetClientURI(*v)
+	}
+	return _c
+}
+
 // SetRedirectURI sets the "redirect_uri" field.
 func (_c *OAuthAuthorizationCreate) SetRedirectURI(v string) *OAuthAuthorizationCreate {
 	_c.mutation.SetRedirectURI(v)
@@ -107,6 +121,26 @@ func (_c *OAuthAuthorizationCreate) SetDecidedAt(v time.Time) *OAuthAuthorizatio
 func (_c *OAuthAuthorizationCreate) SetNillableDecidedAt(v *time.Time) *OAuthAuthorizationCreate {
 	if v != nil {
 		_c.SetDecidedAt(*v)
+	}
+	return _c
+}
+
+// SetBrowser sets the "browser" field.
+func (_c *OAuthAuthorizationCreate) SetBrowser(v []byte) *OAuthAuthorizationCreate {
+	_c.mutation.SetBrowser(v)
+	return _c
+}
+
+// SetSessionHandle sets the "session_handle" field.
+func (_c *OAuthAuthorizationCreate) SetSessionHandle(v string) *OAuthAuthorizationCreate {
+	_c.mutation.SetSessionHandle(v)
+	return _c
+}
+
+// SetNillableSessionHandle sets the "session_handle" field if the given value is not nil.
+func (_c *OAuthAuthorizationCreate) SetNillableSessionHandle(v *string) *OAuthAuthorizationCreate {
+	if v != nil {
+		_c.SetSessionHandle(*v)
 	}
 	return _c
 }
@@ -277,6 +311,10 @@ func (_c *OAuthAuthorizationCreate) createSpec() (*OAuthAuthorization, *sqlgraph
 		_spec.SetField(oauthauthorization.FieldClientHost, field.TypeString, value)
 		_node.ClientHost = value
 	}
+	if value, ok := _c.mutation.ClientURI(); ok {
+		_spec.SetField(oauthauthorization.FieldClientURI, field.TypeString, value)
+		_node.ClientURI = value
+	}
 	if value, ok := _c.mutation.RedirectURI(); ok {
 		_spec.SetField(oauthauthorization.FieldRedirectURI, field.TypeString, value)
 		_node.RedirectURI = value
@@ -308,6 +346,14 @@ func (_c *OAuthAuthorizationCreate) createSpec() (*OAuthAuthorization, *sqlgraph
 	if value, ok := _c.mutation.DecidedAt(); ok {
 		_spec.SetField(oauthauthorization.FieldDecidedAt, field.TypeTime, value)
 		_node.DecidedAt = &value
+	}
+	if value, ok := _c.mutation.Browser(); ok {
+		_spec.SetField(oauthauthorization.FieldBrowser, field.TypeBytes, value)
+		_node.Browser = value
+	}
+	if value, ok := _c.mutation.SessionHandle(); ok {
+		_spec.SetField(oauthauthorization.FieldSessionHandle, field.TypeString, value)
+		_node.SessionHandle = &value
 	}
 	return _node, _spec
 }
@@ -379,6 +425,24 @@ func (u *OAuthAuthorizationUpsert) ClearDecidedAt() *OAuthAuthorizationUpsert {
 	return u
 }
 
+// SetSessionHandle sets the "session_handle" field.
+func (u *OAuthAuthorizationUpsert) SetSessionHandle(v string) *OAuthAuthorizationUpsert {
+	u.Set(oauthauthorization.FieldSessionHandle, v)
+	return u
+}
+
+// UpdateSessionHandle sets the "session_handle" field to the value that was provided on create.
+func (u *OAuthAuthorizationUpsert) UpdateSessionHandle() *OAuthAuthorizationUpsert {
+	u.SetExcluded(oauthauthorization.FieldSessionHandle)
+	return u
+}
+
+// ClearSessionHandle clears the value of the "session_handle" field.
+func (u *OAuthAuthorizationUpsert) ClearSessionHandle() *OAuthAuthorizationUpsert {
+	u.SetNull(oauthauthorization.FieldSessionHandle)
+	return u
+}
+
 // UpdateNewValues updates the mutable fields using the new values that were set on create except the ID field.
 // Using this option is equivalent to using:
 //
@@ -408,6 +472,9 @@ func (u *OAuthAuthorizationUpsertOne) UpdateNewValues() *OAuthAuthorizationUpser
 		if _, exists := u.create.mutation.ClientHost(); exists {
 			s.SetIgnore(oauthauthorization.FieldClientHost)
 		}
+		if _, exists := u.create.mutation.ClientURI(); exists {
+			s.SetIgnore(oauthauthorization.FieldClientURI)
+		}
 		if _, exists := u.create.mutation.RedirectURI(); exists {
 			s.SetIgnore(oauthauthorization.FieldRedirectURI)
 		}
@@ -428,6 +495,9 @@ func (u *OAuthAuthorizationUpsertOne) UpdateNewValues() *OAuthAuthorizationUpser
 		}
 		if _, exists := u.create.mutation.ExpiresAt(); exists {
 			s.SetIgnore(oauthauthorization.FieldExpiresAt)
+		}
+		if _, exists := u.create.mutation.Browser(); exists {
+			s.SetIgnore(oauthauthorization.FieldBrowser)
 		}
 	}))
 	return u
@@ -478,6 +548,27 @@ func (u *OAuthAuthorizationUpsertOne) UpdateDecidedAt() *OAuthAuthorizationUpser
 func (u *OAuthAuthorizationUpsertOne) ClearDecidedAt() *OAuthAuthorizationUpsertOne {
 	return u.Update(func(s *OAuthAuthorizationUpsert) {
 		s.ClearDecidedAt()
+	})
+}
+
+// SetSessionHandle sets the "session_handle" field.
+func (u *OAuthAuthorizationUpsertOne) SetSessionHandle(v string) *OAuthAuthorizationUpsertOne {
+	return u.Update(func(s *OAuthAuthorizationUpsert) {
+		s.SetSessionHandle(v)
+	})
+}
+
+// UpdateSessionHandle sets the "session_handle" field to the value that was provided on create.
+func (u *OAuthAuthorizationUpsertOne) UpdateSessionHandle() *OAuthAuthorizationUpsertOne {
+	return u.Update(func(s *OAuthAuthorizationUpsert) {
+		s.UpdateSessionHandle()
+	})
+}
+
+// ClearSessionHandle clears the value of the "session_handle" field.
+func (u *OAuthAuthorizationUpsertOne) ClearSessionHandle() *OAuthAuthorizationUpsertOne {
+	return u.Update(func(s *OAuthAuthorizationUpsert) {
+		s.ClearSessionHandle()
 	})
 }
 
@@ -676,6 +767,9 @@ func (u *OAuthAuthorizationUpsertBulk) UpdateNewValues() *OAuthAuthorizationUpse
 			if _, exists := b.mutation.ClientHost(); exists {
 				s.SetIgnore(oauthauthorization.FieldClientHost)
 			}
+			if _, exists := b.mutation.ClientURI(); exists {
+				s.SetIgnore(oauthauthorization.FieldClientURI)
+			}
 			if _, exists := b.mutation.RedirectURI(); exists {
 				s.SetIgnore(oauthauthorization.FieldRedirectURI)
 			}
@@ -696,6 +790,9 @@ func (u *OAuthAuthorizationUpsertBulk) UpdateNewValues() *OAuthAuthorizationUpse
 			}
 			if _, exists := b.mutation.ExpiresAt(); exists {
 				s.SetIgnore(oauthauthorization.FieldExpiresAt)
+			}
+			if _, exists := b.mutation.Browser(); exists {
+				s.SetIgnore(oauthauthorization.FieldBrowser)
 			}
 		}
 	}))
@@ -747,6 +844,27 @@ func (u *OAuthAuthorizationUpsertBulk) UpdateDecidedAt() *OAuthAuthorizationUpse
 func (u *OAuthAuthorizationUpsertBulk) ClearDecidedAt() *OAuthAuthorizationUpsertBulk {
 	return u.Update(func(s *OAuthAuthorizationUpsert) {
 		s.ClearDecidedAt()
+	})
+}
+
+// SetSessionHandle sets the "session_handle" field.
+func (u *OAuthAuthorizationUpsertBulk) SetSessionHandle(v string) *OAuthAuthorizationUpsertBulk {
+	return u.Update(func(s *OAuthAuthorizationUpsert) {
+		s.SetSessionHandle(v)
+	})
+}
+
+// UpdateSessionHandle sets the "session_handle" field to the value that was provided on create.
+func (u *OAuthAuthorizationUpsertBulk) UpdateSessionHandle() *OAuthAuthorizationUpsertBulk {
+	return u.Update(func(s *OAuthAuthorizationUpsert) {
+		s.UpdateSessionHandle()
+	})
+}
+
+// ClearSessionHandle clears the value of the "session_handle" field.
+func (u *OAuthAuthorizationUpsertBulk) ClearSessionHandle() *OAuthAuthorizationUpsertBulk {
+	return u.Update(func(s *OAuthAuthorizationUpsert) {
+		s.ClearSessionHandle()
 	})
 }
 

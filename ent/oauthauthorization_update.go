@@ -48,6 +48,26 @@ func (_u *OAuthAuthorizationUpdate) ClearDecidedAt() *OAuthAuthorizationUpdate {
 	return _u
 }
 
+// SetSessionHandle sets the "session_handle" field.
+func (_u *OAuthAuthorizationUpdate) SetSessionHandle(v string) *OAuthAuthorizationUpdate {
+	_u.mutation.SetSessionHandle(v)
+	return _u
+}
+
+// SetNillableSessionHandle sets the "session_handle" field if the given value is not nil.
+func (_u *OAuthAuthorizationUpdate) SetNillableSessionHandle(v *string) *OAuthAuthorizationUpdate {
+	if v != nil {
+		_u.SetSessionHandle(*v)
+	}
+	return _u
+}
+
+// ClearSessionHandle clears the value of the "session_handle" field.
+func (_u *OAuthAuthorizationUpdate) ClearSessionHandle() *OAuthAuthorizationUpdate {
+	_u.mutation.ClearSessionHandle()
+	return _u
+}
+
 // Mutation returns the OAuthAuthorizationMutation object of the builder.
 func (_u *OAuthAuthorizationUpdate) Mutation() *OAuthAuthorizationMutation {
 	return _u.mutation
@@ -89,11 +109,23 @@ func (_u *OAuthAuthorizationUpdate) sqlSave(ctx context.Context) (_node int, err
 			}
 		}
 	}
+	if _u.mutation.ClientURICleared() {
+		_spec.ClearField(oauthauthorization.FieldClientURI, field.TypeString)
+	}
 	if value, ok := _u.mutation.DecidedAt(); ok {
 		_spec.SetField(oauthauthorization.FieldDecidedAt, field.TypeTime, value)
 	}
 	if _u.mutation.DecidedAtCleared() {
 		_spec.ClearField(oauthauthorization.FieldDecidedAt, field.TypeTime)
+	}
+	if _u.mutation.BrowserCleared() {
+		_spec.ClearField(oauthauthorization.FieldBrowser, field.TypeBytes)
+	}
+	if value, ok := _u.mutation.SessionHandle(); ok {
+		_spec.SetField(oauthauthorization.FieldSessionHandle, field.TypeString, value)
+	}
+	if _u.mutation.SessionHandleCleared() {
+		_spec.ClearField(oauthauthorization.FieldSessionHandle, field.TypeString)
 	}
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
@@ -132,6 +164,26 @@ func (_u *OAuthAuthorizationUpdateOne) SetNillableDecidedAt(v *time.Time) *OAuth
 // ClearDecidedAt clears the value of the "decided_at" field.
 func (_u *OAuthAuthorizationUpdateOne) ClearDecidedAt() *OAuthAuthorizationUpdateOne {
 	_u.mutation.ClearDecidedAt()
+	return _u
+}
+
+// SetSessionHandle sets the "session_handle" field.
+func (_u *OAuthAuthorizationUpdateOne) SetSessionHandle(v string) *OAuthAuthorizationUpdateOne {
+	_u.mutation.SetSessionHandle(v)
+	return _u
+}
+
+// SetNillableSessionHandle sets the "session_handle" field if the given value is not nil.
+func (_u *OAuthAuthorizationUpdateOne) SetNillableSessionHandle(v *string) *OAuthAuthorizationUpdateOne {
+	if v != nil {
+		_u.SetSessionHandle(*v)
+	}
+	return _u
+}
+
+// ClearSessionHandle clears the value of the "session_handle" field.
+func (_u *OAuthAuthorizationUpdateOne) ClearSessionHandle() *OAuthAuthorizationUpdateOne {
+	_u.mutation.ClearSessionHandle()
 	return _u
 }
 
@@ -206,11 +258,23 @@ func (_u *OAuthAuthorizationUpdateOne) sqlSave(ctx context.Context) (_node *OAut
 			}
 		}
 	}
+	if _u.mutation.ClientURICleared() {
+		_spec.ClearField(oauthauthorization.FieldClientURI, field.TypeString)
+	}
 	if value, ok := _u.mutation.DecidedAt(); ok {
 		_spec.SetField(oauthauthorization.FieldDecidedAt, field.TypeTime, value)
 	}
 	if _u.mutation.DecidedAtCleared() {
 		_spec.ClearField(oauthauthorization.FieldDecidedAt, field.TypeTime)
+	}
+	if _u.mutation.BrowserCleared() {
+		_spec.ClearField(oauthauthorization.FieldBrowser, field.TypeBytes)
+	}
+	if value, ok := _u.mutation.SessionHandle(); ok {
+		_spec.SetField(oauthauthorization.FieldSessionHandle, field.TypeString, value)
+	}
+	if _u.mutation.SessionHandleCleared() {
+		_spec.ClearField(oauthauthorization.FieldSessionHandle, field.TypeString)
 	}
 	_node = &OAuthAuthorization{config: _u.config}
 	_spec.Assign = _node.assignValues

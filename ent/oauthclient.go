@@ -29,7 +29,9 @@ type OAuthClient struct {
 	// GrantTypes holds the value of the "grant_types" field.
 	GrantTypes []string `json:"grant_types,omitempty"`
 	// ClientURI holds the value of the "client_uri" field.
-	ClientURI    string `json:"client_uri,omitempty"`
+	ClientURI string `json:"client_uri,omitempty"`
+	// LastUsedAt holds the value of the "last_used_at" field.
+	LastUsedAt   *time.Time `json:"last_used_at,omitempty"`
 	selectValues sql.SelectValues
 }
 
@@ -42,7 +44,7 @@ func (*OAuthClient) scanValues(columns []string) ([]any, error) {
 			values[i] = new([]byte)
 		case oauthclient.FieldID, oauthclient.FieldName, oauthclient.FieldApplicationType, oauthclient.FieldClientURI:
 			values[i] = new(sql.NullString)
-		case oauthclient.FieldCreatedAt:
+		case oauthclient.FieldCreatedAt, oauthclient.FieldLastUsedAt:
 			values[i] = new(sql.NullTime)
 		default:
 			values[i] = new(sql.UnknownType)
@@ -105,6 +107,13 @@ func (_m *OAuthClient) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.ClientURI = value.String
 			}
+		case oauthclient.FieldLastUsedAt:
+			if value, ok := values[i].(*sql.NullTime); !ok {
+				return fmt.Errorf("unexpected type %T for field last_used_at", values[i])
+			} else if value.Valid {
+				_m.LastUsedAt = new(time.Time)
+				*_m.LastUsedAt = value.Time
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -158,6 +167,11 @@ func (_m *OAuthClient) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("client_uri=")
 	builder.WriteString(_m.ClientURI)
+	builder.WriteString(", ")
+	if v := _m.LastUsedAt; v != nil {
+		builder.WriteString("last_used_at=")
+		builder.WriteString(v.Format(time.ANSIC))
+	}
 	builder.WriteByte(')')
 	return builder.String()
 }

@@ -75,6 +75,20 @@ func (_c *OAuthClientCreate) SetNillableClientURI(v *string) *OAuthClientCreate 
 	return _c
 }
 
+// SetLastUsedAt sets the "last_used_at" field.
+func (_c *OAuthClientCreate) SetLastUsedAt(v time.Time) *OAuthClientCreate {
+	_c.mutation.SetLastUsedAt(v)
+	return _c
+}
+
+// SetNillableLastUsedAt sets the "last_used_at" field if the given value is not nil.
+func (_c *OAuthClientCreate) SetNillableLastUsedAt(v *time.Time) *OAuthClientCreate {
+	if v != nil {
+		_c.SetLastUsedAt(*v)
+	}
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *OAuthClientCreate) SetID(v string) *OAuthClientCreate {
 	_c.mutation.SetID(v)
@@ -216,6 +230,10 @@ func (_c *OAuthClientCreate) createSpec() (*OAuthClient, *sqlgraph.CreateSpec) {
 		_spec.SetField(oauthclient.FieldClientURI, field.TypeString, value)
 		_node.ClientURI = value
 	}
+	if value, ok := _c.mutation.LastUsedAt(); ok {
+		_spec.SetField(oauthclient.FieldLastUsedAt, field.TypeTime, value)
+		_node.LastUsedAt = &value
+	}
 	return _node, _spec
 }
 
@@ -267,6 +285,24 @@ type (
 		*sql.UpdateSet
 	}
 )
+
+// SetLastUsedAt sets the "last_used_at" field.
+func (u *OAuthClientUpsert) SetLastUsedAt(v time.Time) *OAuthClientUpsert {
+	u.Set(oauthclient.FieldLastUsedAt, v)
+	return u
+}
+
+// UpdateLastUsedAt sets the "last_used_at" field to the value that was provided on create.
+func (u *OAuthClientUpsert) UpdateLastUsedAt() *OAuthClientUpsert {
+	u.SetExcluded(oauthclient.FieldLastUsedAt)
+	return u
+}
+
+// ClearLastUsedAt clears the value of the "last_used_at" field.
+func (u *OAuthClientUpsert) ClearLastUsedAt() *OAuthClientUpsert {
+	u.SetNull(oauthclient.FieldLastUsedAt)
+	return u
+}
 
 // UpdateNewValues updates the mutable fields using the new values that were set on create except the ID field.
 // Using this option is equivalent to using:
@@ -332,6 +368,27 @@ func (u *OAuthClientUpsertOne) Update(set func(*OAuthClientUpsert)) *OAuthClient
 		set(&OAuthClientUpsert{UpdateSet: update})
 	}))
 	return u
+}
+
+// SetLastUsedAt sets the "last_used_at" field.
+func (u *OAuthClientUpsertOne) SetLastUsedAt(v time.Time) *OAuthClientUpsertOne {
+	return u.Update(func(s *OAuthClientUpsert) {
+		s.SetLastUsedAt(v)
+	})
+}
+
+// UpdateLastUsedAt sets the "last_used_at" field to the value that was provided on create.
+func (u *OAuthClientUpsertOne) UpdateLastUsedAt() *OAuthClientUpsertOne {
+	return u.Update(func(s *OAuthClientUpsert) {
+		s.UpdateLastUsedAt()
+	})
+}
+
+// ClearLastUsedAt clears the value of the "last_used_at" field.
+func (u *OAuthClientUpsertOne) ClearLastUsedAt() *OAuthClientUpsertOne {
+	return u.Update(func(s *OAuthClientUpsert) {
+		s.ClearLastUsedAt()
+	})
 }
 
 // Exec executes the query.
@@ -565,6 +622,27 @@ func (u *OAuthClientUpsertBulk) Update(set func(*OAuthClientUpsert)) *OAuthClien
 		set(&OAuthClientUpsert{UpdateSet: update})
 	}))
 	return u
+}
+
+// SetLastUsedAt sets the "last_used_at" field.
+func (u *OAuthClientUpsertBulk) SetLastUsedAt(v time.Time) *OAuthClientUpsertBulk {
+	return u.Update(func(s *OAuthClientUpsert) {
+		s.SetLastUsedAt(v)
+	})
+}
+
+// UpdateLastUsedAt sets the "last_used_at" field to the value that was provided on create.
+func (u *OAuthClientUpsertBulk) UpdateLastUsedAt() *OAuthClientUpsertBulk {
+	return u.Update(func(s *OAuthClientUpsert) {
+		s.UpdateLastUsedAt()
+	})
+}
+
+// ClearLastUsedAt clears the value of the "last_used_at" field.
+func (u *OAuthClientUpsertBulk) ClearLastUsedAt() *OAuthClientUpsertBulk {
+	return u.Update(func(s *OAuthClientUpsert) {
+		s.ClearLastUsedAt()
+	})
 }
 
 // Exec executes the query.

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
@@ -24,6 +25,26 @@ type OAuthClientUpdate struct {
 // Where appends a list predicates to the OAuthClientUpdate builder.
 func (_u *OAuthClientUpdate) Where(ps ...predicate.OAuthClient) *OAuthClientUpdate {
 	_u.mutation.Where(ps...)
+	return _u
+}
+
+// SetLastUsedAt sets the "last_used_at" field.
+func (_u *OAuthClientUpdate) SetLastUsedAt(v time.Time) *OAuthClientUpdate {
+	_u.mutation.SetLastUsedAt(v)
+	return _u
+}
+
+// SetNillableLastUsedAt sets the "last_used_at" field if the given value is not nil.
+func (_u *OAuthClientUpdate) SetNillableLastUsedAt(v *time.Time) *OAuthClientUpdate {
+	if v != nil {
+		_u.SetLastUsedAt(*v)
+	}
+	return _u
+}
+
+// ClearLastUsedAt clears the value of the "last_used_at" field.
+func (_u *OAuthClientUpdate) ClearLastUsedAt() *OAuthClientUpdate {
+	_u.mutation.ClearLastUsedAt()
 	return _u
 }
 
@@ -71,6 +92,12 @@ func (_u *OAuthClientUpdate) sqlSave(ctx context.Context) (_node int, err error)
 	if _u.mutation.ClientURICleared() {
 		_spec.ClearField(oauthclient.FieldClientURI, field.TypeString)
 	}
+	if value, ok := _u.mutation.LastUsedAt(); ok {
+		_spec.SetField(oauthclient.FieldLastUsedAt, field.TypeTime, value)
+	}
+	if _u.mutation.LastUsedAtCleared() {
+		_spec.ClearField(oauthclient.FieldLastUsedAt, field.TypeTime)
+	}
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
 			err = &NotFoundError{oauthclient.Label}
@@ -89,6 +116,26 @@ type OAuthClientUpdateOne struct {
 	fields   []string
 	hooks    []Hook
 	mutation *OAuthClientMutation
+}
+
+// SetLastUsedAt sets the "last_used_at" field.
+func (_u *OAuthClientUpdateOne) SetLastUsedAt(v time.Time) *OAuthClientUpdateOne {
+	_u.mutation.SetLastUsedAt(v)
+	return _u
+}
+
+// SetNillableLastUsedAt sets the "last_used_at" field if the given value is not nil.
+func (_u *OAuthClientUpdateOne) SetNillableLastUsedAt(v *time.Time) *OAuthClientUpdateOne {
+	if v != nil {
+		_u.SetLastUsedAt(*v)
+	}
+	return _u
+}
+
+// ClearLastUsedAt clears the value of the "last_used_at" field.
+func (_u *OAuthClientUpdateOne) ClearLastUsedAt() *OAuthClientUpdateOne {
+	_u.mutation.ClearLastUsedAt()
+	return _u
 }
 
 // Mutation returns the OAuthClientMutation object of the builder.
@@ -164,6 +211,12 @@ func (_u *OAuthClientUpdateOne) sqlSave(ctx context.Context) (_node *OAuthClient
 	}
 	if _u.mutation.ClientURICleared() {
 		_spec.ClearField(oauthclient.FieldClientURI, field.TypeString)
+	}
+	if value, ok := _u.mutation.LastUsedAt(); ok {
+		_spec.SetField(oauthclient.FieldLastUsedAt, field.TypeTime, value)
+	}
+	if _u.mutation.LastUsedAtCleared() {
+		_spec.ClearField(oauthclient.FieldLastUsedAt, field.TypeTime)
 	}
 	_node = &OAuthClient{config: _u.config}
 	_spec.Assign = _node.assignValues

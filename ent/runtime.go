@@ -474,11 +474,11 @@ func init() {
 	// oauthauthorization.ClientIDValidator is a validator for the "client_id" field. It is called by the builders before save.
 	oauthauthorization.ClientIDValidator = oauthauthorizationDescClientID.Validators[0].(func(string) error)
 	// oauthauthorizationDescRedirectURI is the schema descriptor for redirect_uri field.
-	oauthauthorizationDescRedirectURI := oauthauthorizationFields[3].Descriptor()
+	oauthauthorizationDescRedirectURI := oauthauthorizationFields[4].Descriptor()
 	// oauthauthorization.RedirectURIValidator is a validator for the "redirect_uri" field. It is called by the builders before save.
 	oauthauthorization.RedirectURIValidator = oauthauthorizationDescRedirectURI.Validators[0].(func(string) error)
 	// oauthauthorizationDescCodeChallenge is the schema descriptor for code_challenge field.
-	oauthauthorizationDescCodeChallenge := oauthauthorizationFields[5].Descriptor()
+	oauthauthorizationDescCodeChallenge := oauthauthorizationFields[6].Descriptor()
 	// oauthauthorization.CodeChallengeValidator is a validator for the "code_challenge" field. It is called by the builders before save.
 	oauthauthorization.CodeChallengeValidator = oauthauthorizationDescCodeChallenge.Validators[0].(func(string) error)
 	// oauthauthorizationDescID is the schema descriptor for id field.

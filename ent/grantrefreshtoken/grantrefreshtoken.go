@@ -31,6 +31,8 @@ const (
 	FieldFamilyExpiresAt = "family_expires_at"
 	// FieldRotatedAt holds the string denoting the rotated_at field in the database.
 	FieldRotatedAt = "rotated_at"
+	// FieldSuccessor holds the string denoting the successor field in the database.
+	FieldSuccessor = "successor"
 	// Table holds the table name of the grantrefreshtoken in the database.
 	Table = "grant_refresh_tokens"
 )
@@ -47,6 +49,7 @@ var Columns = []string{
 	FieldExpiresAt,
 	FieldFamilyExpiresAt,
 	FieldRotatedAt,
+	FieldSuccessor,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -110,4 +113,9 @@ func ByFamilyExpiresAt(opts ...sql.OrderTermOption) OrderOption {
 // ByRotatedAt orders the results by the rotated_at field.
 func ByRotatedAt(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldRotatedAt, opts...).ToFunc()
+}
+
+// BySuccessor orders the results by the successor field.
+func BySuccessor(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldSuccessor, opts...).ToFunc()
 }

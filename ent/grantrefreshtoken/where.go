@@ -99,6 +99,11 @@ func RotatedAt(v time.Time) predicate.GrantRefreshToken {
 	return predicate.GrantRefreshToken(sql.FieldEQ(FieldRotatedAt, v))
 }
 
+// Successor applies equality check predicate on the "successor" field. It's identical to SuccessorEQ.
+func Successor(v string) predicate.GrantRefreshToken {
+	return predicate.GrantRefreshToken(sql.FieldEQ(FieldSuccessor, v))
+}
+
 // CreatedAtEQ applies the EQ predicate on the "created_at" field.
 func CreatedAtEQ(v time.Time) predicate.GrantRefreshToken {
 	return predicate.GrantRefreshToken(sql.FieldEQ(FieldCreatedAt, v))
@@ -437,6 +442,81 @@ func RotatedAtIsNil() predicate.GrantRefreshToken {
 // RotatedAtNotNil applies the NotNil predicate on the "rotated_at" field.
 func RotatedAtNotNil() predicate.GrantRefreshToken {
 	return predicate.GrantRefreshToken(sql.FieldNotNull(FieldRotatedAt))
+}
+
+// SuccessorEQ applies the EQ predicate on the "successor" field.
+func SuccessorEQ(v string) predicate.GrantRefreshToken {
+	return predicate.GrantRefreshToken(sql.FieldEQ(FieldSuccessor, v))
+}
+
+// SuccessorNEQ applies the NEQ predicate on the "successor" field.
+func SuccessorNEQ(v string) predicate.GrantRefreshToken {
+	return predicate.GrantRefreshToken(sql.FieldNEQ(FieldSuccessor, v))
+}
+
+// SuccessorIn applies the In predicate on the "successor" field.
+func SuccessorIn(vs ...string) predicate.GrantRefreshToken {
+	return predicate.GrantRefreshToken(sql.FieldIn(FieldSuccessor, vs...))
+}
+
+// SuccessorNotIn applies the NotIn predicate on the "successor" field.
+func SuccessorNotIn(vs ...string) predicate.GrantRefreshToken {
+	return predicate.GrantRefreshToken(sql.FieldNotIn(FieldSuccessor, vs...))
+}
+
+// SuccessorGT applies the GT predicate on the "successor" field.
+func SuccessorGT(v string) predicate.GrantRefreshToken {
+	return predicate.GrantRefreshToken(sql.FieldGT(FieldSuccessor, v))
+}
+
+// SuccessorGTE applies the GTE predicate on the "successor" field.
+func SuccessorGTE(v string) predicate.GrantRefreshToken {
+	return predicate.GrantRefreshToken(sql.FieldGTE(FieldSuccessor, v))
+}
+
+// SuccessorLT applies the LT predicate on the "successor" field.
+func SuccessorLT(v string) predicate.GrantRefreshToken {
+	return predicate.GrantRefreshToken(sql.FieldLT(FieldSuccessor, v))
+}
+
+// SuccessorLTE applies the LTE predicate on the "successor" field.
+func SuccessorLTE(v string) predicate.GrantRefreshToken {
+	return predicate.GrantRefreshToken(sql.FieldLTE(FieldSuccessor, v))
+}
+
+// SuccessorContains applies the Contains predicate on the "successor" field.
+func SuccessorContains(v string) predicate.GrantRefreshToken {
+	return predicate.GrantRefreshToken(sql.FieldContains(FieldSuccessor, v))
+}
+
+// SuccessorHasPrefix applies the HasPrefix predicate on the "successor" field.
+func SuccessorHasPrefix(v string) predicate.GrantRefreshToken {
+	return predicate.GrantRefreshToken(sql.FieldHasPrefix(FieldSuccessor, v))
+}
+
+// SuccessorHasSuffix applies the HasSuffix predicate on the "successor" field.
+func SuccessorHasSuffix(v string) predicate.GrantRefreshToken {
+	return predicate.GrantRefreshToken(sql.FieldHasSuffix(FieldSuccessor, v))
+}
+
+// SuccessorIsNil applies the IsNil predicate on the "successor" field.
+func SuccessorIsNil() predicate.GrantRefreshToken {
+	return predicate.GrantRefreshToken(sql.FieldIsNull(FieldSuccessor))
+}
+
+// SuccessorNotNil applies the NotNil predicate on the "successor" field.
+func SuccessorNotNil() predicate.GrantRefreshToken {
+	return predicate.GrantRefreshToken(sql.FieldNotNull(FieldSuccessor))
+}
+
+// SuccessorEqualFold applies the EqualFold predicate on the "successor" field.
+func SuccessorEqualFold(v string) predicate.GrantRefreshToken {
+	return predicate.GrantRefreshToken(sql.FieldEqualFold(FieldSuccessor, v))
+}
+
+// SuccessorContainsFold applies the ContainsFold predicate on the "successor" field.
+func SuccessorContainsFold(v string) predicate.GrantRefreshToken {
+	return predicate.GrantRefreshToken(sql.FieldContainsFold(FieldSuccessor, v))
 }
 
 // And groups predicates with the AND operator between them.

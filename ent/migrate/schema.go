@@ -143,6 +143,7 @@ var (
 		{Name: "expires_at", Type: field.TypeTime},
 		{Name: "family_expires_at", Type: field.TypeTime},
 		{Name: "rotated_at", Type: field.TypeTime, Nullable: true},
+		{Name: "successor", Type: field.TypeString, Nullable: true},
 	}
 	// GrantRefreshTokensTable holds the schema information for the "grant_refresh_tokens" table.
 	GrantRefreshTokensTable = &schema.Table{
@@ -263,6 +264,7 @@ var (
 		{Name: "client_id", Type: field.TypeString},
 		{Name: "client_name", Type: field.TypeString},
 		{Name: "client_host", Type: field.TypeString},
+		{Name: "client_uri", Type: field.TypeString, Nullable: true},
 		{Name: "redirect_uri", Type: field.TypeString},
 		{Name: "state", Type: field.TypeString},
 		{Name: "code_challenge", Type: field.TypeString},
@@ -271,6 +273,8 @@ var (
 		{Name: "project_id", Type: field.TypeString},
 		{Name: "expires_at", Type: field.TypeTime},
 		{Name: "decided_at", Type: field.TypeTime, Nullable: true},
+		{Name: "browser", Type: field.TypeBytes, Nullable: true},
+		{Name: "session_handle", Type: field.TypeString, Nullable: true},
 	}
 	// OauthAuthorizationsTable holds the schema information for the "oauth_authorizations" table.
 	OauthAuthorizationsTable = &schema.Table{
@@ -287,6 +291,7 @@ var (
 		{Name: "application_type", Type: field.TypeString},
 		{Name: "grant_types", Type: field.TypeJSON},
 		{Name: "client_uri", Type: field.TypeString, Nullable: true},
+		{Name: "last_used_at", Type: field.TypeTime, Nullable: true},
 	}
 	// OauthClientsTable holds the schema information for the "oauth_clients" table.
 	OauthClientsTable = &schema.Table{

@@ -21,6 +21,8 @@ const (
 	FieldClientName = "client_name"
 	// FieldClientHost holds the string denoting the client_host field in the database.
 	FieldClientHost = "client_host"
+	// FieldClientURI holds the string denoting the client_uri field in the database.
+	FieldClientURI = "client_uri"
 	// FieldRedirectURI holds the string denoting the redirect_uri field in the database.
 	FieldRedirectURI = "redirect_uri"
 	// FieldState holds the string denoting the state field in the database.
@@ -37,6 +39,10 @@ const (
 	FieldExpiresAt = "expires_at"
 	// FieldDecidedAt holds the string denoting the decided_at field in the database.
 	FieldDecidedAt = "decided_at"
+	// FieldBrowser holds the string denoting the browser field in the database.
+	FieldBrowser = "browser"
+	// FieldSessionHandle holds the string denoting the session_handle field in the database.
+	FieldSessionHandle = "session_handle"
 	// Table holds the table name of the oauthauthorization in the database.
 	Table = "oauth_authorizations"
 )
@@ -48,6 +54,7 @@ var Columns = []string{
 	FieldClientID,
 	FieldClientName,
 	FieldClientHost,
+	FieldClientURI,
 	FieldRedirectURI,
 	FieldState,
 	FieldCodeChallenge,
@@ -56,6 +63,8 @@ var Columns = []string{
 	FieldProjectID,
 	FieldExpiresAt,
 	FieldDecidedAt,
+	FieldBrowser,
+	FieldSessionHandle,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -111,6 +120,11 @@ func ByClientHost(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldClientHost, opts...).ToFunc()
 }
 
+// ByClientURI orders the results by the client_uri field.
+func ByClientURI(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldClientURI, opts...).ToFunc()
+}
+
 // ByRedirectURI orders the results by the redirect_uri field.
 func ByRedirectURI(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldRedirectURI, opts...).ToFunc()
@@ -139,4 +153,9 @@ func ByExpiresAt(opts ...sql.OrderTermOption) OrderOption {
 // ByDecidedAt orders the results by the decided_at field.
 func ByDecidedAt(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldDecidedAt, opts...).ToFunc()
+}
+
+// BySessionHandle orders the results by the session_handle field.
+func BySessionHandle(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldSessionHandle, opts...).ToFunc()
 }

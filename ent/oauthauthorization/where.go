@@ -84,6 +84,11 @@ func ClientHost(v string) predicate.OAuthAuthorization {
 	return predicate.OAuthAuthorization(sql.FieldEQ(FieldClientHost, v))
 }
 
+// ClientURI applies equality check predicate on the "client_uri" field. It's identical to ClientURIEQ.
+func ClientURI(v string) predicate.OAuthAuthorization {
+	return predicate.OAuthAuthorization(sql.FieldEQ(FieldClientURI, v))
+}
+
 // RedirectURI applies equality check predicate on the "redirect_uri" field. It's identical to RedirectURIEQ.
 func RedirectURI(v string) predicate.OAuthAuthorization {
 	return predicate.OAuthAuthorization(sql.FieldEQ(FieldRedirectURI, v))
@@ -112,6 +117,16 @@ func ExpiresAt(v time.Time) predicate.OAuthAuthorization {
 // DecidedAt applies equality check predicate on the "decided_at" field. It's identical to DecidedAtEQ.
 func DecidedAt(v time.Time) predicate.OAuthAuthorization {
 	return predicate.OAuthAuthorization(sql.FieldEQ(FieldDecidedAt, v))
+}
+
+// Browser applies equality check predicate on the "browser" field. It's identical to BrowserEQ.
+func Browser(v []byte) predicate.OAuthAuthorization {
+	return predicate.OAuthAuthorization(sql.FieldEQ(FieldBrowser, v))
+}
+
+// SessionHandle applies equality check predicate on the "session_handle" field. It's identical to SessionHandleEQ.
+func SessionHandle(v string) predicate.OAuthAuthorization {
+	return predicate.OAuthAuthorization(sql.FieldEQ(FieldSessionHandle, v))
 }
 
 // CreatedAtEQ applies the EQ predicate on the "created_at" field.
@@ -347,6 +362,81 @@ func ClientHostEqualFold(v string) predicate.OAuthAuthorization {
 // ClientHostContainsFold applies the ContainsFold predicate on the "client_host" field.
 func ClientHostContainsFold(v string) predicate.OAuthAuthorization {
 	return predicate.OAuthAuthorization(sql.FieldContainsFold(FieldClientHost, v))
+}
+
+// ClientURIEQ applies the EQ predicate on the "client_uri" field.
+func ClientURIEQ(v string) predicate.OAuthAuthorization {
+	return predicate.OAuthAuthorization(sql.FieldEQ(FieldClientURI, v))
+}
+
+// ClientURINEQ applies the NEQ predicate on the "client_uri" field.
+func ClientURINEQ(v string) predicate.OAuthAuthorization {
+	return predicate.OAuthAuthorization(sql.FieldNEQ(FieldClientURI, v))
+}
+
+// ClientURIIn applies the In predicate on the "client_uri" field.
+func ClientURIIn(vs ...string) predicate.OAuthAuthorization {
+	return predicate.OAuthAuthorization(sql.FieldIn(FieldClientURI, vs...))
+}
+
+// ClientURINotIn applies the NotIn predicate on the "client_uri" field.
+func ClientURINotIn(vs ...string) predicate.OAuthAuthorization {
+	return predicate.OAuthAuthorization(sql.FieldNotIn(FieldClientURI, vs...))
+}
+
+// ClientURIGT applies the GT predicate on the "client_uri" field.
+func ClientURIGT(v string) predicate.OAuthAuthorization {
+	return predicate.OAuthAuthorization(sql.FieldGT(FieldClientURI, v))
+}
+
+// ClientURIGTE applies the GTE predicate on the "client_uri" field.
+func ClientURIGTE(v string) predicate.OAuthAuthorization {
+	return predicate.OAuthAuthorization(sql.FieldGTE(FieldClientURI, v))
+}
+
+// ClientURILT applies the LT predicate on the "client_uri" field.
+func ClientURILT(v string) predicate.OAuthAuthorization {
+	return predicate.OAuthAuthorization(sql.FieldLT(FieldClientURI, v))
+}
+
+// ClientURILTE applies the LTE predicate on the "client_uri" field.
+func ClientURILTE(v string) predicate.OAuthAuthorization {
+	return predicate.OAuthAuthorization(sql.FieldLTE(FieldClientURI, v))
+}
+
+// ClientURIContains applies the Contains predicate on the "client_uri" field.
+func ClientURIContains(v string) predicate.OAuthAuthorization {
+	return predicate.OAuthAuthorization(sql.FieldContains(FieldClientURI, v))
+}
+
+// ClientURIHasPrefix applies the HasPrefix predicate on the "client_uri" field.
+func ClientURIHasPrefix(v string) predicate.OAuthAuthorization {
+	return predicate.OAuthAuthorization(sql.FieldHasPrefix(FieldClientURI, v))
+}
+
+// ClientURIHasSuffix applies the HasSuffix predicate on the "client_uri" field.
+func ClientURIHasSuffix(v string) predicate.OAuthAuthorization {
+	return predicate.OAuthAuthorization(sql.FieldHasSuffix(FieldClientURI, v))
+}
+
+// ClientURIIsNil applies the IsNil predicate on the "client_uri" field.
+func ClientURIIsNil() predicate.OAuthAuthorization {
+	return predicate.OAuthAuthorization(sql.FieldIsNull(FieldClientURI))
+}
+
+// ClientURINotNil applies the NotNil predicate on the "client_uri" field.
+func ClientURINotNil() predicate.OAuthAuthorization {
+	return predicate.OAuthAuthorization(sql.FieldNotNull(FieldClientURI))
+}
+
+// ClientURIEqualFold applies the EqualFold predicate on the "client_uri" field.
+func ClientURIEqualFold(v string) predicate.OAuthAuthorization {
+	return predicate.OAuthAuthorization(sql.FieldEqualFold(FieldClientURI, v))
+}
+
+// ClientURIContainsFold applies the ContainsFold predicate on the "client_uri" field.
+func ClientURIContainsFold(v string) predicate.OAuthAuthorization {
+	return predicate.OAuthAuthorization(sql.FieldContainsFold(FieldClientURI, v))
 }
 
 // RedirectURIEQ applies the EQ predicate on the "redirect_uri" field.
@@ -697,6 +787,131 @@ func DecidedAtIsNil() predicate.OAuthAuthorization {
 // DecidedAtNotNil applies the NotNil predicate on the "decided_at" field.
 func DecidedAtNotNil() predicate.OAuthAuthorization {
 	return predicate.OAuthAuthorization(sql.FieldNotNull(FieldDecidedAt))
+}
+
+// BrowserEQ applies the EQ predicate on the "browser" field.
+func BrowserEQ(v []byte) predicate.OAuthAuthorization {
+	return predicate.OAuthAuthorization(sql.FieldEQ(FieldBrowser, v))
+}
+
+// BrowserNEQ applies the NEQ predicate on the "browser" field.
+func BrowserNEQ(v []byte) predicate.OAuthAuthorization {
+	return predicate.OAuthAuthorization(sql.FieldNEQ(FieldBrowser, v))
+}
+
+// BrowserIn applies the In predicate on the "browser" field.
+func BrowserIn(vs ...[]byte) predicate.OAuthAuthorization {
+	return predicate.OAuthAuthorization(sql.FieldIn(FieldBrowser, vs...))
+}
+
+// BrowserNotIn applies the NotIn predicate on the "browser" field.
+func BrowserNotIn(vs ...[]byte) predicate.OAuthAuthorization {
+	return predicate.OAuthAuthorization(sql.FieldNotIn(FieldBrowser, vs...))
+}
+
+// BrowserGT applies the GT predicate on the "browser" field.
+func BrowserGT(v []byte) predicate.OAuthAuthorization {
+	return predicate.OAuthAuthorization(sql.FieldGT(FieldBrowser, v))
+}
+
+// BrowserGTE applies the GTE predicate on the "browser" field.
+func BrowserGTE(v []byte) predicate.OAuthAuthorization {
+	return predicate.OAuthAuthorization(sql.FieldGTE(FieldBrowser, v))
+}
+
+// BrowserLT applies the LT predicate on the "browser" field.
+func BrowserLT(v []byte) predicate.OAuthAuthorization {
+	return predicate.OAuthAuthorization(sql.FieldLT(FieldBrowser, v))
+}
+
+// BrowserLTE applies the LTE predicate on the "browser" field.
+func BrowserLTE(v []byte) predicate.OAuthAuthorization {
+	return predicate.OAuthAuthorization(sql.FieldLTE(FieldBrowser, v))
+}
+
+// BrowserIsNil applies the IsNil predicate on the "browser" field.
+func BrowserIsNil() predicate.OAuthAuthorization {
+	return predicate.OAuthAuthorization(sql.FieldIsNull(FieldBrowser))
+}
+
+// BrowserNotNil applies the NotNil predicate on the "browser" field.
+func BrowserNotNil() predicate.OAuthAuthorization {
+	return predicate.OAuthAuthorization(sql.FieldNotNull(FieldBrowser))
+}
+
+// SessionHandleEQ applies the EQ predicate on the "session_handle" field.
+func SessionHandleEQ(v string) predicate.OAuthAuthorization {
+	return predicate.OAuthAuthorization(sql.FieldEQ(FieldSessionHandle, v))
+}
+
+// SessionHandleNEQ applies the NEQ predicate on the "session_handle" field.
+func SessionHandleNEQ(v string) predicate.OAuthAuthorization {
+	return predicate.OAuthAuthorization(sql.FieldNEQ(FieldSessionHandle, v))
+}
+
+// SessionHandleIn applies the In predicate on the "session_handle" field.
+func SessionHandleIn(vs ...string) predicate.OAuthAuthorization {
+	return predicate.OAuthAuthorization(sql.FieldIn(FieldSessionHandle, vs...))
+}
+
+// SessionHandleNotIn applies the NotIn predicate on the "session_handle" field.
+func SessionHandleNotIn(vs ...string) predicate.OAuthAuthorization {
+	return predicate.OAuthAuthorization(sql.FieldNotIn(FieldSessionHandle, vs...))
+}
+
+// SessionHandleGT applies the GT predicate on the "session_handle" field.
+func SessionHandleGT(v string) predicate.OAuthAuthorization {
+	return predicate.OAuthAuthorization(sql.FieldGT(FieldSessionHandle, v))
+}
+
+// SessionHandleGTE applies the GTE predicate on the "session_handle" field.
+func SessionHandleGTE(v string) predicate.OAuthAuthorization {
+	return predicate.OAuthAuthorization(sql.FieldGTE(FieldSessionHandle, v))
+}
+
+// SessionHandleLT applies the LT predicate on the "session_handle" field.
+func SessionHandleLT(v string) predicate.OAuthAuthorization {
+	return predicate.OAuthAuthorization(sql.FieldLT(FieldSessionHandle, v))
+}
+
+// SessionHandleLTE applies the LTE predicate on the "session_handle" field.
+func SessionHandleLTE(v string) predicate.OAuthAuthorization {
+	return predicate.OAuthAuthorization(sql.FieldLTE(FieldSessionHandle, v))
+}
+
+// SessionHandleContains applies the Contains predicate on the "session_handle" field.
+func SessionHandleContains(v string) predicate.OAuthAuthorization {
+	return predicate.OAuthAuthorization(sql.FieldContains(FieldSessionHandle, v))
+}
+
+// SessionHandleHasPrefix applies the HasPrefix predicate on the "session_handle" field.
+func SessionHandleHasPrefix(v string) predicate.OAuthAuthorization {
+	return predicate.OAuthAuthorization(sql.FieldHasPrefix(FieldSessionHandle, v))
+}
+
+// SessionHandleHasSuffix applies the HasSuffix predicate on the "session_handle" field.
+func SessionHandleHasSuffix(v string) predicate.OAuthAuthorization {
+	return predicate.OAuthAuthorization(sql.FieldHasSuffix(FieldSessionHandle, v))
+}
+
+// SessionHandleIsNil applies the IsNil predicate on the "session_handle" field.
+func SessionHandleIsNil() predicate.OAuthAuthorization {
+	return predicate.OAuthAuthorization(sql.FieldIsNull(FieldSessionHandle))
+}
+
+// SessionHandleNotNil applies the NotNil predicate on the "session_handle" field.
+func SessionHandleNotNil() predicate.OAuthAuthorization {
+	return predicate.OAuthAuthorization(sql.FieldNotNull(FieldSessionHandle))
+}
+
+// SessionHandleEqualFold applies the EqualFold predicate on the "session_handle" field.
+func SessionHandleEqualFold(v string) predicate.OAuthAuthorization {
+	return predicate.OAuthAuthorization(sql.FieldEqualFold(FieldSessionHandle, v))
+}
+
+// SessionHandleContainsFold applies the ContainsFold predicate on the "session_handle" field.
+func SessionHandleContainsFold(v string) predicate.OAuthAuthorization {
+	return predicate.OAuthAuthorization(sql.FieldContainsFold(FieldSessionHandle, v))
 }
 
 // And groups predicates with the AND operator between them.

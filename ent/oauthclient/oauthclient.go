@@ -25,6 +25,8 @@ const (
 	FieldGrantTypes = "grant_types"
 	// FieldClientURI holds the string denoting the client_uri field in the database.
 	FieldClientURI = "client_uri"
+	// FieldLastUsedAt holds the string denoting the last_used_at field in the database.
+	FieldLastUsedAt = "last_used_at"
 	// Table holds the table name of the oauthclient in the database.
 	Table = "oauth_clients"
 )
@@ -38,6 +40,7 @@ var Columns = []string{
 	FieldApplicationType,
 	FieldGrantTypes,
 	FieldClientURI,
+	FieldLastUsedAt,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -85,4 +88,9 @@ func ByApplicationType(opts ...sql.OrderTermOption) OrderOption {
 // ByClientURI orders the results by the client_uri field.
 func ByClientURI(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldClientURI, opts...).ToFunc()
+}
+
+// ByLastUsedAt orders the results by the last_used_at field.
+func ByLastUsedAt(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldLastUsedAt, opts...).ToFunc()
 }

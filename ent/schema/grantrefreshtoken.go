@@ -28,6 +28,11 @@ func (GrantRefreshToken) Fields() []ent.Field {
 		field.Time("expires_at").Immutable(),
 		field.Time("family_expires_at").Immutable(),
 		field.Time("rotated_at").Optional().Nillable(),
+		// successor is the answer its rotation gave, sealed under the master key: a
+		// racing second refresh by the same client within the grace gets the same pair
+		// (SPEC §9b) instead of ending the grant. Cleared by the pruner after the grace, so
+		// keys reseal need not know it.
+		field.String("successor").Optional().Nillable().Sensitive(),
 	}
 }
 

@@ -20,7 +20,10 @@ func (OAuthAuthorization) Fields() []ent.Field {
 	return []ent.Field{
 		field.String("client_id").Immutable().NotEmpty(),
 		field.String("client_name").Immutable(),
+		// client_host is the verified host the consent screen shows large: the redirect
+		// URI's (SPEC §9b), in IDNA ASCII. client_uri is only what the client claims.
 		field.String("client_host").Immutable(),
+		field.String("client_uri").Optional().Immutable(),
 		field.String("redirect_uri").Immutable().NotEmpty(),
 		field.String("state").Immutable(),
 		field.String("code_challenge").Immutable().NotEmpty(),
@@ -31,5 +34,10 @@ func (OAuthAuthorization) Fields() []ent.Field {
 		field.String("project_id").Immutable(),
 		field.Time("expires_at").Immutable(),
 		field.Time("decided_at").Optional().Nillable(),
+		// browser is the digest of the cookie set on the browser that opened the request,
+		// and session_handle the session that first viewed it (SPEC §9b): nobody else
+		// may see or decide it.
+		field.Bytes("browser").Optional().Immutable(),
+		field.String("session_handle").Optional().Nillable(),
 	}
 }

@@ -23,5 +23,8 @@ func (OAuthClient) Fields() []ent.Field {
 		field.String("application_type").Immutable(),
 		field.JSON("grant_types", []string{}).Immutable(),
 		field.String("client_uri").Optional().Immutable(),
+		// last_used_at is when a code was last issued to it: clients unused for 30 days,
+		// with no live grant, are pruned (SPEC §9b).
+		field.Time("last_used_at").Optional().Nillable(),
 	}
 }

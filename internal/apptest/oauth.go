@@ -138,8 +138,13 @@ func (a *App) ConnectApp(t testing.TB, admin *Session, project, resource string)
 		t.Fatalf("authorize answered %d, Location %q", res.StatusCode, res.Header.Get("Location"))
 	}
 	path := "/v1/oauth/authorizations/" + loc.Query().Get("request")
-	app.CSRF = a.Get(path, "Authorization", "Bearer "+admin.AccessToken).Expect(t, 200, nil)["csrfToken"].(string)
-	to := a.Do(Req{Method: http.MethodPost, Path: path, Header: admin.Bearer(), Body: map[string]any{"decision": "approve", "csrfToken": app.CSRF, "projectId": project}}).
+	// The consent page runs in the browser that opened the request: it carries the mark.
+	browser := admin.Bearer()
+	for _, c := range res.Cookies() {
+		browser["Cookie"] = c.Name + "=" + c.Value
+	}
+	app.CSRF = a.Do(Req{Path: path, Header: browser}).Expect(t, 200, nil)["csrfToken"].(string)
+	to := a.Do(Req{Method: http.MethodPost, Path: path, Header: browser, Body: map[string]any{"decision": "approve", "csrfToken": app.CSRF, "projectId": project}}).
 		Expect(t, 200, nil)["redirectTo"].(string)
 	back, _ := url.Parse(to)
 	app.Code = back.Query().Get("code")

@@ -359,7 +359,7 @@ func (h *handler) changePassword(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	err = h.recovery.ChangePassword(c.UserContext(), p.UserID, p.SessionHandle, current, password)
+	err = h.recovery.ChangePassword(c.UserContext(), p.UserID, p.SessionHandle, current, password, httpserver.Origin(c))
 	if !errors.Is(err, errInvalidCredentials) {
 		refund(c.UserContext())
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/authcore/authcore/platform/identity"
 	"github.com/authcore/authcore/platform/invalidation"
 	"github.com/authcore/authcore/platform/mail"
+	"github.com/authcore/authcore/platform/oauth"
 	"github.com/authcore/authcore/platform/ratelimit"
 	"github.com/authcore/authcore/platform/secret"
 )
@@ -77,9 +78,11 @@ type recoveryParams struct {
 	Bus      invalidation.Bus
 	Log      *slog.Logger
 	Config   config.Config
+	// Grants ends a user's OAuth grants when the password changes (SPEC §9b).
+	Grants oauth.GrantEnder `optional:"true"`
 }
 
 func newRecovery(p recoveryParams) *Recovery {
 	return &Recovery{users: p.Users, ent: p.Ent, clock: p.Clock, sessions: p.Sessions, tenants: p.Tenants, mail: p.Mail,
-		audit: p.Audit, bus: p.Bus, log: p.Log, self: p.Config.SelfURL()}
+		audit: p.Audit, bus: p.Bus, log: p.Log, self: p.Config.SelfURL(), grants: p.Grants}
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/authcore/authcore/platform/identity"
 	"github.com/authcore/authcore/platform/invalidation"
 	"github.com/authcore/authcore/platform/mail"
+	"github.com/authcore/authcore/platform/oauth"
 	"github.com/authcore/authcore/platform/secret"
 )
 
@@ -62,7 +63,18 @@ type Recovery struct {
 	bus      invalidation.Bus
 	log      *slog.Logger
 	// self is the server's own URL (config.SelfURL): mailed links never follow a request's Host.
-	self string
+	self   string
+	grants oauth.GrantEnder // nil without grants
+}
+
+// endGrants ends every OAuth grant of the user in tx: a new password means the old one
+// may have been known to someone, who may have approved apps with it (SPEC §9b).
+func (r *Recovery) endGrants(ctx context.Context, tx *ent.Tx, userID, reason string, origin audit.Origin) error {
+	if r.grants == nil {
+		return nil
+	}
+	_, err := r.grants.EndGrants(ctx, tx, oauth.GrantsOf{UserID: userID}, oauth.GrantEnding{ActorID: &userID, Reason: reason, Origin: origin})
+	return err
 }
 
 // Configured reports whether the flows that send mail can run.
@@ -130,9 +142,11 @@ func (r *Recovery) Reset(ctx context.Context, token, password string, origin aud
 			SetUsedAt(r.clock.Now()).Exec(ctx); err != nil {
 			return err
 		}
-		_, err = r.audit.Record(ctx, tx, audit.Event{ActorID: &u.ID, ProjectID: u.TenantID, Action: "user.password_reset",
-			Metadata: map[string]any{"userId": u.ID}, Origin: origin})
-		return err
+		if _, err = r.audit.Record(ctx, tx, audit.Event{ActorID: &u.ID, ProjectID: u.TenantID, Action: "user.password_reset",
+			Metadata: map[string]any{"userId": u.ID}, Origin: origin}); err != nil {
+			return err
+		}
+		return r.endGrants(ctx, tx, u.ID, "password_reset", origin)
 	})
 	if err != nil {
 		return err
@@ -143,7 +157,7 @@ func (r *Recovery) Reset(ctx context.Context, token, password string, origin aud
 
 // ChangePassword sets a new password for a signed-in user who knows the current one, and
 // revokes the user's other sessions (keeping keep, the one making the request).
-func (r *Recovery) ChangePassword(ctx context.Context, userID, keep, current, password string) error {
+func (r *Recovery) ChangePassword(ctx context.Context, userID, keep, current, password string, origin audit.Origin) error {
 	if reason := checkPassword(password); reason != "" {
 		return apperr.Validation(apperr.Issue{Field: "password", Reason: reason})
 	}
@@ -162,7 +176,12 @@ func (r *Recovery) ChangePassword(ctx context.Context, userID, keep, current, pa
 	if err != nil {
 		return err
 	}
-	if err := r.ent.User.UpdateOneID(userID).SetPasswordHash(hash).Exec(ctx); err != nil {
+	if err := database.WithTx(ctx, r.ent, func(tx *ent.Tx) error {
+		if err := tx.User.UpdateOneID(userID).SetPasswordHash(hash).Exec(ctx); err != nil {
+			return err
+		}
+		return r.endGrants(ctx, tx, userID, "password_change", origin)
+	}); err != nil {
 		return err
 	}
 	_, err = r.sessions.RevokeUser(ctx, userID, keep)

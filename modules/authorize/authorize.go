@@ -2,6 +2,7 @@ package authorize
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/authcore/authcore/ent"
 	"github.com/authcore/authcore/ent/oauthauthorization"
+	"github.com/authcore/authcore/ent/oauthclient"
 	"github.com/authcore/authcore/ent/oauthgrant"
 	"github.com/authcore/authcore/platform/apperr"
 	"github.com/authcore/authcore/platform/database"
@@ -52,6 +54,13 @@ func (h *handler) authorize(c *fiber.Ctx) error {
 	clientID := q.Get("client_id")
 	if clientID == "" {
 		return h.page(c, "The authorization request names no client (client_id is missing).")
+	}
+	// Resolving a client may fetch its metadata document from anywhere, and parking a
+	// request writes a row, for anyone who asks: both spend the address's sign-in budget
+	// first (SPEC §9b). Past it the person sees so; the client is not yet known good, so
+	// nothing goes back to it.
+	if err := h.limits.Attempts.Take(httpserver.ClientIP(c)); err != nil {
+		return h.page(c, "Too many authorization requests came from your address; wait a minute and try again.")
 	}
 	cl, err := h.clients.resolve(c.UserContext(), clientID)
 	if err != nil {
@@ -107,23 +116,73 @@ func (h *handler) authorize(c *fiber.Ctx) error {
 			}
 		}
 	}
+	// The host shown large is where the code will go: the redirect URI's (SPEC §9b).
+	host := hostOf(redirect)
 	name := cl.Name
 	if name == "" {
-		name = cl.Host
+		name = host
 	}
-	// Parking a request writes a row for anyone who asks: it spends the address's sign-in
-	// budget, and rows expire in ten minutes. Past it the client hears so (RFC 6749 §4.1.2.1).
-	if err := h.limits.Attempts.Take(httpserver.ClientIP(c)); err != nil {
-		return back("temporarily_unavailable", "too many authorization requests from this address; retry later")
+	browser, err := h.browserOf(c)
+	if err != nil {
+		return err
 	}
-	row, err := h.ent.OAuthAuthorization.Create().SetClientID(cl.ID).SetClientName(name).SetClientHost(cl.Host).
-		SetRedirectURI(redirect).SetState(q.Get("state")).SetCodeChallenge(q.Get("code_challenge")).
-		SetScopes(nonNil(scopes)).SetResources(nonNil(targets)).SetProjectID(project).
+	row, err := h.ent.OAuthAuthorization.Create().SetClientID(cl.ID).SetClientName(name).SetClientHost(host).
+		SetClientURI(cl.URI).SetRedirectURI(redirect).SetState(q.Get("state")).SetCodeChallenge(q.Get("code_challenge")).
+		SetScopes(nonNil(scopes)).SetResources(nonNil(targets)).SetProjectID(project).SetBrowser(secret.DigestOf(browser).Bytes()).
 		SetExpiresAt(h.clock.Now().Add(requestTTL)).Save(c.UserContext())
 	if err != nil {
 		return err
 	}
 	return c.Redirect(h.cfg.SelfURL()+ConsentPath+"?request="+row.ID, http.StatusFound)
+}
+
+// browserCookie marks the browser that opened authorization requests (SPEC §9b): only
+// that browser is shown them. Scoped to the consent API's path, HttpOnly, as long as a
+// request lives.
+const browserCookie = "ac_authz"
+
+// browserOf is the browser's mark: the one it already carries, so that one browser may
+// hold several requests at once, or a new one set on this answer.
+func (h *handler) browserOf(c *fiber.Ctx) (string, error) {
+	v := strings.Clone(c.Cookies(browserCookie))
+	if len(v) != browserMarkLen { // only its digest is kept: what it holds does not matter
+		var err error
+		if v, err = secret.RandomString(browserMarkLen, ""); err != nil {
+			return "", err
+		}
+	}
+	c.Cookie(&fiber.Cookie{Name: browserCookie, Value: v, Path: requestsPath, MaxAge: int(requestTTL.Seconds()),
+		HTTPOnly: true, SameSite: fiber.CookieSameSiteLaxMode, Secure: !h.cfg.InsecureCookies})
+	return v, nil
+}
+
+const browserMarkLen = 32 // base62: 190 bits
+
+// requestsPath is where the consent page reads and decides requests.
+const requestsPath = "/v1/oauth/authorizations"
+
+// idHostOf is the host of a metadata document client's URL when it is not host, the
+// redirect URI's: the consent screen then names both. "" for anything else.
+func idHostOf(clientID, host string) string {
+	if !strings.HasPrefix(clientID, "https://") {
+		return ""
+	}
+	u, err := url.Parse(clientID)
+	if err != nil {
+		return ""
+	}
+	if h := displayHost(u); h != host {
+		return h
+	}
+	return ""
+}
+
+// nullable is s, or JSON null when empty.
+func nullable(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
 }
 
 // backTo is redirect with the answer's parameters added to its own query, and iss.
@@ -144,8 +203,13 @@ func (h *handler) backTo(redirect string, params url.Values) string {
 var errRequestGone = apperr.New(apperr.KindNotFound, "authorization_not_found",
 	"this authorization request expired or was answered already; start again from the application")
 
-// pending reads an undecided, unexpired authorization request.
-func (h *handler) pending(ctx context.Context, id string) (*ent.OAuthAuthorization, error) {
+// pending reads an undecided, unexpired authorization request for the caller: only the
+// browser that opened it, and only the session that first looked at it there, may see or
+// decide it (SPEC §9b); to anyone else it does not exist. A request id that leaked (a
+// log, a Referer) is no use to another person.
+func (h *handler) pending(c *fiber.Ctx, id string) (*ent.OAuthAuthorization, error) {
+	ctx := c.UserContext()
+	p, _ := guard.PrincipalOf(c)
 	row, err := h.ent.OAuthAuthorization.Get(ctx, id)
 	if ent.IsNotFound(err) {
 		return nil, errRequestGone
@@ -153,7 +217,21 @@ func (h *handler) pending(ctx context.Context, id string) (*ent.OAuthAuthorizati
 	if err != nil {
 		return nil, err
 	}
-	if row.DecidedAt != nil || !h.clock.Now().Before(row.ExpiresAt) {
+	mark := secret.DigestOf(c.Cookies(browserCookie))
+	if row.DecidedAt != nil || !h.clock.Now().Before(row.ExpiresAt) || !secret.Equal(mark.Bytes(), row.Browser) {
+		return nil, errRequestGone
+	}
+	if row.SessionHandle == nil {
+		// The first session wins; a concurrent second one reads who did.
+		if _, err := h.ent.OAuthAuthorization.Update().Where(oauthauthorization.ID(row.ID), oauthauthorization.SessionHandleIsNil()).
+			SetSessionHandle(p.SessionHandle).Save(ctx); err != nil {
+			return nil, err
+		}
+		if row, err = h.ent.OAuthAuthorization.Get(ctx, id); err != nil {
+			return nil, err
+		}
+	}
+	if row.SessionHandle == nil || *row.SessionHandle != p.SessionHandle {
 		return nil, errRequestGone
 	}
 	return row, nil
@@ -183,20 +261,21 @@ type consentView struct {
 // whether they may approve (project admins only) or have approved it already.
 func (h *handler) consent(c *fiber.Ctx) error {
 	p, _ := guard.PrincipalOf(c)
-	row, err := h.pending(c.UserContext(), c.Params("id"))
+	row, err := h.pending(c, c.Params("id"))
 	if err != nil {
 		return err
 	}
 	v := consentView{ID: row.ID, Scopes: nonNil(row.Scopes), Resources: nonNil(row.Resources), CanApprove: true,
 		CSRF: h.csrf(row.ID, p.UserID), ExpiresAt: row.ExpiresAt.UTC().Format(time.RFC3339),
-		Client: fiber.Map{"id": row.ClientID, "name": row.ClientName, "host": row.ClientHost, "redirectUri": row.RedirectURI}}
+		Client: fiber.Map{"id": row.ClientID, "name": row.ClientName, "host": row.ClientHost, "idHost": nullable(idHostOf(row.ClientID, row.ClientHost)),
+			"redirectUri": row.RedirectURI, "clientUri": nullable(row.ClientURI)}}
 	if row.ProjectID != "" {
 		pid := row.ProjectID
 		v.ProjectID = &pid
-		if why, err := h.mayApprove(c.UserContext(), row.ProjectID, p.UserID, row.Scopes); err != nil {
+		if refused, err := h.mayApprove(c.UserContext(), row.ProjectID, p.UserID, row.Scopes); err != nil {
 			return err
-		} else if why != "" {
-			v.CanApprove, v.Reason = false, &why
+		} else if refused != nil {
+			v.CanApprove, v.Reason = false, &refused.Message
 		} else {
 			g, err := h.grants.covering(c.UserContext(), approval{ClientID: row.ClientID, UserID: p.UserID, ProjectID: row.ProjectID, Scopes: row.Scopes, Resources: row.Resources})
 			if err != nil {
@@ -209,29 +288,36 @@ func (h *handler) consent(c *fiber.Ctx) error {
 	return c.JSON(v)
 }
 
-// mayApprove says why the person may not approve scopes for project ("" when they may):
-// only a project admin approves, and only scopes the project's policy allows.
-func (h *handler) mayApprove(ctx context.Context, project, userID string, scopes []string) (string, error) {
+// mayApprove is why the person may not approve scopes for project (nil when they may):
+// the rules of the project's admin routes (SPEC §9b) — an admin, with a second factor
+// where the project requires one — and only scopes the project's policy allows.
+func (h *handler) mayApprove(ctx context.Context, project, userID string, scopes []string) (*apperr.Error, error) {
 	role, ok, err := h.members.Role(ctx, project, userID)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	if !ok {
-		return "You are not a member of the project that registered this resource.", nil
+		return apperr.Forbidden("You are not a member of the project that registered this resource."), nil
 	}
 	if role != identity.RoleAdmin {
-		return "Only a project admin may connect applications; your role on this project is " + role + ".", nil
+		return apperr.Forbidden("Only a project admin may connect applications; your role on this project is " + role + "."), nil
+	}
+	var refused *apperr.Error
+	if err := h.guard.RequireFactor(ctx, project, userID); errors.As(err, &refused) {
+		return refused, nil
+	} else if err != nil {
+		return nil, err
 	}
 	pol, err := h.policies.Policy(ctx, project)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	for _, s := range scopes {
 		if !pol.Allows(s) {
-			return "The project's policy does not allow the scope " + s + ".", nil
+			return apperr.Forbidden("The project's policy does not allow the scope " + s + "."), nil
 		}
 	}
-	return "", nil
+	return nil, nil
 }
 
 var errCSRF = apperr.New(apperr.KindForbidden, "csrf_rejected", "the consent form's token does not match this request and person")
@@ -255,7 +341,7 @@ func (h *handler) decide(c *fiber.Ctx) error {
 		return err
 	}
 	ctx := c.UserContext()
-	row, err := h.pending(ctx, c.Params("id"))
+	row, err := h.pending(c, c.Params("id"))
 	if err != nil {
 		return err
 	}
@@ -269,17 +355,18 @@ func (h *handler) decide(c *fiber.Ctx) error {
 		return apperr.BadRequest("project_fixed", "the resource decides the project: "+project)
 	}
 	if decision == "approve" {
-		// Approving hands an app credentials: it wants a recent authentication (SPEC §17).
-		if err := h.guard.CheckRecent(c); err != nil {
-			return err
-		}
 		if project == "" {
 			return apperr.Validation(apperr.Issue{Field: "projectId", Reason: "required: choose the project to connect the application to"})
 		}
-		if why, err := h.mayApprove(ctx, project, p.UserID, row.Scopes); err != nil {
+		if refused, err := h.mayApprove(ctx, project, p.UserID, row.Scopes); err != nil {
 			return err
-		} else if why != "" {
-			return apperr.Forbidden(why)
+		} else if refused != nil {
+			return refused
+		}
+		// Approving hands an app credentials: it wants a recent authentication, in the
+		// order the project's admin routes check it (SPEC §17, §9b).
+		if err := h.guard.CheckRecent(c); err != nil {
+			return err
 		}
 	}
 	var to string
@@ -309,6 +396,11 @@ func (h *handler) decide(c *fiber.Ctx) error {
 			SetRedirectURI(row.RedirectURI).SetCodeChallenge(row.CodeChallenge).SetScopes(nonNil(row.Scopes)).
 			SetResources(nonNil(row.Resources)).SetExpiresAt(h.clock.Now().Add(codeTTL)).Exec(ctx); err != nil {
 			return err
+		}
+		if strings.HasPrefix(row.ClientID, registeredPrefix) { // in use: not to be pruned
+			if err := tx.OAuthClient.Update().Where(oauthclient.ID(row.ClientID)).SetLastUsedAt(h.clock.Now()).Exec(ctx); err != nil {
+				return err
+			}
 		}
 		to = h.backTo(row.RedirectURI, url.Values{"code": {code}, "state": {row.State}})
 		return nil

@@ -149,10 +149,10 @@ func TestConsentAndCodes(t *testing.T) {
 			return f
 		}
 		consent := func(t *testing.T, s *apptest.Session, id string) map[string]any {
-			return a.Get("/v1/oauth/authorizations/"+id, "Authorization", "Bearer "+s.AccessToken).Expect(t, 200, nil)
+			return consentOf(a, s, id).Expect(t, 200, nil)
 		}
 		decide := func(s *apptest.Session, id string, body map[string]any) *apptest.Response {
-			return a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/oauth/authorizations/" + id, Header: s.Bearer(), Body: body})
+			return decideAs(a, s, id, body)
 		}
 
 		t.Run("deny goes back with access_denied, and the request is gone", func(t *testing.T) {
@@ -164,19 +164,20 @@ func TestConsentAndCodes(t *testing.T) {
 			if q.Get("error") != "access_denied" || q.Get("code") != "" || q.Get("state") != f.state || q.Get("iss") == "" {
 				t.Fatalf("%v", q)
 			}
-			a.Get("/v1/oauth/authorizations/"+id, "Authorization", "Bearer "+w.admin.AccessToken).Expect(t, 404, map[string]any{"code": "authorization_not_found"})
+			consentOf(a, w.admin, id).Expect(t, 404, map[string]any{"code": "authorization_not_found"})
 		})
 		t.Run("a decision without the person's CSRF token is refused", func(t *testing.T) {
 			id := requestOf(t, a, newGood())
 			decide(w.admin, id, map[string]any{"decision": "approve", "csrfToken": "forged"}).Expect(t, 403, map[string]any{"code": "csrf_rejected"})
-			other := a.SignUp(t) // another person's token for the same request does not do either
-			theirs := consent(t, other, id)["csrfToken"]
+			// Another person's token (for their own request) does not do either.
+			other := a.SignUp(t)
+			theirs := consent(t, other, requestOf(t, a, newGood()))["csrfToken"]
 			decide(w.admin, id, map[string]any{"decision": "approve", "csrfToken": theirs}).Expect(t, 403, map[string]any{"code": "csrf_rejected"})
 		})
 		t.Run("bad decision bodies change nothing", func(t *testing.T) {
 			id := requestOf(t, a, newGood())
 			for _, body := range []any{nil, "x", map[string]any{"decision": "maybe", "csrfToken": "x"}, map[string]any{"decision": 1}} {
-				a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/oauth/authorizations/" + id, Header: w.admin.Bearer(), Body: body}).Expect(t, 400, map[string]any{"code": "validation_failed"})
+				decideAs(a, w.admin, id, body).Expect(t, 400, map[string]any{"code": "validation_failed"})
 			}
 			consent(t, w.admin, id) // still pending
 		})
@@ -184,12 +185,13 @@ func TestConsentAndCodes(t *testing.T) {
 			dev := a.SignUp(t)
 			a.AddMember(t, w.admin, w.project, dev, "developer")
 			id := requestOf(t, a, newGood())
-			c := a.Get("/v1/oauth/authorizations/"+id, "Authorization", "Bearer "+dev.AccessToken).Expect(t, 200, map[string]any{"canApprove": false})
+			c := consentOf(a, dev, id).Expect(t, 200, map[string]any{"canApprove": false})
 			if !strings.Contains(c["reason"].(string), "admin") {
 				t.Fatalf("reason %v", c["reason"])
 			}
 			decide(dev, id, map[string]any{"decision": "approve", "csrfToken": c["csrfToken"]}).Expect(t, 403, nil)
 			stranger := a.SignUp(t)
+			id = requestOf(t, a, newGood())
 			c = consent(t, stranger, id)
 			decide(stranger, id, map[string]any{"decision": "approve", "csrfToken": c["csrfToken"]}).Expect(t, 403, nil)
 		})

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"slices"
@@ -18,6 +19,7 @@ import (
 
 	lru "github.com/hashicorp/golang-lru/v2"
 	"github.com/pquerna/cachecontrol/cacheobject"
+	"golang.org/x/net/idna"
 	"golang.org/x/sync/singleflight"
 
 	"github.com/authcore/authcore/ent"
@@ -28,9 +30,10 @@ import (
 // client is a public client as the authorization endpoint and the token endpoint see it:
 // a client metadata document's (SPEC §16 (b)) or a registered one's (c).
 type client struct {
-	ID           string
-	Name         string
-	Host         string // what the consent screen shows: names can lie, hosts cannot
+	ID   string
+	Name string // a claim, as is URI; the hosts of its redirect URIs are facts
+	// URI is client_uri: a claim of the client's, shown as such.
+	URI          string
 	RedirectURIs []string
 }
 
@@ -39,6 +42,11 @@ const (
 	maxDocument    = 5 << 10
 	fetchTimeout   = 5 * time.Second
 	maxDocumentAge = 24 * time.Hour
+	// minDocumentAge is how long an outcome is reused even when the document's caching
+	// headers forbid it (SPEC §9b: at most one fetch per document per cache lifetime per
+	// process): otherwise every request naming a document would reach its server, and
+	// this server would be anyone's request amplifier.
+	minDocumentAge = time.Minute
 	maxClientName  = 200
 	maxRedirects   = 10
 	maxURI         = 2048
@@ -61,8 +69,11 @@ type clients struct {
 	fetching singleflight.Group
 }
 
+// cached is a document's outcome: the client, or why it cannot be used (a fetch that
+// failed is remembered too, so that a document is fetched at most once per minDocumentAge).
 type cached struct {
 	client  client
+	err     error
 	expires time.Time
 }
 
@@ -88,16 +99,7 @@ func (cs *clients) resolve(ctx context.Context, id string) (client, error) {
 		if err != nil {
 			return client{}, err
 		}
-		c := client{ID: row.ID, Name: row.Name, RedirectURIs: row.RedirectUris}
-		if u, err := url.Parse(row.RedirectUris[0]); err == nil {
-			c.Host = u.Host
-		}
-		if row.ClientURI != "" {
-			if u, err := url.Parse(row.ClientURI); err == nil && u.Host != "" {
-				c.Host = u.Host
-			}
-		}
-		return c, nil
+		return client{ID: row.ID, Name: row.Name, URI: row.ClientURI, RedirectURIs: row.RedirectUris}, nil
 	}
 	return client{}, errClient{"client_id must be a registered client's id or the https URL of a client metadata document"}
 }
@@ -106,12 +108,13 @@ func (cs *clients) resolve(ctx context.Context, id string) (client, error) {
 func (cs *clients) document(ctx context.Context, id string) (client, error) {
 	now := cs.clock.Now()
 	if c, ok := cs.cache.Get(id); ok && now.Before(c.expires) {
-		return c.client, nil
+		return c.client, c.err
 	}
 	got, err, _ := cs.fetching.Do(id, func() (any, error) {
 		c, ttl, err := cs.fetch(ctx, id)
-		if err == nil && ttl > 0 {
-			cs.cache.Add(id, cached{client: c, expires: now.Add(ttl)})
+		var why errClient
+		if err == nil || errors.As(err, &why) {
+			cs.cache.Add(id, cached{client: c, err: err, expires: now.Add(max(ttl, minDocumentAge))})
 		}
 		return c, err
 	})
@@ -126,6 +129,7 @@ type metadataDocument struct {
 	ClientID                string   `json:"client_id"`
 	ClientName              string   `json:"client_name"`
 	ClientURI               string   `json:"client_uri"`
+	LogoURI                 string   `json:"logo_uri"`
 	RedirectURIs            []string `json:"redirect_uris"`
 	TokenEndpointAuthMethod string   `json:"token_endpoint_auth_method"`
 }
@@ -178,9 +182,15 @@ func (cs *clients) fetch(ctx context.Context, id string) (client, time.Duration,
 	}
 	name, ok := clientName(doc.ClientName)
 	if !ok {
-		return client{}, 0, errClient{"the client metadata document's client_name is longer than 200 characters or holds control characters"}
+		return client{}, 0, errClient{"the client metadata document's client_name is longer than 200 characters or holds control or format characters"}
 	}
-	return client{ID: id, Name: name, Host: u.Host, RedirectURIs: doc.RedirectURIs}, cacheFor(res, cs.clock.Now()), nil
+	if !claimURI(doc.ClientURI) || !claimURI(doc.LogoURI) {
+		return client{}, 0, errClient{"the client metadata document's client_uri and logo_uri must be https URLs without control or format characters"}
+	}
+	if displayHost(u) == "" { // the consent screen names it: it must be readable as what it is
+		return client{}, 0, errClient{"the client metadata document's host is not a valid host name"}
+	}
+	return client{ID: id, Name: name, URI: doc.ClientURI, RedirectURIs: doc.RedirectURIs}, cacheFor(res, cs.clock.Now()), nil
 }
 
 // cacheFor is how long a fetched document may be reused: what its caching headers say,
@@ -193,12 +203,73 @@ func cacheFor(res *http.Response, now time.Time) time.Duration {
 	return min(expires.Sub(now), maxDocumentAge)
 }
 
-// clientName checks a display name: at most 200 characters, none a control character.
+// clientName checks a display name: at most 200 characters, none a control or a format
+// character (Unicode Cf: U+202E would turn "moc.elgoog" into what reads as google.com).
 func clientName(name string) (string, bool) {
-	if utf8.RuneCountInString(name) > maxClientName || strings.IndexFunc(name, unicode.IsControl) >= 0 {
+	if utf8.RuneCountInString(name) > maxClientName || strings.IndexFunc(name, invisible) >= 0 {
 		return "", false
 	}
 	return name, true
+}
+
+// invisible is a character a person cannot see for what it is: control or format (Cf).
+func invisible(r rune) bool { return unicode.IsControl(r) || unicode.Is(unicode.Cf, r) }
+
+// claimURI checks a URL a client claims for itself (client_uri, logo_uri): absent, or
+// https without invisible characters. It is shown as a claim, never as the client's host.
+func claimURI(raw string) bool {
+	if raw == "" {
+		return true
+	}
+	return len(raw) <= maxURI && strings.IndexFunc(raw, invisible) < 0 && checkRedirectURIs([]string{raw}, "web") == ""
+}
+
+// asciiHost is a host name in IDNA ASCII (punycode), lower-cased, as the consent screen
+// shows it: a look-alike Unicode name shows as the xn-- label it is. IP literals pass as
+// they are; what IDNA's lookup profile refuses is no host at all.
+func asciiHost(host string) (string, bool) {
+	if host == "" || strings.IndexFunc(host, invisible) >= 0 {
+		return "", false
+	}
+	if ip := net.ParseIP(host); ip != nil {
+		return ip.String(), true
+	}
+	ascii, err := idna.Lookup.ToASCII(strings.TrimSuffix(host, "."))
+	if err != nil || ascii == "" {
+		return "", false
+	}
+	return strings.ToLower(ascii), true
+}
+
+// hostOf is where a redirect URI sends the code, as the consent screen shows it: its
+// host in IDNA ASCII with any port that is not the scheme's default, or for a native
+// app's private-use scheme (RFC 8252 §7.1) the scheme, the only name such a URI has.
+// Redirect URIs were checked at registration: they parse.
+func hostOf(redirect string) string {
+	u, err := url.Parse(redirect)
+	if err != nil {
+		return ""
+	}
+	if u.Host == "" {
+		return strings.ToLower(u.Scheme) + ":"
+	}
+	return displayHost(u)
+}
+
+// displayHost is u's host as a person should read it: IDNA ASCII, and its port unless it
+// is the scheme's default. "" when it is no valid host.
+func displayHost(u *url.URL) string {
+	h, ok := asciiHost(u.Hostname())
+	if !ok {
+		return ""
+	}
+	if strings.Contains(h, ":") { // an IPv6 literal
+		h = "[" + h + "]"
+	}
+	if p := u.Port(); p != "" && !(p == "443" && strings.EqualFold(u.Scheme, "https")) && !(p == "80" && strings.EqualFold(u.Scheme, "http")) {
+		h += ":" + p
+	}
+	return h
 }
 
 // refusedSchemes could run script or read local files where a browser lands.
@@ -216,9 +287,15 @@ func checkRedirectURIs(uris []string, applicationType string) string {
 		return fmt.Sprintf("must list at most %d redirect URIs", maxRedirects)
 	}
 	for _, raw := range uris {
+		if strings.IndexFunc(raw, invisible) >= 0 {
+			return "must not hold control or format characters"
+		}
 		u, err := url.Parse(raw)
 		if err != nil || len(raw) > maxURI || !u.IsAbs() || u.Fragment != "" || u.User != nil || strings.Contains(raw, "#") {
 			return "must be absolute URIs without a fragment or user info: " + raw
+		}
+		if _, ok := asciiHost(u.Hostname()); u.Host != "" && !ok {
+			return "must name a valid host: " + raw
 		}
 		scheme := strings.ToLower(u.Scheme)
 		if slices.Contains(refusedSchemes, scheme) {

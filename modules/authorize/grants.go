@@ -2,6 +2,7 @@ package authorize
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"time"
 
@@ -14,6 +15,8 @@ import (
 	"github.com/authcore/authcore/platform/credential"
 	"github.com/authcore/authcore/platform/database"
 	"github.com/authcore/authcore/platform/invalidation"
+	"github.com/authcore/authcore/platform/oauth"
+	"github.com/authcore/authcore/platform/resource"
 	"github.com/authcore/authcore/platform/secret"
 )
 
@@ -154,25 +157,79 @@ func (g *grants) revoke(ctx context.Context, id string, e ending) (bool, error) 
 		if err != nil {
 			return err
 		}
-		n, err := tx.OAuthGrant.Update().Where(oauthgrant.ID(id), oauthgrant.RevokedAtIsNil()).SetRevokedAt(g.clock.Now()).Save(ctx)
-		if err != nil || n == 0 {
-			return err
-		}
-		revoked = true
-		action := e.Action
-		if action == "" {
-			action = actionRevoke
-		}
-		md := map[string]any{"grantId": id, "clientId": row.ClientID, "userId": row.UserID, "reason": e.Reason}
-		for k, v := range e.Metadata {
-			md[k] = v
-		}
-		if _, err := g.audit.Record(ctx, tx, audit.Event{ActorID: e.Actor, ProjectID: row.ProjectID, Action: action, Origin: e.Origin, Metadata: md}); err != nil {
-			return err
-		}
-		return g.bus.Publish(ctx, tx, grantTopic, id)
+		revoked, err = g.end(ctx, tx, row, e)
+		return err
 	})
 	return revoked, err
+}
+
+// end revokes row in tx, audited, with its invalidation; false when it was not live.
+func (g *grants) end(ctx context.Context, tx *ent.Tx, row *ent.OAuthGrant, e ending) (bool, error) {
+	n, err := tx.OAuthGrant.Update().Where(oauthgrant.ID(row.ID), oauthgrant.RevokedAtIsNil()).SetRevokedAt(g.clock.Now()).Save(ctx)
+	if err != nil || n == 0 {
+		return false, err
+	}
+	action := e.Action
+	if action == "" {
+		action = actionRevoke
+	}
+	md := map[string]any{"grantId": row.ID, "clientId": row.ClientID, "userId": row.UserID, "reason": e.Reason}
+	for k, v := range e.Metadata {
+		md[k] = v
+	}
+	if _, err := g.audit.Record(ctx, tx, audit.Event{ActorID: e.Actor, ProjectID: row.ProjectID, Action: action, Origin: e.Origin, Metadata: md}); err != nil {
+		return false, err
+	}
+	return true, g.bus.Publish(ctx, tx, grantTopic, row.ID)
+}
+
+var _ oauth.GrantEnder = (*grants)(nil)
+
+// EndGrants is oauth.GrantEnder: the grants a member's removal, a resource's deletion or
+// a new password leaves without what they were approved on (SPEC §9b).
+func (g *grants) EndGrants(ctx context.Context, tx *ent.Tx, of oauth.GrantsOf, e oauth.GrantEnding) (int, error) {
+	if of.ProjectID == "" && of.UserID == "" {
+		return 0, errors.New("authorize: EndGrants needs a project or a user")
+	}
+	q := tx.OAuthGrant.Query().Where(oauthgrant.RevokedAtIsNil())
+	if of.ProjectID != "" {
+		q = q.Where(oauthgrant.ProjectID(of.ProjectID))
+	}
+	if of.UserID != "" {
+		q = q.Where(oauthgrant.UserID(of.UserID))
+	}
+	rows, err := q.All(ctx)
+	if err != nil {
+		return 0, err
+	}
+	ended := 0
+	for _, row := range rows {
+		if of.Resource != "" && !namesResource(row.Resources, of.Resource) {
+			continue
+		}
+		ok, err := g.end(ctx, tx, row, ending{Actor: e.ActorID, Reason: e.Reason, Origin: e.Origin})
+		if err != nil {
+			return ended, err
+		}
+		if ok {
+			ended++
+		}
+	}
+	return ended, nil
+}
+
+// namesResource reports whether a grant's resources hold uri in any spelling.
+func namesResource(resources []string, uri string) bool {
+	want, err := resource.Canonical(uri)
+	if err != nil {
+		return false
+	}
+	for _, r := range resources {
+		if c, err := resource.Canonical(r); err == nil && c == want {
+			return true
+		}
+	}
+	return false
 }
 
 // grantView is a grant as the API shows it.
@@ -181,6 +238,7 @@ type grantView struct {
 	ClientID   string     `json:"clientId"`
 	ClientName string     `json:"clientName"`
 	ClientHost string     `json:"clientHost"`
+	IDHost     *string    `json:"clientIdHost"`
 	UserID     string     `json:"userId"`
 	ProjectID  string     `json:"projectId"`
 	Scopes     []string   `json:"scopes"`
@@ -191,7 +249,7 @@ type grantView struct {
 }
 
 func viewOf(r *ent.OAuthGrant) grantView {
-	v := grantView{ID: r.ID, ClientID: r.ClientID, ClientName: r.ClientName, ClientHost: r.ClientHost, UserID: r.UserID,
+	v := grantView{ID: r.ID, ClientID: r.ClientID, ClientName: r.ClientName, ClientHost: r.ClientHost, IDHost: nullable(idHostOf(r.ClientID, r.ClientHost)), UserID: r.UserID,
 		ProjectID: r.ProjectID, Scopes: nonNil(r.Scopes), Resources: nonNil(r.Resources), CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC()}
 	if r.RevokedAt != nil {
 		t := r.RevokedAt.UTC()

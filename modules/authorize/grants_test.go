@@ -74,7 +74,7 @@ func TestGrantTokens(t *testing.T) {
 		f := newFlow(g.f.clientID, g.f.redirect)
 		f.extra = g.f.extra
 		id := requestOf(t, a, f)
-		a.Get("/v1/oauth/authorizations/"+id, "Authorization", "Bearer "+g.admin.AccessToken).Expect(t, 200, map[string]any{"remembered": true})
+		consentOf(a, g.admin, id).Expect(t, 200, map[string]any{"remembered": true})
 
 		// RFC 7009 with the refresh token ends the grant: both tokens go inactive at once.
 		a.PostForm("/v1/oauth/revoke", url.Values{"token": {g.refresh}}, nil).Expect(t, 200, nil)

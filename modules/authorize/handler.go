@@ -37,7 +37,7 @@ func (h *handler) routes() []httpserver.Route {
 	signedIn := []fiber.Handler{h.guard.Dashboard()}
 	admin := []fiber.Handler{h.guard.Dashboard(), h.guard.ProjectRole(identity.RoleAdmin, guard.FromPath, nil)}
 	const (
-		request = "/v1/oauth/authorizations/:id"
+		request = requestsPath + "/:id"
 		mine    = "/v1/auth-core/oauth/grants"
 		project = "/v1/projects/:id/oauth/grants"
 	)

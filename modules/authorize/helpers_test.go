@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 
 	"golang.org/x/oauth2"
@@ -47,7 +48,8 @@ func authorize(t *testing.T, a *apptest.App, q url.Values) *http.Response {
 	return res
 }
 
-// requestOf is the pending request a good authorization request was parked as.
+// requestOf is the pending request a good authorization request was parked as. The
+// browser mark it set is kept, as the browser that opened it keeps its cookie.
 func requestOf(t *testing.T, a *apptest.App, f *flow) string {
 	t.Helper()
 	res := authorize(t, a, f.query())
@@ -55,7 +57,35 @@ func requestOf(t *testing.T, a *apptest.App, f *flow) string {
 	if res.StatusCode != http.StatusFound || loc == nil || loc.Path != "/console/authorize" || !strings.HasPrefix(loc.Query().Get("request"), "azr_") {
 		t.Fatalf("authorize answered %d, Location %q", res.StatusCode, res.Header.Get("Location"))
 	}
-	return loc.Query().Get("request")
+	id := loc.Query().Get("request")
+	for _, c := range res.Cookies() {
+		if c.Name == "ac_authz" {
+			marks.Store(id, c.Name+"="+c.Value)
+		}
+	}
+	return id
+}
+
+// marks are the browser marks of parked requests, by request id.
+var marks sync.Map
+
+// opener is s's headers from the browser that opened request id.
+func opener(s *apptest.Session, id string) map[string]string {
+	h := s.Bearer()
+	if m, ok := marks.Load(id); ok {
+		h["Cookie"] = m.(string)
+	}
+	return h
+}
+
+// consentOf is the consent page's view of request id for s, from the browser that opened it.
+func consentOf(a *apptest.App, s *apptest.Session, id string) *apptest.Response {
+	return a.Do(apptest.Req{Path: "/v1/oauth/authorizations/" + id, Header: opener(s, id)})
+}
+
+// decideAs posts s's decision on request id from the browser that opened it.
+func decideAs(a *apptest.App, s *apptest.Session, id string, body any) *apptest.Response {
+	return a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/oauth/authorizations/" + id, Header: opener(s, id), Body: body})
 }
 
 // backQuery is the query of where the answer sends the browser back to the client; it
@@ -73,9 +103,8 @@ func backQuery(t *testing.T, f *flow, location string) url.Values {
 func approve(t *testing.T, a *apptest.App, s *apptest.Session, f *flow) string {
 	t.Helper()
 	id := requestOf(t, a, f)
-	c := a.Get("/v1/oauth/authorizations/"+id, "Authorization", "Bearer "+s.AccessToken).Expect(t, 200, map[string]any{"canApprove": true})
-	got := a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/oauth/authorizations/" + id, Header: s.Bearer(),
-		Body: map[string]any{"decision": "approve", "csrfToken": c["csrfToken"]}}).Expect(t, 200, nil)
+	c := consentOf(a, s, id).Expect(t, 200, map[string]any{"canApprove": true})
+	got := decideAs(a, s, id, map[string]any{"decision": "approve", "csrfToken": c["csrfToken"]}).Expect(t, 200, nil)
 	q := backQuery(t, f, got["redirectTo"].(string))
 	if q.Get("state") != f.state || q.Get("iss") == "" || q.Get("code") == "" {
 		t.Fatalf("redirect back %v", q)

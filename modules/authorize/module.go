@@ -31,7 +31,8 @@ import (
 
 // Module serves the routes of SPEC §16 and contributes its grants, kind and metadata.
 var Module = fx.Module("authorize",
-	fx.Provide(newGrants, newService, newHandler, newClientsFrom, startPruner),
+	fx.Provide(newGrants, newService, newHandler, newClientsFrom, startPruner,
+		func(g *grants) oauth.GrantEnder { return g }),
 	fx.Invoke(func(*Pruner) {}), // it runs whether or not anything asks for it
 	metrics.AsCollector(func(s *service) prometheus.Collector { return s.reuse }),
 	oauth.AsGrant(func(s *service) oauth.Grant { return &codeGrant{s} }),
@@ -47,24 +48,34 @@ type service struct {
 	clock  clock.Clock
 	grants *grants
 	signer oauth.Signer
+	keys   *secret.Keyring
 	issued prometheus.Counter
 	reuse  *prometheus.CounterVec
 	usage  usage.Counter
+	// What a grant stands on, re-checked whenever it issues (SPEC §9b).
+	members   identity.Memberships
+	policies  policy.Source
+	resources resource.Registry
 }
 
 type serviceParams struct {
 	fx.In
-	Ent     *ent.Client
-	Clock   clock.Clock
-	Grants  *grants
-	Signer  oauth.Signer
-	Metrics *metrics.Credentials
-	Usage   usage.Counter `optional:"true"`
+	Ent       *ent.Client
+	Clock     clock.Clock
+	Grants    *grants
+	Signer    oauth.Signer
+	Keys      *secret.Keyring
+	Metrics   *metrics.Credentials
+	Usage     usage.Counter `optional:"true"`
+	Members   identity.Memberships
+	Policies  policy.Source
+	Resources resource.Registry
 }
 
 func newService(p serviceParams) *service {
-	return &service{ent: p.Ent, clock: p.Clock, grants: p.Grants, signer: p.Signer,
-		issued: p.Metrics.Issued.WithLabelValues("oauth_grant", ""), reuse: newReuseCounter(), usage: cmp.Or[usage.Counter](p.Usage, usage.Discard)}
+	return &service{ent: p.Ent, clock: p.Clock, grants: p.Grants, signer: p.Signer, keys: p.Keys,
+		issued: p.Metrics.Issued.WithLabelValues("oauth_grant", ""), reuse: newReuseCounter(), usage: cmp.Or[usage.Counter](p.Usage, usage.Discard),
+		members: p.Members, policies: p.Policies, resources: p.Resources}
 }
 
 func newClientsFrom(c *ent.Client, clk clock.Clock, cfg config.Config) (*clients, error) {

@@ -5,12 +5,15 @@ import (
 	"log/slog"
 	"time"
 
+	"entgo.io/ent/dialect/sql"
 	"go.uber.org/fx"
 
 	"github.com/authcore/authcore/ent"
 	"github.com/authcore/authcore/ent/grantrefreshtoken"
 	"github.com/authcore/authcore/ent/oauthauthorization"
+	"github.com/authcore/authcore/ent/oauthclient"
 	"github.com/authcore/authcore/ent/oauthcode"
+	"github.com/authcore/authcore/ent/oauthgrant"
 	"github.com/authcore/authcore/platform/clock"
 	"github.com/authcore/authcore/platform/database"
 )
@@ -20,7 +23,10 @@ const pruneEvery = 10 * time.Minute
 
 // Pruner deletes what can no longer be presented: authorization requests and codes past
 // their expiry (a replayed code is recognised only while it could still be valid, and it
-// could not be once expired), and refresh tokens past their idle or absolute end.
+// could not be once expired), and refresh tokens past their idle or absolute end. It
+// drops the sealed answers rotations keep for the refresh grace once it is over, and
+// registered clients nobody used for clientIdle (SPEC §9b): registration is open to
+// anyone, so its rows must not pile up.
 type Pruner struct {
 	ent   *ent.Client
 	clock clock.Clock
@@ -38,12 +44,33 @@ func (p *Pruner) Prune(ctx context.Context) (int, error) {
 		return a, err
 	}
 	r, err := p.ent.GrantRefreshToken.Delete().Where(grantrefreshtoken.ExpiresAtLT(now)).Exec(ctx)
-	return a + c + r, err
+	if err != nil {
+		return a + c, err
+	}
+	if err := p.ent.GrantRefreshToken.Update().Where(grantrefreshtoken.SuccessorNotNil(), grantrefreshtoken.RotatedAtLT(now.Add(-refreshGrace))).
+		ClearSuccessor().Exec(ctx); err != nil {
+		return a + c + r, err
+	}
+	cut := now.Add(-clientIdle)
+	k, err := p.ent.OAuthClient.Delete().Where(oauthclient.CreatedAtLT(cut),
+		oauthclient.Or(oauthclient.LastUsedAtIsNil(), oauthclient.LastUsedAtLT(cut)), withoutLiveGrant).Exec(ctx)
+	return a + c + r + k, err
+}
+
+// clientIdle is how long a registered client may go without a code before it is pruned,
+// unless a person's grant to it is live.
+const clientIdle = 30 * 24 * time.Hour
+
+// withoutLiveGrant keeps clients that a live grant names.
+func withoutLiveGrant(s *sql.Selector) {
+	g := sql.Table(oauthgrant.Table)
+	s.Where(sql.NotExists(sql.Select(g.C(oauthgrant.FieldID)).From(g).
+		Where(sql.And(sql.ColumnsEQ(g.C(oauthgrant.FieldClientID), s.C(oauthclient.FieldID)), sql.IsNull(g.C(oauthgrant.FieldRevokedAt))))))
 }
 
 func startPruner(lc fx.Lifecycle, c *ent.Client, clk clock.Clock, log *slog.Logger) *Pruner {
 	p := &Pruner{ent: c, clock: clk}
-	database.PruneEvery(lc, log, "expired OAuth authorizations, codes and refresh tokens", pruneEvery, func(ctx context.Context) error {
+	database.PruneEvery(lc, log, "expired OAuth authorizations, codes, refresh tokens and idle clients", pruneEvery, func(ctx context.Context) error {
 		_, err := p.Prune(ctx)
 		return err
 	})

@@ -4,6 +4,8 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/json"
+	"errors"
 	"regexp"
 	"slices"
 	"strings"
@@ -19,6 +21,7 @@ import (
 	"github.com/authcore/authcore/platform/database"
 	"github.com/authcore/authcore/platform/identity"
 	"github.com/authcore/authcore/platform/oauth"
+	"github.com/authcore/authcore/platform/resource"
 	"github.com/authcore/authcore/platform/scope"
 	"github.com/authcore/authcore/platform/secret"
 	"github.com/authcore/authcore/platform/usage"
@@ -131,7 +134,11 @@ func (g *codeGrant) Token(ctx context.Context, r oauth.Request) (oauth.Token, er
 	case refused != nil:
 		return oauth.Token{}, refused
 	}
-	return s.issue(ctx, gs.UserID, gs.ProjectID, code.GrantID, code.ClientID, code.Scopes, audience, refresh)
+	scopes, err := s.standing(ctx, code.GrantID, gs, code.Scopes, code.Resources)
+	if err != nil {
+		return oauth.Token{}, err
+	}
+	return s.issue(ctx, gs.UserID, gs.ProjectID, code.GrantID, code.ClientID, scopes, audience, refresh)
 }
 
 // replayed ends the grant of a code used twice (RFC 6749 §4.1.2): it was stolen, or its
@@ -215,7 +222,7 @@ func (g *refreshGrant) Token(ctx context.Context, r oauth.Request) (oauth.Token,
 	}
 	now := s.clock.Now()
 	if row.RotatedAt != nil {
-		return oauth.Token{}, s.reused(ctx, row.GrantID)
+		return s.again(ctx, row)
 	}
 	if !now.Before(row.ExpiresAt) {
 		return oauth.Token{}, invalidGrant("the refresh token expired")
@@ -236,31 +243,140 @@ func (g *refreshGrant) Token(ctx context.Context, r oauth.Request) (oauth.Token,
 	if !gs.Live {
 		return oauth.Token{}, errNotLiveGrant
 	}
-	var next string
-	won := true
-	err = database.WithTx(ctx, s.ent, func(tx *ent.Tx) error {
-		n, err := tx.GrantRefreshToken.Update().Where(grantrefreshtoken.ID(row.ID), grantrefreshtoken.RotatedAtIsNil()).SetRotatedAt(now).Save(ctx)
-		if err != nil {
-			return err
-		}
-		if n == 0 { // a concurrent use rotated it first: one of the two is a thief
-			won = false
-			return nil
-		}
-		next, err = s.newRefresh(ctx, tx, row.GrantID, row.ClientID, row.Scopes, row.Resources, row.FamilyExpiresAt)
-		return err
-	})
-	if err != nil {
-		return oauth.Token{}, err
-	}
-	if !won {
-		return oauth.Token{}, s.reused(ctx, row.GrantID)
-	}
 	granted := row.Scopes
 	if len(requested) > 0 {
 		granted = requested
 	}
-	return s.issue(ctx, gs.UserID, gs.ProjectID, row.GrantID, row.ClientID, granted, audience, next)
+	if granted, err = s.standing(ctx, row.GrantID, gs, granted, row.Resources); err != nil {
+		return oauth.Token{}, err
+	}
+	// The answer is signed before the rotation commits, so that the rotation can keep it
+	// sealed for a racing twin (again); a rotation lost to a concurrent use discards it.
+	answer, err := s.sign(ctx, gs.UserID, gs.ProjectID, row.GrantID, row.ClientID, granted, audience)
+	if err != nil {
+		return oauth.Token{}, err
+	}
+	err = database.WithTx(ctx, s.ent, func(tx *ent.Tx) error {
+		next, err := s.newRefresh(ctx, tx, row.GrantID, row.ClientID, row.Scopes, row.Resources, row.FamilyExpiresAt)
+		if err != nil {
+			return err
+		}
+		answer.RefreshToken = next
+		sealed, err := s.seal(row.ID, answer)
+		if err != nil {
+			return err
+		}
+		n, err := tx.GrantRefreshToken.Update().Where(grantrefreshtoken.ID(row.ID), grantrefreshtoken.RotatedAtIsNil()).
+			SetRotatedAt(now).SetSuccessor(sealed).Save(ctx)
+		if err != nil {
+			return err
+		}
+		if n == 0 { // a concurrent use rotated it first: its twin, or a thief
+			return errLost
+		}
+		return nil
+	})
+	if errors.Is(err, errLost) {
+		fresh, err := s.ent.GrantRefreshToken.Get(ctx, row.ID)
+		if err != nil {
+			return oauth.Token{}, err
+		}
+		return s.again(ctx, fresh)
+	}
+	if err != nil {
+		return oauth.Token{}, err
+	}
+	s.issued.Inc()
+	s.usage.Count(gs.ProjectID, grantKind, row.GrantID, usage.OK)
+	return answer, nil
+}
+
+// errLost rolls back a rotation that a concurrent use of the same token won.
+var errLost = errors.New("authorize: refresh token rotated concurrently")
+
+// refreshGrace is how long after a rotation the same client may present the rotated
+// token again and get the same answer (SPEC §9b): an honest client's parallel refreshes
+// (two tabs, a retry after a lost response) race with one token.
+const refreshGrace = 2 * time.Second
+
+// again answers a refresh token presented after its rotation: within the grace, while
+// the token it was rotated to is still the grant's newest, with the answer that rotation
+// gave; otherwise it is theft (the session engine's rule) and the grant ends.
+func (s *service) again(ctx context.Context, row *ent.GrantRefreshToken) (oauth.Token, error) {
+	if row.RotatedAt != nil && row.Successor != nil && s.clock.Now().Sub(*row.RotatedAt) < refreshGrace {
+		var answer oauth.Token
+		plain, err := s.keys.Open(*row.Successor, []byte(row.ID))
+		if err == nil && json.Unmarshal(plain, &answer) == nil {
+			next, err := s.ent.GrantRefreshToken.Query().Where(grantrefreshtoken.Digest(secret.DigestOf(answer.RefreshToken).Bytes())).Only(ctx)
+			if err != nil && !ent.IsNotFound(err) {
+				return oauth.Token{}, err
+			}
+			if next != nil && next.RotatedAt == nil {
+				answer.ExpiresIn -= int(s.clock.Now().Sub(*row.RotatedAt).Seconds())
+				return answer, nil
+			}
+		}
+	}
+	return oauth.Token{}, s.reused(ctx, row.GrantID)
+}
+
+// seal keeps a rotation's answer for again, bound to the rotated token's row.
+func (s *service) seal(rowID string, answer oauth.Token) (string, error) {
+	plain, err := json.Marshal(answer)
+	if err != nil {
+		return "", err
+	}
+	return s.keys.Seal(plain, []byte(rowID))
+}
+
+// standing re-checks what a grant was approved on (SPEC §9b) each time it issues: its
+// user still an admin of its project, and each of its resources still registered there.
+// A grant that lost either ends here — the change that lost it ends it too, in its own
+// transaction; this is the rule, that the mechanism. The scopes come back narrowed to
+// what the project's policy allows now: a narrower policy narrows, it does not fail.
+func (s *service) standing(ctx context.Context, grantID string, gs grantState, scopes, resources []string) ([]string, error) {
+	reason := ""
+	role, ok, err := s.members.Role(ctx, gs.ProjectID, gs.UserID)
+	if err != nil {
+		return nil, err
+	}
+	if !ok || role != identity.RoleAdmin {
+		reason = "member_removed"
+	}
+	for _, uri := range resources {
+		if reason != "" {
+			break
+		}
+		canonical, err := resource.Canonical(uri)
+		if err != nil {
+			reason = "resource_deleted"
+			break
+		}
+		r, ok, err := s.resources.Lookup(ctx, canonical)
+		if err != nil {
+			return nil, err
+		}
+		if !ok || r.ProjectID != gs.ProjectID {
+			reason = "resource_deleted"
+		}
+	}
+	if reason != "" {
+		if _, err := s.grants.revoke(ctx, grantID, ending{Reason: reason}); err != nil {
+			return nil, err
+		}
+		return nil, errNotLiveGrant
+	}
+	pol, err := s.policies.Policy(ctx, gs.ProjectID)
+	if err != nil {
+		return nil, err
+	}
+	allowed := make([]string, 0, len(scopes))
+	for _, sc := range scopes {
+		if pol.Allows(sc) {
+			allowed = append(allowed, sc)
+		}
+	}
+	return allowed, nil
 }
 
 // grantKind is what a person's grants are counted under (SPEC §19).
@@ -291,8 +407,20 @@ func (s *service) newRefresh(ctx context.Context, tx *ent.Tx, grantID, clientID 
 		SetScopes(scopes).SetResources(resources).SetExpiresAt(expires).SetFamilyExpiresAt(family).Exec(ctx)
 }
 
-// issue signs an access token of a person's grant: for its resources, else for the issuer.
+// issue signs an access token of a person's grant, with refresh, and counts it.
 func (s *service) issue(ctx context.Context, userID, projectID, grantID, clientID string, scopes, audience []string, refresh string) (oauth.Token, error) {
+	t, err := s.sign(ctx, userID, projectID, grantID, clientID, scopes, audience)
+	if err != nil {
+		return oauth.Token{}, err
+	}
+	t.RefreshToken = refresh
+	s.issued.Inc()
+	s.usage.Count(projectID, grantKind, grantID, usage.OK)
+	return t, nil
+}
+
+// sign signs an access token of a person's grant: for its resources, else for the issuer.
+func (s *service) sign(ctx context.Context, userID, projectID, grantID, clientID string, scopes, audience []string) (oauth.Token, error) {
 	now := s.clock.Now().Truncate(time.Second)
 	var aud any = identity.IssuerFrom(ctx)
 	if len(audience) > 0 {
@@ -304,9 +432,7 @@ func (s *service) issue(ctx context.Context, userID, projectID, grantID, clientI
 	if err != nil {
 		return oauth.Token{}, err
 	}
-	s.issued.Inc()
-	s.usage.Count(projectID, grantKind, grantID, usage.OK)
-	return oauth.Token{AccessToken: at, TokenType: "Bearer", ExpiresIn: int(accessTTL.Seconds()), Scope: sc, RefreshToken: refresh}, nil
+	return oauth.Token{AccessToken: at, TokenType: "Bearer", ExpiresIn: int(accessTTL.Seconds()), Scope: sc}, nil
 }
 
 func joinScopes(s []string) string { return strings.Join(s, " ") }

@@ -40,7 +40,7 @@ func (h *handler) routes() []httpserver.Route {
 		r(http.MethodDelete, "/v1/projects/:id/members/:userId", dash, admin, h.removeMember),
 		r(http.MethodGet, "/v1/projects/:id/audit", dash, admin, h.auditTrail),
 		r(http.MethodGet, "/v1/projects/:id/policy", dash, member, h.policy),
-		r(http.MethodPut, "/v1/projects/:id/policy", dash, admin, h.setPolicy),
+		r(http.MethodPut, "/v1/projects/:id/policy", dash, admin, h.guard.Recently(h.setPolicy)),
 	}
 }
 

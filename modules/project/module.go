@@ -12,6 +12,7 @@ import (
 	"github.com/authcore/authcore/platform/guard"
 	"github.com/authcore/authcore/platform/httpserver"
 	"github.com/authcore/authcore/platform/identity"
+	"github.com/authcore/authcore/platform/oauth"
 	"github.com/authcore/authcore/platform/policy"
 )
 
@@ -23,7 +24,19 @@ var Module = fx.Module("project",
 	}),
 )
 
+// Params are the project service's dependencies.
+type Params struct {
+	fx.In
+	Ent   *ent.Client
+	DB    *database.DB
+	Dir   identity.Directory
+	Audit *audit.Recorder
+	// Grants ends the grants a removed member approved (SPEC §9b); absent without the
+	// OAuth authorization module.
+	Grants oauth.GrantEnder `optional:"true"`
+}
+
 // NewService returns the project service.
-func NewService(client *ent.Client, db *database.DB, dir identity.Directory, rec *audit.Recorder) *Service {
-	return &Service{ent: client, storage: db.Storage, dir: dir, audit: rec}
+func NewService(p Params) *Service {
+	return &Service{ent: p.Ent, storage: p.DB.Storage, dir: p.Dir, audit: p.Audit, grants: p.Grants}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/authcore/authcore/platform/config"
 	"github.com/authcore/authcore/platform/database"
 	"github.com/authcore/authcore/platform/identity"
+	"github.com/authcore/authcore/platform/oauth"
 	"github.com/authcore/authcore/platform/policy"
 )
 
@@ -23,6 +24,7 @@ type Service struct {
 	storage config.Storage
 	dir     identity.Directory
 	audit   *audit.Recorder
+	grants  oauth.GrantEnder // nil without grants
 }
 
 var (
@@ -189,10 +191,15 @@ func (s *Service) RemoveMember(ctx context.Context, actorID, projectID, userID s
 		if err := tx.Membership.DeleteOne(target).Exec(ctx); err != nil {
 			return err
 		}
-		_, err = s.audit.Record(ctx, tx, audit.Event{
+		if _, err = s.audit.Record(ctx, tx, audit.Event{
 			ActorID: &actorID, ProjectID: projectID, Action: "project.member_remove",
 			Metadata: map[string]any{"userId": userID, "role": string(target.Role)}, Origin: origin,
-		})
+		}); err != nil || s.grants == nil {
+			return err
+		}
+		// What they approved for the project was theirs to approve as a member (SPEC §9b).
+		_, err = s.grants.EndGrants(ctx, tx, oauth.GrantsOf{ProjectID: projectID, UserID: userID},
+			oauth.GrantEnding{ActorID: &actorID, Reason: "member_removed", Origin: origin})
 		return err
 	})
 }

@@ -23,7 +23,7 @@ func (h *handler) routes() []httpserver.Route {
 	admin := []fiber.Handler{h.guard.Dashboard(), h.guard.ProjectRole(identity.RoleAdmin, guard.FromPath, nil)}
 	return []httpserver.Route{
 		{Method: http.MethodGet, Path: base, Handlers: append(member, h.list)},
-		{Method: http.MethodPost, Path: base, Handlers: append(admin, h.create)},
+		{Method: http.MethodPost, Path: base, Handlers: append(admin, h.guard.Recently(h.create))},
 		{Method: http.MethodDelete, Path: base + "/:resourceId", Handlers: append(admin, h.delete)},
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"entgo.io/ent/dialect/sql"
+	"go.uber.org/fx"
 
 	"github.com/authcore/authcore/ent"
 	entresource "github.com/authcore/authcore/ent/resource"
@@ -18,6 +19,7 @@ import (
 	"github.com/authcore/authcore/platform/database"
 	"github.com/authcore/authcore/platform/invalidation"
 	"github.com/authcore/authcore/platform/jsonbody"
+	"github.com/authcore/authcore/platform/oauth"
 	"github.com/authcore/authcore/platform/resource"
 	"github.com/authcore/authcore/platform/scope"
 )
@@ -39,14 +41,26 @@ type Service struct {
 	clock clock.Clock
 	audit *audit.Recorder
 	bus   invalidation.Bus
+	// grants ends the grants naming a deleted resource (nil without grants).
+	grants oauth.GrantEnder
 	// cache maps a canonical URI to its resource; a URI nobody registered is cached as
 	// the zero Resource, so unknown audiences cost no store query either.
 	cache *bearer.Cache[string, resource.Resource]
 }
 
-func newService(c *ent.Client, clk clock.Clock, rec *audit.Recorder, bus invalidation.Bus) *Service {
-	s := &Service{ent: c, clock: clk, audit: rec, bus: bus, cache: bearer.NewCache[string, resource.Resource](cacheSize, cacheTTL)}
-	bearer.Follow(bus, topic, s.cache)
+type params struct {
+	fx.In
+	Ent    *ent.Client
+	Clock  clock.Clock
+	Audit  *audit.Recorder
+	Bus    invalidation.Bus
+	Grants oauth.GrantEnder `optional:"true"`
+}
+
+func newService(p params) *Service {
+	s := &Service{ent: p.Ent, clock: p.Clock, audit: p.Audit, bus: p.Bus, grants: p.Grants,
+		cache: bearer.NewCache[string, resource.Resource](cacheSize, cacheTTL)}
+	bearer.Follow(p.Bus, topic, s.cache)
 	return s
 }
 
@@ -170,6 +184,14 @@ func (s *Service) Delete(ctx context.Context, projectID, id string, actor *strin
 		if _, err := s.audit.Record(ctx, tx, audit.Event{ActorID: actor, ProjectID: projectID, Action: "oauth_resource.delete",
 			Metadata: map[string]any{"resourceId": r.ID, "uri": r.URI}, Origin: origin}); err != nil {
 			return err
+		}
+		if s.grants != nil {
+			// A grant for it would go on minting for the URI once another project holds
+			// it (SPEC §9b): it ends with the registration.
+			if _, err := s.grants.EndGrants(ctx, tx, oauth.GrantsOf{ProjectID: projectID, Resource: r.URI},
+				oauth.GrantEnding{ActorID: actor, Reason: "resource_deleted", Origin: origin}); err != nil {
+				return err
+			}
 		}
 		return s.bus.Publish(ctx, tx, topic, r.URI)
 	})

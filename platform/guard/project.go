@@ -62,7 +62,7 @@ func (g *Guard) ProjectRole(min string, from ProjectFrom, fields map[string]any)
 		if !ok || identity.RoleRank(role) < want {
 			return forbidden
 		}
-		if err := g.requireFactor(c.UserContext(), projectID, p.UserID); err != nil {
+		if err := g.RequireFactor(c.UserContext(), projectID, p.UserID); err != nil {
 			return err
 		}
 		c.Locals(projectKey{}, projectID)

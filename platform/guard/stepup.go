@@ -22,7 +22,8 @@ var (
 	// ErrReauthenticate asks for a step-up (POST /v1/auth-core/mfa/step-up).
 	ErrReauthenticate = apperr.New(apperr.KindForbidden, "reauthentication_required",
 		"authenticate again to do this: a second factor is needed within the last 15 minutes")
-	errMFARequired = apperr.New(apperr.KindForbidden, "mfa_required",
+	// ErrMFARequired refuses a member without a factor on a project that requires one.
+	ErrMFARequired = apperr.New(apperr.KindForbidden, "mfa_required",
 		"this project requires a second factor: enrol one first")
 )
 
@@ -62,9 +63,10 @@ func (g *Guard) AuthenticatedWithin(p identity.Principal, d time.Duration) bool 
 	return !p.AuthTime.IsZero() && g.clock.Now().Sub(p.AuthTime) < d
 }
 
-// requireFactor refuses a member without a second factor on a project whose policy
-// requires one.
-func (g *Guard) requireFactor(ctx context.Context, projectID, userID string) error {
+// RequireFactor refuses a member without a second factor on a project whose policy
+// requires one (403 mfa_required): ProjectRole's rule, for a handler that acts on a
+// project its route does not name (approving an application's consent, SPEC §9b).
+func (g *Guard) RequireFactor(ctx context.Context, projectID, userID string) error {
 	if g.factors == nil || g.policies == nil {
 		return nil
 	}
@@ -77,7 +79,7 @@ func (g *Guard) requireFactor(ctx context.Context, projectID, userID string) err
 		return err
 	}
 	if !enrolled {
-		return errMFARequired
+		return ErrMFARequired
 	}
 	return nil
 }

@@ -14,7 +14,9 @@ import (
 
 	"go.uber.org/fx"
 
+	"github.com/authcore/authcore/ent"
 	"github.com/authcore/authcore/platform/apperr"
+	"github.com/authcore/authcore/platform/audit"
 	"github.com/authcore/authcore/platform/identity"
 	"github.com/authcore/authcore/platform/resource"
 	"github.com/authcore/authcore/platform/scope"
@@ -86,6 +88,30 @@ type Grant interface {
 // Issued is what an access token says it was issued from: its client_id and, for tokens
 // of a person's grant (SPEC §16), its grant_id.
 type Issued struct{ ClientID, GrantID string }
+
+// GrantsOf selects people's grants (SPEC §16): those of a project, of a user, or of a
+// user on a project, optionally only those naming a resource (any spelling of its URI).
+type GrantsOf struct {
+	ProjectID, UserID string
+	Resource          string
+}
+
+// GrantEnding is who ends grants and why, as their audit records say.
+type GrantEnding struct {
+	ActorID *string
+	Reason  string
+	Origin  audit.Origin
+}
+
+// GrantEnder is supplied by the owner of people's grants to the modules whose changes a
+// grant depends on (SPEC §9b): removing a member (project), deleting a resource
+// (resource), resetting or changing a password (account). It runs in the caller's
+// transaction, so the change and the grants it ends commit together, and every replica
+// drops the grants' tokens as it commits.
+type GrantEnder interface {
+	// EndGrants revokes the live grants of selects and says how many.
+	EndGrants(ctx context.Context, tx *ent.Tx, of GrantsOf, e GrantEnding) (int, error)
+}
 
 // Metadata adds fields to the RFC 8414 metadata document: a module that serves endpoints
 // of its own (SPEC §16: authorization, registration) names them. issuer is the server's.

@@ -678,9 +678,15 @@ async function consentView(id) {
   }, 'Approve');
   const deny = h('button', { type: 'button', class: 'danger', onclick: () => submitting(form, box, () => decide('deny')) }, 'Deny');
   form.append(approve, deny);
-  show(`Connect ${req.client.name}`,
+  // The host is the fact (where the code goes, and for a metadata document who publishes
+  // it); the name and client_uri are only what the application says of itself.
+  show('Connect an application',
     h('p', { class: 'host' }, 'An application at ', h('strong', { 'aria-label': 'Application host' }, req.client.host),
+      req.client.idHost ? [' (described by ', h('strong', { 'aria-label': 'Client document host' }, req.client.idHost), ')'] : '',
       ' asks to act for you (', state.user.email || state.user.id, ').'),
+    h('p', { class: 'muted' }, 'It calls itself ', h('q', { 'aria-label': 'Claimed name' }, req.client.name),
+      req.client.clientUri ? [' and claims the site ', h('q', { 'aria-label': 'Claimed site' }, req.client.clientUri)] : '',
+      ': unverified.'),
     h('p', { class: 'muted' }, 'It will be sent back to ', h('code', {}, req.client.redirectUri), '.'),
     projectLine,
     h('h2', {}, 'Scopes'), scopes,
@@ -695,7 +701,7 @@ async function appsView() {
   const mineList = h('div', {});
   const projectList = h('div', {});
   const rows = (grants, base, reload, withUser) => table('Connected apps', ['Application', 'Host', 'Scopes', 'Resources', withUser ? 'Approved by' : 'Project', 'Since', ''], grants, (g) => [
-    g.clientName, h('strong', {}, g.clientHost), g.scopes.join(' ') || h('span', { class: 'muted' }, 'none'),
+    g.clientName, h('strong', {}, g.clientHost, g.clientIdHost ? ` (${g.clientIdHost})` : ''), g.scopes.join(' ') || h('span', { class: 'muted' }, 'none'),
     g.resources.map((r) => h('code', {}, r)), withUser ? g.userId : (state.projects.find((p) => p.id === g.projectId)?.name || g.projectId), when(g.createdAt),
     h('button', {
       type: 'button', class: 'danger',
