@@ -3,6 +3,7 @@
 package ent
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -34,7 +35,11 @@ type AuthClient struct {
 	// Role holds the value of the "role" field.
 	Role string `json:"role,omitempty"`
 	// ExpiresAt holds the value of the "expires_at" field.
-	ExpiresAt    *time.Time `json:"expires_at,omitempty"`
+	ExpiresAt *time.Time `json:"expires_at,omitempty"`
+	// Keys holds the value of the "keys" field.
+	Keys []map[string]interface{} `json:"keys,omitempty"`
+	// Scopes holds the value of the "scopes" field.
+	Scopes       []string `json:"scopes,omitempty"`
 	selectValues sql.SelectValues
 }
 
@@ -43,7 +48,7 @@ func (*AuthClient) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
-		case authclient.FieldSecretDigest, authclient.FieldPreviousSecretDigest:
+		case authclient.FieldSecretDigest, authclient.FieldPreviousSecretDigest, authclient.FieldKeys, authclient.FieldScopes:
 			values[i] = new([]byte)
 		case authclient.FieldID, authclient.FieldBadgeID, authclient.FieldProjectID, authclient.FieldRole:
 			values[i] = new(sql.NullString)
@@ -127,6 +132,22 @@ func (_m *AuthClient) assignValues(columns []string, values []any) error {
 				_m.ExpiresAt = new(time.Time)
 				*_m.ExpiresAt = value.Time
 			}
+		case authclient.FieldKeys:
+			if value, ok := values[i].(*[]byte); !ok {
+				return fmt.Errorf("unexpected type %T for field keys", values[i])
+			} else if value != nil && len(*value) > 0 {
+				if err := json.Unmarshal(*value, &_m.Keys); err != nil {
+					return fmt.Errorf("unmarshal field keys: %w", err)
+				}
+			}
+		case authclient.FieldScopes:
+			if value, ok := values[i].(*[]byte); !ok {
+				return fmt.Errorf("unexpected type %T for field scopes", values[i])
+			} else if value != nil && len(*value) > 0 {
+				if err := json.Unmarshal(*value, &_m.Scopes); err != nil {
+					return fmt.Errorf("unmarshal field scopes: %w", err)
+				}
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -197,6 +218,12 @@ func (_m *AuthClient) String() string {
 		builder.WriteString("expires_at=")
 		builder.WriteString(v.Format(time.ANSIC))
 	}
+	builder.WriteString(", ")
+	builder.WriteString("keys=")
+	builder.WriteString(fmt.Sprintf("%v", _m.Keys))
+	builder.WriteString(", ")
+	builder.WriteString("scopes=")
+	builder.WriteString(fmt.Sprintf("%v", _m.Scopes))
 	builder.WriteByte(')')
 	return builder.String()
 }

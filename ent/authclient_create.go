@@ -109,6 +109,18 @@ func (_c *AuthClientCreate) SetNillableExpiresAt(v *time.Time) *AuthClientCreate
 	return _c
 }
 
+// SetKeys sets the "keys" field.
+func (_c *AuthClientCreate) SetKeys(v []map[string]interface{}) *AuthClientCreate {
+	_c.mutation.SetKeys(v)
+	return _c
+}
+
+// SetScopes sets the "scopes" field.
+func (_c *AuthClientCreate) SetScopes(v []string) *AuthClientCreate {
+	_c.mutation.SetScopes(v)
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *AuthClientCreate) SetID(v string) *AuthClientCreate {
 	_c.mutation.SetID(v)
@@ -277,6 +289,14 @@ func (_c *AuthClientCreate) createSpec() (*AuthClient, *sqlgraph.CreateSpec) {
 		_spec.SetField(authclient.FieldExpiresAt, field.TypeTime, value)
 		_node.ExpiresAt = &value
 	}
+	if value, ok := _c.mutation.Keys(); ok {
+		_spec.SetField(authclient.FieldKeys, field.TypeJSON, value)
+		_node.Keys = value
+	}
+	if value, ok := _c.mutation.Scopes(); ok {
+		_spec.SetField(authclient.FieldScopes, field.TypeJSON, value)
+		_node.Scopes = value
+	}
 	return _node, _spec
 }
 
@@ -392,6 +412,42 @@ func (u *AuthClientUpsert) UpdateRevokedAt() *AuthClientUpsert {
 // ClearRevokedAt clears the value of the "revoked_at" field.
 func (u *AuthClientUpsert) ClearRevokedAt() *AuthClientUpsert {
 	u.SetNull(authclient.FieldRevokedAt)
+	return u
+}
+
+// SetKeys sets the "keys" field.
+func (u *AuthClientUpsert) SetKeys(v []map[string]interface{}) *AuthClientUpsert {
+	u.Set(authclient.FieldKeys, v)
+	return u
+}
+
+// UpdateKeys sets the "keys" field to the value that was provided on create.
+func (u *AuthClientUpsert) UpdateKeys() *AuthClientUpsert {
+	u.SetExcluded(authclient.FieldKeys)
+	return u
+}
+
+// ClearKeys clears the value of the "keys" field.
+func (u *AuthClientUpsert) ClearKeys() *AuthClientUpsert {
+	u.SetNull(authclient.FieldKeys)
+	return u
+}
+
+// SetScopes sets the "scopes" field.
+func (u *AuthClientUpsert) SetScopes(v []string) *AuthClientUpsert {
+	u.Set(authclient.FieldScopes, v)
+	return u
+}
+
+// UpdateScopes sets the "scopes" field to the value that was provided on create.
+func (u *AuthClientUpsert) UpdateScopes() *AuthClientUpsert {
+	u.SetExcluded(authclient.FieldScopes)
+	return u
+}
+
+// ClearScopes clears the value of the "scopes" field.
+func (u *AuthClientUpsert) ClearScopes() *AuthClientUpsert {
+	u.SetNull(authclient.FieldScopes)
 	return u
 }
 
@@ -532,6 +588,48 @@ func (u *AuthClientUpsertOne) UpdateRevokedAt() *AuthClientUpsertOne {
 func (u *AuthClientUpsertOne) ClearRevokedAt() *AuthClientUpsertOne {
 	return u.Update(func(s *AuthClientUpsert) {
 		s.ClearRevokedAt()
+	})
+}
+
+// SetKeys sets the "keys" field.
+func (u *AuthClientUpsertOne) SetKeys(v []map[string]interface{}) *AuthClientUpsertOne {
+	return u.Update(func(s *AuthClientUpsert) {
+		s.SetKeys(v)
+	})
+}
+
+// UpdateKeys sets the "keys" field to the value that was provided on create.
+func (u *AuthClientUpsertOne) UpdateKeys() *AuthClientUpsertOne {
+	return u.Update(func(s *AuthClientUpsert) {
+		s.UpdateKeys()
+	})
+}
+
+// ClearKeys clears the value of the "keys" field.
+func (u *AuthClientUpsertOne) ClearKeys() *AuthClientUpsertOne {
+	return u.Update(func(s *AuthClientUpsert) {
+		s.ClearKeys()
+	})
+}
+
+// SetScopes sets the "scopes" field.
+func (u *AuthClientUpsertOne) SetScopes(v []string) *AuthClientUpsertOne {
+	return u.Update(func(s *AuthClientUpsert) {
+		s.SetScopes(v)
+	})
+}
+
+// UpdateScopes sets the "scopes" field to the value that was provided on create.
+func (u *AuthClientUpsertOne) UpdateScopes() *AuthClientUpsertOne {
+	return u.Update(func(s *AuthClientUpsert) {
+		s.UpdateScopes()
+	})
+}
+
+// ClearScopes clears the value of the "scopes" field.
+func (u *AuthClientUpsertOne) ClearScopes() *AuthClientUpsertOne {
+	return u.Update(func(s *AuthClientUpsert) {
+		s.ClearScopes()
 	})
 }
 
@@ -839,6 +937,48 @@ func (u *AuthClientUpsertBulk) UpdateRevokedAt() *AuthClientUpsertBulk {
 func (u *AuthClientUpsertBulk) ClearRevokedAt() *AuthClientUpsertBulk {
 	return u.Update(func(s *AuthClientUpsert) {
 		s.ClearRevokedAt()
+	})
+}
+
+// SetKeys sets the "keys" field.
+func (u *AuthClientUpsertBulk) SetKeys(v []map[string]interface{}) *AuthClientUpsertBulk {
+	return u.Update(func(s *AuthClientUpsert) {
+		s.SetKeys(v)
+	})
+}
+
+// UpdateKeys sets the "keys" field to the value that was provided on create.
+func (u *AuthClientUpsertBulk) UpdateKeys() *AuthClientUpsertBulk {
+	return u.Update(func(s *AuthClientUpsert) {
+		s.UpdateKeys()
+	})
+}
+
+// ClearKeys clears the value of the "keys" field.
+func (u *AuthClientUpsertBulk) ClearKeys() *AuthClientUpsertBulk {
+	return u.Update(func(s *AuthClientUpsert) {
+		s.ClearKeys()
+	})
+}
+
+// SetScopes sets the "scopes" field.
+func (u *AuthClientUpsertBulk) SetScopes(v []string) *AuthClientUpsertBulk {
+	return u.Update(func(s *AuthClientUpsert) {
+		s.SetScopes(v)
+	})
+}
+
+// UpdateScopes sets the "scopes" field to the value that was provided on create.
+func (u *AuthClientUpsertBulk) UpdateScopes() *AuthClientUpsertBulk {
+	return u.Update(func(s *AuthClientUpsert) {
+		s.UpdateScopes()
+	})
+}
+
+// ClearScopes clears the value of the "scopes" field.
+func (u *AuthClientUpsertBulk) ClearScopes() *AuthClientUpsertBulk {
+	return u.Update(func(s *AuthClientUpsert) {
+		s.ClearScopes()
 	})
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
+	"entgo.io/ent/dialect/sql/sqljson"
 	"entgo.io/ent/schema/field"
 	"github.com/authcore/authcore/ent/authclient"
 	"github.com/authcore/authcore/ent/predicate"
@@ -83,6 +84,42 @@ func (_u *AuthClientUpdate) SetNillableRevokedAt(v *time.Time) *AuthClientUpdate
 // ClearRevokedAt clears the value of the "revoked_at" field.
 func (_u *AuthClientUpdate) ClearRevokedAt() *AuthClientUpdate {
 	_u.mutation.ClearRevokedAt()
+	return _u
+}
+
+// SetKeys sets the "keys" field.
+func (_u *AuthClientUpdate) SetKeys(v []map[string]interface{}) *AuthClientUpdate {
+	_u.mutation.SetKeys(v)
+	return _u
+}
+
+// AppendKeys appends value to the "keys" field.
+func (_u *AuthClientUpdate) AppendKeys(v []map[string]interface{}) *AuthClientUpdate {
+	_u.mutation.AppendKeys(v)
+	return _u
+}
+
+// ClearKeys clears the value of the "keys" field.
+func (_u *AuthClientUpdate) ClearKeys() *AuthClientUpdate {
+	_u.mutation.ClearKeys()
+	return _u
+}
+
+// SetScopes sets the "scopes" field.
+func (_u *AuthClientUpdate) SetScopes(v []string) *AuthClientUpdate {
+	_u.mutation.SetScopes(v)
+	return _u
+}
+
+// AppendScopes appends value to the "scopes" field.
+func (_u *AuthClientUpdate) AppendScopes(v []string) *AuthClientUpdate {
+	_u.mutation.AppendScopes(v)
+	return _u
+}
+
+// ClearScopes clears the value of the "scopes" field.
+func (_u *AuthClientUpdate) ClearScopes() *AuthClientUpdate {
+	_u.mutation.ClearScopes()
 	return _u
 }
 
@@ -164,6 +201,28 @@ func (_u *AuthClientUpdate) sqlSave(ctx context.Context) (_node int, err error) 
 	if _u.mutation.ExpiresAtCleared() {
 		_spec.ClearField(authclient.FieldExpiresAt, field.TypeTime)
 	}
+	if value, ok := _u.mutation.Keys(); ok {
+		_spec.SetField(authclient.FieldKeys, field.TypeJSON, value)
+	}
+	if value, ok := _u.mutation.AppendedKeys(); ok {
+		_spec.AddModifier(func(u *sql.UpdateBuilder) {
+			sqljson.Append(u, authclient.FieldKeys, value)
+		})
+	}
+	if _u.mutation.KeysCleared() {
+		_spec.ClearField(authclient.FieldKeys, field.TypeJSON)
+	}
+	if value, ok := _u.mutation.Scopes(); ok {
+		_spec.SetField(authclient.FieldScopes, field.TypeJSON, value)
+	}
+	if value, ok := _u.mutation.AppendedScopes(); ok {
+		_spec.AddModifier(func(u *sql.UpdateBuilder) {
+			sqljson.Append(u, authclient.FieldScopes, value)
+		})
+	}
+	if _u.mutation.ScopesCleared() {
+		_spec.ClearField(authclient.FieldScopes, field.TypeJSON)
+	}
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
 			err = &NotFoundError{authclient.Label}
@@ -239,6 +298,42 @@ func (_u *AuthClientUpdateOne) SetNillableRevokedAt(v *time.Time) *AuthClientUpd
 // ClearRevokedAt clears the value of the "revoked_at" field.
 func (_u *AuthClientUpdateOne) ClearRevokedAt() *AuthClientUpdateOne {
 	_u.mutation.ClearRevokedAt()
+	return _u
+}
+
+// SetKeys sets the "keys" field.
+func (_u *AuthClientUpdateOne) SetKeys(v []map[string]interface{}) *AuthClientUpdateOne {
+	_u.mutation.SetKeys(v)
+	return _u
+}
+
+// AppendKeys appends value to the "keys" field.
+func (_u *AuthClientUpdateOne) AppendKeys(v []map[string]interface{}) *AuthClientUpdateOne {
+	_u.mutation.AppendKeys(v)
+	return _u
+}
+
+// ClearKeys clears the value of the "keys" field.
+func (_u *AuthClientUpdateOne) ClearKeys() *AuthClientUpdateOne {
+	_u.mutation.ClearKeys()
+	return _u
+}
+
+// SetScopes sets the "scopes" field.
+func (_u *AuthClientUpdateOne) SetScopes(v []string) *AuthClientUpdateOne {
+	_u.mutation.SetScopes(v)
+	return _u
+}
+
+// AppendScopes appends value to the "scopes" field.
+func (_u *AuthClientUpdateOne) AppendScopes(v []string) *AuthClientUpdateOne {
+	_u.mutation.AppendScopes(v)
+	return _u
+}
+
+// ClearScopes clears the value of the "scopes" field.
+func (_u *AuthClientUpdateOne) ClearScopes() *AuthClientUpdateOne {
+	_u.mutation.ClearScopes()
 	return _u
 }
 
@@ -349,6 +444,28 @@ func (_u *AuthClientUpdateOne) sqlSave(ctx context.Context) (_node *AuthClient, 
 	}
 	if _u.mutation.ExpiresAtCleared() {
 		_spec.ClearField(authclient.FieldExpiresAt, field.TypeTime)
+	}
+	if value, ok := _u.mutation.Keys(); ok {
+		_spec.SetField(authclient.FieldKeys, field.TypeJSON, value)
+	}
+	if value, ok := _u.mutation.AppendedKeys(); ok {
+		_spec.AddModifier(func(u *sql.UpdateBuilder) {
+			sqljson.Append(u, authclient.FieldKeys, value)
+		})
+	}
+	if _u.mutation.KeysCleared() {
+		_spec.ClearField(authclient.FieldKeys, field.TypeJSON)
+	}
+	if value, ok := _u.mutation.Scopes(); ok {
+		_spec.SetField(authclient.FieldScopes, field.TypeJSON, value)
+	}
+	if value, ok := _u.mutation.AppendedScopes(); ok {
+		_spec.AddModifier(func(u *sql.UpdateBuilder) {
+			sqljson.Append(u, authclient.FieldScopes, value)
+		})
+	}
+	if _u.mutation.ScopesCleared() {
+		_spec.ClearField(authclient.FieldScopes, field.TypeJSON)
 	}
 	_node = &AuthClient{config: _u.config}
 	_spec.Assign = _node.assignValues

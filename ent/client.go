@@ -37,6 +37,7 @@ import (
 	"github.com/authcore/authcore/ent/signinbudget"
 	"github.com/authcore/authcore/ent/signingkey"
 	"github.com/authcore/authcore/ent/usagecount"
+	"github.com/authcore/authcore/ent/usedassertion"
 	"github.com/authcore/authcore/ent/user"
 	"github.com/authcore/authcore/ent/usertoken"
 	"github.com/authcore/authcore/ent/webhook"
@@ -96,6 +97,8 @@ type Client struct {
 	SigningKey *SigningKeyClient
 	// UsageCount is the client for interacting with the UsageCount builders.
 	UsageCount *UsageCountClient
+	// UsedAssertion is the client for interacting with the UsedAssertion builders.
+	UsedAssertion *UsedAssertionClient
 	// User is the client for interacting with the User builders.
 	User *UserClient
 	// UserToken is the client for interacting with the UserToken builders.
@@ -138,6 +141,7 @@ func (c *Client) init() {
 	c.SignInBudget = NewSignInBudgetClient(c.config)
 	c.SigningKey = NewSigningKeyClient(c.config)
 	c.UsageCount = NewUsageCountClient(c.config)
+	c.UsedAssertion = NewUsedAssertionClient(c.config)
 	c.User = NewUserClient(c.config)
 	c.UserToken = NewUserTokenClient(c.config)
 	c.Webhook = NewWebhookClient(c.config)
@@ -257,6 +261,7 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		SignInBudget:       NewSignInBudgetClient(cfg),
 		SigningKey:         NewSigningKeyClient(cfg),
 		UsageCount:         NewUsageCountClient(cfg),
+		UsedAssertion:      NewUsedAssertionClient(cfg),
 		User:               NewUserClient(cfg),
 		UserToken:          NewUserTokenClient(cfg),
 		Webhook:            NewWebhookClient(cfg),
@@ -303,6 +308,7 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		SignInBudget:       NewSignInBudgetClient(cfg),
 		SigningKey:         NewSigningKeyClient(cfg),
 		UsageCount:         NewUsageCountClient(cfg),
+		UsedAssertion:      NewUsedAssertionClient(cfg),
 		User:               NewUserClient(cfg),
 		UserToken:          NewUserTokenClient(cfg),
 		Webhook:            NewWebhookClient(cfg),
@@ -340,8 +346,8 @@ func (c *Client) Use(hooks ...Hook) {
 		c.MFAChallenge, c.MFAFactor, c.MFARecoveryCode, c.Membership,
 		c.OAuthAuthorization, c.OAuthClient, c.OAuthCode, c.OAuthGrant, c.Project,
 		c.RefreshToken, c.Resource, c.RevokedAccessToken, c.S3Credential, c.Session,
-		c.SignInBudget, c.SigningKey, c.UsageCount, c.User, c.UserToken, c.Webhook,
-		c.WebhookDelivery,
+		c.SignInBudget, c.SigningKey, c.UsageCount, c.UsedAssertion, c.User,
+		c.UserToken, c.Webhook, c.WebhookDelivery,
 	} {
 		n.Use(hooks...)
 	}
@@ -355,8 +361,8 @@ func (c *Client) Intercept(interceptors ...Interceptor) {
 		c.MFAChallenge, c.MFAFactor, c.MFARecoveryCode, c.Membership,
 		c.OAuthAuthorization, c.OAuthClient, c.OAuthCode, c.OAuthGrant, c.Project,
 		c.RefreshToken, c.Resource, c.RevokedAccessToken, c.S3Credential, c.Session,
-		c.SignInBudget, c.SigningKey, c.UsageCount, c.User, c.UserToken, c.Webhook,
-		c.WebhookDelivery,
+		c.SignInBudget, c.SigningKey, c.UsageCount, c.UsedAssertion, c.User,
+		c.UserToken, c.Webhook, c.WebhookDelivery,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -411,6 +417,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.SigningKey.mutate(ctx, m)
 	case *UsageCountMutation:
 		return c.UsageCount.mutate(ctx, m)
+	case *UsedAssertionMutation:
+		return c.UsedAssertion.mutate(ctx, m)
 	case *UserMutation:
 		return c.User.mutate(ctx, m)
 	case *UserTokenMutation:
@@ -3483,6 +3491,139 @@ func (c *UsageCountClient) mutate(ctx context.Context, m *UsageCountMutation) (V
 	}
 }
 
+// UsedAssertionClient is a client for the UsedAssertion schema.
+type UsedAssertionClient struct {
+	config
+}
+
+// NewUsedAssertionClient returns a client for the UsedAssertion from the given config.
+func NewUsedAssertionClient(c config) *UsedAssertionClient {
+	return &UsedAssertionClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `usedassertion.Hooks(f(g(h())))`.
+func (c *UsedAssertionClient) Use(hooks ...Hook) {
+	c.hooks.UsedAssertion = append(c.hooks.UsedAssertion, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `usedassertion.Intercept(f(g(h())))`.
+func (c *UsedAssertionClient) Intercept(interceptors ...Interceptor) {
+	c.inters.UsedAssertion = append(c.inters.UsedAssertion, interceptors...)
+}
+
+// Create returns a builder for creating a UsedAssertion entity.
+func (c *UsedAssertionClient) Create() *UsedAssertionCreate {
+	mutation := newUsedAssertionMutation(c.config, OpCreate)
+	return &UsedAssertionCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of UsedAssertion entities.
+func (c *UsedAssertionClient) CreateBulk(builders ...*UsedAssertionCreate) *UsedAssertionCreateBulk {
+	return &UsedAssertionCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *UsedAssertionClient) MapCreateBulk(slice any, setFunc func(*UsedAssertionCreate, int)) *UsedAssertionCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &UsedAssertionCreateBulk{err: fmt.Errorf("calling to UsedAssertionClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*UsedAssertionCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &UsedAssertionCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for UsedAssertion.
+func (c *UsedAssertionClient) Update() *UsedAssertionUpdate {
+	mutation := newUsedAssertionMutation(c.config, OpUpdate)
+	return &UsedAssertionUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *UsedAssertionClient) UpdateOne(_m *UsedAssertion) *UsedAssertionUpdateOne {
+	mutation := newUsedAssertionMutation(c.config, OpUpdateOne, withUsedAssertion(_m))
+	return &UsedAssertionUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *UsedAssertionClient) UpdateOneID(id string) *UsedAssertionUpdateOne {
+	mutation := newUsedAssertionMutation(c.config, OpUpdateOne, withUsedAssertionID(id))
+	return &UsedAssertionUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for UsedAssertion.
+func (c *UsedAssertionClient) Delete() *UsedAssertionDelete {
+	mutation := newUsedAssertionMutation(c.config, OpDelete)
+	return &UsedAssertionDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *UsedAssertionClient) DeleteOne(_m *UsedAssertion) *UsedAssertionDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *UsedAssertionClient) DeleteOneID(id string) *UsedAssertionDeleteOne {
+	builder := c.Delete().Where(usedassertion.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &UsedAssertionDeleteOne{builder}
+}
+
+// Query returns a query builder for UsedAssertion.
+func (c *UsedAssertionClient) Query() *UsedAssertionQuery {
+	return &UsedAssertionQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeUsedAssertion},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a UsedAssertion entity by its id.
+func (c *UsedAssertionClient) Get(ctx context.Context, id string) (*UsedAssertion, error) {
+	return c.Query().Where(usedassertion.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *UsedAssertionClient) GetX(ctx context.Context, id string) *UsedAssertion {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *UsedAssertionClient) Hooks() []Hook {
+	return c.hooks.UsedAssertion
+}
+
+// Interceptors returns the client interceptors.
+func (c *UsedAssertionClient) Interceptors() []Interceptor {
+	return c.inters.UsedAssertion
+}
+
+func (c *UsedAssertionClient) mutate(ctx context.Context, m *UsedAssertionMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&UsedAssertionCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&UsedAssertionUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&UsedAssertionUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&UsedAssertionDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown UsedAssertion mutation op: %q", m.Op())
+	}
+}
+
 // UserClient is a client for the User schema.
 type UserClient struct {
 	config
@@ -4022,14 +4163,15 @@ type (
 		MFAChallenge, MFAFactor, MFARecoveryCode, Membership, OAuthAuthorization,
 		OAuthClient, OAuthCode, OAuthGrant, Project, RefreshToken, Resource,
 		RevokedAccessToken, S3Credential, Session, SignInBudget, SigningKey,
-		UsageCount, User, UserToken, Webhook, WebhookDelivery []ent.Hook
+		UsageCount, UsedAssertion, User, UserToken, Webhook, WebhookDelivery []ent.Hook
 	}
 	inters struct {
 		AgentToken, AuditEvent, AuthClient, Badge, Event, GrantRefreshToken,
 		MFAChallenge, MFAFactor, MFARecoveryCode, Membership, OAuthAuthorization,
 		OAuthClient, OAuthCode, OAuthGrant, Project, RefreshToken, Resource,
 		RevokedAccessToken, S3Credential, Session, SignInBudget, SigningKey,
-		UsageCount, User, UserToken, Webhook, WebhookDelivery []ent.Interceptor
+		UsageCount, UsedAssertion, User, UserToken, Webhook,
+		WebhookDelivery []ent.Interceptor
 	}
 )
 

@@ -35,6 +35,7 @@ import (
 	"github.com/authcore/authcore/ent/signinbudget"
 	"github.com/authcore/authcore/ent/signingkey"
 	"github.com/authcore/authcore/ent/usagecount"
+	"github.com/authcore/authcore/ent/usedassertion"
 	"github.com/authcore/authcore/ent/user"
 	"github.com/authcore/authcore/ent/usertoken"
 	"github.com/authcore/authcore/ent/webhook"
@@ -122,6 +123,7 @@ func checkColumn(t, c string) error {
 			signinbudget.Table:       signinbudget.ValidColumn,
 			signingkey.Table:         signingkey.ValidColumn,
 			usagecount.Table:         usagecount.ValidColumn,
+			usedassertion.Table:      usedassertion.ValidColumn,
 			user.Table:               user.ValidColumn,
 			usertoken.Table:          usertoken.ValidColumn,
 			webhook.Table:            webhook.ValidColumn,

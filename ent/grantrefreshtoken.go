@@ -37,7 +37,13 @@ type GrantRefreshToken struct {
 	// RotatedAt holds the value of the "rotated_at" field.
 	RotatedAt *time.Time `json:"rotated_at,omitempty"`
 	// Successor holds the value of the "successor" field.
-	Successor    *string `json:"-"`
+	Successor *string `json:"-"`
+	// AuthTime holds the value of the "auth_time" field.
+	AuthTime *time.Time `json:"auth_time,omitempty"`
+	// Amr holds the value of the "amr" field.
+	Amr []string `json:"amr,omitempty"`
+	// Sid holds the value of the "sid" field.
+	Sid          string `json:"sid,omitempty"`
 	selectValues sql.SelectValues
 }
 
@@ -46,11 +52,11 @@ func (*GrantRefreshToken) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
-		case grantrefreshtoken.FieldDigest, grantrefreshtoken.FieldScopes, grantrefreshtoken.FieldResources:
+		case grantrefreshtoken.FieldDigest, grantrefreshtoken.FieldScopes, grantrefreshtoken.FieldResources, grantrefreshtoken.FieldAmr:
 			values[i] = new([]byte)
-		case grantrefreshtoken.FieldID, grantrefreshtoken.FieldGrantID, grantrefreshtoken.FieldClientID, grantrefreshtoken.FieldSuccessor:
+		case grantrefreshtoken.FieldID, grantrefreshtoken.FieldGrantID, grantrefreshtoken.FieldClientID, grantrefreshtoken.FieldSuccessor, grantrefreshtoken.FieldSid:
 			values[i] = new(sql.NullString)
-		case grantrefreshtoken.FieldCreatedAt, grantrefreshtoken.FieldExpiresAt, grantrefreshtoken.FieldFamilyExpiresAt, grantrefreshtoken.FieldRotatedAt:
+		case grantrefreshtoken.FieldCreatedAt, grantrefreshtoken.FieldExpiresAt, grantrefreshtoken.FieldFamilyExpiresAt, grantrefreshtoken.FieldRotatedAt, grantrefreshtoken.FieldAuthTime:
 			values[i] = new(sql.NullTime)
 		default:
 			values[i] = new(sql.UnknownType)
@@ -139,6 +145,27 @@ func (_m *GrantRefreshToken) assignValues(columns []string, values []any) error 
 				_m.Successor = new(string)
 				*_m.Successor = value.String
 			}
+		case grantrefreshtoken.FieldAuthTime:
+			if value, ok := values[i].(*sql.NullTime); !ok {
+				return fmt.Errorf("unexpected type %T for field auth_time", values[i])
+			} else if value.Valid {
+				_m.AuthTime = new(time.Time)
+				*_m.AuthTime = value.Time
+			}
+		case grantrefreshtoken.FieldAmr:
+			if value, ok := values[i].(*[]byte); !ok {
+				return fmt.Errorf("unexpected type %T for field amr", values[i])
+			} else if value != nil && len(*value) > 0 {
+				if err := json.Unmarshal(*value, &_m.Amr); err != nil {
+					return fmt.Errorf("unmarshal field amr: %w", err)
+				}
+			}
+		case grantrefreshtoken.FieldSid:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field sid", values[i])
+			} else if value.Valid {
+				_m.Sid = value.String
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -205,6 +232,17 @@ func (_m *GrantRefreshToken) String() string {
 	}
 	builder.WriteString(", ")
 	builder.WriteString("successor=<sensitive>")
+	builder.WriteString(", ")
+	if v := _m.AuthTime; v != nil {
+		builder.WriteString("auth_time=")
+		builder.WriteString(v.Format(time.ANSIC))
+	}
+	builder.WriteString(", ")
+	builder.WriteString("amr=")
+	builder.WriteString(fmt.Sprintf("%v", _m.Amr))
+	builder.WriteString(", ")
+	builder.WriteString("sid=")
+	builder.WriteString(_m.Sid)
 	builder.WriteByte(')')
 	return builder.String()
 }

@@ -107,6 +107,40 @@ func (_c *GrantRefreshTokenCreate) SetNillableSuccessor(v *string) *GrantRefresh
 	return _c
 }
 
+// SetAuthTime sets the "auth_time" field.
+func (_c *GrantRefreshTokenCreate) SetAuthTime(v time.Time) *GrantRefreshTokenCreate {
+	_c.mutation.SetAuthTime(v)
+	return _c
+}
+
+// SetNillableAuthTime sets the "auth_time" field if the given value is not nil.
+func (_c *GrantRefreshTokenCreate) SetNillableAuthTime(v *time.Time) *GrantRefreshTokenCreate {
+	if v != nil {
+		_c.SetAuthTime(*v)
+	}
+	return _c
+}
+
+// SetAmr sets the "amr" field.
+func (_c *GrantRefreshTokenCreate) SetAmr(v []string) *GrantRefreshTokenCreate {
+	_c.mutation.SetAmr(v)
+	return _c
+}
+
+// SetSid sets the "sid" field.
+func (_c *GrantRefreshTokenCreate) SetSid(v string) *GrantRefreshTokenCreate {
+	_c.mutation.SetSid(v)
+	return _c
+}
+
+// SetNillableSid sets the "sid" field if the given value is not nil.
+func (_c *GrantRefreshTokenCreate) SetNillableSid(v *string) *GrantRefreshTokenCreate {
+	if v != nil {
+		_c.SetSid(*v)
+	}
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *GrantRefreshTokenCreate) SetID(v string) *GrantRefreshTokenCreate {
 	_c.mutation.SetID(v)
@@ -288,6 +322,18 @@ func (_c *GrantRefreshTokenCreate) createSpec() (*GrantRefreshToken, *sqlgraph.C
 		_spec.SetField(grantrefreshtoken.FieldSuccessor, field.TypeString, value)
 		_node.Successor = &value
 	}
+	if value, ok := _c.mutation.AuthTime(); ok {
+		_spec.SetField(grantrefreshtoken.FieldAuthTime, field.TypeTime, value)
+		_node.AuthTime = &value
+	}
+	if value, ok := _c.mutation.Amr(); ok {
+		_spec.SetField(grantrefreshtoken.FieldAmr, field.TypeJSON, value)
+		_node.Amr = value
+	}
+	if value, ok := _c.mutation.Sid(); ok {
+		_spec.SetField(grantrefreshtoken.FieldSid, field.TypeString, value)
+		_node.Sid = value
+	}
 	return _node, _spec
 }
 
@@ -416,6 +462,15 @@ func (u *GrantRefreshTokenUpsertOne) UpdateNewValues() *GrantRefreshTokenUpsertO
 		}
 		if _, exists := u.create.mutation.FamilyExpiresAt(); exists {
 			s.SetIgnore(grantrefreshtoken.FieldFamilyExpiresAt)
+		}
+		if _, exists := u.create.mutation.AuthTime(); exists {
+			s.SetIgnore(grantrefreshtoken.FieldAuthTime)
+		}
+		if _, exists := u.create.mutation.Amr(); exists {
+			s.SetIgnore(grantrefreshtoken.FieldAmr)
+		}
+		if _, exists := u.create.mutation.Sid(); exists {
+			s.SetIgnore(grantrefreshtoken.FieldSid)
 		}
 	}))
 	return u
@@ -696,6 +751,15 @@ func (u *GrantRefreshTokenUpsertBulk) UpdateNewValues() *GrantRefreshTokenUpsert
 			}
 			if _, exists := b.mutation.FamilyExpiresAt(); exists {
 				s.SetIgnore(grantrefreshtoken.FieldFamilyExpiresAt)
+			}
+			if _, exists := b.mutation.AuthTime(); exists {
+				s.SetIgnore(grantrefreshtoken.FieldAuthTime)
+			}
+			if _, exists := b.mutation.Amr(); exists {
+				s.SetIgnore(grantrefreshtoken.FieldAmr)
+			}
+			if _, exists := b.mutation.Sid(); exists {
+				s.SetIgnore(grantrefreshtoken.FieldSid)
 			}
 		}
 	}))

@@ -121,6 +121,15 @@ func (_u *GrantRefreshTokenUpdate) sqlSave(ctx context.Context) (_node int, err 
 	if _u.mutation.SuccessorCleared() {
 		_spec.ClearField(grantrefreshtoken.FieldSuccessor, field.TypeString)
 	}
+	if _u.mutation.AuthTimeCleared() {
+		_spec.ClearField(grantrefreshtoken.FieldAuthTime, field.TypeTime)
+	}
+	if _u.mutation.AmrCleared() {
+		_spec.ClearField(grantrefreshtoken.FieldAmr, field.TypeJSON)
+	}
+	if _u.mutation.SidCleared() {
+		_spec.ClearField(grantrefreshtoken.FieldSid, field.TypeString)
+	}
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
 			err = &NotFoundError{grantrefreshtoken.Label}
@@ -263,6 +272,15 @@ func (_u *GrantRefreshTokenUpdateOne) sqlSave(ctx context.Context) (_node *Grant
 	}
 	if _u.mutation.SuccessorCleared() {
 		_spec.ClearField(grantrefreshtoken.FieldSuccessor, field.TypeString)
+	}
+	if _u.mutation.AuthTimeCleared() {
+		_spec.ClearField(grantrefreshtoken.FieldAuthTime, field.TypeTime)
+	}
+	if _u.mutation.AmrCleared() {
+		_spec.ClearField(grantrefreshtoken.FieldAmr, field.TypeJSON)
+	}
+	if _u.mutation.SidCleared() {
+		_spec.ClearField(grantrefreshtoken.FieldSid, field.TypeString)
 	}
 	_node = &GrantRefreshToken{config: _u.config}
 	_spec.Assign = _node.assignValues

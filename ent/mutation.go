@@ -35,6 +35,7 @@ import (
 	"github.com/authcore/authcore/ent/signinbudget"
 	"github.com/authcore/authcore/ent/signingkey"
 	"github.com/authcore/authcore/ent/usagecount"
+	"github.com/authcore/authcore/ent/usedassertion"
 	"github.com/authcore/authcore/ent/user"
 	"github.com/authcore/authcore/ent/usertoken"
 	"github.com/authcore/authcore/ent/webhook"
@@ -73,6 +74,7 @@ const (
 	TypeSignInBudget       = "SignInBudget"
 	TypeSigningKey         = "SigningKey"
 	TypeUsageCount         = "UsageCount"
+	TypeUsedAssertion      = "UsedAssertion"
 	TypeUser               = "User"
 	TypeUserToken          = "UserToken"
 	TypeWebhook            = "Webhook"
@@ -1850,6 +1852,10 @@ type AuthClientMutation struct {
 	project_id             *string
 	role                   *string
 	expires_at             *time.Time
+	keys                   *[]map[string]interface{}
+	appendkeys             []map[string]interface{}
+	scopes                 *[]string
+	appendscopes           []string
 	clearedFields          map[string]struct{}
 	done                   bool
 	oldValue               func(context.Context) (*AuthClient, error)
@@ -2336,6 +2342,136 @@ func (m *AuthClientMutation) ResetExpiresAt() {
 	delete(m.clearedFields, authclient.FieldExpiresAt)
 }
 
+// SetKeys sets the "keys" field.
+func (m *AuthClientMutation) SetKeys(value []map[string]interface{}) {
+	m.keys = &value
+	m.appendkeys = nil
+}
+
+// Keys returns the value of the "keys" field in the mutation.
+func (m *AuthClientMutation) Keys() (r []map[string]interface{}, exists bool) {
+	v := m.keys
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldKeys returns the old "keys" field's value of the AuthClient entity.
+// If the AuthClient object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AuthClientMutation) OldKeys(ctx context.Context) (v []map[string]interface{}, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldKeys is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldKeys requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldKeys: %w", err)
+	}
+	return oldValue.Keys, nil
+}
+
+// AppendKeys adds value to the "keys" field.
+func (m *AuthClientMutation) AppendKeys(value []map[string]interface{}) {
+	m.appendkeys = append(m.appendkeys, value...)
+}
+
+// AppendedKeys returns the list of values that were appended to the "keys" field in this mutation.
+func (m *AuthClientMutation) AppendedKeys() ([]map[string]interface{}, bool) {
+	if len(m.appendkeys) == 0 {
+		return nil, false
+	}
+	return m.appendkeys, true
+}
+
+// ClearKeys clears the value of the "keys" field.
+func (m *AuthClientMutation) ClearKeys() {
+	m.keys = nil
+	m.appendkeys = nil
+	m.clearedFields[authclient.FieldKeys] = struct{}{}
+}
+
+// KeysCleared returns if the "keys" field was cleared in this mutation.
+func (m *AuthClientMutation) KeysCleared() bool {
+	_, ok := m.clearedFields[authclient.FieldKeys]
+	return ok
+}
+
+// ResetKeys resets all changes to the "keys" field.
+func (m *AuthClientMutation) ResetKeys() {
+	m.keys = nil
+	m.appendkeys = nil
+	delete(m.clearedFields, authclient.FieldKeys)
+}
+
+// SetScopes sets the "scopes" field.
+func (m *AuthClientMutation) SetScopes(s []string) {
+	m.scopes = &s
+	m.appendscopes = nil
+}
+
+// Scopes returns the value of the "scopes" field in the mutation.
+func (m *AuthClientMutation) Scopes() (r []string, exists bool) {
+	v := m.scopes
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldScopes returns the old "scopes" field's value of the AuthClient entity.
+// If the AuthClient object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AuthClientMutation) OldScopes(ctx context.Context) (v []string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldScopes is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldScopes requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldScopes: %w", err)
+	}
+	return oldValue.Scopes, nil
+}
+
+// AppendScopes adds s to the "scopes" field.
+func (m *AuthClientMutation) AppendScopes(s []string) {
+	m.appendscopes = append(m.appendscopes, s...)
+}
+
+// AppendedScopes returns the list of values that were appended to the "scopes" field in this mutation.
+func (m *AuthClientMutation) AppendedScopes() ([]string, bool) {
+	if len(m.appendscopes) == 0 {
+		return nil, false
+	}
+	return m.appendscopes, true
+}
+
+// ClearScopes clears the value of the "scopes" field.
+func (m *AuthClientMutation) ClearScopes() {
+	m.scopes = nil
+	m.appendscopes = nil
+	m.clearedFields[authclient.FieldScopes] = struct{}{}
+}
+
+// ScopesCleared returns if the "scopes" field was cleared in this mutation.
+func (m *AuthClientMutation) ScopesCleared() bool {
+	_, ok := m.clearedFields[authclient.FieldScopes]
+	return ok
+}
+
+// ResetScopes resets all changes to the "scopes" field.
+func (m *AuthClientMutation) ResetScopes() {
+	m.scopes = nil
+	m.appendscopes = nil
+	delete(m.clearedFields, authclient.FieldScopes)
+}
+
 // Where appends a list predicates to the AuthClientMutation builder.
 func (m *AuthClientMutation) Where(ps ...predicate.AuthClient) {
 	m.predicates = append(m.predicates, ps...)
@@ -2370,7 +2506,7 @@ func (m *AuthClientMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *AuthClientMutation) Fields() []string {
-	fields := make([]string, 0, 9)
+	fields := make([]string, 0, 11)
 	if m.created_at != nil {
 		fields = append(fields, authclient.FieldCreatedAt)
 	}
@@ -2398,6 +2534,12 @@ func (m *AuthClientMutation) Fields() []string {
 	if m.expires_at != nil {
 		fields = append(fields, authclient.FieldExpiresAt)
 	}
+	if m.keys != nil {
+		fields = append(fields, authclient.FieldKeys)
+	}
+	if m.scopes != nil {
+		fields = append(fields, authclient.FieldScopes)
+	}
 	return fields
 }
 
@@ -2424,6 +2566,10 @@ func (m *AuthClientMutation) Field(name string) (ent.Value, bool) {
 		return m.Role()
 	case authclient.FieldExpiresAt:
 		return m.ExpiresAt()
+	case authclient.FieldKeys:
+		return m.Keys()
+	case authclient.FieldScopes:
+		return m.Scopes()
 	}
 	return nil, false
 }
@@ -2451,6 +2597,10 @@ func (m *AuthClientMutation) OldField(ctx context.Context, name string) (ent.Val
 		return m.OldRole(ctx)
 	case authclient.FieldExpiresAt:
 		return m.OldExpiresAt(ctx)
+	case authclient.FieldKeys:
+		return m.OldKeys(ctx)
+	case authclient.FieldScopes:
+		return m.OldScopes(ctx)
 	}
 	return nil, fmt.Errorf("unknown AuthClient field %s", name)
 }
@@ -2523,6 +2673,20 @@ func (m *AuthClientMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetExpiresAt(v)
 		return nil
+	case authclient.FieldKeys:
+		v, ok := value.([]map[string]interface{})
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetKeys(v)
+		return nil
+	case authclient.FieldScopes:
+		v, ok := value.([]string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetScopes(v)
+		return nil
 	}
 	return fmt.Errorf("unknown AuthClient field %s", name)
 }
@@ -2565,6 +2729,12 @@ func (m *AuthClientMutation) ClearedFields() []string {
 	if m.FieldCleared(authclient.FieldExpiresAt) {
 		fields = append(fields, authclient.FieldExpiresAt)
 	}
+	if m.FieldCleared(authclient.FieldKeys) {
+		fields = append(fields, authclient.FieldKeys)
+	}
+	if m.FieldCleared(authclient.FieldScopes) {
+		fields = append(fields, authclient.FieldScopes)
+	}
 	return fields
 }
 
@@ -2590,6 +2760,12 @@ func (m *AuthClientMutation) ClearField(name string) error {
 		return nil
 	case authclient.FieldExpiresAt:
 		m.ClearExpiresAt()
+		return nil
+	case authclient.FieldKeys:
+		m.ClearKeys()
+		return nil
+	case authclient.FieldScopes:
+		m.ClearScopes()
 		return nil
 	}
 	return fmt.Errorf("unknown AuthClient nullable field %s", name)
@@ -2625,6 +2801,12 @@ func (m *AuthClientMutation) ResetField(name string) error {
 		return nil
 	case authclient.FieldExpiresAt:
 		m.ResetExpiresAt()
+		return nil
+	case authclient.FieldKeys:
+		m.ResetKeys()
+		return nil
+	case authclient.FieldScopes:
+		m.ResetScopes()
 		return nil
 	}
 	return fmt.Errorf("unknown AuthClient field %s", name)
@@ -4287,6 +4469,10 @@ type GrantRefreshTokenMutation struct {
 	family_expires_at *time.Time
 	rotated_at        *time.Time
 	successor         *string
+	auth_time         *time.Time
+	amr               *[]string
+	appendamr         []string
+	sid               *string
 	clearedFields     map[string]struct{}
 	done              bool
 	oldValue          func(context.Context) (*GrantRefreshToken, error)
@@ -4813,6 +4999,169 @@ func (m *GrantRefreshTokenMutation) ResetSuccessor() {
 	delete(m.clearedFields, grantrefreshtoken.FieldSuccessor)
 }
 
+// SetAuthTime sets the "auth_time" field.
+func (m *GrantRefreshTokenMutation) SetAuthTime(t time.Time) {
+	m.auth_time = &t
+}
+
+// AuthTime returns the value of the "auth_time" field in the mutation.
+func (m *GrantRefreshTokenMutation) AuthTime() (r time.Time, exists bool) {
+	v := m.auth_time
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAuthTime returns the old "auth_time" field's value of the GrantRefreshToken entity.
+// If the GrantRefreshToken object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *GrantRefreshTokenMutation) OldAuthTime(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAuthTime is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAuthTime requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAuthTime: %w", err)
+	}
+	return oldValue.AuthTime, nil
+}
+
+// ClearAuthTime clears the value of the "auth_time" field.
+func (m *GrantRefreshTokenMutation) ClearAuthTime() {
+	m.auth_time = nil
+	m.clearedFields[grantrefreshtoken.FieldAuthTime] = struct{}{}
+}
+
+// AuthTimeCleared returns if the "auth_time" field was cleared in this mutation.
+func (m *GrantRefreshTokenMutation) AuthTimeCleared() bool {
+	_, ok := m.clearedFields[grantrefreshtoken.FieldAuthTime]
+	return ok
+}
+
+// ResetAuthTime resets all changes to the "auth_time" field.
+func (m *GrantRefreshTokenMutation) ResetAuthTime() {
+	m.auth_time = nil
+	delete(m.clearedFields, grantrefreshtoken.FieldAuthTime)
+}
+
+// SetAmr sets the "amr" field.
+func (m *GrantRefreshTokenMutation) SetAmr(s []string) {
+	m.amr = &s
+	m.appendamr = nil
+}
+
+// Amr returns the value of the "amr" field in the mutation.
+func (m *GrantRefreshTokenMutation) Amr() (r []string, exists bool) {
+	v := m.amr
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAmr returns the old "amr" field's value of the GrantRefreshToken entity.
+// If the GrantRefreshToken object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *GrantRefreshTokenMutation) OldAmr(ctx context.Context) (v []string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAmr is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAmr requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAmr: %w", err)
+	}
+	return oldValue.Amr, nil
+}
+
+// AppendAmr adds s to the "amr" field.
+func (m *GrantRefreshTokenMutation) AppendAmr(s []string) {
+	m.appendamr = append(m.appendamr, s...)
+}
+
+// AppendedAmr returns the list of values that were appended to the "amr" field in this mutation.
+func (m *GrantRefreshTokenMutation) AppendedAmr() ([]string, bool) {
+	if len(m.appendamr) == 0 {
+		return nil, false
+	}
+	return m.appendamr, true
+}
+
+// ClearAmr clears the value of the "amr" field.
+func (m *GrantRefreshTokenMutation) ClearAmr() {
+	m.amr = nil
+	m.appendamr = nil
+	m.clearedFields[grantrefreshtoken.FieldAmr] = struct{}{}
+}
+
+// AmrCleared returns if the "amr" field was cleared in this mutation.
+func (m *GrantRefreshTokenMutation) AmrCleared() bool {
+	_, ok := m.clearedFields[grantrefreshtoken.FieldAmr]
+	return ok
+}
+
+// ResetAmr resets all changes to the "amr" field.
+func (m *GrantRefreshTokenMutation) ResetAmr() {
+	m.amr = nil
+	m.appendamr = nil
+	delete(m.clearedFields, grantrefreshtoken.FieldAmr)
+}
+
+// SetSid sets the "sid" field.
+func (m *GrantRefreshTokenMutation) SetSid(s string) {
+	m.sid = &s
+}
+
+// Sid returns the value of the "sid" field in the mutation.
+func (m *GrantRefreshTokenMutation) Sid() (r string, exists bool) {
+	v := m.sid
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSid returns the old "sid" field's value of the GrantRefreshToken entity.
+// If the GrantRefreshToken object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *GrantRefreshTokenMutation) OldSid(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSid is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSid requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSid: %w", err)
+	}
+	return oldValue.Sid, nil
+}
+
+// ClearSid clears the value of the "sid" field.
+func (m *GrantRefreshTokenMutation) ClearSid() {
+	m.sid = nil
+	m.clearedFields[grantrefreshtoken.FieldSid] = struct{}{}
+}
+
+// SidCleared returns if the "sid" field was cleared in this mutation.
+func (m *GrantRefreshTokenMutation) SidCleared() bool {
+	_, ok := m.clearedFields[grantrefreshtoken.FieldSid]
+	return ok
+}
+
+// ResetSid resets all changes to the "sid" field.
+func (m *GrantRefreshTokenMutation) ResetSid() {
+	m.sid = nil
+	delete(m.clearedFields, grantrefreshtoken.FieldSid)
+}
+
 // Where appends a list predicates to the GrantRefreshTokenMutation builder.
 func (m *GrantRefreshTokenMutation) Where(ps ...predicate.GrantRefreshToken) {
 	m.predicates = append(m.predicates, ps...)
@@ -4847,7 +5196,7 @@ func (m *GrantRefreshTokenMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *GrantRefreshTokenMutation) Fields() []string {
-	fields := make([]string, 0, 10)
+	fields := make([]string, 0, 13)
 	if m.created_at != nil {
 		fields = append(fields, grantrefreshtoken.FieldCreatedAt)
 	}
@@ -4878,6 +5227,15 @@ func (m *GrantRefreshTokenMutation) Fields() []string {
 	if m.successor != nil {
 		fields = append(fields, grantrefreshtoken.FieldSuccessor)
 	}
+	if m.auth_time != nil {
+		fields = append(fields, grantrefreshtoken.FieldAuthTime)
+	}
+	if m.amr != nil {
+		fields = append(fields, grantrefreshtoken.FieldAmr)
+	}
+	if m.sid != nil {
+		fields = append(fields, grantrefreshtoken.FieldSid)
+	}
 	return fields
 }
 
@@ -4906,6 +5264,12 @@ func (m *GrantRefreshTokenMutation) Field(name string) (ent.Value, bool) {
 		return m.RotatedAt()
 	case grantrefreshtoken.FieldSuccessor:
 		return m.Successor()
+	case grantrefreshtoken.FieldAuthTime:
+		return m.AuthTime()
+	case grantrefreshtoken.FieldAmr:
+		return m.Amr()
+	case grantrefreshtoken.FieldSid:
+		return m.Sid()
 	}
 	return nil, false
 }
@@ -4935,6 +5299,12 @@ func (m *GrantRefreshTokenMutation) OldField(ctx context.Context, name string) (
 		return m.OldRotatedAt(ctx)
 	case grantrefreshtoken.FieldSuccessor:
 		return m.OldSuccessor(ctx)
+	case grantrefreshtoken.FieldAuthTime:
+		return m.OldAuthTime(ctx)
+	case grantrefreshtoken.FieldAmr:
+		return m.OldAmr(ctx)
+	case grantrefreshtoken.FieldSid:
+		return m.OldSid(ctx)
 	}
 	return nil, fmt.Errorf("unknown GrantRefreshToken field %s", name)
 }
@@ -5014,6 +5384,27 @@ func (m *GrantRefreshTokenMutation) SetField(name string, value ent.Value) error
 		}
 		m.SetSuccessor(v)
 		return nil
+	case grantrefreshtoken.FieldAuthTime:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAuthTime(v)
+		return nil
+	case grantrefreshtoken.FieldAmr:
+		v, ok := value.([]string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAmr(v)
+		return nil
+	case grantrefreshtoken.FieldSid:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSid(v)
+		return nil
 	}
 	return fmt.Errorf("unknown GrantRefreshToken field %s", name)
 }
@@ -5050,6 +5441,15 @@ func (m *GrantRefreshTokenMutation) ClearedFields() []string {
 	if m.FieldCleared(grantrefreshtoken.FieldSuccessor) {
 		fields = append(fields, grantrefreshtoken.FieldSuccessor)
 	}
+	if m.FieldCleared(grantrefreshtoken.FieldAuthTime) {
+		fields = append(fields, grantrefreshtoken.FieldAuthTime)
+	}
+	if m.FieldCleared(grantrefreshtoken.FieldAmr) {
+		fields = append(fields, grantrefreshtoken.FieldAmr)
+	}
+	if m.FieldCleared(grantrefreshtoken.FieldSid) {
+		fields = append(fields, grantrefreshtoken.FieldSid)
+	}
 	return fields
 }
 
@@ -5069,6 +5469,15 @@ func (m *GrantRefreshTokenMutation) ClearField(name string) error {
 		return nil
 	case grantrefreshtoken.FieldSuccessor:
 		m.ClearSuccessor()
+		return nil
+	case grantrefreshtoken.FieldAuthTime:
+		m.ClearAuthTime()
+		return nil
+	case grantrefreshtoken.FieldAmr:
+		m.ClearAmr()
+		return nil
+	case grantrefreshtoken.FieldSid:
+		m.ClearSid()
 		return nil
 	}
 	return fmt.Errorf("unknown GrantRefreshToken nullable field %s", name)
@@ -5107,6 +5516,15 @@ func (m *GrantRefreshTokenMutation) ResetField(name string) error {
 		return nil
 	case grantrefreshtoken.FieldSuccessor:
 		m.ResetSuccessor()
+		return nil
+	case grantrefreshtoken.FieldAuthTime:
+		m.ResetAuthTime()
+		return nil
+	case grantrefreshtoken.FieldAmr:
+		m.ResetAmr()
+		return nil
+	case grantrefreshtoken.FieldSid:
+		m.ResetSid()
 		return nil
 	}
 	return fmt.Errorf("unknown GrantRefreshToken field %s", name)
@@ -7896,6 +8314,10 @@ type OAuthAuthorizationMutation struct {
 	decided_at      *time.Time
 	browser         *[]byte
 	session_handle  *string
+	nonce           *string
+	prompt          *string
+	max_age         *int
+	addmax_age      *int
 	clearedFields   map[string]struct{}
 	done            bool
 	oldValue        func(context.Context) (*OAuthAuthorization, error)
@@ -8628,6 +9050,174 @@ func (m *OAuthAuthorizationMutation) ResetSessionHandle() {
 	delete(m.clearedFields, oauthauthorization.FieldSessionHandle)
 }
 
+// SetNonce sets the "nonce" field.
+func (m *OAuthAuthorizationMutation) SetNonce(s string) {
+	m.nonce = &s
+}
+
+// Nonce returns the value of the "nonce" field in the mutation.
+func (m *OAuthAuthorizationMutation) Nonce() (r string, exists bool) {
+	v := m.nonce
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldNonce returns the old "nonce" field's value of the OAuthAuthorization entity.
+// If the OAuthAuthorization object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OAuthAuthorizationMutation) OldNonce(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldNonce is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldNonce requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldNonce: %w", err)
+	}
+	return oldValue.Nonce, nil
+}
+
+// ClearNonce clears the value of the "nonce" field.
+func (m *OAuthAuthorizationMutation) ClearNonce() {
+	m.nonce = nil
+	m.clearedFields[oauthauthorization.FieldNonce] = struct{}{}
+}
+
+// NonceCleared returns if the "nonce" field was cleared in this mutation.
+func (m *OAuthAuthorizationMutation) NonceCleared() bool {
+	_, ok := m.clearedFields[oauthauthorization.FieldNonce]
+	return ok
+}
+
+// ResetNonce resets all changes to the "nonce" field.
+func (m *OAuthAuthorizationMutation) ResetNonce() {
+	m.nonce = nil
+	delete(m.clearedFields, oauthauthorization.FieldNonce)
+}
+
+// SetPrompt sets the "prompt" field.
+func (m *OAuthAuthorizationMutation) SetPrompt(s string) {
+	m.prompt = &s
+}
+
+// Prompt returns the value of the "prompt" field in the mutation.
+func (m *OAuthAuthorizationMutation) Prompt() (r string, exists bool) {
+	v := m.prompt
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPrompt returns the old "prompt" field's value of the OAuthAuthorization entity.
+// If the OAuthAuthorization object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OAuthAuthorizationMutation) OldPrompt(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPrompt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPrompt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPrompt: %w", err)
+	}
+	return oldValue.Prompt, nil
+}
+
+// ClearPrompt clears the value of the "prompt" field.
+func (m *OAuthAuthorizationMutation) ClearPrompt() {
+	m.prompt = nil
+	m.clearedFields[oauthauthorization.FieldPrompt] = struct{}{}
+}
+
+// PromptCleared returns if the "prompt" field was cleared in this mutation.
+func (m *OAuthAuthorizationMutation) PromptCleared() bool {
+	_, ok := m.clearedFields[oauthauthorization.FieldPrompt]
+	return ok
+}
+
+// ResetPrompt resets all changes to the "prompt" field.
+func (m *OAuthAuthorizationMutation) ResetPrompt() {
+	m.prompt = nil
+	delete(m.clearedFields, oauthauthorization.FieldPrompt)
+}
+
+// SetMaxAge sets the "max_age" field.
+func (m *OAuthAuthorizationMutation) SetMaxAge(i int) {
+	m.max_age = &i
+	m.addmax_age = nil
+}
+
+// MaxAge returns the value of the "max_age" field in the mutation.
+func (m *OAuthAuthorizationMutation) MaxAge() (r int, exists bool) {
+	v := m.max_age
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldMaxAge returns the old "max_age" field's value of the OAuthAuthorization entity.
+// If the OAuthAuthorization object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OAuthAuthorizationMutation) OldMaxAge(ctx context.Context) (v *int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldMaxAge is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldMaxAge requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldMaxAge: %w", err)
+	}
+	return oldValue.MaxAge, nil
+}
+
+// AddMaxAge adds i to the "max_age" field.
+func (m *OAuthAuthorizationMutation) AddMaxAge(i int) {
+	if m.addmax_age != nil {
+		*m.addmax_age += i
+	} else {
+		m.addmax_age = &i
+	}
+}
+
+// AddedMaxAge returns the value that was added to the "max_age" field in this mutation.
+func (m *OAuthAuthorizationMutation) AddedMaxAge() (r int, exists bool) {
+	v := m.addmax_age
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ClearMaxAge clears the value of the "max_age" field.
+func (m *OAuthAuthorizationMutation) ClearMaxAge() {
+	m.max_age = nil
+	m.addmax_age = nil
+	m.clearedFields[oauthauthorization.FieldMaxAge] = struct{}{}
+}
+
+// MaxAgeCleared returns if the "max_age" field was cleared in this mutation.
+func (m *OAuthAuthorizationMutation) MaxAgeCleared() bool {
+	_, ok := m.clearedFields[oauthauthorization.FieldMaxAge]
+	return ok
+}
+
+// ResetMaxAge resets all changes to the "max_age" field.
+func (m *OAuthAuthorizationMutation) ResetMaxAge() {
+	m.max_age = nil
+	m.addmax_age = nil
+	delete(m.clearedFields, oauthauthorization.FieldMaxAge)
+}
+
 // Where appends a list predicates to the OAuthAuthorizationMutation builder.
 func (m *OAuthAuthorizationMutation) Where(ps ...predicate.OAuthAuthorization) {
 	m.predicates = append(m.predicates, ps...)
@@ -8662,7 +9252,7 @@ func (m *OAuthAuthorizationMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *OAuthAuthorizationMutation) Fields() []string {
-	fields := make([]string, 0, 15)
+	fields := make([]string, 0, 18)
 	if m.created_at != nil {
 		fields = append(fields, oauthauthorization.FieldCreatedAt)
 	}
@@ -8708,6 +9298,15 @@ func (m *OAuthAuthorizationMutation) Fields() []string {
 	if m.session_handle != nil {
 		fields = append(fields, oauthauthorization.FieldSessionHandle)
 	}
+	if m.nonce != nil {
+		fields = append(fields, oauthauthorization.FieldNonce)
+	}
+	if m.prompt != nil {
+		fields = append(fields, oauthauthorization.FieldPrompt)
+	}
+	if m.max_age != nil {
+		fields = append(fields, oauthauthorization.FieldMaxAge)
+	}
 	return fields
 }
 
@@ -8746,6 +9345,12 @@ func (m *OAuthAuthorizationMutation) Field(name string) (ent.Value, bool) {
 		return m.Browser()
 	case oauthauthorization.FieldSessionHandle:
 		return m.SessionHandle()
+	case oauthauthorization.FieldNonce:
+		return m.Nonce()
+	case oauthauthorization.FieldPrompt:
+		return m.Prompt()
+	case oauthauthorization.FieldMaxAge:
+		return m.MaxAge()
 	}
 	return nil, false
 }
@@ -8785,6 +9390,12 @@ func (m *OAuthAuthorizationMutation) OldField(ctx context.Context, name string) 
 		return m.OldBrowser(ctx)
 	case oauthauthorization.FieldSessionHandle:
 		return m.OldSessionHandle(ctx)
+	case oauthauthorization.FieldNonce:
+		return m.OldNonce(ctx)
+	case oauthauthorization.FieldPrompt:
+		return m.OldPrompt(ctx)
+	case oauthauthorization.FieldMaxAge:
+		return m.OldMaxAge(ctx)
 	}
 	return nil, fmt.Errorf("unknown OAuthAuthorization field %s", name)
 }
@@ -8899,6 +9510,27 @@ func (m *OAuthAuthorizationMutation) SetField(name string, value ent.Value) erro
 		}
 		m.SetSessionHandle(v)
 		return nil
+	case oauthauthorization.FieldNonce:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetNonce(v)
+		return nil
+	case oauthauthorization.FieldPrompt:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPrompt(v)
+		return nil
+	case oauthauthorization.FieldMaxAge:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetMaxAge(v)
+		return nil
 	}
 	return fmt.Errorf("unknown OAuthAuthorization field %s", name)
 }
@@ -8906,13 +9538,21 @@ func (m *OAuthAuthorizationMutation) SetField(name string, value ent.Value) erro
 // AddedFields returns all numeric fields that were incremented/decremented during
 // this mutation.
 func (m *OAuthAuthorizationMutation) AddedFields() []string {
-	return nil
+	var fields []string
+	if m.addmax_age != nil {
+		fields = append(fields, oauthauthorization.FieldMaxAge)
+	}
+	return fields
 }
 
 // AddedField returns the numeric value that was incremented/decremented on a field
 // with the given name. The second boolean return value indicates that this field
 // was not set, or was not defined in the schema.
 func (m *OAuthAuthorizationMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case oauthauthorization.FieldMaxAge:
+		return m.AddedMaxAge()
+	}
 	return nil, false
 }
 
@@ -8921,6 +9561,13 @@ func (m *OAuthAuthorizationMutation) AddedField(name string) (ent.Value, bool) {
 // type.
 func (m *OAuthAuthorizationMutation) AddField(name string, value ent.Value) error {
 	switch name {
+	case oauthauthorization.FieldMaxAge:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddMaxAge(v)
+		return nil
 	}
 	return fmt.Errorf("unknown OAuthAuthorization numeric field %s", name)
 }
@@ -8940,6 +9587,15 @@ func (m *OAuthAuthorizationMutation) ClearedFields() []string {
 	}
 	if m.FieldCleared(oauthauthorization.FieldSessionHandle) {
 		fields = append(fields, oauthauthorization.FieldSessionHandle)
+	}
+	if m.FieldCleared(oauthauthorization.FieldNonce) {
+		fields = append(fields, oauthauthorization.FieldNonce)
+	}
+	if m.FieldCleared(oauthauthorization.FieldPrompt) {
+		fields = append(fields, oauthauthorization.FieldPrompt)
+	}
+	if m.FieldCleared(oauthauthorization.FieldMaxAge) {
+		fields = append(fields, oauthauthorization.FieldMaxAge)
 	}
 	return fields
 }
@@ -8966,6 +9622,15 @@ func (m *OAuthAuthorizationMutation) ClearField(name string) error {
 		return nil
 	case oauthauthorization.FieldSessionHandle:
 		m.ClearSessionHandle()
+		return nil
+	case oauthauthorization.FieldNonce:
+		m.ClearNonce()
+		return nil
+	case oauthauthorization.FieldPrompt:
+		m.ClearPrompt()
+		return nil
+	case oauthauthorization.FieldMaxAge:
+		m.ClearMaxAge()
 		return nil
 	}
 	return fmt.Errorf("unknown OAuthAuthorization nullable field %s", name)
@@ -9019,6 +9684,15 @@ func (m *OAuthAuthorizationMutation) ResetField(name string) error {
 		return nil
 	case oauthauthorization.FieldSessionHandle:
 		m.ResetSessionHandle()
+		return nil
+	case oauthauthorization.FieldNonce:
+		m.ResetNonce()
+		return nil
+	case oauthauthorization.FieldPrompt:
+		m.ResetPrompt()
+		return nil
+	case oauthauthorization.FieldMaxAge:
+		m.ResetMaxAge()
 		return nil
 	}
 	return fmt.Errorf("unknown OAuthAuthorization field %s", name)
@@ -9075,22 +9749,30 @@ func (m *OAuthAuthorizationMutation) ResetEdge(name string) error {
 // OAuthClientMutation represents an operation that mutates the OAuthClient nodes in the graph.
 type OAuthClientMutation struct {
 	config
-	op                  Op
-	typ                 string
-	id                  *string
-	created_at          *time.Time
-	name                *string
-	redirect_uris       *[]string
-	appendredirect_uris []string
-	application_type    *string
-	grant_types         *[]string
-	appendgrant_types   []string
-	client_uri          *string
-	last_used_at        *time.Time
-	clearedFields       map[string]struct{}
-	done                bool
-	oldValue            func(context.Context) (*OAuthClient, error)
-	predicates          []predicate.OAuthClient
+	op                              Op
+	typ                             string
+	id                              *string
+	created_at                      *time.Time
+	name                            *string
+	redirect_uris                   *[]string
+	appendredirect_uris             []string
+	application_type                *string
+	grant_types                     *[]string
+	appendgrant_types               []string
+	client_uri                      *string
+	last_used_at                    *time.Time
+	token_endpoint_auth_method      *string
+	secret_digest                   *[]byte
+	jwks                            *map[string]interface{}
+	jwks_uri                        *string
+	post_logout_redirect_uris       *[]string
+	appendpost_logout_redirect_uris []string
+	scope                           *string
+	id_token_signed_response_alg    *string
+	clearedFields                   map[string]struct{}
+	done                            bool
+	oldValue                        func(context.Context) (*OAuthClient, error)
+	predicates                      []predicate.OAuthClient
 }
 
 var _ ent.Mutation = (*OAuthClientMutation)(nil)
@@ -9505,6 +10187,352 @@ func (m *OAuthClientMutation) ResetLastUsedAt() {
 	delete(m.clearedFields, oauthclient.FieldLastUsedAt)
 }
 
+// SetTokenEndpointAuthMethod sets the "token_endpoint_auth_method" field.
+func (m *OAuthClientMutation) SetTokenEndpointAuthMethod(s string) {
+	m.token_endpoint_auth_method = &s
+}
+
+// TokenEndpointAuthMethod returns the value of the "token_endpoint_auth_method" field in the mutation.
+func (m *OAuthClientMutation) TokenEndpointAuthMethod() (r string, exists bool) {
+	v := m.token_endpoint_auth_method
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTokenEndpointAuthMethod returns the old "token_endpoint_auth_method" field's value of the OAuthClient entity.
+// If the OAuthClient object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OAuthClientMutation) OldTokenEndpointAuthMethod(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTokenEndpointAuthMethod is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTokenEndpointAuthMethod requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTokenEndpointAuthMethod: %w", err)
+	}
+	return oldValue.TokenEndpointAuthMethod, nil
+}
+
+// ResetTokenEndpointAuthMethod resets all changes to the "token_endpoint_auth_method" field.
+func (m *OAuthClientMutation) ResetTokenEndpointAuthMethod() {
+	m.token_endpoint_auth_method = nil
+}
+
+// SetSecretDigest sets the "secret_digest" field.
+func (m *OAuthClientMutation) SetSecretDigest(b []byte) {
+	m.secret_digest = &b
+}
+
+// SecretDigest returns the value of the "secret_digest" field in the mutation.
+func (m *OAuthClientMutation) SecretDigest() (r []byte, exists bool) {
+	v := m.secret_digest
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSecretDigest returns the old "secret_digest" field's value of the OAuthClient entity.
+// If the OAuthClient object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OAuthClientMutation) OldSecretDigest(ctx context.Context) (v *[]byte, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSecretDigest is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSecretDigest requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSecretDigest: %w", err)
+	}
+	return oldValue.SecretDigest, nil
+}
+
+// ClearSecretDigest clears the value of the "secret_digest" field.
+func (m *OAuthClientMutation) ClearSecretDigest() {
+	m.secret_digest = nil
+	m.clearedFields[oauthclient.FieldSecretDigest] = struct{}{}
+}
+
+// SecretDigestCleared returns if the "secret_digest" field was cleared in this mutation.
+func (m *OAuthClientMutation) SecretDigestCleared() bool {
+	_, ok := m.clearedFields[oauthclient.FieldSecretDigest]
+	return ok
+}
+
+// ResetSecretDigest resets all changes to the "secret_digest" field.
+func (m *OAuthClientMutation) ResetSecretDigest() {
+	m.secret_digest = nil
+	delete(m.clearedFields, oauthclient.FieldSecretDigest)
+}
+
+// SetJwks sets the "jwks" field.
+func (m *OAuthClientMutation) SetJwks(value map[string]interface{}) {
+	m.jwks = &value
+}
+
+// Jwks returns the value of the "jwks" field in the mutation.
+func (m *OAuthClientMutation) Jwks() (r map[string]interface{}, exists bool) {
+	v := m.jwks
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldJwks returns the old "jwks" field's value of the OAuthClient entity.
+// If the OAuthClient object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OAuthClientMutation) OldJwks(ctx context.Context) (v map[string]interface{}, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldJwks is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldJwks requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldJwks: %w", err)
+	}
+	return oldValue.Jwks, nil
+}
+
+// ClearJwks clears the value of the "jwks" field.
+func (m *OAuthClientMutation) ClearJwks() {
+	m.jwks = nil
+	m.clearedFields[oauthclient.FieldJwks] = struct{}{}
+}
+
+// JwksCleared returns if the "jwks" field was cleared in this mutation.
+func (m *OAuthClientMutation) JwksCleared() bool {
+	_, ok := m.clearedFields[oauthclient.FieldJwks]
+	return ok
+}
+
+// ResetJwks resets all changes to the "jwks" field.
+func (m *OAuthClientMutation) ResetJwks() {
+	m.jwks = nil
+	delete(m.clearedFields, oauthclient.FieldJwks)
+}
+
+// SetJwksURI sets the "jwks_uri" field.
+func (m *OAuthClientMutation) SetJwksURI(s string) {
+	m.jwks_uri = &s
+}
+
+// JwksURI returns the value of the "jwks_uri" field in the mutation.
+func (m *OAuthClientMutation) JwksURI() (r string, exists bool) {
+	v := m.jwks_uri
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldJwksURI returns the old "jwks_uri" field's value of the OAuthClient entity.
+// If the OAuthClient object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OAuthClientMutation) OldJwksURI(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldJwksURI is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldJwksURI requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldJwksURI: %w", err)
+	}
+	return oldValue.JwksURI, nil
+}
+
+// ClearJwksURI clears the value of the "jwks_uri" field.
+func (m *OAuthClientMutation) ClearJwksURI() {
+	m.jwks_uri = nil
+	m.clearedFields[oauthclient.FieldJwksURI] = struct{}{}
+}
+
+// JwksURICleared returns if the "jwks_uri" field was cleared in this mutation.
+func (m *OAuthClientMutation) JwksURICleared() bool {
+	_, ok := m.clearedFields[oauthclient.FieldJwksURI]
+	return ok
+}
+
+// ResetJwksURI resets all changes to the "jwks_uri" field.
+func (m *OAuthClientMutation) ResetJwksURI() {
+	m.jwks_uri = nil
+	delete(m.clearedFields, oauthclient.FieldJwksURI)
+}
+
+// SetPostLogoutRedirectUris sets the "post_logout_redirect_uris" field.
+func (m *OAuthClientMutation) SetPostLogoutRedirectUris(s []string) {
+	m.post_logout_redirect_uris = &s
+	m.appendpost_logout_redirect_uris = nil
+}
+
+// PostLogoutRedirectUris returns the value of the "post_logout_redirect_uris" field in the mutation.
+func (m *OAuthClientMutation) PostLogoutRedirectUris() (r []string, exists bool) {
+	v := m.post_logout_redirect_uris
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPostLogoutRedirectUris returns the old "post_logout_redirect_uris" field's value of the OAuthClient entity.
+// If the OAuthClient object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OAuthClientMutation) OldPostLogoutRedirectUris(ctx context.Context) (v []string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPostLogoutRedirectUris is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPostLogoutRedirectUris requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPostLogoutRedirectUris: %w", err)
+	}
+	return oldValue.PostLogoutRedirectUris, nil
+}
+
+// AppendPostLogoutRedirectUris adds s to the "post_logout_redirect_uris" field.
+func (m *OAuthClientMutation) AppendPostLogoutRedirectUris(s []string) {
+	m.appendpost_logout_redirect_uris = append(m.appendpost_logout_redirect_uris, s...)
+}
+
+// AppendedPostLogoutRedirectUris returns the list of values that were appended to the "post_logout_redirect_uris" field in this mutation.
+func (m *OAuthClientMutation) AppendedPostLogoutRedirectUris() ([]string, bool) {
+	if len(m.appendpost_logout_redirect_uris) == 0 {
+		return nil, false
+	}
+	return m.appendpost_logout_redirect_uris, true
+}
+
+// ClearPostLogoutRedirectUris clears the value of the "post_logout_redirect_uris" field.
+func (m *OAuthClientMutation) ClearPostLogoutRedirectUris() {
+	m.post_logout_redirect_uris = nil
+	m.appendpost_logout_redirect_uris = nil
+	m.clearedFields[oauthclient.FieldPostLogoutRedirectUris] = struct{}{}
+}
+
+// PostLogoutRedirectUrisCleared returns if the "post_logout_redirect_uris" field was cleared in this mutation.
+func (m *OAuthClientMutation) PostLogoutRedirectUrisCleared() bool {
+	_, ok := m.clearedFields[oauthclient.FieldPostLogoutRedirectUris]
+	return ok
+}
+
+// ResetPostLogoutRedirectUris resets all changes to the "post_logout_redirect_uris" field.
+func (m *OAuthClientMutation) ResetPostLogoutRedirectUris() {
+	m.post_logout_redirect_uris = nil
+	m.appendpost_logout_redirect_uris = nil
+	delete(m.clearedFields, oauthclient.FieldPostLogoutRedirectUris)
+}
+
+// SetScope sets the "scope" field.
+func (m *OAuthClientMutation) SetScope(s string) {
+	m.scope = &s
+}
+
+// Scope returns the value of the "scope" field in the mutation.
+func (m *OAuthClientMutation) Scope() (r string, exists bool) {
+	v := m.scope
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldScope returns the old "scope" field's value of the OAuthClient entity.
+// If the OAuthClient object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OAuthClientMutation) OldScope(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldScope is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldScope requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldScope: %w", err)
+	}
+	return oldValue.Scope, nil
+}
+
+// ClearScope clears the value of the "scope" field.
+func (m *OAuthClientMutation) ClearScope() {
+	m.scope = nil
+	m.clearedFields[oauthclient.FieldScope] = struct{}{}
+}
+
+// ScopeCleared returns if the "scope" field was cleared in this mutation.
+func (m *OAuthClientMutation) ScopeCleared() bool {
+	_, ok := m.clearedFields[oauthclient.FieldScope]
+	return ok
+}
+
+// ResetScope resets all changes to the "scope" field.
+func (m *OAuthClientMutation) ResetScope() {
+	m.scope = nil
+	delete(m.clearedFields, oauthclient.FieldScope)
+}
+
+// SetIDTokenSignedResponseAlg sets the "id_token_signed_response_alg" field.
+func (m *OAuthClientMutation) SetIDTokenSignedResponseAlg(s string) {
+	m.id_token_signed_response_alg = &s
+}
+
+// IDTokenSignedResponseAlg returns the value of the "id_token_signed_response_alg" field in the mutation.
+func (m *OAuthClientMutation) IDTokenSignedResponseAlg() (r string, exists bool) {
+	v := m.id_token_signed_response_alg
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldIDTokenSignedResponseAlg returns the old "id_token_signed_response_alg" field's value of the OAuthClient entity.
+// If the OAuthClient object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OAuthClientMutation) OldIDTokenSignedResponseAlg(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldIDTokenSignedResponseAlg is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldIDTokenSignedResponseAlg requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldIDTokenSignedResponseAlg: %w", err)
+	}
+	return oldValue.IDTokenSignedResponseAlg, nil
+}
+
+// ClearIDTokenSignedResponseAlg clears the value of the "id_token_signed_response_alg" field.
+func (m *OAuthClientMutation) ClearIDTokenSignedResponseAlg() {
+	m.id_token_signed_response_alg = nil
+	m.clearedFields[oauthclient.FieldIDTokenSignedResponseAlg] = struct{}{}
+}
+
+// IDTokenSignedResponseAlgCleared returns if the "id_token_signed_response_alg" field was cleared in this mutation.
+func (m *OAuthClientMutation) IDTokenSignedResponseAlgCleared() bool {
+	_, ok := m.clearedFields[oauthclient.FieldIDTokenSignedResponseAlg]
+	return ok
+}
+
+// ResetIDTokenSignedResponseAlg resets all changes to the "id_token_signed_response_alg" field.
+func (m *OAuthClientMutation) ResetIDTokenSignedResponseAlg() {
+	m.id_token_signed_response_alg = nil
+	delete(m.clearedFields, oauthclient.FieldIDTokenSignedResponseAlg)
+}
+
 // Where appends a list predicates to the OAuthClientMutation builder.
 func (m *OAuthClientMutation) Where(ps ...predicate.OAuthClient) {
 	m.predicates = append(m.predicates, ps...)
@@ -9539,7 +10567,7 @@ func (m *OAuthClientMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *OAuthClientMutation) Fields() []string {
-	fields := make([]string, 0, 7)
+	fields := make([]string, 0, 14)
 	if m.created_at != nil {
 		fields = append(fields, oauthclient.FieldCreatedAt)
 	}
@@ -9560,6 +10588,27 @@ func (m *OAuthClientMutation) Fields() []string {
 	}
 	if m.last_used_at != nil {
 		fields = append(fields, oauthclient.FieldLastUsedAt)
+	}
+	if m.token_endpoint_auth_method != nil {
+		fields = append(fields, oauthclient.FieldTokenEndpointAuthMethod)
+	}
+	if m.secret_digest != nil {
+		fields = append(fields, oauthclient.FieldSecretDigest)
+	}
+	if m.jwks != nil {
+		fields = append(fields, oauthclient.FieldJwks)
+	}
+	if m.jwks_uri != nil {
+		fields = append(fields, oauthclient.FieldJwksURI)
+	}
+	if m.post_logout_redirect_uris != nil {
+		fields = append(fields, oauthclient.FieldPostLogoutRedirectUris)
+	}
+	if m.scope != nil {
+		fields = append(fields, oauthclient.FieldScope)
+	}
+	if m.id_token_signed_response_alg != nil {
+		fields = append(fields, oauthclient.FieldIDTokenSignedResponseAlg)
 	}
 	return fields
 }
@@ -9583,6 +10632,20 @@ func (m *OAuthClientMutation) Field(name string) (ent.Value, bool) {
 		return m.ClientURI()
 	case oauthclient.FieldLastUsedAt:
 		return m.LastUsedAt()
+	case oauthclient.FieldTokenEndpointAuthMethod:
+		return m.TokenEndpointAuthMethod()
+	case oauthclient.FieldSecretDigest:
+		return m.SecretDigest()
+	case oauthclient.FieldJwks:
+		return m.Jwks()
+	case oauthclient.FieldJwksURI:
+		return m.JwksURI()
+	case oauthclient.FieldPostLogoutRedirectUris:
+		return m.PostLogoutRedirectUris()
+	case oauthclient.FieldScope:
+		return m.Scope()
+	case oauthclient.FieldIDTokenSignedResponseAlg:
+		return m.IDTokenSignedResponseAlg()
 	}
 	return nil, false
 }
@@ -9606,6 +10669,20 @@ func (m *OAuthClientMutation) OldField(ctx context.Context, name string) (ent.Va
 		return m.OldClientURI(ctx)
 	case oauthclient.FieldLastUsedAt:
 		return m.OldLastUsedAt(ctx)
+	case oauthclient.FieldTokenEndpointAuthMethod:
+		return m.OldTokenEndpointAuthMethod(ctx)
+	case oauthclient.FieldSecretDigest:
+		return m.OldSecretDigest(ctx)
+	case oauthclient.FieldJwks:
+		return m.OldJwks(ctx)
+	case oauthclient.FieldJwksURI:
+		return m.OldJwksURI(ctx)
+	case oauthclient.FieldPostLogoutRedirectUris:
+		return m.OldPostLogoutRedirectUris(ctx)
+	case oauthclient.FieldScope:
+		return m.OldScope(ctx)
+	case oauthclient.FieldIDTokenSignedResponseAlg:
+		return m.OldIDTokenSignedResponseAlg(ctx)
 	}
 	return nil, fmt.Errorf("unknown OAuthClient field %s", name)
 }
@@ -9664,6 +10741,55 @@ func (m *OAuthClientMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetLastUsedAt(v)
 		return nil
+	case oauthclient.FieldTokenEndpointAuthMethod:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTokenEndpointAuthMethod(v)
+		return nil
+	case oauthclient.FieldSecretDigest:
+		v, ok := value.([]byte)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSecretDigest(v)
+		return nil
+	case oauthclient.FieldJwks:
+		v, ok := value.(map[string]interface{})
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetJwks(v)
+		return nil
+	case oauthclient.FieldJwksURI:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetJwksURI(v)
+		return nil
+	case oauthclient.FieldPostLogoutRedirectUris:
+		v, ok := value.([]string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPostLogoutRedirectUris(v)
+		return nil
+	case oauthclient.FieldScope:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetScope(v)
+		return nil
+	case oauthclient.FieldIDTokenSignedResponseAlg:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetIDTokenSignedResponseAlg(v)
+		return nil
 	}
 	return fmt.Errorf("unknown OAuthClient field %s", name)
 }
@@ -9700,6 +10826,24 @@ func (m *OAuthClientMutation) ClearedFields() []string {
 	if m.FieldCleared(oauthclient.FieldLastUsedAt) {
 		fields = append(fields, oauthclient.FieldLastUsedAt)
 	}
+	if m.FieldCleared(oauthclient.FieldSecretDigest) {
+		fields = append(fields, oauthclient.FieldSecretDigest)
+	}
+	if m.FieldCleared(oauthclient.FieldJwks) {
+		fields = append(fields, oauthclient.FieldJwks)
+	}
+	if m.FieldCleared(oauthclient.FieldJwksURI) {
+		fields = append(fields, oauthclient.FieldJwksURI)
+	}
+	if m.FieldCleared(oauthclient.FieldPostLogoutRedirectUris) {
+		fields = append(fields, oauthclient.FieldPostLogoutRedirectUris)
+	}
+	if m.FieldCleared(oauthclient.FieldScope) {
+		fields = append(fields, oauthclient.FieldScope)
+	}
+	if m.FieldCleared(oauthclient.FieldIDTokenSignedResponseAlg) {
+		fields = append(fields, oauthclient.FieldIDTokenSignedResponseAlg)
+	}
 	return fields
 }
 
@@ -9719,6 +10863,24 @@ func (m *OAuthClientMutation) ClearField(name string) error {
 		return nil
 	case oauthclient.FieldLastUsedAt:
 		m.ClearLastUsedAt()
+		return nil
+	case oauthclient.FieldSecretDigest:
+		m.ClearSecretDigest()
+		return nil
+	case oauthclient.FieldJwks:
+		m.ClearJwks()
+		return nil
+	case oauthclient.FieldJwksURI:
+		m.ClearJwksURI()
+		return nil
+	case oauthclient.FieldPostLogoutRedirectUris:
+		m.ClearPostLogoutRedirectUris()
+		return nil
+	case oauthclient.FieldScope:
+		m.ClearScope()
+		return nil
+	case oauthclient.FieldIDTokenSignedResponseAlg:
+		m.ClearIDTokenSignedResponseAlg()
 		return nil
 	}
 	return fmt.Errorf("unknown OAuthClient nullable field %s", name)
@@ -9748,6 +10910,27 @@ func (m *OAuthClientMutation) ResetField(name string) error {
 		return nil
 	case oauthclient.FieldLastUsedAt:
 		m.ResetLastUsedAt()
+		return nil
+	case oauthclient.FieldTokenEndpointAuthMethod:
+		m.ResetTokenEndpointAuthMethod()
+		return nil
+	case oauthclient.FieldSecretDigest:
+		m.ResetSecretDigest()
+		return nil
+	case oauthclient.FieldJwks:
+		m.ResetJwks()
+		return nil
+	case oauthclient.FieldJwksURI:
+		m.ResetJwksURI()
+		return nil
+	case oauthclient.FieldPostLogoutRedirectUris:
+		m.ResetPostLogoutRedirectUris()
+		return nil
+	case oauthclient.FieldScope:
+		m.ResetScope()
+		return nil
+	case oauthclient.FieldIDTokenSignedResponseAlg:
+		m.ResetIDTokenSignedResponseAlg()
 		return nil
 	}
 	return fmt.Errorf("unknown OAuthClient field %s", name)
@@ -9819,6 +11002,11 @@ type OAuthCodeMutation struct {
 	appendresources []string
 	expires_at      *time.Time
 	used_at         *time.Time
+	nonce           *string
+	auth_time       *time.Time
+	amr             *[]string
+	appendamr       []string
+	sid             *string
 	clearedFields   map[string]struct{}
 	done            bool
 	oldValue        func(context.Context) (*OAuthCode, error)
@@ -10332,6 +11520,218 @@ func (m *OAuthCodeMutation) ResetUsedAt() {
 	delete(m.clearedFields, oauthcode.FieldUsedAt)
 }
 
+// SetNonce sets the "nonce" field.
+func (m *OAuthCodeMutation) SetNonce(s string) {
+	m.nonce = &s
+}
+
+// Nonce returns the value of the "nonce" field in the mutation.
+func (m *OAuthCodeMutation) Nonce() (r string, exists bool) {
+	v := m.nonce
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldNonce returns the old "nonce" field's value of the OAuthCode entity.
+// If the OAuthCode object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OAuthCodeMutation) OldNonce(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldNonce is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldNonce requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldNonce: %w", err)
+	}
+	return oldValue.Nonce, nil
+}
+
+// ClearNonce clears the value of the "nonce" field.
+func (m *OAuthCodeMutation) ClearNonce() {
+	m.nonce = nil
+	m.clearedFields[oauthcode.FieldNonce] = struct{}{}
+}
+
+// NonceCleared returns if the "nonce" field was cleared in this mutation.
+func (m *OAuthCodeMutation) NonceCleared() bool {
+	_, ok := m.clearedFields[oauthcode.FieldNonce]
+	return ok
+}
+
+// ResetNonce resets all changes to the "nonce" field.
+func (m *OAuthCodeMutation) ResetNonce() {
+	m.nonce = nil
+	delete(m.clearedFields, oauthcode.FieldNonce)
+}
+
+// SetAuthTime sets the "auth_time" field.
+func (m *OAuthCodeMutation) SetAuthTime(t time.Time) {
+	m.auth_time = &t
+}
+
+// AuthTime returns the value of the "auth_time" field in the mutation.
+func (m *OAuthCodeMutation) AuthTime() (r time.Time, exists bool) {
+	v := m.auth_time
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAuthTime returns the old "auth_time" field's value of the OAuthCode entity.
+// If the OAuthCode object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OAuthCodeMutation) OldAuthTime(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAuthTime is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAuthTime requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAuthTime: %w", err)
+	}
+	return oldValue.AuthTime, nil
+}
+
+// ClearAuthTime clears the value of the "auth_time" field.
+func (m *OAuthCodeMutation) ClearAuthTime() {
+	m.auth_time = nil
+	m.clearedFields[oauthcode.FieldAuthTime] = struct{}{}
+}
+
+// AuthTimeCleared returns if the "auth_time" field was cleared in this mutation.
+func (m *OAuthCodeMutation) AuthTimeCleared() bool {
+	_, ok := m.clearedFields[oauthcode.FieldAuthTime]
+	return ok
+}
+
+// ResetAuthTime resets all changes to the "auth_time" field.
+func (m *OAuthCodeMutation) ResetAuthTime() {
+	m.auth_time = nil
+	delete(m.clearedFields, oauthcode.FieldAuthTime)
+}
+
+// SetAmr sets the "amr" field.
+func (m *OAuthCodeMutation) SetAmr(s []string) {
+	m.amr = &s
+	m.appendamr = nil
+}
+
+// Amr returns the value of the "amr" field in the mutation.
+func (m *OAuthCodeMutation) Amr() (r []string, exists bool) {
+	v := m.amr
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAmr returns the old "amr" field's value of the OAuthCode entity.
+// If the OAuthCode object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OAuthCodeMutation) OldAmr(ctx context.Context) (v []string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAmr is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAmr requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAmr: %w", err)
+	}
+	return oldValue.Amr, nil
+}
+
+// AppendAmr adds s to the "amr" field.
+func (m *OAuthCodeMutation) AppendAmr(s []string) {
+	m.appendamr = append(m.appendamr, s...)
+}
+
+// AppendedAmr returns the list of values that were appended to the "amr" field in this mutation.
+func (m *OAuthCodeMutation) AppendedAmr() ([]string, bool) {
+	if len(m.appendamr) == 0 {
+		return nil, false
+	}
+	return m.appendamr, true
+}
+
+// ClearAmr clears the value of the "amr" field.
+func (m *OAuthCodeMutation) ClearAmr() {
+	m.amr = nil
+	m.appendamr = nil
+	m.clearedFields[oauthcode.FieldAmr] = struct{}{}
+}
+
+// AmrCleared returns if the "amr" field was cleared in this mutation.
+func (m *OAuthCodeMutation) AmrCleared() bool {
+	_, ok := m.clearedFields[oauthcode.FieldAmr]
+	return ok
+}
+
+// ResetAmr resets all changes to the "amr" field.
+func (m *OAuthCodeMutation) ResetAmr() {
+	m.amr = nil
+	m.appendamr = nil
+	delete(m.clearedFields, oauthcode.FieldAmr)
+}
+
+// SetSid sets the "sid" field.
+func (m *OAuthCodeMutation) SetSid(s string) {
+	m.sid = &s
+}
+
+// Sid returns the value of the "sid" field in the mutation.
+func (m *OAuthCodeMutation) Sid() (r string, exists bool) {
+	v := m.sid
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSid returns the old "sid" field's value of the OAuthCode entity.
+// If the OAuthCode object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OAuthCodeMutation) OldSid(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSid is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSid requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSid: %w", err)
+	}
+	return oldValue.Sid, nil
+}
+
+// ClearSid clears the value of the "sid" field.
+func (m *OAuthCodeMutation) ClearSid() {
+	m.sid = nil
+	m.clearedFields[oauthcode.FieldSid] = struct{}{}
+}
+
+// SidCleared returns if the "sid" field was cleared in this mutation.
+func (m *OAuthCodeMutation) SidCleared() bool {
+	_, ok := m.clearedFields[oauthcode.FieldSid]
+	return ok
+}
+
+// ResetSid resets all changes to the "sid" field.
+func (m *OAuthCodeMutation) ResetSid() {
+	m.sid = nil
+	delete(m.clearedFields, oauthcode.FieldSid)
+}
+
 // Where appends a list predicates to the OAuthCodeMutation builder.
 func (m *OAuthCodeMutation) Where(ps ...predicate.OAuthCode) {
 	m.predicates = append(m.predicates, ps...)
@@ -10366,7 +11766,7 @@ func (m *OAuthCodeMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *OAuthCodeMutation) Fields() []string {
-	fields := make([]string, 0, 10)
+	fields := make([]string, 0, 14)
 	if m.created_at != nil {
 		fields = append(fields, oauthcode.FieldCreatedAt)
 	}
@@ -10397,6 +11797,18 @@ func (m *OAuthCodeMutation) Fields() []string {
 	if m.used_at != nil {
 		fields = append(fields, oauthcode.FieldUsedAt)
 	}
+	if m.nonce != nil {
+		fields = append(fields, oauthcode.FieldNonce)
+	}
+	if m.auth_time != nil {
+		fields = append(fields, oauthcode.FieldAuthTime)
+	}
+	if m.amr != nil {
+		fields = append(fields, oauthcode.FieldAmr)
+	}
+	if m.sid != nil {
+		fields = append(fields, oauthcode.FieldSid)
+	}
 	return fields
 }
 
@@ -10425,6 +11837,14 @@ func (m *OAuthCodeMutation) Field(name string) (ent.Value, bool) {
 		return m.ExpiresAt()
 	case oauthcode.FieldUsedAt:
 		return m.UsedAt()
+	case oauthcode.FieldNonce:
+		return m.Nonce()
+	case oauthcode.FieldAuthTime:
+		return m.AuthTime()
+	case oauthcode.FieldAmr:
+		return m.Amr()
+	case oauthcode.FieldSid:
+		return m.Sid()
 	}
 	return nil, false
 }
@@ -10454,6 +11874,14 @@ func (m *OAuthCodeMutation) OldField(ctx context.Context, name string) (ent.Valu
 		return m.OldExpiresAt(ctx)
 	case oauthcode.FieldUsedAt:
 		return m.OldUsedAt(ctx)
+	case oauthcode.FieldNonce:
+		return m.OldNonce(ctx)
+	case oauthcode.FieldAuthTime:
+		return m.OldAuthTime(ctx)
+	case oauthcode.FieldAmr:
+		return m.OldAmr(ctx)
+	case oauthcode.FieldSid:
+		return m.OldSid(ctx)
 	}
 	return nil, fmt.Errorf("unknown OAuthCode field %s", name)
 }
@@ -10533,6 +11961,34 @@ func (m *OAuthCodeMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetUsedAt(v)
 		return nil
+	case oauthcode.FieldNonce:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetNonce(v)
+		return nil
+	case oauthcode.FieldAuthTime:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAuthTime(v)
+		return nil
+	case oauthcode.FieldAmr:
+		v, ok := value.([]string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAmr(v)
+		return nil
+	case oauthcode.FieldSid:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSid(v)
+		return nil
 	}
 	return fmt.Errorf("unknown OAuthCode field %s", name)
 }
@@ -10566,6 +12022,18 @@ func (m *OAuthCodeMutation) ClearedFields() []string {
 	if m.FieldCleared(oauthcode.FieldUsedAt) {
 		fields = append(fields, oauthcode.FieldUsedAt)
 	}
+	if m.FieldCleared(oauthcode.FieldNonce) {
+		fields = append(fields, oauthcode.FieldNonce)
+	}
+	if m.FieldCleared(oauthcode.FieldAuthTime) {
+		fields = append(fields, oauthcode.FieldAuthTime)
+	}
+	if m.FieldCleared(oauthcode.FieldAmr) {
+		fields = append(fields, oauthcode.FieldAmr)
+	}
+	if m.FieldCleared(oauthcode.FieldSid) {
+		fields = append(fields, oauthcode.FieldSid)
+	}
 	return fields
 }
 
@@ -10582,6 +12050,18 @@ func (m *OAuthCodeMutation) ClearField(name string) error {
 	switch name {
 	case oauthcode.FieldUsedAt:
 		m.ClearUsedAt()
+		return nil
+	case oauthcode.FieldNonce:
+		m.ClearNonce()
+		return nil
+	case oauthcode.FieldAuthTime:
+		m.ClearAuthTime()
+		return nil
+	case oauthcode.FieldAmr:
+		m.ClearAmr()
+		return nil
+	case oauthcode.FieldSid:
+		m.ClearSid()
 		return nil
 	}
 	return fmt.Errorf("unknown OAuthCode nullable field %s", name)
@@ -10620,6 +12100,18 @@ func (m *OAuthCodeMutation) ResetField(name string) error {
 		return nil
 	case oauthcode.FieldUsedAt:
 		m.ResetUsedAt()
+		return nil
+	case oauthcode.FieldNonce:
+		m.ResetNonce()
+		return nil
+	case oauthcode.FieldAuthTime:
+		m.ResetAuthTime()
+		return nil
+	case oauthcode.FieldAmr:
+		m.ResetAmr()
+		return nil
+	case oauthcode.FieldSid:
+		m.ResetSid()
 		return nil
 	}
 	return fmt.Errorf("unknown OAuthCode field %s", name)
@@ -17589,6 +19081,500 @@ func (m *UsageCountMutation) ClearEdge(name string) error {
 // It returns an error if the edge is not defined in the schema.
 func (m *UsageCountMutation) ResetEdge(name string) error {
 	return fmt.Errorf("unknown UsageCount edge %s", name)
+}
+
+// UsedAssertionMutation represents an operation that mutates the UsedAssertion nodes in the graph.
+type UsedAssertionMutation struct {
+	config
+	op            Op
+	typ           string
+	id            *string
+	created_at    *time.Time
+	issuer        *string
+	jti           *string
+	expires_at    *time.Time
+	clearedFields map[string]struct{}
+	done          bool
+	oldValue      func(context.Context) (*UsedAssertion, error)
+	predicates    []predicate.UsedAssertion
+}
+
+var _ ent.Mutation = (*UsedAssertionMutation)(nil)
+
+// usedassertionOption allows management of the mutation configuration using functional options.
+type usedassertionOption func(*UsedAssertionMutation)
+
+// newUsedAssertionMutation creates new mutation for the UsedAssertion entity.
+func newUsedAssertionMutation(c config, op Op, opts ...usedassertionOption) *UsedAssertionMutation {
+	m := &UsedAssertionMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeUsedAssertion,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withUsedAssertionID sets the ID field of the mutation.
+func withUsedAssertionID(id string) usedassertionOption {
+	return func(m *UsedAssertionMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *UsedAssertion
+		)
+		m.oldValue = func(ctx context.Context) (*UsedAssertion, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().UsedAssertion.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withUsedAssertion sets the old UsedAssertion of the mutation.
+func withUsedAssertion(node *UsedAssertion) usedassertionOption {
+	return func(m *UsedAssertionMutation) {
+		m.oldValue = func(context.Context) (*UsedAssertion, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m UsedAssertionMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m UsedAssertionMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of UsedAssertion entities.
+func (m *UsedAssertionMutation) SetID(id string) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *UsedAssertionMutation) ID() (id string, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *UsedAssertionMutation) IDs(ctx context.Context) ([]string, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []string{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().UsedAssertion.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *UsedAssertionMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *UsedAssertionMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the UsedAssertion entity.
+// If the UsedAssertion object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *UsedAssertionMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *UsedAssertionMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// SetIssuer sets the "issuer" field.
+func (m *UsedAssertionMutation) SetIssuer(s string) {
+	m.issuer = &s
+}
+
+// Issuer returns the value of the "issuer" field in the mutation.
+func (m *UsedAssertionMutation) Issuer() (r string, exists bool) {
+	v := m.issuer
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldIssuer returns the old "issuer" field's value of the UsedAssertion entity.
+// If the UsedAssertion object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *UsedAssertionMutation) OldIssuer(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldIssuer is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldIssuer requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldIssuer: %w", err)
+	}
+	return oldValue.Issuer, nil
+}
+
+// ResetIssuer resets all changes to the "issuer" field.
+func (m *UsedAssertionMutation) ResetIssuer() {
+	m.issuer = nil
+}
+
+// SetJti sets the "jti" field.
+func (m *UsedAssertionMutation) SetJti(s string) {
+	m.jti = &s
+}
+
+// Jti returns the value of the "jti" field in the mutation.
+func (m *UsedAssertionMutation) Jti() (r string, exists bool) {
+	v := m.jti
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldJti returns the old "jti" field's value of the UsedAssertion entity.
+// If the UsedAssertion object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *UsedAssertionMutation) OldJti(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldJti is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldJti requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldJti: %w", err)
+	}
+	return oldValue.Jti, nil
+}
+
+// ResetJti resets all changes to the "jti" field.
+func (m *UsedAssertionMutation) ResetJti() {
+	m.jti = nil
+}
+
+// SetExpiresAt sets the "expires_at" field.
+func (m *UsedAssertionMutation) SetExpiresAt(t time.Time) {
+	m.expires_at = &t
+}
+
+// ExpiresAt returns the value of the "expires_at" field in the mutation.
+func (m *UsedAssertionMutation) ExpiresAt() (r time.Time, exists bool) {
+	v := m.expires_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldExpiresAt returns the old "expires_at" field's value of the UsedAssertion entity.
+// If the UsedAssertion object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *UsedAssertionMutation) OldExpiresAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldExpiresAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldExpiresAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldExpiresAt: %w", err)
+	}
+	return oldValue.ExpiresAt, nil
+}
+
+// ResetExpiresAt resets all changes to the "expires_at" field.
+func (m *UsedAssertionMutation) ResetExpiresAt() {
+	m.expires_at = nil
+}
+
+// Where appends a list predicates to the UsedAssertionMutation builder.
+func (m *UsedAssertionMutation) Where(ps ...predicate.UsedAssertion) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the UsedAssertionMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *UsedAssertionMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.UsedAssertion, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *UsedAssertionMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *UsedAssertionMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (UsedAssertion).
+func (m *UsedAssertionMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *UsedAssertionMutation) Fields() []string {
+	fields := make([]string, 0, 4)
+	if m.created_at != nil {
+		fields = append(fields, usedassertion.FieldCreatedAt)
+	}
+	if m.issuer != nil {
+		fields = append(fields, usedassertion.FieldIssuer)
+	}
+	if m.jti != nil {
+		fields = append(fields, usedassertion.FieldJti)
+	}
+	if m.expires_at != nil {
+		fields = append(fields, usedassertion.FieldExpiresAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *UsedAssertionMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case usedassertion.FieldCreatedAt:
+		return m.CreatedAt()
+	case usedassertion.FieldIssuer:
+		return m.Issuer()
+	case usedassertion.FieldJti:
+		return m.Jti()
+	case usedassertion.FieldExpiresAt:
+		return m.ExpiresAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *UsedAssertionMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case usedassertion.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	case usedassertion.FieldIssuer:
+		return m.OldIssuer(ctx)
+	case usedassertion.FieldJti:
+		return m.OldJti(ctx)
+	case usedassertion.FieldExpiresAt:
+		return m.OldExpiresAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown UsedAssertion field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *UsedAssertionMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case usedassertion.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	case usedassertion.FieldIssuer:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetIssuer(v)
+		return nil
+	case usedassertion.FieldJti:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetJti(v)
+		return nil
+	case usedassertion.FieldExpiresAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetExpiresAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown UsedAssertion field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *UsedAssertionMutation) AddedFields() []string {
+	return nil
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *UsedAssertionMutation) AddedField(name string) (ent.Value, bool) {
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *UsedAssertionMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	}
+	return fmt.Errorf("unknown UsedAssertion numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *UsedAssertionMutation) ClearedFields() []string {
+	return nil
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *UsedAssertionMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *UsedAssertionMutation) ClearField(name string) error {
+	return fmt.Errorf("unknown UsedAssertion nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *UsedAssertionMutation) ResetField(name string) error {
+	switch name {
+	case usedassertion.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	case usedassertion.FieldIssuer:
+		m.ResetIssuer()
+		return nil
+	case usedassertion.FieldJti:
+		m.ResetJti()
+		return nil
+	case usedassertion.FieldExpiresAt:
+		m.ResetExpiresAt()
+		return nil
+	}
+	return fmt.Errorf("unknown UsedAssertion field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *UsedAssertionMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *UsedAssertionMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *UsedAssertionMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *UsedAssertionMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *UsedAssertionMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *UsedAssertionMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *UsedAssertionMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown UsedAssertion unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *UsedAssertionMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown UsedAssertion edge %s", name)
 }
 
 // UserMutation represents an operation that mutates the User nodes in the graph.

@@ -48,7 +48,13 @@ type OAuthAuthorization struct {
 	Browser []byte `json:"browser,omitempty"`
 	// SessionHandle holds the value of the "session_handle" field.
 	SessionHandle *string `json:"session_handle,omitempty"`
-	selectValues  sql.SelectValues
+	// Nonce holds the value of the "nonce" field.
+	Nonce string `json:"nonce,omitempty"`
+	// Prompt holds the value of the "prompt" field.
+	Prompt string `json:"prompt,omitempty"`
+	// MaxAge holds the value of the "max_age" field.
+	MaxAge       *int `json:"max_age,omitempty"`
+	selectValues sql.SelectValues
 }
 
 // scanValues returns the types for scanning values from sql.Rows.
@@ -58,7 +64,9 @@ func (*OAuthAuthorization) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case oauthauthorization.FieldScopes, oauthauthorization.FieldResources, oauthauthorization.FieldBrowser:
 			values[i] = new([]byte)
-		case oauthauthorization.FieldID, oauthauthorization.FieldClientID, oauthauthorization.FieldClientName, oauthauthorization.FieldClientHost, oauthauthorization.FieldClientURI, oauthauthorization.FieldRedirectURI, oauthauthorization.FieldState, oauthauthorization.FieldCodeChallenge, oauthauthorization.FieldProjectID, oauthauthorization.FieldSessionHandle:
+		case oauthauthorization.FieldMaxAge:
+			values[i] = new(sql.NullInt64)
+		case oauthauthorization.FieldID, oauthauthorization.FieldClientID, oauthauthorization.FieldClientName, oauthauthorization.FieldClientHost, oauthauthorization.FieldClientURI, oauthauthorization.FieldRedirectURI, oauthauthorization.FieldState, oauthauthorization.FieldCodeChallenge, oauthauthorization.FieldProjectID, oauthauthorization.FieldSessionHandle, oauthauthorization.FieldNonce, oauthauthorization.FieldPrompt:
 			values[i] = new(sql.NullString)
 		case oauthauthorization.FieldCreatedAt, oauthauthorization.FieldExpiresAt, oauthauthorization.FieldDecidedAt:
 			values[i] = new(sql.NullTime)
@@ -179,6 +187,25 @@ func (_m *OAuthAuthorization) assignValues(columns []string, values []any) error
 				_m.SessionHandle = new(string)
 				*_m.SessionHandle = value.String
 			}
+		case oauthauthorization.FieldNonce:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field nonce", values[i])
+			} else if value.Valid {
+				_m.Nonce = value.String
+			}
+		case oauthauthorization.FieldPrompt:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field prompt", values[i])
+			} else if value.Valid {
+				_m.Prompt = value.String
+			}
+		case oauthauthorization.FieldMaxAge:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field max_age", values[i])
+			} else if value.Valid {
+				_m.MaxAge = new(int)
+				*_m.MaxAge = int(value.Int64)
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -262,6 +289,17 @@ func (_m *OAuthAuthorization) String() string {
 	if v := _m.SessionHandle; v != nil {
 		builder.WriteString("session_handle=")
 		builder.WriteString(*v)
+	}
+	builder.WriteString(", ")
+	builder.WriteString("nonce=")
+	builder.WriteString(_m.Nonce)
+	builder.WriteString(", ")
+	builder.WriteString("prompt=")
+	builder.WriteString(_m.Prompt)
+	builder.WriteString(", ")
+	if v := _m.MaxAge; v != nil {
+		builder.WriteString("max_age=")
+		builder.WriteString(fmt.Sprintf("%v", *v))
 	}
 	builder.WriteByte(')')
 	return builder.String()

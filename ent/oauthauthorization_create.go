@@ -145,6 +145,48 @@ func (_c *OAuthAuthorizationCreate) SetNillableSessionHandle(v *string) *OAuthAu
 	return _c
 }
 
+// SetNonce sets the "nonce" field.
+func (_c *OAuthAuthorizationCreate) SetNonce(v string) *OAuthAuthorizationCreate {
+	_c.mutation.SetNonce(v)
+	return _c
+}
+
+// SetNillableNonce sets the "nonce" field if the given value is not nil.
+func (_c *OAuthAuthorizationCreate) SetNillableNonce(v *string) *OAuthAuthorizationCreate {
+	if v != nil {
+		_c.SetNonce(*v)
+	}
+	return _c
+}
+
+// SetPrompt sets the "prompt" field.
+func (_c *OAuthAuthorizationCreate) SetPrompt(v string) *OAuthAuthorizationCreate {
+	_c.mutation.SetPrompt(v)
+	return _c
+}
+
+// SetNillablePrompt sets the "prompt" field if the given value is not nil.
+func (_c *OAuthAuthorizationCreate) SetNillablePrompt(v *string) *OAuthAuthorizationCreate {
+	if v != nil {
+		_c.SetPrompt(*v)
+	}
+	return _c
+}
+
+// SetMaxAge sets the "max_age" field.
+func (_c *OAuthAuthorizationCreate) SetMaxAge(v int) *OAuthAuthorizationCreate {
+	_c.mutation.SetMaxAge(v)
+	return _c
+}
+
+// SetNillableMaxAge sets the "max_age" field if the given value is not nil.
+func (_c *OAuthAuthorizationCreate) SetNillableMaxAge(v *int) *OAuthAuthorizationCreate {
+	if v != nil {
+		_c.SetMaxAge(*v)
+	}
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *OAuthAuthorizationCreate) SetID(v string) *OAuthAuthorizationCreate {
 	_c.mutation.SetID(v)
@@ -355,6 +397,18 @@ func (_c *OAuthAuthorizationCreate) createSpec() (*OAuthAuthorization, *sqlgraph
 		_spec.SetField(oauthauthorization.FieldSessionHandle, field.TypeString, value)
 		_node.SessionHandle = &value
 	}
+	if value, ok := _c.mutation.Nonce(); ok {
+		_spec.SetField(oauthauthorization.FieldNonce, field.TypeString, value)
+		_node.Nonce = value
+	}
+	if value, ok := _c.mutation.Prompt(); ok {
+		_spec.SetField(oauthauthorization.FieldPrompt, field.TypeString, value)
+		_node.Prompt = value
+	}
+	if value, ok := _c.mutation.MaxAge(); ok {
+		_spec.SetField(oauthauthorization.FieldMaxAge, field.TypeInt, value)
+		_node.MaxAge = &value
+	}
 	return _node, _spec
 }
 
@@ -498,6 +552,15 @@ func (u *OAuthAuthorizationUpsertOne) UpdateNewValues() *OAuthAuthorizationUpser
 		}
 		if _, exists := u.create.mutation.Browser(); exists {
 			s.SetIgnore(oauthauthorization.FieldBrowser)
+		}
+		if _, exists := u.create.mutation.Nonce(); exists {
+			s.SetIgnore(oauthauthorization.FieldNonce)
+		}
+		if _, exists := u.create.mutation.Prompt(); exists {
+			s.SetIgnore(oauthauthorization.FieldPrompt)
+		}
+		if _, exists := u.create.mutation.MaxAge(); exists {
+			s.SetIgnore(oauthauthorization.FieldMaxAge)
 		}
 	}))
 	return u
@@ -793,6 +856,15 @@ func (u *OAuthAuthorizationUpsertBulk) UpdateNewValues() *OAuthAuthorizationUpse
 			}
 			if _, exists := b.mutation.Browser(); exists {
 				s.SetIgnore(oauthauthorization.FieldBrowser)
+			}
+			if _, exists := b.mutation.Nonce(); exists {
+				s.SetIgnore(oauthauthorization.FieldNonce)
+			}
+			if _, exists := b.mutation.Prompt(); exists {
+				s.SetIgnore(oauthauthorization.FieldPrompt)
+			}
+			if _, exists := b.mutation.MaxAge(); exists {
+				s.SetIgnore(oauthauthorization.FieldMaxAge)
 			}
 		}
 	}))

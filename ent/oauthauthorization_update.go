@@ -127,6 +127,15 @@ func (_u *OAuthAuthorizationUpdate) sqlSave(ctx context.Context) (_node int, err
 	if _u.mutation.SessionHandleCleared() {
 		_spec.ClearField(oauthauthorization.FieldSessionHandle, field.TypeString)
 	}
+	if _u.mutation.NonceCleared() {
+		_spec.ClearField(oauthauthorization.FieldNonce, field.TypeString)
+	}
+	if _u.mutation.PromptCleared() {
+		_spec.ClearField(oauthauthorization.FieldPrompt, field.TypeString)
+	}
+	if _u.mutation.MaxAgeCleared() {
+		_spec.ClearField(oauthauthorization.FieldMaxAge, field.TypeInt)
+	}
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
 			err = &NotFoundError{oauthauthorization.Label}
@@ -275,6 +284,15 @@ func (_u *OAuthAuthorizationUpdateOne) sqlSave(ctx context.Context) (_node *OAut
 	}
 	if _u.mutation.SessionHandleCleared() {
 		_spec.ClearField(oauthauthorization.FieldSessionHandle, field.TypeString)
+	}
+	if _u.mutation.NonceCleared() {
+		_spec.ClearField(oauthauthorization.FieldNonce, field.TypeString)
+	}
+	if _u.mutation.PromptCleared() {
+		_spec.ClearField(oauthauthorization.FieldPrompt, field.TypeString)
+	}
+	if _u.mutation.MaxAgeCleared() {
+		_spec.ClearField(oauthauthorization.FieldMaxAge, field.TypeInt)
 	}
 	_node = &OAuthAuthorization{config: _u.config}
 	_spec.Assign = _node.assignValues

@@ -31,8 +31,22 @@ type OAuthClient struct {
 	// ClientURI holds the value of the "client_uri" field.
 	ClientURI string `json:"client_uri,omitempty"`
 	// LastUsedAt holds the value of the "last_used_at" field.
-	LastUsedAt   *time.Time `json:"last_used_at,omitempty"`
-	selectValues sql.SelectValues
+	LastUsedAt *time.Time `json:"last_used_at,omitempty"`
+	// TokenEndpointAuthMethod holds the value of the "token_endpoint_auth_method" field.
+	TokenEndpointAuthMethod string `json:"token_endpoint_auth_method,omitempty"`
+	// SecretDigest holds the value of the "secret_digest" field.
+	SecretDigest *[]byte `json:"-"`
+	// Jwks holds the value of the "jwks" field.
+	Jwks map[string]interface{} `json:"jwks,omitempty"`
+	// JwksURI holds the value of the "jwks_uri" field.
+	JwksURI string `json:"jwks_uri,omitempty"`
+	// PostLogoutRedirectUris holds the value of the "post_logout_redirect_uris" field.
+	PostLogoutRedirectUris []string `json:"post_logout_redirect_uris,omitempty"`
+	// Scope holds the value of the "scope" field.
+	Scope string `json:"scope,omitempty"`
+	// IDTokenSignedResponseAlg holds the value of the "id_token_signed_response_alg" field.
+	IDTokenSignedResponseAlg string `json:"id_token_signed_response_alg,omitempty"`
+	selectValues             sql.SelectValues
 }
 
 // scanValues returns the types for scanning values from sql.Rows.
@@ -40,9 +54,9 @@ func (*OAuthClient) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
-		case oauthclient.FieldRedirectUris, oauthclient.FieldGrantTypes:
+		case oauthclient.FieldRedirectUris, oauthclient.FieldGrantTypes, oauthclient.FieldSecretDigest, oauthclient.FieldJwks, oauthclient.FieldPostLogoutRedirectUris:
 			values[i] = new([]byte)
-		case oauthclient.FieldID, oauthclient.FieldName, oauthclient.FieldApplicationType, oauthclient.FieldClientURI:
+		case oauthclient.FieldID, oauthclient.FieldName, oauthclient.FieldApplicationType, oauthclient.FieldClientURI, oauthclient.FieldTokenEndpointAuthMethod, oauthclient.FieldJwksURI, oauthclient.FieldScope, oauthclient.FieldIDTokenSignedResponseAlg:
 			values[i] = new(sql.NullString)
 		case oauthclient.FieldCreatedAt, oauthclient.FieldLastUsedAt:
 			values[i] = new(sql.NullTime)
@@ -114,6 +128,52 @@ func (_m *OAuthClient) assignValues(columns []string, values []any) error {
 				_m.LastUsedAt = new(time.Time)
 				*_m.LastUsedAt = value.Time
 			}
+		case oauthclient.FieldTokenEndpointAuthMethod:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field token_endpoint_auth_method", values[i])
+			} else if value.Valid {
+				_m.TokenEndpointAuthMethod = value.String
+			}
+		case oauthclient.FieldSecretDigest:
+			if value, ok := values[i].(*[]byte); !ok {
+				return fmt.Errorf("unexpected type %T for field secret_digest", values[i])
+			} else if value != nil {
+				_m.SecretDigest = value
+			}
+		case oauthclient.FieldJwks:
+			if value, ok := values[i].(*[]byte); !ok {
+				return fmt.Errorf("unexpected type %T for field jwks", values[i])
+			} else if value != nil && len(*value) > 0 {
+				if err := json.Unmarshal(*value, &_m.Jwks); err != nil {
+					return fmt.Errorf("unmarshal field jwks: %w", err)
+				}
+			}
+		case oauthclient.FieldJwksURI:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field jwks_uri", values[i])
+			} else if value.Valid {
+				_m.JwksURI = value.String
+			}
+		case oauthclient.FieldPostLogoutRedirectUris:
+			if value, ok := values[i].(*[]byte); !ok {
+				return fmt.Errorf("unexpected type %T for field post_logout_redirect_uris", values[i])
+			} else if value != nil && len(*value) > 0 {
+				if err := json.Unmarshal(*value, &_m.PostLogoutRedirectUris); err != nil {
+					return fmt.Errorf("unmarshal field post_logout_redirect_uris: %w", err)
+				}
+			}
+		case oauthclient.FieldScope:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field scope", values[i])
+			} else if value.Valid {
+				_m.Scope = value.String
+			}
+		case oauthclient.FieldIDTokenSignedResponseAlg:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field id_token_signed_response_alg", values[i])
+			} else if value.Valid {
+				_m.IDTokenSignedResponseAlg = value.String
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -172,6 +232,26 @@ func (_m *OAuthClient) String() string {
 		builder.WriteString("last_used_at=")
 		builder.WriteString(v.Format(time.ANSIC))
 	}
+	builder.WriteString(", ")
+	builder.WriteString("token_endpoint_auth_method=")
+	builder.WriteString(_m.TokenEndpointAuthMethod)
+	builder.WriteString(", ")
+	builder.WriteString("secret_digest=<sensitive>")
+	builder.WriteString(", ")
+	builder.WriteString("jwks=")
+	builder.WriteString(fmt.Sprintf("%v", _m.Jwks))
+	builder.WriteString(", ")
+	builder.WriteString("jwks_uri=")
+	builder.WriteString(_m.JwksURI)
+	builder.WriteString(", ")
+	builder.WriteString("post_logout_redirect_uris=")
+	builder.WriteString(fmt.Sprintf("%v", _m.PostLogoutRedirectUris))
+	builder.WriteString(", ")
+	builder.WriteString("scope=")
+	builder.WriteString(_m.Scope)
+	builder.WriteString(", ")
+	builder.WriteString("id_token_signed_response_alg=")
+	builder.WriteString(_m.IDTokenSignedResponseAlg)
 	builder.WriteByte(')')
 	return builder.String()
 }

@@ -89,6 +89,80 @@ func (_c *OAuthClientCreate) SetNillableLastUsedAt(v *time.Time) *OAuthClientCre
 	return _c
 }
 
+// SetTokenEndpointAuthMethod sets the "token_endpoint_auth_method" field.
+func (_c *OAuthClientCreate) SetTokenEndpointAuthMethod(v string) *OAuthClientCreate {
+	_c.mutation.SetTokenEndpointAuthMethod(v)
+	return _c
+}
+
+// SetNillableTokenEndpointAuthMethod sets the "token_endpoint_auth_method" field if the given value is not nil.
+func (_c *OAuthClientCreate) SetNillableTokenEndpointAuthMethod(v *string) *OAuthClientCreate {
+	if v != nil {
+		_c.SetTokenEndpointAuthMethod(*v)
+	}
+	return _c
+}
+
+// SetSecretDigest sets the "secret_digest" field.
+func (_c *OAuthClientCreate) SetSecretDigest(v []byte) *OAuthClientCreate {
+	_c.mutation.SetSecretDigest(v)
+	return _c
+}
+
+// SetJwks sets the "jwks" field.
+func (_c *OAuthClientCreate) SetJwks(v map[string]interface{}) *OAuthClientCreate {
+	_c.mutation.SetJwks(v)
+	return _c
+}
+
+// SetJwksURI sets the "jwks_uri" field.
+func (_c *OAuthClientCreate) SetJwksURI(v string) *OAuthClientCreate {
+	_c.mutation.SetJwksURI(v)
+	return _c
+}
+
+// SetNillableJwksURI sets the "jwks_uri" field if the given value is not nil.
+func (_c *OAuthClientCreate) SetNillableJwksURI(v *string) *OAuthClientCreate {
+	if v != nil {
+		_c.SetJwksURI(*v)
+	}
+	return _c
+}
+
+// SetPostLogoutRedirectUris sets the "post_logout_redirect_uris" field.
+func (_c *OAuthClientCreate) SetPostLogoutRedirectUris(v []string) *OAuthClientCreate {
+	_c.mutation.SetPostLogoutRedirectUris(v)
+	return _c
+}
+
+// SetScope sets the "scope" field.
+func (_c *OAuthClientCreate) SetScope(v string) *OAuthClientCreate {
+	_c.mutation.SetScope(v)
+	return _c
+}
+
+// SetNillableScope sets the "scope" field if the given value is not nil.
+func (_c *OAuthClientCreate) SetNillableScope(v *string) *OAuthClientCreate {
+	if v != nil {
+		_c.SetScope(*v)
+	}
+	return _c
+}
+
+// SetIDTokenSignedResponseAlg sets the "id_token_signed_response_alg" field.
+func (_c *OAuthClientCreate) SetIDTokenSignedResponseAlg(v string) *OAuthClientCreate {
+	_c.mutation.SetIDTokenSignedResponseAlg(v)
+	return _c
+}
+
+// SetNillableIDTokenSignedResponseAlg sets the "id_token_signed_response_alg" field if the given value is not nil.
+func (_c *OAuthClientCreate) SetNillableIDTokenSignedResponseAlg(v *string) *OAuthClientCreate {
+	if v != nil {
+		_c.SetIDTokenSignedResponseAlg(*v)
+	}
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *OAuthClientCreate) SetID(v string) *OAuthClientCreate {
 	_c.mutation.SetID(v)
@@ -142,6 +216,10 @@ func (_c *OAuthClientCreate) defaults() {
 		v := oauthclient.DefaultCreatedAt()
 		_c.mutation.SetCreatedAt(v)
 	}
+	if _, ok := _c.mutation.TokenEndpointAuthMethod(); !ok {
+		v := oauthclient.DefaultTokenEndpointAuthMethod
+		_c.mutation.SetTokenEndpointAuthMethod(v)
+	}
 	if _, ok := _c.mutation.ID(); !ok {
 		v := oauthclient.DefaultID()
 		_c.mutation.SetID(v)
@@ -164,6 +242,9 @@ func (_c *OAuthClientCreate) check() error {
 	}
 	if _, ok := _c.mutation.GrantTypes(); !ok {
 		return &ValidationError{Name: "grant_types", err: errors.New(`ent: missing required field "OAuthClient.grant_types"`)}
+	}
+	if _, ok := _c.mutation.TokenEndpointAuthMethod(); !ok {
+		return &ValidationError{Name: "token_endpoint_auth_method", err: errors.New(`ent: missing required field "OAuthClient.token_endpoint_auth_method"`)}
 	}
 	if v, ok := _c.mutation.ID(); ok {
 		if err := oauthclient.IDValidator(v); err != nil {
@@ -233,6 +314,34 @@ func (_c *OAuthClientCreate) createSpec() (*OAuthClient, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.LastUsedAt(); ok {
 		_spec.SetField(oauthclient.FieldLastUsedAt, field.TypeTime, value)
 		_node.LastUsedAt = &value
+	}
+	if value, ok := _c.mutation.TokenEndpointAuthMethod(); ok {
+		_spec.SetField(oauthclient.FieldTokenEndpointAuthMethod, field.TypeString, value)
+		_node.TokenEndpointAuthMethod = value
+	}
+	if value, ok := _c.mutation.SecretDigest(); ok {
+		_spec.SetField(oauthclient.FieldSecretDigest, field.TypeBytes, value)
+		_node.SecretDigest = &value
+	}
+	if value, ok := _c.mutation.Jwks(); ok {
+		_spec.SetField(oauthclient.FieldJwks, field.TypeJSON, value)
+		_node.Jwks = value
+	}
+	if value, ok := _c.mutation.JwksURI(); ok {
+		_spec.SetField(oauthclient.FieldJwksURI, field.TypeString, value)
+		_node.JwksURI = value
+	}
+	if value, ok := _c.mutation.PostLogoutRedirectUris(); ok {
+		_spec.SetField(oauthclient.FieldPostLogoutRedirectUris, field.TypeJSON, value)
+		_node.PostLogoutRedirectUris = value
+	}
+	if value, ok := _c.mutation.Scope(); ok {
+		_spec.SetField(oauthclient.FieldScope, field.TypeString, value)
+		_node.Scope = value
+	}
+	if value, ok := _c.mutation.IDTokenSignedResponseAlg(); ok {
+		_spec.SetField(oauthclient.FieldIDTokenSignedResponseAlg, field.TypeString, value)
+		_node.IDTokenSignedResponseAlg = value
 	}
 	return _node, _spec
 }
@@ -304,6 +413,24 @@ func (u *OAuthClientUpsert) ClearLastUsedAt() *OAuthClientUpsert {
 	return u
 }
 
+// SetSecretDigest sets the "secret_digest" field.
+func (u *OAuthClientUpsert) SetSecretDigest(v []byte) *OAuthClientUpsert {
+	u.Set(oauthclient.FieldSecretDigest, v)
+	return u
+}
+
+// UpdateSecretDigest sets the "secret_digest" field to the value that was provided on create.
+func (u *OAuthClientUpsert) UpdateSecretDigest() *OAuthClientUpsert {
+	u.SetExcluded(oauthclient.FieldSecretDigest)
+	return u
+}
+
+// ClearSecretDigest clears the value of the "secret_digest" field.
+func (u *OAuthClientUpsert) ClearSecretDigest() *OAuthClientUpsert {
+	u.SetNull(oauthclient.FieldSecretDigest)
+	return u
+}
+
 // UpdateNewValues updates the mutable fields using the new values that were set on create except the ID field.
 // Using this option is equivalent to using:
 //
@@ -338,6 +465,24 @@ func (u *OAuthClientUpsertOne) UpdateNewValues() *OAuthClientUpsertOne {
 		}
 		if _, exists := u.create.mutation.ClientURI(); exists {
 			s.SetIgnore(oauthclient.FieldClientURI)
+		}
+		if _, exists := u.create.mutation.TokenEndpointAuthMethod(); exists {
+			s.SetIgnore(oauthclient.FieldTokenEndpointAuthMethod)
+		}
+		if _, exists := u.create.mutation.Jwks(); exists {
+			s.SetIgnore(oauthclient.FieldJwks)
+		}
+		if _, exists := u.create.mutation.JwksURI(); exists {
+			s.SetIgnore(oauthclient.FieldJwksURI)
+		}
+		if _, exists := u.create.mutation.PostLogoutRedirectUris(); exists {
+			s.SetIgnore(oauthclient.FieldPostLogoutRedirectUris)
+		}
+		if _, exists := u.create.mutation.Scope(); exists {
+			s.SetIgnore(oauthclient.FieldScope)
+		}
+		if _, exists := u.create.mutation.IDTokenSignedResponseAlg(); exists {
+			s.SetIgnore(oauthclient.FieldIDTokenSignedResponseAlg)
 		}
 	}))
 	return u
@@ -388,6 +533,27 @@ func (u *OAuthClientUpsertOne) UpdateLastUsedAt() *OAuthClientUpsertOne {
 func (u *OAuthClientUpsertOne) ClearLastUsedAt() *OAuthClientUpsertOne {
 	return u.Update(func(s *OAuthClientUpsert) {
 		s.ClearLastUsedAt()
+	})
+}
+
+// SetSecretDigest sets the "secret_digest" field.
+func (u *OAuthClientUpsertOne) SetSecretDigest(v []byte) *OAuthClientUpsertOne {
+	return u.Update(func(s *OAuthClientUpsert) {
+		s.SetSecretDigest(v)
+	})
+}
+
+// UpdateSecretDigest sets the "secret_digest" field to the value that was provided on create.
+func (u *OAuthClientUpsertOne) UpdateSecretDigest() *OAuthClientUpsertOne {
+	return u.Update(func(s *OAuthClientUpsert) {
+		s.UpdateSecretDigest()
+	})
+}
+
+// ClearSecretDigest clears the value of the "secret_digest" field.
+func (u *OAuthClientUpsertOne) ClearSecretDigest() *OAuthClientUpsertOne {
+	return u.Update(func(s *OAuthClientUpsert) {
+		s.ClearSecretDigest()
 	})
 }
 
@@ -592,6 +758,24 @@ func (u *OAuthClientUpsertBulk) UpdateNewValues() *OAuthClientUpsertBulk {
 			if _, exists := b.mutation.ClientURI(); exists {
 				s.SetIgnore(oauthclient.FieldClientURI)
 			}
+			if _, exists := b.mutation.TokenEndpointAuthMethod(); exists {
+				s.SetIgnore(oauthclient.FieldTokenEndpointAuthMethod)
+			}
+			if _, exists := b.mutation.Jwks(); exists {
+				s.SetIgnore(oauthclient.FieldJwks)
+			}
+			if _, exists := b.mutation.JwksURI(); exists {
+				s.SetIgnore(oauthclient.FieldJwksURI)
+			}
+			if _, exists := b.mutation.PostLogoutRedirectUris(); exists {
+				s.SetIgnore(oauthclient.FieldPostLogoutRedirectUris)
+			}
+			if _, exists := b.mutation.Scope(); exists {
+				s.SetIgnore(oauthclient.FieldScope)
+			}
+			if _, exists := b.mutation.IDTokenSignedResponseAlg(); exists {
+				s.SetIgnore(oauthclient.FieldIDTokenSignedResponseAlg)
+			}
 		}
 	}))
 	return u
@@ -642,6 +826,27 @@ func (u *OAuthClientUpsertBulk) UpdateLastUsedAt() *OAuthClientUpsertBulk {
 func (u *OAuthClientUpsertBulk) ClearLastUsedAt() *OAuthClientUpsertBulk {
 	return u.Update(func(s *OAuthClientUpsert) {
 		s.ClearLastUsedAt()
+	})
+}
+
+// SetSecretDigest sets the "secret_digest" field.
+func (u *OAuthClientUpsertBulk) SetSecretDigest(v []byte) *OAuthClientUpsertBulk {
+	return u.Update(func(s *OAuthClientUpsert) {
+		s.SetSecretDigest(v)
+	})
+}
+
+// UpdateSecretDigest sets the "secret_digest" field to the value that was provided on create.
+func (u *OAuthClientUpsertBulk) UpdateSecretDigest() *OAuthClientUpsertBulk {
+	return u.Update(func(s *OAuthClientUpsert) {
+		s.UpdateSecretDigest()
+	})
+}
+
+// ClearSecretDigest clears the value of the "secret_digest" field.
+func (u *OAuthClientUpsertBulk) ClearSecretDigest() *OAuthClientUpsertBulk {
+	return u.Update(func(s *OAuthClientUpsert) {
+		s.ClearSecretDigest()
 	})
 }
 

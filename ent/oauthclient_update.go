@@ -48,6 +48,18 @@ func (_u *OAuthClientUpdate) ClearLastUsedAt() *OAuthClientUpdate {
 	return _u
 }
 
+// SetSecretDigest sets the "secret_digest" field.
+func (_u *OAuthClientUpdate) SetSecretDigest(v []byte) *OAuthClientUpdate {
+	_u.mutation.SetSecretDigest(v)
+	return _u
+}
+
+// ClearSecretDigest clears the value of the "secret_digest" field.
+func (_u *OAuthClientUpdate) ClearSecretDigest() *OAuthClientUpdate {
+	_u.mutation.ClearSecretDigest()
+	return _u
+}
+
 // Mutation returns the OAuthClientMutation object of the builder.
 func (_u *OAuthClientUpdate) Mutation() *OAuthClientMutation {
 	return _u.mutation
@@ -98,6 +110,27 @@ func (_u *OAuthClientUpdate) sqlSave(ctx context.Context) (_node int, err error)
 	if _u.mutation.LastUsedAtCleared() {
 		_spec.ClearField(oauthclient.FieldLastUsedAt, field.TypeTime)
 	}
+	if value, ok := _u.mutation.SecretDigest(); ok {
+		_spec.SetField(oauthclient.FieldSecretDigest, field.TypeBytes, value)
+	}
+	if _u.mutation.SecretDigestCleared() {
+		_spec.ClearField(oauthclient.FieldSecretDigest, field.TypeBytes)
+	}
+	if _u.mutation.JwksCleared() {
+		_spec.ClearField(oauthclient.FieldJwks, field.TypeJSON)
+	}
+	if _u.mutation.JwksURICleared() {
+		_spec.ClearField(oauthclient.FieldJwksURI, field.TypeString)
+	}
+	if _u.mutation.PostLogoutRedirectUrisCleared() {
+		_spec.ClearField(oauthclient.FieldPostLogoutRedirectUris, field.TypeJSON)
+	}
+	if _u.mutation.ScopeCleared() {
+		_spec.ClearField(oauthclient.FieldScope, field.TypeString)
+	}
+	if _u.mutation.IDTokenSignedResponseAlgCleared() {
+		_spec.ClearField(oauthclient.FieldIDTokenSignedResponseAlg, field.TypeString)
+	}
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
 			err = &NotFoundError{oauthclient.Label}
@@ -135,6 +168,18 @@ func (_u *OAuthClientUpdateOne) SetNillableLastUsedAt(v *time.Time) *OAuthClient
 // ClearLastUsedAt clears the value of the "last_used_at" field.
 func (_u *OAuthClientUpdateOne) ClearLastUsedAt() *OAuthClientUpdateOne {
 	_u.mutation.ClearLastUsedAt()
+	return _u
+}
+
+// SetSecretDigest sets the "secret_digest" field.
+func (_u *OAuthClientUpdateOne) SetSecretDigest(v []byte) *OAuthClientUpdateOne {
+	_u.mutation.SetSecretDigest(v)
+	return _u
+}
+
+// ClearSecretDigest clears the value of the "secret_digest" field.
+func (_u *OAuthClientUpdateOne) ClearSecretDigest() *OAuthClientUpdateOne {
+	_u.mutation.ClearSecretDigest()
 	return _u
 }
 
@@ -217,6 +262,27 @@ func (_u *OAuthClientUpdateOne) sqlSave(ctx context.Context) (_node *OAuthClient
 	}
 	if _u.mutation.LastUsedAtCleared() {
 		_spec.ClearField(oauthclient.FieldLastUsedAt, field.TypeTime)
+	}
+	if value, ok := _u.mutation.SecretDigest(); ok {
+		_spec.SetField(oauthclient.FieldSecretDigest, field.TypeBytes, value)
+	}
+	if _u.mutation.SecretDigestCleared() {
+		_spec.ClearField(oauthclient.FieldSecretDigest, field.TypeBytes)
+	}
+	if _u.mutation.JwksCleared() {
+		_spec.ClearField(oauthclient.FieldJwks, field.TypeJSON)
+	}
+	if _u.mutation.JwksURICleared() {
+		_spec.ClearField(oauthclient.FieldJwksURI, field.TypeString)
+	}
+	if _u.mutation.PostLogoutRedirectUrisCleared() {
+		_spec.ClearField(oauthclient.FieldPostLogoutRedirectUris, field.TypeJSON)
+	}
+	if _u.mutation.ScopeCleared() {
+		_spec.ClearField(oauthclient.FieldScope, field.TypeString)
+	}
+	if _u.mutation.IDTokenSignedResponseAlgCleared() {
+		_spec.ClearField(oauthclient.FieldIDTokenSignedResponseAlg, field.TypeString)
 	}
 	_node = &OAuthClient{config: _u.config}
 	_spec.Assign = _node.assignValues

@@ -37,7 +37,15 @@ type OAuthCode struct {
 	// ExpiresAt holds the value of the "expires_at" field.
 	ExpiresAt time.Time `json:"expires_at,omitempty"`
 	// UsedAt holds the value of the "used_at" field.
-	UsedAt       *time.Time `json:"used_at,omitempty"`
+	UsedAt *time.Time `json:"used_at,omitempty"`
+	// Nonce holds the value of the "nonce" field.
+	Nonce string `json:"nonce,omitempty"`
+	// AuthTime holds the value of the "auth_time" field.
+	AuthTime *time.Time `json:"auth_time,omitempty"`
+	// Amr holds the value of the "amr" field.
+	Amr []string `json:"amr,omitempty"`
+	// Sid holds the value of the "sid" field.
+	Sid          string `json:"sid,omitempty"`
 	selectValues sql.SelectValues
 }
 
@@ -46,11 +54,11 @@ func (*OAuthCode) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
-		case oauthcode.FieldDigest, oauthcode.FieldScopes, oauthcode.FieldResources:
+		case oauthcode.FieldDigest, oauthcode.FieldScopes, oauthcode.FieldResources, oauthcode.FieldAmr:
 			values[i] = new([]byte)
-		case oauthcode.FieldID, oauthcode.FieldGrantID, oauthcode.FieldClientID, oauthcode.FieldRedirectURI, oauthcode.FieldCodeChallenge:
+		case oauthcode.FieldID, oauthcode.FieldGrantID, oauthcode.FieldClientID, oauthcode.FieldRedirectURI, oauthcode.FieldCodeChallenge, oauthcode.FieldNonce, oauthcode.FieldSid:
 			values[i] = new(sql.NullString)
-		case oauthcode.FieldCreatedAt, oauthcode.FieldExpiresAt, oauthcode.FieldUsedAt:
+		case oauthcode.FieldCreatedAt, oauthcode.FieldExpiresAt, oauthcode.FieldUsedAt, oauthcode.FieldAuthTime:
 			values[i] = new(sql.NullTime)
 		default:
 			values[i] = new(sql.UnknownType)
@@ -138,6 +146,33 @@ func (_m *OAuthCode) assignValues(columns []string, values []any) error {
 				_m.UsedAt = new(time.Time)
 				*_m.UsedAt = value.Time
 			}
+		case oauthcode.FieldNonce:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field nonce", values[i])
+			} else if value.Valid {
+				_m.Nonce = value.String
+			}
+		case oauthcode.FieldAuthTime:
+			if value, ok := values[i].(*sql.NullTime); !ok {
+				return fmt.Errorf("unexpected type %T for field auth_time", values[i])
+			} else if value.Valid {
+				_m.AuthTime = new(time.Time)
+				*_m.AuthTime = value.Time
+			}
+		case oauthcode.FieldAmr:
+			if value, ok := values[i].(*[]byte); !ok {
+				return fmt.Errorf("unexpected type %T for field amr", values[i])
+			} else if value != nil && len(*value) > 0 {
+				if err := json.Unmarshal(*value, &_m.Amr); err != nil {
+					return fmt.Errorf("unmarshal field amr: %w", err)
+				}
+			}
+		case oauthcode.FieldSid:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field sid", values[i])
+			} else if value.Valid {
+				_m.Sid = value.String
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -205,6 +240,20 @@ func (_m *OAuthCode) String() string {
 		builder.WriteString("used_at=")
 		builder.WriteString(v.Format(time.ANSIC))
 	}
+	builder.WriteString(", ")
+	builder.WriteString("nonce=")
+	builder.WriteString(_m.Nonce)
+	builder.WriteString(", ")
+	if v := _m.AuthTime; v != nil {
+		builder.WriteString("auth_time=")
+		builder.WriteString(v.Format(time.ANSIC))
+	}
+	builder.WriteString(", ")
+	builder.WriteString("amr=")
+	builder.WriteString(fmt.Sprintf("%v", _m.Amr))
+	builder.WriteString(", ")
+	builder.WriteString("sid=")
+	builder.WriteString(_m.Sid)
 	builder.WriteByte(')')
 	return builder.String()
 }

@@ -99,6 +99,54 @@ func (_c *OAuthCodeCreate) SetNillableUsedAt(v *time.Time) *OAuthCodeCreate {
 	return _c
 }
 
+// SetNonce sets the "nonce" field.
+func (_c *OAuthCodeCreate) SetNonce(v string) *OAuthCodeCreate {
+	_c.mutation.SetNonce(v)
+	return _c
+}
+
+// SetNillableNonce sets the "nonce" field if the given value is not nil.
+func (_c *OAuthCodeCreate) SetNillableNonce(v *string) *OAuthCodeCreate {
+	if v != nil {
+		_c.SetNonce(*v)
+	}
+	return _c
+}
+
+// SetAuthTime sets the "auth_time" field.
+func (_c *OAuthCodeCreate) SetAuthTime(v time.Time) *OAuthCodeCreate {
+	_c.mutation.SetAuthTime(v)
+	return _c
+}
+
+// SetNillableAuthTime sets the "auth_time" field if the given value is not nil.
+func (_c *OAuthCodeCreate) SetNillableAuthTime(v *time.Time) *OAuthCodeCreate {
+	if v != nil {
+		_c.SetAuthTime(*v)
+	}
+	return _c
+}
+
+// SetAmr sets the "amr" field.
+func (_c *OAuthCodeCreate) SetAmr(v []string) *OAuthCodeCreate {
+	_c.mutation.SetAmr(v)
+	return _c
+}
+
+// SetSid sets the "sid" field.
+func (_c *OAuthCodeCreate) SetSid(v string) *OAuthCodeCreate {
+	_c.mutation.SetSid(v)
+	return _c
+}
+
+// SetNillableSid sets the "sid" field if the given value is not nil.
+func (_c *OAuthCodeCreate) SetNillableSid(v *string) *OAuthCodeCreate {
+	if v != nil {
+		_c.SetSid(*v)
+	}
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *OAuthCodeCreate) SetID(v string) *OAuthCodeCreate {
 	_c.mutation.SetID(v)
@@ -293,6 +341,22 @@ func (_c *OAuthCodeCreate) createSpec() (*OAuthCode, *sqlgraph.CreateSpec) {
 		_spec.SetField(oauthcode.FieldUsedAt, field.TypeTime, value)
 		_node.UsedAt = &value
 	}
+	if value, ok := _c.mutation.Nonce(); ok {
+		_spec.SetField(oauthcode.FieldNonce, field.TypeString, value)
+		_node.Nonce = value
+	}
+	if value, ok := _c.mutation.AuthTime(); ok {
+		_spec.SetField(oauthcode.FieldAuthTime, field.TypeTime, value)
+		_node.AuthTime = &value
+	}
+	if value, ok := _c.mutation.Amr(); ok {
+		_spec.SetField(oauthcode.FieldAmr, field.TypeJSON, value)
+		_node.Amr = value
+	}
+	if value, ok := _c.mutation.Sid(); ok {
+		_spec.SetField(oauthcode.FieldSid, field.TypeString, value)
+		_node.Sid = value
+	}
 	return _node, _spec
 }
 
@@ -406,6 +470,18 @@ func (u *OAuthCodeUpsertOne) UpdateNewValues() *OAuthCodeUpsertOne {
 		}
 		if _, exists := u.create.mutation.ExpiresAt(); exists {
 			s.SetIgnore(oauthcode.FieldExpiresAt)
+		}
+		if _, exists := u.create.mutation.Nonce(); exists {
+			s.SetIgnore(oauthcode.FieldNonce)
+		}
+		if _, exists := u.create.mutation.AuthTime(); exists {
+			s.SetIgnore(oauthcode.FieldAuthTime)
+		}
+		if _, exists := u.create.mutation.Amr(); exists {
+			s.SetIgnore(oauthcode.FieldAmr)
+		}
+		if _, exists := u.create.mutation.Sid(); exists {
+			s.SetIgnore(oauthcode.FieldSid)
 		}
 	}))
 	return u
@@ -668,6 +744,18 @@ func (u *OAuthCodeUpsertBulk) UpdateNewValues() *OAuthCodeUpsertBulk {
 			}
 			if _, exists := b.mutation.ExpiresAt(); exists {
 				s.SetIgnore(oauthcode.FieldExpiresAt)
+			}
+			if _, exists := b.mutation.Nonce(); exists {
+				s.SetIgnore(oauthcode.FieldNonce)
+			}
+			if _, exists := b.mutation.AuthTime(); exists {
+				s.SetIgnore(oauthcode.FieldAuthTime)
+			}
+			if _, exists := b.mutation.Amr(); exists {
+				s.SetIgnore(oauthcode.FieldAmr)
+			}
+			if _, exists := b.mutation.Sid(); exists {
+				s.SetIgnore(oauthcode.FieldSid)
 			}
 		}
 	}))

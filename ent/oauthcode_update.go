@@ -95,6 +95,18 @@ func (_u *OAuthCodeUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if _u.mutation.UsedAtCleared() {
 		_spec.ClearField(oauthcode.FieldUsedAt, field.TypeTime)
 	}
+	if _u.mutation.NonceCleared() {
+		_spec.ClearField(oauthcode.FieldNonce, field.TypeString)
+	}
+	if _u.mutation.AuthTimeCleared() {
+		_spec.ClearField(oauthcode.FieldAuthTime, field.TypeTime)
+	}
+	if _u.mutation.AmrCleared() {
+		_spec.ClearField(oauthcode.FieldAmr, field.TypeJSON)
+	}
+	if _u.mutation.SidCleared() {
+		_spec.ClearField(oauthcode.FieldSid, field.TypeString)
+	}
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
 			err = &NotFoundError{oauthcode.Label}
@@ -211,6 +223,18 @@ func (_u *OAuthCodeUpdateOne) sqlSave(ctx context.Context) (_node *OAuthCode, er
 	}
 	if _u.mutation.UsedAtCleared() {
 		_spec.ClearField(oauthcode.FieldUsedAt, field.TypeTime)
+	}
+	if _u.mutation.NonceCleared() {
+		_spec.ClearField(oauthcode.FieldNonce, field.TypeString)
+	}
+	if _u.mutation.AuthTimeCleared() {
+		_spec.ClearField(oauthcode.FieldAuthTime, field.TypeTime)
+	}
+	if _u.mutation.AmrCleared() {
+		_spec.ClearField(oauthcode.FieldAmr, field.TypeJSON)
+	}
+	if _u.mutation.SidCleared() {
+		_spec.ClearField(oauthcode.FieldSid, field.TypeString)
 	}
 	_node = &OAuthCode{config: _u.config}
 	_spec.Assign = _node.assignValues

@@ -28,6 +28,7 @@ import (
 	"github.com/authcore/authcore/ent/session"
 	"github.com/authcore/authcore/ent/signinbudget"
 	"github.com/authcore/authcore/ent/signingkey"
+	"github.com/authcore/authcore/ent/usedassertion"
 	"github.com/authcore/authcore/ent/user"
 	"github.com/authcore/authcore/ent/usertoken"
 	"github.com/authcore/authcore/ent/webhook"
@@ -512,6 +513,10 @@ func init() {
 	oauthclientDescCreatedAt := oauthclientMixinFields1[0].Descriptor()
 	// oauthclient.DefaultCreatedAt holds the default value on creation for the created_at field.
 	oauthclient.DefaultCreatedAt = oauthclientDescCreatedAt.Default.(func() time.Time)
+	// oauthclientDescTokenEndpointAuthMethod is the schema descriptor for token_endpoint_auth_method field.
+	oauthclientDescTokenEndpointAuthMethod := oauthclientFields[6].Descriptor()
+	// oauthclient.DefaultTokenEndpointAuthMethod holds the default value on creation for the token_endpoint_auth_method field.
+	oauthclient.DefaultTokenEndpointAuthMethod = oauthclientDescTokenEndpointAuthMethod.Default.(string)
 	// oauthclientDescID is the schema descriptor for id field.
 	oauthclientDescID := oauthclientMixinFields0[0].Descriptor()
 	// oauthclient.DefaultID holds the default value on creation for the id field.
@@ -893,6 +898,45 @@ func init() {
 	// signingkey.IDValidator is a validator for the "id" field. It is called by the builders before save.
 	signingkey.IDValidator = func() func(string) error {
 		validators := signingkeyDescID.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(id string) error {
+			for _, fn := range fns {
+				if err := fn(id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	usedassertionMixin := schema.UsedAssertion{}.Mixin()
+	usedassertionMixinFields0 := usedassertionMixin[0].Fields()
+	_ = usedassertionMixinFields0
+	usedassertionMixinFields1 := usedassertionMixin[1].Fields()
+	_ = usedassertionMixinFields1
+	usedassertionFields := schema.UsedAssertion{}.Fields()
+	_ = usedassertionFields
+	// usedassertionDescCreatedAt is the schema descriptor for created_at field.
+	usedassertionDescCreatedAt := usedassertionMixinFields1[0].Descriptor()
+	// usedassertion.DefaultCreatedAt holds the default value on creation for the created_at field.
+	usedassertion.DefaultCreatedAt = usedassertionDescCreatedAt.Default.(func() time.Time)
+	// usedassertionDescIssuer is the schema descriptor for issuer field.
+	usedassertionDescIssuer := usedassertionFields[0].Descriptor()
+	// usedassertion.IssuerValidator is a validator for the "issuer" field. It is called by the builders before save.
+	usedassertion.IssuerValidator = usedassertionDescIssuer.Validators[0].(func(string) error)
+	// usedassertionDescJti is the schema descriptor for jti field.
+	usedassertionDescJti := usedassertionFields[1].Descriptor()
+	// usedassertion.JtiValidator is a validator for the "jti" field. It is called by the builders before save.
+	usedassertion.JtiValidator = usedassertionDescJti.Validators[0].(func(string) error)
+	// usedassertionDescID is the schema descriptor for id field.
+	usedassertionDescID := usedassertionMixinFields0[0].Descriptor()
+	// usedassertion.DefaultID holds the default value on creation for the id field.
+	usedassertion.DefaultID = usedassertionDescID.Default.(func() string)
+	// usedassertion.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	usedassertion.IDValidator = func() func(string) error {
+		validators := usedassertionDescID.Validators
 		fns := [...]func(string) error{
 			validators[0].(func(string) error),
 			validators[1].(func(string) error),

@@ -60,6 +60,8 @@ type Tx struct {
 	SigningKey *SigningKeyClient
 	// UsageCount is the client for interacting with the UsageCount builders.
 	UsageCount *UsageCountClient
+	// UsedAssertion is the client for interacting with the UsedAssertion builders.
+	UsedAssertion *UsedAssertionClient
 	// User is the client for interacting with the User builders.
 	User *UserClient
 	// UserToken is the client for interacting with the UserToken builders.
@@ -222,6 +224,7 @@ func (tx *Tx) init() {
 	tx.SignInBudget = NewSignInBudgetClient(tx.config)
 	tx.SigningKey = NewSigningKeyClient(tx.config)
 	tx.UsageCount = NewUsageCountClient(tx.config)
+	tx.UsedAssertion = NewUsedAssertionClient(tx.config)
 	tx.User = NewUserClient(tx.config)
 	tx.UserToken = NewUserTokenClient(tx.config)
 	tx.Webhook = NewWebhookClient(tx.config)

@@ -31,6 +31,10 @@ const (
 	FieldRole = "role"
 	// FieldExpiresAt holds the string denoting the expires_at field in the database.
 	FieldExpiresAt = "expires_at"
+	// FieldKeys holds the string denoting the keys field in the database.
+	FieldKeys = "keys"
+	// FieldScopes holds the string denoting the scopes field in the database.
+	FieldScopes = "scopes"
 	// Table holds the table name of the authclient in the database.
 	Table = "auth_clients"
 )
@@ -47,6 +51,8 @@ var Columns = []string{
 	FieldProjectID,
 	FieldRole,
 	FieldExpiresAt,
+	FieldKeys,
+	FieldScopes,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).

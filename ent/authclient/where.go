@@ -584,6 +584,26 @@ func ExpiresAtNotNil() predicate.AuthClient {
 	return predicate.AuthClient(sql.FieldNotNull(FieldExpiresAt))
 }
 
+// KeysIsNil applies the IsNil predicate on the "keys" field.
+func KeysIsNil() predicate.AuthClient {
+	return predicate.AuthClient(sql.FieldIsNull(FieldKeys))
+}
+
+// KeysNotNil applies the NotNil predicate on the "keys" field.
+func KeysNotNil() predicate.AuthClient {
+	return predicate.AuthClient(sql.FieldNotNull(FieldKeys))
+}
+
+// ScopesIsNil applies the IsNil predicate on the "scopes" field.
+func ScopesIsNil() predicate.AuthClient {
+	return predicate.AuthClient(sql.FieldIsNull(FieldScopes))
+}
+
+// ScopesNotNil applies the NotNil predicate on the "scopes" field.
+func ScopesNotNil() predicate.AuthClient {
+	return predicate.AuthClient(sql.FieldNotNull(FieldScopes))
+}
+
 // And groups predicates with the AND operator between them.
 func And(predicates ...predicate.AuthClient) predicate.AuthClient {
 	return predicate.AuthClient(sql.AndPredicates(predicates...))

@@ -33,6 +33,12 @@ const (
 	FieldRotatedAt = "rotated_at"
 	// FieldSuccessor holds the string denoting the successor field in the database.
 	FieldSuccessor = "successor"
+	// FieldAuthTime holds the string denoting the auth_time field in the database.
+	FieldAuthTime = "auth_time"
+	// FieldAmr holds the string denoting the amr field in the database.
+	FieldAmr = "amr"
+	// FieldSid holds the string denoting the sid field in the database.
+	FieldSid = "sid"
 	// Table holds the table name of the grantrefreshtoken in the database.
 	Table = "grant_refresh_tokens"
 )
@@ -50,6 +56,9 @@ var Columns = []string{
 	FieldFamilyExpiresAt,
 	FieldRotatedAt,
 	FieldSuccessor,
+	FieldAuthTime,
+	FieldAmr,
+	FieldSid,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -118,4 +127,14 @@ func ByRotatedAt(opts ...sql.OrderTermOption) OrderOption {
 // BySuccessor orders the results by the successor field.
 func BySuccessor(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldSuccessor, opts...).ToFunc()
+}
+
+// ByAuthTime orders the results by the auth_time field.
+func ByAuthTime(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldAuthTime, opts...).ToFunc()
+}
+
+// BySid orders the results by the sid field.
+func BySid(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldSid, opts...).ToFunc()
 }

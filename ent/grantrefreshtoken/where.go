@@ -104,6 +104,16 @@ func Successor(v string) predicate.GrantRefreshToken {
 	return predicate.GrantRefreshToken(sql.FieldEQ(FieldSuccessor, v))
 }
 
+// AuthTime applies equality check predicate on the "auth_time" field. It's identical to AuthTimeEQ.
+func AuthTime(v time.Time) predicate.GrantRefreshToken {
+	return predicate.GrantRefreshToken(sql.FieldEQ(FieldAuthTime, v))
+}
+
+// Sid applies equality check predicate on the "sid" field. It's identical to SidEQ.
+func Sid(v string) predicate.GrantRefreshToken {
+	return predicate.GrantRefreshToken(sql.FieldEQ(FieldSid, v))
+}
+
 // CreatedAtEQ applies the EQ predicate on the "created_at" field.
 func CreatedAtEQ(v time.Time) predicate.GrantRefreshToken {
 	return predicate.GrantRefreshToken(sql.FieldEQ(FieldCreatedAt, v))
@@ -517,6 +527,141 @@ func SuccessorEqualFold(v string) predicate.GrantRefreshToken {
 // SuccessorContainsFold applies the ContainsFold predicate on the "successor" field.
 func SuccessorContainsFold(v string) predicate.GrantRefreshToken {
 	return predicate.GrantRefreshToken(sql.FieldContainsFold(FieldSuccessor, v))
+}
+
+// AuthTimeEQ applies the EQ predicate on the "auth_time" field.
+func AuthTimeEQ(v time.Time) predicate.GrantRefreshToken {
+	return predicate.GrantRefreshToken(sql.FieldEQ(FieldAuthTime, v))
+}
+
+// AuthTimeNEQ applies the NEQ predicate on the "auth_time" field.
+func AuthTimeNEQ(v time.Time) predicate.GrantRefreshToken {
+	return predicate.GrantRefreshToken(sql.FieldNEQ(FieldAuthTime, v))
+}
+
+// AuthTimeIn applies the In predicate on the "auth_time" field.
+func AuthTimeIn(vs ...time.Time) predicate.GrantRefreshToken {
+	return predicate.GrantRefreshToken(sql.FieldIn(FieldAuthTime, vs...))
+}
+
+// AuthTimeNotIn applies the NotIn predicate on the "auth_time" field.
+func AuthTimeNotIn(vs ...time.Time) predicate.GrantRefreshToken {
+	return predicate.GrantRefreshToken(sql.FieldNotIn(FieldAuthTime, vs...))
+}
+
+// AuthTimeGT applies the GT predicate on the "auth_time" field.
+func AuthTimeGT(v time.Time) predicate.GrantRefreshToken {
+	return predicate.GrantRefreshToken(sql.FieldGT(FieldAuthTime, v))
+}
+
+// AuthTimeGTE applies the GTE predicate on the "auth_time" field.
+func AuthTimeGTE(v time.Time) predicate.GrantRefreshToken {
+	return predicate.GrantRefreshToken(sql.FieldGTE(FieldAuthTime, v))
+}
+
+// AuthTimeLT applies the LT predicate on the "auth_time" field.
+func AuthTimeLT(v time.Time) predicate.GrantRefreshToken {
+	return predicate.GrantRefreshToken(sql.FieldLT(FieldAuthTime, v))
+}
+
+// AuthTimeLTE applies the LTE predicate on the "auth_time" field.
+func AuthTimeLTE(v time.Time) predicate.GrantRefreshToken {
+	return predicate.GrantRefreshToken(sql.FieldLTE(FieldAuthTime, v))
+}
+
+// AuthTimeIsNil applies the IsNil predicate on the "auth_time" field.
+func AuthTimeIsNil() predicate.GrantRefreshToken {
+	return predicate.GrantRefreshToken(sql.FieldIsNull(FieldAuthTime))
+}
+
+// AuthTimeNotNil applies the NotNil predicate on the "auth_time" field.
+func AuthTimeNotNil() predicate.GrantRefreshToken {
+	return predicate.GrantRefreshToken(sql.FieldNotNull(FieldAuthTime))
+}
+
+// AmrIsNil applies the IsNil predicate on the "amr" field.
+func AmrIsNil() predicate.GrantRefreshToken {
+	return predicate.GrantRefreshToken(sql.FieldIsNull(FieldAmr))
+}
+
+// AmrNotNil applies the NotNil predicate on the "amr" field.
+func AmrNotNil() predicate.GrantRefreshToken {
+	return predicate.GrantRefreshToken(sql.FieldNotNull(FieldAmr))
+}
+
+// SidEQ applies the EQ predicate on the "sid" field.
+func SidEQ(v string) predicate.GrantRefreshToken {
+	return predicate.GrantRefreshToken(sql.FieldEQ(FieldSid, v))
+}
+
+// SidNEQ applies the NEQ predicate on the "sid" field.
+func SidNEQ(v string) predicate.GrantRefreshToken {
+	return predicate.GrantRefreshToken(sql.FieldNEQ(FieldSid, v))
+}
+
+// SidIn applies the In predicate on the "sid" field.
+func SidIn(vs ...string) predicate.GrantRefreshToken {
+	return predicate.GrantRefreshToken(sql.FieldIn(FieldSid, vs...))
+}
+
+// SidNotIn applies the NotIn predicate on the "sid" field.
+func SidNotIn(vs ...string) predicate.GrantRefreshToken {
+	return predicate.GrantRefreshToken(sql.FieldNotIn(FieldSid, vs...))
+}
+
+// SidGT applies the GT predicate on the "sid" field.
+func SidGT(v string) predicate.GrantRefreshToken {
+	return predicate.GrantRefreshToken(sql.FieldGT(FieldSid, v))
+}
+
+// SidGTE applies the GTE predicate on the "sid" field.
+func SidGTE(v string) predicate.GrantRefreshToken {
+	return predicate.GrantRefreshToken(sql.FieldGTE(FieldSid, v))
+}
+
+// SidLT applies the LT predicate on the "sid" field.
+func SidLT(v string) predicate.GrantRefreshToken {
+	return predicate.GrantRefreshToken(sql.FieldLT(FieldSid, v))
+}
+
+// SidLTE applies the LTE predicate on the "sid" field.
+func SidLTE(v string) predicate.GrantRefreshToken {
+	return predicate.GrantRefreshToken(sql.FieldLTE(FieldSid, v))
+}
+
+// SidContains applies the Contains predicate on the "sid" field.
+func SidContains(v string) predicate.GrantRefreshToken {
+	return predicate.GrantRefreshToken(sql.FieldContains(FieldSid, v))
+}
+
+// SidHasPrefix applies the HasPrefix predicate on the "sid" field.
+func SidHasPrefix(v string) predicate.GrantRefreshToken {
+	return predicate.GrantRefreshToken(sql.FieldHasPrefix(FieldSid, v))
+}
+
+// SidHasSuffix applies the HasSuffix predicate on the "sid" field.
+func SidHasSuffix(v string) predicate.GrantRefreshToken {
+	return predicate.GrantRefreshToken(sql.FieldHasSuffix(FieldSid, v))
+}
+
+// SidIsNil applies the IsNil predicate on the "sid" field.
+func SidIsNil() predicate.GrantRefreshToken {
+	return predicate.GrantRefreshToken(sql.FieldIsNull(FieldSid))
+}
+
+// SidNotNil applies the NotNil predicate on the "sid" field.
+func SidNotNil() predicate.GrantRefreshToken {
+	return predicate.GrantRefreshToken(sql.FieldNotNull(FieldSid))
+}
+
+// SidEqualFold applies the EqualFold predicate on the "sid" field.
+func SidEqualFold(v string) predicate.GrantRefreshToken {
+	return predicate.GrantRefreshToken(sql.FieldEqualFold(FieldSid, v))
+}
+
+// SidContainsFold applies the ContainsFold predicate on the "sid" field.
+func SidContainsFold(v string) predicate.GrantRefreshToken {
+	return predicate.GrantRefreshToken(sql.FieldContainsFold(FieldSid, v))
 }
 
 // And groups predicates with the AND operator between them.

@@ -285,6 +285,18 @@ func (f UsageCountFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, 
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.UsageCountMutation", m)
 }
 
+// The UsedAssertionFunc type is an adapter to allow the use of ordinary
+// function as UsedAssertion mutator.
+type UsedAssertionFunc func(context.Context, *ent.UsedAssertionMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f UsedAssertionFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.UsedAssertionMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.UsedAssertionMutation", m)
+}
+
 // The UserFunc type is an adapter to allow the use of ordinary
 // function as User mutator.
 type UserFunc func(context.Context, *ent.UserMutation) (ent.Value, error)

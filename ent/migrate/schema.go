@@ -73,6 +73,8 @@ var (
 		{Name: "project_id", Type: field.TypeString},
 		{Name: "role", Type: field.TypeString},
 		{Name: "expires_at", Type: field.TypeTime, Nullable: true},
+		{Name: "keys", Type: field.TypeJSON, Nullable: true},
+		{Name: "scopes", Type: field.TypeJSON, Nullable: true},
 	}
 	// AuthClientsTable holds the schema information for the "auth_clients" table.
 	AuthClientsTable = &schema.Table{
@@ -144,6 +146,9 @@ var (
 		{Name: "family_expires_at", Type: field.TypeTime},
 		{Name: "rotated_at", Type: field.TypeTime, Nullable: true},
 		{Name: "successor", Type: field.TypeString, Nullable: true},
+		{Name: "auth_time", Type: field.TypeTime, Nullable: true},
+		{Name: "amr", Type: field.TypeJSON, Nullable: true},
+		{Name: "sid", Type: field.TypeString, Nullable: true},
 	}
 	// GrantRefreshTokensTable holds the schema information for the "grant_refresh_tokens" table.
 	GrantRefreshTokensTable = &schema.Table{
@@ -275,6 +280,9 @@ var (
 		{Name: "decided_at", Type: field.TypeTime, Nullable: true},
 		{Name: "browser", Type: field.TypeBytes, Nullable: true},
 		{Name: "session_handle", Type: field.TypeString, Nullable: true},
+		{Name: "nonce", Type: field.TypeString, Nullable: true},
+		{Name: "prompt", Type: field.TypeString, Nullable: true},
+		{Name: "max_age", Type: field.TypeInt, Nullable: true},
 	}
 	// OauthAuthorizationsTable holds the schema information for the "oauth_authorizations" table.
 	OauthAuthorizationsTable = &schema.Table{
@@ -292,6 +300,13 @@ var (
 		{Name: "grant_types", Type: field.TypeJSON},
 		{Name: "client_uri", Type: field.TypeString, Nullable: true},
 		{Name: "last_used_at", Type: field.TypeTime, Nullable: true},
+		{Name: "token_endpoint_auth_method", Type: field.TypeString, Default: "none"},
+		{Name: "secret_digest", Type: field.TypeBytes, Nullable: true},
+		{Name: "jwks", Type: field.TypeJSON, Nullable: true},
+		{Name: "jwks_uri", Type: field.TypeString, Nullable: true},
+		{Name: "post_logout_redirect_uris", Type: field.TypeJSON, Nullable: true},
+		{Name: "scope", Type: field.TypeString, Nullable: true},
+		{Name: "id_token_signed_response_alg", Type: field.TypeString, Nullable: true},
 	}
 	// OauthClientsTable holds the schema information for the "oauth_clients" table.
 	OauthClientsTable = &schema.Table{
@@ -312,6 +327,10 @@ var (
 		{Name: "resources", Type: field.TypeJSON},
 		{Name: "expires_at", Type: field.TypeTime},
 		{Name: "used_at", Type: field.TypeTime, Nullable: true},
+		{Name: "nonce", Type: field.TypeString, Nullable: true},
+		{Name: "auth_time", Type: field.TypeTime, Nullable: true},
+		{Name: "amr", Type: field.TypeJSON, Nullable: true},
+		{Name: "sid", Type: field.TypeString, Nullable: true},
 	}
 	// OauthCodesTable holds the schema information for the "oauth_codes" table.
 	OauthCodesTable = &schema.Table{
@@ -561,6 +580,32 @@ var (
 			},
 		},
 	}
+	// UsedAssertionsColumns holds the columns for the "used_assertions" table.
+	UsedAssertionsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString, Size: 40},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "issuer", Type: field.TypeString, Size: 2048},
+		{Name: "jti", Type: field.TypeString, Size: 256},
+		{Name: "expires_at", Type: field.TypeTime},
+	}
+	// UsedAssertionsTable holds the schema information for the "used_assertions" table.
+	UsedAssertionsTable = &schema.Table{
+		Name:       "used_assertions",
+		Columns:    UsedAssertionsColumns,
+		PrimaryKey: []*schema.Column{UsedAssertionsColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "usedassertion_issuer_jti",
+				Unique:  true,
+				Columns: []*schema.Column{UsedAssertionsColumns[2], UsedAssertionsColumns[3]},
+			},
+			{
+				Name:    "usedassertion_expires_at",
+				Unique:  false,
+				Columns: []*schema.Column{UsedAssertionsColumns[4]},
+			},
+		},
+	}
 	// UsersColumns holds the columns for the "users" table.
 	UsersColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeString, Size: 40},
@@ -689,6 +734,7 @@ var (
 		SignInBudgetsTable,
 		SigningKeysTable,
 		UsageCountsTable,
+		UsedAssertionsTable,
 		UsersTable,
 		UserTokensTable,
 		WebhooksTable,

@@ -43,6 +43,12 @@ const (
 	FieldBrowser = "browser"
 	// FieldSessionHandle holds the string denoting the session_handle field in the database.
 	FieldSessionHandle = "session_handle"
+	// FieldNonce holds the string denoting the nonce field in the database.
+	FieldNonce = "nonce"
+	// FieldPrompt holds the string denoting the prompt field in the database.
+	FieldPrompt = "prompt"
+	// FieldMaxAge holds the string denoting the max_age field in the database.
+	FieldMaxAge = "max_age"
 	// Table holds the table name of the oauthauthorization in the database.
 	Table = "oauth_authorizations"
 )
@@ -65,6 +71,9 @@ var Columns = []string{
 	FieldDecidedAt,
 	FieldBrowser,
 	FieldSessionHandle,
+	FieldNonce,
+	FieldPrompt,
+	FieldMaxAge,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -158,4 +167,19 @@ func ByDecidedAt(opts ...sql.OrderTermOption) OrderOption {
 // BySessionHandle orders the results by the session_handle field.
 func BySessionHandle(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldSessionHandle, opts...).ToFunc()
+}
+
+// ByNonce orders the results by the nonce field.
+func ByNonce(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldNonce, opts...).ToFunc()
+}
+
+// ByPrompt orders the results by the prompt field.
+func ByPrompt(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldPrompt, opts...).ToFunc()
+}
+
+// ByMaxAge orders the results by the max_age field.
+func ByMaxAge(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldMaxAge, opts...).ToFunc()
 }

@@ -129,6 +129,21 @@ func SessionHandle(v string) predicate.OAuthAuthorization {
 	return predicate.OAuthAuthorization(sql.FieldEQ(FieldSessionHandle, v))
 }
 
+// Nonce applies equality check predicate on the "nonce" field. It's identical to NonceEQ.
+func Nonce(v string) predicate.OAuthAuthorization {
+	return predicate.OAuthAuthorization(sql.FieldEQ(FieldNonce, v))
+}
+
+// Prompt applies equality check predicate on the "prompt" field. It's identical to PromptEQ.
+func Prompt(v string) predicate.OAuthAuthorization {
+	return predicate.OAuthAuthorization(sql.FieldEQ(FieldPrompt, v))
+}
+
+// MaxAge applies equality check predicate on the "max_age" field. It's identical to MaxAgeEQ.
+func MaxAge(v int) predicate.OAuthAuthorization {
+	return predicate.OAuthAuthorization(sql.FieldEQ(FieldMaxAge, v))
+}
+
 // CreatedAtEQ applies the EQ predicate on the "created_at" field.
 func CreatedAtEQ(v time.Time) predicate.OAuthAuthorization {
 	return predicate.OAuthAuthorization(sql.FieldEQ(FieldCreatedAt, v))
@@ -912,6 +927,206 @@ func SessionHandleEqualFold(v string) predicate.OAuthAuthorization {
 // SessionHandleContainsFold applies the ContainsFold predicate on the "session_handle" field.
 func SessionHandleContainsFold(v string) predicate.OAuthAuthorization {
 	return predicate.OAuthAuthorization(sql.FieldContainsFold(FieldSessionHandle, v))
+}
+
+// NonceEQ applies the EQ predicate on the "nonce" field.
+func NonceEQ(v string) predicate.OAuthAuthorization {
+	return predicate.OAuthAuthorization(sql.FieldEQ(FieldNonce, v))
+}
+
+// NonceNEQ applies the NEQ predicate on the "nonce" field.
+func NonceNEQ(v string) predicate.OAuthAuthorization {
+	return predicate.OAuthAuthorization(sql.FieldNEQ(FieldNonce, v))
+}
+
+// NonceIn applies the In predicate on the "nonce" field.
+func NonceIn(vs ...string) predicate.OAuthAuthorization {
+	return predicate.OAuthAuthorization(sql.FieldIn(FieldNonce, vs...))
+}
+
+// NonceNotIn applies the NotIn predicate on the "nonce" field.
+func NonceNotIn(vs ...string) predicate.OAuthAuthorization {
+	return predicate.OAuthAuthorization(sql.FieldNotIn(FieldNonce, vs...))
+}
+
+// NonceGT applies the GT predicate on the "nonce" field.
+func NonceGT(v string) predicate.OAuthAuthorization {
+	return predicate.OAuthAuthorization(sql.FieldGT(FieldNonce, v))
+}
+
+// NonceGTE applies the GTE predicate on the "nonce" field.
+func NonceGTE(v string) predicate.OAuthAuthorization {
+	return predicate.OAuthAuthorization(sql.FieldGTE(FieldNonce, v))
+}
+
+// NonceLT applies the LT predicate on the "nonce" field.
+func NonceLT(v string) predicate.OAuthAuthorization {
+	return predicate.OAuthAuthorization(sql.FieldLT(FieldNonce, v))
+}
+
+// NonceLTE applies the LTE predicate on the "nonce" field.
+func NonceLTE(v string) predicate.OAuthAuthorization {
+	return predicate.OAuthAuthorization(sql.FieldLTE(FieldNonce, v))
+}
+
+// NonceContains applies the Contains predicate on the "nonce" field.
+func NonceContains(v string) predicate.OAuthAuthorization {
+	return predicate.OAuthAuthorization(sql.FieldContains(FieldNonce, v))
+}
+
+// NonceHasPrefix applies the HasPrefix predicate on the "nonce" field.
+func NonceHasPrefix(v string) predicate.OAuthAuthorization {
+	return predicate.OAuthAuthorization(sql.FieldHasPrefix(FieldNonce, v))
+}
+
+// NonceHasSuffix applies the HasSuffix predicate on the "nonce" field.
+func NonceHasSuffix(v string) predicate.OAuthAuthorization {
+	return predicate.OAuthAuthorization(sql.FieldHasSuffix(FieldNonce, v))
+}
+
+// NonceIsNil applies the IsNil predicate on the "nonce" field.
+func NonceIsNil() predicate.OAuthAuthorization {
+	return predicate.OAuthAuthorization(sql.FieldIsNull(FieldNonce))
+}
+
+// NonceNotNil applies the NotNil predicate on the "nonce" field.
+func NonceNotNil() predicate.OAuthAuthorization {
+	return predicate.OAuthAuthorization(sql.FieldNotNull(FieldNonce))
+}
+
+// NonceEqualFold applies the EqualFold predicate on the "nonce" field.
+func NonceEqualFold(v string) predicate.OAuthAuthorization {
+	return predicate.OAuthAuthorization(sql.FieldEqualFold(FieldNonce, v))
+}
+
+// NonceContainsFold applies the ContainsFold predicate on the "nonce" field.
+func NonceContainsFold(v string) predicate.OAuthAuthorization {
+	return predicate.OAuthAuthorization(sql.FieldContainsFold(FieldNonce, v))
+}
+
+// PromptEQ applies the EQ predicate on the "prompt" field.
+func PromptEQ(v string) predicate.OAuthAuthorization {
+	return predicate.OAuthAuthorization(sql.FieldEQ(FieldPrompt, v))
+}
+
+// PromptNEQ applies the NEQ predicate on the "prompt" field.
+func PromptNEQ(v string) predicate.OAuthAuthorization {
+	return predicate.OAuthAuthorization(sql.FieldNEQ(FieldPrompt, v))
+}
+
+// PromptIn applies the In predicate on the "prompt" field.
+func PromptIn(vs ...string) predicate.OAuthAuthorization {
+	return predicate.OAuthAuthorization(sql.FieldIn(FieldPrompt, vs...))
+}
+
+// PromptNotIn applies the NotIn predicate on the "prompt" field.
+func PromptNotIn(vs ...string) predicate.OAuthAuthorization {
+	return predicate.OAuthAuthorization(sql.FieldNotIn(FieldPrompt, vs...))
+}
+
+// PromptGT applies the GT predicate on the "prompt" field.
+func PromptGT(v string) predicate.OAuthAuthorization {
+	return predicate.OAuthAuthorization(sql.FieldGT(FieldPrompt, v))
+}
+
+// PromptGTE applies the GTE predicate on the "prompt" field.
+func PromptGTE(v string) predicate.OAuthAuthorization {
+	return predicate.OAuthAuthorization(sql.FieldGTE(FieldPrompt, v))
+}
+
+// PromptLT applies the LT predicate on the "prompt" field.
+func PromptLT(v string) predicate.OAuthAuthorization {
+	return predicate.OAuthAuthorization(sql.FieldLT(FieldPrompt, v))
+}
+
+// PromptLTE applies the LTE predicate on the "prompt" field.
+func PromptLTE(v string) predicate.OAuthAuthorization {
+	return predicate.OAuthAuthorization(sql.FieldLTE(FieldPrompt, v))
+}
+
+// PromptContains applies the Contains predicate on the "prompt" field.
+func PromptContains(v string) predicate.OAuthAuthorization {
+	return predicate.OAuthAuthorization(sql.FieldContains(FieldPrompt, v))
+}
+
+// PromptHasPrefix applies the HasPrefix predicate on the "prompt" field.
+func PromptHasPrefix(v string) predicate.OAuthAuthorization {
+	return predicate.OAuthAuthorization(sql.FieldHasPrefix(FieldPrompt, v))
+}
+
+// PromptHasSuffix applies the HasSuffix predicate on the "prompt" field.
+func PromptHasSuffix(v string) predicate.OAuthAuthorization {
+	return predicate.OAuthAuthorization(sql.FieldHasSuffix(FieldPrompt, v))
+}
+
+// PromptIsNil applies the IsNil predicate on the "prompt" field.
+func PromptIsNil() predicate.OAuthAuthorization {
+	return predicate.OAuthAuthorization(sql.FieldIsNull(FieldPrompt))
+}
+
+// PromptNotNil applies the NotNil predicate on the "prompt" field.
+func PromptNotNil() predicate.OAuthAuthorization {
+	return predicate.OAuthAuthorization(sql.FieldNotNull(FieldPrompt))
+}
+
+// PromptEqualFold applies the EqualFold predicate on the "prompt" field.
+func PromptEqualFold(v string) predicate.OAuthAuthorization {
+	return predicate.OAuthAuthorization(sql.FieldEqualFold(FieldPrompt, v))
+}
+
+// PromptContainsFold applies the ContainsFold predicate on the "prompt" field.
+func PromptContainsFold(v string) predicate.OAuthAuthorization {
+	return predicate.OAuthAuthorization(sql.FieldContainsFold(FieldPrompt, v))
+}
+
+// MaxAgeEQ applies the EQ predicate on the "max_age" field.
+func MaxAgeEQ(v int) predicate.OAuthAuthorization {
+	return predicate.OAuthAuthorization(sql.FieldEQ(FieldMaxAge, v))
+}
+
+// MaxAgeNEQ applies the NEQ predicate on the "max_age" field.
+func MaxAgeNEQ(v int) predicate.OAuthAuthorization {
+	return predicate.OAuthAuthorization(sql.FieldNEQ(FieldMaxAge, v))
+}
+
+// MaxAgeIn applies the In predicate on the "max_age" field.
+func MaxAgeIn(vs ...int) predicate.OAuthAuthorization {
+	return predicate.OAuthAuthorization(sql.FieldIn(FieldMaxAge, vs...))
+}
+
+// MaxAgeNotIn applies the NotIn predicate on the "max_age" field.
+func MaxAgeNotIn(vs ...int) predicate.OAuthAuthorization {
+	return predicate.OAuthAuthorization(sql.FieldNotIn(FieldMaxAge, vs...))
+}
+
+// MaxAgeGT applies the GT predicate on the "max_age" field.
+func MaxAgeGT(v int) predicate.OAuthAuthorization {
+	return predicate.OAuthAuthorization(sql.FieldGT(FieldMaxAge, v))
+}
+
+// MaxAgeGTE applies the GTE predicate on the "max_age" field.
+func MaxAgeGTE(v int) predicate.OAuthAuthorization {
+	return predicate.OAuthAuthorization(sql.FieldGTE(FieldMaxAge, v))
+}
+
+// MaxAgeLT applies the LT predicate on the "max_age" field.
+func MaxAgeLT(v int) predicate.OAuthAuthorization {
+	return predicate.OAuthAuthorization(sql.FieldLT(FieldMaxAge, v))
+}
+
+// MaxAgeLTE applies the LTE predicate on the "max_age" field.
+func MaxAgeLTE(v int) predicate.OAuthAuthorization {
+	return predicate.OAuthAuthorization(sql.FieldLTE(FieldMaxAge, v))
+}
+
+// MaxAgeIsNil applies the IsNil predicate on the "max_age" field.
+func MaxAgeIsNil() predicate.OAuthAuthorization {
+	return predicate.OAuthAuthorization(sql.FieldIsNull(FieldMaxAge))
+}
+
+// MaxAgeNotNil applies the NotNil predicate on the "max_age" field.
+func MaxAgeNotNil() predicate.OAuthAuthorization {
+	return predicate.OAuthAuthorization(sql.FieldNotNull(FieldMaxAge))
 }
 
 // And groups predicates with the AND operator between them.

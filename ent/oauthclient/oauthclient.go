@@ -27,6 +27,20 @@ const (
 	FieldClientURI = "client_uri"
 	// FieldLastUsedAt holds the string denoting the last_used_at field in the database.
 	FieldLastUsedAt = "last_used_at"
+	// FieldTokenEndpointAuthMethod holds the string denoting the token_endpoint_auth_method field in the database.
+	FieldTokenEndpointAuthMethod = "token_endpoint_auth_method"
+	// FieldSecretDigest holds the string denoting the secret_digest field in the database.
+	FieldSecretDigest = "secret_digest"
+	// FieldJwks holds the string denoting the jwks field in the database.
+	FieldJwks = "jwks"
+	// FieldJwksURI holds the string denoting the jwks_uri field in the database.
+	FieldJwksURI = "jwks_uri"
+	// FieldPostLogoutRedirectUris holds the string denoting the post_logout_redirect_uris field in the database.
+	FieldPostLogoutRedirectUris = "post_logout_redirect_uris"
+	// FieldScope holds the string denoting the scope field in the database.
+	FieldScope = "scope"
+	// FieldIDTokenSignedResponseAlg holds the string denoting the id_token_signed_response_alg field in the database.
+	FieldIDTokenSignedResponseAlg = "id_token_signed_response_alg"
 	// Table holds the table name of the oauthclient in the database.
 	Table = "oauth_clients"
 )
@@ -41,6 +55,13 @@ var Columns = []string{
 	FieldGrantTypes,
 	FieldClientURI,
 	FieldLastUsedAt,
+	FieldTokenEndpointAuthMethod,
+	FieldSecretDigest,
+	FieldJwks,
+	FieldJwksURI,
+	FieldPostLogoutRedirectUris,
+	FieldScope,
+	FieldIDTokenSignedResponseAlg,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -56,6 +77,8 @@ func ValidColumn(column string) bool {
 var (
 	// DefaultCreatedAt holds the default value on creation for the "created_at" field.
 	DefaultCreatedAt func() time.Time
+	// DefaultTokenEndpointAuthMethod holds the default value on creation for the "token_endpoint_auth_method" field.
+	DefaultTokenEndpointAuthMethod string
 	// DefaultID holds the default value on creation for the "id" field.
 	DefaultID func() string
 	// IDValidator is a validator for the "id" field. It is called by the builders before save.
@@ -93,4 +116,24 @@ func ByClientURI(opts ...sql.OrderTermOption) OrderOption {
 // ByLastUsedAt orders the results by the last_used_at field.
 func ByLastUsedAt(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldLastUsedAt, opts...).ToFunc()
+}
+
+// ByTokenEndpointAuthMethod orders the results by the token_endpoint_auth_method field.
+func ByTokenEndpointAuthMethod(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldTokenEndpointAuthMethod, opts...).ToFunc()
+}
+
+// ByJwksURI orders the results by the jwks_uri field.
+func ByJwksURI(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldJwksURI, opts...).ToFunc()
+}
+
+// ByScope orders the results by the scope field.
+func ByScope(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldScope, opts...).ToFunc()
+}
+
+// ByIDTokenSignedResponseAlg orders the results by the id_token_signed_response_alg field.
+func ByIDTokenSignedResponseAlg(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldIDTokenSignedResponseAlg, opts...).ToFunc()
 }

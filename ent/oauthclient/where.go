@@ -89,6 +89,31 @@ func LastUsedAt(v time.Time) predicate.OAuthClient {
 	return predicate.OAuthClient(sql.FieldEQ(FieldLastUsedAt, v))
 }
 
+// TokenEndpointAuthMethod applies equality check predicate on the "token_endpoint_auth_method" field. It's identical to TokenEndpointAuthMethodEQ.
+func TokenEndpointAuthMethod(v string) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldEQ(FieldTokenEndpointAuthMethod, v))
+}
+
+// SecretDigest applies equality check predicate on the "secret_digest" field. It's identical to SecretDigestEQ.
+func SecretDigest(v []byte) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldEQ(FieldSecretDigest, v))
+}
+
+// JwksURI applies equality check predicate on the "jwks_uri" field. It's identical to JwksURIEQ.
+func JwksURI(v string) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldEQ(FieldJwksURI, v))
+}
+
+// Scope applies equality check predicate on the "scope" field. It's identical to ScopeEQ.
+func Scope(v string) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldEQ(FieldScope, v))
+}
+
+// IDTokenSignedResponseAlg applies equality check predicate on the "id_token_signed_response_alg" field. It's identical to IDTokenSignedResponseAlgEQ.
+func IDTokenSignedResponseAlg(v string) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldEQ(FieldIDTokenSignedResponseAlg, v))
+}
+
 // CreatedAtEQ applies the EQ predicate on the "created_at" field.
 func CreatedAtEQ(v time.Time) predicate.OAuthClient {
 	return predicate.OAuthClient(sql.FieldEQ(FieldCreatedAt, v))
@@ -382,6 +407,366 @@ func LastUsedAtIsNil() predicate.OAuthClient {
 // LastUsedAtNotNil applies the NotNil predicate on the "last_used_at" field.
 func LastUsedAtNotNil() predicate.OAuthClient {
 	return predicate.OAuthClient(sql.FieldNotNull(FieldLastUsedAt))
+}
+
+// TokenEndpointAuthMethodEQ applies the EQ predicate on the "token_endpoint_auth_method" field.
+func TokenEndpointAuthMethodEQ(v string) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldEQ(FieldTokenEndpointAuthMethod, v))
+}
+
+// TokenEndpointAuthMethodNEQ applies the NEQ predicate on the "token_endpoint_auth_method" field.
+func TokenEndpointAuthMethodNEQ(v string) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldNEQ(FieldTokenEndpointAuthMethod, v))
+}
+
+// TokenEndpointAuthMethodIn applies the In predicate on the "token_endpoint_auth_method" field.
+func TokenEndpointAuthMethodIn(vs ...string) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldIn(FieldTokenEndpointAuthMethod, vs...))
+}
+
+// TokenEndpointAuthMethodNotIn applies the NotIn predicate on the "token_endpoint_auth_method" field.
+func TokenEndpointAuthMethodNotIn(vs ...string) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldNotIn(FieldTokenEndpointAuthMethod, vs...))
+}
+
+// TokenEndpointAuthMethodGT applies the GT predicate on the "token_endpoint_auth_method" field.
+func TokenEndpointAuthMethodGT(v string) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldGT(FieldTokenEndpointAuthMethod, v))
+}
+
+// TokenEndpointAuthMethodGTE applies the GTE predicate on the "token_endpoint_auth_method" field.
+func TokenEndpointAuthMethodGTE(v string) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldGTE(FieldTokenEndpointAuthMethod, v))
+}
+
+// TokenEndpointAuthMethodLT applies the LT predicate on the "token_endpoint_auth_method" field.
+func TokenEndpointAuthMethodLT(v string) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldLT(FieldTokenEndpointAuthMethod, v))
+}
+
+// TokenEndpointAuthMethodLTE applies the LTE predicate on the "token_endpoint_auth_method" field.
+func TokenEndpointAuthMethodLTE(v string) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldLTE(FieldTokenEndpointAuthMethod, v))
+}
+
+// TokenEndpointAuthMethodContains applies the Contains predicate on the "token_endpoint_auth_method" field.
+func TokenEndpointAuthMethodContains(v string) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldContains(FieldTokenEndpointAuthMethod, v))
+}
+
+// TokenEndpointAuthMethodHasPrefix applies the HasPrefix predicate on the "token_endpoint_auth_method" field.
+func TokenEndpointAuthMethodHasPrefix(v string) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldHasPrefix(FieldTokenEndpointAuthMethod, v))
+}
+
+// TokenEndpointAuthMethodHasSuffix applies the HasSuffix predicate on the "token_endpoint_auth_method" field.
+func TokenEndpointAuthMethodHasSuffix(v string) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldHasSuffix(FieldTokenEndpointAuthMethod, v))
+}
+
+// TokenEndpointAuthMethodEqualFold applies the EqualFold predicate on the "token_endpoint_auth_method" field.
+func TokenEndpointAuthMethodEqualFold(v string) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldEqualFold(FieldTokenEndpointAuthMethod, v))
+}
+
+// TokenEndpointAuthMethodContainsFold applies the ContainsFold predicate on the "token_endpoint_auth_method" field.
+func TokenEndpointAuthMethodContainsFold(v string) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldContainsFold(FieldTokenEndpointAuthMethod, v))
+}
+
+// SecretDigestEQ applies the EQ predicate on the "secret_digest" field.
+func SecretDigestEQ(v []byte) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldEQ(FieldSecretDigest, v))
+}
+
+// SecretDigestNEQ applies the NEQ predicate on the "secret_digest" field.
+func SecretDigestNEQ(v []byte) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldNEQ(FieldSecretDigest, v))
+}
+
+// SecretDigestIn applies the In predicate on the "secret_digest" field.
+func SecretDigestIn(vs ...[]byte) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldIn(FieldSecretDigest, vs...))
+}
+
+// SecretDigestNotIn applies the NotIn predicate on the "secret_digest" field.
+func SecretDigestNotIn(vs ...[]byte) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldNotIn(FieldSecretDigest, vs...))
+}
+
+// SecretDigestGT applies the GT predicate on the "secret_digest" field.
+func SecretDigestGT(v []byte) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldGT(FieldSecretDigest, v))
+}
+
+// SecretDigestGTE applies the GTE predicate on the "secret_digest" field.
+func SecretDigestGTE(v []byte) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldGTE(FieldSecretDigest, v))
+}
+
+// SecretDigestLT applies the LT predicate on the "secret_digest" field.
+func SecretDigestLT(v []byte) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldLT(FieldSecretDigest, v))
+}
+
+// SecretDigestLTE applies the LTE predicate on the "secret_digest" field.
+func SecretDigestLTE(v []byte) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldLTE(FieldSecretDigest, v))
+}
+
+// SecretDigestIsNil applies the IsNil predicate on the "secret_digest" field.
+func SecretDigestIsNil() predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldIsNull(FieldSecretDigest))
+}
+
+// SecretDigestNotNil applies the NotNil predicate on the "secret_digest" field.
+func SecretDigestNotNil() predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldNotNull(FieldSecretDigest))
+}
+
+// JwksIsNil applies the IsNil predicate on the "jwks" field.
+func JwksIsNil() predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldIsNull(FieldJwks))
+}
+
+// JwksNotNil applies the NotNil predicate on the "jwks" field.
+func JwksNotNil() predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldNotNull(FieldJwks))
+}
+
+// JwksURIEQ applies the EQ predicate on the "jwks_uri" field.
+func JwksURIEQ(v string) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldEQ(FieldJwksURI, v))
+}
+
+// JwksURINEQ applies the NEQ predicate on the "jwks_uri" field.
+func JwksURINEQ(v string) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldNEQ(FieldJwksURI, v))
+}
+
+// JwksURIIn applies the In predicate on the "jwks_uri" field.
+func JwksURIIn(vs ...string) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldIn(FieldJwksURI, vs...))
+}
+
+// JwksURINotIn applies the NotIn predicate on the "jwks_uri" field.
+func JwksURINotIn(vs ...string) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldNotIn(FieldJwksURI, vs...))
+}
+
+// JwksURIGT applies the GT predicate on the "jwks_uri" field.
+func JwksURIGT(v string) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldGT(FieldJwksURI, v))
+}
+
+// JwksURIGTE applies the GTE predicate on the "jwks_uri" field.
+func JwksURIGTE(v string) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldGTE(FieldJwksURI, v))
+}
+
+// JwksURILT applies the LT predicate on the "jwks_uri" field.
+func JwksURILT(v string) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldLT(FieldJwksURI, v))
+}
+
+// JwksURILTE applies the LTE predicate on the "jwks_uri" field.
+func JwksURILTE(v string) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldLTE(FieldJwksURI, v))
+}
+
+// JwksURIContains applies the Contains predicate on the "jwks_uri" field.
+func JwksURIContains(v string) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldContains(FieldJwksURI, v))
+}
+
+// JwksURIHasPrefix applies the HasPrefix predicate on the "jwks_uri" field.
+func JwksURIHasPrefix(v string) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldHasPrefix(FieldJwksURI, v))
+}
+
+// JwksURIHasSuffix applies the HasSuffix predicate on the "jwks_uri" field.
+func JwksURIHasSuffix(v string) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldHasSuffix(FieldJwksURI, v))
+}
+
+// JwksURIIsNil applies the IsNil predicate on the "jwks_uri" field.
+func JwksURIIsNil() predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldIsNull(FieldJwksURI))
+}
+
+// JwksURINotNil applies the NotNil predicate on the "jwks_uri" field.
+func JwksURINotNil() predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldNotNull(FieldJwksURI))
+}
+
+// JwksURIEqualFold applies the EqualFold predicate on the "jwks_uri" field.
+func JwksURIEqualFold(v string) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldEqualFold(FieldJwksURI, v))
+}
+
+// JwksURIContainsFold applies the ContainsFold predicate on the "jwks_uri" field.
+func JwksURIContainsFold(v string) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldContainsFold(FieldJwksURI, v))
+}
+
+// PostLogoutRedirectUrisIsNil applies the IsNil predicate on the "post_logout_redirect_uris" field.
+func PostLogoutRedirectUrisIsNil() predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldIsNull(FieldPostLogoutRedirectUris))
+}
+
+// PostLogoutRedirectUrisNotNil applies the NotNil predicate on the "post_logout_redirect_uris" field.
+func PostLogoutRedirectUrisNotNil() predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldNotNull(FieldPostLogoutRedirectUris))
+}
+
+// ScopeEQ applies the EQ predicate on the "scope" field.
+func ScopeEQ(v string) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldEQ(FieldScope, v))
+}
+
+// ScopeNEQ applies the NEQ predicate on the "scope" field.
+func ScopeNEQ(v string) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldNEQ(FieldScope, v))
+}
+
+// ScopeIn applies the In predicate on the "scope" field.
+func ScopeIn(vs ...string) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldIn(FieldScope, vs...))
+}
+
+// ScopeNotIn applies the NotIn predicate on the "scope" field.
+func ScopeNotIn(vs ...string) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldNotIn(FieldScope, vs...))
+}
+
+// ScopeGT applies the GT predicate on the "scope" field.
+func ScopeGT(v string) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldGT(FieldScope, v))
+}
+
+// ScopeGTE applies the GTE predicate on the "scope" field.
+func ScopeGTE(v string) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldGTE(FieldScope, v))
+}
+
+// ScopeLT applies the LT predicate on the "scope" field.
+func ScopeLT(v string) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldLT(FieldScope, v))
+}
+
+// ScopeLTE applies the LTE predicate on the "scope" field.
+func ScopeLTE(v string) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldLTE(FieldScope, v))
+}
+
+// ScopeContains applies the Contains predicate on the "scope" field.
+func ScopeContains(v string) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldContains(FieldScope, v))
+}
+
+// ScopeHasPrefix applies the HasPrefix predicate on the "scope" field.
+func ScopeHasPrefix(v string) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldHasPrefix(FieldScope, v))
+}
+
+// ScopeHasSuffix applies the HasSuffix predicate on the "scope" field.
+func ScopeHasSuffix(v string) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldHasSuffix(FieldScope, v))
+}
+
+// ScopeIsNil applies the IsNil predicate on the "scope" field.
+func ScopeIsNil() predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldIsNull(FieldScope))
+}
+
+// ScopeNotNil applies the NotNil predicate on the "scope" field.
+func ScopeNotNil() predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldNotNull(FieldScope))
+}
+
+// ScopeEqualFold applies the EqualFold predicate on the "scope" field.
+func ScopeEqualFold(v string) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldEqualFold(FieldScope, v))
+}
+
+// ScopeContainsFold applies the ContainsFold predicate on the "scope" field.
+func ScopeContainsFold(v string) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldContainsFold(FieldScope, v))
+}
+
+// IDTokenSignedResponseAlgEQ applies the EQ predicate on the "id_token_signed_response_alg" field.
+func IDTokenSignedResponseAlgEQ(v string) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldEQ(FieldIDTokenSignedResponseAlg, v))
+}
+
+// IDTokenSignedResponseAlgNEQ applies the NEQ predicate on the "id_token_signed_response_alg" field.
+func IDTokenSignedResponseAlgNEQ(v string) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldNEQ(FieldIDTokenSignedResponseAlg, v))
+}
+
+// IDTokenSignedResponseAlgIn applies the In predicate on the "id_token_signed_response_alg" field.
+func IDTokenSignedResponseAlgIn(vs ...string) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldIn(FieldIDTokenSignedResponseAlg, vs...))
+}
+
+// IDTokenSignedResponseAlgNotIn applies the NotIn predicate on the "id_token_signed_response_alg" field.
+func IDTokenSignedResponseAlgNotIn(vs ...string) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldNotIn(FieldIDTokenSignedResponseAlg, vs...))
+}
+
+// IDTokenSignedResponseAlgGT applies the GT predicate on the "id_token_signed_response_alg" field.
+func IDTokenSignedResponseAlgGT(v string) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldGT(FieldIDTokenSignedResponseAlg, v))
+}
+
+// IDTokenSignedResponseAlgGTE applies the GTE predicate on the "id_token_signed_response_alg" field.
+func IDTokenSignedResponseAlgGTE(v string) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldGTE(FieldIDTokenSignedResponseAlg, v))
+}
+
+// IDTokenSignedResponseAlgLT applies the LT predicate on the "id_token_signed_response_alg" field.
+func IDTokenSignedResponseAlgLT(v string) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldLT(FieldIDTokenSignedResponseAlg, v))
+}
+
+// IDTokenSignedResponseAlgLTE applies the LTE predicate on the "id_token_signed_response_alg" field.
+func IDTokenSignedResponseAlgLTE(v string) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldLTE(FieldIDTokenSignedResponseAlg, v))
+}
+
+// IDTokenSignedResponseAlgContains applies the Contains predicate on the "id_token_signed_response_alg" field.
+func IDTokenSignedResponseAlgContains(v string) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldContains(FieldIDTokenSignedResponseAlg, v))
+}
+
+// IDTokenSignedResponseAlgHasPrefix applies the HasPrefix predicate on the "id_token_signed_response_alg" field.
+func IDTokenSignedResponseAlgHasPrefix(v string) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldHasPrefix(FieldIDTokenSignedResponseAlg, v))
+}
+
+// IDTokenSignedResponseAlgHasSuffix applies the HasSuffix predicate on the "id_token_signed_response_alg" field.
+func IDTokenSignedResponseAlgHasSuffix(v string) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldHasSuffix(FieldIDTokenSignedResponseAlg, v))
+}
+
+// IDTokenSignedResponseAlgIsNil applies the IsNil predicate on the "id_token_signed_response_alg" field.
+func IDTokenSignedResponseAlgIsNil() predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldIsNull(FieldIDTokenSignedResponseAlg))
+}
+
+// IDTokenSignedResponseAlgNotNil applies the NotNil predicate on the "id_token_signed_response_alg" field.
+func IDTokenSignedResponseAlgNotNil() predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldNotNull(FieldIDTokenSignedResponseAlg))
+}
+
+// IDTokenSignedResponseAlgEqualFold applies the EqualFold predicate on the "id_token_signed_response_alg" field.
+func IDTokenSignedResponseAlgEqualFold(v string) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldEqualFold(FieldIDTokenSignedResponseAlg, v))
+}
+
+// IDTokenSignedResponseAlgContainsFold applies the ContainsFold predicate on the "id_token_signed_response_alg" field.
+func IDTokenSignedResponseAlgContainsFold(v string) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldContainsFold(FieldIDTokenSignedResponseAlg, v))
 }
 
 // And groups predicates with the AND operator between them.

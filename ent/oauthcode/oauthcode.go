@@ -33,6 +33,14 @@ const (
 	FieldExpiresAt = "expires_at"
 	// FieldUsedAt holds the string denoting the used_at field in the database.
 	FieldUsedAt = "used_at"
+	// FieldNonce holds the string denoting the nonce field in the database.
+	FieldNonce = "nonce"
+	// FieldAuthTime holds the string denoting the auth_time field in the database.
+	FieldAuthTime = "auth_time"
+	// FieldAmr holds the string denoting the amr field in the database.
+	FieldAmr = "amr"
+	// FieldSid holds the string denoting the sid field in the database.
+	FieldSid = "sid"
 	// Table holds the table name of the oauthcode in the database.
 	Table = "oauth_codes"
 )
@@ -50,6 +58,10 @@ var Columns = []string{
 	FieldResources,
 	FieldExpiresAt,
 	FieldUsedAt,
+	FieldNonce,
+	FieldAuthTime,
+	FieldAmr,
+	FieldSid,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -122,4 +134,19 @@ func ByExpiresAt(opts ...sql.OrderTermOption) OrderOption {
 // ByUsedAt orders the results by the used_at field.
 func ByUsedAt(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldUsedAt, opts...).ToFunc()
+}
+
+// ByNonce orders the results by the nonce field.
+func ByNonce(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldNonce, opts...).ToFunc()
+}
+
+// ByAuthTime orders the results by the auth_time field.
+func ByAuthTime(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldAuthTime, opts...).ToFunc()
+}
+
+// BySid orders the results by the sid field.
+func BySid(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldSid, opts...).ToFunc()
 }

@@ -104,6 +104,21 @@ func UsedAt(v time.Time) predicate.OAuthCode {
 	return predicate.OAuthCode(sql.FieldEQ(FieldUsedAt, v))
 }
 
+// Nonce applies equality check predicate on the "nonce" field. It's identical to NonceEQ.
+func Nonce(v string) predicate.OAuthCode {
+	return predicate.OAuthCode(sql.FieldEQ(FieldNonce, v))
+}
+
+// AuthTime applies equality check predicate on the "auth_time" field. It's identical to AuthTimeEQ.
+func AuthTime(v time.Time) predicate.OAuthCode {
+	return predicate.OAuthCode(sql.FieldEQ(FieldAuthTime, v))
+}
+
+// Sid applies equality check predicate on the "sid" field. It's identical to SidEQ.
+func Sid(v string) predicate.OAuthCode {
+	return predicate.OAuthCode(sql.FieldEQ(FieldSid, v))
+}
+
 // CreatedAtEQ applies the EQ predicate on the "created_at" field.
 func CreatedAtEQ(v time.Time) predicate.OAuthCode {
 	return predicate.OAuthCode(sql.FieldEQ(FieldCreatedAt, v))
@@ -532,6 +547,216 @@ func UsedAtIsNil() predicate.OAuthCode {
 // UsedAtNotNil applies the NotNil predicate on the "used_at" field.
 func UsedAtNotNil() predicate.OAuthCode {
 	return predicate.OAuthCode(sql.FieldNotNull(FieldUsedAt))
+}
+
+// NonceEQ applies the EQ predicate on the "nonce" field.
+func NonceEQ(v string) predicate.OAuthCode {
+	return predicate.OAuthCode(sql.FieldEQ(FieldNonce, v))
+}
+
+// NonceNEQ applies the NEQ predicate on the "nonce" field.
+func NonceNEQ(v string) predicate.OAuthCode {
+	return predicate.OAuthCode(sql.FieldNEQ(FieldNonce, v))
+}
+
+// NonceIn applies the In predicate on the "nonce" field.
+func NonceIn(vs ...string) predicate.OAuthCode {
+	return predicate.OAuthCode(sql.FieldIn(FieldNonce, vs...))
+}
+
+// NonceNotIn applies the NotIn predicate on the "nonce" field.
+func NonceNotIn(vs ...string) predicate.OAuthCode {
+	return predicate.OAuthCode(sql.FieldNotIn(FieldNonce, vs...))
+}
+
+// NonceGT applies the GT predicate on the "nonce" field.
+func NonceGT(v string) predicate.OAuthCode {
+	return predicate.OAuthCode(sql.FieldGT(FieldNonce, v))
+}
+
+// NonceGTE applies the GTE predicate on the "nonce" field.
+func NonceGTE(v string) predicate.OAuthCode {
+	return predicate.OAuthCode(sql.FieldGTE(FieldNonce, v))
+}
+
+// NonceLT applies the LT predicate on the "nonce" field.
+func NonceLT(v string) predicate.OAuthCode {
+	return predicate.OAuthCode(sql.FieldLT(FieldNonce, v))
+}
+
+// NonceLTE applies the LTE predicate on the "nonce" field.
+func NonceLTE(v string) predicate.OAuthCode {
+	return predicate.OAuthCode(sql.FieldLTE(FieldNonce, v))
+}
+
+// NonceContains applies the Contains predicate on the "nonce" field.
+func NonceContains(v string) predicate.OAuthCode {
+	return predicate.OAuthCode(sql.FieldContains(FieldNonce, v))
+}
+
+// NonceHasPrefix applies the HasPrefix predicate on the "nonce" field.
+func NonceHasPrefix(v string) predicate.OAuthCode {
+	return predicate.OAuthCode(sql.FieldHasPrefix(FieldNonce, v))
+}
+
+// NonceHasSuffix applies the HasSuffix predicate on the "nonce" field.
+func NonceHasSuffix(v string) predicate.OAuthCode {
+	return predicate.OAuthCode(sql.FieldHasSuffix(FieldNonce, v))
+}
+
+// NonceIsNil applies the IsNil predicate on the "nonce" field.
+func NonceIsNil() predicate.OAuthCode {
+	return predicate.OAuthCode(sql.FieldIsNull(FieldNonce))
+}
+
+// NonceNotNil applies the NotNil predicate on the "nonce" field.
+func NonceNotNil() predicate.OAuthCode {
+	return predicate.OAuthCode(sql.FieldNotNull(FieldNonce))
+}
+
+// NonceEqualFold applies the EqualFold predicate on the "nonce" field.
+func NonceEqualFold(v string) predicate.OAuthCode {
+	return predicate.OAuthCode(sql.FieldEqualFold(FieldNonce, v))
+}
+
+// NonceContainsFold applies the ContainsFold predicate on the "nonce" field.
+func NonceContainsFold(v string) predicate.OAuthCode {
+	return predicate.OAuthCode(sql.FieldContainsFold(FieldNonce, v))
+}
+
+// AuthTimeEQ applies the EQ predicate on the "auth_time" field.
+func AuthTimeEQ(v time.Time) predicate.OAuthCode {
+	return predicate.OAuthCode(sql.FieldEQ(FieldAuthTime, v))
+}
+
+// AuthTimeNEQ applies the NEQ predicate on the "auth_time" field.
+func AuthTimeNEQ(v time.Time) predicate.OAuthCode {
+	return predicate.OAuthCode(sql.FieldNEQ(FieldAuthTime, v))
+}
+
+// AuthTimeIn applies the In predicate on the "auth_time" field.
+func AuthTimeIn(vs ...time.Time) predicate.OAuthCode {
+	return predicate.OAuthCode(sql.FieldIn(FieldAuthTime, vs...))
+}
+
+// AuthTimeNotIn applies the NotIn predicate on the "auth_time" field.
+func AuthTimeNotIn(vs ...time.Time) predicate.OAuthCode {
+	return predicate.OAuthCode(sql.FieldNotIn(FieldAuthTime, vs...))
+}
+
+// AuthTimeGT applies the GT predicate on the "auth_time" field.
+func AuthTimeGT(v time.Time) predicate.OAuthCode {
+	return predicate.OAuthCode(sql.FieldGT(FieldAuthTime, v))
+}
+
+// AuthTimeGTE applies the GTE predicate on the "auth_time" field.
+func AuthTimeGTE(v time.Time) predicate.OAuthCode {
+	return predicate.OAuthCode(sql.FieldGTE(FieldAuthTime, v))
+}
+
+// AuthTimeLT applies the LT predicate on the "auth_time" field.
+func AuthTimeLT(v time.Time) predicate.OAuthCode {
+	return predicate.OAuthCode(sql.FieldLT(FieldAuthTime, v))
+}
+
+// AuthTimeLTE applies the LTE predicate on the "auth_time" field.
+func AuthTimeLTE(v time.Time) predicate.OAuthCode {
+	return predicate.OAuthCode(sql.FieldLTE(FieldAuthTime, v))
+}
+
+// AuthTimeIsNil applies the IsNil predicate on the "auth_time" field.
+func AuthTimeIsNil() predicate.OAuthCode {
+	return predicate.OAuthCode(sql.FieldIsNull(FieldAuthTime))
+}
+
+// AuthTimeNotNil applies the NotNil predicate on the "auth_time" field.
+func AuthTimeNotNil() predicate.OAuthCode {
+	return predicate.OAuthCode(sql.FieldNotNull(FieldAuthTime))
+}
+
+// AmrIsNil applies the IsNil predicate on the "amr" field.
+func AmrIsNil() predicate.OAuthCode {
+	return predicate.OAuthCode(sql.FieldIsNull(FieldAmr))
+}
+
+// AmrNotNil applies the NotNil predicate on the "amr" field.
+func AmrNotNil() predicate.OAuthCode {
+	return predicate.OAuthCode(sql.FieldNotNull(FieldAmr))
+}
+
+// SidEQ applies the EQ predicate on the "sid" field.
+func SidEQ(v string) predicate.OAuthCode {
+	return predicate.OAuthCode(sql.FieldEQ(FieldSid, v))
+}
+
+// SidNEQ applies the NEQ predicate on the "sid" field.
+func SidNEQ(v string) predicate.OAuthCode {
+	return predicate.OAuthCode(sql.FieldNEQ(FieldSid, v))
+}
+
+// SidIn applies the In predicate on the "sid" field.
+func SidIn(vs ...string) predicate.OAuthCode {
+	return predicate.OAuthCode(sql.FieldIn(FieldSid, vs...))
+}
+
+// SidNotIn applies the NotIn predicate on the "sid" field.
+func SidNotIn(vs ...string) predicate.OAuthCode {
+	return predicate.OAuthCode(sql.FieldNotIn(FieldSid, vs...))
+}
+
+// SidGT applies the GT predicate on the "sid" field.
+func SidGT(v string) predicate.OAuthCode {
+	return predicate.OAuthCode(sql.FieldGT(FieldSid, v))
+}
+
+// SidGTE applies the GTE predicate on the "sid" field.
+func SidGTE(v string) predicate.OAuthCode {
+	return predicate.OAuthCode(sql.FieldGTE(FieldSid, v))
+}
+
+// SidLT applies the LT predicate on the "sid" field.
+func SidLT(v string) predicate.OAuthCode {
+	return predicate.OAuthCode(sql.FieldLT(FieldSid, v))
+}
+
+// SidLTE applies the LTE predicate on the "sid" field.
+func SidLTE(v string) predicate.OAuthCode {
+	return predicate.OAuthCode(sql.FieldLTE(FieldSid, v))
+}
+
+// SidContains applies the Contains predicate on the "sid" field.
+func SidContains(v string) predicate.OAuthCode {
+	return predicate.OAuthCode(sql.FieldContains(FieldSid, v))
+}
+
+// SidHasPrefix applies the HasPrefix predicate on the "sid" field.
+func SidHasPrefix(v string) predicate.OAuthCode {
+	return predicate.OAuthCode(sql.FieldHasPrefix(FieldSid, v))
+}
+
+// SidHasSuffix applies the HasSuffix predicate on the "sid" field.
+func SidHasSuffix(v string) predicate.OAuthCode {
+	return predicate.OAuthCode(sql.FieldHasSuffix(FieldSid, v))
+}
+
+// SidIsNil applies the IsNil predicate on the "sid" field.
+func SidIsNil() predicate.OAuthCode {
+	return predicate.OAuthCode(sql.FieldIsNull(FieldSid))
+}
+
+// SidNotNil applies the NotNil predicate on the "sid" field.
+func SidNotNil() predicate.OAuthCode {
+	return predicate.OAuthCode(sql.FieldNotNull(FieldSid))
+}
+
+// SidEqualFold applies the EqualFold predicate on the "sid" field.
+func SidEqualFold(v string) predicate.OAuthCode {
+	return predicate.OAuthCode(sql.FieldEqualFold(FieldSid, v))
+}
+
+// SidContainsFold applies the ContainsFold predicate on the "sid" field.
+func SidContainsFold(v string) predicate.OAuthCode {
+	return predicate.OAuthCode(sql.FieldContainsFold(FieldSid, v))
 }
 
 // And groups predicates with the AND operator between them.

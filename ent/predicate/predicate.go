@@ -75,6 +75,9 @@ type SigningKey func(*sql.Selector)
 // UsageCount is the predicate function for usagecount builders.
 type UsageCount func(*sql.Selector)
 
+// UsedAssertion is the predicate function for usedassertion builders.
+type UsedAssertion func(*sql.Selector)
+
 // User is the predicate function for user builders.
 type User func(*sql.Selector)
 

@@ -19,7 +19,7 @@ func (GrantRefreshToken) Mixin() []ent.Mixin {
 }
 
 func (GrantRefreshToken) Fields() []ent.Field {
-	return []ent.Field{
+	return append([]ent.Field{
 		field.Bytes("digest").Immutable().Unique().NotEmpty(),
 		field.String("grant_id").Immutable().NotEmpty(),
 		field.String("client_id").Immutable().NotEmpty(),
@@ -33,7 +33,7 @@ func (GrantRefreshToken) Fields() []ent.Field {
 		// (SPEC §9b) instead of ending the grant. Cleared by the pruner after the grace, so
 		// keys reseal need not know it.
 		field.String("successor").Optional().Nillable().Sensitive(),
-	}
+	}, authentication()...)
 }
 
 func (GrantRefreshToken) Indexes() []ent.Index {

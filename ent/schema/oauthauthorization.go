@@ -39,5 +39,10 @@ func (OAuthAuthorization) Fields() []ent.Field {
 		// may see or decide it.
 		field.Bytes("browser").Optional().Immutable(),
 		field.String("session_handle").Optional().Nillable(),
+		// OpenID Connect (SPEC §21): the nonce for the id_token, prompt (space-separated),
+		// and max_age in seconds (nil: none given).
+		field.String("nonce").Optional().Immutable(),
+		field.String("prompt").Optional().Immutable(),
+		field.Int("max_age").Optional().Nillable().Immutable(),
 	}
 }

@@ -18,7 +18,7 @@ func (OAuthCode) Mixin() []ent.Mixin {
 }
 
 func (OAuthCode) Fields() []ent.Field {
-	return []ent.Field{
+	return append([]ent.Field{
 		field.Bytes("digest").Immutable().Unique().NotEmpty(),
 		field.String("grant_id").Immutable().NotEmpty(),
 		field.String("client_id").Immutable().NotEmpty(),
@@ -28,6 +28,20 @@ func (OAuthCode) Fields() []ent.Field {
 		field.JSON("resources", []string{}).Immutable(),
 		field.Time("expires_at").Immutable(),
 		field.Time("used_at").Optional().Nillable(),
+		// nonce is the OpenID Connect request's, for its id_token.
+		field.String("nonce").Optional().Immutable(),
+	}, authentication()...)
+}
+
+// authentication is how the person who approved had signed in, for the id_tokens of
+// what they approved (SPEC §21): the session's authentication time and methods (RFC
+// 8176), and the session itself (sid, for RP-initiated logout). A code carries it to
+// the refresh tokens it starts, and each rotation to the next.
+func authentication() []ent.Field {
+	return []ent.Field{
+		field.Time("auth_time").Optional().Nillable().Immutable(),
+		field.JSON("amr", []string{}).Optional().Immutable(),
+		field.String("sid").Optional().Immutable(),
 	}
 }
 

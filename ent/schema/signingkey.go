@@ -7,8 +7,10 @@ import (
 	"entgo.io/ent/schema/field"
 )
 
-// SigningKey is an Ed25519 key that signs JWTs. The private half is sealed under the
-// master key; the public half is served in the JWKS.
+// SigningKey is a key that signs JWTs: Ed25519 (algorithm EdDSA) for authcore's own
+// tokens, RSA (RS256) for OpenID Connect id_tokens. The private half is sealed under the
+// master key (an Ed25519 seed, or PKCS #8); the public half (raw Ed25519, or PKIX) is
+// served in the JWKS.
 type SigningKey struct{ ent.Schema }
 
 func (SigningKey) Mixin() []ent.Mixin {

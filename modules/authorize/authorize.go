@@ -95,6 +95,13 @@ func (h *handler) authorize(c *fiber.Ctx) error {
 	if !ok || len(q.Get("scope")) > maxScopeParamLen {
 		return back("invalid_scope", "each scope must match "+scope.Pattern.String()+", separated by spaces")
 	}
+	if s := cl.refusedScope(scopes); s != "" {
+		return back("invalid_scope", "the client did not register the scope "+s)
+	}
+	oidc, why := readOIDC(q)
+	if why != "" {
+		return back("invalid_request", why)
+	}
 	targets, err := oauth.Targets(q, false)
 	if err != nil {
 		return back("invalid_target", "resource must be an absolute https URI (http on loopback) without a fragment")
@@ -110,7 +117,7 @@ func (h *handler) authorize(c *fiber.Ctx) error {
 		}
 		project = r.ProjectID
 		// A resource's scopes bound what its tokens may carry (SPEC §11).
-		for _, s := range scopes {
+		for _, s := range agentScopes(scopes) {
 			if len(r.Scopes) > 0 && !scope.CoveredBy(r.Scopes, s) {
 				return back("invalid_scope", "the resource "+r.URI+" does not allow the scope "+s)
 			}
@@ -129,11 +136,54 @@ func (h *handler) authorize(c *fiber.Ctx) error {
 	row, err := h.ent.OAuthAuthorization.Create().SetClientID(cl.ID).SetClientName(name).SetClientHost(host).
 		SetClientURI(cl.URI).SetRedirectURI(redirect).SetState(q.Get("state")).SetCodeChallenge(q.Get("code_challenge")).
 		SetScopes(nonNil(scopes)).SetResources(nonNil(targets)).SetProjectID(project).SetBrowser(secret.DigestOf(browser).Bytes()).
+		SetNonce(oidc.nonce).SetPrompt(oidc.prompt).SetNillableMaxAge(oidc.maxAge).
 		SetExpiresAt(h.clock.Now().Add(requestTTL)).Save(c.UserContext())
 	if err != nil {
 		return err
 	}
-	return c.Redirect(h.cfg.SelfURL()+ConsentPath+"?request="+row.ID, http.StatusFound)
+	if wants(oidc.prompt, "none") {
+		return h.silently(c, row, back)
+	}
+	to := h.cfg.SelfURL() + ConsentPath + "?request=" + row.ID
+	if oidc.loginHint != "" {
+		to += "&login_hint=" + url.QueryEscape(oidc.loginHint) // the sign-in form's email, if it must show
+	}
+	return c.Redirect(to, http.StatusFound)
+}
+
+// silently answers prompt=none (OIDC Core §3.1.2.1): with a code when the browser's
+// session may have one without a question — signed in recently enough, allowed to
+// approve, and a remembered grant covering the request — else with the error that says
+// which question would have been asked.
+func (h *handler) silently(c *fiber.Ctx, row *ent.OAuthAuthorization, back func(code, why string) error) error {
+	ctx := c.UserContext()
+	p, ok, err := h.guard.BrowserSession(c)
+	if err != nil {
+		return err
+	}
+	if !ok || stale(p.AuthTime, row.CreatedAt, h.clock.Now(), row.Prompt, row.MaxAge) {
+		return back("login_required", "the person must sign in")
+	}
+	if row.ProjectID == "" {
+		return back("interaction_required", "the person must choose a project")
+	}
+	if refused, err := h.mayApprove(ctx, row.ProjectID, p.UserID, row.Scopes); err != nil {
+		return err
+	} else if refused != nil {
+		return back("access_denied", refused.Message)
+	}
+	g, err := h.grants.covering(ctx, approval{ClientID: row.ClientID, UserID: p.UserID, ProjectID: row.ProjectID, Scopes: row.Scopes, Resources: row.Resources})
+	if err != nil {
+		return err
+	}
+	if g == nil {
+		return back("consent_required", "the person has not approved this application for this much")
+	}
+	to, err := h.issueCode(c, row, p, row.ProjectID)
+	if err != nil {
+		return err
+	}
+	return c.Redirect(to, http.StatusFound)
 }
 
 // browserCookie marks the browser that opened authorization requests (SPEC §9b): only
@@ -221,6 +271,11 @@ func (h *handler) pending(c *fiber.Ctx, id string) (*ent.OAuthAuthorization, err
 	if row.DecidedAt != nil || !h.clock.Now().Before(row.ExpiresAt) || !secret.Equal(mark.Bytes(), row.Browser) {
 		return nil, errRequestGone
 	}
+	// A sign-in older than the request allows is asked to sign in again before the
+	// request is bound to it: the fresh session is the one that will hold it.
+	if stale(p.AuthTime, row.CreatedAt, h.clock.Now(), row.Prompt, row.MaxAge) {
+		return nil, errSignInAgain
+	}
 	if row.SessionHandle == nil {
 		// The first session wins; a concurrent second one reads who did.
 		if _, err := h.ent.OAuthAuthorization.Update().Where(oauthauthorization.ID(row.ID), oauthauthorization.SessionHandleIsNil()).
@@ -251,6 +306,7 @@ type consentView struct {
 	Resources  []string `json:"resources"`
 	ProjectID  *string  `json:"projectId"`
 	Remembered bool     `json:"remembered"`
+	Granted    []string `json:"grantedScopes"`
 	CanApprove bool     `json:"canApprove"`
 	Reason     *string  `json:"reason"`
 	CSRF       string   `json:"csrfToken"`
@@ -265,7 +321,7 @@ func (h *handler) consent(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	v := consentView{ID: row.ID, Scopes: nonNil(row.Scopes), Resources: nonNil(row.Resources), CanApprove: true,
+	v := consentView{ID: row.ID, Scopes: nonNil(row.Scopes), Resources: nonNil(row.Resources), CanApprove: true, Granted: []string{},
 		CSRF: h.csrf(row.ID, p.UserID), ExpiresAt: row.ExpiresAt.UTC().Format(time.RFC3339),
 		Client: fiber.Map{"id": row.ClientID, "name": row.ClientName, "host": row.ClientHost, "idHost": nullable(idHostOf(row.ClientID, row.ClientHost)),
 			"redirectUri": row.RedirectURI, "clientUri": nullable(row.ClientURI)}}
@@ -277,11 +333,19 @@ func (h *handler) consent(c *fiber.Ctx) error {
 		} else if refused != nil {
 			v.CanApprove, v.Reason = false, &refused.Message
 		} else {
-			g, err := h.grants.covering(c.UserContext(), approval{ClientID: row.ClientID, UserID: p.UserID, ProjectID: row.ProjectID, Scopes: row.Scopes, Resources: row.Resources})
+			a := approval{ClientID: row.ClientID, UserID: p.UserID, ProjectID: row.ProjectID, Scopes: row.Scopes, Resources: row.Resources}
+			g, err := h.grants.covering(c.UserContext(), a)
 			if err != nil {
 				return err
 			}
-			v.Remembered = g != nil
+			v.Remembered = g != nil && !wants(row.Prompt, "consent")
+			// Scope step-up (SPEC §21): what a live grant holds already, so the page
+			// asks only about the rest.
+			if held, err := h.grants.held(c.UserContext(), a); err != nil {
+				return err
+			} else {
+				v.Granted = held
+			}
 		}
 	}
 	c.Set(fiber.HeaderCacheControl, "no-store")
@@ -312,13 +376,18 @@ func (h *handler) mayApprove(ctx context.Context, project, userID string, scopes
 	if err != nil {
 		return nil, err
 	}
-	for _, s := range scopes {
+	for _, s := range agentScopes(scopes) {
 		if !pol.Allows(s) {
 			return apperr.Forbidden("The project's policy does not allow the scope " + s + "."), nil
 		}
 	}
 	return nil, nil
 }
+
+// errSignInAgain asks the person to sign in again: the application asked for a sign-in
+// fresher than theirs (prompt=login, max_age). The console signs them in and asks again.
+var errSignInAgain = apperr.New(apperr.KindForbidden, "login_required",
+	"the application asks you to sign in again before you decide")
 
 var errCSRF = apperr.New(apperr.KindForbidden, "csrf_rejected", "the consent form's token does not match this request and person")
 
@@ -370,8 +439,8 @@ func (h *handler) decide(c *fiber.Ctx) error {
 		}
 	}
 	var to string
-	err = database.WithTx(ctx, h.ent, func(tx *ent.Tx) error {
-		n, err := tx.OAuthAuthorization.Update().Where(oauthauthorization.ID(row.ID), oauthauthorization.DecidedAtIsNil()).
+	if decision == "deny" {
+		n, err := h.ent.OAuthAuthorization.Update().Where(oauthauthorization.ID(row.ID), oauthauthorization.DecidedAtIsNil()).
 			SetDecidedAt(h.clock.Now()).Save(ctx)
 		if err != nil {
 			return err
@@ -379,9 +448,28 @@ func (h *handler) decide(c *fiber.Ctx) error {
 		if n == 0 {
 			return errRequestGone
 		}
-		if decision == "deny" {
-			to = h.backTo(row.RedirectURI, url.Values{"error": {"access_denied"}, "error_description": {"the person denied the request"}, "state": {row.State}})
-			return nil
+		to = h.backTo(row.RedirectURI, url.Values{"error": {"access_denied"}, "error_description": {"the person denied the request"}, "state": {row.State}})
+	} else if to, err = h.issueCode(c, row, p, project); err != nil {
+		return err
+	}
+	c.Set(fiber.HeaderCacheControl, "no-store")
+	return c.JSON(fiber.Map{"redirectTo": to})
+}
+
+// issueCode decides row for p: the grant approved (or widened) on project, a code for
+// it, and where that sends the browser. The request is decided once: of two concurrent
+// decisions, one wins.
+func (h *handler) issueCode(c *fiber.Ctx, row *ent.OAuthAuthorization, p identity.Principal, project string) (string, error) {
+	ctx := c.UserContext()
+	var to string
+	err := database.WithTx(ctx, h.ent, func(tx *ent.Tx) error {
+		n, err := tx.OAuthAuthorization.Update().Where(oauthauthorization.ID(row.ID), oauthauthorization.DecidedAtIsNil()).
+			SetDecidedAt(h.clock.Now()).Save(ctx)
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return errRequestGone
 		}
 		g, err := h.grants.approve(ctx, tx, approval{ClientID: row.ClientID, ClientName: row.ClientName, ClientHost: row.ClientHost,
 			UserID: p.UserID, ProjectID: project, Scopes: row.Scopes, Resources: row.Resources}, httpserver.Origin(c))
@@ -392,9 +480,11 @@ func (h *handler) decide(c *fiber.Ctx) error {
 		if err != nil {
 			return err
 		}
+		in := signInOf(p)
 		if err := tx.OAuthCode.Create().SetDigest(secret.DigestOf(code).Bytes()).SetGrantID(g.ID).SetClientID(row.ClientID).
 			SetRedirectURI(row.RedirectURI).SetCodeChallenge(row.CodeChallenge).SetScopes(nonNil(row.Scopes)).
-			SetResources(nonNil(row.Resources)).SetExpiresAt(h.clock.Now().Add(codeTTL)).Exec(ctx); err != nil {
+			SetResources(nonNil(row.Resources)).SetExpiresAt(h.clock.Now().Add(codeTTL)).
+			SetNonce(row.Nonce).SetNillableAuthTime(in.AuthTime).SetAmr(in.AMR).SetSid(in.SID).Exec(ctx); err != nil {
 			return err
 		}
 		if strings.HasPrefix(row.ClientID, registeredPrefix) { // in use: not to be pruned
@@ -405,11 +495,7 @@ func (h *handler) decide(c *fiber.Ctx) error {
 		to = h.backTo(row.RedirectURI, url.Values{"code": {code}, "state": {row.State}})
 		return nil
 	})
-	if err != nil {
-		return err
-	}
-	c.Set(fiber.HeaderCacheControl, "no-store")
-	return c.JSON(fiber.Map{"redirectTo": to})
+	return to, err
 }
 
 // mine lists the caller's grants, live first by recency.

@@ -1,30 +1,29 @@
 package authorize
 
 import (
+	"cmp"
 	"context"
 	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net"
-	"net/http"
 	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 	"unicode"
 	"unicode/utf8"
 
-	lru "github.com/hashicorp/golang-lru/v2"
-	"github.com/pquerna/cachecontrol/cacheobject"
 	"golang.org/x/net/idna"
-	"golang.org/x/sync/singleflight"
 
 	"github.com/authcore/authcore/ent"
+	"github.com/authcore/authcore/platform/assertion"
 	"github.com/authcore/authcore/platform/clock"
+	"github.com/authcore/authcore/platform/oauth"
 	"github.com/authcore/authcore/platform/outbound"
+	"github.com/authcore/authcore/platform/scope"
+	"github.com/authcore/authcore/platform/secret"
 )
 
 // client is a public client as the authorization endpoint and the token endpoint see it:
@@ -35,11 +34,52 @@ type client struct {
 	// URI is client_uri: a claim of the client's, shown as such.
 	URI          string
 	RedirectURIs []string
+	// AuthMethod is its token_endpoint_auth_method (SPEC §21): none for a public client;
+	// client_secret_basic, client_secret_post or private_key_jwt for a confidential one.
+	AuthMethod string
+	// JWKS (inline) or JWKSURI hold a private_key_jwt client's keys.
+	JWKS    map[string]any
+	JWKSURI string
+	// PostLogoutRedirectURIs are where RP-initiated logout may send the browser back.
+	PostLogoutRedirectURIs []string
+	// Scope is what it registered it may ask for (RFC 7591 §2); "" for anything.
+	Scope string
+	// IDTokenAlg is its id_token_signed_response_alg ("" for the default, RS256).
+	IDTokenAlg string
 }
+
+// confidential reports whether the client must authenticate at the token endpoint.
+func (c client) confidential() bool { return c.AuthMethod != "" && c.AuthMethod != authNone }
+
+// refusedScope is the first of scopes the client did not register, or "".
+func (c client) refusedScope(scopes []string) string {
+	if c.Scope == "" {
+		return ""
+	}
+	allowed := strings.Fields(c.Scope)
+	for _, s := range scopes {
+		if !slices.Contains(allowed, s) {
+			return s
+		}
+	}
+	return ""
+}
+
+// Client authentication methods at the token endpoint (RFC 7591 §2, RFC 7523).
+const (
+	authNone          = oauth.AuthNone
+	authSecretBasic   = oauth.AuthSecretBasic
+	authSecretPost    = oauth.AuthSecretPost
+	authPrivateKeyJWT = oauth.AuthPrivateKeyJWT
+)
+
+// clientSecretKind prefixes the secrets of clients hosts register: ac_rcs_….
+const clientSecretKind = "rcs"
 
 // The limits of a client metadata document (SPEC §16).
 const (
 	maxDocument    = 5 << 10
+	maxKeySet      = 64 << 10
 	fetchTimeout   = 5 * time.Second
 	maxDocumentAge = 24 * time.Hour
 	// minDocumentAge is how long an outcome is reused even when the document's caching
@@ -58,31 +98,24 @@ type errClient struct{ why string }
 func (e errClient) Error() string { return e.why }
 
 // clients resolves client ids: registered ones from the store, metadata documents by
-// fetching them under the outbound policy, cached as their HTTP caching headers allow.
+// fetching them under the outbound policy (platform/outbound's Fetcher: cached as their
+// HTTP caching headers allow, a minute at least, a day at most). Key sets named by
+// jwks_uri are fetched the same way.
 type clients struct {
-	ent    *ent.Client
-	clock  clock.Clock
-	policy outbound.Policy
-	http   *http.Client
-	cache  *lru.Cache[string, cached]
-	// fetching collapses concurrent fetches of one document into one.
-	fetching singleflight.Group
-}
-
-// cached is a document's outcome: the client, or why it cannot be used (a fetch that
-// failed is remembered too, so that a document is fetched at most once per minDocumentAge).
-type cached struct {
-	client  client
-	err     error
-	expires time.Time
+	ent     *ent.Client
+	clock   clock.Clock
+	fetcher *outbound.Fetcher
+	// keys fetches the key sets private_key_jwt clients name by jwks_uri: the same rules,
+	// with room for a few RSA keys.
+	keys *outbound.Fetcher
 }
 
 func newClients(c *ent.Client, clk clock.Clock, policy outbound.Policy, roots *x509.CertPool) *clients {
-	cache, _ := lru.New[string, cached](1024) // cannot fail: the size is positive
-	return &clients{ent: c, clock: clk, policy: policy, cache: cache,
-		http: &http.Client{Transport: policy.Transport(fetchTimeout, roots), Timeout: fetchTimeout,
-			// A redirect is an answer, not an instruction (SPEC §16: no redirects).
-			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
+	return &clients{ent: c, clock: clk,
+		fetcher: outbound.NewFetcher(policy, roots, clk, outbound.FetcherOptions{
+			Limit: maxDocument, Timeout: fetchTimeout, MinAge: minDocumentAge, MaxAge: maxDocumentAge, Entries: 1024}),
+		keys: outbound.NewFetcher(policy, roots, clk, outbound.FetcherOptions{
+			Limit: maxKeySet, Timeout: fetchTimeout, MinAge: minDocumentAge, MaxAge: maxDocumentAge, Entries: 1024})}
 }
 
 // resolve finds the client id names: an https URL is a metadata document, a dcr_ id one
@@ -99,108 +132,119 @@ func (cs *clients) resolve(ctx context.Context, id string) (client, error) {
 		if err != nil {
 			return client{}, err
 		}
-		return client{ID: row.ID, Name: row.Name, URI: row.ClientURI, RedirectURIs: row.RedirectUris}, nil
+		return client{ID: row.ID, Name: row.Name, URI: row.ClientURI, RedirectURIs: row.RedirectUris, AuthMethod: row.TokenEndpointAuthMethod,
+			JWKS: row.Jwks, JWKSURI: row.JwksURI, PostLogoutRedirectURIs: row.PostLogoutRedirectUris, Scope: row.Scope,
+			IDTokenAlg: row.IDTokenSignedResponseAlg}, nil
 	}
 	return client{}, errClient{"client_id must be a registered client's id or the https URL of a client metadata document"}
 }
 
-// document fetches and checks a client metadata document, or takes it from the cache.
-func (cs *clients) document(ctx context.Context, id string) (client, error) {
-	now := cs.clock.Now()
-	if c, ok := cs.cache.Get(id); ok && now.Before(c.expires) {
-		return c.client, c.err
-	}
-	got, err, _ := cs.fetching.Do(id, func() (any, error) {
-		c, ttl, err := cs.fetch(ctx, id)
-		var why errClient
-		if err == nil || errors.As(err, &why) {
-			cs.cache.Add(id, cached{client: c, err: err, expires: now.Add(max(ttl, minDocumentAge))})
-		}
-		return c, err
-	})
-	if err != nil {
-		return client{}, err
-	}
-	return got.(client), nil
-}
-
 // metadataDocument is the part of a client metadata document (RFC 7591 §2 fields) read here.
 type metadataDocument struct {
-	ClientID                string   `json:"client_id"`
-	ClientName              string   `json:"client_name"`
-	ClientURI               string   `json:"client_uri"`
-	LogoURI                 string   `json:"logo_uri"`
-	RedirectURIs            []string `json:"redirect_uris"`
-	TokenEndpointAuthMethod string   `json:"token_endpoint_auth_method"`
+	ClientID                string         `json:"client_id"`
+	ClientName              string         `json:"client_name"`
+	ClientURI               string         `json:"client_uri"`
+	LogoURI                 string         `json:"logo_uri"`
+	RedirectURIs            []string       `json:"redirect_uris"`
+	TokenEndpointAuthMethod string         `json:"token_endpoint_auth_method"`
+	JWKS                    map[string]any `json:"jwks"`
+	JWKSURI                 string         `json:"jwks_uri"`
+	PostLogoutRedirectURIs  []string       `json:"post_logout_redirect_uris"`
+	Scope                   string         `json:"scope"`
+	IDTokenAlg              string         `json:"id_token_signed_response_alg"`
 }
 
-func (cs *clients) fetch(ctx context.Context, id string) (client, time.Duration, error) {
+// document fetches and checks a client metadata document (SPEC §16 (b), §21).
+func (cs *clients) document(ctx context.Context, id string) (client, error) {
 	u, err := url.Parse(id)
 	if err != nil || len(id) > maxURI || u.Fragment != "" || u.User != nil || strings.Trim(u.Path, "/") == "" {
-		return client{}, 0, errClient{"a client metadata document's URL is https, with a path, and no fragment or user info"}
+		return client{}, errClient{"a client metadata document's URL is https, with a path, and no fragment or user info"}
 	}
-	if why, ok := cs.policy.CheckURL(ctx, id); !ok {
-		return client{}, 0, errClient{"the client metadata document's address " + why}
-	}
-	ctx, cancel := context.WithTimeout(ctx, fetchTimeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, id, nil)
-	if err != nil {
-		return client{}, 0, errClient{"the client metadata document's URL is not usable"}
-	}
-	req.Header.Set("Accept", "application/json")
-	res, err := cs.http.Do(req)
-	if err != nil {
-		if errors.Is(err, outbound.ErrAddress) {
-			return client{}, 0, errClient{"the client metadata document's address is not allowed"}
-		}
-		return client{}, 0, errClient{"the client metadata document could not be fetched"}
-	}
-	defer res.Body.Close()
-	if res.StatusCode != http.StatusOK {
-		return client{}, 0, errClient{"fetching the client metadata document answered " + strconv.Itoa(res.StatusCode) + " (redirects are not followed)"}
-	}
-	body, err := io.ReadAll(io.LimitReader(res.Body, maxDocument+1))
-	if err != nil {
-		return client{}, 0, errClient{"the client metadata document could not be read"}
-	}
-	if len(body) > maxDocument {
-		return client{}, 0, errClient{"the client metadata document is larger than 5 KiB"}
+	d := cs.fetcher.Get(ctx, id)
+	if d.Err != nil {
+		return client{}, errClient{"the client metadata document: " + d.Err.Error()}
 	}
 	var doc metadataDocument
-	if err := json.Unmarshal(body, &doc); err != nil {
-		return client{}, 0, errClient{"the client metadata document is not a JSON object of client metadata"}
+	if err := json.Unmarshal(d.Body, &doc); err != nil {
+		return client{}, errClient{"the client metadata document is not a JSON object of client metadata"}
 	}
 	if doc.ClientID != id {
-		return client{}, 0, errClient{"the client metadata document's client_id is not its own URL"}
+		return client{}, errClient{"the client metadata document's client_id is not its own URL"}
 	}
-	if doc.TokenEndpointAuthMethod != "" && doc.TokenEndpointAuthMethod != "none" {
-		return client{}, 0, errClient{"only public clients (token_endpoint_auth_method none) may use a client metadata document here"}
+	// A document is public: it can hold no secret, only keys (SPEC §21).
+	method := cmp.Or(doc.TokenEndpointAuthMethod, authNone)
+	if method != authNone && method != authPrivateKeyJWT {
+		return client{}, errClient{"a client metadata document's token_endpoint_auth_method is none or private_key_jwt"}
+	}
+	if why := checkKeys(method, doc.JWKS, doc.JWKSURI); why != "" {
+		return client{}, errClient{"the client metadata document's " + why}
 	}
 	if why := checkRedirectURIs(doc.RedirectURIs, ""); why != "" {
-		return client{}, 0, errClient{"the client metadata document's redirect_uris " + why}
+		return client{}, errClient{"the client metadata document's redirect_uris " + why}
+	}
+	if why := checkPostLogout(doc.PostLogoutRedirectURIs); why != "" {
+		return client{}, errClient{"the client metadata document's post_logout_redirect_uris " + why}
 	}
 	name, ok := clientName(doc.ClientName)
 	if !ok {
-		return client{}, 0, errClient{"the client metadata document's client_name is longer than 200 characters or holds control or format characters"}
+		return client{}, errClient{"the client metadata document's client_name is longer than 200 characters or holds control or format characters"}
 	}
 	if !claimURI(doc.ClientURI) || !claimURI(doc.LogoURI) {
-		return client{}, 0, errClient{"the client metadata document's client_uri and logo_uri must be https URLs without control or format characters"}
+		return client{}, errClient{"the client metadata document's client_uri and logo_uri must be https URLs without control or format characters"}
 	}
 	if displayHost(u) == "" { // the consent screen names it: it must be readable as what it is
-		return client{}, 0, errClient{"the client metadata document's host is not a valid host name"}
+		return client{}, errClient{"the client metadata document's host is not a valid host name"}
 	}
-	return client{ID: id, Name: name, URI: doc.ClientURI, RedirectURIs: doc.RedirectURIs}, cacheFor(res, cs.clock.Now()), nil
+	if why := checkScope(doc.Scope); why != "" {
+		return client{}, errClient{"the client metadata document's " + why}
+	}
+	if doc.IDTokenAlg != "" && !slices.Contains(oauth.IDTokenAlgorithms, doc.IDTokenAlg) {
+		return client{}, errClient{"the client metadata document's id_token_signed_response_alg is RS256 or EdDSA"}
+	}
+	return client{ID: id, Name: name, URI: doc.ClientURI, RedirectURIs: doc.RedirectURIs, AuthMethod: method, JWKS: doc.JWKS,
+		JWKSURI: doc.JWKSURI, PostLogoutRedirectURIs: doc.PostLogoutRedirectURIs, Scope: doc.Scope, IDTokenAlg: doc.IDTokenAlg}, nil
 }
 
-// cacheFor is how long a fetched document may be reused: what its caching headers say,
-// at most 24 hours; not at all when they say nothing or forbid it.
-func cacheFor(res *http.Response, now time.Time) time.Duration {
-	reasons, expires, err := cacheobject.UsingRequestResponse(res.Request, res.StatusCode, res.Header, false)
-	if err != nil || len(reasons) > 0 || expires.IsZero() {
-		return 0
+// checkKeys says what is wrong with a client's keys for its method ("" when nothing): a
+// private_key_jwt client has a key set, inline or by an https URI, and only public keys;
+// another has none.
+func checkKeys(method string, jwks map[string]any, jwksURI string) string {
+	switch {
+	case method != authPrivateKeyJWT && (jwks != nil || jwksURI != ""):
+		return "jwks and jwks_uri are for private_key_jwt clients"
+	case method != authPrivateKeyJWT:
+		return ""
+	case (jwks == nil) == (jwksURI == ""):
+		return "jwks or jwks_uri (one of them) is required for private_key_jwt"
+	case jwksURI != "":
+		if u, err := url.Parse(jwksURI); err != nil || u.Scheme != "https" || u.Host == "" || u.Fragment != "" || len(jwksURI) > maxURI {
+			return "jwks_uri must be an https URL"
+		}
+		return ""
 	}
-	return min(expires.Sub(now), maxDocumentAge)
+	if _, err := assertion.ParseKeySet(jwks); err != nil {
+		return "jwks " + err.Error()
+	}
+	return ""
+}
+
+// checkPostLogout checks post_logout_redirect_uris as redirect URIs (none is fine).
+func checkPostLogout(uris []string) string {
+	if len(uris) == 0 {
+		return ""
+	}
+	return checkRedirectURIs(uris, "")
+}
+
+// checkScope checks a registration's scope: the scope grammar, space-separated.
+func checkScope(s string) string {
+	if s == "" {
+		return ""
+	}
+	if _, ok := scope.Parse(s); !ok || len(s) > maxScopeParamLen {
+		return "scope must be scopes matching " + scope.Pattern.String() + ", separated by spaces"
+	}
+	return ""
 }
 
 // clientName checks a display name: at most 200 characters, none a control or a format
@@ -338,4 +382,58 @@ func (c client) redirectAllowed(raw string) bool {
 		}
 	}
 	return false
+}
+
+// The authorize module authenticates the confidential clients hosts register (SPEC
+// §21): by secret (client_secret_basic, client_secret_post) or by key (private_key_jwt,
+// registered clients and metadata documents alike).
+var (
+	_ oauth.Clients      = (*clients)(nil)
+	_ oauth.KeyedClients = (*clients)(nil)
+)
+
+// AuthMethods: hosts' clients authenticate by secret or key; they belong to no project.
+func (*clients) AuthMethods() ([]string, bool) {
+	return []string{authSecretBasic, authSecretPost, authPrivateKeyJWT}, false
+}
+
+// Authenticate checks a registered client's secret.
+func (cs *clients) Authenticate(ctx context.Context, id, sec string) (oauth.Client, bool, error) {
+	if !strings.HasPrefix(id, registeredPrefix) || len(id) > 40 || !secret.CheckToken(clientSecretKind, sec) {
+		return oauth.Client{}, false, nil
+	}
+	row, err := cs.ent.OAuthClient.Get(ctx, id)
+	if ent.IsNotFound(err) {
+		return oauth.Client{}, false, nil
+	}
+	if err != nil {
+		return oauth.Client{}, false, err
+	}
+	if row.SecretDigest == nil || !secret.Equal(secret.DigestOf(sec).Bytes(), *row.SecretDigest) {
+		return oauth.Client{}, false, nil
+	}
+	return oauth.Client{ID: id}, true, nil
+}
+
+// ClientKeys is the key set of a private_key_jwt client, registered or by document.
+func (cs *clients) ClientKeys(ctx context.Context, id string) (oauth.Client, assertion.KeySet, bool, error) {
+	if !strings.HasPrefix(id, "https://") && !strings.HasPrefix(id, registeredPrefix) {
+		return oauth.Client{}, nil, false, nil
+	}
+	cl, err := cs.resolve(ctx, id)
+	var unusable errClient
+	if errors.As(err, &unusable) {
+		return oauth.Client{}, nil, false, nil
+	}
+	if err != nil || cl.AuthMethod != authPrivateKeyJWT {
+		return oauth.Client{}, nil, false, err
+	}
+	if cl.JWKSURI != "" {
+		return oauth.Client{ID: id}, assertion.Remote{Fetcher: cs.keys, URL: cl.JWKSURI}, true, nil
+	}
+	set, err := assertion.ParseKeySet(cl.JWKS)
+	if err != nil { // checked at registration and on fetch
+		return oauth.Client{}, nil, false, nil
+	}
+	return oauth.Client{ID: id}, assertion.Static{Set: set}, true, nil
 }

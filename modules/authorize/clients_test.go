@@ -122,7 +122,7 @@ func TestClientMetadataDocuments(t *testing.T) {
 			rw.WriteHeader(http.StatusFound)
 		},
 		"/secret-client.json": func(rw http.ResponseWriter, self string) {
-			_ = json.NewEncoder(rw).Encode(map[string]any{"client_id": self, "redirect_uris": []string{"http://127.0.0.1/cb"}, "token_endpoint_auth_method": "private_key_jwt"})
+			_ = json.NewEncoder(rw).Encode(map[string]any{"client_id": self, "redirect_uris": []string{"http://127.0.0.1/cb"}, "token_endpoint_auth_method": "client_secret_basic"})
 		},
 		"/not-json.json": func(rw http.ResponseWriter, _ string) { _, _ = rw.Write([]byte("<html>")) },
 	}
@@ -170,7 +170,7 @@ func TestClientMetadataDocuments(t *testing.T) {
 		"/other-id.json":      "not its own URL",
 		"/big.json":           "larger than 5 KiB",
 		"/moved.json":         "redirects are not followed",
-		"/secret-client.json": "only public clients",
+		"/secret-client.json": "none or private_key_jwt",
 		"/not-json.json":      "not a JSON object",
 		"/missing.json":       "answered 404",
 	} {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/authcore/authcore/ent"
 	"github.com/authcore/authcore/ent/grantrefreshtoken"
+	"github.com/authcore/authcore/ent/oauthclient"
 	"github.com/authcore/authcore/ent/oauthgrant"
 	"github.com/authcore/authcore/platform/audit"
 	"github.com/authcore/authcore/platform/bearer"
@@ -90,6 +91,26 @@ func (g *grants) covering(ctx context.Context, a approval) (*ent.OAuthGrant, err
 		}
 	}
 	return nil, nil
+}
+
+// held is what the live grant of the same client, person and project holds of a's
+// scopes already: the consent page asks only about the rest (SPEC §21's scope step-up).
+func (g *grants) held(ctx context.Context, a approval) ([]string, error) {
+	row, err := g.ent.OAuthGrant.Query().Where(oauthgrant.UserID(a.UserID), oauthgrant.ClientID(a.ClientID),
+		oauthgrant.ProjectID(a.ProjectID), oauthgrant.RevokedAtIsNil()).First(ctx)
+	if ent.IsNotFound(err) {
+		return []string{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := []string{}
+	for _, s := range a.Scopes {
+		if slices.Contains(row.Scopes, s) {
+			out = append(out, s)
+		}
+	}
+	return out, nil
 }
 
 func subset(a, of []string) bool {
@@ -290,7 +311,41 @@ func (s *service) kinds() []credential.Kind {
 		},
 		Introspect: s.introspectRefresh,
 		Events:     []string{actionCreate, actionRevoke},
+	}, {
+		// The secret of a confidential client a host registered (SPEC §21): presented to
+		// RFC 7009 or found leaked, the client can no longer authenticate, and every grant
+		// it holds ends.
+		Name: "oauth_registered_client_secret", Pattern: secret.Pattern(clientSecretKind),
+		Match:  func(t string) bool { return secret.CheckToken(clientSecretKind, t) },
+		Revoke: s.revokeClientSecret,
 	}}
+}
+
+// revokeClientSecret retires a registered client's secret and ends its grants, audited
+// as r says.
+func (s *service) revokeClientSecret(ctx context.Context, token string, r credential.Revocation) error {
+	return database.WithTx(ctx, s.ent, func(tx *ent.Tx) error {
+		cl, err := tx.OAuthClient.Query().Where(oauthclient.SecretDigest(secret.DigestOf(token).Bytes())).Only(ctx)
+		if ent.IsNotFound(err) {
+			return credential.ErrNotLive
+		}
+		if err != nil {
+			return err
+		}
+		if err := tx.OAuthClient.UpdateOne(cl).ClearSecretDigest().Exec(ctx); err != nil {
+			return err
+		}
+		rows, err := tx.OAuthGrant.Query().Where(oauthgrant.ClientID(cl.ID), oauthgrant.RevokedAtIsNil()).All(ctx)
+		if err != nil {
+			return err
+		}
+		for _, g := range rows {
+			if _, err := s.grants.end(ctx, tx, g, ending{Action: r.Action, Reason: "client_secret_presented", Metadata: r.Metadata, Origin: r.Origin}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
 // introspectRefresh answers for a grant refresh token of project: active while it is the

@@ -8,6 +8,7 @@ import (
 	"github.com/authcore/authcore/ent"
 	"github.com/authcore/authcore/platform/clock"
 	"github.com/authcore/authcore/platform/config"
+	"github.com/authcore/authcore/platform/credential"
 	"github.com/authcore/authcore/platform/guard"
 	"github.com/authcore/authcore/platform/httpserver"
 	"github.com/authcore/authcore/platform/identity"
@@ -31,6 +32,10 @@ type handler struct {
 	keys      *secret.Keyring
 	limits    *ratelimit.Limiters
 	guard     *guard.Guard
+	verifier  oauth.Verifier
+	kinds     *credential.Registry
+	users     identity.Users
+	sessions  identity.Sessions
 }
 
 func (h *handler) routes() []httpserver.Route {
@@ -43,6 +48,10 @@ func (h *handler) routes() []httpserver.Route {
 	)
 	return []httpserver.Route{
 		{Method: http.MethodGet, Path: oauth.AuthorizePath, Handlers: []fiber.Handler{h.authorize}},
+		{Method: http.MethodGet, Path: oauth.UserinfoPath, Handlers: []fiber.Handler{h.userinfo}},
+		{Method: http.MethodPost, Path: oauth.UserinfoPath, Handlers: []fiber.Handler{h.userinfo}},
+		{Method: http.MethodGet, Path: oauth.EndSessionPath, Handlers: []fiber.Handler{h.logout}},
+		{Method: http.MethodPost, Path: oauth.EndSessionPath, Handlers: []fiber.Handler{h.logout}},
 		{Method: http.MethodPost, Path: oauth.RegisterPath, Handlers: []fiber.Handler{h.register}},
 		{Method: http.MethodGet, Path: request, Handlers: append(signedIn, h.consent)},
 		{Method: http.MethodPost, Path: request, Handlers: append(signedIn, h.decide)},

@@ -207,7 +207,7 @@ func TestGrantsDieWithWhatTheyStandOn(t *testing.T) {
 			app := a.ConnectApp(t, u, w.project, w.mcp.URL)
 			before := len(in.Mails())
 			a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/auth-core/password/reset-request", Body: map[string]any{"email": u.Email}}).Expect(t, 202, nil)
-			token := regexp.MustCompile(`ac_rst_[0-9A-Za-z]{38}`).FindString(in.Wait(t, before + 1)[before].Text)
+			token := regexp.MustCompile(`ac_rst_[0-9A-Za-z]{38}`).FindString(in.Wait(t, before+1)[before].Text)
 			a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/auth-core/password/reset", Body: map[string]any{"token": token, "password": "a brand new horse"}}).Expect(t, 200, nil)
 			dead(t, app, "password_reset")
 		})

@@ -38,20 +38,25 @@ var Module = fx.Module("authorize",
 	oauth.AsGrant(func(s *service) oauth.Grant { return &codeGrant{s} }),
 	oauth.AsGrant(func(s *service) oauth.Grant { return &refreshGrant{s} }),
 	oauth.AsMetadata(func(h *handler) oauth.Metadata { return h.metadata }),
+	oauth.AsClients(func(cs *clients) oauth.Clients { return cs }),
 	credential.AsKinds(func(s *service) []credential.Kind { return s.kinds() }),
 	httpserver.AsModuleRoutes("authorize", func(h *handler) []httpserver.Route { return h.routes() }),
 )
 
 // service issues and judges what grants hand out.
 type service struct {
-	ent    *ent.Client
-	clock  clock.Clock
-	grants *grants
-	signer oauth.Signer
-	keys   *secret.Keyring
-	issued prometheus.Counter
-	reuse  *prometheus.CounterVec
-	usage  usage.Counter
+	ent     *ent.Client
+	clock   clock.Clock
+	grants  *grants
+	signer  oauth.Signer
+	keys    *secret.Keyring
+	users   identity.Users
+	clients *clients
+	issued  prometheus.Counter
+	// idTokens counts id_tokens signed (authcore_credentials_issued_total{kind="id_token"}).
+	idTokens prometheus.Counter
+	reuse    *prometheus.CounterVec
+	usage    usage.Counter
 	// What a grant stands on, re-checked whenever it issues (SPEC §9b).
 	members   identity.Memberships
 	policies  policy.Source
@@ -65,6 +70,8 @@ type serviceParams struct {
 	Grants    *grants
 	Signer    oauth.Signer
 	Keys      *secret.Keyring
+	Users     identity.Users
+	Clients   *clients
 	Metrics   *metrics.Credentials
 	Usage     usage.Counter `optional:"true"`
 	Members   identity.Memberships
@@ -73,8 +80,8 @@ type serviceParams struct {
 }
 
 func newService(p serviceParams) *service {
-	return &service{ent: p.Ent, clock: p.Clock, grants: p.Grants, signer: p.Signer, keys: p.Keys,
-		issued: p.Metrics.Issued.WithLabelValues("oauth_grant", ""), reuse: newReuseCounter(), usage: cmp.Or[usage.Counter](p.Usage, usage.Discard),
+	return &service{ent: p.Ent, clock: p.Clock, grants: p.Grants, signer: p.Signer, keys: p.Keys, users: p.Users, clients: p.Clients,
+		issued: p.Metrics.Issued.WithLabelValues("oauth_grant", ""), idTokens: p.Metrics.Issued.WithLabelValues("id_token", ""), reuse: newReuseCounter(), usage: cmp.Or[usage.Counter](p.Usage, usage.Discard),
 		members: p.Members, policies: p.Policies, resources: p.Resources}
 }
 
@@ -99,14 +106,21 @@ type handlerParams struct {
 	Keys      *secret.Keyring
 	Limits    *ratelimit.Limiters
 	Guard     *guard.Guard
+	Verifier  oauth.Verifier
+	Kinds     *credential.Registry
+	Users     identity.Users
+	Sessions  identity.Sessions
 }
 
 func newHandler(p handlerParams) *handler {
 	return &handler{ent: p.Ent, cfg: p.Config, clock: p.Clock, clients: p.Clients, grants: p.Grants, resources: p.Resources,
-		members: p.Members, policies: p.Policies, keys: p.Keys, limits: p.Limits, guard: p.Guard}
+		members: p.Members, policies: p.Policies, keys: p.Keys, limits: p.Limits, guard: p.Guard,
+		verifier: p.Verifier, kinds: p.Kinds, users: p.Users, sessions: p.Sessions}
 }
 
-// metadata is what SPEC §16 adds to the RFC 8414 document.
+// metadata is what SPEC §16 and §21 add to the RFC 8414 document: the authorization
+// endpoint, and OpenID Connect Discovery's fields (the same document is served at
+// /.well-known/openid-configuration).
 func (h *handler) metadata(issuer string) map[string]any {
 	m := map[string]any{
 		"authorization_endpoint":                         issuer + oauth.AuthorizePath,
@@ -115,6 +129,21 @@ func (h *handler) metadata(issuer string) map[string]any {
 		"code_challenge_methods_supported":               []string{"S256"},
 		"client_id_metadata_document_supported":          true,
 		"authorization_response_iss_parameter_supported": true,
+		"scopes_supported":                               identityScopes,
+		"userinfo_endpoint":                              issuer + oauth.UserinfoPath,
+		"end_session_endpoint":                           issuer + oauth.EndSessionPath,
+		"subject_types_supported":                        []string{"public"},
+		"id_token_signing_alg_values_supported":          oauth.IDTokenAlgorithms,
+		"acr_values_supported":                           []string{acrPassword, acrMFA},
+		"prompt_values_supported":                        promptValues,
+		"claims_supported": []string{"sub", "iss", "aud", "exp", "iat", "auth_time", "nonce", "acr", "amr", "azp", "sid",
+			"at_hash", "name", "email", "email_verified"},
+		"claims_parameter_supported":      false,
+		"request_parameter_supported":     false,
+		"request_uri_parameter_supported": false,
+		"frontchannel_logout_supported":   false,
+		"backchannel_logout_supported":    false,
+		"claim_types_supported":           []string{"normal"},
 	}
 	if h.registrationOpen() {
 		m["registration_endpoint"] = issuer + oauth.RegisterPath

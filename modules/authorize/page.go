@@ -26,3 +26,18 @@ func (h *handler) page(c *fiber.Ctx, reason string) error {
 	c.Status(http.StatusBadRequest)
 	return errorPage.Execute(c.Response().BodyWriter(), reason)
 }
+
+// signedOutPage is what a person sees after RP-initiated logout with nowhere to go back to.
+var signedOutPage = template.Must(template.New("signed-out").Parse(`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Signed out · authcore</title></head>
+<body><main><h1>Signed out</h1><p>If this browser was signed in to authcore for that application, it is signed out now.
+Sign-ins of other applications and other browsers are as they were.</p><p><a href="{{.}}">Open the console</a></p></main></body></html>`))
+
+func (h *handler) signedOut(c *fiber.Ctx) error {
+	c.Set("Content-Security-Policy", "default-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'")
+	c.Set("X-Frame-Options", "DENY")
+	c.Set(fiber.HeaderCacheControl, "no-store")
+	c.Set(fiber.HeaderContentType, fiber.MIMETextHTMLCharsetUTF8)
+	return signedOutPage.Execute(c.Response().BodyWriter(), h.cfg.SelfURL()+"/console")
+}

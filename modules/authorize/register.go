@@ -1,6 +1,8 @@
 package authorize
 
 import (
+	"cmp"
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"slices"
@@ -12,6 +14,7 @@ import (
 	"github.com/authcore/authcore/platform/httpserver"
 	"github.com/authcore/authcore/platform/jsonbody"
 	"github.com/authcore/authcore/platform/oauth"
+	"github.com/authcore/authcore/platform/secret"
 )
 
 // registeredPrefix starts the ids of clients registered here (RFC 7591).
@@ -34,9 +37,10 @@ func errRedirectURI(why string) *apperr.Error {
 var errRegistrationClosed = oauth.Error(apperr.KindForbidden, "access_denied",
 	"client registration is closed on this server (AUTHCORE_OAUTH_REGISTRATION=closed): use a client metadata document")
 
-// register is RFC 7591 dynamic registration of a public client (SPEC §16): no secret, its
-// redirect URIs checked for its application type. Spends the sign-up budget of the
-// caller's address, since it writes a row for anyone who asks.
+// register is RFC 7591 dynamic registration (SPEC §16, §21): a public client, or a
+// confidential one with a secret (returned once) or keys (private_key_jwt), its redirect
+// URIs checked for its application type. Spends the sign-up budget of the caller's
+// address, since it writes a row for anyone who asks.
 func (h *handler) register(c *fiber.Ctx) error {
 	if !h.registrationOpen() {
 		return errRegistrationClosed
@@ -62,8 +66,45 @@ func (h *handler) register(c *fiber.Ctx) error {
 	if why := checkRedirectURIs(uris, appType); why != "" {
 		return errRedirectURI("redirect_uris " + why)
 	}
-	if m, st := body.String("token_endpoint_auth_method"); st == jsonbody.WrongType || (st == jsonbody.OK && m != "none") {
-		return errMetadata("only public clients register here: token_endpoint_auth_method must be none")
+	method, st := body.String("token_endpoint_auth_method")
+	switch {
+	case st == jsonbody.Absent || st == jsonbody.Null:
+		method = authNone
+	case st != jsonbody.OK || !slices.Contains([]string{authNone, authSecretBasic, authSecretPost, authPrivateKeyJWT}, method):
+		return errMetadata("token_endpoint_auth_method must be none, client_secret_basic, client_secret_post or private_key_jwt")
+	}
+	var jwks map[string]any
+	if raw, st := body.RawObject("jwks"); st == jsonbody.WrongType {
+		return errMetadata("jwks must be a JSON Web Key Set object")
+	} else if st == jsonbody.OK {
+		if err := json.Unmarshal(raw, &jwks); err != nil {
+			return errMetadata("jwks must be a JSON Web Key Set object")
+		}
+	}
+	jwksURI, st := body.String("jwks_uri")
+	if st == jsonbody.WrongType {
+		return errMetadata("jwks_uri must be a string")
+	}
+	if why := checkKeys(method, jwks, jwksURI); why != "" {
+		return errMetadata(why)
+	}
+	postLogout, st := body.Strings("post_logout_redirect_uris")
+	if st == jsonbody.WrongType {
+		return errMetadata("post_logout_redirect_uris must be an array of URIs")
+	}
+	if why := checkPostLogout(postLogout); why != "" {
+		return errMetadata("post_logout_redirect_uris " + why)
+	}
+	requested, st := body.String("scope")
+	if st == jsonbody.WrongType {
+		return errMetadata("scope must be a string")
+	}
+	if why := checkScope(requested); why != "" {
+		return errMetadata(why)
+	}
+	idTokenAlg, st := body.String("id_token_signed_response_alg")
+	if st == jsonbody.WrongType || (st == jsonbody.OK && !slices.Contains(oauth.IDTokenAlgorithms, idTokenAlg)) {
+		return errMetadata("id_token_signed_response_alg must be RS256 or EdDSA")
 	}
 	grants := []string{grantAuthorizationCode, grantRefreshToken}
 	switch gs, st := body.Strings("grant_types"); st {
@@ -94,8 +135,22 @@ func (h *handler) register(c *fiber.Ctx) error {
 	if st == jsonbody.WrongType || (clientURI != "" && checkRedirectURIs([]string{clientURI}, "web") != "") {
 		return errMetadata("client_uri must be an https URL")
 	}
-	row, err := h.ent.OAuthClient.Create().SetName(name).SetRedirectUris(uris).SetApplicationType(appType).
-		SetGrantTypes(grants).SetClientURI(clientURI).Save(c.UserContext())
+	create := h.ent.OAuthClient.Create().SetName(name).SetRedirectUris(uris).SetApplicationType(appType).
+		SetGrantTypes(grants).SetClientURI(clientURI).SetTokenEndpointAuthMethod(method).SetJwksURI(jwksURI).
+		SetPostLogoutRedirectUris(postLogout).SetScope(requested).SetIDTokenSignedResponseAlg(idTokenAlg)
+	if jwks != nil {
+		create = create.SetJwks(jwks)
+	}
+	// A secret is shown once, in this answer; only its digest is kept (SPEC §21).
+	clientSecret := ""
+	if method == authSecretBasic || method == authSecretPost {
+		var err error
+		if clientSecret, err = secret.NewToken(clientSecretKind); err != nil {
+			return err
+		}
+		create = create.SetSecretDigest(secret.DigestOf(clientSecret).Bytes())
+	}
+	row, err := create.Save(c.UserContext())
 	if err != nil {
 		return err
 	}
@@ -105,14 +160,26 @@ func (h *handler) register(c *fiber.Ctx) error {
 		"redirect_uris":              row.RedirectUris,
 		"grant_types":                row.GrantTypes,
 		"response_types":             []string{"code"},
-		"token_endpoint_auth_method": "none",
+		"token_endpoint_auth_method": method,
 		"application_type":           row.ApplicationType,
+		// What it may ask for (RFC 7591 §3.2.1): what it registered, else the scopes
+		// metadata lists (a resource's own scopes are the resource's to publish).
+		"scope": cmp.Or(requested, strings.Join(identityScopes, " ")),
 	}
-	if name != "" {
-		out["client_name"] = name
+	for k, v := range map[string]string{"client_name": name, "client_uri": clientURI, "jwks_uri": jwksURI,
+		"id_token_signed_response_alg": idTokenAlg, "client_secret": clientSecret} {
+		if v != "" {
+			out[k] = v
+		}
 	}
-	if clientURI != "" {
-		out["client_uri"] = clientURI
+	if clientSecret != "" {
+		out["client_secret_expires_at"] = 0 // it does not expire; a leak report or RFC 7009 ends it
+	}
+	if jwks != nil {
+		out["jwks"] = jwks
+	}
+	if len(postLogout) > 0 {
+		out["post_logout_redirect_uris"] = postLogout
 	}
 	c.Set(fiber.HeaderCacheControl, "no-store")
 	return c.Status(http.StatusCreated).JSON(out)

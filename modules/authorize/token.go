@@ -53,6 +53,7 @@ type codeGrant struct{ s *service }
 func (*codeGrant) Type() string                { return grantAuthorizationCode }
 func (*codeGrant) Metric() string              { return grantAuthorizationCode }
 func (*codeGrant) ClientAuth() bool            { return false }
+func (*codeGrant) ClientAuthOptional()         {}
 func (*codeGrant) Repeatable(name string) bool { return name == "resource" }
 
 // Live: access tokens of a person's grant are worth what the grant is.
@@ -63,7 +64,7 @@ func (g *codeGrant) Live(ctx context.Context, from oauth.Issued) (bool, error) {
 func (g *codeGrant) Token(ctx context.Context, r oauth.Request) (oauth.Token, error) {
 	f := r.Form
 	switch {
-	case f.Get("client_id") == "":
+	case f.Get("client_id") == "" && r.Client == nil:
 		return oauth.Token{}, oauth.InvalidRequest("client_id is required (public clients identify themselves)")
 	case f.Get("code") == "":
 		return oauth.Token{}, oauth.InvalidRequest("code is required")
@@ -77,6 +78,10 @@ func (g *codeGrant) Token(ctx context.Context, r oauth.Request) (oauth.Token, er
 		return oauth.Token{}, err
 	}
 	s := g.s
+	cl, err := s.clientOf(ctx, r)
+	if err != nil {
+		return oauth.Token{}, err
+	}
 	if !secret.CheckToken(codeKind, f.Get("code")) {
 		return oauth.Token{}, errNotLiveGrant
 	}
@@ -95,7 +100,7 @@ func (g *codeGrant) Token(ctx context.Context, r oauth.Request) (oauth.Token, er
 	switch {
 	case !now.Before(code.ExpiresAt):
 		refused = invalidGrant("the authorization code expired")
-	case code.ClientID != f.Get("client_id"):
+	case code.ClientID != cl.ID:
 		refused = invalidGrant("the authorization code was issued to another client")
 	case code.RedirectURI != f.Get("redirect_uri"):
 		refused = invalidGrant("redirect_uri is not the one the code was issued for")
@@ -113,6 +118,10 @@ func (g *codeGrant) Token(ctx context.Context, r oauth.Request) (oauth.Token, er
 	if refused == nil && !gs.Live {
 		refused = errNotLiveGrant
 	}
+	// A public client's grant refreshes as it always has; a confidential one's only when
+	// it asked for offline_access (SPEC §21, MCP 2026-07-28).
+	offline := !cl.confidential() || slices.Contains(code.Scopes, scopeOfflineAccess)
+	in := signIn{AuthTime: code.AuthTime, AMR: code.Amr, SID: code.Sid}
 	// The code is spent whatever the outcome (a wrong verifier is a guess), by one
 	// conditional update in the transaction that issues: of two concurrent uses, one wins.
 	var refresh string
@@ -123,7 +132,10 @@ func (g *codeGrant) Token(ctx context.Context, r oauth.Request) (oauth.Token, er
 			spent = n > 0
 			return err
 		}
-		refresh, err = s.newRefresh(ctx, tx, code.GrantID, code.ClientID, code.Scopes, code.Resources, now.Add(refreshMaxTTL))
+		if !offline {
+			return nil
+		}
+		refresh, err = s.newRefresh(ctx, tx, code.GrantID, code.ClientID, code.Scopes, code.Resources, now.Add(refreshMaxTTL), in)
 		return err
 	})
 	switch {
@@ -179,6 +191,7 @@ type refreshGrant struct{ s *service }
 func (*refreshGrant) Type() string                { return grantRefreshToken }
 func (*refreshGrant) Metric() string              { return grantRefreshToken }
 func (*refreshGrant) ClientAuth() bool            { return false }
+func (*refreshGrant) ClientAuthOptional()         {}
 func (*refreshGrant) Repeatable(name string) bool { return name == "resource" }
 
 func (g *refreshGrant) Live(ctx context.Context, from oauth.Issued) (bool, error) {
@@ -188,7 +201,7 @@ func (g *refreshGrant) Live(ctx context.Context, from oauth.Issued) (bool, error
 func (g *refreshGrant) Token(ctx context.Context, r oauth.Request) (oauth.Token, error) {
 	f := r.Form
 	switch {
-	case f.Get("client_id") == "":
+	case f.Get("client_id") == "" && r.Client == nil:
 		return oauth.Token{}, oauth.InvalidRequest("client_id is required (public clients identify themselves)")
 	case f.Get("refresh_token") == "":
 		return oauth.Token{}, oauth.InvalidRequest("refresh_token is required")
@@ -206,6 +219,10 @@ func (g *refreshGrant) Token(ctx context.Context, r oauth.Request) (oauth.Token,
 		}
 	}
 	s := g.s
+	cl, err := s.clientOf(ctx, r)
+	if err != nil {
+		return oauth.Token{}, err
+	}
 	token := f.Get("refresh_token")
 	if !secret.CheckToken(refreshKind, token) {
 		return oauth.Token{}, errNotLiveGrant
@@ -217,9 +234,10 @@ func (g *refreshGrant) Token(ctx context.Context, r oauth.Request) (oauth.Token,
 	if err != nil {
 		return oauth.Token{}, err
 	}
-	if row.ClientID != f.Get("client_id") {
+	if row.ClientID != cl.ID {
 		return oauth.Token{}, invalidGrant("the refresh token was issued to another client")
 	}
+	in := signIn{AuthTime: row.AuthTime, AMR: row.Amr, SID: row.Sid}
 	now := s.clock.Now()
 	if row.RotatedAt != nil {
 		return s.again(ctx, row)
@@ -256,8 +274,13 @@ func (g *refreshGrant) Token(ctx context.Context, r oauth.Request) (oauth.Token,
 	if err != nil {
 		return oauth.Token{}, err
 	}
+	if slices.Contains(granted, scopeOpenID) { // OIDC Core §12.2: no nonce on refresh
+		if answer.IDToken, err = s.idToken(ctx, gs.UserID, row.ClientID, idTokenAlg(cl.IDTokenAlg), "", granted, in, answer.AccessToken); err != nil {
+			return oauth.Token{}, err
+		}
+	}
 	err = database.WithTx(ctx, s.ent, func(tx *ent.Tx) error {
-		next, err := s.newRefresh(ctx, tx, row.GrantID, row.ClientID, row.Scopes, row.Resources, row.FamilyExpiresAt)
+		next, err := s.newRefresh(ctx, tx, row.GrantID, row.ClientID, row.Scopes, row.Resources, row.FamilyExpiresAt, in)
 		if err != nil {
 			return err
 		}
@@ -289,6 +312,36 @@ func (g *refreshGrant) Token(ctx context.Context, r oauth.Request) (oauth.Token,
 	s.issued.Inc()
 	s.usage.Count(gs.ProjectID, grantKind, row.GrantID, usage.OK)
 	return answer, nil
+}
+
+// clientOf is the client of a token request: the one that authenticated, or the public
+// one client_id names. A confidential client must authenticate, with the method it
+// registered (a key is not a secret, nor the other way round).
+func (s *service) clientOf(ctx context.Context, r oauth.Request) (client, error) {
+	id := r.Form.Get("client_id")
+	if r.Client != nil {
+		if id != "" && id != r.Client.ID {
+			return client{}, oauth.InvalidRequest("client_id does not match the client that authenticated")
+		}
+		id = r.Client.ID
+	}
+	cl, err := s.clients.resolve(ctx, id)
+	var unusable errClient
+	if errors.As(err, &unusable) {
+		return client{}, oauth.Error(apperr.KindUnauthenticated, "invalid_client", unusable.why)
+	}
+	if err != nil {
+		return client{}, err
+	}
+	switch {
+	case cl.confidential() && r.Client == nil:
+		return client{}, oauth.Error(apperr.KindUnauthenticated, "invalid_client", "this client is confidential: authenticate it with "+cl.AuthMethod)
+	case cl.confidential() && (cl.AuthMethod == authPrivateKeyJWT) != (r.Client.Method == authPrivateKeyJWT):
+		return client{}, oauth.Error(apperr.KindUnauthenticated, "invalid_client", "authenticate with the method this client registered: "+cl.AuthMethod)
+	case !cl.confidential() && r.Client != nil:
+		return client{}, oauth.Error(apperr.KindUnauthenticated, "invalid_client", "this client is public: it has no credentials to present")
+	}
+	return cl, nil
 }
 
 // errLost rolls back a rotation that a concurrent use of the same token won.
@@ -372,7 +425,7 @@ func (s *service) standing(ctx context.Context, grantID string, gs grantState, s
 	}
 	allowed := make([]string, 0, len(scopes))
 	for _, sc := range scopes {
-		if pol.Allows(sc) {
+		if isIdentityScope(sc) || pol.Allows(sc) {
 			allowed = append(allowed, sc)
 		}
 	}
@@ -393,7 +446,7 @@ func (s *service) reused(ctx context.Context, grantID string) error {
 
 // newRefresh writes a refresh token of the grant, idle for 30 days at most and never past
 // family (its chain's absolute end).
-func (s *service) newRefresh(ctx context.Context, tx *ent.Tx, grantID, clientID string, scopes, resources []string, family time.Time) (string, error) {
+func (s *service) newRefresh(ctx context.Context, tx *ent.Tx, grantID, clientID string, scopes, resources []string, family time.Time, in signIn) (string, error) {
 	token, err := secret.NewToken(refreshKind)
 	if err != nil {
 		return "", err
@@ -404,7 +457,8 @@ func (s *service) newRefresh(ctx context.Context, tx *ent.Tx, grantID, clientID 
 		expires = family
 	}
 	return token, tx.GrantRefreshToken.Create().SetDigest(secret.DigestOf(token).Bytes()).SetGrantID(grantID).SetClientID(clientID).
-		SetScopes(scopes).SetResources(resources).SetExpiresAt(expires).SetFamilyExpiresAt(family).Exec(ctx)
+		SetScopes(scopes).SetResources(resources).SetExpiresAt(expires).SetFamilyExpiresAt(family).
+		SetNillableAuthTime(in.AuthTime).SetAmr(in.AMR).SetSid(in.SID).Exec(ctx)
 }
 
 // issue signs an access token of a person's grant, with refresh, and counts it.

@@ -9,6 +9,9 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/authcore/authcore/platform/apperr"
+	"github.com/authcore/authcore/platform/assertion"
+	"github.com/authcore/authcore/platform/identity"
 	"github.com/authcore/authcore/platform/oauth"
 )
 
@@ -49,28 +52,95 @@ func presentedBy(c *fiber.Ctx, ferr error) (presented, error) {
 	return presented{basic: basic, id: id, secret: sec}, nil
 }
 
-// client authenticates the caller by client_secret_basic or client_secret_post (RFC 6749
-// §2.3.1), never both, with whichever contributed authenticator knows it.
-func (s *server) client(c *fiber.Ctx, form url.Values, p presented) (oauth.Client, error) {
+// presents reports whether a request carries any client authentication.
+func (p presented) presents(form url.Values) bool {
+	return p.basic || form.Get("client_secret") != "" || form.Get("client_assertion") != "" || form.Get("client_assertion_type") != ""
+}
+
+// client authenticates the caller by client_secret_basic, client_secret_post or
+// private_key_jwt (RFC 6749 §2.3.1, RFC 7523 §2.2), exactly one of them, with whichever
+// contributed authenticator knows it. endpoint is the URL path the request came to: an
+// assertion may name it as its audience.
+func (s *server) client(c *fiber.Ctx, form url.Values, p presented, endpoint string) (oauth.Client, error) {
 	id, sec := form.Get("client_id"), form.Get("client_secret")
-	switch {
-	case p.basic && sec != "":
+	asserted := form.Get("client_assertion") != "" || form.Get("client_assertion_type") != ""
+	if n := btoi(p.basic) + btoi(sec != "") + btoi(asserted); n > 1 {
 		return oauth.Client{}, oauth.InvalidRequest("use one client authentication method, not two")
+	}
+	method := oauth.AuthSecretPost
+	switch {
+	case asserted:
+		return s.assertedClient(c, form, endpoint)
 	case p.basic:
 		if id != "" && id != p.id {
 			return oauth.Client{}, oauth.InvalidRequest("client_id does not match the Authorization header")
 		}
-		id, sec = p.id, p.secret
+		id, sec, method = p.id, p.secret, oauth.AuthSecretBasic
 	case id == "" || sec == "":
 		return oauth.Client{}, oauth.ErrInvalidClient
 	}
 	for _, clients := range s.clients {
 		cl, ok, err := clients.Authenticate(c.UserContext(), id, sec)
 		if err != nil || ok {
+			cl.Method = method
 			return cl, err
 		}
 	}
 	return oauth.Client{}, oauth.ErrInvalidClient
+}
+
+// assertedClient authenticates private_key_jwt (RFC 7523 §2.2, SPEC §21): an assertion
+// whose iss and sub are the client, for this server, short-lived, used once on any
+// replica, signed by a key the client registered.
+func (s *server) assertedClient(c *fiber.Ctx, form url.Values, endpoint string) (oauth.Client, error) {
+	invalid := func(why string) error {
+		return oauth.Error(apperr.KindUnauthenticated, "invalid_client", why).WithHeader("WWW-Authenticate", `Basic realm="authcore", charset="UTF-8"`)
+	}
+	if form.Get("client_assertion_type") != oauth.AssertionType {
+		return oauth.Client{}, invalid("client_assertion_type must be " + oauth.AssertionType)
+	}
+	raw := form.Get("client_assertion")
+	iss, sub, ok := assertion.Unverified(raw)
+	if !ok || iss == "" || iss != sub {
+		return oauth.Client{}, invalid("client_assertion must be a signed JWT whose iss and sub are the client_id")
+	}
+	if id := form.Get("client_id"); id != "" && id != sub {
+		return oauth.Client{}, invalid("client_id does not match the assertion's sub")
+	}
+	issuer := identity.IssuerFrom(s.issuerCtx(c))
+	audiences := []string{issuer, issuer + oauth.TokenPath, issuer + endpoint}
+	for _, clients := range s.clients {
+		keyed, ok := clients.(oauth.KeyedClients)
+		if !ok {
+			continue
+		}
+		cl, keys, ok, err := keyed.ClientKeys(c.UserContext(), sub)
+		if err != nil {
+			return oauth.Client{}, err
+		}
+		if !ok {
+			continue
+		}
+		_, err = assertion.Verify(c.UserContext(), raw, keys, assertion.Expect{Issuer: sub, Subject: sub, Audiences: audiences,
+			MaxLifetime: oauth.MaxAssertionLifetime}, s.clock.Now(), s.replay)
+		var refused *assertion.Error
+		if errors.As(err, &refused) {
+			return oauth.Client{}, invalid(refused.Why)
+		}
+		if err != nil {
+			return oauth.Client{}, err
+		}
+		cl.Method = oauth.AuthPrivateKeyJWT
+		return cl, nil
+	}
+	return oauth.Client{}, invalid("no client with keys is registered as " + sub)
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // basicAuth reads client_secret_basic: both parts are form-urlencoded before base64

@@ -5,12 +5,15 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/authcore/authcore/platform/apperr"
+	"github.com/authcore/authcore/platform/assertion"
+	"github.com/authcore/authcore/platform/clock"
 	"github.com/authcore/authcore/platform/config"
 	"github.com/authcore/authcore/platform/credential"
 	"github.com/authcore/authcore/platform/httpserver"
@@ -21,6 +24,8 @@ import (
 
 // server is the standard OAuth surface.
 type server struct {
+	replay  assertion.Replay
+	clock   clock.Clock
 	cfg     config.Config
 	limits  *ratelimit.Limiters
 	kinds   *credential.Registry
@@ -45,6 +50,8 @@ func (s *server) routes() []httpserver.Route {
 		{Method: http.MethodPost, Path: oauth.RevokePath, Handlers: one("revoke", s.revoke)},
 		{Method: http.MethodGet, Path: oauth.MetadataPath, Handlers: []fiber.Handler{s.metadata}},
 		{Method: http.MethodGet, Path: oauth.MetadataPath + "/:issuerPath", Handlers: []fiber.Handler{s.pathInserted}},
+		{Method: http.MethodGet, Path: oauth.OpenIDConfigurationPath, Handlers: []fiber.Handler{s.discovery}},
+		{Method: http.MethodGet, Path: oauth.OpenIDConfigurationPath + "/:issuerPath", Handlers: []fiber.Handler{s.pathInsertedDiscovery}},
 		{Method: http.MethodGet, Path: oauth.JWKSPath, Handlers: []fiber.Handler{s.jwks}},
 	}
 }
@@ -58,6 +65,28 @@ func (s *server) pathInserted(c *fiber.Ctx) error {
 		return apperr.NotFound("no authorization server metadata here")
 	}
 	return s.metadata(c)
+}
+
+// discovery is OpenID Connect Discovery 1.0 (SPEC §21): the same document as RFC 8414's,
+// served where every OIDC library looks first — when a contributor (the authorization
+// module) serves OpenID Connect; without one there is no OpenID Provider here.
+func (s *server) discovery(c *fiber.Ctx) error {
+	doc := s.document(c)
+	if doc["userinfo_endpoint"] == nil {
+		return apperr.NotFound("this server is no OpenID Provider")
+	}
+	return c.JSON(doc)
+}
+
+// pathInsertedDiscovery is discovery at the RFC 8414 path-inserted location of an issuer
+// with a path (the path-appended one, <issuer>/.well-known/openid-configuration, reaches
+// discovery through the proxy that strips the path).
+func (s *server) pathInsertedDiscovery(c *fiber.Ctx) error {
+	u, err := url.Parse(s.cfg.PublicURL)
+	if err != nil || s.cfg.PublicURL == "" || strings.Trim(u.Path, "/") != c.Params("issuerPath") {
+		return apperr.NotFound("no OpenID Provider configuration here")
+	}
+	return s.discovery(c)
 }
 
 // counted counts an endpoint's answers by result: the error code of a failure, else
@@ -97,16 +126,18 @@ func (s *server) token(c *fiber.Ctx) error {
 		endpoint = g.Metric()
 	}
 	return s.counted(endpoint, func(c *fiber.Ctx) error {
-		if g != nil && !g.ClientAuth() {
-			// The grant carries its own credential (token exchange's subject token).
+		p, perr := presentedBy(c, ferr)
+		_, optional := g.(oauth.OptionalClientAuth)
+		if g != nil && !g.ClientAuth() && !(optional && (perr != nil || p.presents(form))) {
+			// The grant carries its own credential (token exchange's subject token), or
+			// its client is a public one that presents none.
 			if ferr != nil {
 				return ferr
 			}
 			return s.issue(c, g, form, nil)
 		}
-		p, err := presentedBy(c, ferr)
-		if err != nil {
-			return err
+		if perr != nil {
+			return perr
 		}
 		if err := repeated(form, g); err != nil {
 			return err
@@ -114,7 +145,7 @@ func (s *server) token(c *fiber.Ctx) error {
 		if form.Get("grant_type") == "" {
 			return oauth.InvalidRequest("grant_type is required")
 		}
-		cl, err := s.client(c, form, p)
+		cl, err := s.client(c, form, p, oauth.TokenPath)
 		if err != nil {
 			return err
 		}
@@ -163,9 +194,12 @@ func (s *server) introspect(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	cl, err := s.client(c, form, p)
+	cl, err := s.client(c, form, p, oauth.IntrospectPath)
 	if err != nil {
 		return err
+	}
+	if cl.ProjectID == "" { // a host's client: it serves no project's resources
+		return oauth.ErrInvalidClient
 	}
 	token := form.Get("token")
 	if token == "" || len(form["token"]) > 1 {
@@ -199,7 +233,18 @@ func (s *server) revoke(c *fiber.Ctx) error {
 	if token == "" || len(form["token"]) > 1 {
 		return oauth.InvalidRequest("give token once")
 	}
-	_, err := s.kinds.Revoke(c.UserContext(), token, credential.Revocation{Metadata: map[string]any{"via": "self"}, Origin: httpserver.Origin(c)})
+	// Anyone holding a credential may revoke it; a client that authenticates anyway must
+	// authenticate correctly (metadata lists what it may use).
+	p, err := presentedBy(c, nil)
+	if err != nil {
+		return err
+	}
+	if p.presents(form) {
+		if _, err := s.client(c, form, p, oauth.RevokePath); err != nil {
+			return err
+		}
+	}
+	_, err = s.kinds.Revoke(c.UserContext(), token, credential.Revocation{Metadata: map[string]any{"via": "self"}, Origin: httpserver.Origin(c)})
 	result := "revoked"
 	switch {
 	case errors.Is(err, credential.ErrNotLive):
@@ -214,16 +259,31 @@ func (s *server) revoke(c *fiber.Ctx) error {
 
 // metadata is RFC 8414 authorization server metadata, its URLs under the issuer, its
 // grant types and client authentication methods those contributed.
-func (s *server) metadata(c *fiber.Ctx) error {
+func (s *server) metadata(c *fiber.Ctx) error { return c.JSON(s.document(c)) }
+
+// document is the metadata document for the issuer c was reached as.
+func (s *server) document(c *fiber.Ctx) fiber.Map {
 	iss := identity.IssuerFrom(s.issuerCtx(c))
-	auth := []string{}
-	if len(s.clients) > 0 {
-		auth = []string{"client_secret_basic", "client_secret_post"}
+	// Each endpoint lists exactly what it takes (SPEC §21): the token endpoint every
+	// contributor's methods, and none when a grant serves public clients; introspection
+	// the methods of clients of a project (they alone introspect); revocation anything,
+	// since a credential's holder needs no client at all.
+	var tokenAuth, introspectAuth []string
+	for _, cl := range s.clients {
+		methods := []string{oauth.AuthSecretBasic, oauth.AuthSecretPost}
+		ofProjects := true
+		if m, ok := cl.(oauth.ClientMethods); ok {
+			methods, ofProjects = m.AuthMethods()
+		}
+		tokenAuth = union(tokenAuth, methods)
+		if ofProjects {
+			introspectAuth = union(introspectAuth, methods)
+		}
 	}
-	tokenAuth := append([]string(nil), auth...)
+	revokeAuth := union([]string{oauth.AuthNone}, tokenAuth)
 	for _, g := range s.grants.byType {
-		if !g.ClientAuth() {
-			tokenAuth = append(tokenAuth, "none")
+		if _, optional := g.(oauth.OptionalClientAuth); optional || !g.ClientAuth() {
+			tokenAuth = union(tokenAuth, []string{oauth.AuthNone})
 			break
 		}
 	}
@@ -239,18 +299,52 @@ func (s *server) metadata(c *fiber.Ctx) error {
 		"introspection_endpoint":                iss + oauth.IntrospectPath,
 		"revocation_endpoint":                   iss + oauth.RevokePath,
 		"grant_types_supported":                 s.grants.types,
-		"token_endpoint_auth_methods_supported": tokenAuth,
-		"introspection_endpoint_auth_methods_supported": auth,
-		"revocation_endpoint_auth_methods_supported":    []string{"none"},
+		"token_endpoint_auth_methods_supported": sortedOrEmpty(tokenAuth),
+		"introspection_endpoint_auth_methods_supported": sortedOrEmpty(introspectAuth),
+		"revocation_endpoint_auth_methods_supported":    sortedOrEmpty(revokeAuth),
 		"response_types_supported":                      []string{},
 		"scopes_supported":                              []string{identity.RoleViewer, identity.RoleDeveloper, identity.RoleAdmin},
 	}
+	if slices.Contains(tokenAuth, oauth.AuthPrivateKeyJWT) {
+		algs := make([]string, len(assertion.Algorithms))
+		for i, a := range assertion.Algorithms {
+			algs[i] = string(a)
+		}
+		for _, k := range []string{"token_endpoint", "introspection_endpoint", "revocation_endpoint"} {
+			doc[k+"_auth_signing_alg_values_supported"] = algs
+		}
+	}
+	// What contributors add; a list they name too is the union of both (scopes).
 	for _, extra := range s.extra {
 		for k, v := range extra(iss) {
+			mine, a := doc[k].([]string)
+			theirs, b := v.([]string)
+			if a && b {
+				v = union(theirs, mine)
+			}
 			doc[k] = v
 		}
 	}
-	return c.JSON(doc)
+	return doc
+}
+
+// union is a with b's strings it lacks, in order.
+func union(a, b []string) []string {
+	out := slices.Clone(a)
+	for _, x := range b {
+		if !slices.Contains(out, x) {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+func sortedOrEmpty(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	slices.Sort(s)
+	return s
 }
 
 // jwks serves the public keys every token the server signs verifies with.

@@ -12,6 +12,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/fx"
 
+	"github.com/authcore/authcore/platform/assertion"
+	"github.com/authcore/authcore/platform/clock"
 	"github.com/authcore/authcore/platform/config"
 	"github.com/authcore/authcore/platform/credential"
 	"github.com/authcore/authcore/platform/httpserver"
@@ -22,7 +24,8 @@ import (
 
 // Module serves the OAuth routes and contributes the access-token kind.
 var Module = fx.Module("oauth",
-	fx.Provide(newGrants, newDenylist, newResults, newServer),
+	fx.Provide(newGrants, newDenylist, newResults, newServer,
+		fx.Annotate(newReplay, fx.As(new(assertion.Replay)))),
 	metrics.AsCollector(func(r *results) prometheus.Collector { return r.CounterVec }),
 	credential.AsKinds(func(jwts oauth.Verifier, d *denylist, g *grants) []credential.Kind {
 		return []credential.Kind{(&accessTokens{jwts: jwts, denied: d, grants: g}).kind()}
@@ -58,9 +61,11 @@ type serverParams struct {
 	Clients []oauth.Clients  `group:"oauth_clients"`
 	Extra   []oauth.Metadata `group:"oauth_metadata"`
 	Results *results
+	Replay  assertion.Replay
+	Clock   clock.Clock
 }
 
 func newServer(p serverParams) *server {
 	return &server{cfg: p.Config, limits: p.Limits, kinds: p.Kinds, keys: p.Keys,
-		grants: p.Grants, clients: p.Clients, extra: p.Extra, results: p.Results}
+		grants: p.Grants, clients: p.Clients, extra: p.Extra, results: p.Results, replay: p.Replay, clock: p.Clock}
 }

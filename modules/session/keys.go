@@ -4,6 +4,8 @@ import (
 	"context"
 	"crypto/ed25519"
 	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -15,6 +17,8 @@ import (
 	"github.com/authcore/authcore/ent"
 	"github.com/authcore/authcore/ent/signingkey"
 	"github.com/authcore/authcore/platform/clock"
+	"github.com/authcore/authcore/platform/database"
+	"github.com/authcore/authcore/platform/invalidation"
 	"github.com/authcore/authcore/platform/secret"
 )
 
@@ -27,26 +31,54 @@ const (
 )
 
 // keys is the set of signing keys this replica knows, reloaded from the store so that a
-// key made by another replica is trusted here too.
+// key made by another replica is trusted here too. Ed25519 signs everything of authcore's
+// own; an RSA key beside it signs OpenID Connect id_tokens, whose RS256 every relying
+// party must accept (OIDC Core §15.1), and rotates with it. The RSA key is made when the
+// first id_token needs it, not at start: generating one costs a CPU-bound moment that a
+// deployment without OpenID clients (and every test app) need not pay.
 type keys struct {
 	ent   *ent.Client
 	ring  *secret.Keyring
 	clock clock.Clock
+	bus   invalidation.Bus
+
+	// loading serializes loads on this replica (the key loop, a reload, the first
+	// id_token's), so that two of them never both make a key the other made.
+	loading sync.Mutex
 
 	mu      sync.RWMutex
-	signer  jose.Signer    // typ JWT: session access tokens
-	access  *compactSigner // typ at+jwt: OAuth access tokens (RFC 9068)
+	signer  jose.Signer                             // typ JWT: session access tokens
+	access  *compactSigner                          // typ at+jwt: OAuth access tokens (RFC 9068)
+	ids     map[jose.SignatureAlgorithm]jose.Signer // id_tokens, by algorithm
 	current string
-	public  map[string]ed25519.PublicKey
+	public  map[string]verifying
 	jwks    []byte
 }
 
-func newKeys(client *ent.Client, ring *secret.Keyring, c clock.Clock) *keys {
-	return &keys{ent: client, ring: ring, clock: c, public: map[string]ed25519.PublicKey{}}
+// verifying is a key that verifies: its public half and algorithm.
+type verifying struct {
+	key any // ed25519.PublicKey or *rsa.PublicKey
+	alg jose.SignatureAlgorithm
 }
 
-// load reads the keys still verifying, making a new signing key when none is signing.
-func (k *keys) load(ctx context.Context) error {
+// rsaBits is the size of the id_token key: RS256 with 2048 bits, as OIDC deployments use.
+const rsaBits = 2048
+
+func newKeys(client *ent.Client, ring *secret.Keyring, c clock.Clock, bus invalidation.Bus) *keys {
+	return &keys{ent: client, ring: ring, clock: c, bus: bus, public: map[string]verifying{}}
+}
+
+// topicKeys tells every replica that a signing key was made.
+const topicKeys = "signing_key"
+
+// load reads the keys still verifying, making a new signing key when none is signing: of
+// Ed25519 always, of RSA once there has been one.
+func (k *keys) load(ctx context.Context) error { return k.loadWith(ctx, false) }
+
+// loadWith is load, making an RSA key too when withRSA and none is signing.
+func (k *keys) loadWith(ctx context.Context, withRSA bool) error {
+	k.loading.Lock()
+	defer k.loading.Unlock()
 	now := k.clock.Now()
 	rows, err := k.ent.SigningKey.Query().
 		Where(signingkey.RetireAtGT(now.Add(-verifyGrace))).
@@ -55,60 +87,146 @@ func (k *keys) load(ctx context.Context) error {
 		return err
 	}
 	sort.Slice(rows, func(i, j int) bool { return rows[i].ID > rows[j].ID }) // newest first
-	if len(rows) == 0 || !rows[0].RetireAt.After(now) {
-		nk, err := k.create(ctx, now)
+	newest := map[jose.SignatureAlgorithm]*ent.SigningKey{}
+	for _, r := range rows {
+		if alg := jose.SignatureAlgorithm(r.Algorithm); newest[alg] == nil {
+			newest[alg] = r
+		}
+	}
+	for _, alg := range []jose.SignatureAlgorithm{jose.EdDSA, jose.RS256} {
+		if alg == jose.RS256 && newest[alg] == nil && !withRSA {
+			continue
+		}
+		if newest[alg] == nil || !newest[alg].RetireAt.After(now) {
+			nk, err := k.create(ctx, alg, now)
+			if err != nil {
+				return err
+			}
+			newest[alg] = nk
+			rows = append([]*ent.SigningKey{nk}, rows...)
+		}
+	}
+	ed := newest[jose.EdDSA]
+	private, err := k.private(ed)
+	if err != nil {
+		return err
+	}
+	sk := jose.SigningKey{Algorithm: jose.EdDSA, Key: private}
+	signer, err := jose.NewSigner(sk, (&jose.SignerOptions{}).WithType("JWT").WithHeader("kid", ed.ID))
+	if err != nil {
+		return err
+	}
+	access, err := newCompactSigner(private.(ed25519.PrivateKey), "at+jwt", ed.ID)
+	if err != nil {
+		return err
+	}
+	ids := map[jose.SignatureAlgorithm]jose.Signer{}
+	for alg, r := range newest {
+		priv, err := k.private(r)
 		if err != nil {
 			return err
 		}
-		rows = append([]*ent.SigningKey{nk}, rows...)
+		if ids[alg], err = jose.NewSigner(jose.SigningKey{Algorithm: alg, Key: priv}, (&jose.SignerOptions{}).WithType("JWT").WithHeader("kid", r.ID)); err != nil {
+			return err
+		}
 	}
-	newest := rows[0]
-	seed, err := k.ring.Open(newest.PrivateSealed, []byte(newest.ID))
-	if err != nil {
-		return fmt.Errorf("opening signing key %s (is AUTHCORE_MASTER_KEY the one it was sealed with?): %w", newest.ID, err)
-	}
-	sk := jose.SigningKey{Algorithm: jose.EdDSA, Key: ed25519.NewKeyFromSeed(seed)}
-	signer, err := jose.NewSigner(sk, (&jose.SignerOptions{}).WithType("JWT").WithHeader("kid", newest.ID))
-	if err != nil {
-		return err
-	}
-	access, err := newCompactSigner(sk.Key.(ed25519.PrivateKey), "at+jwt", newest.ID)
-	if err != nil {
-		return err
-	}
-	public := make(map[string]ed25519.PublicKey, len(rows))
+	public := make(map[string]verifying, len(rows))
 	set := jose.JSONWebKeySet{}
 	for _, r := range rows {
-		pub := ed25519.PublicKey(r.PublicKey)
-		public[r.ID] = pub
-		set.Keys = append(set.Keys, jose.JSONWebKey{Key: pub, KeyID: r.ID, Algorithm: string(jose.EdDSA), Use: "sig"})
+		v, err := publicOf(r)
+		if err != nil {
+			return err
+		}
+		public[r.ID] = v
+		set.Keys = append(set.Keys, jose.JSONWebKey{Key: v.key, KeyID: r.ID, Algorithm: string(v.alg), Use: "sig"})
 	}
 	jwks, err := json.Marshal(set)
 	if err != nil {
 		return err
 	}
 	k.mu.Lock()
-	k.signer, k.access, k.current, k.public, k.jwks = signer, access, newest.ID, public, jwks
+	k.signer, k.access, k.ids, k.current, k.public, k.jwks = signer, access, ids, ed.ID, public, jwks
 	k.mu.Unlock()
 	return nil
 }
 
-func (k *keys) create(ctx context.Context, now time.Time) (*ent.SigningKey, error) {
-	pub, priv, err := ed25519.GenerateKey(rand.Reader)
+// private opens a key's private half.
+func (k *keys) private(r *ent.SigningKey) (any, error) {
+	raw, err := k.ring.Open(r.PrivateSealed, []byte(r.ID))
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("opening signing key %s (is AUTHCORE_MASTER_KEY the one it was sealed with?): %w", r.ID, err)
+	}
+	if jose.SignatureAlgorithm(r.Algorithm) == jose.RS256 {
+		return x509.ParsePKCS8PrivateKey(raw)
+	}
+	return ed25519.NewKeyFromSeed(raw), nil
+}
+
+// publicOf is a stored key's public half: Ed25519's raw 32 bytes, RSA's PKIX encoding.
+func publicOf(r *ent.SigningKey) (verifying, error) {
+	alg := jose.SignatureAlgorithm(r.Algorithm)
+	if alg == jose.RS256 {
+		pub, err := x509.ParsePKIXPublicKey(r.PublicKey)
+		if err != nil {
+			return verifying{}, fmt.Errorf("signing key %s: %w", r.ID, err)
+		}
+		return verifying{key: pub, alg: alg}, nil
+	}
+	return verifying{key: ed25519.PublicKey(r.PublicKey), alg: jose.EdDSA}, nil
+}
+
+func (k *keys) create(ctx context.Context, alg jose.SignatureAlgorithm, now time.Time) (*ent.SigningKey, error) {
+	var public, private []byte
+	switch alg {
+	case jose.RS256:
+		key, err := rsa.GenerateKey(rand.Reader, rsaBits)
+		if err != nil {
+			return nil, err
+		}
+		if private, err = x509.MarshalPKCS8PrivateKey(key); err != nil {
+			return nil, err
+		}
+		if public, err = x509.MarshalPKIXPublicKey(&key.PublicKey); err != nil {
+			return nil, err
+		}
+	default:
+		pub, priv, err := ed25519.GenerateKey(rand.Reader)
+		if err != nil {
+			return nil, err
+		}
+		public, private = pub, priv.Seed()
 	}
 	id := newKeyID()
-	sealed, err := k.ring.Seal(priv.Seed(), []byte(id))
+	sealed, err := k.ring.Seal(private, []byte(id))
 	if err != nil {
 		return nil, err
 	}
-	return k.ent.SigningKey.Create().
-		SetID(id).
-		SetPublicKey(pub).
-		SetPrivateSealed(sealed).
-		SetRetireAt(now.Add(signPeriod)).
-		Save(ctx)
+	var row *ent.SigningKey
+	err = database.WithTx(ctx, k.ent, func(tx *ent.Tx) error {
+		if row, err = tx.SigningKey.Create().SetID(id).SetAlgorithm(string(alg)).SetPublicKey(public).
+			SetPrivateSealed(sealed).SetRetireAt(now.Add(signPeriod)).Save(ctx); err != nil {
+			return err
+		}
+		return k.bus.Publish(ctx, tx, topicKeys, id)
+	})
+	return row, err
+}
+
+// IDTokenSigner returns the signer of id_tokens with alg, making the RSA key if this is
+// its first use; nil until the keys load or for an algorithm there is no key of.
+func (k *keys) IDTokenSigner(ctx context.Context, alg jose.SignatureAlgorithm) (jose.Signer, error) {
+	k.mu.RLock()
+	s, loaded := k.ids[alg], k.current != ""
+	k.mu.RUnlock()
+	if s != nil || alg != jose.RS256 || !loaded {
+		return s, nil
+	}
+	if err := k.loadWith(ctx, true); err != nil {
+		return nil, err
+	}
+	k.mu.RLock()
+	defer k.mu.RUnlock()
+	return k.ids[alg], nil
 }
 
 // Signer returns the current signer; nil until loaded.
@@ -125,8 +243,19 @@ func (k *keys) AccessSigner() *compactSigner {
 	return k.access
 }
 
-// Public returns the verifying key with id kid.
+// Public returns the Ed25519 verifying key with id kid: what signs authcore's own tokens.
 func (k *keys) Public(kid string) (ed25519.PublicKey, bool) {
+	k.mu.RLock()
+	defer k.mu.RUnlock()
+	p, ok := k.public[kid]
+	if !ok || p.alg != jose.EdDSA {
+		return nil, false
+	}
+	return p.key.(ed25519.PublicKey), true
+}
+
+// Verifying returns the key with id kid, of either algorithm.
+func (k *keys) Verifying(kid string) (verifying, bool) {
 	k.mu.RLock()
 	defer k.mu.RUnlock()
 	p, ok := k.public[kid]

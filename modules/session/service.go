@@ -69,6 +69,9 @@ type Engine struct {
 	ready atomic.Bool
 	stop  chan struct{}
 	done  chan struct{}
+	// newKey wakes the key loop when any replica made a signing key, so that a token it
+	// signs verifies here within moments rather than at the next minute.
+	newKey chan struct{}
 
 	tokens   *bearer.Cache[secret.Digest, *verified]
 	states   *bearer.Cache[string, state]
@@ -91,14 +94,20 @@ type state struct {
 func NewEngine(p Params) *Engine {
 	client, c, cfg, bus := p.Ent, p.Clock, p.Config, p.Bus
 	e := &Engine{
-		ent: client, db: p.DB, reads: p.Reads, keys: newKeys(client, p.Ring, c), ring: p.Ring, clock: c, cfg: cfg, self: cfg.SelfURL(), bus: bus, users: p.Users, log: p.Log, metrics: p.Metrics,
+		ent: client, db: p.DB, reads: p.Reads, keys: newKeys(client, p.Ring, c, bus), ring: p.Ring, clock: c, cfg: cfg, self: cfg.SelfURL(), bus: bus, users: p.Users, log: p.Log, metrics: p.Metrics,
 		audit: p.Audit,
-		stop:  make(chan struct{}), done: make(chan struct{}),
+		stop:  make(chan struct{}), done: make(chan struct{}), newKey: make(chan struct{}, 1),
 		tokens:   bearer.NewCache[secret.Digest, *verified](cacheSize, cfg.AccessTTL),
 		states:   bearer.NewCache[string, state](cacheSize, stateTTL),
 		profiles: bearer.NewCache[string, identity.Profile](cacheSize, profileTTL),
 	}
 	bearer.Follow(bus, topicSessions, e.states)
+	bus.Subscribe(topicKeys, func(string) {
+		select {
+		case e.newKey <- struct{}{}:
+		default: // a reload is due already
+		}
+	})
 	bearer.Follow(bus, identity.ProfileTopic, e.profiles)
 	return e
 }
@@ -161,6 +170,7 @@ func (e *Engine) loop() {
 		select {
 		case <-e.stop:
 			return
+		case <-e.newKey:
 		case <-time.After(interval):
 		}
 	}
@@ -284,6 +294,26 @@ func (e *Engine) SignAccessToken(ctx context.Context, claims oauth.Claims) (stri
 		return "", err
 	}
 	return signer.Sign(payload), nil
+}
+
+// SignIDToken signs an OpenID Connect id_token (SPEC §21) with the current key of alg
+// (RS256 when ""), setting iss.
+func (e *Engine) SignIDToken(ctx context.Context, claims map[string]any, alg string) (string, error) {
+	if alg == "" {
+		alg = string(jose.RS256)
+	}
+	if !e.Ready() {
+		return "", identity.ErrEngineNotReady
+	}
+	signer, err := e.keys.IDTokenSigner(ctx, jose.SignatureAlgorithm(alg))
+	if err != nil {
+		return "", err
+	}
+	if signer == nil {
+		return "", identity.ErrEngineNotReady
+	}
+	claims["iss"] = identity.IssuerFrom(ctx)
+	return jwt.Signed(signer).Claims(claims).Serialize()
 }
 
 // JWKS is the public key set every token the engine signs verifies with (RFC 7517).
@@ -576,6 +606,25 @@ func sessionAudience(aud any) bool {
 // short lives).
 func (e *Engine) ourIssuer(iss string) bool {
 	return iss == e.self || iss == identity.LegacyIssuer
+}
+
+// VerifySigned checks only the signature of a JWT by a key of the set, of either
+// algorithm: what an id_token_hint needs, since it may have expired.
+func (e *Engine) VerifySigned(token string) (string, map[string]any, error) {
+	tok, err := jwt.ParseSigned(token, []jose.SignatureAlgorithm{jose.EdDSA, jose.RS256})
+	if err != nil || len(tok.Headers) != 1 {
+		return "", nil, credential.ErrNotLive
+	}
+	key, ok := e.keys.Verifying(tok.Headers[0].KeyID)
+	if !ok || jose.SignatureAlgorithm(tok.Headers[0].Algorithm) != key.alg {
+		return "", nil, credential.ErrNotLive
+	}
+	var claims map[string]any
+	if err := tok.Claims(key.key, &claims); err != nil {
+		return "", nil, credential.ErrNotLive
+	}
+	typ, _ := tok.Headers[0].ExtraHeaders["typ"].(string)
+	return typ, claims, nil
 }
 
 // VerifyJWT checks any JWT signed with the key set: EdDSA, a known key id, the signature,

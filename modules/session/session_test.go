@@ -309,6 +309,19 @@ func TestJWKSAndKeyRotation(t *testing.T) {
 		if len(set.Keys) != 1 || set.Keys[0].KeyID != kidOf(s1.AccessToken) || set.Keys[0].Algorithm != "EdDSA" {
 			t.Fatalf("jwks %+v", set)
 		}
+		// The first id_token makes an RSA key (SPEC §21), which joins the set and rotates
+		// with the Ed25519 one.
+		if _, err := engine.SignIDToken(context.Background(), map[string]any{"sub": s1.UserID}, ""); err != nil {
+			t.Fatal(err)
+		}
+		a.Get("/.well-known/jwks.json").Decode(t, &set)
+		algs := map[string]int{}
+		for _, k := range set.Keys {
+			algs[k.Algorithm]++
+		}
+		if algs["EdDSA"] != 1 || algs["RS256"] != 1 {
+			t.Fatalf("jwks algorithms %v", algs)
+		}
 		// A token from the old key, signed just before it retires...
 		a.Clock.Advance(30*24*time.Hour - 30*time.Minute)
 		s2 := a.SignUp(t)
@@ -324,8 +337,8 @@ func TestJWKSAndKeyRotation(t *testing.T) {
 		me(a, s2.Bearer()).Expect(t, 200, nil)
 		me(a, s3.Bearer()).Expect(t, 200, nil)
 		a.Get("/.well-known/jwks.json").Decode(t, &set)
-		if len(set.Keys) != 2 {
-			t.Fatalf("jwks has %d keys, want old and new", len(set.Keys))
+		if len(set.Keys) != 4 {
+			t.Fatalf("jwks has %d keys, want old and new of both algorithms", len(set.Keys))
 		}
 	})
 }

@@ -166,6 +166,32 @@ func (g *Guard) handler(dashboardOnly bool, fields map[string]any) fiber.Handler
 	}
 }
 
+// BrowserSession is the dashboard session the browser's cookie carries, verified: for the
+// browser-facing OAuth endpoints (SPEC §21: prompt=none, RP-initiated logout) that answer
+// by redirect rather than by a 401. ok is false when there is none or it does not verify.
+func (g *Guard) BrowserSession(c *fiber.Ctx) (p identity.Principal, ok bool, err error) {
+	tok := c.Cookies(AccessCookie)
+	if tok == "" {
+		return identity.Principal{}, false, nil
+	}
+	p, err = g.verifier.Authenticate(c.UserContext(), strings.Clone(tok))
+	var ve *identity.VerifyError
+	switch {
+	case errors.As(err, &ve):
+		return identity.Principal{}, false, nil
+	case err != nil:
+		return identity.Principal{}, false, err
+	case p.TenantID != identity.PublicTenant:
+		return identity.Principal{}, false, nil
+	}
+	if g.verified != nil {
+		if ok, err := g.verified.EmailVerified(c.UserContext(), p.UserID); err != nil || !ok {
+			return identity.Principal{}, false, err
+		}
+	}
+	return p, true, nil
+}
+
 // OriginAllowed reports whether the request's Origin may make cookie-authenticated changes:
 // it must be present, and the server's own origin or one of AUTHCORE_ALLOWED_ORIGINS.
 func (g *Guard) OriginAllowed(c *fiber.Ctx) bool {

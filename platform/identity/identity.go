@@ -72,6 +72,8 @@ type Sessions interface {
 	// StepUp records a fresh authentication of a live session by method (an RFC 8176
 	// value) and signs an access token whose authTime is now; the refresh token stays.
 	StepUp(ctx context.Context, sessionHandle, method string) (Tokens, error)
+	// Revoke ends one session (a sign-out), on every replica; false when it was not live.
+	Revoke(ctx context.Context, sessionHandle string) (bool, error)
 }
 
 // ErrEngineNotReady means the session engine has not loaded its signing keys yet (the

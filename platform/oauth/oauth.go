@@ -16,6 +16,7 @@ import (
 
 	"github.com/authcore/authcore/ent"
 	"github.com/authcore/authcore/platform/apperr"
+	"github.com/authcore/authcore/platform/assertion"
 	"github.com/authcore/authcore/platform/audit"
 	"github.com/authcore/authcore/platform/identity"
 	"github.com/authcore/authcore/platform/resource"
@@ -32,23 +33,68 @@ const (
 	// AuthorizePath and RegisterPath are served by the module of SPEC §16, when present.
 	AuthorizePath = "/oauth/authorize"
 	RegisterPath  = "/v1/oauth/register"
+	// OpenID Connect (SPEC §21): discovery, userinfo and RP-initiated logout.
+	OpenIDConfigurationPath = "/.well-known/openid-configuration"
+	UserinfoPath            = "/v1/oauth/userinfo"
+	EndSessionPath          = "/oauth/logout"
 )
 
 // TokenTypeAccess is RFC 8693's token type of an access token.
 const TokenTypeAccess = "urn:ietf:params:oauth:token-type:access_token"
 
-// Client is a confidential client that proved its secret.
+// Client is a confidential client that proved who it is.
 type Client struct {
+	// ProjectID and Role are a machine client's (an auth badge's); "" for a client a
+	// host registered (SPEC §16, §21), which belongs to no project.
 	ID, ProjectID, Role string
 	ExpiresAt           *time.Time
+	// Scopes are the agent scopes a machine client was granted (SPEC §21).
+	Scopes []string
+	// Method is how it authenticated: client_secret_basic, client_secret_post or
+	// private_key_jwt.
+	Method string
 }
 
-// Clients authenticates confidential clients (client_secret_basic and client_secret_post,
-// RFC 6749 §2.3.1). ok is false for any failure the client caused: unknown, wrong secret,
-// revoked or expired, all alike.
+// The client authentication methods (RFC 6749 §2.3.1, RFC 7523 §2.2, RFC 7591 §2).
+const (
+	AuthNone          = "none"
+	AuthSecretBasic   = "client_secret_basic"
+	AuthSecretPost    = "client_secret_post"
+	AuthPrivateKeyJWT = "private_key_jwt"
+)
+
+// Clients authenticates confidential clients by secret (client_secret_basic and
+// client_secret_post). ok is false for any failure the client caused: unknown, wrong
+// secret, revoked or expired, all alike.
 type Clients interface {
 	Authenticate(ctx context.Context, id, secret string) (c Client, ok bool, err error)
 }
+
+// KeyedClients is implemented by Clients whose clients may authenticate by a signed
+// assertion (private_key_jwt, RFC 7523 §2.2): the client id names, and the keys its
+// assertions must verify with. ok is false for a client it does not know, or one that
+// registered no keys.
+type KeyedClients interface {
+	ClientKeys(ctx context.Context, id string) (c Client, keys assertion.KeySet, ok bool, err error)
+}
+
+// ClientMethods is implemented by Clients to say, for metadata (RFC 8414), how its clients
+// authenticate, and whether they belong to a project (only those introspect).
+type ClientMethods interface {
+	AuthMethods() (methods []string, ofProjects bool)
+}
+
+// OptionalClientAuth is implemented by a Grant whose clients may be public or
+// confidential (authorization code and refresh, SPEC §21): the server authenticates a
+// client that presents credentials and leaves Request.Client nil for one that presents
+// none; the grant judges whether its client had to.
+type OptionalClientAuth interface{ ClientAuthOptional() }
+
+// AssertionType is client_assertion_type for private_key_jwt (RFC 7523 §2.2).
+const AssertionType = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
+
+// MaxAssertionLifetime bounds a client assertion's exp (SPEC §21: at most 5 minutes).
+const MaxAssertionLifetime = 5 * time.Minute
 
 // Request is a token request as a grant sees it.
 type Request struct {
@@ -65,6 +111,7 @@ type Token struct {
 	ExpiresIn       int    `json:"expires_in"`
 	Scope           string `json:"scope"`
 	RefreshToken    string `json:"refresh_token,omitempty"`
+	IDToken         string `json:"id_token,omitempty"` // OpenID Connect (SPEC §21)
 }
 
 // Grant is one grant type of the token endpoint.
@@ -128,10 +175,18 @@ type Signer interface {
 	// SignAccessToken signs an OAuth access token (header typ at+jwt), adding iss (the
 	// issuer in ctx). It fails with ErrEngineNotReady before the keys load.
 	SignAccessToken(ctx context.Context, claims Claims) (string, error)
+	// SignIDToken signs an OpenID Connect id_token (SPEC §21) with alg (IDTokenAlgorithms;
+	// "" is RS256), adding iss. It fails with ErrEngineNotReady before the keys load.
+	SignIDToken(ctx context.Context, claims map[string]any, alg string) (string, error)
 	// JWKS is the public key set (RFC 7517) of every token signed; an error before the
 	// keys load.
 	JWKS() ([]byte, error)
 }
+
+// IDTokenAlgorithms are the algorithms id_tokens are signed with: RS256, which OpenID
+// Connect requires every party to support (and the default), and EdDSA for clients that
+// register id_token_signed_response_alg EdDSA.
+var IDTokenAlgorithms = []string{"RS256", "EdDSA"}
 
 // Verifier is supplied by the session module to the OAuth surface: verification of any
 // JWT signed with the key set served at /.well-known/jwks.json.
@@ -140,6 +195,10 @@ type Verifier interface {
 	// its header typ and its claims; credential.ErrNotLive for anything else. It knows
 	// nothing of revocation: the caller judges the token's subject.
 	VerifyJWT(token string) (typ string, claims map[string]any, err error)
+	// VerifySigned checks only that token is signed by a key of the set (an id_token
+	// presented as a hint may have expired): its typ and claims, else
+	// credential.ErrNotLive. The caller judges everything else.
+	VerifySigned(token string) (typ string, claims map[string]any, err error)
 }
 
 // AsGrant contributes the Grant returned by constructor f.

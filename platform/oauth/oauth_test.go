@@ -80,6 +80,9 @@ type signer struct{ err error }
 
 func (s signer) SignAccessToken(context.Context, Claims) (string, error) { return "t", s.err }
 func (s signer) JWKS() ([]byte, error)                                   { return nil, s.err }
+func (s signer) SignIDToken(context.Context, map[string]any, string) (string, error) {
+	return "t", s.err
+}
 
 func TestSignBeforeTheKeysLoad(t *testing.T) {
 	if _, err := Sign(context.Background(), signer{identity.ErrEngineNotReady}, Claims{}); err != errSigningUnavailable {

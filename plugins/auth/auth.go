@@ -8,18 +8,24 @@ import (
 	"context"
 	"time"
 
+	"github.com/go-jose/go-jose/v4"
 	"go.uber.org/fx"
 
 	"github.com/authcore/authcore/ent"
 	"github.com/authcore/authcore/ent/authclient"
 	"github.com/authcore/authcore/ent/schema"
+	"github.com/authcore/authcore/platform/assertion"
+	"github.com/authcore/authcore/platform/audit"
 	"github.com/authcore/authcore/platform/bearer"
 	"github.com/authcore/authcore/platform/clock"
 	"github.com/authcore/authcore/platform/config"
 	"github.com/authcore/authcore/platform/credential"
 	"github.com/authcore/authcore/platform/database"
+	"github.com/authcore/authcore/platform/guard"
+	"github.com/authcore/authcore/platform/httpserver"
 	"github.com/authcore/authcore/platform/invalidation"
 	"github.com/authcore/authcore/platform/oauth"
+	"github.com/authcore/authcore/platform/policy"
 	"github.com/authcore/authcore/platform/product"
 	"github.com/authcore/authcore/platform/secret"
 )
@@ -32,6 +38,7 @@ var Plugin = product.Plugin{Module: Module}
 var Module = fx.Module("plugin-auth",
 	fx.Provide(New),
 	product.AsProduct(func(p *Product) *Product { return p }),
+	httpserver.AsModuleRoutes("badge", func(p *Product, g *guard.Guard) []httpserver.Route { return p.keyRoutes(g) }),
 	credential.AsKinds(kinds),
 	oauth.AsClients(func(p *Product) oauth.Clients { return p }),
 	oauth.AsGrant(newClientCredentials),
@@ -48,6 +55,9 @@ type Product struct {
 	signer oauth.Signer
 	cfg    config.Config
 	bus    invalidation.Bus
+	audit  *audit.Recorder
+	// policies bound the agent scopes a client may be granted.
+	policies policy.Source
 	// clients caches clients by id (a revoke anywhere drops its entry when it commits), so
 	// authenticating a client and judging a client-credentials JWT cost no store query
 	// when warm.
@@ -59,12 +69,26 @@ const clientTopic = "auth_client"
 
 var _ product.Product = (*Product)(nil)
 
+// Params are the product's dependencies.
+type Params struct {
+	fx.In
+	Ent      *ent.Client
+	Reads    *database.Reads
+	Clock    clock.Clock
+	Signer   oauth.Signer
+	Config   config.Config
+	Bus      invalidation.Bus
+	Limits   bearer.Limits
+	Audit    *audit.Recorder
+	Policies policy.Source
+}
+
 // New returns the product.
-func New(client *ent.Client, reads *database.Reads, c clock.Clock, signer oauth.Signer, cfg config.Config, bus invalidation.Bus, l bearer.Limits) *Product {
-	p := &Product{ent: client, reads: reads, clock: c, signer: signer, cfg: cfg, bus: bus,
-		clients: bearer.NewCache[string, *storedClient](l.Size, l.PositiveTTL)}
-	bearer.Follow(bus, clientTopic, p.clients)
-	return p
+func New(p Params) *Product {
+	pr := &Product{ent: p.Ent, reads: p.Reads, clock: p.Clock, signer: p.Signer, cfg: p.Config, bus: p.Bus, audit: p.Audit,
+		policies: p.Policies, clients: bearer.NewCache[string, *storedClient](p.Limits.Size, p.Limits.PositiveTTL)}
+	bearer.Follow(p.Bus, clientTopic, pr.clients)
+	return pr
 }
 
 func (*Product) Key() string              { return "auth" }
@@ -135,11 +159,12 @@ func (p *Product) Roll(ctx context.Context, tx *ent.Tx, b product.Badge, graceUn
 	return Credentials{ClientID: c.ID, ClientSecret: clientSecret, TokenURL: p.cfg.SelfURL() + oauth.TokenPath}, nil
 }
 
-// storedClient is a client as cached: its secret's digest and state.
+// storedClient is a client as cached: its secret's digest and state, its keys.
 type storedClient struct {
 	oauth.Client
 	digest  []byte
 	revoked bool
+	keys    jose.JSONWebKeySet
 	// previous is the digest of the secret a roll replaced, valid until previousUntil.
 	previous      []byte
 	previousUntil *time.Time
@@ -157,8 +182,13 @@ func (p *Product) lookup(ctx context.Context, id string) (*storedClient, error) 
 		if err != nil {
 			return nil, err
 		}
-		sc := &storedClient{Client: oauth.Client{ID: c.ID, ProjectID: c.ProjectID, Role: c.Role, ExpiresAt: c.ExpiresAt},
+		sc := &storedClient{Client: oauth.Client{ID: c.ID, ProjectID: c.ProjectID, Role: c.Role, ExpiresAt: c.ExpiresAt, Scopes: c.Scopes},
 			digest: c.SecretDigest, revoked: c.RevokedAt != nil, previousUntil: c.PreviousExpiresAt}
+		if len(c.Keys) > 0 {
+			if sc.keys, err = assertion.ParseKeySet(map[string]any{"keys": c.Keys}); err != nil {
+				return nil, err // only keys addKey checked are stored
+			}
+		}
 		if c.PreviousSecretDigest != nil {
 			sc.previous = *c.PreviousSecretDigest
 		}

@@ -3,6 +3,7 @@ package auth
 import (
 	"cmp"
 	"context"
+	"slices"
 	"strings"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/authcore/authcore/platform/identity"
 	"github.com/authcore/authcore/platform/oauth"
 	"github.com/authcore/authcore/platform/resource"
+	scopes "github.com/authcore/authcore/platform/scope"
 	"github.com/authcore/authcore/platform/usage"
 )
 
@@ -69,9 +71,15 @@ func (g *clientCredentials) Token(ctx context.Context, r oauth.Request) (oauth.T
 	if err != nil {
 		return oauth.Token{}, err
 	}
-	scope, ok := grantScope(r.Form.Get("scope"), cl.Role)
+	pol, err := g.p.policies.Policy(ctx, cl.ProjectID)
+	if err != nil {
+		return oauth.Token{}, err
+	}
+	// Agent scopes granted to the client count while the policy still allows them.
+	granted := slices.DeleteFunc(slices.Clone(cl.Scopes), func(s string) bool { return !pol.Allows(s) })
+	scope, ok := grantScope(r.Form.Get("scope"), cl.Role, granted)
 	if !ok {
-		return oauth.Token{}, oauth.Error(apperr.KindInvalid, "invalid_scope", "scope must name roles up to the badge's role ("+cl.Role+")")
+		return oauth.Token{}, oauth.Error(apperr.KindInvalid, "invalid_scope", "scope must name roles up to the badge's role ("+cl.Role+") or agent scopes granted to the client")
 	}
 	// RFC 8707: a token for the project's registered resources only (SPEC §11); without
 	// resource, for authcore's own API.
@@ -104,8 +112,9 @@ func (g *clientCredentials) Token(ctx context.Context, r oauth.Request) (oauth.T
 }
 
 // grantScope returns the scope to grant: by default the badge's role; otherwise every
-// requested scope must be a role no higher than the badge's.
-func grantScope(requested, role string) (string, bool) {
+// requested scope must be a role no higher than the badge's, or an agent scope covered by
+// one granted to the client (SPEC §21).
+func grantScope(requested, role string, granted []string) (string, bool) {
 	max := identity.RoleRank(role)
 	if max == 0 {
 		return "", false // a client whose role is not one: grant nothing (found by FuzzClientAuth)
@@ -115,7 +124,11 @@ func grantScope(requested, role string) (string, bool) {
 		return role, true
 	}
 	for _, f := range fields {
-		if r := identity.RoleRank(f); r == 0 || r > max {
+		r := identity.RoleRank(f)
+		switch {
+		case r > max:
+			return "", false
+		case r == 0 && !(scopes.Valid(f) && scopes.CoveredBy(granted, f)):
 			return "", false
 		}
 	}
