@@ -169,22 +169,28 @@ func (h *handler) verifySecond(c *fiber.Ctx) error {
 	return h.startSession(c, http.StatusOK, u, amr...)
 }
 
-// beginPasskey starts a sign-in by passkey alone; it needs no password.
+// beginPasskey starts a WebAuthn ceremony: a sign-in by passkey alone (it needs no
+// password) or a step-up, or with { mfaToken } a sign-in's second step.
 func (h *handler) beginPasskey(c *fiber.Ctx) error {
 	body := c.Body()
 	if len(bytes.TrimSpace(body)) == 0 {
 		body = []byte("{}") // { email? }: no body at all is no email
 	}
 	f := jsonbody.Read(body)
-	email, st := f.String("email")
-	if st == jsonbody.WrongType {
+	// email is read for older pages and otherwise ignored: the options never depend on
+	// who is named (SPEC §9b).
+	if _, st := f.String("email"); st == jsonbody.WrongType {
 		f.Fail("email", "must be a string")
+	}
+	mfaToken, st := f.String("mfaToken")
+	if st == jsonbody.WrongType || (st == jsonbody.OK && mfaToken == "") {
+		f.Fail("mfaToken", "must be the mfaToken of a sign-in's first step")
 	}
 	tenant := tenantOf(f)
 	if err := f.Err(); err != nil {
 		return err
 	}
-	opts, id, err := h.second.BeginPasskey(c.UserContext(), tenant, email)
+	opts, id, err := h.second.BeginPasskey(c.UserContext(), tenant, mfaToken)
 	if err != nil {
 		return err
 	}

@@ -112,14 +112,14 @@ function authForm(mode, why) {
       submitting(form, box, async () => {
         const body = { email: email.querySelector('input').value, password: password.querySelector('input').value };
         let got = await api('POST', `/v1/auth-core/${mode}`, body);
-        if (got.mfaRequired) got = await secondStep(got, body.email, show);
+        if (got.mfaRequired) got = await secondStep(got, show);
         await signedIn(got);
       });
     },
   }, email, password, box, h('button', { type: 'submit' }, label),
   mode === 'signin' ? h('button', {
     type: 'button',
-    onclick: () => submitting(form, box, async () => signedIn(await passkeySignIn(email.querySelector('input').value))),
+    onclick: () => submitting(form, box, async () => signedIn(await passkeySignIn())),
   }, 'Sign in with a passkey') : '');
   const other = mode === 'signup'
     ? h('p', {}, 'Have an account? ', h('a', { href: '#/signin' }, 'Sign in instead'))
