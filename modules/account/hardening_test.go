@@ -119,7 +119,7 @@ func deviceCookieOf(t *testing.T, r *apptest.Response) *http.Cookie {
 	t.Helper()
 	for _, c := range (&http.Response{Header: r.Header}).Cookies() {
 		if c.Name == "acDevice" {
-			if !c.HttpOnly || c.Path != "/v1/auth-core/signin" || c.SameSite != http.SameSiteStrictMode {
+			if !c.HttpOnly || c.Path != "/v1/auth-core" || c.SameSite != http.SameSiteStrictMode {
 				t.Fatalf("device cookie attributes %+v", c)
 			}
 			return &http.Cookie{Name: c.Name, Value: c.Value}
