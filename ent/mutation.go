@@ -12509,6 +12509,7 @@ type ResourceMutation struct {
 	created_at    *time.Time
 	project_id    *string
 	uri           *string
+	canonical_uri *string
 	name          *string
 	scopes        *[]string
 	appendscopes  []string
@@ -12731,6 +12732,55 @@ func (m *ResourceMutation) ResetURI() {
 	m.uri = nil
 }
 
+// SetCanonicalURI sets the "canonical_uri" field.
+func (m *ResourceMutation) SetCanonicalURI(s string) {
+	m.canonical_uri = &s
+}
+
+// CanonicalURI returns the value of the "canonical_uri" field in the mutation.
+func (m *ResourceMutation) CanonicalURI() (r string, exists bool) {
+	v := m.canonical_uri
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCanonicalURI returns the old "canonical_uri" field's value of the Resource entity.
+// If the Resource object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ResourceMutation) OldCanonicalURI(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCanonicalURI is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCanonicalURI requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCanonicalURI: %w", err)
+	}
+	return oldValue.CanonicalURI, nil
+}
+
+// ClearCanonicalURI clears the value of the "canonical_uri" field.
+func (m *ResourceMutation) ClearCanonicalURI() {
+	m.canonical_uri = nil
+	m.clearedFields[resource.FieldCanonicalURI] = struct{}{}
+}
+
+// CanonicalURICleared returns if the "canonical_uri" field was cleared in this mutation.
+func (m *ResourceMutation) CanonicalURICleared() bool {
+	_, ok := m.clearedFields[resource.FieldCanonicalURI]
+	return ok
+}
+
+// ResetCanonicalURI resets all changes to the "canonical_uri" field.
+func (m *ResourceMutation) ResetCanonicalURI() {
+	m.canonical_uri = nil
+	delete(m.clearedFields, resource.FieldCanonicalURI)
+}
+
 // SetName sets the "name" field.
 func (m *ResourceMutation) SetName(s string) {
 	m.name = &s
@@ -12901,7 +12951,7 @@ func (m *ResourceMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *ResourceMutation) Fields() []string {
-	fields := make([]string, 0, 6)
+	fields := make([]string, 0, 7)
 	if m.created_at != nil {
 		fields = append(fields, resource.FieldCreatedAt)
 	}
@@ -12910,6 +12960,9 @@ func (m *ResourceMutation) Fields() []string {
 	}
 	if m.uri != nil {
 		fields = append(fields, resource.FieldURI)
+	}
+	if m.canonical_uri != nil {
+		fields = append(fields, resource.FieldCanonicalURI)
 	}
 	if m.name != nil {
 		fields = append(fields, resource.FieldName)
@@ -12934,6 +12987,8 @@ func (m *ResourceMutation) Field(name string) (ent.Value, bool) {
 		return m.ProjectID()
 	case resource.FieldURI:
 		return m.URI()
+	case resource.FieldCanonicalURI:
+		return m.CanonicalURI()
 	case resource.FieldName:
 		return m.Name()
 	case resource.FieldScopes:
@@ -12955,6 +13010,8 @@ func (m *ResourceMutation) OldField(ctx context.Context, name string) (ent.Value
 		return m.OldProjectID(ctx)
 	case resource.FieldURI:
 		return m.OldURI(ctx)
+	case resource.FieldCanonicalURI:
+		return m.OldCanonicalURI(ctx)
 	case resource.FieldName:
 		return m.OldName(ctx)
 	case resource.FieldScopes:
@@ -12990,6 +13047,13 @@ func (m *ResourceMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetURI(v)
+		return nil
+	case resource.FieldCanonicalURI:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCanonicalURI(v)
 		return nil
 	case resource.FieldName:
 		v, ok := value.(string)
@@ -13042,6 +13106,9 @@ func (m *ResourceMutation) AddField(name string, value ent.Value) error {
 // mutation.
 func (m *ResourceMutation) ClearedFields() []string {
 	var fields []string
+	if m.FieldCleared(resource.FieldCanonicalURI) {
+		fields = append(fields, resource.FieldCanonicalURI)
+	}
 	if m.FieldCleared(resource.FieldCreatedBy) {
 		fields = append(fields, resource.FieldCreatedBy)
 	}
@@ -13059,6 +13126,9 @@ func (m *ResourceMutation) FieldCleared(name string) bool {
 // error if the field is not defined in the schema.
 func (m *ResourceMutation) ClearField(name string) error {
 	switch name {
+	case resource.FieldCanonicalURI:
+		m.ClearCanonicalURI()
+		return nil
 	case resource.FieldCreatedBy:
 		m.ClearCreatedBy()
 		return nil
@@ -13078,6 +13148,9 @@ func (m *ResourceMutation) ResetField(name string) error {
 		return nil
 	case resource.FieldURI:
 		m.ResetURI()
+		return nil
+	case resource.FieldCanonicalURI:
+		m.ResetCanonicalURI()
 		return nil
 	case resource.FieldName:
 		m.ResetName()

@@ -724,7 +724,7 @@ func init() {
 	// resource.URIValidator is a validator for the "uri" field. It is called by the builders before save.
 	resource.URIValidator = resourceDescURI.Validators[0].(func(string) error)
 	// resourceDescName is the schema descriptor for name field.
-	resourceDescName := resourceFields[2].Descriptor()
+	resourceDescName := resourceFields[3].Descriptor()
 	// resource.NameValidator is a validator for the "name" field. It is called by the builders before save.
 	resource.NameValidator = resourceDescName.Validators[0].(func(string) error)
 	// resourceDescID is the schema descriptor for id field.

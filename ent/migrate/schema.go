@@ -397,6 +397,7 @@ var (
 		{Name: "created_at", Type: field.TypeTime},
 		{Name: "project_id", Type: field.TypeString},
 		{Name: "uri", Type: field.TypeString, Unique: true},
+		{Name: "canonical_uri", Type: field.TypeString, Unique: true, Nullable: true},
 		{Name: "name", Type: field.TypeString},
 		{Name: "scopes", Type: field.TypeJSON},
 		{Name: "created_by", Type: field.TypeString, Nullable: true},

@@ -4,6 +4,9 @@
 package resource
 
 import (
+	"context"
+	"log/slog"
+
 	"go.uber.org/fx"
 
 	"github.com/authcore/authcore/platform/guard"
@@ -17,5 +20,9 @@ var Module = fx.Module("resource",
 		newService,
 		fx.Annotate(func(s *Service) *Service { return s }, fx.As(new(resource.Registry))),
 	),
+	// Before the listener serves: lookups compare canonical forms only.
+	fx.Invoke(func(lc fx.Lifecycle, s *Service, log *slog.Logger) {
+		lc.Append(fx.Hook{OnStart: func(ctx context.Context) error { return s.Backfill(ctx, log) }})
+	}),
 	httpserver.AsModuleRoutes("resource", func(s *Service, g *guard.Guard) []httpserver.Route { return (&handler{svc: s, guard: g}).routes() }),
 )
