@@ -15,10 +15,26 @@ CREATE UNIQUE INDEX `resources_uri_key` ON `resources` (`uri`);
 CREATE UNIQUE INDEX `resources_canonical_uri_key` ON `resources` (`canonical_uri`);
 -- create index "resource_project_id_id" to table: "resources"
 CREATE INDEX `resource_project_id_id` ON `resources` (`project_id`, `id`);
+-- create "invitations" table
+CREATE TABLE `invitations` (`id` text NOT NULL, `created_at` datetime NOT NULL, `project_id` text NOT NULL, `email` text NOT NULL, `role` text NOT NULL, `digest` blob NOT NULL, `created_by` text NOT NULL, `expires_at` datetime NOT NULL, `accepted_at` datetime NULL, `accepted_by` text NULL, `revoked_at` datetime NULL, PRIMARY KEY (`id`));
+-- create index "invitations_digest_key" to table: "invitations"
+CREATE UNIQUE INDEX `invitations_digest_key` ON `invitations` (`digest`);
+-- create index "invitation_project_id_email" to table: "invitations"
+CREATE INDEX `invitation_project_id_email` ON `invitations` (`project_id`, `email`);
+-- create index "invitation_email_created_at" to table: "invitations"
+CREATE INDEX `invitation_email_created_at` ON `invitations` (`email`, `created_at`);
 -- enable back the enforcement of foreign-keys constraints
 PRAGMA foreign_keys = on;
 
 -- +goose Down
+-- reverse: create index "invitation_email_created_at" to table: "invitations"
+DROP INDEX `invitation_email_created_at`;
+-- reverse: create index "invitation_project_id_email" to table: "invitations"
+DROP INDEX `invitation_project_id_email`;
+-- reverse: create index "invitations_digest_key" to table: "invitations"
+DROP INDEX `invitations_digest_key`;
+-- reverse: create "invitations" table
+DROP TABLE `invitations`;
 -- reverse: create index "resource_project_id_id" to table: "resources"
 DROP INDEX `resource_project_id_id`;
 -- reverse: create index "resources_canonical_uri_key" to table: "resources"
