@@ -54,11 +54,11 @@ type App struct {
 	// MetricsBase is the metrics listener's http://HOST:PORT when the test gave it one
 	// (AUTHCORE_METRICS_ADDR); "" when /metrics is on Base, as tests have it by default.
 	MetricsBase string
-	Logs   *LogBuffer
-	Clock  *clock.Fake
-	DB     *database.DB
-	Ent    *ent.Client
-	HTTP   *http.Client
+	Logs        *LogBuffer
+	Clock       *clock.Fake
+	DB          *database.DB
+	Ent         *ent.Client
+	HTTP        *http.Client
 	// Check, when set, judges every exchange Do makes (the whole-app harness validates it
 	// against the OpenAPI document).
 	Check func(t testing.TB, req *http.Request, res *Response)
