@@ -214,7 +214,7 @@ func (h *handler) invite(c *fiber.Ctx) error {
 	case st != jsonbody.OK:
 		f.Fail("email", "required string")
 	default:
-		addr, ok := normalizeInvitee(s)
+		addr, ok := identity.NormalizeEmail(s)
 		if !ok {
 			f.Fail("email", "not a valid email address")
 		}

@@ -7,7 +7,6 @@ import (
 	"errors"
 	htmltemplate "html/template"
 	"log/slog"
-	"net/mail"
 	"net/url"
 	"strings"
 	texttemplate "text/template"
@@ -38,7 +37,6 @@ const (
 	invitationTTL      = 7 * 24 * time.Hour
 	maxPending         = 100 // live invitations per project
 	invitationsPerHour = 3   // mails to one address, from any project
-	maxEmail           = 254
 
 	actionInvite       = "project.invitation_create"
 	actionRevokeInvite = "project.invitation_revoke"
@@ -98,20 +96,6 @@ func invitationView(i *ent.Invitation) Invitation {
 type Accepted struct {
 	Project Project `json:"project"`
 	Member  Member  `json:"member"`
-}
-
-// normalizeInvitee checks an address as sign-up does (net/mail, a bare address) and
-// lower-cases it.
-func normalizeInvitee(s string) (string, bool) {
-	s = strings.TrimSpace(s)
-	if s == "" || len(s) > maxEmail {
-		return "", false
-	}
-	a, err := mail.ParseAddress(s)
-	if err != nil || a.Address != s || a.Name != "" {
-		return "", false
-	}
-	return strings.ToLower(s), true
 }
 
 // live narrows to invitations neither accepted, revoked nor expired.
