@@ -258,18 +258,19 @@ func audience(t *testing.T, jwt string) string {
 	return many[0]
 }
 
-// Resources registered before canonical forms were kept get theirs at start, oldest
-// first; of two equivalent spellings held by two projects, the older keeps the URI and the
-// newer is found by no lookup (and the log says so).
+// Resources registered before canonical forms were kept get theirs when a server starts,
+// oldest first; of two equivalent spellings held by two projects, the older keeps the URI
+// and the newer is found by no lookup (and the log says so).
 func TestBackfillGivesTheURIToTheOlderResource(t *testing.T) {
 	apptest.ForEachStore(t, func(t *testing.T, st apptest.Store) {
-		var svc *resource.Service
-		a := apptest.Start(t, st, apptest.WithFx(fx.Populate(&svc)))
+		dbURL := st.URL(t)
+		a := apptest.StartURL(t, st.Name, dbURL)
 		ctx := context.Background()
 		owner, other := a.SignUp(t), a.SignUp(t)
 		mine, theirs := a.CreateProject(t, owner), a.CreateProject(t, other)
 		older := "https://legacy.example.com/" + strings.ToLower(mine) + "/mcp"
 		now := a.Clock.Now()
+		// Rows as an older release wrote them: no canonical form.
 		for _, r := range []struct{ id, project, uri string }{
 			{"res_00000000000000000000000001", mine, older},
 			{"res_00000000000000000000000002", theirs, older + "/"},
@@ -278,18 +279,18 @@ func TestBackfillGivesTheURIToTheOlderResource(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if err := svc.Backfill(ctx, a.Logs2()); err != nil {
-			t.Fatal(err)
-		}
+		// The next server to start (an upgrade) fills them in.
+		var svc *resource.Service
+		b := apptest.StartURL(t, st.Name, dbURL, apptest.WithFx(fx.Populate(&svc)))
 		got, ok, err := svc.Lookup(ctx, older)
 		if err != nil || !ok || got.ProjectID != mine || got.URI != older {
 			t.Fatalf("lookup after backfill: %+v %v %v", got, ok, err)
 		}
-		if n, _ := a.Ent.Resource.Query().Where(entresource.CanonicalURIIsNil()).Count(ctx); n != 1 {
+		if n, _ := b.Ent.Resource.Query().Where(entresource.CanonicalURIIsNil()).Count(ctx); n != 1 {
 			t.Fatalf("%d resources without a canonical form, want the newer one only", n)
 		}
-		if !strings.Contains(a.Logs.String(), "equivalent to an older one") {
-			t.Fatalf("the log does not name the clash:\n%s", a.Logs)
+		if !strings.Contains(b.Logs.String(), "equivalent to an older one") {
+			t.Fatalf("the log does not name the clash:\n%s", b.Logs)
 		}
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"strings"
+	"sync/atomic"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -43,6 +44,9 @@ type Service struct {
 	// cache maps a canonical URI to its resource; a URI nobody registered is cached as
 	// the zero Resource, so unknown audiences cost no store query either.
 	cache *bearer.Cache[string, resource.Resource]
+	// backfilled is set once a Backfill pass found nothing left to fill: until then a
+	// lookup also finds a row written before canonical forms were kept by its URI.
+	backfilled atomic.Bool
 }
 
 func newService(c *ent.Client, clk clock.Clock, rec *audit.Recorder, bus invalidation.Bus) *Service {
@@ -192,6 +196,9 @@ func canonicalOf(r *ent.Resource) string {
 func (s *Service) Lookup(ctx context.Context, canonical string) (resource.Resource, bool, error) {
 	r, err := s.cache.Load(ctx, canonical, func(ctx context.Context) (resource.Resource, error) {
 		e, err := s.ent.Resource.Query().Where(entresource.CanonicalURI(canonical)).Only(ctx)
+		if ent.IsNotFound(err) && !s.backfilled.Load() {
+			e, err = s.ent.Resource.Query().Where(entresource.CanonicalURIIsNil(), entresource.URI(canonical)).Only(ctx)
+		}
 		if ent.IsNotFound(err) {
 			return resource.Resource{}, nil
 		}
@@ -205,8 +212,12 @@ func (s *Service) Lookup(ctx context.Context, canonical string) (resource.Resour
 
 // Backfill gives resources registered before canonical forms were kept (SPEC §9b) theirs,
 // oldest first. A resource equivalent to an older one of another project keeps none: it
-// is found by no lookup, since one URI is one project's, and the log names both.
+// is found by no lookup, since one URI is one project's, and the log names both. Once a
+// pass completes, later ones do nothing.
 func (s *Service) Backfill(ctx context.Context, log *slog.Logger) error {
+	if s.backfilled.Load() {
+		return nil
+	}
 	rows, err := s.ent.Resource.Query().Where(entresource.CanonicalURIIsNil()).Order(entresource.ByID()).All(ctx)
 	if err != nil {
 		return err
@@ -217,7 +228,13 @@ func (s *Service) Backfill(ctx context.Context, log *slog.Logger) error {
 			log.WarnContext(ctx, "a registered resource URI is no longer valid; it is found by no lookup", "resourceId", r.ID, "uri", r.URI)
 			continue
 		}
-		err = s.ent.Resource.Update().Where(entresource.ID(r.ID), entresource.CanonicalURIIsNil()).SetCanonicalURI(c).Exec(ctx)
+		err = database.WithTx(ctx, s.ent, func(tx *ent.Tx) error {
+			if err := tx.Resource.Update().Where(entresource.ID(r.ID), entresource.CanonicalURIIsNil()).SetCanonicalURI(c).Exec(ctx); err != nil {
+				return err
+			}
+			// Found by its canonical form from now on: lookups cached before ask again.
+			return s.bus.Publish(ctx, tx, topic, c)
+		})
 		if ent.IsConstraintError(err) {
 			holder, _ := s.ent.Resource.Query().Where(entresource.CanonicalURI(c)).Only(ctx)
 			if holder != nil {
@@ -230,5 +247,6 @@ func (s *Service) Backfill(ctx context.Context, log *slog.Logger) error {
 			return err
 		}
 	}
+	s.backfilled.Store(true)
 	return nil
 }
