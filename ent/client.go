@@ -20,6 +20,7 @@ import (
 	"github.com/authcore/authcore/ent/badge"
 	"github.com/authcore/authcore/ent/event"
 	"github.com/authcore/authcore/ent/grantrefreshtoken"
+	"github.com/authcore/authcore/ent/invitation"
 	"github.com/authcore/authcore/ent/membership"
 	"github.com/authcore/authcore/ent/mfachallenge"
 	"github.com/authcore/authcore/ent/mfafactor"
@@ -63,6 +64,8 @@ type Client struct {
 	Event *EventClient
 	// GrantRefreshToken is the client for interacting with the GrantRefreshToken builders.
 	GrantRefreshToken *GrantRefreshTokenClient
+	// Invitation is the client for interacting with the Invitation builders.
+	Invitation *InvitationClient
 	// MFAChallenge is the client for interacting with the MFAChallenge builders.
 	MFAChallenge *MFAChallengeClient
 	// MFAFactor is the client for interacting with the MFAFactor builders.
@@ -124,6 +127,7 @@ func (c *Client) init() {
 	c.Badge = NewBadgeClient(c.config)
 	c.Event = NewEventClient(c.config)
 	c.GrantRefreshToken = NewGrantRefreshTokenClient(c.config)
+	c.Invitation = NewInvitationClient(c.config)
 	c.MFAChallenge = NewMFAChallengeClient(c.config)
 	c.MFAFactor = NewMFAFactorClient(c.config)
 	c.MFARecoveryCode = NewMFARecoveryCodeClient(c.config)
@@ -244,6 +248,7 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		Badge:              NewBadgeClient(cfg),
 		Event:              NewEventClient(cfg),
 		GrantRefreshToken:  NewGrantRefreshTokenClient(cfg),
+		Invitation:         NewInvitationClient(cfg),
 		MFAChallenge:       NewMFAChallengeClient(cfg),
 		MFAFactor:          NewMFAFactorClient(cfg),
 		MFARecoveryCode:    NewMFARecoveryCodeClient(cfg),
@@ -291,6 +296,7 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		Badge:              NewBadgeClient(cfg),
 		Event:              NewEventClient(cfg),
 		GrantRefreshToken:  NewGrantRefreshTokenClient(cfg),
+		Invitation:         NewInvitationClient(cfg),
 		MFAChallenge:       NewMFAChallengeClient(cfg),
 		MFAFactor:          NewMFAFactorClient(cfg),
 		MFARecoveryCode:    NewMFARecoveryCodeClient(cfg),
@@ -343,7 +349,7 @@ func (c *Client) Close() error {
 func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
 		c.AgentToken, c.AuditEvent, c.AuthClient, c.Badge, c.Event, c.GrantRefreshToken,
-		c.MFAChallenge, c.MFAFactor, c.MFARecoveryCode, c.Membership,
+		c.Invitation, c.MFAChallenge, c.MFAFactor, c.MFARecoveryCode, c.Membership,
 		c.OAuthAuthorization, c.OAuthClient, c.OAuthCode, c.OAuthGrant, c.Project,
 		c.RefreshToken, c.Resource, c.RevokedAccessToken, c.S3Credential, c.Session,
 		c.SignInBudget, c.SigningKey, c.UsageCount, c.UsedAssertion, c.User,
@@ -358,7 +364,7 @@ func (c *Client) Use(hooks ...Hook) {
 func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
 		c.AgentToken, c.AuditEvent, c.AuthClient, c.Badge, c.Event, c.GrantRefreshToken,
-		c.MFAChallenge, c.MFAFactor, c.MFARecoveryCode, c.Membership,
+		c.Invitation, c.MFAChallenge, c.MFAFactor, c.MFARecoveryCode, c.Membership,
 		c.OAuthAuthorization, c.OAuthClient, c.OAuthCode, c.OAuthGrant, c.Project,
 		c.RefreshToken, c.Resource, c.RevokedAccessToken, c.S3Credential, c.Session,
 		c.SignInBudget, c.SigningKey, c.UsageCount, c.UsedAssertion, c.User,
@@ -383,6 +389,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.Event.mutate(ctx, m)
 	case *GrantRefreshTokenMutation:
 		return c.GrantRefreshToken.mutate(ctx, m)
+	case *InvitationMutation:
+		return c.Invitation.mutate(ctx, m)
 	case *MFAChallengeMutation:
 		return c.MFAChallenge.mutate(ctx, m)
 	case *MFAFactorMutation:
@@ -1227,6 +1235,139 @@ func (c *GrantRefreshTokenClient) mutate(ctx context.Context, m *GrantRefreshTok
 		return (&GrantRefreshTokenDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
 	default:
 		return nil, fmt.Errorf("ent: unknown GrantRefreshToken mutation op: %q", m.Op())
+	}
+}
+
+// InvitationClient is a client for the Invitation schema.
+type InvitationClient struct {
+	config
+}
+
+// NewInvitationClient returns a client for the Invitation from the given config.
+func NewInvitationClient(c config) *InvitationClient {
+	return &InvitationClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `invitation.Hooks(f(g(h())))`.
+func (c *InvitationClient) Use(hooks ...Hook) {
+	c.hooks.Invitation = append(c.hooks.Invitation, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `invitation.Intercept(f(g(h())))`.
+func (c *InvitationClient) Intercept(interceptors ...Interceptor) {
+	c.inters.Invitation = append(c.inters.Invitation, interceptors...)
+}
+
+// Create returns a builder for creating a Invitation entity.
+func (c *InvitationClient) Create() *InvitationCreate {
+	mutation := newInvitationMutation(c.config, OpCreate)
+	return &InvitationCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of Invitation entities.
+func (c *InvitationClient) CreateBulk(builders ...*InvitationCreate) *InvitationCreateBulk {
+	return &InvitationCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *InvitationClient) MapCreateBulk(slice any, setFunc func(*InvitationCreate, int)) *InvitationCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &InvitationCreateBulk{err: fmt.Errorf("calling to InvitationClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*InvitationCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &InvitationCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for Invitation.
+func (c *InvitationClient) Update() *InvitationUpdate {
+	mutation := newInvitationMutation(c.config, OpUpdate)
+	return &InvitationUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *InvitationClient) UpdateOne(_m *Invitation) *InvitationUpdateOne {
+	mutation := newInvitationMutation(c.config, OpUpdateOne, withInvitation(_m))
+	return &InvitationUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *InvitationClient) UpdateOneID(id string) *InvitationUpdateOne {
+	mutation := newInvitationMutation(c.config, OpUpdateOne, withInvitationID(id))
+	return &InvitationUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for Invitation.
+func (c *InvitationClient) Delete() *InvitationDelete {
+	mutation := newInvitationMutation(c.config, OpDelete)
+	return &InvitationDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *InvitationClient) DeleteOne(_m *Invitation) *InvitationDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *InvitationClient) DeleteOneID(id string) *InvitationDeleteOne {
+	builder := c.Delete().Where(invitation.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &InvitationDeleteOne{builder}
+}
+
+// Query returns a query builder for Invitation.
+func (c *InvitationClient) Query() *InvitationQuery {
+	return &InvitationQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeInvitation},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a Invitation entity by its id.
+func (c *InvitationClient) Get(ctx context.Context, id string) (*Invitation, error) {
+	return c.Query().Where(invitation.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *InvitationClient) GetX(ctx context.Context, id string) *Invitation {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *InvitationClient) Hooks() []Hook {
+	return c.hooks.Invitation
+}
+
+// Interceptors returns the client interceptors.
+func (c *InvitationClient) Interceptors() []Interceptor {
+	return c.inters.Invitation
+}
+
+func (c *InvitationClient) mutate(ctx context.Context, m *InvitationMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&InvitationCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&InvitationUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&InvitationUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&InvitationDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown Invitation mutation op: %q", m.Op())
 	}
 }
 
@@ -4159,14 +4300,14 @@ func (c *WebhookDeliveryClient) mutate(ctx context.Context, m *WebhookDeliveryMu
 // hooks and interceptors per client, for fast access.
 type (
 	hooks struct {
-		AgentToken, AuditEvent, AuthClient, Badge, Event, GrantRefreshToken,
+		AgentToken, AuditEvent, AuthClient, Badge, Event, GrantRefreshToken, Invitation,
 		MFAChallenge, MFAFactor, MFARecoveryCode, Membership, OAuthAuthorization,
 		OAuthClient, OAuthCode, OAuthGrant, Project, RefreshToken, Resource,
 		RevokedAccessToken, S3Credential, Session, SignInBudget, SigningKey,
 		UsageCount, UsedAssertion, User, UserToken, Webhook, WebhookDelivery []ent.Hook
 	}
 	inters struct {
-		AgentToken, AuditEvent, AuthClient, Badge, Event, GrantRefreshToken,
+		AgentToken, AuditEvent, AuthClient, Badge, Event, GrantRefreshToken, Invitation,
 		MFAChallenge, MFAFactor, MFARecoveryCode, Membership, OAuthAuthorization,
 		OAuthClient, OAuthCode, OAuthGrant, Project, RefreshToken, Resource,
 		RevokedAccessToken, S3Credential, Session, SignInBudget, SigningKey,

@@ -18,6 +18,7 @@ import (
 	"github.com/authcore/authcore/ent/badge"
 	"github.com/authcore/authcore/ent/event"
 	"github.com/authcore/authcore/ent/grantrefreshtoken"
+	"github.com/authcore/authcore/ent/invitation"
 	"github.com/authcore/authcore/ent/membership"
 	"github.com/authcore/authcore/ent/mfachallenge"
 	"github.com/authcore/authcore/ent/mfafactor"
@@ -106,6 +107,7 @@ func checkColumn(t, c string) error {
 			badge.Table:              badge.ValidColumn,
 			event.Table:              event.ValidColumn,
 			grantrefreshtoken.Table:  grantrefreshtoken.ValidColumn,
+			invitation.Table:         invitation.ValidColumn,
 			mfachallenge.Table:       mfachallenge.ValidColumn,
 			mfafactor.Table:          mfafactor.ValidColumn,
 			mfarecoverycode.Table:    mfarecoverycode.ValidColumn,

@@ -24,6 +24,8 @@ type Resource struct {
 	ProjectID string `json:"project_id,omitempty"`
 	// URI holds the value of the "uri" field.
 	URI string `json:"uri,omitempty"`
+	// CanonicalURI holds the value of the "canonical_uri" field.
+	CanonicalURI *string `json:"canonical_uri,omitempty"`
 	// Name holds the value of the "name" field.
 	Name string `json:"name,omitempty"`
 	// Scopes holds the value of the "scopes" field.
@@ -40,7 +42,7 @@ func (*Resource) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case resource.FieldScopes:
 			values[i] = new([]byte)
-		case resource.FieldID, resource.FieldProjectID, resource.FieldURI, resource.FieldName, resource.FieldCreatedBy:
+		case resource.FieldID, resource.FieldProjectID, resource.FieldURI, resource.FieldCanonicalURI, resource.FieldName, resource.FieldCreatedBy:
 			values[i] = new(sql.NullString)
 		case resource.FieldCreatedAt:
 			values[i] = new(sql.NullTime)
@@ -82,6 +84,13 @@ func (_m *Resource) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field uri", values[i])
 			} else if value.Valid {
 				_m.URI = value.String
+			}
+		case resource.FieldCanonicalURI:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field canonical_uri", values[i])
+			} else if value.Valid {
+				_m.CanonicalURI = new(string)
+				*_m.CanonicalURI = value.String
 			}
 		case resource.FieldName:
 			if value, ok := values[i].(*sql.NullString); !ok {
@@ -148,6 +157,11 @@ func (_m *Resource) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("uri=")
 	builder.WriteString(_m.URI)
+	builder.WriteString(", ")
+	if v := _m.CanonicalURI; v != nil {
+		builder.WriteString("canonical_uri=")
+		builder.WriteString(*v)
+	}
 	builder.WriteString(", ")
 	builder.WriteString("name=")
 	builder.WriteString(_m.Name)

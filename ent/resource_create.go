@@ -49,6 +49,20 @@ func (_c *ResourceCreate) SetURI(v string) *ResourceCreate {
 	return _c
 }
 
+// SetCanonicalURI sets the "canonical_uri" field.
+func (_c *ResourceCreate) SetCanonicalURI(v string) *ResourceCreate {
+	_c.mutation.SetCanonicalURI(v)
+	return _c
+}
+
+// SetNillableCanonicalURI sets the "canonical_uri" field if the given value is not nil.
+func (_c *ResourceCreate) SetNillableCanonicalURI(v *string) *ResourceCreate {
+	if v != nil {
+		_c.SetCanonicalURI(*v)
+	}
+	return _c
+}
+
 // SetName sets the "name" field.
 func (_c *ResourceCreate) SetName(v string) *ResourceCreate {
 	_c.mutation.SetName(v)
@@ -219,6 +233,10 @@ func (_c *ResourceCreate) createSpec() (*Resource, *sqlgraph.CreateSpec) {
 		_spec.SetField(resource.FieldURI, field.TypeString, value)
 		_node.URI = value
 	}
+	if value, ok := _c.mutation.CanonicalURI(); ok {
+		_spec.SetField(resource.FieldCanonicalURI, field.TypeString, value)
+		_node.CanonicalURI = &value
+	}
 	if value, ok := _c.mutation.Name(); ok {
 		_spec.SetField(resource.FieldName, field.TypeString, value)
 		_node.Name = value
@@ -282,6 +300,24 @@ type (
 		*sql.UpdateSet
 	}
 )
+
+// SetCanonicalURI sets the "canonical_uri" field.
+func (u *ResourceUpsert) SetCanonicalURI(v string) *ResourceUpsert {
+	u.Set(resource.FieldCanonicalURI, v)
+	return u
+}
+
+// UpdateCanonicalURI sets the "canonical_uri" field to the value that was provided on create.
+func (u *ResourceUpsert) UpdateCanonicalURI() *ResourceUpsert {
+	u.SetExcluded(resource.FieldCanonicalURI)
+	return u
+}
+
+// ClearCanonicalURI clears the value of the "canonical_uri" field.
+func (u *ResourceUpsert) ClearCanonicalURI() *ResourceUpsert {
+	u.SetNull(resource.FieldCanonicalURI)
+	return u
+}
 
 // SetName sets the "name" field.
 func (u *ResourceUpsert) SetName(v string) *ResourceUpsert {
@@ -365,6 +401,27 @@ func (u *ResourceUpsertOne) Update(set func(*ResourceUpsert)) *ResourceUpsertOne
 		set(&ResourceUpsert{UpdateSet: update})
 	}))
 	return u
+}
+
+// SetCanonicalURI sets the "canonical_uri" field.
+func (u *ResourceUpsertOne) SetCanonicalURI(v string) *ResourceUpsertOne {
+	return u.Update(func(s *ResourceUpsert) {
+		s.SetCanonicalURI(v)
+	})
+}
+
+// UpdateCanonicalURI sets the "canonical_uri" field to the value that was provided on create.
+func (u *ResourceUpsertOne) UpdateCanonicalURI() *ResourceUpsertOne {
+	return u.Update(func(s *ResourceUpsert) {
+		s.UpdateCanonicalURI()
+	})
+}
+
+// ClearCanonicalURI clears the value of the "canonical_uri" field.
+func (u *ResourceUpsertOne) ClearCanonicalURI() *ResourceUpsertOne {
+	return u.Update(func(s *ResourceUpsert) {
+		s.ClearCanonicalURI()
+	})
 }
 
 // SetName sets the "name" field.
@@ -620,6 +677,27 @@ func (u *ResourceUpsertBulk) Update(set func(*ResourceUpsert)) *ResourceUpsertBu
 		set(&ResourceUpsert{UpdateSet: update})
 	}))
 	return u
+}
+
+// SetCanonicalURI sets the "canonical_uri" field.
+func (u *ResourceUpsertBulk) SetCanonicalURI(v string) *ResourceUpsertBulk {
+	return u.Update(func(s *ResourceUpsert) {
+		s.SetCanonicalURI(v)
+	})
+}
+
+// UpdateCanonicalURI sets the "canonical_uri" field to the value that was provided on create.
+func (u *ResourceUpsertBulk) UpdateCanonicalURI() *ResourceUpsertBulk {
+	return u.Update(func(s *ResourceUpsert) {
+		s.UpdateCanonicalURI()
+	})
+}
+
+// ClearCanonicalURI clears the value of the "canonical_uri" field.
+func (u *ResourceUpsertBulk) ClearCanonicalURI() *ResourceUpsertBulk {
+	return u.Update(func(s *ResourceUpsert) {
+		s.ClearCanonicalURI()
+	})
 }
 
 // SetName sets the "name" field.

@@ -28,6 +28,26 @@ func (_u *ResourceUpdate) Where(ps ...predicate.Resource) *ResourceUpdate {
 	return _u
 }
 
+// SetCanonicalURI sets the "canonical_uri" field.
+func (_u *ResourceUpdate) SetCanonicalURI(v string) *ResourceUpdate {
+	_u.mutation.SetCanonicalURI(v)
+	return _u
+}
+
+// SetNillableCanonicalURI sets the "canonical_uri" field if the given value is not nil.
+func (_u *ResourceUpdate) SetNillableCanonicalURI(v *string) *ResourceUpdate {
+	if v != nil {
+		_u.SetCanonicalURI(*v)
+	}
+	return _u
+}
+
+// ClearCanonicalURI clears the value of the "canonical_uri" field.
+func (_u *ResourceUpdate) ClearCanonicalURI() *ResourceUpdate {
+	_u.mutation.ClearCanonicalURI()
+	return _u
+}
+
 // SetName sets the "name" field.
 func (_u *ResourceUpdate) SetName(v string) *ResourceUpdate {
 	_u.mutation.SetName(v)
@@ -108,6 +128,12 @@ func (_u *ResourceUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 			}
 		}
 	}
+	if value, ok := _u.mutation.CanonicalURI(); ok {
+		_spec.SetField(resource.FieldCanonicalURI, field.TypeString, value)
+	}
+	if _u.mutation.CanonicalURICleared() {
+		_spec.ClearField(resource.FieldCanonicalURI, field.TypeString)
+	}
 	if value, ok := _u.mutation.Name(); ok {
 		_spec.SetField(resource.FieldName, field.TypeString, value)
 	}
@@ -140,6 +166,26 @@ type ResourceUpdateOne struct {
 	fields   []string
 	hooks    []Hook
 	mutation *ResourceMutation
+}
+
+// SetCanonicalURI sets the "canonical_uri" field.
+func (_u *ResourceUpdateOne) SetCanonicalURI(v string) *ResourceUpdateOne {
+	_u.mutation.SetCanonicalURI(v)
+	return _u
+}
+
+// SetNillableCanonicalURI sets the "canonical_uri" field if the given value is not nil.
+func (_u *ResourceUpdateOne) SetNillableCanonicalURI(v *string) *ResourceUpdateOne {
+	if v != nil {
+		_u.SetCanonicalURI(*v)
+	}
+	return _u
+}
+
+// ClearCanonicalURI clears the value of the "canonical_uri" field.
+func (_u *ResourceUpdateOne) ClearCanonicalURI() *ResourceUpdateOne {
+	_u.mutation.ClearCanonicalURI()
+	return _u
 }
 
 // SetName sets the "name" field.
@@ -251,6 +297,12 @@ func (_u *ResourceUpdateOne) sqlSave(ctx context.Context) (_node *Resource, err 
 				ps[i](selector)
 			}
 		}
+	}
+	if value, ok := _u.mutation.CanonicalURI(); ok {
+		_spec.SetField(resource.FieldCanonicalURI, field.TypeString, value)
+	}
+	if _u.mutation.CanonicalURICleared() {
+		_spec.ClearField(resource.FieldCanonicalURI, field.TypeString)
 	}
 	if value, ok := _u.mutation.Name(); ok {
 		_spec.SetField(resource.FieldName, field.TypeString, value)

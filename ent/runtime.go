@@ -11,6 +11,7 @@ import (
 	"github.com/authcore/authcore/ent/badge"
 	"github.com/authcore/authcore/ent/event"
 	"github.com/authcore/authcore/ent/grantrefreshtoken"
+	"github.com/authcore/authcore/ent/invitation"
 	"github.com/authcore/authcore/ent/membership"
 	"github.com/authcore/authcore/ent/mfachallenge"
 	"github.com/authcore/authcore/ent/mfafactor"
@@ -286,6 +287,49 @@ func init() {
 	// grantrefreshtoken.IDValidator is a validator for the "id" field. It is called by the builders before save.
 	grantrefreshtoken.IDValidator = func() func(string) error {
 		validators := grantrefreshtokenDescID.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(id string) error {
+			for _, fn := range fns {
+				if err := fn(id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	invitationMixin := schema.Invitation{}.Mixin()
+	invitationMixinFields0 := invitationMixin[0].Fields()
+	_ = invitationMixinFields0
+	invitationMixinFields1 := invitationMixin[1].Fields()
+	_ = invitationMixinFields1
+	invitationFields := schema.Invitation{}.Fields()
+	_ = invitationFields
+	// invitationDescCreatedAt is the schema descriptor for created_at field.
+	invitationDescCreatedAt := invitationMixinFields1[0].Descriptor()
+	// invitation.DefaultCreatedAt holds the default value on creation for the created_at field.
+	invitation.DefaultCreatedAt = invitationDescCreatedAt.Default.(func() time.Time)
+	// invitationDescProjectID is the schema descriptor for project_id field.
+	invitationDescProjectID := invitationFields[0].Descriptor()
+	// invitation.ProjectIDValidator is a validator for the "project_id" field. It is called by the builders before save.
+	invitation.ProjectIDValidator = invitationDescProjectID.Validators[0].(func(string) error)
+	// invitationDescEmail is the schema descriptor for email field.
+	invitationDescEmail := invitationFields[1].Descriptor()
+	// invitation.EmailValidator is a validator for the "email" field. It is called by the builders before save.
+	invitation.EmailValidator = invitationDescEmail.Validators[0].(func(string) error)
+	// invitationDescCreatedBy is the schema descriptor for created_by field.
+	invitationDescCreatedBy := invitationFields[4].Descriptor()
+	// invitation.CreatedByValidator is a validator for the "created_by" field. It is called by the builders before save.
+	invitation.CreatedByValidator = invitationDescCreatedBy.Validators[0].(func(string) error)
+	// invitationDescID is the schema descriptor for id field.
+	invitationDescID := invitationMixinFields0[0].Descriptor()
+	// invitation.DefaultID holds the default value on creation for the id field.
+	invitation.DefaultID = invitationDescID.Default.(func() string)
+	// invitation.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	invitation.IDValidator = func() func(string) error {
+		validators := invitationDescID.Validators
 		fns := [...]func(string) error{
 			validators[0].(func(string) error),
 			validators[1].(func(string) error),
@@ -729,7 +773,7 @@ func init() {
 	// resource.URIValidator is a validator for the "uri" field. It is called by the builders before save.
 	resource.URIValidator = resourceDescURI.Validators[0].(func(string) error)
 	// resourceDescName is the schema descriptor for name field.
-	resourceDescName := resourceFields[2].Descriptor()
+	resourceDescName := resourceFields[3].Descriptor()
 	// resource.NameValidator is a validator for the "name" field. It is called by the builders before save.
 	resource.NameValidator = resourceDescName.Validators[0].(func(string) error)
 	// resourceDescID is the schema descriptor for id field.

@@ -26,6 +26,8 @@ type Tx struct {
 	Event *EventClient
 	// GrantRefreshToken is the client for interacting with the GrantRefreshToken builders.
 	GrantRefreshToken *GrantRefreshTokenClient
+	// Invitation is the client for interacting with the Invitation builders.
+	Invitation *InvitationClient
 	// MFAChallenge is the client for interacting with the MFAChallenge builders.
 	MFAChallenge *MFAChallengeClient
 	// MFAFactor is the client for interacting with the MFAFactor builders.
@@ -207,6 +209,7 @@ func (tx *Tx) init() {
 	tx.Badge = NewBadgeClient(tx.config)
 	tx.Event = NewEventClient(tx.config)
 	tx.GrantRefreshToken = NewGrantRefreshTokenClient(tx.config)
+	tx.Invitation = NewInvitationClient(tx.config)
 	tx.MFAChallenge = NewMFAChallengeClient(tx.config)
 	tx.MFAFactor = NewMFAFactorClient(tx.config)
 	tx.MFARecoveryCode = NewMFARecoveryCodeClient(tx.config)

@@ -92,6 +92,9 @@ func (b benchCmd) Run(cfg *config.Config, stdout io.Writer) error {
 		c.DatabaseURL = b.Store
 	}
 	c.RateLimit = 0 // the generator is one client IP sending thousands of requests a second
+	// Two or three servers run in this process beside whatever serves on this machine: no
+	// metrics listener of their own, which would all want 127.0.0.1:9090.
+	c.MetricsAddr = config.MetricsPublic
 	c.LogLevel = "info"
 	key, err := secret.NewMasterKey()
 	if err != nil {

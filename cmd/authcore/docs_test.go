@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/authcore/authcore/internal/apptest"
+	"github.com/authcore/authcore/platform/config"
 )
 
 // walkthrough is the shell of a document's ```sh blocks, in order, leaving out those
@@ -76,9 +77,12 @@ func TestDocsWalkthroughsRun(t *testing.T) {
 		}
 		ran++
 		t.Run(filepath.Base(doc), func(t *testing.T) {
-			a := apptest.Start(t, apptest.Stores(t)[0])
-			host := strings.TrimPrefix(a.Base, "http://")
-			cmd := exec.Command("bash", "-c", prelude+strings.ReplaceAll(script, "localhost:8080", host))
+			// The metrics listener as serve has it by default, on a port of its own (0 here:
+			// other tests' servers run beside this one).
+			a := apptest.Start(t, apptest.Stores(t)[0], apptest.WithConfig(func(c *config.Config) { c.MetricsAddr = "127.0.0.1:0" }))
+			host, metricsHost := strings.TrimPrefix(a.Base, "http://"), strings.TrimPrefix(a.MetricsBase, "http://")
+			script := strings.NewReplacer("localhost:8080", host, "localhost:9090", metricsHost).Replace(script)
+			cmd := exec.Command("bash", "-c", prelude+script)
 			cmd.Dir = t.TempDir()
 			out, err := cmd.CombinedOutput()
 			if err != nil {

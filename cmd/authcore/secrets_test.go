@@ -4,17 +4,21 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/authcore/authcore/internal/apptest"
+	"github.com/authcore/authcore/internal/testkit"
+	"github.com/authcore/authcore/platform/config"
 )
 
 // Mint every kind of secret the service hands out, use each once, then scan a dump of
 // every table and every log line: no plaintext secret may appear (SPEC §9).
 func TestNoSecretInStoreOrLogs(t *testing.T) {
 	apptest.ForEachStore(t, func(t *testing.T, st apptest.Store) {
-		a := apptest.Start(t, st)
+		in := testkit.StartInbox(t)
+		a := apptest.Start(t, st, apptest.WithConfig(func(c *config.Config) { c.SMTPURL = in.URL }))
 		admin := a.SignUp(t)
 		prj := a.CreateProject(t, admin)
 		secrets := map[string]string{"password": admin.Password, "session access token": admin.AccessToken, "refresh token": admin.RefreshToken}
@@ -48,6 +52,11 @@ func TestNoSecretInStoreOrLogs(t *testing.T) {
 		tok := a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/oauth/token", Body: form.Encode(),
 			Header: map[string]string{"Content-Type": "application/x-www-form-urlencoded"}}).Expect(t, 200, nil)
 		secrets["OAuth access token"] = tok["access_token"].(string)
+
+		// A project invitation's mailed link (SPEC §9b).
+		a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/projects/" + prj + "/invitations",
+			Body: map[string]any{"email": apptest.UniqueEmail(t), "role": "viewer"}, Header: bearer}).Expect(t, 201, nil)
+		secrets["invitation link"] = regexp.MustCompile(`ac_inv_[0-9A-Za-z]{38}`).FindString(in.Wait(t, 1)[0].Text)
 
 		// An application connected by the authorization code flow (SPEC §16), refreshed once.
 		app := a.ConnectApp(t, admin, prj, "")

@@ -163,6 +163,38 @@ var (
 			},
 		},
 	}
+	// InvitationsColumns holds the columns for the "invitations" table.
+	InvitationsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString, Size: 40},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "project_id", Type: field.TypeString},
+		{Name: "email", Type: field.TypeString},
+		{Name: "role", Type: field.TypeEnum, Enums: []string{"viewer", "developer", "admin"}},
+		{Name: "digest", Type: field.TypeBytes, Unique: true},
+		{Name: "created_by", Type: field.TypeString},
+		{Name: "expires_at", Type: field.TypeTime},
+		{Name: "accepted_at", Type: field.TypeTime, Nullable: true},
+		{Name: "accepted_by", Type: field.TypeString, Nullable: true},
+		{Name: "revoked_at", Type: field.TypeTime, Nullable: true},
+	}
+	// InvitationsTable holds the schema information for the "invitations" table.
+	InvitationsTable = &schema.Table{
+		Name:       "invitations",
+		Columns:    InvitationsColumns,
+		PrimaryKey: []*schema.Column{InvitationsColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "invitation_project_id_email",
+				Unique:  false,
+				Columns: []*schema.Column{InvitationsColumns[2], InvitationsColumns[3]},
+			},
+			{
+				Name:    "invitation_email_created_at",
+				Unique:  false,
+				Columns: []*schema.Column{InvitationsColumns[3], InvitationsColumns[1]},
+			},
+		},
+	}
 	// MfaChallengesColumns holds the columns for the "mfa_challenges" table.
 	MfaChallengesColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeString, Size: 40},
@@ -421,6 +453,7 @@ var (
 		{Name: "created_at", Type: field.TypeTime},
 		{Name: "project_id", Type: field.TypeString},
 		{Name: "uri", Type: field.TypeString, Unique: true},
+		{Name: "canonical_uri", Type: field.TypeString, Unique: true, Nullable: true},
 		{Name: "name", Type: field.TypeString},
 		{Name: "scopes", Type: field.TypeJSON},
 		{Name: "created_by", Type: field.TypeString, Nullable: true},
@@ -717,6 +750,7 @@ var (
 		BadgesTable,
 		EventsTable,
 		GrantRefreshTokensTable,
+		InvitationsTable,
 		MfaChallengesTable,
 		MfaFactorsTable,
 		MfaRecoveryCodesTable,

@@ -24,6 +24,9 @@ type Event func(*sql.Selector)
 // GrantRefreshToken is the predicate function for grantrefreshtoken builders.
 type GrantRefreshToken func(*sql.Selector)
 
+// Invitation is the predicate function for invitation builders.
+type Invitation func(*sql.Selector)
+
 // MFAChallenge is the predicate function for mfachallenge builders.
 type MFAChallenge func(*sql.Selector)
 

@@ -19,6 +19,8 @@ const (
 	FieldProjectID = "project_id"
 	// FieldURI holds the string denoting the uri field in the database.
 	FieldURI = "uri"
+	// FieldCanonicalURI holds the string denoting the canonical_uri field in the database.
+	FieldCanonicalURI = "canonical_uri"
 	// FieldName holds the string denoting the name field in the database.
 	FieldName = "name"
 	// FieldScopes holds the string denoting the scopes field in the database.
@@ -35,6 +37,7 @@ var Columns = []string{
 	FieldCreatedAt,
 	FieldProjectID,
 	FieldURI,
+	FieldCanonicalURI,
 	FieldName,
 	FieldScopes,
 	FieldCreatedBy,
@@ -86,6 +89,11 @@ func ByProjectID(opts ...sql.OrderTermOption) OrderOption {
 // ByURI orders the results by the uri field.
 func ByURI(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldURI, opts...).ToFunc()
+}
+
+// ByCanonicalURI orders the results by the canonical_uri field.
+func ByCanonicalURI(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldCanonicalURI, opts...).ToFunc()
 }
 
 // ByName orders the results by the name field.

@@ -79,6 +79,11 @@ func URI(v string) predicate.Resource {
 	return predicate.Resource(sql.FieldEQ(FieldURI, v))
 }
 
+// CanonicalURI applies equality check predicate on the "canonical_uri" field. It's identical to CanonicalURIEQ.
+func CanonicalURI(v string) predicate.Resource {
+	return predicate.Resource(sql.FieldEQ(FieldCanonicalURI, v))
+}
+
 // Name applies equality check predicate on the "name" field. It's identical to NameEQ.
 func Name(v string) predicate.Resource {
 	return predicate.Resource(sql.FieldEQ(FieldName, v))
@@ -257,6 +262,81 @@ func URIEqualFold(v string) predicate.Resource {
 // URIContainsFold applies the ContainsFold predicate on the "uri" field.
 func URIContainsFold(v string) predicate.Resource {
 	return predicate.Resource(sql.FieldContainsFold(FieldURI, v))
+}
+
+// CanonicalURIEQ applies the EQ predicate on the "canonical_uri" field.
+func CanonicalURIEQ(v string) predicate.Resource {
+	return predicate.Resource(sql.FieldEQ(FieldCanonicalURI, v))
+}
+
+// CanonicalURINEQ applies the NEQ predicate on the "canonical_uri" field.
+func CanonicalURINEQ(v string) predicate.Resource {
+	return predicate.Resource(sql.FieldNEQ(FieldCanonicalURI, v))
+}
+
+// CanonicalURIIn applies the In predicate on the "canonical_uri" field.
+func CanonicalURIIn(vs ...string) predicate.Resource {
+	return predicate.Resource(sql.FieldIn(FieldCanonicalURI, vs...))
+}
+
+// CanonicalURINotIn applies the NotIn predicate on the "canonical_uri" field.
+func CanonicalURINotIn(vs ...string) predicate.Resource {
+	return predicate.Resource(sql.FieldNotIn(FieldCanonicalURI, vs...))
+}
+
+// CanonicalURIGT applies the GT predicate on the "canonical_uri" field.
+func CanonicalURIGT(v string) predicate.Resource {
+	return predicate.Resource(sql.FieldGT(FieldCanonicalURI, v))
+}
+
+// CanonicalURIGTE applies the GTE predicate on the "canonical_uri" field.
+func CanonicalURIGTE(v string) predicate.Resource {
+	return predicate.Resource(sql.FieldGTE(FieldCanonicalURI, v))
+}
+
+// CanonicalURILT applies the LT predicate on the "canonical_uri" field.
+func CanonicalURILT(v string) predicate.Resource {
+	return predicate.Resource(sql.FieldLT(FieldCanonicalURI, v))
+}
+
+// CanonicalURILTE applies the LTE predicate on the "canonical_uri" field.
+func CanonicalURILTE(v string) predicate.Resource {
+	return predicate.Resource(sql.FieldLTE(FieldCanonicalURI, v))
+}
+
+// CanonicalURIContains applies the Contains predicate on the "canonical_uri" field.
+func CanonicalURIContains(v string) predicate.Resource {
+	return predicate.Resource(sql.FieldContains(FieldCanonicalURI, v))
+}
+
+// CanonicalURIHasPrefix applies the HasPrefix predicate on the "canonical_uri" field.
+func CanonicalURIHasPrefix(v string) predicate.Resource {
+	return predicate.Resource(sql.FieldHasPrefix(FieldCanonicalURI, v))
+}
+
+// CanonicalURIHasSuffix applies the HasSuffix predicate on the "canonical_uri" field.
+func CanonicalURIHasSuffix(v string) predicate.Resource {
+	return predicate.Resource(sql.FieldHasSuffix(FieldCanonicalURI, v))
+}
+
+// CanonicalURIIsNil applies the IsNil predicate on the "canonical_uri" field.
+func CanonicalURIIsNil() predicate.Resource {
+	return predicate.Resource(sql.FieldIsNull(FieldCanonicalURI))
+}
+
+// CanonicalURINotNil applies the NotNil predicate on the "canonical_uri" field.
+func CanonicalURINotNil() predicate.Resource {
+	return predicate.Resource(sql.FieldNotNull(FieldCanonicalURI))
+}
+
+// CanonicalURIEqualFold applies the EqualFold predicate on the "canonical_uri" field.
+func CanonicalURIEqualFold(v string) predicate.Resource {
+	return predicate.Resource(sql.FieldEqualFold(FieldCanonicalURI, v))
+}
+
+// CanonicalURIContainsFold applies the ContainsFold predicate on the "canonical_uri" field.
+func CanonicalURIContainsFold(v string) predicate.Resource {
+	return predicate.Resource(sql.FieldContainsFold(FieldCanonicalURI, v))
 }
 
 // NameEQ applies the EQ predicate on the "name" field.

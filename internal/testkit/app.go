@@ -51,11 +51,14 @@ type App struct {
 	Store  string
 	Config config.Config
 	Base   string // http://127.0.0.1:PORT
-	Logs   *LogBuffer
-	Clock  *clock.Fake
-	DB     *database.DB
-	Ent    *ent.Client
-	HTTP   *http.Client
+	// MetricsBase is the metrics listener's http://HOST:PORT when the test gave it one
+	// (AUTHCORE_METRICS_ADDR); "" when /metrics is on Base, as tests have it by default.
+	MetricsBase string
+	Logs        *LogBuffer
+	Clock       *clock.Fake
+	DB          *database.DB
+	Ent         *ent.Client
+	HTTP        *http.Client
 	// Check, when set, judges every exchange Do makes (the whole-app harness validates it
 	// against the OpenAPI document).
 	Check func(t testing.TB, req *http.Request, res *Response)
@@ -131,11 +134,12 @@ func StartURL(t testing.TB, storeName, databaseURL string, graph Graph, opts ...
 		t.Fatal(err)
 	}
 	var srv *httpserver.Server
+	var ml *metrics.Listener
 	all := []fx.Option{
 		graph(cfg, masterKeys(key), logging.Output{Writer: a.Logs}),
 		Listeners,
 		fx.Decorate(func() clock.Clock { return a.Clock }),
-		fx.Populate(&srv, &a.DB, &a.Ent),
+		fx.Populate(&srv, &ml, &a.DB, &a.Ent),
 	}
 	all = append(all, o.fx...)
 	a.fx = fx.New(all...)
@@ -161,6 +165,9 @@ func StartURL(t testing.TB, storeName, databaseURL string, graph Graph, opts ...
 		}
 	})
 	a.Base = fmt.Sprintf("http://%s", srv.Addr())
+	if addr := ml.Addr(); addr != "" {
+		a.MetricsBase = "http://" + addr
+	}
 	return a
 }
 

@@ -184,6 +184,11 @@ func Config(databaseURL string, dataDir string) config.Config {
 		ReadMaxLag:      time.Second,
 		LogLevel:        "debug",
 		AllowedOrigins:  []string{"https://dashboard.example.com"},
+		// Tests start many apps in one process and several test binaries at once: a fixed
+		// metrics port (the default 127.0.0.1:9090) would clash. They read /metrics on the
+		// app's own port; a test of the separate listener sets an address with port 0 and
+		// reads App.MetricsBase.
+		MetricsAddr: config.MetricsPublic,
 	}
 }
 

@@ -33,7 +33,7 @@ type handler struct {
 	clock    clock.Clock
 	limits   *ratelimit.Limiters
 	signins  *ratelimit.SignIns
-	devices  devices
+	devices  *ratelimit.Devices
 	second   identity.SecondFactor // nil: no MFA module
 }
 
@@ -101,12 +101,8 @@ func (h *handler) signIn(c *fiber.Ctx) error {
 	// alike for accounts that exist and that do not; a browser where the account signed in
 	// before spends its device's budget instead. The attempt is spent before the hash and
 	// given back unless the password was wrong.
-	account := tenant + "\x00" + strings.ToLower(strings.TrimSpace(email))
-	budget := account
-	if nonce := h.devices.trusted(c, account); nonce != "" {
-		budget = "device\x00" + nonce + "\x00" + account
-	}
-	refund, err := h.signins.Spend(c.UserContext(), budget)
+	account := ratelimit.Account(tenant, email)
+	refund, err := h.signins.Spend(c.UserContext(), h.devices.Budget(c, account))
 	if err != nil {
 		return err
 	}
@@ -117,16 +113,15 @@ func (h *handler) signIn(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if err := h.devices.issue(c, account, h.clock.Now()); err != nil {
-		return err
-	}
 	if h.second != nil {
 		methods, err := h.second.Methods(c.UserContext(), u.ID)
 		if err != nil {
 			return err
 		}
 		if len(methods) > 0 {
-			// SPEC §17: the password was right, but no session until a second factor.
+			// SPEC §17: the password was right, but no session until a second factor, and
+			// no device cookie either (SPEC §9b): the password alone must not buy a budget of
+			// its own for guessing codes.
 			token, err := h.second.Challenge(c.UserContext(), u.ID, u.TenantID)
 			if err != nil {
 				return err
@@ -134,11 +129,16 @@ func (h *handler) signIn(c *fiber.Ctx) error {
 			return c.JSON(fiber.Map{"mfaRequired": true, "mfaToken": token, "methods": methods})
 		}
 	}
+	if err := h.devices.Issue(c, account, h.clock.Now()); err != nil {
+		return err
+	}
 	return h.startSession(c, http.StatusOK, u)
 }
 
 // verifySecond is the second step of a sign-in (SPEC §17): the mfaToken and one factor. A
-// wrong factor spends the account's budget of failed sign-ins.
+// wrong factor spends the budget the password step spends (SPEC §9b): the device's when
+// the browser holds a device cookie of the account, else the account's, so whoever fails
+// codes from elsewhere cannot lock the owner out of their own browser.
 func (h *handler) verifySecond(c *fiber.Ctx) error {
 	f := jsonbody.Read(c.Body())
 	token := f.RequiredString("mfaToken")
@@ -155,7 +155,8 @@ func (h *handler) verifySecond(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	refund, err := h.signins.Spend(ctx, tenant+"\x00"+u.Email)
+	account := ratelimit.Account(tenant, u.Email)
+	refund, err := h.signins.Spend(ctx, h.devices.Budget(c, account))
 	if err != nil {
 		return err
 	}
@@ -166,25 +167,34 @@ func (h *handler) verifySecond(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	if err := h.devices.Issue(c, account, h.clock.Now()); err != nil {
+		return err
+	}
 	return h.startSession(c, http.StatusOK, u, amr...)
 }
 
-// beginPasskey starts a sign-in by passkey alone; it needs no password.
+// beginPasskey starts a WebAuthn ceremony: a sign-in by passkey alone (it needs no
+// password) or a step-up, or with { mfaToken } a sign-in's second step.
 func (h *handler) beginPasskey(c *fiber.Ctx) error {
 	body := c.Body()
 	if len(bytes.TrimSpace(body)) == 0 {
 		body = []byte("{}") // { email? }: no body at all is no email
 	}
 	f := jsonbody.Read(body)
-	email, st := f.String("email")
-	if st == jsonbody.WrongType {
+	// email is read for older pages and otherwise ignored: the options never depend on
+	// who is named (SPEC §9b).
+	if _, st := f.String("email"); st == jsonbody.WrongType {
 		f.Fail("email", "must be a string")
+	}
+	mfaToken, st := f.String("mfaToken")
+	if st == jsonbody.WrongType || (st == jsonbody.OK && mfaToken == "") {
+		f.Fail("mfaToken", "must be the mfaToken of a sign-in's first step")
 	}
 	tenant := tenantOf(f)
 	if err := f.Err(); err != nil {
 		return err
 	}
-	opts, id, err := h.second.BeginPasskey(c.UserContext(), tenant, email)
+	opts, id, err := h.second.BeginPasskey(c.UserContext(), tenant, mfaToken)
 	if err != nil {
 		return err
 	}
@@ -214,6 +224,10 @@ func (h *handler) finishPasskey(c *fiber.Ctx) error {
 	}
 	u, err := h.svc.Get(c.UserContext(), userID)
 	if err != nil {
+		return err
+	}
+	// A passkey that verified its user is a completed sign-in: this browser is the owner's.
+	if err := h.devices.Issue(c, ratelimit.Account(u.TenantID, u.Email), h.clock.Now()); err != nil {
 		return err
 	}
 	return h.startSession(c, http.StatusOK, u, amr...)
@@ -355,7 +369,7 @@ func (h *handler) changePassword(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	refund, err := h.signins.Spend(c.UserContext(), p.TenantID+"\x00"+*prof.Email)
+	refund, err := h.signins.Spend(c.UserContext(), h.devices.Budget(c, ratelimit.Account(p.TenantID, *prof.Email)))
 	if err != nil {
 		return err
 	}

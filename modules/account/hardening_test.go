@@ -2,9 +2,13 @@ package account_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"html"
 	"net"
 	"net/http"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -109,8 +113,72 @@ func TestDisplayNamesStayInline(t *testing.T) {
 				t.Fatalf("user text stands on a line of its own:\n%s", text)
 			}
 		}
-		if !strings.Contains(text, "Urgent: open https://evil.example now") {
-			t.Fatalf("the name is not in the greeting at all:\n%s", text)
+		if !strings.Contains(text, `Your name: "Eve\n\nUrgent: open https://evil.example now\n"`) {
+			t.Fatalf("the name is not in its labelled place:\n%s", text)
+		}
+	})
+}
+
+// SPEC §9b (N5): what users choose — a display name, a project's name — appears in a
+// mail only quoted after its own label, never in the subject, a sentence or a line of its
+// own. The attack: a project named "Click here: https://evil.example" and an end user
+// named with a line break and a bidi override asked for a reset and a verification mail;
+// the names read as the text of the mail.
+func TestMailsQuoteUserText(t *testing.T) {
+	apptest.ForEachStore(t, func(t *testing.T, st apptest.Store) {
+		in := testkit.StartInbox(t)
+		a := apptest.Start(t, st, withInbox(in))
+		admin := a.SignUp(t)
+		projectName := `Click here: https://evil.example "now" \ ‮exe.pdf`
+		prj := post(a, "/v1/projects", map[string]any{"name": projectName}, admin.Bearer()).Expect(t, 201, nil)["id"].(string)
+		u := a.SignUpIn(t, prj)
+		// A name stored before names refused control characters.
+		name := "Eve\n\nYour account is locked. Click here: https://evil.example\r\n‮"
+		meta, _ := json.Marshal(map[string]string{"name": name})
+		if err := a.Ent.User.Update().Where(user.ID(u.UserID)).SetMetadata(string(meta)).Exec(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		post(a, "/v1/auth-core/password/reset-request", map[string]any{"email": u.Email, "tenantId": prj}, nil).Expect(t, 202, nil)
+		post(a, "/v1/auth-core/email/verify-request", nil, u.Bearer()).Expect(t, 202, nil)
+		mails := in.Wait(t, 2)
+		labels := map[string]string{"Project": projectName, "Your name": name, "Email": u.Email}
+		for _, m := range mails {
+			for _, hostile := range []string{"evil", "‮", projectName, "locked"} {
+				if strings.Contains(m.Subject, hostile) {
+					t.Fatalf("the subject carries user text: %q", m.Subject)
+				}
+			}
+			// Text part: every line with user text is "<label>: <Go-quoted value>", and the
+			// value unquotes to exactly what the user chose.
+			seen := map[string]bool{}
+			for _, line := range strings.Split(m.Text, "\n") {
+				if !strings.Contains(line, "evil") && !strings.Contains(line, "‮") && !strings.Contains(line, "locked") {
+					continue
+				}
+				label, value, ok := strings.Cut(strings.TrimSpace(line), ": ")
+				want, known := labels[label]
+				got, err := strconv.Unquote(value)
+				if !ok || !known || err != nil || got != want {
+					t.Fatalf("user text outside a labelled, quoted place: %q\n%s", line, m.Text)
+				}
+				seen[label] = true
+			}
+			if !seen["Project"] || !seen["Your name"] {
+				t.Fatalf("the project or the name is missing from its labelled place:\n%s", m.Text)
+			}
+			// HTML part: user text only in the cell beside its row's label.
+			cells := regexp.MustCompile(`<tr><th scope="row" align="left">([^<]+)</th><td>([^<]*)</td></tr>`).FindAllStringSubmatch(m.HTML, -1)
+			rest := m.HTML
+			for _, c := range cells {
+				got, err := strconv.Unquote(html.UnescapeString(c[2]))
+				if want, known := labels[c[1]]; !known || err != nil || got != want {
+					t.Fatalf("HTML cell %q: %q, %v", c[1], got, err)
+				}
+				rest = strings.Replace(rest, c[0], "", 1)
+			}
+			if len(cells) != 3 || strings.Contains(rest, "evil") || strings.Contains(rest, "locked") || strings.Contains(rest, "‮") {
+				t.Fatalf("user text outside the labelled cells of the HTML part:\n%s", m.HTML)
+			}
 		}
 	})
 }
@@ -119,7 +187,7 @@ func deviceCookieOf(t *testing.T, r *apptest.Response) *http.Cookie {
 	t.Helper()
 	for _, c := range (&http.Response{Header: r.Header}).Cookies() {
 		if c.Name == "acDevice" {
-			if !c.HttpOnly || c.Path != "/v1/auth-core/signin" || c.SameSite != http.SameSiteStrictMode {
+			if !c.HttpOnly || c.Path != "/v1/auth-core" || c.SameSite != http.SameSiteStrictMode {
 				t.Fatalf("device cookie attributes %+v", c)
 			}
 			return &http.Cookie{Name: c.Name, Value: c.Value}

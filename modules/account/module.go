@@ -20,7 +20,6 @@ import (
 	"github.com/authcore/authcore/platform/mail"
 	"github.com/authcore/authcore/platform/oauth"
 	"github.com/authcore/authcore/platform/ratelimit"
-	"github.com/authcore/authcore/platform/secret"
 )
 
 // Module wires the account service and its routes.
@@ -31,7 +30,7 @@ var Module = fx.Module("account",
 	fx.Provide(fx.Annotate(newRecovery, fx.As(fx.Self()), fx.As(new(identity.EmailVerification)))),
 	httpserver.AsModuleRoutes("account", func(p handlerParams) []httpserver.Route {
 		h := &handler{guard: p.Guard, svc: p.Svc, recovery: p.Recovery, tenants: p.Tenants, sessions: p.Sessions, cfg: p.Config, clock: p.Clock, limits: p.Limits,
-			signins: p.SignIns, devices: devices{keys: p.Keys, insecure: p.Config.InsecureCookies}, second: p.Second}
+			signins: p.SignIns, devices: p.Devices, second: p.Second}
 		return h.routes()
 	}),
 )
@@ -47,7 +46,7 @@ type handlerParams struct {
 	Clock    clock.Clock
 	Limits   *ratelimit.Limiters
 	SignIns  *ratelimit.SignIns
-	Keys     *secret.Keyring
+	Devices  *ratelimit.Devices
 	// Second is the MFA module; without it sign-in is one step.
 	Second identity.SecondFactor `optional:"true"`
 }

@@ -7,10 +7,8 @@ import (
 	htmltemplate "html/template"
 	"log/slog"
 	"net/url"
-	"strings"
 	texttemplate "text/template"
 	"time"
-	"unicode"
 
 	"github.com/authcore/authcore/ent"
 	"github.com/authcore/authcore/ent/user"
@@ -265,22 +263,24 @@ func (r *Recovery) consume(ctx context.Context, tx *ent.Tx, token string, purpos
 	return t, nil
 }
 
-// send renders a mail from the templates and queues it. The product named is the
-// project's, for a project's end users.
+// send renders a mail from the templates and queues it. What users chose — their name,
+// their project's name — appears only quoted after a label of its own (SPEC §9b, N5),
+// never in the subject, a sentence or a line of its own: a name like "Click here:
+// https://evil.example" reads as the name it is.
 func (r *Recovery) send(ctx context.Context, u *ent.User, tmpl, subject, link string) error {
-	product := "authcore"
+	project := ""
 	if u.TenantID != identity.PublicTenant && r.tenants != nil {
 		if name, ok, err := r.tenants.TenantName(ctx, u.TenantID); err == nil && ok {
-			product = name
+			project = mail.Quote(name)
 		}
+	} else {
+		subject += " — authcore" // the dashboard's mails name the service; a project's, nothing chosen by a user
 	}
 	name := ""
-	if n := nameOf(u.Metadata); n != nil {
-		name = *n
+	if n := nameOf(u.Metadata); n != nil && *n != "" {
+		name = mail.Quote(*n)
 	}
-	// User text stays inline in the text part (SPEC §9a): names stored before control
-	// characters were refused, and any other, cannot start a line of their own.
-	data := map[string]any{"Name": inline(name), "Email": u.Email, "Product": inline(product), "Link": link}
+	data := map[string]any{"Name": name, "Email": mail.Quote(u.Email), "Project": project, "Link": link}
 	var text, html bytes.Buffer
 	if err := textMails.ExecuteTemplate(&text, tmpl+".txt", data); err != nil {
 		return err
@@ -288,20 +288,9 @@ func (r *Recovery) send(ctx context.Context, u *ent.User, tmpl, subject, link st
 	if err := htmlMails.ExecuteTemplate(&html, tmpl+".html", data); err != nil {
 		return err
 	}
-	if err := r.mail.Send(mail.Message{To: u.Email, Subject: subject + " — " + product, Text: text.String(), HTML: html.String(), Purpose: tmpl}); err != nil {
+	if err := r.mail.Send(mail.Message{To: u.Email, Subject: subject, Text: text.String(), HTML: html.String(), Purpose: tmpl}); err != nil {
 		// The request still succeeds: what the caller sees must not depend on the mail.
 		r.log.WarnContext(ctx, "mail not queued", "purpose", tmpl, "error", err)
 	}
 	return nil
-}
-
-// inline replaces every control character (line breaks among them) with a space, so a
-// value always stays on the line the template puts it on.
-func inline(s string) string {
-	return strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) {
-			return ' '
-		}
-		return r
-	}, s)
 }

@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/mail"
-	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -69,22 +67,11 @@ type SignUp struct {
 const (
 	minPassword = 8
 	maxPassword = 256
-	maxEmail    = 254
 	maxName     = 200
 )
 
-// normalizeEmail checks an address parses (net/mail) and is a bare address, and lower-cases it.
-func normalizeEmail(s string) (string, bool) {
-	s = strings.TrimSpace(s)
-	if s == "" || len(s) > maxEmail {
-		return "", false
-	}
-	a, err := mail.ParseAddress(s)
-	if err != nil || a.Address != s || a.Name != "" {
-		return "", false
-	}
-	return strings.ToLower(s), true
-}
+// normalizeEmail is the stored form of an address, when it is one.
+var normalizeEmail = identity.NormalizeEmail
 
 func checkPassword(p string) string {
 	switch n := utf8.RuneCountInString(p); {

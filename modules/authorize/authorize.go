@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -107,6 +108,7 @@ func (h *handler) authorize(c *fiber.Ctx) error {
 		return back("invalid_target", "resource must be an absolute https URI (http on loopback) without a fragment")
 	}
 	project := ""
+	registered := make([]string, 0, len(targets)) // as the project spelled them: what aud carries
 	for _, t := range targets {
 		r, ok, err := h.resources.Lookup(c.UserContext(), t)
 		if err != nil {
@@ -116,6 +118,9 @@ func (h *handler) authorize(c *fiber.Ctx) error {
 			return back("invalid_target", "the resource is not registered with this server (or the resources belong to different projects)")
 		}
 		project = r.ProjectID
+		if !slices.Contains(registered, r.URI) {
+			registered = append(registered, r.URI)
+		}
 		// A resource's scopes bound what its tokens may carry (SPEC §11).
 		for _, s := range agentScopes(scopes) {
 			if len(r.Scopes) > 0 && !scope.CoveredBy(r.Scopes, s) {
@@ -135,7 +140,7 @@ func (h *handler) authorize(c *fiber.Ctx) error {
 	}
 	row, err := h.ent.OAuthAuthorization.Create().SetClientID(cl.ID).SetClientName(name).SetClientHost(host).
 		SetClientURI(cl.URI).SetRedirectURI(redirect).SetState(q.Get("state")).SetCodeChallenge(q.Get("code_challenge")).
-		SetScopes(nonNil(scopes)).SetResources(nonNil(targets)).SetProjectID(project).SetBrowser(secret.DigestOf(browser).Bytes()).
+		SetScopes(nonNil(scopes)).SetResources(registered).SetProjectID(project).SetBrowser(secret.DigestOf(browser).Bytes()).
 		SetNonce(oidc.nonce).SetPrompt(oidc.prompt).SetNillableMaxAge(oidc.maxAge).
 		SetExpiresAt(h.clock.Now().Add(requestTTL)).Save(c.UserContext())
 	if err != nil {

@@ -169,18 +169,24 @@ func challengeOf(verifier string) string {
 	return base64.RawURLEncoding.EncodeToString(sum[:])
 }
 
-// within narrows a token request's resources to those granted: each must be one (RFC
-// 8707 §2.2); none named is every one granted.
+// within narrows a token request's resources to those granted: each must be one, in
+// any spelling of its URI (RFC 8707 §2.2); none named is every one granted. What comes
+// back is as the grant holds it: the URI as its project registered it, which aud carries.
 func within(targets, granted []string) ([]string, error) {
+	if len(targets) == 0 {
+		return granted, nil
+	}
+	out := make([]string, 0, len(targets))
 	for _, t := range targets {
-		if !slices.Contains(granted, t) {
+		i := slices.IndexFunc(granted, func(g string) bool { c, err := resource.Canonical(g); return err == nil && c == t })
+		if i < 0 {
 			return nil, oauth.Error(apperr.KindInvalid, "invalid_target", "resource "+t+" was not granted")
 		}
+		if !slices.Contains(out, granted[i]) {
+			out = append(out, granted[i])
+		}
 	}
-	if len(targets) > 0 {
-		return targets, nil
-	}
-	return granted, nil
+	return out, nil
 }
 
 // refreshGrant is grant_type=refresh_token for grant refresh tokens (SPEC §16): rotated

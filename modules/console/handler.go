@@ -41,9 +41,9 @@ func routes() []httpserver.Route {
 		return c.Send(b)
 	}
 	var routes []httpserver.Route
-	// The reset and verify pages are where mailed links land, the authorize page where the
+	// The reset, verify and invite pages are where mailed links land, the authorize page where the
 	// OAuth authorization endpoint sends a person (SPEC §16); the page reads the path.
-	for _, p := range []string{"/console", "/console/reset", "/console/verify", "/console/authorize"} {
+	for _, p := range []string{"/console", "/console/reset", "/console/verify", "/console/invite", "/console/authorize"} {
 		routes = append(routes, httpserver.Route{Method: http.MethodGet, Path: p, Handlers: []fiber.Handler{page}})
 	}
 	return append(routes,

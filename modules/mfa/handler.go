@@ -23,6 +23,7 @@ type handler struct {
 	sessions identity.Sessions
 	users    identity.Users
 	signins  *ratelimit.SignIns
+	devices  *ratelimit.Devices
 	cfg      config.Config
 	clock    clock.Clock
 }
@@ -206,19 +207,20 @@ func (h *handler) stepUp(c *fiber.Ctx) error {
 	return c.JSON(steppedUp{AccessToken: t.AccessToken, AccessTokenExpiresAt: t.AccessTokenExpiresAt.UTC(), AuthTime: now.UTC().Truncate(time.Second)})
 }
 
-// spending runs check under the account's budget of failed attempts (SPEC §9a, §17): a
-// wrong factor spends it, anything else gives the attempt back.
+// spending runs check under the budget of failed attempts the password step spends (SPEC
+// §9a, §9b, §17): the device's when the browser holds a device cookie of the account,
+// else the account's. A wrong factor spends it, anything else gives the attempt back.
 func (h *handler) spending(c *fiber.Ctx, p identity.Principal, check func() error) error {
 	ctx := c.UserContext()
 	prof, err := h.users.Profile(ctx, p.UserID)
 	if err != nil {
 		return err
 	}
-	key := p.TenantID + "\x00"
+	email := ""
 	if prof.Email != nil {
-		key += *prof.Email
+		email = *prof.Email
 	}
-	refund, err := h.signins.Spend(ctx, key)
+	refund, err := h.signins.Spend(ctx, h.devices.Budget(c, ratelimit.Account(p.TenantID, email)))
 	if err != nil {
 		return err
 	}

@@ -386,3 +386,108 @@ func TestPasswordResetKeepsFactors(t *testing.T) {
 	post(a, "/v1/auth-core/signin", map[string]any{"email": u.Email, "password": "a brand new one"}, nil).
 		Expect(t, 200, map[string]any{"mfaRequired": true})
 }
+
+// deviceCookie is the acDevice cookie a response set, or nil.
+func deviceCookie(r *testkit.Response) *http.Cookie {
+	for _, c := range (&http.Response{Header: r.Header}).Cookies() {
+		if c.Name == "acDevice" {
+			return &http.Cookie{Name: c.Name, Value: c.Value}
+		}
+	}
+	return nil
+}
+
+// SPEC §9b: the second factor spends the budget the password step spends. A stranger who
+// knows the password empties the account's budget with wrong codes; the owner, in the
+// browser where they completed a sign-in before, still signs in with both factors and
+// steps up. The password alone earns no device cookie, so the stranger gets no budget of
+// their own to keep guessing with.
+func TestWrongCodesCannotLockTheOwnersDevice(t *testing.T) {
+	apptest.ForEachStore(t, func(t *testing.T, st apptest.Store) {
+		a := apptest.Start(t, st, apptest.WithConfig(func(c *config.Config) { c.RateLimit = 1000 }))
+		u := a.SignUp(t)
+		secret, _ := enrolTOTP(t, a, u)
+		do := func(path string, body map[string]any, header map[string]string, cookies ...*http.Cookie) *testkit.Response {
+			return a.Do(apptest.Req{Method: http.MethodPost, Path: path, Body: body, Header: header, Cookies: cookies})
+		}
+		password := map[string]any{"email": u.Email, "password": u.Password}
+
+		// The owner signs in with both factors: that browser now holds a device cookie.
+		first := do("/v1/auth-core/signin", password, nil)
+		first.Expect(t, 200, map[string]any{"mfaRequired": true})
+		if c := deviceCookie(first); c != nil {
+			t.Fatalf("a password alone earned a device cookie: %v", c)
+		}
+		a.Clock.Advance(30 * time.Second)
+		done := do("/v1/auth-core/mfa/verify", map[string]any{"mfaToken": first.JSON(t)["mfaToken"], "code": code(t, secret, a.Clock.Now())}, nil)
+		done.Expect(t, 200, nil)
+		mine := deviceCookie(done)
+		if mine == nil {
+			t.Fatal("a completed sign-in set no device cookie")
+		}
+		session := bearer(accessToken(t, done.JSON(t)))
+
+		// The stranger has the password, not the phone: ten wrong codes empty the account's
+		// budget, and the stranger is refused from then on.
+		wrong := unused(t, secret, a.Clock.Now())
+		stranger := do("/v1/auth-core/signin", password, nil)
+		token := stranger.JSON(t)["mfaToken"]
+		for range 10 {
+			do("/v1/auth-core/mfa/verify", map[string]any{"mfaToken": token, "code": wrong}, nil).Expect(t, 401, map[string]any{"code": "invalid_second_factor"})
+		}
+		do("/v1/auth-core/mfa/verify", map[string]any{"mfaToken": token, "code": wrong}, nil).Expect(t, 429, map[string]any{"code": "rate_limited"})
+		do("/v1/auth-core/signin", password, nil).Expect(t, 429, map[string]any{"code": "rate_limited"})
+		a.Clock.Advance(30 * time.Second)
+		do("/v1/auth-core/mfa/step-up", map[string]any{"code": code(t, secret, a.Clock.Now())}, session).Expect(t, 429, map[string]any{"code": "rate_limited"})
+
+		// The account's budget refills an attempt every 90 s: the stranger keeps it empty.
+		drain := func() {
+			t.Helper()
+			for range 11 {
+				r := do("/v1/auth-core/mfa/verify", map[string]any{"mfaToken": token, "code": wrong}, nil)
+				if r.Status == http.StatusTooManyRequests {
+					return
+				}
+				r.Expect(t, 401, nil)
+			}
+			t.Fatal("the account's budget did not run out")
+		}
+
+		// The owner's browser: password, then the code, then a step-up, all let in.
+		again := do("/v1/auth-core/signin", password, nil, mine)
+		again.Expect(t, 200, map[string]any{"mfaRequired": true})
+		a.Clock.Advance(30 * time.Second)
+		drain()
+		done = do("/v1/auth-core/mfa/verify", map[string]any{"mfaToken": again.JSON(t)["mfaToken"], "code": code(t, secret, a.Clock.Now())}, nil, mine)
+		done.Expect(t, 200, nil)
+		a.Clock.Advance(30 * time.Second)
+		drain()
+		do("/v1/auth-core/mfa/step-up", map[string]any{"code": code(t, secret, a.Clock.Now())}, session, mine).Expect(t, 200, nil)
+
+		// The device's budget is its own: wrong codes from the owner's browser spend it, not
+		// an unlimited one.
+		mine = deviceCookie(done)
+		for range 10 {
+			do("/v1/auth-core/mfa/step-up", map[string]any{"code": wrong}, session, mine).Expect(t, 401, nil)
+		}
+		a.Clock.Advance(30 * time.Second)
+		do("/v1/auth-core/mfa/step-up", map[string]any{"code": code(t, secret, a.Clock.Now())}, session, mine).Expect(t, 429, map[string]any{"code": "rate_limited"})
+	})
+}
+
+// unused is a code that none of the steps from a minute before now to three minutes after
+// shows: wrong for every attempt of a test that moves its clock that far.
+func unused(t *testing.T, secret string, now time.Time) string {
+	t.Helper()
+	for _, c := range []string{"000000", "000001", "000002"} {
+		taken := false
+		for d := -time.Minute; d <= 3*time.Minute; d += 30 * time.Second {
+			taken = taken || code(t, secret, now.Add(d)) == c
+		}
+		if !taken {
+			return c
+		}
+	}
+	t.Fatal("no unused code")
+	return ""
+}

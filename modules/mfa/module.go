@@ -35,7 +35,7 @@ var Module = fx.Module("mfa",
 		database.PruneEvery(lc, log, "expired MFA challenges", 10*time.Minute, s.Prune)
 	}),
 	httpserver.AsModuleRoutes("mfa", func(p handlerParams) []httpserver.Route {
-		return (&handler{svc: p.Svc, guard: p.Guard, sessions: p.Sessions, users: p.Users, signins: p.SignIns, cfg: p.Config, clock: p.Clock}).routes()
+		return (&handler{svc: p.Svc, guard: p.Guard, sessions: p.Sessions, users: p.Users, signins: p.SignIns, devices: p.Devices, cfg: p.Config, clock: p.Clock}).routes()
 	}),
 )
 
@@ -73,6 +73,7 @@ type handlerParams struct {
 	Sessions identity.Sessions
 	Users    identity.Users
 	SignIns  *ratelimit.SignIns
+	Devices  *ratelimit.Devices
 	Config   config.Config
 	Clock    clock.Clock
 }

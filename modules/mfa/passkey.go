@@ -180,30 +180,26 @@ func (s *Service) FinishRegistration(ctx context.Context, userID string, body []
 	return out, err
 }
 
-// BeginPasskey answers request options for a sign-in or step-up by passkey. An email that
-// names a user of the tenant with passkeys lists them; any other email, or none, asks for
-// a discoverable credential, so the answer never tells whether an account exists.
-func (s *Service) BeginPasskey(ctx context.Context, tenantID, email string) ([]byte, string, error) {
+// BeginPasskey answers request options for a sign-in or step-up by passkey (SPEC §9b).
+// Without an mfaToken the options ask for any discoverable credential with user
+// verification required, and the ceremony is unbound: the answer has one shape whoever
+// asks, so it tells nothing of accounts or their credentials. With an mfaToken (the
+// password step was passed) the ceremony is the second factor of that token's user, and a
+// passkey that only proves presence is enough, as a security key without a PIN is.
+func (s *Service) BeginPasskey(ctx context.Context, tenantID, mfaToken string) ([]byte, string, error) {
 	if s.webauthn == nil {
 		return nil, "", errNoPasskeys
 	}
 	var userID *string
-	var opts *protocol.CredentialAssertion
-	var sess *webauthn.SessionData
-	var err error
-	if id := s.findUser(ctx, tenantID, email); id != "" {
-		u, _, lerr := s.passkeyUser(ctx, id)
-		if lerr != nil {
-			return nil, "", lerr
+	uv := protocol.VerificationRequired
+	if mfaToken != "" {
+		ch, err := s.signinChallenge(ctx, mfaToken)
+		if err != nil {
+			return nil, "", err
 		}
-		if len(u.creds) > 0 {
-			userID = &id
-			opts, sess, err = s.webauthn.BeginLogin(u, webauthn.WithUserVerification(protocol.VerificationPreferred))
-		}
+		userID, tenantID, uv = ch.UserID, ch.TenantID, protocol.VerificationPreferred
 	}
-	if userID == nil {
-		opts, sess, err = s.webauthn.BeginDiscoverableLogin(webauthn.WithUserVerification(protocol.VerificationPreferred))
-	}
+	opts, sess, err := s.webauthn.BeginDiscoverableLogin(webauthn.WithUserVerification(uv))
 	if err != nil {
 		return nil, "", err
 	}
@@ -215,22 +211,10 @@ func (s *Service) BeginPasskey(ctx context.Context, tenantID, email string) ([]b
 	return raw, id, err
 }
 
-// findUser is the id of the tenant's user with that email, or "".
-func (s *Service) findUser(ctx context.Context, tenantID, email string) string {
-	if email == "" {
-		return ""
-	}
-	id, ok, err := s.users.FindUser(ctx, tenantID, email)
-	if err != nil || !ok {
-		return ""
-	}
-	return id
-}
-
 // FinishPasskey signs in by passkey alone: the assertion names its user. A challengeID,
 // when given, must be the ceremony's the assertion signed.
 func (s *Service) FinishPasskey(ctx context.Context, challengeID string, assertion []byte) (string, []string, error) {
-	userID, method, err := s.assert(ctx, assertion, "", challengeID)
+	userID, method, err := s.assert(ctx, assertion, "", challengeID, true)
 	if err != nil {
 		return "", nil, err
 	}
@@ -239,8 +223,10 @@ func (s *Service) FinishPasskey(ctx context.Context, challengeID string, asserti
 
 // assert checks an assertion against the ceremony whose challenge it signed, updates the
 // passkey's counter and last use, and answers its user and RFC 8176 method. want, when
-// set, is the user the assertion must be from; challengeID the ceremony.
-func (s *Service) assert(ctx context.Context, assertion []byte, want, challengeID string) (string, string, error) {
+// set, is the user the assertion must be from; challengeID the ceremony. verified asks
+// for user verification (SPEC §9b: a passkey alone, or a step-up): the ceremony must have
+// required it, so the library refuses an assertion without the UV flag.
+func (s *Service) assert(ctx context.Context, assertion []byte, want, challengeID string, verified bool) (string, string, error) {
 	if s.webauthn == nil {
 		return "", "", errNoPasskeys
 	}
@@ -253,6 +239,9 @@ func (s *Service) assert(ctx context.Context, assertion []byte, want, challengeI
 		return "", "", err
 	}
 	if challengeID != "" && challengeID != row.ID {
+		return "", "", identity.ErrSecondFactor
+	}
+	if verified && c.Session.UserVerification != protocol.VerificationRequired {
 		return "", "", identity.ErrSecondFactor
 	}
 	factor, err := s.ent.MFAFactor.Query().Where(mfafactor.CredentialID(parsed.RawID), mfafactor.TypeEQ(mfafactor.TypePasskey)).Only(ctx)
@@ -270,7 +259,7 @@ func (s *Service) assert(ctx context.Context, assertion []byte, want, challengeI
 		return "", "", err
 	}
 	var cred *webauthn.Credential
-	if row.UserID != nil {
+	if len(c.Session.UserID) > 0 {
 		cred, err = s.webauthn.ValidateLogin(u, c.Session, parsed)
 	} else {
 		_, cred, err = s.webauthn.ValidatePasskeyLogin(func(_, handle []byte) (webauthn.User, error) {

@@ -182,7 +182,8 @@ func (s *Service) Complete(ctx context.Context, mfaToken string, proof identity.
 	if err != nil {
 		return "", nil, err
 	}
-	method, err := s.Verify(ctx, *ch.UserID, ch.TenantID, proof, audit.Origin{})
+	// After a password, a passkey may be the second factor on presence alone (SPEC §9b).
+	method, err := s.verify(ctx, *ch.UserID, ch.TenantID, proof, audit.Origin{}, false)
 	if err != nil {
 		return "", nil, err
 	}
@@ -196,16 +197,22 @@ func (s *Service) Complete(ctx context.Context, mfaToken string, proof identity.
 	return *ch.UserID, []string{"pwd", method, "mfa"}, nil
 }
 
-// Verify checks a second factor of userID and answers its RFC 8176 method: "otp" for a
-// TOTP or recovery code, "hwk" or "swk" for a passkey. A failure is ErrSecondFactor.
+// Verify checks a second factor of userID for a step-up and answers its RFC 8176 method:
+// "otp" for a TOTP or recovery code, "hwk" or "swk" for a passkey, which must have
+// verified its user (SPEC §9b). A failure is ErrSecondFactor.
 func (s *Service) Verify(ctx context.Context, userID, tenantID string, proof identity.Proof, origin audit.Origin) (string, error) {
+	return s.verify(ctx, userID, tenantID, proof, origin, true)
+}
+
+// verify is Verify; verified asks a passkey for user verification.
+func (s *Service) verify(ctx context.Context, userID, tenantID string, proof identity.Proof, origin audit.Origin, verified bool) (string, error) {
 	switch {
 	case proof.Code != "":
 		return "otp", s.checkCode(ctx, userID, proof.Code)
 	case proof.RecoveryCode != "":
 		return "otp", s.useRecoveryCode(ctx, userID, tenantID, proof.RecoveryCode, origin)
 	case len(proof.Assertion) > 0:
-		got, method, err := s.assert(ctx, proof.Assertion, userID, "")
+		got, method, err := s.assert(ctx, proof.Assertion, userID, "", verified)
 		if err == nil && got != userID {
 			err = identity.ErrSecondFactor
 		}

@@ -19,9 +19,10 @@ import (
 )
 
 type handler struct {
-	svc   *Service
-	guard *guard.Guard
-	audit *audit.Recorder
+	svc     *Service
+	invites *Invitations
+	guard   *guard.Guard
+	audit   *audit.Recorder
 }
 
 func (h *handler) routes() []httpserver.Route {
@@ -38,6 +39,10 @@ func (h *handler) routes() []httpserver.Route {
 		r(http.MethodGet, "/v1/projects/:id/members", dash, member, h.members),
 		r(http.MethodPost, "/v1/projects/:id/members", dash, admin, h.guard.Recently(h.addMember)),
 		r(http.MethodDelete, "/v1/projects/:id/members/:userId", dash, admin, h.removeMember),
+		r(http.MethodPost, "/v1/projects/:id/invitations", dash, admin, h.guard.Recently(h.invite)),
+		r(http.MethodGet, "/v1/projects/:id/invitations", dash, admin, h.invitations),
+		r(http.MethodDelete, "/v1/projects/:id/invitations/:invitationId", dash, admin, h.revokeInvitation),
+		r(http.MethodPost, "/v1/auth-core/invitations/accept", dash, h.acceptInvitation),
 		r(http.MethodGet, "/v1/projects/:id/audit", dash, admin, h.auditTrail),
 		r(http.MethodGet, "/v1/projects/:id/policy", dash, member, h.policy),
 		r(http.MethodPut, "/v1/projects/:id/policy", dash, admin, h.guard.Recently(h.setPolicy)),
@@ -199,4 +204,66 @@ func (h *handler) setPolicy(c *fiber.Ctx) error {
 		return err
 	}
 	return c.JSON(p)
+}
+
+// invite reads { email, role }: an admin invites an address, with step-up (SPEC §9b).
+func (h *handler) invite(c *fiber.Ctx) error {
+	f := jsonbody.Read(c.Body())
+	email := ""
+	switch s, st := f.String("email"); {
+	case st != jsonbody.OK:
+		f.Fail("email", "required string")
+	default:
+		addr, ok := identity.NormalizeEmail(s)
+		if !ok {
+			f.Fail("email", "not a valid email address")
+		}
+		email = addr
+	}
+	role, rst := f.String("role")
+	if rst != jsonbody.OK || identity.RoleRank(role) == 0 {
+		f.Fail("role", "must be viewer, developer or admin")
+	}
+	if err := f.Err(); err != nil {
+		return err
+	}
+	p, _ := guard.PrincipalOf(c)
+	inv, err := h.invites.Invite(c.UserContext(), p.UserID, guard.ProjectOf(c), email, role, httpserver.Origin(c))
+	if err != nil {
+		return err
+	}
+	return c.Status(http.StatusCreated).JSON(inv)
+}
+
+func (h *handler) invitations(c *fiber.Ctx) error {
+	list, err := h.invites.List(c.UserContext(), guard.ProjectOf(c))
+	if err != nil {
+		return err
+	}
+	return c.JSON(fiber.Map{"invitations": list})
+}
+
+func (h *handler) revokeInvitation(c *fiber.Ctx) error {
+	p, _ := guard.PrincipalOf(c)
+	id := strings.Clone(c.Params("invitationId"))
+	if err := h.invites.Revoke(c.UserContext(), p.UserID, guard.ProjectOf(c), id, httpserver.Origin(c)); err != nil {
+		return err
+	}
+	return c.JSON(fiber.Map{"ok": true, "invitationId": id})
+}
+
+// acceptInvitation reads { token }: the signed-in dashboard user holding the invited
+// address, verified, becomes a member.
+func (h *handler) acceptInvitation(c *fiber.Ctx) error {
+	f := jsonbody.Read(c.Body())
+	token := f.RequiredString("token")
+	if err := f.Err(); err != nil {
+		return err
+	}
+	p, _ := guard.PrincipalOf(c)
+	out, err := h.invites.Accept(c.UserContext(), p.UserID, token, httpserver.Origin(c))
+	if err != nil {
+		return err
+	}
+	return c.JSON(out)
 }

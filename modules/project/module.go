@@ -1,28 +1,60 @@
 // Package project owns projects (each owning a tenant whose id is the project id) and
-// memberships with roles viewer < developer < admin. It supplies the guard's role lookup
+// memberships with roles viewer < developer < admin, and invitations to join by email. It supplies the guard's role lookup
 // (identity.Memberships) and the account module's tenant check (identity.Tenants).
 package project
 
 import (
+	"log/slog"
+
 	"go.uber.org/fx"
 
 	"github.com/authcore/authcore/ent"
 	"github.com/authcore/authcore/platform/audit"
+	"github.com/authcore/authcore/platform/clock"
+	"github.com/authcore/authcore/platform/config"
+	"github.com/authcore/authcore/platform/credential"
 	"github.com/authcore/authcore/platform/database"
 	"github.com/authcore/authcore/platform/guard"
 	"github.com/authcore/authcore/platform/httpserver"
 	"github.com/authcore/authcore/platform/identity"
+	"github.com/authcore/authcore/platform/mail"
 	"github.com/authcore/authcore/platform/oauth"
 	"github.com/authcore/authcore/platform/policy"
+	"github.com/authcore/authcore/platform/secret"
 )
 
 // Module wires the project service and its routes.
 var Module = fx.Module("project",
 	fx.Provide(fx.Annotate(NewService, fx.As(fx.Self()), fx.As(new(identity.Memberships)), fx.As(new(identity.Tenants)), fx.As(new(policy.Source)))),
-	httpserver.AsModuleRoutes("project", func(s *Service, g *guard.Guard, rec *audit.Recorder) []httpserver.Route {
-		return (&handler{svc: s, guard: g, audit: rec}).routes()
+	fx.Provide(newInvitations),
+	credential.AsKinds(func(s *Invitations) []credential.Kind {
+		return []credential.Kind{{
+			Name: "project_invitation", Pattern: secret.Pattern(invitationKind),
+			Match:  func(t string) bool { return secret.CheckToken(invitationKind, t) },
+			Revoke: s.revokePresented,
+			Events: []string{actionInvite, actionRevokeInvite},
+		}}
+	}),
+	httpserver.AsModuleRoutes("project", func(s *Service, inv *Invitations, g *guard.Guard, rec *audit.Recorder) []httpserver.Route {
+		return (&handler{svc: s, invites: inv, guard: g, audit: rec}).routes()
 	}),
 )
+
+type invitationParams struct {
+	fx.In
+	Ent    *ent.Client
+	Clock  clock.Clock
+	Audit  *audit.Recorder
+	Mail   mail.Sender
+	Users  identity.Users
+	Dir    identity.Directory
+	Log    *slog.Logger
+	Config config.Config
+}
+
+func newInvitations(p invitationParams) *Invitations {
+	return &Invitations{ent: p.Ent, clock: p.Clock, audit: p.Audit, mail: p.Mail, users: p.Users, dir: p.Dir, log: p.Log, self: p.Config.SelfURL()}
+}
 
 // Params are the project service's dependencies.
 type Params struct {

@@ -2,14 +2,20 @@ package resource_test
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
 	"time"
 
+	"go.uber.org/fx"
+
 	"github.com/authcore/authcore/ent/auditevent"
+	entresource "github.com/authcore/authcore/ent/resource"
 	"github.com/authcore/authcore/internal/apptest"
+	"github.com/authcore/authcore/modules/resource"
 )
 
 func TestMain(m *testing.M) { apptest.Main(m) }
@@ -65,7 +71,7 @@ func TestResourceRegistry(t *testing.T) {
 			{"plain http", map[string]any{"uri": "http://mcp.example.com/x", "name": "x"}, nil},
 			{"a fragment", map[string]any{"uri": "https://mcp.example.com/x#y", "name": "x"}, nil},
 			{"relative", map[string]any{"uri": "/x", "name": "x"}, nil},
-			{"dot-segments", map[string]any{"uri": "https://mcp.example.com/a/../b", "name": "x"}, nil},
+			{"a port out of range", map[string]any{"uri": "https://mcp.example.com:65536/x", "name": "x"}, nil},
 			{"user info", map[string]any{"uri": "https://u@mcp.example.com/", "name": "x"}, nil},
 			{"no name", map[string]any{"uri": uri + "/n"}, issue("name", "required string")},
 			{"a name of 101 characters", map[string]any{"uri": uri + "/n", "name": strings.Repeat("n", 101)}, issue("name", "must be at most 100 characters")},
@@ -148,4 +154,143 @@ func waitFor(t *testing.T, cond func() bool) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// SPEC §9b: a URI is one project's in every spelling a client could mean alike. The
+// attack: the owner registered https://mcp.example.com/<p>/mcp; another project registered
+// it again as :443, with the host's trailing dot, a trailing slash, dot-segments or in
+// capitals, and got tokens the owner's server accepted. Each is now 409 resource_taken,
+// every spelling finds the owner's resource, and tokens carry the URI exactly as the owner
+// registered it.
+func TestEquivalentSpellingsAreOneResource(t *testing.T) {
+	apptest.ForEachStore(t, func(t *testing.T, st apptest.Store) {
+		a := apptest.Start(t, st)
+		owner, attacker := a.SignUp(t), a.SignUp(t)
+		mine, theirs := a.CreateProject(t, owner), a.CreateProject(t, attacker)
+		path := "/" + strings.ToLower(mine)
+		registered := "https://mcp.example.com" + path + "/mcp"
+		slashed := "https://tools.example.com" + path + "/" // registered with its trailing slash
+		a.RegisterResource(t, owner, mine, registered, nil)
+		a.RegisterResource(t, owner, mine, slashed, nil)
+
+		spellings := map[string][]string{
+			registered: {
+				"https://mcp.example.com:443" + path + "/mcp",
+				"https://mcp.example.com." + path + "/mcp",
+				"https://mcp.example.com" + path + "/mcp/",
+				"https://mcp.example.com" + path + "/x/../mcp",
+				"https://mcp.example.com" + path + "/./mcp",
+				"https://mcp.example.com" + path + "/%2E%2e/" + strings.ToLower(mine) + "/mcp",
+				"HTTPS://MCP.EXAMPLE.COM" + path + "/mcp",
+				"https://MCP.example.com.:443" + path + "/mcp/",
+			},
+			slashed: {"https://tools.example.com" + path, "https://tools.example.com:443" + path + "/", "https://tools.example.com." + path},
+		}
+		taken := map[string]any{"code": "resource_taken"}
+		for _, alike := range spellings {
+			for _, uri := range alike {
+				a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/projects/" + theirs + "/oauth/resources", Header: attacker.Bearer(),
+					Body: map[string]any{"uri": uri, "name": "squatter"}}).Expect(t, 409, taken)
+				// The owner cannot hold two spellings either.
+				a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/projects/" + mine + "/oauth/resources", Header: owner.Bearer(),
+					Body: map[string]any{"uri": uri, "name": "twice"}}).Expect(t, 409, taken)
+			}
+		}
+		if list := a.Do(apptest.Req{Path: "/v1/projects/" + theirs + "/oauth/resources", Header: attacker.Bearer()}).Expect(t, 200, nil)["resources"].([]any); len(list) != 0 {
+			t.Fatalf("the other project holds %v", list)
+		}
+		// A different path, port or scheme-host is another resource.
+		a.RegisterResource(t, attacker, theirs, "https://mcp.example.com:8443"+path+"/mcp", nil)
+		a.RegisterResource(t, attacker, theirs, "https://mcp.example.com"+path+"/mcp2", nil)
+
+		// Every spelling finds the owner's resource, and the token names it as registered.
+		agent := a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/auth-core/projects/" + mine + "/ai/agents", Body: map[string]any{}, Header: owner.Bearer()}).
+			Expect(t, 200, nil)["plaintext"].(string)
+		for want, alike := range spellings {
+			for _, uri := range append(alike, want) {
+				form := url.Values{"grant_type": {"urn:ietf:params:oauth:grant-type:token-exchange"}, "subject_token": {agent},
+					"subject_token_type": {"urn:ietf:params:oauth:token-type:access_token"}, "resource": {uri}}
+				tok := a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/oauth/token", Body: form.Encode(),
+					Header: map[string]string{"Content-Type": "application/x-www-form-urlencoded"}}).Expect(t, 200, nil)["access_token"].(string)
+				if aud := audience(t, tok); aud != want {
+					t.Errorf("resource %s: aud %q, want %q as registered", uri, aud, want)
+				}
+			}
+		}
+		// The attacker's project, naming the owner's resource in any spelling, gets nothing.
+		theirAgent := a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/auth-core/projects/" + theirs + "/ai/agents", Body: map[string]any{}, Header: attacker.Bearer()}).
+			Expect(t, 200, nil)["plaintext"].(string)
+		for _, uri := range spellings[registered] {
+			form := url.Values{"grant_type": {"urn:ietf:params:oauth:grant-type:token-exchange"}, "subject_token": {theirAgent},
+				"subject_token_type": {"urn:ietf:params:oauth:token-type:access_token"}, "resource": {uri}}
+			a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/oauth/token", Body: form.Encode(),
+				Header: map[string]string{"Content-Type": "application/x-www-form-urlencoded"}}).Expect(t, 400, map[string]any{"error": "invalid_target"})
+		}
+	})
+}
+
+// audience reads a JWT's aud (one string, or the first of an array), unverified: the
+// test checks what the token names, not its signature.
+func audience(t *testing.T, jwt string) string {
+	t.Helper()
+	parts := strings.Split(jwt, ".")
+	if len(parts) != 3 {
+		t.Fatalf("not a JWT: %q", jwt)
+	}
+	b, err := base64.RawURLEncoding.DecodeString(parts[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var claims struct {
+		Aud json.RawMessage `json:"aud"`
+	}
+	if err := json.Unmarshal(b, &claims); err != nil {
+		t.Fatal(err)
+	}
+	var one string
+	if json.Unmarshal(claims.Aud, &one) == nil {
+		return one
+	}
+	var many []string
+	if err := json.Unmarshal(claims.Aud, &many); err != nil || len(many) == 0 {
+		t.Fatalf("aud %s", claims.Aud)
+	}
+	return many[0]
+}
+
+// Resources registered before canonical forms were kept get theirs when a server starts,
+// oldest first; of two equivalent spellings held by two projects, the older keeps the URI
+// and the newer is found by no lookup (and the log says so).
+func TestBackfillGivesTheURIToTheOlderResource(t *testing.T) {
+	apptest.ForEachStore(t, func(t *testing.T, st apptest.Store) {
+		dbURL := st.URL(t)
+		a := apptest.StartURL(t, st.Name, dbURL)
+		ctx := context.Background()
+		owner, other := a.SignUp(t), a.SignUp(t)
+		mine, theirs := a.CreateProject(t, owner), a.CreateProject(t, other)
+		older := "https://legacy.example.com/" + strings.ToLower(mine) + "/mcp"
+		now := a.Clock.Now()
+		// Rows as an older release wrote them: no canonical form.
+		for _, r := range []struct{ id, project, uri string }{
+			{"res_00000000000000000000000001", mine, older},
+			{"res_00000000000000000000000002", theirs, older + "/"},
+		} {
+			if err := a.Ent.Resource.Create().SetID(r.id).SetProjectID(r.project).SetURI(r.uri).SetName("old").SetScopes([]string{}).SetCreatedAt(now).Exec(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// The next server to start (an upgrade) fills them in.
+		var svc *resource.Service
+		b := apptest.StartURL(t, st.Name, dbURL, apptest.WithFx(fx.Populate(&svc)))
+		got, ok, err := svc.Lookup(ctx, older)
+		if err != nil || !ok || got.ProjectID != mine || got.URI != older {
+			t.Fatalf("lookup after backfill: %+v %v %v", got, ok, err)
+		}
+		if n, _ := b.Ent.Resource.Query().Where(entresource.CanonicalURIIsNil()).Count(ctx); n != 1 {
+			t.Fatalf("%d resources without a canonical form, want the newer one only", n)
+		}
+		if !strings.Contains(b.Logs.String(), "equivalent to an older one") {
+			t.Fatalf("the log does not name the clash:\n%s", b.Logs)
+		}
+	})
 }

@@ -2,7 +2,9 @@ package resource
 
 import (
 	"context"
+	"log/slog"
 	"strings"
+	"sync/atomic"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -46,6 +48,9 @@ type Service struct {
 	// cache maps a canonical URI to its resource; a URI nobody registered is cached as
 	// the zero Resource, so unknown audiences cost no store query either.
 	cache *bearer.Cache[string, resource.Resource]
+	// backfilled is set once a Backfill pass found nothing left to fill: until then a
+	// lookup also finds a row written before canonical forms were kept by its URI.
+	backfilled atomic.Bool
 }
 
 type params struct {
@@ -92,10 +97,12 @@ var (
 func (s *Service) Create(ctx context.Context, projectID string, actor *string, raw []byte, origin audit.Origin) (View, error) {
 	f := jsonbody.Read(raw)
 	uri := f.RequiredString("uri")
-	canonical, err := resource.Canonical(uri)
+	registered, err := resource.Registered(uri)
 	if uri != "" && err != nil {
 		f.Fail("uri", err.Error())
 	}
+	// Registered accepts exactly what Canonical does.
+	canonical, _ := resource.Canonical(uri)
 	name := f.RequiredString("name")
 	switch {
 	case name == "":
@@ -133,7 +140,7 @@ func (s *Service) Create(ctx context.Context, projectID string, actor *string, r
 		if n >= maxResources {
 			return errTooMany
 		}
-		out, err = tx.Resource.Create().SetProjectID(projectID).SetURI(canonical).SetName(name).SetScopes(scopes).
+		out, err = tx.Resource.Create().SetProjectID(projectID).SetURI(registered).SetCanonicalURI(canonical).SetName(name).SetScopes(scopes).
 			SetNillableCreatedBy(actor).SetCreatedAt(s.clock.Now()).Save(ctx)
 		if ent.IsConstraintError(err) {
 			return errTaken
@@ -142,7 +149,7 @@ func (s *Service) Create(ctx context.Context, projectID string, actor *string, r
 			return err
 		}
 		if _, err := s.audit.Record(ctx, tx, audit.Event{ActorID: actor, ProjectID: projectID, Action: "oauth_resource.create",
-			Metadata: map[string]any{"resourceId": out.ID, "uri": canonical}, Origin: origin}); err != nil {
+			Metadata: map[string]any{"resourceId": out.ID, "uri": registered}, Origin: origin}); err != nil {
 			return err
 		}
 		// A URI looked up (and cached as unknown) before it was registered becomes known.
@@ -193,15 +200,27 @@ func (s *Service) Delete(ctx context.Context, projectID, id string, actor *strin
 				return err
 			}
 		}
-		return s.bus.Publish(ctx, tx, topic, r.URI)
+		return s.bus.Publish(ctx, tx, topic, canonicalOf(r))
 	})
 }
 
-// Lookup is the Registry: the resource registered under the canonical uri, from the
-// cache when it can.
+// canonicalOf is the canonical form of a registered resource.
+func canonicalOf(r *ent.Resource) string {
+	if r.CanonicalURI != nil {
+		return *r.CanonicalURI
+	}
+	c, _ := resource.Canonical(r.URI)
+	return c
+}
+
+// Lookup is the Registry: the resource registered under the canonical uri, whatever
+// spelling its project registered, from the cache when it can.
 func (s *Service) Lookup(ctx context.Context, canonical string) (resource.Resource, bool, error) {
 	r, err := s.cache.Load(ctx, canonical, func(ctx context.Context) (resource.Resource, error) {
-		e, err := s.ent.Resource.Query().Where(entresource.URI(canonical)).Only(ctx)
+		e, err := s.ent.Resource.Query().Where(entresource.CanonicalURI(canonical)).Only(ctx)
+		if ent.IsNotFound(err) && !s.backfilled.Load() {
+			e, err = s.ent.Resource.Query().Where(entresource.CanonicalURIIsNil(), entresource.URI(canonical)).Only(ctx)
+		}
 		if ent.IsNotFound(err) {
 			return resource.Resource{}, nil
 		}
@@ -211,4 +230,45 @@ func (s *Service) Lookup(ctx context.Context, canonical string) (resource.Resour
 		return resource.Resource{ID: e.ID, ProjectID: e.ProjectID, URI: e.URI, Name: e.Name, Scopes: e.Scopes}, nil
 	})
 	return r, err == nil && r.ID != "", err
+}
+
+// Backfill gives resources registered before canonical forms were kept (SPEC §9b) theirs,
+// oldest first. A resource equivalent to an older one of another project keeps none: it
+// is found by no lookup, since one URI is one project's, and the log names both. Once a
+// pass completes, later ones do nothing.
+func (s *Service) Backfill(ctx context.Context, log *slog.Logger) error {
+	if s.backfilled.Load() {
+		return nil
+	}
+	rows, err := s.ent.Resource.Query().Where(entresource.CanonicalURIIsNil()).Order(entresource.ByID()).All(ctx)
+	if err != nil {
+		return err
+	}
+	for _, r := range rows {
+		c, err := resource.Canonical(r.URI)
+		if err != nil {
+			log.WarnContext(ctx, "a registered resource URI is no longer valid; it is found by no lookup", "resourceId", r.ID, "uri", r.URI)
+			continue
+		}
+		err = database.WithTx(ctx, s.ent, func(tx *ent.Tx) error {
+			if err := tx.Resource.Update().Where(entresource.ID(r.ID), entresource.CanonicalURIIsNil()).SetCanonicalURI(c).Exec(ctx); err != nil {
+				return err
+			}
+			// Found by its canonical form from now on: lookups cached before ask again.
+			return s.bus.Publish(ctx, tx, topic, c)
+		})
+		if ent.IsConstraintError(err) {
+			holder, _ := s.ent.Resource.Query().Where(entresource.CanonicalURI(c)).Only(ctx)
+			if holder != nil {
+				log.WarnContext(ctx, "a registered resource URI is equivalent to an older one; it is found by no lookup",
+					"resourceId", r.ID, "uri", r.URI, "projectId", r.ProjectID, "heldBy", holder.ID, "heldByProject", holder.ProjectID)
+			}
+			continue
+		}
+		if err != nil {
+			return err
+		}
+	}
+	s.backfilled.Store(true)
+	return nil
 }

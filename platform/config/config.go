@@ -45,7 +45,7 @@ type Config struct {
 	RequireVerifiedEmail bool          `name:"require-verified-email" env:"AUTHCORE_REQUIRE_VERIFIED_EMAIL" default:"false" help:"Refuse dashboard requests (403 email_not_verified) until the user verified their address (default ${default})."`
 	SecretScanningKeys   string        `name:"secret-scanning-keys" env:"AUTHCORE_SECRET_SCANNING_KEYS" help:"Path to a JSON file of GitHub's secret-scanning public keys ({public_keys: [{key_identifier, key, is_current}]}); unset, POST /v1/secret-scanning/report answers 404 (default: empty)."`
 	WebhookAllowHTTP     bool          `name:"webhook-allow-http" env:"AUTHCORE_WEBHOOK_ALLOW_HTTP" default:"false" help:"Development only: let webhooks use plain http and loopback or private addresses; link-local and metadata addresses stay refused (default ${default})."`
-	MetricsAddr          string        `name:"metrics-addr" env:"AUTHCORE_METRICS_ADDR" help:"When set, /metrics moves to this separate listener (default: empty, served on the main port)."`
+	MetricsAddr          string        `name:"metrics-addr" env:"AUTHCORE_METRICS_ADDR" default:"127.0.0.1:9090" help:"Where /metrics is served: host:port of a listener of its own, loopback by default so metrics stay off the public port (default ${default}), or public to serve it on AUTHCORE_ADDR beside the API."`
 
 	// Plugins are product plugins' own settings, parsed with these (pointers to each
 	// plugin's settings struct); a plugin's missing here gets its defaults (Defaults).
@@ -99,13 +99,27 @@ func StorageOf(databaseURL string) (Storage, error) {
 	}
 }
 
+// MetricsPublic is the AUTHCORE_METRICS_ADDR that serves /metrics on the main listener,
+// beside the API. Anything else names a listener of its own: serving metrics to the
+// public takes this explicit word (SPEC §9b).
+const MetricsPublic = "public"
+
+// MetricsOnPublicPort reports whether /metrics is served on AUTHCORE_ADDR.
+func (c *Config) MetricsOnPublicPort() bool { return c.MetricsAddr == MetricsPublic }
+
 // Validate checks every setting that kong cannot check by type alone. Each error names the
 // setting, so the process can exit with that one line.
 func (c *Config) Validate() error {
 	if err := checkAddr("AUTHCORE_ADDR", c.Addr); err != nil {
 		return err
 	}
-	if c.MetricsAddr != "" {
+	switch c.MetricsAddr {
+	case MetricsPublic:
+	case "":
+		return fmt.Errorf("AUTHCORE_METRICS_ADDR: empty; give host:port for a listener of its own (default 127.0.0.1:9090), or %s to serve /metrics on AUTHCORE_ADDR", MetricsPublic)
+	case c.Addr:
+		return fmt.Errorf("AUTHCORE_METRICS_ADDR: %q is AUTHCORE_ADDR; say %s to serve /metrics there", c.MetricsAddr, MetricsPublic)
+	default:
 		if err := checkAddr("AUTHCORE_METRICS_ADDR", c.MetricsAddr); err != nil {
 			return err
 		}

@@ -14,6 +14,7 @@ func valid() Config {
 	return Config{
 		Addr: ":8080", DatabaseURL: "sqlite:./data/authcore.db", DataDir: "./data", Signup: "open",
 		RateLimit: 60, AccessTTL: 15 * time.Minute, RefreshTTL: 720 * time.Hour, ReadMaxLag: time.Second, LogLevel: "info",
+		MetricsAddr: "127.0.0.1:9090",
 	}
 }
 
@@ -29,6 +30,10 @@ func TestValidate(t *testing.T) {
 		{"no port", func(c *Config) { c.Addr = "bogus" }, "AUTHCORE_ADDR"},
 		{"bad port", func(c *Config) { c.Addr = ":99999" }, "AUTHCORE_ADDR"},
 		{"bad metrics addr", func(c *Config) { c.MetricsAddr = "x" }, "AUTHCORE_METRICS_ADDR"},
+		{"metrics on the public port, said so", func(c *Config) { c.MetricsAddr = "public" }, ""},
+		{"metrics on all interfaces", func(c *Config) { c.MetricsAddr = ":9090" }, ""},
+		{"metrics addr empty", func(c *Config) { c.MetricsAddr = "" }, "AUTHCORE_METRICS_ADDR"},
+		{"metrics addr the main one", func(c *Config) { c.MetricsAddr = ":8080" }, "AUTHCORE_METRICS_ADDR"},
 		{"postgres", func(c *Config) { c.DatabaseURL = "postgres://u:p@h:5432/d" }, ""},
 		{"postgresql", func(c *Config) { c.DatabaseURL = "postgresql://u@h/d" }, ""},
 		{"sqlite memory", func(c *Config) { c.DatabaseURL = "sqlite::memory:" }, ""},
@@ -106,5 +111,23 @@ func TestSeveralMasterKeys(t *testing.T) {
 	c.MasterKey = b + ",not-base64"
 	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "AUTHCORE_MASTER_KEY") {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// SPEC §9b: with no setting, /metrics is on a loopback listener of its own, never the
+// public port.
+func TestMetricsStayOffThePublicPortByDefault(t *testing.T) {
+	t.Setenv("AUTHCORE_METRICS_ADDR", "")
+	os.Unsetenv("AUTHCORE_METRICS_ADDR")
+	var c Config
+	if err := Defaults(&c); err != nil {
+		t.Fatal(err)
+	}
+	if c.MetricsAddr != "127.0.0.1:9090" || c.MetricsOnPublicPort() {
+		t.Fatalf("default AUTHCORE_METRICS_ADDR %q", c.MetricsAddr)
+	}
+	t.Setenv("AUTHCORE_METRICS_ADDR", "public")
+	if err := Defaults(&c); err != nil || !c.MetricsOnPublicPort() {
+		t.Fatalf("AUTHCORE_METRICS_ADDR=public: %q, %v", c.MetricsAddr, err)
 	}
 }

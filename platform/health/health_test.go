@@ -3,9 +3,7 @@ package health_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -53,16 +51,16 @@ func TestProbes(t *testing.T) {
 	})
 }
 
+// SPEC §9b: /metrics is on a listener of its own unless AUTHCORE_METRICS_ADDR says public;
+// the public port then answers 404 for it. (Port 0 here: tests must not fight over the
+// default 127.0.0.1:9090.)
 func TestMetricsOnSeparateListener(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	a := testkit.StartURL(t, "sqlite", "sqlite::memory:", graph, testkit.WithConfig(func(c *config.Config) { c.MetricsAddr = addr }))
+	a := testkit.StartURL(t, "sqlite", "sqlite::memory:", graph, testkit.WithConfig(func(c *config.Config) { c.MetricsAddr = "127.0.0.1:0" }))
 	a.Get("/metrics").Expect(t, 404, map[string]any{"code": "not_found"})
-	res, err := http.Get(fmt.Sprintf("http://%s/metrics", addr))
+	if !strings.HasPrefix(a.MetricsBase, "http://127.0.0.1:") {
+		t.Fatalf("metrics listener %q", a.MetricsBase)
+	}
+	res, err := http.Get(a.MetricsBase + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,5 +68,14 @@ func TestMetricsOnSeparateListener(t *testing.T) {
 	b, _ := io.ReadAll(res.Body)
 	if res.StatusCode != 200 || !strings.Contains(string(b), "authcore_http_requests_total") {
 		t.Fatalf("%d %s", res.StatusCode, b)
+	}
+
+	public := testkit.StartURL(t, "sqlite", "sqlite::memory:", graph, testkit.WithConfig(func(c *config.Config) { c.MetricsAddr = config.MetricsPublic }))
+	if public.MetricsBase != "" {
+		t.Fatalf("a metrics listener at %s beside the public port", public.MetricsBase)
+	}
+	public.Get("/healthz").Expect(t, 200, nil) // a request to count
+	if r := public.Get("/metrics"); r.Status != 200 || !strings.Contains(string(r.Body), "authcore_http_requests_total") {
+		t.Fatal("no metrics on the public port with AUTHCORE_METRICS_ADDR=public")
 	}
 }

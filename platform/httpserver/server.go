@@ -181,7 +181,7 @@ func New(p Params) (*Server, error) {
 	if err := p.Registry.Register(servedGauge); err != nil {
 		return nil, err
 	}
-	if p.Config.MetricsAddr == "" {
+	if p.Config.MetricsOnPublicPort() {
 		routes = append(routes, Route{Method: fiber.MethodGet, Path: "/metrics", Handlers: []fiber.Handler{adaptor.HTTPHandler(metrics.Handler(p.Gatherer))}})
 	}
 	// Group members arrive in random order: register in a stable one and refuse a route

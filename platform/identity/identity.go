@@ -137,9 +137,10 @@ type SecondFactor interface {
 	Peek(ctx context.Context, mfaToken string) (userID, tenantID string, err error)
 	// Complete checks proof for the mfaToken's user and spends the token; amr is how.
 	Complete(ctx context.Context, mfaToken string, proof Proof) (userID string, amr []string, err error)
-	// BeginPasskey starts a sign-in by passkey: WebAuthn request options and the
-	// challenge's id. An email narrows it to that user's passkeys.
-	BeginPasskey(ctx context.Context, tenantID, email string) (options []byte, challengeID string, err error)
+	// BeginPasskey starts a WebAuthn ceremony: request options and the challenge's id.
+	// Without an mfaToken it is a sign-in by passkey alone or a step-up (discoverable, user
+	// verification required); with one, the second factor of that token's user.
+	BeginPasskey(ctx context.Context, tenantID, mfaToken string) (options []byte, challengeID string, err error)
 	// FinishPasskey checks an assertion against the challenge and spends it.
 	FinishPasskey(ctx context.Context, challengeID string, assertion []byte) (userID string, amr []string, err error)
 }

@@ -206,3 +206,12 @@ func (m *Mailer) send(ctx context.Context, msg Message) error {
 	defer cancel()
 	return c.DialAndSendWithContext(ctx, out)
 }
+
+// Quote is the one form user-chosen text (a name, a project's or a client's name) takes in
+// a mail (SPEC §9b, N5): in double quotes, with quotes, backslashes, line breaks and every
+// other control or format character (U+202E among them) escaped as Go escapes them, so the
+// text can neither end its line, nor close its quotes, nor turn the line around. A mail
+// puts it only after a label of its own ("Project: "), never in a sentence or a paragraph.
+func Quote(s string) string {
+	return strconv.Quote(s)
+}

@@ -71,7 +71,7 @@ func TestFailureIsLoggedWithoutTheBody(t *testing.T) {
 
 func TestBadURLs(t *testing.T) {
 	for _, u := range []string{"http://x", "smtp://", "mail.example.com"} {
-		c := config.Config{SMTPURL: u, Addr: ":1", DatabaseURL: "sqlite::memory:", AccessTTL: 1, RefreshTTL: 1, ReadMaxLag: 1}
+		c := config.Config{SMTPURL: u, Addr: ":1", MetricsAddr: config.MetricsPublic, DatabaseURL: "sqlite::memory:", AccessTTL: 1, RefreshTTL: 1, ReadMaxLag: 1}
 		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "AUTHCORE_SMTP_URL") {
 			t.Errorf("%q: %v", u, err)
 		}

@@ -23,7 +23,7 @@ import (
 )
 
 // Module provides the per-client limiters and the per-account sign-in budget.
-var Module = fx.Module("ratelimit", fx.Provide(NewLimiters, newSignIns))
+var Module = fx.Module("ratelimit", fx.Provide(NewLimiters, newSignIns, newDevices))
 
 // maxClients bounds how many clients each budget tracks at once.
 const maxClients = 100_000

@@ -112,14 +112,14 @@ function authForm(mode, why) {
       submitting(form, box, async () => {
         const body = { email: email.querySelector('input').value, password: password.querySelector('input').value };
         let got = await api('POST', `/v1/auth-core/${mode}`, body);
-        if (got.mfaRequired) got = await secondStep(got, body.email, show);
+        if (got.mfaRequired) got = await secondStep(got, show);
         await signedIn(got);
       });
     },
   }, email, password, box, h('button', { type: 'submit' }, label),
   mode === 'signin' ? h('button', {
     type: 'button',
-    onclick: () => submitting(form, box, async () => signedIn(await passkeySignIn(email.querySelector('input').value))),
+    onclick: () => submitting(form, box, async () => signedIn(await passkeySignIn())),
   }, 'Sign in with a passkey') : '');
   const other = mode === 'signup'
     ? h('p', {}, 'Have an account? ', h('a', { href: '#/signin' }, 'Sign in instead'))
@@ -131,7 +131,7 @@ async function signedIn(got) {
   schedule(got.session && got.session.accessTokenExpiresAt);
   state.user = got.user;
   await loadProjects();
-  if (location.pathname === consentPage) { render(); return; } // back to the question asked
+  if (location.pathname === consentPage || location.pathname === invitePage) { render(); return; } // back to the question asked
   location.hash = state.projects.length ? '#/agents' : '#/projects';
 }
 
@@ -496,8 +496,74 @@ async function membersView() {
       });
     },
   }, email, role, box, h('button', { type: 'submit' }, 'Add member'));
-  show('Members', h('p', { class: 'muted' }, 'To change a role, remove the member and add them again.'), list, listBox, h('h2', {}, 'Add a member'), form);
-  await reload();
+  const p = current();
+  if (!p || p.role !== 'admin') {
+    show('Members', h('p', { class: 'muted' }, 'To change a role, remove the member and add them again.'), list, listBox, h('h2', {}, 'Add a member'), form);
+    await reload();
+    return;
+  }
+  // Invitations (SPEC §9b): for people who have no account yet, by a mailed link.
+  const invBase = `/v1/projects/${state.project}/invitations`;
+  const invitesBox = errorBox();
+  const invites = h('div', {});
+  const reloadInvites = async () => {
+    try {
+      const { invitations } = await api('GET', invBase);
+      invites.replaceChildren(table('Pending invitations', ['Email', 'Role', 'Expires', ''], invitations, (i) => [
+        i.email, i.role, when(i.expiresAt),
+        h('button', {
+          type: 'button',
+          class: 'danger',
+          'aria-label': `Revoke the invitation of ${i.email}`,
+          onclick: async () => {
+            try { await api('DELETE', `${invBase}/${i.id}`); await reloadInvites(); } catch (err) { invitesBox.show(err); }
+          },
+        }, 'Revoke'),
+      ]));
+    } catch (err) { invitesBox.show(err); }
+  };
+  const inviteBox = errorBox();
+  const sent = h('p', { role: 'status' });
+  const inviteEmail = field('Email to invite', { type: 'email', required: true });
+  const inviteRole = select('Role of the invitee', ['viewer', 'developer', 'admin'].map((r) => ({ value: r, label: r })));
+  const inviteForm = h('form', {
+    onsubmit: (e) => {
+      e.preventDefault();
+      sent.textContent = '';
+      submitting(inviteForm, inviteBox, async () => {
+        const inv = await api('POST', invBase, { email: inviteEmail.querySelector('input').value, role: inviteRole.querySelector('select').value });
+        inviteEmail.querySelector('input').value = '';
+        sent.textContent = `Invitation sent to ${inv.email}.`;
+        await reloadInvites();
+      });
+    },
+  }, inviteEmail, inviteRole, inviteBox, h('button', { type: 'submit' }, 'Send invitation'));
+  show('Members', h('p', { class: 'muted' }, 'To change a role, remove the member and add them again.'), list, listBox,
+    h('h2', {}, 'Add a member'), h('p', { class: 'muted' }, 'Someone who already has an account.'), form,
+    h('h2', {}, 'Invite by email'), h('p', { class: 'muted' }, 'Someone without an account yet gets a link, valid 7 days, to sign up with that address and join.'),
+    inviteForm, sent, invites, invitesBox);
+  await Promise.all([reload(), reloadInvites()]);
+}
+
+// inviteView is where a mailed invitation lands: the person, signed in with the invited
+// address (verified), accepts it and joins the project.
+function inviteView(token) {
+  const box = errorBox();
+  const form = h('form', {
+    onsubmit: (e) => {
+      e.preventDefault();
+      submitting(form, box, async () => {
+        const { project } = await api('POST', '/v1/auth-core/invitations/accept', { token });
+        history.replaceState(null, '', '/console#/invitation-accepted'); // the token leaves the address bar
+        await loadProjects();
+        choose(project.id);
+        drawNav();
+        show('Invitation accepted', h('p', { role: 'status' }, `You are now a member of ${project.name}, as ${project.role}.`),
+          h('p', {}, h('a', { href: '#/members' }, 'Continue')));
+      });
+    },
+  }, box, h('button', { type: 'submit' }, 'Accept invitation'));
+  show('Project invitation', h('p', {}, `Signed in as ${state.user.email}. Accept to join the project this invitation is for.`), form);
 }
 
 // ---- audit -----------------------------------------------------------------------------
@@ -793,6 +859,9 @@ const views = {
 // consentPage is where the authorization endpoint sends a person (SPEC §16).
 const consentPage = '/console/authorize';
 
+// invitePage is where a mailed project invitation lands (SPEC §9b).
+const invitePage = '/console/invite';
+
 // latest counts renders: a screen that finishes loading after the user moved on must not
 // replace the newer one.
 let latest = 0;
@@ -806,6 +875,11 @@ async function render() {
   if (location.pathname === consentPage && request) {
     if (state.user) return consentView(request);
     if (route !== '#/signup') return authForm('signin', 'Sign in to connect an application.');
+  }
+  const invitation = location.pathname === invitePage && new URLSearchParams(location.search).get('token');
+  if (invitation) {
+    if (state.user) return inviteView(invitation);
+    if (route !== '#/signup') return authForm('signin', 'Sign in with the invited address to accept the invitation, or create an account with it.');
   }
   if (!state.user) {
     if (route === '#/signup') return authForm('signup');

@@ -18,15 +18,16 @@ async function get(options) {
   return cred.toJSON();
 }
 
-// assertion asks for a passkey: of the user with email when given, else any discoverable one.
-export async function assertion(email) {
-  const options = await api('POST', '/v1/auth-core/mfa/passkeys/signin/begin', email ? { email } : {});
+// assertion asks for a passkey. With the mfaToken of a sign-in's first step it is that
+// sign-in's second factor; without, a passkey alone or a step-up, which verify the user.
+export async function assertion(mfaToken) {
+  const options = await api('POST', '/v1/auth-core/mfa/passkeys/signin/begin', mfaToken ? { mfaToken } : {});
   return get(options);
 }
 
 // passkeySignIn signs in with a passkey alone; resolves the sign-in answer.
-export async function passkeySignIn(email) {
-  return api('POST', '/v1/auth-core/mfa/passkeys/signin/finish', { credential: await assertion(email) });
+export async function passkeySignIn() {
+  return api('POST', '/v1/auth-core/mfa/passkeys/signin/finish', { credential: await assertion() });
 }
 
 // qr draws text as a QR code in SVG, one rect per dark module.
@@ -57,7 +58,7 @@ export function qr(text, label) {
 
 // proofForm asks for one second factor among methods and hands it to submit: a code, a
 // passkey, or a recovery code.
-function proofForm(methods, email, submit, box) {
+function proofForm(methods, mfaToken, submit, box) {
   const codeField = field('Authentication code', { inputmode: 'numeric', autocomplete: 'one-time-code', pattern: '[0-9]{6}', maxlength: 6 });
   const recoveryField = field('Recovery code', { autocomplete: 'off' });
   recoveryField.hidden = true;
@@ -76,7 +77,7 @@ function proofForm(methods, email, submit, box) {
   h('button', { type: 'submit' }, 'Verify'),
   methods.includes('passkey') ? h('button', {
     type: 'button',
-    onclick: () => submitting(form, box, async () => submit({ assertion: await assertion(email) })),
+    onclick: () => submitting(form, box, async () => submit({ assertion: await assertion(mfaToken) })),
   }, 'Use a passkey') : '',
   methods.includes('recovery_code') ? h('button', {
     type: 'button',
@@ -87,10 +88,10 @@ function proofForm(methods, email, submit, box) {
 }
 
 // secondStep is the sign-in's second step: it resolves the session once a factor checks out.
-export function secondStep(got, email, show) {
+export function secondStep(got, show) {
   return new Promise((resolve) => {
     const box = errorBox();
-    const form = proofForm(got.methods, email, async (proof) => {
+    const form = proofForm(got.methods, got.mfaToken, async (proof) => {
       resolve(await api('POST', '/v1/auth-core/mfa/verify', { mfaToken: got.mfaToken, ...proof }));
     }, box);
     show('Two-step sign-in', h('p', {}, 'Your password was right. Now confirm it is you with a second factor.'), form);
@@ -123,7 +124,7 @@ export async function stepUp(user) {
         },
       }, pw, box, h('button', { type: 'submit' }, 'Confirm'));
     } else {
-      form = proofForm(methods, user.email, async (proof) => {
+      form = proofForm(methods, undefined, async (proof) => {
         await api('POST', '/v1/auth-core/mfa/step-up', proof);
         finish(true);
       }, box);
