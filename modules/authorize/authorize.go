@@ -166,7 +166,7 @@ func (h *handler) silently(c *fiber.Ctx, row *ent.OAuthAuthorization, back func(
 	if err != nil {
 		return err
 	}
-	if !ok || stale(p.AuthTime, row.CreatedAt, h.clock.Now(), row.Prompt, row.MaxAge) {
+	if !ok || stale(p.AuthTime, openedAt(row), h.clock.Now(), row.Prompt, row.MaxAge) {
 		return back("login_required", "the person must sign in")
 	}
 	if row.ProjectID == "" {
@@ -190,6 +190,10 @@ func (h *handler) silently(c *fiber.Ctx, row *ent.OAuthAuthorization, back func(
 	}
 	return c.Redirect(to, http.StatusFound)
 }
+
+// openedAt is when a request was parked, by the server's clock (created_at is the
+// store's): it expires requestTTL later.
+func openedAt(row *ent.OAuthAuthorization) time.Time { return row.ExpiresAt.Add(-requestTTL) }
 
 // browserCookie marks the browser that opened authorization requests (SPEC §9b): only
 // that browser is shown them. Scoped to the consent API's path, HttpOnly, as long as a
@@ -278,7 +282,7 @@ func (h *handler) pending(c *fiber.Ctx, id string) (*ent.OAuthAuthorization, err
 	}
 	// A sign-in older than the request allows is asked to sign in again before the
 	// request is bound to it: the fresh session is the one that will hold it.
-	if stale(p.AuthTime, row.CreatedAt, h.clock.Now(), row.Prompt, row.MaxAge) {
+	if stale(p.AuthTime, openedAt(row), h.clock.Now(), row.Prompt, row.MaxAge) {
 		return nil, errSignInAgain
 	}
 	if row.SessionHandle == nil {

@@ -13,8 +13,8 @@ import (
 	"github.com/authcore/authcore/platform/config"
 )
 
-// Dynamic client registration (RFC 7591, SPEC §16): public clients only, redirect URIs
-// checked for their application type; bad bodies change nothing.
+// Dynamic client registration (RFC 7591, SPEC §16, §21): public and confidential clients,
+// redirect URIs checked for their application type; bad bodies change nothing.
 func TestRegistration(t *testing.T) {
 	a := apptest.Start(t, apptest.Stores(t)[0])
 	reg := func(body any) *apptest.Response {
@@ -35,7 +35,15 @@ func TestRegistration(t *testing.T) {
 		"http off loopback":             {map[string]any{"redirect_uris": []string{"http://app.example/cb"}}, "invalid_redirect_uri"},
 		"a web client on loopback":      {map[string]any{"redirect_uris": []string{"http://127.0.0.1/cb"}, "application_type": "web"}, "invalid_redirect_uri"},
 		"an unknown application_type":   {map[string]any{"redirect_uris": []string{"https://app.example/cb"}, "application_type": "tv"}, "invalid_client_metadata"},
-		"a secret-holding client":       {map[string]any{"redirect_uris": []string{"https://app.example/cb"}, "token_endpoint_auth_method": "client_secret_basic"}, "invalid_client_metadata"},
+		"an unknown auth method":        {map[string]any{"redirect_uris": []string{"https://app.example/cb"}, "token_endpoint_auth_method": "client_secret_jwt"}, "invalid_client_metadata"},
+		"private_key_jwt without keys":  {map[string]any{"redirect_uris": []string{"https://app.example/cb"}, "token_endpoint_auth_method": "private_key_jwt"}, "invalid_client_metadata"},
+		"jwks and jwks_uri":             {map[string]any{"redirect_uris": []string{"https://app.example/cb"}, "token_endpoint_auth_method": "private_key_jwt", "jwks": map[string]any{"keys": []any{}}, "jwks_uri": "https://app.example/jwks"}, "invalid_client_metadata"},
+		"an empty jwks":                 {map[string]any{"redirect_uris": []string{"https://app.example/cb"}, "token_endpoint_auth_method": "private_key_jwt", "jwks": map[string]any{"keys": []any{}}}, "invalid_client_metadata"},
+		"jwks_uri over http":            {map[string]any{"redirect_uris": []string{"https://app.example/cb"}, "token_endpoint_auth_method": "private_key_jwt", "jwks_uri": "http://app.example/jwks"}, "invalid_client_metadata"},
+		"keys for a public client":      {map[string]any{"redirect_uris": []string{"https://app.example/cb"}, "jwks_uri": "https://app.example/jwks"}, "invalid_client_metadata"},
+		"a scope of the wrong grammar":  {map[string]any{"redirect_uris": []string{"https://app.example/cb"}, "scope": "Tools!"}, "invalid_client_metadata"},
+		"an id_token alg of HS256":      {map[string]any{"redirect_uris": []string{"https://app.example/cb"}, "id_token_signed_response_alg": "HS256"}, "invalid_client_metadata"},
+		"a post-logout URI over http":   {map[string]any{"redirect_uris": []string{"https://app.example/cb"}, "post_logout_redirect_uris": []string{"http://app.example/bye"}}, "invalid_client_metadata"},
 		"client_credentials":            {map[string]any{"redirect_uris": []string{"https://app.example/cb"}, "grant_types": []string{"client_credentials"}}, "invalid_client_metadata"},
 		"no authorization_code":         {map[string]any{"redirect_uris": []string{"https://app.example/cb"}, "grant_types": []string{"refresh_token"}}, "invalid_client_metadata"},
 		"response_type token":           {map[string]any{"redirect_uris": []string{"https://app.example/cb"}, "response_types": []string{"token"}}, "invalid_client_metadata"},
@@ -47,6 +55,16 @@ func TestRegistration(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) { reg(c.body).Expect(t, 400, map[string]any{"error": c.code}) })
 	}
+	t.Run("a confidential client gets its secret once", func(t *testing.T) {
+		got := reg(map[string]any{"redirect_uris": []string{"https://app.example/cb"}, "token_endpoint_auth_method": "client_secret_basic", "scope": "openid email files:read"}).
+			Expect(t, 201, map[string]any{"token_endpoint_auth_method": "client_secret_basic", "scope": "openid email files:read", "client_secret_expires_at": 0.0})
+		if !strings.HasPrefix(got["client_secret"].(string), "ac_rcs_") {
+			t.Fatalf("client_secret %v", got["client_secret"])
+		}
+	})
+	t.Run("without a scope it is told what it may ask for", func(t *testing.T) {
+		reg(map[string]any{"redirect_uris": []string{"https://app.example/cb"}}).Expect(t, 201, map[string]any{"scope": "openid profile email offline_access"})
+	})
 	t.Run("a native host on loopback", func(t *testing.T) {
 		reg(map[string]any{"redirect_uris": []string{"http://127.0.0.1:3000/cb"}, "client_name": "CLI"}).
 			Expect(t, 201, map[string]any{"application_type": "native", "token_endpoint_auth_method": "none", "client_name": "CLI",

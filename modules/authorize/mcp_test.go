@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -219,12 +220,22 @@ type world struct {
 	mcp          *mcpServer
 	cimd         *httptest.Server
 	cimdDoc      atomic.Pointer[map[string]any]
+	// files are other documents the same server publishes (a host's key set), by path.
+	files sync.Map
 }
+
+// serve publishes body at path on the metadata document's server.
+func (w *world) serve(path string, body []byte) { w.files.Store(path, body) }
 
 func newWorld(t *testing.T, st apptest.Store, opts ...apptest.Option) *world {
 	t.Helper()
 	w := &world{}
 	w.cimd = httptest.NewTLSServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		if body, ok := w.files.Load(r.URL.Path); ok {
+			rw.Header().Set("Content-Type", "application/json")
+			_, _ = rw.Write(body.([]byte))
+			return
+		}
 		doc := w.cimdDoc.Load()
 		if doc == nil || r.URL.Path != "/client.json" {
 			http.NotFound(rw, r)

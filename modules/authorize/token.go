@@ -150,7 +150,12 @@ func (g *codeGrant) Token(ctx context.Context, r oauth.Request) (oauth.Token, er
 	if err != nil {
 		return oauth.Token{}, err
 	}
-	return s.issue(ctx, gs.UserID, gs.ProjectID, code.GrantID, code.ClientID, scopes, audience, refresh)
+	answer, err := s.issue(ctx, gs.UserID, gs.ProjectID, code.GrantID, code.ClientID, scopes, audience, refresh)
+	if err != nil || !slices.Contains(scopes, scopeOpenID) {
+		return answer, err
+	}
+	answer.IDToken, err = s.idToken(ctx, gs.UserID, code.ClientID, idTokenAlg(cl.IDTokenAlg), code.Nonce, scopes, in, answer.AccessToken)
+	return answer, err
 }
 
 // replayed ends the grant of a code used twice (RFC 6749 §4.1.2): it was stolen, or its

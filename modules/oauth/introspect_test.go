@@ -119,8 +119,12 @@ func TestAuthorizationServerMetadata(t *testing.T) {
 		"introspection_endpoint": "https://auth.example.com/v1/oauth/introspect",
 		"revocation_endpoint":    "https://auth.example.com/v1/oauth/revoke",
 		"grant_types_supported":  []string{"authorization_code", "client_credentials", "refresh_token", grantExchange},
-		"introspection_endpoint_auth_methods_supported": []string{"client_secret_basic", "client_secret_post"},
-		"token_endpoint_auth_methods_supported":         []string{"client_secret_basic", "client_secret_post", "none"},
+		// Exactly what each endpoint takes (SPEC §21): auth badge clients introspect; hosts'
+		// clients and public ones use the token endpoint; anyone revokes.
+		"introspection_endpoint_auth_methods_supported": []string{"client_secret_basic", "client_secret_post", "private_key_jwt"},
+		"token_endpoint_auth_methods_supported":         []string{"client_secret_basic", "client_secret_post", "none", "private_key_jwt"},
+		"revocation_endpoint_auth_methods_supported":    []string{"client_secret_basic", "client_secret_post", "none", "private_key_jwt"},
+		"scopes_supported":                              []string{"openid", "profile", "email", "offline_access", "viewer", "developer", "admin"},
 		// SPEC §16: what an MCP host needs to find, register and authorize.
 		"authorization_endpoint":                         "https://auth.example.com/oauth/authorize",
 		"registration_endpoint":                          "https://auth.example.com/v1/oauth/register",

@@ -101,9 +101,9 @@ async function signOut() {
 
 // ---- sign-up, sign-in, recovery --------------------------------------------------------
 
-function authForm(mode, why) {
+function authForm(mode, why, hint) {
   const box = errorBox();
-  const email = field('Email', { type: 'email', autocomplete: 'email', required: true });
+  const email = field('Email', { type: 'email', autocomplete: 'email', required: true, value: hint || undefined });
   const password = field('Password', { type: 'password', autocomplete: mode === 'signup' ? 'new-password' : 'current-password', required: true });
   const label = mode === 'signup' ? 'Sign up' : 'Sign in';
   const form = h('form', {
@@ -707,6 +707,12 @@ async function consentView(id) {
   try {
     req = await api('GET', base);
   } catch (err) {
+    // The application asked for a fresher sign-in than this one (prompt=login, max_age):
+    // a new sign-in here, then the question again.
+    if (err.code === 'login_required') {
+      authForm('signin', 'The application asks you to sign in again before you decide.', state.user && state.user.email);
+      return;
+    }
     box.show(err);
     show('Connect an application', box);
     return;
@@ -730,8 +736,11 @@ async function consentView(id) {
     picker = select('Project to connect', mine.map((p) => ({ value: p.id, label: p.name, selected: p.id === state.project })));
     projectLine = mine.length ? picker : h('p', { role: 'alert' }, 'You are an admin of no project, so you cannot connect applications.');
   }
+  // Scope step-up: what a grant holds already is listed apart; the question is the rest.
+  const added = req.scopes.filter((s) => !req.grantedScopes.includes(s));
   const scopes = req.scopes.length
-    ? h('ul', { 'aria-label': 'Requested scopes' }, req.scopes.map((s) => h('li', {}, h('code', {}, s))))
+    ? [h('ul', { 'aria-label': 'Requested scopes' }, added.map((s) => h('li', {}, h('code', {}, s)))),
+      req.grantedScopes.length ? h('p', { class: 'muted', 'aria-label': 'Scopes already allowed' }, 'Already allowed: ', req.grantedScopes.join(' ')) : '']
     : h('p', { class: 'muted' }, 'No particular scopes: what the resource and the project allow.');
   const resources = req.resources.length
     ? h('ul', { 'aria-label': 'Resources' }, req.resources.map((r) => h('li', {}, h('code', {}, r))))
@@ -874,7 +883,8 @@ async function render() {
   const request = new URLSearchParams(location.search).get('request');
   if (location.pathname === consentPage && request) {
     if (state.user) return consentView(request);
-    if (route !== '#/signup') return authForm('signin', 'Sign in to connect an application.');
+    // login_hint (OIDC): the address the application expects, filled in for the person.
+    if (route !== '#/signup') return authForm('signin', 'Sign in to connect an application.', new URLSearchParams(location.search).get('login_hint'));
   }
   const invitation = location.pathname === invitePage && new URLSearchParams(location.search).get('token');
   if (invitation) {
