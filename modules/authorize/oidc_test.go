@@ -273,7 +273,9 @@ func TestRPInitiatedLogout(t *testing.T) {
 		a := o.a
 		f := o.flow("openid")
 		idt := redeem(a, f, approve(t, a, o.admin, f), nil).Expect(t, 200, nil)["id_token"].(string)
-		me := func() int { return a.Get("/v1/auth-core/session/me", "Authorization", "Bearer "+o.admin.AccessToken).Status }
+		me := func() int {
+			return a.Get("/v1/auth-core/session/me", "Authorization", "Bearer "+o.admin.AccessToken).Status
+		}
 
 		res := browserGet(t, a, "/oauth/logout?"+url.Values{"id_token_hint": {idt}, "post_logout_redirect_uri": {"http://127.0.0.1/elsewhere"}}.Encode(), o.admin)
 		if res.StatusCode != http.StatusBadRequest || me() != 200 {
@@ -443,7 +445,7 @@ func TestPrivateKeyJWTClients(t *testing.T) {
 			Expect(t, 201, nil)["client_id"].(string)
 		got := w.a.PostForm("/v1/oauth/token", url.Values{"grant_type": {"refresh_token"}, "refresh_token": {"ac_gr_x"},
 			"client_assertion_type": {"urn:ietf:params:oauth:client-assertion-type:jwt-bearer"},
-			"client_assertion": {newKeyPair(t, "k").assertion(t, id, w.issuer(t), w.a.Clock.Now(), nil)}}, nil).Expect(t, 401, map[string]any{"error": "invalid_client"})
+			"client_assertion":      {newKeyPair(t, "k").assertion(t, id, w.issuer(t), w.a.Clock.Now(), nil)}}, nil).Expect(t, 401, map[string]any{"error": "invalid_client"})
 		if !strings.Contains(got["error_description"].(string), "address") {
 			t.Fatalf("error_description %q", got["error_description"])
 		}
