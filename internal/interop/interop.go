@@ -8,12 +8,15 @@
 package interop
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"sync"
 	"testing"
 	"time"
 )
@@ -59,4 +62,85 @@ func Run(t testing.TB, timeout time.Duration, script string, env ...string) stri
 		t.Fatalf("node %s: %v\nstdout:\n%s\nstderr:\n%s", script, err, out.String(), errs.String())
 	}
 	return out.String()
+}
+
+// Process is a script running beside the test: it prints one JSON object per line, and
+// the test reads them as they come (a URL for the browser to open, then a result).
+type Process struct {
+	t      testing.TB
+	script string
+	lines  chan map[string]any
+	stderr *lockedBuffer
+	exited chan error
+}
+
+// Start runs script with node and env, and kills it when the test ends.
+func Start(t testing.TB, script string, env ...string) *Process {
+	t.Helper()
+	dir := Dir(t)
+	cmd := exec.Command("node", filepath.Join(dir, script))
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &Process{t: t, script: script, lines: make(chan map[string]any, 16), stderr: &lockedBuffer{}, exited: make(chan error, 1)}
+	cmd.Stderr = p.stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("node %s: %v", script, err)
+	}
+	go func() {
+		sc := bufio.NewScanner(out)
+		sc.Buffer(make([]byte, 64<<10), 4<<20)
+		for sc.Scan() {
+			var m map[string]any
+			if json.Unmarshal(sc.Bytes(), &m) == nil {
+				p.lines <- m
+			} else {
+				p.stderr.Write(append(sc.Bytes(), '\n'))
+			}
+		}
+		close(p.lines)
+		p.exited <- cmd.Wait()
+	}()
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	return p
+}
+
+// Next is the script's next line; the test fails if the script reports an error, exits,
+// or says nothing within timeout.
+func (p *Process) Next(timeout time.Duration) map[string]any {
+	p.t.Helper()
+	select {
+	case m, ok := <-p.lines:
+		if !ok {
+			p.t.Fatalf("node %s ended without a result\nstderr:\n%s", p.script, p.stderr.String())
+		}
+		if e, failed := m["error"]; failed {
+			p.t.Fatalf("node %s failed: %v\nstderr:\n%s", p.script, e, p.stderr.String())
+		}
+		return m
+	case <-time.After(timeout):
+		p.t.Fatalf("node %s said nothing for %s\nstderr:\n%s", p.script, timeout, p.stderr.String())
+	}
+	return nil
+}
+
+// lockedBuffer is a buffer written by one goroutine and read by the test.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }

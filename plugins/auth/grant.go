@@ -67,6 +67,9 @@ func (g *clientCredentials) Live(ctx context.Context, from oauth.Issued) (bool, 
 // Token issues an access token for the client's project and role.
 func (g *clientCredentials) Token(ctx context.Context, r oauth.Request) (oauth.Token, error) {
 	cl := r.Client
+	if !strings.HasPrefix(cl.ID, clientIDPrefix) { // a host's client acts for people, not for a project
+		return oauth.Token{}, oauth.Error(apperr.KindInvalid, "unauthorized_client", "only an auth badge's client may use client_credentials")
+	}
 	targets, err := oauth.Targets(r.Form, true)
 	if err != nil {
 		return oauth.Token{}, err
@@ -88,6 +91,16 @@ func (g *clientCredentials) Token(ctx context.Context, r oauth.Request) (oauth.T
 		audience, bounds, err := oauth.Registered(ctx, g.resources, cl.ProjectID, targets)
 		if err != nil {
 			return oauth.Token{}, err
+		}
+		if r.Form.Get("scope") == "" && len(bounds) > 0 {
+			// Asked for nothing in particular (a stock machine client that takes its
+			// scope from configuration sends none): what the client holds that the
+			// resources allow (SPEC §21), rather than a role they refuse.
+			held, _ := oauth.Narrow(append([]string{cl.Role}, granted...), nil, bounds)
+			if len(held) == 0 {
+				return oauth.Token{}, oauth.Error(apperr.KindInvalid, "invalid_scope", "the client holds no scope the resource allows")
+			}
+			scope = strings.Join(held, " ")
 		}
 		if _, ok := oauth.Narrow(strings.Fields(scope), strings.Fields(scope), bounds); !ok {
 			return oauth.Token{}, oauth.Error(apperr.KindInvalid, "invalid_scope", "the resource's scopes do not cover "+scope)
