@@ -116,10 +116,18 @@ func protect(cfg Config, next http.Handler, verify func(*http.Request, string) (
 		if ok {
 			c, err = verify(r, raw)
 		}
-		if !ok || err != nil || !hasScope(c.Scope, cfg.Scope) || (cfg.ProjectID != "" && c.ProjectID != cfg.ProjectID) {
+		if !ok || err != nil || (cfg.ProjectID != "" && c.ProjectID != cfg.ProjectID) {
 			// RFC 6750 and RFC 9728: say where the metadata is.
 			w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="`+metadataURL+`", scope="`+cfg.Scope+`"`)
 			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		if !hasScope(c.Scope, cfg.Scope) {
+			// A good token without the scope (RFC 6750 §3.1): 403 insufficient_scope, naming
+			// the scope, so an MCP host steps up (asks the person for the added scope) rather
+			// than starting over (SPEC §21).
+			w.Header().Set("WWW-Authenticate", `Bearer error="insufficient_scope", scope="`+cfg.Scope+`", resource_metadata="`+metadataURL+`"`)
+			http.Error(w, "insufficient scope", http.StatusForbidden)
 			return
 		}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), claimsKey{}, c)))

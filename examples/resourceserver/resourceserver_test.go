@@ -124,6 +124,17 @@ func TestResourceServer(t *testing.T) {
 		if code, _, _ := get(t, offline.URL+"/files", agent["plaintext"].(string)); code != 401 {
 			t.Fatal("the long-lived agent token itself was accepted as an access token")
 		}
+		// A good token without the scope: 403 insufficient_scope naming it (RFC 6750 §3.1),
+		// what an MCP host answers by asking the person for the added scope (SPEC §21).
+		narrow := clientcredentials.Config{TokenURL: asm.TokenEndpoint, AuthStyle: oauth2.AuthStyleInParams, EndpointParams: url.Values{
+			"grant_type": {"urn:ietf:params:oauth:grant-type:token-exchange"}, "subject_token": {agent["plaintext"].(string)},
+			"subject_token_type": {"urn:ietf:params:oauth:token-type:access_token"}, "resource": {offCfg.Resource}, "scope": {"files:list"}}}
+		if tok, err := narrow.Token(context.Background()); err != nil {
+			t.Fatal(err)
+		} else if code, _, h := get(t, offline.URL+"/files", tok.AccessToken); code != 403 ||
+			!strings.Contains(h.Get("WWW-Authenticate"), `error="insufficient_scope"`) || !strings.Contains(h.Get("WWW-Authenticate"), `scope="files:read"`) {
+			t.Fatalf("a token without the scope: %d %v", code, h)
+		}
 		// A server that serves one project refuses a valid token of any other project.
 		elsewhere, _ := start(t, func(cfg resourceserver.Config) http.Handler {
 			cfg.Resource, cfg.ProjectID = offCfg.Resource, "prj_someoneelse"
