@@ -9,16 +9,19 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
 	"github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
 
 	"github.com/authcore/authcore/internal/apptest"
+	"github.com/authcore/authcore/internal/browser"
 	"github.com/authcore/authcore/platform/config"
 )
 
@@ -555,5 +558,52 @@ func TestScopeStepUp(t *testing.T) {
 	grants := a.Get("/v1/auth-core/oauth/grants", "Authorization", "Bearer "+o.admin.AccessToken).Expect(t, 200, nil)["grants"].([]any)
 	if len(grants) != 1 || !slices.Equal(toStrings(grants[0].(map[string]any)["scopes"]), []string{"openid", "tools:call"}) {
 		t.Fatalf("grants %v", grants)
+	}
+}
+
+// The console, asked by max_age for a sign-in fresher than the person's, signs them in
+// again in the same browser, then asks the question; the code carries the new sign-in.
+func TestConsoleAsksForAFreshSignIn(t *testing.T) {
+	o := newOIDC(t, apptest.Stores(t)[0], nil)
+	landed := make(chan url.Values, 2)
+	cb := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/cb" {
+			landed <- r.URL.Query()
+		}
+	}))
+	t.Cleanup(cb.Close)
+	client := o.a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/oauth/register", Body: map[string]any{"client_name": "RP", "redirect_uris": []string{cb.URL + "/cb"}}}).
+		Expect(t, 201, nil)["client_id"].(string)
+	flowOf := func() *flow {
+		f := newFlow(client, cb.URL+"/cb")
+		f.extra.Set("scope", "openid")
+		f.extra.Set("resource", o.mcp.URL)
+		f.extra.Set("max_age", "300")
+		f.extra.Set("login_hint", o.admin.Email)
+		return f
+	}
+	p := browser.NewPage(t, browser.Tab(t, nil))
+	p.Do(chromedp.Navigate(o.a.Base+"/oauth/authorize?"+flowOf().query().Encode()), browser.WaitFor("button", "Sign in"))
+	if got := p.Eval(`document.querySelector('input[type=email]').value`); got != o.admin.Email {
+		t.Fatalf("login_hint filled in %q", got)
+	}
+	p.Do(browser.TypeInto("textbox", "Password", o.admin.Password), browser.Click("button", "Sign in"), browser.WaitFor("button", "Approve"))
+
+	o.a.Clock.Advance(10 * time.Minute)
+	defer o.a.Clock.Advance(-10 * time.Minute)
+	f := flowOf()
+	p.Do(chromedp.Navigate(o.a.Base+"/oauth/authorize?"+f.query().Encode()),
+		chromedp.WaitVisible("sign in again", chromedp.ByFunc(browser.Text("The application asks you to sign in again before you decide."))))
+	p.Shot("sign-in-again")
+	p.Do(browser.TypeInto("textbox", "Password", o.admin.Password), browser.Click("button", "Sign in"), browser.WaitFor("button", "Approve"), browser.Click("button", "Approve"))
+	var q url.Values
+	select {
+	case q = <-landed:
+	case <-time.After(15 * time.Second):
+		t.Fatal("the browser did not come back with a code")
+	}
+	claims, _ := idTokenOf(t, o.a, redeem(o.a, f, q.Get("code"), nil).Expect(t, 200, nil)["id_token"].(string))
+	if int64(claims["auth_time"].(float64)) != o.a.Clock.Now().Unix() {
+		t.Fatalf("auth_time %v, want the fresh sign-in's %d", claims["auth_time"], o.a.Clock.Now().Unix())
 	}
 }
