@@ -101,7 +101,7 @@ type person struct {
 func newPerson(t *testing.T) *person {
 	jar, _ := cookiejar.New(nil)
 	p := &person{t: t}
-	p.http = &http.Client{Jar: jar, CheckRedirect: func(req *http.Request, via []*http.Request) error {
+	p.http = &http.Client{Jar: jar, Transport: browserAccept{}, CheckRedirect: func(req *http.Request, via []*http.Request) error {
 		if strings.HasSuffix(via[len(via)-1].URL.Path, "/callback") {
 			return http.ErrUseLastResponse
 		}
@@ -188,4 +188,15 @@ func (w *world) users(t *testing.T, email string) int {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// browserAccept asks for pages as a browser does: refusals then come as pages.
+type browserAccept struct{}
+
+func (browserAccept) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Header.Get("Accept") == "" {
+		r = r.Clone(r.Context())
+		r.Header.Set("Accept", "text/html,application/xhtml+xml,*/*;q=0.8")
+	}
+	return http.DefaultTransport.RoundTrip(r)
 }
