@@ -81,6 +81,9 @@ func (s *service) claimDomain(ctx context.Context, p Provider, domain string, ad
 		var row *ent.ProviderDomain
 		if existing != nil {
 			row, err = s.ent.ProviderDomain.UpdateOneID(existing.ID).SetVerifiedAt(now).ClearProofDigest().ClearProofExpiresAt().Save(ctx)
+			if row != nil {
+				row.ProofDigest = nil // cleared: the admin's address proved it
+			}
 		} else {
 			row, err = s.ent.ProviderDomain.Create().SetTenantID(p.TenantID).SetProviderID(p.ID).SetDomain(domain).SetVerifiedAt(now).Save(ctx)
 		}
