@@ -38,7 +38,7 @@ func TestDomains(t *testing.T) {
 		w.waitMailTo(t, "postmaster@"+corp)
 		tok := domainToken.FindStringSubmatch(w.mailsTo("postmaster@" + corp)[0].Text)
 		if tok == nil {
-			t.Fatalf("no proof link: %s", w.mailsTo("postmaster@"+corp)[0].Text)
+			t.Fatalf("no proof link: %s", w.mailsTo("postmaster@" + corp)[0].Text)
 		}
 		w.a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/auth-core/domains/verify", Body: map[string]any{"token": tok[1]}}).
 			Expect(t, 200, map[string]any{"domain": corp, "verified": true, "providerId": p.ID, "proof": "postmaster"})

@@ -171,7 +171,9 @@ func body(t *testing.T, res *http.Response) string {
 	return string(b)
 }
 
-func bearer(token string) map[string]string { return map[string]string{"Authorization": "Bearer " + token} }
+func bearer(token string) map[string]string {
+	return map[string]string{"Authorization": "Bearer " + token}
+}
 
 // verifyEmail marks an address proven, as a verification mail would (SPEC §14).
 func (w *world) verifyEmail(t *testing.T, userID string) {

@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/authcore/authcore/platform/apperr"
 	"github.com/authcore/authcore/platform/jsonbody"
 	"github.com/authcore/authcore/platform/outbound"
 )
@@ -251,7 +252,7 @@ func apply(ctx context.Context, p Provider, in providerInput, policy outbound.Po
 				f.Fail(e.name, "an oidc provider's endpoints come from its issuer's discovery document")
 			}
 		}
-		if p.Issuer == "" {
+		if p.Issuer == "" && in.Issuer == nil {
 			f.Fail("issuer", "required for an oidc provider")
 		}
 	case "oauth2":
@@ -266,7 +267,7 @@ func apply(ctx context.Context, p Provider, in providerInput, policy outbound.Po
 			checkURL("userinfoEndpoint", in.UserinfoEndpoint, &p.UserinfoEndpoint)
 		}
 		for name, v := range map[string]string{"authorizationEndpoint": p.AuthorizationEndpoint, "tokenEndpoint": p.TokenEndpoint, "userinfoEndpoint": p.UserinfoEndpoint} {
-			if v == "" {
+			if v == "" && !failed(f, name) {
 				f.Fail(name, "required for an oauth2 provider")
 			}
 		}
@@ -296,4 +297,20 @@ func apply(ctx context.Context, p Provider, in providerInput, policy outbound.Po
 	set(&p.Offline, in.Offline)
 	set(&p.Enabled, in.Enabled)
 	return p
+}
+
+// failed reports whether field already has an issue: one reason per field is enough.
+func failed(f *jsonbody.Fields, field string) bool {
+	err := f.Err()
+	e, ok := err.(*apperr.Error)
+	if !ok {
+		return false
+	}
+	issues, _ := e.Fields["issues"].([]apperr.Issue)
+	for _, i := range issues {
+		if i.Field == field {
+			return true
+		}
+	}
+	return false
 }

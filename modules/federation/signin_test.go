@@ -17,7 +17,7 @@ func TestSignUpAndBackWithOIDC(t *testing.T) {
 	apptest.ForEachStore(t, func(t *testing.T, st apptest.Store) {
 		w := newWorld(t, st)
 		p := w.addProvider(t, nil)
-		list := w.a.Get("/v1/auth-core/providers?tenantId=" + w.project).Expect(t, 200, map[string]any{"tenantId": w.project, "password": true})
+		list := w.a.Get("/v1/auth-core/providers?tenantId="+w.project).Expect(t, 200, map[string]any{"tenantId": w.project, "password": true})
 		if ps := list["providers"].([]any); len(ps) != 1 || ps[0].(map[string]any)["id"] != p.ID || ps[0].(map[string]any)["name"] != "Acme SSO" {
 			t.Fatalf("public list %v", list)
 		}
