@@ -2,12 +2,15 @@ import { api, refresh, schedule, stop, whenReauthenticationNeeded, whenSignedOut
 import { factorsSection, passkeySignIn, secondStep, stepUp } from './mfa.js';
 import { confirm, errorBox, field, h, secretPanel, select, submitting, table, when } from './ui.js';
 import { chart, mini } from './chart.js';
+import { domainLanding, emailView, identitiesSection, linkLanding, methodsOf, methodsView, providerButtons, tenantOf } from './federation.js';
 
 const main = document.getElementById('main');
 const nav = document.getElementById('nav');
 const banner = document.getElementById('banner');
 
-const state = { user: null, projects: [], project: localStorage.getItem('authcore.project') || '' };
+// tenant is the sign-in page's tenant (?tenant=, a project's end users); tenantUser is set
+// when the signed-in user is not a dashboard user: they see their Account only.
+const state = { user: null, projects: [], project: localStorage.getItem('authcore.project') || '', tenant: tenantOf(), tenantUser: false };
 
 whenSignedOut(() => {
   state.user = null;
@@ -35,6 +38,10 @@ function drawNav() {
   const picker = state.projects.length > 0 && select('Project', state.projects.map((p) => ({ value: p.id, label: p.name, selected: p.id === state.project })), {
     onchange: (e) => { choose(e.target.value); render(); },
   });
+  if (state.tenantUser) {
+    nav.replaceChildren(link('#/account', 'Account'), h('button', { type: 'button', onclick: signOut }, 'Sign out'));
+    return;
+  }
   nav.replaceChildren(
     link('#/projects', 'Projects'),
     link('#/agents', 'Agent tokens'),
@@ -46,6 +53,7 @@ function drawNav() {
     link('#/resources', 'Resources'),
     link('#/apps', 'Connected apps'),
     link('#/usage', 'Usage'),
+    link('#/signin-methods', 'Sign-in methods'),
     link('#/account', 'Account'),
     picker || '',
     h('button', { type: 'button', onclick: signOut }, 'Sign out'),
@@ -85,7 +93,9 @@ async function loadUser() {
   try {
     const me = await api('GET', '/v1/auth-core/session/me');
     state.user = me.user;
-    await loadProjects();
+    state.user.tenantId = me.accessTokenPayload && me.accessTokenPayload.tid;
+    state.tenantUser = state.user.tenantId !== 'public';
+    if (!state.tenantUser) await loadProjects();
   } catch {
     state.user = null;
   }
@@ -101,7 +111,9 @@ async function signOut() {
 
 // ---- sign-up, sign-in, recovery --------------------------------------------------------
 
-function authForm(mode, why) {
+async function authForm(mode, why) {
+  const tenant = state.tenant;
+  const methods = await methodsOf(tenant);
   const box = errorBox();
   const email = field('Email', { type: 'email', autocomplete: 'email', required: true });
   const password = field('Password', { type: 'password', autocomplete: mode === 'signup' ? 'new-password' : 'current-password', required: true });
@@ -111,6 +123,7 @@ function authForm(mode, why) {
       e.preventDefault();
       submitting(form, box, async () => {
         const body = { email: email.querySelector('input').value, password: password.querySelector('input').value };
+        if (tenant) body.tenantId = tenant;
         let got = await api('POST', `/v1/auth-core/${mode}`, body);
         if (got.mfaRequired) got = await secondStep(got, body.email, show);
         await signedIn(got);
@@ -124,12 +137,16 @@ function authForm(mode, why) {
   const other = mode === 'signup'
     ? h('p', {}, 'Have an account? ', h('a', { href: '#/signin' }, 'Sign in instead'))
     : h('p', {}, 'New here? ', h('a', { href: '#/signup' }, 'Create an account'), ' · ', h('a', { href: '#/forgot' }, 'Forgot password?'));
-  show(label, why ? h('p', {}, why) : '', form, other);
+  // SPEC §20: the tenant's providers and the email code beside (or instead of) the password.
+  const byEmail = methods.emailLink ? h('p', {}, h('a', { href: '#/email' }, 'Sign in with an email code')) : '';
+  show(label, why ? h('p', {}, why) : '', ...(methods.password ? [form, other] : [box]), providerButtons(methods, tenant), byEmail);
 }
 
 async function signedIn(got) {
   schedule(got.session && got.session.accessTokenExpiresAt);
   state.user = got.user;
+  state.tenantUser = got.user.tenantId !== 'public';
+  if (state.tenantUser) { location.hash = '#/account'; render(); return; }
   await loadProjects();
   if (location.pathname === consentPage) { render(); return; } // back to the question asked
   location.hash = state.projects.length ? '#/agents' : '#/projects';
@@ -762,6 +779,15 @@ async function usageView() {
     chart(got, HOUR, 'Verifications by hour'), byKind);
 }
 
+// ---- sign-in methods (SPEC §20) ---------------------------------------------------------
+
+async function signInMethodsView() {
+  if (needProject()) return;
+  const p = current();
+  if (p.role !== 'admin') { show('Sign-in methods', h('p', {}, 'Only the project\'s admins configure how its end users sign in.')); return; }
+  await methodsView(p, show);
+}
+
 // ---- account ---------------------------------------------------------------------------
 
 async function accountView() {
@@ -779,7 +805,8 @@ async function accountView() {
       });
     },
   }, cur, next, box, h('button', { type: 'submit' }, 'Change password'));
-  show('Account', h('p', {}, `Signed in as ${state.user.email || state.user.id}.`), await factorsSection(), h('h2', {}, 'Change password'), form, done);
+  show('Account', h('p', {}, `Signed in as ${state.user.email || state.user.id}.`), await factorsSection(),
+    await identitiesSection(state.user.tenantId || state.tenant), h('h2', {}, 'Change password'), form, done);
 }
 
 // ---- routing ---------------------------------------------------------------------------
@@ -788,6 +815,7 @@ const views = {
   '#/projects': projectsView, '#/agents': agentsView, '#/badges': badgesView, '#/sessions': sessionsView,
   '#/members': membersView, '#/audit': auditView, '#/account': accountView, '#/webhooks': webhooksView,
   '#/resources': resourcesView, '#/apps': appsView, '#/usage': usageView,
+  '#/signin-methods': signInMethodsView,
 };
 
 // consentPage is where the authorization endpoint sends a person (SPEC §16).
@@ -807,12 +835,22 @@ async function render() {
     if (state.user) return consentView(request);
     if (route !== '#/signup') return authForm('signin', 'Sign in to connect an application.');
   }
+  if (route === '#/mfa' && !state.user) { // the second step after an upstream sign-in (SPEC §20)
+    const q = new URLSearchParams(location.hash.split('?')[1] || '');
+    try {
+      const got = await secondStep({ mfaToken: q.get('token'), methods: (q.get('methods') || '').split(',') }, '', show);
+      history.replaceState(null, '', location.pathname + location.search);
+      return signedIn(got);
+    } catch (err) { const box = errorBox(); box.show(err); show('Two-step sign-in', box); return undefined; }
+  }
   if (!state.user) {
+    if (route === '#/email') return emailView(show, signedIn, state.tenant);
     if (route === '#/signup') return authForm('signup');
     if (route === '#/forgot') return forgotForm();
     return authForm('signin');
   }
-  const view = views[route];
+  const view = state.tenantUser ? (route === '#/account' ? accountView : null) : views[route];
+  if (!view && state.tenantUser) { location.hash = '#/account'; return undefined; }
   if (!view) { location.hash = '#/projects'; return undefined; }
   try {
     await view();
@@ -830,6 +868,8 @@ window.addEventListener('hashchange', render);
 async function start() {
   const token = new URLSearchParams(location.search).get('token');
   if (location.pathname === '/console/reset' && token) return resetForm(token);
+  if (location.pathname === '/console/signin-link' && token) return linkLanding(token, show, signedIn);
+  if (location.pathname === '/console/domain' && token) return domainLanding(token, show);
   await loadUser();
   if (location.pathname === '/console/verify' && token) { drawNav(); drawBanner(); return verifyEmail(token); }
   if (state.user) refresh().catch(() => {}); // learn the access token's expiry, so refreshes come ahead of time
