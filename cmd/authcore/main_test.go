@@ -218,6 +218,9 @@ func TestMasterKeyRotation(t *testing.T) {
 			Header: admin.Bearer()}).Expect(t, 200, nil)["s3"].(map[string]any)
 		a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/projects/" + prj + "/webhooks", Body: map[string]any{"url": "https://93.184.215.14/hook"},
 			Header: admin.Bearer()}).Expect(t, 201, nil)
+		// A sign-in provider's client secret is sealed too (SPEC §20).
+		a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/projects/" + prj + "/auth/providers",
+			Body: map[string]any{"preset": "google", "clientId": "g", "clientSecret": "provider-secret"}, Header: admin.Bearer()}).Expect(t, 201, nil)
 		// A TOTP app's shared secret is sealed too (SPEC §17).
 		other := a.SignUp(t)
 		pending := a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/auth-core/mfa/totp", Header: other.Bearer()}).Expect(t, 201, nil)
@@ -238,10 +241,11 @@ func TestMasterKeyRotation(t *testing.T) {
 		}
 		first := reseal()
 		if !strings.Contains(first, "re-sealed 2 s3 secret keys") || strings.Contains(first, "re-sealed 0 signing keys") ||
-			!strings.Contains(first, "re-sealed 1 webhook secrets") || !strings.Contains(first, "re-sealed 1 TOTP secrets") {
+			!strings.Contains(first, "re-sealed 1 webhook secrets") || !strings.Contains(first, "re-sealed 1 TOTP secrets") ||
+			!strings.Contains(first, "re-sealed 1 sign-in provider secrets and upstream tokens") {
 			t.Fatalf("first run: %q", first)
 		}
-		if again := reseal(); again != "re-sealed 0 TOTP secrets\nre-sealed 0 s3 secret keys\nre-sealed 0 signing keys\nre-sealed 0 webhook secrets\n" {
+		if again := reseal(); again != "re-sealed 0 TOTP secrets\nre-sealed 0 s3 secret keys\nre-sealed 0 sign-in provider secrets and upstream tokens\nre-sealed 0 signing keys\nre-sealed 0 webhook secrets\n" {
 			t.Fatalf("second run: %q", again)
 		}
 

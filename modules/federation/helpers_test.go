@@ -31,7 +31,7 @@ type world struct {
 	inbox   *testkit.Inbox
 }
 
-func newWorld(t *testing.T, st apptest.Store, opts ...apptest.Option) *world {
+func newWorld(t testing.TB, st apptest.Store, opts ...apptest.Option) *world {
 	t.Helper()
 	w := &world{up: interop.StartUpstream(t), inbox: testkit.StartInbox(t)}
 	w.a = apptest.Start(t, st, append([]apptest.Option{apptest.WithConfig(func(c *config.Config) {
@@ -56,7 +56,7 @@ type provider struct {
 
 // addProvider adds an OIDC provider of the upstream to the project (extra overrides the
 // body) and registers its client, with the callback URL authcore gave, at the upstream.
-func (w *world) addProvider(t *testing.T, extra map[string]any) provider {
+func (w *world) addProvider(t testing.TB, extra map[string]any) provider {
 	t.Helper()
 	clientID, secret := "client-"+rnd(6), "secret-"+rnd(16)
 	body := map[string]any{"type": "oidc", "name": "Acme SSO", "issuer": w.up.Issuer, "clientId": clientID, "clientSecret": secret, "trustEmail": true}
@@ -81,7 +81,7 @@ func (w *world) addProvider(t *testing.T, extra map[string]any) provider {
 }
 
 // account makes an upstream account; login is also its subject.
-func (w *world) account(t *testing.T, email string, verified bool) interop.Account {
+func (w *world) account(t testing.TB, email string, verified bool) interop.Account {
 	t.Helper()
 	acc := interop.Account{Login: "u-" + rnd(6), Email: email, EmailVerified: verified, Name: "Upstream Person", Username: "person-" + rnd(3)}
 	w.up.AddAccount(t, acc)
@@ -92,13 +92,13 @@ func (w *world) account(t *testing.T, email string, verified bool) interop.Accou
 // fills in the upstream's own login and consent forms. The last exchange it stops at is
 // authcore's callback, whose answer it returns.
 type person struct {
-	t    *testing.T
+	t    testing.TB
 	http *http.Client
 	// Callback is the last callback URL it was sent to (for replays).
 	Callback string
 }
 
-func newPerson(t *testing.T) *person {
+func newPerson(t testing.TB) *person {
 	jar, _ := cookiejar.New(nil)
 	p := &person{t: t}
 	p.http = &http.Client{Jar: jar, Transport: browserAccept{}, CheckRedirect: func(req *http.Request, via []*http.Request) error {
@@ -164,7 +164,7 @@ func cookie(res *http.Response, name string) string {
 	return ""
 }
 
-func body(t *testing.T, res *http.Response) string {
+func body(t testing.TB, res *http.Response) string {
 	t.Helper()
 	b, _ := io.ReadAll(res.Body)
 	res.Body.Close()
@@ -176,14 +176,14 @@ func bearer(token string) map[string]string {
 }
 
 // verifyEmail marks an address proven, as a verification mail would (SPEC §14).
-func (w *world) verifyEmail(t *testing.T, userID string) {
+func (w *world) verifyEmail(t testing.TB, userID string) {
 	t.Helper()
 	if err := w.a.Ent.User.UpdateOneID(userID).SetEmailVerified(true).Exec(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 }
 
-func (w *world) users(t *testing.T, email string) int {
+func (w *world) users(t testing.TB, email string) int {
 	t.Helper()
 	n, err := w.a.Ent.User.Query().Where(user.Email(email)).Count(t.Context())
 	if err != nil {
