@@ -4,17 +4,21 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/authcore/authcore/internal/apptest"
+	"github.com/authcore/authcore/internal/testkit"
+	"github.com/authcore/authcore/platform/config"
 )
 
 // Mint every kind of secret the service hands out, use each once, then scan a dump of
 // every table and every log line: no plaintext secret may appear (SPEC §9).
 func TestNoSecretInStoreOrLogs(t *testing.T) {
 	apptest.ForEachStore(t, func(t *testing.T, st apptest.Store) {
-		a := apptest.Start(t, st)
+		inbox := testkit.StartInbox(t)
+		a := apptest.Start(t, st, apptest.WithConfig(func(c *config.Config) { c.SMTPURL = inbox.URL }))
 		admin := a.SignUp(t)
 		prj := a.CreateProject(t, admin)
 		secrets := map[string]string{"password": admin.Password, "session access token": admin.AccessToken, "refresh token": admin.RefreshToken}
@@ -71,6 +75,18 @@ func TestNoSecretInStoreOrLogs(t *testing.T) {
 		secrets["mfaToken"] = step["mfaToken"].(string)
 		a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/auth-core/mfa/verify",
 			Body: map[string]any{"mfaToken": secrets["mfaToken"], "recoveryCode": secrets["recovery code 0"]}}).Expect(t, 200, nil)
+
+		// Sign-in (SPEC §20): a provider's client secret (sealed) and a mailed sign-in link's
+		// token (a digest), the link used.
+		secrets["sign-in provider client secret"] = "provider-client-secret-" + admin.UserID
+		a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/projects/" + prj + "/auth/providers", Header: bearer,
+			Body: map[string]any{"preset": "gitlab", "clientId": "scan", "clientSecret": secrets["sign-in provider client secret"]}}).Expect(t, 201, nil)
+		a.Do(apptest.Req{Method: http.MethodPut, Path: "/v1/projects/" + prj + "/auth/methods", Header: bearer,
+			Body: map[string]any{"password": true, "emailLink": true}}).Expect(t, 200, nil)
+		a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/auth-core/email/signin-request", Body: map[string]any{"email": "mailed@example.com", "tenantId": prj}}).Expect(t, 202, nil)
+		link := regexp.MustCompile(`ac_esl_[A-Za-z0-9]+`).FindString(inbox.Wait(t, 1)[0].Text)
+		secrets["mailed sign-in link"] = link
+		a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/auth-core/email/signin", Body: map[string]any{"token": link}}).Expect(t, 200, nil)
 
 		// The store as it stands, then every line up to and including shutdown.
 		dump := a.DumpDB(t)

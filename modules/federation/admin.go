@@ -95,8 +95,6 @@ const (
 	actionProviderCreate = "auth.provider_create"
 	actionProviderUpdate = "auth.provider_update"
 	actionProviderDelete = "auth.provider_delete"
-	actionDomainClaim    = "auth.domain_claim"
-	actionDomainRemove   = "auth.domain_remove"
 )
 
 // Change is who changes a tenant's configuration: an admin (audited as actor) or the

@@ -12,6 +12,7 @@ import (
 	"github.com/pquerna/otp/totp"
 
 	"github.com/authcore/authcore/ent/auditevent"
+	"github.com/authcore/authcore/ent/event"
 	"github.com/authcore/authcore/ent/identity"
 	"github.com/authcore/authcore/internal/apptest"
 )
@@ -139,6 +140,9 @@ func TestLinkAndUnlink(t *testing.T) {
 	apptest.ForEachStore(t, func(t *testing.T, st apptest.Store) {
 		w := newWorld(t, st)
 		a, b := w.addProvider(t, nil), w.addProvider(t, map[string]any{"name": "Second"})
+		// Links and unlinks are webhook events of the user's tenant (SPEC §12).
+		w.a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/projects/" + w.project + "/webhooks", Header: w.admin.Bearer(),
+			Body: map[string]any{"url": "https://93.184.215.14/hook", "events": []string{"user.identity_link", "user.identity_unlink"}}}).Expect(t, 201, nil)
 
 		// Someone who signed up through a, and has no password.
 		email := apptest.UniqueEmail(t)
@@ -175,6 +179,11 @@ func TestLinkAndUnlink(t *testing.T) {
 		w.a.Do(apptest.Req{Method: http.MethodDelete, Path: "/v1/auth-core/identities/" + only, Header: bearer(access)}).Expect(t, 404, map[string]any{"code": "identity_not_found"})
 		if n := w.a.Ent.AuditEvent.Query().Where(auditevent.Action("user.identity_unlink"), auditevent.ActorID(userID)).CountX(t.Context()); n != 1 {
 			t.Fatalf("%d unlink records", n)
+		}
+		for _, typ := range []string{"user.identity_link", "user.identity_unlink"} {
+			if n := w.a.Ent.Event.Query().Where(event.ProjectID(w.project), event.Type(typ)).CountX(t.Context()); n < 1 {
+				t.Fatalf("no %s event", typ)
+			}
 		}
 		// Another user's identity is not found either.
 		rest := w.a.Ent.Identity.Query().Where(identity.UserID(userID)).OnlyX(t.Context())
