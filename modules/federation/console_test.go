@@ -67,6 +67,14 @@ func TestConsoleFederatedSignIn(t *testing.T) {
 	p.Do(browser.TypeInto("textbox", "Code", code), browser.Click("button", "Sign in with code"),
 		text("Signed in as "+email), text("Acme SSO"))
 	p.Shot("signed-in-with-code")
+	// And by the link in a mail: the console page posts its token.
+	p.Do(browser.Click("button", "Sign out"), browser.WaitFor("button", "Sign in with Acme SSO"))
+	w.mailRequest(t, email).Expect(t, 202, nil)
+	_, link := w.waitMail(t, email, 2)
+	p.Do(chromedp.Navigate(w.a.Base+"/console/signin-link?token="+link), text("Signed in as "+email))
+	if loc := p.Eval(`location.pathname + location.search`); strings.Contains(loc, "token") {
+		t.Fatalf("the token stayed in the address bar: %s", loc)
+	}
 	if n := w.users(t, email); n != 1 {
 		t.Fatalf("%d users with %s", n, email)
 	}

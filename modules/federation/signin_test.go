@@ -68,3 +68,23 @@ func TestSignUpAndBackWithOIDC(t *testing.T) {
 		}
 	})
 }
+
+// A provider with offline access keeps the upstream's tokens on the identity, sealed
+// (SPEC §20, for a later vault): never in clear, never returned.
+func TestOfflineTokensSealed(t *testing.T) {
+	w := newWorld(t, apptest.Stores(t)[0])
+	p := w.addProvider(t, map[string]any{"offline": true, "scopes": []string{"openid", "email", "profile", "offline_access"}})
+	res := newPerson(t).via(p.Start, w.account(t, apptest.UniqueEmail(t), true).Login)
+	access := cookie(res, "sAccessToken")
+	if access == "" {
+		t.Fatalf("%d %s", res.StatusCode, body(t, res))
+	}
+	row := w.a.Ent.Identity.Query().OnlyX(t.Context())
+	if !strings.HasPrefix(row.TokensSealed, "v2.") {
+		t.Fatalf("tokens not sealed: %.20q", row.TokensSealed)
+	}
+	got := w.a.Do(apptest.Req{Method: http.MethodGet, Path: "/v1/auth-core/identities", Header: bearer(access)}).Expect(t, 200, nil)
+	if id := got["identities"].([]any)[0].(map[string]any); len(id) != 7 || id["tokens"] != nil || id["tokensSealed"] != nil {
+		t.Fatalf("tokens in the identities answer: %v", got)
+	}
+}
