@@ -3,6 +3,7 @@ package federation_test
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -78,4 +79,37 @@ func TestConsoleFederatedSignIn(t *testing.T) {
 	if n := w.users(t, email); n != 1 {
 		t.Fatalf("%d users with %s", n, email)
 	}
+
+	// With a second factor, the provider's sign-in continues to the console's second step.
+	w.mailRequest(t, email).Expect(t, 202, nil)
+	code, _ = w.waitMail(t, email, 3)
+	s := w.mailSignIn(t, map[string]any{"email": email, "code": code, "tenantId": w.project}).Expect(t, 200, nil)
+	access := s["session"].(map[string]any)["accessToken"].(string)
+	pending := w.a.Do(apptest.Req{Method: "POST", Path: "/v1/auth-core/mfa/totp", Body: map[string]any{}, Header: bearer(access)}).Expect(t, 201, nil)
+	w.a.Do(apptest.Req{Method: "POST", Path: "/v1/auth-core/mfa/totp/" + pending["id"].(string) + "/confirm",
+		Body: map[string]any{"code": totpCode(t, pending["secret"].(string), w.a.Clock.Now())}, Header: bearer(access)}).Expect(t, 200, nil)
+	w.a.Clock.Advance(30 * time.Second) // the enrolment spent this step's code
+	p.Do(browser.Click("button", "Sign out"), browser.WaitFor("button", "Sign in with Acme SSO"), browser.Click("button", "Sign in with Acme SSO"))
+	// The upstream may remember this browser's session and consent; its pages, if shown,
+	// are answered as before.
+	for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		state := p.Eval(`document.readyState !== 'complete' ? 'wait' : document.querySelector('input[name=login]') ? 'login' : [...document.querySelectorAll('button')].some(b => b.textContent === 'Continue') ? 'consent' : document.body.innerText.includes('Two-step sign-in') ? 'done' : 'wait'`)
+		if state == "done" {
+			break
+		}
+		switch state {
+		case "login":
+			p.Do(chromedp.SendKeys(chromedp.CSS("input[name=login]"), acc.Login), chromedp.SendKeys(chromedp.CSS("input[name=password]"), "any"),
+				chromedp.Click(chromedp.CSS("button[type=submit]")))
+		case "consent":
+			p.Do(browser.Click("button", "Continue"))
+		}
+	}
+	p.Do(browser.WaitFor("textbox", "Authentication code"))
+	if strings.Contains(p.Eval(`document.cookie`), "sAccessToken") {
+		t.Fatal("a session before the second factor")
+	}
+	p.Shot("second-step-after-provider")
+	p.Do(browser.TypeInto("textbox", "Authentication code", totpCode(t, pending["secret"].(string), w.a.Clock.Now())),
+		browser.Click("button", "Verify"), text("Signed in as "+email))
 }

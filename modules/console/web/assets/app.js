@@ -95,6 +95,7 @@ async function loadUser() {
     state.user = me.user;
     state.user.tenantId = me.accessTokenPayload && me.accessTokenPayload.tid;
     state.tenantUser = state.user.tenantId !== 'public';
+    if (state.tenantUser) state.tenant = state.user.tenantId;
     if (!state.tenantUser) await loadProjects();
   } catch {
     state.user = null;
@@ -146,7 +147,12 @@ async function signedIn(got) {
   schedule(got.session && got.session.accessTokenExpiresAt);
   state.user = got.user;
   state.tenantUser = got.user.tenantId !== 'public';
-  if (state.tenantUser) { location.hash = '#/account'; render(); return; }
+  if (state.tenantUser) { // their sign-in page, when they sign out, is their tenant's
+    state.tenant = got.user.tenantId;
+    location.hash = '#/account';
+    render();
+    return;
+  }
   await loadProjects();
   if (location.pathname === consentPage) { render(); return; } // back to the question asked
   location.hash = state.projects.length ? '#/agents' : '#/projects';
@@ -835,14 +841,6 @@ async function render() {
     if (state.user) return consentView(request);
     if (route !== '#/signup') return authForm('signin', 'Sign in to connect an application.');
   }
-  if (route === '#/mfa' && !state.user) { // the second step after an upstream sign-in (SPEC §20)
-    const q = new URLSearchParams(location.hash.split('?')[1] || '');
-    try {
-      const got = await secondStep({ mfaToken: q.get('token'), methods: (q.get('methods') || '').split(',') }, '', show);
-      history.replaceState(null, '', location.pathname + location.search);
-      return signedIn(got);
-    } catch (err) { const box = errorBox(); box.show(err); show('Two-step sign-in', box); return undefined; }
-  }
   if (!state.user) {
     if (route === '#/email') return emailView(show, signedIn, state.tenant);
     if (route === '#/signup') return authForm('signup');
@@ -865,7 +863,17 @@ async function render() {
 
 window.addEventListener('hashchange', render);
 
+// mfaStep is the second step an upstream sign-in sent the browser to (SPEC §20):
+// #/mfa?token=…&methods=…, taken out of the address before anything else runs.
+async function mfaStep() {
+  const q = new URLSearchParams(location.hash.split('?')[1]);
+  history.replaceState(null, '', location.pathname + location.search);
+  return signedIn(await secondStep({ mfaToken: q.get('token'), methods: (q.get('methods') || '').split(',') }, '', show,
+    'Your identity provider signed you in.'));
+}
+
 async function start() {
+  if (location.hash.startsWith('#/mfa?')) return mfaStep();
   const token = new URLSearchParams(location.search).get('token');
   if (location.pathname === '/console/reset' && token) return resetForm(token);
   if (location.pathname === '/console/signin-link' && token) return linkLanding(token, show, signedIn);

@@ -2,7 +2,13 @@
 // the email code on the sign-in page, linked identities on Account, and a project's
 // Sign-in methods screen.
 import { api } from './api.js';
+import { secondStep } from './mfa.js';
 import { confirm, errorBox, field, h, select, submitting, table, when } from './ui.js';
+
+// orSecondStep passes a sign-in answer on, through the second step when one is due (SPEC §17).
+async function orSecondStep(got, email, show) {
+  return got.mfaRequired ? secondStep(got, email, show, 'The mailed code was right.') : got;
+}
 
 // tenantOf is the tenant a sign-in page is for: ?tenant= (a project's end users), else
 // the dashboard's.
@@ -45,7 +51,8 @@ export function emailView(show, signedIn, tenant) {
     hidden: true,
     onsubmit: (e) => {
       e.preventDefault();
-      submitting(codeForm, box, async () => signedIn(await api('POST', '/v1/auth-core/email/signin', body({ code: code.querySelector('input').value }))));
+      submitting(codeForm, box, async () => signedIn(await orSecondStep(
+        await api('POST', '/v1/auth-core/email/signin', body({ code: code.querySelector('input').value })), email.querySelector('input').value, show)));
     },
   }, code, h('button', { type: 'submit' }, 'Sign in with code'));
   const form = h('form', {
@@ -67,8 +74,10 @@ export function emailView(show, signedIn, tenant) {
 export async function linkLanding(token, show, signedIn) {
   show('Signing you in…');
   try {
-    const got = await api('POST', '/v1/auth-core/email/signin', { token });
-    history.replaceState(null, '', '/console');
+    history.replaceState(null, '', '/console'); // the token leaves the address bar
+    const got = await orSecondStep(await api('POST', '/v1/auth-core/email/signin', { token }), '', show);
+    const t = got.user && got.user.tenantId; // and the tenant stays
+    if (t && t !== 'public') history.replaceState(null, '', back(t));
     await signedIn(got);
   } catch (err) {
     const box = errorBox();
