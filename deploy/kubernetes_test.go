@@ -299,6 +299,8 @@ func TestSplitOverlay(t *testing.T) {
 	for path, want := range map[string]string{
 		"/v1/auth-core/signin": "authcore-signin", "/v1/auth-core/signup": "authcore-signin", "/v1/auth-core/mfa/verify": "authcore-signin",
 		"/v1/auth-core/password/reset": "authcore-signin", "/console/assets/app.js": "authcore-signin", "/": "authcore-signin",
+		"/v1/auth-core/providers/idp_x/callback": "authcore-signin", "/v1/auth-core/email/signin": "authcore-signin",
+		"/v1/auth-core/identities": "authcore-signin", "/v1/projects/prj_x/auth/providers": "authcore-verify",
 		"/v1/auth-core/ai/me": "authcore-verify", "/v1/service-badges/me": "authcore-verify", "/v1/s3/verify": "authcore-verify",
 		"/v1/auth-core/session/me": "authcore-verify", "/v1/oauth/token": "authcore-verify", "/v1/auth-core/projects": "authcore-verify",
 	} {

@@ -18,8 +18,11 @@ import (
 	"github.com/authcore/authcore/ent/auditevent"
 	"github.com/authcore/authcore/ent/authclient"
 	"github.com/authcore/authcore/ent/badge"
+	"github.com/authcore/authcore/ent/emailsignin"
 	"github.com/authcore/authcore/ent/event"
+	"github.com/authcore/authcore/ent/federationflow"
 	"github.com/authcore/authcore/ent/grantrefreshtoken"
+	"github.com/authcore/authcore/ent/identity"
 	"github.com/authcore/authcore/ent/invitation"
 	"github.com/authcore/authcore/ent/membership"
 	"github.com/authcore/authcore/ent/mfachallenge"
@@ -30,6 +33,7 @@ import (
 	"github.com/authcore/authcore/ent/oauthcode"
 	"github.com/authcore/authcore/ent/oauthgrant"
 	"github.com/authcore/authcore/ent/project"
+	"github.com/authcore/authcore/ent/providerdomain"
 	"github.com/authcore/authcore/ent/refreshtoken"
 	"github.com/authcore/authcore/ent/resource"
 	"github.com/authcore/authcore/ent/revokedaccesstoken"
@@ -37,6 +41,8 @@ import (
 	"github.com/authcore/authcore/ent/session"
 	"github.com/authcore/authcore/ent/signinbudget"
 	"github.com/authcore/authcore/ent/signingkey"
+	"github.com/authcore/authcore/ent/signinmethods"
+	"github.com/authcore/authcore/ent/signinprovider"
 	"github.com/authcore/authcore/ent/usagecount"
 	"github.com/authcore/authcore/ent/usedassertion"
 	"github.com/authcore/authcore/ent/user"
@@ -60,10 +66,16 @@ type Client struct {
 	AuthClient *AuthClientClient
 	// Badge is the client for interacting with the Badge builders.
 	Badge *BadgeClient
+	// EmailSignIn is the client for interacting with the EmailSignIn builders.
+	EmailSignIn *EmailSignInClient
 	// Event is the client for interacting with the Event builders.
 	Event *EventClient
+	// FederationFlow is the client for interacting with the FederationFlow builders.
+	FederationFlow *FederationFlowClient
 	// GrantRefreshToken is the client for interacting with the GrantRefreshToken builders.
 	GrantRefreshToken *GrantRefreshTokenClient
+	// Identity is the client for interacting with the Identity builders.
+	Identity *IdentityClient
 	// Invitation is the client for interacting with the Invitation builders.
 	Invitation *InvitationClient
 	// MFAChallenge is the client for interacting with the MFAChallenge builders.
@@ -84,6 +96,8 @@ type Client struct {
 	OAuthGrant *OAuthGrantClient
 	// Project is the client for interacting with the Project builders.
 	Project *ProjectClient
+	// ProviderDomain is the client for interacting with the ProviderDomain builders.
+	ProviderDomain *ProviderDomainClient
 	// RefreshToken is the client for interacting with the RefreshToken builders.
 	RefreshToken *RefreshTokenClient
 	// Resource is the client for interacting with the Resource builders.
@@ -96,6 +110,10 @@ type Client struct {
 	Session *SessionClient
 	// SignInBudget is the client for interacting with the SignInBudget builders.
 	SignInBudget *SignInBudgetClient
+	// SignInMethods is the client for interacting with the SignInMethods builders.
+	SignInMethods *SignInMethodsClient
+	// SignInProvider is the client for interacting with the SignInProvider builders.
+	SignInProvider *SignInProviderClient
 	// SigningKey is the client for interacting with the SigningKey builders.
 	SigningKey *SigningKeyClient
 	// UsageCount is the client for interacting with the UsageCount builders.
@@ -125,8 +143,11 @@ func (c *Client) init() {
 	c.AuditEvent = NewAuditEventClient(c.config)
 	c.AuthClient = NewAuthClientClient(c.config)
 	c.Badge = NewBadgeClient(c.config)
+	c.EmailSignIn = NewEmailSignInClient(c.config)
 	c.Event = NewEventClient(c.config)
+	c.FederationFlow = NewFederationFlowClient(c.config)
 	c.GrantRefreshToken = NewGrantRefreshTokenClient(c.config)
+	c.Identity = NewIdentityClient(c.config)
 	c.Invitation = NewInvitationClient(c.config)
 	c.MFAChallenge = NewMFAChallengeClient(c.config)
 	c.MFAFactor = NewMFAFactorClient(c.config)
@@ -137,12 +158,15 @@ func (c *Client) init() {
 	c.OAuthCode = NewOAuthCodeClient(c.config)
 	c.OAuthGrant = NewOAuthGrantClient(c.config)
 	c.Project = NewProjectClient(c.config)
+	c.ProviderDomain = NewProviderDomainClient(c.config)
 	c.RefreshToken = NewRefreshTokenClient(c.config)
 	c.Resource = NewResourceClient(c.config)
 	c.RevokedAccessToken = NewRevokedAccessTokenClient(c.config)
 	c.S3Credential = NewS3CredentialClient(c.config)
 	c.Session = NewSessionClient(c.config)
 	c.SignInBudget = NewSignInBudgetClient(c.config)
+	c.SignInMethods = NewSignInMethodsClient(c.config)
+	c.SignInProvider = NewSignInProviderClient(c.config)
 	c.SigningKey = NewSigningKeyClient(c.config)
 	c.UsageCount = NewUsageCountClient(c.config)
 	c.UsedAssertion = NewUsedAssertionClient(c.config)
@@ -246,8 +270,11 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		AuditEvent:         NewAuditEventClient(cfg),
 		AuthClient:         NewAuthClientClient(cfg),
 		Badge:              NewBadgeClient(cfg),
+		EmailSignIn:        NewEmailSignInClient(cfg),
 		Event:              NewEventClient(cfg),
+		FederationFlow:     NewFederationFlowClient(cfg),
 		GrantRefreshToken:  NewGrantRefreshTokenClient(cfg),
+		Identity:           NewIdentityClient(cfg),
 		Invitation:         NewInvitationClient(cfg),
 		MFAChallenge:       NewMFAChallengeClient(cfg),
 		MFAFactor:          NewMFAFactorClient(cfg),
@@ -258,12 +285,15 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		OAuthCode:          NewOAuthCodeClient(cfg),
 		OAuthGrant:         NewOAuthGrantClient(cfg),
 		Project:            NewProjectClient(cfg),
+		ProviderDomain:     NewProviderDomainClient(cfg),
 		RefreshToken:       NewRefreshTokenClient(cfg),
 		Resource:           NewResourceClient(cfg),
 		RevokedAccessToken: NewRevokedAccessTokenClient(cfg),
 		S3Credential:       NewS3CredentialClient(cfg),
 		Session:            NewSessionClient(cfg),
 		SignInBudget:       NewSignInBudgetClient(cfg),
+		SignInMethods:      NewSignInMethodsClient(cfg),
+		SignInProvider:     NewSignInProviderClient(cfg),
 		SigningKey:         NewSigningKeyClient(cfg),
 		UsageCount:         NewUsageCountClient(cfg),
 		UsedAssertion:      NewUsedAssertionClient(cfg),
@@ -294,8 +324,11 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		AuditEvent:         NewAuditEventClient(cfg),
 		AuthClient:         NewAuthClientClient(cfg),
 		Badge:              NewBadgeClient(cfg),
+		EmailSignIn:        NewEmailSignInClient(cfg),
 		Event:              NewEventClient(cfg),
+		FederationFlow:     NewFederationFlowClient(cfg),
 		GrantRefreshToken:  NewGrantRefreshTokenClient(cfg),
+		Identity:           NewIdentityClient(cfg),
 		Invitation:         NewInvitationClient(cfg),
 		MFAChallenge:       NewMFAChallengeClient(cfg),
 		MFAFactor:          NewMFAFactorClient(cfg),
@@ -306,12 +339,15 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		OAuthCode:          NewOAuthCodeClient(cfg),
 		OAuthGrant:         NewOAuthGrantClient(cfg),
 		Project:            NewProjectClient(cfg),
+		ProviderDomain:     NewProviderDomainClient(cfg),
 		RefreshToken:       NewRefreshTokenClient(cfg),
 		Resource:           NewResourceClient(cfg),
 		RevokedAccessToken: NewRevokedAccessTokenClient(cfg),
 		S3Credential:       NewS3CredentialClient(cfg),
 		Session:            NewSessionClient(cfg),
 		SignInBudget:       NewSignInBudgetClient(cfg),
+		SignInMethods:      NewSignInMethodsClient(cfg),
+		SignInProvider:     NewSignInProviderClient(cfg),
 		SigningKey:         NewSigningKeyClient(cfg),
 		UsageCount:         NewUsageCountClient(cfg),
 		UsedAssertion:      NewUsedAssertionClient(cfg),
@@ -348,12 +384,14 @@ func (c *Client) Close() error {
 // In order to add hooks to a specific client, call: `client.Node.Use(...)`.
 func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
-		c.AgentToken, c.AuditEvent, c.AuthClient, c.Badge, c.Event, c.GrantRefreshToken,
-		c.Invitation, c.MFAChallenge, c.MFAFactor, c.MFARecoveryCode, c.Membership,
+		c.AgentToken, c.AuditEvent, c.AuthClient, c.Badge, c.EmailSignIn, c.Event,
+		c.FederationFlow, c.GrantRefreshToken, c.Identity, c.Invitation,
+		c.MFAChallenge, c.MFAFactor, c.MFARecoveryCode, c.Membership,
 		c.OAuthAuthorization, c.OAuthClient, c.OAuthCode, c.OAuthGrant, c.Project,
-		c.RefreshToken, c.Resource, c.RevokedAccessToken, c.S3Credential, c.Session,
-		c.SignInBudget, c.SigningKey, c.UsageCount, c.UsedAssertion, c.User,
-		c.UserToken, c.Webhook, c.WebhookDelivery,
+		c.ProviderDomain, c.RefreshToken, c.Resource, c.RevokedAccessToken,
+		c.S3Credential, c.Session, c.SignInBudget, c.SignInMethods, c.SignInProvider,
+		c.SigningKey, c.UsageCount, c.UsedAssertion, c.User, c.UserToken, c.Webhook,
+		c.WebhookDelivery,
 	} {
 		n.Use(hooks...)
 	}
@@ -363,12 +401,14 @@ func (c *Client) Use(hooks ...Hook) {
 // In order to add interceptors to a specific client, call: `client.Node.Intercept(...)`.
 func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
-		c.AgentToken, c.AuditEvent, c.AuthClient, c.Badge, c.Event, c.GrantRefreshToken,
-		c.Invitation, c.MFAChallenge, c.MFAFactor, c.MFARecoveryCode, c.Membership,
+		c.AgentToken, c.AuditEvent, c.AuthClient, c.Badge, c.EmailSignIn, c.Event,
+		c.FederationFlow, c.GrantRefreshToken, c.Identity, c.Invitation,
+		c.MFAChallenge, c.MFAFactor, c.MFARecoveryCode, c.Membership,
 		c.OAuthAuthorization, c.OAuthClient, c.OAuthCode, c.OAuthGrant, c.Project,
-		c.RefreshToken, c.Resource, c.RevokedAccessToken, c.S3Credential, c.Session,
-		c.SignInBudget, c.SigningKey, c.UsageCount, c.UsedAssertion, c.User,
-		c.UserToken, c.Webhook, c.WebhookDelivery,
+		c.ProviderDomain, c.RefreshToken, c.Resource, c.RevokedAccessToken,
+		c.S3Credential, c.Session, c.SignInBudget, c.SignInMethods, c.SignInProvider,
+		c.SigningKey, c.UsageCount, c.UsedAssertion, c.User, c.UserToken, c.Webhook,
+		c.WebhookDelivery,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -385,10 +425,16 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.AuthClient.mutate(ctx, m)
 	case *BadgeMutation:
 		return c.Badge.mutate(ctx, m)
+	case *EmailSignInMutation:
+		return c.EmailSignIn.mutate(ctx, m)
 	case *EventMutation:
 		return c.Event.mutate(ctx, m)
+	case *FederationFlowMutation:
+		return c.FederationFlow.mutate(ctx, m)
 	case *GrantRefreshTokenMutation:
 		return c.GrantRefreshToken.mutate(ctx, m)
+	case *IdentityMutation:
+		return c.Identity.mutate(ctx, m)
 	case *InvitationMutation:
 		return c.Invitation.mutate(ctx, m)
 	case *MFAChallengeMutation:
@@ -409,6 +455,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.OAuthGrant.mutate(ctx, m)
 	case *ProjectMutation:
 		return c.Project.mutate(ctx, m)
+	case *ProviderDomainMutation:
+		return c.ProviderDomain.mutate(ctx, m)
 	case *RefreshTokenMutation:
 		return c.RefreshToken.mutate(ctx, m)
 	case *ResourceMutation:
@@ -421,6 +469,10 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.Session.mutate(ctx, m)
 	case *SignInBudgetMutation:
 		return c.SignInBudget.mutate(ctx, m)
+	case *SignInMethodsMutation:
+		return c.SignInMethods.mutate(ctx, m)
+	case *SignInProviderMutation:
+		return c.SignInProvider.mutate(ctx, m)
 	case *SigningKeyMutation:
 		return c.SigningKey.mutate(ctx, m)
 	case *UsageCountMutation:
@@ -972,6 +1024,139 @@ func (c *BadgeClient) mutate(ctx context.Context, m *BadgeMutation) (Value, erro
 	}
 }
 
+// EmailSignInClient is a client for the EmailSignIn schema.
+type EmailSignInClient struct {
+	config
+}
+
+// NewEmailSignInClient returns a client for the EmailSignIn from the given config.
+func NewEmailSignInClient(c config) *EmailSignInClient {
+	return &EmailSignInClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `emailsignin.Hooks(f(g(h())))`.
+func (c *EmailSignInClient) Use(hooks ...Hook) {
+	c.hooks.EmailSignIn = append(c.hooks.EmailSignIn, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `emailsignin.Intercept(f(g(h())))`.
+func (c *EmailSignInClient) Intercept(interceptors ...Interceptor) {
+	c.inters.EmailSignIn = append(c.inters.EmailSignIn, interceptors...)
+}
+
+// Create returns a builder for creating a EmailSignIn entity.
+func (c *EmailSignInClient) Create() *EmailSignInCreate {
+	mutation := newEmailSignInMutation(c.config, OpCreate)
+	return &EmailSignInCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of EmailSignIn entities.
+func (c *EmailSignInClient) CreateBulk(builders ...*EmailSignInCreate) *EmailSignInCreateBulk {
+	return &EmailSignInCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *EmailSignInClient) MapCreateBulk(slice any, setFunc func(*EmailSignInCreate, int)) *EmailSignInCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &EmailSignInCreateBulk{err: fmt.Errorf("calling to EmailSignInClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*EmailSignInCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &EmailSignInCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for EmailSignIn.
+func (c *EmailSignInClient) Update() *EmailSignInUpdate {
+	mutation := newEmailSignInMutation(c.config, OpUpdate)
+	return &EmailSignInUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *EmailSignInClient) UpdateOne(_m *EmailSignIn) *EmailSignInUpdateOne {
+	mutation := newEmailSignInMutation(c.config, OpUpdateOne, withEmailSignIn(_m))
+	return &EmailSignInUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *EmailSignInClient) UpdateOneID(id string) *EmailSignInUpdateOne {
+	mutation := newEmailSignInMutation(c.config, OpUpdateOne, withEmailSignInID(id))
+	return &EmailSignInUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for EmailSignIn.
+func (c *EmailSignInClient) Delete() *EmailSignInDelete {
+	mutation := newEmailSignInMutation(c.config, OpDelete)
+	return &EmailSignInDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *EmailSignInClient) DeleteOne(_m *EmailSignIn) *EmailSignInDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *EmailSignInClient) DeleteOneID(id string) *EmailSignInDeleteOne {
+	builder := c.Delete().Where(emailsignin.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &EmailSignInDeleteOne{builder}
+}
+
+// Query returns a query builder for EmailSignIn.
+func (c *EmailSignInClient) Query() *EmailSignInQuery {
+	return &EmailSignInQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeEmailSignIn},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a EmailSignIn entity by its id.
+func (c *EmailSignInClient) Get(ctx context.Context, id string) (*EmailSignIn, error) {
+	return c.Query().Where(emailsignin.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *EmailSignInClient) GetX(ctx context.Context, id string) *EmailSignIn {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *EmailSignInClient) Hooks() []Hook {
+	return c.hooks.EmailSignIn
+}
+
+// Interceptors returns the client interceptors.
+func (c *EmailSignInClient) Interceptors() []Interceptor {
+	return c.inters.EmailSignIn
+}
+
+func (c *EmailSignInClient) mutate(ctx context.Context, m *EmailSignInMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&EmailSignInCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&EmailSignInUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&EmailSignInUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&EmailSignInDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown EmailSignIn mutation op: %q", m.Op())
+	}
+}
+
 // EventClient is a client for the Event schema.
 type EventClient struct {
 	config
@@ -1105,6 +1290,139 @@ func (c *EventClient) mutate(ctx context.Context, m *EventMutation) (Value, erro
 	}
 }
 
+// FederationFlowClient is a client for the FederationFlow schema.
+type FederationFlowClient struct {
+	config
+}
+
+// NewFederationFlowClient returns a client for the FederationFlow from the given config.
+func NewFederationFlowClient(c config) *FederationFlowClient {
+	return &FederationFlowClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `federationflow.Hooks(f(g(h())))`.
+func (c *FederationFlowClient) Use(hooks ...Hook) {
+	c.hooks.FederationFlow = append(c.hooks.FederationFlow, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `federationflow.Intercept(f(g(h())))`.
+func (c *FederationFlowClient) Intercept(interceptors ...Interceptor) {
+	c.inters.FederationFlow = append(c.inters.FederationFlow, interceptors...)
+}
+
+// Create returns a builder for creating a FederationFlow entity.
+func (c *FederationFlowClient) Create() *FederationFlowCreate {
+	mutation := newFederationFlowMutation(c.config, OpCreate)
+	return &FederationFlowCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of FederationFlow entities.
+func (c *FederationFlowClient) CreateBulk(builders ...*FederationFlowCreate) *FederationFlowCreateBulk {
+	return &FederationFlowCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *FederationFlowClient) MapCreateBulk(slice any, setFunc func(*FederationFlowCreate, int)) *FederationFlowCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &FederationFlowCreateBulk{err: fmt.Errorf("calling to FederationFlowClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*FederationFlowCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &FederationFlowCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for FederationFlow.
+func (c *FederationFlowClient) Update() *FederationFlowUpdate {
+	mutation := newFederationFlowMutation(c.config, OpUpdate)
+	return &FederationFlowUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *FederationFlowClient) UpdateOne(_m *FederationFlow) *FederationFlowUpdateOne {
+	mutation := newFederationFlowMutation(c.config, OpUpdateOne, withFederationFlow(_m))
+	return &FederationFlowUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *FederationFlowClient) UpdateOneID(id string) *FederationFlowUpdateOne {
+	mutation := newFederationFlowMutation(c.config, OpUpdateOne, withFederationFlowID(id))
+	return &FederationFlowUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for FederationFlow.
+func (c *FederationFlowClient) Delete() *FederationFlowDelete {
+	mutation := newFederationFlowMutation(c.config, OpDelete)
+	return &FederationFlowDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *FederationFlowClient) DeleteOne(_m *FederationFlow) *FederationFlowDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *FederationFlowClient) DeleteOneID(id string) *FederationFlowDeleteOne {
+	builder := c.Delete().Where(federationflow.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &FederationFlowDeleteOne{builder}
+}
+
+// Query returns a query builder for FederationFlow.
+func (c *FederationFlowClient) Query() *FederationFlowQuery {
+	return &FederationFlowQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeFederationFlow},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a FederationFlow entity by its id.
+func (c *FederationFlowClient) Get(ctx context.Context, id string) (*FederationFlow, error) {
+	return c.Query().Where(federationflow.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *FederationFlowClient) GetX(ctx context.Context, id string) *FederationFlow {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *FederationFlowClient) Hooks() []Hook {
+	return c.hooks.FederationFlow
+}
+
+// Interceptors returns the client interceptors.
+func (c *FederationFlowClient) Interceptors() []Interceptor {
+	return c.inters.FederationFlow
+}
+
+func (c *FederationFlowClient) mutate(ctx context.Context, m *FederationFlowMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&FederationFlowCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&FederationFlowUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&FederationFlowUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&FederationFlowDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown FederationFlow mutation op: %q", m.Op())
+	}
+}
+
 // GrantRefreshTokenClient is a client for the GrantRefreshToken schema.
 type GrantRefreshTokenClient struct {
 	config
@@ -1235,6 +1553,139 @@ func (c *GrantRefreshTokenClient) mutate(ctx context.Context, m *GrantRefreshTok
 		return (&GrantRefreshTokenDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
 	default:
 		return nil, fmt.Errorf("ent: unknown GrantRefreshToken mutation op: %q", m.Op())
+	}
+}
+
+// IdentityClient is a client for the Identity schema.
+type IdentityClient struct {
+	config
+}
+
+// NewIdentityClient returns a client for the Identity from the given config.
+func NewIdentityClient(c config) *IdentityClient {
+	return &IdentityClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `identity.Hooks(f(g(h())))`.
+func (c *IdentityClient) Use(hooks ...Hook) {
+	c.hooks.Identity = append(c.hooks.Identity, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `identity.Intercept(f(g(h())))`.
+func (c *IdentityClient) Intercept(interceptors ...Interceptor) {
+	c.inters.Identity = append(c.inters.Identity, interceptors...)
+}
+
+// Create returns a builder for creating a Identity entity.
+func (c *IdentityClient) Create() *IdentityCreate {
+	mutation := newIdentityMutation(c.config, OpCreate)
+	return &IdentityCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of Identity entities.
+func (c *IdentityClient) CreateBulk(builders ...*IdentityCreate) *IdentityCreateBulk {
+	return &IdentityCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *IdentityClient) MapCreateBulk(slice any, setFunc func(*IdentityCreate, int)) *IdentityCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &IdentityCreateBulk{err: fmt.Errorf("calling to IdentityClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*IdentityCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &IdentityCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for Identity.
+func (c *IdentityClient) Update() *IdentityUpdate {
+	mutation := newIdentityMutation(c.config, OpUpdate)
+	return &IdentityUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *IdentityClient) UpdateOne(_m *Identity) *IdentityUpdateOne {
+	mutation := newIdentityMutation(c.config, OpUpdateOne, withIdentity(_m))
+	return &IdentityUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *IdentityClient) UpdateOneID(id string) *IdentityUpdateOne {
+	mutation := newIdentityMutation(c.config, OpUpdateOne, withIdentityID(id))
+	return &IdentityUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for Identity.
+func (c *IdentityClient) Delete() *IdentityDelete {
+	mutation := newIdentityMutation(c.config, OpDelete)
+	return &IdentityDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *IdentityClient) DeleteOne(_m *Identity) *IdentityDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *IdentityClient) DeleteOneID(id string) *IdentityDeleteOne {
+	builder := c.Delete().Where(identity.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &IdentityDeleteOne{builder}
+}
+
+// Query returns a query builder for Identity.
+func (c *IdentityClient) Query() *IdentityQuery {
+	return &IdentityQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeIdentity},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a Identity entity by its id.
+func (c *IdentityClient) Get(ctx context.Context, id string) (*Identity, error) {
+	return c.Query().Where(identity.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *IdentityClient) GetX(ctx context.Context, id string) *Identity {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *IdentityClient) Hooks() []Hook {
+	return c.hooks.Identity
+}
+
+// Interceptors returns the client interceptors.
+func (c *IdentityClient) Interceptors() []Interceptor {
+	return c.inters.Identity
+}
+
+func (c *IdentityClient) mutate(ctx context.Context, m *IdentityMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&IdentityCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&IdentityUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&IdentityUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&IdentityDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown Identity mutation op: %q", m.Op())
 	}
 }
 
@@ -2568,6 +3019,139 @@ func (c *ProjectClient) mutate(ctx context.Context, m *ProjectMutation) (Value, 
 	}
 }
 
+// ProviderDomainClient is a client for the ProviderDomain schema.
+type ProviderDomainClient struct {
+	config
+}
+
+// NewProviderDomainClient returns a client for the ProviderDomain from the given config.
+func NewProviderDomainClient(c config) *ProviderDomainClient {
+	return &ProviderDomainClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `providerdomain.Hooks(f(g(h())))`.
+func (c *ProviderDomainClient) Use(hooks ...Hook) {
+	c.hooks.ProviderDomain = append(c.hooks.ProviderDomain, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `providerdomain.Intercept(f(g(h())))`.
+func (c *ProviderDomainClient) Intercept(interceptors ...Interceptor) {
+	c.inters.ProviderDomain = append(c.inters.ProviderDomain, interceptors...)
+}
+
+// Create returns a builder for creating a ProviderDomain entity.
+func (c *ProviderDomainClient) Create() *ProviderDomainCreate {
+	mutation := newProviderDomainMutation(c.config, OpCreate)
+	return &ProviderDomainCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of ProviderDomain entities.
+func (c *ProviderDomainClient) CreateBulk(builders ...*ProviderDomainCreate) *ProviderDomainCreateBulk {
+	return &ProviderDomainCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *ProviderDomainClient) MapCreateBulk(slice any, setFunc func(*ProviderDomainCreate, int)) *ProviderDomainCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &ProviderDomainCreateBulk{err: fmt.Errorf("calling to ProviderDomainClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*ProviderDomainCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &ProviderDomainCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for ProviderDomain.
+func (c *ProviderDomainClient) Update() *ProviderDomainUpdate {
+	mutation := newProviderDomainMutation(c.config, OpUpdate)
+	return &ProviderDomainUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *ProviderDomainClient) UpdateOne(_m *ProviderDomain) *ProviderDomainUpdateOne {
+	mutation := newProviderDomainMutation(c.config, OpUpdateOne, withProviderDomain(_m))
+	return &ProviderDomainUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *ProviderDomainClient) UpdateOneID(id string) *ProviderDomainUpdateOne {
+	mutation := newProviderDomainMutation(c.config, OpUpdateOne, withProviderDomainID(id))
+	return &ProviderDomainUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for ProviderDomain.
+func (c *ProviderDomainClient) Delete() *ProviderDomainDelete {
+	mutation := newProviderDomainMutation(c.config, OpDelete)
+	return &ProviderDomainDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *ProviderDomainClient) DeleteOne(_m *ProviderDomain) *ProviderDomainDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *ProviderDomainClient) DeleteOneID(id string) *ProviderDomainDeleteOne {
+	builder := c.Delete().Where(providerdomain.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &ProviderDomainDeleteOne{builder}
+}
+
+// Query returns a query builder for ProviderDomain.
+func (c *ProviderDomainClient) Query() *ProviderDomainQuery {
+	return &ProviderDomainQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeProviderDomain},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a ProviderDomain entity by its id.
+func (c *ProviderDomainClient) Get(ctx context.Context, id string) (*ProviderDomain, error) {
+	return c.Query().Where(providerdomain.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *ProviderDomainClient) GetX(ctx context.Context, id string) *ProviderDomain {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *ProviderDomainClient) Hooks() []Hook {
+	return c.hooks.ProviderDomain
+}
+
+// Interceptors returns the client interceptors.
+func (c *ProviderDomainClient) Interceptors() []Interceptor {
+	return c.inters.ProviderDomain
+}
+
+func (c *ProviderDomainClient) mutate(ctx context.Context, m *ProviderDomainMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&ProviderDomainCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&ProviderDomainUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&ProviderDomainUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&ProviderDomainDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown ProviderDomain mutation op: %q", m.Op())
+	}
+}
+
 // RefreshTokenClient is a client for the RefreshToken schema.
 type RefreshTokenClient struct {
 	config
@@ -3363,6 +3947,272 @@ func (c *SignInBudgetClient) mutate(ctx context.Context, m *SignInBudgetMutation
 		return (&SignInBudgetDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
 	default:
 		return nil, fmt.Errorf("ent: unknown SignInBudget mutation op: %q", m.Op())
+	}
+}
+
+// SignInMethodsClient is a client for the SignInMethods schema.
+type SignInMethodsClient struct {
+	config
+}
+
+// NewSignInMethodsClient returns a client for the SignInMethods from the given config.
+func NewSignInMethodsClient(c config) *SignInMethodsClient {
+	return &SignInMethodsClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `signinmethods.Hooks(f(g(h())))`.
+func (c *SignInMethodsClient) Use(hooks ...Hook) {
+	c.hooks.SignInMethods = append(c.hooks.SignInMethods, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `signinmethods.Intercept(f(g(h())))`.
+func (c *SignInMethodsClient) Intercept(interceptors ...Interceptor) {
+	c.inters.SignInMethods = append(c.inters.SignInMethods, interceptors...)
+}
+
+// Create returns a builder for creating a SignInMethods entity.
+func (c *SignInMethodsClient) Create() *SignInMethodsCreate {
+	mutation := newSignInMethodsMutation(c.config, OpCreate)
+	return &SignInMethodsCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of SignInMethods entities.
+func (c *SignInMethodsClient) CreateBulk(builders ...*SignInMethodsCreate) *SignInMethodsCreateBulk {
+	return &SignInMethodsCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *SignInMethodsClient) MapCreateBulk(slice any, setFunc func(*SignInMethodsCreate, int)) *SignInMethodsCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &SignInMethodsCreateBulk{err: fmt.Errorf("calling to SignInMethodsClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*SignInMethodsCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &SignInMethodsCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for SignInMethods.
+func (c *SignInMethodsClient) Update() *SignInMethodsUpdate {
+	mutation := newSignInMethodsMutation(c.config, OpUpdate)
+	return &SignInMethodsUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *SignInMethodsClient) UpdateOne(_m *SignInMethods) *SignInMethodsUpdateOne {
+	mutation := newSignInMethodsMutation(c.config, OpUpdateOne, withSignInMethods(_m))
+	return &SignInMethodsUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *SignInMethodsClient) UpdateOneID(id string) *SignInMethodsUpdateOne {
+	mutation := newSignInMethodsMutation(c.config, OpUpdateOne, withSignInMethodsID(id))
+	return &SignInMethodsUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for SignInMethods.
+func (c *SignInMethodsClient) Delete() *SignInMethodsDelete {
+	mutation := newSignInMethodsMutation(c.config, OpDelete)
+	return &SignInMethodsDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *SignInMethodsClient) DeleteOne(_m *SignInMethods) *SignInMethodsDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *SignInMethodsClient) DeleteOneID(id string) *SignInMethodsDeleteOne {
+	builder := c.Delete().Where(signinmethods.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &SignInMethodsDeleteOne{builder}
+}
+
+// Query returns a query builder for SignInMethods.
+func (c *SignInMethodsClient) Query() *SignInMethodsQuery {
+	return &SignInMethodsQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeSignInMethods},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a SignInMethods entity by its id.
+func (c *SignInMethodsClient) Get(ctx context.Context, id string) (*SignInMethods, error) {
+	return c.Query().Where(signinmethods.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *SignInMethodsClient) GetX(ctx context.Context, id string) *SignInMethods {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *SignInMethodsClient) Hooks() []Hook {
+	return c.hooks.SignInMethods
+}
+
+// Interceptors returns the client interceptors.
+func (c *SignInMethodsClient) Interceptors() []Interceptor {
+	return c.inters.SignInMethods
+}
+
+func (c *SignInMethodsClient) mutate(ctx context.Context, m *SignInMethodsMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&SignInMethodsCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&SignInMethodsUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&SignInMethodsUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&SignInMethodsDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown SignInMethods mutation op: %q", m.Op())
+	}
+}
+
+// SignInProviderClient is a client for the SignInProvider schema.
+type SignInProviderClient struct {
+	config
+}
+
+// NewSignInProviderClient returns a client for the SignInProvider from the given config.
+func NewSignInProviderClient(c config) *SignInProviderClient {
+	return &SignInProviderClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `signinprovider.Hooks(f(g(h())))`.
+func (c *SignInProviderClient) Use(hooks ...Hook) {
+	c.hooks.SignInProvider = append(c.hooks.SignInProvider, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `signinprovider.Intercept(f(g(h())))`.
+func (c *SignInProviderClient) Intercept(interceptors ...Interceptor) {
+	c.inters.SignInProvider = append(c.inters.SignInProvider, interceptors...)
+}
+
+// Create returns a builder for creating a SignInProvider entity.
+func (c *SignInProviderClient) Create() *SignInProviderCreate {
+	mutation := newSignInProviderMutation(c.config, OpCreate)
+	return &SignInProviderCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of SignInProvider entities.
+func (c *SignInProviderClient) CreateBulk(builders ...*SignInProviderCreate) *SignInProviderCreateBulk {
+	return &SignInProviderCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *SignInProviderClient) MapCreateBulk(slice any, setFunc func(*SignInProviderCreate, int)) *SignInProviderCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &SignInProviderCreateBulk{err: fmt.Errorf("calling to SignInProviderClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*SignInProviderCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &SignInProviderCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for SignInProvider.
+func (c *SignInProviderClient) Update() *SignInProviderUpdate {
+	mutation := newSignInProviderMutation(c.config, OpUpdate)
+	return &SignInProviderUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *SignInProviderClient) UpdateOne(_m *SignInProvider) *SignInProviderUpdateOne {
+	mutation := newSignInProviderMutation(c.config, OpUpdateOne, withSignInProvider(_m))
+	return &SignInProviderUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *SignInProviderClient) UpdateOneID(id string) *SignInProviderUpdateOne {
+	mutation := newSignInProviderMutation(c.config, OpUpdateOne, withSignInProviderID(id))
+	return &SignInProviderUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for SignInProvider.
+func (c *SignInProviderClient) Delete() *SignInProviderDelete {
+	mutation := newSignInProviderMutation(c.config, OpDelete)
+	return &SignInProviderDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *SignInProviderClient) DeleteOne(_m *SignInProvider) *SignInProviderDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *SignInProviderClient) DeleteOneID(id string) *SignInProviderDeleteOne {
+	builder := c.Delete().Where(signinprovider.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &SignInProviderDeleteOne{builder}
+}
+
+// Query returns a query builder for SignInProvider.
+func (c *SignInProviderClient) Query() *SignInProviderQuery {
+	return &SignInProviderQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeSignInProvider},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a SignInProvider entity by its id.
+func (c *SignInProviderClient) Get(ctx context.Context, id string) (*SignInProvider, error) {
+	return c.Query().Where(signinprovider.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *SignInProviderClient) GetX(ctx context.Context, id string) *SignInProvider {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *SignInProviderClient) Hooks() []Hook {
+	return c.hooks.SignInProvider
+}
+
+// Interceptors returns the client interceptors.
+func (c *SignInProviderClient) Interceptors() []Interceptor {
+	return c.inters.SignInProvider
+}
+
+func (c *SignInProviderClient) mutate(ctx context.Context, m *SignInProviderMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&SignInProviderCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&SignInProviderUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&SignInProviderUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&SignInProviderDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown SignInProvider mutation op: %q", m.Op())
 	}
 }
 
@@ -4300,19 +5150,22 @@ func (c *WebhookDeliveryClient) mutate(ctx context.Context, m *WebhookDeliveryMu
 // hooks and interceptors per client, for fast access.
 type (
 	hooks struct {
-		AgentToken, AuditEvent, AuthClient, Badge, Event, GrantRefreshToken, Invitation,
-		MFAChallenge, MFAFactor, MFARecoveryCode, Membership, OAuthAuthorization,
-		OAuthClient, OAuthCode, OAuthGrant, Project, RefreshToken, Resource,
-		RevokedAccessToken, S3Credential, Session, SignInBudget, SigningKey,
-		UsageCount, UsedAssertion, User, UserToken, Webhook, WebhookDelivery []ent.Hook
+		AgentToken, AuditEvent, AuthClient, Badge, EmailSignIn, Event, FederationFlow,
+		GrantRefreshToken, Identity, Invitation, MFAChallenge, MFAFactor,
+		MFARecoveryCode, Membership, OAuthAuthorization, OAuthClient, OAuthCode,
+		OAuthGrant, Project, ProviderDomain, RefreshToken, Resource,
+		RevokedAccessToken, S3Credential, Session, SignInBudget, SignInMethods,
+		SignInProvider, SigningKey, UsageCount, UsedAssertion, User, UserToken,
+		Webhook, WebhookDelivery []ent.Hook
 	}
 	inters struct {
-		AgentToken, AuditEvent, AuthClient, Badge, Event, GrantRefreshToken, Invitation,
-		MFAChallenge, MFAFactor, MFARecoveryCode, Membership, OAuthAuthorization,
-		OAuthClient, OAuthCode, OAuthGrant, Project, RefreshToken, Resource,
-		RevokedAccessToken, S3Credential, Session, SignInBudget, SigningKey,
-		UsageCount, UsedAssertion, User, UserToken, Webhook,
-		WebhookDelivery []ent.Interceptor
+		AgentToken, AuditEvent, AuthClient, Badge, EmailSignIn, Event, FederationFlow,
+		GrantRefreshToken, Identity, Invitation, MFAChallenge, MFAFactor,
+		MFARecoveryCode, Membership, OAuthAuthorization, OAuthClient, OAuthCode,
+		OAuthGrant, Project, ProviderDomain, RefreshToken, Resource,
+		RevokedAccessToken, S3Credential, Session, SignInBudget, SignInMethods,
+		SignInProvider, SigningKey, UsageCount, UsedAssertion, User, UserToken,
+		Webhook, WebhookDelivery []ent.Interceptor
 	}
 )
 

@@ -16,8 +16,11 @@ import (
 	"github.com/authcore/authcore/ent/auditevent"
 	"github.com/authcore/authcore/ent/authclient"
 	"github.com/authcore/authcore/ent/badge"
+	"github.com/authcore/authcore/ent/emailsignin"
 	"github.com/authcore/authcore/ent/event"
+	"github.com/authcore/authcore/ent/federationflow"
 	"github.com/authcore/authcore/ent/grantrefreshtoken"
+	"github.com/authcore/authcore/ent/identity"
 	"github.com/authcore/authcore/ent/invitation"
 	"github.com/authcore/authcore/ent/membership"
 	"github.com/authcore/authcore/ent/mfachallenge"
@@ -28,6 +31,7 @@ import (
 	"github.com/authcore/authcore/ent/oauthcode"
 	"github.com/authcore/authcore/ent/oauthgrant"
 	"github.com/authcore/authcore/ent/project"
+	"github.com/authcore/authcore/ent/providerdomain"
 	"github.com/authcore/authcore/ent/refreshtoken"
 	"github.com/authcore/authcore/ent/resource"
 	"github.com/authcore/authcore/ent/revokedaccesstoken"
@@ -35,6 +39,8 @@ import (
 	"github.com/authcore/authcore/ent/session"
 	"github.com/authcore/authcore/ent/signinbudget"
 	"github.com/authcore/authcore/ent/signingkey"
+	"github.com/authcore/authcore/ent/signinmethods"
+	"github.com/authcore/authcore/ent/signinprovider"
 	"github.com/authcore/authcore/ent/usagecount"
 	"github.com/authcore/authcore/ent/usedassertion"
 	"github.com/authcore/authcore/ent/user"
@@ -105,8 +111,11 @@ func checkColumn(t, c string) error {
 			auditevent.Table:         auditevent.ValidColumn,
 			authclient.Table:         authclient.ValidColumn,
 			badge.Table:              badge.ValidColumn,
+			emailsignin.Table:        emailsignin.ValidColumn,
 			event.Table:              event.ValidColumn,
+			federationflow.Table:     federationflow.ValidColumn,
 			grantrefreshtoken.Table:  grantrefreshtoken.ValidColumn,
+			identity.Table:           identity.ValidColumn,
 			invitation.Table:         invitation.ValidColumn,
 			mfachallenge.Table:       mfachallenge.ValidColumn,
 			mfafactor.Table:          mfafactor.ValidColumn,
@@ -117,12 +126,15 @@ func checkColumn(t, c string) error {
 			oauthcode.Table:          oauthcode.ValidColumn,
 			oauthgrant.Table:         oauthgrant.ValidColumn,
 			project.Table:            project.ValidColumn,
+			providerdomain.Table:     providerdomain.ValidColumn,
 			refreshtoken.Table:       refreshtoken.ValidColumn,
 			resource.Table:           resource.ValidColumn,
 			revokedaccesstoken.Table: revokedaccesstoken.ValidColumn,
 			s3credential.Table:       s3credential.ValidColumn,
 			session.Table:            session.ValidColumn,
 			signinbudget.Table:       signinbudget.ValidColumn,
+			signinmethods.Table:      signinmethods.ValidColumn,
+			signinprovider.Table:     signinprovider.ValidColumn,
 			signingkey.Table:         signingkey.ValidColumn,
 			usagecount.Table:         usagecount.ValidColumn,
 			usedassertion.Table:      usedassertion.ValidColumn,

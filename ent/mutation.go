@@ -15,8 +15,11 @@ import (
 	"github.com/authcore/authcore/ent/auditevent"
 	"github.com/authcore/authcore/ent/authclient"
 	"github.com/authcore/authcore/ent/badge"
+	"github.com/authcore/authcore/ent/emailsignin"
 	"github.com/authcore/authcore/ent/event"
+	"github.com/authcore/authcore/ent/federationflow"
 	"github.com/authcore/authcore/ent/grantrefreshtoken"
+	"github.com/authcore/authcore/ent/identity"
 	"github.com/authcore/authcore/ent/invitation"
 	"github.com/authcore/authcore/ent/membership"
 	"github.com/authcore/authcore/ent/mfachallenge"
@@ -28,6 +31,7 @@ import (
 	"github.com/authcore/authcore/ent/oauthgrant"
 	"github.com/authcore/authcore/ent/predicate"
 	"github.com/authcore/authcore/ent/project"
+	"github.com/authcore/authcore/ent/providerdomain"
 	"github.com/authcore/authcore/ent/refreshtoken"
 	"github.com/authcore/authcore/ent/resource"
 	"github.com/authcore/authcore/ent/revokedaccesstoken"
@@ -35,6 +39,8 @@ import (
 	"github.com/authcore/authcore/ent/session"
 	"github.com/authcore/authcore/ent/signinbudget"
 	"github.com/authcore/authcore/ent/signingkey"
+	"github.com/authcore/authcore/ent/signinmethods"
+	"github.com/authcore/authcore/ent/signinprovider"
 	"github.com/authcore/authcore/ent/usagecount"
 	"github.com/authcore/authcore/ent/usedassertion"
 	"github.com/authcore/authcore/ent/user"
@@ -56,8 +62,11 @@ const (
 	TypeAuditEvent         = "AuditEvent"
 	TypeAuthClient         = "AuthClient"
 	TypeBadge              = "Badge"
+	TypeEmailSignIn        = "EmailSignIn"
 	TypeEvent              = "Event"
+	TypeFederationFlow     = "FederationFlow"
 	TypeGrantRefreshToken  = "GrantRefreshToken"
+	TypeIdentity           = "Identity"
 	TypeInvitation         = "Invitation"
 	TypeMFAChallenge       = "MFAChallenge"
 	TypeMFAFactor          = "MFAFactor"
@@ -68,12 +77,15 @@ const (
 	TypeOAuthCode          = "OAuthCode"
 	TypeOAuthGrant         = "OAuthGrant"
 	TypeProject            = "Project"
+	TypeProviderDomain     = "ProviderDomain"
 	TypeRefreshToken       = "RefreshToken"
 	TypeResource           = "Resource"
 	TypeRevokedAccessToken = "RevokedAccessToken"
 	TypeS3Credential       = "S3Credential"
 	TypeSession            = "Session"
 	TypeSignInBudget       = "SignInBudget"
+	TypeSignInMethods      = "SignInMethods"
+	TypeSignInProvider     = "SignInProvider"
 	TypeSigningKey         = "SigningKey"
 	TypeUsageCount         = "UsageCount"
 	TypeUsedAssertion      = "UsedAssertion"
@@ -3959,6 +3971,774 @@ func (m *BadgeMutation) ResetEdge(name string) error {
 	return fmt.Errorf("unknown Badge edge %s", name)
 }
 
+// EmailSignInMutation represents an operation that mutates the EmailSignIn nodes in the graph.
+type EmailSignInMutation struct {
+	config
+	op            Op
+	typ           string
+	id            *string
+	created_at    *time.Time
+	tenant_id     *string
+	email         *string
+	token_digest  *[]byte
+	code_mac      *string
+	attempts      *int
+	addattempts   *int
+	expires_at    *time.Time
+	used_at       *time.Time
+	clearedFields map[string]struct{}
+	done          bool
+	oldValue      func(context.Context) (*EmailSignIn, error)
+	predicates    []predicate.EmailSignIn
+}
+
+var _ ent.Mutation = (*EmailSignInMutation)(nil)
+
+// emailsigninOption allows management of the mutation configuration using functional options.
+type emailsigninOption func(*EmailSignInMutation)
+
+// newEmailSignInMutation creates new mutation for the EmailSignIn entity.
+func newEmailSignInMutation(c config, op Op, opts ...emailsigninOption) *EmailSignInMutation {
+	m := &EmailSignInMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeEmailSignIn,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withEmailSignInID sets the ID field of the mutation.
+func withEmailSignInID(id string) emailsigninOption {
+	return func(m *EmailSignInMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *EmailSignIn
+		)
+		m.oldValue = func(ctx context.Context) (*EmailSignIn, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().EmailSignIn.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withEmailSignIn sets the old EmailSignIn of the mutation.
+func withEmailSignIn(node *EmailSignIn) emailsigninOption {
+	return func(m *EmailSignInMutation) {
+		m.oldValue = func(context.Context) (*EmailSignIn, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m EmailSignInMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m EmailSignInMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of EmailSignIn entities.
+func (m *EmailSignInMutation) SetID(id string) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *EmailSignInMutation) ID() (id string, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *EmailSignInMutation) IDs(ctx context.Context) ([]string, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []string{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().EmailSignIn.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *EmailSignInMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *EmailSignInMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the EmailSignIn entity.
+// If the EmailSignIn object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *EmailSignInMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *EmailSignInMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// SetTenantID sets the "tenant_id" field.
+func (m *EmailSignInMutation) SetTenantID(s string) {
+	m.tenant_id = &s
+}
+
+// TenantID returns the value of the "tenant_id" field in the mutation.
+func (m *EmailSignInMutation) TenantID() (r string, exists bool) {
+	v := m.tenant_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTenantID returns the old "tenant_id" field's value of the EmailSignIn entity.
+// If the EmailSignIn object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *EmailSignInMutation) OldTenantID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTenantID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTenantID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTenantID: %w", err)
+	}
+	return oldValue.TenantID, nil
+}
+
+// ResetTenantID resets all changes to the "tenant_id" field.
+func (m *EmailSignInMutation) ResetTenantID() {
+	m.tenant_id = nil
+}
+
+// SetEmail sets the "email" field.
+func (m *EmailSignInMutation) SetEmail(s string) {
+	m.email = &s
+}
+
+// Email returns the value of the "email" field in the mutation.
+func (m *EmailSignInMutation) Email() (r string, exists bool) {
+	v := m.email
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldEmail returns the old "email" field's value of the EmailSignIn entity.
+// If the EmailSignIn object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *EmailSignInMutation) OldEmail(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldEmail is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldEmail requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldEmail: %w", err)
+	}
+	return oldValue.Email, nil
+}
+
+// ResetEmail resets all changes to the "email" field.
+func (m *EmailSignInMutation) ResetEmail() {
+	m.email = nil
+}
+
+// SetTokenDigest sets the "token_digest" field.
+func (m *EmailSignInMutation) SetTokenDigest(b []byte) {
+	m.token_digest = &b
+}
+
+// TokenDigest returns the value of the "token_digest" field in the mutation.
+func (m *EmailSignInMutation) TokenDigest() (r []byte, exists bool) {
+	v := m.token_digest
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTokenDigest returns the old "token_digest" field's value of the EmailSignIn entity.
+// If the EmailSignIn object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *EmailSignInMutation) OldTokenDigest(ctx context.Context) (v []byte, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTokenDigest is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTokenDigest requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTokenDigest: %w", err)
+	}
+	return oldValue.TokenDigest, nil
+}
+
+// ResetTokenDigest resets all changes to the "token_digest" field.
+func (m *EmailSignInMutation) ResetTokenDigest() {
+	m.token_digest = nil
+}
+
+// SetCodeMAC sets the "code_mac" field.
+func (m *EmailSignInMutation) SetCodeMAC(s string) {
+	m.code_mac = &s
+}
+
+// CodeMAC returns the value of the "code_mac" field in the mutation.
+func (m *EmailSignInMutation) CodeMAC() (r string, exists bool) {
+	v := m.code_mac
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCodeMAC returns the old "code_mac" field's value of the EmailSignIn entity.
+// If the EmailSignIn object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *EmailSignInMutation) OldCodeMAC(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCodeMAC is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCodeMAC requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCodeMAC: %w", err)
+	}
+	return oldValue.CodeMAC, nil
+}
+
+// ResetCodeMAC resets all changes to the "code_mac" field.
+func (m *EmailSignInMutation) ResetCodeMAC() {
+	m.code_mac = nil
+}
+
+// SetAttempts sets the "attempts" field.
+func (m *EmailSignInMutation) SetAttempts(i int) {
+	m.attempts = &i
+	m.addattempts = nil
+}
+
+// Attempts returns the value of the "attempts" field in the mutation.
+func (m *EmailSignInMutation) Attempts() (r int, exists bool) {
+	v := m.attempts
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAttempts returns the old "attempts" field's value of the EmailSignIn entity.
+// If the EmailSignIn object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *EmailSignInMutation) OldAttempts(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAttempts is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAttempts requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAttempts: %w", err)
+	}
+	return oldValue.Attempts, nil
+}
+
+// AddAttempts adds i to the "attempts" field.
+func (m *EmailSignInMutation) AddAttempts(i int) {
+	if m.addattempts != nil {
+		*m.addattempts += i
+	} else {
+		m.addattempts = &i
+	}
+}
+
+// AddedAttempts returns the value that was added to the "attempts" field in this mutation.
+func (m *EmailSignInMutation) AddedAttempts() (r int, exists bool) {
+	v := m.addattempts
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetAttempts resets all changes to the "attempts" field.
+func (m *EmailSignInMutation) ResetAttempts() {
+	m.attempts = nil
+	m.addattempts = nil
+}
+
+// SetExpiresAt sets the "expires_at" field.
+func (m *EmailSignInMutation) SetExpiresAt(t time.Time) {
+	m.expires_at = &t
+}
+
+// ExpiresAt returns the value of the "expires_at" field in the mutation.
+func (m *EmailSignInMutation) ExpiresAt() (r time.Time, exists bool) {
+	v := m.expires_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldExpiresAt returns the old "expires_at" field's value of the EmailSignIn entity.
+// If the EmailSignIn object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *EmailSignInMutation) OldExpiresAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldExpiresAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldExpiresAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldExpiresAt: %w", err)
+	}
+	return oldValue.ExpiresAt, nil
+}
+
+// ResetExpiresAt resets all changes to the "expires_at" field.
+func (m *EmailSignInMutation) ResetExpiresAt() {
+	m.expires_at = nil
+}
+
+// SetUsedAt sets the "used_at" field.
+func (m *EmailSignInMutation) SetUsedAt(t time.Time) {
+	m.used_at = &t
+}
+
+// UsedAt returns the value of the "used_at" field in the mutation.
+func (m *EmailSignInMutation) UsedAt() (r time.Time, exists bool) {
+	v := m.used_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUsedAt returns the old "used_at" field's value of the EmailSignIn entity.
+// If the EmailSignIn object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *EmailSignInMutation) OldUsedAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUsedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUsedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUsedAt: %w", err)
+	}
+	return oldValue.UsedAt, nil
+}
+
+// ClearUsedAt clears the value of the "used_at" field.
+func (m *EmailSignInMutation) ClearUsedAt() {
+	m.used_at = nil
+	m.clearedFields[emailsignin.FieldUsedAt] = struct{}{}
+}
+
+// UsedAtCleared returns if the "used_at" field was cleared in this mutation.
+func (m *EmailSignInMutation) UsedAtCleared() bool {
+	_, ok := m.clearedFields[emailsignin.FieldUsedAt]
+	return ok
+}
+
+// ResetUsedAt resets all changes to the "used_at" field.
+func (m *EmailSignInMutation) ResetUsedAt() {
+	m.used_at = nil
+	delete(m.clearedFields, emailsignin.FieldUsedAt)
+}
+
+// Where appends a list predicates to the EmailSignInMutation builder.
+func (m *EmailSignInMutation) Where(ps ...predicate.EmailSignIn) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the EmailSignInMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *EmailSignInMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.EmailSignIn, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *EmailSignInMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *EmailSignInMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (EmailSignIn).
+func (m *EmailSignInMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *EmailSignInMutation) Fields() []string {
+	fields := make([]string, 0, 8)
+	if m.created_at != nil {
+		fields = append(fields, emailsignin.FieldCreatedAt)
+	}
+	if m.tenant_id != nil {
+		fields = append(fields, emailsignin.FieldTenantID)
+	}
+	if m.email != nil {
+		fields = append(fields, emailsignin.FieldEmail)
+	}
+	if m.token_digest != nil {
+		fields = append(fields, emailsignin.FieldTokenDigest)
+	}
+	if m.code_mac != nil {
+		fields = append(fields, emailsignin.FieldCodeMAC)
+	}
+	if m.attempts != nil {
+		fields = append(fields, emailsignin.FieldAttempts)
+	}
+	if m.expires_at != nil {
+		fields = append(fields, emailsignin.FieldExpiresAt)
+	}
+	if m.used_at != nil {
+		fields = append(fields, emailsignin.FieldUsedAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *EmailSignInMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case emailsignin.FieldCreatedAt:
+		return m.CreatedAt()
+	case emailsignin.FieldTenantID:
+		return m.TenantID()
+	case emailsignin.FieldEmail:
+		return m.Email()
+	case emailsignin.FieldTokenDigest:
+		return m.TokenDigest()
+	case emailsignin.FieldCodeMAC:
+		return m.CodeMAC()
+	case emailsignin.FieldAttempts:
+		return m.Attempts()
+	case emailsignin.FieldExpiresAt:
+		return m.ExpiresAt()
+	case emailsignin.FieldUsedAt:
+		return m.UsedAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *EmailSignInMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case emailsignin.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	case emailsignin.FieldTenantID:
+		return m.OldTenantID(ctx)
+	case emailsignin.FieldEmail:
+		return m.OldEmail(ctx)
+	case emailsignin.FieldTokenDigest:
+		return m.OldTokenDigest(ctx)
+	case emailsignin.FieldCodeMAC:
+		return m.OldCodeMAC(ctx)
+	case emailsignin.FieldAttempts:
+		return m.OldAttempts(ctx)
+	case emailsignin.FieldExpiresAt:
+		return m.OldExpiresAt(ctx)
+	case emailsignin.FieldUsedAt:
+		return m.OldUsedAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown EmailSignIn field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *EmailSignInMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case emailsignin.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	case emailsignin.FieldTenantID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTenantID(v)
+		return nil
+	case emailsignin.FieldEmail:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetEmail(v)
+		return nil
+	case emailsignin.FieldTokenDigest:
+		v, ok := value.([]byte)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTokenDigest(v)
+		return nil
+	case emailsignin.FieldCodeMAC:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCodeMAC(v)
+		return nil
+	case emailsignin.FieldAttempts:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAttempts(v)
+		return nil
+	case emailsignin.FieldExpiresAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetExpiresAt(v)
+		return nil
+	case emailsignin.FieldUsedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUsedAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown EmailSignIn field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *EmailSignInMutation) AddedFields() []string {
+	var fields []string
+	if m.addattempts != nil {
+		fields = append(fields, emailsignin.FieldAttempts)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *EmailSignInMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case emailsignin.FieldAttempts:
+		return m.AddedAttempts()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *EmailSignInMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case emailsignin.FieldAttempts:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddAttempts(v)
+		return nil
+	}
+	return fmt.Errorf("unknown EmailSignIn numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *EmailSignInMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(emailsignin.FieldUsedAt) {
+		fields = append(fields, emailsignin.FieldUsedAt)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *EmailSignInMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *EmailSignInMutation) ClearField(name string) error {
+	switch name {
+	case emailsignin.FieldUsedAt:
+		m.ClearUsedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown EmailSignIn nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *EmailSignInMutation) ResetField(name string) error {
+	switch name {
+	case emailsignin.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	case emailsignin.FieldTenantID:
+		m.ResetTenantID()
+		return nil
+	case emailsignin.FieldEmail:
+		m.ResetEmail()
+		return nil
+	case emailsignin.FieldTokenDigest:
+		m.ResetTokenDigest()
+		return nil
+	case emailsignin.FieldCodeMAC:
+		m.ResetCodeMAC()
+		return nil
+	case emailsignin.FieldAttempts:
+		m.ResetAttempts()
+		return nil
+	case emailsignin.FieldExpiresAt:
+		m.ResetExpiresAt()
+		return nil
+	case emailsignin.FieldUsedAt:
+		m.ResetUsedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown EmailSignIn field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *EmailSignInMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *EmailSignInMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *EmailSignInMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *EmailSignInMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *EmailSignInMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *EmailSignInMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *EmailSignInMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown EmailSignIn unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *EmailSignInMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown EmailSignIn edge %s", name)
+}
+
 // EventMutation represents an operation that mutates the Event nodes in the graph.
 type EventMutation struct {
 	config
@@ -4451,6 +5231,973 @@ func (m *EventMutation) ClearEdge(name string) error {
 // It returns an error if the edge is not defined in the schema.
 func (m *EventMutation) ResetEdge(name string) error {
 	return fmt.Errorf("unknown Event edge %s", name)
+}
+
+// FederationFlowMutation represents an operation that mutates the FederationFlow nodes in the graph.
+type FederationFlowMutation struct {
+	config
+	op              Op
+	typ             string
+	id              *string
+	created_at      *time.Time
+	tenant_id       *string
+	provider_id     *string
+	state_digest    *[]byte
+	browser_digest  *[]byte
+	nonce           *string
+	verifier_sealed *string
+	purpose         *federationflow.Purpose
+	link_user_id    *string
+	redirect        *string
+	expires_at      *time.Time
+	used_at         *time.Time
+	clearedFields   map[string]struct{}
+	done            bool
+	oldValue        func(context.Context) (*FederationFlow, error)
+	predicates      []predicate.FederationFlow
+}
+
+var _ ent.Mutation = (*FederationFlowMutation)(nil)
+
+// federationflowOption allows management of the mutation configuration using functional options.
+type federationflowOption func(*FederationFlowMutation)
+
+// newFederationFlowMutation creates new mutation for the FederationFlow entity.
+func newFederationFlowMutation(c config, op Op, opts ...federationflowOption) *FederationFlowMutation {
+	m := &FederationFlowMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeFederationFlow,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withFederationFlowID sets the ID field of the mutation.
+func withFederationFlowID(id string) federationflowOption {
+	return func(m *FederationFlowMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *FederationFlow
+		)
+		m.oldValue = func(ctx context.Context) (*FederationFlow, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().FederationFlow.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withFederationFlow sets the old FederationFlow of the mutation.
+func withFederationFlow(node *FederationFlow) federationflowOption {
+	return func(m *FederationFlowMutation) {
+		m.oldValue = func(context.Context) (*FederationFlow, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m FederationFlowMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m FederationFlowMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of FederationFlow entities.
+func (m *FederationFlowMutation) SetID(id string) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *FederationFlowMutation) ID() (id string, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *FederationFlowMutation) IDs(ctx context.Context) ([]string, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []string{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().FederationFlow.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *FederationFlowMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *FederationFlowMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the FederationFlow entity.
+// If the FederationFlow object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *FederationFlowMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *FederationFlowMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// SetTenantID sets the "tenant_id" field.
+func (m *FederationFlowMutation) SetTenantID(s string) {
+	m.tenant_id = &s
+}
+
+// TenantID returns the value of the "tenant_id" field in the mutation.
+func (m *FederationFlowMutation) TenantID() (r string, exists bool) {
+	v := m.tenant_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTenantID returns the old "tenant_id" field's value of the FederationFlow entity.
+// If the FederationFlow object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *FederationFlowMutation) OldTenantID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTenantID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTenantID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTenantID: %w", err)
+	}
+	return oldValue.TenantID, nil
+}
+
+// ResetTenantID resets all changes to the "tenant_id" field.
+func (m *FederationFlowMutation) ResetTenantID() {
+	m.tenant_id = nil
+}
+
+// SetProviderID sets the "provider_id" field.
+func (m *FederationFlowMutation) SetProviderID(s string) {
+	m.provider_id = &s
+}
+
+// ProviderID returns the value of the "provider_id" field in the mutation.
+func (m *FederationFlowMutation) ProviderID() (r string, exists bool) {
+	v := m.provider_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldProviderID returns the old "provider_id" field's value of the FederationFlow entity.
+// If the FederationFlow object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *FederationFlowMutation) OldProviderID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldProviderID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldProviderID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldProviderID: %w", err)
+	}
+	return oldValue.ProviderID, nil
+}
+
+// ResetProviderID resets all changes to the "provider_id" field.
+func (m *FederationFlowMutation) ResetProviderID() {
+	m.provider_id = nil
+}
+
+// SetStateDigest sets the "state_digest" field.
+func (m *FederationFlowMutation) SetStateDigest(b []byte) {
+	m.state_digest = &b
+}
+
+// StateDigest returns the value of the "state_digest" field in the mutation.
+func (m *FederationFlowMutation) StateDigest() (r []byte, exists bool) {
+	v := m.state_digest
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldStateDigest returns the old "state_digest" field's value of the FederationFlow entity.
+// If the FederationFlow object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *FederationFlowMutation) OldStateDigest(ctx context.Context) (v []byte, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldStateDigest is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldStateDigest requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldStateDigest: %w", err)
+	}
+	return oldValue.StateDigest, nil
+}
+
+// ResetStateDigest resets all changes to the "state_digest" field.
+func (m *FederationFlowMutation) ResetStateDigest() {
+	m.state_digest = nil
+}
+
+// SetBrowserDigest sets the "browser_digest" field.
+func (m *FederationFlowMutation) SetBrowserDigest(b []byte) {
+	m.browser_digest = &b
+}
+
+// BrowserDigest returns the value of the "browser_digest" field in the mutation.
+func (m *FederationFlowMutation) BrowserDigest() (r []byte, exists bool) {
+	v := m.browser_digest
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldBrowserDigest returns the old "browser_digest" field's value of the FederationFlow entity.
+// If the FederationFlow object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *FederationFlowMutation) OldBrowserDigest(ctx context.Context) (v []byte, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldBrowserDigest is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldBrowserDigest requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldBrowserDigest: %w", err)
+	}
+	return oldValue.BrowserDigest, nil
+}
+
+// ResetBrowserDigest resets all changes to the "browser_digest" field.
+func (m *FederationFlowMutation) ResetBrowserDigest() {
+	m.browser_digest = nil
+}
+
+// SetNonce sets the "nonce" field.
+func (m *FederationFlowMutation) SetNonce(s string) {
+	m.nonce = &s
+}
+
+// Nonce returns the value of the "nonce" field in the mutation.
+func (m *FederationFlowMutation) Nonce() (r string, exists bool) {
+	v := m.nonce
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldNonce returns the old "nonce" field's value of the FederationFlow entity.
+// If the FederationFlow object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *FederationFlowMutation) OldNonce(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldNonce is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldNonce requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldNonce: %w", err)
+	}
+	return oldValue.Nonce, nil
+}
+
+// ResetNonce resets all changes to the "nonce" field.
+func (m *FederationFlowMutation) ResetNonce() {
+	m.nonce = nil
+}
+
+// SetVerifierSealed sets the "verifier_sealed" field.
+func (m *FederationFlowMutation) SetVerifierSealed(s string) {
+	m.verifier_sealed = &s
+}
+
+// VerifierSealed returns the value of the "verifier_sealed" field in the mutation.
+func (m *FederationFlowMutation) VerifierSealed() (r string, exists bool) {
+	v := m.verifier_sealed
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldVerifierSealed returns the old "verifier_sealed" field's value of the FederationFlow entity.
+// If the FederationFlow object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *FederationFlowMutation) OldVerifierSealed(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldVerifierSealed is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldVerifierSealed requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldVerifierSealed: %w", err)
+	}
+	return oldValue.VerifierSealed, nil
+}
+
+// ResetVerifierSealed resets all changes to the "verifier_sealed" field.
+func (m *FederationFlowMutation) ResetVerifierSealed() {
+	m.verifier_sealed = nil
+}
+
+// SetPurpose sets the "purpose" field.
+func (m *FederationFlowMutation) SetPurpose(f federationflow.Purpose) {
+	m.purpose = &f
+}
+
+// Purpose returns the value of the "purpose" field in the mutation.
+func (m *FederationFlowMutation) Purpose() (r federationflow.Purpose, exists bool) {
+	v := m.purpose
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPurpose returns the old "purpose" field's value of the FederationFlow entity.
+// If the FederationFlow object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *FederationFlowMutation) OldPurpose(ctx context.Context) (v federationflow.Purpose, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPurpose is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPurpose requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPurpose: %w", err)
+	}
+	return oldValue.Purpose, nil
+}
+
+// ResetPurpose resets all changes to the "purpose" field.
+func (m *FederationFlowMutation) ResetPurpose() {
+	m.purpose = nil
+}
+
+// SetLinkUserID sets the "link_user_id" field.
+func (m *FederationFlowMutation) SetLinkUserID(s string) {
+	m.link_user_id = &s
+}
+
+// LinkUserID returns the value of the "link_user_id" field in the mutation.
+func (m *FederationFlowMutation) LinkUserID() (r string, exists bool) {
+	v := m.link_user_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldLinkUserID returns the old "link_user_id" field's value of the FederationFlow entity.
+// If the FederationFlow object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *FederationFlowMutation) OldLinkUserID(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldLinkUserID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldLinkUserID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldLinkUserID: %w", err)
+	}
+	return oldValue.LinkUserID, nil
+}
+
+// ClearLinkUserID clears the value of the "link_user_id" field.
+func (m *FederationFlowMutation) ClearLinkUserID() {
+	m.link_user_id = nil
+	m.clearedFields[federationflow.FieldLinkUserID] = struct{}{}
+}
+
+// LinkUserIDCleared returns if the "link_user_id" field was cleared in this mutation.
+func (m *FederationFlowMutation) LinkUserIDCleared() bool {
+	_, ok := m.clearedFields[federationflow.FieldLinkUserID]
+	return ok
+}
+
+// ResetLinkUserID resets all changes to the "link_user_id" field.
+func (m *FederationFlowMutation) ResetLinkUserID() {
+	m.link_user_id = nil
+	delete(m.clearedFields, federationflow.FieldLinkUserID)
+}
+
+// SetRedirect sets the "redirect" field.
+func (m *FederationFlowMutation) SetRedirect(s string) {
+	m.redirect = &s
+}
+
+// Redirect returns the value of the "redirect" field in the mutation.
+func (m *FederationFlowMutation) Redirect() (r string, exists bool) {
+	v := m.redirect
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRedirect returns the old "redirect" field's value of the FederationFlow entity.
+// If the FederationFlow object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *FederationFlowMutation) OldRedirect(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRedirect is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRedirect requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRedirect: %w", err)
+	}
+	return oldValue.Redirect, nil
+}
+
+// ResetRedirect resets all changes to the "redirect" field.
+func (m *FederationFlowMutation) ResetRedirect() {
+	m.redirect = nil
+}
+
+// SetExpiresAt sets the "expires_at" field.
+func (m *FederationFlowMutation) SetExpiresAt(t time.Time) {
+	m.expires_at = &t
+}
+
+// ExpiresAt returns the value of the "expires_at" field in the mutation.
+func (m *FederationFlowMutation) ExpiresAt() (r time.Time, exists bool) {
+	v := m.expires_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldExpiresAt returns the old "expires_at" field's value of the FederationFlow entity.
+// If the FederationFlow object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *FederationFlowMutation) OldExpiresAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldExpiresAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldExpiresAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldExpiresAt: %w", err)
+	}
+	return oldValue.ExpiresAt, nil
+}
+
+// ResetExpiresAt resets all changes to the "expires_at" field.
+func (m *FederationFlowMutation) ResetExpiresAt() {
+	m.expires_at = nil
+}
+
+// SetUsedAt sets the "used_at" field.
+func (m *FederationFlowMutation) SetUsedAt(t time.Time) {
+	m.used_at = &t
+}
+
+// UsedAt returns the value of the "used_at" field in the mutation.
+func (m *FederationFlowMutation) UsedAt() (r time.Time, exists bool) {
+	v := m.used_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUsedAt returns the old "used_at" field's value of the FederationFlow entity.
+// If the FederationFlow object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *FederationFlowMutation) OldUsedAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUsedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUsedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUsedAt: %w", err)
+	}
+	return oldValue.UsedAt, nil
+}
+
+// ClearUsedAt clears the value of the "used_at" field.
+func (m *FederationFlowMutation) ClearUsedAt() {
+	m.used_at = nil
+	m.clearedFields[federationflow.FieldUsedAt] = struct{}{}
+}
+
+// UsedAtCleared returns if the "used_at" field was cleared in this mutation.
+func (m *FederationFlowMutation) UsedAtCleared() bool {
+	_, ok := m.clearedFields[federationflow.FieldUsedAt]
+	return ok
+}
+
+// ResetUsedAt resets all changes to the "used_at" field.
+func (m *FederationFlowMutation) ResetUsedAt() {
+	m.used_at = nil
+	delete(m.clearedFields, federationflow.FieldUsedAt)
+}
+
+// Where appends a list predicates to the FederationFlowMutation builder.
+func (m *FederationFlowMutation) Where(ps ...predicate.FederationFlow) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the FederationFlowMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *FederationFlowMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.FederationFlow, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *FederationFlowMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *FederationFlowMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (FederationFlow).
+func (m *FederationFlowMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *FederationFlowMutation) Fields() []string {
+	fields := make([]string, 0, 12)
+	if m.created_at != nil {
+		fields = append(fields, federationflow.FieldCreatedAt)
+	}
+	if m.tenant_id != nil {
+		fields = append(fields, federationflow.FieldTenantID)
+	}
+	if m.provider_id != nil {
+		fields = append(fields, federationflow.FieldProviderID)
+	}
+	if m.state_digest != nil {
+		fields = append(fields, federationflow.FieldStateDigest)
+	}
+	if m.browser_digest != nil {
+		fields = append(fields, federationflow.FieldBrowserDigest)
+	}
+	if m.nonce != nil {
+		fields = append(fields, federationflow.FieldNonce)
+	}
+	if m.verifier_sealed != nil {
+		fields = append(fields, federationflow.FieldVerifierSealed)
+	}
+	if m.purpose != nil {
+		fields = append(fields, federationflow.FieldPurpose)
+	}
+	if m.link_user_id != nil {
+		fields = append(fields, federationflow.FieldLinkUserID)
+	}
+	if m.redirect != nil {
+		fields = append(fields, federationflow.FieldRedirect)
+	}
+	if m.expires_at != nil {
+		fields = append(fields, federationflow.FieldExpiresAt)
+	}
+	if m.used_at != nil {
+		fields = append(fields, federationflow.FieldUsedAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *FederationFlowMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case federationflow.FieldCreatedAt:
+		return m.CreatedAt()
+	case federationflow.FieldTenantID:
+		return m.TenantID()
+	case federationflow.FieldProviderID:
+		return m.ProviderID()
+	case federationflow.FieldStateDigest:
+		return m.StateDigest()
+	case federationflow.FieldBrowserDigest:
+		return m.BrowserDigest()
+	case federationflow.FieldNonce:
+		return m.Nonce()
+	case federationflow.FieldVerifierSealed:
+		return m.VerifierSealed()
+	case federationflow.FieldPurpose:
+		return m.Purpose()
+	case federationflow.FieldLinkUserID:
+		return m.LinkUserID()
+	case federationflow.FieldRedirect:
+		return m.Redirect()
+	case federationflow.FieldExpiresAt:
+		return m.ExpiresAt()
+	case federationflow.FieldUsedAt:
+		return m.UsedAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *FederationFlowMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case federationflow.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	case federationflow.FieldTenantID:
+		return m.OldTenantID(ctx)
+	case federationflow.FieldProviderID:
+		return m.OldProviderID(ctx)
+	case federationflow.FieldStateDigest:
+		return m.OldStateDigest(ctx)
+	case federationflow.FieldBrowserDigest:
+		return m.OldBrowserDigest(ctx)
+	case federationflow.FieldNonce:
+		return m.OldNonce(ctx)
+	case federationflow.FieldVerifierSealed:
+		return m.OldVerifierSealed(ctx)
+	case federationflow.FieldPurpose:
+		return m.OldPurpose(ctx)
+	case federationflow.FieldLinkUserID:
+		return m.OldLinkUserID(ctx)
+	case federationflow.FieldRedirect:
+		return m.OldRedirect(ctx)
+	case federationflow.FieldExpiresAt:
+		return m.OldExpiresAt(ctx)
+	case federationflow.FieldUsedAt:
+		return m.OldUsedAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown FederationFlow field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *FederationFlowMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case federationflow.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	case federationflow.FieldTenantID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTenantID(v)
+		return nil
+	case federationflow.FieldProviderID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetProviderID(v)
+		return nil
+	case federationflow.FieldStateDigest:
+		v, ok := value.([]byte)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetStateDigest(v)
+		return nil
+	case federationflow.FieldBrowserDigest:
+		v, ok := value.([]byte)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetBrowserDigest(v)
+		return nil
+	case federationflow.FieldNonce:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetNonce(v)
+		return nil
+	case federationflow.FieldVerifierSealed:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetVerifierSealed(v)
+		return nil
+	case federationflow.FieldPurpose:
+		v, ok := value.(federationflow.Purpose)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPurpose(v)
+		return nil
+	case federationflow.FieldLinkUserID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetLinkUserID(v)
+		return nil
+	case federationflow.FieldRedirect:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRedirect(v)
+		return nil
+	case federationflow.FieldExpiresAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetExpiresAt(v)
+		return nil
+	case federationflow.FieldUsedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUsedAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown FederationFlow field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *FederationFlowMutation) AddedFields() []string {
+	return nil
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *FederationFlowMutation) AddedField(name string) (ent.Value, bool) {
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *FederationFlowMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	}
+	return fmt.Errorf("unknown FederationFlow numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *FederationFlowMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(federationflow.FieldLinkUserID) {
+		fields = append(fields, federationflow.FieldLinkUserID)
+	}
+	if m.FieldCleared(federationflow.FieldUsedAt) {
+		fields = append(fields, federationflow.FieldUsedAt)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *FederationFlowMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *FederationFlowMutation) ClearField(name string) error {
+	switch name {
+	case federationflow.FieldLinkUserID:
+		m.ClearLinkUserID()
+		return nil
+	case federationflow.FieldUsedAt:
+		m.ClearUsedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown FederationFlow nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *FederationFlowMutation) ResetField(name string) error {
+	switch name {
+	case federationflow.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	case federationflow.FieldTenantID:
+		m.ResetTenantID()
+		return nil
+	case federationflow.FieldProviderID:
+		m.ResetProviderID()
+		return nil
+	case federationflow.FieldStateDigest:
+		m.ResetStateDigest()
+		return nil
+	case federationflow.FieldBrowserDigest:
+		m.ResetBrowserDigest()
+		return nil
+	case federationflow.FieldNonce:
+		m.ResetNonce()
+		return nil
+	case federationflow.FieldVerifierSealed:
+		m.ResetVerifierSealed()
+		return nil
+	case federationflow.FieldPurpose:
+		m.ResetPurpose()
+		return nil
+	case federationflow.FieldLinkUserID:
+		m.ResetLinkUserID()
+		return nil
+	case federationflow.FieldRedirect:
+		m.ResetRedirect()
+		return nil
+	case federationflow.FieldExpiresAt:
+		m.ResetExpiresAt()
+		return nil
+	case federationflow.FieldUsedAt:
+		m.ResetUsedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown FederationFlow field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *FederationFlowMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *FederationFlowMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *FederationFlowMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *FederationFlowMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *FederationFlowMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *FederationFlowMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *FederationFlowMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown FederationFlow unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *FederationFlowMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown FederationFlow edge %s", name)
 }
 
 // GrantRefreshTokenMutation represents an operation that mutates the GrantRefreshToken nodes in the graph.
@@ -5578,6 +7325,792 @@ func (m *GrantRefreshTokenMutation) ClearEdge(name string) error {
 // It returns an error if the edge is not defined in the schema.
 func (m *GrantRefreshTokenMutation) ResetEdge(name string) error {
 	return fmt.Errorf("unknown GrantRefreshToken edge %s", name)
+}
+
+// IdentityMutation represents an operation that mutates the Identity nodes in the graph.
+type IdentityMutation struct {
+	config
+	op             Op
+	typ            string
+	id             *string
+	created_at     *time.Time
+	tenant_id      *string
+	user_id        *string
+	provider_id    *string
+	subject        *string
+	email          *string
+	email_verified *bool
+	tokens_sealed  *string
+	last_used_at   *time.Time
+	clearedFields  map[string]struct{}
+	done           bool
+	oldValue       func(context.Context) (*Identity, error)
+	predicates     []predicate.Identity
+}
+
+var _ ent.Mutation = (*IdentityMutation)(nil)
+
+// identityOption allows management of the mutation configuration using functional options.
+type identityOption func(*IdentityMutation)
+
+// newIdentityMutation creates new mutation for the Identity entity.
+func newIdentityMutation(c config, op Op, opts ...identityOption) *IdentityMutation {
+	m := &IdentityMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeIdentity,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withIdentityID sets the ID field of the mutation.
+func withIdentityID(id string) identityOption {
+	return func(m *IdentityMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *Identity
+		)
+		m.oldValue = func(ctx context.Context) (*Identity, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().Identity.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withIdentity sets the old Identity of the mutation.
+func withIdentity(node *Identity) identityOption {
+	return func(m *IdentityMutation) {
+		m.oldValue = func(context.Context) (*Identity, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m IdentityMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m IdentityMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of Identity entities.
+func (m *IdentityMutation) SetID(id string) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *IdentityMutation) ID() (id string, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *IdentityMutation) IDs(ctx context.Context) ([]string, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []string{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().Identity.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *IdentityMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *IdentityMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the Identity entity.
+// If the Identity object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *IdentityMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *IdentityMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// SetTenantID sets the "tenant_id" field.
+func (m *IdentityMutation) SetTenantID(s string) {
+	m.tenant_id = &s
+}
+
+// TenantID returns the value of the "tenant_id" field in the mutation.
+func (m *IdentityMutation) TenantID() (r string, exists bool) {
+	v := m.tenant_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTenantID returns the old "tenant_id" field's value of the Identity entity.
+// If the Identity object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *IdentityMutation) OldTenantID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTenantID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTenantID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTenantID: %w", err)
+	}
+	return oldValue.TenantID, nil
+}
+
+// ResetTenantID resets all changes to the "tenant_id" field.
+func (m *IdentityMutation) ResetTenantID() {
+	m.tenant_id = nil
+}
+
+// SetUserID sets the "user_id" field.
+func (m *IdentityMutation) SetUserID(s string) {
+	m.user_id = &s
+}
+
+// UserID returns the value of the "user_id" field in the mutation.
+func (m *IdentityMutation) UserID() (r string, exists bool) {
+	v := m.user_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUserID returns the old "user_id" field's value of the Identity entity.
+// If the Identity object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *IdentityMutation) OldUserID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUserID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUserID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUserID: %w", err)
+	}
+	return oldValue.UserID, nil
+}
+
+// ResetUserID resets all changes to the "user_id" field.
+func (m *IdentityMutation) ResetUserID() {
+	m.user_id = nil
+}
+
+// SetProviderID sets the "provider_id" field.
+func (m *IdentityMutation) SetProviderID(s string) {
+	m.provider_id = &s
+}
+
+// ProviderID returns the value of the "provider_id" field in the mutation.
+func (m *IdentityMutation) ProviderID() (r string, exists bool) {
+	v := m.provider_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldProviderID returns the old "provider_id" field's value of the Identity entity.
+// If the Identity object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *IdentityMutation) OldProviderID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldProviderID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldProviderID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldProviderID: %w", err)
+	}
+	return oldValue.ProviderID, nil
+}
+
+// ResetProviderID resets all changes to the "provider_id" field.
+func (m *IdentityMutation) ResetProviderID() {
+	m.provider_id = nil
+}
+
+// SetSubject sets the "subject" field.
+func (m *IdentityMutation) SetSubject(s string) {
+	m.subject = &s
+}
+
+// Subject returns the value of the "subject" field in the mutation.
+func (m *IdentityMutation) Subject() (r string, exists bool) {
+	v := m.subject
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSubject returns the old "subject" field's value of the Identity entity.
+// If the Identity object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *IdentityMutation) OldSubject(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSubject is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSubject requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSubject: %w", err)
+	}
+	return oldValue.Subject, nil
+}
+
+// ResetSubject resets all changes to the "subject" field.
+func (m *IdentityMutation) ResetSubject() {
+	m.subject = nil
+}
+
+// SetEmail sets the "email" field.
+func (m *IdentityMutation) SetEmail(s string) {
+	m.email = &s
+}
+
+// Email returns the value of the "email" field in the mutation.
+func (m *IdentityMutation) Email() (r string, exists bool) {
+	v := m.email
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldEmail returns the old "email" field's value of the Identity entity.
+// If the Identity object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *IdentityMutation) OldEmail(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldEmail is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldEmail requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldEmail: %w", err)
+	}
+	return oldValue.Email, nil
+}
+
+// ResetEmail resets all changes to the "email" field.
+func (m *IdentityMutation) ResetEmail() {
+	m.email = nil
+}
+
+// SetEmailVerified sets the "email_verified" field.
+func (m *IdentityMutation) SetEmailVerified(b bool) {
+	m.email_verified = &b
+}
+
+// EmailVerified returns the value of the "email_verified" field in the mutation.
+func (m *IdentityMutation) EmailVerified() (r bool, exists bool) {
+	v := m.email_verified
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldEmailVerified returns the old "email_verified" field's value of the Identity entity.
+// If the Identity object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *IdentityMutation) OldEmailVerified(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldEmailVerified is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldEmailVerified requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldEmailVerified: %w", err)
+	}
+	return oldValue.EmailVerified, nil
+}
+
+// ResetEmailVerified resets all changes to the "email_verified" field.
+func (m *IdentityMutation) ResetEmailVerified() {
+	m.email_verified = nil
+}
+
+// SetTokensSealed sets the "tokens_sealed" field.
+func (m *IdentityMutation) SetTokensSealed(s string) {
+	m.tokens_sealed = &s
+}
+
+// TokensSealed returns the value of the "tokens_sealed" field in the mutation.
+func (m *IdentityMutation) TokensSealed() (r string, exists bool) {
+	v := m.tokens_sealed
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTokensSealed returns the old "tokens_sealed" field's value of the Identity entity.
+// If the Identity object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *IdentityMutation) OldTokensSealed(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTokensSealed is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTokensSealed requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTokensSealed: %w", err)
+	}
+	return oldValue.TokensSealed, nil
+}
+
+// ResetTokensSealed resets all changes to the "tokens_sealed" field.
+func (m *IdentityMutation) ResetTokensSealed() {
+	m.tokens_sealed = nil
+}
+
+// SetLastUsedAt sets the "last_used_at" field.
+func (m *IdentityMutation) SetLastUsedAt(t time.Time) {
+	m.last_used_at = &t
+}
+
+// LastUsedAt returns the value of the "last_used_at" field in the mutation.
+func (m *IdentityMutation) LastUsedAt() (r time.Time, exists bool) {
+	v := m.last_used_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldLastUsedAt returns the old "last_used_at" field's value of the Identity entity.
+// If the Identity object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *IdentityMutation) OldLastUsedAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldLastUsedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldLastUsedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldLastUsedAt: %w", err)
+	}
+	return oldValue.LastUsedAt, nil
+}
+
+// ClearLastUsedAt clears the value of the "last_used_at" field.
+func (m *IdentityMutation) ClearLastUsedAt() {
+	m.last_used_at = nil
+	m.clearedFields[identity.FieldLastUsedAt] = struct{}{}
+}
+
+// LastUsedAtCleared returns if the "last_used_at" field was cleared in this mutation.
+func (m *IdentityMutation) LastUsedAtCleared() bool {
+	_, ok := m.clearedFields[identity.FieldLastUsedAt]
+	return ok
+}
+
+// ResetLastUsedAt resets all changes to the "last_used_at" field.
+func (m *IdentityMutation) ResetLastUsedAt() {
+	m.last_used_at = nil
+	delete(m.clearedFields, identity.FieldLastUsedAt)
+}
+
+// Where appends a list predicates to the IdentityMutation builder.
+func (m *IdentityMutation) Where(ps ...predicate.Identity) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the IdentityMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *IdentityMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.Identity, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *IdentityMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *IdentityMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (Identity).
+func (m *IdentityMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *IdentityMutation) Fields() []string {
+	fields := make([]string, 0, 9)
+	if m.created_at != nil {
+		fields = append(fields, identity.FieldCreatedAt)
+	}
+	if m.tenant_id != nil {
+		fields = append(fields, identity.FieldTenantID)
+	}
+	if m.user_id != nil {
+		fields = append(fields, identity.FieldUserID)
+	}
+	if m.provider_id != nil {
+		fields = append(fields, identity.FieldProviderID)
+	}
+	if m.subject != nil {
+		fields = append(fields, identity.FieldSubject)
+	}
+	if m.email != nil {
+		fields = append(fields, identity.FieldEmail)
+	}
+	if m.email_verified != nil {
+		fields = append(fields, identity.FieldEmailVerified)
+	}
+	if m.tokens_sealed != nil {
+		fields = append(fields, identity.FieldTokensSealed)
+	}
+	if m.last_used_at != nil {
+		fields = append(fields, identity.FieldLastUsedAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *IdentityMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case identity.FieldCreatedAt:
+		return m.CreatedAt()
+	case identity.FieldTenantID:
+		return m.TenantID()
+	case identity.FieldUserID:
+		return m.UserID()
+	case identity.FieldProviderID:
+		return m.ProviderID()
+	case identity.FieldSubject:
+		return m.Subject()
+	case identity.FieldEmail:
+		return m.Email()
+	case identity.FieldEmailVerified:
+		return m.EmailVerified()
+	case identity.FieldTokensSealed:
+		return m.TokensSealed()
+	case identity.FieldLastUsedAt:
+		return m.LastUsedAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *IdentityMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case identity.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	case identity.FieldTenantID:
+		return m.OldTenantID(ctx)
+	case identity.FieldUserID:
+		return m.OldUserID(ctx)
+	case identity.FieldProviderID:
+		return m.OldProviderID(ctx)
+	case identity.FieldSubject:
+		return m.OldSubject(ctx)
+	case identity.FieldEmail:
+		return m.OldEmail(ctx)
+	case identity.FieldEmailVerified:
+		return m.OldEmailVerified(ctx)
+	case identity.FieldTokensSealed:
+		return m.OldTokensSealed(ctx)
+	case identity.FieldLastUsedAt:
+		return m.OldLastUsedAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown Identity field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *IdentityMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case identity.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	case identity.FieldTenantID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTenantID(v)
+		return nil
+	case identity.FieldUserID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUserID(v)
+		return nil
+	case identity.FieldProviderID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetProviderID(v)
+		return nil
+	case identity.FieldSubject:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSubject(v)
+		return nil
+	case identity.FieldEmail:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetEmail(v)
+		return nil
+	case identity.FieldEmailVerified:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetEmailVerified(v)
+		return nil
+	case identity.FieldTokensSealed:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTokensSealed(v)
+		return nil
+	case identity.FieldLastUsedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetLastUsedAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown Identity field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *IdentityMutation) AddedFields() []string {
+	return nil
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *IdentityMutation) AddedField(name string) (ent.Value, bool) {
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *IdentityMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	}
+	return fmt.Errorf("unknown Identity numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *IdentityMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(identity.FieldLastUsedAt) {
+		fields = append(fields, identity.FieldLastUsedAt)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *IdentityMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *IdentityMutation) ClearField(name string) error {
+	switch name {
+	case identity.FieldLastUsedAt:
+		m.ClearLastUsedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown Identity nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *IdentityMutation) ResetField(name string) error {
+	switch name {
+	case identity.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	case identity.FieldTenantID:
+		m.ResetTenantID()
+		return nil
+	case identity.FieldUserID:
+		m.ResetUserID()
+		return nil
+	case identity.FieldProviderID:
+		m.ResetProviderID()
+		return nil
+	case identity.FieldSubject:
+		m.ResetSubject()
+		return nil
+	case identity.FieldEmail:
+		m.ResetEmail()
+		return nil
+	case identity.FieldEmailVerified:
+		m.ResetEmailVerified()
+		return nil
+	case identity.FieldTokensSealed:
+		m.ResetTokensSealed()
+		return nil
+	case identity.FieldLastUsedAt:
+		m.ResetLastUsedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown Identity field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *IdentityMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *IdentityMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *IdentityMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *IdentityMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *IdentityMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *IdentityMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *IdentityMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown Identity unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *IdentityMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown Identity edge %s", name)
 }
 
 // InvitationMutation represents an operation that mutates the Invitation nodes in the graph.
@@ -14721,6 +17254,722 @@ func (m *ProjectMutation) ResetEdge(name string) error {
 	return fmt.Errorf("unknown Project edge %s", name)
 }
 
+// ProviderDomainMutation represents an operation that mutates the ProviderDomain nodes in the graph.
+type ProviderDomainMutation struct {
+	config
+	op               Op
+	typ              string
+	id               *string
+	created_at       *time.Time
+	tenant_id        *string
+	provider_id      *string
+	domain           *string
+	verified_at      *time.Time
+	proof_digest     *[]byte
+	proof_expires_at *time.Time
+	clearedFields    map[string]struct{}
+	done             bool
+	oldValue         func(context.Context) (*ProviderDomain, error)
+	predicates       []predicate.ProviderDomain
+}
+
+var _ ent.Mutation = (*ProviderDomainMutation)(nil)
+
+// providerdomainOption allows management of the mutation configuration using functional options.
+type providerdomainOption func(*ProviderDomainMutation)
+
+// newProviderDomainMutation creates new mutation for the ProviderDomain entity.
+func newProviderDomainMutation(c config, op Op, opts ...providerdomainOption) *ProviderDomainMutation {
+	m := &ProviderDomainMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeProviderDomain,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withProviderDomainID sets the ID field of the mutation.
+func withProviderDomainID(id string) providerdomainOption {
+	return func(m *ProviderDomainMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *ProviderDomain
+		)
+		m.oldValue = func(ctx context.Context) (*ProviderDomain, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().ProviderDomain.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withProviderDomain sets the old ProviderDomain of the mutation.
+func withProviderDomain(node *ProviderDomain) providerdomainOption {
+	return func(m *ProviderDomainMutation) {
+		m.oldValue = func(context.Context) (*ProviderDomain, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m ProviderDomainMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m ProviderDomainMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of ProviderDomain entities.
+func (m *ProviderDomainMutation) SetID(id string) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *ProviderDomainMutation) ID() (id string, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *ProviderDomainMutation) IDs(ctx context.Context) ([]string, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []string{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().ProviderDomain.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *ProviderDomainMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *ProviderDomainMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the ProviderDomain entity.
+// If the ProviderDomain object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ProviderDomainMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *ProviderDomainMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// SetTenantID sets the "tenant_id" field.
+func (m *ProviderDomainMutation) SetTenantID(s string) {
+	m.tenant_id = &s
+}
+
+// TenantID returns the value of the "tenant_id" field in the mutation.
+func (m *ProviderDomainMutation) TenantID() (r string, exists bool) {
+	v := m.tenant_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTenantID returns the old "tenant_id" field's value of the ProviderDomain entity.
+// If the ProviderDomain object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ProviderDomainMutation) OldTenantID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTenantID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTenantID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTenantID: %w", err)
+	}
+	return oldValue.TenantID, nil
+}
+
+// ResetTenantID resets all changes to the "tenant_id" field.
+func (m *ProviderDomainMutation) ResetTenantID() {
+	m.tenant_id = nil
+}
+
+// SetProviderID sets the "provider_id" field.
+func (m *ProviderDomainMutation) SetProviderID(s string) {
+	m.provider_id = &s
+}
+
+// ProviderID returns the value of the "provider_id" field in the mutation.
+func (m *ProviderDomainMutation) ProviderID() (r string, exists bool) {
+	v := m.provider_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldProviderID returns the old "provider_id" field's value of the ProviderDomain entity.
+// If the ProviderDomain object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ProviderDomainMutation) OldProviderID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldProviderID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldProviderID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldProviderID: %w", err)
+	}
+	return oldValue.ProviderID, nil
+}
+
+// ResetProviderID resets all changes to the "provider_id" field.
+func (m *ProviderDomainMutation) ResetProviderID() {
+	m.provider_id = nil
+}
+
+// SetDomain sets the "domain" field.
+func (m *ProviderDomainMutation) SetDomain(s string) {
+	m.domain = &s
+}
+
+// Domain returns the value of the "domain" field in the mutation.
+func (m *ProviderDomainMutation) Domain() (r string, exists bool) {
+	v := m.domain
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDomain returns the old "domain" field's value of the ProviderDomain entity.
+// If the ProviderDomain object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ProviderDomainMutation) OldDomain(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDomain is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDomain requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDomain: %w", err)
+	}
+	return oldValue.Domain, nil
+}
+
+// ResetDomain resets all changes to the "domain" field.
+func (m *ProviderDomainMutation) ResetDomain() {
+	m.domain = nil
+}
+
+// SetVerifiedAt sets the "verified_at" field.
+func (m *ProviderDomainMutation) SetVerifiedAt(t time.Time) {
+	m.verified_at = &t
+}
+
+// VerifiedAt returns the value of the "verified_at" field in the mutation.
+func (m *ProviderDomainMutation) VerifiedAt() (r time.Time, exists bool) {
+	v := m.verified_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldVerifiedAt returns the old "verified_at" field's value of the ProviderDomain entity.
+// If the ProviderDomain object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ProviderDomainMutation) OldVerifiedAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldVerifiedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldVerifiedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldVerifiedAt: %w", err)
+	}
+	return oldValue.VerifiedAt, nil
+}
+
+// ClearVerifiedAt clears the value of the "verified_at" field.
+func (m *ProviderDomainMutation) ClearVerifiedAt() {
+	m.verified_at = nil
+	m.clearedFields[providerdomain.FieldVerifiedAt] = struct{}{}
+}
+
+// VerifiedAtCleared returns if the "verified_at" field was cleared in this mutation.
+func (m *ProviderDomainMutation) VerifiedAtCleared() bool {
+	_, ok := m.clearedFields[providerdomain.FieldVerifiedAt]
+	return ok
+}
+
+// ResetVerifiedAt resets all changes to the "verified_at" field.
+func (m *ProviderDomainMutation) ResetVerifiedAt() {
+	m.verified_at = nil
+	delete(m.clearedFields, providerdomain.FieldVerifiedAt)
+}
+
+// SetProofDigest sets the "proof_digest" field.
+func (m *ProviderDomainMutation) SetProofDigest(b []byte) {
+	m.proof_digest = &b
+}
+
+// ProofDigest returns the value of the "proof_digest" field in the mutation.
+func (m *ProviderDomainMutation) ProofDigest() (r []byte, exists bool) {
+	v := m.proof_digest
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldProofDigest returns the old "proof_digest" field's value of the ProviderDomain entity.
+// If the ProviderDomain object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ProviderDomainMutation) OldProofDigest(ctx context.Context) (v *[]byte, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldProofDigest is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldProofDigest requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldProofDigest: %w", err)
+	}
+	return oldValue.ProofDigest, nil
+}
+
+// ClearProofDigest clears the value of the "proof_digest" field.
+func (m *ProviderDomainMutation) ClearProofDigest() {
+	m.proof_digest = nil
+	m.clearedFields[providerdomain.FieldProofDigest] = struct{}{}
+}
+
+// ProofDigestCleared returns if the "proof_digest" field was cleared in this mutation.
+func (m *ProviderDomainMutation) ProofDigestCleared() bool {
+	_, ok := m.clearedFields[providerdomain.FieldProofDigest]
+	return ok
+}
+
+// ResetProofDigest resets all changes to the "proof_digest" field.
+func (m *ProviderDomainMutation) ResetProofDigest() {
+	m.proof_digest = nil
+	delete(m.clearedFields, providerdomain.FieldProofDigest)
+}
+
+// SetProofExpiresAt sets the "proof_expires_at" field.
+func (m *ProviderDomainMutation) SetProofExpiresAt(t time.Time) {
+	m.proof_expires_at = &t
+}
+
+// ProofExpiresAt returns the value of the "proof_expires_at" field in the mutation.
+func (m *ProviderDomainMutation) ProofExpiresAt() (r time.Time, exists bool) {
+	v := m.proof_expires_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldProofExpiresAt returns the old "proof_expires_at" field's value of the ProviderDomain entity.
+// If the ProviderDomain object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ProviderDomainMutation) OldProofExpiresAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldProofExpiresAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldProofExpiresAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldProofExpiresAt: %w", err)
+	}
+	return oldValue.ProofExpiresAt, nil
+}
+
+// ClearProofExpiresAt clears the value of the "proof_expires_at" field.
+func (m *ProviderDomainMutation) ClearProofExpiresAt() {
+	m.proof_expires_at = nil
+	m.clearedFields[providerdomain.FieldProofExpiresAt] = struct{}{}
+}
+
+// ProofExpiresAtCleared returns if the "proof_expires_at" field was cleared in this mutation.
+func (m *ProviderDomainMutation) ProofExpiresAtCleared() bool {
+	_, ok := m.clearedFields[providerdomain.FieldProofExpiresAt]
+	return ok
+}
+
+// ResetProofExpiresAt resets all changes to the "proof_expires_at" field.
+func (m *ProviderDomainMutation) ResetProofExpiresAt() {
+	m.proof_expires_at = nil
+	delete(m.clearedFields, providerdomain.FieldProofExpiresAt)
+}
+
+// Where appends a list predicates to the ProviderDomainMutation builder.
+func (m *ProviderDomainMutation) Where(ps ...predicate.ProviderDomain) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the ProviderDomainMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *ProviderDomainMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.ProviderDomain, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *ProviderDomainMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *ProviderDomainMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (ProviderDomain).
+func (m *ProviderDomainMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *ProviderDomainMutation) Fields() []string {
+	fields := make([]string, 0, 7)
+	if m.created_at != nil {
+		fields = append(fields, providerdomain.FieldCreatedAt)
+	}
+	if m.tenant_id != nil {
+		fields = append(fields, providerdomain.FieldTenantID)
+	}
+	if m.provider_id != nil {
+		fields = append(fields, providerdomain.FieldProviderID)
+	}
+	if m.domain != nil {
+		fields = append(fields, providerdomain.FieldDomain)
+	}
+	if m.verified_at != nil {
+		fields = append(fields, providerdomain.FieldVerifiedAt)
+	}
+	if m.proof_digest != nil {
+		fields = append(fields, providerdomain.FieldProofDigest)
+	}
+	if m.proof_expires_at != nil {
+		fields = append(fields, providerdomain.FieldProofExpiresAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *ProviderDomainMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case providerdomain.FieldCreatedAt:
+		return m.CreatedAt()
+	case providerdomain.FieldTenantID:
+		return m.TenantID()
+	case providerdomain.FieldProviderID:
+		return m.ProviderID()
+	case providerdomain.FieldDomain:
+		return m.Domain()
+	case providerdomain.FieldVerifiedAt:
+		return m.VerifiedAt()
+	case providerdomain.FieldProofDigest:
+		return m.ProofDigest()
+	case providerdomain.FieldProofExpiresAt:
+		return m.ProofExpiresAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *ProviderDomainMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case providerdomain.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	case providerdomain.FieldTenantID:
+		return m.OldTenantID(ctx)
+	case providerdomain.FieldProviderID:
+		return m.OldProviderID(ctx)
+	case providerdomain.FieldDomain:
+		return m.OldDomain(ctx)
+	case providerdomain.FieldVerifiedAt:
+		return m.OldVerifiedAt(ctx)
+	case providerdomain.FieldProofDigest:
+		return m.OldProofDigest(ctx)
+	case providerdomain.FieldProofExpiresAt:
+		return m.OldProofExpiresAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown ProviderDomain field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *ProviderDomainMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case providerdomain.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	case providerdomain.FieldTenantID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTenantID(v)
+		return nil
+	case providerdomain.FieldProviderID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetProviderID(v)
+		return nil
+	case providerdomain.FieldDomain:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDomain(v)
+		return nil
+	case providerdomain.FieldVerifiedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetVerifiedAt(v)
+		return nil
+	case providerdomain.FieldProofDigest:
+		v, ok := value.([]byte)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetProofDigest(v)
+		return nil
+	case providerdomain.FieldProofExpiresAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetProofExpiresAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown ProviderDomain field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *ProviderDomainMutation) AddedFields() []string {
+	return nil
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *ProviderDomainMutation) AddedField(name string) (ent.Value, bool) {
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *ProviderDomainMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	}
+	return fmt.Errorf("unknown ProviderDomain numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *ProviderDomainMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(providerdomain.FieldVerifiedAt) {
+		fields = append(fields, providerdomain.FieldVerifiedAt)
+	}
+	if m.FieldCleared(providerdomain.FieldProofDigest) {
+		fields = append(fields, providerdomain.FieldProofDigest)
+	}
+	if m.FieldCleared(providerdomain.FieldProofExpiresAt) {
+		fields = append(fields, providerdomain.FieldProofExpiresAt)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *ProviderDomainMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *ProviderDomainMutation) ClearField(name string) error {
+	switch name {
+	case providerdomain.FieldVerifiedAt:
+		m.ClearVerifiedAt()
+		return nil
+	case providerdomain.FieldProofDigest:
+		m.ClearProofDigest()
+		return nil
+	case providerdomain.FieldProofExpiresAt:
+		m.ClearProofExpiresAt()
+		return nil
+	}
+	return fmt.Errorf("unknown ProviderDomain nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *ProviderDomainMutation) ResetField(name string) error {
+	switch name {
+	case providerdomain.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	case providerdomain.FieldTenantID:
+		m.ResetTenantID()
+		return nil
+	case providerdomain.FieldProviderID:
+		m.ResetProviderID()
+		return nil
+	case providerdomain.FieldDomain:
+		m.ResetDomain()
+		return nil
+	case providerdomain.FieldVerifiedAt:
+		m.ResetVerifiedAt()
+		return nil
+	case providerdomain.FieldProofDigest:
+		m.ResetProofDigest()
+		return nil
+	case providerdomain.FieldProofExpiresAt:
+		m.ResetProofExpiresAt()
+		return nil
+	}
+	return fmt.Errorf("unknown ProviderDomain field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *ProviderDomainMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *ProviderDomainMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *ProviderDomainMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *ProviderDomainMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *ProviderDomainMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *ProviderDomainMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *ProviderDomainMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown ProviderDomain unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *ProviderDomainMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown ProviderDomain edge %s", name)
+}
+
 // RefreshTokenMutation represents an operation that mutates the RefreshToken nodes in the graph.
 type RefreshTokenMutation struct {
 	config
@@ -18800,6 +22049,1766 @@ func (m *SignInBudgetMutation) ClearEdge(name string) error {
 // It returns an error if the edge is not defined in the schema.
 func (m *SignInBudgetMutation) ResetEdge(name string) error {
 	return fmt.Errorf("unknown SignInBudget edge %s", name)
+}
+
+// SignInMethodsMutation represents an operation that mutates the SignInMethods nodes in the graph.
+type SignInMethodsMutation struct {
+	config
+	op            Op
+	typ           string
+	id            *string
+	password      *bool
+	email_link    *bool
+	auto_link     *bool
+	updated_at    *time.Time
+	clearedFields map[string]struct{}
+	done          bool
+	oldValue      func(context.Context) (*SignInMethods, error)
+	predicates    []predicate.SignInMethods
+}
+
+var _ ent.Mutation = (*SignInMethodsMutation)(nil)
+
+// signinmethodsOption allows management of the mutation configuration using functional options.
+type signinmethodsOption func(*SignInMethodsMutation)
+
+// newSignInMethodsMutation creates new mutation for the SignInMethods entity.
+func newSignInMethodsMutation(c config, op Op, opts ...signinmethodsOption) *SignInMethodsMutation {
+	m := &SignInMethodsMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeSignInMethods,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withSignInMethodsID sets the ID field of the mutation.
+func withSignInMethodsID(id string) signinmethodsOption {
+	return func(m *SignInMethodsMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *SignInMethods
+		)
+		m.oldValue = func(ctx context.Context) (*SignInMethods, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().SignInMethods.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withSignInMethods sets the old SignInMethods of the mutation.
+func withSignInMethods(node *SignInMethods) signinmethodsOption {
+	return func(m *SignInMethodsMutation) {
+		m.oldValue = func(context.Context) (*SignInMethods, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m SignInMethodsMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m SignInMethodsMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of SignInMethods entities.
+func (m *SignInMethodsMutation) SetID(id string) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *SignInMethodsMutation) ID() (id string, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *SignInMethodsMutation) IDs(ctx context.Context) ([]string, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []string{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().SignInMethods.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetPassword sets the "password" field.
+func (m *SignInMethodsMutation) SetPassword(b bool) {
+	m.password = &b
+}
+
+// Password returns the value of the "password" field in the mutation.
+func (m *SignInMethodsMutation) Password() (r bool, exists bool) {
+	v := m.password
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPassword returns the old "password" field's value of the SignInMethods entity.
+// If the SignInMethods object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SignInMethodsMutation) OldPassword(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPassword is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPassword requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPassword: %w", err)
+	}
+	return oldValue.Password, nil
+}
+
+// ResetPassword resets all changes to the "password" field.
+func (m *SignInMethodsMutation) ResetPassword() {
+	m.password = nil
+}
+
+// SetEmailLink sets the "email_link" field.
+func (m *SignInMethodsMutation) SetEmailLink(b bool) {
+	m.email_link = &b
+}
+
+// EmailLink returns the value of the "email_link" field in the mutation.
+func (m *SignInMethodsMutation) EmailLink() (r bool, exists bool) {
+	v := m.email_link
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldEmailLink returns the old "email_link" field's value of the SignInMethods entity.
+// If the SignInMethods object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SignInMethodsMutation) OldEmailLink(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldEmailLink is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldEmailLink requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldEmailLink: %w", err)
+	}
+	return oldValue.EmailLink, nil
+}
+
+// ResetEmailLink resets all changes to the "email_link" field.
+func (m *SignInMethodsMutation) ResetEmailLink() {
+	m.email_link = nil
+}
+
+// SetAutoLink sets the "auto_link" field.
+func (m *SignInMethodsMutation) SetAutoLink(b bool) {
+	m.auto_link = &b
+}
+
+// AutoLink returns the value of the "auto_link" field in the mutation.
+func (m *SignInMethodsMutation) AutoLink() (r bool, exists bool) {
+	v := m.auto_link
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAutoLink returns the old "auto_link" field's value of the SignInMethods entity.
+// If the SignInMethods object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SignInMethodsMutation) OldAutoLink(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAutoLink is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAutoLink requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAutoLink: %w", err)
+	}
+	return oldValue.AutoLink, nil
+}
+
+// ResetAutoLink resets all changes to the "auto_link" field.
+func (m *SignInMethodsMutation) ResetAutoLink() {
+	m.auto_link = nil
+}
+
+// SetUpdatedAt sets the "updated_at" field.
+func (m *SignInMethodsMutation) SetUpdatedAt(t time.Time) {
+	m.updated_at = &t
+}
+
+// UpdatedAt returns the value of the "updated_at" field in the mutation.
+func (m *SignInMethodsMutation) UpdatedAt() (r time.Time, exists bool) {
+	v := m.updated_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUpdatedAt returns the old "updated_at" field's value of the SignInMethods entity.
+// If the SignInMethods object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SignInMethodsMutation) OldUpdatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUpdatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUpdatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUpdatedAt: %w", err)
+	}
+	return oldValue.UpdatedAt, nil
+}
+
+// ResetUpdatedAt resets all changes to the "updated_at" field.
+func (m *SignInMethodsMutation) ResetUpdatedAt() {
+	m.updated_at = nil
+}
+
+// Where appends a list predicates to the SignInMethodsMutation builder.
+func (m *SignInMethodsMutation) Where(ps ...predicate.SignInMethods) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the SignInMethodsMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *SignInMethodsMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.SignInMethods, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *SignInMethodsMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *SignInMethodsMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (SignInMethods).
+func (m *SignInMethodsMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *SignInMethodsMutation) Fields() []string {
+	fields := make([]string, 0, 4)
+	if m.password != nil {
+		fields = append(fields, signinmethods.FieldPassword)
+	}
+	if m.email_link != nil {
+		fields = append(fields, signinmethods.FieldEmailLink)
+	}
+	if m.auto_link != nil {
+		fields = append(fields, signinmethods.FieldAutoLink)
+	}
+	if m.updated_at != nil {
+		fields = append(fields, signinmethods.FieldUpdatedAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *SignInMethodsMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case signinmethods.FieldPassword:
+		return m.Password()
+	case signinmethods.FieldEmailLink:
+		return m.EmailLink()
+	case signinmethods.FieldAutoLink:
+		return m.AutoLink()
+	case signinmethods.FieldUpdatedAt:
+		return m.UpdatedAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *SignInMethodsMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case signinmethods.FieldPassword:
+		return m.OldPassword(ctx)
+	case signinmethods.FieldEmailLink:
+		return m.OldEmailLink(ctx)
+	case signinmethods.FieldAutoLink:
+		return m.OldAutoLink(ctx)
+	case signinmethods.FieldUpdatedAt:
+		return m.OldUpdatedAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown SignInMethods field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *SignInMethodsMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case signinmethods.FieldPassword:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPassword(v)
+		return nil
+	case signinmethods.FieldEmailLink:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetEmailLink(v)
+		return nil
+	case signinmethods.FieldAutoLink:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAutoLink(v)
+		return nil
+	case signinmethods.FieldUpdatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUpdatedAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown SignInMethods field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *SignInMethodsMutation) AddedFields() []string {
+	return nil
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *SignInMethodsMutation) AddedField(name string) (ent.Value, bool) {
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *SignInMethodsMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	}
+	return fmt.Errorf("unknown SignInMethods numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *SignInMethodsMutation) ClearedFields() []string {
+	return nil
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *SignInMethodsMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *SignInMethodsMutation) ClearField(name string) error {
+	return fmt.Errorf("unknown SignInMethods nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *SignInMethodsMutation) ResetField(name string) error {
+	switch name {
+	case signinmethods.FieldPassword:
+		m.ResetPassword()
+		return nil
+	case signinmethods.FieldEmailLink:
+		m.ResetEmailLink()
+		return nil
+	case signinmethods.FieldAutoLink:
+		m.ResetAutoLink()
+		return nil
+	case signinmethods.FieldUpdatedAt:
+		m.ResetUpdatedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown SignInMethods field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *SignInMethodsMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *SignInMethodsMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *SignInMethodsMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *SignInMethodsMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *SignInMethodsMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *SignInMethodsMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *SignInMethodsMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown SignInMethods unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *SignInMethodsMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown SignInMethods edge %s", name)
+}
+
+// SignInProviderMutation represents an operation that mutates the SignInProvider nodes in the graph.
+type SignInProviderMutation struct {
+	config
+	op                     Op
+	typ                    string
+	id                     *string
+	created_at             *time.Time
+	tenant_id              *string
+	_type                  *signinprovider.Type
+	preset                 *string
+	name                   *string
+	issuer                 *string
+	authorization_endpoint *string
+	token_endpoint         *string
+	userinfo_endpoint      *string
+	client_id              *string
+	client_secret_sealed   *string
+	scopes                 *[]string
+	appendscopes           []string
+	trust_email            *bool
+	claims                 *map[string]string
+	sso_required           *bool
+	offline                *bool
+	enabled                *bool
+	updated_at             *time.Time
+	clearedFields          map[string]struct{}
+	done                   bool
+	oldValue               func(context.Context) (*SignInProvider, error)
+	predicates             []predicate.SignInProvider
+}
+
+var _ ent.Mutation = (*SignInProviderMutation)(nil)
+
+// signinproviderOption allows management of the mutation configuration using functional options.
+type signinproviderOption func(*SignInProviderMutation)
+
+// newSignInProviderMutation creates new mutation for the SignInProvider entity.
+func newSignInProviderMutation(c config, op Op, opts ...signinproviderOption) *SignInProviderMutation {
+	m := &SignInProviderMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeSignInProvider,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withSignInProviderID sets the ID field of the mutation.
+func withSignInProviderID(id string) signinproviderOption {
+	return func(m *SignInProviderMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *SignInProvider
+		)
+		m.oldValue = func(ctx context.Context) (*SignInProvider, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().SignInProvider.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withSignInProvider sets the old SignInProvider of the mutation.
+func withSignInProvider(node *SignInProvider) signinproviderOption {
+	return func(m *SignInProviderMutation) {
+		m.oldValue = func(context.Context) (*SignInProvider, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m SignInProviderMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m SignInProviderMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of SignInProvider entities.
+func (m *SignInProviderMutation) SetID(id string) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *SignInProviderMutation) ID() (id string, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *SignInProviderMutation) IDs(ctx context.Context) ([]string, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []string{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().SignInProvider.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *SignInProviderMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *SignInProviderMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the SignInProvider entity.
+// If the SignInProvider object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SignInProviderMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *SignInProviderMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// SetTenantID sets the "tenant_id" field.
+func (m *SignInProviderMutation) SetTenantID(s string) {
+	m.tenant_id = &s
+}
+
+// TenantID returns the value of the "tenant_id" field in the mutation.
+func (m *SignInProviderMutation) TenantID() (r string, exists bool) {
+	v := m.tenant_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTenantID returns the old "tenant_id" field's value of the SignInProvider entity.
+// If the SignInProvider object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SignInProviderMutation) OldTenantID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTenantID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTenantID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTenantID: %w", err)
+	}
+	return oldValue.TenantID, nil
+}
+
+// ResetTenantID resets all changes to the "tenant_id" field.
+func (m *SignInProviderMutation) ResetTenantID() {
+	m.tenant_id = nil
+}
+
+// SetType sets the "type" field.
+func (m *SignInProviderMutation) SetType(s signinprovider.Type) {
+	m._type = &s
+}
+
+// GetType returns the value of the "type" field in the mutation.
+func (m *SignInProviderMutation) GetType() (r signinprovider.Type, exists bool) {
+	v := m._type
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldType returns the old "type" field's value of the SignInProvider entity.
+// If the SignInProvider object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SignInProviderMutation) OldType(ctx context.Context) (v signinprovider.Type, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldType is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldType requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldType: %w", err)
+	}
+	return oldValue.Type, nil
+}
+
+// ResetType resets all changes to the "type" field.
+func (m *SignInProviderMutation) ResetType() {
+	m._type = nil
+}
+
+// SetPreset sets the "preset" field.
+func (m *SignInProviderMutation) SetPreset(s string) {
+	m.preset = &s
+}
+
+// Preset returns the value of the "preset" field in the mutation.
+func (m *SignInProviderMutation) Preset() (r string, exists bool) {
+	v := m.preset
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPreset returns the old "preset" field's value of the SignInProvider entity.
+// If the SignInProvider object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SignInProviderMutation) OldPreset(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPreset is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPreset requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPreset: %w", err)
+	}
+	return oldValue.Preset, nil
+}
+
+// ResetPreset resets all changes to the "preset" field.
+func (m *SignInProviderMutation) ResetPreset() {
+	m.preset = nil
+}
+
+// SetName sets the "name" field.
+func (m *SignInProviderMutation) SetName(s string) {
+	m.name = &s
+}
+
+// Name returns the value of the "name" field in the mutation.
+func (m *SignInProviderMutation) Name() (r string, exists bool) {
+	v := m.name
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldName returns the old "name" field's value of the SignInProvider entity.
+// If the SignInProvider object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SignInProviderMutation) OldName(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldName is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldName requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldName: %w", err)
+	}
+	return oldValue.Name, nil
+}
+
+// ResetName resets all changes to the "name" field.
+func (m *SignInProviderMutation) ResetName() {
+	m.name = nil
+}
+
+// SetIssuer sets the "issuer" field.
+func (m *SignInProviderMutation) SetIssuer(s string) {
+	m.issuer = &s
+}
+
+// Issuer returns the value of the "issuer" field in the mutation.
+func (m *SignInProviderMutation) Issuer() (r string, exists bool) {
+	v := m.issuer
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldIssuer returns the old "issuer" field's value of the SignInProvider entity.
+// If the SignInProvider object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SignInProviderMutation) OldIssuer(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldIssuer is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldIssuer requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldIssuer: %w", err)
+	}
+	return oldValue.Issuer, nil
+}
+
+// ResetIssuer resets all changes to the "issuer" field.
+func (m *SignInProviderMutation) ResetIssuer() {
+	m.issuer = nil
+}
+
+// SetAuthorizationEndpoint sets the "authorization_endpoint" field.
+func (m *SignInProviderMutation) SetAuthorizationEndpoint(s string) {
+	m.authorization_endpoint = &s
+}
+
+// AuthorizationEndpoint returns the value of the "authorization_endpoint" field in the mutation.
+func (m *SignInProviderMutation) AuthorizationEndpoint() (r string, exists bool) {
+	v := m.authorization_endpoint
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAuthorizationEndpoint returns the old "authorization_endpoint" field's value of the SignInProvider entity.
+// If the SignInProvider object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SignInProviderMutation) OldAuthorizationEndpoint(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAuthorizationEndpoint is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAuthorizationEndpoint requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAuthorizationEndpoint: %w", err)
+	}
+	return oldValue.AuthorizationEndpoint, nil
+}
+
+// ResetAuthorizationEndpoint resets all changes to the "authorization_endpoint" field.
+func (m *SignInProviderMutation) ResetAuthorizationEndpoint() {
+	m.authorization_endpoint = nil
+}
+
+// SetTokenEndpoint sets the "token_endpoint" field.
+func (m *SignInProviderMutation) SetTokenEndpoint(s string) {
+	m.token_endpoint = &s
+}
+
+// TokenEndpoint returns the value of the "token_endpoint" field in the mutation.
+func (m *SignInProviderMutation) TokenEndpoint() (r string, exists bool) {
+	v := m.token_endpoint
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTokenEndpoint returns the old "token_endpoint" field's value of the SignInProvider entity.
+// If the SignInProvider object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SignInProviderMutation) OldTokenEndpoint(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTokenEndpoint is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTokenEndpoint requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTokenEndpoint: %w", err)
+	}
+	return oldValue.TokenEndpoint, nil
+}
+
+// ResetTokenEndpoint resets all changes to the "token_endpoint" field.
+func (m *SignInProviderMutation) ResetTokenEndpoint() {
+	m.token_endpoint = nil
+}
+
+// SetUserinfoEndpoint sets the "userinfo_endpoint" field.
+func (m *SignInProviderMutation) SetUserinfoEndpoint(s string) {
+	m.userinfo_endpoint = &s
+}
+
+// UserinfoEndpoint returns the value of the "userinfo_endpoint" field in the mutation.
+func (m *SignInProviderMutation) UserinfoEndpoint() (r string, exists bool) {
+	v := m.userinfo_endpoint
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUserinfoEndpoint returns the old "userinfo_endpoint" field's value of the SignInProvider entity.
+// If the SignInProvider object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SignInProviderMutation) OldUserinfoEndpoint(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUserinfoEndpoint is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUserinfoEndpoint requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUserinfoEndpoint: %w", err)
+	}
+	return oldValue.UserinfoEndpoint, nil
+}
+
+// ResetUserinfoEndpoint resets all changes to the "userinfo_endpoint" field.
+func (m *SignInProviderMutation) ResetUserinfoEndpoint() {
+	m.userinfo_endpoint = nil
+}
+
+// SetClientID sets the "client_id" field.
+func (m *SignInProviderMutation) SetClientID(s string) {
+	m.client_id = &s
+}
+
+// ClientID returns the value of the "client_id" field in the mutation.
+func (m *SignInProviderMutation) ClientID() (r string, exists bool) {
+	v := m.client_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldClientID returns the old "client_id" field's value of the SignInProvider entity.
+// If the SignInProvider object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SignInProviderMutation) OldClientID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldClientID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldClientID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldClientID: %w", err)
+	}
+	return oldValue.ClientID, nil
+}
+
+// ResetClientID resets all changes to the "client_id" field.
+func (m *SignInProviderMutation) ResetClientID() {
+	m.client_id = nil
+}
+
+// SetClientSecretSealed sets the "client_secret_sealed" field.
+func (m *SignInProviderMutation) SetClientSecretSealed(s string) {
+	m.client_secret_sealed = &s
+}
+
+// ClientSecretSealed returns the value of the "client_secret_sealed" field in the mutation.
+func (m *SignInProviderMutation) ClientSecretSealed() (r string, exists bool) {
+	v := m.client_secret_sealed
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldClientSecretSealed returns the old "client_secret_sealed" field's value of the SignInProvider entity.
+// If the SignInProvider object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SignInProviderMutation) OldClientSecretSealed(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldClientSecretSealed is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldClientSecretSealed requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldClientSecretSealed: %w", err)
+	}
+	return oldValue.ClientSecretSealed, nil
+}
+
+// ResetClientSecretSealed resets all changes to the "client_secret_sealed" field.
+func (m *SignInProviderMutation) ResetClientSecretSealed() {
+	m.client_secret_sealed = nil
+}
+
+// SetScopes sets the "scopes" field.
+func (m *SignInProviderMutation) SetScopes(s []string) {
+	m.scopes = &s
+	m.appendscopes = nil
+}
+
+// Scopes returns the value of the "scopes" field in the mutation.
+func (m *SignInProviderMutation) Scopes() (r []string, exists bool) {
+	v := m.scopes
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldScopes returns the old "scopes" field's value of the SignInProvider entity.
+// If the SignInProvider object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SignInProviderMutation) OldScopes(ctx context.Context) (v []string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldScopes is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldScopes requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldScopes: %w", err)
+	}
+	return oldValue.Scopes, nil
+}
+
+// AppendScopes adds s to the "scopes" field.
+func (m *SignInProviderMutation) AppendScopes(s []string) {
+	m.appendscopes = append(m.appendscopes, s...)
+}
+
+// AppendedScopes returns the list of values that were appended to the "scopes" field in this mutation.
+func (m *SignInProviderMutation) AppendedScopes() ([]string, bool) {
+	if len(m.appendscopes) == 0 {
+		return nil, false
+	}
+	return m.appendscopes, true
+}
+
+// ResetScopes resets all changes to the "scopes" field.
+func (m *SignInProviderMutation) ResetScopes() {
+	m.scopes = nil
+	m.appendscopes = nil
+}
+
+// SetTrustEmail sets the "trust_email" field.
+func (m *SignInProviderMutation) SetTrustEmail(b bool) {
+	m.trust_email = &b
+}
+
+// TrustEmail returns the value of the "trust_email" field in the mutation.
+func (m *SignInProviderMutation) TrustEmail() (r bool, exists bool) {
+	v := m.trust_email
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTrustEmail returns the old "trust_email" field's value of the SignInProvider entity.
+// If the SignInProvider object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SignInProviderMutation) OldTrustEmail(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTrustEmail is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTrustEmail requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTrustEmail: %w", err)
+	}
+	return oldValue.TrustEmail, nil
+}
+
+// ResetTrustEmail resets all changes to the "trust_email" field.
+func (m *SignInProviderMutation) ResetTrustEmail() {
+	m.trust_email = nil
+}
+
+// SetClaims sets the "claims" field.
+func (m *SignInProviderMutation) SetClaims(value map[string]string) {
+	m.claims = &value
+}
+
+// Claims returns the value of the "claims" field in the mutation.
+func (m *SignInProviderMutation) Claims() (r map[string]string, exists bool) {
+	v := m.claims
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldClaims returns the old "claims" field's value of the SignInProvider entity.
+// If the SignInProvider object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SignInProviderMutation) OldClaims(ctx context.Context) (v map[string]string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldClaims is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldClaims requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldClaims: %w", err)
+	}
+	return oldValue.Claims, nil
+}
+
+// ResetClaims resets all changes to the "claims" field.
+func (m *SignInProviderMutation) ResetClaims() {
+	m.claims = nil
+}
+
+// SetSSORequired sets the "sso_required" field.
+func (m *SignInProviderMutation) SetSSORequired(b bool) {
+	m.sso_required = &b
+}
+
+// SSORequired returns the value of the "sso_required" field in the mutation.
+func (m *SignInProviderMutation) SSORequired() (r bool, exists bool) {
+	v := m.sso_required
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSSORequired returns the old "sso_required" field's value of the SignInProvider entity.
+// If the SignInProvider object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SignInProviderMutation) OldSSORequired(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSSORequired is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSSORequired requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSSORequired: %w", err)
+	}
+	return oldValue.SSORequired, nil
+}
+
+// ResetSSORequired resets all changes to the "sso_required" field.
+func (m *SignInProviderMutation) ResetSSORequired() {
+	m.sso_required = nil
+}
+
+// SetOffline sets the "offline" field.
+func (m *SignInProviderMutation) SetOffline(b bool) {
+	m.offline = &b
+}
+
+// Offline returns the value of the "offline" field in the mutation.
+func (m *SignInProviderMutation) Offline() (r bool, exists bool) {
+	v := m.offline
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldOffline returns the old "offline" field's value of the SignInProvider entity.
+// If the SignInProvider object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SignInProviderMutation) OldOffline(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldOffline is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldOffline requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldOffline: %w", err)
+	}
+	return oldValue.Offline, nil
+}
+
+// ResetOffline resets all changes to the "offline" field.
+func (m *SignInProviderMutation) ResetOffline() {
+	m.offline = nil
+}
+
+// SetEnabled sets the "enabled" field.
+func (m *SignInProviderMutation) SetEnabled(b bool) {
+	m.enabled = &b
+}
+
+// Enabled returns the value of the "enabled" field in the mutation.
+func (m *SignInProviderMutation) Enabled() (r bool, exists bool) {
+	v := m.enabled
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldEnabled returns the old "enabled" field's value of the SignInProvider entity.
+// If the SignInProvider object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SignInProviderMutation) OldEnabled(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldEnabled is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldEnabled requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldEnabled: %w", err)
+	}
+	return oldValue.Enabled, nil
+}
+
+// ResetEnabled resets all changes to the "enabled" field.
+func (m *SignInProviderMutation) ResetEnabled() {
+	m.enabled = nil
+}
+
+// SetUpdatedAt sets the "updated_at" field.
+func (m *SignInProviderMutation) SetUpdatedAt(t time.Time) {
+	m.updated_at = &t
+}
+
+// UpdatedAt returns the value of the "updated_at" field in the mutation.
+func (m *SignInProviderMutation) UpdatedAt() (r time.Time, exists bool) {
+	v := m.updated_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUpdatedAt returns the old "updated_at" field's value of the SignInProvider entity.
+// If the SignInProvider object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SignInProviderMutation) OldUpdatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUpdatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUpdatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUpdatedAt: %w", err)
+	}
+	return oldValue.UpdatedAt, nil
+}
+
+// ResetUpdatedAt resets all changes to the "updated_at" field.
+func (m *SignInProviderMutation) ResetUpdatedAt() {
+	m.updated_at = nil
+}
+
+// Where appends a list predicates to the SignInProviderMutation builder.
+func (m *SignInProviderMutation) Where(ps ...predicate.SignInProvider) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the SignInProviderMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *SignInProviderMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.SignInProvider, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *SignInProviderMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *SignInProviderMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (SignInProvider).
+func (m *SignInProviderMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *SignInProviderMutation) Fields() []string {
+	fields := make([]string, 0, 18)
+	if m.created_at != nil {
+		fields = append(fields, signinprovider.FieldCreatedAt)
+	}
+	if m.tenant_id != nil {
+		fields = append(fields, signinprovider.FieldTenantID)
+	}
+	if m._type != nil {
+		fields = append(fields, signinprovider.FieldType)
+	}
+	if m.preset != nil {
+		fields = append(fields, signinprovider.FieldPreset)
+	}
+	if m.name != nil {
+		fields = append(fields, signinprovider.FieldName)
+	}
+	if m.issuer != nil {
+		fields = append(fields, signinprovider.FieldIssuer)
+	}
+	if m.authorization_endpoint != nil {
+		fields = append(fields, signinprovider.FieldAuthorizationEndpoint)
+	}
+	if m.token_endpoint != nil {
+		fields = append(fields, signinprovider.FieldTokenEndpoint)
+	}
+	if m.userinfo_endpoint != nil {
+		fields = append(fields, signinprovider.FieldUserinfoEndpoint)
+	}
+	if m.client_id != nil {
+		fields = append(fields, signinprovider.FieldClientID)
+	}
+	if m.client_secret_sealed != nil {
+		fields = append(fields, signinprovider.FieldClientSecretSealed)
+	}
+	if m.scopes != nil {
+		fields = append(fields, signinprovider.FieldScopes)
+	}
+	if m.trust_email != nil {
+		fields = append(fields, signinprovider.FieldTrustEmail)
+	}
+	if m.claims != nil {
+		fields = append(fields, signinprovider.FieldClaims)
+	}
+	if m.sso_required != nil {
+		fields = append(fields, signinprovider.FieldSSORequired)
+	}
+	if m.offline != nil {
+		fields = append(fields, signinprovider.FieldOffline)
+	}
+	if m.enabled != nil {
+		fields = append(fields, signinprovider.FieldEnabled)
+	}
+	if m.updated_at != nil {
+		fields = append(fields, signinprovider.FieldUpdatedAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *SignInProviderMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case signinprovider.FieldCreatedAt:
+		return m.CreatedAt()
+	case signinprovider.FieldTenantID:
+		return m.TenantID()
+	case signinprovider.FieldType:
+		return m.GetType()
+	case signinprovider.FieldPreset:
+		return m.Preset()
+	case signinprovider.FieldName:
+		return m.Name()
+	case signinprovider.FieldIssuer:
+		return m.Issuer()
+	case signinprovider.FieldAuthorizationEndpoint:
+		return m.AuthorizationEndpoint()
+	case signinprovider.FieldTokenEndpoint:
+		return m.TokenEndpoint()
+	case signinprovider.FieldUserinfoEndpoint:
+		return m.UserinfoEndpoint()
+	case signinprovider.FieldClientID:
+		return m.ClientID()
+	case signinprovider.FieldClientSecretSealed:
+		return m.ClientSecretSealed()
+	case signinprovider.FieldScopes:
+		return m.Scopes()
+	case signinprovider.FieldTrustEmail:
+		return m.TrustEmail()
+	case signinprovider.FieldClaims:
+		return m.Claims()
+	case signinprovider.FieldSSORequired:
+		return m.SSORequired()
+	case signinprovider.FieldOffline:
+		return m.Offline()
+	case signinprovider.FieldEnabled:
+		return m.Enabled()
+	case signinprovider.FieldUpdatedAt:
+		return m.UpdatedAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *SignInProviderMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case signinprovider.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	case signinprovider.FieldTenantID:
+		return m.OldTenantID(ctx)
+	case signinprovider.FieldType:
+		return m.OldType(ctx)
+	case signinprovider.FieldPreset:
+		return m.OldPreset(ctx)
+	case signinprovider.FieldName:
+		return m.OldName(ctx)
+	case signinprovider.FieldIssuer:
+		return m.OldIssuer(ctx)
+	case signinprovider.FieldAuthorizationEndpoint:
+		return m.OldAuthorizationEndpoint(ctx)
+	case signinprovider.FieldTokenEndpoint:
+		return m.OldTokenEndpoint(ctx)
+	case signinprovider.FieldUserinfoEndpoint:
+		return m.OldUserinfoEndpoint(ctx)
+	case signinprovider.FieldClientID:
+		return m.OldClientID(ctx)
+	case signinprovider.FieldClientSecretSealed:
+		return m.OldClientSecretSealed(ctx)
+	case signinprovider.FieldScopes:
+		return m.OldScopes(ctx)
+	case signinprovider.FieldTrustEmail:
+		return m.OldTrustEmail(ctx)
+	case signinprovider.FieldClaims:
+		return m.OldClaims(ctx)
+	case signinprovider.FieldSSORequired:
+		return m.OldSSORequired(ctx)
+	case signinprovider.FieldOffline:
+		return m.OldOffline(ctx)
+	case signinprovider.FieldEnabled:
+		return m.OldEnabled(ctx)
+	case signinprovider.FieldUpdatedAt:
+		return m.OldUpdatedAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown SignInProvider field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *SignInProviderMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case signinprovider.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	case signinprovider.FieldTenantID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTenantID(v)
+		return nil
+	case signinprovider.FieldType:
+		v, ok := value.(signinprovider.Type)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetType(v)
+		return nil
+	case signinprovider.FieldPreset:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPreset(v)
+		return nil
+	case signinprovider.FieldName:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetName(v)
+		return nil
+	case signinprovider.FieldIssuer:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetIssuer(v)
+		return nil
+	case signinprovider.FieldAuthorizationEndpoint:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAuthorizationEndpoint(v)
+		return nil
+	case signinprovider.FieldTokenEndpoint:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTokenEndpoint(v)
+		return nil
+	case signinprovider.FieldUserinfoEndpoint:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUserinfoEndpoint(v)
+		return nil
+	case signinprovider.FieldClientID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetClientID(v)
+		return nil
+	case signinprovider.FieldClientSecretSealed:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetClientSecretSealed(v)
+		return nil
+	case signinprovider.FieldScopes:
+		v, ok := value.([]string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetScopes(v)
+		return nil
+	case signinprovider.FieldTrustEmail:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTrustEmail(v)
+		return nil
+	case signinprovider.FieldClaims:
+		v, ok := value.(map[string]string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetClaims(v)
+		return nil
+	case signinprovider.FieldSSORequired:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSSORequired(v)
+		return nil
+	case signinprovider.FieldOffline:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetOffline(v)
+		return nil
+	case signinprovider.FieldEnabled:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetEnabled(v)
+		return nil
+	case signinprovider.FieldUpdatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUpdatedAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown SignInProvider field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *SignInProviderMutation) AddedFields() []string {
+	return nil
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *SignInProviderMutation) AddedField(name string) (ent.Value, bool) {
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *SignInProviderMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	}
+	return fmt.Errorf("unknown SignInProvider numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *SignInProviderMutation) ClearedFields() []string {
+	return nil
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *SignInProviderMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *SignInProviderMutation) ClearField(name string) error {
+	return fmt.Errorf("unknown SignInProvider nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *SignInProviderMutation) ResetField(name string) error {
+	switch name {
+	case signinprovider.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	case signinprovider.FieldTenantID:
+		m.ResetTenantID()
+		return nil
+	case signinprovider.FieldType:
+		m.ResetType()
+		return nil
+	case signinprovider.FieldPreset:
+		m.ResetPreset()
+		return nil
+	case signinprovider.FieldName:
+		m.ResetName()
+		return nil
+	case signinprovider.FieldIssuer:
+		m.ResetIssuer()
+		return nil
+	case signinprovider.FieldAuthorizationEndpoint:
+		m.ResetAuthorizationEndpoint()
+		return nil
+	case signinprovider.FieldTokenEndpoint:
+		m.ResetTokenEndpoint()
+		return nil
+	case signinprovider.FieldUserinfoEndpoint:
+		m.ResetUserinfoEndpoint()
+		return nil
+	case signinprovider.FieldClientID:
+		m.ResetClientID()
+		return nil
+	case signinprovider.FieldClientSecretSealed:
+		m.ResetClientSecretSealed()
+		return nil
+	case signinprovider.FieldScopes:
+		m.ResetScopes()
+		return nil
+	case signinprovider.FieldTrustEmail:
+		m.ResetTrustEmail()
+		return nil
+	case signinprovider.FieldClaims:
+		m.ResetClaims()
+		return nil
+	case signinprovider.FieldSSORequired:
+		m.ResetSSORequired()
+		return nil
+	case signinprovider.FieldOffline:
+		m.ResetOffline()
+		return nil
+	case signinprovider.FieldEnabled:
+		m.ResetEnabled()
+		return nil
+	case signinprovider.FieldUpdatedAt:
+		m.ResetUpdatedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown SignInProvider field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *SignInProviderMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *SignInProviderMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *SignInProviderMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *SignInProviderMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *SignInProviderMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *SignInProviderMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *SignInProviderMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown SignInProvider unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *SignInProviderMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown SignInProvider edge %s", name)
 }
 
 // SigningKeyMutation represents an operation that mutates the SigningKey nodes in the graph.

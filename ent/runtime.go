@@ -9,8 +9,11 @@ import (
 	"github.com/authcore/authcore/ent/auditevent"
 	"github.com/authcore/authcore/ent/authclient"
 	"github.com/authcore/authcore/ent/badge"
+	"github.com/authcore/authcore/ent/emailsignin"
 	"github.com/authcore/authcore/ent/event"
+	"github.com/authcore/authcore/ent/federationflow"
 	"github.com/authcore/authcore/ent/grantrefreshtoken"
+	"github.com/authcore/authcore/ent/identity"
 	"github.com/authcore/authcore/ent/invitation"
 	"github.com/authcore/authcore/ent/membership"
 	"github.com/authcore/authcore/ent/mfachallenge"
@@ -21,6 +24,7 @@ import (
 	"github.com/authcore/authcore/ent/oauthcode"
 	"github.com/authcore/authcore/ent/oauthgrant"
 	"github.com/authcore/authcore/ent/project"
+	"github.com/authcore/authcore/ent/providerdomain"
 	"github.com/authcore/authcore/ent/refreshtoken"
 	"github.com/authcore/authcore/ent/resource"
 	"github.com/authcore/authcore/ent/revokedaccesstoken"
@@ -29,6 +33,8 @@ import (
 	"github.com/authcore/authcore/ent/session"
 	"github.com/authcore/authcore/ent/signinbudget"
 	"github.com/authcore/authcore/ent/signingkey"
+	"github.com/authcore/authcore/ent/signinmethods"
+	"github.com/authcore/authcore/ent/signinprovider"
 	"github.com/authcore/authcore/ent/usedassertion"
 	"github.com/authcore/authcore/ent/user"
 	"github.com/authcore/authcore/ent/usertoken"
@@ -218,6 +224,49 @@ func init() {
 			return nil
 		}
 	}()
+	emailsigninMixin := schema.EmailSignIn{}.Mixin()
+	emailsigninMixinFields0 := emailsigninMixin[0].Fields()
+	_ = emailsigninMixinFields0
+	emailsigninMixinFields1 := emailsigninMixin[1].Fields()
+	_ = emailsigninMixinFields1
+	emailsigninFields := schema.EmailSignIn{}.Fields()
+	_ = emailsigninFields
+	// emailsigninDescCreatedAt is the schema descriptor for created_at field.
+	emailsigninDescCreatedAt := emailsigninMixinFields1[0].Descriptor()
+	// emailsignin.DefaultCreatedAt holds the default value on creation for the created_at field.
+	emailsignin.DefaultCreatedAt = emailsigninDescCreatedAt.Default.(func() time.Time)
+	// emailsigninDescTenantID is the schema descriptor for tenant_id field.
+	emailsigninDescTenantID := emailsigninFields[0].Descriptor()
+	// emailsignin.TenantIDValidator is a validator for the "tenant_id" field. It is called by the builders before save.
+	emailsignin.TenantIDValidator = emailsigninDescTenantID.Validators[0].(func(string) error)
+	// emailsigninDescEmail is the schema descriptor for email field.
+	emailsigninDescEmail := emailsigninFields[1].Descriptor()
+	// emailsignin.EmailValidator is a validator for the "email" field. It is called by the builders before save.
+	emailsignin.EmailValidator = emailsigninDescEmail.Validators[0].(func(string) error)
+	// emailsigninDescAttempts is the schema descriptor for attempts field.
+	emailsigninDescAttempts := emailsigninFields[4].Descriptor()
+	// emailsignin.DefaultAttempts holds the default value on creation for the attempts field.
+	emailsignin.DefaultAttempts = emailsigninDescAttempts.Default.(int)
+	// emailsigninDescID is the schema descriptor for id field.
+	emailsigninDescID := emailsigninMixinFields0[0].Descriptor()
+	// emailsignin.DefaultID holds the default value on creation for the id field.
+	emailsignin.DefaultID = emailsigninDescID.Default.(func() string)
+	// emailsignin.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	emailsignin.IDValidator = func() func(string) error {
+		validators := emailsigninDescID.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(id string) error {
+			for _, fn := range fns {
+				if err := fn(id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
 	eventMixin := schema.Event{}.Mixin()
 	eventMixinFields0 := eventMixin[0].Fields()
 	_ = eventMixinFields0
@@ -244,6 +293,45 @@ func init() {
 	// event.IDValidator is a validator for the "id" field. It is called by the builders before save.
 	event.IDValidator = func() func(string) error {
 		validators := eventDescID.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(id string) error {
+			for _, fn := range fns {
+				if err := fn(id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	federationflowMixin := schema.FederationFlow{}.Mixin()
+	federationflowMixinFields0 := federationflowMixin[0].Fields()
+	_ = federationflowMixinFields0
+	federationflowMixinFields1 := federationflowMixin[1].Fields()
+	_ = federationflowMixinFields1
+	federationflowFields := schema.FederationFlow{}.Fields()
+	_ = federationflowFields
+	// federationflowDescCreatedAt is the schema descriptor for created_at field.
+	federationflowDescCreatedAt := federationflowMixinFields1[0].Descriptor()
+	// federationflow.DefaultCreatedAt holds the default value on creation for the created_at field.
+	federationflow.DefaultCreatedAt = federationflowDescCreatedAt.Default.(func() time.Time)
+	// federationflowDescTenantID is the schema descriptor for tenant_id field.
+	federationflowDescTenantID := federationflowFields[0].Descriptor()
+	// federationflow.TenantIDValidator is a validator for the "tenant_id" field. It is called by the builders before save.
+	federationflow.TenantIDValidator = federationflowDescTenantID.Validators[0].(func(string) error)
+	// federationflowDescProviderID is the schema descriptor for provider_id field.
+	federationflowDescProviderID := federationflowFields[1].Descriptor()
+	// federationflow.ProviderIDValidator is a validator for the "provider_id" field. It is called by the builders before save.
+	federationflow.ProviderIDValidator = federationflowDescProviderID.Validators[0].(func(string) error)
+	// federationflowDescID is the schema descriptor for id field.
+	federationflowDescID := federationflowMixinFields0[0].Descriptor()
+	// federationflow.DefaultID holds the default value on creation for the id field.
+	federationflow.DefaultID = federationflowDescID.Default.(func() string)
+	// federationflow.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	federationflow.IDValidator = func() func(string) error {
+		validators := federationflowDescID.Validators
 		fns := [...]func(string) error{
 			validators[0].(func(string) error),
 			validators[1].(func(string) error),
@@ -287,6 +375,65 @@ func init() {
 	// grantrefreshtoken.IDValidator is a validator for the "id" field. It is called by the builders before save.
 	grantrefreshtoken.IDValidator = func() func(string) error {
 		validators := grantrefreshtokenDescID.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(id string) error {
+			for _, fn := range fns {
+				if err := fn(id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	identityMixin := schema.Identity{}.Mixin()
+	identityMixinFields0 := identityMixin[0].Fields()
+	_ = identityMixinFields0
+	identityMixinFields1 := identityMixin[1].Fields()
+	_ = identityMixinFields1
+	identityFields := schema.Identity{}.Fields()
+	_ = identityFields
+	// identityDescCreatedAt is the schema descriptor for created_at field.
+	identityDescCreatedAt := identityMixinFields1[0].Descriptor()
+	// identity.DefaultCreatedAt holds the default value on creation for the created_at field.
+	identity.DefaultCreatedAt = identityDescCreatedAt.Default.(func() time.Time)
+	// identityDescTenantID is the schema descriptor for tenant_id field.
+	identityDescTenantID := identityFields[0].Descriptor()
+	// identity.TenantIDValidator is a validator for the "tenant_id" field. It is called by the builders before save.
+	identity.TenantIDValidator = identityDescTenantID.Validators[0].(func(string) error)
+	// identityDescUserID is the schema descriptor for user_id field.
+	identityDescUserID := identityFields[1].Descriptor()
+	// identity.UserIDValidator is a validator for the "user_id" field. It is called by the builders before save.
+	identity.UserIDValidator = identityDescUserID.Validators[0].(func(string) error)
+	// identityDescProviderID is the schema descriptor for provider_id field.
+	identityDescProviderID := identityFields[2].Descriptor()
+	// identity.ProviderIDValidator is a validator for the "provider_id" field. It is called by the builders before save.
+	identity.ProviderIDValidator = identityDescProviderID.Validators[0].(func(string) error)
+	// identityDescSubject is the schema descriptor for subject field.
+	identityDescSubject := identityFields[3].Descriptor()
+	// identity.SubjectValidator is a validator for the "subject" field. It is called by the builders before save.
+	identity.SubjectValidator = identityDescSubject.Validators[0].(func(string) error)
+	// identityDescEmail is the schema descriptor for email field.
+	identityDescEmail := identityFields[4].Descriptor()
+	// identity.DefaultEmail holds the default value on creation for the email field.
+	identity.DefaultEmail = identityDescEmail.Default.(string)
+	// identityDescEmailVerified is the schema descriptor for email_verified field.
+	identityDescEmailVerified := identityFields[5].Descriptor()
+	// identity.DefaultEmailVerified holds the default value on creation for the email_verified field.
+	identity.DefaultEmailVerified = identityDescEmailVerified.Default.(bool)
+	// identityDescTokensSealed is the schema descriptor for tokens_sealed field.
+	identityDescTokensSealed := identityFields[6].Descriptor()
+	// identity.DefaultTokensSealed holds the default value on creation for the tokens_sealed field.
+	identity.DefaultTokensSealed = identityDescTokensSealed.Default.(string)
+	// identityDescID is the schema descriptor for id field.
+	identityDescID := identityMixinFields0[0].Descriptor()
+	// identity.DefaultID holds the default value on creation for the id field.
+	identity.DefaultID = identityDescID.Default.(func() string)
+	// identity.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	identity.IDValidator = func() func(string) error {
+		validators := identityDescID.Validators
 		fns := [...]func(string) error{
 			validators[0].(func(string) error),
 			validators[1].(func(string) error),
@@ -714,6 +861,49 @@ func init() {
 			return nil
 		}
 	}()
+	providerdomainMixin := schema.ProviderDomain{}.Mixin()
+	providerdomainMixinFields0 := providerdomainMixin[0].Fields()
+	_ = providerdomainMixinFields0
+	providerdomainMixinFields1 := providerdomainMixin[1].Fields()
+	_ = providerdomainMixinFields1
+	providerdomainFields := schema.ProviderDomain{}.Fields()
+	_ = providerdomainFields
+	// providerdomainDescCreatedAt is the schema descriptor for created_at field.
+	providerdomainDescCreatedAt := providerdomainMixinFields1[0].Descriptor()
+	// providerdomain.DefaultCreatedAt holds the default value on creation for the created_at field.
+	providerdomain.DefaultCreatedAt = providerdomainDescCreatedAt.Default.(func() time.Time)
+	// providerdomainDescTenantID is the schema descriptor for tenant_id field.
+	providerdomainDescTenantID := providerdomainFields[0].Descriptor()
+	// providerdomain.TenantIDValidator is a validator for the "tenant_id" field. It is called by the builders before save.
+	providerdomain.TenantIDValidator = providerdomainDescTenantID.Validators[0].(func(string) error)
+	// providerdomainDescProviderID is the schema descriptor for provider_id field.
+	providerdomainDescProviderID := providerdomainFields[1].Descriptor()
+	// providerdomain.ProviderIDValidator is a validator for the "provider_id" field. It is called by the builders before save.
+	providerdomain.ProviderIDValidator = providerdomainDescProviderID.Validators[0].(func(string) error)
+	// providerdomainDescDomain is the schema descriptor for domain field.
+	providerdomainDescDomain := providerdomainFields[2].Descriptor()
+	// providerdomain.DomainValidator is a validator for the "domain" field. It is called by the builders before save.
+	providerdomain.DomainValidator = providerdomainDescDomain.Validators[0].(func(string) error)
+	// providerdomainDescID is the schema descriptor for id field.
+	providerdomainDescID := providerdomainMixinFields0[0].Descriptor()
+	// providerdomain.DefaultID holds the default value on creation for the id field.
+	providerdomain.DefaultID = providerdomainDescID.Default.(func() string)
+	// providerdomain.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	providerdomain.IDValidator = func() func(string) error {
+		validators := providerdomainDescID.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(id string) error {
+			for _, fn := range fns {
+				if err := fn(id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
 	refreshtokenMixin := schema.RefreshToken{}.Mixin()
 	refreshtokenMixinFields0 := refreshtokenMixin[0].Fields()
 	_ = refreshtokenMixinFields0
@@ -907,6 +1097,129 @@ func init() {
 	// signinbudget.IDValidator is a validator for the "id" field. It is called by the builders before save.
 	signinbudget.IDValidator = func() func(string) error {
 		validators := signinbudgetDescID.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(id string) error {
+			for _, fn := range fns {
+				if err := fn(id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	signinmethodsFields := schema.SignInMethods{}.Fields()
+	_ = signinmethodsFields
+	// signinmethodsDescPassword is the schema descriptor for password field.
+	signinmethodsDescPassword := signinmethodsFields[1].Descriptor()
+	// signinmethods.DefaultPassword holds the default value on creation for the password field.
+	signinmethods.DefaultPassword = signinmethodsDescPassword.Default.(bool)
+	// signinmethodsDescEmailLink is the schema descriptor for email_link field.
+	signinmethodsDescEmailLink := signinmethodsFields[2].Descriptor()
+	// signinmethods.DefaultEmailLink holds the default value on creation for the email_link field.
+	signinmethods.DefaultEmailLink = signinmethodsDescEmailLink.Default.(bool)
+	// signinmethodsDescAutoLink is the schema descriptor for auto_link field.
+	signinmethodsDescAutoLink := signinmethodsFields[3].Descriptor()
+	// signinmethods.DefaultAutoLink holds the default value on creation for the auto_link field.
+	signinmethods.DefaultAutoLink = signinmethodsDescAutoLink.Default.(bool)
+	// signinmethodsDescUpdatedAt is the schema descriptor for updated_at field.
+	signinmethodsDescUpdatedAt := signinmethodsFields[4].Descriptor()
+	// signinmethods.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	signinmethods.DefaultUpdatedAt = signinmethodsDescUpdatedAt.Default.(func() time.Time)
+	// signinmethods.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
+	signinmethods.UpdateDefaultUpdatedAt = signinmethodsDescUpdatedAt.UpdateDefault.(func() time.Time)
+	// signinmethodsDescID is the schema descriptor for id field.
+	signinmethodsDescID := signinmethodsFields[0].Descriptor()
+	// signinmethods.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	signinmethods.IDValidator = func() func(string) error {
+		validators := signinmethodsDescID.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(id string) error {
+			for _, fn := range fns {
+				if err := fn(id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	signinproviderMixin := schema.SignInProvider{}.Mixin()
+	signinproviderMixinFields0 := signinproviderMixin[0].Fields()
+	_ = signinproviderMixinFields0
+	signinproviderMixinFields1 := signinproviderMixin[1].Fields()
+	_ = signinproviderMixinFields1
+	signinproviderFields := schema.SignInProvider{}.Fields()
+	_ = signinproviderFields
+	// signinproviderDescCreatedAt is the schema descriptor for created_at field.
+	signinproviderDescCreatedAt := signinproviderMixinFields1[0].Descriptor()
+	// signinprovider.DefaultCreatedAt holds the default value on creation for the created_at field.
+	signinprovider.DefaultCreatedAt = signinproviderDescCreatedAt.Default.(func() time.Time)
+	// signinproviderDescTenantID is the schema descriptor for tenant_id field.
+	signinproviderDescTenantID := signinproviderFields[0].Descriptor()
+	// signinprovider.TenantIDValidator is a validator for the "tenant_id" field. It is called by the builders before save.
+	signinprovider.TenantIDValidator = signinproviderDescTenantID.Validators[0].(func(string) error)
+	// signinproviderDescPreset is the schema descriptor for preset field.
+	signinproviderDescPreset := signinproviderFields[2].Descriptor()
+	// signinprovider.DefaultPreset holds the default value on creation for the preset field.
+	signinprovider.DefaultPreset = signinproviderDescPreset.Default.(string)
+	// signinproviderDescName is the schema descriptor for name field.
+	signinproviderDescName := signinproviderFields[3].Descriptor()
+	// signinprovider.NameValidator is a validator for the "name" field. It is called by the builders before save.
+	signinprovider.NameValidator = signinproviderDescName.Validators[0].(func(string) error)
+	// signinproviderDescIssuer is the schema descriptor for issuer field.
+	signinproviderDescIssuer := signinproviderFields[4].Descriptor()
+	// signinprovider.DefaultIssuer holds the default value on creation for the issuer field.
+	signinprovider.DefaultIssuer = signinproviderDescIssuer.Default.(string)
+	// signinproviderDescAuthorizationEndpoint is the schema descriptor for authorization_endpoint field.
+	signinproviderDescAuthorizationEndpoint := signinproviderFields[5].Descriptor()
+	// signinprovider.DefaultAuthorizationEndpoint holds the default value on creation for the authorization_endpoint field.
+	signinprovider.DefaultAuthorizationEndpoint = signinproviderDescAuthorizationEndpoint.Default.(string)
+	// signinproviderDescTokenEndpoint is the schema descriptor for token_endpoint field.
+	signinproviderDescTokenEndpoint := signinproviderFields[6].Descriptor()
+	// signinprovider.DefaultTokenEndpoint holds the default value on creation for the token_endpoint field.
+	signinprovider.DefaultTokenEndpoint = signinproviderDescTokenEndpoint.Default.(string)
+	// signinproviderDescUserinfoEndpoint is the schema descriptor for userinfo_endpoint field.
+	signinproviderDescUserinfoEndpoint := signinproviderFields[7].Descriptor()
+	// signinprovider.DefaultUserinfoEndpoint holds the default value on creation for the userinfo_endpoint field.
+	signinprovider.DefaultUserinfoEndpoint = signinproviderDescUserinfoEndpoint.Default.(string)
+	// signinproviderDescClientID is the schema descriptor for client_id field.
+	signinproviderDescClientID := signinproviderFields[8].Descriptor()
+	// signinprovider.ClientIDValidator is a validator for the "client_id" field. It is called by the builders before save.
+	signinprovider.ClientIDValidator = signinproviderDescClientID.Validators[0].(func(string) error)
+	// signinproviderDescTrustEmail is the schema descriptor for trust_email field.
+	signinproviderDescTrustEmail := signinproviderFields[11].Descriptor()
+	// signinprovider.DefaultTrustEmail holds the default value on creation for the trust_email field.
+	signinprovider.DefaultTrustEmail = signinproviderDescTrustEmail.Default.(bool)
+	// signinproviderDescSSORequired is the schema descriptor for sso_required field.
+	signinproviderDescSSORequired := signinproviderFields[13].Descriptor()
+	// signinprovider.DefaultSSORequired holds the default value on creation for the sso_required field.
+	signinprovider.DefaultSSORequired = signinproviderDescSSORequired.Default.(bool)
+	// signinproviderDescOffline is the schema descriptor for offline field.
+	signinproviderDescOffline := signinproviderFields[14].Descriptor()
+	// signinprovider.DefaultOffline holds the default value on creation for the offline field.
+	signinprovider.DefaultOffline = signinproviderDescOffline.Default.(bool)
+	// signinproviderDescEnabled is the schema descriptor for enabled field.
+	signinproviderDescEnabled := signinproviderFields[15].Descriptor()
+	// signinprovider.DefaultEnabled holds the default value on creation for the enabled field.
+	signinprovider.DefaultEnabled = signinproviderDescEnabled.Default.(bool)
+	// signinproviderDescUpdatedAt is the schema descriptor for updated_at field.
+	signinproviderDescUpdatedAt := signinproviderFields[16].Descriptor()
+	// signinprovider.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	signinprovider.DefaultUpdatedAt = signinproviderDescUpdatedAt.Default.(func() time.Time)
+	// signinprovider.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
+	signinprovider.UpdateDefaultUpdatedAt = signinproviderDescUpdatedAt.UpdateDefault.(func() time.Time)
+	// signinproviderDescID is the schema descriptor for id field.
+	signinproviderDescID := signinproviderMixinFields0[0].Descriptor()
+	// signinprovider.DefaultID holds the default value on creation for the id field.
+	signinprovider.DefaultID = signinproviderDescID.Default.(func() string)
+	// signinprovider.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	signinprovider.IDValidator = func() func(string) error {
+		validators := signinproviderDescID.Validators
 		fns := [...]func(string) error{
 			validators[0].(func(string) error),
 			validators[1].(func(string) error),

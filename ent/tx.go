@@ -22,10 +22,16 @@ type Tx struct {
 	AuthClient *AuthClientClient
 	// Badge is the client for interacting with the Badge builders.
 	Badge *BadgeClient
+	// EmailSignIn is the client for interacting with the EmailSignIn builders.
+	EmailSignIn *EmailSignInClient
 	// Event is the client for interacting with the Event builders.
 	Event *EventClient
+	// FederationFlow is the client for interacting with the FederationFlow builders.
+	FederationFlow *FederationFlowClient
 	// GrantRefreshToken is the client for interacting with the GrantRefreshToken builders.
 	GrantRefreshToken *GrantRefreshTokenClient
+	// Identity is the client for interacting with the Identity builders.
+	Identity *IdentityClient
 	// Invitation is the client for interacting with the Invitation builders.
 	Invitation *InvitationClient
 	// MFAChallenge is the client for interacting with the MFAChallenge builders.
@@ -46,6 +52,8 @@ type Tx struct {
 	OAuthGrant *OAuthGrantClient
 	// Project is the client for interacting with the Project builders.
 	Project *ProjectClient
+	// ProviderDomain is the client for interacting with the ProviderDomain builders.
+	ProviderDomain *ProviderDomainClient
 	// RefreshToken is the client for interacting with the RefreshToken builders.
 	RefreshToken *RefreshTokenClient
 	// Resource is the client for interacting with the Resource builders.
@@ -58,6 +66,10 @@ type Tx struct {
 	Session *SessionClient
 	// SignInBudget is the client for interacting with the SignInBudget builders.
 	SignInBudget *SignInBudgetClient
+	// SignInMethods is the client for interacting with the SignInMethods builders.
+	SignInMethods *SignInMethodsClient
+	// SignInProvider is the client for interacting with the SignInProvider builders.
+	SignInProvider *SignInProviderClient
 	// SigningKey is the client for interacting with the SigningKey builders.
 	SigningKey *SigningKeyClient
 	// UsageCount is the client for interacting with the UsageCount builders.
@@ -207,8 +219,11 @@ func (tx *Tx) init() {
 	tx.AuditEvent = NewAuditEventClient(tx.config)
 	tx.AuthClient = NewAuthClientClient(tx.config)
 	tx.Badge = NewBadgeClient(tx.config)
+	tx.EmailSignIn = NewEmailSignInClient(tx.config)
 	tx.Event = NewEventClient(tx.config)
+	tx.FederationFlow = NewFederationFlowClient(tx.config)
 	tx.GrantRefreshToken = NewGrantRefreshTokenClient(tx.config)
+	tx.Identity = NewIdentityClient(tx.config)
 	tx.Invitation = NewInvitationClient(tx.config)
 	tx.MFAChallenge = NewMFAChallengeClient(tx.config)
 	tx.MFAFactor = NewMFAFactorClient(tx.config)
@@ -219,12 +234,15 @@ func (tx *Tx) init() {
 	tx.OAuthCode = NewOAuthCodeClient(tx.config)
 	tx.OAuthGrant = NewOAuthGrantClient(tx.config)
 	tx.Project = NewProjectClient(tx.config)
+	tx.ProviderDomain = NewProviderDomainClient(tx.config)
 	tx.RefreshToken = NewRefreshTokenClient(tx.config)
 	tx.Resource = NewResourceClient(tx.config)
 	tx.RevokedAccessToken = NewRevokedAccessTokenClient(tx.config)
 	tx.S3Credential = NewS3CredentialClient(tx.config)
 	tx.Session = NewSessionClient(tx.config)
 	tx.SignInBudget = NewSignInBudgetClient(tx.config)
+	tx.SignInMethods = NewSignInMethodsClient(tx.config)
+	tx.SignInProvider = NewSignInProviderClient(tx.config)
 	tx.SigningKey = NewSigningKeyClient(tx.config)
 	tx.UsageCount = NewUsageCountClient(tx.config)
 	tx.UsedAssertion = NewUsedAssertionClient(tx.config)

@@ -46,6 +46,7 @@ type cli struct {
 	Version     versionCmd     `cmd:"" help:"Print the version and exit."`
 	Users       usersCmd       `cmd:"" help:"Manage users without HTTP."`
 	Projects    projectsCmd    `cmd:"" help:"Manage projects without HTTP."`
+	Providers   providersCmd   `cmd:"" help:"Manage the dashboard tenant's sign-in providers and methods (SPEC §20)."`
 	Keys        keysCmd        `cmd:"" help:"Manage the master keys."`
 	Scanning    scanningCmd    `cmd:"" name:"secret-scanning" help:"Secret-scanning partner settings."`
 	Bench       benchCmd       `cmd:"" help:"Load-test the service in-process on loopback and print requests/s, p50, p99 and ratios to /healthz."`

@@ -218,6 +218,9 @@ func TestMasterKeyRotation(t *testing.T) {
 			Header: admin.Bearer()}).Expect(t, 200, nil)["s3"].(map[string]any)
 		a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/projects/" + prj + "/webhooks", Body: map[string]any{"url": "https://93.184.215.14/hook"},
 			Header: admin.Bearer()}).Expect(t, 201, nil)
+		// A sign-in provider's client secret is sealed too (SPEC §20).
+		a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/projects/" + prj + "/auth/providers",
+			Body: map[string]any{"preset": "google", "clientId": "g", "clientSecret": "provider-secret"}, Header: admin.Bearer()}).Expect(t, 201, nil)
 		// A TOTP app's shared secret is sealed too (SPEC §17).
 		other := a.SignUp(t)
 		pending := a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/auth-core/mfa/totp", Header: other.Bearer()}).Expect(t, 201, nil)
@@ -238,10 +241,11 @@ func TestMasterKeyRotation(t *testing.T) {
 		}
 		first := reseal()
 		if !strings.Contains(first, "re-sealed 2 s3 secret keys") || strings.Contains(first, "re-sealed 0 signing keys") ||
-			!strings.Contains(first, "re-sealed 1 webhook secrets") || !strings.Contains(first, "re-sealed 1 TOTP secrets") {
+			!strings.Contains(first, "re-sealed 1 webhook secrets") || !strings.Contains(first, "re-sealed 1 TOTP secrets") ||
+			!strings.Contains(first, "re-sealed 1 sign-in provider secrets and upstream tokens") {
 			t.Fatalf("first run: %q", first)
 		}
-		if again := reseal(); again != "re-sealed 0 TOTP secrets\nre-sealed 0 s3 secret keys\nre-sealed 0 signing keys\nre-sealed 0 webhook secrets\n" {
+		if again := reseal(); again != "re-sealed 0 TOTP secrets\nre-sealed 0 s3 secret keys\nre-sealed 0 sign-in provider secrets and upstream tokens\nre-sealed 0 signing keys\nre-sealed 0 webhook secrets\n" {
 			t.Fatalf("second run: %q", again)
 		}
 
@@ -298,5 +302,47 @@ func TestSecretScanningPattern(t *testing.T) {
 		if p.MatchString(s) {
 			t.Errorf("%q is matched", s)
 		}
+	}
+}
+
+// The operator manages the dashboard tenant's providers and methods from the command line
+// (SPEC §20), under the admin API's rules; the secret comes from standard input.
+func TestProvidersCommands(t *testing.T) {
+	dir := t.TempDir()
+	common := []string{"--database-url=sqlite:" + dir + "/a.db", "--data-dir=" + dir}
+	cli := func(in string, args ...string) (int, string, string) {
+		stdin = strings.NewReader(in)
+		defer func() { stdin = os.Stdin }()
+		var out, errOut bytes.Buffer
+		code := run(append(args, common...), &out, &errOut)
+		return code, out.String(), errOut.String()
+	}
+	code, out, errs := cli("client-secret-from-stdin\n", "providers", "add", "--preset=google", "--client-id=abc")
+	if code != 0 || !strings.Contains(out, "added provider idp_") || !strings.Contains(out, "/v1/auth-core/providers/idp_") {
+		t.Fatalf("add: %d %s %s", code, out, errs)
+	}
+	id := regexp.MustCompile(`idp_[0-9A-Z]{26}`).FindString(out)
+	if code, _, errs := cli("", "providers", "add", "--type=saml", "--client-id=x", "--client-secret=y"); code == 0 || !strings.Contains(errs, "validation_failed") {
+		t.Fatalf("a bad provider: %d %s", code, errs)
+	}
+	if code, out, errs := cli("", "providers", "update", id, "--name=Google Workspace", "--no-enabled"); code != 0 || !strings.Contains(out, "Google Workspace") {
+		t.Fatalf("update: %d %s %s", code, out, errs)
+	}
+	if code, out, errs := cli("", "providers", "methods", "--password", "--email-link"); code != 0 || !strings.Contains(out, "password=true emailLink=true") {
+		t.Fatalf("methods: %d %s %s", code, out, errs)
+	}
+	code, out, _ = cli("", "providers", "list")
+	if code != 0 || !strings.Contains(out, id+"\toidc\tGoogle Workspace\thttps://accounts.google.com\tenabled=false\tmanagedBy=operator") || !strings.Contains(out, "emailLink=true") {
+		t.Fatalf("list: %d %s", code, out)
+	}
+	raw, _ := os.ReadFile(dir + "/a.db")
+	if bytes.Contains(raw, []byte("client-secret-from-stdin")) {
+		t.Fatal("the client secret is in the store in clear")
+	}
+	if code, out, _ := cli("", "providers", "remove", id); code != 0 || !strings.Contains(out, "removed") {
+		t.Fatalf("remove: %d %s", code, out)
+	}
+	if code, _, errs := cli("", "providers", "remove", id); code == 0 || !strings.Contains(errs, "provider_not_found") {
+		t.Fatalf("remove again: %d %s", code, errs)
 	}
 }

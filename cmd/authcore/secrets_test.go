@@ -81,6 +81,18 @@ func TestNoSecretInStoreOrLogs(t *testing.T) {
 		a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/auth-core/mfa/verify",
 			Body: map[string]any{"mfaToken": secrets["mfaToken"], "recoveryCode": secrets["recovery code 0"]}}).Expect(t, 200, nil)
 
+		// Sign-in (SPEC §20): a provider's client secret (sealed) and a mailed sign-in link's
+		// token (a digest), the link used.
+		secrets["sign-in provider client secret"] = "provider-client-secret-" + admin.UserID
+		a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/projects/" + prj + "/auth/providers", Header: bearer,
+			Body: map[string]any{"preset": "gitlab", "clientId": "scan", "clientSecret": secrets["sign-in provider client secret"]}}).Expect(t, 201, nil)
+		a.Do(apptest.Req{Method: http.MethodPut, Path: "/v1/projects/" + prj + "/auth/methods", Header: bearer,
+			Body: map[string]any{"password": true, "emailLink": true}}).Expect(t, 200, nil)
+		a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/auth-core/email/signin-request", Body: map[string]any{"email": "mailed@example.com", "tenantId": prj}}).Expect(t, 202, nil)
+		link := regexp.MustCompile(`ac_esl_[A-Za-z0-9]+`).FindString(in.Wait(t, 2)[1].Text)
+		secrets["mailed sign-in link"] = link
+		a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/auth-core/email/signin", Body: map[string]any{"token": link}}).Expect(t, 200, nil)
+
 		// The store as it stands, then every line up to and including shutdown.
 		dump := a.DumpDB(t)
 		if err := a.Stop(); err != nil {

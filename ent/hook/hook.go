@@ -57,6 +57,18 @@ func (f BadgeFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.BadgeMutation", m)
 }
 
+// The EmailSignInFunc type is an adapter to allow the use of ordinary
+// function as EmailSignIn mutator.
+type EmailSignInFunc func(context.Context, *ent.EmailSignInMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f EmailSignInFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.EmailSignInMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.EmailSignInMutation", m)
+}
+
 // The EventFunc type is an adapter to allow the use of ordinary
 // function as Event mutator.
 type EventFunc func(context.Context, *ent.EventMutation) (ent.Value, error)
@@ -69,6 +81,18 @@ func (f EventFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.EventMutation", m)
 }
 
+// The FederationFlowFunc type is an adapter to allow the use of ordinary
+// function as FederationFlow mutator.
+type FederationFlowFunc func(context.Context, *ent.FederationFlowMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f FederationFlowFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.FederationFlowMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.FederationFlowMutation", m)
+}
+
 // The GrantRefreshTokenFunc type is an adapter to allow the use of ordinary
 // function as GrantRefreshToken mutator.
 type GrantRefreshTokenFunc func(context.Context, *ent.GrantRefreshTokenMutation) (ent.Value, error)
@@ -79,6 +103,18 @@ func (f GrantRefreshTokenFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.
 		return f(ctx, mv)
 	}
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.GrantRefreshTokenMutation", m)
+}
+
+// The IdentityFunc type is an adapter to allow the use of ordinary
+// function as Identity mutator.
+type IdentityFunc func(context.Context, *ent.IdentityMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f IdentityFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.IdentityMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.IdentityMutation", m)
 }
 
 // The InvitationFunc type is an adapter to allow the use of ordinary
@@ -201,6 +237,18 @@ func (f ProjectFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, err
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.ProjectMutation", m)
 }
 
+// The ProviderDomainFunc type is an adapter to allow the use of ordinary
+// function as ProviderDomain mutator.
+type ProviderDomainFunc func(context.Context, *ent.ProviderDomainMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f ProviderDomainFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.ProviderDomainMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.ProviderDomainMutation", m)
+}
+
 // The RefreshTokenFunc type is an adapter to allow the use of ordinary
 // function as RefreshToken mutator.
 type RefreshTokenFunc func(context.Context, *ent.RefreshTokenMutation) (ent.Value, error)
@@ -271,6 +319,30 @@ func (f SignInBudgetFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value
 		return f(ctx, mv)
 	}
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.SignInBudgetMutation", m)
+}
+
+// The SignInMethodsFunc type is an adapter to allow the use of ordinary
+// function as SignInMethods mutator.
+type SignInMethodsFunc func(context.Context, *ent.SignInMethodsMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f SignInMethodsFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.SignInMethodsMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.SignInMethodsMutation", m)
+}
+
+// The SignInProviderFunc type is an adapter to allow the use of ordinary
+// function as SignInProvider mutator.
+type SignInProviderFunc func(context.Context, *ent.SignInProviderMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f SignInProviderFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.SignInProviderMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.SignInProviderMutation", m)
 }
 
 // The SigningKeyFunc type is an adapter to allow the use of ordinary

@@ -112,6 +112,36 @@ var (
 			},
 		},
 	}
+	// EmailSignInsColumns holds the columns for the "email_sign_ins" table.
+	EmailSignInsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString, Size: 40},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "tenant_id", Type: field.TypeString},
+		{Name: "email", Type: field.TypeString},
+		{Name: "token_digest", Type: field.TypeBytes, Unique: true},
+		{Name: "code_mac", Type: field.TypeString},
+		{Name: "attempts", Type: field.TypeInt, Default: 0},
+		{Name: "expires_at", Type: field.TypeTime},
+		{Name: "used_at", Type: field.TypeTime, Nullable: true},
+	}
+	// EmailSignInsTable holds the schema information for the "email_sign_ins" table.
+	EmailSignInsTable = &schema.Table{
+		Name:       "email_sign_ins",
+		Columns:    EmailSignInsColumns,
+		PrimaryKey: []*schema.Column{EmailSignInsColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "emailsignin_tenant_id_email_created_at",
+				Unique:  false,
+				Columns: []*schema.Column{EmailSignInsColumns[2], EmailSignInsColumns[3], EmailSignInsColumns[1]},
+			},
+			{
+				Name:    "emailsignin_expires_at",
+				Unique:  false,
+				Columns: []*schema.Column{EmailSignInsColumns[7]},
+			},
+		},
+	}
 	// EventsColumns holds the columns for the "events" table.
 	EventsColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeString, Size: 40},
@@ -130,6 +160,35 @@ var (
 				Name:    "event_project_id_id",
 				Unique:  false,
 				Columns: []*schema.Column{EventsColumns[2], EventsColumns[0]},
+			},
+		},
+	}
+	// FederationFlowsColumns holds the columns for the "federation_flows" table.
+	FederationFlowsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString, Size: 40},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "tenant_id", Type: field.TypeString},
+		{Name: "provider_id", Type: field.TypeString},
+		{Name: "state_digest", Type: field.TypeBytes, Unique: true},
+		{Name: "browser_digest", Type: field.TypeBytes},
+		{Name: "nonce", Type: field.TypeString},
+		{Name: "verifier_sealed", Type: field.TypeString},
+		{Name: "purpose", Type: field.TypeEnum, Enums: []string{"signin", "link"}},
+		{Name: "link_user_id", Type: field.TypeString, Nullable: true},
+		{Name: "redirect", Type: field.TypeString},
+		{Name: "expires_at", Type: field.TypeTime},
+		{Name: "used_at", Type: field.TypeTime, Nullable: true},
+	}
+	// FederationFlowsTable holds the schema information for the "federation_flows" table.
+	FederationFlowsTable = &schema.Table{
+		Name:       "federation_flows",
+		Columns:    FederationFlowsColumns,
+		PrimaryKey: []*schema.Column{FederationFlowsColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "federationflow_expires_at",
+				Unique:  false,
+				Columns: []*schema.Column{FederationFlowsColumns[11]},
 			},
 		},
 	}
@@ -160,6 +219,37 @@ var (
 				Name:    "grantrefreshtoken_grant_id",
 				Unique:  false,
 				Columns: []*schema.Column{GrantRefreshTokensColumns[3]},
+			},
+		},
+	}
+	// IdentitiesColumns holds the columns for the "identities" table.
+	IdentitiesColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString, Size: 40},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "tenant_id", Type: field.TypeString},
+		{Name: "user_id", Type: field.TypeString},
+		{Name: "provider_id", Type: field.TypeString},
+		{Name: "subject", Type: field.TypeString},
+		{Name: "email", Type: field.TypeString, Default: ""},
+		{Name: "email_verified", Type: field.TypeBool, Default: false},
+		{Name: "tokens_sealed", Type: field.TypeString, Default: ""},
+		{Name: "last_used_at", Type: field.TypeTime, Nullable: true},
+	}
+	// IdentitiesTable holds the schema information for the "identities" table.
+	IdentitiesTable = &schema.Table{
+		Name:       "identities",
+		Columns:    IdentitiesColumns,
+		PrimaryKey: []*schema.Column{IdentitiesColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "identity_provider_id_subject",
+				Unique:  true,
+				Columns: []*schema.Column{IdentitiesColumns[4], IdentitiesColumns[5]},
+			},
+			{
+				Name:    "identity_user_id",
+				Unique:  false,
+				Columns: []*schema.Column{IdentitiesColumns[3]},
 			},
 		},
 	}
@@ -426,6 +516,35 @@ var (
 		Columns:    ProjectsColumns,
 		PrimaryKey: []*schema.Column{ProjectsColumns[0]},
 	}
+	// ProviderDomainsColumns holds the columns for the "provider_domains" table.
+	ProviderDomainsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString, Size: 40},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "tenant_id", Type: field.TypeString},
+		{Name: "provider_id", Type: field.TypeString},
+		{Name: "domain", Type: field.TypeString},
+		{Name: "verified_at", Type: field.TypeTime, Nullable: true},
+		{Name: "proof_digest", Type: field.TypeBytes, Nullable: true},
+		{Name: "proof_expires_at", Type: field.TypeTime, Nullable: true},
+	}
+	// ProviderDomainsTable holds the schema information for the "provider_domains" table.
+	ProviderDomainsTable = &schema.Table{
+		Name:       "provider_domains",
+		Columns:    ProviderDomainsColumns,
+		PrimaryKey: []*schema.Column{ProviderDomainsColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "providerdomain_tenant_id_domain",
+				Unique:  true,
+				Columns: []*schema.Column{ProviderDomainsColumns[2], ProviderDomainsColumns[4]},
+			},
+			{
+				Name:    "providerdomain_provider_id",
+				Unique:  false,
+				Columns: []*schema.Column{ProviderDomainsColumns[3]},
+			},
+		},
+	}
 	// RefreshTokensColumns holds the columns for the "refresh_tokens" table.
 	RefreshTokensColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeString, Size: 40},
@@ -566,6 +685,55 @@ var (
 				Name:    "signinbudget_updated_at",
 				Unique:  false,
 				Columns: []*schema.Column{SignInBudgetsColumns[2]},
+			},
+		},
+	}
+	// SignInMethodsColumns holds the columns for the "sign_in_methods" table.
+	SignInMethodsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString, Size: 40},
+		{Name: "password", Type: field.TypeBool, Default: true},
+		{Name: "email_link", Type: field.TypeBool, Default: false},
+		{Name: "auto_link", Type: field.TypeBool, Default: true},
+		{Name: "updated_at", Type: field.TypeTime},
+	}
+	// SignInMethodsTable holds the schema information for the "sign_in_methods" table.
+	SignInMethodsTable = &schema.Table{
+		Name:       "sign_in_methods",
+		Columns:    SignInMethodsColumns,
+		PrimaryKey: []*schema.Column{SignInMethodsColumns[0]},
+	}
+	// SignInProvidersColumns holds the columns for the "sign_in_providers" table.
+	SignInProvidersColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString, Size: 40},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "tenant_id", Type: field.TypeString},
+		{Name: "type", Type: field.TypeEnum, Enums: []string{"oidc", "oauth2"}},
+		{Name: "preset", Type: field.TypeString, Default: "generic"},
+		{Name: "name", Type: field.TypeString},
+		{Name: "issuer", Type: field.TypeString, Default: ""},
+		{Name: "authorization_endpoint", Type: field.TypeString, Default: ""},
+		{Name: "token_endpoint", Type: field.TypeString, Default: ""},
+		{Name: "userinfo_endpoint", Type: field.TypeString, Default: ""},
+		{Name: "client_id", Type: field.TypeString},
+		{Name: "client_secret_sealed", Type: field.TypeString},
+		{Name: "scopes", Type: field.TypeJSON},
+		{Name: "trust_email", Type: field.TypeBool, Default: false},
+		{Name: "claims", Type: field.TypeJSON},
+		{Name: "sso_required", Type: field.TypeBool, Default: false},
+		{Name: "offline", Type: field.TypeBool, Default: false},
+		{Name: "enabled", Type: field.TypeBool, Default: true},
+		{Name: "updated_at", Type: field.TypeTime},
+	}
+	// SignInProvidersTable holds the schema information for the "sign_in_providers" table.
+	SignInProvidersTable = &schema.Table{
+		Name:       "sign_in_providers",
+		Columns:    SignInProvidersColumns,
+		PrimaryKey: []*schema.Column{SignInProvidersColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "signinprovider_tenant_id_id",
+				Unique:  false,
+				Columns: []*schema.Column{SignInProvidersColumns[2], SignInProvidersColumns[0]},
 			},
 		},
 	}
@@ -748,8 +916,11 @@ var (
 		AuditEventsTable,
 		AuthClientsTable,
 		BadgesTable,
+		EmailSignInsTable,
 		EventsTable,
+		FederationFlowsTable,
 		GrantRefreshTokensTable,
+		IdentitiesTable,
 		InvitationsTable,
 		MfaChallengesTable,
 		MfaFactorsTable,
@@ -760,12 +931,15 @@ var (
 		OauthCodesTable,
 		OauthGrantsTable,
 		ProjectsTable,
+		ProviderDomainsTable,
 		RefreshTokensTable,
 		ResourcesTable,
 		RevokedAccessTokensTable,
 		S3credentialsTable,
 		SessionsTable,
 		SignInBudgetsTable,
+		SignInMethodsTable,
+		SignInProvidersTable,
 		SigningKeysTable,
 		UsageCountsTable,
 		UsedAssertionsTable,

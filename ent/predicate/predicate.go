@@ -18,11 +18,20 @@ type AuthClient func(*sql.Selector)
 // Badge is the predicate function for badge builders.
 type Badge func(*sql.Selector)
 
+// EmailSignIn is the predicate function for emailsignin builders.
+type EmailSignIn func(*sql.Selector)
+
 // Event is the predicate function for event builders.
 type Event func(*sql.Selector)
 
+// FederationFlow is the predicate function for federationflow builders.
+type FederationFlow func(*sql.Selector)
+
 // GrantRefreshToken is the predicate function for grantrefreshtoken builders.
 type GrantRefreshToken func(*sql.Selector)
+
+// Identity is the predicate function for identity builders.
+type Identity func(*sql.Selector)
 
 // Invitation is the predicate function for invitation builders.
 type Invitation func(*sql.Selector)
@@ -54,6 +63,9 @@ type OAuthGrant func(*sql.Selector)
 // Project is the predicate function for project builders.
 type Project func(*sql.Selector)
 
+// ProviderDomain is the predicate function for providerdomain builders.
+type ProviderDomain func(*sql.Selector)
+
 // RefreshToken is the predicate function for refreshtoken builders.
 type RefreshToken func(*sql.Selector)
 
@@ -71,6 +83,12 @@ type Session func(*sql.Selector)
 
 // SignInBudget is the predicate function for signinbudget builders.
 type SignInBudget func(*sql.Selector)
+
+// SignInMethods is the predicate function for signinmethods builders.
+type SignInMethods func(*sql.Selector)
+
+// SignInProvider is the predicate function for signinprovider builders.
+type SignInProvider func(*sql.Selector)
 
 // SigningKey is the predicate function for signingkey builders.
 type SigningKey func(*sql.Selector)

@@ -35,6 +35,16 @@ type handler struct {
 	signins  *ratelimit.SignIns
 	devices  *ratelimit.Devices
 	second   identity.SecondFactor // nil: no MFA module
+	rules    identity.SignInRules  // nil: no federation module
+}
+
+// passwordAllowed asks the tenant's sign-in rules (SPEC §20) before any hashing: a tenant
+// may turn passwords off, or send an address of a domain its provider proved to it.
+func (h *handler) passwordAllowed(ctx context.Context, tenant, email string) error {
+	if h.rules == nil {
+		return nil
+	}
+	return h.rules.PasswordAllowed(ctx, tenant, email)
 }
 
 func (h *handler) routes() []httpserver.Route {
@@ -82,6 +92,9 @@ func (h *handler) signUp(c *fiber.Ctx) error {
 	if err := h.checkTenant(c.UserContext(), in.TenantID); err != nil {
 		return err
 	}
+	if err := h.passwordAllowed(c.UserContext(), in.TenantID, in.Email); err != nil {
+		return err
+	}
 	u, err := h.svc.Create(c.UserContext(), in)
 	if err != nil {
 		return err
@@ -95,6 +108,9 @@ func (h *handler) signIn(c *fiber.Ctx) error {
 	password := f.RequiredString("password")
 	tenant := tenantOf(f)
 	if err := f.Err(); err != nil {
+		return err
+	}
+	if err := h.passwordAllowed(c.UserContext(), tenant, email); err != nil {
 		return err
 	}
 	// The account's budget of failed sign-ins (SPEC §9a) holds whatever address asks, and

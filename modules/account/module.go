@@ -26,11 +26,11 @@ import (
 var Module = fx.Module("account",
 	fx.Supply(OWASPParams),
 	fx.Provide(fx.Annotate(NewService,
-		fx.As(fx.Self()), fx.As(new(identity.Users)), fx.As(new(identity.Directory)), fx.As(new(Accounts)))),
+		fx.As(fx.Self()), fx.As(new(identity.Users)), fx.As(new(identity.Directory)), fx.As(new(Accounts)), fx.As(new(identity.ProvenUsers)))),
 	fx.Provide(fx.Annotate(newRecovery, fx.As(fx.Self()), fx.As(new(identity.EmailVerification)))),
 	httpserver.AsModuleRoutes("account", func(p handlerParams) []httpserver.Route {
 		h := &handler{guard: p.Guard, svc: p.Svc, recovery: p.Recovery, tenants: p.Tenants, sessions: p.Sessions, cfg: p.Config, clock: p.Clock, limits: p.Limits,
-			signins: p.SignIns, devices: p.Devices, second: p.Second}
+			signins: p.SignIns, devices: p.Devices, second: p.Second, rules: p.Rules}
 		return h.routes()
 	}),
 )
@@ -49,6 +49,8 @@ type handlerParams struct {
 	Devices  *ratelimit.Devices
 	// Second is the MFA module; without it sign-in is one step.
 	Second identity.SecondFactor `optional:"true"`
+	// Rules is the federation module; without it password sign-in is always allowed.
+	Rules identity.SignInRules `optional:"true"`
 }
 
 // Accounts is what operator commands (authcore users create) use.

@@ -167,7 +167,8 @@ func (r *Recovery) ChangePassword(ctx context.Context, userID, keep, current, pa
 	if err != nil {
 		return err
 	}
-	if !ok {
+	if !ok || u.PasswordHash == "" { // no password to know (SPEC §20): a reset link sets one
+
 		return errInvalidCredentials
 	}
 	hash, err := r.users.hash.Hash(ctx, password)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/authcore/authcore/ent"
 	"github.com/authcore/authcore/ent/user"
+	"github.com/authcore/authcore/platform/apperr"
 	"github.com/authcore/authcore/platform/identity"
 	"github.com/authcore/authcore/platform/tracing"
 )
@@ -129,7 +130,9 @@ func (s *Service) Authenticate(ctx context.Context, tenantID, email, password st
 	if err != nil {
 		return User{}, err
 	}
-	if u == nil || !match {
+	// A user who never set a password (SPEC §20: signed up through a provider or a mailed
+	// code) was compared with the dummy hash above, for the time; no password is theirs.
+	if u == nil || u.PasswordHash == "" || !match {
 		return User{}, errInvalidCredentials
 	}
 	return view(u), nil
@@ -205,4 +208,64 @@ func (s *Service) Emails(ctx context.Context, ids []string) (map[string]string, 
 		out[u.ID] = u.Email
 	}
 	return out, nil
+}
+
+var _ identity.ProvenUsers = (*Service)(nil)
+
+func account(u *ent.User) identity.Account {
+	v := view(u)
+	return identity.Account{ID: v.ID, TenantID: v.TenantID, Email: v.Email, Name: v.Name, EmailVerified: v.EmailVerified,
+		CreatedAt: v.CreatedAt, HasPassword: u.PasswordHash != ""}
+}
+
+// Account is a user as the federation module sees it.
+func (s *Service) Account(ctx context.Context, userID string) (identity.Account, error) {
+	u, err := s.ent.User.Get(ctx, userID)
+	if err != nil {
+		return identity.Account{}, err
+	}
+	return account(u), nil
+}
+
+// AccountByEmail is the tenant's user with that address, if any.
+func (s *Service) AccountByEmail(ctx context.Context, tenantID, email string) (identity.Account, bool, error) {
+	addr, ok := normalizeEmail(email)
+	if !ok {
+		return identity.Account{}, false, nil
+	}
+	u, err := s.ent.User.Query().Where(user.TenantID(tenantID), user.Email(addr)).Only(ctx)
+	if ent.IsNotFound(err) {
+		return identity.Account{}, false, nil
+	}
+	if err != nil {
+		return identity.Account{}, false, err
+	}
+	return account(u), true, nil
+}
+
+// CreateProven creates a user who proved their address (SPEC §20): verified, and without
+// a password, which password sign-in then never matches.
+func (s *Service) CreateProven(ctx context.Context, tx *ent.Tx, tenantID, email string, name *string) (identity.Account, error) {
+	addr, ok := normalizeEmail(email)
+	if !ok {
+		return identity.Account{}, apperr.Validation(apperr.Issue{Field: "email", Reason: "not a valid email address"})
+	}
+	md := "{}"
+	if name != nil {
+		b, _ := json.Marshal(map[string]string{"name": *name})
+		md = string(b)
+	}
+	u, err := tx.User.Create().SetTenantID(tenantID).SetEmail(addr).SetPasswordHash("").SetMetadata(md).SetEmailVerified(true).Save(ctx)
+	if ent.IsConstraintError(err) {
+		return identity.Account{}, errEmailTaken
+	}
+	if err != nil {
+		return identity.Account{}, err
+	}
+	return account(u), nil
+}
+
+// MarkVerified records that userID proved their address.
+func (s *Service) MarkVerified(ctx context.Context, tx *ent.Tx, userID string) error {
+	return tx.User.UpdateOneID(userID).SetEmailVerified(true).Exec(ctx)
 }

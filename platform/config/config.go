@@ -45,6 +45,7 @@ type Config struct {
 	RequireVerifiedEmail bool          `name:"require-verified-email" env:"AUTHCORE_REQUIRE_VERIFIED_EMAIL" default:"false" help:"Refuse dashboard requests (403 email_not_verified) until the user verified their address (default ${default})."`
 	SecretScanningKeys   string        `name:"secret-scanning-keys" env:"AUTHCORE_SECRET_SCANNING_KEYS" help:"Path to a JSON file of GitHub's secret-scanning public keys ({public_keys: [{key_identifier, key, is_current}]}); unset, POST /v1/secret-scanning/report answers 404 (default: empty)."`
 	WebhookAllowHTTP     bool          `name:"webhook-allow-http" env:"AUTHCORE_WEBHOOK_ALLOW_HTTP" default:"false" help:"Development only: let webhooks use plain http and loopback or private addresses; link-local and metadata addresses stay refused (default ${default})."`
+	ProvidersFile        string        `name:"providers-file" env:"AUTHCORE_PROVIDERS_FILE" help:"YAML or JSON file of the dashboard tenant's sign-in providers and methods (SPEC §20), read at start; entries there are changed only there (default: empty, none)."`
 	MetricsAddr          string        `name:"metrics-addr" env:"AUTHCORE_METRICS_ADDR" default:"127.0.0.1:9090" help:"Where /metrics is served: host:port of a listener of its own, loopback by default so metrics stay off the public port (default ${default}), or public to serve it on AUTHCORE_ADDR beside the API."`
 
 	// Plugins are product plugins' own settings, parsed with these (pointers to each

@@ -14,6 +14,7 @@ import (
 	"github.com/authcore/authcore/modules/authorize"
 	"github.com/authcore/authcore/modules/badge"
 	"github.com/authcore/authcore/modules/console"
+	"github.com/authcore/authcore/modules/federation"
 	"github.com/authcore/authcore/modules/mfa"
 	"github.com/authcore/authcore/modules/oauth"
 	"github.com/authcore/authcore/modules/project"
@@ -91,6 +92,7 @@ func With(cfg config.Config, keys secret.MasterKeys, out logging.Output, product
 		authorize.Module,
 		usage.Module,
 		mfa.Module,
+		federation.Module,
 
 		fx.Options(plugins...),
 	)

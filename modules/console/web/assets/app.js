@@ -2,12 +2,15 @@ import { api, refresh, schedule, stop, whenReauthenticationNeeded, whenSignedOut
 import { factorsSection, passkeySignIn, secondStep, stepUp } from './mfa.js';
 import { confirm, errorBox, field, h, secretPanel, select, submitting, table, when } from './ui.js';
 import { chart, mini } from './chart.js';
+import { domainLanding, emailView, identitiesSection, linkLanding, methodsOf, methodsView, providerButtons, tenantOf } from './federation.js';
 
 const main = document.getElementById('main');
 const nav = document.getElementById('nav');
 const banner = document.getElementById('banner');
 
-const state = { user: null, projects: [], project: localStorage.getItem('authcore.project') || '' };
+// tenant is the sign-in page's tenant (?tenant=, a project's end users); tenantUser is set
+// when the signed-in user is not a dashboard user: they see their Account only.
+const state = { user: null, projects: [], project: localStorage.getItem('authcore.project') || '', tenant: tenantOf(), tenantUser: false };
 
 whenSignedOut(() => {
   state.user = null;
@@ -35,6 +38,10 @@ function drawNav() {
   const picker = state.projects.length > 0 && select('Project', state.projects.map((p) => ({ value: p.id, label: p.name, selected: p.id === state.project })), {
     onchange: (e) => { choose(e.target.value); render(); },
   });
+  if (state.tenantUser) {
+    nav.replaceChildren(link('#/account', 'Account'), h('button', { type: 'button', onclick: signOut }, 'Sign out'));
+    return;
+  }
   nav.replaceChildren(
     link('#/projects', 'Projects'),
     link('#/agents', 'Agent tokens'),
@@ -46,6 +53,7 @@ function drawNav() {
     link('#/resources', 'Resources'),
     link('#/apps', 'Connected apps'),
     link('#/usage', 'Usage'),
+    link('#/signin-methods', 'Sign-in methods'),
     link('#/account', 'Account'),
     picker || '',
     h('button', { type: 'button', onclick: signOut }, 'Sign out'),
@@ -85,7 +93,10 @@ async function loadUser() {
   try {
     const me = await api('GET', '/v1/auth-core/session/me');
     state.user = me.user;
-    await loadProjects();
+    state.user.tenantId = me.accessTokenPayload && me.accessTokenPayload.tid;
+    state.tenantUser = state.user.tenantId !== 'public';
+    if (state.tenantUser) state.tenant = state.user.tenantId;
+    if (!state.tenantUser) await loadProjects();
   } catch {
     state.user = null;
   }
@@ -101,7 +112,9 @@ async function signOut() {
 
 // ---- sign-up, sign-in, recovery --------------------------------------------------------
 
-function authForm(mode, why, hint) {
+async function authForm(mode, why, hint) {
+  const tenant = state.tenant;
+  const methods = await methodsOf(tenant);
   const box = errorBox();
   const email = field('Email', { type: 'email', autocomplete: 'email', required: true, value: hint || undefined });
   const password = field('Password', { type: 'password', autocomplete: mode === 'signup' ? 'new-password' : 'current-password', required: true });
@@ -111,6 +124,7 @@ function authForm(mode, why, hint) {
       e.preventDefault();
       submitting(form, box, async () => {
         const body = { email: email.querySelector('input').value, password: password.querySelector('input').value };
+        if (tenant) body.tenantId = tenant;
         let got = await api('POST', `/v1/auth-core/${mode}`, body);
         if (got.mfaRequired) got = await secondStep(got, show);
         await signedIn(got);
@@ -124,12 +138,21 @@ function authForm(mode, why, hint) {
   const other = mode === 'signup'
     ? h('p', {}, 'Have an account? ', h('a', { href: '#/signin' }, 'Sign in instead'))
     : h('p', {}, 'New here? ', h('a', { href: '#/signup' }, 'Create an account'), ' · ', h('a', { href: '#/forgot' }, 'Forgot password?'));
-  show(label, why ? h('p', {}, why) : '', form, other);
+  // SPEC §20: the tenant's providers and the email code beside (or instead of) the password.
+  const byEmail = methods.emailLink ? h('p', {}, h('a', { href: '#/email' }, 'Sign in with an email code')) : '';
+  show(label, why ? h('p', {}, why) : '', ...(methods.password ? [form, other] : [box]), providerButtons(methods, tenant), byEmail);
 }
 
 async function signedIn(got) {
   schedule(got.session && got.session.accessTokenExpiresAt);
   state.user = got.user;
+  state.tenantUser = got.user.tenantId !== 'public';
+  if (state.tenantUser) { // their sign-in page, when they sign out, is their tenant's
+    state.tenant = got.user.tenantId;
+    location.hash = '#/account';
+    render();
+    return;
+  }
   await loadProjects();
   if (location.pathname === consentPage || location.pathname === invitePage) { render(); return; } // back to the question asked
   location.hash = state.projects.length ? '#/agents' : '#/projects';
@@ -837,6 +860,15 @@ async function usageView() {
     chart(got, HOUR, 'Verifications by hour'), byKind);
 }
 
+// ---- sign-in methods (SPEC §20) ---------------------------------------------------------
+
+async function signInMethodsView() {
+  if (needProject()) return;
+  const p = current();
+  if (p.role !== 'admin') { show('Sign-in methods', h('p', {}, 'Only the project\'s admins configure how its end users sign in.')); return; }
+  await methodsView(p, show);
+}
+
 // ---- account ---------------------------------------------------------------------------
 
 async function accountView() {
@@ -854,7 +886,8 @@ async function accountView() {
       });
     },
   }, cur, next, box, h('button', { type: 'submit' }, 'Change password'));
-  show('Account', h('p', {}, `Signed in as ${state.user.email || state.user.id}.`), await factorsSection(), h('h2', {}, 'Change password'), form, done);
+  show('Account', h('p', {}, `Signed in as ${state.user.email || state.user.id}.`), await factorsSection(),
+    await identitiesSection(state.user.tenantId || state.tenant), h('h2', {}, 'Change password'), form, done);
 }
 
 // ---- routing ---------------------------------------------------------------------------
@@ -863,6 +896,7 @@ const views = {
   '#/projects': projectsView, '#/agents': agentsView, '#/badges': badgesView, '#/sessions': sessionsView,
   '#/members': membersView, '#/audit': auditView, '#/account': accountView, '#/webhooks': webhooksView,
   '#/resources': resourcesView, '#/apps': appsView, '#/usage': usageView,
+  '#/signin-methods': signInMethodsView,
 };
 
 // consentPage is where the authorization endpoint sends a person (SPEC §16).
@@ -892,11 +926,13 @@ async function render() {
     if (route !== '#/signup') return authForm('signin', 'Sign in with the invited address to accept the invitation, or create an account with it.');
   }
   if (!state.user) {
+    if (route === '#/email') return emailView(show, signedIn, state.tenant);
     if (route === '#/signup') return authForm('signup');
     if (route === '#/forgot') return forgotForm();
     return authForm('signin');
   }
-  const view = views[route];
+  const view = state.tenantUser ? (route === '#/account' ? accountView : null) : views[route];
+  if (!view && state.tenantUser) { location.hash = '#/account'; return undefined; }
   if (!view) { location.hash = '#/projects'; return undefined; }
   try {
     await view();
@@ -911,9 +947,21 @@ async function render() {
 
 window.addEventListener('hashchange', render);
 
+// mfaStep is the second step an upstream sign-in sent the browser to (SPEC §20):
+// #/mfa?token=…&methods=…, taken out of the address before anything else runs.
+async function mfaStep() {
+  const q = new URLSearchParams(location.hash.split('?')[1]);
+  history.replaceState(null, '', location.pathname + location.search);
+  return signedIn(await secondStep({ mfaToken: q.get('token'), methods: (q.get('methods') || '').split(',') }, show,
+    'Your identity provider signed you in.'));
+}
+
 async function start() {
+  if (location.hash.startsWith('#/mfa?')) return mfaStep();
   const token = new URLSearchParams(location.search).get('token');
   if (location.pathname === '/console/reset' && token) return resetForm(token);
+  if (location.pathname === '/console/signin-link' && token) return linkLanding(token, show, signedIn);
+  if (location.pathname === '/console/domain' && token) return domainLanding(token, show);
   await loadUser();
   if (location.pathname === '/console/verify' && token) { drawNav(); drawBanner(); return verifyEmail(token); }
   if (state.user) refresh().catch(() => {}); // learn the access token's expiry, so refreshes come ahead of time

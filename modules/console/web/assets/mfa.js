@@ -88,13 +88,13 @@ function proofForm(methods, mfaToken, submit, box) {
 }
 
 // secondStep is the sign-in's second step: it resolves the session once a factor checks out.
-export function secondStep(got, show) {
+export function secondStep(got, show, lead = 'Your password was right.') {
   return new Promise((resolve) => {
     const box = errorBox();
     const form = proofForm(got.methods, got.mfaToken, async (proof) => {
       resolve(await api('POST', '/v1/auth-core/mfa/verify', { mfaToken: got.mfaToken, ...proof }));
     }, box);
-    show('Two-step sign-in', h('p', {}, 'Your password was right. Now confirm it is you with a second factor.'), form);
+    show('Two-step sign-in', h('p', {}, `${lead} Now confirm it is you with a second factor.`), form);
     const first = form.querySelector('input:not([hidden])');
     if (first) first.focus();
   });

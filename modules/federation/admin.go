@@ -1,0 +1,219 @@
+package federation
+
+import (
+	"context"
+	"time"
+
+	"github.com/authcore/authcore/ent"
+	"github.com/authcore/authcore/platform/apperr"
+	"github.com/authcore/authcore/platform/audit"
+	"github.com/authcore/authcore/platform/database"
+	"github.com/authcore/authcore/platform/jsonbody"
+)
+
+// ProviderView is a provider as its admins see it: never its secret.
+type ProviderView struct {
+	ID                    string            `json:"id"`
+	Type                  string            `json:"type"`
+	Preset                string            `json:"preset"`
+	Name                  string            `json:"name"`
+	Issuer                *string           `json:"issuer"`
+	AuthorizationEndpoint *string           `json:"authorizationEndpoint"`
+	TokenEndpoint         *string           `json:"tokenEndpoint"`
+	UserinfoEndpoint      *string           `json:"userinfoEndpoint"`
+	ClientID              string            `json:"clientId"`
+	Scopes                []string          `json:"scopes"`
+	TrustEmail            bool              `json:"trustEmail"`
+	Claims                map[string]string `json:"claims"`
+	SSORequired           bool              `json:"ssoRequired"`
+	Offline               bool              `json:"offline"`
+	Enabled               bool              `json:"enabled"`
+	Domains               []Domain          `json:"domains"`
+	CallbackURL           string            `json:"callbackUrl"`
+	// ManagedBy: "admin" (API), "operator" (CLI) or "file" (AUTHCORE_PROVIDERS_FILE).
+	ManagedBy string    `json:"managedBy"`
+	CreatedAt time.Time `json:"createdAt"`
+	UpdatedAt time.Time `json:"updatedAt"`
+}
+
+func orNil(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func (s *service) viewOf(p Provider, domains []*ent.ProviderDomain) ProviderView {
+	v := ProviderView{ID: p.ID, Type: p.Type, Preset: p.Preset, Name: p.Name, Issuer: orNil(p.Issuer),
+		AuthorizationEndpoint: orNil(p.AuthorizationEndpoint), TokenEndpoint: orNil(p.TokenEndpoint), UserinfoEndpoint: orNil(p.UserinfoEndpoint),
+		ClientID: p.ClientID, Scopes: p.Scopes, TrustEmail: p.TrustEmail, Claims: p.Claims.asMap(), SSORequired: p.SSORequired,
+		Offline: p.Offline, Enabled: p.Enabled, Domains: []Domain{}, CallbackURL: s.callbackURL(p.ID), ManagedBy: "admin",
+		CreatedAt: p.CreatedAt.UTC(), UpdatedAt: p.UpdatedAt.UTC()}
+	if v.Scopes == nil {
+		v.Scopes = []string{}
+	}
+	switch {
+	case p.fromFile:
+		v.ManagedBy = "file"
+	case p.TenantID == "public":
+		v.ManagedBy = "operator"
+	}
+	for _, d := range domains {
+		v.Domains = append(v.Domains, domainView(d))
+	}
+	return v
+}
+
+// views lists a tenant's providers with their domains.
+func (s *service) views(ctx context.Context, tenant string) ([]ProviderView, error) {
+	ps, err := s.store.list(ctx, tenant)
+	if err != nil {
+		return nil, err
+	}
+	ds, err := s.store.domains(ctx, tenant)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]ProviderView, 0, len(ps))
+	for _, p := range ps {
+		out = append(out, s.viewOf(p, ds[p.ID]))
+	}
+	return out, nil
+}
+
+func (s *service) viewOne(ctx context.Context, p Provider) (ProviderView, error) {
+	ds, err := s.store.domains(ctx, p.TenantID)
+	if err != nil {
+		return ProviderView{}, err
+	}
+	return s.viewOf(p, ds[p.ID]), nil
+}
+
+// Admin actions on a tenant's sign-in configuration, audited with the change.
+const (
+	actionMethods        = "auth.methods_update"
+	actionProviderCreate = "auth.provider_create"
+	actionProviderUpdate = "auth.provider_update"
+	actionProviderDelete = "auth.provider_delete"
+)
+
+// Change is who changes a tenant's configuration: an admin (audited as actor) or the
+// operator (no actor).
+type Change struct {
+	Actor  *string
+	Origin audit.Origin
+}
+
+func (s *service) record(ctx context.Context, tx *ent.Tx, tenant, action string, ch Change, md map[string]any) error {
+	_, err := s.audit.Record(ctx, tx, audit.Event{ActorID: ch.Actor, ProjectID: tenant, Action: action, Origin: ch.Origin, Metadata: md})
+	return err
+}
+
+// CreateProvider adds a provider to tenant from a request body (admin API, CLI alike).
+func (s *service) CreateProvider(ctx context.Context, tenant string, body []byte, ch Change) (ProviderView, error) {
+	in, f := parseInput(body, true)
+	p := apply(ctx, Provider{TenantID: tenant}, in, s.policy, f)
+	if err := f.Err(); err != nil {
+		return ProviderView{}, err
+	}
+	p.TenantID = tenant
+	err := database.WithTx(ctx, s.ent, func(tx *ent.Tx) error {
+		var err error
+		if p, err = s.store.create(ctx, tx, p, *in.ClientSecret); err != nil {
+			return err
+		}
+		return s.record(ctx, tx, tenant, actionProviderCreate, ch, map[string]any{"providerId": p.ID, "type": p.Type, "name": p.Name})
+	})
+	if err != nil {
+		return ProviderView{}, err
+	}
+	return s.viewOf(p, nil), nil
+}
+
+// UpdateProvider changes the fields a body names.
+func (s *service) UpdateProvider(ctx context.Context, tenant, id string, body []byte, ch Change) (ProviderView, error) {
+	p, err := s.store.getIn(ctx, tenant, id)
+	if err != nil {
+		return ProviderView{}, err
+	}
+	if p.fromFile {
+		return ProviderView{}, errFileManaged
+	}
+	in, f := parseInput(body, false)
+	p = apply(ctx, p, in, s.policy, f)
+	if err := f.Err(); err != nil {
+		return ProviderView{}, err
+	}
+	err = database.WithTx(ctx, s.ent, func(tx *ent.Tx) error {
+		if p, err = s.store.update(ctx, tx, p, in.ClientSecret); err != nil {
+			return err
+		}
+		return s.record(ctx, tx, tenant, actionProviderUpdate, ch, map[string]any{"providerId": p.ID, "secretChanged": in.ClientSecret != nil})
+	})
+	if err != nil {
+		return ProviderView{}, err
+	}
+	return s.viewOne(ctx, p)
+}
+
+// DeleteProvider removes a provider, its identities and domains.
+func (s *service) DeleteProvider(ctx context.Context, tenant, id string, ch Change) error {
+	p, err := s.store.getIn(ctx, tenant, id)
+	if err != nil {
+		return err
+	}
+	if p.fromFile {
+		return errFileManaged
+	}
+	return database.WithTx(ctx, s.ent, func(tx *ent.Tx) error {
+		n, err := s.store.remove(ctx, tx, p)
+		if err != nil {
+			return err
+		}
+		return s.record(ctx, tx, tenant, actionProviderDelete, ch, map[string]any{"providerId": p.ID, "identitiesRemoved": n})
+	})
+}
+
+var errFileManaged = apperr.Conflict("managed_by_file", "this provider is set in AUTHCORE_PROVIDERS_FILE: change it there")
+
+// SetMethods sets a tenant's methods, leaving at least one way to sign in.
+func (s *service) SetMethods(ctx context.Context, tenant string, body []byte, ch Change) (Methods, error) {
+	f := jsonbody.Read(body)
+	cur, err := s.store.methods(ctx, tenant)
+	if err != nil {
+		return Methods{}, err
+	}
+	m := cur
+	for name, dst := range map[string]*bool{"password": &m.Password, "emailLink": &m.EmailLink} {
+		b, st := f.Bool(name)
+		if st != jsonbody.OK {
+			f.Fail(name, "required boolean")
+		}
+		*dst = b
+	}
+	switch b, st := f.Bool("autoLink"); st {
+	case jsonbody.OK:
+		m.AutoLink = b
+	case jsonbody.WrongType, jsonbody.Null:
+		f.Fail("autoLink", "must be a boolean")
+	}
+	if err := f.Err(); err != nil {
+		return Methods{}, err
+	}
+	if !m.Password && !m.EmailLink {
+		ps, err := s.store.list(ctx, tenant)
+		if err != nil {
+			return Methods{}, err
+		}
+		if len(enabledOnly(ps)) == 0 {
+			return Methods{}, errNoSignInMethod
+		}
+	}
+	err = database.WithTx(ctx, s.ent, func(tx *ent.Tx) error {
+		if err := s.store.setMethods(ctx, tx, tenant, m); err != nil {
+			return err
+		}
+		return s.record(ctx, tx, tenant, actionMethods, ch, map[string]any{"password": m.Password, "emailLink": m.EmailLink, "autoLink": m.AutoLink})
+	})
+	return m, err
+}

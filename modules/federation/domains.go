@@ -1,0 +1,213 @@
+package federation
+
+import (
+	"context"
+	"net/url"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/authcore/authcore/ent"
+	"github.com/authcore/authcore/ent/providerdomain"
+	"github.com/authcore/authcore/platform/apperr"
+	"github.com/authcore/authcore/platform/identity"
+	"github.com/authcore/authcore/platform/secret"
+)
+
+const (
+	domainKind = "dom" // ac_dom_…
+	domainTTL  = 24 * time.Hour
+	// DomainProofPath is the console page a postmaster's link opens.
+	DomainProofPath = "/console/domain"
+)
+
+var domainPattern = regexp.MustCompile(`^([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]([a-z0-9-]{0,61}[a-z0-9])?$`)
+
+// sharedMailDomains are domains anyone can have an address at: an address there proves
+// nothing about who runs the domain, so it never proves a claim (a postmaster mail still may).
+var sharedMailDomains = map[string]bool{
+	"gmail.com": true, "googlemail.com": true, "outlook.com": true, "hotmail.com": true, "live.com": true, "msn.com": true,
+	"yahoo.com": true, "icloud.com": true, "me.com": true, "aol.com": true, "proton.me": true, "protonmail.com": true,
+	"gmx.com": true, "gmx.de": true, "mail.com": true, "yandex.ru": true, "zoho.com": true, "fastmail.com": true,
+}
+
+func domainOf(email string) string {
+	_, d, ok := strings.Cut(email, "@")
+	if !ok {
+		return ""
+	}
+	return strings.ToLower(d)
+}
+
+// Domain is a provider's claimed domain, as admins see it.
+type Domain struct {
+	Domain     string     `json:"domain"`
+	Verified   bool       `json:"verified"`
+	VerifiedAt *time.Time `json:"verifiedAt"`
+	// Proof is how it was or is being proven: "admin_email" or "postmaster".
+	Proof string `json:"proof"`
+}
+
+func domainView(r *ent.ProviderDomain) Domain {
+	d := Domain{Domain: r.Domain, Verified: r.VerifiedAt != nil, Proof: "postmaster"}
+	if r.VerifiedAt != nil {
+		t := r.VerifiedAt.UTC()
+		d.VerifiedAt = &t
+		if r.ProofDigest == nil {
+			d.Proof = "admin_email"
+		}
+	}
+	return d
+}
+
+// claimDomain claims domain for provider p (SPEC §20): proven at once when the admin's own
+// address is in it and verified, else by a link mailed to postmaster@domain.
+func (s *service) claimDomain(ctx context.Context, p Provider, domain string, admin identity.Account) (Domain, error) {
+	if len(domain) > 253 || !domainPattern.MatchString(domain) {
+		return Domain{}, apperr.Validation(apperr.Issue{Field: "domain", Reason: "must be a domain name, lower case (example.com)"})
+	}
+	existing, err := s.ent.ProviderDomain.Query().Where(providerdomain.TenantID(p.TenantID), providerdomain.Domain(domain)).Only(ctx)
+	if err != nil && !ent.IsNotFound(err) {
+		return Domain{}, err
+	}
+	if existing != nil && existing.ProviderID != p.ID {
+		return Domain{}, errDomainTaken
+	}
+	if existing != nil && existing.VerifiedAt != nil {
+		return domainView(existing), nil
+	}
+	now := s.clock.Now()
+	if admin.EmailVerified && domainOf(admin.Email) == domain && !sharedMailDomains[domain] {
+		var row *ent.ProviderDomain
+		if existing != nil {
+			row, err = s.ent.ProviderDomain.UpdateOneID(existing.ID).SetVerifiedAt(now).ClearProofDigest().ClearProofExpiresAt().Save(ctx)
+			if row != nil {
+				row.ProofDigest = nil // cleared: the admin's address proved it
+			}
+		} else {
+			row, err = s.ent.ProviderDomain.Create().SetTenantID(p.TenantID).SetProviderID(p.ID).SetDomain(domain).SetVerifiedAt(now).Save(ctx)
+		}
+		if ent.IsConstraintError(err) {
+			return Domain{}, errDomainTaken
+		}
+		if err != nil {
+			return Domain{}, err
+		}
+		return domainView(row), nil
+	}
+	if !s.mail.Configured() {
+		return Domain{}, errMailNotConfigured.With("why", "your own verified address is not in this domain, so the proof is a mail to postmaster@"+domain)
+	}
+	token, err := secret.NewToken(domainKind)
+	if err != nil {
+		return Domain{}, err
+	}
+	digest := secret.DigestOf(token).Bytes()
+	var row *ent.ProviderDomain
+	if existing != nil {
+		row, err = s.ent.ProviderDomain.UpdateOneID(existing.ID).SetProofDigest(digest).SetProofExpiresAt(now.Add(domainTTL)).Save(ctx)
+	} else {
+		row, err = s.ent.ProviderDomain.Create().SetTenantID(p.TenantID).SetProviderID(p.ID).SetDomain(domain).
+			SetProofDigest(digest).SetProofExpiresAt(now.Add(domainTTL)).Save(ctx)
+	}
+	if ent.IsConstraintError(err) {
+		return Domain{}, errDomainTaken
+	}
+	if err != nil {
+		return Domain{}, err
+	}
+	link := s.self + DomainProofPath + "?token=" + url.QueryEscape(token)
+	if err := s.send(ctx, p.TenantID, "postmaster@"+domain, "domain", "Confirm "+domain+" for single sign-on",
+		map[string]any{"Domain": domain, "Provider": inline(p.Name), "Link": link}); err != nil {
+		return Domain{}, err
+	}
+	return domainView(row), nil
+}
+
+// proveDomain spends a postmaster's proof token.
+func (s *service) proveDomain(ctx context.Context, token string) (Domain, string, error) {
+	if !secret.CheckToken(domainKind, token) {
+		return Domain{}, "", errInvalidToken
+	}
+	now := s.clock.Now()
+	digest := secret.DigestOf(token).Bytes()
+	row, err := s.ent.ProviderDomain.Query().Where(providerdomain.ProofDigest(digest), providerdomain.VerifiedAtIsNil(),
+		providerdomain.ProofExpiresAtGT(now)).Only(ctx)
+	if ent.IsNotFound(err) {
+		return Domain{}, "", errInvalidToken
+	}
+	if err != nil {
+		return Domain{}, "", err
+	}
+	n, err := s.ent.ProviderDomain.Update().Where(providerdomain.ID(row.ID), providerdomain.VerifiedAtIsNil(), providerdomain.ProofDigest(digest)).
+		SetVerifiedAt(now).Save(ctx)
+	if err != nil {
+		return Domain{}, "", err
+	}
+	if n != 1 {
+		return Domain{}, "", errInvalidToken
+	}
+	row.VerifiedAt = &now
+	return domainView(row), row.ProviderID, nil
+}
+
+func (s *service) dropDomain(ctx context.Context, p Provider, domain string) error {
+	n, err := s.ent.ProviderDomain.Delete().Where(providerdomain.TenantID(p.TenantID), providerdomain.ProviderID(p.ID), providerdomain.Domain(domain)).Exec(ctx)
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return errDomainNotFound
+	}
+	return nil
+}
+
+// providerFor is the enabled provider whose proven domain holds addr, if any.
+func (s *service) providerFor(ctx context.Context, tenant, addr string) (Provider, bool, error) {
+	d := domainOf(addr)
+	if d == "" {
+		return Provider{}, false, nil
+	}
+	row, err := s.ent.ProviderDomain.Query().Where(providerdomain.TenantID(tenant), providerdomain.Domain(d), providerdomain.VerifiedAtNotNil()).Only(ctx)
+	if ent.IsNotFound(err) {
+		return Provider{}, false, nil
+	}
+	if err != nil {
+		return Provider{}, false, err
+	}
+	p, err := s.store.get(ctx, row.ProviderID)
+	if err == errProviderNotFound || (err == nil && !p.Enabled) {
+		return Provider{}, false, nil
+	}
+	return p, err == nil, err
+}
+
+// ssoCheck refuses an address whose domain's provider requires itself.
+func (s *service) ssoCheck(ctx context.Context, tenant, addr string) error {
+	p, ok, err := s.providerFor(ctx, tenant, addr)
+	if err != nil || !ok || !p.SSORequired {
+		return err
+	}
+	return errSSORequired.With("providerId", p.ID)
+}
+
+var errSSORequired = apperr.New(apperr.KindForbidden, "sso_required", "addresses of this domain sign in with their organisation's identity provider")
+
+var _ identity.SignInRules = (*service)(nil)
+
+// PasswordAllowed is the account module's question (SPEC §20): password sign-in off for
+// the tenant, or an address whose domain requires its provider.
+func (s *service) PasswordAllowed(ctx context.Context, tenant, email string) error {
+	m, err := s.store.methods(ctx, tenant)
+	if err != nil {
+		return err
+	}
+	if !m.Password {
+		return errPasswordDisabled
+	}
+	addr, ok := normalizeEmail(email)
+	if !ok {
+		return nil // the account module answers a bad address as it always did
+	}
+	return s.ssoCheck(ctx, tenant, addr)
+}

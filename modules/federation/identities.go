@@ -1,0 +1,112 @@
+package federation
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"github.com/authcore/authcore/ent"
+	entidentity "github.com/authcore/authcore/ent/identity"
+	"github.com/authcore/authcore/platform/audit"
+	"github.com/authcore/authcore/platform/database"
+)
+
+// Identity is a linked identity as its owner sees it (GET /v1/auth-core/identities):
+// never its tokens.
+type Identity struct {
+	ID            string     `json:"id"`
+	ProviderID    string     `json:"providerId"`
+	ProviderName  string     `json:"providerName"`
+	Email         string     `json:"email"`
+	EmailVerified bool       `json:"emailVerified"`
+	CreatedAt     time.Time  `json:"createdAt"`
+	LastUsedAt    *time.Time `json:"lastUsedAt"`
+}
+
+func (s *service) identities(ctx context.Context, userID string) ([]Identity, error) {
+	rows, err := s.ent.Identity.Query().Where(entidentity.UserID(userID)).Order(ent.Asc(entidentity.FieldID)).All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Identity, 0, len(rows))
+	for _, r := range rows {
+		name := r.ProviderID
+		if p, err := s.store.get(ctx, r.ProviderID); err == nil {
+			name = p.Name
+		}
+		var last *time.Time
+		if r.LastUsedAt != nil {
+			t := r.LastUsedAt.UTC()
+			last = &t
+		}
+		out = append(out, Identity{ID: r.ID, ProviderID: r.ProviderID, ProviderName: name, Email: r.Email, EmailVerified: r.EmailVerified,
+			CreatedAt: r.CreatedAt.UTC(), LastUsedAt: last})
+	}
+	return out, nil
+}
+
+// unlink removes one of the user's identities, unless it is their last way to sign in
+// (SPEC §20): a password, another identity of an enabled provider, the tenant's email
+// link (with the address proven), or a passkey (which signs in alone) is another.
+func (s *service) unlink(ctx context.Context, userID, tenant, id string, origin audit.Origin) error {
+	row, err := s.ent.Identity.Query().Where(entidentity.ID(id), entidentity.UserID(userID)).Only(ctx)
+	if ent.IsNotFound(err) {
+		return errIdentityNotFound
+	}
+	if err != nil {
+		return err
+	}
+	other, err := s.otherWayIn(ctx, userID, tenant, row.ID)
+	if err != nil {
+		return err
+	}
+	if !other {
+		return errLastMethod
+	}
+	return database.WithTx(ctx, s.ent, func(tx *ent.Tx) error {
+		n, err := tx.Identity.Delete().Where(entidentity.ID(row.ID), entidentity.UserID(userID)).Exec(ctx)
+		if err != nil {
+			return err
+		}
+		if n != 1 {
+			return errIdentityNotFound
+		}
+		_, err = s.audit.Record(ctx, tx, audit.Event{ActorID: &userID, ProjectID: tenant, Action: actionUnlink, Origin: origin,
+			Metadata: map[string]any{"userId": userID, "identityId": row.ID, "providerId": row.ProviderID}})
+		return err
+	})
+}
+
+// otherWayIn reports whether the user can still sign in without identity except.
+func (s *service) otherWayIn(ctx context.Context, userID, tenant, except string) (bool, error) {
+	acc, err := s.users.Account(ctx, userID)
+	if err != nil {
+		return false, err
+	}
+	m, err := s.store.methods(ctx, tenant)
+	if err != nil {
+		return false, err
+	}
+	if (acc.HasPassword && m.Password) || (m.EmailLink && acc.EmailVerified) {
+		return true, nil
+	}
+	rows, err := s.ent.Identity.Query().Where(entidentity.UserID(userID), entidentity.IDNEQ(except)).All(ctx)
+	if err != nil {
+		return false, err
+	}
+	for _, r := range rows {
+		if p, err := s.store.get(ctx, r.ProviderID); err == nil && p.Enabled {
+			return true, nil
+		}
+	}
+	if s.second != nil {
+		methods, err := s.second.Methods(ctx, userID)
+		if err != nil {
+			return false, err
+		}
+		if slices.Contains(methods, "passkey") {
+			return true, nil
+		}
+	}
+	return false, nil
+}

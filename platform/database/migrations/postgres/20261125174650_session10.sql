@@ -1,0 +1,123 @@
+-- +goose Up
+-- modify "auth_clients" table
+ALTER TABLE "auth_clients" ADD COLUMN "keys" jsonb NULL, ADD COLUMN "scopes" jsonb NULL;
+-- modify "grant_refresh_tokens" table
+ALTER TABLE "grant_refresh_tokens" ADD COLUMN "successor" character varying NULL, ADD COLUMN "auth_time" timestamptz NULL, ADD COLUMN "amr" jsonb NULL, ADD COLUMN "sid" character varying NULL;
+-- modify "oauth_authorizations" table
+ALTER TABLE "oauth_authorizations" ADD COLUMN "client_uri" character varying NULL, ADD COLUMN "browser" bytea NULL, ADD COLUMN "session_handle" character varying NULL, ADD COLUMN "nonce" character varying NULL, ADD COLUMN "prompt" character varying NULL, ADD COLUMN "max_age" bigint NULL;
+-- modify "oauth_clients" table
+ALTER TABLE "oauth_clients" ADD COLUMN "last_used_at" timestamptz NULL, ADD COLUMN "token_endpoint_auth_method" character varying NOT NULL DEFAULT 'none', ADD COLUMN "secret_digest" bytea NULL, ADD COLUMN "jwks" jsonb NULL, ADD COLUMN "jwks_uri" character varying NULL, ADD COLUMN "post_logout_redirect_uris" jsonb NULL, ADD COLUMN "scope" character varying NULL, ADD COLUMN "id_token_signed_response_alg" character varying NULL;
+-- modify "oauth_codes" table
+ALTER TABLE "oauth_codes" ADD COLUMN "nonce" character varying NULL, ADD COLUMN "auth_time" timestamptz NULL, ADD COLUMN "amr" jsonb NULL, ADD COLUMN "sid" character varying NULL;
+-- modify "resources" table
+ALTER TABLE "resources" ADD COLUMN "canonical_uri" character varying NULL;
+-- create index "resources_canonical_uri_key" to table: "resources"
+CREATE UNIQUE INDEX "resources_canonical_uri_key" ON "resources" ("canonical_uri");
+-- create "email_sign_ins" table
+CREATE TABLE "email_sign_ins" ("id" character varying NOT NULL, "created_at" timestamptz NOT NULL, "tenant_id" character varying NOT NULL, "email" character varying NOT NULL, "token_digest" bytea NOT NULL, "code_mac" character varying NOT NULL, "attempts" bigint NOT NULL DEFAULT 0, "expires_at" timestamptz NOT NULL, "used_at" timestamptz NULL, PRIMARY KEY ("id"));
+-- create index "email_sign_ins_token_digest_key" to table: "email_sign_ins"
+CREATE UNIQUE INDEX "email_sign_ins_token_digest_key" ON "email_sign_ins" ("token_digest");
+-- create index "emailsignin_expires_at" to table: "email_sign_ins"
+CREATE INDEX "emailsignin_expires_at" ON "email_sign_ins" ("expires_at");
+-- create index "emailsignin_tenant_id_email_created_at" to table: "email_sign_ins"
+CREATE INDEX "emailsignin_tenant_id_email_created_at" ON "email_sign_ins" ("tenant_id", "email", "created_at");
+-- create "federation_flows" table
+CREATE TABLE "federation_flows" ("id" character varying NOT NULL, "created_at" timestamptz NOT NULL, "tenant_id" character varying NOT NULL, "provider_id" character varying NOT NULL, "state_digest" bytea NOT NULL, "browser_digest" bytea NOT NULL, "nonce" character varying NOT NULL, "verifier_sealed" character varying NOT NULL, "purpose" character varying NOT NULL, "link_user_id" character varying NULL, "redirect" character varying NOT NULL, "expires_at" timestamptz NOT NULL, "used_at" timestamptz NULL, PRIMARY KEY ("id"));
+-- create index "federation_flows_state_digest_key" to table: "federation_flows"
+CREATE UNIQUE INDEX "federation_flows_state_digest_key" ON "federation_flows" ("state_digest");
+-- create index "federationflow_expires_at" to table: "federation_flows"
+CREATE INDEX "federationflow_expires_at" ON "federation_flows" ("expires_at");
+-- create "identities" table
+CREATE TABLE "identities" ("id" character varying NOT NULL, "created_at" timestamptz NOT NULL, "tenant_id" character varying NOT NULL, "user_id" character varying NOT NULL, "provider_id" character varying NOT NULL, "subject" character varying NOT NULL, "email" character varying NOT NULL DEFAULT '', "email_verified" boolean NOT NULL DEFAULT false, "tokens_sealed" character varying NOT NULL DEFAULT '', "last_used_at" timestamptz NULL, PRIMARY KEY ("id"));
+-- create index "identity_provider_id_subject" to table: "identities"
+CREATE UNIQUE INDEX "identity_provider_id_subject" ON "identities" ("provider_id", "subject");
+-- create index "identity_user_id" to table: "identities"
+CREATE INDEX "identity_user_id" ON "identities" ("user_id");
+-- create "invitations" table
+CREATE TABLE "invitations" ("id" character varying NOT NULL, "created_at" timestamptz NOT NULL, "project_id" character varying NOT NULL, "email" character varying NOT NULL, "role" character varying NOT NULL, "digest" bytea NOT NULL, "created_by" character varying NOT NULL, "expires_at" timestamptz NOT NULL, "accepted_at" timestamptz NULL, "accepted_by" character varying NULL, "revoked_at" timestamptz NULL, PRIMARY KEY ("id"));
+-- create index "invitation_email_created_at" to table: "invitations"
+CREATE INDEX "invitation_email_created_at" ON "invitations" ("email", "created_at");
+-- create index "invitation_project_id_email" to table: "invitations"
+CREATE INDEX "invitation_project_id_email" ON "invitations" ("project_id", "email");
+-- create index "invitations_digest_key" to table: "invitations"
+CREATE UNIQUE INDEX "invitations_digest_key" ON "invitations" ("digest");
+-- create "provider_domains" table
+CREATE TABLE "provider_domains" ("id" character varying NOT NULL, "created_at" timestamptz NOT NULL, "tenant_id" character varying NOT NULL, "provider_id" character varying NOT NULL, "domain" character varying NOT NULL, "verified_at" timestamptz NULL, "proof_digest" bytea NULL, "proof_expires_at" timestamptz NULL, PRIMARY KEY ("id"));
+-- create index "providerdomain_provider_id" to table: "provider_domains"
+CREATE INDEX "providerdomain_provider_id" ON "provider_domains" ("provider_id");
+-- create index "providerdomain_tenant_id_domain" to table: "provider_domains"
+CREATE UNIQUE INDEX "providerdomain_tenant_id_domain" ON "provider_domains" ("tenant_id", "domain");
+-- create "sign_in_methods" table
+CREATE TABLE "sign_in_methods" ("id" character varying NOT NULL, "password" boolean NOT NULL DEFAULT true, "email_link" boolean NOT NULL DEFAULT false, "auto_link" boolean NOT NULL DEFAULT true, "updated_at" timestamptz NOT NULL, PRIMARY KEY ("id"));
+-- create "sign_in_providers" table
+CREATE TABLE "sign_in_providers" ("id" character varying NOT NULL, "created_at" timestamptz NOT NULL, "tenant_id" character varying NOT NULL, "type" character varying NOT NULL, "preset" character varying NOT NULL DEFAULT 'generic', "name" character varying NOT NULL, "issuer" character varying NOT NULL DEFAULT '', "authorization_endpoint" character varying NOT NULL DEFAULT '', "token_endpoint" character varying NOT NULL DEFAULT '', "userinfo_endpoint" character varying NOT NULL DEFAULT '', "client_id" character varying NOT NULL, "client_secret_sealed" character varying NOT NULL, "scopes" jsonb NOT NULL, "trust_email" boolean NOT NULL DEFAULT false, "claims" jsonb NOT NULL, "sso_required" boolean NOT NULL DEFAULT false, "offline" boolean NOT NULL DEFAULT false, "enabled" boolean NOT NULL DEFAULT true, "updated_at" timestamptz NOT NULL, PRIMARY KEY ("id"));
+-- create index "signinprovider_tenant_id_id" to table: "sign_in_providers"
+CREATE INDEX "signinprovider_tenant_id_id" ON "sign_in_providers" ("tenant_id", "id");
+-- create "used_assertions" table
+CREATE TABLE "used_assertions" ("id" character varying NOT NULL, "created_at" timestamptz NOT NULL, "issuer" character varying NOT NULL, "jti" character varying NOT NULL, "expires_at" timestamptz NOT NULL, PRIMARY KEY ("id"));
+-- create index "usedassertion_expires_at" to table: "used_assertions"
+CREATE INDEX "usedassertion_expires_at" ON "used_assertions" ("expires_at");
+-- create index "usedassertion_issuer_jti" to table: "used_assertions"
+CREATE UNIQUE INDEX "usedassertion_issuer_jti" ON "used_assertions" ("issuer", "jti");
+
+-- +goose Down
+-- reverse: create index "usedassertion_issuer_jti" to table: "used_assertions"
+DROP INDEX "usedassertion_issuer_jti";
+-- reverse: create index "usedassertion_expires_at" to table: "used_assertions"
+DROP INDEX "usedassertion_expires_at";
+-- reverse: create "used_assertions" table
+DROP TABLE "used_assertions";
+-- reverse: create index "signinprovider_tenant_id_id" to table: "sign_in_providers"
+DROP INDEX "signinprovider_tenant_id_id";
+-- reverse: create "sign_in_providers" table
+DROP TABLE "sign_in_providers";
+-- reverse: create "sign_in_methods" table
+DROP TABLE "sign_in_methods";
+-- reverse: create index "providerdomain_tenant_id_domain" to table: "provider_domains"
+DROP INDEX "providerdomain_tenant_id_domain";
+-- reverse: create index "providerdomain_provider_id" to table: "provider_domains"
+DROP INDEX "providerdomain_provider_id";
+-- reverse: create "provider_domains" table
+DROP TABLE "provider_domains";
+-- reverse: create index "invitations_digest_key" to table: "invitations"
+DROP INDEX "invitations_digest_key";
+-- reverse: create index "invitation_project_id_email" to table: "invitations"
+DROP INDEX "invitation_project_id_email";
+-- reverse: create index "invitation_email_created_at" to table: "invitations"
+DROP INDEX "invitation_email_created_at";
+-- reverse: create "invitations" table
+DROP TABLE "invitations";
+-- reverse: create index "identity_user_id" to table: "identities"
+DROP INDEX "identity_user_id";
+-- reverse: create index "identity_provider_id_subject" to table: "identities"
+DROP INDEX "identity_provider_id_subject";
+-- reverse: create "identities" table
+DROP TABLE "identities";
+-- reverse: create index "federationflow_expires_at" to table: "federation_flows"
+DROP INDEX "federationflow_expires_at";
+-- reverse: create index "federation_flows_state_digest_key" to table: "federation_flows"
+DROP INDEX "federation_flows_state_digest_key";
+-- reverse: create "federation_flows" table
+DROP TABLE "federation_flows";
+-- reverse: create index "emailsignin_tenant_id_email_created_at" to table: "email_sign_ins"
+DROP INDEX "emailsignin_tenant_id_email_created_at";
+-- reverse: create index "emailsignin_expires_at" to table: "email_sign_ins"
+DROP INDEX "emailsignin_expires_at";
+-- reverse: create index "email_sign_ins_token_digest_key" to table: "email_sign_ins"
+DROP INDEX "email_sign_ins_token_digest_key";
+-- reverse: create "email_sign_ins" table
+DROP TABLE "email_sign_ins";
+-- reverse: create index "resources_canonical_uri_key" to table: "resources"
+DROP INDEX "resources_canonical_uri_key";
+-- reverse: modify "resources" table
+ALTER TABLE "resources" DROP COLUMN "canonical_uri";
+-- reverse: modify "oauth_codes" table
+ALTER TABLE "oauth_codes" DROP COLUMN "sid", DROP COLUMN "amr", DROP COLUMN "auth_time", DROP COLUMN "nonce";
+-- reverse: modify "oauth_clients" table
+ALTER TABLE "oauth_clients" DROP COLUMN "id_token_signed_response_alg", DROP COLUMN "scope", DROP COLUMN "post_logout_redirect_uris", DROP COLUMN "jwks_uri", DROP COLUMN "jwks", DROP COLUMN "secret_digest", DROP COLUMN "token_endpoint_auth_method", DROP COLUMN "last_used_at";
+-- reverse: modify "oauth_authorizations" table
+ALTER TABLE "oauth_authorizations" DROP COLUMN "max_age", DROP COLUMN "prompt", DROP COLUMN "nonce", DROP COLUMN "session_handle", DROP COLUMN "browser", DROP COLUMN "client_uri";
+-- reverse: modify "grant_refresh_tokens" table
+ALTER TABLE "grant_refresh_tokens" DROP COLUMN "sid", DROP COLUMN "amr", DROP COLUMN "auth_time", DROP COLUMN "successor";
+-- reverse: modify "auth_clients" table
+ALTER TABLE "auth_clients" DROP COLUMN "scopes", DROP COLUMN "keys";
