@@ -20,6 +20,7 @@ import (
 
 	"github.com/authcore/authcore/ent"
 	"github.com/authcore/authcore/platform/clock"
+	"github.com/authcore/authcore/platform/config"
 	"github.com/authcore/authcore/platform/credential"
 	"github.com/authcore/authcore/platform/database"
 	"github.com/authcore/authcore/platform/invalidation"
@@ -88,9 +89,18 @@ type Kit struct {
 	UsageReader usage.Reader `optional:"true"`
 }
 
-// Module supplies the cache limits every verifier uses; the load command shrinks them to
-// measure uncached verification.
-var Module = fx.Module("bearer", fx.Supply(DefaultLimits))
+// Module supplies the cache limits every verifier uses, sized by AUTHCORE_CACHE_SIZE; the
+// load command shrinks them to measure uncached verification.
+var Module = fx.Module("bearer", fx.Provide(LimitsOf))
+
+// LimitsOf is DefaultLimits with the size AUTHCORE_CACHE_SIZE sets (0: the default).
+func LimitsOf(cfg config.Config) Limits {
+	l := DefaultLimits
+	if cfg.CacheSize > 0 {
+		l.Size = cfg.CacheSize
+	}
+	return l
+}
 
 // Verifier verifies one kind of bearer secret.
 type Verifier[V any] struct {

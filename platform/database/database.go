@@ -42,7 +42,10 @@ type DB struct {
 	Pool    *pgxpool.Pool
 
 	sqlitePath string
-	log        *slog.Logger
+	// sync is SQLite's synchronous setting; group queues and commits SQLite's writers.
+	sync  string
+	group *groupCommit
+	log   *slog.Logger
 
 	migrated  atomic.Bool
 	queries   atomic.Int64
@@ -56,7 +59,8 @@ type DB struct {
 // lazily, so a store that is down at start-up does not stop the process (SPEC §3). With
 // tracing on, every query is a span (otelpgx on PostgreSQL, otelsql on SQLite); off, no
 // instrumentation is installed.
-func Open(databaseURL string, log *slog.Logger, tr *tracing.Tracing) (*DB, error) {
+func Open(cfg config.Config, log *slog.Logger, tr *tracing.Tracing) (*DB, error) {
+	databaseURL := cfg.DatabaseURL
 	st, err := config.StorageOf(databaseURL)
 	if err != nil {
 		return nil, err
@@ -83,7 +87,8 @@ func Open(databaseURL string, log *slog.Logger, tr *tracing.Tracing) (*DB, error
 		drv = entsql.OpenDB(dialect.Postgres, db.SQL)
 	case config.SQLite:
 		path := strings.TrimPrefix(databaseURL, "sqlite:")
-		dsn, memory := sqliteDSN(path)
+		db.sync = sqliteSync(cfg.SQLiteSync)
+		dsn, memory := sqliteDSN(path, db.sync)
 		var sqldb *sql.DB
 		if tr.Enabled() {
 			sqldb, err = otelsql.Open("sqlite", dsn, otelsql.WithTracerProvider(tr.Provider),
@@ -104,7 +109,8 @@ func Open(databaseURL string, log *slog.Logger, tr *tracing.Tracing) (*DB, error
 			sqldb.SetMaxOpenConns(8)
 		}
 		db.SQL = sqldb
-		drv = newSerialWriters(newPreparedDriver(sqldb), sqliteBusyTimeout)
+		db.group = newGroupCommit(newPreparedDriver(sqldb), sqliteBusyTimeout)
+		drv = db.group
 	}
 	gated := &gatedDriver{Driver: drv, ready: &db.migrated}
 	if st == config.SQLite {
@@ -133,23 +139,39 @@ func poolConfig(setting, url string, connectTimeout time.Duration, queries *atom
 	return pcfg, nil
 }
 
-// sqliteBusyTimeout bounds a writer's wait for the lock, in SQLite and in serialWriters.
+// sqliteBusyTimeout bounds a writer's wait for the lock, in SQLite and in groupCommit.
 const sqliteBusyTimeout = 10 * time.Second
+
+// sqliteSync is SQLite's synchronous setting for AUTHCORE_SQLITE_SYNC: FULL unless relaxed.
+func sqliteSync(setting string) string {
+	if setting == "" {
+		return "FULL"
+	}
+	return strings.ToUpper(setting)
+}
+
+// durable reports whether a commit under this synchronous setting survives power loss: in
+// WAL mode FULL flushes the WAL at every commit (EXTRA adds nothing there), NORMAL only at
+// checkpoints.
+func durable(sync string) bool { return sync == "FULL" || sync == "EXTRA" }
 
 // sqliteDSN builds the modernc.org/sqlite DSN: WAL so readers never wait for the writer,
 // foreign keys on, a busy timeout instead of immediate SQLITE_BUSY (for other processes on
-// the file: this one's writers queue in serialWriters), and IMMEDIATE transactions so two
-// writers queue on the lock instead of deadlocking on upgrade.
-func sqliteDSN(path string) (dsn string, memory bool) {
+// the file: this one's writers queue in groupCommit), IMMEDIATE transactions so two
+// writers queue on the lock instead of deadlocking on upgrade, the synchronous setting
+// (FULL: a commit returns once the WAL is on the disk), and temporary files in memory (the
+// savepoints of group members journal there).
+func sqliteDSN(path, sync string) (dsn string, memory bool) {
 	q := url.Values{}
 	q.Add("_pragma", "foreign_keys(1)")
 	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", sqliteBusyTimeout.Milliseconds()))
+	q.Add("_pragma", "temp_store(MEMORY)")
 	q.Add("_txlock", "immediate")
 	if path == ":memory:" {
 		return "file::memory:?" + q.Encode(), true
 	}
 	q.Add("_pragma", "journal_mode(WAL)")
-	q.Add("_pragma", "synchronous(NORMAL)")
+	q.Add("_pragma", "synchronous("+sync+")")
 	return "file:" + path + "?" + q.Encode(), false
 }
 
@@ -215,9 +237,41 @@ func (db *DB) migrateOnce(ctx context.Context) error {
 	if err := Migrate(ctx, db.Storage, db.SQL, db.log); err != nil {
 		return err
 	}
+	db.warnIfNotDurable(ctx)
 	db.migrated.Store(true)
 	db.readyOnce.Do(func() { close(db.readyCh) })
 	return nil
+}
+
+// warnIfNotDurable logs, once the store answers, when an acknowledged write could be lost
+// to a power failure (SPEC §24): SQLite relaxed by AUTHCORE_SQLITE_SYNC, or a PostgreSQL
+// server (or role) with synchronous_commit or fsync off.
+func (db *DB) warnIfNotDurable(ctx context.Context) {
+	switch {
+	case db.sqlitePath != "" && !durable(db.sync):
+		db.log.Warn("AUTHCORE_SQLITE_SYNC relaxes durability: an acknowledged write survives a crash of the process but may be lost to a power failure or a crash of the machine; for development only",
+			"synchronous", db.sync)
+	case db.Pool != nil:
+		for _, setting := range []string{"synchronous_commit", "fsync"} {
+			var v string
+			if err := db.Pool.QueryRow(ctx, "SHOW "+setting).Scan(&v); err != nil {
+				db.log.Warn("could not read a PostgreSQL durability setting", "setting", setting, "error", err)
+				continue
+			}
+			if v == "off" {
+				db.log.Warn("PostgreSQL runs with "+setting+"=off: an acknowledged write may be lost to a crash; keep it on for authcore's role", "setting", setting)
+			}
+		}
+	}
+}
+
+// GroupCommits is how many writes SQLite's group commit committed, and in how many
+// commits (each one flush of the WAL when synchronous is FULL); zeros on PostgreSQL.
+func (db *DB) GroupCommits() (writes, commits int64) {
+	if db.group == nil {
+		return 0, 0
+	}
+	return db.group.Stats()
 }
 
 // Stop ends the retry loop and closes the store.
