@@ -121,7 +121,12 @@ func TestMigrateCommand(t *testing.T) {
 	})
 }
 
-func TestMain(m *testing.M) { apptest.Main(m) }
+func TestMain(m *testing.M) {
+	if os.Getenv(childEnv) == "serve" { // a server for the power-loss test, configured by its environment
+		os.Exit(run([]string{"serve"}, os.Stdout, os.Stderr))
+	}
+	apptest.Main(m)
+}
 
 // An operator command beside a running server binds none of the server's ports: with
 // both the HTTP and the metrics address already taken, users create still succeeds.

@@ -265,6 +265,71 @@ func (db *DB) warnIfNotDurable(ctx context.Context) {
 	}
 }
 
+// Exec runs a write that ent's builders cannot express. On SQLite it is a member of the
+// group commit, so it queues with the other writers instead of polling SQLite's lock (which
+// a stream of groups would keep it from getting); on PostgreSQL it runs on the pool.
+func (db *DB) Exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	if !db.migrated.Load() {
+		return nil, ErrUnavailable
+	}
+	if db.group == nil {
+		return db.SQL.ExecContext(ctx, query, args...)
+	}
+	m, err := db.group.begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	res, err := m.ExecContext(ctx, query, args...)
+	if err != nil {
+		return nil, errors.Join(err, m.Rollback())
+	}
+	return res, m.Commit()
+}
+
+// WriteRow is Exec for a write that returns a row (… RETURNING): it scans the first row
+// into dest, or answers sql.ErrNoRows when there is none (the write is then kept all the
+// same: a conditional upsert that changed nothing).
+func (db *DB) WriteRow(ctx context.Context, query string, args []any, dest ...any) error {
+	if !db.migrated.Load() {
+		return ErrUnavailable
+	}
+	if db.group == nil {
+		return db.SQL.QueryRowContext(ctx, query, args...).Scan(dest...)
+	}
+	m, err := db.group.begin(ctx)
+	if err != nil {
+		return err
+	}
+	scanned, err := scanFirst(m, ctx, query, args, dest)
+	if err != nil {
+		return errors.Join(err, m.Rollback())
+	}
+	if err := m.Commit(); err != nil {
+		return err
+	}
+	if !scanned {
+		return sql.ErrNoRows
+	}
+	return nil
+}
+
+func scanFirst(m *memberTx, ctx context.Context, query string, args, dest []any) (bool, error) {
+	rows, err := m.QueryContext(ctx, query, args...)
+	if err != nil {
+		return false, err
+	}
+	defer rows.Close()
+	if !rows.Next() {
+		return false, rows.Err()
+	}
+	if err := rows.Scan(dest...); err != nil {
+		return false, err
+	}
+	for rows.Next() {
+	}
+	return true, errors.Join(rows.Err(), rows.Close())
+}
+
 // GroupCommits is how many writes SQLite's group commit committed, and in how many
 // commits (each one flush of the WAL when synchronous is FULL); zeros on PostgreSQL.
 func (db *DB) GroupCommits() (writes, commits int64) {
