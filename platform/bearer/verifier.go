@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/fx"
 
 	"github.com/authcore/authcore/ent"
@@ -114,6 +115,7 @@ type Verifier[V any] struct {
 	used     *batcher
 	positive *Cache[secret.Digest, *Entry[V]]
 	negative *Cache[secret.Digest, struct{}]
+	misses   prometheus.Counter
 }
 
 // NewVerifier returns the verifier of credentials of kind (also the invalidation topic and
@@ -124,7 +126,9 @@ func NewVerifier[V any](k Kit, kind string, store Store[V]) *Verifier[V] {
 		clock: k.Clock, bus: k.Bus, reads: k.Reads, topic: kind, store: store,
 		positive: NewCache[secret.Digest, *Entry[V]](k.Limits.Size, k.Limits.PositiveTTL),
 		negative: NewCache[secret.Digest, struct{}](k.Limits.Size, k.Limits.NegativeTTL),
+		misses:   k.Metrics.CacheMisses.WithLabelValues(kind),
 	}
+	k.Metrics.WatchCache(kind, v.positive.Len)
 	v.used = newBatcher(k.LC, k.Log, kind, func(ctx context.Context, batch map[string]time.Time) error {
 		return database.WithTx(ctx, k.Ent, func(tx *ent.Tx) error {
 			for id, at := range batch {
@@ -178,6 +182,7 @@ func (v *Verifier[V]) Limited(token string) {
 // lookup reads the credential on the read replica when that is safe (the key is the
 // digest as Revoked publishes it), else on the primary.
 func (v *Verifier[V]) lookup(ctx context.Context, d secret.Digest) (*Entry[V], error) {
+	v.misses.Inc()
 	e, err := database.Read(ctx, v.reads, v.topic, hex.EncodeToString(d[:]), func(ctx context.Context, h database.Handle) (*Entry[V], error) {
 		e, err := v.store.Lookup(ctx, h, d)
 		if err == nil && !secret.Equal(e.Digest, d.Bytes()) {
