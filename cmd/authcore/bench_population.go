@@ -28,6 +28,7 @@ import (
 	"github.com/authcore/authcore/platform/config"
 	"github.com/authcore/authcore/platform/database"
 	"github.com/authcore/authcore/platform/httpserver"
+	"github.com/authcore/authcore/platform/invalidation"
 	"github.com/authcore/authcore/platform/logging"
 	"github.com/authcore/authcore/platform/secret"
 )
@@ -154,6 +155,7 @@ type populationRow struct {
 	hitRatio              float64
 	cached                int
 	rssPerEntry, heapPer  float64
+	rssGrowth             float64
 	startup               time.Duration
 	storeLookupsPerSecond float64
 }
@@ -201,17 +203,18 @@ func (b benchCmd) populations(ctx context.Context, env *benchEnv, key []byte, st
 			fmt.Fprintf(os.Stderr, "measured %d tokens, %s\n", n, mix)
 		}
 	}
-	fmt.Fprintf(stdout, "%11s %-8s %11s %7s %10s %9s %9s %9s %10s %10s %9s\n", "tokens", "mix", "requests/s", "ratio", "p99", "hit ratio",
-		"misses/s", "cached", "RSS/entry", "heap/entry", "start-up")
+	fmt.Fprintf(stdout, "%11s %-8s %11s %7s %10s %9s %9s %9s %10s %10s %10s %9s\n", "tokens", "mix", "requests/s", "ratio", "p99", "hit ratio",
+		"misses/s", "cached", "RSS/entry", "heap/entry", "RSS growth", "start-up")
 	for _, r := range rows {
-		fmt.Fprintf(stdout, "%11d %-8s %11.0f %7.2f %10s %9.3f %9.0f %9d %9.0fB %9.0fB %9s\n", r.tokens, r.mix, r.me.RPS(), r.me.RPS()/r.healthz.RPS(),
-			latency(r.me.P99), r.hitRatio, r.storeLookupsPerSecond, r.cached, r.rssPerEntry, r.heapPer, r.startup.Round(time.Millisecond))
+		fmt.Fprintf(stdout, "%11d %-8s %11.0f %7.2f %10s %9.3f %9.0f %9d %9.0fB %9.0fB %9.0fB %9s\n", r.tokens, r.mix, r.me.RPS(), r.me.RPS()/r.healthz.RPS(),
+			latency(r.me.P99), r.hitRatio, r.storeLookupsPerSecond, r.cached, r.rssPerEntry, r.heapPer, r.rssGrowth, r.startup.Round(time.Millisecond))
 		if r.me.Errors > 0 {
 			fmt.Fprintf(stdout, "  └ %d errors\n", r.me.Errors)
 		}
 	}
 	fmt.Fprintln(stdout, "\nratio = ai/me requests/s over /healthz's on the same instance just before; hit ratio = 1 − cache misses/verifications;")
-	fmt.Fprintln(stdout, "RSS and heap per entry = growth of the process's resident set and Go heap (after a GC) from before the warm-up to after the run, over the entries cached;")
+	fmt.Fprintln(stdout, "RSS and heap per entry = resident set and Go heap (after a GC) given back by dropping every cached agent token, over the entries cached;")
+	fmt.Fprintln(stdout, "RSS growth = the process's resident set from before the warm-up to after the run over the entries cached (SQLite's page cache, usage and last-used counts pending a flush included);")
 	fmt.Fprintln(stdout, "start-up = from building the instance to its /readyz answering 200")
 	return nil
 }
@@ -219,11 +222,14 @@ func (b benchCmd) populations(ctx context.Context, env *benchEnv, key []byte, st
 func (b benchCmd) populationRow(ctx context.Context, env *benchEnv, key []byte, pop *population, mix string) (populationRow, error) {
 	row := populationRow{tokens: pop.stored, mix: mix}
 	var (
-		srv *httpserver.Server
-		reg prometheus.Gatherer
+		srv    *httpserver.Server
+		reg    prometheus.Gatherer
+		bus    invalidation.Bus
+		client *ent.Client
 	)
 	started := time.Now()
-	inst := fx.New(app.Options(env.cfg, secret.MasterKeys{key}, logging.Output{Writer: io.Discard}), app.Listeners(), fx.Populate(&srv, &reg), fx.NopLogger)
+	inst := fx.New(app.Options(env.cfg, secret.MasterKeys{key}, logging.Output{Writer: io.Discard}), app.Listeners(),
+		fx.Populate(&srv, &reg, &bus, &client), fx.NopLogger)
 	if err := inst.Start(ctx); err != nil {
 		return row, err
 	}
@@ -248,7 +254,7 @@ func (b benchCmd) populationRow(ctx context.Context, env *benchEnv, key []byte, 
 	load(ctx, addr, healthz, b.Connections, b.Warmup)
 	row.healthz = load(ctx, addr, healthz, b.Connections, b.Duration)
 
-	rss0, heap0 := memory()
+	rss0, _ := memory()
 	req := request{Method: http.MethodGet, Next: pop.requests(mix, b.Connections), Expect: 200}
 	load(ctx, addr, req, b.Connections, b.PopulationWarmup)
 	misses0, verified0 := cacheCounts(reg)
@@ -258,9 +264,19 @@ func (b benchCmd) populationRow(ctx context.Context, env *benchEnv, key []byte, 
 	row.storeLookupsPerSecond = (misses1 - misses0) / row.me.Elapsed.Seconds()
 	row.cached = int(gauge(reg, "authcore_credential_cache_entries", "ai_agent"))
 	rss1, heap1 := memory()
+	// What the cached credentials themselves hold: the memory dropping them gives back (an
+	// invalidation of every agent token, as a reconnected listener makes).
+	if err := database.WithTx(ctx, client, func(tx *ent.Tx) error { return bus.Publish(ctx, tx, "ai_agent", "") }); err != nil {
+		return row, err
+	}
+	rss2, heap2 := memory()
+	if left := int(gauge(reg, "authcore_credential_cache_entries", "ai_agent")); left != 0 {
+		return row, fmt.Errorf("%d entries left in the cache after dropping them all", left)
+	}
 	if row.cached > 0 {
-		row.rssPerEntry = float64(rss1-rss0) / float64(row.cached)
-		row.heapPer = float64(heap1-heap0) / float64(row.cached)
+		row.rssGrowth = float64(rss1-rss0) / float64(row.cached)
+		row.rssPerEntry = float64(rss1-rss2) / float64(row.cached)
+		row.heapPer = float64(heap1-heap2) / float64(row.cached)
 	}
 	return row, nil
 }

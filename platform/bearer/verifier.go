@@ -57,7 +57,7 @@ type Entry[V any] struct {
 	// ProjectID is whose credential it is: its verifications are counted there (SPEC §19).
 	ProjectID string
 	// Digest is the stored digest, compared in constant time with the presented one, so
-	// the guarantee does not depend on how the store compares.
+	// the guarantee does not depend on how the store compares; dropped once compared.
 	Digest    []byte
 	ExpiresAt *time.Time // nil: never
 	Revoked   bool
@@ -185,10 +185,14 @@ func (v *Verifier[V]) lookup(ctx context.Context, d secret.Digest) (*Entry[V], e
 	v.misses.Inc()
 	e, err := database.Read(ctx, v.reads, v.topic, hex.EncodeToString(d[:]), func(ctx context.Context, h database.Handle) (*Entry[V], error) {
 		e, err := v.store.Lookup(ctx, h, d)
-		if err == nil && !secret.Equal(e.Digest, d.Bytes()) {
+		if err != nil {
+			return nil, err
+		}
+		if !secret.Equal(e.Digest, d.Bytes()) {
 			return nil, ErrUnknown
 		}
-		return e, err
+		e.Digest = nil // checked; the cache's key is the digest, so a cached entry need not keep it
+		return e, nil
 	})
 	if database.IsNoRow(err) {
 		return nil, ErrUnknown

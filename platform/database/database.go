@@ -158,14 +158,15 @@ func durable(sync string) bool { return sync == "FULL" || sync == "EXTRA" }
 // sqliteDSN builds the modernc.org/sqlite DSN: WAL so readers never wait for the writer,
 // foreign keys on, a busy timeout instead of immediate SQLITE_BUSY (for other processes on
 // the file: this one's writers queue in groupCommit), IMMEDIATE transactions so two
-// writers queue on the lock instead of deadlocking on upgrade, the synchronous setting
-// (FULL: a commit returns once the WAL is on the disk), and temporary files in memory (the
-// savepoints of group members journal there).
+// writers queue on the lock instead of deadlocking on upgrade, and the synchronous setting
+// (FULL: a commit returns once the WAL is on the disk). Temporary files stay files past
+// 64 KiB: the journal of a group member's savepoint lives there, and SQLite truncates an
+// in-memory one by walking it from its start after every statement, which made a member of
+// 30,000 statements (a flush of usage counts) quadratic.
 func sqliteDSN(path, sync string) (dsn string, memory bool) {
 	q := url.Values{}
 	q.Add("_pragma", "foreign_keys(1)")
 	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", sqliteBusyTimeout.Milliseconds()))
-	q.Add("_pragma", "temp_store(MEMORY)")
 	q.Add("_txlock", "immediate")
 	if path == ":memory:" {
 		return "file::memory:?" + q.Encode(), true
