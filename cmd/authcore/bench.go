@@ -29,18 +29,19 @@ import (
 // seeds what each scenario needs through the API, and drives every scenario with the same
 // closed-loop generator, reporting each as a ratio to /healthz measured in the same run.
 type benchCmd struct {
-	Duration    time.Duration `default:"5s" help:"How long each scenario runs."`
-	Warmup      time.Duration `default:"1s" help:"Unmeasured run before each scenario."`
-	Connections int           `default:"64" help:"Concurrent keep-alive connections."`
-	Only        string        `help:"Run only scenarios whose name contains this."`
-	Store       string        `name:"bench-database-url" help:"Store for the benchmarked service (default: a fresh SQLite file in a temp dir)."`
-	ReadStore   string        `name:"bench-database-read-url" help:"A streaming replica of --bench-database-url: adds a cold instance whose cache misses read it (SPEC §18)."`
-	CPUProfile  string        `name:"cpuprofile" help:"Write a CPU profile of the measured runs to this file."`
-	Tokens      int           `name:"tokens" default:"1000000" help:"How many agent tokens the large-store scenario seeds."`
-	Wrk         bool          `name:"wrk" help:"Drive the scenarios with wrk (on PATH) instead of the in-process generator; scenarios whose requests change per call are skipped."`
-	Pgbench     bool          `name:"pgbench" help:"With a PostgreSQL store: after each durable-write scenario, run pgbench (on PATH or under /usr/lib/postgresql) with the same statements at the same concurrency for as long, and print the ratio."`
-	Populations []int         `name:"populations" help:"Instead of the scenarios, measure ai/me over populations of this many live agent tokens, seeded in bulk (e.g. 10000,100000,1000000,10000000): throughput, p99, cache hit ratio, resident memory per cached credential, start-up time."`
-	Mixes       []string      `name:"mixes" default:"uniform,zipf" enum:"uniform,zipf" help:"Request mixes of --populations: uniform, zipf (Zipf, s=1.1, over the population in a fixed random order)."`
+	Duration       time.Duration `default:"5s" help:"How long each scenario runs."`
+	Warmup         time.Duration `default:"1s" help:"Unmeasured run before each scenario."`
+	Connections    int           `default:"64" help:"Concurrent keep-alive connections."`
+	Only           string        `help:"Run only scenarios whose name contains this."`
+	Store          string        `name:"bench-database-url" help:"Store for the benchmarked service (default: a fresh SQLite file in a temp dir)."`
+	ReadStore      string        `name:"bench-database-read-url" help:"A streaming replica of --bench-database-url: adds a cold instance whose cache misses read it (SPEC §18)."`
+	CPUProfile     string        `name:"cpuprofile" help:"Write a CPU profile of the measured runs to this file."`
+	Tokens         int           `name:"tokens" default:"1000000" help:"How many agent tokens the large-store scenario seeds."`
+	Wrk            bool          `name:"wrk" help:"Drive the scenarios with wrk (on PATH) instead of the in-process generator; scenarios whose requests change per call are skipped."`
+	Pgbench        bool          `name:"pgbench" help:"With a PostgreSQL store: after each durable-write scenario, run pgbench (on PATH or under /usr/lib/postgresql) with the same statements at the same concurrency for as long, and print the ratio."`
+	PgbenchClients int           `name:"pgbench-clients" help:"pgbench's clients (default: the service's pool size, pool_max_conns in the URL, 16 without it: the concurrency the store sees from the service)."`
+	Populations    []int         `name:"populations" help:"Instead of the scenarios, measure ai/me over populations of this many live agent tokens, seeded in bulk (e.g. 10000,100000,1000000,10000000): throughput, p99, cache hit ratio, resident memory per cached credential, start-up time."`
+	Mixes          []string      `name:"mixes" default:"uniform,zipf" enum:"uniform,zipf" help:"Request mixes of --populations: uniform, zipf (Zipf, s=1.1, over the population in a fixed random order)."`
 	// A cache of 100k entries fills at the store's lookup rate; the rows are steady once it has.
 	PopulationWarmup time.Duration `name:"population-warmup" default:"15s" help:"Unmeasured ai/me run before each --populations row, filling the caches."`
 }

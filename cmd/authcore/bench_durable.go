@@ -79,8 +79,9 @@ COMMIT;
 `
 
 // pgbenchRow measures the store alone: pgbench running the rotation's statements with as
-// many clients as the service had connections, for as long, after a warm-up as long as the
-// service's; the row's note compares the service's rate (app) with it.
+// many clients as the service keeps connections to the store (its pool: the concurrency the
+// store saw), or --pgbench-clients, for as long, after a warm-up as long as the service's;
+// the row's note compares the service's rate with it.
 func pgbenchRow(ctx context.Context, env *benchEnv, b benchCmd, app result) result {
 	const name = "  └ pgbench, the same statements"
 	if env.db.Storage != config.Postgres {
@@ -90,7 +91,10 @@ func pgbenchRow(ctx context.Context, env *benchEnv, b benchCmd, app result) resu
 	if err != nil {
 		return result{Name: name, Note: "skipped: " + err.Error()}
 	}
-	clients := b.Connections
+	clients := b.PgbenchClients
+	if clients == 0 {
+		clients = int(env.db.Pool.Config().MaxConns)
+	}
 	script, err := os.CreateTemp("", "authcore-pgbench-*.sql")
 	if err != nil {
 		return result{Name: name, Note: "skipped: " + err.Error()}
@@ -110,8 +114,8 @@ func pgbenchRow(ctx context.Context, env *benchEnv, b benchCmd, app result) resu
 	}
 	_, syncs1, _ := flushes(ctx, env)
 	r := result{Name: name, Requests: int(tps * b.Duration.Seconds()), Elapsed: b.Duration}
-	r.Note = fmt.Sprintf("%d clients, %.0f transactions/s, mean latency %s (pgbench reports no percentiles); fsyncs per transaction %.3f; the service runs at %.2f of it",
-		clients, tps, latency, float64(syncs1-syncs0)/float64(max(r.Requests, 1)), app.RPS()/tps)
+	r.Note = fmt.Sprintf("%d clients (the service's pool: %d connections), %.0f transactions/s, mean latency %s (pgbench reports no percentiles); fsyncs per transaction %.3f; the service runs at %.2f of it",
+		clients, env.db.Pool.Config().MaxConns, tps, latency, float64(syncs1-syncs0)/float64(max(r.Requests, 1)), app.RPS()/tps)
 	return r
 }
 

@@ -47,8 +47,9 @@ type Limits struct {
 	NegativeTTL time.Duration
 }
 
-// DefaultLimits: a cached credential costs well under 1 KiB (agenttoken's
-// BenchmarkCacheMemory measures ~720 bytes), so 100k stay under 100 MiB.
+// DefaultLimits: a cached credential costs under 1 KiB of heap (agenttoken's
+// BenchmarkCacheMemory measures ~860 bytes), so 100k stay under 100 MiB; AUTHCORE_CACHE_SIZE
+// changes the size.
 var DefaultLimits = Limits{Size: 100_000, PositiveTTL: 5 * time.Minute, NegativeTTL: 30 * time.Second}
 
 // Entry is one credential as the hot path needs it.
