@@ -713,3 +713,43 @@ func BenchmarkSQLiteWriteTx(b *testing.B) {
 		})
 	}
 }
+
+// A member that leaves its rows open does not keep its group's commit, and every writer
+// after it, waiting: database/sql closes a transaction's rows when it commits.
+func TestRowsLeftOpenDoNotHoldTheGroup(t *testing.T) {
+	g, path := writers(t, time.Minute)
+	ctx := context.Background()
+	if err := insert(ctx, g, 1); err != nil {
+		t.Fatal(err)
+	}
+	tx, err := g.Tx(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows entsql.Rows
+	if err := tx.Query(ctx, "SELECT n FROM t", []any{}, &rows); err != nil {
+		t.Fatal(err)
+	}
+	if !rows.Next() { // one row read, the rows left open
+		t.Fatal("no row")
+	}
+	if err := insert(ctx, tx, 2); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- tx.Commit() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the commit hangs on the rows left open")
+	}
+	if err := insert(ctx, g, 3); err != nil {
+		t.Fatal(err)
+	}
+	if ns := numbers(t, path); !slices.Equal(ns, []int{1, 2, 3}) {
+		t.Fatalf("rows %v", ns)
+	}
+}
