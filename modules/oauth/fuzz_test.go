@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"net/url"
 	"testing"
+
+	"github.com/authcore/authcore/platform/oauth"
 )
 
 // FuzzBasicAuth: any Authorization header is judged without panicking, and a client id
@@ -62,6 +64,24 @@ func BenchmarkIntrospectionAnswer(b *testing.B) {
 			if _, err := appendAnswer(make([]byte, 0, 512), m); err != nil {
 				b.Fatal(err)
 			}
+		}
+	})
+}
+
+// FuzzTokenMatchesEncodingJSON: a token answer is encoded to exactly the bytes
+// encoding/json makes of oauth.Token, empty optional fields included.
+func FuzzTokenMatchesEncodingJSON(f *testing.F) {
+	f.Add("eyJhbGciOiJFZERTQSJ9.e30.sig", "", "Bearer", 900, "tools:call", "ac_gr_x")
+	f.Add("<&>", "urn:ietf:params:oauth:token-type:access_token", "", -1, "", "\u2028\xff\"")
+	f.Fuzz(func(t *testing.T, access, issued, typ string, expires int, scope, refresh string) {
+		tok := oauth.Token{AccessToken: access, IssuedTokenType: issued, TokenType: typ, ExpiresIn: expires, Scope: scope, RefreshToken: refresh}
+		want, werr := json.Marshal(tok)
+		got, gerr := appendToken(nil, tok)
+		if werr != nil || gerr != nil {
+			t.Fatalf("errors: encoding/json %v, appendToken %v", werr, gerr)
+		}
+		if !bytes.Equal(got, want) {
+			t.Fatalf("appendToken\n%s\nencoding/json\n%s", got, want)
 		}
 	})
 }

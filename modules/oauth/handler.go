@@ -135,8 +135,13 @@ func (s *server) issue(c *fiber.Ctx, g oauth.Grant, form map[string][]string, cl
 	if err != nil {
 		return err
 	}
+	body, err := appendToken(make([]byte, 0, 1024), tok)
+	if err != nil {
+		return err
+	}
 	c.Locals(resultKey{}, "ok")
-	return c.JSON(tok)
+	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
+	return c.Send(body)
 }
 
 // repeated refuses a parameter given more than once that g (nil: no grant known) does not
