@@ -365,13 +365,7 @@ func benchScenarios() []scenario {
 			if err := ts.grow(ctx, env.ent, env.tokens); err != nil {
 				return request{}, err
 			}
-			// Settle the store as it would be in steady state: without this, PostgreSQL's
-			// autovacuum of the fresh rows runs during the measurement.
-			settle := "VACUUM ANALYZE agent_tokens"
-			if strings.HasPrefix(env.cfg.DatabaseURL, "sqlite:") {
-				settle = "ANALYZE agent_tokens"
-			}
-			if _, err := env.db.SQL.ExecContext(ctx, settle); err != nil {
+			if err := settle(ctx, env); err != nil {
 				return request{}, err
 			}
 			fmt.Fprintf(os.Stderr, "seeded %d tokens in %s\n", ts.stored, time.Since(start).Round(time.Second))
