@@ -29,15 +29,21 @@ import (
 // seeds what each scenario needs through the API, and drives every scenario with the same
 // closed-loop generator, reporting each as a ratio to /healthz measured in the same run.
 type benchCmd struct {
-	Duration    time.Duration `default:"5s" help:"How long each scenario runs."`
-	Warmup      time.Duration `default:"1s" help:"Unmeasured run before each scenario."`
-	Connections int           `default:"64" help:"Concurrent keep-alive connections."`
-	Only        string        `help:"Run only scenarios whose name contains this."`
-	Store       string        `name:"bench-database-url" help:"Store for the benchmarked service (default: a fresh SQLite file in a temp dir)."`
-	ReadStore   string        `name:"bench-database-read-url" help:"A streaming replica of --bench-database-url: adds a cold instance whose cache misses read it (SPEC §18)."`
-	CPUProfile  string        `name:"cpuprofile" help:"Write a CPU profile of the measured runs to this file."`
-	Tokens      int           `name:"tokens" default:"1000000" help:"How many agent tokens the large-store scenario seeds."`
-	Wrk         bool          `name:"wrk" help:"Drive the scenarios with wrk (on PATH) instead of the in-process generator; scenarios whose requests change per call are skipped."`
+	Duration       time.Duration `default:"5s" help:"How long each scenario runs."`
+	Warmup         time.Duration `default:"1s" help:"Unmeasured run before each scenario."`
+	Connections    int           `default:"64" help:"Concurrent keep-alive connections."`
+	Only           string        `help:"Run only scenarios whose name contains this."`
+	Store          string        `name:"bench-database-url" help:"Store for the benchmarked service (default: a fresh SQLite file in a temp dir)."`
+	ReadStore      string        `name:"bench-database-read-url" help:"A streaming replica of --bench-database-url: adds a cold instance whose cache misses read it (SPEC §18)."`
+	CPUProfile     string        `name:"cpuprofile" help:"Write a CPU profile of the measured runs to this file."`
+	Tokens         int           `name:"tokens" default:"1000000" help:"How many agent tokens the large-store scenario seeds."`
+	Wrk            bool          `name:"wrk" help:"Drive the scenarios with wrk (on PATH) instead of the in-process generator; scenarios whose requests change per call are skipped."`
+	Pgbench        bool          `name:"pgbench" help:"With a PostgreSQL store: after each durable-write scenario, run pgbench (on PATH or under /usr/lib/postgresql) with the same statements at the same concurrency for as long, and print the ratio."`
+	PgbenchClients int           `name:"pgbench-clients" help:"pgbench's clients (default: the service's pool size, pool_max_conns in the URL, 16 without it: the concurrency the store sees from the service)."`
+	Populations    []int         `name:"populations" help:"Instead of the scenarios, measure ai/me over populations of this many live agent tokens, seeded in bulk (e.g. 10000,100000,1000000,10000000): throughput, p99, cache hit ratio, resident memory per cached credential, start-up time."`
+	Mixes          []string      `name:"mixes" default:"uniform,zipf" enum:"uniform,zipf" help:"Request mixes of --populations: uniform, zipf (Zipf, s=1.1, over the population in a fixed random order)."`
+	// A cache of 100k entries fills at the store's lookup rate; the rows are steady once it has.
+	PopulationWarmup time.Duration `name:"population-warmup" default:"15s" help:"Unmeasured ai/me run before each --populations row, filling the caches."`
 }
 
 // benchEnv is what scenarios get to seed with. cold is a second instance of the service
@@ -57,6 +63,8 @@ type benchEnv struct {
 	cfg               config.Config
 	tokens            int
 	shared            map[string]any
+	// spend is how long a scenario sends requests: its warm-up and its run.
+	spend time.Duration
 }
 
 type scenario struct {
@@ -76,6 +84,10 @@ type scenario struct {
 	// warmup, when set, replaces --warmup: a freshly seeded large store needs its pages
 	// in the buffer cache before it shows its steady state.
 	warmup time.Duration
+	// durable marks a scenario of one durable write per request: the store's flushes per
+	// request are counted, and with --pgbench the store is measured running the same
+	// statements at the same concurrency.
+	durable bool
 }
 
 func (b benchCmd) Run(cfg *config.Config, stdout io.Writer) error {
@@ -101,7 +113,7 @@ func (b benchCmd) Run(cfg *config.Config, stdout io.Writer) error {
 		return err
 	}
 	var srv, coldSrv *httpserver.Server
-	env := &benchEnv{cfg: c, tokens: b.Tokens, shared: map[string]any{}}
+	env := &benchEnv{cfg: c, tokens: b.Tokens, shared: map[string]any{}, spend: b.Warmup + b.Duration}
 	ctx := context.Background()
 	a := fx.New(app.Options(c, secret.MasterKeys{key}, logging.Output{Writer: io.Discard}), app.Listeners(), fx.Populate(&srv, &env.ent, &env.db), fx.NopLogger)
 	if err := a.Start(ctx); err != nil {
@@ -109,6 +121,14 @@ func (b benchCmd) Run(cfg *config.Config, stdout io.Writer) error {
 	}
 	defer a.Stop(context.Background())
 	env.addr = srv.Addr().String()
+	if len(b.Populations) > 0 {
+		stop, err := b.profile()
+		if err != nil {
+			return err
+		}
+		defer stop()
+		return b.populations(ctx, env, key, stdout)
+	}
 	oneEntry := fx.Decorate(func(l bearer.Limits) bearer.Limits { l.Size = 1; return l })
 	cold := fx.New(app.Options(c, secret.MasterKeys{key}, logging.Output{Writer: io.Discard}), app.Listeners(), fx.Populate(&coldSrv, &env.coldDB), fx.NopLogger, oneEntry)
 	if err := cold.Start(ctx); err != nil {
@@ -136,41 +156,51 @@ func (b benchCmd) Run(cfg *config.Config, stdout io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "authcore bench: store %s, %s, %d connections, %s per scenario (after %s warm-up)\n\n", storeName, generator, b.Connections, b.Duration, b.Warmup)
 
-	if b.CPUProfile != "" {
-		f, err := os.Create(b.CPUProfile)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
-		}
-		defer pprof.StopCPUProfile()
+	stop, err := b.profile()
+	if err != nil {
+		return err
 	}
-	runOn := func(addr, name string, req request, warmup time.Duration, conns int) result {
+	defer stop()
+	// runOn warms up, then measures; probe, when set, starts counting just before the
+	// measured run and returns what it counted to print under the row.
+	runOn := func(addr, name string, req request, warmup time.Duration, conns int, probe func() func(result) string) result {
 		if warmup == 0 {
 			warmup = b.Warmup
 		}
 		if conns == 0 {
 			conns = b.Connections
 		}
+		var r result
 		if b.Wrk {
 			if _, err := wrkLoad(ctx, addr, req, conns, warmup); err != nil {
 				return result{Name: name, Note: "skipped: " + strings.SplitN(err.Error(), "\n", 2)[0]}
 			}
-			r, err := wrkLoad(ctx, addr, req, conns, b.Duration)
-			if err != nil {
+			var counted func(result) string
+			if probe != nil {
+				counted = probe()
+			}
+			var err error
+			if r, err = wrkLoad(ctx, addr, req, conns, b.Duration); err != nil {
 				return result{Name: name, Note: "skipped: " + strings.SplitN(err.Error(), "\n", 2)[0]}
 			}
-			r.Name = name
-			return r
+			if counted != nil {
+				r.Note = counted(r)
+			}
+		} else {
+			load(ctx, addr, req, conns, warmup)
+			var counted func(result) string
+			if probe != nil {
+				counted = probe()
+			}
+			r = load(ctx, addr, req, conns, b.Duration)
+			if counted != nil {
+				r.Note = counted(r)
+			}
 		}
-		load(ctx, addr, req, conns, warmup)
-		r := load(ctx, addr, req, conns, b.Duration)
 		r.Name = name
 		return r
 	}
-	run := func(name string, req request) result { return runOn(env.addr, name, req, 0, 0) }
+	run := func(name string, req request) result { return runOn(env.addr, name, req, 0, 0, nil) }
 	healthz := request{Method: http.MethodGet, Path: "/healthz", Expect: 200}
 	before := run("/healthz (baseline, before)", healthz)
 	var rows []result
@@ -192,14 +222,22 @@ func (b benchCmd) Run(cfg *config.Config, stdout io.Writer) error {
 			}
 			// The counts cover the warm-up and the measured run together.
 			primary, replica := db.Queries(), env.replicaQueries()
-			r := runOn(addr, s.name, req, s.warmup, s.conns)
+			r := runOn(addr, s.name, req, s.warmup, s.conns, nil)
 			primary, replica = db.Queries()-primary, env.replicaQueries()-replica
 			r.Note = fmt.Sprintf("store SELECTs during warm-up and run: primary %d, replica %d", primary, replica)
 			rows = append(rows, r)
 			continue
 		}
+		if s.durable {
+			r := runOn(env.addr, s.name, req, 0, s.conns, func() func(result) string { return flushProbe(ctx, env) })
+			rows = append(rows, r)
+			if b.Pgbench {
+				rows = append(rows, pgbenchRow(ctx, env, b, r))
+			}
+			continue
+		}
 		if s.flood == nil {
-			rows = append(rows, runOn(env.addr, s.name, req, 0, s.conns))
+			rows = append(rows, runOn(env.addr, s.name, req, 0, s.conns, nil))
 			continue
 		}
 		freq, err := s.flood(ctx, env)
@@ -220,6 +258,22 @@ func (b benchCmd) Run(cfg *config.Config, stdout io.Writer) error {
 	printTable(stdout, baseline, append([]result{before, after}, rows...))
 	fmt.Fprintln(stdout, "\nratio = requests/s over the mean of the two /healthz runs")
 	return nil
+}
+
+// profile starts the CPU profile of --cpuprofile; stop ends it.
+func (b benchCmd) profile() (stop func(), err error) {
+	if b.CPUProfile == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(b.CPUProfile)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
 // replicaQueries is how many SELECTs the replica instance sent to the replica.
@@ -314,13 +368,7 @@ func benchScenarios() []scenario {
 			if err := ts.grow(ctx, env.ent, env.tokens); err != nil {
 				return request{}, err
 			}
-			// Settle the store as it would be in steady state: without this, PostgreSQL's
-			// autovacuum of the fresh rows runs during the measurement.
-			settle := "VACUUM ANALYZE agent_tokens"
-			if strings.HasPrefix(env.cfg.DatabaseURL, "sqlite:") {
-				settle = "ANALYZE agent_tokens"
-			}
-			if _, err := env.db.SQL.ExecContext(ctx, settle); err != nil {
+			if err := settle(ctx, env); err != nil {
 				return request{}, err
 			}
 			fmt.Fprintf(os.Stderr, "seeded %d tokens in %s\n", ts.stored, time.Since(start).Round(time.Second))

@@ -14,8 +14,10 @@ import (
 )
 
 // grantSeeds is how many single-use codes or refresh tokens a grant scenario seeds: more
-// than a run spends at the rates this machine reaches, so none is presented twice.
-const grantSeeds = 40_000
+// than a warm-up and a run spend at 12,000/s, so none is presented twice.
+func grantSeeds(env *benchEnv) int {
+	return max(40_000, int(12_000*env.spend.Seconds()))
+}
 
 // seedGrant writes a person's grant for a bench project straight to the store: the
 // scenarios measure the token endpoint, not the consent screen before it.
@@ -65,7 +67,7 @@ func grantScenarios() []scenario {
 				codes = codes[:0]
 				return err
 			}
-			next, err := singleUse(ctx, grantSeeds, "oc", func(digest []byte) error {
+			next, err := singleUse(ctx, grantSeeds(env), "oc", func(digest []byte) error {
 				codes = append(codes, env.ent.OAuthCode.Create().SetDigest(digest).SetGrantID(g.ID).SetClientID(g.ClientID).SetRedirectURI(redirect).
 					SetCodeChallenge(challenge).SetScopes(g.Scopes).SetResources([]string{}).SetExpiresAt(time.Now().Add(10*time.Minute)))
 				if len(codes) == cap(codes) {
@@ -83,7 +85,7 @@ func grantScenarios() []scenario {
 			}
 			return request{Method: http.MethodPost, Path: "/v1/oauth/token", Header: formHeader, NextBody: next, Expect: 200}, nil
 		}},
-		{name: "POST /v1/oauth/token (refresh, rotating)", setup: func(ctx context.Context, env *benchEnv) (request, error) {
+		{name: "POST /v1/oauth/token (refresh, rotating)", durable: true, setup: func(ctx context.Context, env *benchEnv) (request, error) {
 			g, err := seedGrant(ctx, env)
 			if err != nil {
 				return request{}, err
@@ -95,7 +97,7 @@ func grantScenarios() []scenario {
 				return err
 			}
 			now := time.Now()
-			next, err := singleUse(ctx, grantSeeds, "gr", func(digest []byte) error {
+			next, err := singleUse(ctx, grantSeeds(env), "gr", func(digest []byte) error {
 				rows = append(rows, env.ent.GrantRefreshToken.Create().SetDigest(digest).SetGrantID(g.ID).SetClientID(g.ClientID).
 					SetScopes(g.Scopes).SetResources([]string{}).SetExpiresAt(now.Add(30*24*time.Hour)).SetFamilyExpiresAt(now.Add(90*24*time.Hour)))
 				if len(rows) == cap(rows) {

@@ -118,9 +118,17 @@ func printTable(w io.Writer, baseline result, rows []result) {
 			continue
 		}
 		ratio := r.RPS() / baseline.RPS()
-		fmt.Fprintf(w, "%-44s %12.0f %10s %10s %8d %8.2f\n", r.Name, r.RPS(), r.P50.Round(time.Microsecond), r.P99.Round(time.Microsecond), r.Errors, ratio)
+		fmt.Fprintf(w, "%-44s %12.0f %10s %10s %8d %8.2f\n", r.Name, r.RPS(), latency(r.P50), latency(r.P99), r.Errors, ratio)
 		if r.Note != "" {
 			fmt.Fprintf(w, "  └ %s\n", r.Note)
 		}
 	}
+}
+
+// latency prints a percentile, or "-" where the generator reported none (pgbench).
+func latency(d time.Duration) string {
+	if d == 0 {
+		return "-"
+	}
+	return d.Round(time.Microsecond).String()
 }

@@ -147,7 +147,7 @@ func (migrateCmd) Run(cfg *config.Config, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	db, err := database.Open(cfg.DatabaseURL, log, tracing.Off)
+	db, err := database.Open(*cfg, log, tracing.Off)
 	if err != nil {
 		return err
 	}

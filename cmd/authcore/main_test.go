@@ -51,6 +51,7 @@ func TestHelpListsEverySetting(t *testing.T) {
 		"AUTHCORE_LOG_LEVEL", "AUTHCORE_S3_ENDPOINT", "http://127.0.0.1:9000",
 		"AUTHCORE_S3_REGION", "us-east-1", "AUTHCORE_METRICS_ADDR",
 		"AUTHCORE_DATABASE_READ_URL", "AUTHCORE_READ_MAX_LAG", "AUTHCORE_MODULES",
+		"AUTHCORE_SQLITE_SYNC", `--sqlite-sync="full"`, "AUTHCORE_CACHE_SIZE", "--cache-size=100000",
 		"serve", "migrate", "version",
 	} {
 		if !strings.Contains(help, want) {
@@ -76,6 +77,8 @@ func TestBadSettingExitsWithOneLine(t *testing.T) {
 		{"a product's own setting", nil, map[string]string{"AUTHCORE_S3_ENDPOINT": "minio"}, "AUTHCORE_S3_ENDPOINT"},
 		{"a product's own flag", []string{"--s3-endpoint=minio:9000"}, nil, "AUTHCORE_S3_ENDPOINT"},
 		{"negative rate limit", []string{"--rate-limit=-1"}, nil, "AUTHCORE_RATE_LIMIT"},
+		{"negative cache size", nil, map[string]string{"AUTHCORE_CACHE_SIZE": "-1"}, "AUTHCORE_CACHE_SIZE"},
+		{"unknown SQLite sync", nil, map[string]string{"AUTHCORE_SQLITE_SYNC": "sometimes"}, "sqlite-sync"},
 		{"bad duration", nil, map[string]string{"AUTHCORE_ACCESS_TTL": "soon"}, "access-ttl"},
 		{"bad origin", nil, map[string]string{"AUTHCORE_ALLOWED_ORIGINS": "not an origin"}, "AUTHCORE_ALLOWED_ORIGINS"},
 		{"read replica of the embedded store", nil, map[string]string{"AUTHCORE_DATABASE_READ_URL": "postgres://u@127.0.0.1:1/x"}, "AUTHCORE_DATABASE_READ_URL"},
@@ -121,7 +124,12 @@ func TestMigrateCommand(t *testing.T) {
 	})
 }
 
-func TestMain(m *testing.M) { apptest.Main(m) }
+func TestMain(m *testing.M) {
+	if os.Getenv(childEnv) == "serve" { // a server for the power-loss test, configured by its environment
+		os.Exit(run([]string{"serve"}, os.Stdout, os.Stderr))
+	}
+	apptest.Main(m)
+}
 
 // An operator command beside a running server binds none of the server's ports: with
 // both the HTTP and the metrics address already taken, users create still succeeds.

@@ -166,8 +166,13 @@ func (s *server) issue(c *fiber.Ctx, g oauth.Grant, form map[string][]string, cl
 	if err != nil {
 		return err
 	}
+	body, err := appendToken(make([]byte, 0, 1024), tok)
+	if err != nil {
+		return err
+	}
 	c.Locals(resultKey{}, "ok")
-	return c.JSON(tok)
+	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
+	return c.Send(body)
 }
 
 // repeated refuses a parameter given more than once that g (nil: no grant known) does not
@@ -183,7 +188,7 @@ func repeated(form map[string][]string, g oauth.Grant) error {
 
 func (s *server) issuerCtx(c *fiber.Ctx) context.Context { return httpserver.WithIssuer(c, s.cfg) }
 
-var inactive = fiber.Map{"active": false}
+var inactive = []byte(`{"active":false}`)
 
 // introspect is RFC 7662 for the calling client's project: whatever kind the token is,
 // its owner answers (SPEC §15). Anything else — another project's credential included —
@@ -209,15 +214,20 @@ func (s *server) introspect(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	answer, result := inactive, "inactive"
-	if fields != nil {
-		answer, result = fiber.Map(fields), "active"
-		answer["active"] = true
-		answer["iss"] = identity.IssuerFrom(s.issuerCtx(c))
-		answer["project_id"] = cl.ProjectID
+	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
+	if fields == nil {
+		c.Locals(resultKey{}, "inactive")
+		return c.Send(inactive)
 	}
-	c.Locals(resultKey{}, result)
-	return c.JSON(answer)
+	fields["active"] = true
+	fields["iss"] = identity.IssuerFrom(s.issuerCtx(c))
+	fields["project_id"] = cl.ProjectID
+	body, err := appendAnswer(make([]byte, 0, 512), fields)
+	if err != nil {
+		return err
+	}
+	c.Locals(resultKey{}, "active")
+	return c.Send(body)
 }
 
 // revoke is RFC 7009 self-revocation: whoever holds a credential of a revocable kind can

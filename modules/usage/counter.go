@@ -1,11 +1,16 @@
 package usage
 
 import (
+	"cmp"
 	"context"
 	"log/slog"
+	"maps"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
+	entsql "entgo.io/ent/dialect/sql"
 	"go.uber.org/fx"
 
 	"github.com/authcore/authcore/ent"
@@ -73,11 +78,22 @@ func (r *Recorder) Flush(ctx context.Context) error {
 	if len(batch) == 0 {
 		return nil
 	}
+	// In the order of the counts' unique index: the rows are then read and written page
+	// after page, not in a random order that misses SQLite's page cache on nearly every one.
+	keys := slices.SortedFunc(maps.Keys(batch), func(a, b key) int {
+		return cmp.Or(strings.Compare(a.project, b.project), strings.Compare(a.kind, b.kind),
+			strings.Compare(a.credential, b.credential), cmp.Compare(a.bucket, b.bucket), strings.Compare(a.outcome, b.outcome))
+	})
+	// Many rows a statement: one upsert a row cost as much as every lookup of the same
+	// seconds, with a large population of credentials each counted every few seconds.
 	err := database.WithTx(ctx, r.ent, func(tx *ent.Tx) error {
-		for k, n := range batch {
-			if err := tx.UsageCount.Create().SetProjectID(k.project).SetKind(k.kind).SetCredentialID(k.credential).
-				SetResolution(minute).SetBucket(time.Unix(k.bucket, 0).UTC()).SetOutcome(k.outcome).SetCount(n).
-				OnConflictColumns(conflict...).AddCount(n).Exec(ctx); err != nil {
+		for rows := range slices.Chunk(keys, upsertRows) {
+			creates := make([]*ent.UsageCountCreate, len(rows))
+			for i, k := range rows {
+				creates[i] = tx.UsageCount.Create().SetProjectID(k.project).SetKind(k.kind).SetCredentialID(k.credential).
+					SetResolution(minute).SetBucket(time.Unix(k.bucket, 0).UTC()).SetOutcome(k.outcome).SetCount(batch[k])
+			}
+			if err := tx.UsageCount.CreateBulk(creates...).OnConflict(entsql.ConflictColumns(conflict...), addCounts).Exec(ctx); err != nil {
 				return err
 			}
 		}
@@ -92,6 +108,15 @@ func (r *Recorder) Flush(ctx context.Context) error {
 	}
 	return err
 }
+
+// upsertRows is how many counts one statement writes: nine values a row, well under
+// SQLite's 32,766 parameters a statement.
+const upsertRows = 500
+
+// addCounts adds a row's count to the stored one: count = usage_counts.count + excluded.count.
+var addCounts = entsql.ResolveWith(func(u *entsql.UpdateSet) {
+	u.Set(usagecount.FieldCount, entsql.Expr(u.Table().C(usagecount.FieldCount)+" + "+entsql.Dialect(u.Dialect()).Table("excluded").C(usagecount.FieldCount)))
+})
 
 // conflict is the unique key of a count row.
 var conflict = []string{usagecount.FieldProjectID, usagecount.FieldKind, usagecount.FieldCredentialID,

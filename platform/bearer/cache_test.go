@@ -6,6 +6,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/authcore/authcore/platform/config"
 )
 
 func TestLoadCachesAndInvalidates(t *testing.T) {
@@ -114,5 +116,34 @@ func TestLeaderCancellationIsNotTheFollowersError(t *testing.T) {
 	<-done
 	if v != 9 || err != nil {
 		t.Fatalf("%d %v", v, err)
+	}
+}
+
+// AUTHCORE_CACHE_SIZE sizes every verifier's caches; 0 leaves the default.
+func TestLimitsOfTheSetting(t *testing.T) {
+	if got := LimitsOf(config.Config{CacheSize: 250_000}); got.Size != 250_000 || got.PositiveTTL != DefaultLimits.PositiveTTL {
+		t.Fatalf("%+v", got)
+	}
+	if got := LimitsOf(config.Config{}); got != DefaultLimits {
+		t.Fatalf("%+v", got)
+	}
+}
+
+// Purge gives the cache's memory back: the LRU is made anew, and what was cached is gone.
+func TestPurgeEmpties(t *testing.T) {
+	c := NewCache[int, int](100, time.Minute)
+	for i := range 100 {
+		c.Put(i, i)
+	}
+	c.Purge()
+	if c.Len() != 0 {
+		t.Fatalf("%d entries after a purge", c.Len())
+	}
+	if _, ok := c.Get(5); ok {
+		t.Fatal("an entry outlived the purge")
+	}
+	c.Put(1, 1)
+	if v, ok := c.Get(1); !ok || v != 1 {
+		t.Fatal("the cache does not work after a purge")
 	}
 }

@@ -13,13 +13,17 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/fx"
 
 	"github.com/authcore/authcore/ent"
 	"github.com/authcore/authcore/platform/clock"
+	"github.com/authcore/authcore/platform/config"
 	"github.com/authcore/authcore/platform/credential"
 	"github.com/authcore/authcore/platform/database"
 	"github.com/authcore/authcore/platform/invalidation"
@@ -45,8 +49,9 @@ type Limits struct {
 	NegativeTTL time.Duration
 }
 
-// DefaultLimits: a cached credential costs well under 1 KiB (agenttoken's
-// BenchmarkCacheMemory measures ~720 bytes), so 100k stay under 100 MiB.
+// DefaultLimits: a cached credential costs under 1 KiB of heap (agenttoken's
+// BenchmarkCacheMemory measures ~860 bytes), so 100k stay under 100 MiB; AUTHCORE_CACHE_SIZE
+// changes the size.
 var DefaultLimits = Limits{Size: 100_000, PositiveTTL: 5 * time.Minute, NegativeTTL: 30 * time.Second}
 
 // Entry is one credential as the hot path needs it.
@@ -55,7 +60,7 @@ type Entry[V any] struct {
 	// ProjectID is whose credential it is: its verifications are counted there (SPEC §19).
 	ProjectID string
 	// Digest is the stored digest, compared in constant time with the presented one, so
-	// the guarantee does not depend on how the store compares.
+	// the guarantee does not depend on how the store compares; dropped once compared.
 	Digest    []byte
 	ExpiresAt *time.Time // nil: never
 	Revoked   bool
@@ -88,9 +93,18 @@ type Kit struct {
 	UsageReader usage.Reader `optional:"true"`
 }
 
-// Module supplies the cache limits every verifier uses; the load command shrinks them to
-// measure uncached verification.
-var Module = fx.Module("bearer", fx.Supply(DefaultLimits))
+// Module supplies the cache limits every verifier uses, sized by AUTHCORE_CACHE_SIZE; the
+// load command shrinks them to measure uncached verification.
+var Module = fx.Module("bearer", fx.Provide(LimitsOf))
+
+// LimitsOf is DefaultLimits with the size AUTHCORE_CACHE_SIZE sets (0: the default).
+func LimitsOf(cfg config.Config) Limits {
+	l := DefaultLimits
+	if cfg.CacheSize > 0 {
+		l.Size = cfg.CacheSize
+	}
+	return l
+}
 
 // Verifier verifies one kind of bearer secret.
 type Verifier[V any] struct {
@@ -104,6 +118,7 @@ type Verifier[V any] struct {
 	used     *batcher
 	positive *Cache[secret.Digest, *Entry[V]]
 	negative *Cache[secret.Digest, struct{}]
+	misses   prometheus.Counter
 }
 
 // NewVerifier returns the verifier of credentials of kind (also the invalidation topic and
@@ -114,11 +129,17 @@ func NewVerifier[V any](k Kit, kind string, store Store[V]) *Verifier[V] {
 		clock: k.Clock, bus: k.Bus, reads: k.Reads, topic: kind, store: store,
 		positive: NewCache[secret.Digest, *Entry[V]](k.Limits.Size, k.Limits.PositiveTTL),
 		negative: NewCache[secret.Digest, struct{}](k.Limits.Size, k.Limits.NegativeTTL),
+		misses:   k.Metrics.CacheMisses.WithLabelValues(kind),
 	}
+	k.Metrics.WatchCache(kind, v.positive.Len)
 	v.used = newBatcher(k.LC, k.Log, kind, func(ctx context.Context, batch map[string]time.Time) error {
+		// In key order: the rows a flush touches are then read and written page after page,
+		// not in a random order that misses SQLite's page cache on nearly every one (with a
+		// large population, the flush was as costly as every lookup of the same seconds).
+		ids := slices.Sorted(maps.Keys(batch))
 		return database.WithTx(ctx, k.Ent, func(tx *ent.Tx) error {
-			for id, at := range batch {
-				if err := store.SetLastUsed(ctx, tx, id, at); err != nil && !ent.IsNotFound(err) {
+			for _, id := range ids {
+				if err := store.SetLastUsed(ctx, tx, id, batch[id]); err != nil && !ent.IsNotFound(err) {
 					return err
 				}
 			}
@@ -168,12 +189,17 @@ func (v *Verifier[V]) Limited(token string) {
 // lookup reads the credential on the read replica when that is safe (the key is the
 // digest as Revoked publishes it), else on the primary.
 func (v *Verifier[V]) lookup(ctx context.Context, d secret.Digest) (*Entry[V], error) {
+	v.misses.Inc()
 	e, err := database.Read(ctx, v.reads, v.topic, hex.EncodeToString(d[:]), func(ctx context.Context, h database.Handle) (*Entry[V], error) {
 		e, err := v.store.Lookup(ctx, h, d)
-		if err == nil && !secret.Equal(e.Digest, d.Bytes()) {
+		if err != nil {
+			return nil, err
+		}
+		if !secret.Equal(e.Digest, d.Bytes()) {
 			return nil, ErrUnknown
 		}
-		return e, err
+		e.Digest = nil // checked; the cache's key is the digest, so a cached entry need not keep it
+		return e, nil
 	})
 	if database.IsNoRow(err) {
 		return nil, ErrUnknown

@@ -27,6 +27,8 @@ type Config struct {
 	DatabaseReadURL      string        `name:"database-read-url" env:"AUTHCORE_DATABASE_READ_URL" help:"postgres://… of a streaming read replica of AUTHCORE_DATABASE_URL: verification lookups that miss the caches read it when that cannot accept a revoked credential (SPEC §18) (default: empty, none)."`
 	ReadMaxLag           time.Duration `name:"read-max-lag" env:"AUTHCORE_READ_MAX_LAG" default:"1s" help:"Replica lag beyond which verification lookups go to the primary (default ${default})."`
 	Modules              []string      `name:"modules" env:"AUTHCORE_MODULES" help:"Comma list of the modules this process serves routes of (account, session, agenttoken, badge, …); platform routes are always served (default: all)."`
+	SQLiteSync           string        `name:"sqlite-sync" env:"AUTHCORE_SQLITE_SYNC" default:"full" enum:"full,extra,normal,off" help:"SQLite's synchronous setting: full (or extra) makes every acknowledged write survive power loss, its flush shared by concurrent writers (group commit); normal survives a crash of the process but not of the machine, off neither — development only, with a warning at start (default ${default})."`
+	CacheSize            int           `name:"cache-size" env:"AUTHCORE_CACHE_SIZE" default:"100000" help:"Verified credentials each cache holds (agent tokens, badges, sessions …), about 0.9 KiB each: size it to the credentials of one kind verified within 5 minutes; 0 is the default (default ${default})."`
 	DataDir              string        `name:"data-dir" env:"AUTHCORE_DATA_DIR" default:"./data" help:"Where the SQLite file and a generated dev master key live (default ${default})."`
 	MasterKey            string        `name:"master-key" env:"AUTHCORE_MASTER_KEY" help:"Base64 of 32 bytes, or several comma-separated: the first seals, all open (key rotation: see authcore keys reseal); required with PostgreSQL, generated into the data dir otherwise (default: generated in dev)."`
 	Signup               string        `name:"signup" env:"AUTHCORE_SIGNUP" default:"open" enum:"open,closed" help:"open or closed (default ${default})."`
@@ -143,6 +145,9 @@ func (c *Config) Validate() error {
 		if _, err := DecodeMasterKeys(c.MasterKey); err != nil {
 			return err
 		}
+	}
+	if c.CacheSize < 0 {
+		return fmt.Errorf("AUTHCORE_CACHE_SIZE: must be 0 (the default) or more, got %d", c.CacheSize)
 	}
 	if c.RateLimit < 0 {
 		return fmt.Errorf("AUTHCORE_RATE_LIMIT: must be 0 or more, got %d", c.RateLimit)

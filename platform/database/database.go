@@ -42,7 +42,10 @@ type DB struct {
 	Pool    *pgxpool.Pool
 
 	sqlitePath string
-	log        *slog.Logger
+	// sync is SQLite's synchronous setting; group queues and commits SQLite's writers.
+	sync  string
+	group *groupCommit
+	log   *slog.Logger
 
 	migrated  atomic.Bool
 	queries   atomic.Int64
@@ -56,7 +59,8 @@ type DB struct {
 // lazily, so a store that is down at start-up does not stop the process (SPEC §3). With
 // tracing on, every query is a span (otelpgx on PostgreSQL, otelsql on SQLite); off, no
 // instrumentation is installed.
-func Open(databaseURL string, log *slog.Logger, tr *tracing.Tracing) (*DB, error) {
+func Open(cfg config.Config, log *slog.Logger, tr *tracing.Tracing) (*DB, error) {
+	databaseURL := cfg.DatabaseURL
 	st, err := config.StorageOf(databaseURL)
 	if err != nil {
 		return nil, err
@@ -83,7 +87,8 @@ func Open(databaseURL string, log *slog.Logger, tr *tracing.Tracing) (*DB, error
 		drv = entsql.OpenDB(dialect.Postgres, db.SQL)
 	case config.SQLite:
 		path := strings.TrimPrefix(databaseURL, "sqlite:")
-		dsn, memory := sqliteDSN(path)
+		db.sync = sqliteSync(cfg.SQLiteSync)
+		dsn, memory := sqliteDSN(path, db.sync)
 		var sqldb *sql.DB
 		if tr.Enabled() {
 			sqldb, err = otelsql.Open("sqlite", dsn, otelsql.WithTracerProvider(tr.Provider),
@@ -101,10 +106,16 @@ func Open(databaseURL string, log *slog.Logger, tr *tracing.Tracing) (*DB, error
 			sqldb.SetConnMaxLifetime(0)
 		} else {
 			db.sqlitePath = path
+			// Idle connections are kept, all of them: database/sql closes all but two by
+			// default, and each connection opened anew runs the DSN's pragmas and prepares
+			// every statement again (half of an agent token's lookup in the profile of a
+			// population of 300,000, with bursts of 64 requests).
 			sqldb.SetMaxOpenConns(8)
+			sqldb.SetMaxIdleConns(8)
 		}
 		db.SQL = sqldb
-		drv = newSerialWriters(newPreparedDriver(sqldb), sqliteBusyTimeout)
+		db.group = newGroupCommit(newPreparedDriver(sqldb), sqliteBusyTimeout)
+		drv = db.group
 	}
 	gated := &gatedDriver{Driver: drv, ready: &db.migrated}
 	if st == config.SQLite {
@@ -133,14 +144,31 @@ func poolConfig(setting, url string, connectTimeout time.Duration, queries *atom
 	return pcfg, nil
 }
 
-// sqliteBusyTimeout bounds a writer's wait for the lock, in SQLite and in serialWriters.
+// sqliteBusyTimeout bounds a writer's wait for the lock, in SQLite and in groupCommit.
 const sqliteBusyTimeout = 10 * time.Second
+
+// sqliteSync is SQLite's synchronous setting for AUTHCORE_SQLITE_SYNC: FULL unless relaxed.
+func sqliteSync(setting string) string {
+	if setting == "" {
+		return "FULL"
+	}
+	return strings.ToUpper(setting)
+}
+
+// durable reports whether a commit under this synchronous setting survives power loss: in
+// WAL mode FULL flushes the WAL at every commit (EXTRA adds nothing there), NORMAL only at
+// checkpoints.
+func durable(sync string) bool { return sync == "FULL" || sync == "EXTRA" }
 
 // sqliteDSN builds the modernc.org/sqlite DSN: WAL so readers never wait for the writer,
 // foreign keys on, a busy timeout instead of immediate SQLITE_BUSY (for other processes on
-// the file: this one's writers queue in serialWriters), and IMMEDIATE transactions so two
-// writers queue on the lock instead of deadlocking on upgrade.
-func sqliteDSN(path string) (dsn string, memory bool) {
+// the file: this one's writers queue in groupCommit), IMMEDIATE transactions so two
+// writers queue on the lock instead of deadlocking on upgrade, and the synchronous setting
+// (FULL: a commit returns once the WAL is on the disk). Temporary files stay files past
+// 64 KiB: the journal of a group member's savepoint lives there, and SQLite truncates an
+// in-memory one by walking it from its start after every statement, which made a member of
+// 30,000 statements (a flush of usage counts) quadratic.
+func sqliteDSN(path, sync string) (dsn string, memory bool) {
 	q := url.Values{}
 	q.Add("_pragma", "foreign_keys(1)")
 	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", sqliteBusyTimeout.Milliseconds()))
@@ -149,7 +177,7 @@ func sqliteDSN(path string) (dsn string, memory bool) {
 		return "file::memory:?" + q.Encode(), true
 	}
 	q.Add("_pragma", "journal_mode(WAL)")
-	q.Add("_pragma", "synchronous(NORMAL)")
+	q.Add("_pragma", "synchronous("+sync+")")
 	return "file:" + path + "?" + q.Encode(), false
 }
 
@@ -215,9 +243,106 @@ func (db *DB) migrateOnce(ctx context.Context) error {
 	if err := Migrate(ctx, db.Storage, db.SQL, db.log); err != nil {
 		return err
 	}
+	db.warnIfNotDurable(ctx)
 	db.migrated.Store(true)
 	db.readyOnce.Do(func() { close(db.readyCh) })
 	return nil
+}
+
+// warnIfNotDurable logs, once the store answers, when an acknowledged write could be lost
+// to a power failure (SPEC §24): SQLite relaxed by AUTHCORE_SQLITE_SYNC, or a PostgreSQL
+// server (or role) with synchronous_commit or fsync off.
+func (db *DB) warnIfNotDurable(ctx context.Context) {
+	switch {
+	case db.sqlitePath != "" && !durable(db.sync):
+		db.log.Warn("AUTHCORE_SQLITE_SYNC relaxes durability: an acknowledged write survives a crash of the process but may be lost to a power failure or a crash of the machine; for development only",
+			"synchronous", db.sync)
+	case db.Pool != nil:
+		for _, setting := range []string{"synchronous_commit", "fsync"} {
+			var v string
+			if err := db.Pool.QueryRow(ctx, "SHOW "+setting).Scan(&v); err != nil {
+				db.log.Warn("could not read a PostgreSQL durability setting", "setting", setting, "error", err)
+				continue
+			}
+			if v == "off" {
+				db.log.Warn("PostgreSQL runs with "+setting+"=off: an acknowledged write may be lost to a crash; keep it on for authcore's role", "setting", setting)
+			}
+		}
+	}
+}
+
+// Exec runs a write that ent's builders cannot express. On SQLite it is a member of the
+// group commit, so it queues with the other writers instead of polling SQLite's lock (which
+// a stream of groups would keep it from getting); on PostgreSQL it runs on the pool.
+func (db *DB) Exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	if !db.migrated.Load() {
+		return nil, ErrUnavailable
+	}
+	if db.group == nil {
+		return db.SQL.ExecContext(ctx, query, args...)
+	}
+	m, err := db.group.begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	res, err := m.ExecContext(ctx, query, args...)
+	if err != nil {
+		return nil, errors.Join(err, m.Rollback())
+	}
+	return res, m.Commit()
+}
+
+// WriteRow is Exec for a write that returns a row (… RETURNING): it scans the first row
+// into dest, or answers sql.ErrNoRows when there is none (the write is then kept all the
+// same: a conditional upsert that changed nothing).
+func (db *DB) WriteRow(ctx context.Context, query string, args []any, dest ...any) error {
+	if !db.migrated.Load() {
+		return ErrUnavailable
+	}
+	if db.group == nil {
+		return db.SQL.QueryRowContext(ctx, query, args...).Scan(dest...)
+	}
+	m, err := db.group.begin(ctx)
+	if err != nil {
+		return err
+	}
+	scanned, err := scanFirst(m, ctx, query, args, dest)
+	if err != nil {
+		return errors.Join(err, m.Rollback())
+	}
+	if err := m.Commit(); err != nil {
+		return err
+	}
+	if !scanned {
+		return sql.ErrNoRows
+	}
+	return nil
+}
+
+func scanFirst(m *memberTx, ctx context.Context, query string, args, dest []any) (bool, error) {
+	rows, err := m.QueryContext(ctx, query, args...)
+	if err != nil {
+		return false, err
+	}
+	defer rows.Close()
+	if !rows.Next() {
+		return false, rows.Err()
+	}
+	if err := rows.Scan(dest...); err != nil {
+		return false, err
+	}
+	for rows.Next() {
+	}
+	return true, errors.Join(rows.Err(), rows.Close())
+}
+
+// GroupCommits is how many writes SQLite's group commit committed, and in how many
+// commits (each one flush of the WAL when synchronous is FULL); zeros on PostgreSQL.
+func (db *DB) GroupCommits() (writes, commits int64) {
+	if db.group == nil {
+		return 0, 0
+	}
+	return db.group.Stats()
 }
 
 // Stop ends the retry loop and closes the store.

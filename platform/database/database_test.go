@@ -29,6 +29,7 @@ import (
 	"github.com/authcore/authcore/platform/httpserver"
 	"github.com/authcore/authcore/platform/logging"
 	"github.com/authcore/authcore/platform/secret"
+	"github.com/authcore/authcore/platform/tracing"
 	"github.com/gofiber/fiber/v2"
 )
 
@@ -216,5 +217,35 @@ func TestSQLiteFilesAreOwnerOnly(t *testing.T) {
 		if mode := fi.Mode().Perm(); mode != 0o600 {
 			t.Errorf("%s has mode %o, want 600", filepath.Base(f), mode)
 		}
+	}
+}
+
+// A relaxed AUTHCORE_SQLITE_SYNC is said at start; the durable default says nothing.
+func TestRelaxedSyncIsWarnedAbout(t *testing.T) {
+	for _, c := range []struct {
+		setting string
+		warned  bool
+	}{{"", false}, {"full", false}, {"normal", true}, {"off", true}} {
+		t.Run(c.setting, func(t *testing.T) {
+			dir := t.TempDir()
+			cfg := testkit.Config("sqlite:"+filepath.Join(dir, "s.db"), dir)
+			cfg.SQLiteSync = c.setting
+			var out bytes.Buffer
+			log, err := logging.New(cfg, logging.Output{Writer: &out})
+			if err != nil {
+				t.Fatal(err)
+			}
+			db, err := database.Open(cfg, log, tracing.Off)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := db.Start(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			if warned := strings.Contains(out.String(), "AUTHCORE_SQLITE_SYNC relaxes durability"); warned != c.warned {
+				t.Fatalf("warned %v, want %v:\n%s", warned, c.warned, out.String())
+			}
+		})
 	}
 }

@@ -48,7 +48,7 @@ func sum(t *testing.T, ctx context.Context, q interface {
 // A text runs as text the first time and as its prepared statement after, with the same
 // results, outside and inside transactions.
 func TestPreparedStatementsAreReused(t *testing.T) {
-	dsn, _ := sqliteDSN(filepath.Join(t.TempDir(), "p.db"))
+	dsn, _ := sqliteDSN(filepath.Join(t.TempDir(), "p.db"), "FULL")
 	d := prepared(t, dsn, 4)
 	ctx := context.Background()
 	const insert = "INSERT INTO t (n) VALUES (?)"
@@ -91,7 +91,7 @@ func sumTo(n int) int { return n * (n + 1) / 2 }
 // On a one-connection pool (an in-memory store), a transaction that sends a text never
 // seen before does not wait for a connection to prepare it.
 func TestANewTextInsideATransactionOnOneConnection(t *testing.T) {
-	dsn, _ := sqliteDSN(":memory:")
+	dsn, _ := sqliteDSN(":memory:", "FULL")
 	d := prepared(t, dsn, 1)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -116,7 +116,7 @@ func TestANewTextInsideATransactionOnOneConnection(t *testing.T) {
 // Past maxStatements texts run as text; a text that does not prepare reports its own
 // error when run, every time.
 func TestTextsTheCacheDoesNotHold(t *testing.T) {
-	dsn, _ := sqliteDSN(filepath.Join(t.TempDir(), "p.db"))
+	dsn, _ := sqliteDSN(filepath.Join(t.TempDir(), "p.db"), "FULL")
 	d := prepared(t, dsn, 2)
 	ctx := context.Background()
 	for i := range 3 {

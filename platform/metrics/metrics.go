@@ -6,6 +6,7 @@ package metrics
 import (
 	"fmt"
 	"sort"
+	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -85,11 +86,15 @@ func NewHTTP(reg prometheus.Registerer) (*HTTP, error) {
 	return m, register(reg, m.Requests, m.Duration)
 }
 
-// Credentials counts credential issuance, revocation and verification (SPEC §7).
+// Credentials counts credential issuance, revocation and verification (SPEC §7), and
+// how the caches of verified credentials fare (SPEC §24: what AUTHCORE_CACHE_SIZE is sized by).
 type Credentials struct {
 	Issued        *prometheus.CounterVec
 	Revoked       *prometheus.CounterVec
 	Verifications *prometheus.CounterVec
+	// CacheMisses counts verifications the cache could not answer (a store lookup each).
+	CacheMisses *prometheus.CounterVec
+	caches      *cacheEntries
 }
 
 // NewCredentials builds and registers the credential counters.
@@ -98,8 +103,36 @@ func NewCredentials(reg prometheus.Registerer) (*Credentials, error) {
 		Issued:        counter("authcore_credentials_issued_total", "Credentials issued, by kind and product.", "kind", "product"),
 		Revoked:       counter("authcore_credentials_revoked_total", "Credentials revoked, by kind and product.", "kind", "product"),
 		Verifications: counter("authcore_verifications_total", "Credential verifications, by kind and result.", "kind", "result"),
+		CacheMisses: counter("authcore_credential_cache_misses_total",
+			"Verifications of bearer credentials that missed the cache of verified credentials and read the store, by kind.", "kind"),
+		caches: &cacheEntries{desc: prometheus.NewDesc("authcore_credential_cache_entries",
+			"Verified credentials cached, by kind (at most AUTHCORE_CACHE_SIZE each).", []string{"kind"}, nil), sizes: map[string]func() int{}},
 	}
-	return m, register(reg, m.Issued, m.Revoked, m.Verifications)
+	return m, register(reg, m.Issued, m.Revoked, m.Verifications, m.CacheMisses, m.caches)
+}
+
+// WatchCache exports how many entries kind's cache holds, read at each scrape.
+func (m *Credentials) WatchCache(kind string, entries func() int) {
+	m.caches.mu.Lock()
+	m.caches.sizes[kind] = entries
+	m.caches.mu.Unlock()
+}
+
+// cacheEntries is the authcore_credential_cache_entries gauge: one reading per kind.
+type cacheEntries struct {
+	desc  *prometheus.Desc
+	mu    sync.Mutex
+	sizes map[string]func() int
+}
+
+func (c *cacheEntries) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
+
+func (c *cacheEntries) Collect(ch chan<- prometheus.Metric) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for kind, n := range c.sizes {
+		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(n()), kind)
+	}
 }
 
 // counter is a counter vector; register it before use.

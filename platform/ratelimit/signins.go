@@ -64,7 +64,7 @@ func (s *SignIns) Spend(ctx context.Context, key string) (refund func(context.Co
 	now := s.clock.Now().UnixMilli()
 	rate := 1 / float64(refillEvery.Milliseconds())
 	var left float64
-	err = s.db.SQL.QueryRowContext(ctx, s.spendSQL(), id, float64(accountFailures), now, rate).Scan(&left)
+	err = s.db.WriteRow(ctx, s.spendSQL(), []any{id, float64(accountFailures), now, rate}, &left)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, s.tooMany(ctx, id, now, rate)
 	}
@@ -72,7 +72,7 @@ func (s *SignIns) Spend(ctx context.Context, key string) (refund func(context.Co
 		return nil, err
 	}
 	return func(ctx context.Context) {
-		if _, err := s.db.SQL.ExecContext(ctx, s.refundSQL(), id, float64(accountFailures)); err != nil {
+		if _, err := s.db.Exec(ctx, s.refundSQL(), id, float64(accountFailures)); err != nil {
 			s.log.WarnContext(ctx, "refunding a sign-in attempt failed", "error", err)
 		}
 	}, nil
@@ -133,7 +133,7 @@ func pick(pg bool, a, b string) string {
 // Prune drops buckets untouched for a whole window: they are full again, which is what
 // an absent bucket means.
 func (s *SignIns) Prune(ctx context.Context) (int64, error) {
-	res, err := s.db.SQL.ExecContext(ctx, pick(s.pg(), prunePG, pruneSQLite), s.clock.Now().Add(-accountWindow).UnixMilli())
+	res, err := s.db.Exec(ctx, pick(s.pg(), prunePG, pruneSQLite), s.clock.Now().Add(-accountWindow).UnixMilli())
 	if err != nil {
 		return 0, err
 	}

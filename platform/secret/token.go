@@ -26,19 +26,27 @@ var sixtyTwo = big.NewInt(62)
 
 // NewToken returns a new bearer secret of the given kind ("ai", "db", "rt", …).
 func NewToken(kind string) (string, error) {
-	var b strings.Builder
-	prefix := tokenPrefix + kind + "_"
-	b.Grow(len(prefix) + randomLen + checksumLen)
-	b.WriteString(prefix)
-	for i := 0; i < randomLen; i++ {
+	var random [randomLen]byte
+	for i := range random {
 		n, err := rand.Int(rand.Reader, sixtyTwo) // uniform: no modulo bias
 		if err != nil {
 			return "", err
 		}
-		b.WriteByte(base62Digits[n.Int64()])
+		random[i] = base62Digits[n.Int64()]
 	}
-	body := b.String()
-	return body + checksum(body), nil
+	return TokenOf(kind, string(random[:])), nil
+}
+
+// RandomLen is how many base62 characters of randomness a token carries.
+const RandomLen = randomLen
+
+// TokenOf is the token of kind whose random part is random (RandomLen base62 characters),
+// with its checksum. A token is as secret as its random part: outside NewToken only the load
+// command calls this, to recompute millions of tokens of a throw-away store instead of
+// keeping them.
+func TokenOf(kind, random string) string {
+	body := tokenPrefix + kind + "_" + random
+	return body + checksum(body)
 }
 
 // RandomString returns n base62 characters from crypto/rand, for secrets that need no
