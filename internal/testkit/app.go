@@ -325,6 +325,9 @@ func BuildErr(t testing.TB, graph Graph, opts ...Option) error {
 	for _, opt := range opts {
 		opt(&o)
 	}
+	if o.graph != nil {
+		graph = o.graph
+	}
 	cfg := Config("sqlite::memory:", t.TempDir())
 	all := []fx.Option{graph(cfg, secret.MasterKeys{TestMasterKey}, logging.Output{Writer: &LogBuffer{}}), fx.Invoke(func(*httpserver.Server) {})}
 	all = append(all, o.fx...)

@@ -30,8 +30,7 @@ var Module = fx.Module("agenttoken",
 	oauth.AsGrant(newExchange),
 	credential.AsKinds(func(s *Service) []credential.Kind {
 		return []credential.Kind{{
-			Name: Kind, Pattern: secret.Pattern(tokenKind),
-			Match:      func(t string) bool { return secret.CheckToken(tokenKind, t) },
+			Name: Kind, Prefix: secret.Prefix(tokenKind), Pattern: secret.Pattern(tokenKind),
 			Revoke:     s.RevokePresented,
 			Introspect: s.introspect,
 			Events:     []string{"ai_token.create", "ai_token.roll", "ai_token.revoke"},

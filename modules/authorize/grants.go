@@ -214,8 +214,7 @@ const refreshKind = "gr"
 // report ends its grant, as reuse of a rotated one does.
 func (s *service) kinds() []credential.Kind {
 	return []credential.Kind{{
-		Name: "oauth_refresh_token", Pattern: secret.Pattern(refreshKind),
-		Match: func(t string) bool { return secret.CheckToken(refreshKind, t) },
+		Name: "oauth_refresh_token", Prefix: secret.Prefix(refreshKind), Pattern: secret.Pattern(refreshKind),
 		Revoke: func(ctx context.Context, token string, r credential.Revocation) error {
 			row, err := s.ent.GrantRefreshToken.Query().Where(grantrefreshtoken.Digest(secret.DigestOf(token).Bytes())).Only(ctx)
 			if ent.IsNotFound(err) {

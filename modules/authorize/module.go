@@ -38,6 +38,7 @@ var Module = fx.Module("authorize",
 	oauth.AsGrant(func(s *service) oauth.Grant { return &refreshGrant{s} }),
 	oauth.AsMetadata(func(h *handler) oauth.Metadata { return h.metadata }),
 	credential.AsKinds(func(s *service) []credential.Kind { return s.kinds() }),
+	credential.AsClaim("oauth_authorization_code", secret.Prefix(codeKind)),
 	httpserver.AsModuleRoutes("authorize", func(h *handler) []httpserver.Route { return h.routes() }),
 )
 

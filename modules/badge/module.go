@@ -32,8 +32,7 @@ var Module = fx.Module("badge",
 		var kinds []credential.Kind
 		for _, key := range r.Keys() {
 			kinds = append(kinds, credential.Kind{
-				Name: Kind + ":" + key, Pattern: secret.Pattern(key),
-				Match:      func(t string) bool { return secret.KindOf(t) == key && secret.CheckToken(key, t) },
+				Name: Kind + ":" + key, Prefix: secret.Prefix(key), Pattern: secret.Pattern(key),
 				Revoke:     s.RevokePresented,
 				Introspect: s.introspect, IntrospectedAs: Kind,
 				Events: []string{"service_badge.create", "service_badge.roll", "service_badge.revoke"},

@@ -35,8 +35,7 @@ var Module = fx.Module("deploykey",
 	fx.Provide(newStore),
 	credential.AsKinds(func(s *store) []credential.Kind {
 		return []credential.Kind{{
-			Name: "deploy_key", Pattern: secret.Pattern(prefix),
-			Match:      func(t string) bool { return secret.CheckToken(prefix, t) },
+			Name: "deploy_key", Prefix: secret.Prefix(prefix), Pattern: secret.Pattern(prefix),
 			Revoke:     s.revokePresented,
 			Introspect: s.introspect,
 			Events:     []string{"deploy_key.create", "deploy_key.revoke"},
