@@ -28,7 +28,7 @@ func TestMain(m *testing.M) { apptest.Main(m, browser.Stop) }
 // badge, look at sessions, members and the audit trail, sign out and in again. Every
 // request the page makes goes to its own origin.
 func TestConsoleFlow(t *testing.T) {
-	a := apptest.Start(t, apptest.Stores(t)[0])
+	a := apptest.Start(t, apptest.Stores(t)[0], apptest.WithFx(apptest.NotMintable))
 	var mu sync.Mutex
 	var requests []string
 	ctx := browser.Tab(t, func(ev any) {
@@ -72,10 +72,14 @@ func TestConsoleFlow(t *testing.T) {
 	p.Do(chromedp.Click(chromedp.CSS("dialog[open] #confirm-yes")), chromedp.WaitVisible("No agent tokens yet.", chromedp.ByFunc(browser.Text("No agent tokens yet."))))
 	a.Get("/v1/auth-core/ai/me", "Authorization", "Bearer "+secret).Expect(t, 401, nil)
 
-	// Service badges: pay is there but not mintable; an s3 badge shows its key pair once.
+	// Service badges: a product not mintable is there but disabled, with its reason; an s3
+	// badge shows its key pair once.
 	p.Do(browser.Click("link", "Service badges"), browser.WaitFor("button", "Mint badge"))
-	if v := p.Eval(`String([...document.querySelectorAll('option')].find(o => o.value === 'pay')?.disabled)`); v != "true" {
-		t.Fatalf("pay option disabled: %s", v)
+	if v := p.Eval(`String([...document.querySelectorAll('option')].find(o => o.value === '` + apptest.NotMintableKey + `')?.disabled)`); v != "true" {
+		t.Fatalf("the option of a product not mintable is not disabled: %s", v)
+	}
+	if !strings.Contains(p.Eval(`document.body.innerText`), apptest.NotMintableReason) {
+		t.Fatal("the reason a product is not mintable is not shown")
 	}
 	p.Do(browser.TypeInto("textbox", "Badge name", "files"),
 		chromedp.SetValue(browser.Label("combobox", "Product"), "s3", browser.ByRole("combobox", "Product")),
