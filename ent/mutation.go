@@ -86,18 +86,18 @@ type AgentTokenMutation struct {
 	typ                 string
 	id                  *string
 	created_at          *time.Time
+	project_id          *string
+	created_by          *string
+	expires_at          *time.Time
 	digest              *[]byte
 	previous_digest     *[]byte
 	previous_expires_at *time.Time
 	revoked_at          *time.Time
 	last_used_at        *time.Time
 	token_hint          *string
-	project_id          *string
 	agent_name          *string
 	scopes              *[]string
 	appendscopes        []string
-	created_by          *string
-	expires_at          *time.Time
 	clearedFields       map[string]struct{}
 	done                bool
 	oldValue            func(context.Context) (*AgentToken, error)
@@ -242,6 +242,127 @@ func (m *AgentTokenMutation) OldCreatedAt(ctx context.Context) (v time.Time, err
 // ResetCreatedAt resets all changes to the "created_at" field.
 func (m *AgentTokenMutation) ResetCreatedAt() {
 	m.created_at = nil
+}
+
+// SetProjectID sets the "project_id" field.
+func (m *AgentTokenMutation) SetProjectID(s string) {
+	m.project_id = &s
+}
+
+// ProjectID returns the value of the "project_id" field in the mutation.
+func (m *AgentTokenMutation) ProjectID() (r string, exists bool) {
+	v := m.project_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldProjectID returns the old "project_id" field's value of the AgentToken entity.
+// If the AgentToken object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AgentTokenMutation) OldProjectID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldProjectID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldProjectID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldProjectID: %w", err)
+	}
+	return oldValue.ProjectID, nil
+}
+
+// ResetProjectID resets all changes to the "project_id" field.
+func (m *AgentTokenMutation) ResetProjectID() {
+	m.project_id = nil
+}
+
+// SetCreatedBy sets the "created_by" field.
+func (m *AgentTokenMutation) SetCreatedBy(s string) {
+	m.created_by = &s
+}
+
+// CreatedBy returns the value of the "created_by" field in the mutation.
+func (m *AgentTokenMutation) CreatedBy() (r string, exists bool) {
+	v := m.created_by
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedBy returns the old "created_by" field's value of the AgentToken entity.
+// If the AgentToken object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AgentTokenMutation) OldCreatedBy(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedBy is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedBy requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedBy: %w", err)
+	}
+	return oldValue.CreatedBy, nil
+}
+
+// ClearCreatedBy clears the value of the "created_by" field.
+func (m *AgentTokenMutation) ClearCreatedBy() {
+	m.created_by = nil
+	m.clearedFields[agenttoken.FieldCreatedBy] = struct{}{}
+}
+
+// CreatedByCleared returns if the "created_by" field was cleared in this mutation.
+func (m *AgentTokenMutation) CreatedByCleared() bool {
+	_, ok := m.clearedFields[agenttoken.FieldCreatedBy]
+	return ok
+}
+
+// ResetCreatedBy resets all changes to the "created_by" field.
+func (m *AgentTokenMutation) ResetCreatedBy() {
+	m.created_by = nil
+	delete(m.clearedFields, agenttoken.FieldCreatedBy)
+}
+
+// SetExpiresAt sets the "expires_at" field.
+func (m *AgentTokenMutation) SetExpiresAt(t time.Time) {
+	m.expires_at = &t
+}
+
+// ExpiresAt returns the value of the "expires_at" field in the mutation.
+func (m *AgentTokenMutation) ExpiresAt() (r time.Time, exists bool) {
+	v := m.expires_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldExpiresAt returns the old "expires_at" field's value of the AgentToken entity.
+// If the AgentToken object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AgentTokenMutation) OldExpiresAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldExpiresAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldExpiresAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldExpiresAt: %w", err)
+	}
+	return oldValue.ExpiresAt, nil
+}
+
+// ResetExpiresAt resets all changes to the "expires_at" field.
+func (m *AgentTokenMutation) ResetExpiresAt() {
+	m.expires_at = nil
 }
 
 // SetDigest sets the "digest" field.
@@ -512,42 +633,6 @@ func (m *AgentTokenMutation) ResetTokenHint() {
 	m.token_hint = nil
 }
 
-// SetProjectID sets the "project_id" field.
-func (m *AgentTokenMutation) SetProjectID(s string) {
-	m.project_id = &s
-}
-
-// ProjectID returns the value of the "project_id" field in the mutation.
-func (m *AgentTokenMutation) ProjectID() (r string, exists bool) {
-	v := m.project_id
-	if v == nil {
-		return
-	}
-	return *v, true
-}
-
-// OldProjectID returns the old "project_id" field's value of the AgentToken entity.
-// If the AgentToken object wasn't provided to the builder, the object is fetched from the database.
-// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
-func (m *AgentTokenMutation) OldProjectID(ctx context.Context) (v string, err error) {
-	if !m.op.Is(OpUpdateOne) {
-		return v, errors.New("OldProjectID is only allowed on UpdateOne operations")
-	}
-	if m.id == nil || m.oldValue == nil {
-		return v, errors.New("OldProjectID requires an ID field in the mutation")
-	}
-	oldValue, err := m.oldValue(ctx)
-	if err != nil {
-		return v, fmt.Errorf("querying old value for OldProjectID: %w", err)
-	}
-	return oldValue.ProjectID, nil
-}
-
-// ResetProjectID resets all changes to the "project_id" field.
-func (m *AgentTokenMutation) ResetProjectID() {
-	m.project_id = nil
-}
-
 // SetAgentName sets the "agent_name" field.
 func (m *AgentTokenMutation) SetAgentName(s string) {
 	m.agent_name = &s
@@ -635,91 +720,6 @@ func (m *AgentTokenMutation) ResetScopes() {
 	m.appendscopes = nil
 }
 
-// SetCreatedBy sets the "created_by" field.
-func (m *AgentTokenMutation) SetCreatedBy(s string) {
-	m.created_by = &s
-}
-
-// CreatedBy returns the value of the "created_by" field in the mutation.
-func (m *AgentTokenMutation) CreatedBy() (r string, exists bool) {
-	v := m.created_by
-	if v == nil {
-		return
-	}
-	return *v, true
-}
-
-// OldCreatedBy returns the old "created_by" field's value of the AgentToken entity.
-// If the AgentToken object wasn't provided to the builder, the object is fetched from the database.
-// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
-func (m *AgentTokenMutation) OldCreatedBy(ctx context.Context) (v *string, err error) {
-	if !m.op.Is(OpUpdateOne) {
-		return v, errors.New("OldCreatedBy is only allowed on UpdateOne operations")
-	}
-	if m.id == nil || m.oldValue == nil {
-		return v, errors.New("OldCreatedBy requires an ID field in the mutation")
-	}
-	oldValue, err := m.oldValue(ctx)
-	if err != nil {
-		return v, fmt.Errorf("querying old value for OldCreatedBy: %w", err)
-	}
-	return oldValue.CreatedBy, nil
-}
-
-// ClearCreatedBy clears the value of the "created_by" field.
-func (m *AgentTokenMutation) ClearCreatedBy() {
-	m.created_by = nil
-	m.clearedFields[agenttoken.FieldCreatedBy] = struct{}{}
-}
-
-// CreatedByCleared returns if the "created_by" field was cleared in this mutation.
-func (m *AgentTokenMutation) CreatedByCleared() bool {
-	_, ok := m.clearedFields[agenttoken.FieldCreatedBy]
-	return ok
-}
-
-// ResetCreatedBy resets all changes to the "created_by" field.
-func (m *AgentTokenMutation) ResetCreatedBy() {
-	m.created_by = nil
-	delete(m.clearedFields, agenttoken.FieldCreatedBy)
-}
-
-// SetExpiresAt sets the "expires_at" field.
-func (m *AgentTokenMutation) SetExpiresAt(t time.Time) {
-	m.expires_at = &t
-}
-
-// ExpiresAt returns the value of the "expires_at" field in the mutation.
-func (m *AgentTokenMutation) ExpiresAt() (r time.Time, exists bool) {
-	v := m.expires_at
-	if v == nil {
-		return
-	}
-	return *v, true
-}
-
-// OldExpiresAt returns the old "expires_at" field's value of the AgentToken entity.
-// If the AgentToken object wasn't provided to the builder, the object is fetched from the database.
-// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
-func (m *AgentTokenMutation) OldExpiresAt(ctx context.Context) (v time.Time, err error) {
-	if !m.op.Is(OpUpdateOne) {
-		return v, errors.New("OldExpiresAt is only allowed on UpdateOne operations")
-	}
-	if m.id == nil || m.oldValue == nil {
-		return v, errors.New("OldExpiresAt requires an ID field in the mutation")
-	}
-	oldValue, err := m.oldValue(ctx)
-	if err != nil {
-		return v, fmt.Errorf("querying old value for OldExpiresAt: %w", err)
-	}
-	return oldValue.ExpiresAt, nil
-}
-
-// ResetExpiresAt resets all changes to the "expires_at" field.
-func (m *AgentTokenMutation) ResetExpiresAt() {
-	m.expires_at = nil
-}
-
 // Where appends a list predicates to the AgentTokenMutation builder.
 func (m *AgentTokenMutation) Where(ps ...predicate.AgentToken) {
 	m.predicates = append(m.predicates, ps...)
@@ -758,6 +758,15 @@ func (m *AgentTokenMutation) Fields() []string {
 	if m.created_at != nil {
 		fields = append(fields, agenttoken.FieldCreatedAt)
 	}
+	if m.project_id != nil {
+		fields = append(fields, agenttoken.FieldProjectID)
+	}
+	if m.created_by != nil {
+		fields = append(fields, agenttoken.FieldCreatedBy)
+	}
+	if m.expires_at != nil {
+		fields = append(fields, agenttoken.FieldExpiresAt)
+	}
 	if m.digest != nil {
 		fields = append(fields, agenttoken.FieldDigest)
 	}
@@ -776,20 +785,11 @@ func (m *AgentTokenMutation) Fields() []string {
 	if m.token_hint != nil {
 		fields = append(fields, agenttoken.FieldTokenHint)
 	}
-	if m.project_id != nil {
-		fields = append(fields, agenttoken.FieldProjectID)
-	}
 	if m.agent_name != nil {
 		fields = append(fields, agenttoken.FieldAgentName)
 	}
 	if m.scopes != nil {
 		fields = append(fields, agenttoken.FieldScopes)
-	}
-	if m.created_by != nil {
-		fields = append(fields, agenttoken.FieldCreatedBy)
-	}
-	if m.expires_at != nil {
-		fields = append(fields, agenttoken.FieldExpiresAt)
 	}
 	return fields
 }
@@ -801,6 +801,12 @@ func (m *AgentTokenMutation) Field(name string) (ent.Value, bool) {
 	switch name {
 	case agenttoken.FieldCreatedAt:
 		return m.CreatedAt()
+	case agenttoken.FieldProjectID:
+		return m.ProjectID()
+	case agenttoken.FieldCreatedBy:
+		return m.CreatedBy()
+	case agenttoken.FieldExpiresAt:
+		return m.ExpiresAt()
 	case agenttoken.FieldDigest:
 		return m.Digest()
 	case agenttoken.FieldPreviousDigest:
@@ -813,16 +819,10 @@ func (m *AgentTokenMutation) Field(name string) (ent.Value, bool) {
 		return m.LastUsedAt()
 	case agenttoken.FieldTokenHint:
 		return m.TokenHint()
-	case agenttoken.FieldProjectID:
-		return m.ProjectID()
 	case agenttoken.FieldAgentName:
 		return m.AgentName()
 	case agenttoken.FieldScopes:
 		return m.Scopes()
-	case agenttoken.FieldCreatedBy:
-		return m.CreatedBy()
-	case agenttoken.FieldExpiresAt:
-		return m.ExpiresAt()
 	}
 	return nil, false
 }
@@ -834,6 +834,12 @@ func (m *AgentTokenMutation) OldField(ctx context.Context, name string) (ent.Val
 	switch name {
 	case agenttoken.FieldCreatedAt:
 		return m.OldCreatedAt(ctx)
+	case agenttoken.FieldProjectID:
+		return m.OldProjectID(ctx)
+	case agenttoken.FieldCreatedBy:
+		return m.OldCreatedBy(ctx)
+	case agenttoken.FieldExpiresAt:
+		return m.OldExpiresAt(ctx)
 	case agenttoken.FieldDigest:
 		return m.OldDigest(ctx)
 	case agenttoken.FieldPreviousDigest:
@@ -846,16 +852,10 @@ func (m *AgentTokenMutation) OldField(ctx context.Context, name string) (ent.Val
 		return m.OldLastUsedAt(ctx)
 	case agenttoken.FieldTokenHint:
 		return m.OldTokenHint(ctx)
-	case agenttoken.FieldProjectID:
-		return m.OldProjectID(ctx)
 	case agenttoken.FieldAgentName:
 		return m.OldAgentName(ctx)
 	case agenttoken.FieldScopes:
 		return m.OldScopes(ctx)
-	case agenttoken.FieldCreatedBy:
-		return m.OldCreatedBy(ctx)
-	case agenttoken.FieldExpiresAt:
-		return m.OldExpiresAt(ctx)
 	}
 	return nil, fmt.Errorf("unknown AgentToken field %s", name)
 }
@@ -871,6 +871,27 @@ func (m *AgentTokenMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetCreatedAt(v)
+		return nil
+	case agenttoken.FieldProjectID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetProjectID(v)
+		return nil
+	case agenttoken.FieldCreatedBy:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedBy(v)
+		return nil
+	case agenttoken.FieldExpiresAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetExpiresAt(v)
 		return nil
 	case agenttoken.FieldDigest:
 		v, ok := value.([]byte)
@@ -914,13 +935,6 @@ func (m *AgentTokenMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetTokenHint(v)
 		return nil
-	case agenttoken.FieldProjectID:
-		v, ok := value.(string)
-		if !ok {
-			return fmt.Errorf("unexpected type %T for field %s", value, name)
-		}
-		m.SetProjectID(v)
-		return nil
 	case agenttoken.FieldAgentName:
 		v, ok := value.(string)
 		if !ok {
@@ -934,20 +948,6 @@ func (m *AgentTokenMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetScopes(v)
-		return nil
-	case agenttoken.FieldCreatedBy:
-		v, ok := value.(string)
-		if !ok {
-			return fmt.Errorf("unexpected type %T for field %s", value, name)
-		}
-		m.SetCreatedBy(v)
-		return nil
-	case agenttoken.FieldExpiresAt:
-		v, ok := value.(time.Time)
-		if !ok {
-			return fmt.Errorf("unexpected type %T for field %s", value, name)
-		}
-		m.SetExpiresAt(v)
 		return nil
 	}
 	return fmt.Errorf("unknown AgentToken field %s", name)
@@ -979,6 +979,9 @@ func (m *AgentTokenMutation) AddField(name string, value ent.Value) error {
 // mutation.
 func (m *AgentTokenMutation) ClearedFields() []string {
 	var fields []string
+	if m.FieldCleared(agenttoken.FieldCreatedBy) {
+		fields = append(fields, agenttoken.FieldCreatedBy)
+	}
 	if m.FieldCleared(agenttoken.FieldPreviousDigest) {
 		fields = append(fields, agenttoken.FieldPreviousDigest)
 	}
@@ -990,9 +993,6 @@ func (m *AgentTokenMutation) ClearedFields() []string {
 	}
 	if m.FieldCleared(agenttoken.FieldLastUsedAt) {
 		fields = append(fields, agenttoken.FieldLastUsedAt)
-	}
-	if m.FieldCleared(agenttoken.FieldCreatedBy) {
-		fields = append(fields, agenttoken.FieldCreatedBy)
 	}
 	return fields
 }
@@ -1008,6 +1008,9 @@ func (m *AgentTokenMutation) FieldCleared(name string) bool {
 // error if the field is not defined in the schema.
 func (m *AgentTokenMutation) ClearField(name string) error {
 	switch name {
+	case agenttoken.FieldCreatedBy:
+		m.ClearCreatedBy()
+		return nil
 	case agenttoken.FieldPreviousDigest:
 		m.ClearPreviousDigest()
 		return nil
@@ -1020,9 +1023,6 @@ func (m *AgentTokenMutation) ClearField(name string) error {
 	case agenttoken.FieldLastUsedAt:
 		m.ClearLastUsedAt()
 		return nil
-	case agenttoken.FieldCreatedBy:
-		m.ClearCreatedBy()
-		return nil
 	}
 	return fmt.Errorf("unknown AgentToken nullable field %s", name)
 }
@@ -1033,6 +1033,15 @@ func (m *AgentTokenMutation) ResetField(name string) error {
 	switch name {
 	case agenttoken.FieldCreatedAt:
 		m.ResetCreatedAt()
+		return nil
+	case agenttoken.FieldProjectID:
+		m.ResetProjectID()
+		return nil
+	case agenttoken.FieldCreatedBy:
+		m.ResetCreatedBy()
+		return nil
+	case agenttoken.FieldExpiresAt:
+		m.ResetExpiresAt()
 		return nil
 	case agenttoken.FieldDigest:
 		m.ResetDigest()
@@ -1052,20 +1061,11 @@ func (m *AgentTokenMutation) ResetField(name string) error {
 	case agenttoken.FieldTokenHint:
 		m.ResetTokenHint()
 		return nil
-	case agenttoken.FieldProjectID:
-		m.ResetProjectID()
-		return nil
 	case agenttoken.FieldAgentName:
 		m.ResetAgentName()
 		return nil
 	case agenttoken.FieldScopes:
 		m.ResetScopes()
-		return nil
-	case agenttoken.FieldCreatedBy:
-		m.ResetCreatedBy()
-		return nil
-	case agenttoken.FieldExpiresAt:
-		m.ResetExpiresAt()
 		return nil
 	}
 	return fmt.Errorf("unknown AgentToken field %s", name)
@@ -2685,18 +2685,18 @@ type BadgeMutation struct {
 	typ                 string
 	id                  *string
 	created_at          *time.Time
+	project_id          *string
+	created_by          *string
+	expires_at          *time.Time
 	digest              *[]byte
 	previous_digest     *[]byte
 	previous_expires_at *time.Time
 	revoked_at          *time.Time
 	last_used_at        *time.Time
 	secret_hint         *string
-	project_id          *string
 	product             *string
 	name                *string
 	role                *string
-	created_by          *string
-	expires_at          *time.Time
 	clearedFields       map[string]struct{}
 	done                bool
 	oldValue            func(context.Context) (*Badge, error)
@@ -2841,6 +2841,140 @@ func (m *BadgeMutation) OldCreatedAt(ctx context.Context) (v time.Time, err erro
 // ResetCreatedAt resets all changes to the "created_at" field.
 func (m *BadgeMutation) ResetCreatedAt() {
 	m.created_at = nil
+}
+
+// SetProjectID sets the "project_id" field.
+func (m *BadgeMutation) SetProjectID(s string) {
+	m.project_id = &s
+}
+
+// ProjectID returns the value of the "project_id" field in the mutation.
+func (m *BadgeMutation) ProjectID() (r string, exists bool) {
+	v := m.project_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldProjectID returns the old "project_id" field's value of the Badge entity.
+// If the Badge object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *BadgeMutation) OldProjectID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldProjectID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldProjectID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldProjectID: %w", err)
+	}
+	return oldValue.ProjectID, nil
+}
+
+// ResetProjectID resets all changes to the "project_id" field.
+func (m *BadgeMutation) ResetProjectID() {
+	m.project_id = nil
+}
+
+// SetCreatedBy sets the "created_by" field.
+func (m *BadgeMutation) SetCreatedBy(s string) {
+	m.created_by = &s
+}
+
+// CreatedBy returns the value of the "created_by" field in the mutation.
+func (m *BadgeMutation) CreatedBy() (r string, exists bool) {
+	v := m.created_by
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedBy returns the old "created_by" field's value of the Badge entity.
+// If the Badge object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *BadgeMutation) OldCreatedBy(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedBy is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedBy requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedBy: %w", err)
+	}
+	return oldValue.CreatedBy, nil
+}
+
+// ClearCreatedBy clears the value of the "created_by" field.
+func (m *BadgeMutation) ClearCreatedBy() {
+	m.created_by = nil
+	m.clearedFields[badge.FieldCreatedBy] = struct{}{}
+}
+
+// CreatedByCleared returns if the "created_by" field was cleared in this mutation.
+func (m *BadgeMutation) CreatedByCleared() bool {
+	_, ok := m.clearedFields[badge.FieldCreatedBy]
+	return ok
+}
+
+// ResetCreatedBy resets all changes to the "created_by" field.
+func (m *BadgeMutation) ResetCreatedBy() {
+	m.created_by = nil
+	delete(m.clearedFields, badge.FieldCreatedBy)
+}
+
+// SetExpiresAt sets the "expires_at" field.
+func (m *BadgeMutation) SetExpiresAt(t time.Time) {
+	m.expires_at = &t
+}
+
+// ExpiresAt returns the value of the "expires_at" field in the mutation.
+func (m *BadgeMutation) ExpiresAt() (r time.Time, exists bool) {
+	v := m.expires_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldExpiresAt returns the old "expires_at" field's value of the Badge entity.
+// If the Badge object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *BadgeMutation) OldExpiresAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldExpiresAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldExpiresAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldExpiresAt: %w", err)
+	}
+	return oldValue.ExpiresAt, nil
+}
+
+// ClearExpiresAt clears the value of the "expires_at" field.
+func (m *BadgeMutation) ClearExpiresAt() {
+	m.expires_at = nil
+	m.clearedFields[badge.FieldExpiresAt] = struct{}{}
+}
+
+// ExpiresAtCleared returns if the "expires_at" field was cleared in this mutation.
+func (m *BadgeMutation) ExpiresAtCleared() bool {
+	_, ok := m.clearedFields[badge.FieldExpiresAt]
+	return ok
+}
+
+// ResetExpiresAt resets all changes to the "expires_at" field.
+func (m *BadgeMutation) ResetExpiresAt() {
+	m.expires_at = nil
+	delete(m.clearedFields, badge.FieldExpiresAt)
 }
 
 // SetDigest sets the "digest" field.
@@ -3111,42 +3245,6 @@ func (m *BadgeMutation) ResetSecretHint() {
 	m.secret_hint = nil
 }
 
-// SetProjectID sets the "project_id" field.
-func (m *BadgeMutation) SetProjectID(s string) {
-	m.project_id = &s
-}
-
-// ProjectID returns the value of the "project_id" field in the mutation.
-func (m *BadgeMutation) ProjectID() (r string, exists bool) {
-	v := m.project_id
-	if v == nil {
-		return
-	}
-	return *v, true
-}
-
-// OldProjectID returns the old "project_id" field's value of the Badge entity.
-// If the Badge object wasn't provided to the builder, the object is fetched from the database.
-// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
-func (m *BadgeMutation) OldProjectID(ctx context.Context) (v string, err error) {
-	if !m.op.Is(OpUpdateOne) {
-		return v, errors.New("OldProjectID is only allowed on UpdateOne operations")
-	}
-	if m.id == nil || m.oldValue == nil {
-		return v, errors.New("OldProjectID requires an ID field in the mutation")
-	}
-	oldValue, err := m.oldValue(ctx)
-	if err != nil {
-		return v, fmt.Errorf("querying old value for OldProjectID: %w", err)
-	}
-	return oldValue.ProjectID, nil
-}
-
-// ResetProjectID resets all changes to the "project_id" field.
-func (m *BadgeMutation) ResetProjectID() {
-	m.project_id = nil
-}
-
 // SetProduct sets the "product" field.
 func (m *BadgeMutation) SetProduct(s string) {
 	m.product = &s
@@ -3255,104 +3353,6 @@ func (m *BadgeMutation) ResetRole() {
 	m.role = nil
 }
 
-// SetCreatedBy sets the "created_by" field.
-func (m *BadgeMutation) SetCreatedBy(s string) {
-	m.created_by = &s
-}
-
-// CreatedBy returns the value of the "created_by" field in the mutation.
-func (m *BadgeMutation) CreatedBy() (r string, exists bool) {
-	v := m.created_by
-	if v == nil {
-		return
-	}
-	return *v, true
-}
-
-// OldCreatedBy returns the old "created_by" field's value of the Badge entity.
-// If the Badge object wasn't provided to the builder, the object is fetched from the database.
-// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
-func (m *BadgeMutation) OldCreatedBy(ctx context.Context) (v *string, err error) {
-	if !m.op.Is(OpUpdateOne) {
-		return v, errors.New("OldCreatedBy is only allowed on UpdateOne operations")
-	}
-	if m.id == nil || m.oldValue == nil {
-		return v, errors.New("OldCreatedBy requires an ID field in the mutation")
-	}
-	oldValue, err := m.oldValue(ctx)
-	if err != nil {
-		return v, fmt.Errorf("querying old value for OldCreatedBy: %w", err)
-	}
-	return oldValue.CreatedBy, nil
-}
-
-// ClearCreatedBy clears the value of the "created_by" field.
-func (m *BadgeMutation) ClearCreatedBy() {
-	m.created_by = nil
-	m.clearedFields[badge.FieldCreatedBy] = struct{}{}
-}
-
-// CreatedByCleared returns if the "created_by" field was cleared in this mutation.
-func (m *BadgeMutation) CreatedByCleared() bool {
-	_, ok := m.clearedFields[badge.FieldCreatedBy]
-	return ok
-}
-
-// ResetCreatedBy resets all changes to the "created_by" field.
-func (m *BadgeMutation) ResetCreatedBy() {
-	m.created_by = nil
-	delete(m.clearedFields, badge.FieldCreatedBy)
-}
-
-// SetExpiresAt sets the "expires_at" field.
-func (m *BadgeMutation) SetExpiresAt(t time.Time) {
-	m.expires_at = &t
-}
-
-// ExpiresAt returns the value of the "expires_at" field in the mutation.
-func (m *BadgeMutation) ExpiresAt() (r time.Time, exists bool) {
-	v := m.expires_at
-	if v == nil {
-		return
-	}
-	return *v, true
-}
-
-// OldExpiresAt returns the old "expires_at" field's value of the Badge entity.
-// If the Badge object wasn't provided to the builder, the object is fetched from the database.
-// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
-func (m *BadgeMutation) OldExpiresAt(ctx context.Context) (v *time.Time, err error) {
-	if !m.op.Is(OpUpdateOne) {
-		return v, errors.New("OldExpiresAt is only allowed on UpdateOne operations")
-	}
-	if m.id == nil || m.oldValue == nil {
-		return v, errors.New("OldExpiresAt requires an ID field in the mutation")
-	}
-	oldValue, err := m.oldValue(ctx)
-	if err != nil {
-		return v, fmt.Errorf("querying old value for OldExpiresAt: %w", err)
-	}
-	return oldValue.ExpiresAt, nil
-}
-
-// ClearExpiresAt clears the value of the "expires_at" field.
-func (m *BadgeMutation) ClearExpiresAt() {
-	m.expires_at = nil
-	m.clearedFields[badge.FieldExpiresAt] = struct{}{}
-}
-
-// ExpiresAtCleared returns if the "expires_at" field was cleared in this mutation.
-func (m *BadgeMutation) ExpiresAtCleared() bool {
-	_, ok := m.clearedFields[badge.FieldExpiresAt]
-	return ok
-}
-
-// ResetExpiresAt resets all changes to the "expires_at" field.
-func (m *BadgeMutation) ResetExpiresAt() {
-	m.expires_at = nil
-	delete(m.clearedFields, badge.FieldExpiresAt)
-}
-
 // Where appends a list predicates to the BadgeMutation builder.
 func (m *BadgeMutation) Where(ps ...predicate.Badge) {
 	m.predicates = append(m.predicates, ps...)
@@ -3391,6 +3391,15 @@ func (m *BadgeMutation) Fields() []string {
 	if m.created_at != nil {
 		fields = append(fields, badge.FieldCreatedAt)
 	}
+	if m.project_id != nil {
+		fields = append(fields, badge.FieldProjectID)
+	}
+	if m.created_by != nil {
+		fields = append(fields, badge.FieldCreatedBy)
+	}
+	if m.expires_at != nil {
+		fields = append(fields, badge.FieldExpiresAt)
+	}
 	if m.digest != nil {
 		fields = append(fields, badge.FieldDigest)
 	}
@@ -3409,9 +3418,6 @@ func (m *BadgeMutation) Fields() []string {
 	if m.secret_hint != nil {
 		fields = append(fields, badge.FieldSecretHint)
 	}
-	if m.project_id != nil {
-		fields = append(fields, badge.FieldProjectID)
-	}
 	if m.product != nil {
 		fields = append(fields, badge.FieldProduct)
 	}
@@ -3420,12 +3426,6 @@ func (m *BadgeMutation) Fields() []string {
 	}
 	if m.role != nil {
 		fields = append(fields, badge.FieldRole)
-	}
-	if m.created_by != nil {
-		fields = append(fields, badge.FieldCreatedBy)
-	}
-	if m.expires_at != nil {
-		fields = append(fields, badge.FieldExpiresAt)
 	}
 	return fields
 }
@@ -3437,6 +3437,12 @@ func (m *BadgeMutation) Field(name string) (ent.Value, bool) {
 	switch name {
 	case badge.FieldCreatedAt:
 		return m.CreatedAt()
+	case badge.FieldProjectID:
+		return m.ProjectID()
+	case badge.FieldCreatedBy:
+		return m.CreatedBy()
+	case badge.FieldExpiresAt:
+		return m.ExpiresAt()
 	case badge.FieldDigest:
 		return m.Digest()
 	case badge.FieldPreviousDigest:
@@ -3449,18 +3455,12 @@ func (m *BadgeMutation) Field(name string) (ent.Value, bool) {
 		return m.LastUsedAt()
 	case badge.FieldSecretHint:
 		return m.SecretHint()
-	case badge.FieldProjectID:
-		return m.ProjectID()
 	case badge.FieldProduct:
 		return m.Product()
 	case badge.FieldName:
 		return m.Name()
 	case badge.FieldRole:
 		return m.Role()
-	case badge.FieldCreatedBy:
-		return m.CreatedBy()
-	case badge.FieldExpiresAt:
-		return m.ExpiresAt()
 	}
 	return nil, false
 }
@@ -3472,6 +3472,12 @@ func (m *BadgeMutation) OldField(ctx context.Context, name string) (ent.Value, e
 	switch name {
 	case badge.FieldCreatedAt:
 		return m.OldCreatedAt(ctx)
+	case badge.FieldProjectID:
+		return m.OldProjectID(ctx)
+	case badge.FieldCreatedBy:
+		return m.OldCreatedBy(ctx)
+	case badge.FieldExpiresAt:
+		return m.OldExpiresAt(ctx)
 	case badge.FieldDigest:
 		return m.OldDigest(ctx)
 	case badge.FieldPreviousDigest:
@@ -3484,18 +3490,12 @@ func (m *BadgeMutation) OldField(ctx context.Context, name string) (ent.Value, e
 		return m.OldLastUsedAt(ctx)
 	case badge.FieldSecretHint:
 		return m.OldSecretHint(ctx)
-	case badge.FieldProjectID:
-		return m.OldProjectID(ctx)
 	case badge.FieldProduct:
 		return m.OldProduct(ctx)
 	case badge.FieldName:
 		return m.OldName(ctx)
 	case badge.FieldRole:
 		return m.OldRole(ctx)
-	case badge.FieldCreatedBy:
-		return m.OldCreatedBy(ctx)
-	case badge.FieldExpiresAt:
-		return m.OldExpiresAt(ctx)
 	}
 	return nil, fmt.Errorf("unknown Badge field %s", name)
 }
@@ -3511,6 +3511,27 @@ func (m *BadgeMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetCreatedAt(v)
+		return nil
+	case badge.FieldProjectID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetProjectID(v)
+		return nil
+	case badge.FieldCreatedBy:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedBy(v)
+		return nil
+	case badge.FieldExpiresAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetExpiresAt(v)
 		return nil
 	case badge.FieldDigest:
 		v, ok := value.([]byte)
@@ -3554,13 +3575,6 @@ func (m *BadgeMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetSecretHint(v)
 		return nil
-	case badge.FieldProjectID:
-		v, ok := value.(string)
-		if !ok {
-			return fmt.Errorf("unexpected type %T for field %s", value, name)
-		}
-		m.SetProjectID(v)
-		return nil
 	case badge.FieldProduct:
 		v, ok := value.(string)
 		if !ok {
@@ -3581,20 +3595,6 @@ func (m *BadgeMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetRole(v)
-		return nil
-	case badge.FieldCreatedBy:
-		v, ok := value.(string)
-		if !ok {
-			return fmt.Errorf("unexpected type %T for field %s", value, name)
-		}
-		m.SetCreatedBy(v)
-		return nil
-	case badge.FieldExpiresAt:
-		v, ok := value.(time.Time)
-		if !ok {
-			return fmt.Errorf("unexpected type %T for field %s", value, name)
-		}
-		m.SetExpiresAt(v)
 		return nil
 	}
 	return fmt.Errorf("unknown Badge field %s", name)
@@ -3626,6 +3626,12 @@ func (m *BadgeMutation) AddField(name string, value ent.Value) error {
 // mutation.
 func (m *BadgeMutation) ClearedFields() []string {
 	var fields []string
+	if m.FieldCleared(badge.FieldCreatedBy) {
+		fields = append(fields, badge.FieldCreatedBy)
+	}
+	if m.FieldCleared(badge.FieldExpiresAt) {
+		fields = append(fields, badge.FieldExpiresAt)
+	}
 	if m.FieldCleared(badge.FieldPreviousDigest) {
 		fields = append(fields, badge.FieldPreviousDigest)
 	}
@@ -3637,12 +3643,6 @@ func (m *BadgeMutation) ClearedFields() []string {
 	}
 	if m.FieldCleared(badge.FieldLastUsedAt) {
 		fields = append(fields, badge.FieldLastUsedAt)
-	}
-	if m.FieldCleared(badge.FieldCreatedBy) {
-		fields = append(fields, badge.FieldCreatedBy)
-	}
-	if m.FieldCleared(badge.FieldExpiresAt) {
-		fields = append(fields, badge.FieldExpiresAt)
 	}
 	return fields
 }
@@ -3658,6 +3658,12 @@ func (m *BadgeMutation) FieldCleared(name string) bool {
 // error if the field is not defined in the schema.
 func (m *BadgeMutation) ClearField(name string) error {
 	switch name {
+	case badge.FieldCreatedBy:
+		m.ClearCreatedBy()
+		return nil
+	case badge.FieldExpiresAt:
+		m.ClearExpiresAt()
+		return nil
 	case badge.FieldPreviousDigest:
 		m.ClearPreviousDigest()
 		return nil
@@ -3670,12 +3676,6 @@ func (m *BadgeMutation) ClearField(name string) error {
 	case badge.FieldLastUsedAt:
 		m.ClearLastUsedAt()
 		return nil
-	case badge.FieldCreatedBy:
-		m.ClearCreatedBy()
-		return nil
-	case badge.FieldExpiresAt:
-		m.ClearExpiresAt()
-		return nil
 	}
 	return fmt.Errorf("unknown Badge nullable field %s", name)
 }
@@ -3686,6 +3686,15 @@ func (m *BadgeMutation) ResetField(name string) error {
 	switch name {
 	case badge.FieldCreatedAt:
 		m.ResetCreatedAt()
+		return nil
+	case badge.FieldProjectID:
+		m.ResetProjectID()
+		return nil
+	case badge.FieldCreatedBy:
+		m.ResetCreatedBy()
+		return nil
+	case badge.FieldExpiresAt:
+		m.ResetExpiresAt()
 		return nil
 	case badge.FieldDigest:
 		m.ResetDigest()
@@ -3705,9 +3714,6 @@ func (m *BadgeMutation) ResetField(name string) error {
 	case badge.FieldSecretHint:
 		m.ResetSecretHint()
 		return nil
-	case badge.FieldProjectID:
-		m.ResetProjectID()
-		return nil
 	case badge.FieldProduct:
 		m.ResetProduct()
 		return nil
@@ -3716,12 +3722,6 @@ func (m *BadgeMutation) ResetField(name string) error {
 		return nil
 	case badge.FieldRole:
 		m.ResetRole()
-		return nil
-	case badge.FieldCreatedBy:
-		m.ResetCreatedBy()
-		return nil
-	case badge.FieldExpiresAt:
-		m.ResetExpiresAt()
 		return nil
 	}
 	return fmt.Errorf("unknown Badge field %s", name)

@@ -74,6 +74,26 @@ func (w *serialWriters) Query(ctx context.Context, query string, args, v any) er
 	return w.Driver.Query(ctx, query, args, v)
 }
 
+// ExecContext and QueryContext are Exec and Query for plain SQL (ent's ExecContext and
+// QueryContext), under the same slot.
+func (w *serialWriters) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	if err := w.acquire(ctx); err != nil {
+		return nil, err
+	}
+	defer w.release()
+	return w.Driver.(execQuerier).ExecContext(ctx, query, args...)
+}
+
+func (w *serialWriters) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	if !isSelect(query) {
+		if err := w.acquire(ctx); err != nil {
+			return nil, err
+		}
+		defer w.release()
+	}
+	return w.Driver.(execQuerier).QueryContext(ctx, query, args...)
+}
+
 // Tx holds the slot from BEGIN (IMMEDIATE: the transaction is a writer from its start)
 // to its commit or rollback.
 func (w *serialWriters) Tx(ctx context.Context) (dialect.Tx, error) {
