@@ -37,7 +37,7 @@ type Spec struct {
 	// prefix: <name>.create, <name>.roll, <name>.revoke.
 	Name string
 	// Prefixes are the x of its secrets' ac_<x>_ prefixes: one for most kinds, one per
-	// product for badges.
+	// product for badges (whose Key hook says which a credential's is).
 	Prefixes []string
 	// Schema is its ent schema, whose Fields are its own; Mixin the schema.KindMixin that
 	// schema's Mixin returns; Table its table (the generated package's Table).
@@ -146,7 +146,7 @@ type Lifecycle struct {
 // New returns the lifecycle of spec's kind, its caches following invalidations from
 // every replica.
 func New(d Deps, spec Spec, hooks Hooks) (*Lifecycle, error) {
-	if spec.Name == "" || len(spec.Prefixes) == 0 || spec.Table == "" || spec.Schema == nil {
+	if spec.Name == "" || (len(spec.Prefixes) == 0 && hooks.Key == nil) || spec.Table == "" || spec.Schema == nil {
 		return nil, fmt.Errorf("credential kind %q: a lifecycle needs a name, a prefix, a table and a schema", spec.Name)
 	}
 	t, err := newTable(spec.Table, d.DB.Storage, spec.Mixin, spec.Schema)
