@@ -16,6 +16,7 @@ import (
 	"github.com/authcore/authcore/ent/auditevent"
 	"github.com/authcore/authcore/ent/authclient"
 	"github.com/authcore/authcore/ent/badge"
+	"github.com/authcore/authcore/ent/deploykey"
 	"github.com/authcore/authcore/ent/event"
 	"github.com/authcore/authcore/ent/grantrefreshtoken"
 	"github.com/authcore/authcore/ent/membership"
@@ -103,6 +104,7 @@ func checkColumn(t, c string) error {
 			auditevent.Table:         auditevent.ValidColumn,
 			authclient.Table:         authclient.ValidColumn,
 			badge.Table:              badge.ValidColumn,
+			deploykey.Table:          deploykey.ValidColumn,
 			event.Table:              event.ValidColumn,
 			grantrefreshtoken.Table:  grantrefreshtoken.ValidColumn,
 			mfachallenge.Table:       mfachallenge.ValidColumn,

@@ -15,6 +15,7 @@ import (
 	"github.com/authcore/authcore/ent/auditevent"
 	"github.com/authcore/authcore/ent/authclient"
 	"github.com/authcore/authcore/ent/badge"
+	"github.com/authcore/authcore/ent/deploykey"
 	"github.com/authcore/authcore/ent/event"
 	"github.com/authcore/authcore/ent/grantrefreshtoken"
 	"github.com/authcore/authcore/ent/membership"
@@ -54,6 +55,7 @@ const (
 	TypeAuditEvent         = "AuditEvent"
 	TypeAuthClient         = "AuthClient"
 	TypeBadge              = "Badge"
+	TypeDeployKey          = "DeployKey"
 	TypeEvent              = "Event"
 	TypeGrantRefreshToken  = "GrantRefreshToken"
 	TypeMFAChallenge       = "MFAChallenge"
@@ -3773,6 +3775,1068 @@ func (m *BadgeMutation) ClearEdge(name string) error {
 // It returns an error if the edge is not defined in the schema.
 func (m *BadgeMutation) ResetEdge(name string) error {
 	return fmt.Errorf("unknown Badge edge %s", name)
+}
+
+// DeployKeyMutation represents an operation that mutates the DeployKey nodes in the graph.
+type DeployKeyMutation struct {
+	config
+	op                  Op
+	typ                 string
+	id                  *string
+	created_at          *time.Time
+	project_id          *string
+	created_by          *string
+	expires_at          *time.Time
+	digest              *[]byte
+	previous_digest     *[]byte
+	previous_expires_at *time.Time
+	revoked_at          *time.Time
+	last_used_at        *time.Time
+	secret_hint         *string
+	name                *string
+	repository          *string
+	clearedFields       map[string]struct{}
+	done                bool
+	oldValue            func(context.Context) (*DeployKey, error)
+	predicates          []predicate.DeployKey
+}
+
+var _ ent.Mutation = (*DeployKeyMutation)(nil)
+
+// deploykeyOption allows management of the mutation configuration using functional options.
+type deploykeyOption func(*DeployKeyMutation)
+
+// newDeployKeyMutation creates new mutation for the DeployKey entity.
+func newDeployKeyMutation(c config, op Op, opts ...deploykeyOption) *DeployKeyMutation {
+	m := &DeployKeyMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeDeployKey,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withDeployKeyID sets the ID field of the mutation.
+func withDeployKeyID(id string) deploykeyOption {
+	return func(m *DeployKeyMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *DeployKey
+		)
+		m.oldValue = func(ctx context.Context) (*DeployKey, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().DeployKey.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withDeployKey sets the old DeployKey of the mutation.
+func withDeployKey(node *DeployKey) deploykeyOption {
+	return func(m *DeployKeyMutation) {
+		m.oldValue = func(context.Context) (*DeployKey, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m DeployKeyMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m DeployKeyMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of DeployKey entities.
+func (m *DeployKeyMutation) SetID(id string) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *DeployKeyMutation) ID() (id string, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *DeployKeyMutation) IDs(ctx context.Context) ([]string, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []string{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().DeployKey.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *DeployKeyMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *DeployKeyMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the DeployKey entity.
+// If the DeployKey object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DeployKeyMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *DeployKeyMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// SetProjectID sets the "project_id" field.
+func (m *DeployKeyMutation) SetProjectID(s string) {
+	m.project_id = &s
+}
+
+// ProjectID returns the value of the "project_id" field in the mutation.
+func (m *DeployKeyMutation) ProjectID() (r string, exists bool) {
+	v := m.project_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldProjectID returns the old "project_id" field's value of the DeployKey entity.
+// If the DeployKey object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DeployKeyMutation) OldProjectID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldProjectID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldProjectID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldProjectID: %w", err)
+	}
+	return oldValue.ProjectID, nil
+}
+
+// ResetProjectID resets all changes to the "project_id" field.
+func (m *DeployKeyMutation) ResetProjectID() {
+	m.project_id = nil
+}
+
+// SetCreatedBy sets the "created_by" field.
+func (m *DeployKeyMutation) SetCreatedBy(s string) {
+	m.created_by = &s
+}
+
+// CreatedBy returns the value of the "created_by" field in the mutation.
+func (m *DeployKeyMutation) CreatedBy() (r string, exists bool) {
+	v := m.created_by
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedBy returns the old "created_by" field's value of the DeployKey entity.
+// If the DeployKey object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DeployKeyMutation) OldCreatedBy(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedBy is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedBy requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedBy: %w", err)
+	}
+	return oldValue.CreatedBy, nil
+}
+
+// ClearCreatedBy clears the value of the "created_by" field.
+func (m *DeployKeyMutation) ClearCreatedBy() {
+	m.created_by = nil
+	m.clearedFields[deploykey.FieldCreatedBy] = struct{}{}
+}
+
+// CreatedByCleared returns if the "created_by" field was cleared in this mutation.
+func (m *DeployKeyMutation) CreatedByCleared() bool {
+	_, ok := m.clearedFields[deploykey.FieldCreatedBy]
+	return ok
+}
+
+// ResetCreatedBy resets all changes to the "created_by" field.
+func (m *DeployKeyMutation) ResetCreatedBy() {
+	m.created_by = nil
+	delete(m.clearedFields, deploykey.FieldCreatedBy)
+}
+
+// SetExpiresAt sets the "expires_at" field.
+func (m *DeployKeyMutation) SetExpiresAt(t time.Time) {
+	m.expires_at = &t
+}
+
+// ExpiresAt returns the value of the "expires_at" field in the mutation.
+func (m *DeployKeyMutation) ExpiresAt() (r time.Time, exists bool) {
+	v := m.expires_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldExpiresAt returns the old "expires_at" field's value of the DeployKey entity.
+// If the DeployKey object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DeployKeyMutation) OldExpiresAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldExpiresAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldExpiresAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldExpiresAt: %w", err)
+	}
+	return oldValue.ExpiresAt, nil
+}
+
+// ClearExpiresAt clears the value of the "expires_at" field.
+func (m *DeployKeyMutation) ClearExpiresAt() {
+	m.expires_at = nil
+	m.clearedFields[deploykey.FieldExpiresAt] = struct{}{}
+}
+
+// ExpiresAtCleared returns if the "expires_at" field was cleared in this mutation.
+func (m *DeployKeyMutation) ExpiresAtCleared() bool {
+	_, ok := m.clearedFields[deploykey.FieldExpiresAt]
+	return ok
+}
+
+// ResetExpiresAt resets all changes to the "expires_at" field.
+func (m *DeployKeyMutation) ResetExpiresAt() {
+	m.expires_at = nil
+	delete(m.clearedFields, deploykey.FieldExpiresAt)
+}
+
+// SetDigest sets the "digest" field.
+func (m *DeployKeyMutation) SetDigest(b []byte) {
+	m.digest = &b
+}
+
+// Digest returns the value of the "digest" field in the mutation.
+func (m *DeployKeyMutation) Digest() (r []byte, exists bool) {
+	v := m.digest
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDigest returns the old "digest" field's value of the DeployKey entity.
+// If the DeployKey object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DeployKeyMutation) OldDigest(ctx context.Context) (v []byte, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDigest is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDigest requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDigest: %w", err)
+	}
+	return oldValue.Digest, nil
+}
+
+// ResetDigest resets all changes to the "digest" field.
+func (m *DeployKeyMutation) ResetDigest() {
+	m.digest = nil
+}
+
+// SetPreviousDigest sets the "previous_digest" field.
+func (m *DeployKeyMutation) SetPreviousDigest(b []byte) {
+	m.previous_digest = &b
+}
+
+// PreviousDigest returns the value of the "previous_digest" field in the mutation.
+func (m *DeployKeyMutation) PreviousDigest() (r []byte, exists bool) {
+	v := m.previous_digest
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPreviousDigest returns the old "previous_digest" field's value of the DeployKey entity.
+// If the DeployKey object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DeployKeyMutation) OldPreviousDigest(ctx context.Context) (v *[]byte, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPreviousDigest is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPreviousDigest requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPreviousDigest: %w", err)
+	}
+	return oldValue.PreviousDigest, nil
+}
+
+// ClearPreviousDigest clears the value of the "previous_digest" field.
+func (m *DeployKeyMutation) ClearPreviousDigest() {
+	m.previous_digest = nil
+	m.clearedFields[deploykey.FieldPreviousDigest] = struct{}{}
+}
+
+// PreviousDigestCleared returns if the "previous_digest" field was cleared in this mutation.
+func (m *DeployKeyMutation) PreviousDigestCleared() bool {
+	_, ok := m.clearedFields[deploykey.FieldPreviousDigest]
+	return ok
+}
+
+// ResetPreviousDigest resets all changes to the "previous_digest" field.
+func (m *DeployKeyMutation) ResetPreviousDigest() {
+	m.previous_digest = nil
+	delete(m.clearedFields, deploykey.FieldPreviousDigest)
+}
+
+// SetPreviousExpiresAt sets the "previous_expires_at" field.
+func (m *DeployKeyMutation) SetPreviousExpiresAt(t time.Time) {
+	m.previous_expires_at = &t
+}
+
+// PreviousExpiresAt returns the value of the "previous_expires_at" field in the mutation.
+func (m *DeployKeyMutation) PreviousExpiresAt() (r time.Time, exists bool) {
+	v := m.previous_expires_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPreviousExpiresAt returns the old "previous_expires_at" field's value of the DeployKey entity.
+// If the DeployKey object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DeployKeyMutation) OldPreviousExpiresAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPreviousExpiresAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPreviousExpiresAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPreviousExpiresAt: %w", err)
+	}
+	return oldValue.PreviousExpiresAt, nil
+}
+
+// ClearPreviousExpiresAt clears the value of the "previous_expires_at" field.
+func (m *DeployKeyMutation) ClearPreviousExpiresAt() {
+	m.previous_expires_at = nil
+	m.clearedFields[deploykey.FieldPreviousExpiresAt] = struct{}{}
+}
+
+// PreviousExpiresAtCleared returns if the "previous_expires_at" field was cleared in this mutation.
+func (m *DeployKeyMutation) PreviousExpiresAtCleared() bool {
+	_, ok := m.clearedFields[deploykey.FieldPreviousExpiresAt]
+	return ok
+}
+
+// ResetPreviousExpiresAt resets all changes to the "previous_expires_at" field.
+func (m *DeployKeyMutation) ResetPreviousExpiresAt() {
+	m.previous_expires_at = nil
+	delete(m.clearedFields, deploykey.FieldPreviousExpiresAt)
+}
+
+// SetRevokedAt sets the "revoked_at" field.
+func (m *DeployKeyMutation) SetRevokedAt(t time.Time) {
+	m.revoked_at = &t
+}
+
+// RevokedAt returns the value of the "revoked_at" field in the mutation.
+func (m *DeployKeyMutation) RevokedAt() (r time.Time, exists bool) {
+	v := m.revoked_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRevokedAt returns the old "revoked_at" field's value of the DeployKey entity.
+// If the DeployKey object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DeployKeyMutation) OldRevokedAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRevokedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRevokedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRevokedAt: %w", err)
+	}
+	return oldValue.RevokedAt, nil
+}
+
+// ClearRevokedAt clears the value of the "revoked_at" field.
+func (m *DeployKeyMutation) ClearRevokedAt() {
+	m.revoked_at = nil
+	m.clearedFields[deploykey.FieldRevokedAt] = struct{}{}
+}
+
+// RevokedAtCleared returns if the "revoked_at" field was cleared in this mutation.
+func (m *DeployKeyMutation) RevokedAtCleared() bool {
+	_, ok := m.clearedFields[deploykey.FieldRevokedAt]
+	return ok
+}
+
+// ResetRevokedAt resets all changes to the "revoked_at" field.
+func (m *DeployKeyMutation) ResetRevokedAt() {
+	m.revoked_at = nil
+	delete(m.clearedFields, deploykey.FieldRevokedAt)
+}
+
+// SetLastUsedAt sets the "last_used_at" field.
+func (m *DeployKeyMutation) SetLastUsedAt(t time.Time) {
+	m.last_used_at = &t
+}
+
+// LastUsedAt returns the value of the "last_used_at" field in the mutation.
+func (m *DeployKeyMutation) LastUsedAt() (r time.Time, exists bool) {
+	v := m.last_used_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldLastUsedAt returns the old "last_used_at" field's value of the DeployKey entity.
+// If the DeployKey object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DeployKeyMutation) OldLastUsedAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldLastUsedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldLastUsedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldLastUsedAt: %w", err)
+	}
+	return oldValue.LastUsedAt, nil
+}
+
+// ClearLastUsedAt clears the value of the "last_used_at" field.
+func (m *DeployKeyMutation) ClearLastUsedAt() {
+	m.last_used_at = nil
+	m.clearedFields[deploykey.FieldLastUsedAt] = struct{}{}
+}
+
+// LastUsedAtCleared returns if the "last_used_at" field was cleared in this mutation.
+func (m *DeployKeyMutation) LastUsedAtCleared() bool {
+	_, ok := m.clearedFields[deploykey.FieldLastUsedAt]
+	return ok
+}
+
+// ResetLastUsedAt resets all changes to the "last_used_at" field.
+func (m *DeployKeyMutation) ResetLastUsedAt() {
+	m.last_used_at = nil
+	delete(m.clearedFields, deploykey.FieldLastUsedAt)
+}
+
+// SetSecretHint sets the "secret_hint" field.
+func (m *DeployKeyMutation) SetSecretHint(s string) {
+	m.secret_hint = &s
+}
+
+// SecretHint returns the value of the "secret_hint" field in the mutation.
+func (m *DeployKeyMutation) SecretHint() (r string, exists bool) {
+	v := m.secret_hint
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSecretHint returns the old "secret_hint" field's value of the DeployKey entity.
+// If the DeployKey object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DeployKeyMutation) OldSecretHint(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSecretHint is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSecretHint requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSecretHint: %w", err)
+	}
+	return oldValue.SecretHint, nil
+}
+
+// ResetSecretHint resets all changes to the "secret_hint" field.
+func (m *DeployKeyMutation) ResetSecretHint() {
+	m.secret_hint = nil
+}
+
+// SetName sets the "name" field.
+func (m *DeployKeyMutation) SetName(s string) {
+	m.name = &s
+}
+
+// Name returns the value of the "name" field in the mutation.
+func (m *DeployKeyMutation) Name() (r string, exists bool) {
+	v := m.name
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldName returns the old "name" field's value of the DeployKey entity.
+// If the DeployKey object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DeployKeyMutation) OldName(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldName is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldName requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldName: %w", err)
+	}
+	return oldValue.Name, nil
+}
+
+// ResetName resets all changes to the "name" field.
+func (m *DeployKeyMutation) ResetName() {
+	m.name = nil
+}
+
+// SetRepository sets the "repository" field.
+func (m *DeployKeyMutation) SetRepository(s string) {
+	m.repository = &s
+}
+
+// Repository returns the value of the "repository" field in the mutation.
+func (m *DeployKeyMutation) Repository() (r string, exists bool) {
+	v := m.repository
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRepository returns the old "repository" field's value of the DeployKey entity.
+// If the DeployKey object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DeployKeyMutation) OldRepository(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRepository is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRepository requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRepository: %w", err)
+	}
+	return oldValue.Repository, nil
+}
+
+// ClearRepository clears the value of the "repository" field.
+func (m *DeployKeyMutation) ClearRepository() {
+	m.repository = nil
+	m.clearedFields[deploykey.FieldRepository] = struct{}{}
+}
+
+// RepositoryCleared returns if the "repository" field was cleared in this mutation.
+func (m *DeployKeyMutation) RepositoryCleared() bool {
+	_, ok := m.clearedFields[deploykey.FieldRepository]
+	return ok
+}
+
+// ResetRepository resets all changes to the "repository" field.
+func (m *DeployKeyMutation) ResetRepository() {
+	m.repository = nil
+	delete(m.clearedFields, deploykey.FieldRepository)
+}
+
+// Where appends a list predicates to the DeployKeyMutation builder.
+func (m *DeployKeyMutation) Where(ps ...predicate.DeployKey) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the DeployKeyMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *DeployKeyMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.DeployKey, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *DeployKeyMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *DeployKeyMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (DeployKey).
+func (m *DeployKeyMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *DeployKeyMutation) Fields() []string {
+	fields := make([]string, 0, 12)
+	if m.created_at != nil {
+		fields = append(fields, deploykey.FieldCreatedAt)
+	}
+	if m.project_id != nil {
+		fields = append(fields, deploykey.FieldProjectID)
+	}
+	if m.created_by != nil {
+		fields = append(fields, deploykey.FieldCreatedBy)
+	}
+	if m.expires_at != nil {
+		fields = append(fields, deploykey.FieldExpiresAt)
+	}
+	if m.digest != nil {
+		fields = append(fields, deploykey.FieldDigest)
+	}
+	if m.previous_digest != nil {
+		fields = append(fields, deploykey.FieldPreviousDigest)
+	}
+	if m.previous_expires_at != nil {
+		fields = append(fields, deploykey.FieldPreviousExpiresAt)
+	}
+	if m.revoked_at != nil {
+		fields = append(fields, deploykey.FieldRevokedAt)
+	}
+	if m.last_used_at != nil {
+		fields = append(fields, deploykey.FieldLastUsedAt)
+	}
+	if m.secret_hint != nil {
+		fields = append(fields, deploykey.FieldSecretHint)
+	}
+	if m.name != nil {
+		fields = append(fields, deploykey.FieldName)
+	}
+	if m.repository != nil {
+		fields = append(fields, deploykey.FieldRepository)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *DeployKeyMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case deploykey.FieldCreatedAt:
+		return m.CreatedAt()
+	case deploykey.FieldProjectID:
+		return m.ProjectID()
+	case deploykey.FieldCreatedBy:
+		return m.CreatedBy()
+	case deploykey.FieldExpiresAt:
+		return m.ExpiresAt()
+	case deploykey.FieldDigest:
+		return m.Digest()
+	case deploykey.FieldPreviousDigest:
+		return m.PreviousDigest()
+	case deploykey.FieldPreviousExpiresAt:
+		return m.PreviousExpiresAt()
+	case deploykey.FieldRevokedAt:
+		return m.RevokedAt()
+	case deploykey.FieldLastUsedAt:
+		return m.LastUsedAt()
+	case deploykey.FieldSecretHint:
+		return m.SecretHint()
+	case deploykey.FieldName:
+		return m.Name()
+	case deploykey.FieldRepository:
+		return m.Repository()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *DeployKeyMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case deploykey.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	case deploykey.FieldProjectID:
+		return m.OldProjectID(ctx)
+	case deploykey.FieldCreatedBy:
+		return m.OldCreatedBy(ctx)
+	case deploykey.FieldExpiresAt:
+		return m.OldExpiresAt(ctx)
+	case deploykey.FieldDigest:
+		return m.OldDigest(ctx)
+	case deploykey.FieldPreviousDigest:
+		return m.OldPreviousDigest(ctx)
+	case deploykey.FieldPreviousExpiresAt:
+		return m.OldPreviousExpiresAt(ctx)
+	case deploykey.FieldRevokedAt:
+		return m.OldRevokedAt(ctx)
+	case deploykey.FieldLastUsedAt:
+		return m.OldLastUsedAt(ctx)
+	case deploykey.FieldSecretHint:
+		return m.OldSecretHint(ctx)
+	case deploykey.FieldName:
+		return m.OldName(ctx)
+	case deploykey.FieldRepository:
+		return m.OldRepository(ctx)
+	}
+	return nil, fmt.Errorf("unknown DeployKey field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *DeployKeyMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case deploykey.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	case deploykey.FieldProjectID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetProjectID(v)
+		return nil
+	case deploykey.FieldCreatedBy:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedBy(v)
+		return nil
+	case deploykey.FieldExpiresAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetExpiresAt(v)
+		return nil
+	case deploykey.FieldDigest:
+		v, ok := value.([]byte)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDigest(v)
+		return nil
+	case deploykey.FieldPreviousDigest:
+		v, ok := value.([]byte)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPreviousDigest(v)
+		return nil
+	case deploykey.FieldPreviousExpiresAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPreviousExpiresAt(v)
+		return nil
+	case deploykey.FieldRevokedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRevokedAt(v)
+		return nil
+	case deploykey.FieldLastUsedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetLastUsedAt(v)
+		return nil
+	case deploykey.FieldSecretHint:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSecretHint(v)
+		return nil
+	case deploykey.FieldName:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetName(v)
+		return nil
+	case deploykey.FieldRepository:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRepository(v)
+		return nil
+	}
+	return fmt.Errorf("unknown DeployKey field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *DeployKeyMutation) AddedFields() []string {
+	return nil
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *DeployKeyMutation) AddedField(name string) (ent.Value, bool) {
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *DeployKeyMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	}
+	return fmt.Errorf("unknown DeployKey numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *DeployKeyMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(deploykey.FieldCreatedBy) {
+		fields = append(fields, deploykey.FieldCreatedBy)
+	}
+	if m.FieldCleared(deploykey.FieldExpiresAt) {
+		fields = append(fields, deploykey.FieldExpiresAt)
+	}
+	if m.FieldCleared(deploykey.FieldPreviousDigest) {
+		fields = append(fields, deploykey.FieldPreviousDigest)
+	}
+	if m.FieldCleared(deploykey.FieldPreviousExpiresAt) {
+		fields = append(fields, deploykey.FieldPreviousExpiresAt)
+	}
+	if m.FieldCleared(deploykey.FieldRevokedAt) {
+		fields = append(fields, deploykey.FieldRevokedAt)
+	}
+	if m.FieldCleared(deploykey.FieldLastUsedAt) {
+		fields = append(fields, deploykey.FieldLastUsedAt)
+	}
+	if m.FieldCleared(deploykey.FieldRepository) {
+		fields = append(fields, deploykey.FieldRepository)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *DeployKeyMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *DeployKeyMutation) ClearField(name string) error {
+	switch name {
+	case deploykey.FieldCreatedBy:
+		m.ClearCreatedBy()
+		return nil
+	case deploykey.FieldExpiresAt:
+		m.ClearExpiresAt()
+		return nil
+	case deploykey.FieldPreviousDigest:
+		m.ClearPreviousDigest()
+		return nil
+	case deploykey.FieldPreviousExpiresAt:
+		m.ClearPreviousExpiresAt()
+		return nil
+	case deploykey.FieldRevokedAt:
+		m.ClearRevokedAt()
+		return nil
+	case deploykey.FieldLastUsedAt:
+		m.ClearLastUsedAt()
+		return nil
+	case deploykey.FieldRepository:
+		m.ClearRepository()
+		return nil
+	}
+	return fmt.Errorf("unknown DeployKey nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *DeployKeyMutation) ResetField(name string) error {
+	switch name {
+	case deploykey.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	case deploykey.FieldProjectID:
+		m.ResetProjectID()
+		return nil
+	case deploykey.FieldCreatedBy:
+		m.ResetCreatedBy()
+		return nil
+	case deploykey.FieldExpiresAt:
+		m.ResetExpiresAt()
+		return nil
+	case deploykey.FieldDigest:
+		m.ResetDigest()
+		return nil
+	case deploykey.FieldPreviousDigest:
+		m.ResetPreviousDigest()
+		return nil
+	case deploykey.FieldPreviousExpiresAt:
+		m.ResetPreviousExpiresAt()
+		return nil
+	case deploykey.FieldRevokedAt:
+		m.ResetRevokedAt()
+		return nil
+	case deploykey.FieldLastUsedAt:
+		m.ResetLastUsedAt()
+		return nil
+	case deploykey.FieldSecretHint:
+		m.ResetSecretHint()
+		return nil
+	case deploykey.FieldName:
+		m.ResetName()
+		return nil
+	case deploykey.FieldRepository:
+		m.ResetRepository()
+		return nil
+	}
+	return fmt.Errorf("unknown DeployKey field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *DeployKeyMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *DeployKeyMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *DeployKeyMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *DeployKeyMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *DeployKeyMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *DeployKeyMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *DeployKeyMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown DeployKey unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *DeployKeyMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown DeployKey edge %s", name)
 }
 
 // EventMutation represents an operation that mutates the Event nodes in the graph.

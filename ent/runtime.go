@@ -9,6 +9,7 @@ import (
 	"github.com/authcore/authcore/ent/auditevent"
 	"github.com/authcore/authcore/ent/authclient"
 	"github.com/authcore/authcore/ent/badge"
+	"github.com/authcore/authcore/ent/deploykey"
 	"github.com/authcore/authcore/ent/event"
 	"github.com/authcore/authcore/ent/grantrefreshtoken"
 	"github.com/authcore/authcore/ent/membership"
@@ -195,6 +196,65 @@ func init() {
 	// badge.IDValidator is a validator for the "id" field. It is called by the builders before save.
 	badge.IDValidator = func() func(string) error {
 		validators := badgeDescID.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(id string) error {
+			for _, fn := range fns {
+				if err := fn(id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	deploykeyMixin := schema.DeployKey{}.Mixin()
+	deploykeyMixinFields0 := deploykeyMixin[0].Fields()
+	_ = deploykeyMixinFields0
+	deploykeyFields := schema.DeployKey{}.Fields()
+	_ = deploykeyFields
+	// deploykeyDescCreatedAt is the schema descriptor for created_at field.
+	deploykeyDescCreatedAt := deploykeyMixinFields0[1].Descriptor()
+	// deploykey.DefaultCreatedAt holds the default value on creation for the created_at field.
+	deploykey.DefaultCreatedAt = deploykeyDescCreatedAt.Default.(func() time.Time)
+	// deploykeyDescProjectID is the schema descriptor for project_id field.
+	deploykeyDescProjectID := deploykeyMixinFields0[2].Descriptor()
+	// deploykey.ProjectIDValidator is a validator for the "project_id" field. It is called by the builders before save.
+	deploykey.ProjectIDValidator = deploykeyDescProjectID.Validators[0].(func(string) error)
+	// deploykeyDescDigest is the schema descriptor for digest field.
+	deploykeyDescDigest := deploykeyMixinFields0[5].Descriptor()
+	// deploykey.DigestValidator is a validator for the "digest" field. It is called by the builders before save.
+	deploykey.DigestValidator = deploykeyDescDigest.Validators[0].(func([]byte) error)
+	// deploykeyDescName is the schema descriptor for name field.
+	deploykeyDescName := deploykeyFields[0].Descriptor()
+	// deploykey.NameValidator is a validator for the "name" field. It is called by the builders before save.
+	deploykey.NameValidator = func() func(string) error {
+		validators := deploykeyDescName.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(name string) error {
+			for _, fn := range fns {
+				if err := fn(name); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// deploykeyDescRepository is the schema descriptor for repository field.
+	deploykeyDescRepository := deploykeyFields[1].Descriptor()
+	// deploykey.RepositoryValidator is a validator for the "repository" field. It is called by the builders before save.
+	deploykey.RepositoryValidator = deploykeyDescRepository.Validators[0].(func(string) error)
+	// deploykeyDescID is the schema descriptor for id field.
+	deploykeyDescID := deploykeyMixinFields0[0].Descriptor()
+	// deploykey.DefaultID holds the default value on creation for the id field.
+	deploykey.DefaultID = deploykeyDescID.Default.(func() string)
+	// deploykey.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	deploykey.IDValidator = func() func(string) error {
+		validators := deploykeyDescID.Validators
 		fns := [...]func(string) error{
 			validators[0].(func(string) error),
 			validators[1].(func(string) error),

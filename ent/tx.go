@@ -22,6 +22,8 @@ type Tx struct {
 	AuthClient *AuthClientClient
 	// Badge is the client for interacting with the Badge builders.
 	Badge *BadgeClient
+	// DeployKey is the client for interacting with the DeployKey builders.
+	DeployKey *DeployKeyClient
 	// Event is the client for interacting with the Event builders.
 	Event *EventClient
 	// GrantRefreshToken is the client for interacting with the GrantRefreshToken builders.
@@ -203,6 +205,7 @@ func (tx *Tx) init() {
 	tx.AuditEvent = NewAuditEventClient(tx.config)
 	tx.AuthClient = NewAuthClientClient(tx.config)
 	tx.Badge = NewBadgeClient(tx.config)
+	tx.DeployKey = NewDeployKeyClient(tx.config)
 	tx.Event = NewEventClient(tx.config)
 	tx.GrantRefreshToken = NewGrantRefreshTokenClient(tx.config)
 	tx.MFAChallenge = NewMFAChallengeClient(tx.config)

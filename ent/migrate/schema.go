@@ -110,6 +110,35 @@ var (
 			},
 		},
 	}
+	// DeployKeysColumns holds the columns for the "deploy_keys" table.
+	DeployKeysColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString, Size: 40},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "project_id", Type: field.TypeString},
+		{Name: "created_by", Type: field.TypeString, Nullable: true},
+		{Name: "expires_at", Type: field.TypeTime, Nullable: true},
+		{Name: "digest", Type: field.TypeBytes, Unique: true},
+		{Name: "previous_digest", Type: field.TypeBytes, Unique: true, Nullable: true},
+		{Name: "previous_expires_at", Type: field.TypeTime, Nullable: true},
+		{Name: "revoked_at", Type: field.TypeTime, Nullable: true},
+		{Name: "last_used_at", Type: field.TypeTime, Nullable: true},
+		{Name: "secret_hint", Type: field.TypeString},
+		{Name: "name", Type: field.TypeString, Size: 80},
+		{Name: "repository", Type: field.TypeString, Nullable: true, Size: 200},
+	}
+	// DeployKeysTable holds the schema information for the "deploy_keys" table.
+	DeployKeysTable = &schema.Table{
+		Name:       "deploy_keys",
+		Columns:    DeployKeysColumns,
+		PrimaryKey: []*schema.Column{DeployKeysColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "deploykey_project_id_id",
+				Unique:  false,
+				Columns: []*schema.Column{DeployKeysColumns[2], DeployKeysColumns[0]},
+			},
+		},
+	}
 	// EventsColumns holds the columns for the "events" table.
 	EventsColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeString, Size: 40},
@@ -665,6 +694,7 @@ var (
 		AuditEventsTable,
 		AuthClientsTable,
 		BadgesTable,
+		DeployKeysTable,
 		EventsTable,
 		GrantRefreshTokensTable,
 		MfaChallengesTable,

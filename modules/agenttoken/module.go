@@ -9,6 +9,7 @@ import (
 
 	"go.uber.org/fx"
 
+	"github.com/authcore/authcore/platform/apidoc"
 	"github.com/authcore/authcore/platform/bearer"
 	"github.com/authcore/authcore/platform/credential"
 	"github.com/authcore/authcore/platform/guard"
@@ -27,6 +28,7 @@ var Module = fx.Module("agenttoken",
 	}),
 	oauth.AsGrant(newExchange),
 	credential.AsKinds(func(s *Service) []credential.Kind { return s.life.Kinds() }),
+	apidoc.AsFragment(func() (apidoc.Fragment, error) { return apidoc.YAML("agenttoken", openapiYAML) }),
 )
 
 // Params are the service's dependencies.

@@ -10,6 +10,7 @@ import (
 
 	"go.uber.org/fx"
 
+	"github.com/authcore/authcore/platform/apidoc"
 	"github.com/authcore/authcore/platform/bearer"
 	"github.com/authcore/authcore/platform/credential"
 	"github.com/authcore/authcore/platform/guard"
@@ -27,6 +28,7 @@ var Module = fx.Module("badge",
 		return s.routes(g, k)
 	}),
 	credential.AsKinds(func(s *Service) []credential.Kind { return s.life.Kinds() }),
+	apidoc.AsFragment(fragment),
 )
 
 // Params are the service's dependencies.

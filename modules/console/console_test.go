@@ -313,7 +313,7 @@ func TestConsoleResources(t *testing.T) {
 
 // SPEC §15: a product added as a plugin shows its credentials once with no console change:
 // every field its Mint returned, labelled from its name; a kind added as a module has its
-// events offered on the webhooks screen.
+// events offered on the webhooks screen and a screen of its own.
 func TestConsoleShowsAPluginsCredentials(t *testing.T) {
 	a := apptest.Start(t, apptest.Stores(t)[0], apptest.WithProducts(append(app.Products(), mail.Plugin)...), apptest.WithFx(deploykey.Module))
 	admin := a.SignUp(t)
@@ -344,4 +344,26 @@ func TestConsoleShowsAPluginsCredentials(t *testing.T) {
 	if v := p.Eval(`document.querySelector('[aria-label="Event types"]').textContent`); !strings.Contains(v, "service_badge.roll") {
 		t.Fatalf("event types %q", v)
 	}
+
+	// The kind's own screen, which it contributed: mint with its own fields, the secret
+	// shown once and working, roll, revoke.
+	p.Do(browser.Click("link", "Deploy keys"), browser.WaitFor("button", "Mint"),
+		browser.TypeInto("textbox", "Name", "ci-deploy"), browser.TypeInto("textbox", "Repository", "acme/site"),
+		browser.Click("button", "Mint"), chromedp.WaitVisible(chromedp.CSS(`[data-secret="Secret"]`)),
+		chromedp.WaitVisible("acme/site", chromedp.ByFunc(browser.Text("acme/site"))))
+	key := p.Eval(`document.querySelector('[data-secret="Secret"]').textContent`)
+	if !strings.HasPrefix(key, "ac_dk_") {
+		t.Fatalf("deploy key %q", key)
+	}
+	a.Get("/v1/deploy-keys/me", "Authorization", "Bearer "+key).Expect(t, 200, map[string]any{"kind": "deploy_key", "name": "ci-deploy", "repository": "acme/site"})
+	p.Shot("kind-screen")
+	p.Do(browser.Click("button", "Roll"), chromedp.WaitVisible("keeps working", chromedp.ByFunc(browser.Text("keeps working until"))))
+	rolled := p.Eval(`document.querySelector('[data-secret="Secret"]').textContent`)
+	if rolled == key || !strings.HasPrefix(rolled, "ac_dk_") {
+		t.Fatalf("rolled %q", rolled)
+	}
+	a.Get("/v1/deploy-keys/me", "Authorization", "Bearer "+rolled).Expect(t, 200, nil)
+	p.Do(browser.Click("button", "Revoke"), chromedp.WaitVisible(chromedp.CSS("dialog[open]")), chromedp.Click(chromedp.CSS("dialog[open] #confirm-yes")),
+		chromedp.WaitVisible("No deploy keys yet.", chromedp.ByFunc(browser.Text("No deploy keys yet."))))
+	a.Get("/v1/deploy-keys/me", "Authorization", "Bearer "+rolled).Expect(t, 401, nil)
 }

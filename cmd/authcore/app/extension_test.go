@@ -19,7 +19,7 @@ import (
 	"github.com/authcore/authcore/internal/apptest"
 	"github.com/authcore/authcore/internal/template/deploykey"
 	"github.com/authcore/authcore/internal/template/mail"
-	"github.com/authcore/authcore/platform/credential"
+	"github.com/authcore/authcore/platform/lifecycle"
 )
 
 func TestMain(m *testing.M) { apptest.Main(m) }
@@ -74,53 +74,50 @@ func TestAProductIsOneFolderAndOneLine(t *testing.T) {
 	})
 }
 
-// A kind is one module and one line: the template deploy key, added to the app.
+// A kind is one module and one line: the template deploy key, added to the app, is a full
+// citizen (checkCitizen).
 func TestAKindIsOneModuleAndOneLine(t *testing.T) {
 	apptest.ForEachStore(t, func(t *testing.T, st apptest.Store) {
-		scanner := apptest.NewScanner(t)
-		var kinds *credential.Registry
-		a := apptest.Start(t, st, scanner.Trusted, apptest.WithFx(deploykey.Module, fx.Populate(&kinds)))
-		admin := a.SignUp(t)
-		prj := a.CreateProject(t, admin)
-		rs := a.MintAuthClient(t, admin, prj, nil)
-		mint := func() string {
-			return a.Do(apptest.Req{Method: http.MethodPost, Path: "/test/projects/" + prj + "/deploy-keys", Header: admin.Bearer()}).
-				Expect(t, 201, nil)["plaintext"].(string)
-		}
-		introspect := func(token string) *apptest.Response {
-			return a.PostForm("/v1/oauth/introspect", url.Values{"token": {token}}, apptest.Basic(rs.ID, rs.Secret))
-		}
-		key := mint()
-		t.Run("introspection names it", func(t *testing.T) {
-			introspect(key).Expect(t, 200, map[string]any{"active": true, "kind": "deploy_key"})
-		})
-		t.Run("the secret-scanning pattern finds it", func(t *testing.T) {
-			if !kinds.Pattern().MatchString("leaked: " + key + "\n") {
-				t.Fatalf("%s does not match %s", key, kinds.ScanPattern())
-			}
-		})
-		t.Run("webhooks may subscribe to its events", func(t *testing.T) {
-			a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/projects/" + prj + "/webhooks",
-				Body: map[string]any{"url": "https://93.184.215.14/hook", "events": []string{"deploy_key.revoke"}}, Header: admin.Bearer()}).Expect(t, 201, nil)
-		})
-		t.Run("the API document lists it", func(t *testing.T) {
-			doc, _ := a.Served(t)
-			if !slices.Contains(doc.Components.Schemas["CredentialKind"].Value.Enum, any("deploy_key")) ||
-				!slices.Contains(doc.Components.Schemas["EventType"].Value.Enum, any("deploy_key.revoke")) {
-				t.Fatal("deploy_key is not in the served document's enums")
-			}
-		})
-		t.Run("a signed leak report revokes it", func(t *testing.T) {
-			scanner.Report(t, a, key).Expect(t, 200, nil)
-			introspect(key).Expect(t, 200, map[string]any{"active": false})
-		})
-		t.Run("RFC 7009 revokes it", func(t *testing.T) {
-			other := mint()
-			introspect(other).Expect(t, 200, map[string]any{"active": true})
-			a.PostForm("/v1/oauth/revoke", url.Values{"token": {other}}, nil).Expect(t, 200, map[string]any{})
-			introspect(other).Expect(t, 200, map[string]any{"active": false})
-		})
+		checkCitizen(t, startCitizen(t, st, "deploy_key", apptest.WithFx(deploykey.Module)))
 	})
+}
+
+// Every kind the composition root lists through lifecycle.Module is a full citizen: what
+// a kind copied from the template into modules/ and added with its one line is held to
+// (TestTheKindTemplateCopiedIntoModules does exactly that). The stock binary has none yet.
+func TestEveryKindModuleIsACitizen(t *testing.T) {
+	var screens []lifecycle.Screen
+	apptest.StartURL(t, "sqlite", "sqlite::memory:", apptest.WithFx(fx.Invoke(func(s lifecycle.Screens) { screens = s.All })))
+	if len(screens) == 0 {
+		t.Skip("the composition root lists no kind made by lifecycle.Module")
+	}
+	apptest.ForEachStore(t, func(t *testing.T, st apptest.Store) {
+		for _, s := range screens {
+			t.Run(s.Kind, func(t *testing.T) { checkCitizen(t, startCitizen(t, st, s.Kind)) })
+		}
+	})
+}
+
+// startCitizen starts the app (with opts) for checking kind.
+func startCitizen(t *testing.T, st apptest.Store, kind string, opts ...apptest.Option) citizen {
+	c := citizen{scanner: apptest.NewScanner(t)}
+	var screens []lifecycle.Screen
+	c.a = apptest.Start(t, st, append(opts, c.scanner.Trusted,
+		apptest.WithFx(fx.Populate(&c.kinds, &c.usage), fx.Invoke(func(s lifecycle.Screens) { screens = s.All })))...)
+	for _, s := range screens {
+		if s.Kind == kind {
+			c.screen = s
+		}
+	}
+	for _, k := range c.kinds.Kinds() {
+		if k.Name == kind {
+			c.prefix = k.Prefix
+		}
+	}
+	if c.screen.Kind == "" || c.prefix == "" {
+		t.Fatalf("no screen or prefix of kind %s", kind)
+	}
+	return c
 }
 
 // docs/extending.md's checklist names only what exists: every path in it is in the tree
