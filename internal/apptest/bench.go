@@ -35,3 +35,22 @@ func Request(method, path string, header map[string]string, body []byte) *fastht
 	}
 	return &ctx
 }
+
+// Bench runs b with h serving ctx each time, after a first request that must answer 200:
+// the allocations per request of one route, warm.
+func Bench(b *testing.B, h fasthttp.RequestHandler, ctx *fasthttp.RequestCtx) {
+	b.Helper()
+	h(ctx)
+	if ctx.Response.StatusCode() != 200 {
+		b.Fatalf("%d %s", ctx.Response.StatusCode(), ctx.Response.Body())
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		ctx.Response.Reset()
+		h(ctx)
+	}
+	if ctx.Response.StatusCode() != 200 {
+		b.Fatalf("%d", ctx.Response.StatusCode())
+	}
+}

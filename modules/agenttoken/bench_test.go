@@ -17,20 +17,7 @@ func BenchmarkAIMeWarm(b *testing.B) {
 	prj := a.CreateProject(b, admin)
 	tok := a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/auth-core/projects/" + prj + "/ai/agents", Body: map[string]any{}, Header: admin.Bearer()}).
 		Expect(b, 200, nil)["plaintext"].(string)
-	ctx := apptest.Request(http.MethodGet, "/v1/auth-core/ai/me", map[string]string{"Authorization": "Bearer " + tok}, nil)
-	h(ctx)
-	if ctx.Response.StatusCode() != 200 {
-		b.Fatalf("%d %s", ctx.Response.StatusCode(), ctx.Response.Body())
-	}
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		ctx.Response.Reset()
-		h(ctx)
-	}
-	if ctx.Response.StatusCode() != 200 {
-		b.Fatalf("%d", ctx.Response.StatusCode())
-	}
+	apptest.Bench(b, h, apptest.Request(http.MethodGet, "/v1/auth-core/ai/me", map[string]string{"Authorization": "Bearer " + tok}, nil))
 }
 
 // BenchmarkIntrospectAgentWarm is RFC 7662 introspection of an agent token by a resource
@@ -44,15 +31,5 @@ func BenchmarkIntrospectAgentWarm(b *testing.B) {
 		Expect(b, 200, nil)["plaintext"].(string)
 	header := apptest.Basic(rs.ID, rs.Secret)
 	header["Content-Type"] = "application/x-www-form-urlencoded"
-	ctx := apptest.Request(http.MethodPost, "/v1/oauth/introspect", header, []byte(url.Values{"token": {tok}}.Encode()))
-	h(ctx)
-	if ctx.Response.StatusCode() != 200 {
-		b.Fatalf("%d %s", ctx.Response.StatusCode(), ctx.Response.Body())
-	}
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		ctx.Response.Reset()
-		h(ctx)
-	}
+	apptest.Bench(b, h, apptest.Request(http.MethodPost, "/v1/oauth/introspect", header, []byte(url.Values{"token": {tok}}.Encode())))
 }

@@ -5,8 +5,6 @@ import (
 	"net/url"
 	"testing"
 
-	"github.com/valyala/fasthttp"
-
 	"github.com/authcore/authcore/internal/apptest"
 )
 
@@ -18,7 +16,7 @@ func BenchmarkBadgeMeWarm(b *testing.B) {
 	prj := a.CreateProject(b, admin)
 	secret := a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/projects/" + prj + "/service-badges", Body: map[string]any{"name": "bench", "product": "db"}, Header: admin.Bearer()}).
 		Expect(b, 201, nil)["plaintext"].(string)
-	serve(b, h, apptest.Request(http.MethodGet, "/v1/service-badges/me", map[string]string{"Authorization": "Bearer " + secret}, nil))
+	apptest.Bench(b, h, apptest.Request(http.MethodGet, "/v1/service-badges/me", map[string]string{"Authorization": "Bearer " + secret}, nil))
 }
 
 // BenchmarkIntrospectBadgeWarm is RFC 7662 introspection of a badge secret by a resource
@@ -32,21 +30,5 @@ func BenchmarkIntrospectBadgeWarm(b *testing.B) {
 		Expect(b, 201, nil)["plaintext"].(string)
 	header := apptest.Basic(rs.ID, rs.Secret)
 	header["Content-Type"] = "application/x-www-form-urlencoded"
-	serve(b, h, apptest.Request(http.MethodPost, "/v1/oauth/introspect", header, []byte(url.Values{"token": {secret}}.Encode())))
-}
-
-func serve(b *testing.B, h func(*fasthttp.RequestCtx), ctx *fasthttp.RequestCtx) {
-	h(ctx)
-	if ctx.Response.StatusCode() != 200 {
-		b.Fatalf("%d %s", ctx.Response.StatusCode(), ctx.Response.Body())
-	}
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		ctx.Response.Reset()
-		h(ctx)
-	}
-	if ctx.Response.StatusCode() != 200 {
-		b.Fatalf("%d", ctx.Response.StatusCode())
-	}
+	apptest.Bench(b, h, apptest.Request(http.MethodPost, "/v1/oauth/introspect", header, []byte(url.Values{"token": {secret}}.Encode())))
 }
