@@ -45,7 +45,7 @@ type Limits struct {
 	NegativeTTL time.Duration
 }
 
-// DefaultLimits: a cached credential costs well under 1 KiB (agenttoken's
+// DefaultLimits: a cached credential costs about 1 KiB (platform/lifecycle's
 // BenchmarkCacheMemory measures ~720 bytes), so 100k stay under 100 MiB.
 var DefaultLimits = Limits{Size: 100_000, PositiveTTL: 5 * time.Minute, NegativeTTL: 30 * time.Second}
 

@@ -18,11 +18,14 @@ import (
 	"github.com/authcore/authcore/platform/secret"
 )
 
-// Verified is a live credential as the caches keep it: its row (without digests) and its
-// "who am I" answer, encoded once so the hot path only copies bytes.
+// Verified is a live credential as the caches keep it: what the OAuth surface needs of
+// its row, and its "who am I" answer, encoded once so the hot path only copies bytes. A
+// hundred thousand are cached (bearer.DefaultLimits): it keeps no more than that.
 type Verified struct {
-	Row    *Row
-	answer []byte
+	id, project string
+	expires     *time.Time
+	own         []any
+	answer      []byte
 }
 
 // verifyStore is the bearer.Store of a kind's table.
@@ -67,13 +70,12 @@ func (s verifyStore) SetLastUsed(ctx context.Context, tx *ent.Tx, id string, at 
 // when it works (SPEC §12), and the answer encoded once.
 func (l *Lifecycle) entry(r *Row, d secret.Digest) (*bearer.Entry[*Verified], error) {
 	key, until := schema.Matched(d.Bytes(), r.digest, r.previous, r.ExpiresAt, r.previousExpires)
-	r.digest, r.previous = nil, nil
 	answer, err := l.answer(r)
 	if err != nil {
 		return nil, err
 	}
 	return &bearer.Entry[*Verified]{ID: r.ID, ProjectID: r.ProjectID, Digest: key, ExpiresAt: until, Revoked: r.revoked != nil,
-		Value: &Verified{Row: r, answer: answer}}, nil
+		Value: &Verified{id: r.ID, project: r.ProjectID, expires: r.ExpiresAt, own: r.own, answer: answer}}, nil
 }
 
 func (l *Lifecycle) answer(r *Row) ([]byte, error) {
@@ -98,7 +100,8 @@ func (l *Lifecycle) Me(ctx context.Context, token string) ([]byte, error) {
 }
 
 // Grant verifies a presented secret for the OAuth surface (introspection, token
-// exchange): the live credential, its ExpiresAt when the presented secret stops — a
+// exchange): the live credential — its id, project, own fields and ExpiresAt, when the
+// presented secret stops — a
 // replaced one in its grace ends at the grace's end, and so must everything derived from
 // it (SPEC §9a). credential.ErrNotLive for anything else.
 func (l *Lifecycle) Grant(ctx context.Context, token string) (Row, error) {
@@ -109,7 +112,8 @@ func (l *Lifecycle) Grant(ctx context.Context, token string) (Row, error) {
 	if err != nil {
 		return Row{}, err
 	}
-	r := *e.Value.Row
+	v := e.Value
+	r := Row{ID: v.id, ProjectID: v.project, ExpiresAt: v.expires, own: v.own, t: l.t}
 	if e.ExpiresAt != nil && (r.ExpiresAt == nil || e.ExpiresAt.Before(*r.ExpiresAt)) {
 		r.ExpiresAt = e.ExpiresAt
 	}
