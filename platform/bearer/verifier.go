@@ -45,8 +45,8 @@ type Limits struct {
 	NegativeTTL time.Duration
 }
 
-// DefaultLimits: a cached credential costs about 1 KiB (platform/lifecycle's
-// BenchmarkCacheMemory measures ~720 bytes), so 100k stay under 100 MiB.
+// DefaultLimits: a cached credential costs under 1 KiB (platform/lifecycle's
+// BenchmarkCacheMemory measures ~780 bytes an agent token), so 100k stay under 100 MiB.
 var DefaultLimits = Limits{Size: 100_000, PositiveTTL: 5 * time.Minute, NegativeTTL: 30 * time.Second}
 
 // Entry is one credential as the hot path needs it.
