@@ -3,6 +3,7 @@ package lifecycle
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -132,9 +133,10 @@ func (c column) parse(o jsonbody.Object) (any, string) {
 	}
 }
 
+// defaultValue is the field's default: ent keeps a value, or a function making one.
 func (c column) defaultValue() any {
-	if f, ok := c.desc.Default.(func() any); ok {
-		return f()
+	if f := reflect.ValueOf(c.desc.Default); f.Kind() == reflect.Func && f.Type().NumIn() == 0 && f.Type().NumOut() == 1 {
+		return f.Call(nil)[0].Interface()
 	}
 	return c.desc.Default
 }

@@ -209,11 +209,11 @@ func (c column) value(dest any) (any, error) {
 		}
 		return deref(utc(*d)), nil
 	case **bool:
-		return deref(*d), nil
+		return orNull(c, *d), nil
 	case **float64:
-		return deref(*d), nil
+		return orNull(c, *d), nil
 	case **int64:
-		return deref(*d), nil
+		return orNull(c, *d), nil
 	case *[]byte:
 		switch {
 		case *d == nil:
@@ -226,6 +226,14 @@ func (c column) value(dest any) (any, error) {
 		}
 	}
 	return nil, fmt.Errorf("unexpected destination %T", dest)
+}
+
+// orNull is an optional field's NULL as nil, any other value as itself.
+func orNull[T any](c column, p *T) any {
+	if p == nil && c.nullable {
+		return nil
+	}
+	return deref(p)
 }
 
 func deref[T any](p *T) T {
