@@ -77,8 +77,17 @@ func TestRecipes(t *testing.T) {
 
 	run(t, repo, "go", "vet", "./...")
 	// The replica tests replay the whole shared cluster's WAL: nothing of a recipe, and slow.
-	out := run(t, repo, "go", "test", "-count=1", "-skip", "TestReplica", "./cmd/authcore/", "./cmd/authcore/app/")
-	t.Logf("tests of the copy:\n%s", out)
+	out := run(t, repo, "go", "test", "-count=1", "-v", "-skip", "TestReplica", "./cmd/authcore/", "./cmd/authcore/app/")
+	for _, passed := range []string{"TestEveryProductIsACitizen/sqlite/fax", "TestEveryKindModuleIsACitizen/sqlite/license_key"} {
+		if !strings.Contains(out, "--- PASS: "+passed+" ") {
+			t.Errorf("the copy's tests did not pass %s", passed)
+		}
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if strings.HasPrefix(line, "ok ") || strings.HasPrefix(line, "--- PASS: TestEvery") {
+			t.Log(line)
+		}
+	}
 }
 
 // scratchCopy copies the repository's files (tracked, and untracked ones git does not
