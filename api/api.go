@@ -1,9 +1,10 @@
-// Package api is authcore's OpenAPI 3.1 document (openapi.yaml, embedded) and the route
-// that serves it as /openapi.json, its enums of credential kinds and event types filled
-// from the registry. The document is written by hand and kept honest by the tests: the
-// whole-app harness (internal/apptest) validates every response it receives against the
-// document the app serves, and cmd/authcore fails when a registered route is missing
-// from it or the written enums differ from the stock binary's registry.
+// Package api is authcore's OpenAPI 3.1 document and the route that serves it as
+// /openapi.json. api/openapi.yaml (embedded) is the document of what the platform and the
+// modules without routes of a kind serve; each kind, module and plugin that describes its
+// own routes contributes a fragment (platform/apidoc), merged in here, and the enums of
+// credential kinds and event types are filled from the registry. The tests keep it honest:
+// the whole-app harness (internal/apptest) validates every response it receives against
+// the served document, and cmd/authcore fails when a registered route is missing from it.
 package api
 
 import (
@@ -17,6 +18,7 @@ import (
 	"go.uber.org/fx"
 	"sigs.k8s.io/yaml"
 
+	"github.com/authcore/authcore/platform/apidoc"
 	"github.com/authcore/authcore/platform/credential"
 	"github.com/authcore/authcore/platform/httpserver"
 )
@@ -24,19 +26,23 @@ import (
 //go:embed openapi.yaml
 var source []byte
 
-// JSON is the document as written, as JSON.
+// JSON is api/openapi.yaml as written, as JSON: the platform's part of the document.
 func JSON() ([]byte, error) { return yaml.YAMLToJSON(source) }
 
-// Served is the document as a server with kinds serves it: the credential kinds and
-// webhook event types its enums list are those registered (SPEC §15), so a kind or a
-// product added as a plugin is documented with no edit here.
-func Served(kinds *credential.Registry) ([]byte, error) {
+// Served is the document as a server with kinds and fragments serves it: the fragments
+// merged in, and the credential kinds and webhook event types its enums list those
+// registered (SPEC §15), so a kind or a product added as a plugin is documented with no
+// edit here.
+func Served(kinds *credential.Registry, fragments []apidoc.Fragment) ([]byte, error) {
 	raw, err := JSON()
 	if err != nil {
 		return nil, err
 	}
 	var doc map[string]any
 	if err := json.Unmarshal(raw, &doc); err != nil {
+		return nil, err
+	}
+	if err := apidoc.Merge(doc, fragments); err != nil {
 		return nil, err
 	}
 	schemas, _ := doc["components"].(map[string]any)["schemas"].(map[string]any)
@@ -64,8 +70,8 @@ func Served(kinds *credential.Registry) ([]byte, error) {
 }
 
 // Module serves the document.
-var Module = fx.Module("api", httpserver.AsRoutes(func(kinds *credential.Registry) ([]httpserver.Route, error) {
-	doc, err := Served(kinds)
+var Module = fx.Module("api", httpserver.AsRoutes(func(kinds *credential.Registry, f apidoc.Fragments) ([]httpserver.Route, error) {
+	doc, err := Served(kinds, f.All)
 	if err != nil {
 		return nil, err
 	}

@@ -82,7 +82,7 @@ func TestDashboardAndAlertsUseRealMetrics(t *testing.T) {
 	a.Do(apptest.Req{Method: http.MethodDelete, Path: "/v1/auth-core/projects/" + prj + "/ai/agents/" + tok["agent"].(map[string]any)["id"].(string), Header: admin.Bearer()}).Expect(t, 200, nil)
 	a.Get("/readyz").Expect(t, 200, nil)
 	a.Get("/no/such/route").Expect(t, 404, nil)
-	a.PostForm("/v1/oauth/token", url.Values{"grant_type": {"refresh_token"}, "client_id": {"dcr_x"}, "refresh_token": {"ac_gr_x"}}, nil).Expect(t, 400, nil)
+	a.PostForm("/v1/oauth/token", url.Values{"grant_type": {"refresh_token"}, "client_id": {"dcr_x"}, "refresh_token": {"ac_gr_x"}}, nil).Expect(t, 401, nil)
 
 	families := map[string]bool{}
 	sc := bufio.NewScanner(strings.NewReader(string(a.Get("/metrics").Body)))

@@ -20,6 +20,12 @@ type AgentToken struct {
 	ID string `json:"id,omitempty"`
 	// CreatedAt holds the value of the "created_at" field.
 	CreatedAt time.Time `json:"created_at,omitempty"`
+	// ProjectID holds the value of the "project_id" field.
+	ProjectID string `json:"project_id,omitempty"`
+	// CreatedBy holds the value of the "created_by" field.
+	CreatedBy *string `json:"created_by,omitempty"`
+	// ExpiresAt holds the value of the "expires_at" field.
+	ExpiresAt time.Time `json:"expires_at,omitempty"`
 	// Digest holds the value of the "digest" field.
 	Digest []byte `json:"digest,omitempty"`
 	// PreviousDigest holds the value of the "previous_digest" field.
@@ -32,16 +38,10 @@ type AgentToken struct {
 	LastUsedAt *time.Time `json:"last_used_at,omitempty"`
 	// TokenHint holds the value of the "token_hint" field.
 	TokenHint string `json:"token_hint,omitempty"`
-	// ProjectID holds the value of the "project_id" field.
-	ProjectID string `json:"project_id,omitempty"`
 	// AgentName holds the value of the "agent_name" field.
 	AgentName string `json:"agent_name,omitempty"`
 	// Scopes holds the value of the "scopes" field.
-	Scopes []string `json:"scopes,omitempty"`
-	// CreatedBy holds the value of the "created_by" field.
-	CreatedBy *string `json:"created_by,omitempty"`
-	// ExpiresAt holds the value of the "expires_at" field.
-	ExpiresAt    time.Time `json:"expires_at,omitempty"`
+	Scopes       []string `json:"scopes,omitempty"`
 	selectValues sql.SelectValues
 }
 
@@ -52,9 +52,9 @@ func (*AgentToken) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case agenttoken.FieldDigest, agenttoken.FieldPreviousDigest, agenttoken.FieldScopes:
 			values[i] = new([]byte)
-		case agenttoken.FieldID, agenttoken.FieldTokenHint, agenttoken.FieldProjectID, agenttoken.FieldAgentName, agenttoken.FieldCreatedBy:
+		case agenttoken.FieldID, agenttoken.FieldProjectID, agenttoken.FieldCreatedBy, agenttoken.FieldTokenHint, agenttoken.FieldAgentName:
 			values[i] = new(sql.NullString)
-		case agenttoken.FieldCreatedAt, agenttoken.FieldPreviousExpiresAt, agenttoken.FieldRevokedAt, agenttoken.FieldLastUsedAt, agenttoken.FieldExpiresAt:
+		case agenttoken.FieldCreatedAt, agenttoken.FieldExpiresAt, agenttoken.FieldPreviousExpiresAt, agenttoken.FieldRevokedAt, agenttoken.FieldLastUsedAt:
 			values[i] = new(sql.NullTime)
 		default:
 			values[i] = new(sql.UnknownType)
@@ -82,6 +82,25 @@ func (_m *AgentToken) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field created_at", values[i])
 			} else if value.Valid {
 				_m.CreatedAt = value.Time
+			}
+		case agenttoken.FieldProjectID:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field project_id", values[i])
+			} else if value.Valid {
+				_m.ProjectID = value.String
+			}
+		case agenttoken.FieldCreatedBy:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field created_by", values[i])
+			} else if value.Valid {
+				_m.CreatedBy = new(string)
+				*_m.CreatedBy = value.String
+			}
+		case agenttoken.FieldExpiresAt:
+			if value, ok := values[i].(*sql.NullTime); !ok {
+				return fmt.Errorf("unexpected type %T for field expires_at", values[i])
+			} else if value.Valid {
+				_m.ExpiresAt = value.Time
 			}
 		case agenttoken.FieldDigest:
 			if value, ok := values[i].(*[]byte); !ok {
@@ -122,12 +141,6 @@ func (_m *AgentToken) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.TokenHint = value.String
 			}
-		case agenttoken.FieldProjectID:
-			if value, ok := values[i].(*sql.NullString); !ok {
-				return fmt.Errorf("unexpected type %T for field project_id", values[i])
-			} else if value.Valid {
-				_m.ProjectID = value.String
-			}
 		case agenttoken.FieldAgentName:
 			if value, ok := values[i].(*sql.NullString); !ok {
 				return fmt.Errorf("unexpected type %T for field agent_name", values[i])
@@ -141,19 +154,6 @@ func (_m *AgentToken) assignValues(columns []string, values []any) error {
 				if err := json.Unmarshal(*value, &_m.Scopes); err != nil {
 					return fmt.Errorf("unmarshal field scopes: %w", err)
 				}
-			}
-		case agenttoken.FieldCreatedBy:
-			if value, ok := values[i].(*sql.NullString); !ok {
-				return fmt.Errorf("unexpected type %T for field created_by", values[i])
-			} else if value.Valid {
-				_m.CreatedBy = new(string)
-				*_m.CreatedBy = value.String
-			}
-		case agenttoken.FieldExpiresAt:
-			if value, ok := values[i].(*sql.NullTime); !ok {
-				return fmt.Errorf("unexpected type %T for field expires_at", values[i])
-			} else if value.Valid {
-				_m.ExpiresAt = value.Time
 			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
@@ -194,6 +194,17 @@ func (_m *AgentToken) String() string {
 	builder.WriteString("created_at=")
 	builder.WriteString(_m.CreatedAt.Format(time.ANSIC))
 	builder.WriteString(", ")
+	builder.WriteString("project_id=")
+	builder.WriteString(_m.ProjectID)
+	builder.WriteString(", ")
+	if v := _m.CreatedBy; v != nil {
+		builder.WriteString("created_by=")
+		builder.WriteString(*v)
+	}
+	builder.WriteString(", ")
+	builder.WriteString("expires_at=")
+	builder.WriteString(_m.ExpiresAt.Format(time.ANSIC))
+	builder.WriteString(", ")
 	builder.WriteString("digest=")
 	builder.WriteString(fmt.Sprintf("%v", _m.Digest))
 	builder.WriteString(", ")
@@ -220,22 +231,11 @@ func (_m *AgentToken) String() string {
 	builder.WriteString("token_hint=")
 	builder.WriteString(_m.TokenHint)
 	builder.WriteString(", ")
-	builder.WriteString("project_id=")
-	builder.WriteString(_m.ProjectID)
-	builder.WriteString(", ")
 	builder.WriteString("agent_name=")
 	builder.WriteString(_m.AgentName)
 	builder.WriteString(", ")
 	builder.WriteString("scopes=")
 	builder.WriteString(fmt.Sprintf("%v", _m.Scopes))
-	builder.WriteString(", ")
-	if v := _m.CreatedBy; v != nil {
-		builder.WriteString("created_by=")
-		builder.WriteString(*v)
-	}
-	builder.WriteString(", ")
-	builder.WriteString("expires_at=")
-	builder.WriteString(_m.ExpiresAt.Format(time.ANSIC))
 	builder.WriteByte(')')
 	return builder.String()
 }

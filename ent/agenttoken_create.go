@@ -37,6 +37,32 @@ func (_c *AgentTokenCreate) SetNillableCreatedAt(v *time.Time) *AgentTokenCreate
 	return _c
 }
 
+// SetProjectID sets the "project_id" field.
+func (_c *AgentTokenCreate) SetProjectID(v string) *AgentTokenCreate {
+	_c.mutation.SetProjectID(v)
+	return _c
+}
+
+// SetCreatedBy sets the "created_by" field.
+func (_c *AgentTokenCreate) SetCreatedBy(v string) *AgentTokenCreate {
+	_c.mutation.SetCreatedBy(v)
+	return _c
+}
+
+// SetNillableCreatedBy sets the "created_by" field if the given value is not nil.
+func (_c *AgentTokenCreate) SetNillableCreatedBy(v *string) *AgentTokenCreate {
+	if v != nil {
+		_c.SetCreatedBy(*v)
+	}
+	return _c
+}
+
+// SetExpiresAt sets the "expires_at" field.
+func (_c *AgentTokenCreate) SetExpiresAt(v time.Time) *AgentTokenCreate {
+	_c.mutation.SetExpiresAt(v)
+	return _c
+}
+
 // SetDigest sets the "digest" field.
 func (_c *AgentTokenCreate) SetDigest(v []byte) *AgentTokenCreate {
 	_c.mutation.SetDigest(v)
@@ -97,12 +123,6 @@ func (_c *AgentTokenCreate) SetTokenHint(v string) *AgentTokenCreate {
 	return _c
 }
 
-// SetProjectID sets the "project_id" field.
-func (_c *AgentTokenCreate) SetProjectID(v string) *AgentTokenCreate {
-	_c.mutation.SetProjectID(v)
-	return _c
-}
-
 // SetAgentName sets the "agent_name" field.
 func (_c *AgentTokenCreate) SetAgentName(v string) *AgentTokenCreate {
 	_c.mutation.SetAgentName(v)
@@ -112,26 +132,6 @@ func (_c *AgentTokenCreate) SetAgentName(v string) *AgentTokenCreate {
 // SetScopes sets the "scopes" field.
 func (_c *AgentTokenCreate) SetScopes(v []string) *AgentTokenCreate {
 	_c.mutation.SetScopes(v)
-	return _c
-}
-
-// SetCreatedBy sets the "created_by" field.
-func (_c *AgentTokenCreate) SetCreatedBy(v string) *AgentTokenCreate {
-	_c.mutation.SetCreatedBy(v)
-	return _c
-}
-
-// SetNillableCreatedBy sets the "created_by" field if the given value is not nil.
-func (_c *AgentTokenCreate) SetNillableCreatedBy(v *string) *AgentTokenCreate {
-	if v != nil {
-		_c.SetCreatedBy(*v)
-	}
-	return _c
-}
-
-// SetExpiresAt sets the "expires_at" field.
-func (_c *AgentTokenCreate) SetExpiresAt(v time.Time) *AgentTokenCreate {
-	_c.mutation.SetExpiresAt(v)
 	return _c
 }
 
@@ -199,6 +199,17 @@ func (_c *AgentTokenCreate) check() error {
 	if _, ok := _c.mutation.CreatedAt(); !ok {
 		return &ValidationError{Name: "created_at", err: errors.New(`ent: missing required field "AgentToken.created_at"`)}
 	}
+	if _, ok := _c.mutation.ProjectID(); !ok {
+		return &ValidationError{Name: "project_id", err: errors.New(`ent: missing required field "AgentToken.project_id"`)}
+	}
+	if v, ok := _c.mutation.ProjectID(); ok {
+		if err := agenttoken.ProjectIDValidator(v); err != nil {
+			return &ValidationError{Name: "project_id", err: fmt.Errorf(`ent: validator failed for field "AgentToken.project_id": %w`, err)}
+		}
+	}
+	if _, ok := _c.mutation.ExpiresAt(); !ok {
+		return &ValidationError{Name: "expires_at", err: errors.New(`ent: missing required field "AgentToken.expires_at"`)}
+	}
 	if _, ok := _c.mutation.Digest(); !ok {
 		return &ValidationError{Name: "digest", err: errors.New(`ent: missing required field "AgentToken.digest"`)}
 	}
@@ -210,14 +221,6 @@ func (_c *AgentTokenCreate) check() error {
 	if _, ok := _c.mutation.TokenHint(); !ok {
 		return &ValidationError{Name: "token_hint", err: errors.New(`ent: missing required field "AgentToken.token_hint"`)}
 	}
-	if _, ok := _c.mutation.ProjectID(); !ok {
-		return &ValidationError{Name: "project_id", err: errors.New(`ent: missing required field "AgentToken.project_id"`)}
-	}
-	if v, ok := _c.mutation.ProjectID(); ok {
-		if err := agenttoken.ProjectIDValidator(v); err != nil {
-			return &ValidationError{Name: "project_id", err: fmt.Errorf(`ent: validator failed for field "AgentToken.project_id": %w`, err)}
-		}
-	}
 	if _, ok := _c.mutation.AgentName(); !ok {
 		return &ValidationError{Name: "agent_name", err: errors.New(`ent: missing required field "AgentToken.agent_name"`)}
 	}
@@ -228,9 +231,6 @@ func (_c *AgentTokenCreate) check() error {
 	}
 	if _, ok := _c.mutation.Scopes(); !ok {
 		return &ValidationError{Name: "scopes", err: errors.New(`ent: missing required field "AgentToken.scopes"`)}
-	}
-	if _, ok := _c.mutation.ExpiresAt(); !ok {
-		return &ValidationError{Name: "expires_at", err: errors.New(`ent: missing required field "AgentToken.expires_at"`)}
 	}
 	if v, ok := _c.mutation.ID(); ok {
 		if err := agenttoken.IDValidator(v); err != nil {
@@ -277,6 +277,18 @@ func (_c *AgentTokenCreate) createSpec() (*AgentToken, *sqlgraph.CreateSpec) {
 		_spec.SetField(agenttoken.FieldCreatedAt, field.TypeTime, value)
 		_node.CreatedAt = value
 	}
+	if value, ok := _c.mutation.ProjectID(); ok {
+		_spec.SetField(agenttoken.FieldProjectID, field.TypeString, value)
+		_node.ProjectID = value
+	}
+	if value, ok := _c.mutation.CreatedBy(); ok {
+		_spec.SetField(agenttoken.FieldCreatedBy, field.TypeString, value)
+		_node.CreatedBy = &value
+	}
+	if value, ok := _c.mutation.ExpiresAt(); ok {
+		_spec.SetField(agenttoken.FieldExpiresAt, field.TypeTime, value)
+		_node.ExpiresAt = value
+	}
 	if value, ok := _c.mutation.Digest(); ok {
 		_spec.SetField(agenttoken.FieldDigest, field.TypeBytes, value)
 		_node.Digest = value
@@ -301,10 +313,6 @@ func (_c *AgentTokenCreate) createSpec() (*AgentToken, *sqlgraph.CreateSpec) {
 		_spec.SetField(agenttoken.FieldTokenHint, field.TypeString, value)
 		_node.TokenHint = value
 	}
-	if value, ok := _c.mutation.ProjectID(); ok {
-		_spec.SetField(agenttoken.FieldProjectID, field.TypeString, value)
-		_node.ProjectID = value
-	}
 	if value, ok := _c.mutation.AgentName(); ok {
 		_spec.SetField(agenttoken.FieldAgentName, field.TypeString, value)
 		_node.AgentName = value
@@ -312,14 +320,6 @@ func (_c *AgentTokenCreate) createSpec() (*AgentToken, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.Scopes(); ok {
 		_spec.SetField(agenttoken.FieldScopes, field.TypeJSON, value)
 		_node.Scopes = value
-	}
-	if value, ok := _c.mutation.CreatedBy(); ok {
-		_spec.SetField(agenttoken.FieldCreatedBy, field.TypeString, value)
-		_node.CreatedBy = &value
-	}
-	if value, ok := _c.mutation.ExpiresAt(); ok {
-		_spec.SetField(agenttoken.FieldExpiresAt, field.TypeTime, value)
-		_node.ExpiresAt = value
 	}
 	return _node, _spec
 }
@@ -492,17 +492,17 @@ func (u *AgentTokenUpsertOne) UpdateNewValues() *AgentTokenUpsertOne {
 		if _, exists := u.create.mutation.ProjectID(); exists {
 			s.SetIgnore(agenttoken.FieldProjectID)
 		}
-		if _, exists := u.create.mutation.AgentName(); exists {
-			s.SetIgnore(agenttoken.FieldAgentName)
-		}
-		if _, exists := u.create.mutation.Scopes(); exists {
-			s.SetIgnore(agenttoken.FieldScopes)
-		}
 		if _, exists := u.create.mutation.CreatedBy(); exists {
 			s.SetIgnore(agenttoken.FieldCreatedBy)
 		}
 		if _, exists := u.create.mutation.ExpiresAt(); exists {
 			s.SetIgnore(agenttoken.FieldExpiresAt)
+		}
+		if _, exists := u.create.mutation.AgentName(); exists {
+			s.SetIgnore(agenttoken.FieldAgentName)
+		}
+		if _, exists := u.create.mutation.Scopes(); exists {
+			s.SetIgnore(agenttoken.FieldScopes)
 		}
 	}))
 	return u
@@ -836,17 +836,17 @@ func (u *AgentTokenUpsertBulk) UpdateNewValues() *AgentTokenUpsertBulk {
 			if _, exists := b.mutation.ProjectID(); exists {
 				s.SetIgnore(agenttoken.FieldProjectID)
 			}
-			if _, exists := b.mutation.AgentName(); exists {
-				s.SetIgnore(agenttoken.FieldAgentName)
-			}
-			if _, exists := b.mutation.Scopes(); exists {
-				s.SetIgnore(agenttoken.FieldScopes)
-			}
 			if _, exists := b.mutation.CreatedBy(); exists {
 				s.SetIgnore(agenttoken.FieldCreatedBy)
 			}
 			if _, exists := b.mutation.ExpiresAt(); exists {
 				s.SetIgnore(agenttoken.FieldExpiresAt)
+			}
+			if _, exists := b.mutation.AgentName(); exists {
+				s.SetIgnore(agenttoken.FieldAgentName)
+			}
+			if _, exists := b.mutation.Scopes(); exists {
+				s.SetIgnore(agenttoken.FieldScopes)
 			}
 		}
 	}))

@@ -174,6 +174,9 @@ func (_u *AgentTokenUpdate) sqlSave(ctx context.Context) (_node int, err error) 
 			}
 		}
 	}
+	if _u.mutation.CreatedByCleared() {
+		_spec.ClearField(agenttoken.FieldCreatedBy, field.TypeString)
+	}
 	if value, ok := _u.mutation.Digest(); ok {
 		_spec.SetField(agenttoken.FieldDigest, field.TypeBytes, value)
 	}
@@ -203,9 +206,6 @@ func (_u *AgentTokenUpdate) sqlSave(ctx context.Context) (_node int, err error) 
 	}
 	if value, ok := _u.mutation.TokenHint(); ok {
 		_spec.SetField(agenttoken.FieldTokenHint, field.TypeString, value)
-	}
-	if _u.mutation.CreatedByCleared() {
-		_spec.ClearField(agenttoken.FieldCreatedBy, field.TypeString)
 	}
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
@@ -403,6 +403,9 @@ func (_u *AgentTokenUpdateOne) sqlSave(ctx context.Context) (_node *AgentToken, 
 			}
 		}
 	}
+	if _u.mutation.CreatedByCleared() {
+		_spec.ClearField(agenttoken.FieldCreatedBy, field.TypeString)
+	}
 	if value, ok := _u.mutation.Digest(); ok {
 		_spec.SetField(agenttoken.FieldDigest, field.TypeBytes, value)
 	}
@@ -432,9 +435,6 @@ func (_u *AgentTokenUpdateOne) sqlSave(ctx context.Context) (_node *AgentToken, 
 	}
 	if value, ok := _u.mutation.TokenHint(); ok {
 		_spec.SetField(agenttoken.FieldTokenHint, field.TypeString, value)
-	}
-	if _u.mutation.CreatedByCleared() {
-		_spec.ClearField(agenttoken.FieldCreatedBy, field.TypeString)
 	}
 	_node = &AgentToken{config: _u.config}
 	_spec.Assign = _node.assignValues

@@ -19,6 +19,12 @@ type Badge struct {
 	ID string `json:"id,omitempty"`
 	// CreatedAt holds the value of the "created_at" field.
 	CreatedAt time.Time `json:"created_at,omitempty"`
+	// ProjectID holds the value of the "project_id" field.
+	ProjectID string `json:"project_id,omitempty"`
+	// CreatedBy holds the value of the "created_by" field.
+	CreatedBy *string `json:"created_by,omitempty"`
+	// ExpiresAt holds the value of the "expires_at" field.
+	ExpiresAt *time.Time `json:"expires_at,omitempty"`
 	// Digest holds the value of the "digest" field.
 	Digest []byte `json:"digest,omitempty"`
 	// PreviousDigest holds the value of the "previous_digest" field.
@@ -31,18 +37,12 @@ type Badge struct {
 	LastUsedAt *time.Time `json:"last_used_at,omitempty"`
 	// SecretHint holds the value of the "secret_hint" field.
 	SecretHint string `json:"secret_hint,omitempty"`
-	// ProjectID holds the value of the "project_id" field.
-	ProjectID string `json:"project_id,omitempty"`
 	// Product holds the value of the "product" field.
 	Product string `json:"product,omitempty"`
 	// Name holds the value of the "name" field.
 	Name string `json:"name,omitempty"`
 	// Role holds the value of the "role" field.
-	Role string `json:"role,omitempty"`
-	// CreatedBy holds the value of the "created_by" field.
-	CreatedBy *string `json:"created_by,omitempty"`
-	// ExpiresAt holds the value of the "expires_at" field.
-	ExpiresAt    *time.Time `json:"expires_at,omitempty"`
+	Role         string `json:"role,omitempty"`
 	selectValues sql.SelectValues
 }
 
@@ -53,9 +53,9 @@ func (*Badge) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case badge.FieldDigest, badge.FieldPreviousDigest:
 			values[i] = new([]byte)
-		case badge.FieldID, badge.FieldSecretHint, badge.FieldProjectID, badge.FieldProduct, badge.FieldName, badge.FieldRole, badge.FieldCreatedBy:
+		case badge.FieldID, badge.FieldProjectID, badge.FieldCreatedBy, badge.FieldSecretHint, badge.FieldProduct, badge.FieldName, badge.FieldRole:
 			values[i] = new(sql.NullString)
-		case badge.FieldCreatedAt, badge.FieldPreviousExpiresAt, badge.FieldRevokedAt, badge.FieldLastUsedAt, badge.FieldExpiresAt:
+		case badge.FieldCreatedAt, badge.FieldExpiresAt, badge.FieldPreviousExpiresAt, badge.FieldRevokedAt, badge.FieldLastUsedAt:
 			values[i] = new(sql.NullTime)
 		default:
 			values[i] = new(sql.UnknownType)
@@ -83,6 +83,26 @@ func (_m *Badge) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field created_at", values[i])
 			} else if value.Valid {
 				_m.CreatedAt = value.Time
+			}
+		case badge.FieldProjectID:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field project_id", values[i])
+			} else if value.Valid {
+				_m.ProjectID = value.String
+			}
+		case badge.FieldCreatedBy:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field created_by", values[i])
+			} else if value.Valid {
+				_m.CreatedBy = new(string)
+				*_m.CreatedBy = value.String
+			}
+		case badge.FieldExpiresAt:
+			if value, ok := values[i].(*sql.NullTime); !ok {
+				return fmt.Errorf("unexpected type %T for field expires_at", values[i])
+			} else if value.Valid {
+				_m.ExpiresAt = new(time.Time)
+				*_m.ExpiresAt = value.Time
 			}
 		case badge.FieldDigest:
 			if value, ok := values[i].(*[]byte); !ok {
@@ -123,12 +143,6 @@ func (_m *Badge) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.SecretHint = value.String
 			}
-		case badge.FieldProjectID:
-			if value, ok := values[i].(*sql.NullString); !ok {
-				return fmt.Errorf("unexpected type %T for field project_id", values[i])
-			} else if value.Valid {
-				_m.ProjectID = value.String
-			}
 		case badge.FieldProduct:
 			if value, ok := values[i].(*sql.NullString); !ok {
 				return fmt.Errorf("unexpected type %T for field product", values[i])
@@ -146,20 +160,6 @@ func (_m *Badge) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field role", values[i])
 			} else if value.Valid {
 				_m.Role = value.String
-			}
-		case badge.FieldCreatedBy:
-			if value, ok := values[i].(*sql.NullString); !ok {
-				return fmt.Errorf("unexpected type %T for field created_by", values[i])
-			} else if value.Valid {
-				_m.CreatedBy = new(string)
-				*_m.CreatedBy = value.String
-			}
-		case badge.FieldExpiresAt:
-			if value, ok := values[i].(*sql.NullTime); !ok {
-				return fmt.Errorf("unexpected type %T for field expires_at", values[i])
-			} else if value.Valid {
-				_m.ExpiresAt = new(time.Time)
-				*_m.ExpiresAt = value.Time
 			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
@@ -200,6 +200,19 @@ func (_m *Badge) String() string {
 	builder.WriteString("created_at=")
 	builder.WriteString(_m.CreatedAt.Format(time.ANSIC))
 	builder.WriteString(", ")
+	builder.WriteString("project_id=")
+	builder.WriteString(_m.ProjectID)
+	builder.WriteString(", ")
+	if v := _m.CreatedBy; v != nil {
+		builder.WriteString("created_by=")
+		builder.WriteString(*v)
+	}
+	builder.WriteString(", ")
+	if v := _m.ExpiresAt; v != nil {
+		builder.WriteString("expires_at=")
+		builder.WriteString(v.Format(time.ANSIC))
+	}
+	builder.WriteString(", ")
 	builder.WriteString("digest=")
 	builder.WriteString(fmt.Sprintf("%v", _m.Digest))
 	builder.WriteString(", ")
@@ -226,9 +239,6 @@ func (_m *Badge) String() string {
 	builder.WriteString("secret_hint=")
 	builder.WriteString(_m.SecretHint)
 	builder.WriteString(", ")
-	builder.WriteString("project_id=")
-	builder.WriteString(_m.ProjectID)
-	builder.WriteString(", ")
 	builder.WriteString("product=")
 	builder.WriteString(_m.Product)
 	builder.WriteString(", ")
@@ -237,16 +247,6 @@ func (_m *Badge) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("role=")
 	builder.WriteString(_m.Role)
-	builder.WriteString(", ")
-	if v := _m.CreatedBy; v != nil {
-		builder.WriteString("created_by=")
-		builder.WriteString(*v)
-	}
-	builder.WriteString(", ")
-	if v := _m.ExpiresAt; v != nil {
-		builder.WriteString("expires_at=")
-		builder.WriteString(v.Format(time.ANSIC))
-	}
 	builder.WriteByte(')')
 	return builder.String()
 }

@@ -37,6 +37,40 @@ func (_c *BadgeCreate) SetNillableCreatedAt(v *time.Time) *BadgeCreate {
 	return _c
 }
 
+// SetProjectID sets the "project_id" field.
+func (_c *BadgeCreate) SetProjectID(v string) *BadgeCreate {
+	_c.mutation.SetProjectID(v)
+	return _c
+}
+
+// SetCreatedBy sets the "created_by" field.
+func (_c *BadgeCreate) SetCreatedBy(v string) *BadgeCreate {
+	_c.mutation.SetCreatedBy(v)
+	return _c
+}
+
+// SetNillableCreatedBy sets the "created_by" field if the given value is not nil.
+func (_c *BadgeCreate) SetNillableCreatedBy(v *string) *BadgeCreate {
+	if v != nil {
+		_c.SetCreatedBy(*v)
+	}
+	return _c
+}
+
+// SetExpiresAt sets the "expires_at" field.
+func (_c *BadgeCreate) SetExpiresAt(v time.Time) *BadgeCreate {
+	_c.mutation.SetExpiresAt(v)
+	return _c
+}
+
+// SetNillableExpiresAt sets the "expires_at" field if the given value is not nil.
+func (_c *BadgeCreate) SetNillableExpiresAt(v *time.Time) *BadgeCreate {
+	if v != nil {
+		_c.SetExpiresAt(*v)
+	}
+	return _c
+}
+
 // SetDigest sets the "digest" field.
 func (_c *BadgeCreate) SetDigest(v []byte) *BadgeCreate {
 	_c.mutation.SetDigest(v)
@@ -97,12 +131,6 @@ func (_c *BadgeCreate) SetSecretHint(v string) *BadgeCreate {
 	return _c
 }
 
-// SetProjectID sets the "project_id" field.
-func (_c *BadgeCreate) SetProjectID(v string) *BadgeCreate {
-	_c.mutation.SetProjectID(v)
-	return _c
-}
-
 // SetProduct sets the "product" field.
 func (_c *BadgeCreate) SetProduct(v string) *BadgeCreate {
 	_c.mutation.SetProduct(v)
@@ -118,34 +146,6 @@ func (_c *BadgeCreate) SetName(v string) *BadgeCreate {
 // SetRole sets the "role" field.
 func (_c *BadgeCreate) SetRole(v string) *BadgeCreate {
 	_c.mutation.SetRole(v)
-	return _c
-}
-
-// SetCreatedBy sets the "created_by" field.
-func (_c *BadgeCreate) SetCreatedBy(v string) *BadgeCreate {
-	_c.mutation.SetCreatedBy(v)
-	return _c
-}
-
-// SetNillableCreatedBy sets the "created_by" field if the given value is not nil.
-func (_c *BadgeCreate) SetNillableCreatedBy(v *string) *BadgeCreate {
-	if v != nil {
-		_c.SetCreatedBy(*v)
-	}
-	return _c
-}
-
-// SetExpiresAt sets the "expires_at" field.
-func (_c *BadgeCreate) SetExpiresAt(v time.Time) *BadgeCreate {
-	_c.mutation.SetExpiresAt(v)
-	return _c
-}
-
-// SetNillableExpiresAt sets the "expires_at" field if the given value is not nil.
-func (_c *BadgeCreate) SetNillableExpiresAt(v *time.Time) *BadgeCreate {
-	if v != nil {
-		_c.SetExpiresAt(*v)
-	}
 	return _c
 }
 
@@ -213,6 +213,14 @@ func (_c *BadgeCreate) check() error {
 	if _, ok := _c.mutation.CreatedAt(); !ok {
 		return &ValidationError{Name: "created_at", err: errors.New(`ent: missing required field "Badge.created_at"`)}
 	}
+	if _, ok := _c.mutation.ProjectID(); !ok {
+		return &ValidationError{Name: "project_id", err: errors.New(`ent: missing required field "Badge.project_id"`)}
+	}
+	if v, ok := _c.mutation.ProjectID(); ok {
+		if err := badge.ProjectIDValidator(v); err != nil {
+			return &ValidationError{Name: "project_id", err: fmt.Errorf(`ent: validator failed for field "Badge.project_id": %w`, err)}
+		}
+	}
 	if _, ok := _c.mutation.Digest(); !ok {
 		return &ValidationError{Name: "digest", err: errors.New(`ent: missing required field "Badge.digest"`)}
 	}
@@ -223,14 +231,6 @@ func (_c *BadgeCreate) check() error {
 	}
 	if _, ok := _c.mutation.SecretHint(); !ok {
 		return &ValidationError{Name: "secret_hint", err: errors.New(`ent: missing required field "Badge.secret_hint"`)}
-	}
-	if _, ok := _c.mutation.ProjectID(); !ok {
-		return &ValidationError{Name: "project_id", err: errors.New(`ent: missing required field "Badge.project_id"`)}
-	}
-	if v, ok := _c.mutation.ProjectID(); ok {
-		if err := badge.ProjectIDValidator(v); err != nil {
-			return &ValidationError{Name: "project_id", err: fmt.Errorf(`ent: validator failed for field "Badge.project_id": %w`, err)}
-		}
 	}
 	if _, ok := _c.mutation.Product(); !ok {
 		return &ValidationError{Name: "product", err: errors.New(`ent: missing required field "Badge.product"`)}
@@ -301,6 +301,18 @@ func (_c *BadgeCreate) createSpec() (*Badge, *sqlgraph.CreateSpec) {
 		_spec.SetField(badge.FieldCreatedAt, field.TypeTime, value)
 		_node.CreatedAt = value
 	}
+	if value, ok := _c.mutation.ProjectID(); ok {
+		_spec.SetField(badge.FieldProjectID, field.TypeString, value)
+		_node.ProjectID = value
+	}
+	if value, ok := _c.mutation.CreatedBy(); ok {
+		_spec.SetField(badge.FieldCreatedBy, field.TypeString, value)
+		_node.CreatedBy = &value
+	}
+	if value, ok := _c.mutation.ExpiresAt(); ok {
+		_spec.SetField(badge.FieldExpiresAt, field.TypeTime, value)
+		_node.ExpiresAt = &value
+	}
 	if value, ok := _c.mutation.Digest(); ok {
 		_spec.SetField(badge.FieldDigest, field.TypeBytes, value)
 		_node.Digest = value
@@ -325,10 +337,6 @@ func (_c *BadgeCreate) createSpec() (*Badge, *sqlgraph.CreateSpec) {
 		_spec.SetField(badge.FieldSecretHint, field.TypeString, value)
 		_node.SecretHint = value
 	}
-	if value, ok := _c.mutation.ProjectID(); ok {
-		_spec.SetField(badge.FieldProjectID, field.TypeString, value)
-		_node.ProjectID = value
-	}
 	if value, ok := _c.mutation.Product(); ok {
 		_spec.SetField(badge.FieldProduct, field.TypeString, value)
 		_node.Product = value
@@ -340,14 +348,6 @@ func (_c *BadgeCreate) createSpec() (*Badge, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.Role(); ok {
 		_spec.SetField(badge.FieldRole, field.TypeString, value)
 		_node.Role = value
-	}
-	if value, ok := _c.mutation.CreatedBy(); ok {
-		_spec.SetField(badge.FieldCreatedBy, field.TypeString, value)
-		_node.CreatedBy = &value
-	}
-	if value, ok := _c.mutation.ExpiresAt(); ok {
-		_spec.SetField(badge.FieldExpiresAt, field.TypeTime, value)
-		_node.ExpiresAt = &value
 	}
 	return _node, _spec
 }
@@ -520,6 +520,12 @@ func (u *BadgeUpsertOne) UpdateNewValues() *BadgeUpsertOne {
 		if _, exists := u.create.mutation.ProjectID(); exists {
 			s.SetIgnore(badge.FieldProjectID)
 		}
+		if _, exists := u.create.mutation.CreatedBy(); exists {
+			s.SetIgnore(badge.FieldCreatedBy)
+		}
+		if _, exists := u.create.mutation.ExpiresAt(); exists {
+			s.SetIgnore(badge.FieldExpiresAt)
+		}
 		if _, exists := u.create.mutation.Product(); exists {
 			s.SetIgnore(badge.FieldProduct)
 		}
@@ -528,12 +534,6 @@ func (u *BadgeUpsertOne) UpdateNewValues() *BadgeUpsertOne {
 		}
 		if _, exists := u.create.mutation.Role(); exists {
 			s.SetIgnore(badge.FieldRole)
-		}
-		if _, exists := u.create.mutation.CreatedBy(); exists {
-			s.SetIgnore(badge.FieldCreatedBy)
-		}
-		if _, exists := u.create.mutation.ExpiresAt(); exists {
-			s.SetIgnore(badge.FieldExpiresAt)
 		}
 	}))
 	return u
@@ -867,6 +867,12 @@ func (u *BadgeUpsertBulk) UpdateNewValues() *BadgeUpsertBulk {
 			if _, exists := b.mutation.ProjectID(); exists {
 				s.SetIgnore(badge.FieldProjectID)
 			}
+			if _, exists := b.mutation.CreatedBy(); exists {
+				s.SetIgnore(badge.FieldCreatedBy)
+			}
+			if _, exists := b.mutation.ExpiresAt(); exists {
+				s.SetIgnore(badge.FieldExpiresAt)
+			}
 			if _, exists := b.mutation.Product(); exists {
 				s.SetIgnore(badge.FieldProduct)
 			}
@@ -875,12 +881,6 @@ func (u *BadgeUpsertBulk) UpdateNewValues() *BadgeUpsertBulk {
 			}
 			if _, exists := b.mutation.Role(); exists {
 				s.SetIgnore(badge.FieldRole)
-			}
-			if _, exists := b.mutation.CreatedBy(); exists {
-				s.SetIgnore(badge.FieldCreatedBy)
-			}
-			if _, exists := b.mutation.ExpiresAt(); exists {
-				s.SetIgnore(badge.FieldExpiresAt)
 			}
 		}
 	}))

@@ -174,6 +174,12 @@ func (_u *BadgeUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 			}
 		}
 	}
+	if _u.mutation.CreatedByCleared() {
+		_spec.ClearField(badge.FieldCreatedBy, field.TypeString)
+	}
+	if _u.mutation.ExpiresAtCleared() {
+		_spec.ClearField(badge.FieldExpiresAt, field.TypeTime)
+	}
 	if value, ok := _u.mutation.Digest(); ok {
 		_spec.SetField(badge.FieldDigest, field.TypeBytes, value)
 	}
@@ -203,12 +209,6 @@ func (_u *BadgeUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if value, ok := _u.mutation.SecretHint(); ok {
 		_spec.SetField(badge.FieldSecretHint, field.TypeString, value)
-	}
-	if _u.mutation.CreatedByCleared() {
-		_spec.ClearField(badge.FieldCreatedBy, field.TypeString)
-	}
-	if _u.mutation.ExpiresAtCleared() {
-		_spec.ClearField(badge.FieldExpiresAt, field.TypeTime)
 	}
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
@@ -406,6 +406,12 @@ func (_u *BadgeUpdateOne) sqlSave(ctx context.Context) (_node *Badge, err error)
 			}
 		}
 	}
+	if _u.mutation.CreatedByCleared() {
+		_spec.ClearField(badge.FieldCreatedBy, field.TypeString)
+	}
+	if _u.mutation.ExpiresAtCleared() {
+		_spec.ClearField(badge.FieldExpiresAt, field.TypeTime)
+	}
 	if value, ok := _u.mutation.Digest(); ok {
 		_spec.SetField(badge.FieldDigest, field.TypeBytes, value)
 	}
@@ -435,12 +441,6 @@ func (_u *BadgeUpdateOne) sqlSave(ctx context.Context) (_node *Badge, err error)
 	}
 	if value, ok := _u.mutation.SecretHint(); ok {
 		_spec.SetField(badge.FieldSecretHint, field.TypeString, value)
-	}
-	if _u.mutation.CreatedByCleared() {
-		_spec.ClearField(badge.FieldCreatedBy, field.TypeString)
-	}
-	if _u.mutation.ExpiresAtCleared() {
-		_spec.ClearField(badge.FieldExpiresAt, field.TypeTime)
 	}
 	_node = &Badge{config: _u.config}
 	_spec.Assign = _node.assignValues

@@ -18,6 +18,7 @@ import (
 	"github.com/authcore/authcore/ent/auditevent"
 	"github.com/authcore/authcore/ent/authclient"
 	"github.com/authcore/authcore/ent/badge"
+	"github.com/authcore/authcore/ent/deploykey"
 	"github.com/authcore/authcore/ent/emailsignin"
 	"github.com/authcore/authcore/ent/event"
 	"github.com/authcore/authcore/ent/federationflow"
@@ -66,6 +67,8 @@ type Client struct {
 	AuthClient *AuthClientClient
 	// Badge is the client for interacting with the Badge builders.
 	Badge *BadgeClient
+	// DeployKey is the client for interacting with the DeployKey builders.
+	DeployKey *DeployKeyClient
 	// EmailSignIn is the client for interacting with the EmailSignIn builders.
 	EmailSignIn *EmailSignInClient
 	// Event is the client for interacting with the Event builders.
@@ -143,6 +146,7 @@ func (c *Client) init() {
 	c.AuditEvent = NewAuditEventClient(c.config)
 	c.AuthClient = NewAuthClientClient(c.config)
 	c.Badge = NewBadgeClient(c.config)
+	c.DeployKey = NewDeployKeyClient(c.config)
 	c.EmailSignIn = NewEmailSignInClient(c.config)
 	c.Event = NewEventClient(c.config)
 	c.FederationFlow = NewFederationFlowClient(c.config)
@@ -270,6 +274,7 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		AuditEvent:         NewAuditEventClient(cfg),
 		AuthClient:         NewAuthClientClient(cfg),
 		Badge:              NewBadgeClient(cfg),
+		DeployKey:          NewDeployKeyClient(cfg),
 		EmailSignIn:        NewEmailSignInClient(cfg),
 		Event:              NewEventClient(cfg),
 		FederationFlow:     NewFederationFlowClient(cfg),
@@ -324,6 +329,7 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		AuditEvent:         NewAuditEventClient(cfg),
 		AuthClient:         NewAuthClientClient(cfg),
 		Badge:              NewBadgeClient(cfg),
+		DeployKey:          NewDeployKeyClient(cfg),
 		EmailSignIn:        NewEmailSignInClient(cfg),
 		Event:              NewEventClient(cfg),
 		FederationFlow:     NewFederationFlowClient(cfg),
@@ -384,8 +390,8 @@ func (c *Client) Close() error {
 // In order to add hooks to a specific client, call: `client.Node.Use(...)`.
 func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
-		c.AgentToken, c.AuditEvent, c.AuthClient, c.Badge, c.EmailSignIn, c.Event,
-		c.FederationFlow, c.GrantRefreshToken, c.Identity, c.Invitation,
+		c.AgentToken, c.AuditEvent, c.AuthClient, c.Badge, c.DeployKey, c.EmailSignIn,
+		c.Event, c.FederationFlow, c.GrantRefreshToken, c.Identity, c.Invitation,
 		c.MFAChallenge, c.MFAFactor, c.MFARecoveryCode, c.Membership,
 		c.OAuthAuthorization, c.OAuthClient, c.OAuthCode, c.OAuthGrant, c.Project,
 		c.ProviderDomain, c.RefreshToken, c.Resource, c.RevokedAccessToken,
@@ -401,8 +407,8 @@ func (c *Client) Use(hooks ...Hook) {
 // In order to add interceptors to a specific client, call: `client.Node.Intercept(...)`.
 func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
-		c.AgentToken, c.AuditEvent, c.AuthClient, c.Badge, c.EmailSignIn, c.Event,
-		c.FederationFlow, c.GrantRefreshToken, c.Identity, c.Invitation,
+		c.AgentToken, c.AuditEvent, c.AuthClient, c.Badge, c.DeployKey, c.EmailSignIn,
+		c.Event, c.FederationFlow, c.GrantRefreshToken, c.Identity, c.Invitation,
 		c.MFAChallenge, c.MFAFactor, c.MFARecoveryCode, c.Membership,
 		c.OAuthAuthorization, c.OAuthClient, c.OAuthCode, c.OAuthGrant, c.Project,
 		c.ProviderDomain, c.RefreshToken, c.Resource, c.RevokedAccessToken,
@@ -425,6 +431,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.AuthClient.mutate(ctx, m)
 	case *BadgeMutation:
 		return c.Badge.mutate(ctx, m)
+	case *DeployKeyMutation:
+		return c.DeployKey.mutate(ctx, m)
 	case *EmailSignInMutation:
 		return c.EmailSignIn.mutate(ctx, m)
 	case *EventMutation:
@@ -1021,6 +1029,139 @@ func (c *BadgeClient) mutate(ctx context.Context, m *BadgeMutation) (Value, erro
 		return (&BadgeDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
 	default:
 		return nil, fmt.Errorf("ent: unknown Badge mutation op: %q", m.Op())
+	}
+}
+
+// DeployKeyClient is a client for the DeployKey schema.
+type DeployKeyClient struct {
+	config
+}
+
+// NewDeployKeyClient returns a client for the DeployKey from the given config.
+func NewDeployKeyClient(c config) *DeployKeyClient {
+	return &DeployKeyClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `deploykey.Hooks(f(g(h())))`.
+func (c *DeployKeyClient) Use(hooks ...Hook) {
+	c.hooks.DeployKey = append(c.hooks.DeployKey, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `deploykey.Intercept(f(g(h())))`.
+func (c *DeployKeyClient) Intercept(interceptors ...Interceptor) {
+	c.inters.DeployKey = append(c.inters.DeployKey, interceptors...)
+}
+
+// Create returns a builder for creating a DeployKey entity.
+func (c *DeployKeyClient) Create() *DeployKeyCreate {
+	mutation := newDeployKeyMutation(c.config, OpCreate)
+	return &DeployKeyCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of DeployKey entities.
+func (c *DeployKeyClient) CreateBulk(builders ...*DeployKeyCreate) *DeployKeyCreateBulk {
+	return &DeployKeyCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *DeployKeyClient) MapCreateBulk(slice any, setFunc func(*DeployKeyCreate, int)) *DeployKeyCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &DeployKeyCreateBulk{err: fmt.Errorf("calling to DeployKeyClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*DeployKeyCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &DeployKeyCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for DeployKey.
+func (c *DeployKeyClient) Update() *DeployKeyUpdate {
+	mutation := newDeployKeyMutation(c.config, OpUpdate)
+	return &DeployKeyUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *DeployKeyClient) UpdateOne(_m *DeployKey) *DeployKeyUpdateOne {
+	mutation := newDeployKeyMutation(c.config, OpUpdateOne, withDeployKey(_m))
+	return &DeployKeyUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *DeployKeyClient) UpdateOneID(id string) *DeployKeyUpdateOne {
+	mutation := newDeployKeyMutation(c.config, OpUpdateOne, withDeployKeyID(id))
+	return &DeployKeyUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for DeployKey.
+func (c *DeployKeyClient) Delete() *DeployKeyDelete {
+	mutation := newDeployKeyMutation(c.config, OpDelete)
+	return &DeployKeyDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *DeployKeyClient) DeleteOne(_m *DeployKey) *DeployKeyDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *DeployKeyClient) DeleteOneID(id string) *DeployKeyDeleteOne {
+	builder := c.Delete().Where(deploykey.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &DeployKeyDeleteOne{builder}
+}
+
+// Query returns a query builder for DeployKey.
+func (c *DeployKeyClient) Query() *DeployKeyQuery {
+	return &DeployKeyQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeDeployKey},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a DeployKey entity by its id.
+func (c *DeployKeyClient) Get(ctx context.Context, id string) (*DeployKey, error) {
+	return c.Query().Where(deploykey.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *DeployKeyClient) GetX(ctx context.Context, id string) *DeployKey {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *DeployKeyClient) Hooks() []Hook {
+	return c.hooks.DeployKey
+}
+
+// Interceptors returns the client interceptors.
+func (c *DeployKeyClient) Interceptors() []Interceptor {
+	return c.inters.DeployKey
+}
+
+func (c *DeployKeyClient) mutate(ctx context.Context, m *DeployKeyMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&DeployKeyCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&DeployKeyUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&DeployKeyUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&DeployKeyDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown DeployKey mutation op: %q", m.Op())
 	}
 }
 
@@ -5150,19 +5291,19 @@ func (c *WebhookDeliveryClient) mutate(ctx context.Context, m *WebhookDeliveryMu
 // hooks and interceptors per client, for fast access.
 type (
 	hooks struct {
-		AgentToken, AuditEvent, AuthClient, Badge, EmailSignIn, Event, FederationFlow,
-		GrantRefreshToken, Identity, Invitation, MFAChallenge, MFAFactor,
-		MFARecoveryCode, Membership, OAuthAuthorization, OAuthClient, OAuthCode,
-		OAuthGrant, Project, ProviderDomain, RefreshToken, Resource,
+		AgentToken, AuditEvent, AuthClient, Badge, DeployKey, EmailSignIn, Event,
+		FederationFlow, GrantRefreshToken, Identity, Invitation, MFAChallenge,
+		MFAFactor, MFARecoveryCode, Membership, OAuthAuthorization, OAuthClient,
+		OAuthCode, OAuthGrant, Project, ProviderDomain, RefreshToken, Resource,
 		RevokedAccessToken, S3Credential, Session, SignInBudget, SignInMethods,
 		SignInProvider, SigningKey, UsageCount, UsedAssertion, User, UserToken,
 		Webhook, WebhookDelivery []ent.Hook
 	}
 	inters struct {
-		AgentToken, AuditEvent, AuthClient, Badge, EmailSignIn, Event, FederationFlow,
-		GrantRefreshToken, Identity, Invitation, MFAChallenge, MFAFactor,
-		MFARecoveryCode, Membership, OAuthAuthorization, OAuthClient, OAuthCode,
-		OAuthGrant, Project, ProviderDomain, RefreshToken, Resource,
+		AgentToken, AuditEvent, AuthClient, Badge, DeployKey, EmailSignIn, Event,
+		FederationFlow, GrantRefreshToken, Identity, Invitation, MFAChallenge,
+		MFAFactor, MFARecoveryCode, Membership, OAuthAuthorization, OAuthClient,
+		OAuthCode, OAuthGrant, Project, ProviderDomain, RefreshToken, Resource,
 		RevokedAccessToken, S3Credential, Session, SignInBudget, SignInMethods,
 		SignInProvider, SigningKey, UsageCount, UsedAssertion, User, UserToken,
 		Webhook, WebhookDelivery []ent.Interceptor

@@ -16,6 +16,7 @@ import (
 	"github.com/authcore/authcore/ent/auditevent"
 	"github.com/authcore/authcore/ent/authclient"
 	"github.com/authcore/authcore/ent/badge"
+	"github.com/authcore/authcore/ent/deploykey"
 	"github.com/authcore/authcore/ent/emailsignin"
 	"github.com/authcore/authcore/ent/event"
 	"github.com/authcore/authcore/ent/federationflow"
@@ -111,6 +112,7 @@ func checkColumn(t, c string) error {
 			auditevent.Table:         auditevent.ValidColumn,
 			authclient.Table:         authclient.ValidColumn,
 			badge.Table:              badge.ValidColumn,
+			deploykey.Table:          deploykey.ValidColumn,
 			emailsignin.Table:        emailsignin.ValidColumn,
 			event.Table:              event.ValidColumn,
 			federationflow.Table:     federationflow.ValidColumn,

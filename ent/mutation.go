@@ -15,6 +15,7 @@ import (
 	"github.com/authcore/authcore/ent/auditevent"
 	"github.com/authcore/authcore/ent/authclient"
 	"github.com/authcore/authcore/ent/badge"
+	"github.com/authcore/authcore/ent/deploykey"
 	"github.com/authcore/authcore/ent/emailsignin"
 	"github.com/authcore/authcore/ent/event"
 	"github.com/authcore/authcore/ent/federationflow"
@@ -62,6 +63,7 @@ const (
 	TypeAuditEvent         = "AuditEvent"
 	TypeAuthClient         = "AuthClient"
 	TypeBadge              = "Badge"
+	TypeDeployKey          = "DeployKey"
 	TypeEmailSignIn        = "EmailSignIn"
 	TypeEvent              = "Event"
 	TypeFederationFlow     = "FederationFlow"
@@ -102,18 +104,18 @@ type AgentTokenMutation struct {
 	typ                 string
 	id                  *string
 	created_at          *time.Time
+	project_id          *string
+	created_by          *string
+	expires_at          *time.Time
 	digest              *[]byte
 	previous_digest     *[]byte
 	previous_expires_at *time.Time
 	revoked_at          *time.Time
 	last_used_at        *time.Time
 	token_hint          *string
-	project_id          *string
 	agent_name          *string
 	scopes              *[]string
 	appendscopes        []string
-	created_by          *string
-	expires_at          *time.Time
 	clearedFields       map[string]struct{}
 	done                bool
 	oldValue            func(context.Context) (*AgentToken, error)
@@ -258,6 +260,127 @@ func (m *AgentTokenMutation) OldCreatedAt(ctx context.Context) (v time.Time, err
 // ResetCreatedAt resets all changes to the "created_at" field.
 func (m *AgentTokenMutation) ResetCreatedAt() {
 	m.created_at = nil
+}
+
+// SetProjectID sets the "project_id" field.
+func (m *AgentTokenMutation) SetProjectID(s string) {
+	m.project_id = &s
+}
+
+// ProjectID returns the value of the "project_id" field in the mutation.
+func (m *AgentTokenMutation) ProjectID() (r string, exists bool) {
+	v := m.project_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldProjectID returns the old "project_id" field's value of the AgentToken entity.
+// If the AgentToken object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AgentTokenMutation) OldProjectID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldProjectID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldProjectID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldProjectID: %w", err)
+	}
+	return oldValue.ProjectID, nil
+}
+
+// ResetProjectID resets all changes to the "project_id" field.
+func (m *AgentTokenMutation) ResetProjectID() {
+	m.project_id = nil
+}
+
+// SetCreatedBy sets the "created_by" field.
+func (m *AgentTokenMutation) SetCreatedBy(s string) {
+	m.created_by = &s
+}
+
+// CreatedBy returns the value of the "created_by" field in the mutation.
+func (m *AgentTokenMutation) CreatedBy() (r string, exists bool) {
+	v := m.created_by
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedBy returns the old "created_by" field's value of the AgentToken entity.
+// If the AgentToken object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AgentTokenMutation) OldCreatedBy(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedBy is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedBy requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedBy: %w", err)
+	}
+	return oldValue.CreatedBy, nil
+}
+
+// ClearCreatedBy clears the value of the "created_by" field.
+func (m *AgentTokenMutation) ClearCreatedBy() {
+	m.created_by = nil
+	m.clearedFields[agenttoken.FieldCreatedBy] = struct{}{}
+}
+
+// CreatedByCleared returns if the "created_by" field was cleared in this mutation.
+func (m *AgentTokenMutation) CreatedByCleared() bool {
+	_, ok := m.clearedFields[agenttoken.FieldCreatedBy]
+	return ok
+}
+
+// ResetCreatedBy resets all changes to the "created_by" field.
+func (m *AgentTokenMutation) ResetCreatedBy() {
+	m.created_by = nil
+	delete(m.clearedFields, agenttoken.FieldCreatedBy)
+}
+
+// SetExpiresAt sets the "expires_at" field.
+func (m *AgentTokenMutation) SetExpiresAt(t time.Time) {
+	m.expires_at = &t
+}
+
+// ExpiresAt returns the value of the "expires_at" field in the mutation.
+func (m *AgentTokenMutation) ExpiresAt() (r time.Time, exists bool) {
+	v := m.expires_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldExpiresAt returns the old "expires_at" field's value of the AgentToken entity.
+// If the AgentToken object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AgentTokenMutation) OldExpiresAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldExpiresAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldExpiresAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldExpiresAt: %w", err)
+	}
+	return oldValue.ExpiresAt, nil
+}
+
+// ResetExpiresAt resets all changes to the "expires_at" field.
+func (m *AgentTokenMutation) ResetExpiresAt() {
+	m.expires_at = nil
 }
 
 // SetDigest sets the "digest" field.
@@ -528,42 +651,6 @@ func (m *AgentTokenMutation) ResetTokenHint() {
 	m.token_hint = nil
 }
 
-// SetProjectID sets the "project_id" field.
-func (m *AgentTokenMutation) SetProjectID(s string) {
-	m.project_id = &s
-}
-
-// ProjectID returns the value of the "project_id" field in the mutation.
-func (m *AgentTokenMutation) ProjectID() (r string, exists bool) {
-	v := m.project_id
-	if v == nil {
-		return
-	}
-	return *v, true
-}
-
-// OldProjectID returns the old "project_id" field's value of the AgentToken entity.
-// If the AgentToken object wasn't provided to the builder, the object is fetched from the database.
-// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
-func (m *AgentTokenMutation) OldProjectID(ctx context.Context) (v string, err error) {
-	if !m.op.Is(OpUpdateOne) {
-		return v, errors.New("OldProjectID is only allowed on UpdateOne operations")
-	}
-	if m.id == nil || m.oldValue == nil {
-		return v, errors.New("OldProjectID requires an ID field in the mutation")
-	}
-	oldValue, err := m.oldValue(ctx)
-	if err != nil {
-		return v, fmt.Errorf("querying old value for OldProjectID: %w", err)
-	}
-	return oldValue.ProjectID, nil
-}
-
-// ResetProjectID resets all changes to the "project_id" field.
-func (m *AgentTokenMutation) ResetProjectID() {
-	m.project_id = nil
-}
-
 // SetAgentName sets the "agent_name" field.
 func (m *AgentTokenMutation) SetAgentName(s string) {
 	m.agent_name = &s
@@ -651,91 +738,6 @@ func (m *AgentTokenMutation) ResetScopes() {
 	m.appendscopes = nil
 }
 
-// SetCreatedBy sets the "created_by" field.
-func (m *AgentTokenMutation) SetCreatedBy(s string) {
-	m.created_by = &s
-}
-
-// CreatedBy returns the value of the "created_by" field in the mutation.
-func (m *AgentTokenMutation) CreatedBy() (r string, exists bool) {
-	v := m.created_by
-	if v == nil {
-		return
-	}
-	return *v, true
-}
-
-// OldCreatedBy returns the old "created_by" field's value of the AgentToken entity.
-// If the AgentToken object wasn't provided to the builder, the object is fetched from the database.
-// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
-func (m *AgentTokenMutation) OldCreatedBy(ctx context.Context) (v *string, err error) {
-	if !m.op.Is(OpUpdateOne) {
-		return v, errors.New("OldCreatedBy is only allowed on UpdateOne operations")
-	}
-	if m.id == nil || m.oldValue == nil {
-		return v, errors.New("OldCreatedBy requires an ID field in the mutation")
-	}
-	oldValue, err := m.oldValue(ctx)
-	if err != nil {
-		return v, fmt.Errorf("querying old value for OldCreatedBy: %w", err)
-	}
-	return oldValue.CreatedBy, nil
-}
-
-// ClearCreatedBy clears the value of the "created_by" field.
-func (m *AgentTokenMutation) ClearCreatedBy() {
-	m.created_by = nil
-	m.clearedFields[agenttoken.FieldCreatedBy] = struct{}{}
-}
-
-// CreatedByCleared returns if the "created_by" field was cleared in this mutation.
-func (m *AgentTokenMutation) CreatedByCleared() bool {
-	_, ok := m.clearedFields[agenttoken.FieldCreatedBy]
-	return ok
-}
-
-// ResetCreatedBy resets all changes to the "created_by" field.
-func (m *AgentTokenMutation) ResetCreatedBy() {
-	m.created_by = nil
-	delete(m.clearedFields, agenttoken.FieldCreatedBy)
-}
-
-// SetExpiresAt sets the "expires_at" field.
-func (m *AgentTokenMutation) SetExpiresAt(t time.Time) {
-	m.expires_at = &t
-}
-
-// ExpiresAt returns the value of the "expires_at" field in the mutation.
-func (m *AgentTokenMutation) ExpiresAt() (r time.Time, exists bool) {
-	v := m.expires_at
-	if v == nil {
-		return
-	}
-	return *v, true
-}
-
-// OldExpiresAt returns the old "expires_at" field's value of the AgentToken entity.
-// If the AgentToken object wasn't provided to the builder, the object is fetched from the database.
-// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
-func (m *AgentTokenMutation) OldExpiresAt(ctx context.Context) (v time.Time, err error) {
-	if !m.op.Is(OpUpdateOne) {
-		return v, errors.New("OldExpiresAt is only allowed on UpdateOne operations")
-	}
-	if m.id == nil || m.oldValue == nil {
-		return v, errors.New("OldExpiresAt requires an ID field in the mutation")
-	}
-	oldValue, err := m.oldValue(ctx)
-	if err != nil {
-		return v, fmt.Errorf("querying old value for OldExpiresAt: %w", err)
-	}
-	return oldValue.ExpiresAt, nil
-}
-
-// ResetExpiresAt resets all changes to the "expires_at" field.
-func (m *AgentTokenMutation) ResetExpiresAt() {
-	m.expires_at = nil
-}
-
 // Where appends a list predicates to the AgentTokenMutation builder.
 func (m *AgentTokenMutation) Where(ps ...predicate.AgentToken) {
 	m.predicates = append(m.predicates, ps...)
@@ -774,6 +776,15 @@ func (m *AgentTokenMutation) Fields() []string {
 	if m.created_at != nil {
 		fields = append(fields, agenttoken.FieldCreatedAt)
 	}
+	if m.project_id != nil {
+		fields = append(fields, agenttoken.FieldProjectID)
+	}
+	if m.created_by != nil {
+		fields = append(fields, agenttoken.FieldCreatedBy)
+	}
+	if m.expires_at != nil {
+		fields = append(fields, agenttoken.FieldExpiresAt)
+	}
 	if m.digest != nil {
 		fields = append(fields, agenttoken.FieldDigest)
 	}
@@ -792,20 +803,11 @@ func (m *AgentTokenMutation) Fields() []string {
 	if m.token_hint != nil {
 		fields = append(fields, agenttoken.FieldTokenHint)
 	}
-	if m.project_id != nil {
-		fields = append(fields, agenttoken.FieldProjectID)
-	}
 	if m.agent_name != nil {
 		fields = append(fields, agenttoken.FieldAgentName)
 	}
 	if m.scopes != nil {
 		fields = append(fields, agenttoken.FieldScopes)
-	}
-	if m.created_by != nil {
-		fields = append(fields, agenttoken.FieldCreatedBy)
-	}
-	if m.expires_at != nil {
-		fields = append(fields, agenttoken.FieldExpiresAt)
 	}
 	return fields
 }
@@ -817,6 +819,12 @@ func (m *AgentTokenMutation) Field(name string) (ent.Value, bool) {
 	switch name {
 	case agenttoken.FieldCreatedAt:
 		return m.CreatedAt()
+	case agenttoken.FieldProjectID:
+		return m.ProjectID()
+	case agenttoken.FieldCreatedBy:
+		return m.CreatedBy()
+	case agenttoken.FieldExpiresAt:
+		return m.ExpiresAt()
 	case agenttoken.FieldDigest:
 		return m.Digest()
 	case agenttoken.FieldPreviousDigest:
@@ -829,16 +837,10 @@ func (m *AgentTokenMutation) Field(name string) (ent.Value, bool) {
 		return m.LastUsedAt()
 	case agenttoken.FieldTokenHint:
 		return m.TokenHint()
-	case agenttoken.FieldProjectID:
-		return m.ProjectID()
 	case agenttoken.FieldAgentName:
 		return m.AgentName()
 	case agenttoken.FieldScopes:
 		return m.Scopes()
-	case agenttoken.FieldCreatedBy:
-		return m.CreatedBy()
-	case agenttoken.FieldExpiresAt:
-		return m.ExpiresAt()
 	}
 	return nil, false
 }
@@ -850,6 +852,12 @@ func (m *AgentTokenMutation) OldField(ctx context.Context, name string) (ent.Val
 	switch name {
 	case agenttoken.FieldCreatedAt:
 		return m.OldCreatedAt(ctx)
+	case agenttoken.FieldProjectID:
+		return m.OldProjectID(ctx)
+	case agenttoken.FieldCreatedBy:
+		return m.OldCreatedBy(ctx)
+	case agenttoken.FieldExpiresAt:
+		return m.OldExpiresAt(ctx)
 	case agenttoken.FieldDigest:
 		return m.OldDigest(ctx)
 	case agenttoken.FieldPreviousDigest:
@@ -862,16 +870,10 @@ func (m *AgentTokenMutation) OldField(ctx context.Context, name string) (ent.Val
 		return m.OldLastUsedAt(ctx)
 	case agenttoken.FieldTokenHint:
 		return m.OldTokenHint(ctx)
-	case agenttoken.FieldProjectID:
-		return m.OldProjectID(ctx)
 	case agenttoken.FieldAgentName:
 		return m.OldAgentName(ctx)
 	case agenttoken.FieldScopes:
 		return m.OldScopes(ctx)
-	case agenttoken.FieldCreatedBy:
-		return m.OldCreatedBy(ctx)
-	case agenttoken.FieldExpiresAt:
-		return m.OldExpiresAt(ctx)
 	}
 	return nil, fmt.Errorf("unknown AgentToken field %s", name)
 }
@@ -887,6 +889,27 @@ func (m *AgentTokenMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetCreatedAt(v)
+		return nil
+	case agenttoken.FieldProjectID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetProjectID(v)
+		return nil
+	case agenttoken.FieldCreatedBy:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedBy(v)
+		return nil
+	case agenttoken.FieldExpiresAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetExpiresAt(v)
 		return nil
 	case agenttoken.FieldDigest:
 		v, ok := value.([]byte)
@@ -930,13 +953,6 @@ func (m *AgentTokenMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetTokenHint(v)
 		return nil
-	case agenttoken.FieldProjectID:
-		v, ok := value.(string)
-		if !ok {
-			return fmt.Errorf("unexpected type %T for field %s", value, name)
-		}
-		m.SetProjectID(v)
-		return nil
 	case agenttoken.FieldAgentName:
 		v, ok := value.(string)
 		if !ok {
@@ -950,20 +966,6 @@ func (m *AgentTokenMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetScopes(v)
-		return nil
-	case agenttoken.FieldCreatedBy:
-		v, ok := value.(string)
-		if !ok {
-			return fmt.Errorf("unexpected type %T for field %s", value, name)
-		}
-		m.SetCreatedBy(v)
-		return nil
-	case agenttoken.FieldExpiresAt:
-		v, ok := value.(time.Time)
-		if !ok {
-			return fmt.Errorf("unexpected type %T for field %s", value, name)
-		}
-		m.SetExpiresAt(v)
 		return nil
 	}
 	return fmt.Errorf("unknown AgentToken field %s", name)
@@ -995,6 +997,9 @@ func (m *AgentTokenMutation) AddField(name string, value ent.Value) error {
 // mutation.
 func (m *AgentTokenMutation) ClearedFields() []string {
 	var fields []string
+	if m.FieldCleared(agenttoken.FieldCreatedBy) {
+		fields = append(fields, agenttoken.FieldCreatedBy)
+	}
 	if m.FieldCleared(agenttoken.FieldPreviousDigest) {
 		fields = append(fields, agenttoken.FieldPreviousDigest)
 	}
@@ -1006,9 +1011,6 @@ func (m *AgentTokenMutation) ClearedFields() []string {
 	}
 	if m.FieldCleared(agenttoken.FieldLastUsedAt) {
 		fields = append(fields, agenttoken.FieldLastUsedAt)
-	}
-	if m.FieldCleared(agenttoken.FieldCreatedBy) {
-		fields = append(fields, agenttoken.FieldCreatedBy)
 	}
 	return fields
 }
@@ -1024,6 +1026,9 @@ func (m *AgentTokenMutation) FieldCleared(name string) bool {
 // error if the field is not defined in the schema.
 func (m *AgentTokenMutation) ClearField(name string) error {
 	switch name {
+	case agenttoken.FieldCreatedBy:
+		m.ClearCreatedBy()
+		return nil
 	case agenttoken.FieldPreviousDigest:
 		m.ClearPreviousDigest()
 		return nil
@@ -1036,9 +1041,6 @@ func (m *AgentTokenMutation) ClearField(name string) error {
 	case agenttoken.FieldLastUsedAt:
 		m.ClearLastUsedAt()
 		return nil
-	case agenttoken.FieldCreatedBy:
-		m.ClearCreatedBy()
-		return nil
 	}
 	return fmt.Errorf("unknown AgentToken nullable field %s", name)
 }
@@ -1049,6 +1051,15 @@ func (m *AgentTokenMutation) ResetField(name string) error {
 	switch name {
 	case agenttoken.FieldCreatedAt:
 		m.ResetCreatedAt()
+		return nil
+	case agenttoken.FieldProjectID:
+		m.ResetProjectID()
+		return nil
+	case agenttoken.FieldCreatedBy:
+		m.ResetCreatedBy()
+		return nil
+	case agenttoken.FieldExpiresAt:
+		m.ResetExpiresAt()
 		return nil
 	case agenttoken.FieldDigest:
 		m.ResetDigest()
@@ -1068,20 +1079,11 @@ func (m *AgentTokenMutation) ResetField(name string) error {
 	case agenttoken.FieldTokenHint:
 		m.ResetTokenHint()
 		return nil
-	case agenttoken.FieldProjectID:
-		m.ResetProjectID()
-		return nil
 	case agenttoken.FieldAgentName:
 		m.ResetAgentName()
 		return nil
 	case agenttoken.FieldScopes:
 		m.ResetScopes()
-		return nil
-	case agenttoken.FieldCreatedBy:
-		m.ResetCreatedBy()
-		return nil
-	case agenttoken.FieldExpiresAt:
-		m.ResetExpiresAt()
 		return nil
 	}
 	return fmt.Errorf("unknown AgentToken field %s", name)
@@ -2881,18 +2883,18 @@ type BadgeMutation struct {
 	typ                 string
 	id                  *string
 	created_at          *time.Time
+	project_id          *string
+	created_by          *string
+	expires_at          *time.Time
 	digest              *[]byte
 	previous_digest     *[]byte
 	previous_expires_at *time.Time
 	revoked_at          *time.Time
 	last_used_at        *time.Time
 	secret_hint         *string
-	project_id          *string
 	product             *string
 	name                *string
 	role                *string
-	created_by          *string
-	expires_at          *time.Time
 	clearedFields       map[string]struct{}
 	done                bool
 	oldValue            func(context.Context) (*Badge, error)
@@ -3037,6 +3039,140 @@ func (m *BadgeMutation) OldCreatedAt(ctx context.Context) (v time.Time, err erro
 // ResetCreatedAt resets all changes to the "created_at" field.
 func (m *BadgeMutation) ResetCreatedAt() {
 	m.created_at = nil
+}
+
+// SetProjectID sets the "project_id" field.
+func (m *BadgeMutation) SetProjectID(s string) {
+	m.project_id = &s
+}
+
+// ProjectID returns the value of the "project_id" field in the mutation.
+func (m *BadgeMutation) ProjectID() (r string, exists bool) {
+	v := m.project_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldProjectID returns the old "project_id" field's value of the Badge entity.
+// If the Badge object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *BadgeMutation) OldProjectID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldProjectID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldProjectID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldProjectID: %w", err)
+	}
+	return oldValue.ProjectID, nil
+}
+
+// ResetProjectID resets all changes to the "project_id" field.
+func (m *BadgeMutation) ResetProjectID() {
+	m.project_id = nil
+}
+
+// SetCreatedBy sets the "created_by" field.
+func (m *BadgeMutation) SetCreatedBy(s string) {
+	m.created_by = &s
+}
+
+// CreatedBy returns the value of the "created_by" field in the mutation.
+func (m *BadgeMutation) CreatedBy() (r string, exists bool) {
+	v := m.created_by
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedBy returns the old "created_by" field's value of the Badge entity.
+// If the Badge object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *BadgeMutation) OldCreatedBy(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedBy is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedBy requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedBy: %w", err)
+	}
+	return oldValue.CreatedBy, nil
+}
+
+// ClearCreatedBy clears the value of the "created_by" field.
+func (m *BadgeMutation) ClearCreatedBy() {
+	m.created_by = nil
+	m.clearedFields[badge.FieldCreatedBy] = struct{}{}
+}
+
+// CreatedByCleared returns if the "created_by" field was cleared in this mutation.
+func (m *BadgeMutation) CreatedByCleared() bool {
+	_, ok := m.clearedFields[badge.FieldCreatedBy]
+	return ok
+}
+
+// ResetCreatedBy resets all changes to the "created_by" field.
+func (m *BadgeMutation) ResetCreatedBy() {
+	m.created_by = nil
+	delete(m.clearedFields, badge.FieldCreatedBy)
+}
+
+// SetExpiresAt sets the "expires_at" field.
+func (m *BadgeMutation) SetExpiresAt(t time.Time) {
+	m.expires_at = &t
+}
+
+// ExpiresAt returns the value of the "expires_at" field in the mutation.
+func (m *BadgeMutation) ExpiresAt() (r time.Time, exists bool) {
+	v := m.expires_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldExpiresAt returns the old "expires_at" field's value of the Badge entity.
+// If the Badge object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *BadgeMutation) OldExpiresAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldExpiresAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldExpiresAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldExpiresAt: %w", err)
+	}
+	return oldValue.ExpiresAt, nil
+}
+
+// ClearExpiresAt clears the value of the "expires_at" field.
+func (m *BadgeMutation) ClearExpiresAt() {
+	m.expires_at = nil
+	m.clearedFields[badge.FieldExpiresAt] = struct{}{}
+}
+
+// ExpiresAtCleared returns if the "expires_at" field was cleared in this mutation.
+func (m *BadgeMutation) ExpiresAtCleared() bool {
+	_, ok := m.clearedFields[badge.FieldExpiresAt]
+	return ok
+}
+
+// ResetExpiresAt resets all changes to the "expires_at" field.
+func (m *BadgeMutation) ResetExpiresAt() {
+	m.expires_at = nil
+	delete(m.clearedFields, badge.FieldExpiresAt)
 }
 
 // SetDigest sets the "digest" field.
@@ -3307,42 +3443,6 @@ func (m *BadgeMutation) ResetSecretHint() {
 	m.secret_hint = nil
 }
 
-// SetProjectID sets the "project_id" field.
-func (m *BadgeMutation) SetProjectID(s string) {
-	m.project_id = &s
-}
-
-// ProjectID returns the value of the "project_id" field in the mutation.
-func (m *BadgeMutation) ProjectID() (r string, exists bool) {
-	v := m.project_id
-	if v == nil {
-		return
-	}
-	return *v, true
-}
-
-// OldProjectID returns the old "project_id" field's value of the Badge entity.
-// If the Badge object wasn't provided to the builder, the object is fetched from the database.
-// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
-func (m *BadgeMutation) OldProjectID(ctx context.Context) (v string, err error) {
-	if !m.op.Is(OpUpdateOne) {
-		return v, errors.New("OldProjectID is only allowed on UpdateOne operations")
-	}
-	if m.id == nil || m.oldValue == nil {
-		return v, errors.New("OldProjectID requires an ID field in the mutation")
-	}
-	oldValue, err := m.oldValue(ctx)
-	if err != nil {
-		return v, fmt.Errorf("querying old value for OldProjectID: %w", err)
-	}
-	return oldValue.ProjectID, nil
-}
-
-// ResetProjectID resets all changes to the "project_id" field.
-func (m *BadgeMutation) ResetProjectID() {
-	m.project_id = nil
-}
-
 // SetProduct sets the "product" field.
 func (m *BadgeMutation) SetProduct(s string) {
 	m.product = &s
@@ -3451,104 +3551,6 @@ func (m *BadgeMutation) ResetRole() {
 	m.role = nil
 }
 
-// SetCreatedBy sets the "created_by" field.
-func (m *BadgeMutation) SetCreatedBy(s string) {
-	m.created_by = &s
-}
-
-// CreatedBy returns the value of the "created_by" field in the mutation.
-func (m *BadgeMutation) CreatedBy() (r string, exists bool) {
-	v := m.created_by
-	if v == nil {
-		return
-	}
-	return *v, true
-}
-
-// OldCreatedBy returns the old "created_by" field's value of the Badge entity.
-// If the Badge object wasn't provided to the builder, the object is fetched from the database.
-// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
-func (m *BadgeMutation) OldCreatedBy(ctx context.Context) (v *string, err error) {
-	if !m.op.Is(OpUpdateOne) {
-		return v, errors.New("OldCreatedBy is only allowed on UpdateOne operations")
-	}
-	if m.id == nil || m.oldValue == nil {
-		return v, errors.New("OldCreatedBy requires an ID field in the mutation")
-	}
-	oldValue, err := m.oldValue(ctx)
-	if err != nil {
-		return v, fmt.Errorf("querying old value for OldCreatedBy: %w", err)
-	}
-	return oldValue.CreatedBy, nil
-}
-
-// ClearCreatedBy clears the value of the "created_by" field.
-func (m *BadgeMutation) ClearCreatedBy() {
-	m.created_by = nil
-	m.clearedFields[badge.FieldCreatedBy] = struct{}{}
-}
-
-// CreatedByCleared returns if the "created_by" field was cleared in this mutation.
-func (m *BadgeMutation) CreatedByCleared() bool {
-	_, ok := m.clearedFields[badge.FieldCreatedBy]
-	return ok
-}
-
-// ResetCreatedBy resets all changes to the "created_by" field.
-func (m *BadgeMutation) ResetCreatedBy() {
-	m.created_by = nil
-	delete(m.clearedFields, badge.FieldCreatedBy)
-}
-
-// SetExpiresAt sets the "expires_at" field.
-func (m *BadgeMutation) SetExpiresAt(t time.Time) {
-	m.expires_at = &t
-}
-
-// ExpiresAt returns the value of the "expires_at" field in the mutation.
-func (m *BadgeMutation) ExpiresAt() (r time.Time, exists bool) {
-	v := m.expires_at
-	if v == nil {
-		return
-	}
-	return *v, true
-}
-
-// OldExpiresAt returns the old "expires_at" field's value of the Badge entity.
-// If the Badge object wasn't provided to the builder, the object is fetched from the database.
-// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
-func (m *BadgeMutation) OldExpiresAt(ctx context.Context) (v *time.Time, err error) {
-	if !m.op.Is(OpUpdateOne) {
-		return v, errors.New("OldExpiresAt is only allowed on UpdateOne operations")
-	}
-	if m.id == nil || m.oldValue == nil {
-		return v, errors.New("OldExpiresAt requires an ID field in the mutation")
-	}
-	oldValue, err := m.oldValue(ctx)
-	if err != nil {
-		return v, fmt.Errorf("querying old value for OldExpiresAt: %w", err)
-	}
-	return oldValue.ExpiresAt, nil
-}
-
-// ClearExpiresAt clears the value of the "expires_at" field.
-func (m *BadgeMutation) ClearExpiresAt() {
-	m.expires_at = nil
-	m.clearedFields[badge.FieldExpiresAt] = struct{}{}
-}
-
-// ExpiresAtCleared returns if the "expires_at" field was cleared in this mutation.
-func (m *BadgeMutation) ExpiresAtCleared() bool {
-	_, ok := m.clearedFields[badge.FieldExpiresAt]
-	return ok
-}
-
-// ResetExpiresAt resets all changes to the "expires_at" field.
-func (m *BadgeMutation) ResetExpiresAt() {
-	m.expires_at = nil
-	delete(m.clearedFields, badge.FieldExpiresAt)
-}
-
 // Where appends a list predicates to the BadgeMutation builder.
 func (m *BadgeMutation) Where(ps ...predicate.Badge) {
 	m.predicates = append(m.predicates, ps...)
@@ -3587,6 +3589,15 @@ func (m *BadgeMutation) Fields() []string {
 	if m.created_at != nil {
 		fields = append(fields, badge.FieldCreatedAt)
 	}
+	if m.project_id != nil {
+		fields = append(fields, badge.FieldProjectID)
+	}
+	if m.created_by != nil {
+		fields = append(fields, badge.FieldCreatedBy)
+	}
+	if m.expires_at != nil {
+		fields = append(fields, badge.FieldExpiresAt)
+	}
 	if m.digest != nil {
 		fields = append(fields, badge.FieldDigest)
 	}
@@ -3605,9 +3616,6 @@ func (m *BadgeMutation) Fields() []string {
 	if m.secret_hint != nil {
 		fields = append(fields, badge.FieldSecretHint)
 	}
-	if m.project_id != nil {
-		fields = append(fields, badge.FieldProjectID)
-	}
 	if m.product != nil {
 		fields = append(fields, badge.FieldProduct)
 	}
@@ -3616,12 +3624,6 @@ func (m *BadgeMutation) Fields() []string {
 	}
 	if m.role != nil {
 		fields = append(fields, badge.FieldRole)
-	}
-	if m.created_by != nil {
-		fields = append(fields, badge.FieldCreatedBy)
-	}
-	if m.expires_at != nil {
-		fields = append(fields, badge.FieldExpiresAt)
 	}
 	return fields
 }
@@ -3633,6 +3635,12 @@ func (m *BadgeMutation) Field(name string) (ent.Value, bool) {
 	switch name {
 	case badge.FieldCreatedAt:
 		return m.CreatedAt()
+	case badge.FieldProjectID:
+		return m.ProjectID()
+	case badge.FieldCreatedBy:
+		return m.CreatedBy()
+	case badge.FieldExpiresAt:
+		return m.ExpiresAt()
 	case badge.FieldDigest:
 		return m.Digest()
 	case badge.FieldPreviousDigest:
@@ -3645,18 +3653,12 @@ func (m *BadgeMutation) Field(name string) (ent.Value, bool) {
 		return m.LastUsedAt()
 	case badge.FieldSecretHint:
 		return m.SecretHint()
-	case badge.FieldProjectID:
-		return m.ProjectID()
 	case badge.FieldProduct:
 		return m.Product()
 	case badge.FieldName:
 		return m.Name()
 	case badge.FieldRole:
 		return m.Role()
-	case badge.FieldCreatedBy:
-		return m.CreatedBy()
-	case badge.FieldExpiresAt:
-		return m.ExpiresAt()
 	}
 	return nil, false
 }
@@ -3668,6 +3670,12 @@ func (m *BadgeMutation) OldField(ctx context.Context, name string) (ent.Value, e
 	switch name {
 	case badge.FieldCreatedAt:
 		return m.OldCreatedAt(ctx)
+	case badge.FieldProjectID:
+		return m.OldProjectID(ctx)
+	case badge.FieldCreatedBy:
+		return m.OldCreatedBy(ctx)
+	case badge.FieldExpiresAt:
+		return m.OldExpiresAt(ctx)
 	case badge.FieldDigest:
 		return m.OldDigest(ctx)
 	case badge.FieldPreviousDigest:
@@ -3680,18 +3688,12 @@ func (m *BadgeMutation) OldField(ctx context.Context, name string) (ent.Value, e
 		return m.OldLastUsedAt(ctx)
 	case badge.FieldSecretHint:
 		return m.OldSecretHint(ctx)
-	case badge.FieldProjectID:
-		return m.OldProjectID(ctx)
 	case badge.FieldProduct:
 		return m.OldProduct(ctx)
 	case badge.FieldName:
 		return m.OldName(ctx)
 	case badge.FieldRole:
 		return m.OldRole(ctx)
-	case badge.FieldCreatedBy:
-		return m.OldCreatedBy(ctx)
-	case badge.FieldExpiresAt:
-		return m.OldExpiresAt(ctx)
 	}
 	return nil, fmt.Errorf("unknown Badge field %s", name)
 }
@@ -3707,6 +3709,27 @@ func (m *BadgeMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetCreatedAt(v)
+		return nil
+	case badge.FieldProjectID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetProjectID(v)
+		return nil
+	case badge.FieldCreatedBy:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedBy(v)
+		return nil
+	case badge.FieldExpiresAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetExpiresAt(v)
 		return nil
 	case badge.FieldDigest:
 		v, ok := value.([]byte)
@@ -3750,13 +3773,6 @@ func (m *BadgeMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetSecretHint(v)
 		return nil
-	case badge.FieldProjectID:
-		v, ok := value.(string)
-		if !ok {
-			return fmt.Errorf("unexpected type %T for field %s", value, name)
-		}
-		m.SetProjectID(v)
-		return nil
 	case badge.FieldProduct:
 		v, ok := value.(string)
 		if !ok {
@@ -3777,20 +3793,6 @@ func (m *BadgeMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetRole(v)
-		return nil
-	case badge.FieldCreatedBy:
-		v, ok := value.(string)
-		if !ok {
-			return fmt.Errorf("unexpected type %T for field %s", value, name)
-		}
-		m.SetCreatedBy(v)
-		return nil
-	case badge.FieldExpiresAt:
-		v, ok := value.(time.Time)
-		if !ok {
-			return fmt.Errorf("unexpected type %T for field %s", value, name)
-		}
-		m.SetExpiresAt(v)
 		return nil
 	}
 	return fmt.Errorf("unknown Badge field %s", name)
@@ -3822,6 +3824,12 @@ func (m *BadgeMutation) AddField(name string, value ent.Value) error {
 // mutation.
 func (m *BadgeMutation) ClearedFields() []string {
 	var fields []string
+	if m.FieldCleared(badge.FieldCreatedBy) {
+		fields = append(fields, badge.FieldCreatedBy)
+	}
+	if m.FieldCleared(badge.FieldExpiresAt) {
+		fields = append(fields, badge.FieldExpiresAt)
+	}
 	if m.FieldCleared(badge.FieldPreviousDigest) {
 		fields = append(fields, badge.FieldPreviousDigest)
 	}
@@ -3833,12 +3841,6 @@ func (m *BadgeMutation) ClearedFields() []string {
 	}
 	if m.FieldCleared(badge.FieldLastUsedAt) {
 		fields = append(fields, badge.FieldLastUsedAt)
-	}
-	if m.FieldCleared(badge.FieldCreatedBy) {
-		fields = append(fields, badge.FieldCreatedBy)
-	}
-	if m.FieldCleared(badge.FieldExpiresAt) {
-		fields = append(fields, badge.FieldExpiresAt)
 	}
 	return fields
 }
@@ -3854,6 +3856,12 @@ func (m *BadgeMutation) FieldCleared(name string) bool {
 // error if the field is not defined in the schema.
 func (m *BadgeMutation) ClearField(name string) error {
 	switch name {
+	case badge.FieldCreatedBy:
+		m.ClearCreatedBy()
+		return nil
+	case badge.FieldExpiresAt:
+		m.ClearExpiresAt()
+		return nil
 	case badge.FieldPreviousDigest:
 		m.ClearPreviousDigest()
 		return nil
@@ -3866,12 +3874,6 @@ func (m *BadgeMutation) ClearField(name string) error {
 	case badge.FieldLastUsedAt:
 		m.ClearLastUsedAt()
 		return nil
-	case badge.FieldCreatedBy:
-		m.ClearCreatedBy()
-		return nil
-	case badge.FieldExpiresAt:
-		m.ClearExpiresAt()
-		return nil
 	}
 	return fmt.Errorf("unknown Badge nullable field %s", name)
 }
@@ -3882,6 +3884,15 @@ func (m *BadgeMutation) ResetField(name string) error {
 	switch name {
 	case badge.FieldCreatedAt:
 		m.ResetCreatedAt()
+		return nil
+	case badge.FieldProjectID:
+		m.ResetProjectID()
+		return nil
+	case badge.FieldCreatedBy:
+		m.ResetCreatedBy()
+		return nil
+	case badge.FieldExpiresAt:
+		m.ResetExpiresAt()
 		return nil
 	case badge.FieldDigest:
 		m.ResetDigest()
@@ -3901,9 +3912,6 @@ func (m *BadgeMutation) ResetField(name string) error {
 	case badge.FieldSecretHint:
 		m.ResetSecretHint()
 		return nil
-	case badge.FieldProjectID:
-		m.ResetProjectID()
-		return nil
 	case badge.FieldProduct:
 		m.ResetProduct()
 		return nil
@@ -3912,12 +3920,6 @@ func (m *BadgeMutation) ResetField(name string) error {
 		return nil
 	case badge.FieldRole:
 		m.ResetRole()
-		return nil
-	case badge.FieldCreatedBy:
-		m.ResetCreatedBy()
-		return nil
-	case badge.FieldExpiresAt:
-		m.ResetExpiresAt()
 		return nil
 	}
 	return fmt.Errorf("unknown Badge field %s", name)
@@ -3969,6 +3971,1068 @@ func (m *BadgeMutation) ClearEdge(name string) error {
 // It returns an error if the edge is not defined in the schema.
 func (m *BadgeMutation) ResetEdge(name string) error {
 	return fmt.Errorf("unknown Badge edge %s", name)
+}
+
+// DeployKeyMutation represents an operation that mutates the DeployKey nodes in the graph.
+type DeployKeyMutation struct {
+	config
+	op                  Op
+	typ                 string
+	id                  *string
+	created_at          *time.Time
+	project_id          *string
+	created_by          *string
+	expires_at          *time.Time
+	digest              *[]byte
+	previous_digest     *[]byte
+	previous_expires_at *time.Time
+	revoked_at          *time.Time
+	last_used_at        *time.Time
+	secret_hint         *string
+	name                *string
+	repository          *string
+	clearedFields       map[string]struct{}
+	done                bool
+	oldValue            func(context.Context) (*DeployKey, error)
+	predicates          []predicate.DeployKey
+}
+
+var _ ent.Mutation = (*DeployKeyMutation)(nil)
+
+// deploykeyOption allows management of the mutation configuration using functional options.
+type deploykeyOption func(*DeployKeyMutation)
+
+// newDeployKeyMutation creates new mutation for the DeployKey entity.
+func newDeployKeyMutation(c config, op Op, opts ...deploykeyOption) *DeployKeyMutation {
+	m := &DeployKeyMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeDeployKey,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withDeployKeyID sets the ID field of the mutation.
+func withDeployKeyID(id string) deploykeyOption {
+	return func(m *DeployKeyMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *DeployKey
+		)
+		m.oldValue = func(ctx context.Context) (*DeployKey, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().DeployKey.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withDeployKey sets the old DeployKey of the mutation.
+func withDeployKey(node *DeployKey) deploykeyOption {
+	return func(m *DeployKeyMutation) {
+		m.oldValue = func(context.Context) (*DeployKey, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m DeployKeyMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m DeployKeyMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of DeployKey entities.
+func (m *DeployKeyMutation) SetID(id string) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *DeployKeyMutation) ID() (id string, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *DeployKeyMutation) IDs(ctx context.Context) ([]string, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []string{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().DeployKey.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *DeployKeyMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *DeployKeyMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the DeployKey entity.
+// If the DeployKey object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DeployKeyMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *DeployKeyMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// SetProjectID sets the "project_id" field.
+func (m *DeployKeyMutation) SetProjectID(s string) {
+	m.project_id = &s
+}
+
+// ProjectID returns the value of the "project_id" field in the mutation.
+func (m *DeployKeyMutation) ProjectID() (r string, exists bool) {
+	v := m.project_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldProjectID returns the old "project_id" field's value of the DeployKey entity.
+// If the DeployKey object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DeployKeyMutation) OldProjectID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldProjectID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldProjectID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldProjectID: %w", err)
+	}
+	return oldValue.ProjectID, nil
+}
+
+// ResetProjectID resets all changes to the "project_id" field.
+func (m *DeployKeyMutation) ResetProjectID() {
+	m.project_id = nil
+}
+
+// SetCreatedBy sets the "created_by" field.
+func (m *DeployKeyMutation) SetCreatedBy(s string) {
+	m.created_by = &s
+}
+
+// CreatedBy returns the value of the "created_by" field in the mutation.
+func (m *DeployKeyMutation) CreatedBy() (r string, exists bool) {
+	v := m.created_by
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedBy returns the old "created_by" field's value of the DeployKey entity.
+// If the DeployKey object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DeployKeyMutation) OldCreatedBy(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedBy is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedBy requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedBy: %w", err)
+	}
+	return oldValue.CreatedBy, nil
+}
+
+// ClearCreatedBy clears the value of the "created_by" field.
+func (m *DeployKeyMutation) ClearCreatedBy() {
+	m.created_by = nil
+	m.clearedFields[deploykey.FieldCreatedBy] = struct{}{}
+}
+
+// CreatedByCleared returns if the "created_by" field was cleared in this mutation.
+func (m *DeployKeyMutation) CreatedByCleared() bool {
+	_, ok := m.clearedFields[deploykey.FieldCreatedBy]
+	return ok
+}
+
+// ResetCreatedBy resets all changes to the "created_by" field.
+func (m *DeployKeyMutation) ResetCreatedBy() {
+	m.created_by = nil
+	delete(m.clearedFields, deploykey.FieldCreatedBy)
+}
+
+// SetExpiresAt sets the "expires_at" field.
+func (m *DeployKeyMutation) SetExpiresAt(t time.Time) {
+	m.expires_at = &t
+}
+
+// ExpiresAt returns the value of the "expires_at" field in the mutation.
+func (m *DeployKeyMutation) ExpiresAt() (r time.Time, exists bool) {
+	v := m.expires_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldExpiresAt returns the old "expires_at" field's value of the DeployKey entity.
+// If the DeployKey object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DeployKeyMutation) OldExpiresAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldExpiresAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldExpiresAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldExpiresAt: %w", err)
+	}
+	return oldValue.ExpiresAt, nil
+}
+
+// ClearExpiresAt clears the value of the "expires_at" field.
+func (m *DeployKeyMutation) ClearExpiresAt() {
+	m.expires_at = nil
+	m.clearedFields[deploykey.FieldExpiresAt] = struct{}{}
+}
+
+// ExpiresAtCleared returns if the "expires_at" field was cleared in this mutation.
+func (m *DeployKeyMutation) ExpiresAtCleared() bool {
+	_, ok := m.clearedFields[deploykey.FieldExpiresAt]
+	return ok
+}
+
+// ResetExpiresAt resets all changes to the "expires_at" field.
+func (m *DeployKeyMutation) ResetExpiresAt() {
+	m.expires_at = nil
+	delete(m.clearedFields, deploykey.FieldExpiresAt)
+}
+
+// SetDigest sets the "digest" field.
+func (m *DeployKeyMutation) SetDigest(b []byte) {
+	m.digest = &b
+}
+
+// Digest returns the value of the "digest" field in the mutation.
+func (m *DeployKeyMutation) Digest() (r []byte, exists bool) {
+	v := m.digest
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDigest returns the old "digest" field's value of the DeployKey entity.
+// If the DeployKey object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DeployKeyMutation) OldDigest(ctx context.Context) (v []byte, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDigest is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDigest requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDigest: %w", err)
+	}
+	return oldValue.Digest, nil
+}
+
+// ResetDigest resets all changes to the "digest" field.
+func (m *DeployKeyMutation) ResetDigest() {
+	m.digest = nil
+}
+
+// SetPreviousDigest sets the "previous_digest" field.
+func (m *DeployKeyMutation) SetPreviousDigest(b []byte) {
+	m.previous_digest = &b
+}
+
+// PreviousDigest returns the value of the "previous_digest" field in the mutation.
+func (m *DeployKeyMutation) PreviousDigest() (r []byte, exists bool) {
+	v := m.previous_digest
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPreviousDigest returns the old "previous_digest" field's value of the DeployKey entity.
+// If the DeployKey object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DeployKeyMutation) OldPreviousDigest(ctx context.Context) (v *[]byte, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPreviousDigest is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPreviousDigest requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPreviousDigest: %w", err)
+	}
+	return oldValue.PreviousDigest, nil
+}
+
+// ClearPreviousDigest clears the value of the "previous_digest" field.
+func (m *DeployKeyMutation) ClearPreviousDigest() {
+	m.previous_digest = nil
+	m.clearedFields[deploykey.FieldPreviousDigest] = struct{}{}
+}
+
+// PreviousDigestCleared returns if the "previous_digest" field was cleared in this mutation.
+func (m *DeployKeyMutation) PreviousDigestCleared() bool {
+	_, ok := m.clearedFields[deploykey.FieldPreviousDigest]
+	return ok
+}
+
+// ResetPreviousDigest resets all changes to the "previous_digest" field.
+func (m *DeployKeyMutation) ResetPreviousDigest() {
+	m.previous_digest = nil
+	delete(m.clearedFields, deploykey.FieldPreviousDigest)
+}
+
+// SetPreviousExpiresAt sets the "previous_expires_at" field.
+func (m *DeployKeyMutation) SetPreviousExpiresAt(t time.Time) {
+	m.previous_expires_at = &t
+}
+
+// PreviousExpiresAt returns the value of the "previous_expires_at" field in the mutation.
+func (m *DeployKeyMutation) PreviousExpiresAt() (r time.Time, exists bool) {
+	v := m.previous_expires_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPreviousExpiresAt returns the old "previous_expires_at" field's value of the DeployKey entity.
+// If the DeployKey object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DeployKeyMutation) OldPreviousExpiresAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPreviousExpiresAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPreviousExpiresAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPreviousExpiresAt: %w", err)
+	}
+	return oldValue.PreviousExpiresAt, nil
+}
+
+// ClearPreviousExpiresAt clears the value of the "previous_expires_at" field.
+func (m *DeployKeyMutation) ClearPreviousExpiresAt() {
+	m.previous_expires_at = nil
+	m.clearedFields[deploykey.FieldPreviousExpiresAt] = struct{}{}
+}
+
+// PreviousExpiresAtCleared returns if the "previous_expires_at" field was cleared in this mutation.
+func (m *DeployKeyMutation) PreviousExpiresAtCleared() bool {
+	_, ok := m.clearedFields[deploykey.FieldPreviousExpiresAt]
+	return ok
+}
+
+// ResetPreviousExpiresAt resets all changes to the "previous_expires_at" field.
+func (m *DeployKeyMutation) ResetPreviousExpiresAt() {
+	m.previous_expires_at = nil
+	delete(m.clearedFields, deploykey.FieldPreviousExpiresAt)
+}
+
+// SetRevokedAt sets the "revoked_at" field.
+func (m *DeployKeyMutation) SetRevokedAt(t time.Time) {
+	m.revoked_at = &t
+}
+
+// RevokedAt returns the value of the "revoked_at" field in the mutation.
+func (m *DeployKeyMutation) RevokedAt() (r time.Time, exists bool) {
+	v := m.revoked_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRevokedAt returns the old "revoked_at" field's value of the DeployKey entity.
+// If the DeployKey object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DeployKeyMutation) OldRevokedAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRevokedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRevokedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRevokedAt: %w", err)
+	}
+	return oldValue.RevokedAt, nil
+}
+
+// ClearRevokedAt clears the value of the "revoked_at" field.
+func (m *DeployKeyMutation) ClearRevokedAt() {
+	m.revoked_at = nil
+	m.clearedFields[deploykey.FieldRevokedAt] = struct{}{}
+}
+
+// RevokedAtCleared returns if the "revoked_at" field was cleared in this mutation.
+func (m *DeployKeyMutation) RevokedAtCleared() bool {
+	_, ok := m.clearedFields[deploykey.FieldRevokedAt]
+	return ok
+}
+
+// ResetRevokedAt resets all changes to the "revoked_at" field.
+func (m *DeployKeyMutation) ResetRevokedAt() {
+	m.revoked_at = nil
+	delete(m.clearedFields, deploykey.FieldRevokedAt)
+}
+
+// SetLastUsedAt sets the "last_used_at" field.
+func (m *DeployKeyMutation) SetLastUsedAt(t time.Time) {
+	m.last_used_at = &t
+}
+
+// LastUsedAt returns the value of the "last_used_at" field in the mutation.
+func (m *DeployKeyMutation) LastUsedAt() (r time.Time, exists bool) {
+	v := m.last_used_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldLastUsedAt returns the old "last_used_at" field's value of the DeployKey entity.
+// If the DeployKey object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DeployKeyMutation) OldLastUsedAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldLastUsedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldLastUsedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldLastUsedAt: %w", err)
+	}
+	return oldValue.LastUsedAt, nil
+}
+
+// ClearLastUsedAt clears the value of the "last_used_at" field.
+func (m *DeployKeyMutation) ClearLastUsedAt() {
+	m.last_used_at = nil
+	m.clearedFields[deploykey.FieldLastUsedAt] = struct{}{}
+}
+
+// LastUsedAtCleared returns if the "last_used_at" field was cleared in this mutation.
+func (m *DeployKeyMutation) LastUsedAtCleared() bool {
+	_, ok := m.clearedFields[deploykey.FieldLastUsedAt]
+	return ok
+}
+
+// ResetLastUsedAt resets all changes to the "last_used_at" field.
+func (m *DeployKeyMutation) ResetLastUsedAt() {
+	m.last_used_at = nil
+	delete(m.clearedFields, deploykey.FieldLastUsedAt)
+}
+
+// SetSecretHint sets the "secret_hint" field.
+func (m *DeployKeyMutation) SetSecretHint(s string) {
+	m.secret_hint = &s
+}
+
+// SecretHint returns the value of the "secret_hint" field in the mutation.
+func (m *DeployKeyMutation) SecretHint() (r string, exists bool) {
+	v := m.secret_hint
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSecretHint returns the old "secret_hint" field's value of the DeployKey entity.
+// If the DeployKey object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DeployKeyMutation) OldSecretHint(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSecretHint is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSecretHint requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSecretHint: %w", err)
+	}
+	return oldValue.SecretHint, nil
+}
+
+// ResetSecretHint resets all changes to the "secret_hint" field.
+func (m *DeployKeyMutation) ResetSecretHint() {
+	m.secret_hint = nil
+}
+
+// SetName sets the "name" field.
+func (m *DeployKeyMutation) SetName(s string) {
+	m.name = &s
+}
+
+// Name returns the value of the "name" field in the mutation.
+func (m *DeployKeyMutation) Name() (r string, exists bool) {
+	v := m.name
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldName returns the old "name" field's value of the DeployKey entity.
+// If the DeployKey object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DeployKeyMutation) OldName(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldName is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldName requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldName: %w", err)
+	}
+	return oldValue.Name, nil
+}
+
+// ResetName resets all changes to the "name" field.
+func (m *DeployKeyMutation) ResetName() {
+	m.name = nil
+}
+
+// SetRepository sets the "repository" field.
+func (m *DeployKeyMutation) SetRepository(s string) {
+	m.repository = &s
+}
+
+// Repository returns the value of the "repository" field in the mutation.
+func (m *DeployKeyMutation) Repository() (r string, exists bool) {
+	v := m.repository
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRepository returns the old "repository" field's value of the DeployKey entity.
+// If the DeployKey object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DeployKeyMutation) OldRepository(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRepository is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRepository requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRepository: %w", err)
+	}
+	return oldValue.Repository, nil
+}
+
+// ClearRepository clears the value of the "repository" field.
+func (m *DeployKeyMutation) ClearRepository() {
+	m.repository = nil
+	m.clearedFields[deploykey.FieldRepository] = struct{}{}
+}
+
+// RepositoryCleared returns if the "repository" field was cleared in this mutation.
+func (m *DeployKeyMutation) RepositoryCleared() bool {
+	_, ok := m.clearedFields[deploykey.FieldRepository]
+	return ok
+}
+
+// ResetRepository resets all changes to the "repository" field.
+func (m *DeployKeyMutation) ResetRepository() {
+	m.repository = nil
+	delete(m.clearedFields, deploykey.FieldRepository)
+}
+
+// Where appends a list predicates to the DeployKeyMutation builder.
+func (m *DeployKeyMutation) Where(ps ...predicate.DeployKey) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the DeployKeyMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *DeployKeyMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.DeployKey, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *DeployKeyMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *DeployKeyMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (DeployKey).
+func (m *DeployKeyMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *DeployKeyMutation) Fields() []string {
+	fields := make([]string, 0, 12)
+	if m.created_at != nil {
+		fields = append(fields, deploykey.FieldCreatedAt)
+	}
+	if m.project_id != nil {
+		fields = append(fields, deploykey.FieldProjectID)
+	}
+	if m.created_by != nil {
+		fields = append(fields, deploykey.FieldCreatedBy)
+	}
+	if m.expires_at != nil {
+		fields = append(fields, deploykey.FieldExpiresAt)
+	}
+	if m.digest != nil {
+		fields = append(fields, deploykey.FieldDigest)
+	}
+	if m.previous_digest != nil {
+		fields = append(fields, deploykey.FieldPreviousDigest)
+	}
+	if m.previous_expires_at != nil {
+		fields = append(fields, deploykey.FieldPreviousExpiresAt)
+	}
+	if m.revoked_at != nil {
+		fields = append(fields, deploykey.FieldRevokedAt)
+	}
+	if m.last_used_at != nil {
+		fields = append(fields, deploykey.FieldLastUsedAt)
+	}
+	if m.secret_hint != nil {
+		fields = append(fields, deploykey.FieldSecretHint)
+	}
+	if m.name != nil {
+		fields = append(fields, deploykey.FieldName)
+	}
+	if m.repository != nil {
+		fields = append(fields, deploykey.FieldRepository)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *DeployKeyMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case deploykey.FieldCreatedAt:
+		return m.CreatedAt()
+	case deploykey.FieldProjectID:
+		return m.ProjectID()
+	case deploykey.FieldCreatedBy:
+		return m.CreatedBy()
+	case deploykey.FieldExpiresAt:
+		return m.ExpiresAt()
+	case deploykey.FieldDigest:
+		return m.Digest()
+	case deploykey.FieldPreviousDigest:
+		return m.PreviousDigest()
+	case deploykey.FieldPreviousExpiresAt:
+		return m.PreviousExpiresAt()
+	case deploykey.FieldRevokedAt:
+		return m.RevokedAt()
+	case deploykey.FieldLastUsedAt:
+		return m.LastUsedAt()
+	case deploykey.FieldSecretHint:
+		return m.SecretHint()
+	case deploykey.FieldName:
+		return m.Name()
+	case deploykey.FieldRepository:
+		return m.Repository()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *DeployKeyMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case deploykey.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	case deploykey.FieldProjectID:
+		return m.OldProjectID(ctx)
+	case deploykey.FieldCreatedBy:
+		return m.OldCreatedBy(ctx)
+	case deploykey.FieldExpiresAt:
+		return m.OldExpiresAt(ctx)
+	case deploykey.FieldDigest:
+		return m.OldDigest(ctx)
+	case deploykey.FieldPreviousDigest:
+		return m.OldPreviousDigest(ctx)
+	case deploykey.FieldPreviousExpiresAt:
+		return m.OldPreviousExpiresAt(ctx)
+	case deploykey.FieldRevokedAt:
+		return m.OldRevokedAt(ctx)
+	case deploykey.FieldLastUsedAt:
+		return m.OldLastUsedAt(ctx)
+	case deploykey.FieldSecretHint:
+		return m.OldSecretHint(ctx)
+	case deploykey.FieldName:
+		return m.OldName(ctx)
+	case deploykey.FieldRepository:
+		return m.OldRepository(ctx)
+	}
+	return nil, fmt.Errorf("unknown DeployKey field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *DeployKeyMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case deploykey.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	case deploykey.FieldProjectID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetProjectID(v)
+		return nil
+	case deploykey.FieldCreatedBy:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedBy(v)
+		return nil
+	case deploykey.FieldExpiresAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetExpiresAt(v)
+		return nil
+	case deploykey.FieldDigest:
+		v, ok := value.([]byte)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDigest(v)
+		return nil
+	case deploykey.FieldPreviousDigest:
+		v, ok := value.([]byte)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPreviousDigest(v)
+		return nil
+	case deploykey.FieldPreviousExpiresAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPreviousExpiresAt(v)
+		return nil
+	case deploykey.FieldRevokedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRevokedAt(v)
+		return nil
+	case deploykey.FieldLastUsedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetLastUsedAt(v)
+		return nil
+	case deploykey.FieldSecretHint:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSecretHint(v)
+		return nil
+	case deploykey.FieldName:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetName(v)
+		return nil
+	case deploykey.FieldRepository:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRepository(v)
+		return nil
+	}
+	return fmt.Errorf("unknown DeployKey field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *DeployKeyMutation) AddedFields() []string {
+	return nil
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *DeployKeyMutation) AddedField(name string) (ent.Value, bool) {
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *DeployKeyMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	}
+	return fmt.Errorf("unknown DeployKey numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *DeployKeyMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(deploykey.FieldCreatedBy) {
+		fields = append(fields, deploykey.FieldCreatedBy)
+	}
+	if m.FieldCleared(deploykey.FieldExpiresAt) {
+		fields = append(fields, deploykey.FieldExpiresAt)
+	}
+	if m.FieldCleared(deploykey.FieldPreviousDigest) {
+		fields = append(fields, deploykey.FieldPreviousDigest)
+	}
+	if m.FieldCleared(deploykey.FieldPreviousExpiresAt) {
+		fields = append(fields, deploykey.FieldPreviousExpiresAt)
+	}
+	if m.FieldCleared(deploykey.FieldRevokedAt) {
+		fields = append(fields, deploykey.FieldRevokedAt)
+	}
+	if m.FieldCleared(deploykey.FieldLastUsedAt) {
+		fields = append(fields, deploykey.FieldLastUsedAt)
+	}
+	if m.FieldCleared(deploykey.FieldRepository) {
+		fields = append(fields, deploykey.FieldRepository)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *DeployKeyMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *DeployKeyMutation) ClearField(name string) error {
+	switch name {
+	case deploykey.FieldCreatedBy:
+		m.ClearCreatedBy()
+		return nil
+	case deploykey.FieldExpiresAt:
+		m.ClearExpiresAt()
+		return nil
+	case deploykey.FieldPreviousDigest:
+		m.ClearPreviousDigest()
+		return nil
+	case deploykey.FieldPreviousExpiresAt:
+		m.ClearPreviousExpiresAt()
+		return nil
+	case deploykey.FieldRevokedAt:
+		m.ClearRevokedAt()
+		return nil
+	case deploykey.FieldLastUsedAt:
+		m.ClearLastUsedAt()
+		return nil
+	case deploykey.FieldRepository:
+		m.ClearRepository()
+		return nil
+	}
+	return fmt.Errorf("unknown DeployKey nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *DeployKeyMutation) ResetField(name string) error {
+	switch name {
+	case deploykey.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	case deploykey.FieldProjectID:
+		m.ResetProjectID()
+		return nil
+	case deploykey.FieldCreatedBy:
+		m.ResetCreatedBy()
+		return nil
+	case deploykey.FieldExpiresAt:
+		m.ResetExpiresAt()
+		return nil
+	case deploykey.FieldDigest:
+		m.ResetDigest()
+		return nil
+	case deploykey.FieldPreviousDigest:
+		m.ResetPreviousDigest()
+		return nil
+	case deploykey.FieldPreviousExpiresAt:
+		m.ResetPreviousExpiresAt()
+		return nil
+	case deploykey.FieldRevokedAt:
+		m.ResetRevokedAt()
+		return nil
+	case deploykey.FieldLastUsedAt:
+		m.ResetLastUsedAt()
+		return nil
+	case deploykey.FieldSecretHint:
+		m.ResetSecretHint()
+		return nil
+	case deploykey.FieldName:
+		m.ResetName()
+		return nil
+	case deploykey.FieldRepository:
+		m.ResetRepository()
+		return nil
+	}
+	return fmt.Errorf("unknown DeployKey field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *DeployKeyMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *DeployKeyMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *DeployKeyMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *DeployKeyMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *DeployKeyMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *DeployKeyMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *DeployKeyMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown DeployKey unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *DeployKeyMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown DeployKey edge %s", name)
 }
 
 // EmailSignInMutation represents an operation that mutates the EmailSignIn nodes in the graph.

@@ -22,6 +22,8 @@ type Tx struct {
 	AuthClient *AuthClientClient
 	// Badge is the client for interacting with the Badge builders.
 	Badge *BadgeClient
+	// DeployKey is the client for interacting with the DeployKey builders.
+	DeployKey *DeployKeyClient
 	// EmailSignIn is the client for interacting with the EmailSignIn builders.
 	EmailSignIn *EmailSignInClient
 	// Event is the client for interacting with the Event builders.
@@ -219,6 +221,7 @@ func (tx *Tx) init() {
 	tx.AuditEvent = NewAuditEventClient(tx.config)
 	tx.AuthClient = NewAuthClientClient(tx.config)
 	tx.Badge = NewBadgeClient(tx.config)
+	tx.DeployKey = NewDeployKeyClient(tx.config)
 	tx.EmailSignIn = NewEmailSignInClient(tx.config)
 	tx.Event = NewEventClient(tx.config)
 	tx.FederationFlow = NewFederationFlowClient(tx.config)

@@ -65,7 +65,8 @@ func startServer(t *testing.T, dbPath string, traced bool) *server {
 	s.cmd.Env = append(os.Environ(), childEnv+"=serve",
 		"AUTHCORE_ADDR="+addr, "AUTHCORE_DATABASE_URL=sqlite:"+dbPath, "AUTHCORE_DATA_DIR="+filepath.Dir(dbPath),
 		"AUTHCORE_MASTER_KEY="+base64.StdEncoding.EncodeToString(apptest.TestMasterKey),
-		"AUTHCORE_RATE_LIMIT=0", "AUTHCORE_LOG_LEVEL=warn", "AUTHCORE_PUBLIC_URL=http://"+addr)
+		"AUTHCORE_RATE_LIMIT=0", "AUTHCORE_LOG_LEVEL=warn", "AUTHCORE_PUBLIC_URL=http://"+addr,
+		"AUTHCORE_METRICS_ADDR=public") // the test reads the group-commit counters beside the API
 	s.cmd.Stdout, s.cmd.Stderr = s.out, s.out
 	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := s.cmd.Start(); err != nil {
@@ -142,7 +143,7 @@ func call(t *testing.T, addr, method, path, bearer, body string, want int, out a
 
 // rotate presents a refresh token; it returns the status and, on 200, the next token.
 func rotate(client *http.Client, addr, token string) (int, string, error) {
-	form := url.Values{"grant_type": {"refresh_token"}, "client_id": {"dcr_durability"}, "refresh_token": {token}}
+	form := url.Values{"grant_type": {"refresh_token"}, "client_id": {durabilityClient}, "refresh_token": {token}}
 	res, err := client.PostForm("http://"+addr+"/v1/oauth/token", form)
 	if err != nil {
 		return 0, "", err
@@ -163,6 +164,9 @@ func rotate(client *http.Client, addr, token string) (int, string, error) {
 	}
 	return res.StatusCode, out.RefreshToken, nil
 }
+
+// durabilityClient is the registered client the test's grants belong to.
+var durabilityClient string
 
 // openStore opens a SQLite file for the test's own reads and seeding.
 func openStore(t *testing.T, path string) *database.DB {
@@ -222,13 +226,19 @@ func TestAcknowledgedRotationsSurviveAKill(t *testing.T) {
 	call(t, srv.addr, http.MethodPost, "/v1/auth-core/signup", "", `{"email":"durable@example.com","password":"durable password"}`, http.StatusCreated, &signup)
 	var project struct{ ID string }
 	call(t, srv.addr, http.MethodPost, "/v1/projects", signup.Session.AccessToken, `{"name":"durable"}`, http.StatusCreated, &project)
+	// The grants' client: a public one, registered as a host would.
+	var registered struct {
+		ClientID string `json:"client_id"`
+	}
+	call(t, srv.addr, http.MethodPost, "/v1/oauth/register", "", `{"client_name":"durability","redirect_uris":["http://127.0.0.1/cb"]}`, http.StatusCreated, &registered)
+	durabilityClient = registered.ClientID
 	const chains = 64
 	tokens := make([][]string, chains) // per chain, every token acknowledged, in order
 	seed := openStore(t, path)
 	ctx := context.Background()
 	now := time.Now()
 	for i := range tokens {
-		g, err := seed.Ent.OAuthGrant.Create().SetClientID("dcr_durability").SetClientName("durability").SetClientHost("durability.example").
+		g, err := seed.Ent.OAuthGrant.Create().SetClientID(durabilityClient).SetClientName("durability").SetClientHost("durability.example").
 			SetUserID(signup.User.ID).SetProjectID(project.ID).SetScopes([]string{"tools:call"}).SetResources([]string{}).
 			SetUpdatedAt(now).Save(ctx)
 		if err != nil {

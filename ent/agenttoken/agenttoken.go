@@ -15,6 +15,12 @@ const (
 	FieldID = "id"
 	// FieldCreatedAt holds the string denoting the created_at field in the database.
 	FieldCreatedAt = "created_at"
+	// FieldProjectID holds the string denoting the project_id field in the database.
+	FieldProjectID = "project_id"
+	// FieldCreatedBy holds the string denoting the created_by field in the database.
+	FieldCreatedBy = "created_by"
+	// FieldExpiresAt holds the string denoting the expires_at field in the database.
+	FieldExpiresAt = "expires_at"
 	// FieldDigest holds the string denoting the digest field in the database.
 	FieldDigest = "digest"
 	// FieldPreviousDigest holds the string denoting the previous_digest field in the database.
@@ -27,16 +33,10 @@ const (
 	FieldLastUsedAt = "last_used_at"
 	// FieldTokenHint holds the string denoting the token_hint field in the database.
 	FieldTokenHint = "token_hint"
-	// FieldProjectID holds the string denoting the project_id field in the database.
-	FieldProjectID = "project_id"
 	// FieldAgentName holds the string denoting the agent_name field in the database.
 	FieldAgentName = "agent_name"
 	// FieldScopes holds the string denoting the scopes field in the database.
 	FieldScopes = "scopes"
-	// FieldCreatedBy holds the string denoting the created_by field in the database.
-	FieldCreatedBy = "created_by"
-	// FieldExpiresAt holds the string denoting the expires_at field in the database.
-	FieldExpiresAt = "expires_at"
 	// Table holds the table name of the agenttoken in the database.
 	Table = "agent_tokens"
 )
@@ -45,17 +45,17 @@ const (
 var Columns = []string{
 	FieldID,
 	FieldCreatedAt,
+	FieldProjectID,
+	FieldCreatedBy,
+	FieldExpiresAt,
 	FieldDigest,
 	FieldPreviousDigest,
 	FieldPreviousExpiresAt,
 	FieldRevokedAt,
 	FieldLastUsedAt,
 	FieldTokenHint,
-	FieldProjectID,
 	FieldAgentName,
 	FieldScopes,
-	FieldCreatedBy,
-	FieldExpiresAt,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -71,10 +71,10 @@ func ValidColumn(column string) bool {
 var (
 	// DefaultCreatedAt holds the default value on creation for the "created_at" field.
 	DefaultCreatedAt func() time.Time
-	// DigestValidator is a validator for the "digest" field. It is called by the builders before save.
-	DigestValidator func([]byte) error
 	// ProjectIDValidator is a validator for the "project_id" field. It is called by the builders before save.
 	ProjectIDValidator func(string) error
+	// DigestValidator is a validator for the "digest" field. It is called by the builders before save.
+	DigestValidator func([]byte) error
 	// AgentNameValidator is a validator for the "agent_name" field. It is called by the builders before save.
 	AgentNameValidator func(string) error
 	// DefaultID holds the default value on creation for the "id" field.
@@ -94,6 +94,21 @@ func ByID(opts ...sql.OrderTermOption) OrderOption {
 // ByCreatedAt orders the results by the created_at field.
 func ByCreatedAt(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldCreatedAt, opts...).ToFunc()
+}
+
+// ByProjectID orders the results by the project_id field.
+func ByProjectID(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldProjectID, opts...).ToFunc()
+}
+
+// ByCreatedBy orders the results by the created_by field.
+func ByCreatedBy(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldCreatedBy, opts...).ToFunc()
+}
+
+// ByExpiresAt orders the results by the expires_at field.
+func ByExpiresAt(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldExpiresAt, opts...).ToFunc()
 }
 
 // ByPreviousExpiresAt orders the results by the previous_expires_at field.
@@ -116,22 +131,7 @@ func ByTokenHint(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldTokenHint, opts...).ToFunc()
 }
 
-// ByProjectID orders the results by the project_id field.
-func ByProjectID(opts ...sql.OrderTermOption) OrderOption {
-	return sql.OrderByField(FieldProjectID, opts...).ToFunc()
-}
-
 // ByAgentName orders the results by the agent_name field.
 func ByAgentName(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldAgentName, opts...).ToFunc()
-}
-
-// ByCreatedBy orders the results by the created_by field.
-func ByCreatedBy(opts ...sql.OrderTermOption) OrderOption {
-	return sql.OrderByField(FieldCreatedBy, opts...).ToFunc()
-}
-
-// ByExpiresAt orders the results by the expires_at field.
-func ByExpiresAt(opts ...sql.OrderTermOption) OrderOption {
-	return sql.OrderByField(FieldExpiresAt, opts...).ToFunc()
 }

@@ -69,6 +69,21 @@ func CreatedAt(v time.Time) predicate.AgentToken {
 	return predicate.AgentToken(sql.FieldEQ(FieldCreatedAt, v))
 }
 
+// ProjectID applies equality check predicate on the "project_id" field. It's identical to ProjectIDEQ.
+func ProjectID(v string) predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldEQ(FieldProjectID, v))
+}
+
+// CreatedBy applies equality check predicate on the "created_by" field. It's identical to CreatedByEQ.
+func CreatedBy(v string) predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldEQ(FieldCreatedBy, v))
+}
+
+// ExpiresAt applies equality check predicate on the "expires_at" field. It's identical to ExpiresAtEQ.
+func ExpiresAt(v time.Time) predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldEQ(FieldExpiresAt, v))
+}
+
 // Digest applies equality check predicate on the "digest" field. It's identical to DigestEQ.
 func Digest(v []byte) predicate.AgentToken {
 	return predicate.AgentToken(sql.FieldEQ(FieldDigest, v))
@@ -99,24 +114,9 @@ func TokenHint(v string) predicate.AgentToken {
 	return predicate.AgentToken(sql.FieldEQ(FieldTokenHint, v))
 }
 
-// ProjectID applies equality check predicate on the "project_id" field. It's identical to ProjectIDEQ.
-func ProjectID(v string) predicate.AgentToken {
-	return predicate.AgentToken(sql.FieldEQ(FieldProjectID, v))
-}
-
 // AgentName applies equality check predicate on the "agent_name" field. It's identical to AgentNameEQ.
 func AgentName(v string) predicate.AgentToken {
 	return predicate.AgentToken(sql.FieldEQ(FieldAgentName, v))
-}
-
-// CreatedBy applies equality check predicate on the "created_by" field. It's identical to CreatedByEQ.
-func CreatedBy(v string) predicate.AgentToken {
-	return predicate.AgentToken(sql.FieldEQ(FieldCreatedBy, v))
-}
-
-// ExpiresAt applies equality check predicate on the "expires_at" field. It's identical to ExpiresAtEQ.
-func ExpiresAt(v time.Time) predicate.AgentToken {
-	return predicate.AgentToken(sql.FieldEQ(FieldExpiresAt, v))
 }
 
 // CreatedAtEQ applies the EQ predicate on the "created_at" field.
@@ -157,6 +157,186 @@ func CreatedAtLT(v time.Time) predicate.AgentToken {
 // CreatedAtLTE applies the LTE predicate on the "created_at" field.
 func CreatedAtLTE(v time.Time) predicate.AgentToken {
 	return predicate.AgentToken(sql.FieldLTE(FieldCreatedAt, v))
+}
+
+// ProjectIDEQ applies the EQ predicate on the "project_id" field.
+func ProjectIDEQ(v string) predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldEQ(FieldProjectID, v))
+}
+
+// ProjectIDNEQ applies the NEQ predicate on the "project_id" field.
+func ProjectIDNEQ(v string) predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldNEQ(FieldProjectID, v))
+}
+
+// ProjectIDIn applies the In predicate on the "project_id" field.
+func ProjectIDIn(vs ...string) predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldIn(FieldProjectID, vs...))
+}
+
+// ProjectIDNotIn applies the NotIn predicate on the "project_id" field.
+func ProjectIDNotIn(vs ...string) predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldNotIn(FieldProjectID, vs...))
+}
+
+// ProjectIDGT applies the GT predicate on the "project_id" field.
+func ProjectIDGT(v string) predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldGT(FieldProjectID, v))
+}
+
+// ProjectIDGTE applies the GTE predicate on the "project_id" field.
+func ProjectIDGTE(v string) predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldGTE(FieldProjectID, v))
+}
+
+// ProjectIDLT applies the LT predicate on the "project_id" field.
+func ProjectIDLT(v string) predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldLT(FieldProjectID, v))
+}
+
+// ProjectIDLTE applies the LTE predicate on the "project_id" field.
+func ProjectIDLTE(v string) predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldLTE(FieldProjectID, v))
+}
+
+// ProjectIDContains applies the Contains predicate on the "project_id" field.
+func ProjectIDContains(v string) predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldContains(FieldProjectID, v))
+}
+
+// ProjectIDHasPrefix applies the HasPrefix predicate on the "project_id" field.
+func ProjectIDHasPrefix(v string) predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldHasPrefix(FieldProjectID, v))
+}
+
+// ProjectIDHasSuffix applies the HasSuffix predicate on the "project_id" field.
+func ProjectIDHasSuffix(v string) predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldHasSuffix(FieldProjectID, v))
+}
+
+// ProjectIDEqualFold applies the EqualFold predicate on the "project_id" field.
+func ProjectIDEqualFold(v string) predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldEqualFold(FieldProjectID, v))
+}
+
+// ProjectIDContainsFold applies the ContainsFold predicate on the "project_id" field.
+func ProjectIDContainsFold(v string) predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldContainsFold(FieldProjectID, v))
+}
+
+// CreatedByEQ applies the EQ predicate on the "created_by" field.
+func CreatedByEQ(v string) predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldEQ(FieldCreatedBy, v))
+}
+
+// CreatedByNEQ applies the NEQ predicate on the "created_by" field.
+func CreatedByNEQ(v string) predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldNEQ(FieldCreatedBy, v))
+}
+
+// CreatedByIn applies the In predicate on the "created_by" field.
+func CreatedByIn(vs ...string) predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldIn(FieldCreatedBy, vs...))
+}
+
+// CreatedByNotIn applies the NotIn predicate on the "created_by" field.
+func CreatedByNotIn(vs ...string) predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldNotIn(FieldCreatedBy, vs...))
+}
+
+// CreatedByGT applies the GT predicate on the "created_by" field.
+func CreatedByGT(v string) predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldGT(FieldCreatedBy, v))
+}
+
+// CreatedByGTE applies the GTE predicate on the "created_by" field.
+func CreatedByGTE(v string) predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldGTE(FieldCreatedBy, v))
+}
+
+// CreatedByLT applies the LT predicate on the "created_by" field.
+func CreatedByLT(v string) predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldLT(FieldCreatedBy, v))
+}
+
+// CreatedByLTE applies the LTE predicate on the "created_by" field.
+func CreatedByLTE(v string) predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldLTE(FieldCreatedBy, v))
+}
+
+// CreatedByContains applies the Contains predicate on the "created_by" field.
+func CreatedByContains(v string) predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldContains(FieldCreatedBy, v))
+}
+
+// CreatedByHasPrefix applies the HasPrefix predicate on the "created_by" field.
+func CreatedByHasPrefix(v string) predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldHasPrefix(FieldCreatedBy, v))
+}
+
+// CreatedByHasSuffix applies the HasSuffix predicate on the "created_by" field.
+func CreatedByHasSuffix(v string) predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldHasSuffix(FieldCreatedBy, v))
+}
+
+// CreatedByIsNil applies the IsNil predicate on the "created_by" field.
+func CreatedByIsNil() predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldIsNull(FieldCreatedBy))
+}
+
+// CreatedByNotNil applies the NotNil predicate on the "created_by" field.
+func CreatedByNotNil() predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldNotNull(FieldCreatedBy))
+}
+
+// CreatedByEqualFold applies the EqualFold predicate on the "created_by" field.
+func CreatedByEqualFold(v string) predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldEqualFold(FieldCreatedBy, v))
+}
+
+// CreatedByContainsFold applies the ContainsFold predicate on the "created_by" field.
+func CreatedByContainsFold(v string) predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldContainsFold(FieldCreatedBy, v))
+}
+
+// ExpiresAtEQ applies the EQ predicate on the "expires_at" field.
+func ExpiresAtEQ(v time.Time) predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldEQ(FieldExpiresAt, v))
+}
+
+// ExpiresAtNEQ applies the NEQ predicate on the "expires_at" field.
+func ExpiresAtNEQ(v time.Time) predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldNEQ(FieldExpiresAt, v))
+}
+
+// ExpiresAtIn applies the In predicate on the "expires_at" field.
+func ExpiresAtIn(vs ...time.Time) predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldIn(FieldExpiresAt, vs...))
+}
+
+// ExpiresAtNotIn applies the NotIn predicate on the "expires_at" field.
+func ExpiresAtNotIn(vs ...time.Time) predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldNotIn(FieldExpiresAt, vs...))
+}
+
+// ExpiresAtGT applies the GT predicate on the "expires_at" field.
+func ExpiresAtGT(v time.Time) predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldGT(FieldExpiresAt, v))
+}
+
+// ExpiresAtGTE applies the GTE predicate on the "expires_at" field.
+func ExpiresAtGTE(v time.Time) predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldGTE(FieldExpiresAt, v))
+}
+
+// ExpiresAtLT applies the LT predicate on the "expires_at" field.
+func ExpiresAtLT(v time.Time) predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldLT(FieldExpiresAt, v))
+}
+
+// ExpiresAtLTE applies the LTE predicate on the "expires_at" field.
+func ExpiresAtLTE(v time.Time) predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldLTE(FieldExpiresAt, v))
 }
 
 // DigestEQ applies the EQ predicate on the "digest" field.
@@ -464,71 +644,6 @@ func TokenHintContainsFold(v string) predicate.AgentToken {
 	return predicate.AgentToken(sql.FieldContainsFold(FieldTokenHint, v))
 }
 
-// ProjectIDEQ applies the EQ predicate on the "project_id" field.
-func ProjectIDEQ(v string) predicate.AgentToken {
-	return predicate.AgentToken(sql.FieldEQ(FieldProjectID, v))
-}
-
-// ProjectIDNEQ applies the NEQ predicate on the "project_id" field.
-func ProjectIDNEQ(v string) predicate.AgentToken {
-	return predicate.AgentToken(sql.FieldNEQ(FieldProjectID, v))
-}
-
-// ProjectIDIn applies the In predicate on the "project_id" field.
-func ProjectIDIn(vs ...string) predicate.AgentToken {
-	return predicate.AgentToken(sql.FieldIn(FieldProjectID, vs...))
-}
-
-// ProjectIDNotIn applies the NotIn predicate on the "project_id" field.
-func ProjectIDNotIn(vs ...string) predicate.AgentToken {
-	return predicate.AgentToken(sql.FieldNotIn(FieldProjectID, vs...))
-}
-
-// ProjectIDGT applies the GT predicate on the "project_id" field.
-func ProjectIDGT(v string) predicate.AgentToken {
-	return predicate.AgentToken(sql.FieldGT(FieldProjectID, v))
-}
-
-// ProjectIDGTE applies the GTE predicate on the "project_id" field.
-func ProjectIDGTE(v string) predicate.AgentToken {
-	return predicate.AgentToken(sql.FieldGTE(FieldProjectID, v))
-}
-
-// ProjectIDLT applies the LT predicate on the "project_id" field.
-func ProjectIDLT(v string) predicate.AgentToken {
-	return predicate.AgentToken(sql.FieldLT(FieldProjectID, v))
-}
-
-// ProjectIDLTE applies the LTE predicate on the "project_id" field.
-func ProjectIDLTE(v string) predicate.AgentToken {
-	return predicate.AgentToken(sql.FieldLTE(FieldProjectID, v))
-}
-
-// ProjectIDContains applies the Contains predicate on the "project_id" field.
-func ProjectIDContains(v string) predicate.AgentToken {
-	return predicate.AgentToken(sql.FieldContains(FieldProjectID, v))
-}
-
-// ProjectIDHasPrefix applies the HasPrefix predicate on the "project_id" field.
-func ProjectIDHasPrefix(v string) predicate.AgentToken {
-	return predicate.AgentToken(sql.FieldHasPrefix(FieldProjectID, v))
-}
-
-// ProjectIDHasSuffix applies the HasSuffix predicate on the "project_id" field.
-func ProjectIDHasSuffix(v string) predicate.AgentToken {
-	return predicate.AgentToken(sql.FieldHasSuffix(FieldProjectID, v))
-}
-
-// ProjectIDEqualFold applies the EqualFold predicate on the "project_id" field.
-func ProjectIDEqualFold(v string) predicate.AgentToken {
-	return predicate.AgentToken(sql.FieldEqualFold(FieldProjectID, v))
-}
-
-// ProjectIDContainsFold applies the ContainsFold predicate on the "project_id" field.
-func ProjectIDContainsFold(v string) predicate.AgentToken {
-	return predicate.AgentToken(sql.FieldContainsFold(FieldProjectID, v))
-}
-
 // AgentNameEQ applies the EQ predicate on the "agent_name" field.
 func AgentNameEQ(v string) predicate.AgentToken {
 	return predicate.AgentToken(sql.FieldEQ(FieldAgentName, v))
@@ -592,121 +707,6 @@ func AgentNameEqualFold(v string) predicate.AgentToken {
 // AgentNameContainsFold applies the ContainsFold predicate on the "agent_name" field.
 func AgentNameContainsFold(v string) predicate.AgentToken {
 	return predicate.AgentToken(sql.FieldContainsFold(FieldAgentName, v))
-}
-
-// CreatedByEQ applies the EQ predicate on the "created_by" field.
-func CreatedByEQ(v string) predicate.AgentToken {
-	return predicate.AgentToken(sql.FieldEQ(FieldCreatedBy, v))
-}
-
-// CreatedByNEQ applies the NEQ predicate on the "created_by" field.
-func CreatedByNEQ(v string) predicate.AgentToken {
-	return predicate.AgentToken(sql.FieldNEQ(FieldCreatedBy, v))
-}
-
-// CreatedByIn applies the In predicate on the "created_by" field.
-func CreatedByIn(vs ...string) predicate.AgentToken {
-	return predicate.AgentToken(sql.FieldIn(FieldCreatedBy, vs...))
-}
-
-// CreatedByNotIn applies the NotIn predicate on the "created_by" field.
-func CreatedByNotIn(vs ...string) predicate.AgentToken {
-	return predicate.AgentToken(sql.FieldNotIn(FieldCreatedBy, vs...))
-}
-
-// CreatedByGT applies the GT predicate on the "created_by" field.
-func CreatedByGT(v string) predicate.AgentToken {
-	return predicate.AgentToken(sql.FieldGT(FieldCreatedBy, v))
-}
-
-// CreatedByGTE applies the GTE predicate on the "created_by" field.
-func CreatedByGTE(v string) predicate.AgentToken {
-	return predicate.AgentToken(sql.FieldGTE(FieldCreatedBy, v))
-}
-
-// CreatedByLT applies the LT predicate on the "created_by" field.
-func CreatedByLT(v string) predicate.AgentToken {
-	return predicate.AgentToken(sql.FieldLT(FieldCreatedBy, v))
-}
-
-// CreatedByLTE applies the LTE predicate on the "created_by" field.
-func CreatedByLTE(v string) predicate.AgentToken {
-	return predicate.AgentToken(sql.FieldLTE(FieldCreatedBy, v))
-}
-
-// CreatedByContains applies the Contains predicate on the "created_by" field.
-func CreatedByContains(v string) predicate.AgentToken {
-	return predicate.AgentToken(sql.FieldContains(FieldCreatedBy, v))
-}
-
-// CreatedByHasPrefix applies the HasPrefix predicate on the "created_by" field.
-func CreatedByHasPrefix(v string) predicate.AgentToken {
-	return predicate.AgentToken(sql.FieldHasPrefix(FieldCreatedBy, v))
-}
-
-// CreatedByHasSuffix applies the HasSuffix predicate on the "created_by" field.
-func CreatedByHasSuffix(v string) predicate.AgentToken {
-	return predicate.AgentToken(sql.FieldHasSuffix(FieldCreatedBy, v))
-}
-
-// CreatedByIsNil applies the IsNil predicate on the "created_by" field.
-func CreatedByIsNil() predicate.AgentToken {
-	return predicate.AgentToken(sql.FieldIsNull(FieldCreatedBy))
-}
-
-// CreatedByNotNil applies the NotNil predicate on the "created_by" field.
-func CreatedByNotNil() predicate.AgentToken {
-	return predicate.AgentToken(sql.FieldNotNull(FieldCreatedBy))
-}
-
-// CreatedByEqualFold applies the EqualFold predicate on the "created_by" field.
-func CreatedByEqualFold(v string) predicate.AgentToken {
-	return predicate.AgentToken(sql.FieldEqualFold(FieldCreatedBy, v))
-}
-
-// CreatedByContainsFold applies the ContainsFold predicate on the "created_by" field.
-func CreatedByContainsFold(v string) predicate.AgentToken {
-	return predicate.AgentToken(sql.FieldContainsFold(FieldCreatedBy, v))
-}
-
-// ExpiresAtEQ applies the EQ predicate on the "expires_at" field.
-func ExpiresAtEQ(v time.Time) predicate.AgentToken {
-	return predicate.AgentToken(sql.FieldEQ(FieldExpiresAt, v))
-}
-
-// ExpiresAtNEQ applies the NEQ predicate on the "expires_at" field.
-func ExpiresAtNEQ(v time.Time) predicate.AgentToken {
-	return predicate.AgentToken(sql.FieldNEQ(FieldExpiresAt, v))
-}
-
-// ExpiresAtIn applies the In predicate on the "expires_at" field.
-func ExpiresAtIn(vs ...time.Time) predicate.AgentToken {
-	return predicate.AgentToken(sql.FieldIn(FieldExpiresAt, vs...))
-}
-
-// ExpiresAtNotIn applies the NotIn predicate on the "expires_at" field.
-func ExpiresAtNotIn(vs ...time.Time) predicate.AgentToken {
-	return predicate.AgentToken(sql.FieldNotIn(FieldExpiresAt, vs...))
-}
-
-// ExpiresAtGT applies the GT predicate on the "expires_at" field.
-func ExpiresAtGT(v time.Time) predicate.AgentToken {
-	return predicate.AgentToken(sql.FieldGT(FieldExpiresAt, v))
-}
-
-// ExpiresAtGTE applies the GTE predicate on the "expires_at" field.
-func ExpiresAtGTE(v time.Time) predicate.AgentToken {
-	return predicate.AgentToken(sql.FieldGTE(FieldExpiresAt, v))
-}
-
-// ExpiresAtLT applies the LT predicate on the "expires_at" field.
-func ExpiresAtLT(v time.Time) predicate.AgentToken {
-	return predicate.AgentToken(sql.FieldLT(FieldExpiresAt, v))
-}
-
-// ExpiresAtLTE applies the LTE predicate on the "expires_at" field.
-func ExpiresAtLTE(v time.Time) predicate.AgentToken {
-	return predicate.AgentToken(sql.FieldLTE(FieldExpiresAt, v))
 }
 
 // And groups predicates with the AND operator between them.

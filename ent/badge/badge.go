@@ -15,6 +15,12 @@ const (
 	FieldID = "id"
 	// FieldCreatedAt holds the string denoting the created_at field in the database.
 	FieldCreatedAt = "created_at"
+	// FieldProjectID holds the string denoting the project_id field in the database.
+	FieldProjectID = "project_id"
+	// FieldCreatedBy holds the string denoting the created_by field in the database.
+	FieldCreatedBy = "created_by"
+	// FieldExpiresAt holds the string denoting the expires_at field in the database.
+	FieldExpiresAt = "expires_at"
 	// FieldDigest holds the string denoting the digest field in the database.
 	FieldDigest = "digest"
 	// FieldPreviousDigest holds the string denoting the previous_digest field in the database.
@@ -27,18 +33,12 @@ const (
 	FieldLastUsedAt = "last_used_at"
 	// FieldSecretHint holds the string denoting the secret_hint field in the database.
 	FieldSecretHint = "secret_hint"
-	// FieldProjectID holds the string denoting the project_id field in the database.
-	FieldProjectID = "project_id"
 	// FieldProduct holds the string denoting the product field in the database.
 	FieldProduct = "product"
 	// FieldName holds the string denoting the name field in the database.
 	FieldName = "name"
 	// FieldRole holds the string denoting the role field in the database.
 	FieldRole = "role"
-	// FieldCreatedBy holds the string denoting the created_by field in the database.
-	FieldCreatedBy = "created_by"
-	// FieldExpiresAt holds the string denoting the expires_at field in the database.
-	FieldExpiresAt = "expires_at"
 	// Table holds the table name of the badge in the database.
 	Table = "badges"
 )
@@ -47,18 +47,18 @@ const (
 var Columns = []string{
 	FieldID,
 	FieldCreatedAt,
+	FieldProjectID,
+	FieldCreatedBy,
+	FieldExpiresAt,
 	FieldDigest,
 	FieldPreviousDigest,
 	FieldPreviousExpiresAt,
 	FieldRevokedAt,
 	FieldLastUsedAt,
 	FieldSecretHint,
-	FieldProjectID,
 	FieldProduct,
 	FieldName,
 	FieldRole,
-	FieldCreatedBy,
-	FieldExpiresAt,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -74,10 +74,10 @@ func ValidColumn(column string) bool {
 var (
 	// DefaultCreatedAt holds the default value on creation for the "created_at" field.
 	DefaultCreatedAt func() time.Time
-	// DigestValidator is a validator for the "digest" field. It is called by the builders before save.
-	DigestValidator func([]byte) error
 	// ProjectIDValidator is a validator for the "project_id" field. It is called by the builders before save.
 	ProjectIDValidator func(string) error
+	// DigestValidator is a validator for the "digest" field. It is called by the builders before save.
+	DigestValidator func([]byte) error
 	// ProductValidator is a validator for the "product" field. It is called by the builders before save.
 	ProductValidator func(string) error
 	// NameValidator is a validator for the "name" field. It is called by the builders before save.
@@ -103,6 +103,21 @@ func ByCreatedAt(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldCreatedAt, opts...).ToFunc()
 }
 
+// ByProjectID orders the results by the project_id field.
+func ByProjectID(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldProjectID, opts...).ToFunc()
+}
+
+// ByCreatedBy orders the results by the created_by field.
+func ByCreatedBy(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldCreatedBy, opts...).ToFunc()
+}
+
+// ByExpiresAt orders the results by the expires_at field.
+func ByExpiresAt(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldExpiresAt, opts...).ToFunc()
+}
+
 // ByPreviousExpiresAt orders the results by the previous_expires_at field.
 func ByPreviousExpiresAt(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldPreviousExpiresAt, opts...).ToFunc()
@@ -123,11 +138,6 @@ func BySecretHint(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldSecretHint, opts...).ToFunc()
 }
 
-// ByProjectID orders the results by the project_id field.
-func ByProjectID(opts ...sql.OrderTermOption) OrderOption {
-	return sql.OrderByField(FieldProjectID, opts...).ToFunc()
-}
-
 // ByProduct orders the results by the product field.
 func ByProduct(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldProduct, opts...).ToFunc()
@@ -141,14 +151,4 @@ func ByName(opts ...sql.OrderTermOption) OrderOption {
 // ByRole orders the results by the role field.
 func ByRole(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldRole, opts...).ToFunc()
-}
-
-// ByCreatedBy orders the results by the created_by field.
-func ByCreatedBy(opts ...sql.OrderTermOption) OrderOption {
-	return sql.OrderByField(FieldCreatedBy, opts...).ToFunc()
-}
-
-// ByExpiresAt orders the results by the expires_at field.
-func ByExpiresAt(opts ...sql.OrderTermOption) OrderOption {
-	return sql.OrderByField(FieldExpiresAt, opts...).ToFunc()
 }

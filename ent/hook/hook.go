@@ -57,6 +57,18 @@ func (f BadgeFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.BadgeMutation", m)
 }
 
+// The DeployKeyFunc type is an adapter to allow the use of ordinary
+// function as DeployKey mutator.
+type DeployKeyFunc func(context.Context, *ent.DeployKeyMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f DeployKeyFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.DeployKeyMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.DeployKeyMutation", m)
+}
+
 // The EmailSignInFunc type is an adapter to allow the use of ordinary
 // function as EmailSignIn mutator.
 type EmailSignInFunc func(context.Context, *ent.EmailSignInMutation) (ent.Value, error)

@@ -12,17 +12,17 @@ var (
 	AgentTokensColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeString, Size: 40},
 		{Name: "created_at", Type: field.TypeTime},
+		{Name: "project_id", Type: field.TypeString},
+		{Name: "created_by", Type: field.TypeString, Nullable: true},
+		{Name: "expires_at", Type: field.TypeTime},
 		{Name: "digest", Type: field.TypeBytes, Unique: true},
 		{Name: "previous_digest", Type: field.TypeBytes, Unique: true, Nullable: true},
 		{Name: "previous_expires_at", Type: field.TypeTime, Nullable: true},
 		{Name: "revoked_at", Type: field.TypeTime, Nullable: true},
 		{Name: "last_used_at", Type: field.TypeTime, Nullable: true},
 		{Name: "token_hint", Type: field.TypeString},
-		{Name: "project_id", Type: field.TypeString},
 		{Name: "agent_name", Type: field.TypeString},
 		{Name: "scopes", Type: field.TypeJSON},
-		{Name: "created_by", Type: field.TypeString, Nullable: true},
-		{Name: "expires_at", Type: field.TypeTime},
 	}
 	// AgentTokensTable holds the schema information for the "agent_tokens" table.
 	AgentTokensTable = &schema.Table{
@@ -33,7 +33,7 @@ var (
 			{
 				Name:    "agenttoken_project_id_id",
 				Unique:  false,
-				Columns: []*schema.Column{AgentTokensColumns[8], AgentTokensColumns[0]},
+				Columns: []*schema.Column{AgentTokensColumns[2], AgentTokensColumns[0]},
 			},
 		},
 	}
@@ -86,18 +86,18 @@ var (
 	BadgesColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeString, Size: 40},
 		{Name: "created_at", Type: field.TypeTime},
+		{Name: "project_id", Type: field.TypeString},
+		{Name: "created_by", Type: field.TypeString, Nullable: true},
+		{Name: "expires_at", Type: field.TypeTime, Nullable: true},
 		{Name: "digest", Type: field.TypeBytes, Unique: true},
 		{Name: "previous_digest", Type: field.TypeBytes, Unique: true, Nullable: true},
 		{Name: "previous_expires_at", Type: field.TypeTime, Nullable: true},
 		{Name: "revoked_at", Type: field.TypeTime, Nullable: true},
 		{Name: "last_used_at", Type: field.TypeTime, Nullable: true},
 		{Name: "secret_hint", Type: field.TypeString},
-		{Name: "project_id", Type: field.TypeString},
 		{Name: "product", Type: field.TypeString},
 		{Name: "name", Type: field.TypeString},
 		{Name: "role", Type: field.TypeString},
-		{Name: "created_by", Type: field.TypeString, Nullable: true},
-		{Name: "expires_at", Type: field.TypeTime, Nullable: true},
 	}
 	// BadgesTable holds the schema information for the "badges" table.
 	BadgesTable = &schema.Table{
@@ -108,7 +108,36 @@ var (
 			{
 				Name:    "badge_project_id_id",
 				Unique:  false,
-				Columns: []*schema.Column{BadgesColumns[8], BadgesColumns[0]},
+				Columns: []*schema.Column{BadgesColumns[2], BadgesColumns[0]},
+			},
+		},
+	}
+	// DeployKeysColumns holds the columns for the "deploy_keys" table.
+	DeployKeysColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString, Size: 40},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "project_id", Type: field.TypeString},
+		{Name: "created_by", Type: field.TypeString, Nullable: true},
+		{Name: "expires_at", Type: field.TypeTime, Nullable: true},
+		{Name: "digest", Type: field.TypeBytes, Unique: true},
+		{Name: "previous_digest", Type: field.TypeBytes, Unique: true, Nullable: true},
+		{Name: "previous_expires_at", Type: field.TypeTime, Nullable: true},
+		{Name: "revoked_at", Type: field.TypeTime, Nullable: true},
+		{Name: "last_used_at", Type: field.TypeTime, Nullable: true},
+		{Name: "secret_hint", Type: field.TypeString},
+		{Name: "name", Type: field.TypeString, Size: 80},
+		{Name: "repository", Type: field.TypeString, Nullable: true, Size: 200},
+	}
+	// DeployKeysTable holds the schema information for the "deploy_keys" table.
+	DeployKeysTable = &schema.Table{
+		Name:       "deploy_keys",
+		Columns:    DeployKeysColumns,
+		PrimaryKey: []*schema.Column{DeployKeysColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "deploykey_project_id_id",
+				Unique:  false,
+				Columns: []*schema.Column{DeployKeysColumns[2], DeployKeysColumns[0]},
 			},
 		},
 	}
@@ -916,6 +945,7 @@ var (
 		AuditEventsTable,
 		AuthClientsTable,
 		BadgesTable,
+		DeployKeysTable,
 		EmailSignInsTable,
 		EventsTable,
 		FederationFlowsTable,

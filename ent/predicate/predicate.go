@@ -18,6 +18,9 @@ type AuthClient func(*sql.Selector)
 // Badge is the predicate function for badge builders.
 type Badge func(*sql.Selector)
 
+// DeployKey is the predicate function for deploykey builders.
+type DeployKey func(*sql.Selector)
+
 // EmailSignIn is the predicate function for emailsignin builders.
 type EmailSignIn func(*sql.Selector)
 

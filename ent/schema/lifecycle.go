@@ -101,8 +101,6 @@ func Matched(presented, current, previous []byte, expires, graceEnd *time.Time) 
 
 // The lifecycle of each credential entity, shared by its schema and its owner's queries.
 var (
-	AgentTokenLifecycle   = LifecycleMixin{LastUsed: true, Hint: "token_hint"}
-	BadgeLifecycle        = LifecycleMixin{LastUsed: true, Hint: "secret_hint"}
 	AuthClientLifecycle   = LifecycleMixin{Key: "secret_digest", PreviousKey: "previous_secret_digest"}
 	S3CredentialLifecycle = LifecycleMixin{Key: "access_key_id", PreviousKey: "previous_access_key_id", StringKey: true}
 )

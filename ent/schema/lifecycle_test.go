@@ -50,7 +50,7 @@ func TestPresentedAndLive(t *testing.T) {
 
 	find := func(key string) []string {
 		return client.AgentToken.Query().Where(
-			schema.Presented[predicate.AgentToken](schema.AgentTokenLifecycle, []byte(key), now),
+			schema.Presented[predicate.AgentToken](schema.AgentTokenKind.Lifecycle(), []byte(key), now),
 			schema.Live[predicate.AgentToken](now)).IDsX(ctx)
 	}
 	for key, want := range map[string]string{"cur1": inGrace, "old1": inGrace, "cur2": graceOver, "old2": "", "cur3": "", "cur4": "", "nope": ""} {

@@ -84,6 +84,19 @@ func WithFx(opts ...fx.Option) Option { return func(o *options) { o.fx = append(
 // products, say).
 func WithGraph(graph Graph) Option { return func(o *options) { o.graph = graph } }
 
+// optionsOf applies opts, and says which graph to boot: graph, unless WithGraph named
+// another.
+func optionsOf(opts []Option, graph Graph) (options, Graph) {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.graph != nil {
+		graph = o.graph
+	}
+	return o, graph
+}
+
 // Start boots graph on store st and stops it when the test ends.
 func Start(t testing.TB, st Store, graph Graph, opts ...Option) *App {
 	t.Helper()
@@ -93,13 +106,7 @@ func Start(t testing.TB, st Store, graph Graph, opts ...Option) *App {
 // StartURL boots graph on an explicit database URL.
 func StartURL(t testing.TB, storeName, databaseURL string, graph Graph, opts ...Option) *App {
 	t.Helper()
-	var o options
-	for _, opt := range opts {
-		opt(&o)
-	}
-	if o.graph != nil {
-		graph = o.graph
-	}
+	o, graph := optionsOf(opts, graph)
 	cfg := Config(databaseURL, t.TempDir())
 	// The server's own URL never comes from a request (SPEC §9a), so the app must know
 	// the address tests reach it at before it starts: pick a free port now and name it
@@ -328,10 +335,7 @@ func (r *Response) Expect(t testing.TB, status int, want map[string]any) map[str
 // BuildErr builds (without starting) graph with opts and returns the graph's error.
 func BuildErr(t testing.TB, graph Graph, opts ...Option) error {
 	t.Helper()
-	var o options
-	for _, opt := range opts {
-		opt(&o)
-	}
+	o, graph := optionsOf(opts, graph)
 	cfg := Config("sqlite::memory:", t.TempDir())
 	all := []fx.Option{graph(cfg, secret.MasterKeys{TestMasterKey}, logging.Output{Writer: &LogBuffer{}}), fx.Invoke(func(*httpserver.Server) {})}
 	all = append(all, o.fx...)

@@ -13,6 +13,7 @@ import (
 	"github.com/authcore/authcore/platform/audit"
 	"github.com/authcore/authcore/platform/clock"
 	"github.com/authcore/authcore/platform/config"
+	"github.com/authcore/authcore/platform/credential"
 	"github.com/authcore/authcore/platform/guard"
 	"github.com/authcore/authcore/platform/httpserver"
 	"github.com/authcore/authcore/platform/identity"
@@ -20,6 +21,7 @@ import (
 	"github.com/authcore/authcore/platform/mail"
 	"github.com/authcore/authcore/platform/oauth"
 	"github.com/authcore/authcore/platform/ratelimit"
+	"github.com/authcore/authcore/platform/secret"
 )
 
 // Module wires the account service and its routes.
@@ -28,6 +30,8 @@ var Module = fx.Module("account",
 	fx.Provide(fx.Annotate(NewService,
 		fx.As(fx.Self()), fx.As(new(identity.Users)), fx.As(new(identity.Directory)), fx.As(new(Accounts)), fx.As(new(identity.ProvenUsers)))),
 	fx.Provide(fx.Annotate(newRecovery, fx.As(fx.Self()), fx.As(new(identity.EmailVerification)))),
+	credential.AsClaim("password_reset_token", secret.Prefix(resetKind)),
+	credential.AsClaim("email_verification_token", secret.Prefix(verifyKind)),
 	httpserver.AsModuleRoutes("account", func(p handlerParams) []httpserver.Route {
 		h := &handler{guard: p.Guard, svc: p.Svc, recovery: p.Recovery, tenants: p.Tenants, sessions: p.Sessions, cfg: p.Config, clock: p.Clock, limits: p.Limits,
 			signins: p.SignIns, devices: p.Devices, second: p.Second, rules: p.Rules}

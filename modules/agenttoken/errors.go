@@ -23,6 +23,19 @@ var (
 	errRollFailed   = failure(apperr.KindInternal, "roll_failed", "the token could not be rolled")
 )
 
+// failed is a store failure of op, answered as the seed says.
+func failed(op string, err error) error {
+	switch op {
+	case "create":
+		return errCreateFailed.Wrap(err)
+	case "list":
+		return errListFailed.Wrap(err)
+	case "revoke":
+		return errRevokeFailed.Wrap(err)
+	}
+	return errRollFailed.Wrap(err)
+}
+
 func failure(kind apperr.Kind, code, message string) *apperr.Error {
 	return apperr.New(kind, code, message).With("engine", engineName)
 }

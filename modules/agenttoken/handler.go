@@ -2,7 +2,7 @@ package agenttoken
 
 import (
 	"net/http"
-	"strings"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -10,79 +10,58 @@ import (
 	"github.com/authcore/authcore/platform/guard"
 	"github.com/authcore/authcore/platform/httpserver"
 	"github.com/authcore/authcore/platform/identity"
+	"github.com/authcore/authcore/platform/lifecycle"
 	"github.com/authcore/authcore/platform/rollover"
 )
 
 // note tells the caller what to do with the one-time secret (seed 4.1).
 const note = "Copy this token now: it is shown only once and cannot be recovered. Send it as `Authorization: Bearer <token>`."
 
-type handler struct {
-	svc   *Service
-	guard *guard.Guard
-	me    *bearer.Endpoint
-}
-
 var engineField = map[string]any{"engine": engineName}
 
-func (h *handler) routes() []httpserver.Route {
-	// The project-admin guard on the agents path and everything beneath it (seed 4.1);
-	// its rejections carry engine (SPEC §4).
-	admin := []fiber.Handler{h.guard.DashboardWith(engineField), h.guard.ProjectRole(identity.RoleAdmin, guard.FromPath, engineField)}
-	routes := httpserver.Collection("/v1/auth-core/projects/:projectId/ai/agents", "tokenId", admin, h.list, h.guard.Recently(h.create), h.revoke)
-	return append(routes,
-		httpserver.Route{Method: http.MethodPost, Path: "/v1/auth-core/projects/:projectId/ai/agents/:tokenId/roll", Handlers: append(admin, h.guard.Recently(h.roll))},
-		httpserver.Route{Method: http.MethodGet, Path: "/v1/auth-core/ai/me", Handlers: []fiber.Handler{h.whoAmI}})
-}
-
-func (h *handler) whoAmI(c *fiber.Ctx) error { return h.me.Serve(c, h.svc.Me) }
-
-func (h *handler) list(c *fiber.Ctx) error {
-	projectID := guard.ProjectOf(c)
-	agents, err := h.svc.List(c.UserContext(), projectID)
-	if err != nil {
-		return err
-	}
-	return c.JSON(fiber.Map{"engine": engineName, "projectId": projectID, "agents": agents})
-}
-
-func (h *handler) create(c *fiber.Ctx) error {
-	req, err := ParseCreate(c.Body())
-	if err != nil {
-		return err
-	}
-	projectID := guard.ProjectOf(c)
-	created, err := h.svc.Create(c.UserContext(), projectID, guard.ActorOf(c), req, httpserver.Origin(c))
-	if err != nil {
-		return err
-	}
-	return c.Status(http.StatusOK).JSON(fiber.Map{
-		"engine": engineName, "projectId": projectID, "agent": created.Agent, "plaintext": created.Plaintext, "note": note,
+// routes are the seed's: the lifecycle's routes under the agents path, behind the
+// project-admin guard whose rejections carry engine (SPEC §4), with the seed's answers.
+func (s *Service) routes(g *guard.Guard, k bearer.Kit) []httpserver.Route {
+	return s.life.Routes(g, k, lifecycle.Routes{
+		Collection: "/v1/auth-core/projects/:projectId/ai/agents", ID: "tokenId", Me: "/v1/auth-core/ai/me",
+		Guards: []fiber.Handler{g.DashboardWith(engineField), g.ProjectRole(identity.RoleAdmin, guard.FromPath, engineField)},
+		Shape: lifecycle.Shape{
+			Parse: func(c *fiber.Ctx) (lifecycle.Mint, error) {
+				req, err := ParseCreate(c.Body())
+				if err != nil {
+					return lifecycle.Mint{}, err
+				}
+				return s.mint(c.UserContext(), guard.ProjectOf(c), req)
+			},
+			Roll:    s.rollBody,
+			Created: created,
+			Listed: func(c *fiber.Ctx, rs []lifecycle.Record) error {
+				return c.JSON(fiber.Map{"engine": engineName, "projectId": guard.ProjectOf(c), "agents": rs})
+			},
+			Revoked: func(c *fiber.Ctx, id string) error {
+				return c.JSON(fiber.Map{"engine": engineName, "ok": true, "projectId": guard.ProjectOf(c), "tokenId": id})
+			},
+			Rolled: func(c *fiber.Ctx, r lifecycle.Rolled) error {
+				return c.JSON(fiber.Map{"engine": engineName, "projectId": guard.ProjectOf(c), "agent": lifecycle.Record{Row: r.Row},
+					"plaintext": r.Plaintext, "note": note, "previousSecretExpiresAt": r.PreviousSecretExpiresAt})
+			},
+		},
 	})
 }
 
-func (h *handler) revoke(c *fiber.Ctx) error {
-	projectID := guard.ProjectOf(c)
-	tokenID := strings.Clone(c.Params("tokenId"))
-	if err := h.svc.Revoke(c.UserContext(), projectID, tokenID, guard.ActorOf(c), httpserver.Origin(c)); err != nil {
-		return err
-	}
-	return c.JSON(fiber.Map{"engine": engineName, "ok": true, "projectId": projectID, "tokenId": tokenID})
+func created(c *fiber.Ctx, is lifecycle.Issued) error {
+	return c.Status(http.StatusOK).JSON(fiber.Map{
+		"engine": engineName, "projectId": guard.ProjectOf(c), "agent": lifecycle.Record{Row: is.Row}, "plaintext": is.Plaintext, "note": note,
+	})
 }
 
-// roll answers the create answer's shape plus previousSecretExpiresAt (SPEC §12). Like
-// create, a body that is not a JSON object is read as {}.
-func (h *handler) roll(c *fiber.Ctx) error {
+// rollBody reads a roll's body (SPEC §12); like create, a body that is not a JSON object
+// is read as {}.
+func (s *Service) rollBody(c *fiber.Ctx) (time.Duration, func(*lifecycle.Row, time.Time) error, error) {
 	grace, _, err := rollover.Grace(c.Body())
 	if err != nil {
-		return invalidRoll(err.Error())
+		return 0, nil, invalidRoll(err.Error())
 	}
-	projectID := guard.ProjectOf(c)
-	rolled, err := h.svc.Roll(c.UserContext(), projectID, strings.Clone(c.Params("tokenId")), grace, guard.ActorOf(c), httpserver.Origin(c))
-	if err != nil {
-		return err
-	}
-	return c.JSON(fiber.Map{
-		"engine": engineName, "projectId": projectID, "agent": rolled.Agent, "plaintext": rolled.Plaintext, "note": note,
-		"previousSecretExpiresAt": rolled.PreviousSecretExpiresAt,
-	})
+	may, err := s.mayRoll(c.UserContext(), guard.ProjectOf(c))
+	return grace, may, err
 }

@@ -1,6 +1,7 @@
 // Package agenttoken owns AI agent tokens (seed 4.1, 4.2; SPEC §5): a project admin mints,
-// lists and revokes them; an agent asks ai/me who it is. Verification is cached (known and
-// unknown digests) and exact under revocation, through platform/bearer.
+// lists and revokes them; an agent asks ai/me who it is. The lifecycle is the one every
+// kind shares (platform/lifecycle): this package says what is the agent tokens' own — their
+// fields and defaults, the project's policy, the seed's answers, and token exchange.
 package agenttoken
 
 import (
@@ -8,16 +9,14 @@ import (
 
 	"go.uber.org/fx"
 
-	"github.com/authcore/authcore/ent"
-	"github.com/authcore/authcore/platform/audit"
+	"github.com/authcore/authcore/platform/apidoc"
 	"github.com/authcore/authcore/platform/bearer"
 	"github.com/authcore/authcore/platform/credential"
-	"github.com/authcore/authcore/platform/database"
 	"github.com/authcore/authcore/platform/guard"
 	"github.com/authcore/authcore/platform/httpserver"
+	"github.com/authcore/authcore/platform/lifecycle"
 	"github.com/authcore/authcore/platform/oauth"
 	"github.com/authcore/authcore/platform/policy"
-	"github.com/authcore/authcore/platform/secret"
 )
 
 // Module wires the service and its routes.
@@ -25,35 +24,16 @@ var Module = fx.Module("agenttoken",
 	fx.Decorate(func(l *slog.Logger) *slog.Logger { return l.With("module", "agenttoken") }),
 	fx.Provide(NewService),
 	httpserver.AsModuleRoutes("agenttoken", func(s *Service, g *guard.Guard, k bearer.Kit) []httpserver.Route {
-		return (&handler{svc: s, guard: g, me: bearer.NewEndpoint(k, Kind).CountingLimited(s.verifier.Limited)}).routes()
+		return s.routes(g, k)
 	}),
 	oauth.AsGrant(newExchange),
-	credential.AsKinds(func(s *Service) []credential.Kind {
-		return []credential.Kind{{
-			Name: Kind, Pattern: secret.Pattern(tokenKind),
-			Match:      func(t string) bool { return secret.CheckToken(tokenKind, t) },
-			Revoke:     s.RevokePresented,
-			Introspect: s.introspect,
-			Events:     []string{"ai_token.create", "ai_token.roll", "ai_token.revoke"},
-		}}
-	}),
+	credential.AsKinds(func(s *Service) []credential.Kind { return s.life.Kinds() }),
+	apidoc.AsFragment(func() (apidoc.Fragment, error) { return apidoc.YAML("agenttoken", openapiYAML) }),
 )
 
 // Params are the service's dependencies.
 type Params struct {
 	fx.In
-	Ent      *ent.Client
-	DB       *database.DB
-	Audit    *audit.Recorder
-	Policies policy.Source
-	Kit      bearer.Kit
-}
-
-// NewService returns the service, subscribed to revocations from other replicas.
-func NewService(p Params) *Service {
-	s := &Service{ent: p.Ent, reads: p.Kit.Reads, clock: p.Kit.Clock, audit: p.Audit, metrics: p.Kit.Metrics, bus: p.Kit.Bus, policies: p.Policies, usage: p.Kit.UsageReader,
-		byID: bearer.NewCache[string, *liveness](p.Kit.Limits.Size, p.Kit.Limits.PositiveTTL)}
-	s.verifier = bearer.NewVerifier[answer](p.Kit, Kind, store{})
-	bearer.Follow(p.Kit.Bus, idTopic, s.byID)
-	return s
+	Lifecycle lifecycle.Deps
+	Policies  policy.Source
 }

@@ -1,37 +1,22 @@
 package agenttoken
 
 import (
-	"cmp"
 	"context"
-	"errors"
+	"encoding/json"
 	"fmt"
-	"maps"
 	"math"
 	"strings"
 	"time"
 	"unicode"
 	"unicode/utf8"
 
-	"entgo.io/ent/dialect/sql"
-
-	"github.com/authcore/authcore/ent"
 	"github.com/authcore/authcore/ent/agenttoken"
-	"github.com/authcore/authcore/ent/predicate"
 	"github.com/authcore/authcore/ent/schema"
-	"github.com/authcore/authcore/platform/apperr"
-	"github.com/authcore/authcore/platform/audit"
-	"github.com/authcore/authcore/platform/bearer"
 	"github.com/authcore/authcore/platform/clock"
-	"github.com/authcore/authcore/platform/credential"
-	"github.com/authcore/authcore/platform/database"
-	"github.com/authcore/authcore/platform/invalidation"
 	"github.com/authcore/authcore/platform/jsonbody"
-	"github.com/authcore/authcore/platform/metrics"
+	"github.com/authcore/authcore/platform/lifecycle"
 	"github.com/authcore/authcore/platform/policy"
-	"github.com/authcore/authcore/platform/rollover"
 	"github.com/authcore/authcore/platform/scope"
-	"github.com/authcore/authcore/platform/secret"
-	"github.com/authcore/authcore/platform/usage"
 )
 
 // Kind is the credential kind of agent tokens: the metrics label and invalidation topic.
@@ -41,7 +26,7 @@ const Kind = "ai_agent"
 const tokenKind = "ai"
 
 // idPrefix begins every agent token id (ent/schema).
-const idPrefix = "tok_"
+var idPrefix = schema.AgentTokenKind.IDPrefix
 
 // Defaults and bounds of SPEC §5.
 const (
@@ -52,66 +37,55 @@ const (
 	minTTL, maxTTL = 1.0, 8760.0
 )
 
-// Service mints, lists, revokes and verifies agent tokens. It imports no HTTP.
+// Own fields of an agent token (ent/schema/agenttoken.go).
+const (
+	fieldAgentName = "agent_name"
+	fieldScopes    = "scopes"
+)
+
+// Service is agent tokens: the shared lifecycle with the agent tokens' own rules.
 type Service struct {
-	ent      *ent.Client
-	reads    *database.Reads
-	clock    clock.Clock
-	audit    *audit.Recorder
-	metrics  *metrics.Credentials
-	bus      invalidation.Bus
+	life     *lifecycle.Lifecycle
 	policies policy.Source
-	verifier *bearer.Verifier[answer]
-	byID     *bearer.Cache[string, *liveness]
-	usage    usage.Reader
+	clock    clock.Clock
 }
 
-// idTopic invalidates the by-id liveness cache (Live), which JWTs exchanged from a token
-// are checked against.
-const idTopic = "ai_agent_id"
-
-// Grant is what a token grants and to whom: shared by its record and its ai/me answer.
-type Grant struct {
-	ProjectID string   `json:"projectId"`
-	AgentName string   `json:"agentName"`
-	Scopes    []string `json:"scopes"`
-	CreatedBy *string  `json:"createdBy"`
-}
-
-func grantOf(t *ent.AgentToken) Grant {
-	g := Grant{ProjectID: t.ProjectID, AgentName: t.AgentName, Scopes: t.Scopes, CreatedBy: t.CreatedBy}
-	if g.Scopes == nil {
-		g.Scopes = []string{}
+// NewService returns the service.
+func NewService(p Params) (*Service, error) {
+	life, err := lifecycle.New(p.Lifecycle, lifecycle.Spec{
+		Name: Kind, Prefixes: []string{tokenKind}, Schema: schema.AgentToken{}, Mixin: schema.AgentTokenKind, Table: agenttoken.Table,
+		Actions: "ai_token", IDField: "tokenId",
+	}, lifecycle.Hooks{
+		Answer: answer, Introspect: introspect,
+		NotFound: ErrNotFound, RollNotFound: ErrRollNotFound, Failed: failed,
+	})
+	if err != nil {
+		return nil, err
 	}
-	return g
+	return &Service{life: life, policies: p.Policies, clock: p.Lifecycle.Kit.Clock}, nil
 }
 
-// Agent is the token record of seed 4.1 / SPEC §5. Never a digest or a secret.
-type Agent struct {
-	ID string `json:"id"`
-	Grant
-	CreatedAt  time.Time  `json:"createdAt"`
-	ExpiresAt  time.Time  `json:"expiresAt"`
-	LastUsedAt *time.Time `json:"lastUsedAt"`
-	// Usage24h counts its verifications of the last 24 hours by outcome (SPEC §19).
-	Usage24h  usage.Totals `json:"usage24h"`
-	TokenHint string       `json:"tokenHint"`
+// meBody is the ai/me answer (seed 4.2): the verification fields merged into it.
+type meBody struct {
+	Engine        string    `json:"engine"`
+	Authenticated bool      `json:"authenticated"`
+	Kind          string    `json:"kind"`
+	TokenID       string    `json:"tokenId"`
+	ProjectID     string    `json:"projectId"`
+	AgentName     string    `json:"agentName"`
+	Scopes        []string  `json:"scopes"`
+	CreatedBy     *string   `json:"createdBy"`
+	ExpiresAt     time.Time `json:"expiresAt"`
 }
 
-func view(t *ent.AgentToken) Agent {
-	a := Agent{ID: t.ID, Grant: grantOf(t), CreatedAt: t.CreatedAt.UTC(), ExpiresAt: t.ExpiresAt.UTC(), TokenHint: t.TokenHint}
-	if t.LastUsedAt != nil {
-		u := t.LastUsedAt.UTC()
-		a.LastUsedAt = &u
-	}
-	return a
+func answer(r *lifecycle.Row) ([]byte, error) {
+	return json.Marshal(meBody{Engine: engineName, Authenticated: true, Kind: Kind, TokenID: r.ID, ProjectID: r.ProjectID,
+		AgentName: r.String(fieldAgentName), Scopes: r.Strings(fieldScopes), CreatedBy: r.CreatedBy, ExpiresAt: *r.ExpiresAt})
 }
 
-// Verified is what ai/me reports of a valid token.
-type Verified struct {
-	TokenID string `json:"tokenId"`
-	Grant
-	ExpiresAt time.Time `json:"expiresAt"`
+// introspect is RFC 7662's answer for a live agent token (SPEC §11).
+func introspect(r lifecycle.Row, fields map[string]any) {
+	fields["token_id"], fields["agent_name"], fields["scope"] = r.ID, r.String(fieldAgentName), strings.Join(r.Strings(fieldScopes), " ")
 }
 
 // CreateRequest is a validated create body.
@@ -176,46 +150,15 @@ func ParseCreate(body []byte) (CreateRequest, error) {
 	return req, nil
 }
 
-// Created is a new token with its one-time secret.
-type Created struct {
-	Agent     Agent
-	Plaintext string
-}
-
-// Create mints a token and its audit record in one transaction.
-func (s *Service) Create(ctx context.Context, projectID string, creator *string, req CreateRequest, origin audit.Origin) (Created, error) {
+// mint is what Create hands the lifecycle: the request within the project's policy.
+func (s *Service) mint(ctx context.Context, projectID string, req CreateRequest) (lifecycle.Mint, error) {
+	now := s.clock.Now()
 	req, err := s.withinPolicy(ctx, projectID, req)
 	if err != nil {
-		return Created{}, err
+		return lifecycle.Mint{}, err
 	}
-	plaintext, err := secret.NewToken(tokenKind)
-	if err != nil {
-		return Created{}, errCreateFailed.Wrap(err)
-	}
-	now := s.clock.Now()
-	ttl := time.Duration(math.Round(req.TTLHours * float64(time.Hour)))
-	var t *ent.AgentToken
-	err = database.WithTx(ctx, s.ent, func(tx *ent.Tx) error {
-		var err error
-		t, err = tx.AgentToken.Create().
-			SetProjectID(projectID).SetAgentName(req.AgentName).SetScopes(req.Scopes).
-			SetNillableCreatedBy(creator).SetCreatedAt(now).SetExpiresAt(now.Add(ttl).Truncate(time.Second)).
-			SetTokenHint(secret.Hint(plaintext)).SetDigest(secret.DigestOf(plaintext).Bytes()).
-			Save(ctx)
-		if err != nil {
-			return err
-		}
-		_, err = s.audit.Record(ctx, tx, audit.Event{
-			ActorID: creator, ProjectID: projectID, Action: "ai_token.create",
-			Metadata: map[string]any{"tokenId": t.ID, "agentName": t.AgentName, "scopes": t.Scopes}, Origin: origin,
-		})
-		return err
-	})
-	if err != nil {
-		return Created{}, errCreateFailed.Wrap(err)
-	}
-	s.metrics.Issued.WithLabelValues(Kind, "").Inc()
-	return Created{Agent: view(t), Plaintext: plaintext}, nil
+	expires := now.Add(time.Duration(math.Round(req.TTLHours * float64(time.Hour)))).Truncate(time.Second)
+	return lifecycle.Mint{ExpiresAt: &expires, Own: map[string]any{fieldAgentName: req.AgentName, fieldScopes: req.Scopes}}, nil
 }
 
 // withinPolicy applies the project's policy (SPEC §12): a ttlHours or a scope beyond it
@@ -239,171 +182,24 @@ func (s *Service) withinPolicy(ctx context.Context, projectID string, req Create
 	return req, nil
 }
 
-// List is the project's tokens that are not revoked, newest first.
-func (s *Service) List(ctx context.Context, projectID string) ([]Agent, error) {
-	ts, err := s.ent.AgentToken.Query().
-		Where(agenttoken.ProjectID(projectID), agenttoken.RevokedAtIsNil()).
-		Order(agenttoken.ByID(sql.OrderDesc())).
-		All(ctx)
-	if err != nil {
-		return nil, errListFailed.Wrap(err)
-	}
-	out := make([]Agent, 0, len(ts))
-	for _, t := range ts {
-		out = append(out, view(t))
-	}
-	err = usage.Last24h(ctx, s.usage, s.clock.Now(), projectID, Kind, out,
-		func(a *Agent) string { return a.ID }, func(a *Agent, t usage.Totals) { a.Usage24h = t })
-	return out, err
-}
-
-// Revoke revokes one of the project's tokens, with its audit record and the invalidation
-// of every replica's cache, all in one transaction.
-func (s *Service) Revoke(ctx context.Context, projectID, tokenID string, actor *string, origin audit.Origin) error {
-	err := s.revoke(ctx, []predicate.AgentToken{agenttoken.ID(tokenID), agenttoken.ProjectID(projectID)}, actor, origin, nil, "")
-	if errors.Is(err, ErrNotFound) {
-		return ErrNotFound
-	}
-	if err != nil {
-		return errRevokeFailed.Wrap(err)
-	}
-	return nil
-}
-
-// RevokePresented revokes the presented token (RFC 7009 self-revocation, a leak report):
-// no actor, audited as r says.
-func (s *Service) RevokePresented(ctx context.Context, token string, r credential.Revocation) error {
-	if !secret.CheckToken(tokenKind, token) {
-		return credential.ErrNotLive
-	}
-	d, now := secret.DigestOf(token).Bytes(), s.clock.Now()
-	matches := schema.Presented[predicate.AgentToken](schema.AgentTokenLifecycle, d, now)
-	err := s.revoke(ctx, []predicate.AgentToken{matches, schema.Live[predicate.AgentToken](now)}, nil, r.Origin, r.Metadata, r.Action)
-	if errors.Is(err, ErrNotFound) {
-		return credential.ErrNotLive
-	}
-	return err
-}
-
-// revoke revokes the one live token matching where: the row, the invalidations of both
-// caches (by digest and by id) and the audit record commit together.
-func (s *Service) revoke(ctx context.Context, where []predicate.AgentToken, actor *string, origin audit.Origin, extra map[string]any, action string) error {
-	err := database.WithTx(ctx, s.ent, func(tx *ent.Tx) error {
-		t, err := tx.AgentToken.Query().Where(where...).Where(agenttoken.RevokedAtIsNil()).Only(ctx)
-		if ent.IsNotFound(err) {
-			return ErrNotFound
-		}
-		if err != nil {
-			return err
-		}
-		n, err := tx.AgentToken.Update().
-			Where(agenttoken.ID(t.ID), agenttoken.RevokedAtIsNil()).
-			SetRevokedAt(s.clock.Now()).Save(ctx)
-		if err != nil {
-			return err
-		}
-		if n == 0 {
-			return ErrNotFound
-		}
-		if err := s.verifier.Revoked(ctx, tx, t.Digest, bytesOf(t.PreviousDigest)); err != nil {
-			return err
-		}
-		if err := s.bus.Publish(ctx, tx, idTopic, t.ID); err != nil {
-			return err
-		}
-		metadata := map[string]any{"tokenId": t.ID}
-		maps.Copy(metadata, extra)
-		_, err = s.audit.Record(ctx, tx, audit.Event{
-			ActorID: actor, ProjectID: t.ProjectID, Action: cmp.Or(action, "ai_token.revoke"), Metadata: metadata, Origin: origin,
-		})
-		return err
-	})
-	if err != nil {
-		return err
-	}
-	s.metrics.Revoked.WithLabelValues(Kind, "").Inc()
-	return nil
-}
-
-// Rolled is a token with its new one-time secret, and when the replaced secret stops.
-type Rolled struct {
-	Created
-	PreviousSecretExpiresAt time.Time
-}
-
-// Roll gives one of the project's live tokens a new secret (SPEC §12): same id and record;
-// the secret it replaces keeps verifying until grace ends (never past the token's own
-// expiry), and the one an earlier roll replaced stops now. The row, the invalidations and
-// the audit record commit together.
-func (s *Service) Roll(ctx context.Context, projectID, tokenID string, grace time.Duration, actor *string, origin audit.Origin) (Rolled, error) {
-	plaintext, err := secret.NewToken(tokenKind)
-	if err != nil {
-		return Rolled{}, errRollFailed.Wrap(err)
-	}
+// mayRoll reads the project's policy and refuses to give a new secret to a token it no
+// longer allows: a scope it forbids, or more lifetime left than it grants.
+func (s *Service) mayRoll(ctx context.Context, projectID string) (func(*lifecycle.Row, time.Time) error, error) {
 	pol, err := s.policies.Policy(ctx, projectID)
 	if err != nil {
-		return Rolled{}, errRollFailed.Wrap(err)
+		return nil, errRollFailed.Wrap(err)
 	}
-	now := s.clock.Now()
-	var out Rolled
-	err = database.WithTx(ctx, s.ent, func(tx *ent.Tx) error {
-		t, err := tx.AgentToken.Query().
-			Where(agenttoken.ID(tokenID), agenttoken.ProjectID(projectID), schema.Live[predicate.AgentToken](now)).
-			Only(ctx)
-		if ent.IsNotFound(err) {
-			return ErrRollNotFound
+	return func(r *lifecycle.Row, now time.Time) error {
+		if max := pol.AgentTokenMaxTTLHours; max != nil && r.ExpiresAt.Sub(now) > time.Duration(*max)*time.Hour {
+			return invalidRoll(fmt.Sprintf("the token outlives the project's policy (at most %d hours)", *max))
 		}
-		if err != nil {
-			return err
+		for _, sc := range r.Strings(fieldScopes) {
+			if !pol.Allows(sc) {
+				return invalidRoll(fmt.Sprintf("scope %q is not allowed by the project's policy", sc))
+			}
 		}
-		if err := rollWithinPolicy(pol, t, now); err != nil {
-			return err
-		}
-		replaced, earlier := t.Digest, bytesOf(t.PreviousDigest)
-		until, keep := rollover.Until(now, grace, &t.ExpiresAt)
-		u := tx.AgentToken.UpdateOne(t).SetDigest(secret.DigestOf(plaintext).Bytes()).SetTokenHint(secret.Hint(plaintext))
-		if keep {
-			u = u.SetPreviousDigest(t.Digest).SetPreviousExpiresAt(until)
-		} else {
-			until = now
-			u = u.ClearPreviousDigest().ClearPreviousExpiresAt()
-		}
-		if t, err = u.Save(ctx); err != nil {
-			return err
-		}
-		// The secret just replaced must now stop at until, and an earlier one at once.
-		if err := s.verifier.Revoked(ctx, tx, replaced, earlier); err != nil {
-			return err
-		}
-		_, err = s.audit.Record(ctx, tx, audit.Event{
-			ActorID: actor, ProjectID: projectID, Action: "ai_token.roll", Origin: origin,
-			Metadata: map[string]any{"tokenId": t.ID, "previousSecretExpiresAt": until.UTC()},
-		})
-		out = Rolled{Created: Created{Agent: view(t), Plaintext: plaintext}, PreviousSecretExpiresAt: until.UTC()}
-		return err
-	})
-	if err != nil {
-		if _, known := apperr.As(err); known {
-			return Rolled{}, err
-		}
-		return Rolled{}, errRollFailed.Wrap(err)
-	}
-	s.metrics.Issued.WithLabelValues(Kind, "").Inc()
-	return out, nil
-}
-
-// rollWithinPolicy refuses to give a new secret to a token the project's policy no longer
-// allows: a scope it forbids, or more lifetime left than it grants.
-func rollWithinPolicy(pol policy.Policy, t *ent.AgentToken, now time.Time) error {
-	if max := pol.AgentTokenMaxTTLHours; max != nil && t.ExpiresAt.Sub(now) > time.Duration(*max)*time.Hour {
-		return invalidRoll(fmt.Sprintf("the token outlives the project's policy (at most %d hours)", *max))
-	}
-	for _, sc := range t.Scopes {
-		if !pol.Allows(sc) {
-			return invalidRoll(fmt.Sprintf("scope %q is not allowed by the project's policy", sc))
-		}
-	}
-	return nil
+		return nil
+	}, nil
 }
 
 // liveGrant is a live agent token, as token exchange sees it.
@@ -413,75 +209,17 @@ type liveGrant struct {
 	ExpiresAt                     time.Time
 }
 
-// Grant verifies a presented token for token exchange and introspection.
+// Grant verifies a presented token for token exchange: ErrNotLive (platform/credential) unless it
+// is live; its expiry is the presented secret's (a replaced one ends with its grace).
 func (s *Service) Grant(ctx context.Context, token string) (liveGrant, error) {
-	if !secret.CheckToken(tokenKind, token) {
-		return liveGrant{}, credential.ErrNotLive
-	}
-	e, err := s.verifier.Verify(ctx, token) // bearer.ErrInvalid is credential.ErrNotLive
+	r, err := s.life.Grant(ctx, token)
 	if err != nil {
 		return liveGrant{}, err
 	}
-	v := e.Value.info
-	// The entry's expiry, not the token's: a replaced secret in its grace ends at the
-	// grace's end, and so must everything derived from it (SPEC §9a).
-	exp := v.ExpiresAt
-	if e.ExpiresAt != nil && e.ExpiresAt.Before(exp) {
-		exp = *e.ExpiresAt
-	}
-	return liveGrant{TokenID: v.TokenID, ProjectID: v.ProjectID, AgentName: v.AgentName, Scopes: v.Scopes, ExpiresAt: exp}, nil
+	return liveGrant{TokenID: r.ID, ProjectID: r.ProjectID, AgentName: r.String(fieldAgentName), Scopes: r.Strings(fieldScopes), ExpiresAt: *r.ExpiresAt}, nil
 }
 
-// liveness is what Live needs of a token, cached by id.
-type liveness struct {
-	revoked   bool
-	expiresAt time.Time
-}
-
-// Live reports whether the token with this id is live, from the by-id cache (a revoke
-// anywhere clears its entry in the same transaction's commit).
+// Live reports whether the token with this id is live (what exchanged tokens are worth).
 func (s *Service) Live(ctx context.Context, tokenID string) (bool, error) {
-	l, err := s.byID.Load(ctx, tokenID, func(ctx context.Context) (*liveness, error) {
-		t, err := database.Read(ctx, s.reads, idTopic, tokenID, func(ctx context.Context, h database.Handle) (*ent.AgentToken, error) {
-			return h.Ent.AgentToken.Query().Where(agenttoken.ID(tokenID)).Select(agenttoken.FieldRevokedAt, agenttoken.FieldExpiresAt).Only(ctx)
-		})
-		if database.IsNoRow(err) {
-			return &liveness{revoked: true}, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		return &liveness{revoked: t.RevokedAt != nil, expiresAt: t.ExpiresAt}, nil
-	})
-	if err != nil {
-		return false, err
-	}
-	return schema.LiveAt(s.clock.Now(), l.revoked, &l.expiresAt), nil
-}
-
-// Me checks a bearer token and returns its pre-encoded ai/me answer, or bearer.ErrInvalid
-// for anything that is not a live token. The checksum is checked first, so malformed and
-// guessed tokens never reach the caches or the store.
-func (s *Service) Me(ctx context.Context, token string) ([]byte, error) {
-	if !secret.CheckToken(tokenKind, token) {
-		return nil, bearer.ErrInvalid
-	}
-	e, err := s.verifier.Verify(ctx, token)
-	if err != nil {
-		return nil, err
-	}
-	return e.Value.response, nil
-}
-
-// introspect is RFC 7662's answer for a live agent token of project (nil otherwise).
-func (s *Service) introspect(ctx context.Context, token, project string) (map[string]any, error) {
-	g, err := s.Grant(ctx, token)
-	if errors.Is(err, credential.ErrNotLive) || (err == nil && g.ProjectID != project) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	return map[string]any{"sub": g.TokenID, "token_id": g.TokenID, "agent_name": g.AgentName,
-		"scope": strings.Join(g.Scopes, " "), "exp": g.ExpiresAt.Unix(), "token_type": "Bearer"}, nil
+	return s.life.Live(ctx, tokenID)
 }

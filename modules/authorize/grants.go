@@ -293,8 +293,7 @@ const refreshKind = "gr"
 // report ends its grant, as reuse of a rotated one does.
 func (s *service) kinds() []credential.Kind {
 	return []credential.Kind{{
-		Name: "oauth_refresh_token", Pattern: secret.Pattern(refreshKind),
-		Match: func(t string) bool { return secret.CheckToken(refreshKind, t) },
+		Name: "oauth_refresh_token", Prefix: secret.Prefix(refreshKind), Pattern: secret.Pattern(refreshKind),
 		Revoke: func(ctx context.Context, token string, r credential.Revocation) error {
 			row, err := s.ent.GrantRefreshToken.Query().Where(grantrefreshtoken.Digest(secret.DigestOf(token).Bytes())).Only(ctx)
 			if ent.IsNotFound(err) {
@@ -315,8 +314,7 @@ func (s *service) kinds() []credential.Kind {
 		// The secret of a confidential client a host registered (SPEC §21): presented to
 		// RFC 7009 or found leaked, the client can no longer authenticate, and every grant
 		// it holds ends.
-		Name: "oauth_registered_client_secret", Pattern: secret.Pattern(clientSecretKind),
-		Match:  func(t string) bool { return secret.CheckToken(clientSecretKind, t) },
+		Name: "oauth_registered_client_secret", Prefix: secret.Prefix(clientSecretKind), Pattern: secret.Pattern(clientSecretKind),
 		Revoke: s.revokeClientSecret,
 	}}
 }

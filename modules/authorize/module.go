@@ -40,6 +40,7 @@ var Module = fx.Module("authorize",
 	oauth.AsMetadata(func(h *handler) oauth.Metadata { return h.metadata }),
 	oauth.AsClients(func(cs *clients) oauth.Clients { return cs }),
 	credential.AsKinds(func(s *service) []credential.Kind { return s.kinds() }),
+	credential.AsClaim("oauth_authorization_code", secret.Prefix(codeKind)),
 	httpserver.AsModuleRoutes("authorize", func(h *handler) []httpserver.Route { return h.routes() }),
 )
 

@@ -290,39 +290,49 @@ func (g *refreshGrant) Token(ctx context.Context, r oauth.Request) (oauth.Token,
 			return oauth.Token{}, err
 		}
 	}
+	next, err := secret.NewToken(refreshKind)
+	if err != nil {
+		return oauth.Token{}, err
+	}
+	answer.RefreshToken = next
+	sealed, err := s.seal(row.ID, answer)
+	if err != nil {
+		return oauth.Token{}, err
+	}
+	var twin *oauth.Token
+	won := false
 	err = database.WithTx(ctx, s.ent, func(tx *ent.Tx) error {
-		next, err := s.newRefresh(ctx, tx, row.GrantID, row.ClientID, row.Scopes, row.Resources, row.FamilyExpiresAt, in)
-		if err != nil {
-			return err
-		}
-		answer.RefreshToken = next
-		sealed, err := s.seal(row.ID, answer)
-		if err != nil {
-			return err
-		}
 		n, err := tx.GrantRefreshToken.Update().Where(grantrefreshtoken.ID(row.ID), grantrefreshtoken.RotatedAtIsNil()).
 			SetRotatedAt(now).SetSuccessor(sealed).Save(ctx)
 		if err != nil {
 			return err
 		}
-		if n == 0 { // a concurrent use rotated it first: its twin, or a thief
-			return errLost
+		if n == 0 {
+			// A concurrent use rotated it first: its twin, or a thief. Read it in this
+			// transaction, which sees that rotation (SQLite's group commit holds both in
+			// one transaction; PostgreSQL's update waited for its commit), and commit
+			// nothing, so a twin's answer goes out only once what it repeats is durable.
+			fresh, err := tx.GrantRefreshToken.Get(ctx, row.ID)
+			if err != nil {
+				return err
+			}
+			twin, err = s.graceAnswer(ctx, tx.Client(), fresh)
+			return err
 		}
-		return nil
+		won = true
+		return s.insertRefresh(ctx, tx, next, row.GrantID, row.ClientID, row.Scopes, row.Resources, row.FamilyExpiresAt, in)
 	})
-	if errors.Is(err, errLost) {
-		fresh, err := s.ent.GrantRefreshToken.Get(ctx, row.ID)
-		if err != nil {
-			return oauth.Token{}, err
-		}
-		return s.again(ctx, fresh)
-	}
-	if err != nil {
+	switch {
+	case err != nil:
 		return oauth.Token{}, err
+	case won:
+		s.issued.Inc()
+		s.usage.Count(gs.ProjectID, grantKind, row.GrantID, usage.OK)
+		return answer, nil
+	case twin != nil:
+		return *twin, nil
 	}
-	s.issued.Inc()
-	s.usage.Count(gs.ProjectID, grantKind, row.GrantID, usage.OK)
-	return answer, nil
+	return oauth.Token{}, s.reused(ctx, row.GrantID)
 }
 
 // clientOf is the client of a token request: the one that authenticated, or the public
@@ -355,33 +365,45 @@ func (s *service) clientOf(ctx context.Context, r oauth.Request) (client, error)
 	return cl, nil
 }
 
-// errLost rolls back a rotation that a concurrent use of the same token won.
-var errLost = errors.New("authorize: refresh token rotated concurrently")
-
 // refreshGrace is how long after a rotation the same client may present the rotated
 // token again and get the same answer (SPEC §9b): an honest client's parallel refreshes
 // (two tabs, a retry after a lost response) race with one token.
 const refreshGrace = 2 * time.Second
 
-// again answers a refresh token presented after its rotation: within the grace, while
-// the token it was rotated to is still the grant's newest, with the answer that rotation
-// gave; otherwise it is theft (the session engine's rule) and the grant ends.
+// again answers a refresh token presented after its rotation: the answer that rotation
+// gave while its grace lasts, otherwise theft (the session engine's rule): the grant ends.
 func (s *service) again(ctx context.Context, row *ent.GrantRefreshToken) (oauth.Token, error) {
-	if row.RotatedAt != nil && row.Successor != nil && s.clock.Now().Sub(*row.RotatedAt) < refreshGrace {
-		var answer oauth.Token
-		plain, err := s.keys.Open(*row.Successor, []byte(row.ID))
-		if err == nil && json.Unmarshal(plain, &answer) == nil {
-			next, err := s.ent.GrantRefreshToken.Query().Where(grantrefreshtoken.Digest(secret.DigestOf(answer.RefreshToken).Bytes())).Only(ctx)
-			if err != nil && !ent.IsNotFound(err) {
-				return oauth.Token{}, err
-			}
-			if next != nil && next.RotatedAt == nil {
-				answer.ExpiresIn -= int(s.clock.Now().Sub(*row.RotatedAt).Seconds())
-				return answer, nil
-			}
-		}
+	twin, err := s.graceAnswer(ctx, s.ent, row)
+	if err != nil {
+		return oauth.Token{}, err
+	}
+	if twin != nil {
+		return *twin, nil
 	}
 	return oauth.Token{}, s.reused(ctx, row.GrantID)
+}
+
+// graceAnswer is the answer row's rotation gave, for its twin, when that rotation was
+// less than refreshGrace ago and the token it rotated to is still the grant's newest;
+// nil otherwise. c reads the store: the pool, or the transaction that saw the rotation.
+func (s *service) graceAnswer(ctx context.Context, c *ent.Client, row *ent.GrantRefreshToken) (*oauth.Token, error) {
+	if row.RotatedAt == nil || row.Successor == nil || s.clock.Now().Sub(*row.RotatedAt) >= refreshGrace {
+		return nil, nil
+	}
+	var answer oauth.Token
+	plain, err := s.keys.Open(*row.Successor, []byte(row.ID))
+	if err != nil || json.Unmarshal(plain, &answer) != nil {
+		return nil, nil // sealed under a key since dropped: no twin to answer
+	}
+	next, err := c.GrantRefreshToken.Query().Where(grantrefreshtoken.Digest(secret.DigestOf(answer.RefreshToken).Bytes())).Only(ctx)
+	if ent.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil || next.RotatedAt != nil {
+		return nil, err
+	}
+	answer.ExpiresIn -= int(s.clock.Now().Sub(*row.RotatedAt).Seconds())
+	return &answer, nil
 }
 
 // seal keeps a rotation's answer for again, bound to the rotated token's row.
@@ -462,12 +484,17 @@ func (s *service) newRefresh(ctx context.Context, tx *ent.Tx, grantID, clientID 
 	if err != nil {
 		return "", err
 	}
+	return token, s.insertRefresh(ctx, tx, token, grantID, clientID, scopes, resources, family, in)
+}
+
+// insertRefresh writes refresh token token of the grant (newRefresh's store half).
+func (s *service) insertRefresh(ctx context.Context, tx *ent.Tx, token, grantID, clientID string, scopes, resources []string, family time.Time, in signIn) error {
 	now := s.clock.Now()
 	expires := now.Add(refreshIdleTTL)
 	if family.Before(expires) {
 		expires = family
 	}
-	return token, tx.GrantRefreshToken.Create().SetDigest(secret.DigestOf(token).Bytes()).SetGrantID(grantID).SetClientID(clientID).
+	return tx.GrantRefreshToken.Create().SetDigest(secret.DigestOf(token).Bytes()).SetGrantID(grantID).SetClientID(clientID).
 		SetScopes(scopes).SetResources(resources).SetExpiresAt(expires).SetFamilyExpiresAt(family).
 		SetNillableAuthTime(in.AuthTime).SetAmr(in.AMR).SetSid(in.SID).Exec(ctx)
 }

@@ -72,6 +72,7 @@ func newWorld(t *testing.T, st apptest.Store) *world {
 		product.AsProduct(func() *testProduct { return w.test }),
 		product.AsProduct(func() *testProduct { return w.unconfigured }),
 		product.AsProduct(func() *testProduct { return w.broken }),
+		apptest.NotMintable,
 	))
 	w.admin, w.dev, w.viewer, w.admB = w.a.SignUp(t), w.a.SignUp(t), w.a.SignUp(t), w.a.SignUp(t)
 	w.prj = w.a.CreateProject(t, w.admin)
@@ -180,7 +181,7 @@ func TestCreate(t *testing.T) {
 			{"expiresInDays \"30\"", map[string]any{"name": "x", "product": "db", "expiresInDays": "30"}, []string{"expiresInDays"}},
 			{"expiresInDays null", map[string]any{"name": "x", "product": "db", "expiresInDays": nil}, []string{"expiresInDays"}},
 			{"bad name and bad expiresInDays: both listed", map[string]any{"name": "", "product": "db", "expiresInDays": 0}, []string{"name", "expiresInDays"}},
-			{"bad shape wins over pay", map[string]any{"name": "", "product": "pay"}, []string{"name"}},
+			{"bad shape wins over a product not mintable", map[string]any{"name": "", "product": apptest.NotMintableKey}, []string{"name"}},
 		}
 		for _, tc := range shape {
 			t.Run(tc.name+": 400 validation_failed listing each issue", func(t *testing.T) {
@@ -201,12 +202,16 @@ func TestCreate(t *testing.T) {
 				}
 			})
 		}
-		t.Run("pay: 400 product_not_available", func(t *testing.T) {
-			w.create(w.admin, w.prj, map[string]any{"name": "x", "product": "pay"}).
-				Expect(t, 400, map[string]any{"code": "product_not_available", "message": "payments badges are not available yet"})
+		t.Run("a product not mintable: 400 product_not_available with its reason", func(t *testing.T) {
+			before, beforeAudit := w.count(t)
+			w.create(w.admin, w.prj, map[string]any{"name": "x", "product": apptest.NotMintableKey}).
+				Expect(t, 400, map[string]any{"code": "product_not_available", "message": apptest.NotMintableReason})
+			if b, a := w.count(t); b != before || a != beforeAudit {
+				t.Fatal("a refused create wrote")
+			}
 		})
-		t.Run("rule order: pay with a bad role answers product_not_available", func(t *testing.T) {
-			w.create(w.admin, w.prj, map[string]any{"name": "x", "product": "pay", "role": "owner"}).Expect(t, 400, map[string]any{"code": "product_not_available"})
+		t.Run("rule order: a product not mintable with a bad role answers product_not_available", func(t *testing.T) {
+			w.create(w.admin, w.prj, map[string]any{"name": "x", "product": apptest.NotMintableKey, "role": "owner"}).Expect(t, 400, map[string]any{"code": "product_not_available"})
 		})
 		for name, role := range map[string]any{"owner": "owner", "5": 5, "null": nil, "empty": "", "upper case": "Admin"} {
 			t.Run("role "+name+": 400 validation_failed invalid role", func(t *testing.T) {
@@ -297,7 +302,7 @@ func TestListAndRevoke(t *testing.T) {
 				t.Fatalf("%v", l)
 			}
 			ps := got["products"].(map[string]any)
-			if ps["db"] != "Database of the project (tables, query, studio)." || ps["pay"] != "Payments product, coming later." || ps["test"] != "Test product test." {
+			if ps["db"] != "Database of the project (tables, query, studio)." || ps[apptest.NotMintableKey] != "A product tests cannot mint." || ps["test"] != "Test product test." {
 				t.Fatalf("%v", ps)
 			}
 		})
@@ -306,7 +311,7 @@ func TestListAndRevoke(t *testing.T) {
 				t.Fatalf("%v", l)
 			}
 		})
-		for _, f := range []string{"pay", "nosuchproduct", "DB", ""} {
+		for _, f := range []string{apptest.NotMintableKey, "nosuchproduct", "DB", ""} {
 			t.Run("unrecognized filter "+f+" is ignored", func(t *testing.T) {
 				if l := ids(list("?product=" + f)); len(l) != 2 {
 					t.Fatalf("%v", l)

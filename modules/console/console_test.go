@@ -28,7 +28,7 @@ func TestMain(m *testing.M) { apptest.Main(m, browser.Stop) }
 // badge, look at sessions, members and the audit trail, sign out and in again. Every
 // request the page makes goes to its own origin.
 func TestConsoleFlow(t *testing.T) {
-	a := apptest.Start(t, apptest.Stores(t)[0])
+	a := apptest.Start(t, apptest.Stores(t)[0], apptest.WithFx(apptest.NotMintable))
 	var mu sync.Mutex
 	var requests []string
 	ctx := browser.Tab(t, func(ev any) {
@@ -72,10 +72,14 @@ func TestConsoleFlow(t *testing.T) {
 	p.Do(chromedp.Click(chromedp.CSS("dialog[open] #confirm-yes")), chromedp.WaitVisible("No agent tokens yet.", chromedp.ByFunc(browser.Text("No agent tokens yet."))))
 	a.Get("/v1/auth-core/ai/me", "Authorization", "Bearer "+secret).Expect(t, 401, nil)
 
-	// Service badges: pay is there but not mintable; an s3 badge shows its key pair once.
+	// Service badges: a product not mintable is there but disabled, with its reason; an s3
+	// badge shows its key pair once.
 	p.Do(browser.Click("link", "Service badges"), browser.WaitFor("button", "Mint badge"))
-	if v := p.Eval(`String([...document.querySelectorAll('option')].find(o => o.value === 'pay')?.disabled)`); v != "true" {
-		t.Fatalf("pay option disabled: %s", v)
+	if v := p.Eval(`String([...document.querySelectorAll('option')].find(o => o.value === '` + apptest.NotMintableKey + `')?.disabled)`); v != "true" {
+		t.Fatalf("the option of a product not mintable is not disabled: %s", v)
+	}
+	if !strings.Contains(p.Eval(`document.body.innerText`), apptest.NotMintableReason) {
+		t.Fatal("the reason a product is not mintable is not shown")
 	}
 	p.Do(browser.TypeInto("textbox", "Badge name", "files"),
 		chromedp.SetValue(browser.Label("combobox", "Product"), "s3", browser.ByRole("combobox", "Product")),
@@ -309,7 +313,7 @@ func TestConsoleResources(t *testing.T) {
 
 // SPEC §15: a product added as a plugin shows its credentials once with no console change:
 // every field its Mint returned, labelled from its name; a kind added as a module has its
-// events offered on the webhooks screen.
+// events offered on the webhooks screen and a screen of its own.
 func TestConsoleShowsAPluginsCredentials(t *testing.T) {
 	a := apptest.Start(t, apptest.Stores(t)[0], apptest.WithProducts(append(app.Products(), mail.Plugin)...), apptest.WithFx(deploykey.Module))
 	admin := a.SignUp(t)
@@ -340,4 +344,26 @@ func TestConsoleShowsAPluginsCredentials(t *testing.T) {
 	if v := p.Eval(`document.querySelector('[aria-label="Event types"]').textContent`); !strings.Contains(v, "service_badge.roll") {
 		t.Fatalf("event types %q", v)
 	}
+
+	// The kind's own screen, which it contributed: mint with its own fields, the secret
+	// shown once and working, roll, revoke.
+	p.Do(browser.Click("link", "Deploy keys"), browser.WaitFor("button", "Mint"),
+		browser.TypeInto("textbox", "Name", "ci-deploy"), browser.TypeInto("textbox", "Repository", "acme/site"),
+		browser.Click("button", "Mint"), chromedp.WaitVisible(chromedp.CSS(`[data-secret="Secret"]`)),
+		chromedp.WaitVisible("acme/site", chromedp.ByFunc(browser.Text("acme/site"))))
+	key := p.Eval(`document.querySelector('[data-secret="Secret"]').textContent`)
+	if !strings.HasPrefix(key, "ac_dk_") {
+		t.Fatalf("deploy key %q", key)
+	}
+	a.Get("/v1/deploy-keys/me", "Authorization", "Bearer "+key).Expect(t, 200, map[string]any{"kind": "deploy_key", "name": "ci-deploy", "repository": "acme/site"})
+	p.Shot("kind-screen")
+	p.Do(browser.Click("button", "Roll"), chromedp.WaitVisible("keeps working", chromedp.ByFunc(browser.Text("keeps working until"))))
+	rolled := p.Eval(`document.querySelector('[data-secret="Secret"]').textContent`)
+	if rolled == key || !strings.HasPrefix(rolled, "ac_dk_") {
+		t.Fatalf("rolled %q", rolled)
+	}
+	a.Get("/v1/deploy-keys/me", "Authorization", "Bearer "+rolled).Expect(t, 200, nil)
+	p.Do(browser.Click("button", "Revoke"), chromedp.WaitVisible(chromedp.CSS("dialog[open]")), chromedp.Click(chromedp.CSS("dialog[open] #confirm-yes")),
+		chromedp.WaitVisible("No deploy keys yet.", chromedp.ByFunc(browser.Text("No deploy keys yet."))))
+	a.Get("/v1/deploy-keys/me", "Authorization", "Bearer "+rolled).Expect(t, 401, nil)
 }

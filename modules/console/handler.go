@@ -6,11 +6,15 @@ import (
 	"mime"
 	"net/http"
 	"path"
+	"slices"
+	"strings"
 
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/authcore/authcore/platform/apperr"
+	"github.com/authcore/authcore/platform/guard"
 	"github.com/authcore/authcore/platform/httpserver"
+	"github.com/authcore/authcore/platform/lifecycle"
 )
 
 //go:embed web
@@ -21,8 +25,9 @@ var files embed.FS
 const policy = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
 	"object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 
-// routes are the page (where mailed links land too), its assets and the redirect from /.
-func routes() []httpserver.Route {
+// routes are the page (where mailed links land too), its assets, the redirect from / and
+// the screens of the credential kinds.
+func routes(g *guard.Guard, s lifecycle.Screens) []httpserver.Route {
 	web, _ := fs.Sub(files, "web") // cannot fail: web is embedded
 	index, _ := fs.ReadFile(web, "index.html")
 	page := func(c *fiber.Ctx) error {
@@ -49,10 +54,20 @@ func routes() []httpserver.Route {
 	}
 	return append(routes,
 		httpserver.Route{Method: http.MethodGet, Path: "/console/assets/:file", Handlers: []fiber.Handler{asset}},
+		httpserver.Route{Method: http.MethodGet, Path: "/v1/console/screens", Handlers: []fiber.Handler{g.Dashboard(), screens(s.All)}},
 		httpserver.Route{Method: http.MethodGet, Path: "/", Handlers: []fiber.Handler{func(c *fiber.Ctx) error {
 			return c.Redirect("/console", http.StatusFound)
 		}}},
 	)
+}
+
+// screens answers the screens the credential kinds contribute, by title: the console
+// learns them as it learns products from the catalogue, so a kind added as a module is
+// on the console with no change here.
+func screens(all []lifecycle.Screen) fiber.Handler {
+	all = slices.Clone(all)
+	slices.SortFunc(all, func(a, b lifecycle.Screen) int { return strings.Compare(a.Title, b.Title) })
+	return func(c *fiber.Ctx) error { return c.JSON(fiber.Map{"screens": all}) }
 }
 
 // secure sets the headers every console answer carries. no-referrer keeps a reset token in

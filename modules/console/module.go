@@ -9,5 +9,6 @@ import (
 	"github.com/authcore/authcore/platform/httpserver"
 )
 
-// Module serves the console at /console, its assets under /console/assets, and sends / there.
+// Module serves the console at /console, its assets under /console/assets, sends / there,
+// and lists the screens the credential kinds contribute (platform/lifecycle).
 var Module = fx.Module("console", httpserver.AsModuleRoutes("console", routes))

@@ -17,6 +17,7 @@ import (
 	"github.com/authcore/authcore/platform/audit"
 	"github.com/authcore/authcore/platform/clock"
 	"github.com/authcore/authcore/platform/config"
+	"github.com/authcore/authcore/platform/credential"
 	"github.com/authcore/authcore/platform/database"
 	"github.com/authcore/authcore/platform/guard"
 	"github.com/authcore/authcore/platform/httpserver"
@@ -33,6 +34,9 @@ var Module = fx.Module("federation",
 	fx.Provide(func(s *service) identity.SignInRules { return s }),
 	fx.Provide(func(s *service) *Operator { return &Operator{svc: s} }),
 	secret.AsResealer(func(c *ent.Client, k *secret.Keyring) secret.Resealer { return sealed{ent: c, ring: k} }),
+	// The secrets it mails claim their prefixes (SPEC §9b): no kind or product may take them.
+	credential.AsClaim("email_signin_link", secret.Prefix(mailKind)),
+	credential.AsClaim("domain_proof_link", secret.Prefix(domainKind)),
 	fx.Invoke(func(lc fx.Lifecycle, log *slog.Logger, s *service) {
 		database.PruneEvery(lc, log, "expired upstream sign-ins and mail sign-ins", 10*time.Minute, s.prune)
 	}),

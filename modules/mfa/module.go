@@ -17,6 +17,7 @@ import (
 	"github.com/authcore/authcore/platform/bearer"
 	"github.com/authcore/authcore/platform/clock"
 	"github.com/authcore/authcore/platform/config"
+	"github.com/authcore/authcore/platform/credential"
 	"github.com/authcore/authcore/platform/database"
 	"github.com/authcore/authcore/platform/guard"
 	"github.com/authcore/authcore/platform/httpserver"
@@ -31,6 +32,7 @@ import (
 var Module = fx.Module("mfa",
 	fx.Provide(fx.Annotate(newService, fx.As(fx.Self()), fx.As(new(identity.Factors)), fx.As(new(identity.SecondFactor)))),
 	secret.AsResealer(func(c *ent.Client, r *secret.Keyring) totpSecrets { return totpSecrets{ent: c, ring: r} }),
+	credential.AsClaim("mfa_token", secret.Prefix(mfaTokenKind)),
 	fx.Invoke(func(lc fx.Lifecycle, s *Service, log *slog.Logger) {
 		database.PruneEvery(lc, log, "expired MFA challenges", 10*time.Minute, s.Prune)
 	}),

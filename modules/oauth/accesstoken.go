@@ -31,7 +31,7 @@ type accessTokens struct {
 func (s *accessTokens) kind() credential.Kind {
 	return credential.Kind{
 		Name:       "oauth_access_token",
-		Match:      func(t string) bool { typ, ok := credential.JWTType(t); return ok && typ == accessTokenType },
+		JWTType:    accessTokenType,
 		Introspect: s.introspect,
 		Revoke: func(ctx context.Context, t string, r credential.Revocation) error {
 			return s.denied.revoke(ctx, s.jwts, t, r)

@@ -96,6 +96,7 @@ func appendToken(dst []byte, t oauth.Token) ([]byte, error) {
 	dst = strconv.AppendInt(dst, int64(t.ExpiresIn), 10)
 	field(`"scope":`, t.Scope, false)
 	field(`"refresh_token":`, t.RefreshToken, true)
+	field(`"id_token":`, t.IDToken, true)
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"net/url"
+	"reflect"
 	"testing"
 
 	"github.com/authcore/authcore/platform/oauth"
@@ -71,10 +72,15 @@ func BenchmarkIntrospectionAnswer(b *testing.B) {
 // FuzzTokenMatchesEncodingJSON: a token answer is encoded to exactly the bytes
 // encoding/json makes of oauth.Token, empty optional fields included.
 func FuzzTokenMatchesEncodingJSON(f *testing.F) {
-	f.Add("eyJhbGciOiJFZERTQSJ9.e30.sig", "", "Bearer", 900, "tools:call", "ac_gr_x")
-	f.Add("<&>", "urn:ietf:params:oauth:token-type:access_token", "", -1, "", "\u2028\xff\"")
-	f.Fuzz(func(t *testing.T, access, issued, typ string, expires int, scope, refresh string) {
-		tok := oauth.Token{AccessToken: access, IssuedTokenType: issued, TokenType: typ, ExpiresIn: expires, Scope: scope, RefreshToken: refresh}
+	f.Add("eyJhbGciOiJFZERTQSJ9.e30.sig", "", "Bearer", 900, "tools:call", "ac_gr_x", "eyJhbGciOiJSUzI1NiJ9.e30.sig")
+	f.Add("<&>", "urn:ietf:params:oauth:token-type:access_token", "", -1, "", "\u2028\xff\"", "")
+	// Every field of the answer is one the hand-written encoder writes: a field added to
+	// oauth.Token without it fails here (an id_token once went missing that way).
+	if n := reflect.TypeFor[oauth.Token]().NumField(); n != 7 {
+		f.Fatalf("oauth.Token has %d fields; appendToken writes 7", n)
+	}
+	f.Fuzz(func(t *testing.T, access, issued, typ string, expires int, scope, refresh, idToken string) {
+		tok := oauth.Token{AccessToken: access, IssuedTokenType: issued, TokenType: typ, ExpiresIn: expires, Scope: scope, RefreshToken: refresh, IDToken: idToken}
 		want, werr := json.Marshal(tok)
 		got, gerr := appendToken(nil, tok)
 		if werr != nil || gerr != nil {

@@ -29,8 +29,7 @@ var Module = fx.Module("project",
 	fx.Provide(newInvitations),
 	credential.AsKinds(func(s *Invitations) []credential.Kind {
 		return []credential.Kind{{
-			Name: "project_invitation", Pattern: secret.Pattern(invitationKind),
-			Match:  func(t string) bool { return secret.CheckToken(invitationKind, t) },
+			Name: "project_invitation", Prefix: secret.Prefix(invitationKind), Pattern: secret.Pattern(invitationKind),
 			Revoke: s.revokePresented,
 			Events: []string{actionInvite, actionRevokeInvite},
 		}}

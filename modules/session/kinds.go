@@ -21,8 +21,7 @@ const refreshKind = "rt"
 // whole session, with every access token of it.
 func (e *Engine) kinds() []credential.Kind {
 	return []credential.Kind{{
-		Name: "session_refresh_token", Pattern: secret.Pattern(refreshKind),
-		Match:  func(t string) bool { return secret.CheckToken(refreshKind, t) },
+		Name: "session_refresh_token", Prefix: secret.Prefix(refreshKind), Pattern: secret.Pattern(refreshKind),
 		Revoke: e.revokePresented,
 		Events: []string{"session.revoke", "session.revoke_all", "session.theft_detected"},
 	}, e.accessKind()}
@@ -71,8 +70,7 @@ func (e *Engine) revokePresented(ctx context.Context, token string, r credential
 // so there is nothing to revoke by presenting one.
 func (e *Engine) accessKind() credential.Kind {
 	return credential.Kind{
-		Name: "session_access_token", IntrospectedAs: "session",
-		Match: func(t string) bool { typ, ok := credential.JWTType(t); return ok && typ != "at+jwt" },
+		Name: "session_access_token", IntrospectedAs: "session", JWTType: "JWT",
 		Introspect: func(ctx context.Context, token, project string) (map[string]any, error) {
 			_, claims, err := e.VerifyJWT(token)
 			if err != nil {

@@ -49,8 +49,8 @@ type Limits struct {
 	NegativeTTL time.Duration
 }
 
-// DefaultLimits: a cached credential costs under 1 KiB of heap (agenttoken's
-// BenchmarkCacheMemory measures ~860 bytes), so 100k stay under 100 MiB; AUTHCORE_CACHE_SIZE
+// DefaultLimits: a cached credential costs under 1 KiB of heap (platform/lifecycle's
+// BenchmarkCacheMemory measures it), so 100k stay under 100 MiB; AUTHCORE_CACHE_SIZE
 // changes the size.
 var DefaultLimits = Limits{Size: 100_000, PositiveTTL: 5 * time.Minute, NegativeTTL: 30 * time.Second}
 

@@ -98,3 +98,27 @@ func Background(ctx context.Context) context.Context {
 }
 
 func background(ctx context.Context) bool { b, _ := ctx.Value(backgroundKey{}).(bool); return b }
+
+// execQuerier is database/sql's side of a driver: what ent's ExecContext and QueryContext
+// (feature sql/execquery) reach, for SQL that is not an entity's (platform/lifecycle
+// reads and writes every credential kind's table with ent's SQL builder).
+type execQuerier interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+func (d *gatedDriver) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	if !d.ready.Load() {
+		return nil, ErrUnavailable
+	}
+	d.count(ctx, query)
+	return d.Driver.(execQuerier).ExecContext(ctx, query, args...)
+}
+
+func (d *gatedDriver) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	if !d.ready.Load() {
+		return nil, ErrUnavailable
+	}
+	d.count(ctx, query)
+	return d.Driver.(execQuerier).QueryContext(ctx, query, args...)
+}

@@ -489,3 +489,38 @@ func (g *groupCommit) waiting() int {
 	defer g.mu.Unlock()
 	return len(g.queue)
 }
+
+// ExecContext is Exec for plain SQL (ent's ExecContext: what platform/lifecycle writes
+// kinds' tables with): a member of one statement.
+func (g *groupCommit) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	m, err := g.begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	res, err := m.ExecContext(ctx, query, args...)
+	if err != nil {
+		_ = m.Rollback()
+		return nil, err
+	}
+	return res, m.Commit()
+}
+
+// QueryContext is Query for plain SQL: reads go to the pool. A write returning rows would
+// need its member kept open as long as the rows, which *sql.Rows cannot tell, so plain SQL
+// writes go through ExecContext or a transaction.
+func (g *groupCommit) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	if !isSelect(query) {
+		return nil, errors.New("database: a write through QueryContext outside a transaction: use ExecContext or a transaction")
+	}
+	return g.Driver.(execQuerier).QueryContext(ctx, query, args...)
+}
+
+// ExecContext and QueryContext run plain SQL in the member (ent's Tx.ExecContext and
+// Tx.QueryContext reach them).
+func (m *memberTx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	return memberStatements{m}.ExecContext(ctx, query, args...)
+}
+
+func (m *memberTx) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	return memberStatements{m}.QueryContext(ctx, query, args...)
+}

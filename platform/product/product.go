@@ -60,6 +60,14 @@ type Product interface {
 	Roll(ctx context.Context, tx *ent.Tx, b Badge, graceUntil *time.Time) (any, error)
 }
 
+// Documented is a product that describes what its Mint returns (SPEC §15): Credentials is
+// a value of that type (a struct with json tags), or nil when Mint returns nothing. The
+// served OpenAPI document describes the create answer's member under the product's key
+// from it; a product that is not Documented is described as any value.
+type Documented interface {
+	Credentials() any
+}
+
 // Plugin is a product as the binary lists it (cmd/authcore/app.Products).
 type Plugin struct {
 	// Module is the plugin's fx module.
@@ -137,11 +145,17 @@ type Plain struct {
 	Unavailable string
 }
 
-var _ Product = Plain{}
+var (
+	_ Product    = Plain{}
+	_ Documented = Plain{}
+)
 
 func (p Plain) Key() string              { return p.Name }
 func (p Plain) Description() string      { return p.About }
 func (p Plain) Mintable() (bool, string) { return p.Unavailable == "", p.Unavailable }
+
+// Credentials: a plain product's badges have nothing beside their secret.
+func (Plain) Credentials() any { return nil }
 
 // Roll has nothing to add to the badge's secret, which the badge module rolls itself.
 func (p Plain) Roll(context.Context, *ent.Tx, Badge, *time.Time) (any, error) { return nil, nil }

@@ -94,6 +94,9 @@ func CheckToken(kind, token string) bool {
 	return subtle.ConstantTimeCompare([]byte(checksum(token[:split])), []byte(token[split:])) == 1
 }
 
+// Prefix is how the secrets NewToken(kind) makes begin: ac_<kind>_.
+func Prefix(kind string) string { return tokenPrefix + kind + "_" }
+
 // KindOf returns the kind of a token shaped like ac_<kind>_…, or "".
 func KindOf(token string) string {
 	if !strings.HasPrefix(token, tokenPrefix) {

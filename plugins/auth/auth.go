@@ -95,6 +95,9 @@ func (*Product) Key() string              { return "auth" }
 func (*Product) Description() string      { return "Machine-to-machine auth clients." }
 func (*Product) Mintable() (bool, string) { return true, "" }
 
+// Credentials documents what Mint returns (the served OpenAPI document's BadgeCreated).
+func (*Product) Credentials() any { return Credentials{} }
+
 // Credentials is the create answer's `auth` object.
 type Credentials struct {
 	ClientID     string `json:"clientId"`

@@ -15,8 +15,7 @@ import (
 func kinds(p *Product, badges credential.Badges) []credential.Kind {
 	return []credential.Kind{
 		{
-			Name: "oauth_client_secret", Pattern: secret.Pattern(secretKind),
-			Match:  func(t string) bool { return secret.CheckToken(secretKind, t) },
+			Name: "oauth_client_secret", Prefix: secret.Prefix(secretKind), Pattern: secret.Pattern(secretKind),
 			Revoke: credential.RevokeBadgeOf(badges, p.badgeOfSecret),
 		},
 	}

@@ -21,7 +21,7 @@ var accessKeyPattern = regexp.MustCompile(`^AKAC[0-9A-Z]{` + strconv.Itoa(access
 // not can turn RFC 7009 off at the proxy for AKAC tokens.
 func kinds(p *Product, badges kind.Badges) []kind.Kind {
 	return []kind.Kind{{
-		Name: "s3_access_key", Pattern: `AKAC[0-9A-Z]{` + strconv.Itoa(accessKeyLen) + `}`,
+		Name: "s3_access_key", Prefix: "AKAC", Pattern: `AKAC[0-9A-Z]{` + strconv.Itoa(accessKeyLen) + `}`,
 		Match: accessKeyPattern.MatchString,
 		Revoke: kind.RevokeBadgeOf(badges, func(ctx context.Context, id string) (string, error) {
 			c, err := p.ent.S3Credential.Query().Where(s3credential.RevokedAtIsNil(),

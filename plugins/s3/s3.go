@@ -19,6 +19,7 @@ import (
 
 	"github.com/authcore/authcore/ent"
 	"github.com/authcore/authcore/ent/s3credential"
+	"github.com/authcore/authcore/platform/apidoc"
 	"github.com/authcore/authcore/platform/bearer"
 	"github.com/authcore/authcore/platform/clock"
 	kind "github.com/authcore/authcore/platform/credential"
@@ -58,6 +59,7 @@ var Module = fx.Module("plugin-s3",
 	secret.AsResealer(func(c *ent.Client, r *secret.Keyring) secretKeys { return secretKeys{ent: c, ring: r} }),
 	httpserver.AsModuleRoutes("badge", func(p *Product) []httpserver.Route { return p.routes() }),
 	kind.AsKinds(kinds),
+	apidoc.AsFragment(fragment),
 )
 
 const (
@@ -125,6 +127,9 @@ func New(p Params) *Product {
 func (*Product) Key() string              { return "s3" }
 func (*Product) Description() string      { return "Object storage bucket of the project." }
 func (*Product) Mintable() (bool, string) { return true, "" }
+
+// Credentials documents what Mint returns (the served OpenAPI document's BadgeCreated).
+func (*Product) Credentials() any { return Credentials{} }
 
 // Credentials is the create answer's `s3` object.
 type Credentials struct {

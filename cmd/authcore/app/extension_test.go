@@ -19,108 +19,154 @@ import (
 	"github.com/authcore/authcore/internal/apptest"
 	"github.com/authcore/authcore/internal/template/deploykey"
 	"github.com/authcore/authcore/internal/template/mail"
-	"github.com/authcore/authcore/platform/credential"
+	"github.com/authcore/authcore/platform/lifecycle"
+	"github.com/authcore/authcore/platform/product"
 )
 
 func TestMain(m *testing.M) { apptest.Main(m) }
 
 // The recipe of docs/extending.md, done as a team would: the template product added with
-// its one line (the console half is modules/console's TestConsoleShowsAPluginsCredentials).
+// its one line is a full citizen, and answers its own credentials (the console half is
+// modules/console's TestConsoleShowsAPluginsCredentials).
 func TestAProductIsOneFolderAndOneLine(t *testing.T) {
 	apptest.ForEachStore(t, func(t *testing.T, st apptest.Store) {
 		scanner := apptest.NewScanner(t)
 		a := apptest.Start(t, st, scanner.Trusted, apptest.WithProducts(append(app.Products(), mail.Plugin)...))
-		admin := a.SignUp(t)
-		prj := a.CreateProject(t, admin)
-		rs := a.MintAuthClient(t, admin, prj, nil) // a resource server, to introspect with
-		mintMail := func() (string, map[string]any) {
-			got := a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/projects/" + prj + "/service-badges",
-				Body: map[string]any{"name": "newsletter", "product": "mail", "role": "developer"}, Header: admin.Bearer()}).Expect(t, 201, nil)
-			return got["plaintext"].(string), got
+		got := checkProduct(t, a, scanner, "mail")
+		own, _ := got["mail"].(map[string]any)
+		if own["relay"] != "smtp.example.com:587" || own["username"] != got["badge"].(map[string]any)["id"] {
+			t.Fatalf("%v", got)
 		}
-		me := func(secret string) *apptest.Response {
-			return a.Get("/v1/service-badges/me", "Authorization", "Bearer "+secret)
-		}
-
-		secret, got := mintMail()
-		t.Run("mint answers the product's own credentials once", func(t *testing.T) {
-			own, _ := got["mail"].(map[string]any)
-			if !strings.HasPrefix(secret, "ac_mail_") || own["relay"] != "smtp.example.com:587" || own["username"] != got["badge"].(map[string]any)["id"] {
-				t.Fatalf("%v", got)
-			}
-			products := a.Do(apptest.Req{Path: "/v1/service-badges/products", Header: admin.Bearer()}).Expect(t, 200, nil)["products"].([]any)
-			if !slices.ContainsFunc(products, func(p any) bool { return p.(map[string]any)["key"] == "mail" }) {
-				t.Fatalf("mail is not listed: %v", products)
-			}
-		})
-		t.Run("me knows it", func(t *testing.T) {
-			me(secret).Expect(t, 200, map[string]any{"product": "mail", "role": "developer", "projectId": prj})
-		})
-		t.Run("introspection names it", func(t *testing.T) {
-			a.PostForm("/v1/oauth/introspect", url.Values{"token": {secret}}, apptest.Basic(rs.ID, rs.Secret)).
-				Expect(t, 200, map[string]any{"active": true, "kind": "service_badge", "product": "mail"})
-		})
-		t.Run("a signed leak report revokes it", func(t *testing.T) {
-			scanner.Report(t, a, secret).Expect(t, 200, nil)
-			me(secret).Expect(t, 401, nil)
-		})
-		t.Run("RFC 7009 revokes it", func(t *testing.T) {
-			other, _ := mintMail()
-			me(other).Expect(t, 200, nil)
-			a.PostForm("/v1/oauth/revoke", url.Values{"token": {other}}, nil).Expect(t, 200, map[string]any{})
-			me(other).Expect(t, 401, nil)
-		})
-		t.Run("the API document the server serves is still valid", func(t *testing.T) { a.Served(t) })
 	})
 }
 
-// A kind is one module and one line: the template deploy key, added to the app.
-func TestAKindIsOneModuleAndOneLine(t *testing.T) {
+// Every mintable product of the composition root is a full citizen: what a product copied
+// from the template into plugins/ and added with its one line is held to
+// (TestRecipes does exactly that).
+func TestEveryProductIsACitizen(t *testing.T) {
 	apptest.ForEachStore(t, func(t *testing.T, st apptest.Store) {
 		scanner := apptest.NewScanner(t)
-		var kinds *credential.Registry
-		a := apptest.Start(t, st, scanner.Trusted, apptest.WithFx(deploykey.Module, fx.Populate(&kinds)))
-		admin := a.SignUp(t)
-		prj := a.CreateProject(t, admin)
-		rs := a.MintAuthClient(t, admin, prj, nil)
-		mint := func() string {
-			return a.Do(apptest.Req{Method: http.MethodPost, Path: "/test/projects/" + prj + "/deploy-keys", Header: admin.Bearer()}).
-				Expect(t, 201, nil)["plaintext"].(string)
-		}
-		introspect := func(token string) *apptest.Response {
-			return a.PostForm("/v1/oauth/introspect", url.Values{"token": {token}}, apptest.Basic(rs.ID, rs.Secret))
-		}
-		key := mint()
-		t.Run("introspection names it", func(t *testing.T) {
-			introspect(key).Expect(t, 200, map[string]any{"active": true, "kind": "deploy_key"})
-		})
-		t.Run("the secret-scanning pattern finds it", func(t *testing.T) {
-			if !kinds.Pattern().MatchString("leaked: " + key + "\n") {
-				t.Fatalf("%s does not match %s", key, kinds.ScanPattern())
+		var products *product.Registry
+		a := apptest.Start(t, st, scanner.Trusted, apptest.WithFx(fx.Populate(&products)))
+		for _, p := range products.All() {
+			if ok, _ := p.Mintable(); ok {
+				t.Run(p.Key(), func(t *testing.T) { checkProduct(t, a, scanner, p.Key()) })
 			}
-		})
-		t.Run("webhooks may subscribe to its events", func(t *testing.T) {
-			a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/projects/" + prj + "/webhooks",
-				Body: map[string]any{"url": "https://93.184.215.14/hook", "events": []string{"deploy_key.revoke"}}, Header: admin.Bearer()}).Expect(t, 201, nil)
-		})
-		t.Run("the API document lists it", func(t *testing.T) {
-			doc, _ := a.Served(t)
-			if !slices.Contains(doc.Components.Schemas["CredentialKind"].Value.Enum, any("deploy_key")) ||
-				!slices.Contains(doc.Components.Schemas["EventType"].Value.Enum, any("deploy_key.revoke")) {
-				t.Fatal("deploy_key is not in the served document's enums")
-			}
-		})
-		t.Run("a signed leak report revokes it", func(t *testing.T) {
-			scanner.Report(t, a, key).Expect(t, 200, nil)
-			introspect(key).Expect(t, 200, map[string]any{"active": false})
-		})
-		t.Run("RFC 7009 revokes it", func(t *testing.T) {
-			other := mint()
-			introspect(other).Expect(t, 200, map[string]any{"active": true})
-			a.PostForm("/v1/oauth/revoke", url.Values{"token": {other}}, nil).Expect(t, 200, map[string]any{})
-			introspect(other).Expect(t, 200, map[string]any{"active": false})
-		})
+		}
 	})
+}
+
+// checkProduct holds product key to what SPEC §6, §12 and §15 promise every product's
+// badges, over HTTP, and returns a create answer.
+func checkProduct(t *testing.T, a *apptest.App, scanner *apptest.Scanner, key string) map[string]any {
+	admin := a.SignUp(t)
+	prj := a.CreateProject(t, admin)
+	rs := a.MintAuthClient(t, admin, prj, nil) // a resource server, to introspect with
+	mint := func() (string, map[string]any) {
+		got := a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/projects/" + prj + "/service-badges",
+			Body: map[string]any{"name": "ci", "product": key, "role": "developer"}, Header: admin.Bearer()}).Expect(t, 201, nil)
+		return got["plaintext"].(string), got
+	}
+	me := func(secret string) *apptest.Response {
+		return a.Get("/v1/service-badges/me", "Authorization", "Bearer "+secret)
+	}
+
+	secret, got := mint()
+	t.Run("mint answers the secret once, and the product's member", func(t *testing.T) {
+		if _, ok := got[key]; !strings.HasPrefix(secret, "ac_"+key+"_") || !ok {
+			t.Fatalf("%v", got)
+		}
+		products := a.Do(apptest.Req{Path: "/v1/service-badges/products", Header: admin.Bearer()}).Expect(t, 200, nil)["products"].([]any)
+		if !slices.ContainsFunc(products, func(p any) bool { return p.(map[string]any)["key"] == key }) {
+			t.Fatalf("%s is not listed: %v", key, products)
+		}
+		list := a.Do(apptest.Req{Path: "/v1/projects/" + prj + "/service-badges?product=" + key, Header: admin.Bearer()}).Expect(t, 200, nil)
+		badges := list["badges"].([]any)
+		if len(badges) == 0 || slices.ContainsFunc(badges, func(b any) bool { return b.(map[string]any)["product"] != key }) {
+			t.Fatalf("?product=%s lists %v", key, badges)
+		}
+	})
+	t.Run("me knows it", func(t *testing.T) {
+		me(secret).Expect(t, 200, map[string]any{"product": key, "role": "developer", "projectId": prj})
+	})
+	t.Run("introspection names it", func(t *testing.T) {
+		a.PostForm("/v1/oauth/introspect", url.Values{"token": {secret}}, apptest.Basic(rs.ID, rs.Secret)).
+			Expect(t, 200, map[string]any{"active": true, "kind": "service_badge", "product": key})
+	})
+	t.Run("roll: a new secret, the old one in its grace", func(t *testing.T) {
+		id := got["badge"].(map[string]any)["id"].(string)
+		rolled := a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/projects/" + prj + "/service-badges/" + id + "/roll", Header: admin.Bearer()}).
+			Expect(t, 200, nil)
+		if _, ok := rolled[key]; !ok || rolled["plaintext"] == secret || rolled["previousSecretExpiresAt"] == nil {
+			t.Fatalf("%v", rolled)
+		}
+		me(secret).Expect(t, 200, nil)
+		me(rolled["plaintext"].(string)).Expect(t, 200, nil)
+		secret = rolled["plaintext"].(string)
+	})
+	t.Run("a signed leak report revokes it", func(t *testing.T) {
+		scanner.Report(t, a, secret).Expect(t, 200, nil)
+		me(secret).Expect(t, 401, nil)
+	})
+	t.Run("RFC 7009 revokes it", func(t *testing.T) {
+		other, _ := mint()
+		me(other).Expect(t, 200, nil)
+		a.PostForm("/v1/oauth/revoke", url.Values{"token": {other}}, nil).Expect(t, 200, map[string]any{})
+		me(other).Expect(t, 401, nil)
+	})
+	t.Run("the served API document describes its member", func(t *testing.T) {
+		doc, _ := a.Served(t)
+		if doc.Components.Schemas["BadgeCreated"].Value.Properties[key] == nil {
+			t.Fatalf("BadgeCreated has no %s", key)
+		}
+	})
+	return got
+}
+
+// A kind is one module and one line: the template deploy key, added to the app, is a full
+// citizen (checkCitizen).
+func TestAKindIsOneModuleAndOneLine(t *testing.T) {
+	apptest.ForEachStore(t, func(t *testing.T, st apptest.Store) {
+		checkCitizen(t, startCitizen(t, st, "deploy_key", apptest.WithFx(deploykey.Module)))
+	})
+}
+
+// Every kind the composition root lists through lifecycle.Module is a full citizen: what
+// a kind copied from the template into modules/ and added with its one line is held to
+// (TestTheKindTemplateCopiedIntoModules does exactly that). The stock binary has none yet.
+func TestEveryKindModuleIsACitizen(t *testing.T) {
+	var screens []lifecycle.Screen
+	apptest.StartURL(t, "sqlite", "sqlite::memory:", apptest.WithFx(fx.Invoke(func(s lifecycle.Screens) { screens = s.All })))
+	if len(screens) == 0 {
+		t.Skip("the composition root lists no kind made by lifecycle.Module")
+	}
+	apptest.ForEachStore(t, func(t *testing.T, st apptest.Store) {
+		for _, s := range screens {
+			t.Run(s.Kind, func(t *testing.T) { checkCitizen(t, startCitizen(t, st, s.Kind)) })
+		}
+	})
+}
+
+// startCitizen starts the app (with opts) for checking kind.
+func startCitizen(t *testing.T, st apptest.Store, kind string, opts ...apptest.Option) citizen {
+	c := citizen{scanner: apptest.NewScanner(t)}
+	var screens []lifecycle.Screen
+	c.a = apptest.Start(t, st, append(opts, c.scanner.Trusted,
+		apptest.WithFx(fx.Populate(&c.kinds, &c.usage), fx.Invoke(func(s lifecycle.Screens) { screens = s.All })))...)
+	for _, s := range screens {
+		if s.Kind == kind {
+			c.screen = s
+		}
+	}
+	for _, k := range c.kinds.Kinds() {
+		if k.Name == kind {
+			c.prefix = k.Prefix
+		}
+	}
+	if c.screen.Kind == "" || c.prefix == "" {
+		t.Fatalf("no screen or prefix of kind %s", kind)
+	}
+	return c
 }
 
 // docs/extending.md's checklist names only what exists: every path in it is in the tree

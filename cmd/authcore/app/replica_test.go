@@ -150,12 +150,17 @@ func TestReplicaNeverAcceptsARevokedCredential(t *testing.T) {
 	prj := a.CreateProject(t, admin)
 	doomed, doomedID := mintAgent(t, a, admin, prj)
 	other, otherID := mintAgent(t, a, admin, prj)
+	spare, spareID := mintAgent(t, a, admin, prj)
 	w.onReplica(t, doomedID, true)
 	w.onReplica(t, otherID, true)
+	w.onReplica(t, spareID, true)
 
-	// b reads tokens on the replica; the doomed one it has never looked up.
-	eventually(t, "b reads the replica", 5*time.Second, func() bool {
-		return aiMe(b, other) == 200 && metric(t, b, replicaReads) > 0
+	// b reads tokens on the replica; the doomed one it has never looked up. Until the
+	// replica replays past what b fenced at its start (resolved by b's first probe, which
+	// may come after the mints), b reads the primary; each try alternates two tokens, so
+	// that every one misses the one-entry cache and asks again.
+	eventually(t, "b reads the replica", 30*time.Second, func() bool {
+		return aiMe(b, spare) == 200 && aiMe(b, other) == 200 && metric(t, b, replicaReads) > 0
 	})
 	heard := metric(t, b, "authcore_invalidations_heard_total")
 	if got := aiMe(a, doomed); got != 200 {

@@ -53,6 +53,9 @@ func (*Product) Key() string              { return "mail" }
 func (*Product) Description() string      { return "SMTP submission through the project's mail relay." }
 func (*Product) Mintable() (bool, string) { return true, "" }
 
+// Credentials documents what Mint returns (the served OpenAPI document's BadgeCreated).
+func (*Product) Credentials() any { return Credentials{} }
+
 // Credentials is the create answer's `mail` object; the console shows each field once.
 // The password is the badge's own secret (ac_mail_…), so leak reports, RFC 7009,
 // introspection and service-badges/me know it with nothing here.

@@ -9,8 +9,9 @@ const nav = document.getElementById('nav');
 const banner = document.getElementById('banner');
 
 // tenant is the sign-in page's tenant (?tenant=, a project's end users); tenantUser is set
-// when the signed-in user is not a dashboard user: they see their Account only.
-const state = { user: null, projects: [], project: localStorage.getItem('authcore.project') || '', tenant: tenantOf(), tenantUser: false };
+// when the signed-in user is not a dashboard user: they see their Account only. screens are
+// the credential kinds' console screens (GET /v1/console/screens).
+const state = { user: null, projects: [], project: localStorage.getItem('authcore.project') || '', tenant: tenantOf(), tenantUser: false, screens: [] };
 
 whenSignedOut(() => {
   state.user = null;
@@ -46,6 +47,7 @@ function drawNav() {
     link('#/projects', 'Projects'),
     link('#/agents', 'Agent tokens'),
     link('#/badges', 'Service badges'),
+    ...state.screens.map((s) => link(`#/kind/${s.kind}`, s.title)),
     link('#/sessions', 'Sessions'),
     link('#/members', 'Members'),
     link('#/audit', 'Audit'),
@@ -96,9 +98,22 @@ async function loadUser() {
     state.user.tenantId = me.accessTokenPayload && me.accessTokenPayload.tid;
     state.tenantUser = state.user.tenantId !== 'public';
     if (state.tenantUser) state.tenant = state.user.tenantId;
-    if (!state.tenantUser) await loadProjects();
+    if (!state.tenantUser) {
+      await loadProjects();
+      await loadScreens();
+    }
   } catch {
     state.user = null;
+  }
+}
+
+// loadScreens learns the screens the credential kinds contribute (SPEC §15), as the badge
+// screen learns products: a kind added as a module is on the console with no change here.
+async function loadScreens() {
+  try {
+    state.screens = (await api('GET', '/v1/console/screens')).screens;
+  } catch {
+    state.screens = [];
   }
 }
 
@@ -154,6 +169,7 @@ async function signedIn(got) {
     return;
   }
   await loadProjects();
+  await loadScreens();
   if (location.pathname === consentPage || location.pathname === invitePage) { render(); return; } // back to the question asked
   location.hash = state.projects.length ? '#/agents' : '#/projects';
 }
@@ -434,6 +450,97 @@ async function badgesView() {
   if (gen !== latest) return; // the user moved on while this screen loaded
   show('Service badges', note, h('h2', {}, 'Mint a badge'), form, unavailable.length ? h('ul', { class: 'muted' }, unavailable) : '',
     shown, h('h2', {}, 'Badges'), filter, listBox, list);
+  await reload();
+}
+
+// ---- credential kinds ------------------------------------------------------------------
+
+// kindView is the screen of a kind that contributed one: its credentials with their usage,
+// a mint form of its own fields, roll and revoke, the secret shown once.
+async function kindView(screen) {
+  if (needProject()) return;
+  const gen = latest;
+  const base = screen.collection.replace('{id}', encodeURIComponent(state.project));
+  const listBox = errorBox();
+  const list = h('div', {});
+  const shown = h('div', {});
+  const label = (name) => labelOf(name);
+  const first = screen.fields.find((f) => f.type === 'string');
+  const rest = screen.fields.filter((f) => f !== first);
+  const text = (f, v) => {
+    if (v === null || v === undefined) return h('span', { class: 'muted' }, 'none');
+    if (f.type === 'strings') return v.join(' ') || h('span', { class: 'muted' }, 'none');
+    if (f.type === 'date-time') return when(v);
+    return typeof v === 'string' ? v : JSON.stringify(v);
+  };
+  const reload = async () => {
+    try {
+      const { credentials } = await api('GET', base);
+      list.replaceChildren(table(screen.title, [first ? label(first.name) : 'Id', ...rest.map((f) => label(f.name)), 'Created', 'Expires', 'Last used', 'Last 24 h', ''], credentials, (c) => [
+        h('span', {}, first ? c[first.name] : c.id, h('br', {}), h('code', { class: 'muted' }, c[screen.hint])),
+        ...rest.map((f) => text(f, c[f.name])),
+        when(c.createdAt), when(c.expiresAt), when(c.lastUsedAt), usageCell(c.id, first ? c[first.name] : c.id, c.usage24h),
+        h('span', { class: 'row' },
+          h('button', {
+            type: 'button',
+            onclick: async () => {
+              try {
+                const got = await api('POST', `${base}/${c.id}/roll`, { graceHours: 24 });
+                shown.replaceChildren(secretPanel(`New secret for ${first ? got.credential[first.name] : got.credential.id}`, [['Secret', got.plaintext]]),
+                  h('p', {}, 'The previous secret keeps working until ', when(got.previousSecretExpiresAt), '.'));
+                await reload();
+              } catch (err) { listBox.show(err); }
+            },
+          }, 'Roll'),
+          h('button', {
+            type: 'button', class: 'danger',
+            onclick: async () => {
+              if (!(await confirm(`Revoke ${first ? c[first.name] : c.id}? Whatever uses it stops at once.`))) return;
+              try { await api('DELETE', `${base}/${c.id}`); await reload(); } catch (err) { listBox.show(err); }
+            },
+          }, 'Revoke')),
+      ]));
+    } catch (err) { listBox.show(err); }
+  };
+  const box = errorBox();
+  const inputs = screen.fields.map((f) => {
+    if (f.enum.length) return [f, select(label(f.name), [...(f.required ? [] : [{ value: '', label: 'none' }]), ...f.enum.map((v) => ({ value: v, label: v }))])];
+    const attrs = { required: f.required };
+    if (f.type === 'boolean') attrs.type = 'checkbox';
+    if (f.type === 'number') Object.assign(attrs, { type: 'number', step: 'any' });
+    if (f.type === 'integer') Object.assign(attrs, { type: 'number', step: 1 });
+    if (f.type === 'date-time') attrs.type = 'datetime-local';
+    if (f.type === 'strings') attrs.placeholder = 'separated by spaces';
+    return [f, field(label(f.name), attrs)];
+  });
+  const days = field('Expires in days', { type: 'number', min: 1, max: 365, step: 1, required: screen.expiresRequired, placeholder: screen.expiresRequired ? '' : 'never' });
+  const form = h('form', {
+    onsubmit: (e) => {
+      e.preventDefault();
+      submitting(form, box, async () => {
+        const body = {};
+        for (const [f, el] of inputs) {
+          const input = el.querySelector('input, select');
+          const v = input.value;
+          if (f.type === 'boolean') body[f.name] = input.checked;
+          else if (v === '') continue;
+          else if (f.type === 'strings') body[f.name] = v.split(/[\s,]+/).filter(Boolean);
+          else if (f.type === 'number' || f.type === 'integer') body[f.name] = Number(v);
+          else if (f.type === 'date-time') body[f.name] = new Date(v).toISOString();
+          else if (f.type === 'json') body[f.name] = JSON.parse(v);
+          else body[f.name] = v;
+        }
+        const d = days.querySelector('input').value;
+        if (d) body.expiresInDays = Number(d);
+        const got = await api('POST', base, body);
+        shown.replaceChildren(secretPanel(`Secret for ${first ? got.credential[first.name] : got.credential.id}`, [['Secret', got.plaintext]]));
+        form.reset();
+        await reload();
+      });
+    },
+  }, inputs.map(([, el]) => el), days, box, h('button', { type: 'submit' }, 'Mint'));
+  if (gen !== latest) return; // the user moved on while this screen loaded
+  show(screen.title, h('h2', {}, 'Mint'), form, shown, listBox, list);
   await reload();
 }
 
@@ -931,7 +1038,8 @@ async function render() {
     if (route === '#/forgot') return forgotForm();
     return authForm('signin');
   }
-  const view = state.tenantUser ? (route === '#/account' ? accountView : null) : views[route];
+  const screen = !state.tenantUser && route.startsWith('#/kind/') && state.screens.find((s) => `#/kind/${s.kind}` === route);
+  const view = state.tenantUser ? (route === '#/account' ? accountView : null) : (screen ? () => kindView(screen) : views[route]);
   if (!view && state.tenantUser) { location.hash = '#/account'; return undefined; }
   if (!view) { location.hash = '#/projects'; return undefined; }
   try {

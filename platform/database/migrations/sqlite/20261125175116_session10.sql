@@ -55,6 +55,14 @@ ALTER TABLE `oauth_codes` ADD COLUMN `auth_time` datetime NULL;
 ALTER TABLE `oauth_codes` ADD COLUMN `amr` json NULL;
 -- add column "sid" to table: "oauth_codes"
 ALTER TABLE `oauth_codes` ADD COLUMN `sid` text NULL;
+-- create "deploy_keys" table
+CREATE TABLE `deploy_keys` (`id` text NOT NULL, `created_at` datetime NOT NULL, `project_id` text NOT NULL, `created_by` text NULL, `expires_at` datetime NULL, `digest` blob NOT NULL, `previous_digest` blob NULL, `previous_expires_at` datetime NULL, `revoked_at` datetime NULL, `last_used_at` datetime NULL, `secret_hint` text NOT NULL, `name` text NOT NULL, `repository` text NULL, PRIMARY KEY (`id`));
+-- create index "deploy_keys_digest_key" to table: "deploy_keys"
+CREATE UNIQUE INDEX `deploy_keys_digest_key` ON `deploy_keys` (`digest`);
+-- create index "deploy_keys_previous_digest_key" to table: "deploy_keys"
+CREATE UNIQUE INDEX `deploy_keys_previous_digest_key` ON `deploy_keys` (`previous_digest`);
+-- create index "deploykey_project_id_id" to table: "deploy_keys"
+CREATE INDEX `deploykey_project_id_id` ON `deploy_keys` (`project_id`, `id`);
 -- create "email_sign_ins" table
 CREATE TABLE `email_sign_ins` (`id` text NOT NULL, `created_at` datetime NOT NULL, `tenant_id` text NOT NULL, `email` text NOT NULL, `token_digest` blob NOT NULL, `code_mac` text NOT NULL, `attempts` integer NOT NULL DEFAULT (0), `expires_at` datetime NOT NULL, `used_at` datetime NULL, PRIMARY KEY (`id`));
 -- create index "email_sign_ins_token_digest_key" to table: "email_sign_ins"
@@ -151,6 +159,14 @@ DROP INDEX `emailsignin_tenant_id_email_created_at`;
 DROP INDEX `email_sign_ins_token_digest_key`;
 -- reverse: create "email_sign_ins" table
 DROP TABLE `email_sign_ins`;
+-- reverse: create index "deploykey_project_id_id" to table: "deploy_keys"
+DROP INDEX `deploykey_project_id_id`;
+-- reverse: create index "deploy_keys_previous_digest_key" to table: "deploy_keys"
+DROP INDEX `deploy_keys_previous_digest_key`;
+-- reverse: create index "deploy_keys_digest_key" to table: "deploy_keys"
+DROP INDEX `deploy_keys_digest_key`;
+-- reverse: create "deploy_keys" table
+DROP TABLE `deploy_keys`;
 -- reverse: add column "sid" to table: "oauth_codes"
 ALTER TABLE `oauth_codes` DROP COLUMN `sid`;
 -- reverse: add column "amr" to table: "oauth_codes"

@@ -13,6 +13,14 @@ ALTER TABLE "oauth_codes" ADD COLUMN "nonce" character varying NULL, ADD COLUMN 
 ALTER TABLE "resources" ADD COLUMN "canonical_uri" character varying NULL;
 -- create index "resources_canonical_uri_key" to table: "resources"
 CREATE UNIQUE INDEX "resources_canonical_uri_key" ON "resources" ("canonical_uri");
+-- create "deploy_keys" table
+CREATE TABLE "deploy_keys" ("id" character varying NOT NULL, "created_at" timestamptz NOT NULL, "project_id" character varying NOT NULL, "created_by" character varying NULL, "expires_at" timestamptz NULL, "digest" bytea NOT NULL, "previous_digest" bytea NULL, "previous_expires_at" timestamptz NULL, "revoked_at" timestamptz NULL, "last_used_at" timestamptz NULL, "secret_hint" character varying NOT NULL, "name" character varying NOT NULL, "repository" character varying NULL, PRIMARY KEY ("id"));
+-- create index "deploy_keys_digest_key" to table: "deploy_keys"
+CREATE UNIQUE INDEX "deploy_keys_digest_key" ON "deploy_keys" ("digest");
+-- create index "deploy_keys_previous_digest_key" to table: "deploy_keys"
+CREATE UNIQUE INDEX "deploy_keys_previous_digest_key" ON "deploy_keys" ("previous_digest");
+-- create index "deploykey_project_id_id" to table: "deploy_keys"
+CREATE INDEX "deploykey_project_id_id" ON "deploy_keys" ("project_id", "id");
 -- create "email_sign_ins" table
 CREATE TABLE "email_sign_ins" ("id" character varying NOT NULL, "created_at" timestamptz NOT NULL, "tenant_id" character varying NOT NULL, "email" character varying NOT NULL, "token_digest" bytea NOT NULL, "code_mac" character varying NOT NULL, "attempts" bigint NOT NULL DEFAULT 0, "expires_at" timestamptz NOT NULL, "used_at" timestamptz NULL, PRIMARY KEY ("id"));
 -- create index "email_sign_ins_token_digest_key" to table: "email_sign_ins"
@@ -107,6 +115,14 @@ DROP INDEX "emailsignin_expires_at";
 DROP INDEX "email_sign_ins_token_digest_key";
 -- reverse: create "email_sign_ins" table
 DROP TABLE "email_sign_ins";
+-- reverse: create index "deploykey_project_id_id" to table: "deploy_keys"
+DROP INDEX "deploykey_project_id_id";
+-- reverse: create index "deploy_keys_previous_digest_key" to table: "deploy_keys"
+DROP INDEX "deploy_keys_previous_digest_key";
+-- reverse: create index "deploy_keys_digest_key" to table: "deploy_keys"
+DROP INDEX "deploy_keys_digest_key";
+-- reverse: create "deploy_keys" table
+DROP TABLE "deploy_keys";
 -- reverse: create index "resources_canonical_uri_key" to table: "resources"
 DROP INDEX "resources_canonical_uri_key";
 -- reverse: modify "resources" table

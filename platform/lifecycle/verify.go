@@ -1,0 +1,178 @@
+package lifecycle
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"entgo.io/ent/dialect/sql"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/authcore/authcore/ent"
+	"github.com/authcore/authcore/ent/schema"
+	"github.com/authcore/authcore/platform/bearer"
+	"github.com/authcore/authcore/platform/credential"
+	"github.com/authcore/authcore/platform/database"
+	"github.com/authcore/authcore/platform/secret"
+)
+
+// Verified is a live credential as the caches keep it: what the OAuth surface needs of
+// its row, and its "who am I" answer, encoded once so the hot path only copies bytes. A
+// hundred thousand are cached (bearer.DefaultLimits): it keeps no more than that.
+type Verified struct {
+	id, project string
+	expires     *time.Time
+	own         []any
+	answer      []byte
+}
+
+// verifyStore is the bearer.Store of a kind's table.
+type verifyStore struct{ l *Lifecycle }
+
+var _ bearer.Store[*Verified] = verifyStore{}
+
+func (s verifyStore) Lookup(ctx context.Context, h database.Handle, d secret.Digest) (*bearer.Entry[*Verified], error) {
+	t := s.l.t
+	var r *Row
+	var err error
+	if h.Pool != nil {
+		r, err = s.lookupPG(ctx, h.Pool, d)
+	} else {
+		r, err = t.one(ctx, h.Ent, sql.OrPredicates(sql.FieldEQ("digest", d.Bytes()), sql.FieldEQ("previous_digest", d.Bytes())))
+	}
+	if errors.Is(err, errNoRow) || errors.Is(err, pgx.ErrNoRows) {
+		return nil, bearer.ErrUnknown
+	}
+	if err != nil {
+		return nil, err
+	}
+	return s.l.entry(r, d)
+}
+
+// lookupPG is Lookup through pgx directly: on the cold path the database/sql and ent
+// layers cost about as much client CPU as the query itself. Same row, same rules.
+func (s verifyStore) lookupPG(ctx context.Context, pool *pgxpool.Pool, d secret.Digest) (*Row, error) {
+	sc, dest := s.l.t.dests()
+	if err := pool.QueryRow(ctx, s.l.t.lookup, d.Bytes()).Scan(dest...); err != nil {
+		return nil, err
+	}
+	return s.l.t.row(sc)
+}
+
+func (s verifyStore) SetLastUsed(ctx context.Context, tx *ent.Tx, id string, at time.Time) error {
+	_, err := s.l.t.updateWhere(ctx, tx, sql.EQ(schema.FieldID, id), map[string]any{schema.FieldLastUsedAt: at})
+	return err
+}
+
+// entry is the cache entry for r presented with digest d: the key d matched and until
+// when it works (SPEC §12), and the answer encoded once.
+func (l *Lifecycle) entry(r *Row, d secret.Digest) (*bearer.Entry[*Verified], error) {
+	key, until := schema.Matched(d.Bytes(), r.digest, r.previous, r.ExpiresAt, r.previousExpires)
+	answer, err := l.answer(r)
+	if err != nil {
+		return nil, err
+	}
+	return &bearer.Entry[*Verified]{ID: r.ID, ProjectID: r.ProjectID, Digest: key, ExpiresAt: until, Revoked: r.revoked != nil,
+		Value: &Verified{id: r.ID, project: r.ProjectID, expires: r.ExpiresAt, own: r.own, answer: answer}}, nil
+}
+
+func (l *Lifecycle) answer(r *Row) ([]byte, error) {
+	if l.hooks.Answer != nil {
+		return l.hooks.Answer(r)
+	}
+	return json.Marshal(meAnswer{kind: l.spec.Name, r: r})
+}
+
+// Me checks a bearer secret and returns its pre-encoded "who am I" answer, or
+// bearer.ErrInvalid for anything that is not a live credential. Prefix and checksum are
+// checked first, so malformed and guessed secrets never reach the caches or the store.
+func (l *Lifecycle) Me(ctx context.Context, token string) ([]byte, error) {
+	if !l.wellFormed(token) {
+		return nil, bearer.ErrInvalid
+	}
+	e, err := l.verifier.Verify(ctx, token)
+	if err != nil {
+		return nil, err
+	}
+	return e.Value.answer, nil
+}
+
+// Grant verifies a presented secret for the OAuth surface (introspection, token
+// exchange): the live credential — its id, project, own fields and ExpiresAt, when the
+// presented secret stops — a
+// replaced one in its grace ends at the grace's end, and so must everything derived from
+// it (SPEC §9a). credential.ErrNotLive for anything else.
+func (l *Lifecycle) Grant(ctx context.Context, token string) (Row, error) {
+	if !l.wellFormed(token) {
+		return Row{}, credential.ErrNotLive
+	}
+	e, err := l.verifier.Verify(ctx, token) // bearer.ErrInvalid is credential.ErrNotLive
+	if err != nil {
+		return Row{}, err
+	}
+	v := e.Value
+	r := Row{ID: v.id, ProjectID: v.project, ExpiresAt: v.expires, own: v.own, t: l.t}
+	if e.ExpiresAt != nil && (r.ExpiresAt == nil || e.ExpiresAt.Before(*r.ExpiresAt)) {
+		r.ExpiresAt = e.ExpiresAt
+	}
+	return r, nil
+}
+
+// Introspect is RFC 7662's answer for a live secret of the kind presented by project's
+// resource server (nil otherwise).
+func (l *Lifecycle) Introspect(ctx context.Context, token, project string) (map[string]any, error) {
+	r, err := l.Grant(ctx, token)
+	if errors.Is(err, credential.ErrNotLive) || (err == nil && r.ProjectID != project) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	fields := map[string]any{"sub": r.ID, "token_type": "Bearer"}
+	if r.ExpiresAt != nil {
+		fields["exp"] = r.ExpiresAt.Unix()
+	}
+	if l.hooks.Introspect != nil {
+		l.hooks.Introspect(r, fields)
+		return fields, nil
+	}
+	for i, c := range l.t.own {
+		if c.desc == nil || !c.desc.Sensitive {
+			fields[c.name] = r.own[i]
+		}
+	}
+	return fields, nil
+}
+
+// Limited counts a presentation the failure budget refused (usage, SPEC §19).
+func (l *Lifecycle) Limited(token string) { l.verifier.Limited(token) }
+
+// liveness is what Live needs of a credential, cached by id.
+type liveness struct {
+	revoked   bool
+	expiresAt *time.Time
+}
+
+// Live reports whether the credential with this id is live, from the by-id cache (a
+// revoke anywhere clears its entry in the same transaction's commit): what tokens derived
+// from it (an exchanged JWT) are checked against.
+func (l *Lifecycle) Live(ctx context.Context, id string) (bool, error) {
+	lv, err := l.byID.Load(ctx, id, func(ctx context.Context) (*liveness, error) {
+		r, err := database.Read(ctx, l.deps.Kit.Reads, l.idTopic(), id, func(ctx context.Context, h database.Handle) (*Row, error) {
+			return l.t.one(ctx, h.Ent, sql.FieldEQ(schema.FieldID, id))
+		})
+		if errors.Is(err, errNoRow) || database.IsNoRow(err) {
+			return &liveness{revoked: true}, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		return &liveness{revoked: r.revoked != nil, expiresAt: r.ExpiresAt}, nil
+	})
+	if err != nil {
+		return false, err
+	}
+	return schema.LiveAt(l.deps.Kit.Clock.Now(), lv.revoked, lv.expiresAt), nil
+}
