@@ -22,13 +22,10 @@ import (
 // Token exchange (RFC 8693) of an AI agent token for a short-lived, audience-bound access
 // token (SPEC §11): the agent keeps its long-lived secret to itself and hands resource
 // servers a JWT they can verify offline.
-const (
-	grantTokenExchange = "urn:ietf:params:oauth:grant-type:token-exchange"
-	exchangedTTL       = 15 * time.Minute
-)
+const exchangedTTL = 15 * time.Minute
 
-// exchange is the token-exchange grant agent tokens contribute to the OAuth server. No
-// client authentication: the subject token is the credential.
+// exchange is the exchange to access tokens agent tokens contribute to the OAuth server's
+// token-exchange grant. No client authentication: the subject token is the credential.
 type exchange struct {
 	svc       *Service
 	signer    oauth.Signer
@@ -37,15 +34,13 @@ type exchange struct {
 	issued    prometheus.Counter
 }
 
-func newExchange(s *Service, signer oauth.Signer, resources resource.Registry, c clock.Clock, m *metrics.Credentials) oauth.Grant {
+func newExchange(s *Service, signer oauth.Signer, resources resource.Registry, c clock.Clock, m *metrics.Credentials) oauth.Exchange {
 	return &exchange{svc: s, signer: signer, resources: resources, clock: c, issued: m.Issued.WithLabelValues("exchanged", "")}
 }
 
-func (*exchange) Type() string     { return grantTokenExchange }
-func (*exchange) Metric() string   { return "token_exchange" }
-func (*exchange) ClientAuth() bool { return false }
-
-func (*exchange) Repeatable(name string) bool { return name == "resource" || name == "audience" }
+func (*exchange) RequestedType() string { return oauth.TokenTypeAccess }
+func (*exchange) Metric() string        { return "token_exchange" }
+func (*exchange) ClientAuth() bool      { return false }
 
 // Live: an exchanged token is worth what its agent token is.
 func (e *exchange) Live(ctx context.Context, from oauth.Issued) (bool, error) {
@@ -64,8 +59,6 @@ func (e *exchange) Token(ctx context.Context, r oauth.Request) (oauth.Token, err
 		return oauth.Token{}, oauth.InvalidRequest("subject_token is required")
 	case form.Get("subject_token_type") != oauth.TokenTypeAccess:
 		return oauth.Token{}, oauth.InvalidRequest("subject_token_type must be " + oauth.TokenTypeAccess)
-	case form.Get("requested_token_type") != "" && form.Get("requested_token_type") != oauth.TokenTypeAccess:
-		return oauth.Token{}, oauth.InvalidRequest("only " + oauth.TokenTypeAccess + " can be issued")
 	case form.Get("actor_token") != "":
 		return oauth.Token{}, oauth.InvalidRequest("delegation (actor_token) is not supported")
 	}

@@ -26,7 +26,7 @@ var Module = fx.Module("agenttoken",
 	httpserver.AsModuleRoutes("agenttoken", func(s *Service, g *guard.Guard, k bearer.Kit) []httpserver.Route {
 		return s.routes(g, k)
 	}),
-	oauth.AsGrant(newExchange),
+	oauth.AsExchange(newExchange),
 	credential.AsKinds(func(s *Service) []credential.Kind { return s.life.Kinds() }),
 	apidoc.AsFragment(func() (apidoc.Fragment, error) { return apidoc.YAML("agenttoken", openapiYAML) }),
 )

@@ -124,6 +124,9 @@ func (s *server) token(c *fiber.Ctx) error {
 	g := s.grants.byType[form.Get("grant_type")]
 	if ferr == nil && g != nil {
 		endpoint = g.Metric()
+		if m, ok := g.(interface{ MetricOf(url.Values) string }); ok {
+			endpoint = m.MetricOf(form)
+		}
 	}
 	return s.counted(endpoint, func(c *fiber.Ctx) error {
 		p, perr := presentedBy(c, ferr)

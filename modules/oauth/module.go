@@ -24,7 +24,7 @@ import (
 
 // Module serves the OAuth routes and contributes the access-token kind.
 var Module = fx.Module("oauth",
-	fx.Provide(newGrants, newDenylist, newResults, newServer,
+	fx.Provide(newGrants, newExchanges, newDenylist, newResults, newServer,
 		fx.Annotate(newReplay, fx.As(new(assertion.Replay)))),
 	metrics.AsCollector(func(r *results) prometheus.Collector { return r.CounterVec }),
 	credential.AsKinds(func(jwts oauth.Verifier, d *denylist, g *grants) []credential.Kind {
@@ -35,12 +35,17 @@ var Module = fx.Module("oauth",
 
 type grantParams struct {
 	fx.In
-	Grants []oauth.Grant `group:"oauth_grants"`
+	Grants    []oauth.Grant `group:"oauth_grants"`
+	Exchanges *exchanges
 }
 
 func newGrants(p grantParams) (*grants, error) {
 	gs := &grants{byType: map[string]oauth.Grant{}}
-	for _, g := range p.Grants {
+	all := p.Grants
+	if len(p.Exchanges.types) > 0 {
+		all = append(all, p.Exchanges)
+	}
+	for _, g := range all {
 		if _, dup := gs.byType[g.Type()]; dup {
 			return nil, errors.New("oauth: grant type " + g.Type() + " is contributed twice")
 		}

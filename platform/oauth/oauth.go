@@ -42,6 +42,33 @@ const (
 // TokenTypeAccess is RFC 8693's token type of an access token.
 const TokenTypeAccess = "urn:ietf:params:oauth:token-type:access_token"
 
+// GrantTokenExchange is RFC 8693's grant type.
+const GrantTokenExchange = "urn:ietf:params:oauth:grant-type:token-exchange"
+
+// Exchange is one kind of RFC 8693 token exchange, contributed by the module that owns what
+// it takes or gives (SPEC §11 agent tokens for access tokens, §22 id_tokens for ID-JAGs,
+// §23 agent credentials for upstream tokens). The OAuth server serves the token-exchange
+// grant and hands each request to the exchange its requested_token_type names (the access
+// token type when absent), so adding one is a contribution, never a change of the server.
+type Exchange interface {
+	// RequestedType is the requested_token_type it issues.
+	RequestedType() string
+	// Metric is the endpoint label its answers are counted under.
+	Metric() string
+	// ClientAuth reports whether the caller must authenticate as a client; false: the
+	// subject token is the credential (a client that authenticates anyway is passed on).
+	ClientAuth() bool
+	// Token answers the request, or fails with an RFC 6749 style *apperr.Error.
+	Token(ctx context.Context, r Request) (Token, error)
+	// Live is Grant.Live for the access tokens it issues (false for what it does not own).
+	Live(ctx context.Context, from Issued) (bool, error)
+}
+
+// AsExchange contributes the Exchange returned by constructor f.
+func AsExchange(f any) fx.Option {
+	return fx.Provide(fx.Annotate(f, fx.ResultTags(`group:"oauth_exchanges"`)))
+}
+
 // Client is a confidential client that proved who it is.
 type Client struct {
 	// ProjectID and Role are a machine client's (an auth badge's); "" for a client a
