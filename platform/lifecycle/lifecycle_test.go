@@ -62,14 +62,14 @@ func TestParseMint(t *testing.T) {
 		t.Fatalf("defaults: %v %#v", err, m)
 	}
 	for body, fields := range map[string]string{
-		``:           "body",
-		`[]`:         "body",
-		`{}`:         "label,tier",
-		`{"label":"","tier":"free"}`:                         "label",
-		`{"label":"01234567890","tier":"free"}`:              "label",
-		`{"label":"a\tb","tier":"free"}`:                     "label",
-		`{"label":1,"tier":"gold"}`:                          "label,tier",
-		`{"label":"x","tier":"free","tags":"a"}`:             "tags",
+		``:                                       "body",
+		`[]`:                                     "body",
+		`{}`:                                     "label,tier",
+		`{"label":"","tier":"free"}`:             "label",
+		`{"label":"01234567890","tier":"free"}`:  "label",
+		`{"label":"a\tb","tier":"free"}`:         "label",
+		`{"label":1,"tier":"gold"}`:              "label,tier",
+		`{"label":"x","tier":"free","tags":"a"}`: "tags",
 		`{"label":"x","tier":"free","readOnly":"yes"}`:       "readOnly",
 		`{"label":"x","tier":"free","maxUses":1.5}`:          "maxUses",
 		`{"label":"x","tier":"free","weight":"1"}`:           "weight",
