@@ -41,7 +41,9 @@ type AgentToken struct {
 	// AgentName holds the value of the "agent_name" field.
 	AgentName string `json:"agent_name,omitempty"`
 	// Scopes holds the value of the "scopes" field.
-	Scopes       []string `json:"scopes,omitempty"`
+	Scopes []string `json:"scopes,omitempty"`
+	// DpopJkt holds the value of the "dpop_jkt" field.
+	DpopJkt      *string `json:"dpop_jkt,omitempty"`
 	selectValues sql.SelectValues
 }
 
@@ -52,7 +54,7 @@ func (*AgentToken) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case agenttoken.FieldDigest, agenttoken.FieldPreviousDigest, agenttoken.FieldScopes:
 			values[i] = new([]byte)
-		case agenttoken.FieldID, agenttoken.FieldProjectID, agenttoken.FieldCreatedBy, agenttoken.FieldTokenHint, agenttoken.FieldAgentName:
+		case agenttoken.FieldID, agenttoken.FieldProjectID, agenttoken.FieldCreatedBy, agenttoken.FieldTokenHint, agenttoken.FieldAgentName, agenttoken.FieldDpopJkt:
 			values[i] = new(sql.NullString)
 		case agenttoken.FieldCreatedAt, agenttoken.FieldExpiresAt, agenttoken.FieldPreviousExpiresAt, agenttoken.FieldRevokedAt, agenttoken.FieldLastUsedAt:
 			values[i] = new(sql.NullTime)
@@ -155,6 +157,13 @@ func (_m *AgentToken) assignValues(columns []string, values []any) error {
 					return fmt.Errorf("unmarshal field scopes: %w", err)
 				}
 			}
+		case agenttoken.FieldDpopJkt:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field dpop_jkt", values[i])
+			} else if value.Valid {
+				_m.DpopJkt = new(string)
+				*_m.DpopJkt = value.String
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -236,6 +245,11 @@ func (_m *AgentToken) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("scopes=")
 	builder.WriteString(fmt.Sprintf("%v", _m.Scopes))
+	builder.WriteString(", ")
+	if v := _m.DpopJkt; v != nil {
+		builder.WriteString("dpop_jkt=")
+		builder.WriteString(*v)
+	}
 	builder.WriteByte(')')
 	return builder.String()
 }

@@ -135,6 +135,20 @@ func (_c *AgentTokenCreate) SetScopes(v []string) *AgentTokenCreate {
 	return _c
 }
 
+// SetDpopJkt sets the "dpop_jkt" field.
+func (_c *AgentTokenCreate) SetDpopJkt(v string) *AgentTokenCreate {
+	_c.mutation.SetDpopJkt(v)
+	return _c
+}
+
+// SetNillableDpopJkt sets the "dpop_jkt" field if the given value is not nil.
+func (_c *AgentTokenCreate) SetNillableDpopJkt(v *string) *AgentTokenCreate {
+	if v != nil {
+		_c.SetDpopJkt(*v)
+	}
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *AgentTokenCreate) SetID(v string) *AgentTokenCreate {
 	_c.mutation.SetID(v)
@@ -321,6 +335,10 @@ func (_c *AgentTokenCreate) createSpec() (*AgentToken, *sqlgraph.CreateSpec) {
 		_spec.SetField(agenttoken.FieldScopes, field.TypeJSON, value)
 		_node.Scopes = value
 	}
+	if value, ok := _c.mutation.DpopJkt(); ok {
+		_spec.SetField(agenttoken.FieldDpopJkt, field.TypeString, value)
+		_node.DpopJkt = &value
+	}
 	return _node, _spec
 }
 
@@ -503,6 +521,9 @@ func (u *AgentTokenUpsertOne) UpdateNewValues() *AgentTokenUpsertOne {
 		}
 		if _, exists := u.create.mutation.Scopes(); exists {
 			s.SetIgnore(agenttoken.FieldScopes)
+		}
+		if _, exists := u.create.mutation.DpopJkt(); exists {
+			s.SetIgnore(agenttoken.FieldDpopJkt)
 		}
 	}))
 	return u
@@ -847,6 +868,9 @@ func (u *AgentTokenUpsertBulk) UpdateNewValues() *AgentTokenUpsertBulk {
 			}
 			if _, exists := b.mutation.Scopes(); exists {
 				s.SetIgnore(agenttoken.FieldScopes)
+			}
+			if _, exists := b.mutation.DpopJkt(); exists {
+				s.SetIgnore(agenttoken.FieldDpopJkt)
 			}
 		}
 	}))

@@ -207,6 +207,9 @@ func (_u *AgentTokenUpdate) sqlSave(ctx context.Context) (_node int, err error) 
 	if value, ok := _u.mutation.TokenHint(); ok {
 		_spec.SetField(agenttoken.FieldTokenHint, field.TypeString, value)
 	}
+	if _u.mutation.DpopJktCleared() {
+		_spec.ClearField(agenttoken.FieldDpopJkt, field.TypeString)
+	}
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
 			err = &NotFoundError{agenttoken.Label}
@@ -435,6 +438,9 @@ func (_u *AgentTokenUpdateOne) sqlSave(ctx context.Context) (_node *AgentToken, 
 	}
 	if value, ok := _u.mutation.TokenHint(); ok {
 		_spec.SetField(agenttoken.FieldTokenHint, field.TypeString, value)
+	}
+	if _u.mutation.DpopJktCleared() {
+		_spec.ClearField(agenttoken.FieldDpopJkt, field.TypeString)
 	}
 	_node = &AgentToken{config: _u.config}
 	_spec.Assign = _node.assignValues

@@ -38,6 +38,8 @@ type GrantRefreshToken struct {
 	RotatedAt *time.Time `json:"rotated_at,omitempty"`
 	// Successor holds the value of the "successor" field.
 	Successor *string `json:"-"`
+	// Jkt holds the value of the "jkt" field.
+	Jkt string `json:"jkt,omitempty"`
 	// AuthTime holds the value of the "auth_time" field.
 	AuthTime *time.Time `json:"auth_time,omitempty"`
 	// Amr holds the value of the "amr" field.
@@ -54,7 +56,7 @@ func (*GrantRefreshToken) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case grantrefreshtoken.FieldDigest, grantrefreshtoken.FieldScopes, grantrefreshtoken.FieldResources, grantrefreshtoken.FieldAmr:
 			values[i] = new([]byte)
-		case grantrefreshtoken.FieldID, grantrefreshtoken.FieldGrantID, grantrefreshtoken.FieldClientID, grantrefreshtoken.FieldSuccessor, grantrefreshtoken.FieldSid:
+		case grantrefreshtoken.FieldID, grantrefreshtoken.FieldGrantID, grantrefreshtoken.FieldClientID, grantrefreshtoken.FieldSuccessor, grantrefreshtoken.FieldJkt, grantrefreshtoken.FieldSid:
 			values[i] = new(sql.NullString)
 		case grantrefreshtoken.FieldCreatedAt, grantrefreshtoken.FieldExpiresAt, grantrefreshtoken.FieldFamilyExpiresAt, grantrefreshtoken.FieldRotatedAt, grantrefreshtoken.FieldAuthTime:
 			values[i] = new(sql.NullTime)
@@ -145,6 +147,12 @@ func (_m *GrantRefreshToken) assignValues(columns []string, values []any) error 
 				_m.Successor = new(string)
 				*_m.Successor = value.String
 			}
+		case grantrefreshtoken.FieldJkt:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field jkt", values[i])
+			} else if value.Valid {
+				_m.Jkt = value.String
+			}
 		case grantrefreshtoken.FieldAuthTime:
 			if value, ok := values[i].(*sql.NullTime); !ok {
 				return fmt.Errorf("unexpected type %T for field auth_time", values[i])
@@ -232,6 +240,9 @@ func (_m *GrantRefreshToken) String() string {
 	}
 	builder.WriteString(", ")
 	builder.WriteString("successor=<sensitive>")
+	builder.WriteString(", ")
+	builder.WriteString("jkt=")
+	builder.WriteString(_m.Jkt)
 	builder.WriteString(", ")
 	if v := _m.AuthTime; v != nil {
 		builder.WriteString("auth_time=")

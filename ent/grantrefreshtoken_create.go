@@ -107,6 +107,20 @@ func (_c *GrantRefreshTokenCreate) SetNillableSuccessor(v *string) *GrantRefresh
 	return _c
 }
 
+// SetJkt sets the "jkt" field.
+func (_c *GrantRefreshTokenCreate) SetJkt(v string) *GrantRefreshTokenCreate {
+	_c.mutation.SetJkt(v)
+	return _c
+}
+
+// SetNillableJkt sets the "jkt" field if the given value is not nil.
+func (_c *GrantRefreshTokenCreate) SetNillableJkt(v *string) *GrantRefreshTokenCreate {
+	if v != nil {
+		_c.SetJkt(*v)
+	}
+	return _c
+}
+
 // SetAuthTime sets the "auth_time" field.
 func (_c *GrantRefreshTokenCreate) SetAuthTime(v time.Time) *GrantRefreshTokenCreate {
 	_c.mutation.SetAuthTime(v)
@@ -322,6 +336,10 @@ func (_c *GrantRefreshTokenCreate) createSpec() (*GrantRefreshToken, *sqlgraph.C
 		_spec.SetField(grantrefreshtoken.FieldSuccessor, field.TypeString, value)
 		_node.Successor = &value
 	}
+	if value, ok := _c.mutation.Jkt(); ok {
+		_spec.SetField(grantrefreshtoken.FieldJkt, field.TypeString, value)
+		_node.Jkt = value
+	}
 	if value, ok := _c.mutation.AuthTime(); ok {
 		_spec.SetField(grantrefreshtoken.FieldAuthTime, field.TypeTime, value)
 		_node.AuthTime = &value
@@ -462,6 +480,9 @@ func (u *GrantRefreshTokenUpsertOne) UpdateNewValues() *GrantRefreshTokenUpsertO
 		}
 		if _, exists := u.create.mutation.FamilyExpiresAt(); exists {
 			s.SetIgnore(grantrefreshtoken.FieldFamilyExpiresAt)
+		}
+		if _, exists := u.create.mutation.Jkt(); exists {
+			s.SetIgnore(grantrefreshtoken.FieldJkt)
 		}
 		if _, exists := u.create.mutation.AuthTime(); exists {
 			s.SetIgnore(grantrefreshtoken.FieldAuthTime)
@@ -751,6 +772,9 @@ func (u *GrantRefreshTokenUpsertBulk) UpdateNewValues() *GrantRefreshTokenUpsert
 			}
 			if _, exists := b.mutation.FamilyExpiresAt(); exists {
 				s.SetIgnore(grantrefreshtoken.FieldFamilyExpiresAt)
+			}
+			if _, exists := b.mutation.Jkt(); exists {
+				s.SetIgnore(grantrefreshtoken.FieldJkt)
 			}
 			if _, exists := b.mutation.AuthTime(); exists {
 				s.SetIgnore(grantrefreshtoken.FieldAuthTime)

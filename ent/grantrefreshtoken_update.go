@@ -121,6 +121,9 @@ func (_u *GrantRefreshTokenUpdate) sqlSave(ctx context.Context) (_node int, err 
 	if _u.mutation.SuccessorCleared() {
 		_spec.ClearField(grantrefreshtoken.FieldSuccessor, field.TypeString)
 	}
+	if _u.mutation.JktCleared() {
+		_spec.ClearField(grantrefreshtoken.FieldJkt, field.TypeString)
+	}
 	if _u.mutation.AuthTimeCleared() {
 		_spec.ClearField(grantrefreshtoken.FieldAuthTime, field.TypeTime)
 	}
@@ -272,6 +275,9 @@ func (_u *GrantRefreshTokenUpdateOne) sqlSave(ctx context.Context) (_node *Grant
 	}
 	if _u.mutation.SuccessorCleared() {
 		_spec.ClearField(grantrefreshtoken.FieldSuccessor, field.TypeString)
+	}
+	if _u.mutation.JktCleared() {
+		_spec.ClearField(grantrefreshtoken.FieldJkt, field.TypeString)
 	}
 	if _u.mutation.AuthTimeCleared() {
 		_spec.ClearField(grantrefreshtoken.FieldAuthTime, field.TypeTime)

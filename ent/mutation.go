@@ -116,6 +116,7 @@ type AgentTokenMutation struct {
 	agent_name          *string
 	scopes              *[]string
 	appendscopes        []string
+	dpop_jkt            *string
 	clearedFields       map[string]struct{}
 	done                bool
 	oldValue            func(context.Context) (*AgentToken, error)
@@ -738,6 +739,55 @@ func (m *AgentTokenMutation) ResetScopes() {
 	m.appendscopes = nil
 }
 
+// SetDpopJkt sets the "dpop_jkt" field.
+func (m *AgentTokenMutation) SetDpopJkt(s string) {
+	m.dpop_jkt = &s
+}
+
+// DpopJkt returns the value of the "dpop_jkt" field in the mutation.
+func (m *AgentTokenMutation) DpopJkt() (r string, exists bool) {
+	v := m.dpop_jkt
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDpopJkt returns the old "dpop_jkt" field's value of the AgentToken entity.
+// If the AgentToken object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AgentTokenMutation) OldDpopJkt(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDpopJkt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDpopJkt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDpopJkt: %w", err)
+	}
+	return oldValue.DpopJkt, nil
+}
+
+// ClearDpopJkt clears the value of the "dpop_jkt" field.
+func (m *AgentTokenMutation) ClearDpopJkt() {
+	m.dpop_jkt = nil
+	m.clearedFields[agenttoken.FieldDpopJkt] = struct{}{}
+}
+
+// DpopJktCleared returns if the "dpop_jkt" field was cleared in this mutation.
+func (m *AgentTokenMutation) DpopJktCleared() bool {
+	_, ok := m.clearedFields[agenttoken.FieldDpopJkt]
+	return ok
+}
+
+// ResetDpopJkt resets all changes to the "dpop_jkt" field.
+func (m *AgentTokenMutation) ResetDpopJkt() {
+	m.dpop_jkt = nil
+	delete(m.clearedFields, agenttoken.FieldDpopJkt)
+}
+
 // Where appends a list predicates to the AgentTokenMutation builder.
 func (m *AgentTokenMutation) Where(ps ...predicate.AgentToken) {
 	m.predicates = append(m.predicates, ps...)
@@ -772,7 +822,7 @@ func (m *AgentTokenMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *AgentTokenMutation) Fields() []string {
-	fields := make([]string, 0, 12)
+	fields := make([]string, 0, 13)
 	if m.created_at != nil {
 		fields = append(fields, agenttoken.FieldCreatedAt)
 	}
@@ -809,6 +859,9 @@ func (m *AgentTokenMutation) Fields() []string {
 	if m.scopes != nil {
 		fields = append(fields, agenttoken.FieldScopes)
 	}
+	if m.dpop_jkt != nil {
+		fields = append(fields, agenttoken.FieldDpopJkt)
+	}
 	return fields
 }
 
@@ -841,6 +894,8 @@ func (m *AgentTokenMutation) Field(name string) (ent.Value, bool) {
 		return m.AgentName()
 	case agenttoken.FieldScopes:
 		return m.Scopes()
+	case agenttoken.FieldDpopJkt:
+		return m.DpopJkt()
 	}
 	return nil, false
 }
@@ -874,6 +929,8 @@ func (m *AgentTokenMutation) OldField(ctx context.Context, name string) (ent.Val
 		return m.OldAgentName(ctx)
 	case agenttoken.FieldScopes:
 		return m.OldScopes(ctx)
+	case agenttoken.FieldDpopJkt:
+		return m.OldDpopJkt(ctx)
 	}
 	return nil, fmt.Errorf("unknown AgentToken field %s", name)
 }
@@ -967,6 +1024,13 @@ func (m *AgentTokenMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetScopes(v)
 		return nil
+	case agenttoken.FieldDpopJkt:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDpopJkt(v)
+		return nil
 	}
 	return fmt.Errorf("unknown AgentToken field %s", name)
 }
@@ -1012,6 +1076,9 @@ func (m *AgentTokenMutation) ClearedFields() []string {
 	if m.FieldCleared(agenttoken.FieldLastUsedAt) {
 		fields = append(fields, agenttoken.FieldLastUsedAt)
 	}
+	if m.FieldCleared(agenttoken.FieldDpopJkt) {
+		fields = append(fields, agenttoken.FieldDpopJkt)
+	}
 	return fields
 }
 
@@ -1040,6 +1107,9 @@ func (m *AgentTokenMutation) ClearField(name string) error {
 		return nil
 	case agenttoken.FieldLastUsedAt:
 		m.ClearLastUsedAt()
+		return nil
+	case agenttoken.FieldDpopJkt:
+		m.ClearDpopJkt()
 		return nil
 	}
 	return fmt.Errorf("unknown AgentToken nullable field %s", name)
@@ -1084,6 +1154,9 @@ func (m *AgentTokenMutation) ResetField(name string) error {
 		return nil
 	case agenttoken.FieldScopes:
 		m.ResetScopes()
+		return nil
+	case agenttoken.FieldDpopJkt:
+		m.ResetDpopJkt()
 		return nil
 	}
 	return fmt.Errorf("unknown AgentToken field %s", name)
@@ -7282,6 +7355,7 @@ type GrantRefreshTokenMutation struct {
 	family_expires_at *time.Time
 	rotated_at        *time.Time
 	successor         *string
+	jkt               *string
 	auth_time         *time.Time
 	amr               *[]string
 	appendamr         []string
@@ -7812,6 +7886,55 @@ func (m *GrantRefreshTokenMutation) ResetSuccessor() {
 	delete(m.clearedFields, grantrefreshtoken.FieldSuccessor)
 }
 
+// SetJkt sets the "jkt" field.
+func (m *GrantRefreshTokenMutation) SetJkt(s string) {
+	m.jkt = &s
+}
+
+// Jkt returns the value of the "jkt" field in the mutation.
+func (m *GrantRefreshTokenMutation) Jkt() (r string, exists bool) {
+	v := m.jkt
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldJkt returns the old "jkt" field's value of the GrantRefreshToken entity.
+// If the GrantRefreshToken object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *GrantRefreshTokenMutation) OldJkt(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldJkt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldJkt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldJkt: %w", err)
+	}
+	return oldValue.Jkt, nil
+}
+
+// ClearJkt clears the value of the "jkt" field.
+func (m *GrantRefreshTokenMutation) ClearJkt() {
+	m.jkt = nil
+	m.clearedFields[grantrefreshtoken.FieldJkt] = struct{}{}
+}
+
+// JktCleared returns if the "jkt" field was cleared in this mutation.
+func (m *GrantRefreshTokenMutation) JktCleared() bool {
+	_, ok := m.clearedFields[grantrefreshtoken.FieldJkt]
+	return ok
+}
+
+// ResetJkt resets all changes to the "jkt" field.
+func (m *GrantRefreshTokenMutation) ResetJkt() {
+	m.jkt = nil
+	delete(m.clearedFields, grantrefreshtoken.FieldJkt)
+}
+
 // SetAuthTime sets the "auth_time" field.
 func (m *GrantRefreshTokenMutation) SetAuthTime(t time.Time) {
 	m.auth_time = &t
@@ -8009,7 +8132,7 @@ func (m *GrantRefreshTokenMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *GrantRefreshTokenMutation) Fields() []string {
-	fields := make([]string, 0, 13)
+	fields := make([]string, 0, 14)
 	if m.created_at != nil {
 		fields = append(fields, grantrefreshtoken.FieldCreatedAt)
 	}
@@ -8039,6 +8162,9 @@ func (m *GrantRefreshTokenMutation) Fields() []string {
 	}
 	if m.successor != nil {
 		fields = append(fields, grantrefreshtoken.FieldSuccessor)
+	}
+	if m.jkt != nil {
+		fields = append(fields, grantrefreshtoken.FieldJkt)
 	}
 	if m.auth_time != nil {
 		fields = append(fields, grantrefreshtoken.FieldAuthTime)
@@ -8077,6 +8203,8 @@ func (m *GrantRefreshTokenMutation) Field(name string) (ent.Value, bool) {
 		return m.RotatedAt()
 	case grantrefreshtoken.FieldSuccessor:
 		return m.Successor()
+	case grantrefreshtoken.FieldJkt:
+		return m.Jkt()
 	case grantrefreshtoken.FieldAuthTime:
 		return m.AuthTime()
 	case grantrefreshtoken.FieldAmr:
@@ -8112,6 +8240,8 @@ func (m *GrantRefreshTokenMutation) OldField(ctx context.Context, name string) (
 		return m.OldRotatedAt(ctx)
 	case grantrefreshtoken.FieldSuccessor:
 		return m.OldSuccessor(ctx)
+	case grantrefreshtoken.FieldJkt:
+		return m.OldJkt(ctx)
 	case grantrefreshtoken.FieldAuthTime:
 		return m.OldAuthTime(ctx)
 	case grantrefreshtoken.FieldAmr:
@@ -8197,6 +8327,13 @@ func (m *GrantRefreshTokenMutation) SetField(name string, value ent.Value) error
 		}
 		m.SetSuccessor(v)
 		return nil
+	case grantrefreshtoken.FieldJkt:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetJkt(v)
+		return nil
 	case grantrefreshtoken.FieldAuthTime:
 		v, ok := value.(time.Time)
 		if !ok {
@@ -8254,6 +8391,9 @@ func (m *GrantRefreshTokenMutation) ClearedFields() []string {
 	if m.FieldCleared(grantrefreshtoken.FieldSuccessor) {
 		fields = append(fields, grantrefreshtoken.FieldSuccessor)
 	}
+	if m.FieldCleared(grantrefreshtoken.FieldJkt) {
+		fields = append(fields, grantrefreshtoken.FieldJkt)
+	}
 	if m.FieldCleared(grantrefreshtoken.FieldAuthTime) {
 		fields = append(fields, grantrefreshtoken.FieldAuthTime)
 	}
@@ -8282,6 +8422,9 @@ func (m *GrantRefreshTokenMutation) ClearField(name string) error {
 		return nil
 	case grantrefreshtoken.FieldSuccessor:
 		m.ClearSuccessor()
+		return nil
+	case grantrefreshtoken.FieldJkt:
+		m.ClearJkt()
 		return nil
 	case grantrefreshtoken.FieldAuthTime:
 		m.ClearAuthTime()
@@ -8329,6 +8472,9 @@ func (m *GrantRefreshTokenMutation) ResetField(name string) error {
 		return nil
 	case grantrefreshtoken.FieldSuccessor:
 		m.ResetSuccessor()
+		return nil
+	case grantrefreshtoken.FieldJkt:
+		m.ResetJkt()
 		return nil
 	case grantrefreshtoken.FieldAuthTime:
 		m.ResetAuthTime()
@@ -14246,6 +14392,7 @@ type OAuthClientMutation struct {
 	appendpost_logout_redirect_uris []string
 	scope                           *string
 	id_token_signed_response_alg    *string
+	dpop_bound_access_tokens        *bool
 	clearedFields                   map[string]struct{}
 	done                            bool
 	oldValue                        func(context.Context) (*OAuthClient, error)
@@ -15010,6 +15157,42 @@ func (m *OAuthClientMutation) ResetIDTokenSignedResponseAlg() {
 	delete(m.clearedFields, oauthclient.FieldIDTokenSignedResponseAlg)
 }
 
+// SetDpopBoundAccessTokens sets the "dpop_bound_access_tokens" field.
+func (m *OAuthClientMutation) SetDpopBoundAccessTokens(b bool) {
+	m.dpop_bound_access_tokens = &b
+}
+
+// DpopBoundAccessTokens returns the value of the "dpop_bound_access_tokens" field in the mutation.
+func (m *OAuthClientMutation) DpopBoundAccessTokens() (r bool, exists bool) {
+	v := m.dpop_bound_access_tokens
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDpopBoundAccessTokens returns the old "dpop_bound_access_tokens" field's value of the OAuthClient entity.
+// If the OAuthClient object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OAuthClientMutation) OldDpopBoundAccessTokens(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDpopBoundAccessTokens is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDpopBoundAccessTokens requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDpopBoundAccessTokens: %w", err)
+	}
+	return oldValue.DpopBoundAccessTokens, nil
+}
+
+// ResetDpopBoundAccessTokens resets all changes to the "dpop_bound_access_tokens" field.
+func (m *OAuthClientMutation) ResetDpopBoundAccessTokens() {
+	m.dpop_bound_access_tokens = nil
+}
+
 // Where appends a list predicates to the OAuthClientMutation builder.
 func (m *OAuthClientMutation) Where(ps ...predicate.OAuthClient) {
 	m.predicates = append(m.predicates, ps...)
@@ -15044,7 +15227,7 @@ func (m *OAuthClientMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *OAuthClientMutation) Fields() []string {
-	fields := make([]string, 0, 14)
+	fields := make([]string, 0, 15)
 	if m.created_at != nil {
 		fields = append(fields, oauthclient.FieldCreatedAt)
 	}
@@ -15087,6 +15270,9 @@ func (m *OAuthClientMutation) Fields() []string {
 	if m.id_token_signed_response_alg != nil {
 		fields = append(fields, oauthclient.FieldIDTokenSignedResponseAlg)
 	}
+	if m.dpop_bound_access_tokens != nil {
+		fields = append(fields, oauthclient.FieldDpopBoundAccessTokens)
+	}
 	return fields
 }
 
@@ -15123,6 +15309,8 @@ func (m *OAuthClientMutation) Field(name string) (ent.Value, bool) {
 		return m.Scope()
 	case oauthclient.FieldIDTokenSignedResponseAlg:
 		return m.IDTokenSignedResponseAlg()
+	case oauthclient.FieldDpopBoundAccessTokens:
+		return m.DpopBoundAccessTokens()
 	}
 	return nil, false
 }
@@ -15160,6 +15348,8 @@ func (m *OAuthClientMutation) OldField(ctx context.Context, name string) (ent.Va
 		return m.OldScope(ctx)
 	case oauthclient.FieldIDTokenSignedResponseAlg:
 		return m.OldIDTokenSignedResponseAlg(ctx)
+	case oauthclient.FieldDpopBoundAccessTokens:
+		return m.OldDpopBoundAccessTokens(ctx)
 	}
 	return nil, fmt.Errorf("unknown OAuthClient field %s", name)
 }
@@ -15266,6 +15456,13 @@ func (m *OAuthClientMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetIDTokenSignedResponseAlg(v)
+		return nil
+	case oauthclient.FieldDpopBoundAccessTokens:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDpopBoundAccessTokens(v)
 		return nil
 	}
 	return fmt.Errorf("unknown OAuthClient field %s", name)
@@ -15408,6 +15605,9 @@ func (m *OAuthClientMutation) ResetField(name string) error {
 		return nil
 	case oauthclient.FieldIDTokenSignedResponseAlg:
 		m.ResetIDTokenSignedResponseAlg()
+		return nil
+	case oauthclient.FieldDpopBoundAccessTokens:
+		m.ResetDpopBoundAccessTokens()
 		return nil
 	}
 	return fmt.Errorf("unknown OAuthClient field %s", name)

@@ -46,7 +46,9 @@ type OAuthClient struct {
 	Scope string `json:"scope,omitempty"`
 	// IDTokenSignedResponseAlg holds the value of the "id_token_signed_response_alg" field.
 	IDTokenSignedResponseAlg string `json:"id_token_signed_response_alg,omitempty"`
-	selectValues             sql.SelectValues
+	// DpopBoundAccessTokens holds the value of the "dpop_bound_access_tokens" field.
+	DpopBoundAccessTokens bool `json:"dpop_bound_access_tokens,omitempty"`
+	selectValues          sql.SelectValues
 }
 
 // scanValues returns the types for scanning values from sql.Rows.
@@ -56,6 +58,8 @@ func (*OAuthClient) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case oauthclient.FieldRedirectUris, oauthclient.FieldGrantTypes, oauthclient.FieldSecretDigest, oauthclient.FieldJwks, oauthclient.FieldPostLogoutRedirectUris:
 			values[i] = new([]byte)
+		case oauthclient.FieldDpopBoundAccessTokens:
+			values[i] = new(sql.NullBool)
 		case oauthclient.FieldID, oauthclient.FieldName, oauthclient.FieldApplicationType, oauthclient.FieldClientURI, oauthclient.FieldTokenEndpointAuthMethod, oauthclient.FieldJwksURI, oauthclient.FieldScope, oauthclient.FieldIDTokenSignedResponseAlg:
 			values[i] = new(sql.NullString)
 		case oauthclient.FieldCreatedAt, oauthclient.FieldLastUsedAt:
@@ -174,6 +178,12 @@ func (_m *OAuthClient) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.IDTokenSignedResponseAlg = value.String
 			}
+		case oauthclient.FieldDpopBoundAccessTokens:
+			if value, ok := values[i].(*sql.NullBool); !ok {
+				return fmt.Errorf("unexpected type %T for field dpop_bound_access_tokens", values[i])
+			} else if value.Valid {
+				_m.DpopBoundAccessTokens = value.Bool
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -252,6 +262,9 @@ func (_m *OAuthClient) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("id_token_signed_response_alg=")
 	builder.WriteString(_m.IDTokenSignedResponseAlg)
+	builder.WriteString(", ")
+	builder.WriteString("dpop_bound_access_tokens=")
+	builder.WriteString(fmt.Sprintf("%v", _m.DpopBoundAccessTokens))
 	builder.WriteByte(')')
 	return builder.String()
 }

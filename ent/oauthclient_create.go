@@ -163,6 +163,20 @@ func (_c *OAuthClientCreate) SetNillableIDTokenSignedResponseAlg(v *string) *OAu
 	return _c
 }
 
+// SetDpopBoundAccessTokens sets the "dpop_bound_access_tokens" field.
+func (_c *OAuthClientCreate) SetDpopBoundAccessTokens(v bool) *OAuthClientCreate {
+	_c.mutation.SetDpopBoundAccessTokens(v)
+	return _c
+}
+
+// SetNillableDpopBoundAccessTokens sets the "dpop_bound_access_tokens" field if the given value is not nil.
+func (_c *OAuthClientCreate) SetNillableDpopBoundAccessTokens(v *bool) *OAuthClientCreate {
+	if v != nil {
+		_c.SetDpopBoundAccessTokens(*v)
+	}
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *OAuthClientCreate) SetID(v string) *OAuthClientCreate {
 	_c.mutation.SetID(v)
@@ -220,6 +234,10 @@ func (_c *OAuthClientCreate) defaults() {
 		v := oauthclient.DefaultTokenEndpointAuthMethod
 		_c.mutation.SetTokenEndpointAuthMethod(v)
 	}
+	if _, ok := _c.mutation.DpopBoundAccessTokens(); !ok {
+		v := oauthclient.DefaultDpopBoundAccessTokens
+		_c.mutation.SetDpopBoundAccessTokens(v)
+	}
 	if _, ok := _c.mutation.ID(); !ok {
 		v := oauthclient.DefaultID()
 		_c.mutation.SetID(v)
@@ -245,6 +263,9 @@ func (_c *OAuthClientCreate) check() error {
 	}
 	if _, ok := _c.mutation.TokenEndpointAuthMethod(); !ok {
 		return &ValidationError{Name: "token_endpoint_auth_method", err: errors.New(`ent: missing required field "OAuthClient.token_endpoint_auth_method"`)}
+	}
+	if _, ok := _c.mutation.DpopBoundAccessTokens(); !ok {
+		return &ValidationError{Name: "dpop_bound_access_tokens", err: errors.New(`ent: missing required field "OAuthClient.dpop_bound_access_tokens"`)}
 	}
 	if v, ok := _c.mutation.ID(); ok {
 		if err := oauthclient.IDValidator(v); err != nil {
@@ -342,6 +363,10 @@ func (_c *OAuthClientCreate) createSpec() (*OAuthClient, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.IDTokenSignedResponseAlg(); ok {
 		_spec.SetField(oauthclient.FieldIDTokenSignedResponseAlg, field.TypeString, value)
 		_node.IDTokenSignedResponseAlg = value
+	}
+	if value, ok := _c.mutation.DpopBoundAccessTokens(); ok {
+		_spec.SetField(oauthclient.FieldDpopBoundAccessTokens, field.TypeBool, value)
+		_node.DpopBoundAccessTokens = value
 	}
 	return _node, _spec
 }
@@ -483,6 +508,9 @@ func (u *OAuthClientUpsertOne) UpdateNewValues() *OAuthClientUpsertOne {
 		}
 		if _, exists := u.create.mutation.IDTokenSignedResponseAlg(); exists {
 			s.SetIgnore(oauthclient.FieldIDTokenSignedResponseAlg)
+		}
+		if _, exists := u.create.mutation.DpopBoundAccessTokens(); exists {
+			s.SetIgnore(oauthclient.FieldDpopBoundAccessTokens)
 		}
 	}))
 	return u
@@ -775,6 +803,9 @@ func (u *OAuthClientUpsertBulk) UpdateNewValues() *OAuthClientUpsertBulk {
 			}
 			if _, exists := b.mutation.IDTokenSignedResponseAlg(); exists {
 				s.SetIgnore(oauthclient.FieldIDTokenSignedResponseAlg)
+			}
+			if _, exists := b.mutation.DpopBoundAccessTokens(); exists {
+				s.SetIgnore(oauthclient.FieldDpopBoundAccessTokens)
 			}
 		}
 	}))

@@ -760,6 +760,10 @@ func init() {
 	oauthclientDescTokenEndpointAuthMethod := oauthclientFields[6].Descriptor()
 	// oauthclient.DefaultTokenEndpointAuthMethod holds the default value on creation for the token_endpoint_auth_method field.
 	oauthclient.DefaultTokenEndpointAuthMethod = oauthclientDescTokenEndpointAuthMethod.Default.(string)
+	// oauthclientDescDpopBoundAccessTokens is the schema descriptor for dpop_bound_access_tokens field.
+	oauthclientDescDpopBoundAccessTokens := oauthclientFields[13].Descriptor()
+	// oauthclient.DefaultDpopBoundAccessTokens holds the default value on creation for the dpop_bound_access_tokens field.
+	oauthclient.DefaultDpopBoundAccessTokens = oauthclientDescDpopBoundAccessTokens.Default.(bool)
 	// oauthclientDescID is the schema descriptor for id field.
 	oauthclientDescID := oauthclientMixinFields0[0].Descriptor()
 	// oauthclient.DefaultID holds the default value on creation for the id field.

@@ -37,6 +37,8 @@ const (
 	FieldAgentName = "agent_name"
 	// FieldScopes holds the string denoting the scopes field in the database.
 	FieldScopes = "scopes"
+	// FieldDpopJkt holds the string denoting the dpop_jkt field in the database.
+	FieldDpopJkt = "dpop_jkt"
 	// Table holds the table name of the agenttoken in the database.
 	Table = "agent_tokens"
 )
@@ -56,6 +58,7 @@ var Columns = []string{
 	FieldTokenHint,
 	FieldAgentName,
 	FieldScopes,
+	FieldDpopJkt,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -134,4 +137,9 @@ func ByTokenHint(opts ...sql.OrderTermOption) OrderOption {
 // ByAgentName orders the results by the agent_name field.
 func ByAgentName(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldAgentName, opts...).ToFunc()
+}
+
+// ByDpopJkt orders the results by the dpop_jkt field.
+func ByDpopJkt(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldDpopJkt, opts...).ToFunc()
 }

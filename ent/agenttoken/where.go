@@ -119,6 +119,11 @@ func AgentName(v string) predicate.AgentToken {
 	return predicate.AgentToken(sql.FieldEQ(FieldAgentName, v))
 }
 
+// DpopJkt applies equality check predicate on the "dpop_jkt" field. It's identical to DpopJktEQ.
+func DpopJkt(v string) predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldEQ(FieldDpopJkt, v))
+}
+
 // CreatedAtEQ applies the EQ predicate on the "created_at" field.
 func CreatedAtEQ(v time.Time) predicate.AgentToken {
 	return predicate.AgentToken(sql.FieldEQ(FieldCreatedAt, v))
@@ -707,6 +712,81 @@ func AgentNameEqualFold(v string) predicate.AgentToken {
 // AgentNameContainsFold applies the ContainsFold predicate on the "agent_name" field.
 func AgentNameContainsFold(v string) predicate.AgentToken {
 	return predicate.AgentToken(sql.FieldContainsFold(FieldAgentName, v))
+}
+
+// DpopJktEQ applies the EQ predicate on the "dpop_jkt" field.
+func DpopJktEQ(v string) predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldEQ(FieldDpopJkt, v))
+}
+
+// DpopJktNEQ applies the NEQ predicate on the "dpop_jkt" field.
+func DpopJktNEQ(v string) predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldNEQ(FieldDpopJkt, v))
+}
+
+// DpopJktIn applies the In predicate on the "dpop_jkt" field.
+func DpopJktIn(vs ...string) predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldIn(FieldDpopJkt, vs...))
+}
+
+// DpopJktNotIn applies the NotIn predicate on the "dpop_jkt" field.
+func DpopJktNotIn(vs ...string) predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldNotIn(FieldDpopJkt, vs...))
+}
+
+// DpopJktGT applies the GT predicate on the "dpop_jkt" field.
+func DpopJktGT(v string) predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldGT(FieldDpopJkt, v))
+}
+
+// DpopJktGTE applies the GTE predicate on the "dpop_jkt" field.
+func DpopJktGTE(v string) predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldGTE(FieldDpopJkt, v))
+}
+
+// DpopJktLT applies the LT predicate on the "dpop_jkt" field.
+func DpopJktLT(v string) predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldLT(FieldDpopJkt, v))
+}
+
+// DpopJktLTE applies the LTE predicate on the "dpop_jkt" field.
+func DpopJktLTE(v string) predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldLTE(FieldDpopJkt, v))
+}
+
+// DpopJktContains applies the Contains predicate on the "dpop_jkt" field.
+func DpopJktContains(v string) predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldContains(FieldDpopJkt, v))
+}
+
+// DpopJktHasPrefix applies the HasPrefix predicate on the "dpop_jkt" field.
+func DpopJktHasPrefix(v string) predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldHasPrefix(FieldDpopJkt, v))
+}
+
+// DpopJktHasSuffix applies the HasSuffix predicate on the "dpop_jkt" field.
+func DpopJktHasSuffix(v string) predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldHasSuffix(FieldDpopJkt, v))
+}
+
+// DpopJktIsNil applies the IsNil predicate on the "dpop_jkt" field.
+func DpopJktIsNil() predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldIsNull(FieldDpopJkt))
+}
+
+// DpopJktNotNil applies the NotNil predicate on the "dpop_jkt" field.
+func DpopJktNotNil() predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldNotNull(FieldDpopJkt))
+}
+
+// DpopJktEqualFold applies the EqualFold predicate on the "dpop_jkt" field.
+func DpopJktEqualFold(v string) predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldEqualFold(FieldDpopJkt, v))
+}
+
+// DpopJktContainsFold applies the ContainsFold predicate on the "dpop_jkt" field.
+func DpopJktContainsFold(v string) predicate.AgentToken {
+	return predicate.AgentToken(sql.FieldContainsFold(FieldDpopJkt, v))
 }
 
 // And groups predicates with the AND operator between them.

@@ -33,6 +33,8 @@ const (
 	FieldRotatedAt = "rotated_at"
 	// FieldSuccessor holds the string denoting the successor field in the database.
 	FieldSuccessor = "successor"
+	// FieldJkt holds the string denoting the jkt field in the database.
+	FieldJkt = "jkt"
 	// FieldAuthTime holds the string denoting the auth_time field in the database.
 	FieldAuthTime = "auth_time"
 	// FieldAmr holds the string denoting the amr field in the database.
@@ -56,6 +58,7 @@ var Columns = []string{
 	FieldFamilyExpiresAt,
 	FieldRotatedAt,
 	FieldSuccessor,
+	FieldJkt,
 	FieldAuthTime,
 	FieldAmr,
 	FieldSid,
@@ -127,6 +130,11 @@ func ByRotatedAt(opts ...sql.OrderTermOption) OrderOption {
 // BySuccessor orders the results by the successor field.
 func BySuccessor(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldSuccessor, opts...).ToFunc()
+}
+
+// ByJkt orders the results by the jkt field.
+func ByJkt(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldJkt, opts...).ToFunc()
 }
 
 // ByAuthTime orders the results by the auth_time field.

@@ -104,6 +104,11 @@ func Successor(v string) predicate.GrantRefreshToken {
 	return predicate.GrantRefreshToken(sql.FieldEQ(FieldSuccessor, v))
 }
 
+// Jkt applies equality check predicate on the "jkt" field. It's identical to JktEQ.
+func Jkt(v string) predicate.GrantRefreshToken {
+	return predicate.GrantRefreshToken(sql.FieldEQ(FieldJkt, v))
+}
+
 // AuthTime applies equality check predicate on the "auth_time" field. It's identical to AuthTimeEQ.
 func AuthTime(v time.Time) predicate.GrantRefreshToken {
 	return predicate.GrantRefreshToken(sql.FieldEQ(FieldAuthTime, v))
@@ -527,6 +532,81 @@ func SuccessorEqualFold(v string) predicate.GrantRefreshToken {
 // SuccessorContainsFold applies the ContainsFold predicate on the "successor" field.
 func SuccessorContainsFold(v string) predicate.GrantRefreshToken {
 	return predicate.GrantRefreshToken(sql.FieldContainsFold(FieldSuccessor, v))
+}
+
+// JktEQ applies the EQ predicate on the "jkt" field.
+func JktEQ(v string) predicate.GrantRefreshToken {
+	return predicate.GrantRefreshToken(sql.FieldEQ(FieldJkt, v))
+}
+
+// JktNEQ applies the NEQ predicate on the "jkt" field.
+func JktNEQ(v string) predicate.GrantRefreshToken {
+	return predicate.GrantRefreshToken(sql.FieldNEQ(FieldJkt, v))
+}
+
+// JktIn applies the In predicate on the "jkt" field.
+func JktIn(vs ...string) predicate.GrantRefreshToken {
+	return predicate.GrantRefreshToken(sql.FieldIn(FieldJkt, vs...))
+}
+
+// JktNotIn applies the NotIn predicate on the "jkt" field.
+func JktNotIn(vs ...string) predicate.GrantRefreshToken {
+	return predicate.GrantRefreshToken(sql.FieldNotIn(FieldJkt, vs...))
+}
+
+// JktGT applies the GT predicate on the "jkt" field.
+func JktGT(v string) predicate.GrantRefreshToken {
+	return predicate.GrantRefreshToken(sql.FieldGT(FieldJkt, v))
+}
+
+// JktGTE applies the GTE predicate on the "jkt" field.
+func JktGTE(v string) predicate.GrantRefreshToken {
+	return predicate.GrantRefreshToken(sql.FieldGTE(FieldJkt, v))
+}
+
+// JktLT applies the LT predicate on the "jkt" field.
+func JktLT(v string) predicate.GrantRefreshToken {
+	return predicate.GrantRefreshToken(sql.FieldLT(FieldJkt, v))
+}
+
+// JktLTE applies the LTE predicate on the "jkt" field.
+func JktLTE(v string) predicate.GrantRefreshToken {
+	return predicate.GrantRefreshToken(sql.FieldLTE(FieldJkt, v))
+}
+
+// JktContains applies the Contains predicate on the "jkt" field.
+func JktContains(v string) predicate.GrantRefreshToken {
+	return predicate.GrantRefreshToken(sql.FieldContains(FieldJkt, v))
+}
+
+// JktHasPrefix applies the HasPrefix predicate on the "jkt" field.
+func JktHasPrefix(v string) predicate.GrantRefreshToken {
+	return predicate.GrantRefreshToken(sql.FieldHasPrefix(FieldJkt, v))
+}
+
+// JktHasSuffix applies the HasSuffix predicate on the "jkt" field.
+func JktHasSuffix(v string) predicate.GrantRefreshToken {
+	return predicate.GrantRefreshToken(sql.FieldHasSuffix(FieldJkt, v))
+}
+
+// JktIsNil applies the IsNil predicate on the "jkt" field.
+func JktIsNil() predicate.GrantRefreshToken {
+	return predicate.GrantRefreshToken(sql.FieldIsNull(FieldJkt))
+}
+
+// JktNotNil applies the NotNil predicate on the "jkt" field.
+func JktNotNil() predicate.GrantRefreshToken {
+	return predicate.GrantRefreshToken(sql.FieldNotNull(FieldJkt))
+}
+
+// JktEqualFold applies the EqualFold predicate on the "jkt" field.
+func JktEqualFold(v string) predicate.GrantRefreshToken {
+	return predicate.GrantRefreshToken(sql.FieldEqualFold(FieldJkt, v))
+}
+
+// JktContainsFold applies the ContainsFold predicate on the "jkt" field.
+func JktContainsFold(v string) predicate.GrantRefreshToken {
+	return predicate.GrantRefreshToken(sql.FieldContainsFold(FieldJkt, v))
 }
 
 // AuthTimeEQ applies the EQ predicate on the "auth_time" field.

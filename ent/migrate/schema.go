@@ -23,6 +23,7 @@ var (
 		{Name: "token_hint", Type: field.TypeString},
 		{Name: "agent_name", Type: field.TypeString},
 		{Name: "scopes", Type: field.TypeJSON},
+		{Name: "dpop_jkt", Type: field.TypeString, Nullable: true},
 	}
 	// AgentTokensTable holds the schema information for the "agent_tokens" table.
 	AgentTokensTable = &schema.Table{
@@ -234,6 +235,7 @@ var (
 		{Name: "family_expires_at", Type: field.TypeTime},
 		{Name: "rotated_at", Type: field.TypeTime, Nullable: true},
 		{Name: "successor", Type: field.TypeString, Nullable: true},
+		{Name: "jkt", Type: field.TypeString, Nullable: true},
 		{Name: "auth_time", Type: field.TypeTime, Nullable: true},
 		{Name: "amr", Type: field.TypeJSON, Nullable: true},
 		{Name: "sid", Type: field.TypeString, Nullable: true},
@@ -458,6 +460,7 @@ var (
 		{Name: "post_logout_redirect_uris", Type: field.TypeJSON, Nullable: true},
 		{Name: "scope", Type: field.TypeString, Nullable: true},
 		{Name: "id_token_signed_response_alg", Type: field.TypeString, Nullable: true},
+		{Name: "dpop_bound_access_tokens", Type: field.TypeBool, Default: false},
 	}
 	// OauthClientsTable holds the schema information for the "oauth_clients" table.
 	OauthClientsTable = &schema.Table{

@@ -41,6 +41,8 @@ const (
 	FieldScope = "scope"
 	// FieldIDTokenSignedResponseAlg holds the string denoting the id_token_signed_response_alg field in the database.
 	FieldIDTokenSignedResponseAlg = "id_token_signed_response_alg"
+	// FieldDpopBoundAccessTokens holds the string denoting the dpop_bound_access_tokens field in the database.
+	FieldDpopBoundAccessTokens = "dpop_bound_access_tokens"
 	// Table holds the table name of the oauthclient in the database.
 	Table = "oauth_clients"
 )
@@ -62,6 +64,7 @@ var Columns = []string{
 	FieldPostLogoutRedirectUris,
 	FieldScope,
 	FieldIDTokenSignedResponseAlg,
+	FieldDpopBoundAccessTokens,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -79,6 +82,8 @@ var (
 	DefaultCreatedAt func() time.Time
 	// DefaultTokenEndpointAuthMethod holds the default value on creation for the "token_endpoint_auth_method" field.
 	DefaultTokenEndpointAuthMethod string
+	// DefaultDpopBoundAccessTokens holds the default value on creation for the "dpop_bound_access_tokens" field.
+	DefaultDpopBoundAccessTokens bool
 	// DefaultID holds the default value on creation for the "id" field.
 	DefaultID func() string
 	// IDValidator is a validator for the "id" field. It is called by the builders before save.
@@ -136,4 +141,9 @@ func ByScope(opts ...sql.OrderTermOption) OrderOption {
 // ByIDTokenSignedResponseAlg orders the results by the id_token_signed_response_alg field.
 func ByIDTokenSignedResponseAlg(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldIDTokenSignedResponseAlg, opts...).ToFunc()
+}
+
+// ByDpopBoundAccessTokens orders the results by the dpop_bound_access_tokens field.
+func ByDpopBoundAccessTokens(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldDpopBoundAccessTokens, opts...).ToFunc()
 }

@@ -114,6 +114,11 @@ func IDTokenSignedResponseAlg(v string) predicate.OAuthClient {
 	return predicate.OAuthClient(sql.FieldEQ(FieldIDTokenSignedResponseAlg, v))
 }
 
+// DpopBoundAccessTokens applies equality check predicate on the "dpop_bound_access_tokens" field. It's identical to DpopBoundAccessTokensEQ.
+func DpopBoundAccessTokens(v bool) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldEQ(FieldDpopBoundAccessTokens, v))
+}
+
 // CreatedAtEQ applies the EQ predicate on the "created_at" field.
 func CreatedAtEQ(v time.Time) predicate.OAuthClient {
 	return predicate.OAuthClient(sql.FieldEQ(FieldCreatedAt, v))
@@ -767,6 +772,16 @@ func IDTokenSignedResponseAlgEqualFold(v string) predicate.OAuthClient {
 // IDTokenSignedResponseAlgContainsFold applies the ContainsFold predicate on the "id_token_signed_response_alg" field.
 func IDTokenSignedResponseAlgContainsFold(v string) predicate.OAuthClient {
 	return predicate.OAuthClient(sql.FieldContainsFold(FieldIDTokenSignedResponseAlg, v))
+}
+
+// DpopBoundAccessTokensEQ applies the EQ predicate on the "dpop_bound_access_tokens" field.
+func DpopBoundAccessTokensEQ(v bool) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldEQ(FieldDpopBoundAccessTokens, v))
+}
+
+// DpopBoundAccessTokensNEQ applies the NEQ predicate on the "dpop_bound_access_tokens" field.
+func DpopBoundAccessTokensNEQ(v bool) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldNEQ(FieldDpopBoundAccessTokens, v))
 }
 
 // And groups predicates with the AND operator between them.

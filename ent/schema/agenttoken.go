@@ -17,5 +17,8 @@ func (AgentToken) Fields() []ent.Field {
 	return []ent.Field{
 		field.String("agent_name").Immutable().NotEmpty(),
 		field.JSON("scopes", []string{}).Immutable(),
+		// dpop_jkt binds the token to a DPoP key (SPEC §22): its RFC 7638 thumbprint. A
+		// bound token verifies only with a proof by that key.
+		field.String("dpop_jkt").Optional().Nillable().Immutable(),
 	}
 }

@@ -33,6 +33,9 @@ func (GrantRefreshToken) Fields() []ent.Field {
 		// (SPEC §9b) instead of ending the grant. Cleared by the pruner after the grace, so
 		// keys reseal need not know it.
 		field.String("successor").Optional().Nillable().Sensitive(),
+		// jkt binds a public client's refresh token to the DPoP key it was issued under
+		// (RFC 9449 §5): a thief without the key cannot use it.
+		field.String("jkt").Optional().Immutable(),
 	}, authentication()...)
 }
 

@@ -36,5 +36,7 @@ func (OAuthClient) Fields() []ent.Field {
 		// scope is the registration's (RFC 7591 §2): what it may ask for; "" for anything.
 		field.String("scope").Optional().Immutable(),
 		field.String("id_token_signed_response_alg").Optional().Immutable(),
+		// dpop_bound_access_tokens (RFC 9449 §5.2): the client always uses DPoP.
+		field.Bool("dpop_bound_access_tokens").Default(false).Immutable(),
 	}
 }

@@ -77,6 +77,11 @@ func (e *exchange) Token(ctx context.Context, r oauth.Request) (oauth.Token, err
 	if err != nil {
 		return oauth.Token{}, err
 	}
+	// A bound agent token is exchanged only by its key's holder (SPEC §22); the token it
+	// gets is bound to the same key, since the request's proof was by it.
+	if grant.JKT != "" && grant.JKT != oauth.DPoPKeyOf(ctx) {
+		return oauth.Token{}, oauth.Error(apperr.KindInvalid, "invalid_grant", "the agent token is bound to a DPoP key: send a DPoP proof by that key")
+	}
 	audience, bounds, err := oauth.Registered(ctx, e.resources, grant.ProjectID, targets)
 	if err != nil {
 		return oauth.Token{}, err

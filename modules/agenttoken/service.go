@@ -13,6 +13,7 @@ import (
 	"github.com/authcore/authcore/ent/agenttoken"
 	"github.com/authcore/authcore/ent/schema"
 	"github.com/authcore/authcore/platform/clock"
+	"github.com/authcore/authcore/platform/dpop"
 	"github.com/authcore/authcore/platform/jsonbody"
 	"github.com/authcore/authcore/platform/lifecycle"
 	"github.com/authcore/authcore/platform/policy"
@@ -41,6 +42,7 @@ const (
 const (
 	fieldAgentName = "agent_name"
 	fieldScopes    = "scopes"
+	fieldDPoPJKT   = "dpop_jkt"
 )
 
 // Service is agent tokens: the shared lifecycle with the agent tokens' own rules.
@@ -54,7 +56,7 @@ type Service struct {
 func NewService(p Params) (*Service, error) {
 	life, err := lifecycle.New(p.Lifecycle, lifecycle.Spec{
 		Name: Kind, Prefixes: []string{tokenKind}, Schema: schema.AgentToken{}, Mixin: schema.AgentTokenKind, Table: agenttoken.Table,
-		Actions: "ai_token", IDField: "tokenId",
+		Actions: "ai_token", IDField: "tokenId", BoundField: fieldDPoPJKT,
 	}, lifecycle.Hooks{
 		Answer: answer, Introspect: introspect,
 		NotFound: ErrNotFound, RollNotFound: ErrRollNotFound, Failed: failed,
@@ -96,6 +98,8 @@ type CreateRequest struct {
 	// TTLGiven says ttlHours was in the body (a default is clamped to the policy, a given
 	// value over it is refused).
 	TTLGiven bool
+	// DPoPJKT binds the token to a DPoP key (SPEC §22): its RFC 7638 thumbprint, or "".
+	DPoPJKT string
 }
 
 // ParseCreate reads a create body; a missing or unparsable body is {} (seed 4.1).
@@ -144,6 +148,16 @@ func ParseCreate(body []byte) (CreateRequest, error) {
 	case jsonbody.Null, jsonbody.WrongType:
 		problems = append(problems, "ttlHours must be a number")
 	}
+	switch j, st := o.String("dpopJkt"); st {
+	case jsonbody.OK:
+		if !dpop.ValidJKT(j) {
+			problems = append(problems, "dpopJkt must be a key's RFC 7638 SHA-256 thumbprint (43 base64url characters)")
+		} else {
+			req.DPoPJKT = j
+		}
+	case jsonbody.WrongType:
+		problems = append(problems, "dpopJkt must be a string")
+	}
 	if len(problems) > 0 {
 		return CreateRequest{}, invalidCreate(strings.Join(problems, "; "))
 	}
@@ -158,7 +172,11 @@ func (s *Service) mint(ctx context.Context, projectID string, req CreateRequest)
 		return lifecycle.Mint{}, err
 	}
 	expires := now.Add(time.Duration(math.Round(req.TTLHours * float64(time.Hour)))).Truncate(time.Second)
-	return lifecycle.Mint{ExpiresAt: &expires, Own: map[string]any{fieldAgentName: req.AgentName, fieldScopes: req.Scopes}}, nil
+	own := map[string]any{fieldAgentName: req.AgentName, fieldScopes: req.Scopes}
+	if req.DPoPJKT != "" {
+		own[fieldDPoPJKT] = req.DPoPJKT
+	}
+	return lifecycle.Mint{ExpiresAt: &expires, Own: own}, nil
 }
 
 // withinPolicy applies the project's policy (SPEC §12): a ttlHours or a scope beyond it
@@ -207,6 +225,7 @@ type liveGrant struct {
 	TokenID, ProjectID, AgentName string
 	Scopes                        []string
 	ExpiresAt                     time.Time
+	JKT                           string // the DPoP key it is bound to, or ""
 }
 
 // Grant verifies a presented token for token exchange: ErrNotLive (platform/credential) unless it
@@ -216,7 +235,8 @@ func (s *Service) Grant(ctx context.Context, token string) (liveGrant, error) {
 	if err != nil {
 		return liveGrant{}, err
 	}
-	return liveGrant{TokenID: r.ID, ProjectID: r.ProjectID, AgentName: r.String(fieldAgentName), Scopes: r.Strings(fieldScopes), ExpiresAt: *r.ExpiresAt}, nil
+	return liveGrant{TokenID: r.ID, ProjectID: r.ProjectID, AgentName: r.String(fieldAgentName), Scopes: r.Strings(fieldScopes), ExpiresAt: *r.ExpiresAt,
+		JKT: r.String(fieldDPoPJKT)}, nil
 }
 
 // Live reports whether the token with this id is live (what exchanged tokens are worth).

@@ -46,6 +46,8 @@ type client struct {
 	Scope string
 	// IDTokenAlg is its id_token_signed_response_alg ("" for the default, RS256).
 	IDTokenAlg string
+	// DPoPBound is dpop_bound_access_tokens (RFC 9449 §5.2): it must send DPoP proofs.
+	DPoPBound bool
 }
 
 // confidential reports whether the client must authenticate at the token endpoint.
@@ -134,7 +136,7 @@ func (cs *clients) resolve(ctx context.Context, id string) (client, error) {
 		}
 		return client{ID: row.ID, Name: row.Name, URI: row.ClientURI, RedirectURIs: row.RedirectUris, AuthMethod: row.TokenEndpointAuthMethod,
 			JWKS: row.Jwks, JWKSURI: row.JwksURI, PostLogoutRedirectURIs: row.PostLogoutRedirectUris, Scope: row.Scope,
-			IDTokenAlg: row.IDTokenSignedResponseAlg}, nil
+			IDTokenAlg: row.IDTokenSignedResponseAlg, DPoPBound: row.DpopBoundAccessTokens}, nil
 	}
 	return client{}, errClient{"client_id must be a registered client's id or the https URL of a client metadata document"}
 }
@@ -152,6 +154,7 @@ type metadataDocument struct {
 	PostLogoutRedirectURIs  []string       `json:"post_logout_redirect_uris"`
 	Scope                   string         `json:"scope"`
 	IDTokenAlg              string         `json:"id_token_signed_response_alg"`
+	DPoPBound               bool           `json:"dpop_bound_access_tokens"`
 }
 
 // document fetches and checks a client metadata document (SPEC §16 (b), §21).
@@ -202,7 +205,8 @@ func (cs *clients) document(ctx context.Context, id string) (client, error) {
 		return client{}, errClient{"the client metadata document's id_token_signed_response_alg is RS256 or EdDSA"}
 	}
 	return client{ID: id, Name: name, URI: doc.ClientURI, RedirectURIs: doc.RedirectURIs, AuthMethod: method, JWKS: doc.JWKS,
-		JWKSURI: doc.JWKSURI, PostLogoutRedirectURIs: doc.PostLogoutRedirectURIs, Scope: doc.Scope, IDTokenAlg: doc.IDTokenAlg}, nil
+		JWKSURI: doc.JWKSURI, PostLogoutRedirectURIs: doc.PostLogoutRedirectURIs, Scope: doc.Scope, IDTokenAlg: doc.IDTokenAlg,
+		DPoPBound: doc.DPoPBound}, nil
 }
 
 // checkKeys says what is wrong with a client's keys for its method ("" when nothing): a

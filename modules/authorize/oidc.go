@@ -120,6 +120,9 @@ type signIn struct {
 	AuthTime *time.Time
 	AMR      []string
 	SID      string
+	// JKT is the DPoP key a public client's refresh tokens are bound to (RFC 9449 §5),
+	// carried from the code to each rotation.
+	JKT string
 }
 
 // signInOf is p's sign-in, as its session's access token says it.

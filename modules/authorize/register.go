@@ -102,6 +102,10 @@ func (h *handler) register(c *fiber.Ctx) error {
 	if why := checkScope(requested); why != "" {
 		return errMetadata(why)
 	}
+	dpopBound, st := body.Bool("dpop_bound_access_tokens")
+	if st == jsonbody.WrongType {
+		return errMetadata("dpop_bound_access_tokens must be a boolean")
+	}
 	idTokenAlg, st := body.String("id_token_signed_response_alg")
 	if st == jsonbody.WrongType || (st == jsonbody.OK && !slices.Contains(oauth.IDTokenAlgorithms, idTokenAlg)) {
 		return errMetadata("id_token_signed_response_alg must be RS256 or EdDSA")
@@ -137,7 +141,7 @@ func (h *handler) register(c *fiber.Ctx) error {
 	}
 	create := h.ent.OAuthClient.Create().SetName(name).SetRedirectUris(uris).SetApplicationType(appType).
 		SetGrantTypes(grants).SetClientURI(clientURI).SetTokenEndpointAuthMethod(method).SetJwksURI(jwksURI).
-		SetPostLogoutRedirectUris(postLogout).SetScope(requested).SetIDTokenSignedResponseAlg(idTokenAlg)
+		SetPostLogoutRedirectUris(postLogout).SetScope(requested).SetIDTokenSignedResponseAlg(idTokenAlg).SetDpopBoundAccessTokens(dpopBound)
 	if jwks != nil {
 		create = create.SetJwks(jwks)
 	}
@@ -177,6 +181,9 @@ func (h *handler) register(c *fiber.Ctx) error {
 	}
 	if jwks != nil {
 		out["jwks"] = jwks
+	}
+	if dpopBound {
+		out["dpop_bound_access_tokens"] = true
 	}
 	if len(postLogout) > 0 {
 		out["post_logout_redirect_uris"] = postLogout

@@ -122,6 +122,9 @@ func (g *codeGrant) Token(ctx context.Context, r oauth.Request) (oauth.Token, er
 	// it asked for offline_access (SPEC §21, MCP 2026-07-28).
 	offline := !cl.confidential() || slices.Contains(code.Scopes, scopeOfflineAccess)
 	in := signIn{AuthTime: code.AuthTime, AMR: code.Amr, SID: code.Sid}
+	if !cl.confidential() {
+		in.JKT = oauth.DPoPKeyOf(ctx) // its refresh tokens bound to the key, if any
+	}
 	// The code is spent whatever the outcome (a wrong verifier is a guess), by one
 	// conditional update in the transaction that issues: of two concurrent uses, one wins.
 	var refresh string
@@ -248,7 +251,11 @@ func (g *refreshGrant) Token(ctx context.Context, r oauth.Request) (oauth.Token,
 	if row.ClientID != cl.ID {
 		return oauth.Token{}, invalidGrant("the refresh token was issued to another client")
 	}
-	in := signIn{AuthTime: row.AuthTime, AMR: row.Amr, SID: row.Sid}
+	in := signIn{AuthTime: row.AuthTime, AMR: row.Amr, SID: row.Sid, JKT: row.Jkt}
+	// A public client's refresh token issued under a DPoP key works only with it (RFC 9449 §5).
+	if row.Jkt != "" && oauth.DPoPKeyOf(ctx) != row.Jkt {
+		return oauth.Token{}, invalidGrant("the refresh token is bound to a DPoP key: send a proof by that key")
+	}
 	now := s.clock.Now()
 	if row.RotatedAt != nil {
 		return s.again(ctx, row)
@@ -361,6 +368,8 @@ func (s *service) clientOf(ctx context.Context, r oauth.Request) (client, error)
 		return client{}, oauth.Error(apperr.KindUnauthenticated, "invalid_client", "authenticate with the method this client registered: "+cl.AuthMethod)
 	case !cl.confidential() && r.Client != nil:
 		return client{}, oauth.Error(apperr.KindUnauthenticated, "invalid_client", "this client is public: it has no credentials to present")
+	case cl.DPoPBound && oauth.DPoPKeyOf(ctx) == "":
+		return client{}, oauth.InvalidRequest("this client registered dpop_bound_access_tokens: send a DPoP proof")
 	}
 	return cl, nil
 }
@@ -496,7 +505,7 @@ func (s *service) insertRefresh(ctx context.Context, tx *ent.Tx, token, grantID,
 	}
 	return tx.GrantRefreshToken.Create().SetDigest(secret.DigestOf(token).Bytes()).SetGrantID(grantID).SetClientID(clientID).
 		SetScopes(scopes).SetResources(resources).SetExpiresAt(expires).SetFamilyExpiresAt(family).
-		SetNillableAuthTime(in.AuthTime).SetAmr(in.AMR).SetSid(in.SID).Exec(ctx)
+		SetNillableAuthTime(in.AuthTime).SetAmr(in.AMR).SetSid(in.SID).SetJkt(in.JKT).Exec(ctx)
 }
 
 // issue signs an access token of a person's grant, with refresh, and counts it.

@@ -67,6 +67,10 @@ func (s *accessTokens) introspect(ctx context.Context, token, project string) (m
 	if grantID != "" {
 		m["grant_id"] = grantID
 	}
+	if cnf, ok := claims["cnf"].(map[string]any); ok { // DPoP-bound (RFC 9449 §6.2)
+		m["cnf"] = cnf
+		m["token_type"] = "DPoP"
+	}
 	return m, nil
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/authcore/authcore/platform/clock"
 	"github.com/authcore/authcore/platform/config"
 	"github.com/authcore/authcore/platform/credential"
+	"github.com/authcore/authcore/platform/dpop"
 	"github.com/authcore/authcore/platform/httpserver"
 	"github.com/authcore/authcore/platform/identity"
 	"github.com/authcore/authcore/platform/oauth"
@@ -24,6 +25,7 @@ import (
 
 // server is the standard OAuth surface.
 type server struct {
+	dpop    *dpop.Checker
 	replay  assertion.Replay
 	clock   clock.Clock
 	cfg     config.Config
@@ -318,6 +320,7 @@ func (s *server) document(c *fiber.Ctx) fiber.Map {
 		"response_types_supported":                      []string{},
 		"scopes_supported":                              []string{identity.RoleViewer, identity.RoleDeveloper, identity.RoleAdmin},
 	}
+	doc["dpop_signing_alg_values_supported"] = dpop.AlgorithmNames()
 	if slices.Contains(tokenAuth, oauth.AuthPrivateKeyJWT) {
 		algs := make([]string, len(assertion.Algorithms))
 		for i, a := range assertion.Algorithms {

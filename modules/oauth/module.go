@@ -16,6 +16,7 @@ import (
 	"github.com/authcore/authcore/platform/clock"
 	"github.com/authcore/authcore/platform/config"
 	"github.com/authcore/authcore/platform/credential"
+	"github.com/authcore/authcore/platform/dpop"
 	"github.com/authcore/authcore/platform/httpserver"
 	"github.com/authcore/authcore/platform/metrics"
 	"github.com/authcore/authcore/platform/oauth"
@@ -68,9 +69,10 @@ type serverParams struct {
 	Results *results
 	Replay  assertion.Replay
 	Clock   clock.Clock
+	DPoP    *dpop.Checker
 }
 
 func newServer(p serverParams) *server {
 	return &server{cfg: p.Config, limits: p.Limits, kinds: p.Kinds, keys: p.Keys,
-		grants: p.Grants, clients: p.Clients, extra: p.Extra, results: p.Results, replay: p.Replay, clock: p.Clock}
+		grants: p.Grants, clients: p.Clients, extra: p.Extra, results: p.Results, replay: p.Replay, clock: p.Clock, dpop: p.DPoP}
 }

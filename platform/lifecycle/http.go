@@ -1,6 +1,8 @@
 package lifecycle
 
 import (
+	"context"
+	"errors"
 	"net/http"
 	"strings"
 	"time"
@@ -10,6 +12,7 @@ import (
 
 	"github.com/authcore/authcore/platform/apperr"
 	"github.com/authcore/authcore/platform/bearer"
+	"github.com/authcore/authcore/platform/dpop"
 	"github.com/authcore/authcore/platform/guard"
 	"github.com/authcore/authcore/platform/httpserver"
 	"github.com/authcore/authcore/platform/identity"
@@ -68,7 +71,20 @@ type handler struct {
 	me    *bearer.Endpoint
 }
 
-func (h *handler) whoAmI(c *fiber.Ctx) error { return h.me.Serve(c, h.l.Me) }
+func (h *handler) whoAmI(c *fiber.Ctx) error {
+	if h.l.spec.BoundField == "" {
+		return h.me.Serve(c, h.l.Me)
+	}
+	return h.me.Serve(c, func(ctx context.Context, token string) ([]byte, error) {
+		body, err := h.l.MeProven(ctx, token, c.Get("DPoP"), h.l.deps.Config.SelfURL()+c.Path())
+		var refused *dpop.Error
+		if errors.As(err, &refused) { // RFC 9449 §7.1: say how, and the nonce to retry with
+			c.Set("DPoP-Nonce", h.l.deps.DPoP.Nonce())
+			c.Set(fiber.HeaderWWWAuthenticate, `DPoP error="`+refused.Code()+`", algs="ES256 EdDSA RS256"`)
+		}
+		return body, err
+	})
+}
 
 func (h *handler) list(c *fiber.Ctx) error {
 	var where []func(*sql.Selector)

@@ -25,6 +25,8 @@ import (
 	"github.com/authcore/authcore/ent/schema"
 	"github.com/authcore/authcore/platform/audit"
 	"github.com/authcore/authcore/platform/bearer"
+	"github.com/authcore/authcore/platform/config"
+	"github.com/authcore/authcore/platform/dpop"
 	"github.com/authcore/authcore/platform/credential"
 	"github.com/authcore/authcore/platform/database"
 	"github.com/authcore/authcore/platform/secret"
@@ -50,6 +52,10 @@ type Spec struct {
 	IDField string
 	// IntrospectedAs is the kind introspection answers name; "" for Name.
 	IntrospectedAs string
+	// BoundField names the own field holding the thumbprint of the DPoP key a credential
+	// may be bound to (SPEC §22); "" for a kind whose credentials are never bound. A bound
+	// credential verifies only with a proof by that key.
+	BoundField string
 }
 
 func (s Spec) action(verb string) string {
@@ -125,10 +131,13 @@ type Hooks struct {
 // Deps are what every lifecycle stands on.
 type Deps struct {
 	fx.In
-	Ent   *ent.Client
-	DB    *database.DB
-	Audit *audit.Recorder
-	Kit   bearer.Kit
+	Ent    *ent.Client
+	DB     *database.DB
+	Audit  *audit.Recorder
+	Kit    bearer.Kit
+	Config config.Config
+	// DPoP checks the proofs of bound credentials (SPEC §22).
+	DPoP *dpop.Checker `optional:"true"`
 }
 
 // Lifecycle is one kind's.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 
 	"entgo.io/ent/dialect/sql"
@@ -15,6 +16,7 @@ import (
 	"github.com/authcore/authcore/platform/bearer"
 	"github.com/authcore/authcore/platform/credential"
 	"github.com/authcore/authcore/platform/database"
+	"github.com/authcore/authcore/platform/dpop"
 	"github.com/authcore/authcore/platform/secret"
 )
 
@@ -26,6 +28,7 @@ type Verified struct {
 	expires     *time.Time
 	own         []any
 	answer      []byte
+	jkt         string // the DPoP key it is bound to, or ""
 }
 
 // verifyStore is the bearer.Store of a kind's table.
@@ -75,7 +78,15 @@ func (l *Lifecycle) entry(r *Row, d secret.Digest) (*bearer.Entry[*Verified], er
 		return nil, err
 	}
 	return &bearer.Entry[*Verified]{ID: r.ID, ProjectID: r.ProjectID, Digest: key, ExpiresAt: until, Revoked: r.revoked != nil,
-		Value: &Verified{id: r.ID, project: r.ProjectID, expires: r.ExpiresAt, own: r.own, answer: answer}}, nil
+		Value: &Verified{id: r.ID, project: r.ProjectID, expires: r.ExpiresAt, own: r.own, answer: answer, jkt: l.BoundKey(r)}}, nil
+}
+
+// BoundKey is the thumbprint of the DPoP key r is bound to, or "".
+func (l *Lifecycle) BoundKey(r *Row) string {
+	if l.spec.BoundField == "" {
+		return ""
+	}
+	return r.String(l.spec.BoundField)
 }
 
 func (l *Lifecycle) answer(r *Row) ([]byte, error) {
@@ -95,6 +106,35 @@ func (l *Lifecycle) Me(ctx context.Context, token string) ([]byte, error) {
 	e, err := l.verifier.Verify(ctx, token)
 	if err != nil {
 		return nil, err
+	}
+	return e.Value.answer, nil
+}
+
+// MeProven is Me for a request that may carry a DPoP proof (SPEC §22): a credential bound
+// to a key answers only with a valid proof by that key for url (GET, ath its hash). The
+// check is one signature and this process's memory of jtis and nonces: a warm bound
+// credential costs no store round trip. A refusal is bearer.ErrInvalid, wrapping the
+// *dpop.Error that says how (a nonce to retry with, or a bad proof).
+func (l *Lifecycle) MeProven(ctx context.Context, token, proof, url string) ([]byte, error) {
+	if !l.wellFormed(token) {
+		return nil, bearer.ErrInvalid
+	}
+	e, err := l.verifier.Verify(ctx, token)
+	if err != nil {
+		return nil, err
+	}
+	if e.Value.jkt == "" {
+		return e.Value.answer, nil
+	}
+	if l.deps.DPoP == nil {
+		return nil, bearer.ErrInvalid
+	}
+	p, err := l.deps.DPoP.Verify(proof, dpop.Request{Method: "GET", URL: url, AccessToken: token})
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", bearer.ErrInvalid, err)
+	}
+	if p.JKT != e.Value.jkt {
+		return nil, fmt.Errorf("%w: %w", bearer.ErrInvalid, &dpop.Error{Why: "the DPoP proof is by another key than the token is bound to"})
 	}
 	return e.Value.answer, nil
 }
@@ -133,6 +173,9 @@ func (l *Lifecycle) Introspect(ctx context.Context, token, project string) (map[
 	fields := map[string]any{"sub": r.ID, "token_type": "Bearer"}
 	if r.ExpiresAt != nil {
 		fields["exp"] = r.ExpiresAt.Unix()
+	}
+	if jkt := l.BoundKey(&r); jkt != "" { // RFC 9449 §6.2
+		fields["cnf"], fields["token_type"] = map[string]any{"jkt": jkt}, "DPoP"
 	}
 	if l.hooks.Introspect != nil {
 		l.hooks.Introspect(r, fields)

@@ -270,15 +270,39 @@ type Claims struct {
 	AgentName string `json:"agent_name,omitempty"`
 	Role      string `json:"role,omitempty"`
 	GrantID   string `json:"grant_id,omitempty"`
-	IssuedAt  int64  `json:"iat"`
-	NotBefore int64  `json:"nbf"` // the signer sets it to IssuedAt when zero
-	Expires   int64  `json:"exp"`
-	ID        string `json:"jti"`
+	// Cnf binds the token to a DPoP key (RFC 9449 §6): set by Sign from the context.
+	Cnf       *Confirmation `json:"cnf,omitempty"`
+	IssuedAt  int64         `json:"iat"`
+	NotBefore int64         `json:"nbf"` // the signer sets it to IssuedAt when zero
+	Expires   int64         `json:"exp"`
+	ID        string        `json:"jti"`
 }
 
-// Sign signs an access token's claims, failing in the RFC 6749 style while the signing
-// keys are not loaded.
+// Confirmation is a token's cnf claim: the thumbprint of the DPoP key it is bound to.
+type Confirmation struct {
+	JKT string `json:"jkt"`
+}
+
+type dpopKey struct{}
+
+// WithDPoP says that the request proved possession of the key with thumbprint jkt (the
+// token endpoint checked its DPoP proof, SPEC §22): what Sign binds tokens to.
+func WithDPoP(ctx context.Context, jkt string) context.Context {
+	return context.WithValue(ctx, dpopKey{}, jkt)
+}
+
+// DPoPKeyOf is the thumbprint WithDPoP set, or "".
+func DPoPKeyOf(ctx context.Context) string {
+	jkt, _ := ctx.Value(dpopKey{}).(string)
+	return jkt
+}
+
+// Sign signs an access token's claims, bound to the request's DPoP key when it proved one,
+// failing in the RFC 6749 style while the signing keys are not loaded.
 func Sign(ctx context.Context, signer Signer, claims Claims) (string, error) {
+	if jkt := DPoPKeyOf(ctx); jkt != "" {
+		claims.Cnf = &Confirmation{JKT: jkt}
+	}
 	tok, err := signer.SignAccessToken(ctx, claims)
 	if errors.Is(err, identity.ErrEngineNotReady) {
 		return "", errSigningUnavailable

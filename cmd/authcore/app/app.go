@@ -29,6 +29,7 @@ import (
 	"github.com/authcore/authcore/platform/config"
 	"github.com/authcore/authcore/platform/credential"
 	"github.com/authcore/authcore/platform/database"
+	"github.com/authcore/authcore/platform/dpop"
 	"github.com/authcore/authcore/platform/guard"
 	"github.com/authcore/authcore/platform/health"
 	"github.com/authcore/authcore/platform/httpserver"
@@ -74,7 +75,7 @@ func With(cfg config.Config, keys secret.MasterKeys, out logging.Output, product
 		// The platform every module stands on.
 		logging.Module, logging.FxLogger, tracing.Module, clock.Module, secret.Module, metrics.Module,
 		database.Module, audit.Module, httpserver.Module, health.Module, invalidation.Module,
-		ratelimit.Module, guard.Module, bearer.Module, product.Module, mail.Module, credential.Module,
+		ratelimit.Module, guard.Module, bearer.Module, product.Module, mail.Module, credential.Module, dpop.Module,
 
 		api.Module,
 

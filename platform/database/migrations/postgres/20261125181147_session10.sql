@@ -1,12 +1,14 @@
 -- +goose Up
+-- modify "agent_tokens" table
+ALTER TABLE "agent_tokens" ADD COLUMN "dpop_jkt" character varying NULL;
 -- modify "auth_clients" table
 ALTER TABLE "auth_clients" ADD COLUMN "keys" jsonb NULL, ADD COLUMN "scopes" jsonb NULL;
 -- modify "grant_refresh_tokens" table
-ALTER TABLE "grant_refresh_tokens" ADD COLUMN "successor" character varying NULL, ADD COLUMN "auth_time" timestamptz NULL, ADD COLUMN "amr" jsonb NULL, ADD COLUMN "sid" character varying NULL;
+ALTER TABLE "grant_refresh_tokens" ADD COLUMN "successor" character varying NULL, ADD COLUMN "jkt" character varying NULL, ADD COLUMN "auth_time" timestamptz NULL, ADD COLUMN "amr" jsonb NULL, ADD COLUMN "sid" character varying NULL;
 -- modify "oauth_authorizations" table
 ALTER TABLE "oauth_authorizations" ADD COLUMN "client_uri" character varying NULL, ADD COLUMN "browser" bytea NULL, ADD COLUMN "session_handle" character varying NULL, ADD COLUMN "nonce" character varying NULL, ADD COLUMN "prompt" character varying NULL, ADD COLUMN "max_age" bigint NULL;
 -- modify "oauth_clients" table
-ALTER TABLE "oauth_clients" ADD COLUMN "last_used_at" timestamptz NULL, ADD COLUMN "token_endpoint_auth_method" character varying NOT NULL DEFAULT 'none', ADD COLUMN "secret_digest" bytea NULL, ADD COLUMN "jwks" jsonb NULL, ADD COLUMN "jwks_uri" character varying NULL, ADD COLUMN "post_logout_redirect_uris" jsonb NULL, ADD COLUMN "scope" character varying NULL, ADD COLUMN "id_token_signed_response_alg" character varying NULL;
+ALTER TABLE "oauth_clients" ADD COLUMN "last_used_at" timestamptz NULL, ADD COLUMN "token_endpoint_auth_method" character varying NOT NULL DEFAULT 'none', ADD COLUMN "secret_digest" bytea NULL, ADD COLUMN "jwks" jsonb NULL, ADD COLUMN "jwks_uri" character varying NULL, ADD COLUMN "post_logout_redirect_uris" jsonb NULL, ADD COLUMN "scope" character varying NULL, ADD COLUMN "id_token_signed_response_alg" character varying NULL, ADD COLUMN "dpop_bound_access_tokens" boolean NOT NULL DEFAULT false;
 -- modify "oauth_codes" table
 ALTER TABLE "oauth_codes" ADD COLUMN "nonce" character varying NULL, ADD COLUMN "auth_time" timestamptz NULL, ADD COLUMN "amr" jsonb NULL, ADD COLUMN "sid" character varying NULL;
 -- modify "resources" table
@@ -130,10 +132,12 @@ ALTER TABLE "resources" DROP COLUMN "canonical_uri";
 -- reverse: modify "oauth_codes" table
 ALTER TABLE "oauth_codes" DROP COLUMN "sid", DROP COLUMN "amr", DROP COLUMN "auth_time", DROP COLUMN "nonce";
 -- reverse: modify "oauth_clients" table
-ALTER TABLE "oauth_clients" DROP COLUMN "id_token_signed_response_alg", DROP COLUMN "scope", DROP COLUMN "post_logout_redirect_uris", DROP COLUMN "jwks_uri", DROP COLUMN "jwks", DROP COLUMN "secret_digest", DROP COLUMN "token_endpoint_auth_method", DROP COLUMN "last_used_at";
+ALTER TABLE "oauth_clients" DROP COLUMN "dpop_bound_access_tokens", DROP COLUMN "id_token_signed_response_alg", DROP COLUMN "scope", DROP COLUMN "post_logout_redirect_uris", DROP COLUMN "jwks_uri", DROP COLUMN "jwks", DROP COLUMN "secret_digest", DROP COLUMN "token_endpoint_auth_method", DROP COLUMN "last_used_at";
 -- reverse: modify "oauth_authorizations" table
 ALTER TABLE "oauth_authorizations" DROP COLUMN "max_age", DROP COLUMN "prompt", DROP COLUMN "nonce", DROP COLUMN "session_handle", DROP COLUMN "browser", DROP COLUMN "client_uri";
 -- reverse: modify "grant_refresh_tokens" table
-ALTER TABLE "grant_refresh_tokens" DROP COLUMN "sid", DROP COLUMN "amr", DROP COLUMN "auth_time", DROP COLUMN "successor";
+ALTER TABLE "grant_refresh_tokens" DROP COLUMN "sid", DROP COLUMN "amr", DROP COLUMN "auth_time", DROP COLUMN "jkt", DROP COLUMN "successor";
 -- reverse: modify "auth_clients" table
 ALTER TABLE "auth_clients" DROP COLUMN "scopes", DROP COLUMN "keys";
+-- reverse: modify "agent_tokens" table
+ALTER TABLE "agent_tokens" DROP COLUMN "dpop_jkt";

@@ -1,6 +1,8 @@
 -- +goose Up
 -- disable the enforcement of foreign-keys constraints
 PRAGMA foreign_keys = off;
+-- add column "dpop_jkt" to table: "agent_tokens"
+ALTER TABLE `agent_tokens` ADD COLUMN `dpop_jkt` text NULL;
 -- add column "keys" to table: "auth_clients"
 ALTER TABLE `auth_clients` ADD COLUMN `keys` json NULL;
 -- add column "scopes" to table: "auth_clients"
@@ -21,6 +23,8 @@ CREATE UNIQUE INDEX `resources_canonical_uri_key` ON `resources` (`canonical_uri
 CREATE INDEX `resource_project_id_id` ON `resources` (`project_id`, `id`);
 -- add column "successor" to table: "grant_refresh_tokens"
 ALTER TABLE `grant_refresh_tokens` ADD COLUMN `successor` text NULL;
+-- add column "jkt" to table: "grant_refresh_tokens"
+ALTER TABLE `grant_refresh_tokens` ADD COLUMN `jkt` text NULL;
 -- add column "auth_time" to table: "grant_refresh_tokens"
 ALTER TABLE `grant_refresh_tokens` ADD COLUMN `auth_time` datetime NULL;
 -- add column "amr" to table: "grant_refresh_tokens"
@@ -40,7 +44,7 @@ ALTER TABLE `oauth_authorizations` ADD COLUMN `prompt` text NULL;
 -- add column "max_age" to table: "oauth_authorizations"
 ALTER TABLE `oauth_authorizations` ADD COLUMN `max_age` integer NULL;
 -- create "new_oauth_clients" table
-CREATE TABLE `new_oauth_clients` (`id` text NOT NULL, `created_at` datetime NOT NULL, `name` text NOT NULL, `redirect_uris` json NOT NULL, `application_type` text NOT NULL, `grant_types` json NOT NULL, `client_uri` text NULL, `last_used_at` datetime NULL, `token_endpoint_auth_method` text NOT NULL DEFAULT ('none'), `secret_digest` blob NULL, `jwks` json NULL, `jwks_uri` text NULL, `post_logout_redirect_uris` json NULL, `scope` text NULL, `id_token_signed_response_alg` text NULL, PRIMARY KEY (`id`));
+CREATE TABLE `new_oauth_clients` (`id` text NOT NULL, `created_at` datetime NOT NULL, `name` text NOT NULL, `redirect_uris` json NOT NULL, `application_type` text NOT NULL, `grant_types` json NOT NULL, `client_uri` text NULL, `last_used_at` datetime NULL, `token_endpoint_auth_method` text NOT NULL DEFAULT ('none'), `secret_digest` blob NULL, `jwks` json NULL, `jwks_uri` text NULL, `post_logout_redirect_uris` json NULL, `scope` text NULL, `id_token_signed_response_alg` text NULL, `dpop_bound_access_tokens` bool NOT NULL DEFAULT (false), PRIMARY KEY (`id`));
 -- copy rows from old table "oauth_clients" to new temporary table "new_oauth_clients"
 INSERT INTO `new_oauth_clients` (`id`, `created_at`, `name`, `redirect_uris`, `application_type`, `grant_types`, `client_uri`) SELECT `id`, `created_at`, `name`, `redirect_uris`, `application_type`, `grant_types`, `client_uri` FROM `oauth_clients`;
 -- drop "oauth_clients" table after copying rows
@@ -195,6 +199,8 @@ ALTER TABLE `grant_refresh_tokens` DROP COLUMN `sid`;
 ALTER TABLE `grant_refresh_tokens` DROP COLUMN `amr`;
 -- reverse: add column "auth_time" to table: "grant_refresh_tokens"
 ALTER TABLE `grant_refresh_tokens` DROP COLUMN `auth_time`;
+-- reverse: add column "jkt" to table: "grant_refresh_tokens"
+ALTER TABLE `grant_refresh_tokens` DROP COLUMN `jkt`;
 -- reverse: add column "successor" to table: "grant_refresh_tokens"
 ALTER TABLE `grant_refresh_tokens` DROP COLUMN `successor`;
 -- reverse: create index "resource_project_id_id" to table: "resources"
@@ -209,3 +215,5 @@ DROP TABLE `new_resources`;
 ALTER TABLE `auth_clients` DROP COLUMN `scopes`;
 -- reverse: add column "keys" to table: "auth_clients"
 ALTER TABLE `auth_clients` DROP COLUMN `keys`;
+-- reverse: add column "dpop_jkt" to table: "agent_tokens"
+ALTER TABLE `agent_tokens` DROP COLUMN `dpop_jkt`;

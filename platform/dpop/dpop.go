@@ -1,0 +1,232 @@
+// Package dpop checks DPoP proofs (RFC 9449, SPEC §22): a JWT of type dpop+jwt, signed
+// by the key in its own header, naming the request's method and URL, the hash of the
+// access token it is sent with, a fresh jti and a nonce this server handed out. It says
+// which key proved possession (its RFC 7638 thumbprint); what that key is bound to is the
+// caller's business.
+//
+// Hand-written on go-jose (which parses, verifies and computes thumbprints): no maintained
+// Go DPoP library is served to this project, and what DPoP adds to a JWS is these checks.
+//
+// Nonces are minted per process: an HMAC under a key only this process holds, over a
+// time bucket. A proof carrying one is valid on the process that minted it, so a jti
+// remembered in that process's memory is single use across every replica without a
+// store round trip (a proof replayed on another replica meets another nonce). A client
+// sent to another replica is told the new nonce (use_dpop_nonce) and retries, as RFC 9449
+// §8 has it.
+package dpop
+
+import (
+	"crypto"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/binary"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-jose/go-jose/v4"
+	"github.com/go-jose/go-jose/v4/jwt"
+	lru "github.com/hashicorp/golang-lru/v2"
+	"go.uber.org/fx"
+
+	"github.com/authcore/authcore/platform/clock"
+)
+
+// Algorithms are the proof algorithms accepted (SPEC §22: ES256, EdDSA, RS256), as
+// metadata's dpop_signing_alg_values_supported lists them.
+var Algorithms = []jose.SignatureAlgorithm{jose.ES256, jose.EdDSA, jose.RS256}
+
+// AlgorithmNames are Algorithms as strings.
+func AlgorithmNames() []string {
+	out := make([]string, len(Algorithms))
+	for i, a := range Algorithms {
+		out[i] = string(a)
+	}
+	return out
+}
+
+// Window is how far a proof's iat may be from now, either way (clock skew and latency):
+// a proof lives this long, and its jti is remembered as long.
+const Window = 60 * time.Second
+
+// bucket is how long a nonce is minted the same; one of the previous bucket is accepted
+// too, so a nonce lives between one and two buckets.
+const bucket = 5 * time.Minute
+
+// Proof is what a verified proof says.
+type Proof struct {
+	// JKT is the RFC 7638 SHA-256 thumbprint of the proving key, base64url.
+	JKT string
+	JTI string
+}
+
+// Error is a refused proof. UseNonce is set when the fix is to retry with the nonce the
+// server sends (error use_dpop_nonce); otherwise the error is invalid_dpop_proof.
+type Error struct {
+	Why      string
+	UseNonce bool
+}
+
+func (e *Error) Error() string { return e.Why }
+
+// Code is the RFC 9449 error code.
+func (e *Error) Code() string {
+	if e.UseNonce {
+		return "use_dpop_nonce"
+	}
+	return "invalid_dpop_proof"
+}
+
+// Checker checks proofs and mints nonces for one process.
+type Checker struct {
+	clock clock.Clock
+	key   [32]byte
+	mu    sync.Mutex
+	jtis  *lru.Cache[string, time.Time]
+}
+
+// NewChecker returns a checker with a key of its own, remembering up to size jtis (proofs
+// beyond that within Window are refused: a bound on memory under a flood).
+func NewChecker(clk clock.Clock, size int) (*Checker, error) {
+	c := &Checker{clock: clk}
+	if _, err := rand.Read(c.key[:]); err != nil {
+		return nil, err
+	}
+	jtis, err := lru.New[string, time.Time](size)
+	if err != nil {
+		return nil, err
+	}
+	c.jtis = jtis
+	return c, nil
+}
+
+// Nonce is the nonce to hand out now (the DPoP-Nonce header).
+func (c *Checker) Nonce() string { return c.nonceAt(c.bucketOf(c.clock.Now())) }
+
+func (c *Checker) bucketOf(t time.Time) uint32 { return uint32(t.Unix() / int64(bucket/time.Second)) }
+
+func (c *Checker) nonceAt(b uint32) string {
+	var raw [4 + 16]byte
+	binary.BigEndian.PutUint32(raw[:4], b)
+	m := hmac.New(sha256.New, c.key[:])
+	m.Write(raw[:4])
+	copy(raw[4:], m.Sum(nil))
+	return base64.RawURLEncoding.EncodeToString(raw[:])
+}
+
+// validNonce reports whether n is a nonce this process minted for now or just before.
+func (c *Checker) validNonce(n string) bool {
+	raw, err := base64.RawURLEncoding.DecodeString(n)
+	if err != nil || len(raw) != 20 {
+		return false
+	}
+	b, now := binary.BigEndian.Uint32(raw[:4]), c.bucketOf(c.clock.Now())
+	if b != now && b+1 != now {
+		return false
+	}
+	return hmac.Equal([]byte(n), []byte(c.nonceAt(b)))
+}
+
+// Request is what a proof must name.
+type Request struct {
+	Method string
+	URL    string // the request's URL without query and fragment (htu)
+	// AccessToken, when set, is the token the proof accompanies: ath must be its hash.
+	AccessToken string
+}
+
+// Verify checks proof for r. Every refusal is an *Error.
+func (c *Checker) Verify(proof string, r Request) (Proof, error) {
+	if proof == "" {
+		return Proof{}, &Error{Why: "a DPoP proof is required"}
+	}
+	tok, err := jwt.ParseSigned(proof, Algorithms)
+	if err != nil || len(tok.Headers) != 1 {
+		return Proof{}, &Error{Why: "the DPoP proof is not a JWS signed with ES256, EdDSA or RS256"}
+	}
+	h := tok.Headers[0]
+	if typ, _ := h.ExtraHeaders[jose.HeaderType].(string); typ != "dpop+jwt" {
+		return Proof{}, &Error{Why: "the DPoP proof's typ must be dpop+jwt"}
+	}
+	if h.JSONWebKey == nil || !h.JSONWebKey.IsPublic() || !h.JSONWebKey.Valid() {
+		return Proof{}, &Error{Why: "the DPoP proof's header must carry its public key (jwk)"}
+	}
+	var claims struct {
+		JTI   string `json:"jti"`
+		HTM   string `json:"htm"`
+		HTU   string `json:"htu"`
+		IAT   *int64 `json:"iat"`
+		ATH   string `json:"ath"`
+		Nonce string `json:"nonce"`
+	}
+	if err := tok.Claims(h.JSONWebKey.Key, &claims); err != nil {
+		return Proof{}, &Error{Why: "the DPoP proof's signature does not verify with its own key"}
+	}
+	now := c.clock.Now()
+	switch {
+	case claims.JTI == "" || len(claims.JTI) > 256:
+		return Proof{}, &Error{Why: "the DPoP proof needs a jti"}
+	case claims.HTM != r.Method:
+		return Proof{}, &Error{Why: "the DPoP proof is for another method"}
+	case !sameURL(claims.HTU, r.URL):
+		return Proof{}, &Error{Why: "the DPoP proof is for another URL"}
+	case claims.IAT == nil || now.Sub(time.Unix(*claims.IAT, 0)).Abs() > Window:
+		return Proof{}, &Error{Why: "the DPoP proof's iat is not within a minute of now"}
+	case r.AccessToken != "" && claims.ATH != hashOf(r.AccessToken):
+		return Proof{}, &Error{Why: "the DPoP proof's ath is not the access token's hash"}
+	case r.AccessToken == "" && claims.ATH != "":
+		return Proof{}, &Error{Why: "the DPoP proof names an access token where none is sent"}
+	case !c.validNonce(claims.Nonce):
+		return Proof{}, &Error{Why: "the DPoP proof must carry the nonce this server sent (DPoP-Nonce)", UseNonce: true}
+	}
+	tp, err := h.JSONWebKey.Thumbprint(crypto.SHA256)
+	if err != nil {
+		return Proof{}, &Error{Why: "the DPoP proof's key has no thumbprint"}
+	}
+	p := Proof{JKT: base64.RawURLEncoding.EncodeToString(tp), JTI: claims.JTI}
+	if !c.spend(p.JKT+"\x00"+claims.JTI, now.Add(2*Window)) {
+		return Proof{}, &Error{Why: "the DPoP proof was used already (jti)"}
+	}
+	return p, nil
+}
+
+// spend remembers key until until; false when it was remembered and still is.
+func (c *Checker) spend(key string, until time.Time) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if seen, ok := c.jtis.Get(key); ok && c.clock.Now().Before(seen) {
+		return false
+	}
+	c.jtis.Add(key, until)
+	return true
+}
+
+// sameURL compares htu with the request's URL (RFC 9449 §4.3: without query and
+// fragment, scheme and host compared without case).
+func sameURL(htu, want string) bool {
+	a, err1 := url.Parse(htu)
+	b, err2 := url.Parse(want)
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	return strings.EqualFold(a.Scheme, b.Scheme) && strings.EqualFold(a.Host, b.Host) && a.EscapedPath() == b.EscapedPath()
+}
+
+// hashOf is ath: the base64url SHA-256 of the access token.
+func hashOf(token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return base64.RawURLEncoding.EncodeToString(sum[:])
+}
+
+// ValidJKT reports whether s can be a thumbprint: 43 base64url characters (SHA-256).
+func ValidJKT(s string) bool {
+	raw, err := base64.RawURLEncoding.DecodeString(s)
+	return err == nil && len(raw) == sha256.Size && len(s) == 43
+}
+
+// Module provides the process's checker (bounded at a million remembered jtis: a proof
+// is about 100 bytes remembered for two minutes).
+var Module = fx.Module("dpop", fx.Provide(func(clk clock.Clock) (*Checker, error) { return NewChecker(clk, 1<<20) }))
