@@ -26,9 +26,9 @@ import (
 	"github.com/authcore/authcore/platform/audit"
 	"github.com/authcore/authcore/platform/bearer"
 	"github.com/authcore/authcore/platform/config"
-	"github.com/authcore/authcore/platform/dpop"
 	"github.com/authcore/authcore/platform/credential"
 	"github.com/authcore/authcore/platform/database"
+	"github.com/authcore/authcore/platform/dpop"
 	"github.com/authcore/authcore/platform/secret"
 )
 
