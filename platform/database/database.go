@@ -168,6 +168,8 @@ func durable(sync string) bool { return sync == "FULL" || sync == "EXTRA" }
 // 64 KiB: the journal of a group member's savepoint lives there, and SQLite truncates an
 // in-memory one by walking it from its start after every statement, which made a member of
 // 30,000 statements (a flush of usage counts) quadratic.
+var uriPath = strings.NewReplacer("%", "%25", "?", "%3F", "#", "%23")
+
 func sqliteDSN(path, sync string) (dsn string, memory bool) {
 	q := url.Values{}
 	q.Add("_pragma", "foreign_keys(1)")
@@ -178,7 +180,9 @@ func sqliteDSN(path, sync string) (dsn string, memory bool) {
 	}
 	q.Add("_pragma", "journal_mode(WAL)")
 	q.Add("_pragma", "synchronous("+sync+")")
-	return "file:" + path + "?" + q.Encode(), false
+	// SQLite reads the name as a URI: a % ? or # in the path is escaped, or the file would
+	// land elsewhere (a # cuts the path short).
+	return "file:" + uriPath.Replace(path) + "?" + q.Encode(), false
 }
 
 // Start migrates the store, or, when it cannot be reached, keeps trying in the

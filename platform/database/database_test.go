@@ -2,6 +2,7 @@ package database_test
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"io"
@@ -220,13 +221,42 @@ func TestSQLiteFilesAreOwnerOnly(t *testing.T) {
 	}
 }
 
+// A SQLite path is the file's, whatever characters it holds.
+func TestSQLitePathIsTaken(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "a#b?c%20d.db")
+	cfg := testkit.Config("sqlite:"+path, dir)
+	log, err := logging.New(cfg, logging.Output{Writer: io.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := database.Open(cfg, log, tracing.Off)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries { // the file, its -wal and -shm, nothing beside
+		if !strings.HasPrefix(e.Name(), filepath.Base(path)) {
+			t.Fatalf("the store made %s beside %s", e.Name(), path)
+		}
+	}
+}
+
 // A relaxed AUTHCORE_SQLITE_SYNC is said at start; the durable default says nothing.
 func TestRelaxedSyncIsWarnedAbout(t *testing.T) {
 	for _, c := range []struct {
 		setting string
 		warned  bool
 	}{{"", false}, {"full", false}, {"normal", true}, {"off", true}} {
-		t.Run(c.setting, func(t *testing.T) {
+		// A named subtest: "" would be #00, and a # in the file's URL cuts its path short.
+		t.Run(cmp.Or(c.setting, "default"), func(t *testing.T) {
 			dir := t.TempDir()
 			cfg := testkit.Config("sqlite:"+filepath.Join(dir, "s.db"), dir)
 			cfg.SQLiteSync = c.setting
