@@ -159,6 +159,14 @@ func StartURL(t testing.TB, storeName, databaseURL string, graph Graph, opts ...
 		t.Fatalf("starting the app: %v\nlogs:\n%s", err, a.Logs)
 	}
 	t.Cleanup(func() {
+		if t.Failed() {
+			// A failed test shows what the service logged as errors: a 500's cause is there.
+			for _, line := range strings.Split(a.Logs.String(), "\n") {
+				if strings.Contains(line, `"level":"ERROR"`) {
+					t.Log(line)
+				}
+			}
+		}
 		a.HTTP.CloseIdleConnections()
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
