@@ -44,6 +44,8 @@ import (
 	"github.com/authcore/authcore/ent/signingkey"
 	"github.com/authcore/authcore/ent/signinmethods"
 	"github.com/authcore/authcore/ent/signinprovider"
+	"github.com/authcore/authcore/ent/trustedauthorizationserver"
+	"github.com/authcore/authcore/ent/trustedissuer"
 	"github.com/authcore/authcore/ent/usagecount"
 	"github.com/authcore/authcore/ent/usedassertion"
 	"github.com/authcore/authcore/ent/user"
@@ -119,6 +121,10 @@ type Client struct {
 	SignInProvider *SignInProviderClient
 	// SigningKey is the client for interacting with the SigningKey builders.
 	SigningKey *SigningKeyClient
+	// TrustedAuthorizationServer is the client for interacting with the TrustedAuthorizationServer builders.
+	TrustedAuthorizationServer *TrustedAuthorizationServerClient
+	// TrustedIssuer is the client for interacting with the TrustedIssuer builders.
+	TrustedIssuer *TrustedIssuerClient
 	// UsageCount is the client for interacting with the UsageCount builders.
 	UsageCount *UsageCountClient
 	// UsedAssertion is the client for interacting with the UsedAssertion builders.
@@ -172,6 +178,8 @@ func (c *Client) init() {
 	c.SignInMethods = NewSignInMethodsClient(c.config)
 	c.SignInProvider = NewSignInProviderClient(c.config)
 	c.SigningKey = NewSigningKeyClient(c.config)
+	c.TrustedAuthorizationServer = NewTrustedAuthorizationServerClient(c.config)
+	c.TrustedIssuer = NewTrustedIssuerClient(c.config)
 	c.UsageCount = NewUsageCountClient(c.config)
 	c.UsedAssertion = NewUsedAssertionClient(c.config)
 	c.User = NewUserClient(c.config)
@@ -268,44 +276,46 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 	cfg := c.config
 	cfg.driver = tx
 	return &Tx{
-		ctx:                ctx,
-		config:             cfg,
-		AgentToken:         NewAgentTokenClient(cfg),
-		AuditEvent:         NewAuditEventClient(cfg),
-		AuthClient:         NewAuthClientClient(cfg),
-		Badge:              NewBadgeClient(cfg),
-		DeployKey:          NewDeployKeyClient(cfg),
-		EmailSignIn:        NewEmailSignInClient(cfg),
-		Event:              NewEventClient(cfg),
-		FederationFlow:     NewFederationFlowClient(cfg),
-		GrantRefreshToken:  NewGrantRefreshTokenClient(cfg),
-		Identity:           NewIdentityClient(cfg),
-		Invitation:         NewInvitationClient(cfg),
-		MFAChallenge:       NewMFAChallengeClient(cfg),
-		MFAFactor:          NewMFAFactorClient(cfg),
-		MFARecoveryCode:    NewMFARecoveryCodeClient(cfg),
-		Membership:         NewMembershipClient(cfg),
-		OAuthAuthorization: NewOAuthAuthorizationClient(cfg),
-		OAuthClient:        NewOAuthClientClient(cfg),
-		OAuthCode:          NewOAuthCodeClient(cfg),
-		OAuthGrant:         NewOAuthGrantClient(cfg),
-		Project:            NewProjectClient(cfg),
-		ProviderDomain:     NewProviderDomainClient(cfg),
-		RefreshToken:       NewRefreshTokenClient(cfg),
-		Resource:           NewResourceClient(cfg),
-		RevokedAccessToken: NewRevokedAccessTokenClient(cfg),
-		S3Credential:       NewS3CredentialClient(cfg),
-		Session:            NewSessionClient(cfg),
-		SignInBudget:       NewSignInBudgetClient(cfg),
-		SignInMethods:      NewSignInMethodsClient(cfg),
-		SignInProvider:     NewSignInProviderClient(cfg),
-		SigningKey:         NewSigningKeyClient(cfg),
-		UsageCount:         NewUsageCountClient(cfg),
-		UsedAssertion:      NewUsedAssertionClient(cfg),
-		User:               NewUserClient(cfg),
-		UserToken:          NewUserTokenClient(cfg),
-		Webhook:            NewWebhookClient(cfg),
-		WebhookDelivery:    NewWebhookDeliveryClient(cfg),
+		ctx:                        ctx,
+		config:                     cfg,
+		AgentToken:                 NewAgentTokenClient(cfg),
+		AuditEvent:                 NewAuditEventClient(cfg),
+		AuthClient:                 NewAuthClientClient(cfg),
+		Badge:                      NewBadgeClient(cfg),
+		DeployKey:                  NewDeployKeyClient(cfg),
+		EmailSignIn:                NewEmailSignInClient(cfg),
+		Event:                      NewEventClient(cfg),
+		FederationFlow:             NewFederationFlowClient(cfg),
+		GrantRefreshToken:          NewGrantRefreshTokenClient(cfg),
+		Identity:                   NewIdentityClient(cfg),
+		Invitation:                 NewInvitationClient(cfg),
+		MFAChallenge:               NewMFAChallengeClient(cfg),
+		MFAFactor:                  NewMFAFactorClient(cfg),
+		MFARecoveryCode:            NewMFARecoveryCodeClient(cfg),
+		Membership:                 NewMembershipClient(cfg),
+		OAuthAuthorization:         NewOAuthAuthorizationClient(cfg),
+		OAuthClient:                NewOAuthClientClient(cfg),
+		OAuthCode:                  NewOAuthCodeClient(cfg),
+		OAuthGrant:                 NewOAuthGrantClient(cfg),
+		Project:                    NewProjectClient(cfg),
+		ProviderDomain:             NewProviderDomainClient(cfg),
+		RefreshToken:               NewRefreshTokenClient(cfg),
+		Resource:                   NewResourceClient(cfg),
+		RevokedAccessToken:         NewRevokedAccessTokenClient(cfg),
+		S3Credential:               NewS3CredentialClient(cfg),
+		Session:                    NewSessionClient(cfg),
+		SignInBudget:               NewSignInBudgetClient(cfg),
+		SignInMethods:              NewSignInMethodsClient(cfg),
+		SignInProvider:             NewSignInProviderClient(cfg),
+		SigningKey:                 NewSigningKeyClient(cfg),
+		TrustedAuthorizationServer: NewTrustedAuthorizationServerClient(cfg),
+		TrustedIssuer:              NewTrustedIssuerClient(cfg),
+		UsageCount:                 NewUsageCountClient(cfg),
+		UsedAssertion:              NewUsedAssertionClient(cfg),
+		User:                       NewUserClient(cfg),
+		UserToken:                  NewUserTokenClient(cfg),
+		Webhook:                    NewWebhookClient(cfg),
+		WebhookDelivery:            NewWebhookDeliveryClient(cfg),
 	}, nil
 }
 
@@ -323,44 +333,46 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 	cfg := c.config
 	cfg.driver = &txDriver{tx: tx, drv: c.driver}
 	return &Tx{
-		ctx:                ctx,
-		config:             cfg,
-		AgentToken:         NewAgentTokenClient(cfg),
-		AuditEvent:         NewAuditEventClient(cfg),
-		AuthClient:         NewAuthClientClient(cfg),
-		Badge:              NewBadgeClient(cfg),
-		DeployKey:          NewDeployKeyClient(cfg),
-		EmailSignIn:        NewEmailSignInClient(cfg),
-		Event:              NewEventClient(cfg),
-		FederationFlow:     NewFederationFlowClient(cfg),
-		GrantRefreshToken:  NewGrantRefreshTokenClient(cfg),
-		Identity:           NewIdentityClient(cfg),
-		Invitation:         NewInvitationClient(cfg),
-		MFAChallenge:       NewMFAChallengeClient(cfg),
-		MFAFactor:          NewMFAFactorClient(cfg),
-		MFARecoveryCode:    NewMFARecoveryCodeClient(cfg),
-		Membership:         NewMembershipClient(cfg),
-		OAuthAuthorization: NewOAuthAuthorizationClient(cfg),
-		OAuthClient:        NewOAuthClientClient(cfg),
-		OAuthCode:          NewOAuthCodeClient(cfg),
-		OAuthGrant:         NewOAuthGrantClient(cfg),
-		Project:            NewProjectClient(cfg),
-		ProviderDomain:     NewProviderDomainClient(cfg),
-		RefreshToken:       NewRefreshTokenClient(cfg),
-		Resource:           NewResourceClient(cfg),
-		RevokedAccessToken: NewRevokedAccessTokenClient(cfg),
-		S3Credential:       NewS3CredentialClient(cfg),
-		Session:            NewSessionClient(cfg),
-		SignInBudget:       NewSignInBudgetClient(cfg),
-		SignInMethods:      NewSignInMethodsClient(cfg),
-		SignInProvider:     NewSignInProviderClient(cfg),
-		SigningKey:         NewSigningKeyClient(cfg),
-		UsageCount:         NewUsageCountClient(cfg),
-		UsedAssertion:      NewUsedAssertionClient(cfg),
-		User:               NewUserClient(cfg),
-		UserToken:          NewUserTokenClient(cfg),
-		Webhook:            NewWebhookClient(cfg),
-		WebhookDelivery:    NewWebhookDeliveryClient(cfg),
+		ctx:                        ctx,
+		config:                     cfg,
+		AgentToken:                 NewAgentTokenClient(cfg),
+		AuditEvent:                 NewAuditEventClient(cfg),
+		AuthClient:                 NewAuthClientClient(cfg),
+		Badge:                      NewBadgeClient(cfg),
+		DeployKey:                  NewDeployKeyClient(cfg),
+		EmailSignIn:                NewEmailSignInClient(cfg),
+		Event:                      NewEventClient(cfg),
+		FederationFlow:             NewFederationFlowClient(cfg),
+		GrantRefreshToken:          NewGrantRefreshTokenClient(cfg),
+		Identity:                   NewIdentityClient(cfg),
+		Invitation:                 NewInvitationClient(cfg),
+		MFAChallenge:               NewMFAChallengeClient(cfg),
+		MFAFactor:                  NewMFAFactorClient(cfg),
+		MFARecoveryCode:            NewMFARecoveryCodeClient(cfg),
+		Membership:                 NewMembershipClient(cfg),
+		OAuthAuthorization:         NewOAuthAuthorizationClient(cfg),
+		OAuthClient:                NewOAuthClientClient(cfg),
+		OAuthCode:                  NewOAuthCodeClient(cfg),
+		OAuthGrant:                 NewOAuthGrantClient(cfg),
+		Project:                    NewProjectClient(cfg),
+		ProviderDomain:             NewProviderDomainClient(cfg),
+		RefreshToken:               NewRefreshTokenClient(cfg),
+		Resource:                   NewResourceClient(cfg),
+		RevokedAccessToken:         NewRevokedAccessTokenClient(cfg),
+		S3Credential:               NewS3CredentialClient(cfg),
+		Session:                    NewSessionClient(cfg),
+		SignInBudget:               NewSignInBudgetClient(cfg),
+		SignInMethods:              NewSignInMethodsClient(cfg),
+		SignInProvider:             NewSignInProviderClient(cfg),
+		SigningKey:                 NewSigningKeyClient(cfg),
+		TrustedAuthorizationServer: NewTrustedAuthorizationServerClient(cfg),
+		TrustedIssuer:              NewTrustedIssuerClient(cfg),
+		UsageCount:                 NewUsageCountClient(cfg),
+		UsedAssertion:              NewUsedAssertionClient(cfg),
+		User:                       NewUserClient(cfg),
+		UserToken:                  NewUserTokenClient(cfg),
+		Webhook:                    NewWebhookClient(cfg),
+		WebhookDelivery:            NewWebhookDeliveryClient(cfg),
 	}, nil
 }
 
@@ -396,8 +408,8 @@ func (c *Client) Use(hooks ...Hook) {
 		c.OAuthAuthorization, c.OAuthClient, c.OAuthCode, c.OAuthGrant, c.Project,
 		c.ProviderDomain, c.RefreshToken, c.Resource, c.RevokedAccessToken,
 		c.S3Credential, c.Session, c.SignInBudget, c.SignInMethods, c.SignInProvider,
-		c.SigningKey, c.UsageCount, c.UsedAssertion, c.User, c.UserToken, c.Webhook,
-		c.WebhookDelivery,
+		c.SigningKey, c.TrustedAuthorizationServer, c.TrustedIssuer, c.UsageCount,
+		c.UsedAssertion, c.User, c.UserToken, c.Webhook, c.WebhookDelivery,
 	} {
 		n.Use(hooks...)
 	}
@@ -413,8 +425,8 @@ func (c *Client) Intercept(interceptors ...Interceptor) {
 		c.OAuthAuthorization, c.OAuthClient, c.OAuthCode, c.OAuthGrant, c.Project,
 		c.ProviderDomain, c.RefreshToken, c.Resource, c.RevokedAccessToken,
 		c.S3Credential, c.Session, c.SignInBudget, c.SignInMethods, c.SignInProvider,
-		c.SigningKey, c.UsageCount, c.UsedAssertion, c.User, c.UserToken, c.Webhook,
-		c.WebhookDelivery,
+		c.SigningKey, c.TrustedAuthorizationServer, c.TrustedIssuer, c.UsageCount,
+		c.UsedAssertion, c.User, c.UserToken, c.Webhook, c.WebhookDelivery,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -483,6 +495,10 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.SignInProvider.mutate(ctx, m)
 	case *SigningKeyMutation:
 		return c.SigningKey.mutate(ctx, m)
+	case *TrustedAuthorizationServerMutation:
+		return c.TrustedAuthorizationServer.mutate(ctx, m)
+	case *TrustedIssuerMutation:
+		return c.TrustedIssuer.mutate(ctx, m)
 	case *UsageCountMutation:
 		return c.UsageCount.mutate(ctx, m)
 	case *UsedAssertionMutation:
@@ -4490,6 +4506,272 @@ func (c *SigningKeyClient) mutate(ctx context.Context, m *SigningKeyMutation) (V
 	}
 }
 
+// TrustedAuthorizationServerClient is a client for the TrustedAuthorizationServer schema.
+type TrustedAuthorizationServerClient struct {
+	config
+}
+
+// NewTrustedAuthorizationServerClient returns a client for the TrustedAuthorizationServer from the given config.
+func NewTrustedAuthorizationServerClient(c config) *TrustedAuthorizationServerClient {
+	return &TrustedAuthorizationServerClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `trustedauthorizationserver.Hooks(f(g(h())))`.
+func (c *TrustedAuthorizationServerClient) Use(hooks ...Hook) {
+	c.hooks.TrustedAuthorizationServer = append(c.hooks.TrustedAuthorizationServer, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `trustedauthorizationserver.Intercept(f(g(h())))`.
+func (c *TrustedAuthorizationServerClient) Intercept(interceptors ...Interceptor) {
+	c.inters.TrustedAuthorizationServer = append(c.inters.TrustedAuthorizationServer, interceptors...)
+}
+
+// Create returns a builder for creating a TrustedAuthorizationServer entity.
+func (c *TrustedAuthorizationServerClient) Create() *TrustedAuthorizationServerCreate {
+	mutation := newTrustedAuthorizationServerMutation(c.config, OpCreate)
+	return &TrustedAuthorizationServerCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of TrustedAuthorizationServer entities.
+func (c *TrustedAuthorizationServerClient) CreateBulk(builders ...*TrustedAuthorizationServerCreate) *TrustedAuthorizationServerCreateBulk {
+	return &TrustedAuthorizationServerCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *TrustedAuthorizationServerClient) MapCreateBulk(slice any, setFunc func(*TrustedAuthorizationServerCreate, int)) *TrustedAuthorizationServerCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &TrustedAuthorizationServerCreateBulk{err: fmt.Errorf("calling to TrustedAuthorizationServerClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*TrustedAuthorizationServerCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &TrustedAuthorizationServerCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for TrustedAuthorizationServer.
+func (c *TrustedAuthorizationServerClient) Update() *TrustedAuthorizationServerUpdate {
+	mutation := newTrustedAuthorizationServerMutation(c.config, OpUpdate)
+	return &TrustedAuthorizationServerUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *TrustedAuthorizationServerClient) UpdateOne(_m *TrustedAuthorizationServer) *TrustedAuthorizationServerUpdateOne {
+	mutation := newTrustedAuthorizationServerMutation(c.config, OpUpdateOne, withTrustedAuthorizationServer(_m))
+	return &TrustedAuthorizationServerUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *TrustedAuthorizationServerClient) UpdateOneID(id string) *TrustedAuthorizationServerUpdateOne {
+	mutation := newTrustedAuthorizationServerMutation(c.config, OpUpdateOne, withTrustedAuthorizationServerID(id))
+	return &TrustedAuthorizationServerUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for TrustedAuthorizationServer.
+func (c *TrustedAuthorizationServerClient) Delete() *TrustedAuthorizationServerDelete {
+	mutation := newTrustedAuthorizationServerMutation(c.config, OpDelete)
+	return &TrustedAuthorizationServerDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *TrustedAuthorizationServerClient) DeleteOne(_m *TrustedAuthorizationServer) *TrustedAuthorizationServerDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *TrustedAuthorizationServerClient) DeleteOneID(id string) *TrustedAuthorizationServerDeleteOne {
+	builder := c.Delete().Where(trustedauthorizationserver.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &TrustedAuthorizationServerDeleteOne{builder}
+}
+
+// Query returns a query builder for TrustedAuthorizationServer.
+func (c *TrustedAuthorizationServerClient) Query() *TrustedAuthorizationServerQuery {
+	return &TrustedAuthorizationServerQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeTrustedAuthorizationServer},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a TrustedAuthorizationServer entity by its id.
+func (c *TrustedAuthorizationServerClient) Get(ctx context.Context, id string) (*TrustedAuthorizationServer, error) {
+	return c.Query().Where(trustedauthorizationserver.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *TrustedAuthorizationServerClient) GetX(ctx context.Context, id string) *TrustedAuthorizationServer {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *TrustedAuthorizationServerClient) Hooks() []Hook {
+	return c.hooks.TrustedAuthorizationServer
+}
+
+// Interceptors returns the client interceptors.
+func (c *TrustedAuthorizationServerClient) Interceptors() []Interceptor {
+	return c.inters.TrustedAuthorizationServer
+}
+
+func (c *TrustedAuthorizationServerClient) mutate(ctx context.Context, m *TrustedAuthorizationServerMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&TrustedAuthorizationServerCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&TrustedAuthorizationServerUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&TrustedAuthorizationServerUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&TrustedAuthorizationServerDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown TrustedAuthorizationServer mutation op: %q", m.Op())
+	}
+}
+
+// TrustedIssuerClient is a client for the TrustedIssuer schema.
+type TrustedIssuerClient struct {
+	config
+}
+
+// NewTrustedIssuerClient returns a client for the TrustedIssuer from the given config.
+func NewTrustedIssuerClient(c config) *TrustedIssuerClient {
+	return &TrustedIssuerClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `trustedissuer.Hooks(f(g(h())))`.
+func (c *TrustedIssuerClient) Use(hooks ...Hook) {
+	c.hooks.TrustedIssuer = append(c.hooks.TrustedIssuer, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `trustedissuer.Intercept(f(g(h())))`.
+func (c *TrustedIssuerClient) Intercept(interceptors ...Interceptor) {
+	c.inters.TrustedIssuer = append(c.inters.TrustedIssuer, interceptors...)
+}
+
+// Create returns a builder for creating a TrustedIssuer entity.
+func (c *TrustedIssuerClient) Create() *TrustedIssuerCreate {
+	mutation := newTrustedIssuerMutation(c.config, OpCreate)
+	return &TrustedIssuerCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of TrustedIssuer entities.
+func (c *TrustedIssuerClient) CreateBulk(builders ...*TrustedIssuerCreate) *TrustedIssuerCreateBulk {
+	return &TrustedIssuerCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *TrustedIssuerClient) MapCreateBulk(slice any, setFunc func(*TrustedIssuerCreate, int)) *TrustedIssuerCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &TrustedIssuerCreateBulk{err: fmt.Errorf("calling to TrustedIssuerClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*TrustedIssuerCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &TrustedIssuerCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for TrustedIssuer.
+func (c *TrustedIssuerClient) Update() *TrustedIssuerUpdate {
+	mutation := newTrustedIssuerMutation(c.config, OpUpdate)
+	return &TrustedIssuerUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *TrustedIssuerClient) UpdateOne(_m *TrustedIssuer) *TrustedIssuerUpdateOne {
+	mutation := newTrustedIssuerMutation(c.config, OpUpdateOne, withTrustedIssuer(_m))
+	return &TrustedIssuerUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *TrustedIssuerClient) UpdateOneID(id string) *TrustedIssuerUpdateOne {
+	mutation := newTrustedIssuerMutation(c.config, OpUpdateOne, withTrustedIssuerID(id))
+	return &TrustedIssuerUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for TrustedIssuer.
+func (c *TrustedIssuerClient) Delete() *TrustedIssuerDelete {
+	mutation := newTrustedIssuerMutation(c.config, OpDelete)
+	return &TrustedIssuerDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *TrustedIssuerClient) DeleteOne(_m *TrustedIssuer) *TrustedIssuerDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *TrustedIssuerClient) DeleteOneID(id string) *TrustedIssuerDeleteOne {
+	builder := c.Delete().Where(trustedissuer.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &TrustedIssuerDeleteOne{builder}
+}
+
+// Query returns a query builder for TrustedIssuer.
+func (c *TrustedIssuerClient) Query() *TrustedIssuerQuery {
+	return &TrustedIssuerQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeTrustedIssuer},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a TrustedIssuer entity by its id.
+func (c *TrustedIssuerClient) Get(ctx context.Context, id string) (*TrustedIssuer, error) {
+	return c.Query().Where(trustedissuer.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *TrustedIssuerClient) GetX(ctx context.Context, id string) *TrustedIssuer {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *TrustedIssuerClient) Hooks() []Hook {
+	return c.hooks.TrustedIssuer
+}
+
+// Interceptors returns the client interceptors.
+func (c *TrustedIssuerClient) Interceptors() []Interceptor {
+	return c.inters.TrustedIssuer
+}
+
+func (c *TrustedIssuerClient) mutate(ctx context.Context, m *TrustedIssuerMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&TrustedIssuerCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&TrustedIssuerUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&TrustedIssuerUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&TrustedIssuerDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown TrustedIssuer mutation op: %q", m.Op())
+	}
+}
+
 // UsageCountClient is a client for the UsageCount schema.
 type UsageCountClient struct {
 	config
@@ -5296,8 +5578,8 @@ type (
 		MFAFactor, MFARecoveryCode, Membership, OAuthAuthorization, OAuthClient,
 		OAuthCode, OAuthGrant, Project, ProviderDomain, RefreshToken, Resource,
 		RevokedAccessToken, S3Credential, Session, SignInBudget, SignInMethods,
-		SignInProvider, SigningKey, UsageCount, UsedAssertion, User, UserToken,
-		Webhook, WebhookDelivery []ent.Hook
+		SignInProvider, SigningKey, TrustedAuthorizationServer, TrustedIssuer,
+		UsageCount, UsedAssertion, User, UserToken, Webhook, WebhookDelivery []ent.Hook
 	}
 	inters struct {
 		AgentToken, AuditEvent, AuthClient, Badge, DeployKey, EmailSignIn, Event,
@@ -5305,8 +5587,9 @@ type (
 		MFAFactor, MFARecoveryCode, Membership, OAuthAuthorization, OAuthClient,
 		OAuthCode, OAuthGrant, Project, ProviderDomain, RefreshToken, Resource,
 		RevokedAccessToken, S3Credential, Session, SignInBudget, SignInMethods,
-		SignInProvider, SigningKey, UsageCount, UsedAssertion, User, UserToken,
-		Webhook, WebhookDelivery []ent.Interceptor
+		SignInProvider, SigningKey, TrustedAuthorizationServer, TrustedIssuer,
+		UsageCount, UsedAssertion, User, UserToken, Webhook,
+		WebhookDelivery []ent.Interceptor
 	}
 )
 

@@ -42,6 +42,8 @@ import (
 	"github.com/authcore/authcore/ent/signingkey"
 	"github.com/authcore/authcore/ent/signinmethods"
 	"github.com/authcore/authcore/ent/signinprovider"
+	"github.com/authcore/authcore/ent/trustedauthorizationserver"
+	"github.com/authcore/authcore/ent/trustedissuer"
 	"github.com/authcore/authcore/ent/usagecount"
 	"github.com/authcore/authcore/ent/usedassertion"
 	"github.com/authcore/authcore/ent/user"
@@ -59,42 +61,44 @@ const (
 	OpUpdateOne = ent.OpUpdateOne
 
 	// Node types.
-	TypeAgentToken         = "AgentToken"
-	TypeAuditEvent         = "AuditEvent"
-	TypeAuthClient         = "AuthClient"
-	TypeBadge              = "Badge"
-	TypeDeployKey          = "DeployKey"
-	TypeEmailSignIn        = "EmailSignIn"
-	TypeEvent              = "Event"
-	TypeFederationFlow     = "FederationFlow"
-	TypeGrantRefreshToken  = "GrantRefreshToken"
-	TypeIdentity           = "Identity"
-	TypeInvitation         = "Invitation"
-	TypeMFAChallenge       = "MFAChallenge"
-	TypeMFAFactor          = "MFAFactor"
-	TypeMFARecoveryCode    = "MFARecoveryCode"
-	TypeMembership         = "Membership"
-	TypeOAuthAuthorization = "OAuthAuthorization"
-	TypeOAuthClient        = "OAuthClient"
-	TypeOAuthCode          = "OAuthCode"
-	TypeOAuthGrant         = "OAuthGrant"
-	TypeProject            = "Project"
-	TypeProviderDomain     = "ProviderDomain"
-	TypeRefreshToken       = "RefreshToken"
-	TypeResource           = "Resource"
-	TypeRevokedAccessToken = "RevokedAccessToken"
-	TypeS3Credential       = "S3Credential"
-	TypeSession            = "Session"
-	TypeSignInBudget       = "SignInBudget"
-	TypeSignInMethods      = "SignInMethods"
-	TypeSignInProvider     = "SignInProvider"
-	TypeSigningKey         = "SigningKey"
-	TypeUsageCount         = "UsageCount"
-	TypeUsedAssertion      = "UsedAssertion"
-	TypeUser               = "User"
-	TypeUserToken          = "UserToken"
-	TypeWebhook            = "Webhook"
-	TypeWebhookDelivery    = "WebhookDelivery"
+	TypeAgentToken                 = "AgentToken"
+	TypeAuditEvent                 = "AuditEvent"
+	TypeAuthClient                 = "AuthClient"
+	TypeBadge                      = "Badge"
+	TypeDeployKey                  = "DeployKey"
+	TypeEmailSignIn                = "EmailSignIn"
+	TypeEvent                      = "Event"
+	TypeFederationFlow             = "FederationFlow"
+	TypeGrantRefreshToken          = "GrantRefreshToken"
+	TypeIdentity                   = "Identity"
+	TypeInvitation                 = "Invitation"
+	TypeMFAChallenge               = "MFAChallenge"
+	TypeMFAFactor                  = "MFAFactor"
+	TypeMFARecoveryCode            = "MFARecoveryCode"
+	TypeMembership                 = "Membership"
+	TypeOAuthAuthorization         = "OAuthAuthorization"
+	TypeOAuthClient                = "OAuthClient"
+	TypeOAuthCode                  = "OAuthCode"
+	TypeOAuthGrant                 = "OAuthGrant"
+	TypeProject                    = "Project"
+	TypeProviderDomain             = "ProviderDomain"
+	TypeRefreshToken               = "RefreshToken"
+	TypeResource                   = "Resource"
+	TypeRevokedAccessToken         = "RevokedAccessToken"
+	TypeS3Credential               = "S3Credential"
+	TypeSession                    = "Session"
+	TypeSignInBudget               = "SignInBudget"
+	TypeSignInMethods              = "SignInMethods"
+	TypeSignInProvider             = "SignInProvider"
+	TypeSigningKey                 = "SigningKey"
+	TypeTrustedAuthorizationServer = "TrustedAuthorizationServer"
+	TypeTrustedIssuer              = "TrustedIssuer"
+	TypeUsageCount                 = "UsageCount"
+	TypeUsedAssertion              = "UsedAssertion"
+	TypeUser                       = "User"
+	TypeUserToken                  = "UserToken"
+	TypeWebhook                    = "Webhook"
+	TypeWebhookDelivery            = "WebhookDelivery"
 )
 
 // AgentTokenMutation represents an operation that mutates the AgentToken nodes in the graph.
@@ -25621,6 +25625,1740 @@ func (m *SigningKeyMutation) ClearEdge(name string) error {
 // It returns an error if the edge is not defined in the schema.
 func (m *SigningKeyMutation) ResetEdge(name string) error {
 	return fmt.Errorf("unknown SigningKey edge %s", name)
+}
+
+// TrustedAuthorizationServerMutation represents an operation that mutates the TrustedAuthorizationServer nodes in the graph.
+type TrustedAuthorizationServerMutation struct {
+	config
+	op            Op
+	typ           string
+	id            *string
+	created_at    *time.Time
+	project_id    *string
+	issuer        *string
+	client_id     *string
+	created_by    *string
+	clearedFields map[string]struct{}
+	done          bool
+	oldValue      func(context.Context) (*TrustedAuthorizationServer, error)
+	predicates    []predicate.TrustedAuthorizationServer
+}
+
+var _ ent.Mutation = (*TrustedAuthorizationServerMutation)(nil)
+
+// trustedauthorizationserverOption allows management of the mutation configuration using functional options.
+type trustedauthorizationserverOption func(*TrustedAuthorizationServerMutation)
+
+// newTrustedAuthorizationServerMutation creates new mutation for the TrustedAuthorizationServer entity.
+func newTrustedAuthorizationServerMutation(c config, op Op, opts ...trustedauthorizationserverOption) *TrustedAuthorizationServerMutation {
+	m := &TrustedAuthorizationServerMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeTrustedAuthorizationServer,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withTrustedAuthorizationServerID sets the ID field of the mutation.
+func withTrustedAuthorizationServerID(id string) trustedauthorizationserverOption {
+	return func(m *TrustedAuthorizationServerMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *TrustedAuthorizationServer
+		)
+		m.oldValue = func(ctx context.Context) (*TrustedAuthorizationServer, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().TrustedAuthorizationServer.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withTrustedAuthorizationServer sets the old TrustedAuthorizationServer of the mutation.
+func withTrustedAuthorizationServer(node *TrustedAuthorizationServer) trustedauthorizationserverOption {
+	return func(m *TrustedAuthorizationServerMutation) {
+		m.oldValue = func(context.Context) (*TrustedAuthorizationServer, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m TrustedAuthorizationServerMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m TrustedAuthorizationServerMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of TrustedAuthorizationServer entities.
+func (m *TrustedAuthorizationServerMutation) SetID(id string) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *TrustedAuthorizationServerMutation) ID() (id string, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *TrustedAuthorizationServerMutation) IDs(ctx context.Context) ([]string, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []string{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().TrustedAuthorizationServer.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *TrustedAuthorizationServerMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *TrustedAuthorizationServerMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the TrustedAuthorizationServer entity.
+// If the TrustedAuthorizationServer object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *TrustedAuthorizationServerMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *TrustedAuthorizationServerMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// SetProjectID sets the "project_id" field.
+func (m *TrustedAuthorizationServerMutation) SetProjectID(s string) {
+	m.project_id = &s
+}
+
+// ProjectID returns the value of the "project_id" field in the mutation.
+func (m *TrustedAuthorizationServerMutation) ProjectID() (r string, exists bool) {
+	v := m.project_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldProjectID returns the old "project_id" field's value of the TrustedAuthorizationServer entity.
+// If the TrustedAuthorizationServer object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *TrustedAuthorizationServerMutation) OldProjectID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldProjectID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldProjectID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldProjectID: %w", err)
+	}
+	return oldValue.ProjectID, nil
+}
+
+// ResetProjectID resets all changes to the "project_id" field.
+func (m *TrustedAuthorizationServerMutation) ResetProjectID() {
+	m.project_id = nil
+}
+
+// SetIssuer sets the "issuer" field.
+func (m *TrustedAuthorizationServerMutation) SetIssuer(s string) {
+	m.issuer = &s
+}
+
+// Issuer returns the value of the "issuer" field in the mutation.
+func (m *TrustedAuthorizationServerMutation) Issuer() (r string, exists bool) {
+	v := m.issuer
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldIssuer returns the old "issuer" field's value of the TrustedAuthorizationServer entity.
+// If the TrustedAuthorizationServer object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *TrustedAuthorizationServerMutation) OldIssuer(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldIssuer is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldIssuer requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldIssuer: %w", err)
+	}
+	return oldValue.Issuer, nil
+}
+
+// ResetIssuer resets all changes to the "issuer" field.
+func (m *TrustedAuthorizationServerMutation) ResetIssuer() {
+	m.issuer = nil
+}
+
+// SetClientID sets the "client_id" field.
+func (m *TrustedAuthorizationServerMutation) SetClientID(s string) {
+	m.client_id = &s
+}
+
+// ClientID returns the value of the "client_id" field in the mutation.
+func (m *TrustedAuthorizationServerMutation) ClientID() (r string, exists bool) {
+	v := m.client_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldClientID returns the old "client_id" field's value of the TrustedAuthorizationServer entity.
+// If the TrustedAuthorizationServer object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *TrustedAuthorizationServerMutation) OldClientID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldClientID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldClientID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldClientID: %w", err)
+	}
+	return oldValue.ClientID, nil
+}
+
+// ResetClientID resets all changes to the "client_id" field.
+func (m *TrustedAuthorizationServerMutation) ResetClientID() {
+	m.client_id = nil
+}
+
+// SetCreatedBy sets the "created_by" field.
+func (m *TrustedAuthorizationServerMutation) SetCreatedBy(s string) {
+	m.created_by = &s
+}
+
+// CreatedBy returns the value of the "created_by" field in the mutation.
+func (m *TrustedAuthorizationServerMutation) CreatedBy() (r string, exists bool) {
+	v := m.created_by
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedBy returns the old "created_by" field's value of the TrustedAuthorizationServer entity.
+// If the TrustedAuthorizationServer object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *TrustedAuthorizationServerMutation) OldCreatedBy(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedBy is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedBy requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedBy: %w", err)
+	}
+	return oldValue.CreatedBy, nil
+}
+
+// ClearCreatedBy clears the value of the "created_by" field.
+func (m *TrustedAuthorizationServerMutation) ClearCreatedBy() {
+	m.created_by = nil
+	m.clearedFields[trustedauthorizationserver.FieldCreatedBy] = struct{}{}
+}
+
+// CreatedByCleared returns if the "created_by" field was cleared in this mutation.
+func (m *TrustedAuthorizationServerMutation) CreatedByCleared() bool {
+	_, ok := m.clearedFields[trustedauthorizationserver.FieldCreatedBy]
+	return ok
+}
+
+// ResetCreatedBy resets all changes to the "created_by" field.
+func (m *TrustedAuthorizationServerMutation) ResetCreatedBy() {
+	m.created_by = nil
+	delete(m.clearedFields, trustedauthorizationserver.FieldCreatedBy)
+}
+
+// Where appends a list predicates to the TrustedAuthorizationServerMutation builder.
+func (m *TrustedAuthorizationServerMutation) Where(ps ...predicate.TrustedAuthorizationServer) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the TrustedAuthorizationServerMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *TrustedAuthorizationServerMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.TrustedAuthorizationServer, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *TrustedAuthorizationServerMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *TrustedAuthorizationServerMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (TrustedAuthorizationServer).
+func (m *TrustedAuthorizationServerMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *TrustedAuthorizationServerMutation) Fields() []string {
+	fields := make([]string, 0, 5)
+	if m.created_at != nil {
+		fields = append(fields, trustedauthorizationserver.FieldCreatedAt)
+	}
+	if m.project_id != nil {
+		fields = append(fields, trustedauthorizationserver.FieldProjectID)
+	}
+	if m.issuer != nil {
+		fields = append(fields, trustedauthorizationserver.FieldIssuer)
+	}
+	if m.client_id != nil {
+		fields = append(fields, trustedauthorizationserver.FieldClientID)
+	}
+	if m.created_by != nil {
+		fields = append(fields, trustedauthorizationserver.FieldCreatedBy)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *TrustedAuthorizationServerMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case trustedauthorizationserver.FieldCreatedAt:
+		return m.CreatedAt()
+	case trustedauthorizationserver.FieldProjectID:
+		return m.ProjectID()
+	case trustedauthorizationserver.FieldIssuer:
+		return m.Issuer()
+	case trustedauthorizationserver.FieldClientID:
+		return m.ClientID()
+	case trustedauthorizationserver.FieldCreatedBy:
+		return m.CreatedBy()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *TrustedAuthorizationServerMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case trustedauthorizationserver.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	case trustedauthorizationserver.FieldProjectID:
+		return m.OldProjectID(ctx)
+	case trustedauthorizationserver.FieldIssuer:
+		return m.OldIssuer(ctx)
+	case trustedauthorizationserver.FieldClientID:
+		return m.OldClientID(ctx)
+	case trustedauthorizationserver.FieldCreatedBy:
+		return m.OldCreatedBy(ctx)
+	}
+	return nil, fmt.Errorf("unknown TrustedAuthorizationServer field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *TrustedAuthorizationServerMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case trustedauthorizationserver.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	case trustedauthorizationserver.FieldProjectID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetProjectID(v)
+		return nil
+	case trustedauthorizationserver.FieldIssuer:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetIssuer(v)
+		return nil
+	case trustedauthorizationserver.FieldClientID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetClientID(v)
+		return nil
+	case trustedauthorizationserver.FieldCreatedBy:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedBy(v)
+		return nil
+	}
+	return fmt.Errorf("unknown TrustedAuthorizationServer field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *TrustedAuthorizationServerMutation) AddedFields() []string {
+	return nil
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *TrustedAuthorizationServerMutation) AddedField(name string) (ent.Value, bool) {
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *TrustedAuthorizationServerMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	}
+	return fmt.Errorf("unknown TrustedAuthorizationServer numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *TrustedAuthorizationServerMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(trustedauthorizationserver.FieldCreatedBy) {
+		fields = append(fields, trustedauthorizationserver.FieldCreatedBy)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *TrustedAuthorizationServerMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *TrustedAuthorizationServerMutation) ClearField(name string) error {
+	switch name {
+	case trustedauthorizationserver.FieldCreatedBy:
+		m.ClearCreatedBy()
+		return nil
+	}
+	return fmt.Errorf("unknown TrustedAuthorizationServer nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *TrustedAuthorizationServerMutation) ResetField(name string) error {
+	switch name {
+	case trustedauthorizationserver.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	case trustedauthorizationserver.FieldProjectID:
+		m.ResetProjectID()
+		return nil
+	case trustedauthorizationserver.FieldIssuer:
+		m.ResetIssuer()
+		return nil
+	case trustedauthorizationserver.FieldClientID:
+		m.ResetClientID()
+		return nil
+	case trustedauthorizationserver.FieldCreatedBy:
+		m.ResetCreatedBy()
+		return nil
+	}
+	return fmt.Errorf("unknown TrustedAuthorizationServer field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *TrustedAuthorizationServerMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *TrustedAuthorizationServerMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *TrustedAuthorizationServerMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *TrustedAuthorizationServerMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *TrustedAuthorizationServerMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *TrustedAuthorizationServerMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *TrustedAuthorizationServerMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown TrustedAuthorizationServer unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *TrustedAuthorizationServerMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown TrustedAuthorizationServer edge %s", name)
+}
+
+// TrustedIssuerMutation represents an operation that mutates the TrustedIssuer nodes in the graph.
+type TrustedIssuerMutation struct {
+	config
+	op              Op
+	typ             string
+	id              *string
+	created_at      *time.Time
+	project_id      *string
+	issuer          *string
+	kind            *trustedissuer.Kind
+	name            *string
+	jwks_uri        *string
+	jwks            *map[string]interface{}
+	audience        *string
+	subject_claim   *string
+	subject_pattern *string
+	scopes          *[]string
+	appendscopes    []string
+	resources       *[]string
+	appendresources []string
+	trust_email     *bool
+	created_by      *string
+	clearedFields   map[string]struct{}
+	done            bool
+	oldValue        func(context.Context) (*TrustedIssuer, error)
+	predicates      []predicate.TrustedIssuer
+}
+
+var _ ent.Mutation = (*TrustedIssuerMutation)(nil)
+
+// trustedissuerOption allows management of the mutation configuration using functional options.
+type trustedissuerOption func(*TrustedIssuerMutation)
+
+// newTrustedIssuerMutation creates new mutation for the TrustedIssuer entity.
+func newTrustedIssuerMutation(c config, op Op, opts ...trustedissuerOption) *TrustedIssuerMutation {
+	m := &TrustedIssuerMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeTrustedIssuer,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withTrustedIssuerID sets the ID field of the mutation.
+func withTrustedIssuerID(id string) trustedissuerOption {
+	return func(m *TrustedIssuerMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *TrustedIssuer
+		)
+		m.oldValue = func(ctx context.Context) (*TrustedIssuer, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().TrustedIssuer.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withTrustedIssuer sets the old TrustedIssuer of the mutation.
+func withTrustedIssuer(node *TrustedIssuer) trustedissuerOption {
+	return func(m *TrustedIssuerMutation) {
+		m.oldValue = func(context.Context) (*TrustedIssuer, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m TrustedIssuerMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m TrustedIssuerMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of TrustedIssuer entities.
+func (m *TrustedIssuerMutation) SetID(id string) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *TrustedIssuerMutation) ID() (id string, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *TrustedIssuerMutation) IDs(ctx context.Context) ([]string, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []string{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().TrustedIssuer.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *TrustedIssuerMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *TrustedIssuerMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the TrustedIssuer entity.
+// If the TrustedIssuer object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *TrustedIssuerMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *TrustedIssuerMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// SetProjectID sets the "project_id" field.
+func (m *TrustedIssuerMutation) SetProjectID(s string) {
+	m.project_id = &s
+}
+
+// ProjectID returns the value of the "project_id" field in the mutation.
+func (m *TrustedIssuerMutation) ProjectID() (r string, exists bool) {
+	v := m.project_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldProjectID returns the old "project_id" field's value of the TrustedIssuer entity.
+// If the TrustedIssuer object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *TrustedIssuerMutation) OldProjectID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldProjectID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldProjectID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldProjectID: %w", err)
+	}
+	return oldValue.ProjectID, nil
+}
+
+// ResetProjectID resets all changes to the "project_id" field.
+func (m *TrustedIssuerMutation) ResetProjectID() {
+	m.project_id = nil
+}
+
+// SetIssuer sets the "issuer" field.
+func (m *TrustedIssuerMutation) SetIssuer(s string) {
+	m.issuer = &s
+}
+
+// Issuer returns the value of the "issuer" field in the mutation.
+func (m *TrustedIssuerMutation) Issuer() (r string, exists bool) {
+	v := m.issuer
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldIssuer returns the old "issuer" field's value of the TrustedIssuer entity.
+// If the TrustedIssuer object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *TrustedIssuerMutation) OldIssuer(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldIssuer is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldIssuer requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldIssuer: %w", err)
+	}
+	return oldValue.Issuer, nil
+}
+
+// ResetIssuer resets all changes to the "issuer" field.
+func (m *TrustedIssuerMutation) ResetIssuer() {
+	m.issuer = nil
+}
+
+// SetKind sets the "kind" field.
+func (m *TrustedIssuerMutation) SetKind(t trustedissuer.Kind) {
+	m.kind = &t
+}
+
+// Kind returns the value of the "kind" field in the mutation.
+func (m *TrustedIssuerMutation) Kind() (r trustedissuer.Kind, exists bool) {
+	v := m.kind
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldKind returns the old "kind" field's value of the TrustedIssuer entity.
+// If the TrustedIssuer object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *TrustedIssuerMutation) OldKind(ctx context.Context) (v trustedissuer.Kind, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldKind is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldKind requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldKind: %w", err)
+	}
+	return oldValue.Kind, nil
+}
+
+// ResetKind resets all changes to the "kind" field.
+func (m *TrustedIssuerMutation) ResetKind() {
+	m.kind = nil
+}
+
+// SetName sets the "name" field.
+func (m *TrustedIssuerMutation) SetName(s string) {
+	m.name = &s
+}
+
+// Name returns the value of the "name" field in the mutation.
+func (m *TrustedIssuerMutation) Name() (r string, exists bool) {
+	v := m.name
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldName returns the old "name" field's value of the TrustedIssuer entity.
+// If the TrustedIssuer object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *TrustedIssuerMutation) OldName(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldName is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldName requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldName: %w", err)
+	}
+	return oldValue.Name, nil
+}
+
+// ResetName resets all changes to the "name" field.
+func (m *TrustedIssuerMutation) ResetName() {
+	m.name = nil
+}
+
+// SetJwksURI sets the "jwks_uri" field.
+func (m *TrustedIssuerMutation) SetJwksURI(s string) {
+	m.jwks_uri = &s
+}
+
+// JwksURI returns the value of the "jwks_uri" field in the mutation.
+func (m *TrustedIssuerMutation) JwksURI() (r string, exists bool) {
+	v := m.jwks_uri
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldJwksURI returns the old "jwks_uri" field's value of the TrustedIssuer entity.
+// If the TrustedIssuer object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *TrustedIssuerMutation) OldJwksURI(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldJwksURI is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldJwksURI requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldJwksURI: %w", err)
+	}
+	return oldValue.JwksURI, nil
+}
+
+// ClearJwksURI clears the value of the "jwks_uri" field.
+func (m *TrustedIssuerMutation) ClearJwksURI() {
+	m.jwks_uri = nil
+	m.clearedFields[trustedissuer.FieldJwksURI] = struct{}{}
+}
+
+// JwksURICleared returns if the "jwks_uri" field was cleared in this mutation.
+func (m *TrustedIssuerMutation) JwksURICleared() bool {
+	_, ok := m.clearedFields[trustedissuer.FieldJwksURI]
+	return ok
+}
+
+// ResetJwksURI resets all changes to the "jwks_uri" field.
+func (m *TrustedIssuerMutation) ResetJwksURI() {
+	m.jwks_uri = nil
+	delete(m.clearedFields, trustedissuer.FieldJwksURI)
+}
+
+// SetJwks sets the "jwks" field.
+func (m *TrustedIssuerMutation) SetJwks(value map[string]interface{}) {
+	m.jwks = &value
+}
+
+// Jwks returns the value of the "jwks" field in the mutation.
+func (m *TrustedIssuerMutation) Jwks() (r map[string]interface{}, exists bool) {
+	v := m.jwks
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldJwks returns the old "jwks" field's value of the TrustedIssuer entity.
+// If the TrustedIssuer object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *TrustedIssuerMutation) OldJwks(ctx context.Context) (v map[string]interface{}, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldJwks is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldJwks requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldJwks: %w", err)
+	}
+	return oldValue.Jwks, nil
+}
+
+// ClearJwks clears the value of the "jwks" field.
+func (m *TrustedIssuerMutation) ClearJwks() {
+	m.jwks = nil
+	m.clearedFields[trustedissuer.FieldJwks] = struct{}{}
+}
+
+// JwksCleared returns if the "jwks" field was cleared in this mutation.
+func (m *TrustedIssuerMutation) JwksCleared() bool {
+	_, ok := m.clearedFields[trustedissuer.FieldJwks]
+	return ok
+}
+
+// ResetJwks resets all changes to the "jwks" field.
+func (m *TrustedIssuerMutation) ResetJwks() {
+	m.jwks = nil
+	delete(m.clearedFields, trustedissuer.FieldJwks)
+}
+
+// SetAudience sets the "audience" field.
+func (m *TrustedIssuerMutation) SetAudience(s string) {
+	m.audience = &s
+}
+
+// Audience returns the value of the "audience" field in the mutation.
+func (m *TrustedIssuerMutation) Audience() (r string, exists bool) {
+	v := m.audience
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAudience returns the old "audience" field's value of the TrustedIssuer entity.
+// If the TrustedIssuer object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *TrustedIssuerMutation) OldAudience(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAudience is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAudience requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAudience: %w", err)
+	}
+	return oldValue.Audience, nil
+}
+
+// ClearAudience clears the value of the "audience" field.
+func (m *TrustedIssuerMutation) ClearAudience() {
+	m.audience = nil
+	m.clearedFields[trustedissuer.FieldAudience] = struct{}{}
+}
+
+// AudienceCleared returns if the "audience" field was cleared in this mutation.
+func (m *TrustedIssuerMutation) AudienceCleared() bool {
+	_, ok := m.clearedFields[trustedissuer.FieldAudience]
+	return ok
+}
+
+// ResetAudience resets all changes to the "audience" field.
+func (m *TrustedIssuerMutation) ResetAudience() {
+	m.audience = nil
+	delete(m.clearedFields, trustedissuer.FieldAudience)
+}
+
+// SetSubjectClaim sets the "subject_claim" field.
+func (m *TrustedIssuerMutation) SetSubjectClaim(s string) {
+	m.subject_claim = &s
+}
+
+// SubjectClaim returns the value of the "subject_claim" field in the mutation.
+func (m *TrustedIssuerMutation) SubjectClaim() (r string, exists bool) {
+	v := m.subject_claim
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSubjectClaim returns the old "subject_claim" field's value of the TrustedIssuer entity.
+// If the TrustedIssuer object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *TrustedIssuerMutation) OldSubjectClaim(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSubjectClaim is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSubjectClaim requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSubjectClaim: %w", err)
+	}
+	return oldValue.SubjectClaim, nil
+}
+
+// ResetSubjectClaim resets all changes to the "subject_claim" field.
+func (m *TrustedIssuerMutation) ResetSubjectClaim() {
+	m.subject_claim = nil
+}
+
+// SetSubjectPattern sets the "subject_pattern" field.
+func (m *TrustedIssuerMutation) SetSubjectPattern(s string) {
+	m.subject_pattern = &s
+}
+
+// SubjectPattern returns the value of the "subject_pattern" field in the mutation.
+func (m *TrustedIssuerMutation) SubjectPattern() (r string, exists bool) {
+	v := m.subject_pattern
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSubjectPattern returns the old "subject_pattern" field's value of the TrustedIssuer entity.
+// If the TrustedIssuer object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *TrustedIssuerMutation) OldSubjectPattern(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSubjectPattern is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSubjectPattern requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSubjectPattern: %w", err)
+	}
+	return oldValue.SubjectPattern, nil
+}
+
+// ClearSubjectPattern clears the value of the "subject_pattern" field.
+func (m *TrustedIssuerMutation) ClearSubjectPattern() {
+	m.subject_pattern = nil
+	m.clearedFields[trustedissuer.FieldSubjectPattern] = struct{}{}
+}
+
+// SubjectPatternCleared returns if the "subject_pattern" field was cleared in this mutation.
+func (m *TrustedIssuerMutation) SubjectPatternCleared() bool {
+	_, ok := m.clearedFields[trustedissuer.FieldSubjectPattern]
+	return ok
+}
+
+// ResetSubjectPattern resets all changes to the "subject_pattern" field.
+func (m *TrustedIssuerMutation) ResetSubjectPattern() {
+	m.subject_pattern = nil
+	delete(m.clearedFields, trustedissuer.FieldSubjectPattern)
+}
+
+// SetScopes sets the "scopes" field.
+func (m *TrustedIssuerMutation) SetScopes(s []string) {
+	m.scopes = &s
+	m.appendscopes = nil
+}
+
+// Scopes returns the value of the "scopes" field in the mutation.
+func (m *TrustedIssuerMutation) Scopes() (r []string, exists bool) {
+	v := m.scopes
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldScopes returns the old "scopes" field's value of the TrustedIssuer entity.
+// If the TrustedIssuer object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *TrustedIssuerMutation) OldScopes(ctx context.Context) (v []string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldScopes is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldScopes requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldScopes: %w", err)
+	}
+	return oldValue.Scopes, nil
+}
+
+// AppendScopes adds s to the "scopes" field.
+func (m *TrustedIssuerMutation) AppendScopes(s []string) {
+	m.appendscopes = append(m.appendscopes, s...)
+}
+
+// AppendedScopes returns the list of values that were appended to the "scopes" field in this mutation.
+func (m *TrustedIssuerMutation) AppendedScopes() ([]string, bool) {
+	if len(m.appendscopes) == 0 {
+		return nil, false
+	}
+	return m.appendscopes, true
+}
+
+// ResetScopes resets all changes to the "scopes" field.
+func (m *TrustedIssuerMutation) ResetScopes() {
+	m.scopes = nil
+	m.appendscopes = nil
+}
+
+// SetResources sets the "resources" field.
+func (m *TrustedIssuerMutation) SetResources(s []string) {
+	m.resources = &s
+	m.appendresources = nil
+}
+
+// Resources returns the value of the "resources" field in the mutation.
+func (m *TrustedIssuerMutation) Resources() (r []string, exists bool) {
+	v := m.resources
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldResources returns the old "resources" field's value of the TrustedIssuer entity.
+// If the TrustedIssuer object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *TrustedIssuerMutation) OldResources(ctx context.Context) (v []string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldResources is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldResources requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldResources: %w", err)
+	}
+	return oldValue.Resources, nil
+}
+
+// AppendResources adds s to the "resources" field.
+func (m *TrustedIssuerMutation) AppendResources(s []string) {
+	m.appendresources = append(m.appendresources, s...)
+}
+
+// AppendedResources returns the list of values that were appended to the "resources" field in this mutation.
+func (m *TrustedIssuerMutation) AppendedResources() ([]string, bool) {
+	if len(m.appendresources) == 0 {
+		return nil, false
+	}
+	return m.appendresources, true
+}
+
+// ResetResources resets all changes to the "resources" field.
+func (m *TrustedIssuerMutation) ResetResources() {
+	m.resources = nil
+	m.appendresources = nil
+}
+
+// SetTrustEmail sets the "trust_email" field.
+func (m *TrustedIssuerMutation) SetTrustEmail(b bool) {
+	m.trust_email = &b
+}
+
+// TrustEmail returns the value of the "trust_email" field in the mutation.
+func (m *TrustedIssuerMutation) TrustEmail() (r bool, exists bool) {
+	v := m.trust_email
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTrustEmail returns the old "trust_email" field's value of the TrustedIssuer entity.
+// If the TrustedIssuer object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *TrustedIssuerMutation) OldTrustEmail(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTrustEmail is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTrustEmail requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTrustEmail: %w", err)
+	}
+	return oldValue.TrustEmail, nil
+}
+
+// ResetTrustEmail resets all changes to the "trust_email" field.
+func (m *TrustedIssuerMutation) ResetTrustEmail() {
+	m.trust_email = nil
+}
+
+// SetCreatedBy sets the "created_by" field.
+func (m *TrustedIssuerMutation) SetCreatedBy(s string) {
+	m.created_by = &s
+}
+
+// CreatedBy returns the value of the "created_by" field in the mutation.
+func (m *TrustedIssuerMutation) CreatedBy() (r string, exists bool) {
+	v := m.created_by
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedBy returns the old "created_by" field's value of the TrustedIssuer entity.
+// If the TrustedIssuer object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *TrustedIssuerMutation) OldCreatedBy(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedBy is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedBy requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedBy: %w", err)
+	}
+	return oldValue.CreatedBy, nil
+}
+
+// ClearCreatedBy clears the value of the "created_by" field.
+func (m *TrustedIssuerMutation) ClearCreatedBy() {
+	m.created_by = nil
+	m.clearedFields[trustedissuer.FieldCreatedBy] = struct{}{}
+}
+
+// CreatedByCleared returns if the "created_by" field was cleared in this mutation.
+func (m *TrustedIssuerMutation) CreatedByCleared() bool {
+	_, ok := m.clearedFields[trustedissuer.FieldCreatedBy]
+	return ok
+}
+
+// ResetCreatedBy resets all changes to the "created_by" field.
+func (m *TrustedIssuerMutation) ResetCreatedBy() {
+	m.created_by = nil
+	delete(m.clearedFields, trustedissuer.FieldCreatedBy)
+}
+
+// Where appends a list predicates to the TrustedIssuerMutation builder.
+func (m *TrustedIssuerMutation) Where(ps ...predicate.TrustedIssuer) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the TrustedIssuerMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *TrustedIssuerMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.TrustedIssuer, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *TrustedIssuerMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *TrustedIssuerMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (TrustedIssuer).
+func (m *TrustedIssuerMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *TrustedIssuerMutation) Fields() []string {
+	fields := make([]string, 0, 14)
+	if m.created_at != nil {
+		fields = append(fields, trustedissuer.FieldCreatedAt)
+	}
+	if m.project_id != nil {
+		fields = append(fields, trustedissuer.FieldProjectID)
+	}
+	if m.issuer != nil {
+		fields = append(fields, trustedissuer.FieldIssuer)
+	}
+	if m.kind != nil {
+		fields = append(fields, trustedissuer.FieldKind)
+	}
+	if m.name != nil {
+		fields = append(fields, trustedissuer.FieldName)
+	}
+	if m.jwks_uri != nil {
+		fields = append(fields, trustedissuer.FieldJwksURI)
+	}
+	if m.jwks != nil {
+		fields = append(fields, trustedissuer.FieldJwks)
+	}
+	if m.audience != nil {
+		fields = append(fields, trustedissuer.FieldAudience)
+	}
+	if m.subject_claim != nil {
+		fields = append(fields, trustedissuer.FieldSubjectClaim)
+	}
+	if m.subject_pattern != nil {
+		fields = append(fields, trustedissuer.FieldSubjectPattern)
+	}
+	if m.scopes != nil {
+		fields = append(fields, trustedissuer.FieldScopes)
+	}
+	if m.resources != nil {
+		fields = append(fields, trustedissuer.FieldResources)
+	}
+	if m.trust_email != nil {
+		fields = append(fields, trustedissuer.FieldTrustEmail)
+	}
+	if m.created_by != nil {
+		fields = append(fields, trustedissuer.FieldCreatedBy)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *TrustedIssuerMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case trustedissuer.FieldCreatedAt:
+		return m.CreatedAt()
+	case trustedissuer.FieldProjectID:
+		return m.ProjectID()
+	case trustedissuer.FieldIssuer:
+		return m.Issuer()
+	case trustedissuer.FieldKind:
+		return m.Kind()
+	case trustedissuer.FieldName:
+		return m.Name()
+	case trustedissuer.FieldJwksURI:
+		return m.JwksURI()
+	case trustedissuer.FieldJwks:
+		return m.Jwks()
+	case trustedissuer.FieldAudience:
+		return m.Audience()
+	case trustedissuer.FieldSubjectClaim:
+		return m.SubjectClaim()
+	case trustedissuer.FieldSubjectPattern:
+		return m.SubjectPattern()
+	case trustedissuer.FieldScopes:
+		return m.Scopes()
+	case trustedissuer.FieldResources:
+		return m.Resources()
+	case trustedissuer.FieldTrustEmail:
+		return m.TrustEmail()
+	case trustedissuer.FieldCreatedBy:
+		return m.CreatedBy()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *TrustedIssuerMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case trustedissuer.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	case trustedissuer.FieldProjectID:
+		return m.OldProjectID(ctx)
+	case trustedissuer.FieldIssuer:
+		return m.OldIssuer(ctx)
+	case trustedissuer.FieldKind:
+		return m.OldKind(ctx)
+	case trustedissuer.FieldName:
+		return m.OldName(ctx)
+	case trustedissuer.FieldJwksURI:
+		return m.OldJwksURI(ctx)
+	case trustedissuer.FieldJwks:
+		return m.OldJwks(ctx)
+	case trustedissuer.FieldAudience:
+		return m.OldAudience(ctx)
+	case trustedissuer.FieldSubjectClaim:
+		return m.OldSubjectClaim(ctx)
+	case trustedissuer.FieldSubjectPattern:
+		return m.OldSubjectPattern(ctx)
+	case trustedissuer.FieldScopes:
+		return m.OldScopes(ctx)
+	case trustedissuer.FieldResources:
+		return m.OldResources(ctx)
+	case trustedissuer.FieldTrustEmail:
+		return m.OldTrustEmail(ctx)
+	case trustedissuer.FieldCreatedBy:
+		return m.OldCreatedBy(ctx)
+	}
+	return nil, fmt.Errorf("unknown TrustedIssuer field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *TrustedIssuerMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case trustedissuer.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	case trustedissuer.FieldProjectID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetProjectID(v)
+		return nil
+	case trustedissuer.FieldIssuer:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetIssuer(v)
+		return nil
+	case trustedissuer.FieldKind:
+		v, ok := value.(trustedissuer.Kind)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetKind(v)
+		return nil
+	case trustedissuer.FieldName:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetName(v)
+		return nil
+	case trustedissuer.FieldJwksURI:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetJwksURI(v)
+		return nil
+	case trustedissuer.FieldJwks:
+		v, ok := value.(map[string]interface{})
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetJwks(v)
+		return nil
+	case trustedissuer.FieldAudience:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAudience(v)
+		return nil
+	case trustedissuer.FieldSubjectClaim:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSubjectClaim(v)
+		return nil
+	case trustedissuer.FieldSubjectPattern:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSubjectPattern(v)
+		return nil
+	case trustedissuer.FieldScopes:
+		v, ok := value.([]string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetScopes(v)
+		return nil
+	case trustedissuer.FieldResources:
+		v, ok := value.([]string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetResources(v)
+		return nil
+	case trustedissuer.FieldTrustEmail:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTrustEmail(v)
+		return nil
+	case trustedissuer.FieldCreatedBy:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedBy(v)
+		return nil
+	}
+	return fmt.Errorf("unknown TrustedIssuer field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *TrustedIssuerMutation) AddedFields() []string {
+	return nil
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *TrustedIssuerMutation) AddedField(name string) (ent.Value, bool) {
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *TrustedIssuerMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	}
+	return fmt.Errorf("unknown TrustedIssuer numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *TrustedIssuerMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(trustedissuer.FieldJwksURI) {
+		fields = append(fields, trustedissuer.FieldJwksURI)
+	}
+	if m.FieldCleared(trustedissuer.FieldJwks) {
+		fields = append(fields, trustedissuer.FieldJwks)
+	}
+	if m.FieldCleared(trustedissuer.FieldAudience) {
+		fields = append(fields, trustedissuer.FieldAudience)
+	}
+	if m.FieldCleared(trustedissuer.FieldSubjectPattern) {
+		fields = append(fields, trustedissuer.FieldSubjectPattern)
+	}
+	if m.FieldCleared(trustedissuer.FieldCreatedBy) {
+		fields = append(fields, trustedissuer.FieldCreatedBy)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *TrustedIssuerMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *TrustedIssuerMutation) ClearField(name string) error {
+	switch name {
+	case trustedissuer.FieldJwksURI:
+		m.ClearJwksURI()
+		return nil
+	case trustedissuer.FieldJwks:
+		m.ClearJwks()
+		return nil
+	case trustedissuer.FieldAudience:
+		m.ClearAudience()
+		return nil
+	case trustedissuer.FieldSubjectPattern:
+		m.ClearSubjectPattern()
+		return nil
+	case trustedissuer.FieldCreatedBy:
+		m.ClearCreatedBy()
+		return nil
+	}
+	return fmt.Errorf("unknown TrustedIssuer nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *TrustedIssuerMutation) ResetField(name string) error {
+	switch name {
+	case trustedissuer.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	case trustedissuer.FieldProjectID:
+		m.ResetProjectID()
+		return nil
+	case trustedissuer.FieldIssuer:
+		m.ResetIssuer()
+		return nil
+	case trustedissuer.FieldKind:
+		m.ResetKind()
+		return nil
+	case trustedissuer.FieldName:
+		m.ResetName()
+		return nil
+	case trustedissuer.FieldJwksURI:
+		m.ResetJwksURI()
+		return nil
+	case trustedissuer.FieldJwks:
+		m.ResetJwks()
+		return nil
+	case trustedissuer.FieldAudience:
+		m.ResetAudience()
+		return nil
+	case trustedissuer.FieldSubjectClaim:
+		m.ResetSubjectClaim()
+		return nil
+	case trustedissuer.FieldSubjectPattern:
+		m.ResetSubjectPattern()
+		return nil
+	case trustedissuer.FieldScopes:
+		m.ResetScopes()
+		return nil
+	case trustedissuer.FieldResources:
+		m.ResetResources()
+		return nil
+	case trustedissuer.FieldTrustEmail:
+		m.ResetTrustEmail()
+		return nil
+	case trustedissuer.FieldCreatedBy:
+		m.ResetCreatedBy()
+		return nil
+	}
+	return fmt.Errorf("unknown TrustedIssuer field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *TrustedIssuerMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *TrustedIssuerMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *TrustedIssuerMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *TrustedIssuerMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *TrustedIssuerMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *TrustedIssuerMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *TrustedIssuerMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown TrustedIssuer unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *TrustedIssuerMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown TrustedIssuer edge %s", name)
 }
 
 // UsageCountMutation represents an operation that mutates the UsageCount nodes in the graph.

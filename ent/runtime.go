@@ -36,6 +36,8 @@ import (
 	"github.com/authcore/authcore/ent/signingkey"
 	"github.com/authcore/authcore/ent/signinmethods"
 	"github.com/authcore/authcore/ent/signinprovider"
+	"github.com/authcore/authcore/ent/trustedauthorizationserver"
+	"github.com/authcore/authcore/ent/trustedissuer"
 	"github.com/authcore/authcore/ent/usedassertion"
 	"github.com/authcore/authcore/ent/user"
 	"github.com/authcore/authcore/ent/usertoken"
@@ -1311,6 +1313,96 @@ func init() {
 	// signingkey.IDValidator is a validator for the "id" field. It is called by the builders before save.
 	signingkey.IDValidator = func() func(string) error {
 		validators := signingkeyDescID.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(id string) error {
+			for _, fn := range fns {
+				if err := fn(id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	trustedauthorizationserverMixin := schema.TrustedAuthorizationServer{}.Mixin()
+	trustedauthorizationserverMixinFields0 := trustedauthorizationserverMixin[0].Fields()
+	_ = trustedauthorizationserverMixinFields0
+	trustedauthorizationserverMixinFields1 := trustedauthorizationserverMixin[1].Fields()
+	_ = trustedauthorizationserverMixinFields1
+	trustedauthorizationserverFields := schema.TrustedAuthorizationServer{}.Fields()
+	_ = trustedauthorizationserverFields
+	// trustedauthorizationserverDescCreatedAt is the schema descriptor for created_at field.
+	trustedauthorizationserverDescCreatedAt := trustedauthorizationserverMixinFields1[0].Descriptor()
+	// trustedauthorizationserver.DefaultCreatedAt holds the default value on creation for the created_at field.
+	trustedauthorizationserver.DefaultCreatedAt = trustedauthorizationserverDescCreatedAt.Default.(func() time.Time)
+	// trustedauthorizationserverDescProjectID is the schema descriptor for project_id field.
+	trustedauthorizationserverDescProjectID := trustedauthorizationserverFields[0].Descriptor()
+	// trustedauthorizationserver.ProjectIDValidator is a validator for the "project_id" field. It is called by the builders before save.
+	trustedauthorizationserver.ProjectIDValidator = trustedauthorizationserverDescProjectID.Validators[0].(func(string) error)
+	// trustedauthorizationserverDescIssuer is the schema descriptor for issuer field.
+	trustedauthorizationserverDescIssuer := trustedauthorizationserverFields[1].Descriptor()
+	// trustedauthorizationserver.IssuerValidator is a validator for the "issuer" field. It is called by the builders before save.
+	trustedauthorizationserver.IssuerValidator = trustedauthorizationserverDescIssuer.Validators[0].(func(string) error)
+	// trustedauthorizationserverDescClientID is the schema descriptor for client_id field.
+	trustedauthorizationserverDescClientID := trustedauthorizationserverFields[2].Descriptor()
+	// trustedauthorizationserver.ClientIDValidator is a validator for the "client_id" field. It is called by the builders before save.
+	trustedauthorizationserver.ClientIDValidator = trustedauthorizationserverDescClientID.Validators[0].(func(string) error)
+	// trustedauthorizationserverDescID is the schema descriptor for id field.
+	trustedauthorizationserverDescID := trustedauthorizationserverMixinFields0[0].Descriptor()
+	// trustedauthorizationserver.DefaultID holds the default value on creation for the id field.
+	trustedauthorizationserver.DefaultID = trustedauthorizationserverDescID.Default.(func() string)
+	// trustedauthorizationserver.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	trustedauthorizationserver.IDValidator = func() func(string) error {
+		validators := trustedauthorizationserverDescID.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(id string) error {
+			for _, fn := range fns {
+				if err := fn(id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	trustedissuerMixin := schema.TrustedIssuer{}.Mixin()
+	trustedissuerMixinFields0 := trustedissuerMixin[0].Fields()
+	_ = trustedissuerMixinFields0
+	trustedissuerMixinFields1 := trustedissuerMixin[1].Fields()
+	_ = trustedissuerMixinFields1
+	trustedissuerFields := schema.TrustedIssuer{}.Fields()
+	_ = trustedissuerFields
+	// trustedissuerDescCreatedAt is the schema descriptor for created_at field.
+	trustedissuerDescCreatedAt := trustedissuerMixinFields1[0].Descriptor()
+	// trustedissuer.DefaultCreatedAt holds the default value on creation for the created_at field.
+	trustedissuer.DefaultCreatedAt = trustedissuerDescCreatedAt.Default.(func() time.Time)
+	// trustedissuerDescProjectID is the schema descriptor for project_id field.
+	trustedissuerDescProjectID := trustedissuerFields[0].Descriptor()
+	// trustedissuer.ProjectIDValidator is a validator for the "project_id" field. It is called by the builders before save.
+	trustedissuer.ProjectIDValidator = trustedissuerDescProjectID.Validators[0].(func(string) error)
+	// trustedissuerDescIssuer is the schema descriptor for issuer field.
+	trustedissuerDescIssuer := trustedissuerFields[1].Descriptor()
+	// trustedissuer.IssuerValidator is a validator for the "issuer" field. It is called by the builders before save.
+	trustedissuer.IssuerValidator = trustedissuerDescIssuer.Validators[0].(func(string) error)
+	// trustedissuerDescSubjectClaim is the schema descriptor for subject_claim field.
+	trustedissuerDescSubjectClaim := trustedissuerFields[7].Descriptor()
+	// trustedissuer.DefaultSubjectClaim holds the default value on creation for the subject_claim field.
+	trustedissuer.DefaultSubjectClaim = trustedissuerDescSubjectClaim.Default.(string)
+	// trustedissuerDescTrustEmail is the schema descriptor for trust_email field.
+	trustedissuerDescTrustEmail := trustedissuerFields[11].Descriptor()
+	// trustedissuer.DefaultTrustEmail holds the default value on creation for the trust_email field.
+	trustedissuer.DefaultTrustEmail = trustedissuerDescTrustEmail.Default.(bool)
+	// trustedissuerDescID is the schema descriptor for id field.
+	trustedissuerDescID := trustedissuerMixinFields0[0].Descriptor()
+	// trustedissuer.DefaultID holds the default value on creation for the id field.
+	trustedissuer.DefaultID = trustedissuerDescID.Default.(func() string)
+	// trustedissuer.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	trustedissuer.IDValidator = func() func(string) error {
+		validators := trustedissuerDescID.Validators
 		fns := [...]func(string) error{
 			validators[0].(func(string) error),
 			validators[1].(func(string) error),

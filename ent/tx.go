@@ -74,6 +74,10 @@ type Tx struct {
 	SignInProvider *SignInProviderClient
 	// SigningKey is the client for interacting with the SigningKey builders.
 	SigningKey *SigningKeyClient
+	// TrustedAuthorizationServer is the client for interacting with the TrustedAuthorizationServer builders.
+	TrustedAuthorizationServer *TrustedAuthorizationServerClient
+	// TrustedIssuer is the client for interacting with the TrustedIssuer builders.
+	TrustedIssuer *TrustedIssuerClient
 	// UsageCount is the client for interacting with the UsageCount builders.
 	UsageCount *UsageCountClient
 	// UsedAssertion is the client for interacting with the UsedAssertion builders.
@@ -247,6 +251,8 @@ func (tx *Tx) init() {
 	tx.SignInMethods = NewSignInMethodsClient(tx.config)
 	tx.SignInProvider = NewSignInProviderClient(tx.config)
 	tx.SigningKey = NewSigningKeyClient(tx.config)
+	tx.TrustedAuthorizationServer = NewTrustedAuthorizationServerClient(tx.config)
+	tx.TrustedIssuer = NewTrustedIssuerClient(tx.config)
 	tx.UsageCount = NewUsageCountClient(tx.config)
 	tx.UsedAssertion = NewUsedAssertionClient(tx.config)
 	tx.User = NewUserClient(tx.config)

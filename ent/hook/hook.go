@@ -369,6 +369,30 @@ func (f SigningKeyFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, 
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.SigningKeyMutation", m)
 }
 
+// The TrustedAuthorizationServerFunc type is an adapter to allow the use of ordinary
+// function as TrustedAuthorizationServer mutator.
+type TrustedAuthorizationServerFunc func(context.Context, *ent.TrustedAuthorizationServerMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f TrustedAuthorizationServerFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.TrustedAuthorizationServerMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.TrustedAuthorizationServerMutation", m)
+}
+
+// The TrustedIssuerFunc type is an adapter to allow the use of ordinary
+// function as TrustedIssuer mutator.
+type TrustedIssuerFunc func(context.Context, *ent.TrustedIssuerMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f TrustedIssuerFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.TrustedIssuerMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.TrustedIssuerMutation", m)
+}
+
 // The UsageCountFunc type is an adapter to allow the use of ordinary
 // function as UsageCount mutator.
 type UsageCountFunc func(context.Context, *ent.UsageCountMutation) (ent.Value, error)

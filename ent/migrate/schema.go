@@ -784,6 +784,64 @@ var (
 		Columns:    SigningKeysColumns,
 		PrimaryKey: []*schema.Column{SigningKeysColumns[0]},
 	}
+	// TrustedAuthorizationServersColumns holds the columns for the "trusted_authorization_servers" table.
+	TrustedAuthorizationServersColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString, Size: 40},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "project_id", Type: field.TypeString},
+		{Name: "issuer", Type: field.TypeString},
+		{Name: "client_id", Type: field.TypeString},
+		{Name: "created_by", Type: field.TypeString, Nullable: true},
+	}
+	// TrustedAuthorizationServersTable holds the schema information for the "trusted_authorization_servers" table.
+	TrustedAuthorizationServersTable = &schema.Table{
+		Name:       "trusted_authorization_servers",
+		Columns:    TrustedAuthorizationServersColumns,
+		PrimaryKey: []*schema.Column{TrustedAuthorizationServersColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "trustedauthorizationserver_project_id_issuer",
+				Unique:  true,
+				Columns: []*schema.Column{TrustedAuthorizationServersColumns[2], TrustedAuthorizationServersColumns[3]},
+			},
+			{
+				Name:    "trustedauthorizationserver_issuer",
+				Unique:  false,
+				Columns: []*schema.Column{TrustedAuthorizationServersColumns[3]},
+			},
+		},
+	}
+	// TrustedIssuersColumns holds the columns for the "trusted_issuers" table.
+	TrustedIssuersColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString, Size: 40},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "project_id", Type: field.TypeString},
+		{Name: "issuer", Type: field.TypeString},
+		{Name: "kind", Type: field.TypeEnum, Enums: []string{"workload", "enterprise"}},
+		{Name: "name", Type: field.TypeString},
+		{Name: "jwks_uri", Type: field.TypeString, Nullable: true},
+		{Name: "jwks", Type: field.TypeJSON, Nullable: true},
+		{Name: "audience", Type: field.TypeString, Nullable: true},
+		{Name: "subject_claim", Type: field.TypeString, Default: "sub"},
+		{Name: "subject_pattern", Type: field.TypeString, Nullable: true},
+		{Name: "scopes", Type: field.TypeJSON},
+		{Name: "resources", Type: field.TypeJSON},
+		{Name: "trust_email", Type: field.TypeBool, Default: false},
+		{Name: "created_by", Type: field.TypeString, Nullable: true},
+	}
+	// TrustedIssuersTable holds the schema information for the "trusted_issuers" table.
+	TrustedIssuersTable = &schema.Table{
+		Name:       "trusted_issuers",
+		Columns:    TrustedIssuersColumns,
+		PrimaryKey: []*schema.Column{TrustedIssuersColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "trustedissuer_project_id_issuer",
+				Unique:  true,
+				Columns: []*schema.Column{TrustedIssuersColumns[2], TrustedIssuersColumns[3]},
+			},
+		},
+	}
 	// UsageCountsColumns holds the columns for the "usage_counts" table.
 	UsageCountsColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeInt, Increment: true},
@@ -974,6 +1032,8 @@ var (
 		SignInMethodsTable,
 		SignInProvidersTable,
 		SigningKeysTable,
+		TrustedAuthorizationServersTable,
+		TrustedIssuersTable,
 		UsageCountsTable,
 		UsedAssertionsTable,
 		UsersTable,

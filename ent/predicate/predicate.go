@@ -96,6 +96,12 @@ type SignInProvider func(*sql.Selector)
 // SigningKey is the predicate function for signingkey builders.
 type SigningKey func(*sql.Selector)
 
+// TrustedAuthorizationServer is the predicate function for trustedauthorizationserver builders.
+type TrustedAuthorizationServer func(*sql.Selector)
+
+// TrustedIssuer is the predicate function for trustedissuer builders.
+type TrustedIssuer func(*sql.Selector)
+
 // UsageCount is the predicate function for usagecount builders.
 type UsageCount func(*sql.Selector)
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/authcore/authcore/ent"
 	entidentity "github.com/authcore/authcore/ent/identity"
+	"github.com/authcore/authcore/ent/signinprovider"
 	"github.com/authcore/authcore/platform/audit"
 	"github.com/authcore/authcore/platform/database"
 )
@@ -43,6 +44,24 @@ func (s *service) identities(ctx context.Context, userID string) ([]Identity, er
 			CreatedAt: r.CreatedAt.UTC(), LastUsedAt: last})
 	}
 	return out, nil
+}
+
+// LinkedUser is the tenant's user linked to subject of an enabled OpenID provider with
+// that issuer; a tenant may configure one issuer twice (two clients), so any of them counts.
+func (s *service) LinkedUser(ctx context.Context, tenant, issuer, subject string) (string, bool, error) {
+	providers, err := s.ent.SignInProvider.Query().Where(signinprovider.TenantID(tenant), signinprovider.Issuer(issuer),
+		signinprovider.TypeEQ(signinprovider.TypeOidc), signinprovider.Enabled(true)).IDs(ctx)
+	if err != nil || len(providers) == 0 {
+		return "", false, err
+	}
+	row, err := s.ent.Identity.Query().Where(entidentity.ProviderIDIn(providers...), entidentity.Subject(subject)).First(ctx)
+	if ent.IsNotFound(err) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, err
+	}
+	return row.UserID, true, nil
 }
 
 // unlink removes one of the user's identities, unless it is their last way to sign in

@@ -47,9 +47,9 @@ type keys struct {
 	loading sync.Mutex
 
 	mu      sync.RWMutex
-	signer  jose.Signer                             // typ JWT: session access tokens
-	access  *compactSigner                          // typ at+jwt: OAuth access tokens (RFC 9068)
-	ids     map[jose.SignatureAlgorithm]jose.Signer // id_tokens, by algorithm
+	signer  jose.Signer                                        // typ JWT: session access tokens
+	access  *compactSigner                                     // typ at+jwt: OAuth access tokens (RFC 9068)
+	ids     map[jose.SignatureAlgorithm]map[string]jose.Signer // by algorithm and typ: id_tokens (JWT), ID-JAGs
 	current string
 	public  map[string]verifying
 	jwks    []byte
@@ -120,14 +120,17 @@ func (k *keys) loadWith(ctx context.Context, withRSA bool) error {
 	if err != nil {
 		return err
 	}
-	ids := map[jose.SignatureAlgorithm]jose.Signer{}
+	ids := map[jose.SignatureAlgorithm]map[string]jose.Signer{}
 	for alg, r := range newest {
 		priv, err := k.private(r)
 		if err != nil {
 			return err
 		}
-		if ids[alg], err = jose.NewSigner(jose.SigningKey{Algorithm: alg, Key: priv}, (&jose.SignerOptions{}).WithType("JWT").WithHeader("kid", r.ID)); err != nil {
-			return err
+		ids[alg] = map[string]jose.Signer{}
+		for _, typ := range signedTypes {
+			if ids[alg][typ], err = jose.NewSigner(jose.SigningKey{Algorithm: alg, Key: priv}, (&jose.SignerOptions{}).WithType(jose.ContentType(typ)).WithHeader("kid", r.ID)); err != nil {
+				return err
+			}
 		}
 	}
 	public := make(map[string]verifying, len(rows))
@@ -212,11 +215,15 @@ func (k *keys) create(ctx context.Context, alg jose.SignatureAlgorithm, now time
 	return row, err
 }
 
-// IDTokenSigner returns the signer of id_tokens with alg, making the RSA key if this is
-// its first use; nil until the keys load or for an algorithm there is no key of.
-func (k *keys) IDTokenSigner(ctx context.Context, alg jose.SignatureAlgorithm) (jose.Signer, error) {
+// signedTypes are the typ headers of what the id_token keys sign: id_tokens (JWT) and
+// identity assertions for other authorization servers (ID-JAG, SPEC §22).
+var signedTypes = []string{"JWT", "oauth-id-jag+jwt"}
+
+// IDTokenSigner returns the signer of typ with alg, making the RSA key if this is its
+// first use; nil until the keys load, or for an algorithm or typ there is no signer of.
+func (k *keys) IDTokenSigner(ctx context.Context, alg jose.SignatureAlgorithm, typ string) (jose.Signer, error) {
 	k.mu.RLock()
-	s, loaded := k.ids[alg], k.current != ""
+	s, loaded := k.ids[alg][typ], k.current != ""
 	k.mu.RUnlock()
 	if s != nil || alg != jose.RS256 || !loaded {
 		return s, nil
@@ -226,7 +233,7 @@ func (k *keys) IDTokenSigner(ctx context.Context, alg jose.SignatureAlgorithm) (
 	}
 	k.mu.RLock()
 	defer k.mu.RUnlock()
-	return k.ids[alg], nil
+	return k.ids[alg][typ], nil
 }
 
 // Signer returns the current signer; nil until loaded.

@@ -299,13 +299,19 @@ func (e *Engine) SignAccessToken(ctx context.Context, claims oauth.Claims) (stri
 // SignIDToken signs an OpenID Connect id_token (SPEC §21) with the current key of alg
 // (RS256 when ""), setting iss.
 func (e *Engine) SignIDToken(ctx context.Context, claims map[string]any, alg string) (string, error) {
+	return e.SignTyped(ctx, claims, alg, "JWT")
+}
+
+// SignTyped signs claims as a JWT of typ (JWT, oauth-id-jag+jwt) with the current
+// id_token key of alg (RS256 when ""), setting iss.
+func (e *Engine) SignTyped(ctx context.Context, claims map[string]any, alg, typ string) (string, error) {
 	if alg == "" {
 		alg = string(jose.RS256)
 	}
 	if !e.Ready() {
 		return "", identity.ErrEngineNotReady
 	}
-	signer, err := e.keys.IDTokenSigner(ctx, jose.SignatureAlgorithm(alg))
+	signer, err := e.keys.IDTokenSigner(ctx, jose.SignatureAlgorithm(alg), typ)
 	if err != nil {
 		return "", err
 	}

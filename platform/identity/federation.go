@@ -45,5 +45,12 @@ type SignInRules interface {
 	PasswordAllowed(ctx context.Context, tenantID, email string) error
 }
 
+// Linked is supplied by the federation module to those that meet people by an upstream
+// issuer's subject rather than by a session (an ID-JAG of SPEC §22): the tenant's user
+// whose identity at the OpenID provider issuer is subject (SPEC §20), if one is linked.
+type Linked interface {
+	LinkedUser(ctx context.Context, tenantID, issuer, subject string) (string, bool, error)
+}
+
 // ErrEmailTaken is a user whose address another user of the tenant already has (SPEC §2).
 var ErrEmailTaken = apperr.Conflict("email_taken", "an account with this email already exists")

@@ -205,6 +205,8 @@ type Signer interface {
 	// SignIDToken signs an OpenID Connect id_token (SPEC §21) with alg (IDTokenAlgorithms;
 	// "" is RS256), adding iss. It fails with ErrEngineNotReady before the keys load.
 	SignIDToken(ctx context.Context, claims map[string]any, alg string) (string, error)
+	// SignTyped is SignIDToken for a JWT of another typ: an ID-JAG (oauth-id-jag+jwt).
+	SignTyped(ctx context.Context, claims map[string]any, alg, typ string) (string, error)
 	// JWKS is the public key set (RFC 7517) of every token signed; an error before the
 	// keys load.
 	JWKS() ([]byte, error)

@@ -83,6 +83,9 @@ func (s signer) JWKS() ([]byte, error)                                   { retur
 func (s signer) SignIDToken(context.Context, map[string]any, string) (string, error) {
 	return "t", s.err
 }
+func (s signer) SignTyped(context.Context, map[string]any, string, string) (string, error) {
+	return "t", s.err
+}
 
 func TestSignBeforeTheKeysLoad(t *testing.T) {
 	if _, err := Sign(context.Background(), signer{identity.ErrEngineNotReady}, Claims{}); err != errSigningUnavailable {

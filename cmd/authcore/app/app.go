@@ -21,6 +21,7 @@ import (
 	"github.com/authcore/authcore/modules/resource"
 	"github.com/authcore/authcore/modules/secretscan"
 	"github.com/authcore/authcore/modules/session"
+	"github.com/authcore/authcore/modules/trust"
 	"github.com/authcore/authcore/modules/usage"
 	"github.com/authcore/authcore/modules/webhook"
 	"github.com/authcore/authcore/platform/audit"
@@ -93,6 +94,7 @@ func With(cfg config.Config, keys secret.MasterKeys, out logging.Output, product
 		authorize.Module,
 		usage.Module,
 		mfa.Module,
+		trust.Module,
 		federation.Module,
 
 		fx.Options(plugins...),

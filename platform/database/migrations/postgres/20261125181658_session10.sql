@@ -63,6 +63,16 @@ CREATE TABLE "sign_in_methods" ("id" character varying NOT NULL, "password" bool
 CREATE TABLE "sign_in_providers" ("id" character varying NOT NULL, "created_at" timestamptz NOT NULL, "tenant_id" character varying NOT NULL, "type" character varying NOT NULL, "preset" character varying NOT NULL DEFAULT 'generic', "name" character varying NOT NULL, "issuer" character varying NOT NULL DEFAULT '', "authorization_endpoint" character varying NOT NULL DEFAULT '', "token_endpoint" character varying NOT NULL DEFAULT '', "userinfo_endpoint" character varying NOT NULL DEFAULT '', "client_id" character varying NOT NULL, "client_secret_sealed" character varying NOT NULL, "scopes" jsonb NOT NULL, "trust_email" boolean NOT NULL DEFAULT false, "claims" jsonb NOT NULL, "sso_required" boolean NOT NULL DEFAULT false, "offline" boolean NOT NULL DEFAULT false, "enabled" boolean NOT NULL DEFAULT true, "updated_at" timestamptz NOT NULL, PRIMARY KEY ("id"));
 -- create index "signinprovider_tenant_id_id" to table: "sign_in_providers"
 CREATE INDEX "signinprovider_tenant_id_id" ON "sign_in_providers" ("tenant_id", "id");
+-- create "trusted_authorization_servers" table
+CREATE TABLE "trusted_authorization_servers" ("id" character varying NOT NULL, "created_at" timestamptz NOT NULL, "project_id" character varying NOT NULL, "issuer" character varying NOT NULL, "client_id" character varying NOT NULL, "created_by" character varying NULL, PRIMARY KEY ("id"));
+-- create index "trustedauthorizationserver_issuer" to table: "trusted_authorization_servers"
+CREATE INDEX "trustedauthorizationserver_issuer" ON "trusted_authorization_servers" ("issuer");
+-- create index "trustedauthorizationserver_project_id_issuer" to table: "trusted_authorization_servers"
+CREATE UNIQUE INDEX "trustedauthorizationserver_project_id_issuer" ON "trusted_authorization_servers" ("project_id", "issuer");
+-- create "trusted_issuers" table
+CREATE TABLE "trusted_issuers" ("id" character varying NOT NULL, "created_at" timestamptz NOT NULL, "project_id" character varying NOT NULL, "issuer" character varying NOT NULL, "kind" character varying NOT NULL, "name" character varying NOT NULL, "jwks_uri" character varying NULL, "jwks" jsonb NULL, "audience" character varying NULL, "subject_claim" character varying NOT NULL DEFAULT 'sub', "subject_pattern" character varying NULL, "scopes" jsonb NOT NULL, "resources" jsonb NOT NULL, "trust_email" boolean NOT NULL DEFAULT false, "created_by" character varying NULL, PRIMARY KEY ("id"));
+-- create index "trustedissuer_project_id_issuer" to table: "trusted_issuers"
+CREATE UNIQUE INDEX "trustedissuer_project_id_issuer" ON "trusted_issuers" ("project_id", "issuer");
 -- create "used_assertions" table
 CREATE TABLE "used_assertions" ("id" character varying NOT NULL, "created_at" timestamptz NOT NULL, "issuer" character varying NOT NULL, "jti" character varying NOT NULL, "expires_at" timestamptz NOT NULL, PRIMARY KEY ("id"));
 -- create index "usedassertion_expires_at" to table: "used_assertions"
@@ -77,6 +87,16 @@ DROP INDEX "usedassertion_issuer_jti";
 DROP INDEX "usedassertion_expires_at";
 -- reverse: create "used_assertions" table
 DROP TABLE "used_assertions";
+-- reverse: create index "trustedissuer_project_id_issuer" to table: "trusted_issuers"
+DROP INDEX "trustedissuer_project_id_issuer";
+-- reverse: create "trusted_issuers" table
+DROP TABLE "trusted_issuers";
+-- reverse: create index "trustedauthorizationserver_project_id_issuer" to table: "trusted_authorization_servers"
+DROP INDEX "trustedauthorizationserver_project_id_issuer";
+-- reverse: create index "trustedauthorizationserver_issuer" to table: "trusted_authorization_servers"
+DROP INDEX "trustedauthorizationserver_issuer";
+-- reverse: create "trusted_authorization_servers" table
+DROP TABLE "trusted_authorization_servers";
 -- reverse: create index "signinprovider_tenant_id_id" to table: "sign_in_providers"
 DROP INDEX "signinprovider_tenant_id_id";
 -- reverse: create "sign_in_providers" table

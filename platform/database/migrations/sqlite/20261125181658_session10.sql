@@ -107,6 +107,16 @@ CREATE TABLE `sign_in_methods` (`id` text NOT NULL, `password` bool NOT NULL DEF
 CREATE TABLE `sign_in_providers` (`id` text NOT NULL, `created_at` datetime NOT NULL, `tenant_id` text NOT NULL, `type` text NOT NULL, `preset` text NOT NULL DEFAULT ('generic'), `name` text NOT NULL, `issuer` text NOT NULL DEFAULT (''), `authorization_endpoint` text NOT NULL DEFAULT (''), `token_endpoint` text NOT NULL DEFAULT (''), `userinfo_endpoint` text NOT NULL DEFAULT (''), `client_id` text NOT NULL, `client_secret_sealed` text NOT NULL, `scopes` json NOT NULL, `trust_email` bool NOT NULL DEFAULT (false), `claims` json NOT NULL, `sso_required` bool NOT NULL DEFAULT (false), `offline` bool NOT NULL DEFAULT (false), `enabled` bool NOT NULL DEFAULT (true), `updated_at` datetime NOT NULL, PRIMARY KEY (`id`));
 -- create index "signinprovider_tenant_id_id" to table: "sign_in_providers"
 CREATE INDEX `signinprovider_tenant_id_id` ON `sign_in_providers` (`tenant_id`, `id`);
+-- create "trusted_authorization_servers" table
+CREATE TABLE `trusted_authorization_servers` (`id` text NOT NULL, `created_at` datetime NOT NULL, `project_id` text NOT NULL, `issuer` text NOT NULL, `client_id` text NOT NULL, `created_by` text NULL, PRIMARY KEY (`id`));
+-- create index "trustedauthorizationserver_project_id_issuer" to table: "trusted_authorization_servers"
+CREATE UNIQUE INDEX `trustedauthorizationserver_project_id_issuer` ON `trusted_authorization_servers` (`project_id`, `issuer`);
+-- create index "trustedauthorizationserver_issuer" to table: "trusted_authorization_servers"
+CREATE INDEX `trustedauthorizationserver_issuer` ON `trusted_authorization_servers` (`issuer`);
+-- create "trusted_issuers" table
+CREATE TABLE `trusted_issuers` (`id` text NOT NULL, `created_at` datetime NOT NULL, `project_id` text NOT NULL, `issuer` text NOT NULL, `kind` text NOT NULL, `name` text NOT NULL, `jwks_uri` text NULL, `jwks` json NULL, `audience` text NULL, `subject_claim` text NOT NULL DEFAULT ('sub'), `subject_pattern` text NULL, `scopes` json NOT NULL, `resources` json NOT NULL, `trust_email` bool NOT NULL DEFAULT (false), `created_by` text NULL, PRIMARY KEY (`id`));
+-- create index "trustedissuer_project_id_issuer" to table: "trusted_issuers"
+CREATE UNIQUE INDEX `trustedissuer_project_id_issuer` ON `trusted_issuers` (`project_id`, `issuer`);
 -- create "used_assertions" table
 CREATE TABLE `used_assertions` (`id` text NOT NULL, `created_at` datetime NOT NULL, `issuer` text NOT NULL, `jti` text NOT NULL, `expires_at` datetime NOT NULL, PRIMARY KEY (`id`));
 -- create index "usedassertion_issuer_jti" to table: "used_assertions"
@@ -123,6 +133,16 @@ DROP INDEX `usedassertion_expires_at`;
 DROP INDEX `usedassertion_issuer_jti`;
 -- reverse: create "used_assertions" table
 DROP TABLE `used_assertions`;
+-- reverse: create index "trustedissuer_project_id_issuer" to table: "trusted_issuers"
+DROP INDEX `trustedissuer_project_id_issuer`;
+-- reverse: create "trusted_issuers" table
+DROP TABLE `trusted_issuers`;
+-- reverse: create index "trustedauthorizationserver_issuer" to table: "trusted_authorization_servers"
+DROP INDEX `trustedauthorizationserver_issuer`;
+-- reverse: create index "trustedauthorizationserver_project_id_issuer" to table: "trusted_authorization_servers"
+DROP INDEX `trustedauthorizationserver_project_id_issuer`;
+-- reverse: create "trusted_authorization_servers" table
+DROP TABLE `trusted_authorization_servers`;
 -- reverse: create index "signinprovider_tenant_id_id" to table: "sign_in_providers"
 DROP INDEX `signinprovider_tenant_id_id`;
 -- reverse: create "sign_in_providers" table

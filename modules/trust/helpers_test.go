@@ -1,0 +1,136 @@
+package trust_test
+
+import (
+	"crypto/rand"
+	"crypto/rsa"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-jose/go-jose/v4"
+	"github.com/go-jose/go-jose/v4/jwt"
+	"golang.org/x/oauth2"
+
+	"github.com/authcore/authcore/internal/apptest"
+	"github.com/authcore/authcore/platform/config"
+)
+
+func TestMain(m *testing.M) { apptest.Main(m) }
+
+// platform is a workload platform on loopback, as a Kubernetes API server is one: it
+// serves OIDC discovery and its JWKS, and signs service-account tokens with its key.
+type platform struct {
+	*httptest.Server
+	key    *rsa.PrivateKey
+	signer jose.Signer
+}
+
+func newPlatform(t *testing.T) *platform {
+	t.Helper()
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &platform{key: key}
+	p.Server = httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		rw.Header().Set("Content-Type", "application/json")
+		switch r.URL.Path {
+		case "/.well-known/openid-configuration":
+			_ = json.NewEncoder(rw).Encode(map[string]any{"issuer": p.URL, "jwks_uri": p.URL + "/openid/v1/jwks"})
+		case "/openid/v1/jwks":
+			_ = json.NewEncoder(rw).Encode(jose.JSONWebKeySet{Keys: []jose.JSONWebKey{{Key: &key.PublicKey, KeyID: "k8s-1", Algorithm: "RS256", Use: "sig"}}})
+		default:
+			http.NotFound(rw, r)
+		}
+	}))
+	t.Cleanup(p.Close)
+	p.signer, err = jose.NewSigner(jose.SigningKey{Algorithm: jose.RS256, Key: key}, (&jose.SignerOptions{}).WithType("JWT").WithHeader("kid", "k8s-1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// token is a service-account token of sub for aud; change edits its claims.
+func (p *platform) token(t *testing.T, sub, aud string, change func(map[string]any)) string {
+	t.Helper()
+	now := time.Now()
+	c := map[string]any{"iss": p.URL, "sub": sub, "aud": []string{aud}, "iat": now.Unix(), "nbf": now.Unix(), "exp": now.Add(5 * time.Minute).Unix(),
+		"jti": "sa-" + oauth2.GenerateVerifier()[:16], "kubernetes.io": map[string]any{"namespace": "payments"}}
+	if change != nil {
+		change(c)
+	}
+	s, err := jwt.Signed(p.signer).Claims(c).Serialize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// startApp is an authcore that may fetch from loopback (the test's issuers).
+func startApp(t *testing.T, st apptest.Store) *apptest.App {
+	t.Helper()
+	return apptest.Start(t, st, apptest.WithConfig(func(c *config.Config) { c.WebhookAllowHTTP = true }))
+}
+
+func issuerOf(t *testing.T, a *apptest.App) string {
+	t.Helper()
+	return a.Get("/.well-known/oauth-authorization-server").Expect(t, 200, nil)["issuer"].(string)
+}
+
+// jwtBearer asks a for a token with assertion for resource; more adds to the form.
+func jwtBearer(a *apptest.App, assertion, resource string, more url.Values, header map[string]string) *apptest.Response {
+	form := url.Values{"grant_type": {"urn:ietf:params:oauth:grant-type:jwt-bearer"}, "assertion": {assertion}, "resource": {resource}}
+	for k, v := range more {
+		form[k] = v
+	}
+	return a.PostForm("/v1/oauth/token", form, header)
+}
+
+// trustIssuer adds an issuer to project's trust, as its admin.
+func trustIssuer(t *testing.T, a *apptest.App, admin *apptest.Session, project string, body map[string]any) map[string]any {
+	t.Helper()
+	return a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/projects/" + project + "/trust/issuers", Header: admin.Bearer(), Body: body}).Expect(t, 201, nil)
+}
+
+// idToken signs admin in to client (a confidential one registered on a) with scope and
+// returns the id_token the code flow gives: the browser steps as the console takes them.
+func idToken(t *testing.T, a *apptest.App, admin *apptest.Session, project, clientID, secret, redirect, scope string) string {
+	t.Helper()
+	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	v := oauth2.GenerateVerifier()
+	q := url.Values{"response_type": {"code"}, "client_id": {clientID}, "redirect_uri": {redirect}, "state": {"s"}, "nonce": {"n"},
+		"code_challenge": {oauth2.S256ChallengeFromVerifier(v)}, "code_challenge_method": {"S256"}, "scope": {scope}}
+	res, err := noFollow.Get(a.Base + "/oauth/authorize?" + q.Encode())
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	loc, _ := url.Parse(res.Header.Get("Location"))
+	path := "/v1/oauth/authorizations/" + loc.Query().Get("request")
+	h := admin.Bearer()
+	for _, c := range res.Cookies() {
+		h["Cookie"] = c.Name + "=" + c.Value
+	}
+	csrf := a.Do(apptest.Req{Path: path, Header: h}).Expect(t, 200, nil)["csrfToken"]
+	to := a.Do(apptest.Req{Method: http.MethodPost, Path: path, Header: h, Body: map[string]any{"decision": "approve", "csrfToken": csrf, "projectId": project}}).
+		Expect(t, 200, nil)["redirectTo"].(string)
+	back, _ := url.Parse(to)
+	got := a.PostForm("/v1/oauth/token", url.Values{"grant_type": {"authorization_code"}, "code": {back.Query().Get("code")}, "redirect_uri": {redirect},
+		"code_verifier": {v}}, apptest.Basic(clientID, secret)).Expect(t, 200, nil)
+	return got["id_token"].(string)
+}
+
+// register registers a confidential client on a with client_secret_basic.
+func register(t *testing.T, a *apptest.App, redirect string) (string, string) {
+	t.Helper()
+	got := a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/oauth/register", Body: map[string]any{"client_name": "agent host",
+		"redirect_uris": []string{redirect}, "token_endpoint_auth_method": "client_secret_basic"}}).Expect(t, 201, nil)
+	return got["client_id"].(string), got["client_secret"].(string)
+}
+
+func contains(s, sub string) bool { return strings.Contains(s, sub) }
