@@ -131,6 +131,10 @@ func (s *server) token(c *fiber.Ctx) error {
 		}
 	}
 	return s.counted(endpoint, func(c *fiber.Ctx) error {
+		ctx, err := s.proven(c, s.issuerCtx(c))
+		if err != nil {
+			return err
+		}
 		p, perr := presentedBy(c, ferr)
 		_, optional := g.(oauth.OptionalClientAuth)
 		if g != nil && !g.ClientAuth() && !(optional && (perr != nil || p.presents(form))) {
@@ -139,7 +143,7 @@ func (s *server) token(c *fiber.Ctx) error {
 			if ferr != nil {
 				return ferr
 			}
-			return s.issue(c, g, form, nil)
+			return s.issue(c, ctx, g, form, nil)
 		}
 		if perr != nil {
 			return perr
@@ -157,19 +161,22 @@ func (s *server) token(c *fiber.Ctx) error {
 		if g == nil {
 			return oauth.Error(apperr.KindInvalid, "unsupported_grant_type", "supported grant types: "+strings.Join(s.grants.types, ", "))
 		}
-		return s.issue(c, g, form, &cl)
+		return s.issue(c, ctx, g, form, &cl)
 	})(c)
 }
 
-func (s *server) issue(c *fiber.Ctx, g oauth.Grant, form map[string][]string, cl *oauth.Client) error {
+func (s *server) issue(c *fiber.Ctx, ctx context.Context, g oauth.Grant, form map[string][]string, cl *oauth.Client) error {
 	if !g.ClientAuth() {
 		if err := repeated(form, g); err != nil {
 			return err
 		}
 	}
-	tok, err := g.Token(s.issuerCtx(c), oauth.Request{Form: form, Client: cl})
+	tok, err := g.Token(ctx, oauth.Request{Form: form, Client: cl})
 	if err != nil {
 		return err
+	}
+	if tok.TokenType == "Bearer" && oauth.DPoPKeyOf(ctx) != "" {
+		tok.TokenType = "DPoP" // oauth.Sign bound it (cnf.jkt)
 	}
 	body, err := appendToken(make([]byte, 0, 1024), tok)
 	if err != nil {

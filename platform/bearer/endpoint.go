@@ -3,6 +3,7 @@ package bearer
 import (
 	"context"
 	"errors"
+	"strings"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/prometheus/client_golang/prometheus"
@@ -20,6 +21,23 @@ type Endpoint struct {
 	ok, invalid, unauthorized prometheus.Counter
 	// limited, when set, is told of a token the failure budget refused (usage counts).
 	limited func(token string)
+	// dpop takes the DPoP scheme (RFC 9449 §7.1) besides Bearer.
+	dpop bool
+}
+
+// AcceptingDPoP has e take "Authorization: DPoP <token>" as well as the seed's Bearer, for
+// kinds whose tokens may be bound to a key: a DPoP client library sends that scheme.
+func (e *Endpoint) AcceptingDPoP() *Endpoint {
+	e.dpop = true
+	return e
+}
+
+func (e *Endpoint) tokenOf(c *fiber.Ctx) string {
+	h := c.Get(fiber.HeaderAuthorization)
+	if e.dpop && strings.HasPrefix(h, "DPoP ") {
+		return strings.TrimSpace(h[len("DPoP "):])
+	}
+	return httpserver.BearerToken(h)
 }
 
 // CountingLimited has e tell limited of each token the failure budget refuses.
@@ -46,13 +64,13 @@ func (e *Endpoint) Serve(c *fiber.Ctx, me func(ctx context.Context, token string
 	ip := httpserver.ClientIP(c)
 	if err := e.failures.Check(ip); err != nil {
 		if e.limited != nil {
-			if token := httpserver.BearerToken(c.Get(fiber.HeaderAuthorization)); token != "" {
+			if token := e.tokenOf(c); token != "" {
 				e.limited(token)
 			}
 		}
 		return err
 	}
-	token := httpserver.BearerToken(c.Get(fiber.HeaderAuthorization))
+	token := e.tokenOf(c)
 	if token == "" {
 		e.unauthorized.Inc()
 		e.failures.Fail(ip)

@@ -86,12 +86,13 @@ type Checker struct {
 	key   [32]byte
 	mu    sync.Mutex
 	jtis  *lru.Cache[string, time.Time]
+	size  int
 }
 
 // NewChecker returns a checker with a key of its own, remembering up to size jtis (proofs
 // beyond that within Window are refused: a bound on memory under a flood).
 func NewChecker(clk clock.Clock, size int) (*Checker, error) {
-	c := &Checker{clock: clk}
+	c := &Checker{clock: clk, size: size}
 	if _, err := rand.Read(c.key[:]); err != nil {
 		return nil, err
 	}
@@ -188,7 +189,7 @@ func (c *Checker) Verify(proof string, r Request) (Proof, error) {
 	}
 	p := Proof{JKT: base64.RawURLEncoding.EncodeToString(tp), JTI: claims.JTI}
 	if !c.spend(p.JKT+"\x00"+claims.JTI, now.Add(2*Window)) {
-		return Proof{}, &Error{Why: "the DPoP proof was used already (jti)"}
+		return Proof{}, &Error{Why: "the DPoP proof was used already (jti), or too many are in flight to remember another"}
 	}
 	return p, nil
 }
@@ -197,8 +198,16 @@ func (c *Checker) Verify(proof string, r Request) (Proof, error) {
 func (c *Checker) spend(key string, until time.Time) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if seen, ok := c.jtis.Get(key); ok && c.clock.Now().Before(seen) {
+	now := c.clock.Now()
+	if seen, ok := c.jtis.Get(key); ok && now.Before(seen) {
 		return false
+	}
+	// Full of live jtis: evicting one would let its proof be replayed, so refuse instead
+	// (a flood this large is refused, never a replay let through).
+	if c.jtis.Len() >= c.size {
+		if _, oldest, ok := c.jtis.GetOldest(); ok && now.Before(oldest) {
+			return false
+		}
 	}
 	c.jtis.Add(key, until)
 	return true

@@ -57,6 +57,9 @@ func (l *Lifecycle) Routes(g *guard.Guard, k bearer.Kit, r Routes) []httpserver.
 		guards = []fiber.Handler{g.Dashboard(), g.ProjectRole(identity.RoleAdmin, guard.FromPath, nil)}
 	}
 	h := &handler{l: l, id: r.ID, shape: r.Shape, me: bearer.NewEndpoint(k, l.spec.Name).CountingLimited(l.Limited)}
+	if l.spec.BoundField != "" {
+		h.me.AcceptingDPoP()
+	}
 	h.defaults()
 	routes := httpserver.Collection(r.Collection, r.ID, guards, h.list, g.Recently(h.create), h.revoke)
 	return append(routes,

@@ -1,0 +1,286 @@
+package dpop_test
+
+import (
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/ed25519"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/sha256"
+	"encoding/base64"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/go-jose/go-jose/v4"
+	"github.com/go-jose/go-jose/v4/jwt"
+
+	"github.com/authcore/authcore/platform/clock"
+	"github.com/authcore/authcore/platform/dpop"
+)
+
+const (
+	htu   = "https://auth.example.com/v1/auth-core/ai/me"
+	token = "ac_ai_0123456789abcdefghijklmnopqrstuvwxyz01"
+)
+
+// holder is a client's key and the proofs it makes.
+type holder struct {
+	key crypto.Signer
+	alg jose.SignatureAlgorithm
+	jwk jose.JSONWebKey
+	n   int
+}
+
+func newHolder(t *testing.T, alg jose.SignatureAlgorithm) *holder {
+	t.Helper()
+	var key crypto.Signer
+	var err error
+	switch alg {
+	case jose.ES256:
+		key, err = ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	case jose.EdDSA:
+		_, key, err = ed25519.GenerateKey(rand.Reader)
+	case jose.RS256:
+		key, err = rsa.GenerateKey(rand.Reader, 2048)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &holder{key: key, alg: alg, jwk: jose.JSONWebKey{Key: key.Public()}}
+}
+
+func (h *holder) jkt(t *testing.T) string {
+	tp, err := h.jwk.Thumbprint(crypto.SHA256)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return base64.RawURLEncoding.EncodeToString(tp)
+}
+
+// proof signs claims (a fresh jti unless given) with typ dpop+jwt and the public key in
+// the header; header edits the signer's options.
+func (h *holder) proof(t *testing.T, claims map[string]any, header func(*jose.SignerOptions) *jose.SignerOptions) string {
+	t.Helper()
+	h.n++
+	c := map[string]any{"jti": "jti-" + string(rune('a'+h.n%26)) + time.Now().Format("150405.000000000")}
+	for k, v := range claims {
+		if v == nil {
+			delete(c, k)
+		} else {
+			c[k] = v
+		}
+	}
+	opts := (&jose.SignerOptions{EmbedJWK: true}).WithType("dpop+jwt")
+	if header != nil {
+		opts = header(opts)
+	}
+	s, err := jose.NewSigner(jose.SigningKey{Algorithm: h.alg, Key: h.key}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := jwt.Signed(s).Claims(c).Serialize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func ath(tok string) string {
+	sum := sha256.Sum256([]byte(tok))
+	return base64.RawURLEncoding.EncodeToString(sum[:])
+}
+
+func refusal(t *testing.T, err error) *dpop.Error {
+	t.Helper()
+	var e *dpop.Error
+	if !errors.As(err, &e) {
+		t.Fatalf("err %v, want a *dpop.Error", err)
+	}
+	return e
+}
+
+var now = time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+
+func newChecker(t *testing.T, clk clock.Clock, size int) *dpop.Checker {
+	t.Helper()
+	c, err := dpop.NewChecker(clk, size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// A good proof of each algorithm names the key that made it.
+func TestProofOfEachAlgorithm(t *testing.T) {
+	clk := clock.NewFake(now)
+	c := newChecker(t, clk, 100)
+	for _, alg := range dpop.Algorithms {
+		t.Run(string(alg), func(t *testing.T) {
+			h := newHolder(t, alg)
+			p, err := c.Verify(h.proof(t, map[string]any{"htm": "GET", "htu": htu, "iat": now.Unix(), "ath": ath(token), "nonce": c.Nonce()}, nil),
+				dpop.Request{Method: "GET", URL: htu, AccessToken: token})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.JKT != h.jkt(t) || !dpop.ValidJKT(p.JKT) {
+				t.Fatalf("jkt %q, want %q", p.JKT, h.jkt(t))
+			}
+		})
+	}
+}
+
+// Every rule refuses with its own reason; only a missing or stale nonce asks for a retry.
+func TestProofRefusals(t *testing.T) {
+	clk := clock.NewFake(now)
+	c := newChecker(t, clk, 100)
+	other := newChecker(t, clk, 100)
+	h := newHolder(t, jose.ES256)
+	req := dpop.Request{Method: "GET", URL: htu, AccessToken: token}
+	good := func() map[string]any {
+		return map[string]any{"htm": "GET", "htu": htu, "iat": clk.Now().Unix(), "ath": ath(token), "nonce": c.Nonce()}
+	}
+	with := func(k string, v any) map[string]any { m := good(); m[k] = v; return m }
+	hs256, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.HS256, Key: []byte("0123456789abcdef0123456789abcdef")}, (&jose.SignerOptions{}).WithType("dpop+jwt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	symmetric, _ := jwt.Signed(hs256).Claims(good()).Serialize()
+	private := newHolder(t, jose.ES256)
+	withPrivate := private.proof(t, good(), func(o *jose.SignerOptions) *jose.SignerOptions {
+		o.EmbedJWK = false
+		return o.WithHeader("jwk", jose.JSONWebKey{Key: private.key})
+	})
+	stranger := newHolder(t, jose.ES256)
+	swapped := stranger.proof(t, good(), func(o *jose.SignerOptions) *jose.SignerOptions {
+		o.EmbedJWK = false // another key in the header than the one that signed
+		return o.WithHeader("jwk", h.jwk)
+	})
+	for _, c2 := range []struct {
+		name  string
+		proof string
+		req   dpop.Request
+		nonce bool
+	}{
+		{"none", "", req, false},
+		{"not a JWS", "abc.def.ghi", req, false},
+		{"HS256", symmetric, req, false},
+		{"typ JWT", h.proof(t, good(), func(o *jose.SignerOptions) *jose.SignerOptions { return o.WithType("JWT") }), req, false},
+		{"no jwk", h.proof(t, good(), func(o *jose.SignerOptions) *jose.SignerOptions { o.EmbedJWK = false; return o }), req, false},
+		{"a private jwk", withPrivate, req, false},
+		{"signed by another key", swapped, req, false},
+		{"no jti", h.proof(t, with("jti", nil), nil), req, false},
+		{"another method", h.proof(t, with("htm", "POST"), nil), req, false},
+		{"another URL", h.proof(t, with("htu", "https://auth.example.com/v1/auth-core/session/me"), nil), req, false},
+		{"another host", h.proof(t, with("htu", "https://evil.example.com/v1/auth-core/ai/me"), nil), req, false},
+		{"no iat", h.proof(t, with("iat", nil), nil), req, false},
+		{"iat 61 s ago", h.proof(t, with("iat", clk.Now().Add(-61*time.Second).Unix()), nil), req, false},
+		{"iat 61 s ahead", h.proof(t, with("iat", clk.Now().Add(61*time.Second).Unix()), nil), req, false},
+		{"ath of another token", h.proof(t, with("ath", ath("ac_ai_other")), nil), req, false},
+		{"no ath", h.proof(t, with("ath", nil), nil), req, false},
+		{"ath where no token is sent", h.proof(t, good(), nil), dpop.Request{Method: "GET", URL: htu}, false},
+		{"no nonce", h.proof(t, with("nonce", nil), nil), req, true},
+		{"another server's nonce", h.proof(t, with("nonce", other.Nonce()), nil), req, true},
+		{"a made-up nonce", h.proof(t, with("nonce", "AAAAAAAAAAAAAAAAAAAAAAAAAAA"), nil), req, true},
+	} {
+		t.Run(c2.name, func(t *testing.T) {
+			_, err := c.Verify(c2.proof, c2.req)
+			e := refusal(t, err)
+			if e.UseNonce != c2.nonce {
+				t.Fatalf("%q: use_dpop_nonce %v, want %v", e.Why, e.UseNonce, c2.nonce)
+			}
+			want := "invalid_dpop_proof"
+			if c2.nonce {
+				want = "use_dpop_nonce"
+			}
+			if e.Code() != want {
+				t.Fatalf("code %s, want %s", e.Code(), want)
+			}
+		})
+	}
+	t.Run("iat 59 s either way", func(t *testing.T) {
+		for _, d := range []time.Duration{-59 * time.Second, 59 * time.Second} {
+			if _, err := c.Verify(h.proof(t, with("iat", clk.Now().Add(d).Unix()), nil), req); err != nil {
+				t.Fatalf("%v: %v", d, err)
+			}
+		}
+	})
+	t.Run("the URL's query and the host's case do not matter", func(t *testing.T) {
+		if _, err := c.Verify(h.proof(t, with("htu", "https://AUTH.example.com/v1/auth-core/ai/me?x=1"), nil), dpop.Request{Method: "GET", URL: htu, AccessToken: token}); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// A proof is spent once; nonces rotate, the last one still taken while the new one spreads.
+func TestReplayAndNonces(t *testing.T) {
+	clk := clock.NewFake(now)
+	c := newChecker(t, clk, 100)
+	h := newHolder(t, jose.EdDSA)
+	req := dpop.Request{Method: "POST", URL: "https://auth.example.com/v1/oauth/token"}
+	p := h.proof(t, map[string]any{"htm": "POST", "htu": req.URL, "iat": now.Unix(), "nonce": c.Nonce()}, nil)
+	if _, err := c.Verify(p, req); err != nil {
+		t.Fatal(err)
+	}
+	if e := refusal(t, second(c.Verify(p, req))); e.UseNonce {
+		t.Fatalf("a replay asked for a nonce: %s", e.Why)
+	}
+	// Another process (replica) never takes this one's proofs: its nonces are its own.
+	if e := refusal(t, second(newChecker(t, clk, 100).Verify(h.proof(t, map[string]any{"htm": "POST", "htu": req.URL, "iat": now.Unix(), "nonce": c.Nonce()}, nil), req))); !e.UseNonce {
+		t.Fatalf("another replica: %s", e.Why)
+	}
+
+	old := c.Nonce()
+	clk.Advance(5 * time.Minute)
+	if c.Nonce() == old {
+		t.Fatal("the nonce did not rotate")
+	}
+	if _, err := c.Verify(h.proof(t, map[string]any{"htm": "POST", "htu": req.URL, "iat": clk.Now().Unix(), "nonce": old}, nil), req); err != nil {
+		t.Fatalf("the previous nonce: %v", err)
+	}
+	clk.Advance(5 * time.Minute)
+	if e := refusal(t, second(c.Verify(h.proof(t, map[string]any{"htm": "POST", "htu": req.URL, "iat": clk.Now().Unix(), "nonce": old}, nil), req))); !e.UseNonce {
+		t.Fatalf("a nonce two rotations old: %s", e.Why)
+	}
+}
+
+// Memory for jtis is bounded; when it is full of live ones a new proof is refused rather
+// than an old one forgotten (which would let it be replayed).
+func TestFullMemoryRefusesRatherThanForgets(t *testing.T) {
+	clk := clock.NewFake(now)
+	c := newChecker(t, clk, 2)
+	h := newHolder(t, jose.ES256)
+	req := dpop.Request{Method: "GET", URL: htu}
+	proof := func() string {
+		return h.proof(t, map[string]any{"htm": "GET", "htu": htu, "iat": clk.Now().Unix(), "nonce": c.Nonce()}, nil)
+	}
+	first := proof()
+	for _, p := range []string{first, proof()} {
+		if _, err := c.Verify(p, req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	refusal(t, second(c.Verify(proof(), req)))
+	refusal(t, second(c.Verify(first, req)))
+	clk.Advance(2*dpop.Window + time.Second) // the remembered ones lapse: room again
+	if _, err := c.Verify(proof(), req); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func second[T any](_ T, err error) error { return err }
+
+func TestValidJKT(t *testing.T) {
+	for s, want := range map[string]bool{
+		"NzbLsXh8uDCcd-6MNwXF4W_7noWXFZAfHkxZsRGC9Xs":  true,
+		"NzbLsXh8uDCcd-6MNwXF4W_7noWXFZAfHkxZsRGC9X":   false,
+		"NzbLsXh8uDCcd-6MNwXF4W_7noWXFZAfHkxZsRGC9Xs=": false,
+		"NzbLsXh8uDCcd+6MNwXF4W/7noWXFZAfHkxZsRGC9Xs":  false,
+		"": false,
+	} {
+		if dpop.ValidJKT(s) != want {
+			t.Errorf("ValidJKT(%q) != %v", s, want)
+		}
+	}
+}
