@@ -2,7 +2,8 @@
 // tokens authcore issues (an MCP server, an API behind an agent): it verifies them offline
 // against authcore's JWKS with third-party libraries (keyfunc, golang-jwt), or online with
 // RFC 7662 introspection, and serves RFC 9728 protected-resource metadata so clients know
-// which authorization server to ask. It uses nothing of authcore's own code.
+// which authorization server to ask. A token bound to a key (cnf.jkt, RFC 9449) is taken
+// only with a DPoP proof by that key (dpop.go). It uses nothing of authcore's own code.
 package resourceserver
 
 import (
@@ -38,6 +39,9 @@ type Config struct {
 // Claims is what a handler behind the server learns of the caller.
 type Claims struct {
 	Subject, Scope, ProjectID, AgentName string
+	// BoundKey is the thumbprint of the DPoP key the token is bound to (cnf.jkt), which
+	// the caller proved it holds; "" for a bearer token.
+	BoundKey string
 }
 
 type claimsKey struct{}
@@ -65,7 +69,7 @@ func Offline(ctx context.Context, cfg Config, next http.Handler) (http.Handler, 
 		if tok.Header["typ"] != "at+jwt" {
 			return Claims{}, errors.New("not an access token")
 		}
-		return claimsOf(mc["sub"], mc["scope"], mc["project_id"], mc["agent_name"]), nil
+		return claimsOf(mc["sub"], mc["scope"], mc["project_id"], mc["agent_name"], mc["cnf"]), nil
 	}), nil
 	// jwt.WithAudience above is the aud check: a token for another resource is refused.
 }
@@ -94,29 +98,48 @@ func Online(cfg Config, next http.Handler) http.Handler {
 		if in["active"] != true || !audienceHas(in["aud"], cfg.Resource) {
 			return Claims{}, errors.New("inactive, or not for this resource")
 		}
-		return claimsOf(in["sub"], in["scope"], in["project_id"], in["agent_name"]), nil
+		return claimsOf(in["sub"], in["scope"], in["project_id"], in["agent_name"], in["cnf"]), nil
 	})
 }
 
 func protect(cfg Config, next http.Handler, verify func(*http.Request, string) (Claims, error)) http.Handler {
 	mux := http.NewServeMux()
 	metadataURL := strings.TrimRight(cfg.Resource, "/") + "/.well-known/oauth-protected-resource"
+	proofs := newProofs()
 	// RFC 9728: where a client learns which authorization server issues tokens for us.
 	mux.HandleFunc("GET /.well-known/oauth-protected-resource", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(map[string]any{
 			"resource": cfg.Resource, "authorization_servers": []string{cfg.Issuer},
 			"bearer_methods_supported": []string{"header"}, "scopes_supported": []string{cfg.Scope},
+			"dpop_signing_alg_values_supported": proofAlgorithmNames,
 		})
 	})
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		raw, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		scheme, raw, _ := strings.Cut(r.Header.Get("Authorization"), " ")
 		var c Claims
 		var err error
-		if ok {
+		if scheme == "Bearer" || scheme == "DPoP" {
 			c, err = verify(r, raw)
+		} else {
+			err = errors.New("no token")
 		}
-		if !ok || err != nil || (cfg.ProjectID != "" && c.ProjectID != cfg.ProjectID) {
+		// A bound token needs the DPoP scheme and a proof by its key (RFC 9449 §7); a
+		// bearer token sent as DPoP is not one a proof can make safer, so it is refused too.
+		switch {
+		case err != nil:
+		case c.BoundKey != "" && scheme != "DPoP", c.BoundKey == "" && scheme == "DPoP":
+			err = errors.New("the token's binding and the scheme disagree")
+		case c.BoundKey != "":
+			err = proofs.check(r, cfg.Resource, raw, c.BoundKey)
+		}
+		var proofErr *proofError
+		if errors.As(err, &proofErr) {
+			w.Header().Set("WWW-Authenticate", `DPoP error="invalid_dpop_proof", error_description="`+proofErr.why+`", algs="`+strings.Join(proofAlgorithmNames, " ")+`"`)
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		if err != nil || (cfg.ProjectID != "" && c.ProjectID != cfg.ProjectID) {
 			// RFC 6750 and RFC 9728: say where the metadata is.
 			w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="`+metadataURL+`", scope="`+cfg.Scope+`"`)
 			http.Error(w, "unauthorized", http.StatusUnauthorized)
@@ -135,9 +158,16 @@ func protect(cfg Config, next http.Handler, verify func(*http.Request, string) (
 	return mux
 }
 
-func claimsOf(sub, scope, project, agent any) Claims {
+func claimsOf(sub, scope, project, agent, cnf any) Claims {
 	s := func(v any) string { x, _ := v.(string); return x }
-	return Claims{Subject: s(sub), Scope: s(scope), ProjectID: s(project), AgentName: s(agent)}
+	c := Claims{Subject: s(sub), Scope: s(scope), ProjectID: s(project), AgentName: s(agent)}
+	if m, ok := cnf.(map[string]any); ok {
+		c.BoundKey = s(m["jkt"])
+		if c.BoundKey == "" { // bound to something this server cannot check: refuse
+			c.BoundKey = "unverifiable"
+		}
+	}
+	return c
 }
 
 func hasScope(scopes, want string) bool {

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/clientcredentials"
@@ -172,4 +173,76 @@ func TestResourceServer(t *testing.T) {
 			t.Fatal("offline verification should still accept the unexpired JWT")
 		}
 	})
+}
+
+// A DPoP-bound token (RFC 9449, SPEC §22) is taken only with a proof by its key, offline
+// and online: copied to another machine, without the key, it is refused.
+func TestDPoPBoundTokens(t *testing.T) {
+	a := apptest.Start(t, apptest.Stores(t)[0])
+	admin := a.SignUp(t)
+	prj := a.CreateProject(t, admin)
+	secret := a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/auth-core/projects/" + prj + "/ai/agents",
+		Body: map[string]any{"agentName": "indexer", "scopes": []string{"files:*"}}, Header: admin.Bearer()}).Expect(t, 200, nil)["plaintext"].(string)
+	creds := a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/projects/" + prj + "/service-badges",
+		Body: map[string]any{"name": "files-api", "product": "auth"}, Header: admin.Bearer()}).Expect(t, 201, nil)["auth"].(map[string]any)
+	base := resourceserver.Config{Issuer: a.Config.PublicURL, Scope: "files:read", ProjectID: prj,
+		ClientID: creds["clientId"].(string), ClientSecret: creds["clientSecret"].(string)}
+	offline, offCfg := start(t, func(cfg resourceserver.Config) http.Handler {
+		h, err := resourceserver.Offline(context.Background(), cfg, hello)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}, base)
+	online, onCfg := start(t, func(cfg resourceserver.Config) http.Handler { return resourceserver.Online(cfg, hello) }, base)
+	key, thief := apptest.NewDPoPKey(t), apptest.NewDPoPKey(t)
+
+	for _, rs := range []struct {
+		name string
+		srv  *httptest.Server
+		cfg  resourceserver.Config
+	}{{"offline", offline, offCfg}, {"online", online, onCfg}} {
+		t.Run(rs.name, func(t *testing.T) {
+			a.RegisterResource(t, admin, prj, rs.cfg.Resource, nil)
+			form := url.Values{"grant_type": {"urn:ietf:params:oauth:grant-type:token-exchange"}, "subject_token": {secret},
+				"subject_token_type": {"urn:ietf:params:oauth:token-type:access_token"}, "resource": {rs.cfg.Resource}, "scope": {"files:read"}}
+			nonce := a.PostForm("/v1/oauth/token", url.Values{}, nil).Header.Get("DPoP-Nonce")
+			at := a.PostForm("/v1/oauth/token", form, map[string]string{"DPoP": key.Proof(t, http.MethodPost, a.Config.PublicURL+"/v1/oauth/token", "", nonce, a.Clock.Now())}).
+				Expect(t, 200, map[string]any{"token_type": "DPoP"})["access_token"].(string)
+			files := rs.cfg.Resource + "/files"
+			call := func(scheme, proof string) (int, http.Header) {
+				req, _ := http.NewRequest(http.MethodGet, rs.srv.URL+"/files", nil)
+				req.Header.Set("Authorization", scheme+" "+at)
+				if proof != "" {
+					req.Header.Set("DPoP", proof)
+				}
+				res, err := http.DefaultClient.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				res.Body.Close()
+				return res.StatusCode, res.Header
+			}
+			now := time.Now()
+			for name, c := range map[string]struct{ scheme, proof string }{
+				"as a bearer token":          {"Bearer", ""},
+				"without a proof":            {"DPoP", ""},
+				"with another key's proof":   {"DPoP", thief.Proof(t, http.MethodGet, files, at, "", now)},
+				"with a proof for elsewhere": {"DPoP", key.Proof(t, http.MethodGet, rs.cfg.Resource+"/admin", at, "", now)},
+				"with a proof for POST":      {"DPoP", key.Proof(t, http.MethodPost, files, at, "", now)},
+				"with an old proof":          {"DPoP", key.Proof(t, http.MethodGet, files, at, "", now.Add(-2*time.Minute))},
+			} {
+				if code, _ := call(c.scheme, c.proof); code != 401 {
+					t.Errorf("%s: %d, want 401", name, code)
+				}
+			}
+			proof := key.Proof(t, http.MethodGet, files, at, "", now)
+			if code, _ := call("DPoP", proof); code != 200 {
+				t.Fatalf("with its key's proof: %d", code)
+			}
+			if code, h := call("DPoP", proof); code != 401 || !strings.Contains(h.Get("WWW-Authenticate"), "invalid_dpop_proof") {
+				t.Fatalf("the proof replayed: %d %v", code, h)
+			}
+		})
+	}
 }
