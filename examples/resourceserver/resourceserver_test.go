@@ -16,6 +16,7 @@ import (
 
 	"github.com/authcore/authcore/examples/resourceserver"
 	"github.com/authcore/authcore/internal/apptest"
+	"github.com/authcore/authcore/internal/interop"
 )
 
 func TestMain(m *testing.M) { apptest.Main(m) }
@@ -244,5 +245,40 @@ func TestDPoPBoundTokens(t *testing.T) {
 				t.Fatalf("the proof replayed: %d %v", code, h)
 			}
 		})
+	}
+}
+
+// The stock clients' DPoP (SPEC §22): the dpop package's proofs on ai/me, oauth4webapi's
+// DPoP handle for the token exchange and the call to this resource server, with the key
+// kept by the agent and the token bound to its thumbprint by the admin.
+func TestDPoPWithStockClients(t *testing.T) {
+	interop.Dir(t)
+	a := apptest.Start(t, apptest.Stores(t)[0])
+	admin := a.SignUp(t)
+	prj := a.CreateProject(t, admin)
+	creds := a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/projects/" + prj + "/service-badges",
+		Body: map[string]any{"name": "files-api", "product": "auth"}, Header: admin.Bearer()}).Expect(t, 201, nil)["auth"].(map[string]any)
+	_, cfg := start(t, func(cfg resourceserver.Config) http.Handler { return resourceserver.Online(cfg, hello) },
+		resourceserver.Config{Issuer: a.Config.PublicURL, Scope: "files:read", ProjectID: prj, ClientID: creds["clientId"].(string), ClientSecret: creds["clientSecret"].(string)})
+	a.RegisterResource(t, admin, prj, cfg.Resource, nil)
+
+	out := interop.Run(t, 60*time.Second, "dpop-agent.mjs", "ISSUER="+a.Config.PublicURL, "PROJECT="+prj, "ADMIN_TOKEN="+admin.AccessToken, "RESOURCE="+cfg.Resource)
+	var got struct {
+		Result struct {
+			JKT, Challenge, AgentName, TokenType string
+			Bare, Proven, Replayed, Stolen       int
+			Resource                             int
+			Body                                 map[string]string
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	r := got.Result
+	if r.Bare != 401 || !strings.HasPrefix(r.Challenge, "DPoP ") || r.Proven != 200 || r.AgentName != "dpop agent" || r.Replayed != 401 || r.Stolen != 401 {
+		t.Fatalf("ai/me: %+v", r)
+	}
+	if r.TokenType != "dpop" || r.Resource != 200 || r.Body["agent"] != "dpop agent" {
+		t.Fatalf("exchange and resource: %+v", r)
 	}
 }

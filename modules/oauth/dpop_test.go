@@ -121,7 +121,7 @@ func TestDPoPAtTheTokenEndpoint(t *testing.T) {
 			})
 		}
 		meta := a.Get("/.well-known/oauth-authorization-server").Expect(t, 200, nil)
-		if fmt.Sprint(meta["dpop_signing_alg_values_supported"]) != "[ES256 EdDSA RS256]" {
+		if fmt.Sprint(meta["dpop_signing_alg_values_supported"]) != "[ES256 EdDSA RS256 Ed25519]" {
 			t.Fatalf("dpop_signing_alg_values_supported %v", meta["dpop_signing_alg_values_supported"])
 		}
 	})

@@ -1,6 +1,7 @@
 package trust_test
 
 import (
+	"encoding/json"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/authcore/authcore/internal/apptest"
+	"github.com/authcore/authcore/internal/interop"
 )
 
 // Workload identity federation (SPEC §22): a workload's platform token becomes an access
@@ -321,5 +323,57 @@ func linkAt(t *testing.T, rs, idp *apptest.App, user, person *apptest.Session, p
 	ids := rs.Do(apptest.Req{Path: "/v1/auth-core/identities", Header: user.Bearer()}).Expect(t, 200, nil)["identities"].([]any)
 	if len(ids) != 1 {
 		t.Fatalf("identities %v after the link", ids)
+	}
+}
+
+// The cross-app flow with stock clients (SPEC §22): oauth4webapi and jose take the ID-JAG
+// from the enterprise's authcore and trade it, with a DPoP proof, at the resource's; a
+// workload's token is traded there too.
+func TestEnterpriseAgentWithStockClients(t *testing.T) {
+	interop.Dir(t)
+	st := apptest.Stores(t)[0]
+	idp, rs := startApp(t, st), startApp(t, st)
+	idpIss, rsIss := issuerOf(t, idp), issuerOf(t, rs)
+
+	rsAdmin := rs.SignUp(t)
+	rsPrj := rs.CreateProject(t, rsAdmin)
+	mcp := "https://mcp.vendor.example/mcp"
+	rs.RegisterResource(t, rsAdmin, rsPrj, mcp, []string{"mcp:tools"})
+	agentClient, agentSecret := register(t, rs, "https://agent.enterprise.example/cb")
+	trustIssuer(t, rs, rsAdmin, rsPrj, map[string]any{"issuer": idpIss, "kind": "enterprise", "trustEmail": true, "scopes": []string{"mcp:tools"}})
+	k8s := newPlatform(t)
+	trustIssuer(t, rs, rsAdmin, rsPrj, map[string]any{"issuer": k8s.URL, "kind": "workload", "audience": rsIss, "scopes": []string{"mcp:tools"}})
+
+	person := idp.SignUp(t)
+	idpPrj := idp.CreateProject(t, person)
+	idp.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/projects/" + idpPrj + "/trust/authorization-servers", Header: person.Bearer(),
+		Body: map[string]any{"issuer": rsIss, "clientId": agentClient}}).Expect(t, 201, nil)
+	appID, appSecret := register(t, idp, "https://agent.enterprise.example/cb")
+	idt := idToken(t, idp, person, idpPrj, appID, appSecret, "https://agent.enterprise.example/cb", "openid email")
+	user := rs.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/auth-core/signup", Body: map[string]any{"email": person.Email, "password": "correct horse battery", "tenantId": rsPrj}}).
+		Expect(t, 201, nil)["user"].(map[string]any)["id"]
+
+	out := interop.Run(t, 60*time.Second, "enterprise-agent.mjs", "IDP_ISSUER="+idpIss, "RS_ISSUER="+rsIss, "RESOURCE="+mcp, "SCOPE=mcp:tools",
+		"IDP_CLIENT_ID="+appID, "IDP_CLIENT_SECRET="+appSecret, "RS_CLIENT_ID="+agentClient, "RS_CLIENT_SECRET="+agentSecret, "ID_TOKEN="+idt,
+		"WORKLOAD_TOKEN="+k8s.token(t, "system:serviceaccount:agents:runner", rsIss, nil))
+	var got struct {
+		Result struct {
+			JAG      map[string]any
+			Token    map[string]any
+			Workload map[string]any
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	r := got.Result
+	if r.JAG["typ"] != "oauth-id-jag+jwt" || r.JAG["issued_token_type"] != "urn:ietf:params:oauth:token-type:id-jag" || r.JAG["client_id"] != agentClient || r.JAG["sub"] != person.UserID {
+		t.Fatalf("ID-JAG %v", r.JAG)
+	}
+	if r.Token["token_type"] != "dpop" || r.Token["bound"] != true || r.Token["sub"] != user || r.Token["client_id"] != agentClient || r.Token["scope"] != "mcp:tools" {
+		t.Fatalf("token %v", r.Token)
+	}
+	if r.Workload["token_type"] != "Bearer" || r.Workload["scope"] != "mcp:tools" {
+		t.Fatalf("workload %v", r.Workload)
 	}
 }

@@ -17,18 +17,19 @@ package dpop
 
 import (
 	"crypto"
+	"crypto/ed25519"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/binary"
+	"encoding/json"
 	"net/url"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/go-jose/go-jose/v4"
-	"github.com/go-jose/go-jose/v4/jwt"
 	lru "github.com/hashicorp/golang-lru/v2"
 	"go.uber.org/fx"
 
@@ -39,13 +40,17 @@ import (
 // metadata's dpop_signing_alg_values_supported lists them.
 var Algorithms = []jose.SignatureAlgorithm{jose.ES256, jose.EdDSA, jose.RS256}
 
-// AlgorithmNames are Algorithms as strings.
+// algEd25519 is RFC 9864's fully-specified name for EdDSA with Ed25519.
+const algEd25519 = "Ed25519"
+
+// AlgorithmNames are the proof algorithms accepted, as metadata lists them: Algorithms and
+// Ed25519.
 func AlgorithmNames() []string {
-	out := make([]string, len(Algorithms))
-	for i, a := range Algorithms {
-		out[i] = string(a)
+	out := make([]string, 0, len(Algorithms)+1)
+	for _, a := range Algorithms {
+		out = append(out, string(a))
 	}
-	return out
+	return append(out, algEd25519)
 }
 
 // Window is how far a proof's iat may be from now, either way (clock skew and latency):
@@ -144,16 +149,12 @@ func (c *Checker) Verify(proof string, r Request) (Proof, error) {
 	if proof == "" {
 		return Proof{}, &Error{Why: "a DPoP proof is required"}
 	}
-	tok, err := jwt.ParseSigned(proof, Algorithms)
-	if err != nil || len(tok.Headers) != 1 {
-		return Proof{}, &Error{Why: "the DPoP proof is not a JWS signed with ES256, EdDSA or RS256"}
+	h, payload, err := parse(proof)
+	if err != nil {
+		return Proof{}, err
 	}
-	h := tok.Headers[0]
-	if typ, _ := h.ExtraHeaders[jose.HeaderType].(string); typ != "dpop+jwt" {
+	if h.Typ != "dpop+jwt" {
 		return Proof{}, &Error{Why: "the DPoP proof's typ must be dpop+jwt"}
-	}
-	if h.JSONWebKey == nil || !h.JSONWebKey.IsPublic() || !h.JSONWebKey.Valid() {
-		return Proof{}, &Error{Why: "the DPoP proof's header must carry its public key (jwk)"}
 	}
 	var claims struct {
 		JTI   string `json:"jti"`
@@ -163,8 +164,8 @@ func (c *Checker) Verify(proof string, r Request) (Proof, error) {
 		ATH   string `json:"ath"`
 		Nonce string `json:"nonce"`
 	}
-	if err := tok.Claims(h.JSONWebKey.Key, &claims); err != nil {
-		return Proof{}, &Error{Why: "the DPoP proof's signature does not verify with its own key"}
+	if err := json.Unmarshal(payload, &claims); err != nil {
+		return Proof{}, &Error{Why: "the DPoP proof's claims are not a JSON object of the right types"}
 	}
 	now := c.clock.Now()
 	switch {
@@ -183,7 +184,7 @@ func (c *Checker) Verify(proof string, r Request) (Proof, error) {
 	case !c.validNonce(claims.Nonce):
 		return Proof{}, &Error{Why: "the DPoP proof must carry the nonce this server sent (DPoP-Nonce)", UseNonce: true}
 	}
-	tp, err := h.JSONWebKey.Thumbprint(crypto.SHA256)
+	tp, err := h.JWK.Thumbprint(crypto.SHA256)
 	if err != nil {
 		return Proof{}, &Error{Why: "the DPoP proof's key has no thumbprint"}
 	}
@@ -192,6 +193,52 @@ func (c *Checker) Verify(proof string, r Request) (Proof, error) {
 		return Proof{}, &Error{Why: "the DPoP proof was used already (jti), or too many are in flight to remember another"}
 	}
 	return p, nil
+}
+
+// header is what a proof's protected header says.
+type header struct {
+	Alg string           `json:"alg"`
+	Typ string           `json:"typ"`
+	JWK *jose.JSONWebKey `json:"jwk"`
+}
+
+// parse verifies proof's signature with the key in its own header and returns the header
+// and the payload. go-jose verifies ES256, EdDSA and RS256; Ed25519 — the fully-specified
+// name of RFC 9864 that oauth4webapi and the dpop package write for Ed25519 keys — is
+// EdDSA by another name, which go-jose does not know: that one is checked here with
+// crypto/ed25519 over the same signing input.
+func parse(proof string) (header, []byte, error) {
+	parts := strings.Split(proof, ".")
+	if len(parts) != 3 {
+		return header{}, nil, &Error{Why: "the DPoP proof is not a compact JWS"}
+	}
+	var h header
+	raw, err := base64.RawURLEncoding.DecodeString(parts[0])
+	if err != nil || json.Unmarshal(raw, &h) != nil {
+		return header{}, nil, &Error{Why: "the DPoP proof's header is not base64url JSON"}
+	}
+	if h.JWK == nil || !h.JWK.IsPublic() || !h.JWK.Valid() {
+		return header{}, nil, &Error{Why: "the DPoP proof's header must carry its public key (jwk)"}
+	}
+	bad := &Error{Why: "the DPoP proof's signature does not verify with its own key"}
+	if h.Alg == algEd25519 {
+		key, ok := h.JWK.Key.(ed25519.PublicKey)
+		sig, err1 := base64.RawURLEncoding.DecodeString(parts[2])
+		payload, err2 := base64.RawURLEncoding.DecodeString(parts[1])
+		if !ok || err1 != nil || err2 != nil || !ed25519.Verify(key, []byte(parts[0]+"."+parts[1]), sig) {
+			return header{}, nil, bad
+		}
+		return h, payload, nil
+	}
+	jws, err := jose.ParseSigned(proof, Algorithms)
+	if err != nil || len(jws.Signatures) != 1 {
+		return header{}, nil, &Error{Why: "the DPoP proof is not a JWS signed with " + strings.Join(AlgorithmNames(), ", ")}
+	}
+	payload, err := jws.Verify(h.JWK)
+	if err != nil {
+		return header{}, nil, bad
+	}
+	return h, payload, nil
 }
 
 // spend remembers key until until; false when it was remembered and still is.

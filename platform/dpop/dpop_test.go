@@ -9,6 +9,7 @@ import (
 	"crypto/rsa"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"testing"
 	"time"
@@ -129,6 +130,36 @@ func TestProofOfEachAlgorithm(t *testing.T) {
 			}
 		})
 	}
+}
+
+// ed25519Proof is a proof with RFC 9864's alg Ed25519, as oauth4webapi and the dpop
+// package make them (go-jose writes EdDSA); key signs, jwk is put in the header.
+func ed25519Proof(t *testing.T, key ed25519.PrivateKey, jwk any, claims map[string]any) string {
+	t.Helper()
+	h, _ := json.Marshal(map[string]any{"alg": "Ed25519", "typ": "dpop+jwt", "jwk": jwk})
+	p, _ := json.Marshal(claims)
+	input := base64.RawURLEncoding.EncodeToString(h) + "." + base64.RawURLEncoding.EncodeToString(p)
+	return input + "." + base64.RawURLEncoding.EncodeToString(ed25519.Sign(key, []byte(input)))
+}
+
+func TestProofWithTheFullySpecifiedEd25519(t *testing.T) {
+	clk := clock.NewFake(now)
+	c := newChecker(t, clk, 100)
+	_, key, _ := ed25519.GenerateKey(rand.Reader)
+	pub := jose.JSONWebKey{Key: key.Public()}
+	claims := func() map[string]any {
+		return map[string]any{"jti": time.Now().String(), "htm": "GET", "htu": htu, "iat": now.Unix(), "ath": ath(token), "nonce": c.Nonce()}
+	}
+	req := dpop.Request{Method: "GET", URL: htu, AccessToken: token}
+	p, err := c.Verify(ed25519Proof(t, key, pub, claims()), req)
+	tp, _ := pub.Thumbprint(crypto.SHA256)
+	if err != nil || p.JKT != base64.RawURLEncoding.EncodeToString(tp) {
+		t.Fatalf("%v %v", p, err)
+	}
+	_, other, _ := ed25519.GenerateKey(rand.Reader)
+	refusal(t, second(c.Verify(ed25519Proof(t, other, pub, claims()), req)))
+	ec := newHolder(t, jose.ES256)
+	refusal(t, second(c.Verify(ed25519Proof(t, key, ec.jwk, claims()), req)))
 }
 
 // Every rule refuses with its own reason; only a missing or stale nonce asks for a retry.

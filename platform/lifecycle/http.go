@@ -67,6 +67,9 @@ func (l *Lifecycle) Routes(g *guard.Guard, k bearer.Kit, r Routes) []httpserver.
 		httpserver.Route{Method: http.MethodGet, Path: r.Me, Handlers: []fiber.Handler{h.whoAmI}})
 }
 
+// dpopAlgs is the algs parameter of a DPoP challenge (RFC 9449 §7.1).
+var dpopAlgs = strings.Join(dpop.AlgorithmNames(), " ")
+
 type handler struct {
 	l     *Lifecycle
 	id    string
@@ -83,7 +86,7 @@ func (h *handler) whoAmI(c *fiber.Ctx) error {
 		var refused *dpop.Error
 		if errors.As(err, &refused) { // RFC 9449 §7.1: say how, and the nonce to retry with
 			c.Set("DPoP-Nonce", h.l.deps.DPoP.Nonce())
-			c.Set(fiber.HeaderWWWAuthenticate, `DPoP error="`+refused.Code()+`", algs="ES256 EdDSA RS256"`)
+			c.Set(fiber.HeaderWWWAuthenticate, `DPoP error="`+refused.Code()+`", algs="`+dpopAlgs+`"`)
 		}
 		return body, err
 	})
