@@ -1,6 +1,7 @@
 package console_test
 
 import (
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -153,7 +154,7 @@ func TestConsoleNarrowAndSilentRefresh(t *testing.T) {
 		browser.WaitFor("button", "Mint token"), chromedp.WaitVisible(chromedp.CSS("table")))
 	p.NoSideScroll("Agent tokens")
 	p.Shot("narrow-agent-tokens")
-	for _, screen := range []string{"Service badges", "Sessions", "Members", "Audit", "Resources", "Projects"} {
+	for _, screen := range []string{"Service badges", "Sessions", "Members", "Audit", "Resources", "Trust", "Projects"} {
 		p.Do(browser.Click("link", screen), chromedp.WaitVisible(chromedp.CSS("h1")))
 		time.Sleep(200 * time.Millisecond)
 		p.NoSideScroll(screen)
@@ -366,4 +367,51 @@ func TestConsoleShowsAPluginsCredentials(t *testing.T) {
 	p.Do(browser.Click("button", "Revoke"), chromedp.WaitVisible(chromedp.CSS("dialog[open]")), chromedp.Click(chromedp.CSS("dialog[open] #confirm-yes")),
 		chromedp.WaitVisible("No deploy keys yet.", chromedp.ByFunc(browser.Text("No deploy keys yet."))))
 	a.Get("/v1/deploy-keys/me", "Authorization", "Bearer "+rolled).Expect(t, 401, nil)
+}
+
+// SPEC §22 in the console: an admin trusts a workload platform and allows another
+// authorization server on the Trust screen, and mints an agent token bound to a DPoP key,
+// which then works only with a proof.
+func TestConsoleTrust(t *testing.T) {
+	a := apptest.Start(t, apptest.Stores(t)[0])
+	admin := a.SignUp(t)
+	prj := a.CreateProject(t, admin)
+	p := browser.NewPage(t, browser.Tab(t, nil))
+	p.Do(chromedp.Navigate(a.Base+"/console"), browser.TypeInto("textbox", "Email", admin.Email), browser.TypeInto("textbox", "Password", admin.Password),
+		browser.Click("button", "Sign in"), browser.Click("link", "Trust"), browser.WaitFor("button", "Trust issuer"),
+		browser.TypeInto("textbox", "Issuer URL", "https://k8s.example.com"), browser.TypeInto("textbox", "Issuer name", "prod cluster"),
+		browser.TypeInto("textbox", "Audience", "authcore"), browser.TypeInto("textbox", "Subject pattern", "system:serviceaccount:payments:*"),
+		browser.TypeInto("textbox", "Allowed scopes", "mcp:tools"),
+		browser.Click("button", "Trust issuer"), chromedp.WaitVisible("prod cluster", chromedp.ByFunc(browser.Text("prod cluster"))))
+	got := a.Do(apptest.Req{Path: "/v1/projects/" + prj + "/trust/issuers", Header: admin.Bearer()}).Expect(t, 200, nil)["issuers"].([]any)
+	if len(got) != 1 {
+		t.Fatalf("issuers %v", got)
+	}
+	if i := got[0].(map[string]any); i["kind"] != "workload" || i["audience"] != "authcore" || i["subjectPattern"] != "system:serviceaccount:payments:*" ||
+		fmt.Sprint(i["scopes"]) != "[mcp:tools]" {
+		t.Fatalf("issuer %v", i)
+	}
+	p.Do(browser.TypeInto("textbox", "Authorization server issuer", "https://as.vendor.example"), browser.TypeInto("textbox", "Client id at that server", "dcr_agent"),
+		browser.Click("button", "Allow server"), chromedp.WaitVisible("dcr_agent", chromedp.ByFunc(browser.Text("dcr_agent"))))
+	p.Shot("trust")
+	// A refused one shows the API's reason and keeps what was typed.
+	p.Do(browser.TypeInto("textbox", "Issuer URL", "https://k8s.example.com"), browser.TypeInto("textbox", "Audience", "authcore"),
+		browser.Click("button", "Trust issuer"), chromedp.WaitVisible("trusts", chromedp.ByFunc(browser.Text("trusts this issuer already"))))
+	p.Do(chromedp.Click(chromedp.CSS("table button.danger")), chromedp.Click(chromedp.CSS("dialog[open] #confirm-yes")),
+		chromedp.WaitNotPresent("prod cluster", chromedp.ByFunc(browser.Text("prod cluster"))))
+	if n := len(a.Do(apptest.Req{Path: "/v1/projects/" + prj + "/trust/issuers", Header: admin.Bearer()}).Expect(t, 200, nil)["issuers"].([]any)); n != 0 {
+		t.Fatalf("%d issuers after removing", n)
+	}
+
+	key := apptest.NewDPoPKey(t)
+	p.Do(browser.Click("link", "Agent tokens"), browser.WaitFor("button", "Mint token"), browser.TypeInto("textbox", "Agent name", "bound-bot"),
+		browser.TypeInto("textbox", "Bind to DPoP key (thumbprint)", key.JKT), browser.Click("button", "Mint token"),
+		chromedp.WaitVisible(chromedp.CSS("[data-secret]")), chromedp.WaitVisible("key-bound", chromedp.ByFunc(browser.Text("key-bound"))))
+	secret := p.Eval(`document.querySelector('[data-secret]').textContent`)
+	p.Shot("agent-token-bound")
+	a.Get("/v1/auth-core/ai/me", "Authorization", "Bearer "+secret).Expect(t, 401, nil)
+	me := a.Config.PublicURL + "/v1/auth-core/ai/me"
+	nonce := a.PostForm("/v1/oauth/token", nil, nil).Header.Get("DPoP-Nonce")
+	a.Get("/v1/auth-core/ai/me", "Authorization", "Bearer "+secret, "DPoP", key.Proof(t, http.MethodGet, me, secret, nonce, a.Clock.Now())).
+		Expect(t, 200, map[string]any{"agentName": "bound-bot"})
 }

@@ -3,6 +3,7 @@ import { factorsSection, passkeySignIn, secondStep, stepUp } from './mfa.js';
 import { confirm, errorBox, field, h, secretPanel, select, submitting, table, when } from './ui.js';
 import { chart, mini } from './chart.js';
 import { domainLanding, emailView, identitiesSection, linkLanding, methodsOf, methodsView, providerButtons, tenantOf } from './federation.js';
+import { trustView } from './trust.js';
 
 const main = document.getElementById('main');
 const nav = document.getElementById('nav');
@@ -56,6 +57,7 @@ function drawNav() {
     link('#/apps', 'Connected apps'),
     link('#/usage', 'Usage'),
     link('#/signin-methods', 'Sign-in methods'),
+    link('#/trust', 'Trust'),
     link('#/account', 'Account'),
     picker || '',
     h('button', { type: 'button', onclick: signOut }, 'Sign out'),
@@ -311,7 +313,8 @@ async function agentsView() {
     try {
       const { agents } = await api('GET', base);
       list.replaceChildren(table('Agent tokens', ['Agent', 'Scopes', 'Created', 'Expires', 'Last used', 'Last 24 h', ''], agents, (a) => [
-        h('span', {}, a.agentName, h('br', {}), h('code', { class: 'muted' }, a.tokenHint)),
+        h('span', {}, a.agentName, h('br', {}), h('code', { class: 'muted' }, a.tokenHint),
+          a.dpopJkt ? h('span', { class: 'muted', title: `DPoP key ${a.dpopJkt}` }, ' · key-bound') : ''),
         a.scopes.join(' ') || h('span', { class: 'muted' }, 'none'),
         when(a.createdAt), when(a.expiresAt), when(a.lastUsedAt), usageCell(a.id, a.agentName, a.usage24h),
         h('span', { class: 'row' },
@@ -340,6 +343,7 @@ async function agentsView() {
   const name = field('Agent name', { required: true, maxlength: 100 });
   const scopes = field('Scopes', { placeholder: 'files:read tickets:*' });
   const ttl = field('TTL hours', { type: 'number', min: 1, max: 8760, step: 'any', value: 720 });
+  const jkt = field('Bind to DPoP key (thumbprint)', { pattern: '[A-Za-z0-9_-]{43}', placeholder: 'optional: the RFC 7638 thumbprint of the agent\'s key' });
   const form = h('form', {
     onsubmit: (e) => {
       e.preventDefault();
@@ -350,13 +354,15 @@ async function agentsView() {
         };
         const hours = ttl.querySelector('input').value;
         if (hours) body.ttlHours = Number(hours); // empty: the server's default, within the policy
+        const key = jkt.querySelector('input').value.trim();
+        if (key) body.dpopJkt = key; // then the token works only with proofs by that key
         const got = await api('POST', base, body);
         shown.replaceChildren(secretPanel(`Token for ${got.agent.agentName}`, [['Token', got.plaintext]]));
         form.reset();
         await reload();
       });
     },
-  }, name, scopes, ttl, box, h('button', { type: 'submit' }, 'Mint token'));
+  }, name, scopes, ttl, jkt, box, h('button', { type: 'submit' }, 'Mint token'));
   const note = await policyNote();
   if (gen !== latest) return; // the user moved on while this screen loaded
   show('Agent tokens', note, h('h2', {}, 'Mint a token'), form, shown, listBox, list);
@@ -976,6 +982,15 @@ async function signInMethodsView() {
   await methodsView(p, show);
 }
 
+// ---- trust (SPEC §22) -------------------------------------------------------------------
+
+async function trustScreen() {
+  if (needProject()) return;
+  const p = current();
+  if (p.role !== 'admin') { show('Trust', h('p', {}, 'Only the project\'s admins see and change what it trusts.')); return; }
+  await trustView(p, show);
+}
+
 // ---- account ---------------------------------------------------------------------------
 
 async function accountView() {
@@ -1003,7 +1018,7 @@ const views = {
   '#/projects': projectsView, '#/agents': agentsView, '#/badges': badgesView, '#/sessions': sessionsView,
   '#/members': membersView, '#/audit': auditView, '#/account': accountView, '#/webhooks': webhooksView,
   '#/resources': resourcesView, '#/apps': appsView, '#/usage': usageView,
-  '#/signin-methods': signInMethodsView,
+  '#/signin-methods': signInMethodsView, '#/trust': trustScreen,
 };
 
 // consentPage is where the authorization endpoint sends a person (SPEC §16).
