@@ -204,7 +204,7 @@ func (b benchCmd) Run(cfg *config.Config, stdout io.Writer) error {
 	healthz := request{Method: http.MethodGet, Path: "/healthz", Expect: 200}
 	before := run("/healthz (baseline, before)", healthz)
 	var rows []result
-	for _, s := range append(append(benchScenarios(), productScenarios()...), grantScenarios()...) {
+	for _, s := range append(append(append(benchScenarios(), productScenarios()...), grantScenarios()...), trustScenarios()...) {
 		if b.Only != "" && !strings.Contains(s.name, b.Only) {
 			continue
 		}

@@ -19,15 +19,29 @@ func grantSeeds(env *benchEnv) int {
 	return max(40_000, int(12_000*env.spend.Seconds()))
 }
 
-// seedGrant writes a person's grant for a bench project straight to the store: the
-// scenarios measure the token endpoint, not the consent screen before it.
-func seedGrant(ctx context.Context, env *benchEnv) (*ent.OAuthGrant, error) {
+// benchRedirect is the bench client's one redirect URI.
+const benchRedirect = "http://127.0.0.1/callback"
+
+// seedGrant registers a public client through the API and writes a person's grant to it
+// with scopes straight to the store: the scenarios measure the token endpoint, not the
+// consent screen before it.
+func seedGrant(ctx context.Context, env *benchEnv, scopes ...string) (*ent.OAuthGrant, error) {
 	admin, prj, err := benchProject(env)
 	if err != nil {
 		return nil, err
 	}
-	return env.ent.OAuthGrant.Create().SetClientID("dcr_bench").SetClientName("bench").SetClientHost("bench.example").
-		SetUserID(admin.UserID).SetProjectID(prj).SetScopes([]string{"tools:call"}).SetResources([]string{}).
+	var client struct {
+		ClientID string `json:"client_id"`
+	}
+	body := []byte(`{"client_name":"bench","redirect_uris":["` + benchRedirect + `"]}`)
+	if err := benchCall(env, http.MethodPost, "/v1/oauth/register", "", body, http.StatusCreated, &client); err != nil {
+		return nil, err
+	}
+	if len(scopes) == 0 {
+		scopes = []string{"tools:call"}
+	}
+	return env.ent.OAuthGrant.Create().SetClientID(client.ClientID).SetClientName("bench").SetClientHost("127.0.0.1").
+		SetUserID(admin.UserID).SetProjectID(prj).SetScopes(scopes).SetResources([]string{}).
 		SetUpdatedAt(time.Now()).Save(ctx)
 }
 

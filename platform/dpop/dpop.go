@@ -17,13 +17,16 @@ package dpop
 
 import (
 	"crypto"
+	"crypto/ecdsa"
 	"crypto/ed25519"
 	"crypto/hmac"
 	"crypto/rand"
+	"crypto/rsa"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
+	"math/big"
 	"net/url"
 	"strings"
 	"sync"
@@ -56,6 +59,9 @@ func AlgorithmNames() []string {
 // Window is how far a proof's iat may be from now, either way (clock skew and latency):
 // a proof lives this long, and its jti is remembered as long.
 const Window = 60 * time.Second
+
+// headerCache is how many clients' proof headers are kept (a few hundred bytes each).
+const headerCache = 10_000
 
 // bucket is how long a nonce is minted the same; one of the previous bucket is accepted
 // too, so a nonce lives between one and two buckets.
@@ -92,6 +98,8 @@ type Checker struct {
 	mu    sync.Mutex
 	jtis  *lru.Cache[string, time.Time]
 	size  int
+	// headers are the protected headers seen lately (see parse).
+	headers *lru.Cache[string, known]
 }
 
 // NewChecker returns a checker with a key of its own, remembering up to size jtis (proofs
@@ -106,6 +114,9 @@ func NewChecker(clk clock.Clock, size int) (*Checker, error) {
 		return nil, err
 	}
 	c.jtis = jtis
+	if c.headers, err = lru.New[string, known](headerCache); err != nil {
+		return nil, err
+	}
 	return c, nil
 }
 
@@ -149,11 +160,11 @@ func (c *Checker) Verify(proof string, r Request) (Proof, error) {
 	if proof == "" {
 		return Proof{}, &Error{Why: "a DPoP proof is required"}
 	}
-	h, payload, err := parse(proof)
+	h, payload, err := c.parse(proof)
 	if err != nil {
 		return Proof{}, err
 	}
-	if h.Typ != "dpop+jwt" {
+	if h.typ != "dpop+jwt" {
 		return Proof{}, &Error{Why: "the DPoP proof's typ must be dpop+jwt"}
 	}
 	var claims struct {
@@ -184,11 +195,7 @@ func (c *Checker) Verify(proof string, r Request) (Proof, error) {
 	case !c.validNonce(claims.Nonce):
 		return Proof{}, &Error{Why: "the DPoP proof must carry the nonce this server sent (DPoP-Nonce)", UseNonce: true}
 	}
-	tp, err := h.JWK.Thumbprint(crypto.SHA256)
-	if err != nil {
-		return Proof{}, &Error{Why: "the DPoP proof's key has no thumbprint"}
-	}
-	p := Proof{JKT: base64.RawURLEncoding.EncodeToString(tp), JTI: claims.JTI}
+	p := Proof{JKT: h.jkt, JTI: claims.JTI}
 	if !c.spend(p.JKT+"\x00"+claims.JTI, now.Add(2*Window)) {
 		return Proof{}, &Error{Why: "the DPoP proof was used already (jti), or too many are in flight to remember another"}
 	}
@@ -202,43 +209,95 @@ type header struct {
 	JWK *jose.JSONWebKey `json:"jwk"`
 }
 
+// known is a protected header seen before: a client's proofs all carry the same one (alg,
+// typ, its key), so its key, parsed and checked once, and its thumbprint are kept.
+type known struct {
+	alg string
+	typ string
+	key crypto.PublicKey
+	jkt string
+}
+
 // parse verifies proof's signature with the key in its own header and returns the header
-// and the payload. go-jose verifies ES256, EdDSA and RS256; Ed25519 — the fully-specified
-// name of RFC 9864 that oauth4webapi and the dpop package write for Ed25519 keys — is
-// EdDSA by another name, which go-jose does not know: that one is checked here with
-// crypto/ed25519 over the same signing input.
-func parse(proof string) (header, []byte, error) {
+// and the payload.
+//
+// The first proof with a given header goes through go-jose, which parses and checks the
+// key and verifies ES256, EdDSA and RS256; Ed25519 — the fully-specified name of RFC 9864
+// that oauth4webapi and the dpop package write for Ed25519 keys, EdDSA by another name
+// that go-jose does not know — is verified here with crypto/ed25519. Later proofs with the
+// same header are verified here too, with the standard library's primitive for the
+// algorithm go-jose accepted: go-jose would parse the key again on every call, which was
+// a third of a bound ai/me's cost.
+func (c *Checker) parse(proof string) (known, []byte, error) {
 	parts := strings.Split(proof, ".")
 	if len(parts) != 3 {
-		return header{}, nil, &Error{Why: "the DPoP proof is not a compact JWS"}
+		return known{}, nil, &Error{Why: "the DPoP proof is not a compact JWS"}
+	}
+	payload, err1 := base64.RawURLEncoding.DecodeString(parts[1])
+	sig, err2 := base64.RawURLEncoding.DecodeString(parts[2])
+	if err1 != nil || err2 != nil {
+		return known{}, nil, &Error{Why: "the DPoP proof is not base64url"}
+	}
+	bad := &Error{Why: "the DPoP proof's signature does not verify with its own key"}
+	if k, ok := c.headers.Get(parts[0]); ok {
+		if !verifySignature(k, parts[0]+"."+parts[1], sig) {
+			return known{}, nil, bad
+		}
+		return k, payload, nil
 	}
 	var h header
 	raw, err := base64.RawURLEncoding.DecodeString(parts[0])
 	if err != nil || json.Unmarshal(raw, &h) != nil {
-		return header{}, nil, &Error{Why: "the DPoP proof's header is not base64url JSON"}
+		return known{}, nil, &Error{Why: "the DPoP proof's header is not base64url JSON"}
 	}
 	if h.JWK == nil || !h.JWK.IsPublic() || !h.JWK.Valid() {
-		return header{}, nil, &Error{Why: "the DPoP proof's header must carry its public key (jwk)"}
+		return known{}, nil, &Error{Why: "the DPoP proof's header must carry its public key (jwk)"}
 	}
-	bad := &Error{Why: "the DPoP proof's signature does not verify with its own key"}
-	if h.Alg == algEd25519 {
-		key, ok := h.JWK.Key.(ed25519.PublicKey)
-		sig, err1 := base64.RawURLEncoding.DecodeString(parts[2])
-		payload, err2 := base64.RawURLEncoding.DecodeString(parts[1])
-		if !ok || err1 != nil || err2 != nil || !ed25519.Verify(key, []byte(parts[0]+"."+parts[1]), sig) {
-			return header{}, nil, bad
-		}
-		return h, payload, nil
-	}
-	jws, err := jose.ParseSigned(proof, Algorithms)
-	if err != nil || len(jws.Signatures) != 1 {
-		return header{}, nil, &Error{Why: "the DPoP proof is not a JWS signed with " + strings.Join(AlgorithmNames(), ", ")}
-	}
-	payload, err := jws.Verify(h.JWK)
+	tp, err := h.JWK.Thumbprint(crypto.SHA256)
 	if err != nil {
-		return header{}, nil, bad
+		return known{}, nil, &Error{Why: "the DPoP proof's key has no thumbprint"}
 	}
-	return h, payload, nil
+	k := known{alg: h.Alg, typ: h.Typ, key: h.JWK.Key, jkt: base64.RawURLEncoding.EncodeToString(tp)}
+	if h.Alg == algEd25519 {
+		if _, ok := k.key.(ed25519.PublicKey); !ok || !verifySignature(k, parts[0]+"."+parts[1], sig) {
+			return known{}, nil, bad
+		}
+	} else {
+		jws, err := jose.ParseSigned(proof, Algorithms)
+		if err != nil || len(jws.Signatures) != 1 {
+			return known{}, nil, &Error{Why: "the DPoP proof is not a JWS signed with " + strings.Join(AlgorithmNames(), ", ")}
+		}
+		if _, err := jws.Verify(h.JWK); err != nil {
+			return known{}, nil, bad
+		}
+	}
+	c.headers.Add(parts[0], k)
+	return k, payload, nil
+}
+
+// verifySignature checks sig over input with k's key under k's algorithm, one go-jose (or
+// the Ed25519 branch) accepted for this very header.
+func verifySignature(k known, input string, sig []byte) bool {
+	switch k.alg {
+	case string(jose.ES256):
+		pub, ok := k.key.(*ecdsa.PublicKey)
+		if !ok || len(sig) != 64 {
+			return false
+		}
+		sum := sha256.Sum256([]byte(input))
+		return ecdsa.Verify(pub, sum[:], new(big.Int).SetBytes(sig[:32]), new(big.Int).SetBytes(sig[32:]))
+	case string(jose.EdDSA), algEd25519:
+		pub, ok := k.key.(ed25519.PublicKey)
+		return ok && ed25519.Verify(pub, []byte(input), sig)
+	case string(jose.RS256):
+		pub, ok := k.key.(*rsa.PublicKey)
+		if !ok {
+			return false
+		}
+		sum := sha256.Sum256([]byte(input))
+		return rsa.VerifyPKCS1v15(pub, crypto.SHA256, sum[:], sig) == nil
+	}
+	return false
 }
 
 // spend remembers key until until; false when it was remembered and still is.

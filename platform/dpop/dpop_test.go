@@ -11,6 +11,8 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -128,6 +130,19 @@ func TestProofOfEachAlgorithm(t *testing.T) {
 			if p.JKT != h.jkt(t) || !dpop.ValidJKT(p.JKT) {
 				t.Fatalf("jkt %q, want %q", p.JKT, h.jkt(t))
 			}
+			// The same header again: its key is known, the signature still checked.
+			again := h.proof(t, map[string]any{"htm": "GET", "htu": htu, "iat": now.Unix(), "ath": ath(token), "nonce": c.Nonce()}, nil)
+			if p, err := c.Verify(again, dpop.Request{Method: "GET", URL: htu, AccessToken: token}); err != nil || p.JKT != h.jkt(t) {
+				t.Fatalf("a second proof: %v %v", p, err)
+			}
+			parts := strings.Split(h.proof(t, map[string]any{"htm": "GET", "htu": htu, "iat": now.Unix(), "ath": ath(token), "nonce": c.Nonce()}, nil), ".")
+			forged := parts[0] + "." + base64.RawURLEncoding.EncodeToString([]byte(`{"jti":"forged","htm":"GET","htu":"`+htu+`","iat":`+
+				fmt.Sprint(now.Unix())+`,"ath":"`+ath(token)+`","nonce":"`+c.Nonce()+`"}`)) + "." + parts[2]
+			refusal(t, second(c.Verify(forged, dpop.Request{Method: "GET", URL: htu, AccessToken: token})))
+			stranger := newHolder(t, alg)
+			swapped := stranger.proof(t, map[string]any{"htm": "GET", "htu": htu, "iat": now.Unix(), "ath": ath(token), "nonce": c.Nonce()},
+				func(o *jose.SignerOptions) *jose.SignerOptions { o.EmbedJWK = false; return o.WithHeader("jwk", h.jwk) })
+			refusal(t, second(c.Verify(swapped, dpop.Request{Method: "GET", URL: htu, AccessToken: token})))
 		})
 	}
 }
