@@ -235,4 +235,3 @@ func dpopNonce(env *benchEnv) (string, error) {
 	}
 	return "", fmt.Errorf("the token endpoint named no DPoP nonce")
 }
-
