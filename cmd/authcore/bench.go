@@ -257,6 +257,17 @@ func (b benchCmd) Run(cfg *config.Config, stdout io.Writer) error {
 	baseline.Elapsed = (before.Elapsed + after.Elapsed) / 2
 	printTable(stdout, baseline, append([]result{before, after}, rows...))
 	fmt.Fprintln(stdout, "\nratio = requests/s over the mean of the two /healthz runs")
+	// A scenario whose answers are not the ones it expects measures something else (a
+	// refusal is cheap): say so in the exit status, not only in a column.
+	var wrong []string
+	for _, r := range append([]result{before, after}, rows...) {
+		if r.Errors > 0 {
+			wrong = append(wrong, fmt.Sprintf("%s (%d)", strings.TrimSpace(r.Name), r.Errors))
+		}
+	}
+	if len(wrong) > 0 {
+		return fmt.Errorf("answers other than expected in: %s", strings.Join(wrong, "; "))
+	}
 	return nil
 }
 

@@ -16,7 +16,7 @@ import (
 // grantSeeds is how many single-use codes or refresh tokens a grant scenario seeds: more
 // than a warm-up and a run spend at 12,000/s, so none is presented twice.
 func grantSeeds(env *benchEnv) int {
-	return max(40_000, int(12_000*env.spend.Seconds()))
+	return 2_000 + int(12_000*env.spend.Seconds())
 }
 
 // benchRedirect is the bench client's one redirect URI.

@@ -1,0 +1,32 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/authcore/authcore/internal/testkit"
+)
+
+// The token endpoint's and ai/me's bench scenarios get the answers they expect: a scenario
+// whose requests are all refused measures the refusal (the grant scenarios once did, for a
+// whole release, unseen). The figures themselves are not checked here.
+func TestBenchScenariosGetTheirAnswers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("seeds and drives each scenario briefly")
+	}
+	for _, only := range []string{"/v1/oauth/token (", "ai/me ("} {
+		t.Run(only, func(t *testing.T) {
+			cfg := testkit.Config("", t.TempDir())
+			var out bytes.Buffer
+			b := benchCmd{Duration: 200 * time.Millisecond, Warmup: 50 * time.Millisecond, Connections: 4, Only: only, Tokens: 1000}
+			if err := b.Run(&cfg, &out); err != nil {
+				t.Fatalf("%v\n%s", err, out.String())
+			}
+			if rows := strings.Count(out.String(), only); rows < 2 {
+				t.Fatalf("%d scenarios ran:\n%s", rows, out.String())
+			}
+		})
+	}
+}
