@@ -36,7 +36,7 @@ type holder struct {
 	n   int
 }
 
-func newHolder(t *testing.T, alg jose.SignatureAlgorithm) *holder {
+func newHolder(t testing.TB, alg jose.SignatureAlgorithm) *holder {
 	t.Helper()
 	var key crypto.Signer
 	var err error
@@ -64,7 +64,7 @@ func (h *holder) jkt(t *testing.T) string {
 
 // proof signs claims (a fresh jti unless given) with typ dpop+jwt and the public key in
 // the header; header edits the signer's options.
-func (h *holder) proof(t *testing.T, claims map[string]any, header func(*jose.SignerOptions) *jose.SignerOptions) string {
+func (h *holder) proof(t testing.TB, claims map[string]any, header func(*jose.SignerOptions) *jose.SignerOptions) string {
 	t.Helper()
 	h.n++
 	c := map[string]any{"jti": "jti-" + string(rune('a'+h.n%26)) + time.Now().Format("150405.000000000")}
@@ -149,7 +149,7 @@ func TestProofOfEachAlgorithm(t *testing.T) {
 
 // ed25519Proof is a proof with RFC 9864's alg Ed25519, as oauth4webapi and the dpop
 // package make them (go-jose writes EdDSA); key signs, jwk is put in the header.
-func ed25519Proof(t *testing.T, key ed25519.PrivateKey, jwk any, claims map[string]any) string {
+func ed25519Proof(t testing.TB, key ed25519.PrivateKey, jwk any, claims map[string]any) string {
 	t.Helper()
 	h, _ := json.Marshal(map[string]any{"alg": "Ed25519", "typ": "dpop+jwt", "jwk": jwk})
 	p, _ := json.Marshal(claims)
@@ -329,4 +329,27 @@ func TestValidJKT(t *testing.T) {
 			t.Errorf("ValidJKT(%q) != %v", s, want)
 		}
 	}
+}
+
+// No proof, however malformed, panics the checker or is taken without its key's signature.
+func FuzzVerify(f *testing.F) {
+	clk := clock.NewFake(now)
+	c, err := dpop.NewChecker(clk, 1000)
+	if err != nil {
+		f.Fatal(err)
+	}
+	h := newHolder(f, jose.ES256)
+	good := h.proof(f, map[string]any{"htm": "GET", "htu": htu, "iat": now.Unix(), "ath": ath(token), "nonce": c.Nonce()}, nil)
+	_, edKey, _ := ed25519.GenerateKey(rand.Reader)
+	f.Add(good)
+	f.Add(ed25519Proof(f, edKey, jose.JSONWebKey{Key: edKey.Public()}, map[string]any{"jti": "x", "htm": "GET", "htu": htu, "iat": now.Unix(), "ath": ath(token), "nonce": c.Nonce()}))
+	f.Add("..")
+	f.Add("a.b.c")
+	f.Add("eyJhbGciOiJub25lIn0.e30.")
+	f.Fuzz(func(t *testing.T, proof string) {
+		p, err := c.Verify(proof, dpop.Request{Method: "GET", URL: htu, AccessToken: token})
+		if err == nil && !dpop.ValidJKT(p.JKT) {
+			t.Fatalf("accepted with jkt %q", p.JKT)
+		}
+	})
 }
