@@ -192,7 +192,7 @@ func person(t *testing.T, p *browser.Page, who *apptest.Session, button string, 
 		p.Do(chromedp.Navigate(authURL))
 		signIn := ""
 		for deadline := time.Now().Add(15 * time.Second); signIn == "" && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-			signIn = p.Eval(`location.pathname === '/callback' ? 'back' : document.body.innerText.includes('Sign in to connect') ? 'yes' : [...document.querySelectorAll('button')].some(b => b.textContent === 'Approve') ? 'no' : ''`)
+			signIn = p.Eval(`location.pathname === '/callback' ? 'back' : document.body?.innerText.includes('Sign in to connect') ? 'yes' : [...document.querySelectorAll('button')].some(b => b.textContent === 'Approve') ? 'no' : ''`)
 		}
 		if signIn == "back" { // a remembered grant: straight back to the host
 			return nil

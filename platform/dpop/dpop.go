@@ -271,7 +271,9 @@ func (c *Checker) parse(proof string) (known, []byte, error) {
 			return known{}, nil, bad
 		}
 	}
-	c.headers.Add(parts[0], k)
+	// A copy: the proof may alias the server's request buffer, which the next request
+	// overwrites (Fiber's zero-copy strings).
+	c.headers.Add(strings.Clone(parts[0]), k)
 	return k, payload, nil
 }
 

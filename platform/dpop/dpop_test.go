@@ -15,6 +15,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
@@ -352,4 +353,29 @@ func FuzzVerify(f *testing.F) {
 			t.Fatalf("accepted with jkt %q", p.JKT)
 		}
 	})
+}
+
+// A proof may alias a request buffer the server reuses (Fiber's zero-copy strings): what
+// the checker keeps of it must not change when the buffer does.
+func TestProofBufferReused(t *testing.T) {
+	clk := clock.NewFake(now)
+	c := newChecker(t, clk, 100)
+	req := dpop.Request{Method: "GET", URL: htu, AccessToken: token}
+	claims := func() map[string]any {
+		return map[string]any{"htm": "GET", "htu": htu, "iat": now.Unix(), "ath": ath(token), "nonce": c.Nonce()}
+	}
+	first, second := newHolder(t, jose.ES256), newHolder(t, jose.ES256)
+	buf := []byte(first.proof(t, claims(), nil))
+	if _, err := c.Verify(unsafe.String(&buf[0], len(buf)), req); err != nil {
+		t.Fatal(err)
+	}
+	next := second.proof(t, claims(), nil)
+	header := next[:strings.IndexByte(next, '.')]
+	if strings.IndexByte(string(buf), '.') != len(header) {
+		t.Fatal("the two headers differ in length; the test needs them equal")
+	}
+	copy(buf, header) // the next request lands where the first was
+	if _, err := c.Verify(second.proof(t, claims(), nil), req); err != nil {
+		t.Fatalf("a proof after the buffer was reused: %v", err)
+	}
 }
