@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -65,40 +66,50 @@ func singleUse(ctx context.Context, n int, kind string, create func(digest []byt
 
 var formHeader = map[string]string{"Content-Type": "application/x-www-form-urlencoded"}
 
+// codeScenario redeems seeded authorization codes of a grant holding scopes; with openid
+// the codes carry what an id_token is made of (nonce, auth_time, amr), and each answer
+// holds one.
+func codeScenario(name string, scopes ...string) scenario {
+	return scenario{name: name, setup: func(ctx context.Context, env *benchEnv) (request, error) {
+		g, err := seedGrant(ctx, env, scopes...)
+		if err != nil {
+			return request{}, err
+		}
+		verifier := oauth2.GenerateVerifier()
+		challenge := oauth2.S256ChallengeFromVerifier(verifier)
+		codes := make([]*ent.OAuthCodeCreate, 0, 2000)
+		flush := func() error {
+			err := env.ent.OAuthCode.CreateBulk(codes...).Exec(ctx)
+			codes = codes[:0]
+			return err
+		}
+		now := time.Now()
+		next, err := singleUse(ctx, grantSeeds(env), "oc", func(digest []byte) error {
+			c := env.ent.OAuthCode.Create().SetDigest(digest).SetGrantID(g.ID).SetClientID(g.ClientID).SetRedirectURI(benchRedirect).
+				SetCodeChallenge(challenge).SetScopes(g.Scopes).SetResources([]string{}).SetExpiresAt(now.Add(10 * time.Minute))
+			if slices.Contains(g.Scopes, "openid") {
+				c.SetNonce("bench-nonce").SetAuthTime(now).SetAmr([]string{"pwd"})
+			}
+			if codes = append(codes, c); len(codes) == cap(codes) {
+				return flush()
+			}
+			return nil
+		}, func(code string) url.Values {
+			return url.Values{"grant_type": {"authorization_code"}, "client_id": {g.ClientID}, "code": {code}, "redirect_uri": {benchRedirect}, "code_verifier": {verifier}}
+		})
+		if err != nil {
+			return request{}, err
+		}
+		if err := flush(); err != nil {
+			return request{}, err
+		}
+		return request{Method: http.MethodPost, Path: "/v1/oauth/token", Header: formHeader, NextBody: next, Expect: 200}, nil
+	}}
+}
+
 func grantScenarios() []scenario {
 	return []scenario{
-		{name: "POST /v1/oauth/token (authorization code, PKCE)", setup: func(ctx context.Context, env *benchEnv) (request, error) {
-			g, err := seedGrant(ctx, env)
-			if err != nil {
-				return request{}, err
-			}
-			verifier := oauth2.GenerateVerifier()
-			challenge := oauth2.S256ChallengeFromVerifier(verifier)
-			const redirect = "http://127.0.0.1/callback"
-			codes := make([]*ent.OAuthCodeCreate, 0, 2000)
-			flush := func() error {
-				err := env.ent.OAuthCode.CreateBulk(codes...).Exec(ctx)
-				codes = codes[:0]
-				return err
-			}
-			next, err := singleUse(ctx, grantSeeds(env), "oc", func(digest []byte) error {
-				codes = append(codes, env.ent.OAuthCode.Create().SetDigest(digest).SetGrantID(g.ID).SetClientID(g.ClientID).SetRedirectURI(redirect).
-					SetCodeChallenge(challenge).SetScopes(g.Scopes).SetResources([]string{}).SetExpiresAt(time.Now().Add(10*time.Minute)))
-				if len(codes) == cap(codes) {
-					return flush()
-				}
-				return nil
-			}, func(code string) url.Values {
-				return url.Values{"grant_type": {"authorization_code"}, "client_id": {g.ClientID}, "code": {code}, "redirect_uri": {redirect}, "code_verifier": {verifier}}
-			})
-			if err != nil {
-				return request{}, err
-			}
-			if err := flush(); err != nil {
-				return request{}, err
-			}
-			return request{Method: http.MethodPost, Path: "/v1/oauth/token", Header: formHeader, NextBody: next, Expect: 200}, nil
-		}},
+		codeScenario("POST /v1/oauth/token (authorization code, PKCE)"),
 		{name: "POST /v1/oauth/token (refresh, rotating)", durable: true, setup: func(ctx context.Context, env *benchEnv) (request, error) {
 			g, err := seedGrant(ctx, env)
 			if err != nil {

@@ -18,9 +18,6 @@ import (
 
 	"github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
-	"golang.org/x/oauth2"
-
-	"github.com/authcore/authcore/ent"
 )
 
 // The scenarios of the OpenID Provider and of enterprise trust (SPEC §21, §22): what each
@@ -187,39 +184,7 @@ func trustScenarios() []scenario {
 					"client_assertion_type": {"urn:ietf:params:oauth:client-assertion-type:jwt-bearer"}}.Encode())
 			}}, nil
 		}},
-		{name: "POST /v1/oauth/token (authorization code with openid: an id_token)", setup: func(ctx context.Context, env *benchEnv) (request, error) {
-			g, err := seedGrant(ctx, env, "openid", "profile", "email")
-			if err != nil {
-				return request{}, err
-			}
-			verifier := oauth2.GenerateVerifier()
-			challenge := oauth2.S256ChallengeFromVerifier(verifier)
-			codes := make([]*ent.OAuthCodeCreate, 0, 2000)
-			flush := func() error {
-				err := env.ent.OAuthCode.CreateBulk(codes...).Exec(ctx)
-				codes = codes[:0]
-				return err
-			}
-			now := time.Now()
-			next, err := singleUse(ctx, grantSeeds(env), "oc", func(digest []byte) error {
-				codes = append(codes, env.ent.OAuthCode.Create().SetDigest(digest).SetGrantID(g.ID).SetClientID(g.ClientID).SetRedirectURI(benchRedirect).
-					SetCodeChallenge(challenge).SetScopes(g.Scopes).SetResources([]string{}).SetExpiresAt(now.Add(10*time.Minute)).
-					SetNonce("bench-nonce").SetAuthTime(now).SetAmr([]string{"pwd"}))
-				if len(codes) == cap(codes) {
-					return flush()
-				}
-				return nil
-			}, func(code string) url.Values {
-				return url.Values{"grant_type": {"authorization_code"}, "client_id": {g.ClientID}, "code": {code}, "redirect_uri": {benchRedirect}, "code_verifier": {verifier}}
-			})
-			if err != nil {
-				return request{}, err
-			}
-			if err := flush(); err != nil {
-				return request{}, err
-			}
-			return request{Method: http.MethodPost, Path: "/v1/oauth/token", Header: formHeader, NextBody: next, Expect: 200}, nil
-		}},
+		codeScenario("POST /v1/oauth/token (authorization code with openid: an id_token)", "openid", "profile", "email"),
 	}
 }
 

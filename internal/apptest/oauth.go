@@ -112,21 +112,17 @@ type ConnectedApp struct {
 	AccessToken, RefreshToken, GrantID string
 }
 
-// ConnectApp runs the authorization code flow through the API as a host and its person
-// would, without a browser: register a public client, authorize (for resource when not
-// ""), approve as admin for project, redeem the code with its PKCE verifier.
-func (a *App) ConnectApp(t testing.TB, admin *Session, project, resource string) ConnectedApp {
+// ApproveCode sends admin's browser to the authorization endpoint with q (a code flow's
+// parameters) and approves the request on the consent page for project, as the console
+// does; it returns the code the redirect carries.
+func (a *App) ApproveCode(t testing.TB, admin *Session, project string, q url.Values) string {
 	t.Helper()
-	const redirect = "http://127.0.0.1/callback"
-	var app ConnectedApp
-	app.ClientID = a.Do(Req{Method: http.MethodPost, Path: "/v1/oauth/register", Body: map[string]any{"client_name": "app", "redirect_uris": []string{redirect}}}).
-		Expect(t, 201, nil)["client_id"].(string)
-	verifier := oauth2.GenerateVerifier()
-	q := url.Values{"response_type": {"code"}, "client_id": {app.ClientID}, "redirect_uri": {redirect}, "state": {"s"},
-		"code_challenge": {oauth2.S256ChallengeFromVerifier(verifier)}, "code_challenge_method": {"S256"}}
-	if resource != "" {
-		q.Set("resource", resource)
-	}
+	code, _ := a.approve(t, admin, project, q)
+	return code
+}
+
+func (a *App) approve(t testing.TB, admin *Session, project string, q url.Values) (code, csrf string) {
+	t.Helper()
 	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	res, err := noFollow.Get(a.Base + "/oauth/authorize?" + q.Encode())
 	if err != nil {
@@ -143,11 +139,29 @@ func (a *App) ConnectApp(t testing.TB, admin *Session, project, resource string)
 	for _, c := range res.Cookies() {
 		browser["Cookie"] = c.Name + "=" + c.Value
 	}
-	app.CSRF = a.Do(Req{Path: path, Header: browser}).Expect(t, 200, nil)["csrfToken"].(string)
-	to := a.Do(Req{Method: http.MethodPost, Path: path, Header: browser, Body: map[string]any{"decision": "approve", "csrfToken": app.CSRF, "projectId": project}}).
+	csrf = a.Do(Req{Path: path, Header: browser}).Expect(t, 200, nil)["csrfToken"].(string)
+	to := a.Do(Req{Method: http.MethodPost, Path: path, Header: browser, Body: map[string]any{"decision": "approve", "csrfToken": csrf, "projectId": project}}).
 		Expect(t, 200, nil)["redirectTo"].(string)
 	back, _ := url.Parse(to)
-	app.Code = back.Query().Get("code")
+	return back.Query().Get("code"), csrf
+}
+
+// ConnectApp runs the authorization code flow through the API as a host and its person
+// would, without a browser: register a public client, authorize (for resource when not
+// ""), approve as admin for project, redeem the code with its PKCE verifier.
+func (a *App) ConnectApp(t testing.TB, admin *Session, project, resource string) ConnectedApp {
+	t.Helper()
+	const redirect = "http://127.0.0.1/callback"
+	var app ConnectedApp
+	app.ClientID = a.Do(Req{Method: http.MethodPost, Path: "/v1/oauth/register", Body: map[string]any{"client_name": "app", "redirect_uris": []string{redirect}}}).
+		Expect(t, 201, nil)["client_id"].(string)
+	verifier := oauth2.GenerateVerifier()
+	q := url.Values{"response_type": {"code"}, "client_id": {app.ClientID}, "redirect_uri": {redirect}, "state": {"s"},
+		"code_challenge": {oauth2.S256ChallengeFromVerifier(verifier)}, "code_challenge_method": {"S256"}}
+	if resource != "" {
+		q.Set("resource", resource)
+	}
+	app.Code, app.CSRF = a.approve(t, admin, project, q)
 	tok := a.PostForm("/v1/oauth/token", url.Values{"grant_type": {"authorization_code"}, "client_id": {app.ClientID}, "code": {app.Code},
 		"redirect_uri": {redirect}, "code_verifier": {verifier}}, nil).Expect(t, 200, nil)
 	app.AccessToken, app.RefreshToken = tok["access_token"].(string), tok["refresh_token"].(string)

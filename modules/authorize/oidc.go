@@ -317,7 +317,7 @@ func (h *handler) logout(c *fiber.Ctx) error {
 	sid := ""
 	if hint != "" {
 		_, claims, err := h.verifier.VerifySigned(hint)
-		aud := audiences(claims["aud"])
+		aud := oauth.Audiences(claims)
 		if err != nil || claims["iss"] != h.cfg.SelfURL() || len(aud) != 1 {
 			return h.page(c, "The id_token_hint is not an id_token this server issued.")
 		}
@@ -362,21 +362,4 @@ func (h *handler) logout(c *fiber.Ctx) error {
 		return c.Redirect(u.String(), http.StatusFound)
 	}
 	return h.signedOut(c)
-}
-
-// audiences reads aud: a string or a list of them.
-func audiences(v any) []string {
-	switch a := v.(type) {
-	case string:
-		return []string{a}
-	case []any:
-		out := make([]string, 0, len(a))
-		for _, x := range a {
-			if s, ok := x.(string); ok {
-				out = append(out, s)
-			}
-		}
-		return out
-	}
-	return nil
 }

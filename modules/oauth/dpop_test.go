@@ -132,25 +132,8 @@ func TestDPoPAtTheTokenEndpoint(t *testing.T) {
 func codeFor(t *testing.T, a *apptest.App, admin *apptest.Session, prj, clientID, redirect string) (code, verifier string) {
 	t.Helper()
 	verifier = oauth2.GenerateVerifier()
-	q := url.Values{"response_type": {"code"}, "client_id": {clientID}, "redirect_uri": {redirect}, "state": {"s"},
-		"code_challenge": {oauth2.S256ChallengeFromVerifier(verifier)}, "code_challenge_method": {"S256"}}
-	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	res, err := noFollow.Get(a.Base + "/oauth/authorize?" + q.Encode())
-	if err != nil {
-		t.Fatal(err)
-	}
-	res.Body.Close()
-	loc, _ := url.Parse(res.Header.Get("Location"))
-	path := "/v1/oauth/authorizations/" + loc.Query().Get("request")
-	browser := admin.Bearer()
-	for _, c := range res.Cookies() {
-		browser["Cookie"] = c.Name + "=" + c.Value
-	}
-	csrf := a.Do(apptest.Req{Path: path, Header: browser}).Expect(t, 200, nil)["csrfToken"]
-	to := a.Do(apptest.Req{Method: http.MethodPost, Path: path, Header: browser, Body: map[string]any{"decision": "approve", "csrfToken": csrf, "projectId": prj}}).
-		Expect(t, 200, nil)["redirectTo"].(string)
-	back, _ := url.Parse(to)
-	return back.Query().Get("code"), verifier
+	return a.ApproveCode(t, admin, prj, url.Values{"response_type": {"code"}, "client_id": {clientID}, "redirect_uri": {redirect}, "state": {"s"},
+		"code_challenge": {oauth2.S256ChallengeFromVerifier(verifier)}, "code_challenge_method": {"S256"}}), verifier
 }
 
 // A public client's refresh tokens are bound to the key it proved (RFC 9449 §5); one that

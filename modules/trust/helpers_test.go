@@ -98,29 +98,13 @@ func trustIssuer(t *testing.T, a *apptest.App, admin *apptest.Session, project s
 }
 
 // idToken signs admin in to client (a confidential one registered on a) with scope and
-// returns the id_token the code flow gives: the browser steps as the console takes them.
+// returns the id_token the code flow gives.
 func idToken(t *testing.T, a *apptest.App, admin *apptest.Session, project, clientID, secret, redirect, scope string) string {
 	t.Helper()
-	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	v := oauth2.GenerateVerifier()
-	q := url.Values{"response_type": {"code"}, "client_id": {clientID}, "redirect_uri": {redirect}, "state": {"s"}, "nonce": {"n"},
-		"code_challenge": {oauth2.S256ChallengeFromVerifier(v)}, "code_challenge_method": {"S256"}, "scope": {scope}}
-	res, err := noFollow.Get(a.Base + "/oauth/authorize?" + q.Encode())
-	if err != nil {
-		t.Fatal(err)
-	}
-	res.Body.Close()
-	loc, _ := url.Parse(res.Header.Get("Location"))
-	path := "/v1/oauth/authorizations/" + loc.Query().Get("request")
-	h := admin.Bearer()
-	for _, c := range res.Cookies() {
-		h["Cookie"] = c.Name + "=" + c.Value
-	}
-	csrf := a.Do(apptest.Req{Path: path, Header: h}).Expect(t, 200, nil)["csrfToken"]
-	to := a.Do(apptest.Req{Method: http.MethodPost, Path: path, Header: h, Body: map[string]any{"decision": "approve", "csrfToken": csrf, "projectId": project}}).
-		Expect(t, 200, nil)["redirectTo"].(string)
-	back, _ := url.Parse(to)
-	got := a.PostForm("/v1/oauth/token", url.Values{"grant_type": {"authorization_code"}, "code": {back.Query().Get("code")}, "redirect_uri": {redirect},
+	code := a.ApproveCode(t, admin, project, url.Values{"response_type": {"code"}, "client_id": {clientID}, "redirect_uri": {redirect}, "state": {"s"},
+		"nonce": {"n"}, "code_challenge": {oauth2.S256ChallengeFromVerifier(v)}, "code_challenge_method": {"S256"}, "scope": {scope}})
+	got := a.PostForm("/v1/oauth/token", url.Values{"grant_type": {"authorization_code"}, "code": {code}, "redirect_uri": {redirect},
 		"code_verifier": {v}}, apptest.Basic(clientID, secret)).Expect(t, 200, nil)
 	return got["id_token"].(string)
 }

@@ -73,7 +73,7 @@ func (x *idJAG) Token(ctx context.Context, r oauth.Request) (oauth.Token, error)
 	_, claims, err := x.verifier.VerifySigned(f.Get("subject_token"))
 	exp, _ := claims["exp"].(float64)
 	sub, _ := claims["sub"].(string)
-	if err != nil || claims["iss"] != identity.IssuerFrom(ctx) || !slices.Contains(audiences(claims["aud"]), r.Client.ID) ||
+	if err != nil || claims["iss"] != identity.IssuerFrom(ctx) || !slices.Contains(oauth.Audiences(claims), r.Client.ID) ||
 		sub == "" || float64(x.clock.Now().Unix()) >= exp {
 		return oauth.Token{}, invalidGrant("subject_token is not a live id_token this server issued to the client")
 	}
@@ -138,21 +138,4 @@ func (x *idJAG) allowing(ctx context.Context, issuer, user string) (*ent.Trusted
 		return nil, oauth.Error(apperr.KindInvalid, "invalid_target", "no project of the person's allows this authorization server")
 	}
 	return found, nil
-}
-
-// audiences reads aud: a string or a list of them.
-func audiences(v any) []string {
-	switch a := v.(type) {
-	case string:
-		return []string{a}
-	case []any:
-		out := make([]string, 0, len(a))
-		for _, x := range a {
-			if s, ok := x.(string); ok {
-				out = append(out, s)
-			}
-		}
-		return out
-	}
-	return nil
 }

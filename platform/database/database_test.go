@@ -221,12 +221,10 @@ func TestSQLiteFilesAreOwnerOnly(t *testing.T) {
 	}
 }
 
-// A SQLite path is the file's, whatever characters it holds.
-func TestSQLitePathIsTaken(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "a#b?c%20d.db")
-	cfg := testkit.Config("sqlite:"+path, dir)
-	log, err := logging.New(cfg, logging.Output{Writer: io.Discard})
+// startStore opens and migrates the store of cfg, logging to out, until the test ends.
+func startStore(t *testing.T, cfg config.Config, out io.Writer) *database.DB {
+	t.Helper()
+	log, err := logging.New(cfg, logging.Output{Writer: out})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -237,7 +235,15 @@ func TestSQLitePathIsTaken(t *testing.T) {
 	if err := db.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// A SQLite path is the file's, whatever characters it holds.
+func TestSQLitePathIsTaken(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "a#b?c%20d.db")
+	startStore(t, testkit.Config("sqlite:"+path, dir), io.Discard)
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -261,18 +267,7 @@ func TestRelaxedSyncIsWarnedAbout(t *testing.T) {
 			cfg := testkit.Config("sqlite:"+filepath.Join(dir, "s.db"), dir)
 			cfg.SQLiteSync = c.setting
 			var out bytes.Buffer
-			log, err := logging.New(cfg, logging.Output{Writer: &out})
-			if err != nil {
-				t.Fatal(err)
-			}
-			db, err := database.Open(cfg, log, tracing.Off)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := db.Start(context.Background()); err != nil {
-				t.Fatal(err)
-			}
-			defer db.Close()
+			startStore(t, cfg, &out)
 			if warned := strings.Contains(out.String(), "AUTHCORE_SQLITE_SYNC relaxes durability"); warned != c.warned {
 				t.Fatalf("warned %v, want %v:\n%s", warned, c.warned, out.String())
 			}

@@ -230,6 +230,23 @@ type Verifier interface {
 	VerifySigned(token string) (typ string, claims map[string]any, err error)
 }
 
+// Audiences reads the aud of claims VerifySigned returned: a string or a list of them.
+func Audiences(claims map[string]any) []string {
+	switch a := claims["aud"].(type) {
+	case string:
+		return []string{a}
+	case []any:
+		out := make([]string, 0, len(a))
+		for _, x := range a {
+			if s, ok := x.(string); ok {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	return nil
+}
+
 // AsGrant contributes the Grant returned by constructor f.
 func AsGrant(f any) fx.Option {
 	return fx.Provide(fx.Annotate(f, fx.ResultTags(`group:"oauth_grants"`)))
