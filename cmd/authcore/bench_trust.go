@@ -4,8 +4,10 @@ import (
 	"context"
 	"crypto"
 	"crypto/ecdsa"
+	"crypto/ed25519"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/rsa"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
@@ -25,23 +27,32 @@ import (
 // assertion, a workload's token — is single use, so the bench signs one per request
 // before the run (ES256, as a client library would), and the generator only sends them.
 
-// benchKey is an ES256 key signing the bench's JWTs.
+// benchKey is a key signing the bench's JWTs.
 type benchKey struct {
 	signer jose.Signer
 	public jose.JSONWebKey
 	jkt    string
 }
 
-func newBenchKey(kid string, opts *jose.SignerOptions) (*benchKey, error) {
-	priv, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+func newBenchKey(alg jose.SignatureAlgorithm, kid string, opts *jose.SignerOptions) (*benchKey, error) {
+	var priv crypto.Signer
+	var err error
+	switch alg {
+	case jose.EdDSA:
+		_, priv, err = ed25519.GenerateKey(rand.Reader)
+	case jose.RS256:
+		priv, err = rsa.GenerateKey(rand.Reader, 2048)
+	default:
+		priv, err = ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	}
 	if err != nil {
 		return nil, err
 	}
-	s, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.ES256, Key: priv}, opts.WithHeader("kid", kid))
+	s, err := jose.NewSigner(jose.SigningKey{Algorithm: alg, Key: priv}, opts.WithHeader("kid", kid))
 	if err != nil {
 		return nil, err
 	}
-	pub := jose.JSONWebKey{Key: &priv.PublicKey, KeyID: kid, Algorithm: "ES256", Use: "sig"}
+	pub := jose.JSONWebKey{Key: priv.Public(), KeyID: kid, Algorithm: string(alg), Use: "sig"}
 	tp, err := pub.Thumbprint(crypto.SHA256)
 	if err != nil {
 		return nil, err
@@ -80,41 +91,9 @@ func benchJTI(i int) string { return fmt.Sprintf("bench-%d-%d", time.Now().UnixN
 
 func trustScenarios() []scenario {
 	return []scenario{
-		{name: "GET /v1/auth-core/ai/me (DPoP-bound, warm cache)", setup: func(ctx context.Context, env *benchEnv) (request, error) {
-			admin, prj, err := benchProject(env)
-			if err != nil {
-				return request{}, err
-			}
-			key, err := newBenchKey("dpop", (&jose.SignerOptions{EmbedJWK: true}).WithType("dpop+jwt"))
-			if err != nil {
-				return request{}, err
-			}
-			var out struct{ Plaintext string }
-			if err := benchCall(env, http.MethodPost, "/v1/auth-core/projects/"+prj+"/ai/agents", admin.AccessToken,
-				[]byte(`{"dpopJkt":"`+key.jkt+`"}`), http.StatusOK, &out); err != nil {
-				return request{}, err
-			}
-			nonce, err := dpopNonce(env)
-			if err != nil {
-				return request{}, err
-			}
-			iss, err := benchIssuer(env)
-			if err != nil {
-				return request{}, err
-			}
-			sum := sha256.Sum256([]byte(out.Plaintext))
-			ath, now := base64.RawURLEncoding.EncodeToString(sum[:]), time.Now().Unix()
-			proof, err := signedEach(key, jwtSeeds(env), func(i int) map[string]any {
-				return map[string]any{"jti": benchJTI(i), "htm": "GET", "htu": iss + "/v1/auth-core/ai/me", "iat": now, "ath": ath, "nonce": nonce}
-			})
-			if err != nil {
-				return request{}, err
-			}
-			auth := "Bearer " + out.Plaintext
-			return request{Method: http.MethodGet, Expect: 200, Next: func(int, int) (string, map[string]string) {
-				return "/v1/auth-core/ai/me", map[string]string{"Authorization": auth, "DPoP": proof()}
-			}}, nil
-		}},
+		dpopScenario(jose.ES256),
+		dpopScenario(jose.EdDSA),
+		dpopScenario(jose.RS256),
 		{name: "POST /v1/oauth/token (jwt-bearer, a workload's token)", setup: func(ctx context.Context, env *benchEnv) (request, error) {
 			admin, prj, err := benchProject(env)
 			if err != nil {
@@ -125,7 +104,7 @@ func trustScenarios() []scenario {
 				[]byte(`{"uri":"`+resource+`","name":"bench"}`), http.StatusCreated, nil); err != nil {
 				return request{}, err
 			}
-			key, err := newBenchKey("k8s", (&jose.SignerOptions{}).WithType("JWT"))
+			key, err := newBenchKey(jose.ES256, "k8s", (&jose.SignerOptions{}).WithType("JWT"))
 			if err != nil {
 				return request{}, err
 			}
@@ -160,7 +139,7 @@ func trustScenarios() []scenario {
 				[]byte(`{"name":"bench","product":"auth","role":"developer"}`), http.StatusCreated, &out); err != nil {
 				return request{}, err
 			}
-			key, err := newBenchKey("m2m", (&jose.SignerOptions{}).WithType("JWT"))
+			key, err := newBenchKey(jose.ES256, "m2m", (&jose.SignerOptions{}).WithType("JWT"))
 			if err != nil {
 				return request{}, err
 			}
@@ -186,6 +165,45 @@ func trustScenarios() []scenario {
 		}},
 		codeScenario("POST /v1/oauth/token (authorization code with openid: an id_token)", "openid", "profile", "email"),
 	}
+}
+
+// dpopScenario is ai/me of a token bound to a key of alg, each request with a fresh proof.
+func dpopScenario(alg jose.SignatureAlgorithm) scenario {
+	return scenario{name: "GET /v1/auth-core/ai/me (DPoP-bound, " + string(alg) + " proofs, warm cache)", setup: func(ctx context.Context, env *benchEnv) (request, error) {
+		admin, prj, err := benchProject(env)
+		if err != nil {
+			return request{}, err
+		}
+		key, err := newBenchKey(alg, "dpop", (&jose.SignerOptions{EmbedJWK: true}).WithType("dpop+jwt"))
+		if err != nil {
+			return request{}, err
+		}
+		var out struct{ Plaintext string }
+		if err := benchCall(env, http.MethodPost, "/v1/auth-core/projects/"+prj+"/ai/agents", admin.AccessToken,
+			[]byte(`{"dpopJkt":"`+key.jkt+`"}`), http.StatusOK, &out); err != nil {
+			return request{}, err
+		}
+		nonce, err := dpopNonce(env)
+		if err != nil {
+			return request{}, err
+		}
+		iss, err := benchIssuer(env)
+		if err != nil {
+			return request{}, err
+		}
+		sum := sha256.Sum256([]byte(out.Plaintext))
+		ath, now := base64.RawURLEncoding.EncodeToString(sum[:]), time.Now().Unix()
+		proof, err := signedEach(key, jwtSeeds(env), func(i int) map[string]any {
+			return map[string]any{"jti": benchJTI(i), "htm": "GET", "htu": iss + "/v1/auth-core/ai/me", "iat": now, "ath": ath, "nonce": nonce}
+		})
+		if err != nil {
+			return request{}, err
+		}
+		auth := "Bearer " + out.Plaintext
+		return request{Method: http.MethodGet, Expect: 200, Next: func(int, int) (string, map[string]string) {
+			return "/v1/auth-core/ai/me", map[string]string{"Authorization": auth, "DPoP": proof()}
+		}}, nil
+	}}
 }
 
 // dpopNonce is the DPoP nonce the server hands out now.

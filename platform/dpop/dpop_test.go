@@ -379,3 +379,33 @@ func TestProofBufferReused(t *testing.T) {
 		t.Fatalf("a proof after the buffer was reused: %v", err)
 	}
 }
+
+// A warm proof's cost by algorithm: the header known, one signature check, the claims, the
+// nonce and the jti. The bound ai/me's floor (docs/operations.md has the bench's figures).
+func BenchmarkVerify(b *testing.B) {
+	for _, alg := range dpop.Algorithms {
+		b.Run(string(alg), func(b *testing.B) {
+			clk := clock.NewFake(now)
+			c, err := dpop.NewChecker(clk, b.N+100)
+			if err != nil {
+				b.Fatal(err)
+			}
+			h := newHolder(b, alg)
+			proofs := make([]string, b.N+1)
+			for i := range proofs {
+				proofs[i] = h.proof(b, map[string]any{"jti": fmt.Sprint("b", i), "htm": "GET", "htu": htu, "iat": now.Unix(), "ath": ath(token), "nonce": c.Nonce()}, nil)
+			}
+			req := dpop.Request{Method: "GET", URL: htu, AccessToken: token}
+			if _, err := c.Verify(proofs[b.N], req); err != nil { // the header is known from here on
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := range b.N {
+				if _, err := c.Verify(proofs[i], req); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
