@@ -67,6 +67,9 @@ func (s *accessTokens) introspect(ctx context.Context, token, project string) (m
 	if grantID != "" {
 		m["grant_id"] = grantID
 	}
+	if details, ok := claims["authorization_details"]; ok { // RFC 9396 §9.2 (SPEC §23)
+		m["authorization_details"] = details
+	}
 	return m, nil
 }
 

@@ -13,7 +13,6 @@ import (
 
 	"github.com/authcore/authcore/platform/apperr"
 	"github.com/authcore/authcore/platform/assertion"
-	"github.com/authcore/authcore/platform/clock"
 	"github.com/authcore/authcore/platform/config"
 	"github.com/authcore/authcore/platform/credential"
 	"github.com/authcore/authcore/platform/httpserver"
@@ -24,8 +23,7 @@ import (
 
 // server is the standard OAuth surface.
 type server struct {
-	replay  assertion.Replay
-	clock   clock.Clock
+	auth    *clientAuth
 	cfg     config.Config
 	limits  *ratelimit.Limiters
 	kinds   *credential.Registry
@@ -148,7 +146,7 @@ func (s *server) token(c *fiber.Ctx) error {
 		if form.Get("grant_type") == "" {
 			return oauth.InvalidRequest("grant_type is required")
 		}
-		cl, err := s.client(c, form, p, oauth.TokenPath)
+		cl, err := s.auth.client(s.issuerCtx(c), form, p, oauth.TokenPath)
 		if err != nil {
 			return err
 		}
@@ -165,7 +163,7 @@ func (s *server) issue(c *fiber.Ctx, g oauth.Grant, form map[string][]string, cl
 			return err
 		}
 	}
-	tok, err := g.Token(s.issuerCtx(c), oauth.Request{Form: form, Client: cl})
+	tok, err := g.Token(s.issuerCtx(c), oauth.Request{Form: form, Client: cl, Authorization: strings.Clone(c.Get(fiber.HeaderAuthorization))})
 	if err != nil {
 		return err
 	}
@@ -202,7 +200,7 @@ func (s *server) introspect(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	cl, err := s.client(c, form, p, oauth.IntrospectPath)
+	cl, err := s.auth.client(s.issuerCtx(c), form, p, oauth.IntrospectPath)
 	if err != nil {
 		return err
 	}
@@ -253,7 +251,7 @@ func (s *server) revoke(c *fiber.Ctx) error {
 		return err
 	}
 	if p.presents(form) {
-		if _, err := s.client(c, form, p, oauth.RevokePath); err != nil {
+		if _, err := s.auth.client(s.issuerCtx(c), form, p, oauth.RevokePath); err != nil {
 			return err
 		}
 	}

@@ -13,7 +13,6 @@ import (
 	"go.uber.org/fx"
 
 	"github.com/authcore/authcore/platform/assertion"
-	"github.com/authcore/authcore/platform/clock"
 	"github.com/authcore/authcore/platform/config"
 	"github.com/authcore/authcore/platform/credential"
 	"github.com/authcore/authcore/platform/httpserver"
@@ -24,7 +23,8 @@ import (
 
 // Module serves the OAuth routes and contributes the access-token kind.
 var Module = fx.Module("oauth",
-	fx.Provide(newGrants, newExchanges, newDenylist, newResults, newServer,
+	fx.Provide(newGrants, newExchanges, newDenylist, newResults, newServer, newClientAuth,
+		func(a *clientAuth) oauth.ClientAuthenticator { return a },
 		fx.Annotate(newReplay, fx.As(new(assertion.Replay)))),
 	metrics.AsCollector(func(r *results) prometheus.Collector { return r.CounterVec }),
 	credential.AsKinds(func(jwts oauth.Verifier, d *denylist, g *grants) []credential.Kind {
@@ -66,11 +66,10 @@ type serverParams struct {
 	Clients []oauth.Clients  `group:"oauth_clients"`
 	Extra   []oauth.Metadata `group:"oauth_metadata"`
 	Results *results
-	Replay  assertion.Replay
-	Clock   clock.Clock
+	Auth    *clientAuth
 }
 
 func newServer(p serverParams) *server {
 	return &server{cfg: p.Config, limits: p.Limits, kinds: p.Kinds, keys: p.Keys,
-		grants: p.Grants, clients: p.Clients, extra: p.Extra, results: p.Results, replay: p.Replay, clock: p.Clock}
+		grants: p.Grants, clients: p.Clients, extra: p.Extra, results: p.Results, auth: p.Auth}
 }

@@ -7,6 +7,7 @@ package oauth
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/url"
 	"slices"
@@ -80,6 +81,9 @@ type Client struct {
 	// Method is how it authenticated: client_secret_basic, client_secret_post or
 	// private_key_jwt.
 	Method string
+	// Name is what a person is shown of the client when it asks them something (SPEC §23:
+	// an agent token's agentName); "" when it has none.
+	Name string
 }
 
 // The client authentication methods (RFC 6749 §2.3.1, RFC 7523 §2.2, RFC 7591 §2).
@@ -105,6 +109,28 @@ type KeyedClients interface {
 	ClientKeys(ctx context.Context, id string) (c Client, keys assertion.KeySet, ok bool, err error)
 }
 
+// ClientAuthenticator is supplied by the OAuth server to endpoints served elsewhere that
+// authenticate clients exactly as the token endpoint does (SPEC §23: backchannel
+// authentication and its grant): client_secret_basic (authorization is the request's
+// Authorization header), client_secret_post or private_key_jwt, by whichever contributed
+// Clients knows the client. endpoint is the path the request came to (an assertion may
+// name it as its audience). ctx must carry the issuer (identity.WithIssuer).
+type ClientAuthenticator interface {
+	AuthenticateClient(ctx context.Context, form url.Values, authorization, endpoint string) (Client, error)
+}
+
+// Agents is supplied by the owner of AI agent tokens to what lets an agent token act as a
+// client of its project (SPEC §23): its client_id is the token's id and its secret the
+// token itself.
+type Agents interface {
+	// Agent is the live agent token presented, as a client of its project (ID, ProjectID,
+	// Scopes, ExpiresAt, Name); credential.ErrNotLive for anything else.
+	Agent(ctx context.Context, token string) (Client, error)
+	// Agents lists a project's live agent tokens (ID, ProjectID, Scopes, ExpiresAt, Name),
+	// for a person choosing which of them may act for them.
+	Agents(ctx context.Context, projectID string) ([]Client, error)
+}
+
 // ClientMethods is implemented by Clients to say, for metadata (RFC 8414), how its clients
 // authenticate, and whether they belong to a project (only those introspect).
 type ClientMethods interface {
@@ -128,6 +154,9 @@ type Request struct {
 	Form url.Values
 	// Client is the authenticated client when the grant asks for one; nil otherwise.
 	Client *Client
+	// Authorization is the request's Authorization header, for a grant that authenticates
+	// its clients itself (SPEC §23: agent tokens acting as clients); "" when absent.
+	Authorization string
 }
 
 // Token is a successful token answer (RFC 6749 §5.1, RFC 8693 §2.2.1).
@@ -139,6 +168,9 @@ type Token struct {
 	Scope           string `json:"scope"`
 	RefreshToken    string `json:"refresh_token,omitempty"`
 	IDToken         string `json:"id_token,omitempty"` // OpenID Connect (SPEC §21)
+	// AuthorizationDetails are the RFC 9396 details the token carries (SPEC §23), compact
+	// JSON.
+	AuthorizationDetails json.RawMessage `json:"authorization_details,omitempty"`
 }
 
 // Grant is one grant type of the token endpoint.
@@ -270,10 +302,12 @@ type Claims struct {
 	AgentName string `json:"agent_name,omitempty"`
 	Role      string `json:"role,omitempty"`
 	GrantID   string `json:"grant_id,omitempty"`
-	IssuedAt  int64  `json:"iat"`
-	NotBefore int64  `json:"nbf"` // the signer sets it to IssuedAt when zero
-	Expires   int64  `json:"exp"`
-	ID        string `json:"jti"`
+	// AuthorizationDetails are what a person approved (RFC 9396, SPEC §23), compact JSON.
+	AuthorizationDetails json.RawMessage `json:"authorization_details,omitempty"`
+	IssuedAt             int64           `json:"iat"`
+	NotBefore            int64           `json:"nbf"` // the signer sets it to IssuedAt when zero
+	Expires              int64           `json:"exp"`
+	ID                   string          `json:"jti"`
 }
 
 // Sign signs an access token's claims, failing in the RFC 6749 style while the signing
