@@ -15,6 +15,9 @@ import (
 	"github.com/authcore/authcore/ent/agenttoken"
 	"github.com/authcore/authcore/ent/auditevent"
 	"github.com/authcore/authcore/ent/authclient"
+	"github.com/authcore/authcore/ent/authorizationdetailtype"
+	"github.com/authcore/authcore/ent/backchannelclient"
+	"github.com/authcore/authcore/ent/backchannelrequest"
 	"github.com/authcore/authcore/ent/badge"
 	"github.com/authcore/authcore/ent/deploykey"
 	"github.com/authcore/authcore/ent/emailsignin"
@@ -46,6 +49,7 @@ import (
 	"github.com/authcore/authcore/ent/usedassertion"
 	"github.com/authcore/authcore/ent/user"
 	"github.com/authcore/authcore/ent/usertoken"
+	"github.com/authcore/authcore/ent/vaultconnection"
 	"github.com/authcore/authcore/ent/webhook"
 	"github.com/authcore/authcore/ent/webhookdelivery"
 )
@@ -108,42 +112,46 @@ var (
 func checkColumn(t, c string) error {
 	initCheck.Do(func() {
 		columnCheck = sql.NewColumnCheck(map[string]func(string) bool{
-			agenttoken.Table:         agenttoken.ValidColumn,
-			auditevent.Table:         auditevent.ValidColumn,
-			authclient.Table:         authclient.ValidColumn,
-			badge.Table:              badge.ValidColumn,
-			deploykey.Table:          deploykey.ValidColumn,
-			emailsignin.Table:        emailsignin.ValidColumn,
-			event.Table:              event.ValidColumn,
-			federationflow.Table:     federationflow.ValidColumn,
-			grantrefreshtoken.Table:  grantrefreshtoken.ValidColumn,
-			identity.Table:           identity.ValidColumn,
-			invitation.Table:         invitation.ValidColumn,
-			mfachallenge.Table:       mfachallenge.ValidColumn,
-			mfafactor.Table:          mfafactor.ValidColumn,
-			mfarecoverycode.Table:    mfarecoverycode.ValidColumn,
-			membership.Table:         membership.ValidColumn,
-			oauthauthorization.Table: oauthauthorization.ValidColumn,
-			oauthclient.Table:        oauthclient.ValidColumn,
-			oauthcode.Table:          oauthcode.ValidColumn,
-			oauthgrant.Table:         oauthgrant.ValidColumn,
-			project.Table:            project.ValidColumn,
-			providerdomain.Table:     providerdomain.ValidColumn,
-			refreshtoken.Table:       refreshtoken.ValidColumn,
-			resource.Table:           resource.ValidColumn,
-			revokedaccesstoken.Table: revokedaccesstoken.ValidColumn,
-			s3credential.Table:       s3credential.ValidColumn,
-			session.Table:            session.ValidColumn,
-			signinbudget.Table:       signinbudget.ValidColumn,
-			signinmethods.Table:      signinmethods.ValidColumn,
-			signinprovider.Table:     signinprovider.ValidColumn,
-			signingkey.Table:         signingkey.ValidColumn,
-			usagecount.Table:         usagecount.ValidColumn,
-			usedassertion.Table:      usedassertion.ValidColumn,
-			user.Table:               user.ValidColumn,
-			usertoken.Table:          usertoken.ValidColumn,
-			webhook.Table:            webhook.ValidColumn,
-			webhookdelivery.Table:    webhookdelivery.ValidColumn,
+			agenttoken.Table:              agenttoken.ValidColumn,
+			auditevent.Table:              auditevent.ValidColumn,
+			authclient.Table:              authclient.ValidColumn,
+			authorizationdetailtype.Table: authorizationdetailtype.ValidColumn,
+			backchannelclient.Table:       backchannelclient.ValidColumn,
+			backchannelrequest.Table:      backchannelrequest.ValidColumn,
+			badge.Table:                   badge.ValidColumn,
+			deploykey.Table:               deploykey.ValidColumn,
+			emailsignin.Table:             emailsignin.ValidColumn,
+			event.Table:                   event.ValidColumn,
+			federationflow.Table:          federationflow.ValidColumn,
+			grantrefreshtoken.Table:       grantrefreshtoken.ValidColumn,
+			identity.Table:                identity.ValidColumn,
+			invitation.Table:              invitation.ValidColumn,
+			mfachallenge.Table:            mfachallenge.ValidColumn,
+			mfafactor.Table:               mfafactor.ValidColumn,
+			mfarecoverycode.Table:         mfarecoverycode.ValidColumn,
+			membership.Table:              membership.ValidColumn,
+			oauthauthorization.Table:      oauthauthorization.ValidColumn,
+			oauthclient.Table:             oauthclient.ValidColumn,
+			oauthcode.Table:               oauthcode.ValidColumn,
+			oauthgrant.Table:              oauthgrant.ValidColumn,
+			project.Table:                 project.ValidColumn,
+			providerdomain.Table:          providerdomain.ValidColumn,
+			refreshtoken.Table:            refreshtoken.ValidColumn,
+			resource.Table:                resource.ValidColumn,
+			revokedaccesstoken.Table:      revokedaccesstoken.ValidColumn,
+			s3credential.Table:            s3credential.ValidColumn,
+			session.Table:                 session.ValidColumn,
+			signinbudget.Table:            signinbudget.ValidColumn,
+			signinmethods.Table:           signinmethods.ValidColumn,
+			signinprovider.Table:          signinprovider.ValidColumn,
+			signingkey.Table:              signingkey.ValidColumn,
+			usagecount.Table:              usagecount.ValidColumn,
+			usedassertion.Table:           usedassertion.ValidColumn,
+			user.Table:                    user.ValidColumn,
+			usertoken.Table:               usertoken.ValidColumn,
+			vaultconnection.Table:         vaultconnection.ValidColumn,
+			webhook.Table:                 webhook.ValidColumn,
+			webhookdelivery.Table:         webhookdelivery.ValidColumn,
 		})
 	})
 	return columnCheck(t, c)

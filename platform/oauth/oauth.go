@@ -38,6 +38,8 @@ const (
 	OpenIDConfigurationPath = "/.well-known/openid-configuration"
 	UserinfoPath            = "/v1/oauth/userinfo"
 	EndSessionPath          = "/oauth/logout"
+	// BackchannelPath is OpenID CIBA's backchannel authentication endpoint (SPEC §23).
+	BackchannelPath = "/v1/oauth/bc-authorize"
 )
 
 // TokenTypeAccess is RFC 8693's token type of an access token.
@@ -45,6 +47,13 @@ const TokenTypeAccess = "urn:ietf:params:oauth:token-type:access_token"
 
 // GrantTokenExchange is RFC 8693's grant type.
 const GrantTokenExchange = "urn:ietf:params:oauth:grant-type:token-exchange"
+
+// GrantCIBA is OpenID CIBA's grant type (SPEC §23).
+const GrantCIBA = "urn:openid:params:grant-type:ciba"
+
+// TokenTypeUpstreamAccess is the requested_token_type of an upstream provider's access
+// token from the token vault (SPEC §23).
+const TokenTypeUpstreamAccess = "urn:authcore:token-type:upstream-access-token"
 
 // Exchange is one kind of RFC 8693 token exchange, contributed by the module that owns what
 // it takes or gives (SPEC §11 agent tokens for access tokens, §22 id_tokens for ID-JAGs,

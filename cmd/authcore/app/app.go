@@ -11,6 +11,7 @@ import (
 	"github.com/authcore/authcore/api"
 	"github.com/authcore/authcore/modules/account"
 	"github.com/authcore/authcore/modules/agenttoken"
+	"github.com/authcore/authcore/modules/approval"
 	"github.com/authcore/authcore/modules/authorize"
 	"github.com/authcore/authcore/modules/badge"
 	"github.com/authcore/authcore/modules/console"
@@ -93,6 +94,7 @@ func With(cfg config.Config, keys secret.MasterKeys, out logging.Output, product
 		usage.Module,
 		mfa.Module,
 		federation.Module,
+		approval.Module,
 
 		fx.Options(plugins...),
 	)
