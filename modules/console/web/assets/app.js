@@ -2,6 +2,7 @@ import { api, refresh, schedule, stop, whenReauthenticationNeeded, whenSignedOut
 import { factorsSection, passkeySignIn, secondStep, stepUp } from './mfa.js';
 import { confirm, errorBox, field, h, secretPanel, select, submitting, table, when } from './ui.js';
 import { chart, mini } from './chart.js';
+import { approvalsView } from './approvals.js';
 import { domainLanding, emailView, identitiesSection, linkLanding, methodsOf, methodsView, providerButtons, tenantOf } from './federation.js';
 
 const main = document.getElementById('main');
@@ -12,6 +13,10 @@ const banner = document.getElementById('banner');
 // when the signed-in user is not a dashboard user: they see their Account only. screens are
 // the credential kinds' console screens (GET /v1/console/screens).
 const state = { user: null, projects: [], project: localStorage.getItem('authcore.project') || '', tenant: tenantOf(), tenantUser: false, screens: [] };
+
+// arrivedAt is the address's fragment as the page was opened: a mailed link to an approval
+// (SPEC §23) lands on #/approvals?request=…, which the sign-in in between replaces.
+const arrivedAt = location.hash;
 
 whenSignedOut(() => {
   state.user = null;
@@ -40,7 +45,7 @@ function drawNav() {
     onchange: (e) => { choose(e.target.value); render(); },
   });
   if (state.tenantUser) {
-    nav.replaceChildren(link('#/account', 'Account'), h('button', { type: 'button', onclick: signOut }, 'Sign out'));
+    nav.replaceChildren(link('#/approvals', 'Approvals'), link('#/account', 'Account'), h('button', { type: 'button', onclick: signOut }, 'Sign out'));
     return;
   }
   nav.replaceChildren(
@@ -164,7 +169,8 @@ async function signedIn(got) {
   state.tenantUser = got.user.tenantId !== 'public';
   if (state.tenantUser) { // their sign-in page, when they sign out, is their tenant's
     state.tenant = got.user.tenantId;
-    location.hash = '#/account';
+    // A mailed link to an approval (SPEC §23) is where they were going.
+    location.hash = arrivedAt.startsWith('#/approvals') ? arrivedAt : '#/account';
     render();
     return;
   }
@@ -1006,6 +1012,9 @@ const views = {
   '#/signin-methods': signInMethodsView,
 };
 
+// tenantViews are what a project's end user has: their approvals (SPEC §23) and account.
+const tenantViews = { '#/account': accountView, '#/approvals': () => approvalsView(show) };
+
 // consentPage is where the authorization endpoint sends a person (SPEC §16).
 const consentPage = '/console/authorize';
 
@@ -1039,7 +1048,7 @@ async function render() {
     return authForm('signin');
   }
   const screen = !state.tenantUser && route.startsWith('#/kind/') && state.screens.find((s) => `#/kind/${s.kind}` === route);
-  const view = state.tenantUser ? (route === '#/account' ? accountView : null) : (screen ? () => kindView(screen) : views[route]);
+  const view = state.tenantUser ? tenantViews[route] : (screen ? () => kindView(screen) : views[route]);
   if (!view && state.tenantUser) { location.hash = '#/account'; return undefined; }
   if (!view) { location.hash = '#/projects'; return undefined; }
   try {
