@@ -110,7 +110,7 @@ func TestBackchannelRequestRules(t *testing.T) {
 		// An auth badge's client asks too, by client_secret_basic.
 		cl := w.authClient(t)
 		r := w.a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/oauth/bc-authorize",
-			Body: url.Values{"scope": {"openid"}, "login_hint": {w.person.Email}, "authorization_details": {invoice}}.Encode(),
+			Body:   url.Values{"scope": {"openid"}, "login_hint": {w.person.Email}, "authorization_details": {invoice}}.Encode(),
 			Header: map[string]string{"Content-Type": "application/x-www-form-urlencoded", "Authorization": basic(cl[0], cl[1])}})
 		r.Expect(t, 200, map[string]any{"expires_in": 300})
 		// At most 10 pending per client and person.
