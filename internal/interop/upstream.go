@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -169,4 +170,27 @@ func (u *Upstream) AddClient(t testing.TB, id, secret string, redirectURIs ...st
 func (u *Upstream) Tamper(t testing.TB, clientID, mode string) {
 	t.Helper()
 	u.post(t, "/__test/tamper", map[string]any{"client_id": clientID, "mode": mode})
+}
+
+// Counts are what the upstream counted of one client: refresh_token grants and
+// revocations it answered with 200, and the client's refresh tokens still live there.
+type Counts struct {
+	Refresh           int `json:"refresh"`
+	Revocation        int `json:"revocation"`
+	LiveRefreshTokens int `json:"liveRefreshTokens"`
+}
+
+// Counts reads the upstream's counts for clientID (SPEC §23's vault tests).
+func (u *Upstream) Counts(t testing.TB, clientID string) Counts {
+	t.Helper()
+	res, err := http.Get(u.Issuer + "/__test/counts?client_id=" + url.QueryEscape(clientID))
+	if err != nil {
+		t.Fatalf("upstream counts: %v", err)
+	}
+	defer res.Body.Close()
+	var c Counts
+	if err := json.NewDecoder(res.Body).Decode(&c); err != nil {
+		t.Fatalf("upstream counts: %v", err)
+	}
+	return c
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/authcore/authcore/modules/secretscan"
 	"github.com/authcore/authcore/modules/session"
 	"github.com/authcore/authcore/modules/usage"
+	"github.com/authcore/authcore/modules/vault"
 	"github.com/authcore/authcore/modules/webhook"
 	"github.com/authcore/authcore/platform/audit"
 	"github.com/authcore/authcore/platform/bearer"
@@ -95,6 +96,7 @@ func With(cfg config.Config, keys secret.MasterKeys, out logging.Output, product
 		mfa.Module,
 		federation.Module,
 		approval.Module,
+		vault.Module,
 
 		fx.Options(plugins...),
 	)
