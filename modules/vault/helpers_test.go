@@ -53,6 +53,14 @@ func appOptions() apptest.Option {
 
 func newWorld(t testing.TB, a *apptest.App) *world {
 	t.Helper()
+	w := newSignedOutWorld(t, a)
+	w.signIn(t)
+	return w
+}
+
+// newSignedOutWorld is the world before its person first signs in.
+func newSignedOutWorld(t testing.TB, a *apptest.App) *world {
+	t.Helper()
 	w := &world{a: a, up: interop.StartUpstream(t)}
 	w.admin = a.SignUp(t)
 	w.project = a.CreateProject(t, w.admin)
@@ -65,7 +73,6 @@ func newWorld(t testing.TB, a *apptest.App) *world {
 	w.up.AddClient(t, w.client, secret, got["callbackUrl"].(string))
 	w.agentA = w.mintAgent(t, "mail-agent")
 	w.agentB = w.mintAgent(t, "other-agent")
-	w.signIn(t)
 	return w
 }
 

@@ -3,6 +3,7 @@ import { factorsSection, passkeySignIn, secondStep, stepUp } from './mfa.js';
 import { confirm, errorBox, field, h, secretPanel, select, submitting, table, when } from './ui.js';
 import { chart, mini } from './chart.js';
 import { approvalsView } from './approvals.js';
+import { connectionsView } from './connections.js';
 import { domainLanding, emailView, identitiesSection, linkLanding, methodsOf, methodsView, providerButtons, tenantOf } from './federation.js';
 
 const main = document.getElementById('main');
@@ -45,7 +46,8 @@ function drawNav() {
     onchange: (e) => { choose(e.target.value); render(); },
   });
   if (state.tenantUser) {
-    nav.replaceChildren(link('#/approvals', 'Approvals'), link('#/account', 'Account'), h('button', { type: 'button', onclick: signOut }, 'Sign out'));
+    nav.replaceChildren(link('#/approvals', 'Approvals'), link('#/connections', 'Connected accounts'), link('#/account', 'Account'),
+      h('button', { type: 'button', onclick: signOut }, 'Sign out'));
     return;
   }
   nav.replaceChildren(
@@ -1012,8 +1014,11 @@ const views = {
   '#/signin-methods': signInMethodsView,
 };
 
-// tenantViews are what a project's end user has: their approvals (SPEC §23) and account.
-const tenantViews = { '#/account': accountView, '#/approvals': () => approvalsView(show) };
+// tenantViews are what a project's end user has: their approvals and connected accounts
+// (SPEC §23) and their account.
+const tenantViews = {
+  '#/account': accountView, '#/approvals': () => approvalsView(show), '#/connections': () => connectionsView(show, state.tenant),
+};
 
 // consentPage is where the authorization endpoint sends a person (SPEC §16).
 const consentPage = '/console/authorize';
