@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
-	"go.uber.org/fx"
 
 	"github.com/authcore/authcore/platform/apperr"
 	"github.com/authcore/authcore/platform/assertion"
@@ -73,18 +72,6 @@ type clientAuth struct {
 }
 
 var _ oauth.ClientAuthenticator = (*clientAuth)(nil)
-
-type clientAuthParams struct {
-	fx.In
-	Clients []oauth.Clients `group:"oauth_clients"`
-	Replay  assertion.Replay
-	Clock   clock.Clock
-	Config  config.Config
-}
-
-func newClientAuth(p clientAuthParams) *clientAuth {
-	return &clientAuth{clients: p.Clients, replay: p.Replay, clock: p.Clock, cfg: p.Config}
-}
 
 // AuthenticateClient is client authentication as the token endpoint does it.
 func (a *clientAuth) AuthenticateClient(ctx context.Context, form url.Values, authorization, endpoint string) (oauth.Client, error) {

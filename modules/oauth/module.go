@@ -13,6 +13,7 @@ import (
 	"go.uber.org/fx"
 
 	"github.com/authcore/authcore/platform/assertion"
+	"github.com/authcore/authcore/platform/clock"
 	"github.com/authcore/authcore/platform/config"
 	"github.com/authcore/authcore/platform/credential"
 	"github.com/authcore/authcore/platform/httpserver"
@@ -72,4 +73,16 @@ type serverParams struct {
 func newServer(p serverParams) *server {
 	return &server{cfg: p.Config, limits: p.Limits, kinds: p.Kinds, keys: p.Keys,
 		grants: p.Grants, clients: p.Clients, extra: p.Extra, results: p.Results, auth: p.Auth}
+}
+
+type clientAuthParams struct {
+	fx.In
+	Clients []oauth.Clients `group:"oauth_clients"`
+	Replay  assertion.Replay
+	Clock   clock.Clock
+	Config  config.Config
+}
+
+func newClientAuth(p clientAuthParams) *clientAuth {
+	return &clientAuth{clients: p.Clients, replay: p.Replay, clock: p.Clock, cfg: p.Config}
 }
