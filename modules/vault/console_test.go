@@ -20,7 +20,9 @@ func TestConsoleConnectedAccounts(t *testing.T) {
 	w.login, w.email = "u-"+rnd(6), apptest.UniqueEmail(t)
 	w.up.AddAccount(t, interop.Account{Login: w.login, Email: w.email, EmailVerified: true, Name: "Upstream Person"})
 	p := browser.NewPage(t, browser.Tab(t, nil))
-	text := func(s string) chromedp.Action[chromedp.Void] { return chromedp.WaitVisible(s, chromedp.ByFunc(browser.Text(s))) }
+	text := func(s string) chromedp.Action[chromedp.Void] {
+		return chromedp.WaitVisible(s, chromedp.ByFunc(browser.Text(s)))
+	}
 
 	p.Do(chromedp.Navigate(w.a.Base+"/console?tenant="+w.project), browser.Click("button", "Sign in with Acme Mail"),
 		chromedp.WaitVisible(chromedp.CSS("input[name=login]")),

@@ -46,7 +46,7 @@ func rnd(n int) string {
 
 func appOptions() apptest.Option {
 	return apptest.WithConfig(func(c *config.Config) {
-		c.WebhookAllowHTTP = true     // the upstream is on loopback, over http
+		c.WebhookAllowHTTP = true    // the upstream is on loopback, over http
 		c.AccessTTL = 24 * time.Hour // the clock jumps past upstream expiries; the person stays signed in
 	})
 }
@@ -106,7 +106,9 @@ func (w *world) signIn(t testing.TB) {
 	w.userID = me["userId"].(string)
 }
 
-func (w *world) bearer() map[string]string { return map[string]string{"Authorization": "Bearer " + w.person} }
+func (w *world) bearer() map[string]string {
+	return map[string]string{"Authorization": "Bearer " + w.person}
+}
 
 var (
 	formAction  = regexp.MustCompile(`<form[^>]*action="([^"]+)"`)

@@ -56,8 +56,8 @@ const (
 var agentIDPattern = regexp.MustCompile(`^(tok|cli|dcr)_[0-9A-Za-z]{10,36}$`)
 
 var (
-	errNoProvider = apperr.NotFound("no such provider of your project")
-	errNotOffline = apperr.Conflict("offline_access_required", "this provider does not ask for offline access: a project admin must turn it on")
+	errNoProvider  = apperr.NotFound("no such provider of your project")
+	errNotOffline  = apperr.Conflict("offline_access_required", "this provider does not ask for offline access: a project admin must turn it on")
 	errSignInFirst = apperr.Conflict("sign_in_first",
 		"sign in with this provider first: its tokens are kept for you only after a sign-in with offline access")
 	errNoConnection = apperr.NotFound("no such connection of yours")
