@@ -166,7 +166,8 @@ func (u *Upstream) AddClient(t testing.TB, id, secret string, redirectURIs ...st
 
 // Tamper sets what the token endpoint does to the client's answers: "" nothing,
 // "alg_none", "other_issuer", "other_issuer_our_key", "wrong_nonce", "expired",
-// "other_audience", or "unavailable" (503).
+// "other_audience", "unavailable" (503, after answering) or "down" (503 before anything
+// happens: the provider is down, SPEC §23's vault tests).
 func (u *Upstream) Tamper(t testing.TB, clientID, mode string) {
 	t.Helper()
 	u.post(t, "/__test/tamper", map[string]any{"client_id": clientID, "mode": mode})
