@@ -150,3 +150,27 @@ func freePort(t testing.TB) int {
 	defer ln.Close()
 	return ln.Addr().(*net.TCPAddr).Port
 }
+
+// A project's admin registers a type on the console's Approval types screen, and removes
+// it (SPEC §23).
+func TestConsoleApprovalTypes(t *testing.T) {
+	w := newWorld(t, apptest.Stores(t)[0])
+	page := browser.NewPage(t, browser.Tab(t, nil))
+	page.Do(chromedp.Navigate(w.a.Base+"/console"), browser.WaitFor("button", "Sign in"),
+		browser.TypeInto("textbox", "Email", w.admin.Email), browser.TypeInto("textbox", "Password", w.admin.Password),
+		browser.Click("button", "Sign in"), browser.WaitFor("link", "Approval types"), browser.Click("link", "Approval types"),
+		browser.WaitFor("button", "Register type"), chromedp.WaitVisible("Pay an invoice", chromedp.ByFunc(browser.Text("Pay an invoice"))))
+	page.Do(browser.TypeInto("textbox", "Type", "account_information"), browser.TypeInto("textbox", "Name shown to people", "Read your accounts"),
+		browser.Click("button", "Register type"), chromedp.WaitVisible("Read your accounts", chromedp.ByFunc(browser.Text("Read your accounts"))))
+	page.Shot("approval-types")
+	got := w.a.Do(apptest.Req{Path: "/v1/projects/" + w.project + "/oauth/authorization-details", Header: w.admin.Bearer()}).Expect(t, 200, nil)
+	if n := len(got["types"].([]any)); n != 2 {
+		t.Fatalf("%d types after registering one on the console", n)
+	}
+	page.Do(browser.Click("button", "Remove account_information"), chromedp.Click(chromedp.CSS("#confirm-yes")),
+		chromedp.WaitNotPresent(`//*[contains(text(), "Read your accounts")]`))
+	got = w.a.Do(apptest.Req{Path: "/v1/projects/" + w.project + "/oauth/authorization-details", Header: w.admin.Bearer()}).Expect(t, 200, nil)
+	if n := len(got["types"].([]any)); n != 1 {
+		t.Fatalf("%d types after removing one on the console", n)
+	}
+}

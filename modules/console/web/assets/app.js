@@ -2,7 +2,7 @@ import { api, refresh, schedule, stop, whenReauthenticationNeeded, whenSignedOut
 import { factorsSection, passkeySignIn, secondStep, stepUp } from './mfa.js';
 import { confirm, errorBox, field, h, secretPanel, select, submitting, table, when } from './ui.js';
 import { chart, mini } from './chart.js';
-import { approvalsView } from './approvals.js';
+import { approvalsView, typesView } from './approvals.js';
 import { connectionsView } from './connections.js';
 import { domainLanding, emailView, identitiesSection, linkLanding, methodsOf, methodsView, providerButtons, tenantOf } from './federation.js';
 
@@ -60,6 +60,7 @@ function drawNav() {
     link('#/audit', 'Audit'),
     link('#/webhooks', 'Webhooks'),
     link('#/resources', 'Resources'),
+    link('#/approval-types', 'Approval types'),
     link('#/apps', 'Connected apps'),
     link('#/usage', 'Usage'),
     link('#/signin-methods', 'Sign-in methods'),
@@ -1012,6 +1013,7 @@ const views = {
   '#/members': membersView, '#/audit': auditView, '#/account': accountView, '#/webhooks': webhooksView,
   '#/resources': resourcesView, '#/apps': appsView, '#/usage': usageView,
   '#/signin-methods': signInMethodsView,
+  '#/approval-types': () => (needProject() ? undefined : typesView(show, state.project)),
 };
 
 // tenantViews are what a project's end user has: their approvals and connected accounts

@@ -4,7 +4,7 @@
 // schema does not name are shown too, and approving sends back the digest of exactly what
 // was drawn. Text goes in as text nodes only (ui.js), whatever the agent wrote.
 import { api } from './api.js';
-import { errorBox, h, when } from './ui.js';
+import { confirm, errorBox, field, h, submitting, table, when } from './ui.js';
 
 // value draws one field's value: objects as nested lists by their schema, arrays item by
 // item, everything else as its text.
@@ -76,4 +76,51 @@ export async function approvalsView(show) {
   };
   await draw();
   show('Approvals', h('p', {}, 'Agents of this project ask you here before they act. Approve only what you expect: the details below are exactly what the agent will be allowed to do.'), list);
+}
+
+// typesView is a project's authorization details types (SPEC §23), for its admins: what
+// its agents may ask people to approve, each described by a JSON Schema whose titled
+// properties become the fields people read.
+export async function typesView(show, project) {
+  const base = `/v1/projects/${project}/oauth/authorization-details`;
+  const listBox = errorBox();
+  const list = h('div');
+  const reload = async () => {
+    try {
+      const { types } = await api('GET', base);
+      list.replaceChildren(table('Approval types', ['Name', 'Type', 'Fields', 'Updated', ''], types, (t) => [
+        t.name, h('code', {}, t.type), Object.entries(t.schema.properties || {}).filter(([k]) => k !== 'type').map(([k, p]) => p.title || k).join(', '),
+        when(t.updatedAt),
+        h('button', {
+          type: 'button', class: 'danger', 'aria-label': `Remove ${t.type}`,
+          onclick: async () => {
+            if (!(await confirm(`Remove ${t.type}? Requests naming it can no longer be approved.`))) return;
+            try { await api('DELETE', `${base}/${encodeURIComponent(t.type)}`); await reload(); } catch (err) { listBox.show(err); }
+          },
+        }, 'Remove'),
+      ]));
+    } catch (err) { listBox.show(err); }
+  };
+  const box = errorBox();
+  const type = field('Type', { required: true, placeholder: 'payment_initiation', pattern: '[a-z][a-z0-9_.:\\-]{0,63}' });
+  const name = field('Name shown to people', { required: true, maxlength: '80' });
+  const schemaId = 'schema-text';
+  const schema = h('div', { class: 'field wide' }, h('label', { for: schemaId }, 'JSON Schema'),
+    h('textarea', { id: schemaId, name: 'JSON Schema', rows: '8', required: true, spellcheck: 'false' },
+      '{"type":"object","required":["amount"],"properties":{"type":{"type":"string"},"amount":{"type":"number","title":"Amount"}}}'));
+  const form = h('form', {
+    onsubmit: (e) => {
+      e.preventDefault();
+      submitting(form, box, async () => {
+        let parsed;
+        try { parsed = JSON.parse(schema.querySelector('textarea').value); } catch { throw new Error('The schema is not JSON.'); }
+        await api('POST', base, { type: type.querySelector('input').value, name: name.querySelector('input').value, schema: parsed });
+        form.reset();
+        await reload();
+      });
+    },
+  }, type, name, schema, box, h('button', { type: 'submit' }, 'Register type'));
+  show('Approval types', h('p', { class: 'muted' }, 'Agents ask the project\'s people to approve actions of these types; each detail is checked against its schema and shown field by field, by the titles given here.'),
+    form, listBox, list);
+  await reload();
 }
