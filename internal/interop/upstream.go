@@ -173,6 +173,13 @@ func (u *Upstream) Tamper(t testing.TB, clientID, mode string) {
 	u.post(t, "/__test/tamper", map[string]any{"client_id": clientID, "mode": mode})
 }
 
+// Forget makes the upstream forget clientID's refresh tokens, as when a person revokes
+// the client's access at the provider itself.
+func (u *Upstream) Forget(t testing.TB, clientID string) {
+	t.Helper()
+	u.post(t, "/__test/forget", map[string]any{"client_id": clientID})
+}
+
 // Counts are what the upstream counted of one client: refresh_token grants and
 // revocations it answered with 200, and the client's refresh tokens still live there.
 type Counts struct {

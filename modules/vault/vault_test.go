@@ -160,3 +160,30 @@ func oauthError(t testing.TB, r *apptest.Response, status int, code string) {
 	t.Helper()
 	r.Expect(t, status, map[string]any{"error": code})
 }
+
+// The upstream no longer takes the connection's refresh token (the person revoked the
+// access there): the agent is told the person must connect again, the person's list says
+// so, and a new sign-in and connect mends it (SPEC §23).
+func TestVaultUpstreamRefusesTheRefresh(t *testing.T) {
+	w := newWorld(t, apptest.Start(t, apptest.Stores(t)[0], appOptions()))
+	w.connect(t, w.agentA[0]).Expect(t, 201, nil)
+	w.up.Forget(t, w.client)
+	// Into the last 30 s of the token's 10 minutes, where it is refreshed first: not past
+	// them, or the upstream's next id_token (dated by the wall clock) would look expired
+	// to the app's clock at the sign-in that mends the connection.
+	w.a.Clock.Advance(9*time.Minute + 40*time.Second)
+	r := w.exchange(t, w.agentA)
+	oauthError(t, r, 400, "invalid_grant")
+	if !strings.Contains(string(r.Body), "connect again") {
+		t.Fatalf("the agent is not told why: %s", r.Body)
+	}
+	list := w.a.Do(apptest.Req{Path: "/v1/auth-core/connections", Header: w.bearer()}).Expect(t, 200, nil)["connections"].([]any)
+	if list[0].(map[string]any)["status"] != "needs_reconnect" {
+		t.Fatalf("status: %v", list)
+	}
+	w.signIn(t)
+	w.connect(t, w.agentA[0]).Expect(t, 200, map[string]any{"status": "connected"})
+	if tok := w.exchange(t, w.agentA).Expect(t, 200, nil)["access_token"].(string); w.userinfo(t, tok) != 200 {
+		t.Fatal("the mended connection's token does not work")
+	}
+}

@@ -8,6 +8,8 @@
 //                          answers: "" (nothing), "alg_none", "other_issuer",
 //                          "wrong_nonce", "unavailable" (503 after answering), "down" (503
 //                          before doing anything: the provider is down)
+//   POST /__test/forget    {client_id}   the upstream forgets that client's refresh tokens (a
+//                          person revoked its access there)
 //   GET  /__test/counts?client_id=   what the token vault's tests count (SPEC §23): that
 //                          client's refresh_token grants and revocations, and its live
 //                          refresh tokens
@@ -192,6 +194,11 @@ server.on('request', async (req, res) => {
             token_endpoint_auth_method: body.token_endpoint_auth_method || 'client_secret_basic',
           },
         });
+        break;
+      case '/__test/forget':
+        for (const [id, { payload }] of stores.get('RefreshToken') || new Map()) {
+          if (payload.clientId === body.client_id) stores.get('RefreshToken').delete(id);
+        }
         break;
       case '/__test/tamper':
         if (body.mode) tamper.set(body.client_id, body.mode); else tamper.delete(body.client_id);
