@@ -72,11 +72,12 @@ func (s *service) Authorize(ctx context.Context, form url.Values, authorization 
 		return Started{}, err
 	}
 	// scope: OpenID's openid, and agent scopes the client holds (CIBA §7.1).
-	requested, ok := scope.Parse(strings.ReplaceAll(form.Get("scope"), "openid", ""))
+	given := strings.Fields(form.Get("scope"))
+	requested, ok := scope.Parse(strings.Join(slices.DeleteFunc(slices.Clone(given), func(s string) bool { return s == "openid" }), " "))
 	if !ok {
 		return Started{}, oauth.ErrScopeGrammar
 	}
-	if !slices.Contains(strings.Fields(form.Get("scope")), "openid") {
+	if !slices.Contains(given, "openid") {
 		return Started{}, oauth.Error(apperr.KindInvalid, "invalid_scope", "scope must include openid (OpenID CIBA §7.1)")
 	}
 	targets, err := oauth.Targets(form, false)

@@ -40,6 +40,7 @@ func TestBackchannelRequestRules(t *testing.T) {
 			{"no scope", base("scope", "\x00delete"), 400, "invalid_scope"},
 			{"a scope the agent does not hold", base("scope", "openid payments:admin"), 400, "invalid_scope"},
 			{"a scope of bad grammar", base("scope", "openid Pay!"), 400, "invalid_scope"},
+			{"a scope that only begins with openid", base("scope", "openid openid:extra"), 400, "invalid_scope"},
 			{"no login_hint", base("login_hint", "\x00delete"), 400, "invalid_request"},
 			{"login_hint_token", base("login_hint_token", "x"), 400, "invalid_request"},
 			{"id_token_hint", base("id_token_hint", "x"), 400, "invalid_request"},
