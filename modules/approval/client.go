@@ -6,6 +6,7 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/authcore/authcore/ent/schema"
@@ -31,20 +32,11 @@ func readForm(contentType string, body []byte) (url.Values, error) {
 // repeated refuses a parameter given twice, but those in allowed.
 func repeated(form url.Values, allowed ...string) error {
 	for k, v := range form {
-		if len(v) > 1 && !contains(allowed, k) {
+		if len(v) > 1 && !slices.Contains(allowed, k) {
 			return oauth.InvalidRequest("parameter " + k + " is repeated")
 		}
 	}
 	return nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // agentIDPrefix begins every agent token's id: a client_id with it is an agent token

@@ -3,6 +3,7 @@ package approval
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"time"
 
 	"entgo.io/ent/dialect/sql"
@@ -79,7 +80,7 @@ func (s *service) approvalView(ctx context.Context, r *ent.BackchannelRequest) (
 	}
 	_ = json.Unmarshal([]byte(r.AuthorizationDetails), &items)
 	for _, it := range items {
-		if !contains(order, it.Type) {
+		if !slices.Contains(order, it.Type) {
 			order = append(order, it.Type)
 		}
 	}

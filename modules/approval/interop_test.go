@@ -123,6 +123,23 @@ func TestCIBAWithOpenIDClientAndAPersonInChromium(t *testing.T) {
 		}
 	})
 
+	t.Run("refusals", func(t *testing.T) {
+		outside := newProjectPerson(t, w)
+		agent := interop.Start(t, "ciba-client.mjs", append(env, "REFUSALS=1", "LOGIN_HINT_OUTSIDE="+outside,
+			`DETAILS_UNREGISTERED=[{"type":"account_information","accounts":["DE89"]}]`,
+			"DETAILS_TAMPERED="+strings.Replace(invoice, "123.5", `"123.5; DROP"`, 1))...)
+		got := agent.Next(wait)["refusals"].(map[string]any)
+		want := map[string]any{"unregisteredType": "invalid_authorization_details", "tamperedDetails": "invalid_authorization_details",
+			"outsideHint": "unknown_user_id", "tooFast": "slow_down", "detailsAtTheTokenEndpoint": "invalid_authorization_details"}
+		for k, v := range want {
+			if got[k] != v {
+				t.Errorf("%s: openid-client saw %v, want %v", k, got[k], v)
+			}
+		}
+		w.deny(t, w.pending(t)["id"].(string)).Expect(t, 200, nil) // the one request it made that was valid
+		w.inbox.Wait(t, 4)
+	})
+
 	t.Run("ping", func(t *testing.T) {
 		port := freePort(t)
 		set := w.a.Do(apptest.Req{Method: http.MethodPut, Path: "/v1/projects/" + w.project + "/oauth/backchannel-clients/" + w.agentID,
@@ -130,7 +147,7 @@ func TestCIBAWithOpenIDClientAndAPersonInChromium(t *testing.T) {
 			Expect(t, 200, map[string]any{"deliveryMode": "ping"})
 		agent := interop.Start(t, "ciba-client.mjs", append(env, fmt.Sprintf("PING_PORT=%d", port), "PING_SECRET="+set["secret"].(string))...)
 		agent.Next(wait)
-		open(4)
+		open(5)
 		page.Do(browser.Click("button", "Approve"), chromedp.WaitVisible("This request is approved.", chromedp.ByFunc(browser.Text("This request is approved."))))
 		if p := agent.Next(wait)["ping"].(map[string]any); p["bearer"] != true || p["signed"] != true || p["sameRequest"] != true {
 			t.Fatalf("the ping: %v", p)

@@ -35,6 +35,25 @@ function ping(port, token, secret) {
   });
 }
 
+// refusals asks what the server must refuse, through the same library, and reports each
+// error code: a detail of a type the project did not register, a detail its schema refuses
+// (a tampered amount), a login_hint of a user outside the project, a poll sooner than the
+// interval, and details sent again, altered, with the token request.
+async function refusals(config, base) {
+  const code = async (p) => {
+    try { await p; return 'accepted'; } catch (err) { return err.error || err.code || String(err); }
+  };
+  const out = {};
+  out.unregisteredType = await code(client.initiateBackchannelAuthentication(config, { ...base, authorization_details: need('DETAILS_UNREGISTERED') }));
+  out.tamperedDetails = await code(client.initiateBackchannelAuthentication(config, { ...base, authorization_details: need('DETAILS_TAMPERED') }));
+  out.outsideHint = await code(client.initiateBackchannelAuthentication(config, { ...base, login_hint: need('LOGIN_HINT_OUTSIDE') }));
+  const started = await client.initiateBackchannelAuthentication(config, base);
+  const grant = (extra) => client.genericGrantRequest(config, 'urn:openid:params:grant-type:ciba', { auth_req_id: started.auth_req_id, ...extra });
+  out.tooFast = await code(grant({}));
+  out.detailsAtTheTokenEndpoint = await code(grant({ authorization_details: need('DETAILS_TAMPERED') }));
+  return out;
+}
+
 run(async () => {
   const config = await client.discovery(new URL(need('ISSUER')), need('CLIENT_ID'), need('CLIENT_SECRET'), undefined,
     { execute: [client.allowInsecureRequests] });
@@ -42,6 +61,10 @@ run(async () => {
     scope: process.env.SCOPE || 'openid', login_hint: need('LOGIN_HINT'), binding_message: process.env.BINDING || '',
     authorization_details: need('DETAILS'), requested_expiry: process.env.EXPIRY || '300',
   };
+  if (process.env.REFUSALS) {
+    say({ refusals: await refusals(config, params) });
+    return;
+  }
   // In ping mode the token the ping must carry is ours to choose; the receiver listens
   // before the request is made, so no ping can come before it does.
   const token = process.env.PING_PORT ? 'notify-' + crypto.randomUUID() : '';
