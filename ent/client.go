@@ -17,6 +17,9 @@ import (
 	"github.com/authcore/authcore/ent/agenttoken"
 	"github.com/authcore/authcore/ent/auditevent"
 	"github.com/authcore/authcore/ent/authclient"
+	"github.com/authcore/authcore/ent/authorizationdetailtype"
+	"github.com/authcore/authcore/ent/backchannelclient"
+	"github.com/authcore/authcore/ent/backchannelrequest"
 	"github.com/authcore/authcore/ent/badge"
 	"github.com/authcore/authcore/ent/deploykey"
 	"github.com/authcore/authcore/ent/emailsignin"
@@ -50,6 +53,7 @@ import (
 	"github.com/authcore/authcore/ent/usedassertion"
 	"github.com/authcore/authcore/ent/user"
 	"github.com/authcore/authcore/ent/usertoken"
+	"github.com/authcore/authcore/ent/vaultconnection"
 	"github.com/authcore/authcore/ent/webhook"
 	"github.com/authcore/authcore/ent/webhookdelivery"
 
@@ -67,6 +71,12 @@ type Client struct {
 	AuditEvent *AuditEventClient
 	// AuthClient is the client for interacting with the AuthClient builders.
 	AuthClient *AuthClientClient
+	// AuthorizationDetailType is the client for interacting with the AuthorizationDetailType builders.
+	AuthorizationDetailType *AuthorizationDetailTypeClient
+	// BackchannelClient is the client for interacting with the BackchannelClient builders.
+	BackchannelClient *BackchannelClientClient
+	// BackchannelRequest is the client for interacting with the BackchannelRequest builders.
+	BackchannelRequest *BackchannelRequestClient
 	// Badge is the client for interacting with the Badge builders.
 	Badge *BadgeClient
 	// DeployKey is the client for interacting with the DeployKey builders.
@@ -133,6 +143,8 @@ type Client struct {
 	User *UserClient
 	// UserToken is the client for interacting with the UserToken builders.
 	UserToken *UserTokenClient
+	// VaultConnection is the client for interacting with the VaultConnection builders.
+	VaultConnection *VaultConnectionClient
 	// Webhook is the client for interacting with the Webhook builders.
 	Webhook *WebhookClient
 	// WebhookDelivery is the client for interacting with the WebhookDelivery builders.
@@ -151,6 +163,9 @@ func (c *Client) init() {
 	c.AgentToken = NewAgentTokenClient(c.config)
 	c.AuditEvent = NewAuditEventClient(c.config)
 	c.AuthClient = NewAuthClientClient(c.config)
+	c.AuthorizationDetailType = NewAuthorizationDetailTypeClient(c.config)
+	c.BackchannelClient = NewBackchannelClientClient(c.config)
+	c.BackchannelRequest = NewBackchannelRequestClient(c.config)
 	c.Badge = NewBadgeClient(c.config)
 	c.DeployKey = NewDeployKeyClient(c.config)
 	c.EmailSignIn = NewEmailSignInClient(c.config)
@@ -184,6 +199,7 @@ func (c *Client) init() {
 	c.UsedAssertion = NewUsedAssertionClient(c.config)
 	c.User = NewUserClient(c.config)
 	c.UserToken = NewUserTokenClient(c.config)
+	c.VaultConnection = NewVaultConnectionClient(c.config)
 	c.Webhook = NewWebhookClient(c.config)
 	c.WebhookDelivery = NewWebhookDeliveryClient(c.config)
 }
@@ -281,6 +297,9 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		AgentToken:                 NewAgentTokenClient(cfg),
 		AuditEvent:                 NewAuditEventClient(cfg),
 		AuthClient:                 NewAuthClientClient(cfg),
+		AuthorizationDetailType:    NewAuthorizationDetailTypeClient(cfg),
+		BackchannelClient:          NewBackchannelClientClient(cfg),
+		BackchannelRequest:         NewBackchannelRequestClient(cfg),
 		Badge:                      NewBadgeClient(cfg),
 		DeployKey:                  NewDeployKeyClient(cfg),
 		EmailSignIn:                NewEmailSignInClient(cfg),
@@ -314,6 +333,7 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		UsedAssertion:              NewUsedAssertionClient(cfg),
 		User:                       NewUserClient(cfg),
 		UserToken:                  NewUserTokenClient(cfg),
+		VaultConnection:            NewVaultConnectionClient(cfg),
 		Webhook:                    NewWebhookClient(cfg),
 		WebhookDelivery:            NewWebhookDeliveryClient(cfg),
 	}, nil
@@ -338,6 +358,9 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		AgentToken:                 NewAgentTokenClient(cfg),
 		AuditEvent:                 NewAuditEventClient(cfg),
 		AuthClient:                 NewAuthClientClient(cfg),
+		AuthorizationDetailType:    NewAuthorizationDetailTypeClient(cfg),
+		BackchannelClient:          NewBackchannelClientClient(cfg),
+		BackchannelRequest:         NewBackchannelRequestClient(cfg),
 		Badge:                      NewBadgeClient(cfg),
 		DeployKey:                  NewDeployKeyClient(cfg),
 		EmailSignIn:                NewEmailSignInClient(cfg),
@@ -371,6 +394,7 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		UsedAssertion:              NewUsedAssertionClient(cfg),
 		User:                       NewUserClient(cfg),
 		UserToken:                  NewUserTokenClient(cfg),
+		VaultConnection:            NewVaultConnectionClient(cfg),
 		Webhook:                    NewWebhookClient(cfg),
 		WebhookDelivery:            NewWebhookDeliveryClient(cfg),
 	}, nil
@@ -402,14 +426,16 @@ func (c *Client) Close() error {
 // In order to add hooks to a specific client, call: `client.Node.Use(...)`.
 func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
-		c.AgentToken, c.AuditEvent, c.AuthClient, c.Badge, c.DeployKey, c.EmailSignIn,
+		c.AgentToken, c.AuditEvent, c.AuthClient, c.AuthorizationDetailType,
+		c.BackchannelClient, c.BackchannelRequest, c.Badge, c.DeployKey, c.EmailSignIn,
 		c.Event, c.FederationFlow, c.GrantRefreshToken, c.Identity, c.Invitation,
 		c.MFAChallenge, c.MFAFactor, c.MFARecoveryCode, c.Membership,
 		c.OAuthAuthorization, c.OAuthClient, c.OAuthCode, c.OAuthGrant, c.Project,
 		c.ProviderDomain, c.RefreshToken, c.Resource, c.RevokedAccessToken,
 		c.S3Credential, c.Session, c.SignInBudget, c.SignInMethods, c.SignInProvider,
 		c.SigningKey, c.TrustedAuthorizationServer, c.TrustedIssuer, c.UsageCount,
-		c.UsedAssertion, c.User, c.UserToken, c.Webhook, c.WebhookDelivery,
+		c.UsedAssertion, c.User, c.UserToken, c.VaultConnection, c.Webhook,
+		c.WebhookDelivery,
 	} {
 		n.Use(hooks...)
 	}
@@ -419,14 +445,16 @@ func (c *Client) Use(hooks ...Hook) {
 // In order to add interceptors to a specific client, call: `client.Node.Intercept(...)`.
 func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
-		c.AgentToken, c.AuditEvent, c.AuthClient, c.Badge, c.DeployKey, c.EmailSignIn,
+		c.AgentToken, c.AuditEvent, c.AuthClient, c.AuthorizationDetailType,
+		c.BackchannelClient, c.BackchannelRequest, c.Badge, c.DeployKey, c.EmailSignIn,
 		c.Event, c.FederationFlow, c.GrantRefreshToken, c.Identity, c.Invitation,
 		c.MFAChallenge, c.MFAFactor, c.MFARecoveryCode, c.Membership,
 		c.OAuthAuthorization, c.OAuthClient, c.OAuthCode, c.OAuthGrant, c.Project,
 		c.ProviderDomain, c.RefreshToken, c.Resource, c.RevokedAccessToken,
 		c.S3Credential, c.Session, c.SignInBudget, c.SignInMethods, c.SignInProvider,
 		c.SigningKey, c.TrustedAuthorizationServer, c.TrustedIssuer, c.UsageCount,
-		c.UsedAssertion, c.User, c.UserToken, c.Webhook, c.WebhookDelivery,
+		c.UsedAssertion, c.User, c.UserToken, c.VaultConnection, c.Webhook,
+		c.WebhookDelivery,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -441,6 +469,12 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.AuditEvent.mutate(ctx, m)
 	case *AuthClientMutation:
 		return c.AuthClient.mutate(ctx, m)
+	case *AuthorizationDetailTypeMutation:
+		return c.AuthorizationDetailType.mutate(ctx, m)
+	case *BackchannelClientMutation:
+		return c.BackchannelClient.mutate(ctx, m)
+	case *BackchannelRequestMutation:
+		return c.BackchannelRequest.mutate(ctx, m)
 	case *BadgeMutation:
 		return c.Badge.mutate(ctx, m)
 	case *DeployKeyMutation:
@@ -507,6 +541,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.User.mutate(ctx, m)
 	case *UserTokenMutation:
 		return c.UserToken.mutate(ctx, m)
+	case *VaultConnectionMutation:
+		return c.VaultConnection.mutate(ctx, m)
 	case *WebhookMutation:
 		return c.Webhook.mutate(ctx, m)
 	case *WebhookDeliveryMutation:
@@ -912,6 +948,405 @@ func (c *AuthClientClient) mutate(ctx context.Context, m *AuthClientMutation) (V
 		return (&AuthClientDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
 	default:
 		return nil, fmt.Errorf("ent: unknown AuthClient mutation op: %q", m.Op())
+	}
+}
+
+// AuthorizationDetailTypeClient is a client for the AuthorizationDetailType schema.
+type AuthorizationDetailTypeClient struct {
+	config
+}
+
+// NewAuthorizationDetailTypeClient returns a client for the AuthorizationDetailType from the given config.
+func NewAuthorizationDetailTypeClient(c config) *AuthorizationDetailTypeClient {
+	return &AuthorizationDetailTypeClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `authorizationdetailtype.Hooks(f(g(h())))`.
+func (c *AuthorizationDetailTypeClient) Use(hooks ...Hook) {
+	c.hooks.AuthorizationDetailType = append(c.hooks.AuthorizationDetailType, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `authorizationdetailtype.Intercept(f(g(h())))`.
+func (c *AuthorizationDetailTypeClient) Intercept(interceptors ...Interceptor) {
+	c.inters.AuthorizationDetailType = append(c.inters.AuthorizationDetailType, interceptors...)
+}
+
+// Create returns a builder for creating a AuthorizationDetailType entity.
+func (c *AuthorizationDetailTypeClient) Create() *AuthorizationDetailTypeCreate {
+	mutation := newAuthorizationDetailTypeMutation(c.config, OpCreate)
+	return &AuthorizationDetailTypeCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of AuthorizationDetailType entities.
+func (c *AuthorizationDetailTypeClient) CreateBulk(builders ...*AuthorizationDetailTypeCreate) *AuthorizationDetailTypeCreateBulk {
+	return &AuthorizationDetailTypeCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *AuthorizationDetailTypeClient) MapCreateBulk(slice any, setFunc func(*AuthorizationDetailTypeCreate, int)) *AuthorizationDetailTypeCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &AuthorizationDetailTypeCreateBulk{err: fmt.Errorf("calling to AuthorizationDetailTypeClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*AuthorizationDetailTypeCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &AuthorizationDetailTypeCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for AuthorizationDetailType.
+func (c *AuthorizationDetailTypeClient) Update() *AuthorizationDetailTypeUpdate {
+	mutation := newAuthorizationDetailTypeMutation(c.config, OpUpdate)
+	return &AuthorizationDetailTypeUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *AuthorizationDetailTypeClient) UpdateOne(_m *AuthorizationDetailType) *AuthorizationDetailTypeUpdateOne {
+	mutation := newAuthorizationDetailTypeMutation(c.config, OpUpdateOne, withAuthorizationDetailType(_m))
+	return &AuthorizationDetailTypeUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *AuthorizationDetailTypeClient) UpdateOneID(id string) *AuthorizationDetailTypeUpdateOne {
+	mutation := newAuthorizationDetailTypeMutation(c.config, OpUpdateOne, withAuthorizationDetailTypeID(id))
+	return &AuthorizationDetailTypeUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for AuthorizationDetailType.
+func (c *AuthorizationDetailTypeClient) Delete() *AuthorizationDetailTypeDelete {
+	mutation := newAuthorizationDetailTypeMutation(c.config, OpDelete)
+	return &AuthorizationDetailTypeDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *AuthorizationDetailTypeClient) DeleteOne(_m *AuthorizationDetailType) *AuthorizationDetailTypeDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *AuthorizationDetailTypeClient) DeleteOneID(id string) *AuthorizationDetailTypeDeleteOne {
+	builder := c.Delete().Where(authorizationdetailtype.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &AuthorizationDetailTypeDeleteOne{builder}
+}
+
+// Query returns a query builder for AuthorizationDetailType.
+func (c *AuthorizationDetailTypeClient) Query() *AuthorizationDetailTypeQuery {
+	return &AuthorizationDetailTypeQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeAuthorizationDetailType},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a AuthorizationDetailType entity by its id.
+func (c *AuthorizationDetailTypeClient) Get(ctx context.Context, id string) (*AuthorizationDetailType, error) {
+	return c.Query().Where(authorizationdetailtype.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *AuthorizationDetailTypeClient) GetX(ctx context.Context, id string) *AuthorizationDetailType {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *AuthorizationDetailTypeClient) Hooks() []Hook {
+	return c.hooks.AuthorizationDetailType
+}
+
+// Interceptors returns the client interceptors.
+func (c *AuthorizationDetailTypeClient) Interceptors() []Interceptor {
+	return c.inters.AuthorizationDetailType
+}
+
+func (c *AuthorizationDetailTypeClient) mutate(ctx context.Context, m *AuthorizationDetailTypeMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&AuthorizationDetailTypeCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&AuthorizationDetailTypeUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&AuthorizationDetailTypeUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&AuthorizationDetailTypeDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown AuthorizationDetailType mutation op: %q", m.Op())
+	}
+}
+
+// BackchannelClientClient is a client for the BackchannelClient schema.
+type BackchannelClientClient struct {
+	config
+}
+
+// NewBackchannelClientClient returns a client for the BackchannelClient from the given config.
+func NewBackchannelClientClient(c config) *BackchannelClientClient {
+	return &BackchannelClientClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `backchannelclient.Hooks(f(g(h())))`.
+func (c *BackchannelClientClient) Use(hooks ...Hook) {
+	c.hooks.BackchannelClient = append(c.hooks.BackchannelClient, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `backchannelclient.Intercept(f(g(h())))`.
+func (c *BackchannelClientClient) Intercept(interceptors ...Interceptor) {
+	c.inters.BackchannelClient = append(c.inters.BackchannelClient, interceptors...)
+}
+
+// Create returns a builder for creating a BackchannelClient entity.
+func (c *BackchannelClientClient) Create() *BackchannelClientCreate {
+	mutation := newBackchannelClientMutation(c.config, OpCreate)
+	return &BackchannelClientCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of BackchannelClient entities.
+func (c *BackchannelClientClient) CreateBulk(builders ...*BackchannelClientCreate) *BackchannelClientCreateBulk {
+	return &BackchannelClientCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *BackchannelClientClient) MapCreateBulk(slice any, setFunc func(*BackchannelClientCreate, int)) *BackchannelClientCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &BackchannelClientCreateBulk{err: fmt.Errorf("calling to BackchannelClientClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*BackchannelClientCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &BackchannelClientCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for BackchannelClient.
+func (c *BackchannelClientClient) Update() *BackchannelClientUpdate {
+	mutation := newBackchannelClientMutation(c.config, OpUpdate)
+	return &BackchannelClientUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *BackchannelClientClient) UpdateOne(_m *BackchannelClient) *BackchannelClientUpdateOne {
+	mutation := newBackchannelClientMutation(c.config, OpUpdateOne, withBackchannelClient(_m))
+	return &BackchannelClientUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *BackchannelClientClient) UpdateOneID(id string) *BackchannelClientUpdateOne {
+	mutation := newBackchannelClientMutation(c.config, OpUpdateOne, withBackchannelClientID(id))
+	return &BackchannelClientUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for BackchannelClient.
+func (c *BackchannelClientClient) Delete() *BackchannelClientDelete {
+	mutation := newBackchannelClientMutation(c.config, OpDelete)
+	return &BackchannelClientDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *BackchannelClientClient) DeleteOne(_m *BackchannelClient) *BackchannelClientDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *BackchannelClientClient) DeleteOneID(id string) *BackchannelClientDeleteOne {
+	builder := c.Delete().Where(backchannelclient.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &BackchannelClientDeleteOne{builder}
+}
+
+// Query returns a query builder for BackchannelClient.
+func (c *BackchannelClientClient) Query() *BackchannelClientQuery {
+	return &BackchannelClientQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeBackchannelClient},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a BackchannelClient entity by its id.
+func (c *BackchannelClientClient) Get(ctx context.Context, id string) (*BackchannelClient, error) {
+	return c.Query().Where(backchannelclient.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *BackchannelClientClient) GetX(ctx context.Context, id string) *BackchannelClient {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *BackchannelClientClient) Hooks() []Hook {
+	return c.hooks.BackchannelClient
+}
+
+// Interceptors returns the client interceptors.
+func (c *BackchannelClientClient) Interceptors() []Interceptor {
+	return c.inters.BackchannelClient
+}
+
+func (c *BackchannelClientClient) mutate(ctx context.Context, m *BackchannelClientMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&BackchannelClientCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&BackchannelClientUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&BackchannelClientUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&BackchannelClientDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown BackchannelClient mutation op: %q", m.Op())
+	}
+}
+
+// BackchannelRequestClient is a client for the BackchannelRequest schema.
+type BackchannelRequestClient struct {
+	config
+}
+
+// NewBackchannelRequestClient returns a client for the BackchannelRequest from the given config.
+func NewBackchannelRequestClient(c config) *BackchannelRequestClient {
+	return &BackchannelRequestClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `backchannelrequest.Hooks(f(g(h())))`.
+func (c *BackchannelRequestClient) Use(hooks ...Hook) {
+	c.hooks.BackchannelRequest = append(c.hooks.BackchannelRequest, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `backchannelrequest.Intercept(f(g(h())))`.
+func (c *BackchannelRequestClient) Intercept(interceptors ...Interceptor) {
+	c.inters.BackchannelRequest = append(c.inters.BackchannelRequest, interceptors...)
+}
+
+// Create returns a builder for creating a BackchannelRequest entity.
+func (c *BackchannelRequestClient) Create() *BackchannelRequestCreate {
+	mutation := newBackchannelRequestMutation(c.config, OpCreate)
+	return &BackchannelRequestCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of BackchannelRequest entities.
+func (c *BackchannelRequestClient) CreateBulk(builders ...*BackchannelRequestCreate) *BackchannelRequestCreateBulk {
+	return &BackchannelRequestCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *BackchannelRequestClient) MapCreateBulk(slice any, setFunc func(*BackchannelRequestCreate, int)) *BackchannelRequestCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &BackchannelRequestCreateBulk{err: fmt.Errorf("calling to BackchannelRequestClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*BackchannelRequestCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &BackchannelRequestCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for BackchannelRequest.
+func (c *BackchannelRequestClient) Update() *BackchannelRequestUpdate {
+	mutation := newBackchannelRequestMutation(c.config, OpUpdate)
+	return &BackchannelRequestUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *BackchannelRequestClient) UpdateOne(_m *BackchannelRequest) *BackchannelRequestUpdateOne {
+	mutation := newBackchannelRequestMutation(c.config, OpUpdateOne, withBackchannelRequest(_m))
+	return &BackchannelRequestUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *BackchannelRequestClient) UpdateOneID(id string) *BackchannelRequestUpdateOne {
+	mutation := newBackchannelRequestMutation(c.config, OpUpdateOne, withBackchannelRequestID(id))
+	return &BackchannelRequestUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for BackchannelRequest.
+func (c *BackchannelRequestClient) Delete() *BackchannelRequestDelete {
+	mutation := newBackchannelRequestMutation(c.config, OpDelete)
+	return &BackchannelRequestDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *BackchannelRequestClient) DeleteOne(_m *BackchannelRequest) *BackchannelRequestDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *BackchannelRequestClient) DeleteOneID(id string) *BackchannelRequestDeleteOne {
+	builder := c.Delete().Where(backchannelrequest.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &BackchannelRequestDeleteOne{builder}
+}
+
+// Query returns a query builder for BackchannelRequest.
+func (c *BackchannelRequestClient) Query() *BackchannelRequestQuery {
+	return &BackchannelRequestQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeBackchannelRequest},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a BackchannelRequest entity by its id.
+func (c *BackchannelRequestClient) Get(ctx context.Context, id string) (*BackchannelRequest, error) {
+	return c.Query().Where(backchannelrequest.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *BackchannelRequestClient) GetX(ctx context.Context, id string) *BackchannelRequest {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *BackchannelRequestClient) Hooks() []Hook {
+	return c.hooks.BackchannelRequest
+}
+
+// Interceptors returns the client interceptors.
+func (c *BackchannelRequestClient) Interceptors() []Interceptor {
+	return c.inters.BackchannelRequest
+}
+
+func (c *BackchannelRequestClient) mutate(ctx context.Context, m *BackchannelRequestMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&BackchannelRequestCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&BackchannelRequestUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&BackchannelRequestUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&BackchannelRequestDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown BackchannelRequest mutation op: %q", m.Op())
 	}
 }
 
@@ -5304,6 +5739,139 @@ func (c *UserTokenClient) mutate(ctx context.Context, m *UserTokenMutation) (Val
 	}
 }
 
+// VaultConnectionClient is a client for the VaultConnection schema.
+type VaultConnectionClient struct {
+	config
+}
+
+// NewVaultConnectionClient returns a client for the VaultConnection from the given config.
+func NewVaultConnectionClient(c config) *VaultConnectionClient {
+	return &VaultConnectionClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `vaultconnection.Hooks(f(g(h())))`.
+func (c *VaultConnectionClient) Use(hooks ...Hook) {
+	c.hooks.VaultConnection = append(c.hooks.VaultConnection, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `vaultconnection.Intercept(f(g(h())))`.
+func (c *VaultConnectionClient) Intercept(interceptors ...Interceptor) {
+	c.inters.VaultConnection = append(c.inters.VaultConnection, interceptors...)
+}
+
+// Create returns a builder for creating a VaultConnection entity.
+func (c *VaultConnectionClient) Create() *VaultConnectionCreate {
+	mutation := newVaultConnectionMutation(c.config, OpCreate)
+	return &VaultConnectionCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of VaultConnection entities.
+func (c *VaultConnectionClient) CreateBulk(builders ...*VaultConnectionCreate) *VaultConnectionCreateBulk {
+	return &VaultConnectionCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *VaultConnectionClient) MapCreateBulk(slice any, setFunc func(*VaultConnectionCreate, int)) *VaultConnectionCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &VaultConnectionCreateBulk{err: fmt.Errorf("calling to VaultConnectionClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*VaultConnectionCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &VaultConnectionCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for VaultConnection.
+func (c *VaultConnectionClient) Update() *VaultConnectionUpdate {
+	mutation := newVaultConnectionMutation(c.config, OpUpdate)
+	return &VaultConnectionUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *VaultConnectionClient) UpdateOne(_m *VaultConnection) *VaultConnectionUpdateOne {
+	mutation := newVaultConnectionMutation(c.config, OpUpdateOne, withVaultConnection(_m))
+	return &VaultConnectionUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *VaultConnectionClient) UpdateOneID(id string) *VaultConnectionUpdateOne {
+	mutation := newVaultConnectionMutation(c.config, OpUpdateOne, withVaultConnectionID(id))
+	return &VaultConnectionUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for VaultConnection.
+func (c *VaultConnectionClient) Delete() *VaultConnectionDelete {
+	mutation := newVaultConnectionMutation(c.config, OpDelete)
+	return &VaultConnectionDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *VaultConnectionClient) DeleteOne(_m *VaultConnection) *VaultConnectionDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *VaultConnectionClient) DeleteOneID(id string) *VaultConnectionDeleteOne {
+	builder := c.Delete().Where(vaultconnection.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &VaultConnectionDeleteOne{builder}
+}
+
+// Query returns a query builder for VaultConnection.
+func (c *VaultConnectionClient) Query() *VaultConnectionQuery {
+	return &VaultConnectionQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeVaultConnection},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a VaultConnection entity by its id.
+func (c *VaultConnectionClient) Get(ctx context.Context, id string) (*VaultConnection, error) {
+	return c.Query().Where(vaultconnection.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *VaultConnectionClient) GetX(ctx context.Context, id string) *VaultConnection {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *VaultConnectionClient) Hooks() []Hook {
+	return c.hooks.VaultConnection
+}
+
+// Interceptors returns the client interceptors.
+func (c *VaultConnectionClient) Interceptors() []Interceptor {
+	return c.inters.VaultConnection
+}
+
+func (c *VaultConnectionClient) mutate(ctx context.Context, m *VaultConnectionMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&VaultConnectionCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&VaultConnectionUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&VaultConnectionUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&VaultConnectionDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown VaultConnection mutation op: %q", m.Op())
+	}
+}
+
 // WebhookClient is a client for the Webhook schema.
 type WebhookClient struct {
 	config
@@ -5573,22 +6141,25 @@ func (c *WebhookDeliveryClient) mutate(ctx context.Context, m *WebhookDeliveryMu
 // hooks and interceptors per client, for fast access.
 type (
 	hooks struct {
-		AgentToken, AuditEvent, AuthClient, Badge, DeployKey, EmailSignIn, Event,
-		FederationFlow, GrantRefreshToken, Identity, Invitation, MFAChallenge,
-		MFAFactor, MFARecoveryCode, Membership, OAuthAuthorization, OAuthClient,
-		OAuthCode, OAuthGrant, Project, ProviderDomain, RefreshToken, Resource,
+		AgentToken, AuditEvent, AuthClient, AuthorizationDetailType, BackchannelClient,
+		BackchannelRequest, Badge, DeployKey, EmailSignIn, Event, FederationFlow,
+		GrantRefreshToken, Identity, Invitation, MFAChallenge, MFAFactor,
+		MFARecoveryCode, Membership, OAuthAuthorization, OAuthClient, OAuthCode,
+		OAuthGrant, Project, ProviderDomain, RefreshToken, Resource,
 		RevokedAccessToken, S3Credential, Session, SignInBudget, SignInMethods,
 		SignInProvider, SigningKey, TrustedAuthorizationServer, TrustedIssuer,
-		UsageCount, UsedAssertion, User, UserToken, Webhook, WebhookDelivery []ent.Hook
+		UsageCount, UsedAssertion, User, UserToken, VaultConnection, Webhook,
+		WebhookDelivery []ent.Hook
 	}
 	inters struct {
-		AgentToken, AuditEvent, AuthClient, Badge, DeployKey, EmailSignIn, Event,
-		FederationFlow, GrantRefreshToken, Identity, Invitation, MFAChallenge,
-		MFAFactor, MFARecoveryCode, Membership, OAuthAuthorization, OAuthClient,
-		OAuthCode, OAuthGrant, Project, ProviderDomain, RefreshToken, Resource,
+		AgentToken, AuditEvent, AuthClient, AuthorizationDetailType, BackchannelClient,
+		BackchannelRequest, Badge, DeployKey, EmailSignIn, Event, FederationFlow,
+		GrantRefreshToken, Identity, Invitation, MFAChallenge, MFAFactor,
+		MFARecoveryCode, Membership, OAuthAuthorization, OAuthClient, OAuthCode,
+		OAuthGrant, Project, ProviderDomain, RefreshToken, Resource,
 		RevokedAccessToken, S3Credential, Session, SignInBudget, SignInMethods,
 		SignInProvider, SigningKey, TrustedAuthorizationServer, TrustedIssuer,
-		UsageCount, UsedAssertion, User, UserToken, Webhook,
+		UsageCount, UsedAssertion, User, UserToken, VaultConnection, Webhook,
 		WebhookDelivery []ent.Interceptor
 	}
 )

@@ -15,6 +15,9 @@ import (
 	"github.com/authcore/authcore/ent/agenttoken"
 	"github.com/authcore/authcore/ent/auditevent"
 	"github.com/authcore/authcore/ent/authclient"
+	"github.com/authcore/authcore/ent/authorizationdetailtype"
+	"github.com/authcore/authcore/ent/backchannelclient"
+	"github.com/authcore/authcore/ent/backchannelrequest"
 	"github.com/authcore/authcore/ent/badge"
 	"github.com/authcore/authcore/ent/deploykey"
 	"github.com/authcore/authcore/ent/emailsignin"
@@ -48,6 +51,7 @@ import (
 	"github.com/authcore/authcore/ent/usedassertion"
 	"github.com/authcore/authcore/ent/user"
 	"github.com/authcore/authcore/ent/usertoken"
+	"github.com/authcore/authcore/ent/vaultconnection"
 	"github.com/authcore/authcore/ent/webhook"
 	"github.com/authcore/authcore/ent/webhookdelivery"
 )
@@ -113,6 +117,9 @@ func checkColumn(t, c string) error {
 			agenttoken.Table:                 agenttoken.ValidColumn,
 			auditevent.Table:                 auditevent.ValidColumn,
 			authclient.Table:                 authclient.ValidColumn,
+			authorizationdetailtype.Table:    authorizationdetailtype.ValidColumn,
+			backchannelclient.Table:          backchannelclient.ValidColumn,
+			backchannelrequest.Table:         backchannelrequest.ValidColumn,
 			badge.Table:                      badge.ValidColumn,
 			deploykey.Table:                  deploykey.ValidColumn,
 			emailsignin.Table:                emailsignin.ValidColumn,
@@ -146,6 +153,7 @@ func checkColumn(t, c string) error {
 			usedassertion.Table:              usedassertion.ValidColumn,
 			user.Table:                       user.ValidColumn,
 			usertoken.Table:                  usertoken.ValidColumn,
+			vaultconnection.Table:            vaultconnection.ValidColumn,
 			webhook.Table:                    webhook.ValidColumn,
 			webhookdelivery.Table:            webhookdelivery.ValidColumn,
 		})

@@ -14,6 +14,9 @@ import (
 	"github.com/authcore/authcore/ent/agenttoken"
 	"github.com/authcore/authcore/ent/auditevent"
 	"github.com/authcore/authcore/ent/authclient"
+	"github.com/authcore/authcore/ent/authorizationdetailtype"
+	"github.com/authcore/authcore/ent/backchannelclient"
+	"github.com/authcore/authcore/ent/backchannelrequest"
 	"github.com/authcore/authcore/ent/badge"
 	"github.com/authcore/authcore/ent/deploykey"
 	"github.com/authcore/authcore/ent/emailsignin"
@@ -48,6 +51,7 @@ import (
 	"github.com/authcore/authcore/ent/usedassertion"
 	"github.com/authcore/authcore/ent/user"
 	"github.com/authcore/authcore/ent/usertoken"
+	"github.com/authcore/authcore/ent/vaultconnection"
 	"github.com/authcore/authcore/ent/webhook"
 	"github.com/authcore/authcore/ent/webhookdelivery"
 )
@@ -64,6 +68,9 @@ const (
 	TypeAgentToken                 = "AgentToken"
 	TypeAuditEvent                 = "AuditEvent"
 	TypeAuthClient                 = "AuthClient"
+	TypeAuthorizationDetailType    = "AuthorizationDetailType"
+	TypeBackchannelClient          = "BackchannelClient"
+	TypeBackchannelRequest         = "BackchannelRequest"
 	TypeBadge                      = "Badge"
 	TypeDeployKey                  = "DeployKey"
 	TypeEmailSignIn                = "EmailSignIn"
@@ -97,6 +104,7 @@ const (
 	TypeUsedAssertion              = "UsedAssertion"
 	TypeUser                       = "User"
 	TypeUserToken                  = "UserToken"
+	TypeVaultConnection            = "VaultConnection"
 	TypeWebhook                    = "Webhook"
 	TypeWebhookDelivery            = "WebhookDelivery"
 )
@@ -2951,6 +2959,3240 @@ func (m *AuthClientMutation) ClearEdge(name string) error {
 // It returns an error if the edge is not defined in the schema.
 func (m *AuthClientMutation) ResetEdge(name string) error {
 	return fmt.Errorf("unknown AuthClient edge %s", name)
+}
+
+// AuthorizationDetailTypeMutation represents an operation that mutates the AuthorizationDetailType nodes in the graph.
+type AuthorizationDetailTypeMutation struct {
+	config
+	op            Op
+	typ           string
+	id            *string
+	created_at    *time.Time
+	project_id    *string
+	_type         *string
+	name          *string
+	schema        *string
+	schema_digest *string
+	created_by    *string
+	updated_at    *time.Time
+	clearedFields map[string]struct{}
+	done          bool
+	oldValue      func(context.Context) (*AuthorizationDetailType, error)
+	predicates    []predicate.AuthorizationDetailType
+}
+
+var _ ent.Mutation = (*AuthorizationDetailTypeMutation)(nil)
+
+// authorizationdetailtypeOption allows management of the mutation configuration using functional options.
+type authorizationdetailtypeOption func(*AuthorizationDetailTypeMutation)
+
+// newAuthorizationDetailTypeMutation creates new mutation for the AuthorizationDetailType entity.
+func newAuthorizationDetailTypeMutation(c config, op Op, opts ...authorizationdetailtypeOption) *AuthorizationDetailTypeMutation {
+	m := &AuthorizationDetailTypeMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeAuthorizationDetailType,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withAuthorizationDetailTypeID sets the ID field of the mutation.
+func withAuthorizationDetailTypeID(id string) authorizationdetailtypeOption {
+	return func(m *AuthorizationDetailTypeMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *AuthorizationDetailType
+		)
+		m.oldValue = func(ctx context.Context) (*AuthorizationDetailType, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().AuthorizationDetailType.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withAuthorizationDetailType sets the old AuthorizationDetailType of the mutation.
+func withAuthorizationDetailType(node *AuthorizationDetailType) authorizationdetailtypeOption {
+	return func(m *AuthorizationDetailTypeMutation) {
+		m.oldValue = func(context.Context) (*AuthorizationDetailType, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m AuthorizationDetailTypeMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m AuthorizationDetailTypeMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of AuthorizationDetailType entities.
+func (m *AuthorizationDetailTypeMutation) SetID(id string) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *AuthorizationDetailTypeMutation) ID() (id string, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *AuthorizationDetailTypeMutation) IDs(ctx context.Context) ([]string, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []string{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().AuthorizationDetailType.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *AuthorizationDetailTypeMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *AuthorizationDetailTypeMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the AuthorizationDetailType entity.
+// If the AuthorizationDetailType object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AuthorizationDetailTypeMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *AuthorizationDetailTypeMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// SetProjectID sets the "project_id" field.
+func (m *AuthorizationDetailTypeMutation) SetProjectID(s string) {
+	m.project_id = &s
+}
+
+// ProjectID returns the value of the "project_id" field in the mutation.
+func (m *AuthorizationDetailTypeMutation) ProjectID() (r string, exists bool) {
+	v := m.project_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldProjectID returns the old "project_id" field's value of the AuthorizationDetailType entity.
+// If the AuthorizationDetailType object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AuthorizationDetailTypeMutation) OldProjectID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldProjectID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldProjectID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldProjectID: %w", err)
+	}
+	return oldValue.ProjectID, nil
+}
+
+// ResetProjectID resets all changes to the "project_id" field.
+func (m *AuthorizationDetailTypeMutation) ResetProjectID() {
+	m.project_id = nil
+}
+
+// SetType sets the "type" field.
+func (m *AuthorizationDetailTypeMutation) SetType(s string) {
+	m._type = &s
+}
+
+// GetType returns the value of the "type" field in the mutation.
+func (m *AuthorizationDetailTypeMutation) GetType() (r string, exists bool) {
+	v := m._type
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldType returns the old "type" field's value of the AuthorizationDetailType entity.
+// If the AuthorizationDetailType object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AuthorizationDetailTypeMutation) OldType(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldType is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldType requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldType: %w", err)
+	}
+	return oldValue.Type, nil
+}
+
+// ResetType resets all changes to the "type" field.
+func (m *AuthorizationDetailTypeMutation) ResetType() {
+	m._type = nil
+}
+
+// SetName sets the "name" field.
+func (m *AuthorizationDetailTypeMutation) SetName(s string) {
+	m.name = &s
+}
+
+// Name returns the value of the "name" field in the mutation.
+func (m *AuthorizationDetailTypeMutation) Name() (r string, exists bool) {
+	v := m.name
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldName returns the old "name" field's value of the AuthorizationDetailType entity.
+// If the AuthorizationDetailType object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AuthorizationDetailTypeMutation) OldName(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldName is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldName requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldName: %w", err)
+	}
+	return oldValue.Name, nil
+}
+
+// ResetName resets all changes to the "name" field.
+func (m *AuthorizationDetailTypeMutation) ResetName() {
+	m.name = nil
+}
+
+// SetSchema sets the "schema" field.
+func (m *AuthorizationDetailTypeMutation) SetSchema(s string) {
+	m.schema = &s
+}
+
+// Schema returns the value of the "schema" field in the mutation.
+func (m *AuthorizationDetailTypeMutation) Schema() (r string, exists bool) {
+	v := m.schema
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSchema returns the old "schema" field's value of the AuthorizationDetailType entity.
+// If the AuthorizationDetailType object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AuthorizationDetailTypeMutation) OldSchema(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSchema is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSchema requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSchema: %w", err)
+	}
+	return oldValue.Schema, nil
+}
+
+// ResetSchema resets all changes to the "schema" field.
+func (m *AuthorizationDetailTypeMutation) ResetSchema() {
+	m.schema = nil
+}
+
+// SetSchemaDigest sets the "schema_digest" field.
+func (m *AuthorizationDetailTypeMutation) SetSchemaDigest(s string) {
+	m.schema_digest = &s
+}
+
+// SchemaDigest returns the value of the "schema_digest" field in the mutation.
+func (m *AuthorizationDetailTypeMutation) SchemaDigest() (r string, exists bool) {
+	v := m.schema_digest
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSchemaDigest returns the old "schema_digest" field's value of the AuthorizationDetailType entity.
+// If the AuthorizationDetailType object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AuthorizationDetailTypeMutation) OldSchemaDigest(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSchemaDigest is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSchemaDigest requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSchemaDigest: %w", err)
+	}
+	return oldValue.SchemaDigest, nil
+}
+
+// ResetSchemaDigest resets all changes to the "schema_digest" field.
+func (m *AuthorizationDetailTypeMutation) ResetSchemaDigest() {
+	m.schema_digest = nil
+}
+
+// SetCreatedBy sets the "created_by" field.
+func (m *AuthorizationDetailTypeMutation) SetCreatedBy(s string) {
+	m.created_by = &s
+}
+
+// CreatedBy returns the value of the "created_by" field in the mutation.
+func (m *AuthorizationDetailTypeMutation) CreatedBy() (r string, exists bool) {
+	v := m.created_by
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedBy returns the old "created_by" field's value of the AuthorizationDetailType entity.
+// If the AuthorizationDetailType object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AuthorizationDetailTypeMutation) OldCreatedBy(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedBy is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedBy requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedBy: %w", err)
+	}
+	return oldValue.CreatedBy, nil
+}
+
+// ClearCreatedBy clears the value of the "created_by" field.
+func (m *AuthorizationDetailTypeMutation) ClearCreatedBy() {
+	m.created_by = nil
+	m.clearedFields[authorizationdetailtype.FieldCreatedBy] = struct{}{}
+}
+
+// CreatedByCleared returns if the "created_by" field was cleared in this mutation.
+func (m *AuthorizationDetailTypeMutation) CreatedByCleared() bool {
+	_, ok := m.clearedFields[authorizationdetailtype.FieldCreatedBy]
+	return ok
+}
+
+// ResetCreatedBy resets all changes to the "created_by" field.
+func (m *AuthorizationDetailTypeMutation) ResetCreatedBy() {
+	m.created_by = nil
+	delete(m.clearedFields, authorizationdetailtype.FieldCreatedBy)
+}
+
+// SetUpdatedAt sets the "updated_at" field.
+func (m *AuthorizationDetailTypeMutation) SetUpdatedAt(t time.Time) {
+	m.updated_at = &t
+}
+
+// UpdatedAt returns the value of the "updated_at" field in the mutation.
+func (m *AuthorizationDetailTypeMutation) UpdatedAt() (r time.Time, exists bool) {
+	v := m.updated_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUpdatedAt returns the old "updated_at" field's value of the AuthorizationDetailType entity.
+// If the AuthorizationDetailType object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AuthorizationDetailTypeMutation) OldUpdatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUpdatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUpdatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUpdatedAt: %w", err)
+	}
+	return oldValue.UpdatedAt, nil
+}
+
+// ResetUpdatedAt resets all changes to the "updated_at" field.
+func (m *AuthorizationDetailTypeMutation) ResetUpdatedAt() {
+	m.updated_at = nil
+}
+
+// Where appends a list predicates to the AuthorizationDetailTypeMutation builder.
+func (m *AuthorizationDetailTypeMutation) Where(ps ...predicate.AuthorizationDetailType) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the AuthorizationDetailTypeMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *AuthorizationDetailTypeMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.AuthorizationDetailType, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *AuthorizationDetailTypeMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *AuthorizationDetailTypeMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (AuthorizationDetailType).
+func (m *AuthorizationDetailTypeMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *AuthorizationDetailTypeMutation) Fields() []string {
+	fields := make([]string, 0, 8)
+	if m.created_at != nil {
+		fields = append(fields, authorizationdetailtype.FieldCreatedAt)
+	}
+	if m.project_id != nil {
+		fields = append(fields, authorizationdetailtype.FieldProjectID)
+	}
+	if m._type != nil {
+		fields = append(fields, authorizationdetailtype.FieldType)
+	}
+	if m.name != nil {
+		fields = append(fields, authorizationdetailtype.FieldName)
+	}
+	if m.schema != nil {
+		fields = append(fields, authorizationdetailtype.FieldSchema)
+	}
+	if m.schema_digest != nil {
+		fields = append(fields, authorizationdetailtype.FieldSchemaDigest)
+	}
+	if m.created_by != nil {
+		fields = append(fields, authorizationdetailtype.FieldCreatedBy)
+	}
+	if m.updated_at != nil {
+		fields = append(fields, authorizationdetailtype.FieldUpdatedAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *AuthorizationDetailTypeMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case authorizationdetailtype.FieldCreatedAt:
+		return m.CreatedAt()
+	case authorizationdetailtype.FieldProjectID:
+		return m.ProjectID()
+	case authorizationdetailtype.FieldType:
+		return m.GetType()
+	case authorizationdetailtype.FieldName:
+		return m.Name()
+	case authorizationdetailtype.FieldSchema:
+		return m.Schema()
+	case authorizationdetailtype.FieldSchemaDigest:
+		return m.SchemaDigest()
+	case authorizationdetailtype.FieldCreatedBy:
+		return m.CreatedBy()
+	case authorizationdetailtype.FieldUpdatedAt:
+		return m.UpdatedAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *AuthorizationDetailTypeMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case authorizationdetailtype.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	case authorizationdetailtype.FieldProjectID:
+		return m.OldProjectID(ctx)
+	case authorizationdetailtype.FieldType:
+		return m.OldType(ctx)
+	case authorizationdetailtype.FieldName:
+		return m.OldName(ctx)
+	case authorizationdetailtype.FieldSchema:
+		return m.OldSchema(ctx)
+	case authorizationdetailtype.FieldSchemaDigest:
+		return m.OldSchemaDigest(ctx)
+	case authorizationdetailtype.FieldCreatedBy:
+		return m.OldCreatedBy(ctx)
+	case authorizationdetailtype.FieldUpdatedAt:
+		return m.OldUpdatedAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown AuthorizationDetailType field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *AuthorizationDetailTypeMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case authorizationdetailtype.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	case authorizationdetailtype.FieldProjectID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetProjectID(v)
+		return nil
+	case authorizationdetailtype.FieldType:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetType(v)
+		return nil
+	case authorizationdetailtype.FieldName:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetName(v)
+		return nil
+	case authorizationdetailtype.FieldSchema:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSchema(v)
+		return nil
+	case authorizationdetailtype.FieldSchemaDigest:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSchemaDigest(v)
+		return nil
+	case authorizationdetailtype.FieldCreatedBy:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedBy(v)
+		return nil
+	case authorizationdetailtype.FieldUpdatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUpdatedAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown AuthorizationDetailType field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *AuthorizationDetailTypeMutation) AddedFields() []string {
+	return nil
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *AuthorizationDetailTypeMutation) AddedField(name string) (ent.Value, bool) {
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *AuthorizationDetailTypeMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	}
+	return fmt.Errorf("unknown AuthorizationDetailType numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *AuthorizationDetailTypeMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(authorizationdetailtype.FieldCreatedBy) {
+		fields = append(fields, authorizationdetailtype.FieldCreatedBy)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *AuthorizationDetailTypeMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *AuthorizationDetailTypeMutation) ClearField(name string) error {
+	switch name {
+	case authorizationdetailtype.FieldCreatedBy:
+		m.ClearCreatedBy()
+		return nil
+	}
+	return fmt.Errorf("unknown AuthorizationDetailType nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *AuthorizationDetailTypeMutation) ResetField(name string) error {
+	switch name {
+	case authorizationdetailtype.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	case authorizationdetailtype.FieldProjectID:
+		m.ResetProjectID()
+		return nil
+	case authorizationdetailtype.FieldType:
+		m.ResetType()
+		return nil
+	case authorizationdetailtype.FieldName:
+		m.ResetName()
+		return nil
+	case authorizationdetailtype.FieldSchema:
+		m.ResetSchema()
+		return nil
+	case authorizationdetailtype.FieldSchemaDigest:
+		m.ResetSchemaDigest()
+		return nil
+	case authorizationdetailtype.FieldCreatedBy:
+		m.ResetCreatedBy()
+		return nil
+	case authorizationdetailtype.FieldUpdatedAt:
+		m.ResetUpdatedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown AuthorizationDetailType field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *AuthorizationDetailTypeMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *AuthorizationDetailTypeMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *AuthorizationDetailTypeMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *AuthorizationDetailTypeMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *AuthorizationDetailTypeMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *AuthorizationDetailTypeMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *AuthorizationDetailTypeMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown AuthorizationDetailType unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *AuthorizationDetailTypeMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown AuthorizationDetailType edge %s", name)
+}
+
+// BackchannelClientMutation represents an operation that mutates the BackchannelClient nodes in the graph.
+type BackchannelClientMutation struct {
+	config
+	op                    Op
+	typ                   string
+	id                    *string
+	created_at            *time.Time
+	project_id            *string
+	client_id             *string
+	delivery_mode         *backchannelclient.DeliveryMode
+	notification_endpoint *string
+	secret_sealed         *string
+	updated_at            *time.Time
+	clearedFields         map[string]struct{}
+	done                  bool
+	oldValue              func(context.Context) (*BackchannelClient, error)
+	predicates            []predicate.BackchannelClient
+}
+
+var _ ent.Mutation = (*BackchannelClientMutation)(nil)
+
+// backchannelclientOption allows management of the mutation configuration using functional options.
+type backchannelclientOption func(*BackchannelClientMutation)
+
+// newBackchannelClientMutation creates new mutation for the BackchannelClient entity.
+func newBackchannelClientMutation(c config, op Op, opts ...backchannelclientOption) *BackchannelClientMutation {
+	m := &BackchannelClientMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeBackchannelClient,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withBackchannelClientID sets the ID field of the mutation.
+func withBackchannelClientID(id string) backchannelclientOption {
+	return func(m *BackchannelClientMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *BackchannelClient
+		)
+		m.oldValue = func(ctx context.Context) (*BackchannelClient, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().BackchannelClient.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withBackchannelClient sets the old BackchannelClient of the mutation.
+func withBackchannelClient(node *BackchannelClient) backchannelclientOption {
+	return func(m *BackchannelClientMutation) {
+		m.oldValue = func(context.Context) (*BackchannelClient, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m BackchannelClientMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m BackchannelClientMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of BackchannelClient entities.
+func (m *BackchannelClientMutation) SetID(id string) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *BackchannelClientMutation) ID() (id string, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *BackchannelClientMutation) IDs(ctx context.Context) ([]string, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []string{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().BackchannelClient.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *BackchannelClientMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *BackchannelClientMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the BackchannelClient entity.
+// If the BackchannelClient object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *BackchannelClientMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *BackchannelClientMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// SetProjectID sets the "project_id" field.
+func (m *BackchannelClientMutation) SetProjectID(s string) {
+	m.project_id = &s
+}
+
+// ProjectID returns the value of the "project_id" field in the mutation.
+func (m *BackchannelClientMutation) ProjectID() (r string, exists bool) {
+	v := m.project_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldProjectID returns the old "project_id" field's value of the BackchannelClient entity.
+// If the BackchannelClient object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *BackchannelClientMutation) OldProjectID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldProjectID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldProjectID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldProjectID: %w", err)
+	}
+	return oldValue.ProjectID, nil
+}
+
+// ResetProjectID resets all changes to the "project_id" field.
+func (m *BackchannelClientMutation) ResetProjectID() {
+	m.project_id = nil
+}
+
+// SetClientID sets the "client_id" field.
+func (m *BackchannelClientMutation) SetClientID(s string) {
+	m.client_id = &s
+}
+
+// ClientID returns the value of the "client_id" field in the mutation.
+func (m *BackchannelClientMutation) ClientID() (r string, exists bool) {
+	v := m.client_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldClientID returns the old "client_id" field's value of the BackchannelClient entity.
+// If the BackchannelClient object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *BackchannelClientMutation) OldClientID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldClientID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldClientID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldClientID: %w", err)
+	}
+	return oldValue.ClientID, nil
+}
+
+// ResetClientID resets all changes to the "client_id" field.
+func (m *BackchannelClientMutation) ResetClientID() {
+	m.client_id = nil
+}
+
+// SetDeliveryMode sets the "delivery_mode" field.
+func (m *BackchannelClientMutation) SetDeliveryMode(bm backchannelclient.DeliveryMode) {
+	m.delivery_mode = &bm
+}
+
+// DeliveryMode returns the value of the "delivery_mode" field in the mutation.
+func (m *BackchannelClientMutation) DeliveryMode() (r backchannelclient.DeliveryMode, exists bool) {
+	v := m.delivery_mode
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDeliveryMode returns the old "delivery_mode" field's value of the BackchannelClient entity.
+// If the BackchannelClient object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *BackchannelClientMutation) OldDeliveryMode(ctx context.Context) (v backchannelclient.DeliveryMode, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDeliveryMode is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDeliveryMode requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDeliveryMode: %w", err)
+	}
+	return oldValue.DeliveryMode, nil
+}
+
+// ResetDeliveryMode resets all changes to the "delivery_mode" field.
+func (m *BackchannelClientMutation) ResetDeliveryMode() {
+	m.delivery_mode = nil
+}
+
+// SetNotificationEndpoint sets the "notification_endpoint" field.
+func (m *BackchannelClientMutation) SetNotificationEndpoint(s string) {
+	m.notification_endpoint = &s
+}
+
+// NotificationEndpoint returns the value of the "notification_endpoint" field in the mutation.
+func (m *BackchannelClientMutation) NotificationEndpoint() (r string, exists bool) {
+	v := m.notification_endpoint
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldNotificationEndpoint returns the old "notification_endpoint" field's value of the BackchannelClient entity.
+// If the BackchannelClient object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *BackchannelClientMutation) OldNotificationEndpoint(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldNotificationEndpoint is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldNotificationEndpoint requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldNotificationEndpoint: %w", err)
+	}
+	return oldValue.NotificationEndpoint, nil
+}
+
+// ResetNotificationEndpoint resets all changes to the "notification_endpoint" field.
+func (m *BackchannelClientMutation) ResetNotificationEndpoint() {
+	m.notification_endpoint = nil
+}
+
+// SetSecretSealed sets the "secret_sealed" field.
+func (m *BackchannelClientMutation) SetSecretSealed(s string) {
+	m.secret_sealed = &s
+}
+
+// SecretSealed returns the value of the "secret_sealed" field in the mutation.
+func (m *BackchannelClientMutation) SecretSealed() (r string, exists bool) {
+	v := m.secret_sealed
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSecretSealed returns the old "secret_sealed" field's value of the BackchannelClient entity.
+// If the BackchannelClient object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *BackchannelClientMutation) OldSecretSealed(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSecretSealed is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSecretSealed requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSecretSealed: %w", err)
+	}
+	return oldValue.SecretSealed, nil
+}
+
+// ResetSecretSealed resets all changes to the "secret_sealed" field.
+func (m *BackchannelClientMutation) ResetSecretSealed() {
+	m.secret_sealed = nil
+}
+
+// SetUpdatedAt sets the "updated_at" field.
+func (m *BackchannelClientMutation) SetUpdatedAt(t time.Time) {
+	m.updated_at = &t
+}
+
+// UpdatedAt returns the value of the "updated_at" field in the mutation.
+func (m *BackchannelClientMutation) UpdatedAt() (r time.Time, exists bool) {
+	v := m.updated_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUpdatedAt returns the old "updated_at" field's value of the BackchannelClient entity.
+// If the BackchannelClient object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *BackchannelClientMutation) OldUpdatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUpdatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUpdatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUpdatedAt: %w", err)
+	}
+	return oldValue.UpdatedAt, nil
+}
+
+// ResetUpdatedAt resets all changes to the "updated_at" field.
+func (m *BackchannelClientMutation) ResetUpdatedAt() {
+	m.updated_at = nil
+}
+
+// Where appends a list predicates to the BackchannelClientMutation builder.
+func (m *BackchannelClientMutation) Where(ps ...predicate.BackchannelClient) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the BackchannelClientMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *BackchannelClientMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.BackchannelClient, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *BackchannelClientMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *BackchannelClientMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (BackchannelClient).
+func (m *BackchannelClientMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *BackchannelClientMutation) Fields() []string {
+	fields := make([]string, 0, 7)
+	if m.created_at != nil {
+		fields = append(fields, backchannelclient.FieldCreatedAt)
+	}
+	if m.project_id != nil {
+		fields = append(fields, backchannelclient.FieldProjectID)
+	}
+	if m.client_id != nil {
+		fields = append(fields, backchannelclient.FieldClientID)
+	}
+	if m.delivery_mode != nil {
+		fields = append(fields, backchannelclient.FieldDeliveryMode)
+	}
+	if m.notification_endpoint != nil {
+		fields = append(fields, backchannelclient.FieldNotificationEndpoint)
+	}
+	if m.secret_sealed != nil {
+		fields = append(fields, backchannelclient.FieldSecretSealed)
+	}
+	if m.updated_at != nil {
+		fields = append(fields, backchannelclient.FieldUpdatedAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *BackchannelClientMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case backchannelclient.FieldCreatedAt:
+		return m.CreatedAt()
+	case backchannelclient.FieldProjectID:
+		return m.ProjectID()
+	case backchannelclient.FieldClientID:
+		return m.ClientID()
+	case backchannelclient.FieldDeliveryMode:
+		return m.DeliveryMode()
+	case backchannelclient.FieldNotificationEndpoint:
+		return m.NotificationEndpoint()
+	case backchannelclient.FieldSecretSealed:
+		return m.SecretSealed()
+	case backchannelclient.FieldUpdatedAt:
+		return m.UpdatedAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *BackchannelClientMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case backchannelclient.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	case backchannelclient.FieldProjectID:
+		return m.OldProjectID(ctx)
+	case backchannelclient.FieldClientID:
+		return m.OldClientID(ctx)
+	case backchannelclient.FieldDeliveryMode:
+		return m.OldDeliveryMode(ctx)
+	case backchannelclient.FieldNotificationEndpoint:
+		return m.OldNotificationEndpoint(ctx)
+	case backchannelclient.FieldSecretSealed:
+		return m.OldSecretSealed(ctx)
+	case backchannelclient.FieldUpdatedAt:
+		return m.OldUpdatedAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown BackchannelClient field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *BackchannelClientMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case backchannelclient.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	case backchannelclient.FieldProjectID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetProjectID(v)
+		return nil
+	case backchannelclient.FieldClientID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetClientID(v)
+		return nil
+	case backchannelclient.FieldDeliveryMode:
+		v, ok := value.(backchannelclient.DeliveryMode)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDeliveryMode(v)
+		return nil
+	case backchannelclient.FieldNotificationEndpoint:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetNotificationEndpoint(v)
+		return nil
+	case backchannelclient.FieldSecretSealed:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSecretSealed(v)
+		return nil
+	case backchannelclient.FieldUpdatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUpdatedAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown BackchannelClient field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *BackchannelClientMutation) AddedFields() []string {
+	return nil
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *BackchannelClientMutation) AddedField(name string) (ent.Value, bool) {
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *BackchannelClientMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	}
+	return fmt.Errorf("unknown BackchannelClient numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *BackchannelClientMutation) ClearedFields() []string {
+	return nil
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *BackchannelClientMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *BackchannelClientMutation) ClearField(name string) error {
+	return fmt.Errorf("unknown BackchannelClient nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *BackchannelClientMutation) ResetField(name string) error {
+	switch name {
+	case backchannelclient.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	case backchannelclient.FieldProjectID:
+		m.ResetProjectID()
+		return nil
+	case backchannelclient.FieldClientID:
+		m.ResetClientID()
+		return nil
+	case backchannelclient.FieldDeliveryMode:
+		m.ResetDeliveryMode()
+		return nil
+	case backchannelclient.FieldNotificationEndpoint:
+		m.ResetNotificationEndpoint()
+		return nil
+	case backchannelclient.FieldSecretSealed:
+		m.ResetSecretSealed()
+		return nil
+	case backchannelclient.FieldUpdatedAt:
+		m.ResetUpdatedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown BackchannelClient field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *BackchannelClientMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *BackchannelClientMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *BackchannelClientMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *BackchannelClientMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *BackchannelClientMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *BackchannelClientMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *BackchannelClientMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown BackchannelClient unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *BackchannelClientMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown BackchannelClient edge %s", name)
+}
+
+// BackchannelRequestMutation represents an operation that mutates the BackchannelRequest nodes in the graph.
+type BackchannelRequestMutation struct {
+	config
+	op                    Op
+	typ                   string
+	id                    *string
+	created_at            *time.Time
+	project_id            *string
+	client_id             *string
+	client_name           *string
+	user_id               *string
+	req_digest            *[]byte
+	scopes                *[]string
+	appendscopes          []string
+	audience              *[]string
+	appendaudience        []string
+	binding_message       *string
+	authorization_details *string
+	type_digests          *map[string]string
+	details_digest        *string
+	status                *backchannelrequest.Status
+	interval              *int
+	addinterval           *int
+	expires_at            *time.Time
+	last_polled_at        *time.Time
+	decided_at            *time.Time
+	auth_time             *time.Time
+	delivery_mode         *backchannelrequest.DeliveryMode
+	ping_sealed           *string
+	ping_next_at          *time.Time
+	ping_locked_until     *time.Time
+	ping_attempts         *int
+	addping_attempts      *int
+	ping_delivered_at     *time.Time
+	ping_last_error       *string
+	clearedFields         map[string]struct{}
+	done                  bool
+	oldValue              func(context.Context) (*BackchannelRequest, error)
+	predicates            []predicate.BackchannelRequest
+}
+
+var _ ent.Mutation = (*BackchannelRequestMutation)(nil)
+
+// backchannelrequestOption allows management of the mutation configuration using functional options.
+type backchannelrequestOption func(*BackchannelRequestMutation)
+
+// newBackchannelRequestMutation creates new mutation for the BackchannelRequest entity.
+func newBackchannelRequestMutation(c config, op Op, opts ...backchannelrequestOption) *BackchannelRequestMutation {
+	m := &BackchannelRequestMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeBackchannelRequest,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withBackchannelRequestID sets the ID field of the mutation.
+func withBackchannelRequestID(id string) backchannelrequestOption {
+	return func(m *BackchannelRequestMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *BackchannelRequest
+		)
+		m.oldValue = func(ctx context.Context) (*BackchannelRequest, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().BackchannelRequest.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withBackchannelRequest sets the old BackchannelRequest of the mutation.
+func withBackchannelRequest(node *BackchannelRequest) backchannelrequestOption {
+	return func(m *BackchannelRequestMutation) {
+		m.oldValue = func(context.Context) (*BackchannelRequest, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m BackchannelRequestMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m BackchannelRequestMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of BackchannelRequest entities.
+func (m *BackchannelRequestMutation) SetID(id string) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *BackchannelRequestMutation) ID() (id string, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *BackchannelRequestMutation) IDs(ctx context.Context) ([]string, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []string{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().BackchannelRequest.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *BackchannelRequestMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *BackchannelRequestMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the BackchannelRequest entity.
+// If the BackchannelRequest object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *BackchannelRequestMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *BackchannelRequestMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// SetProjectID sets the "project_id" field.
+func (m *BackchannelRequestMutation) SetProjectID(s string) {
+	m.project_id = &s
+}
+
+// ProjectID returns the value of the "project_id" field in the mutation.
+func (m *BackchannelRequestMutation) ProjectID() (r string, exists bool) {
+	v := m.project_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldProjectID returns the old "project_id" field's value of the BackchannelRequest entity.
+// If the BackchannelRequest object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *BackchannelRequestMutation) OldProjectID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldProjectID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldProjectID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldProjectID: %w", err)
+	}
+	return oldValue.ProjectID, nil
+}
+
+// ResetProjectID resets all changes to the "project_id" field.
+func (m *BackchannelRequestMutation) ResetProjectID() {
+	m.project_id = nil
+}
+
+// SetClientID sets the "client_id" field.
+func (m *BackchannelRequestMutation) SetClientID(s string) {
+	m.client_id = &s
+}
+
+// ClientID returns the value of the "client_id" field in the mutation.
+func (m *BackchannelRequestMutation) ClientID() (r string, exists bool) {
+	v := m.client_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldClientID returns the old "client_id" field's value of the BackchannelRequest entity.
+// If the BackchannelRequest object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *BackchannelRequestMutation) OldClientID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldClientID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldClientID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldClientID: %w", err)
+	}
+	return oldValue.ClientID, nil
+}
+
+// ResetClientID resets all changes to the "client_id" field.
+func (m *BackchannelRequestMutation) ResetClientID() {
+	m.client_id = nil
+}
+
+// SetClientName sets the "client_name" field.
+func (m *BackchannelRequestMutation) SetClientName(s string) {
+	m.client_name = &s
+}
+
+// ClientName returns the value of the "client_name" field in the mutation.
+func (m *BackchannelRequestMutation) ClientName() (r string, exists bool) {
+	v := m.client_name
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldClientName returns the old "client_name" field's value of the BackchannelRequest entity.
+// If the BackchannelRequest object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *BackchannelRequestMutation) OldClientName(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldClientName is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldClientName requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldClientName: %w", err)
+	}
+	return oldValue.ClientName, nil
+}
+
+// ResetClientName resets all changes to the "client_name" field.
+func (m *BackchannelRequestMutation) ResetClientName() {
+	m.client_name = nil
+}
+
+// SetUserID sets the "user_id" field.
+func (m *BackchannelRequestMutation) SetUserID(s string) {
+	m.user_id = &s
+}
+
+// UserID returns the value of the "user_id" field in the mutation.
+func (m *BackchannelRequestMutation) UserID() (r string, exists bool) {
+	v := m.user_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUserID returns the old "user_id" field's value of the BackchannelRequest entity.
+// If the BackchannelRequest object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *BackchannelRequestMutation) OldUserID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUserID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUserID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUserID: %w", err)
+	}
+	return oldValue.UserID, nil
+}
+
+// ResetUserID resets all changes to the "user_id" field.
+func (m *BackchannelRequestMutation) ResetUserID() {
+	m.user_id = nil
+}
+
+// SetReqDigest sets the "req_digest" field.
+func (m *BackchannelRequestMutation) SetReqDigest(b []byte) {
+	m.req_digest = &b
+}
+
+// ReqDigest returns the value of the "req_digest" field in the mutation.
+func (m *BackchannelRequestMutation) ReqDigest() (r []byte, exists bool) {
+	v := m.req_digest
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldReqDigest returns the old "req_digest" field's value of the BackchannelRequest entity.
+// If the BackchannelRequest object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *BackchannelRequestMutation) OldReqDigest(ctx context.Context) (v []byte, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldReqDigest is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldReqDigest requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldReqDigest: %w", err)
+	}
+	return oldValue.ReqDigest, nil
+}
+
+// ResetReqDigest resets all changes to the "req_digest" field.
+func (m *BackchannelRequestMutation) ResetReqDigest() {
+	m.req_digest = nil
+}
+
+// SetScopes sets the "scopes" field.
+func (m *BackchannelRequestMutation) SetScopes(s []string) {
+	m.scopes = &s
+	m.appendscopes = nil
+}
+
+// Scopes returns the value of the "scopes" field in the mutation.
+func (m *BackchannelRequestMutation) Scopes() (r []string, exists bool) {
+	v := m.scopes
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldScopes returns the old "scopes" field's value of the BackchannelRequest entity.
+// If the BackchannelRequest object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *BackchannelRequestMutation) OldScopes(ctx context.Context) (v []string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldScopes is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldScopes requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldScopes: %w", err)
+	}
+	return oldValue.Scopes, nil
+}
+
+// AppendScopes adds s to the "scopes" field.
+func (m *BackchannelRequestMutation) AppendScopes(s []string) {
+	m.appendscopes = append(m.appendscopes, s...)
+}
+
+// AppendedScopes returns the list of values that were appended to the "scopes" field in this mutation.
+func (m *BackchannelRequestMutation) AppendedScopes() ([]string, bool) {
+	if len(m.appendscopes) == 0 {
+		return nil, false
+	}
+	return m.appendscopes, true
+}
+
+// ResetScopes resets all changes to the "scopes" field.
+func (m *BackchannelRequestMutation) ResetScopes() {
+	m.scopes = nil
+	m.appendscopes = nil
+}
+
+// SetAudience sets the "audience" field.
+func (m *BackchannelRequestMutation) SetAudience(s []string) {
+	m.audience = &s
+	m.appendaudience = nil
+}
+
+// Audience returns the value of the "audience" field in the mutation.
+func (m *BackchannelRequestMutation) Audience() (r []string, exists bool) {
+	v := m.audience
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAudience returns the old "audience" field's value of the BackchannelRequest entity.
+// If the BackchannelRequest object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *BackchannelRequestMutation) OldAudience(ctx context.Context) (v []string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAudience is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAudience requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAudience: %w", err)
+	}
+	return oldValue.Audience, nil
+}
+
+// AppendAudience adds s to the "audience" field.
+func (m *BackchannelRequestMutation) AppendAudience(s []string) {
+	m.appendaudience = append(m.appendaudience, s...)
+}
+
+// AppendedAudience returns the list of values that were appended to the "audience" field in this mutation.
+func (m *BackchannelRequestMutation) AppendedAudience() ([]string, bool) {
+	if len(m.appendaudience) == 0 {
+		return nil, false
+	}
+	return m.appendaudience, true
+}
+
+// ResetAudience resets all changes to the "audience" field.
+func (m *BackchannelRequestMutation) ResetAudience() {
+	m.audience = nil
+	m.appendaudience = nil
+}
+
+// SetBindingMessage sets the "binding_message" field.
+func (m *BackchannelRequestMutation) SetBindingMessage(s string) {
+	m.binding_message = &s
+}
+
+// BindingMessage returns the value of the "binding_message" field in the mutation.
+func (m *BackchannelRequestMutation) BindingMessage() (r string, exists bool) {
+	v := m.binding_message
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldBindingMessage returns the old "binding_message" field's value of the BackchannelRequest entity.
+// If the BackchannelRequest object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *BackchannelRequestMutation) OldBindingMessage(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldBindingMessage is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldBindingMessage requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldBindingMessage: %w", err)
+	}
+	return oldValue.BindingMessage, nil
+}
+
+// ResetBindingMessage resets all changes to the "binding_message" field.
+func (m *BackchannelRequestMutation) ResetBindingMessage() {
+	m.binding_message = nil
+}
+
+// SetAuthorizationDetails sets the "authorization_details" field.
+func (m *BackchannelRequestMutation) SetAuthorizationDetails(s string) {
+	m.authorization_details = &s
+}
+
+// AuthorizationDetails returns the value of the "authorization_details" field in the mutation.
+func (m *BackchannelRequestMutation) AuthorizationDetails() (r string, exists bool) {
+	v := m.authorization_details
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAuthorizationDetails returns the old "authorization_details" field's value of the BackchannelRequest entity.
+// If the BackchannelRequest object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *BackchannelRequestMutation) OldAuthorizationDetails(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAuthorizationDetails is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAuthorizationDetails requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAuthorizationDetails: %w", err)
+	}
+	return oldValue.AuthorizationDetails, nil
+}
+
+// ResetAuthorizationDetails resets all changes to the "authorization_details" field.
+func (m *BackchannelRequestMutation) ResetAuthorizationDetails() {
+	m.authorization_details = nil
+}
+
+// SetTypeDigests sets the "type_digests" field.
+func (m *BackchannelRequestMutation) SetTypeDigests(value map[string]string) {
+	m.type_digests = &value
+}
+
+// TypeDigests returns the value of the "type_digests" field in the mutation.
+func (m *BackchannelRequestMutation) TypeDigests() (r map[string]string, exists bool) {
+	v := m.type_digests
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTypeDigests returns the old "type_digests" field's value of the BackchannelRequest entity.
+// If the BackchannelRequest object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *BackchannelRequestMutation) OldTypeDigests(ctx context.Context) (v map[string]string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTypeDigests is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTypeDigests requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTypeDigests: %w", err)
+	}
+	return oldValue.TypeDigests, nil
+}
+
+// ResetTypeDigests resets all changes to the "type_digests" field.
+func (m *BackchannelRequestMutation) ResetTypeDigests() {
+	m.type_digests = nil
+}
+
+// SetDetailsDigest sets the "details_digest" field.
+func (m *BackchannelRequestMutation) SetDetailsDigest(s string) {
+	m.details_digest = &s
+}
+
+// DetailsDigest returns the value of the "details_digest" field in the mutation.
+func (m *BackchannelRequestMutation) DetailsDigest() (r string, exists bool) {
+	v := m.details_digest
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDetailsDigest returns the old "details_digest" field's value of the BackchannelRequest entity.
+// If the BackchannelRequest object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *BackchannelRequestMutation) OldDetailsDigest(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDetailsDigest is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDetailsDigest requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDetailsDigest: %w", err)
+	}
+	return oldValue.DetailsDigest, nil
+}
+
+// ResetDetailsDigest resets all changes to the "details_digest" field.
+func (m *BackchannelRequestMutation) ResetDetailsDigest() {
+	m.details_digest = nil
+}
+
+// SetStatus sets the "status" field.
+func (m *BackchannelRequestMutation) SetStatus(b backchannelrequest.Status) {
+	m.status = &b
+}
+
+// Status returns the value of the "status" field in the mutation.
+func (m *BackchannelRequestMutation) Status() (r backchannelrequest.Status, exists bool) {
+	v := m.status
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldStatus returns the old "status" field's value of the BackchannelRequest entity.
+// If the BackchannelRequest object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *BackchannelRequestMutation) OldStatus(ctx context.Context) (v backchannelrequest.Status, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldStatus is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldStatus requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldStatus: %w", err)
+	}
+	return oldValue.Status, nil
+}
+
+// ResetStatus resets all changes to the "status" field.
+func (m *BackchannelRequestMutation) ResetStatus() {
+	m.status = nil
+}
+
+// SetInterval sets the "interval" field.
+func (m *BackchannelRequestMutation) SetInterval(i int) {
+	m.interval = &i
+	m.addinterval = nil
+}
+
+// Interval returns the value of the "interval" field in the mutation.
+func (m *BackchannelRequestMutation) Interval() (r int, exists bool) {
+	v := m.interval
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldInterval returns the old "interval" field's value of the BackchannelRequest entity.
+// If the BackchannelRequest object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *BackchannelRequestMutation) OldInterval(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldInterval is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldInterval requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldInterval: %w", err)
+	}
+	return oldValue.Interval, nil
+}
+
+// AddInterval adds i to the "interval" field.
+func (m *BackchannelRequestMutation) AddInterval(i int) {
+	if m.addinterval != nil {
+		*m.addinterval += i
+	} else {
+		m.addinterval = &i
+	}
+}
+
+// AddedInterval returns the value that was added to the "interval" field in this mutation.
+func (m *BackchannelRequestMutation) AddedInterval() (r int, exists bool) {
+	v := m.addinterval
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetInterval resets all changes to the "interval" field.
+func (m *BackchannelRequestMutation) ResetInterval() {
+	m.interval = nil
+	m.addinterval = nil
+}
+
+// SetExpiresAt sets the "expires_at" field.
+func (m *BackchannelRequestMutation) SetExpiresAt(t time.Time) {
+	m.expires_at = &t
+}
+
+// ExpiresAt returns the value of the "expires_at" field in the mutation.
+func (m *BackchannelRequestMutation) ExpiresAt() (r time.Time, exists bool) {
+	v := m.expires_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldExpiresAt returns the old "expires_at" field's value of the BackchannelRequest entity.
+// If the BackchannelRequest object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *BackchannelRequestMutation) OldExpiresAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldExpiresAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldExpiresAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldExpiresAt: %w", err)
+	}
+	return oldValue.ExpiresAt, nil
+}
+
+// ResetExpiresAt resets all changes to the "expires_at" field.
+func (m *BackchannelRequestMutation) ResetExpiresAt() {
+	m.expires_at = nil
+}
+
+// SetLastPolledAt sets the "last_polled_at" field.
+func (m *BackchannelRequestMutation) SetLastPolledAt(t time.Time) {
+	m.last_polled_at = &t
+}
+
+// LastPolledAt returns the value of the "last_polled_at" field in the mutation.
+func (m *BackchannelRequestMutation) LastPolledAt() (r time.Time, exists bool) {
+	v := m.last_polled_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldLastPolledAt returns the old "last_polled_at" field's value of the BackchannelRequest entity.
+// If the BackchannelRequest object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *BackchannelRequestMutation) OldLastPolledAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldLastPolledAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldLastPolledAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldLastPolledAt: %w", err)
+	}
+	return oldValue.LastPolledAt, nil
+}
+
+// ClearLastPolledAt clears the value of the "last_polled_at" field.
+func (m *BackchannelRequestMutation) ClearLastPolledAt() {
+	m.last_polled_at = nil
+	m.clearedFields[backchannelrequest.FieldLastPolledAt] = struct{}{}
+}
+
+// LastPolledAtCleared returns if the "last_polled_at" field was cleared in this mutation.
+func (m *BackchannelRequestMutation) LastPolledAtCleared() bool {
+	_, ok := m.clearedFields[backchannelrequest.FieldLastPolledAt]
+	return ok
+}
+
+// ResetLastPolledAt resets all changes to the "last_polled_at" field.
+func (m *BackchannelRequestMutation) ResetLastPolledAt() {
+	m.last_polled_at = nil
+	delete(m.clearedFields, backchannelrequest.FieldLastPolledAt)
+}
+
+// SetDecidedAt sets the "decided_at" field.
+func (m *BackchannelRequestMutation) SetDecidedAt(t time.Time) {
+	m.decided_at = &t
+}
+
+// DecidedAt returns the value of the "decided_at" field in the mutation.
+func (m *BackchannelRequestMutation) DecidedAt() (r time.Time, exists bool) {
+	v := m.decided_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDecidedAt returns the old "decided_at" field's value of the BackchannelRequest entity.
+// If the BackchannelRequest object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *BackchannelRequestMutation) OldDecidedAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDecidedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDecidedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDecidedAt: %w", err)
+	}
+	return oldValue.DecidedAt, nil
+}
+
+// ClearDecidedAt clears the value of the "decided_at" field.
+func (m *BackchannelRequestMutation) ClearDecidedAt() {
+	m.decided_at = nil
+	m.clearedFields[backchannelrequest.FieldDecidedAt] = struct{}{}
+}
+
+// DecidedAtCleared returns if the "decided_at" field was cleared in this mutation.
+func (m *BackchannelRequestMutation) DecidedAtCleared() bool {
+	_, ok := m.clearedFields[backchannelrequest.FieldDecidedAt]
+	return ok
+}
+
+// ResetDecidedAt resets all changes to the "decided_at" field.
+func (m *BackchannelRequestMutation) ResetDecidedAt() {
+	m.decided_at = nil
+	delete(m.clearedFields, backchannelrequest.FieldDecidedAt)
+}
+
+// SetAuthTime sets the "auth_time" field.
+func (m *BackchannelRequestMutation) SetAuthTime(t time.Time) {
+	m.auth_time = &t
+}
+
+// AuthTime returns the value of the "auth_time" field in the mutation.
+func (m *BackchannelRequestMutation) AuthTime() (r time.Time, exists bool) {
+	v := m.auth_time
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAuthTime returns the old "auth_time" field's value of the BackchannelRequest entity.
+// If the BackchannelRequest object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *BackchannelRequestMutation) OldAuthTime(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAuthTime is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAuthTime requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAuthTime: %w", err)
+	}
+	return oldValue.AuthTime, nil
+}
+
+// ClearAuthTime clears the value of the "auth_time" field.
+func (m *BackchannelRequestMutation) ClearAuthTime() {
+	m.auth_time = nil
+	m.clearedFields[backchannelrequest.FieldAuthTime] = struct{}{}
+}
+
+// AuthTimeCleared returns if the "auth_time" field was cleared in this mutation.
+func (m *BackchannelRequestMutation) AuthTimeCleared() bool {
+	_, ok := m.clearedFields[backchannelrequest.FieldAuthTime]
+	return ok
+}
+
+// ResetAuthTime resets all changes to the "auth_time" field.
+func (m *BackchannelRequestMutation) ResetAuthTime() {
+	m.auth_time = nil
+	delete(m.clearedFields, backchannelrequest.FieldAuthTime)
+}
+
+// SetDeliveryMode sets the "delivery_mode" field.
+func (m *BackchannelRequestMutation) SetDeliveryMode(bm backchannelrequest.DeliveryMode) {
+	m.delivery_mode = &bm
+}
+
+// DeliveryMode returns the value of the "delivery_mode" field in the mutation.
+func (m *BackchannelRequestMutation) DeliveryMode() (r backchannelrequest.DeliveryMode, exists bool) {
+	v := m.delivery_mode
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDeliveryMode returns the old "delivery_mode" field's value of the BackchannelRequest entity.
+// If the BackchannelRequest object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *BackchannelRequestMutation) OldDeliveryMode(ctx context.Context) (v backchannelrequest.DeliveryMode, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDeliveryMode is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDeliveryMode requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDeliveryMode: %w", err)
+	}
+	return oldValue.DeliveryMode, nil
+}
+
+// ResetDeliveryMode resets all changes to the "delivery_mode" field.
+func (m *BackchannelRequestMutation) ResetDeliveryMode() {
+	m.delivery_mode = nil
+}
+
+// SetPingSealed sets the "ping_sealed" field.
+func (m *BackchannelRequestMutation) SetPingSealed(s string) {
+	m.ping_sealed = &s
+}
+
+// PingSealed returns the value of the "ping_sealed" field in the mutation.
+func (m *BackchannelRequestMutation) PingSealed() (r string, exists bool) {
+	v := m.ping_sealed
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPingSealed returns the old "ping_sealed" field's value of the BackchannelRequest entity.
+// If the BackchannelRequest object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *BackchannelRequestMutation) OldPingSealed(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPingSealed is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPingSealed requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPingSealed: %w", err)
+	}
+	return oldValue.PingSealed, nil
+}
+
+// ResetPingSealed resets all changes to the "ping_sealed" field.
+func (m *BackchannelRequestMutation) ResetPingSealed() {
+	m.ping_sealed = nil
+}
+
+// SetPingNextAt sets the "ping_next_at" field.
+func (m *BackchannelRequestMutation) SetPingNextAt(t time.Time) {
+	m.ping_next_at = &t
+}
+
+// PingNextAt returns the value of the "ping_next_at" field in the mutation.
+func (m *BackchannelRequestMutation) PingNextAt() (r time.Time, exists bool) {
+	v := m.ping_next_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPingNextAt returns the old "ping_next_at" field's value of the BackchannelRequest entity.
+// If the BackchannelRequest object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *BackchannelRequestMutation) OldPingNextAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPingNextAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPingNextAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPingNextAt: %w", err)
+	}
+	return oldValue.PingNextAt, nil
+}
+
+// ClearPingNextAt clears the value of the "ping_next_at" field.
+func (m *BackchannelRequestMutation) ClearPingNextAt() {
+	m.ping_next_at = nil
+	m.clearedFields[backchannelrequest.FieldPingNextAt] = struct{}{}
+}
+
+// PingNextAtCleared returns if the "ping_next_at" field was cleared in this mutation.
+func (m *BackchannelRequestMutation) PingNextAtCleared() bool {
+	_, ok := m.clearedFields[backchannelrequest.FieldPingNextAt]
+	return ok
+}
+
+// ResetPingNextAt resets all changes to the "ping_next_at" field.
+func (m *BackchannelRequestMutation) ResetPingNextAt() {
+	m.ping_next_at = nil
+	delete(m.clearedFields, backchannelrequest.FieldPingNextAt)
+}
+
+// SetPingLockedUntil sets the "ping_locked_until" field.
+func (m *BackchannelRequestMutation) SetPingLockedUntil(t time.Time) {
+	m.ping_locked_until = &t
+}
+
+// PingLockedUntil returns the value of the "ping_locked_until" field in the mutation.
+func (m *BackchannelRequestMutation) PingLockedUntil() (r time.Time, exists bool) {
+	v := m.ping_locked_until
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPingLockedUntil returns the old "ping_locked_until" field's value of the BackchannelRequest entity.
+// If the BackchannelRequest object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *BackchannelRequestMutation) OldPingLockedUntil(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPingLockedUntil is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPingLockedUntil requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPingLockedUntil: %w", err)
+	}
+	return oldValue.PingLockedUntil, nil
+}
+
+// ClearPingLockedUntil clears the value of the "ping_locked_until" field.
+func (m *BackchannelRequestMutation) ClearPingLockedUntil() {
+	m.ping_locked_until = nil
+	m.clearedFields[backchannelrequest.FieldPingLockedUntil] = struct{}{}
+}
+
+// PingLockedUntilCleared returns if the "ping_locked_until" field was cleared in this mutation.
+func (m *BackchannelRequestMutation) PingLockedUntilCleared() bool {
+	_, ok := m.clearedFields[backchannelrequest.FieldPingLockedUntil]
+	return ok
+}
+
+// ResetPingLockedUntil resets all changes to the "ping_locked_until" field.
+func (m *BackchannelRequestMutation) ResetPingLockedUntil() {
+	m.ping_locked_until = nil
+	delete(m.clearedFields, backchannelrequest.FieldPingLockedUntil)
+}
+
+// SetPingAttempts sets the "ping_attempts" field.
+func (m *BackchannelRequestMutation) SetPingAttempts(i int) {
+	m.ping_attempts = &i
+	m.addping_attempts = nil
+}
+
+// PingAttempts returns the value of the "ping_attempts" field in the mutation.
+func (m *BackchannelRequestMutation) PingAttempts() (r int, exists bool) {
+	v := m.ping_attempts
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPingAttempts returns the old "ping_attempts" field's value of the BackchannelRequest entity.
+// If the BackchannelRequest object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *BackchannelRequestMutation) OldPingAttempts(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPingAttempts is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPingAttempts requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPingAttempts: %w", err)
+	}
+	return oldValue.PingAttempts, nil
+}
+
+// AddPingAttempts adds i to the "ping_attempts" field.
+func (m *BackchannelRequestMutation) AddPingAttempts(i int) {
+	if m.addping_attempts != nil {
+		*m.addping_attempts += i
+	} else {
+		m.addping_attempts = &i
+	}
+}
+
+// AddedPingAttempts returns the value that was added to the "ping_attempts" field in this mutation.
+func (m *BackchannelRequestMutation) AddedPingAttempts() (r int, exists bool) {
+	v := m.addping_attempts
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetPingAttempts resets all changes to the "ping_attempts" field.
+func (m *BackchannelRequestMutation) ResetPingAttempts() {
+	m.ping_attempts = nil
+	m.addping_attempts = nil
+}
+
+// SetPingDeliveredAt sets the "ping_delivered_at" field.
+func (m *BackchannelRequestMutation) SetPingDeliveredAt(t time.Time) {
+	m.ping_delivered_at = &t
+}
+
+// PingDeliveredAt returns the value of the "ping_delivered_at" field in the mutation.
+func (m *BackchannelRequestMutation) PingDeliveredAt() (r time.Time, exists bool) {
+	v := m.ping_delivered_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPingDeliveredAt returns the old "ping_delivered_at" field's value of the BackchannelRequest entity.
+// If the BackchannelRequest object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *BackchannelRequestMutation) OldPingDeliveredAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPingDeliveredAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPingDeliveredAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPingDeliveredAt: %w", err)
+	}
+	return oldValue.PingDeliveredAt, nil
+}
+
+// ClearPingDeliveredAt clears the value of the "ping_delivered_at" field.
+func (m *BackchannelRequestMutation) ClearPingDeliveredAt() {
+	m.ping_delivered_at = nil
+	m.clearedFields[backchannelrequest.FieldPingDeliveredAt] = struct{}{}
+}
+
+// PingDeliveredAtCleared returns if the "ping_delivered_at" field was cleared in this mutation.
+func (m *BackchannelRequestMutation) PingDeliveredAtCleared() bool {
+	_, ok := m.clearedFields[backchannelrequest.FieldPingDeliveredAt]
+	return ok
+}
+
+// ResetPingDeliveredAt resets all changes to the "ping_delivered_at" field.
+func (m *BackchannelRequestMutation) ResetPingDeliveredAt() {
+	m.ping_delivered_at = nil
+	delete(m.clearedFields, backchannelrequest.FieldPingDeliveredAt)
+}
+
+// SetPingLastError sets the "ping_last_error" field.
+func (m *BackchannelRequestMutation) SetPingLastError(s string) {
+	m.ping_last_error = &s
+}
+
+// PingLastError returns the value of the "ping_last_error" field in the mutation.
+func (m *BackchannelRequestMutation) PingLastError() (r string, exists bool) {
+	v := m.ping_last_error
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPingLastError returns the old "ping_last_error" field's value of the BackchannelRequest entity.
+// If the BackchannelRequest object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *BackchannelRequestMutation) OldPingLastError(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPingLastError is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPingLastError requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPingLastError: %w", err)
+	}
+	return oldValue.PingLastError, nil
+}
+
+// ResetPingLastError resets all changes to the "ping_last_error" field.
+func (m *BackchannelRequestMutation) ResetPingLastError() {
+	m.ping_last_error = nil
+}
+
+// Where appends a list predicates to the BackchannelRequestMutation builder.
+func (m *BackchannelRequestMutation) Where(ps ...predicate.BackchannelRequest) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the BackchannelRequestMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *BackchannelRequestMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.BackchannelRequest, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *BackchannelRequestMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *BackchannelRequestMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (BackchannelRequest).
+func (m *BackchannelRequestMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *BackchannelRequestMutation) Fields() []string {
+	fields := make([]string, 0, 25)
+	if m.created_at != nil {
+		fields = append(fields, backchannelrequest.FieldCreatedAt)
+	}
+	if m.project_id != nil {
+		fields = append(fields, backchannelrequest.FieldProjectID)
+	}
+	if m.client_id != nil {
+		fields = append(fields, backchannelrequest.FieldClientID)
+	}
+	if m.client_name != nil {
+		fields = append(fields, backchannelrequest.FieldClientName)
+	}
+	if m.user_id != nil {
+		fields = append(fields, backchannelrequest.FieldUserID)
+	}
+	if m.req_digest != nil {
+		fields = append(fields, backchannelrequest.FieldReqDigest)
+	}
+	if m.scopes != nil {
+		fields = append(fields, backchannelrequest.FieldScopes)
+	}
+	if m.audience != nil {
+		fields = append(fields, backchannelrequest.FieldAudience)
+	}
+	if m.binding_message != nil {
+		fields = append(fields, backchannelrequest.FieldBindingMessage)
+	}
+	if m.authorization_details != nil {
+		fields = append(fields, backchannelrequest.FieldAuthorizationDetails)
+	}
+	if m.type_digests != nil {
+		fields = append(fields, backchannelrequest.FieldTypeDigests)
+	}
+	if m.details_digest != nil {
+		fields = append(fields, backchannelrequest.FieldDetailsDigest)
+	}
+	if m.status != nil {
+		fields = append(fields, backchannelrequest.FieldStatus)
+	}
+	if m.interval != nil {
+		fields = append(fields, backchannelrequest.FieldInterval)
+	}
+	if m.expires_at != nil {
+		fields = append(fields, backchannelrequest.FieldExpiresAt)
+	}
+	if m.last_polled_at != nil {
+		fields = append(fields, backchannelrequest.FieldLastPolledAt)
+	}
+	if m.decided_at != nil {
+		fields = append(fields, backchannelrequest.FieldDecidedAt)
+	}
+	if m.auth_time != nil {
+		fields = append(fields, backchannelrequest.FieldAuthTime)
+	}
+	if m.delivery_mode != nil {
+		fields = append(fields, backchannelrequest.FieldDeliveryMode)
+	}
+	if m.ping_sealed != nil {
+		fields = append(fields, backchannelrequest.FieldPingSealed)
+	}
+	if m.ping_next_at != nil {
+		fields = append(fields, backchannelrequest.FieldPingNextAt)
+	}
+	if m.ping_locked_until != nil {
+		fields = append(fields, backchannelrequest.FieldPingLockedUntil)
+	}
+	if m.ping_attempts != nil {
+		fields = append(fields, backchannelrequest.FieldPingAttempts)
+	}
+	if m.ping_delivered_at != nil {
+		fields = append(fields, backchannelrequest.FieldPingDeliveredAt)
+	}
+	if m.ping_last_error != nil {
+		fields = append(fields, backchannelrequest.FieldPingLastError)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *BackchannelRequestMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case backchannelrequest.FieldCreatedAt:
+		return m.CreatedAt()
+	case backchannelrequest.FieldProjectID:
+		return m.ProjectID()
+	case backchannelrequest.FieldClientID:
+		return m.ClientID()
+	case backchannelrequest.FieldClientName:
+		return m.ClientName()
+	case backchannelrequest.FieldUserID:
+		return m.UserID()
+	case backchannelrequest.FieldReqDigest:
+		return m.ReqDigest()
+	case backchannelrequest.FieldScopes:
+		return m.Scopes()
+	case backchannelrequest.FieldAudience:
+		return m.Audience()
+	case backchannelrequest.FieldBindingMessage:
+		return m.BindingMessage()
+	case backchannelrequest.FieldAuthorizationDetails:
+		return m.AuthorizationDetails()
+	case backchannelrequest.FieldTypeDigests:
+		return m.TypeDigests()
+	case backchannelrequest.FieldDetailsDigest:
+		return m.DetailsDigest()
+	case backchannelrequest.FieldStatus:
+		return m.Status()
+	case backchannelrequest.FieldInterval:
+		return m.Interval()
+	case backchannelrequest.FieldExpiresAt:
+		return m.ExpiresAt()
+	case backchannelrequest.FieldLastPolledAt:
+		return m.LastPolledAt()
+	case backchannelrequest.FieldDecidedAt:
+		return m.DecidedAt()
+	case backchannelrequest.FieldAuthTime:
+		return m.AuthTime()
+	case backchannelrequest.FieldDeliveryMode:
+		return m.DeliveryMode()
+	case backchannelrequest.FieldPingSealed:
+		return m.PingSealed()
+	case backchannelrequest.FieldPingNextAt:
+		return m.PingNextAt()
+	case backchannelrequest.FieldPingLockedUntil:
+		return m.PingLockedUntil()
+	case backchannelrequest.FieldPingAttempts:
+		return m.PingAttempts()
+	case backchannelrequest.FieldPingDeliveredAt:
+		return m.PingDeliveredAt()
+	case backchannelrequest.FieldPingLastError:
+		return m.PingLastError()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *BackchannelRequestMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case backchannelrequest.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	case backchannelrequest.FieldProjectID:
+		return m.OldProjectID(ctx)
+	case backchannelrequest.FieldClientID:
+		return m.OldClientID(ctx)
+	case backchannelrequest.FieldClientName:
+		return m.OldClientName(ctx)
+	case backchannelrequest.FieldUserID:
+		return m.OldUserID(ctx)
+	case backchannelrequest.FieldReqDigest:
+		return m.OldReqDigest(ctx)
+	case backchannelrequest.FieldScopes:
+		return m.OldScopes(ctx)
+	case backchannelrequest.FieldAudience:
+		return m.OldAudience(ctx)
+	case backchannelrequest.FieldBindingMessage:
+		return m.OldBindingMessage(ctx)
+	case backchannelrequest.FieldAuthorizationDetails:
+		return m.OldAuthorizationDetails(ctx)
+	case backchannelrequest.FieldTypeDigests:
+		return m.OldTypeDigests(ctx)
+	case backchannelrequest.FieldDetailsDigest:
+		return m.OldDetailsDigest(ctx)
+	case backchannelrequest.FieldStatus:
+		return m.OldStatus(ctx)
+	case backchannelrequest.FieldInterval:
+		return m.OldInterval(ctx)
+	case backchannelrequest.FieldExpiresAt:
+		return m.OldExpiresAt(ctx)
+	case backchannelrequest.FieldLastPolledAt:
+		return m.OldLastPolledAt(ctx)
+	case backchannelrequest.FieldDecidedAt:
+		return m.OldDecidedAt(ctx)
+	case backchannelrequest.FieldAuthTime:
+		return m.OldAuthTime(ctx)
+	case backchannelrequest.FieldDeliveryMode:
+		return m.OldDeliveryMode(ctx)
+	case backchannelrequest.FieldPingSealed:
+		return m.OldPingSealed(ctx)
+	case backchannelrequest.FieldPingNextAt:
+		return m.OldPingNextAt(ctx)
+	case backchannelrequest.FieldPingLockedUntil:
+		return m.OldPingLockedUntil(ctx)
+	case backchannelrequest.FieldPingAttempts:
+		return m.OldPingAttempts(ctx)
+	case backchannelrequest.FieldPingDeliveredAt:
+		return m.OldPingDeliveredAt(ctx)
+	case backchannelrequest.FieldPingLastError:
+		return m.OldPingLastError(ctx)
+	}
+	return nil, fmt.Errorf("unknown BackchannelRequest field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *BackchannelRequestMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case backchannelrequest.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	case backchannelrequest.FieldProjectID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetProjectID(v)
+		return nil
+	case backchannelrequest.FieldClientID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetClientID(v)
+		return nil
+	case backchannelrequest.FieldClientName:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetClientName(v)
+		return nil
+	case backchannelrequest.FieldUserID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUserID(v)
+		return nil
+	case backchannelrequest.FieldReqDigest:
+		v, ok := value.([]byte)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetReqDigest(v)
+		return nil
+	case backchannelrequest.FieldScopes:
+		v, ok := value.([]string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetScopes(v)
+		return nil
+	case backchannelrequest.FieldAudience:
+		v, ok := value.([]string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAudience(v)
+		return nil
+	case backchannelrequest.FieldBindingMessage:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetBindingMessage(v)
+		return nil
+	case backchannelrequest.FieldAuthorizationDetails:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAuthorizationDetails(v)
+		return nil
+	case backchannelrequest.FieldTypeDigests:
+		v, ok := value.(map[string]string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTypeDigests(v)
+		return nil
+	case backchannelrequest.FieldDetailsDigest:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDetailsDigest(v)
+		return nil
+	case backchannelrequest.FieldStatus:
+		v, ok := value.(backchannelrequest.Status)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetStatus(v)
+		return nil
+	case backchannelrequest.FieldInterval:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetInterval(v)
+		return nil
+	case backchannelrequest.FieldExpiresAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetExpiresAt(v)
+		return nil
+	case backchannelrequest.FieldLastPolledAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetLastPolledAt(v)
+		return nil
+	case backchannelrequest.FieldDecidedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDecidedAt(v)
+		return nil
+	case backchannelrequest.FieldAuthTime:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAuthTime(v)
+		return nil
+	case backchannelrequest.FieldDeliveryMode:
+		v, ok := value.(backchannelrequest.DeliveryMode)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDeliveryMode(v)
+		return nil
+	case backchannelrequest.FieldPingSealed:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPingSealed(v)
+		return nil
+	case backchannelrequest.FieldPingNextAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPingNextAt(v)
+		return nil
+	case backchannelrequest.FieldPingLockedUntil:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPingLockedUntil(v)
+		return nil
+	case backchannelrequest.FieldPingAttempts:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPingAttempts(v)
+		return nil
+	case backchannelrequest.FieldPingDeliveredAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPingDeliveredAt(v)
+		return nil
+	case backchannelrequest.FieldPingLastError:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPingLastError(v)
+		return nil
+	}
+	return fmt.Errorf("unknown BackchannelRequest field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *BackchannelRequestMutation) AddedFields() []string {
+	var fields []string
+	if m.addinterval != nil {
+		fields = append(fields, backchannelrequest.FieldInterval)
+	}
+	if m.addping_attempts != nil {
+		fields = append(fields, backchannelrequest.FieldPingAttempts)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *BackchannelRequestMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case backchannelrequest.FieldInterval:
+		return m.AddedInterval()
+	case backchannelrequest.FieldPingAttempts:
+		return m.AddedPingAttempts()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *BackchannelRequestMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case backchannelrequest.FieldInterval:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddInterval(v)
+		return nil
+	case backchannelrequest.FieldPingAttempts:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddPingAttempts(v)
+		return nil
+	}
+	return fmt.Errorf("unknown BackchannelRequest numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *BackchannelRequestMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(backchannelrequest.FieldLastPolledAt) {
+		fields = append(fields, backchannelrequest.FieldLastPolledAt)
+	}
+	if m.FieldCleared(backchannelrequest.FieldDecidedAt) {
+		fields = append(fields, backchannelrequest.FieldDecidedAt)
+	}
+	if m.FieldCleared(backchannelrequest.FieldAuthTime) {
+		fields = append(fields, backchannelrequest.FieldAuthTime)
+	}
+	if m.FieldCleared(backchannelrequest.FieldPingNextAt) {
+		fields = append(fields, backchannelrequest.FieldPingNextAt)
+	}
+	if m.FieldCleared(backchannelrequest.FieldPingLockedUntil) {
+		fields = append(fields, backchannelrequest.FieldPingLockedUntil)
+	}
+	if m.FieldCleared(backchannelrequest.FieldPingDeliveredAt) {
+		fields = append(fields, backchannelrequest.FieldPingDeliveredAt)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *BackchannelRequestMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *BackchannelRequestMutation) ClearField(name string) error {
+	switch name {
+	case backchannelrequest.FieldLastPolledAt:
+		m.ClearLastPolledAt()
+		return nil
+	case backchannelrequest.FieldDecidedAt:
+		m.ClearDecidedAt()
+		return nil
+	case backchannelrequest.FieldAuthTime:
+		m.ClearAuthTime()
+		return nil
+	case backchannelrequest.FieldPingNextAt:
+		m.ClearPingNextAt()
+		return nil
+	case backchannelrequest.FieldPingLockedUntil:
+		m.ClearPingLockedUntil()
+		return nil
+	case backchannelrequest.FieldPingDeliveredAt:
+		m.ClearPingDeliveredAt()
+		return nil
+	}
+	return fmt.Errorf("unknown BackchannelRequest nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *BackchannelRequestMutation) ResetField(name string) error {
+	switch name {
+	case backchannelrequest.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	case backchannelrequest.FieldProjectID:
+		m.ResetProjectID()
+		return nil
+	case backchannelrequest.FieldClientID:
+		m.ResetClientID()
+		return nil
+	case backchannelrequest.FieldClientName:
+		m.ResetClientName()
+		return nil
+	case backchannelrequest.FieldUserID:
+		m.ResetUserID()
+		return nil
+	case backchannelrequest.FieldReqDigest:
+		m.ResetReqDigest()
+		return nil
+	case backchannelrequest.FieldScopes:
+		m.ResetScopes()
+		return nil
+	case backchannelrequest.FieldAudience:
+		m.ResetAudience()
+		return nil
+	case backchannelrequest.FieldBindingMessage:
+		m.ResetBindingMessage()
+		return nil
+	case backchannelrequest.FieldAuthorizationDetails:
+		m.ResetAuthorizationDetails()
+		return nil
+	case backchannelrequest.FieldTypeDigests:
+		m.ResetTypeDigests()
+		return nil
+	case backchannelrequest.FieldDetailsDigest:
+		m.ResetDetailsDigest()
+		return nil
+	case backchannelrequest.FieldStatus:
+		m.ResetStatus()
+		return nil
+	case backchannelrequest.FieldInterval:
+		m.ResetInterval()
+		return nil
+	case backchannelrequest.FieldExpiresAt:
+		m.ResetExpiresAt()
+		return nil
+	case backchannelrequest.FieldLastPolledAt:
+		m.ResetLastPolledAt()
+		return nil
+	case backchannelrequest.FieldDecidedAt:
+		m.ResetDecidedAt()
+		return nil
+	case backchannelrequest.FieldAuthTime:
+		m.ResetAuthTime()
+		return nil
+	case backchannelrequest.FieldDeliveryMode:
+		m.ResetDeliveryMode()
+		return nil
+	case backchannelrequest.FieldPingSealed:
+		m.ResetPingSealed()
+		return nil
+	case backchannelrequest.FieldPingNextAt:
+		m.ResetPingNextAt()
+		return nil
+	case backchannelrequest.FieldPingLockedUntil:
+		m.ResetPingLockedUntil()
+		return nil
+	case backchannelrequest.FieldPingAttempts:
+		m.ResetPingAttempts()
+		return nil
+	case backchannelrequest.FieldPingDeliveredAt:
+		m.ResetPingDeliveredAt()
+		return nil
+	case backchannelrequest.FieldPingLastError:
+		m.ResetPingLastError()
+		return nil
+	}
+	return fmt.Errorf("unknown BackchannelRequest field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *BackchannelRequestMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *BackchannelRequestMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *BackchannelRequestMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *BackchannelRequestMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *BackchannelRequestMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *BackchannelRequestMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *BackchannelRequestMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown BackchannelRequest unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *BackchannelRequestMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown BackchannelRequest edge %s", name)
 }
 
 // BadgeMutation represents an operation that mutates the Badge nodes in the graph.
@@ -29765,6 +33007,1171 @@ func (m *UserTokenMutation) ClearEdge(name string) error {
 // It returns an error if the edge is not defined in the schema.
 func (m *UserTokenMutation) ResetEdge(name string) error {
 	return fmt.Errorf("unknown UserToken edge %s", name)
+}
+
+// VaultConnectionMutation represents an operation that mutates the VaultConnection nodes in the graph.
+type VaultConnectionMutation struct {
+	config
+	op                Op
+	typ               string
+	id                *string
+	created_at        *time.Time
+	project_id        *string
+	provider_id       *string
+	user_id           *string
+	agents            *[]string
+	appendagents      []string
+	tokens_sealed     *string
+	access_expires_at *time.Time
+	scope             *string
+	version           *int
+	addversion        *int
+	lease_until       *time.Time
+	lease_owner       *string
+	last_refreshed_at *time.Time
+	broken_at         *time.Time
+	updated_at        *time.Time
+	clearedFields     map[string]struct{}
+	done              bool
+	oldValue          func(context.Context) (*VaultConnection, error)
+	predicates        []predicate.VaultConnection
+}
+
+var _ ent.Mutation = (*VaultConnectionMutation)(nil)
+
+// vaultconnectionOption allows management of the mutation configuration using functional options.
+type vaultconnectionOption func(*VaultConnectionMutation)
+
+// newVaultConnectionMutation creates new mutation for the VaultConnection entity.
+func newVaultConnectionMutation(c config, op Op, opts ...vaultconnectionOption) *VaultConnectionMutation {
+	m := &VaultConnectionMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeVaultConnection,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withVaultConnectionID sets the ID field of the mutation.
+func withVaultConnectionID(id string) vaultconnectionOption {
+	return func(m *VaultConnectionMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *VaultConnection
+		)
+		m.oldValue = func(ctx context.Context) (*VaultConnection, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().VaultConnection.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withVaultConnection sets the old VaultConnection of the mutation.
+func withVaultConnection(node *VaultConnection) vaultconnectionOption {
+	return func(m *VaultConnectionMutation) {
+		m.oldValue = func(context.Context) (*VaultConnection, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m VaultConnectionMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m VaultConnectionMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of VaultConnection entities.
+func (m *VaultConnectionMutation) SetID(id string) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *VaultConnectionMutation) ID() (id string, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *VaultConnectionMutation) IDs(ctx context.Context) ([]string, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []string{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().VaultConnection.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *VaultConnectionMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *VaultConnectionMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the VaultConnection entity.
+// If the VaultConnection object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *VaultConnectionMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *VaultConnectionMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// SetProjectID sets the "project_id" field.
+func (m *VaultConnectionMutation) SetProjectID(s string) {
+	m.project_id = &s
+}
+
+// ProjectID returns the value of the "project_id" field in the mutation.
+func (m *VaultConnectionMutation) ProjectID() (r string, exists bool) {
+	v := m.project_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldProjectID returns the old "project_id" field's value of the VaultConnection entity.
+// If the VaultConnection object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *VaultConnectionMutation) OldProjectID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldProjectID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldProjectID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldProjectID: %w", err)
+	}
+	return oldValue.ProjectID, nil
+}
+
+// ResetProjectID resets all changes to the "project_id" field.
+func (m *VaultConnectionMutation) ResetProjectID() {
+	m.project_id = nil
+}
+
+// SetProviderID sets the "provider_id" field.
+func (m *VaultConnectionMutation) SetProviderID(s string) {
+	m.provider_id = &s
+}
+
+// ProviderID returns the value of the "provider_id" field in the mutation.
+func (m *VaultConnectionMutation) ProviderID() (r string, exists bool) {
+	v := m.provider_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldProviderID returns the old "provider_id" field's value of the VaultConnection entity.
+// If the VaultConnection object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *VaultConnectionMutation) OldProviderID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldProviderID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldProviderID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldProviderID: %w", err)
+	}
+	return oldValue.ProviderID, nil
+}
+
+// ResetProviderID resets all changes to the "provider_id" field.
+func (m *VaultConnectionMutation) ResetProviderID() {
+	m.provider_id = nil
+}
+
+// SetUserID sets the "user_id" field.
+func (m *VaultConnectionMutation) SetUserID(s string) {
+	m.user_id = &s
+}
+
+// UserID returns the value of the "user_id" field in the mutation.
+func (m *VaultConnectionMutation) UserID() (r string, exists bool) {
+	v := m.user_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUserID returns the old "user_id" field's value of the VaultConnection entity.
+// If the VaultConnection object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *VaultConnectionMutation) OldUserID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUserID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUserID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUserID: %w", err)
+	}
+	return oldValue.UserID, nil
+}
+
+// ResetUserID resets all changes to the "user_id" field.
+func (m *VaultConnectionMutation) ResetUserID() {
+	m.user_id = nil
+}
+
+// SetAgents sets the "agents" field.
+func (m *VaultConnectionMutation) SetAgents(s []string) {
+	m.agents = &s
+	m.appendagents = nil
+}
+
+// Agents returns the value of the "agents" field in the mutation.
+func (m *VaultConnectionMutation) Agents() (r []string, exists bool) {
+	v := m.agents
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAgents returns the old "agents" field's value of the VaultConnection entity.
+// If the VaultConnection object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *VaultConnectionMutation) OldAgents(ctx context.Context) (v []string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAgents is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAgents requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAgents: %w", err)
+	}
+	return oldValue.Agents, nil
+}
+
+// AppendAgents adds s to the "agents" field.
+func (m *VaultConnectionMutation) AppendAgents(s []string) {
+	m.appendagents = append(m.appendagents, s...)
+}
+
+// AppendedAgents returns the list of values that were appended to the "agents" field in this mutation.
+func (m *VaultConnectionMutation) AppendedAgents() ([]string, bool) {
+	if len(m.appendagents) == 0 {
+		return nil, false
+	}
+	return m.appendagents, true
+}
+
+// ResetAgents resets all changes to the "agents" field.
+func (m *VaultConnectionMutation) ResetAgents() {
+	m.agents = nil
+	m.appendagents = nil
+}
+
+// SetTokensSealed sets the "tokens_sealed" field.
+func (m *VaultConnectionMutation) SetTokensSealed(s string) {
+	m.tokens_sealed = &s
+}
+
+// TokensSealed returns the value of the "tokens_sealed" field in the mutation.
+func (m *VaultConnectionMutation) TokensSealed() (r string, exists bool) {
+	v := m.tokens_sealed
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTokensSealed returns the old "tokens_sealed" field's value of the VaultConnection entity.
+// If the VaultConnection object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *VaultConnectionMutation) OldTokensSealed(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTokensSealed is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTokensSealed requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTokensSealed: %w", err)
+	}
+	return oldValue.TokensSealed, nil
+}
+
+// ResetTokensSealed resets all changes to the "tokens_sealed" field.
+func (m *VaultConnectionMutation) ResetTokensSealed() {
+	m.tokens_sealed = nil
+}
+
+// SetAccessExpiresAt sets the "access_expires_at" field.
+func (m *VaultConnectionMutation) SetAccessExpiresAt(t time.Time) {
+	m.access_expires_at = &t
+}
+
+// AccessExpiresAt returns the value of the "access_expires_at" field in the mutation.
+func (m *VaultConnectionMutation) AccessExpiresAt() (r time.Time, exists bool) {
+	v := m.access_expires_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAccessExpiresAt returns the old "access_expires_at" field's value of the VaultConnection entity.
+// If the VaultConnection object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *VaultConnectionMutation) OldAccessExpiresAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAccessExpiresAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAccessExpiresAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAccessExpiresAt: %w", err)
+	}
+	return oldValue.AccessExpiresAt, nil
+}
+
+// ClearAccessExpiresAt clears the value of the "access_expires_at" field.
+func (m *VaultConnectionMutation) ClearAccessExpiresAt() {
+	m.access_expires_at = nil
+	m.clearedFields[vaultconnection.FieldAccessExpiresAt] = struct{}{}
+}
+
+// AccessExpiresAtCleared returns if the "access_expires_at" field was cleared in this mutation.
+func (m *VaultConnectionMutation) AccessExpiresAtCleared() bool {
+	_, ok := m.clearedFields[vaultconnection.FieldAccessExpiresAt]
+	return ok
+}
+
+// ResetAccessExpiresAt resets all changes to the "access_expires_at" field.
+func (m *VaultConnectionMutation) ResetAccessExpiresAt() {
+	m.access_expires_at = nil
+	delete(m.clearedFields, vaultconnection.FieldAccessExpiresAt)
+}
+
+// SetScope sets the "scope" field.
+func (m *VaultConnectionMutation) SetScope(s string) {
+	m.scope = &s
+}
+
+// Scope returns the value of the "scope" field in the mutation.
+func (m *VaultConnectionMutation) Scope() (r string, exists bool) {
+	v := m.scope
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldScope returns the old "scope" field's value of the VaultConnection entity.
+// If the VaultConnection object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *VaultConnectionMutation) OldScope(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldScope is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldScope requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldScope: %w", err)
+	}
+	return oldValue.Scope, nil
+}
+
+// ResetScope resets all changes to the "scope" field.
+func (m *VaultConnectionMutation) ResetScope() {
+	m.scope = nil
+}
+
+// SetVersion sets the "version" field.
+func (m *VaultConnectionMutation) SetVersion(i int) {
+	m.version = &i
+	m.addversion = nil
+}
+
+// Version returns the value of the "version" field in the mutation.
+func (m *VaultConnectionMutation) Version() (r int, exists bool) {
+	v := m.version
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldVersion returns the old "version" field's value of the VaultConnection entity.
+// If the VaultConnection object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *VaultConnectionMutation) OldVersion(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldVersion is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldVersion requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldVersion: %w", err)
+	}
+	return oldValue.Version, nil
+}
+
+// AddVersion adds i to the "version" field.
+func (m *VaultConnectionMutation) AddVersion(i int) {
+	if m.addversion != nil {
+		*m.addversion += i
+	} else {
+		m.addversion = &i
+	}
+}
+
+// AddedVersion returns the value that was added to the "version" field in this mutation.
+func (m *VaultConnectionMutation) AddedVersion() (r int, exists bool) {
+	v := m.addversion
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetVersion resets all changes to the "version" field.
+func (m *VaultConnectionMutation) ResetVersion() {
+	m.version = nil
+	m.addversion = nil
+}
+
+// SetLeaseUntil sets the "lease_until" field.
+func (m *VaultConnectionMutation) SetLeaseUntil(t time.Time) {
+	m.lease_until = &t
+}
+
+// LeaseUntil returns the value of the "lease_until" field in the mutation.
+func (m *VaultConnectionMutation) LeaseUntil() (r time.Time, exists bool) {
+	v := m.lease_until
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldLeaseUntil returns the old "lease_until" field's value of the VaultConnection entity.
+// If the VaultConnection object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *VaultConnectionMutation) OldLeaseUntil(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldLeaseUntil is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldLeaseUntil requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldLeaseUntil: %w", err)
+	}
+	return oldValue.LeaseUntil, nil
+}
+
+// ClearLeaseUntil clears the value of the "lease_until" field.
+func (m *VaultConnectionMutation) ClearLeaseUntil() {
+	m.lease_until = nil
+	m.clearedFields[vaultconnection.FieldLeaseUntil] = struct{}{}
+}
+
+// LeaseUntilCleared returns if the "lease_until" field was cleared in this mutation.
+func (m *VaultConnectionMutation) LeaseUntilCleared() bool {
+	_, ok := m.clearedFields[vaultconnection.FieldLeaseUntil]
+	return ok
+}
+
+// ResetLeaseUntil resets all changes to the "lease_until" field.
+func (m *VaultConnectionMutation) ResetLeaseUntil() {
+	m.lease_until = nil
+	delete(m.clearedFields, vaultconnection.FieldLeaseUntil)
+}
+
+// SetLeaseOwner sets the "lease_owner" field.
+func (m *VaultConnectionMutation) SetLeaseOwner(s string) {
+	m.lease_owner = &s
+}
+
+// LeaseOwner returns the value of the "lease_owner" field in the mutation.
+func (m *VaultConnectionMutation) LeaseOwner() (r string, exists bool) {
+	v := m.lease_owner
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldLeaseOwner returns the old "lease_owner" field's value of the VaultConnection entity.
+// If the VaultConnection object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *VaultConnectionMutation) OldLeaseOwner(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldLeaseOwner is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldLeaseOwner requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldLeaseOwner: %w", err)
+	}
+	return oldValue.LeaseOwner, nil
+}
+
+// ResetLeaseOwner resets all changes to the "lease_owner" field.
+func (m *VaultConnectionMutation) ResetLeaseOwner() {
+	m.lease_owner = nil
+}
+
+// SetLastRefreshedAt sets the "last_refreshed_at" field.
+func (m *VaultConnectionMutation) SetLastRefreshedAt(t time.Time) {
+	m.last_refreshed_at = &t
+}
+
+// LastRefreshedAt returns the value of the "last_refreshed_at" field in the mutation.
+func (m *VaultConnectionMutation) LastRefreshedAt() (r time.Time, exists bool) {
+	v := m.last_refreshed_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldLastRefreshedAt returns the old "last_refreshed_at" field's value of the VaultConnection entity.
+// If the VaultConnection object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *VaultConnectionMutation) OldLastRefreshedAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldLastRefreshedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldLastRefreshedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldLastRefreshedAt: %w", err)
+	}
+	return oldValue.LastRefreshedAt, nil
+}
+
+// ClearLastRefreshedAt clears the value of the "last_refreshed_at" field.
+func (m *VaultConnectionMutation) ClearLastRefreshedAt() {
+	m.last_refreshed_at = nil
+	m.clearedFields[vaultconnection.FieldLastRefreshedAt] = struct{}{}
+}
+
+// LastRefreshedAtCleared returns if the "last_refreshed_at" field was cleared in this mutation.
+func (m *VaultConnectionMutation) LastRefreshedAtCleared() bool {
+	_, ok := m.clearedFields[vaultconnection.FieldLastRefreshedAt]
+	return ok
+}
+
+// ResetLastRefreshedAt resets all changes to the "last_refreshed_at" field.
+func (m *VaultConnectionMutation) ResetLastRefreshedAt() {
+	m.last_refreshed_at = nil
+	delete(m.clearedFields, vaultconnection.FieldLastRefreshedAt)
+}
+
+// SetBrokenAt sets the "broken_at" field.
+func (m *VaultConnectionMutation) SetBrokenAt(t time.Time) {
+	m.broken_at = &t
+}
+
+// BrokenAt returns the value of the "broken_at" field in the mutation.
+func (m *VaultConnectionMutation) BrokenAt() (r time.Time, exists bool) {
+	v := m.broken_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldBrokenAt returns the old "broken_at" field's value of the VaultConnection entity.
+// If the VaultConnection object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *VaultConnectionMutation) OldBrokenAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldBrokenAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldBrokenAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldBrokenAt: %w", err)
+	}
+	return oldValue.BrokenAt, nil
+}
+
+// ClearBrokenAt clears the value of the "broken_at" field.
+func (m *VaultConnectionMutation) ClearBrokenAt() {
+	m.broken_at = nil
+	m.clearedFields[vaultconnection.FieldBrokenAt] = struct{}{}
+}
+
+// BrokenAtCleared returns if the "broken_at" field was cleared in this mutation.
+func (m *VaultConnectionMutation) BrokenAtCleared() bool {
+	_, ok := m.clearedFields[vaultconnection.FieldBrokenAt]
+	return ok
+}
+
+// ResetBrokenAt resets all changes to the "broken_at" field.
+func (m *VaultConnectionMutation) ResetBrokenAt() {
+	m.broken_at = nil
+	delete(m.clearedFields, vaultconnection.FieldBrokenAt)
+}
+
+// SetUpdatedAt sets the "updated_at" field.
+func (m *VaultConnectionMutation) SetUpdatedAt(t time.Time) {
+	m.updated_at = &t
+}
+
+// UpdatedAt returns the value of the "updated_at" field in the mutation.
+func (m *VaultConnectionMutation) UpdatedAt() (r time.Time, exists bool) {
+	v := m.updated_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUpdatedAt returns the old "updated_at" field's value of the VaultConnection entity.
+// If the VaultConnection object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *VaultConnectionMutation) OldUpdatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUpdatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUpdatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUpdatedAt: %w", err)
+	}
+	return oldValue.UpdatedAt, nil
+}
+
+// ResetUpdatedAt resets all changes to the "updated_at" field.
+func (m *VaultConnectionMutation) ResetUpdatedAt() {
+	m.updated_at = nil
+}
+
+// Where appends a list predicates to the VaultConnectionMutation builder.
+func (m *VaultConnectionMutation) Where(ps ...predicate.VaultConnection) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the VaultConnectionMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *VaultConnectionMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.VaultConnection, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *VaultConnectionMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *VaultConnectionMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (VaultConnection).
+func (m *VaultConnectionMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *VaultConnectionMutation) Fields() []string {
+	fields := make([]string, 0, 14)
+	if m.created_at != nil {
+		fields = append(fields, vaultconnection.FieldCreatedAt)
+	}
+	if m.project_id != nil {
+		fields = append(fields, vaultconnection.FieldProjectID)
+	}
+	if m.provider_id != nil {
+		fields = append(fields, vaultconnection.FieldProviderID)
+	}
+	if m.user_id != nil {
+		fields = append(fields, vaultconnection.FieldUserID)
+	}
+	if m.agents != nil {
+		fields = append(fields, vaultconnection.FieldAgents)
+	}
+	if m.tokens_sealed != nil {
+		fields = append(fields, vaultconnection.FieldTokensSealed)
+	}
+	if m.access_expires_at != nil {
+		fields = append(fields, vaultconnection.FieldAccessExpiresAt)
+	}
+	if m.scope != nil {
+		fields = append(fields, vaultconnection.FieldScope)
+	}
+	if m.version != nil {
+		fields = append(fields, vaultconnection.FieldVersion)
+	}
+	if m.lease_until != nil {
+		fields = append(fields, vaultconnection.FieldLeaseUntil)
+	}
+	if m.lease_owner != nil {
+		fields = append(fields, vaultconnection.FieldLeaseOwner)
+	}
+	if m.last_refreshed_at != nil {
+		fields = append(fields, vaultconnection.FieldLastRefreshedAt)
+	}
+	if m.broken_at != nil {
+		fields = append(fields, vaultconnection.FieldBrokenAt)
+	}
+	if m.updated_at != nil {
+		fields = append(fields, vaultconnection.FieldUpdatedAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *VaultConnectionMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case vaultconnection.FieldCreatedAt:
+		return m.CreatedAt()
+	case vaultconnection.FieldProjectID:
+		return m.ProjectID()
+	case vaultconnection.FieldProviderID:
+		return m.ProviderID()
+	case vaultconnection.FieldUserID:
+		return m.UserID()
+	case vaultconnection.FieldAgents:
+		return m.Agents()
+	case vaultconnection.FieldTokensSealed:
+		return m.TokensSealed()
+	case vaultconnection.FieldAccessExpiresAt:
+		return m.AccessExpiresAt()
+	case vaultconnection.FieldScope:
+		return m.Scope()
+	case vaultconnection.FieldVersion:
+		return m.Version()
+	case vaultconnection.FieldLeaseUntil:
+		return m.LeaseUntil()
+	case vaultconnection.FieldLeaseOwner:
+		return m.LeaseOwner()
+	case vaultconnection.FieldLastRefreshedAt:
+		return m.LastRefreshedAt()
+	case vaultconnection.FieldBrokenAt:
+		return m.BrokenAt()
+	case vaultconnection.FieldUpdatedAt:
+		return m.UpdatedAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *VaultConnectionMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case vaultconnection.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	case vaultconnection.FieldProjectID:
+		return m.OldProjectID(ctx)
+	case vaultconnection.FieldProviderID:
+		return m.OldProviderID(ctx)
+	case vaultconnection.FieldUserID:
+		return m.OldUserID(ctx)
+	case vaultconnection.FieldAgents:
+		return m.OldAgents(ctx)
+	case vaultconnection.FieldTokensSealed:
+		return m.OldTokensSealed(ctx)
+	case vaultconnection.FieldAccessExpiresAt:
+		return m.OldAccessExpiresAt(ctx)
+	case vaultconnection.FieldScope:
+		return m.OldScope(ctx)
+	case vaultconnection.FieldVersion:
+		return m.OldVersion(ctx)
+	case vaultconnection.FieldLeaseUntil:
+		return m.OldLeaseUntil(ctx)
+	case vaultconnection.FieldLeaseOwner:
+		return m.OldLeaseOwner(ctx)
+	case vaultconnection.FieldLastRefreshedAt:
+		return m.OldLastRefreshedAt(ctx)
+	case vaultconnection.FieldBrokenAt:
+		return m.OldBrokenAt(ctx)
+	case vaultconnection.FieldUpdatedAt:
+		return m.OldUpdatedAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown VaultConnection field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *VaultConnectionMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case vaultconnection.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	case vaultconnection.FieldProjectID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetProjectID(v)
+		return nil
+	case vaultconnection.FieldProviderID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetProviderID(v)
+		return nil
+	case vaultconnection.FieldUserID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUserID(v)
+		return nil
+	case vaultconnection.FieldAgents:
+		v, ok := value.([]string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAgents(v)
+		return nil
+	case vaultconnection.FieldTokensSealed:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTokensSealed(v)
+		return nil
+	case vaultconnection.FieldAccessExpiresAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAccessExpiresAt(v)
+		return nil
+	case vaultconnection.FieldScope:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetScope(v)
+		return nil
+	case vaultconnection.FieldVersion:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetVersion(v)
+		return nil
+	case vaultconnection.FieldLeaseUntil:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetLeaseUntil(v)
+		return nil
+	case vaultconnection.FieldLeaseOwner:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetLeaseOwner(v)
+		return nil
+	case vaultconnection.FieldLastRefreshedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetLastRefreshedAt(v)
+		return nil
+	case vaultconnection.FieldBrokenAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetBrokenAt(v)
+		return nil
+	case vaultconnection.FieldUpdatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUpdatedAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown VaultConnection field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *VaultConnectionMutation) AddedFields() []string {
+	var fields []string
+	if m.addversion != nil {
+		fields = append(fields, vaultconnection.FieldVersion)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *VaultConnectionMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case vaultconnection.FieldVersion:
+		return m.AddedVersion()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *VaultConnectionMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case vaultconnection.FieldVersion:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddVersion(v)
+		return nil
+	}
+	return fmt.Errorf("unknown VaultConnection numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *VaultConnectionMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(vaultconnection.FieldAccessExpiresAt) {
+		fields = append(fields, vaultconnection.FieldAccessExpiresAt)
+	}
+	if m.FieldCleared(vaultconnection.FieldLeaseUntil) {
+		fields = append(fields, vaultconnection.FieldLeaseUntil)
+	}
+	if m.FieldCleared(vaultconnection.FieldLastRefreshedAt) {
+		fields = append(fields, vaultconnection.FieldLastRefreshedAt)
+	}
+	if m.FieldCleared(vaultconnection.FieldBrokenAt) {
+		fields = append(fields, vaultconnection.FieldBrokenAt)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *VaultConnectionMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *VaultConnectionMutation) ClearField(name string) error {
+	switch name {
+	case vaultconnection.FieldAccessExpiresAt:
+		m.ClearAccessExpiresAt()
+		return nil
+	case vaultconnection.FieldLeaseUntil:
+		m.ClearLeaseUntil()
+		return nil
+	case vaultconnection.FieldLastRefreshedAt:
+		m.ClearLastRefreshedAt()
+		return nil
+	case vaultconnection.FieldBrokenAt:
+		m.ClearBrokenAt()
+		return nil
+	}
+	return fmt.Errorf("unknown VaultConnection nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *VaultConnectionMutation) ResetField(name string) error {
+	switch name {
+	case vaultconnection.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	case vaultconnection.FieldProjectID:
+		m.ResetProjectID()
+		return nil
+	case vaultconnection.FieldProviderID:
+		m.ResetProviderID()
+		return nil
+	case vaultconnection.FieldUserID:
+		m.ResetUserID()
+		return nil
+	case vaultconnection.FieldAgents:
+		m.ResetAgents()
+		return nil
+	case vaultconnection.FieldTokensSealed:
+		m.ResetTokensSealed()
+		return nil
+	case vaultconnection.FieldAccessExpiresAt:
+		m.ResetAccessExpiresAt()
+		return nil
+	case vaultconnection.FieldScope:
+		m.ResetScope()
+		return nil
+	case vaultconnection.FieldVersion:
+		m.ResetVersion()
+		return nil
+	case vaultconnection.FieldLeaseUntil:
+		m.ResetLeaseUntil()
+		return nil
+	case vaultconnection.FieldLeaseOwner:
+		m.ResetLeaseOwner()
+		return nil
+	case vaultconnection.FieldLastRefreshedAt:
+		m.ResetLastRefreshedAt()
+		return nil
+	case vaultconnection.FieldBrokenAt:
+		m.ResetBrokenAt()
+		return nil
+	case vaultconnection.FieldUpdatedAt:
+		m.ResetUpdatedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown VaultConnection field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *VaultConnectionMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *VaultConnectionMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *VaultConnectionMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *VaultConnectionMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *VaultConnectionMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *VaultConnectionMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *VaultConnectionMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown VaultConnection unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *VaultConnectionMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown VaultConnection edge %s", name)
 }
 
 // WebhookMutation represents an operation that mutates the Webhook nodes in the graph.

@@ -8,6 +8,9 @@ import (
 	"github.com/authcore/authcore/ent/agenttoken"
 	"github.com/authcore/authcore/ent/auditevent"
 	"github.com/authcore/authcore/ent/authclient"
+	"github.com/authcore/authcore/ent/authorizationdetailtype"
+	"github.com/authcore/authcore/ent/backchannelclient"
+	"github.com/authcore/authcore/ent/backchannelrequest"
 	"github.com/authcore/authcore/ent/badge"
 	"github.com/authcore/authcore/ent/deploykey"
 	"github.com/authcore/authcore/ent/emailsignin"
@@ -41,6 +44,7 @@ import (
 	"github.com/authcore/authcore/ent/usedassertion"
 	"github.com/authcore/authcore/ent/user"
 	"github.com/authcore/authcore/ent/usertoken"
+	"github.com/authcore/authcore/ent/vaultconnection"
 	"github.com/authcore/authcore/ent/webhook"
 	"github.com/authcore/authcore/ent/webhookdelivery"
 )
@@ -157,6 +161,167 @@ func init() {
 	// authclient.IDValidator is a validator for the "id" field. It is called by the builders before save.
 	authclient.IDValidator = func() func(string) error {
 		validators := authclientDescID.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(id string) error {
+			for _, fn := range fns {
+				if err := fn(id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	authorizationdetailtypeMixin := schema.AuthorizationDetailType{}.Mixin()
+	authorizationdetailtypeMixinFields0 := authorizationdetailtypeMixin[0].Fields()
+	_ = authorizationdetailtypeMixinFields0
+	authorizationdetailtypeMixinFields1 := authorizationdetailtypeMixin[1].Fields()
+	_ = authorizationdetailtypeMixinFields1
+	authorizationdetailtypeFields := schema.AuthorizationDetailType{}.Fields()
+	_ = authorizationdetailtypeFields
+	// authorizationdetailtypeDescCreatedAt is the schema descriptor for created_at field.
+	authorizationdetailtypeDescCreatedAt := authorizationdetailtypeMixinFields1[0].Descriptor()
+	// authorizationdetailtype.DefaultCreatedAt holds the default value on creation for the created_at field.
+	authorizationdetailtype.DefaultCreatedAt = authorizationdetailtypeDescCreatedAt.Default.(func() time.Time)
+	// authorizationdetailtypeDescProjectID is the schema descriptor for project_id field.
+	authorizationdetailtypeDescProjectID := authorizationdetailtypeFields[0].Descriptor()
+	// authorizationdetailtype.ProjectIDValidator is a validator for the "project_id" field. It is called by the builders before save.
+	authorizationdetailtype.ProjectIDValidator = authorizationdetailtypeDescProjectID.Validators[0].(func(string) error)
+	// authorizationdetailtypeDescType is the schema descriptor for type field.
+	authorizationdetailtypeDescType := authorizationdetailtypeFields[1].Descriptor()
+	// authorizationdetailtype.TypeValidator is a validator for the "type" field. It is called by the builders before save.
+	authorizationdetailtype.TypeValidator = authorizationdetailtypeDescType.Validators[0].(func(string) error)
+	// authorizationdetailtypeDescName is the schema descriptor for name field.
+	authorizationdetailtypeDescName := authorizationdetailtypeFields[2].Descriptor()
+	// authorizationdetailtype.NameValidator is a validator for the "name" field. It is called by the builders before save.
+	authorizationdetailtype.NameValidator = authorizationdetailtypeDescName.Validators[0].(func(string) error)
+	// authorizationdetailtypeDescSchema is the schema descriptor for schema field.
+	authorizationdetailtypeDescSchema := authorizationdetailtypeFields[3].Descriptor()
+	// authorizationdetailtype.SchemaValidator is a validator for the "schema" field. It is called by the builders before save.
+	authorizationdetailtype.SchemaValidator = authorizationdetailtypeDescSchema.Validators[0].(func(string) error)
+	// authorizationdetailtypeDescSchemaDigest is the schema descriptor for schema_digest field.
+	authorizationdetailtypeDescSchemaDigest := authorizationdetailtypeFields[4].Descriptor()
+	// authorizationdetailtype.SchemaDigestValidator is a validator for the "schema_digest" field. It is called by the builders before save.
+	authorizationdetailtype.SchemaDigestValidator = authorizationdetailtypeDescSchemaDigest.Validators[0].(func(string) error)
+	// authorizationdetailtypeDescID is the schema descriptor for id field.
+	authorizationdetailtypeDescID := authorizationdetailtypeMixinFields0[0].Descriptor()
+	// authorizationdetailtype.DefaultID holds the default value on creation for the id field.
+	authorizationdetailtype.DefaultID = authorizationdetailtypeDescID.Default.(func() string)
+	// authorizationdetailtype.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	authorizationdetailtype.IDValidator = func() func(string) error {
+		validators := authorizationdetailtypeDescID.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(id string) error {
+			for _, fn := range fns {
+				if err := fn(id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	backchannelclientMixin := schema.BackchannelClient{}.Mixin()
+	backchannelclientMixinFields0 := backchannelclientMixin[0].Fields()
+	_ = backchannelclientMixinFields0
+	backchannelclientMixinFields1 := backchannelclientMixin[1].Fields()
+	_ = backchannelclientMixinFields1
+	backchannelclientFields := schema.BackchannelClient{}.Fields()
+	_ = backchannelclientFields
+	// backchannelclientDescCreatedAt is the schema descriptor for created_at field.
+	backchannelclientDescCreatedAt := backchannelclientMixinFields1[0].Descriptor()
+	// backchannelclient.DefaultCreatedAt holds the default value on creation for the created_at field.
+	backchannelclient.DefaultCreatedAt = backchannelclientDescCreatedAt.Default.(func() time.Time)
+	// backchannelclientDescProjectID is the schema descriptor for project_id field.
+	backchannelclientDescProjectID := backchannelclientFields[0].Descriptor()
+	// backchannelclient.ProjectIDValidator is a validator for the "project_id" field. It is called by the builders before save.
+	backchannelclient.ProjectIDValidator = backchannelclientDescProjectID.Validators[0].(func(string) error)
+	// backchannelclientDescClientID is the schema descriptor for client_id field.
+	backchannelclientDescClientID := backchannelclientFields[1].Descriptor()
+	// backchannelclient.ClientIDValidator is a validator for the "client_id" field. It is called by the builders before save.
+	backchannelclient.ClientIDValidator = backchannelclientDescClientID.Validators[0].(func(string) error)
+	// backchannelclientDescNotificationEndpoint is the schema descriptor for notification_endpoint field.
+	backchannelclientDescNotificationEndpoint := backchannelclientFields[3].Descriptor()
+	// backchannelclient.DefaultNotificationEndpoint holds the default value on creation for the notification_endpoint field.
+	backchannelclient.DefaultNotificationEndpoint = backchannelclientDescNotificationEndpoint.Default.(string)
+	// backchannelclientDescSecretSealed is the schema descriptor for secret_sealed field.
+	backchannelclientDescSecretSealed := backchannelclientFields[4].Descriptor()
+	// backchannelclient.DefaultSecretSealed holds the default value on creation for the secret_sealed field.
+	backchannelclient.DefaultSecretSealed = backchannelclientDescSecretSealed.Default.(string)
+	// backchannelclientDescID is the schema descriptor for id field.
+	backchannelclientDescID := backchannelclientMixinFields0[0].Descriptor()
+	// backchannelclient.DefaultID holds the default value on creation for the id field.
+	backchannelclient.DefaultID = backchannelclientDescID.Default.(func() string)
+	// backchannelclient.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	backchannelclient.IDValidator = func() func(string) error {
+		validators := backchannelclientDescID.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(id string) error {
+			for _, fn := range fns {
+				if err := fn(id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	backchannelrequestMixin := schema.BackchannelRequest{}.Mixin()
+	backchannelrequestMixinFields0 := backchannelrequestMixin[0].Fields()
+	_ = backchannelrequestMixinFields0
+	backchannelrequestMixinFields1 := backchannelrequestMixin[1].Fields()
+	_ = backchannelrequestMixinFields1
+	backchannelrequestFields := schema.BackchannelRequest{}.Fields()
+	_ = backchannelrequestFields
+	// backchannelrequestDescCreatedAt is the schema descriptor for created_at field.
+	backchannelrequestDescCreatedAt := backchannelrequestMixinFields1[0].Descriptor()
+	// backchannelrequest.DefaultCreatedAt holds the default value on creation for the created_at field.
+	backchannelrequest.DefaultCreatedAt = backchannelrequestDescCreatedAt.Default.(func() time.Time)
+	// backchannelrequestDescProjectID is the schema descriptor for project_id field.
+	backchannelrequestDescProjectID := backchannelrequestFields[0].Descriptor()
+	// backchannelrequest.ProjectIDValidator is a validator for the "project_id" field. It is called by the builders before save.
+	backchannelrequest.ProjectIDValidator = backchannelrequestDescProjectID.Validators[0].(func(string) error)
+	// backchannelrequestDescClientID is the schema descriptor for client_id field.
+	backchannelrequestDescClientID := backchannelrequestFields[1].Descriptor()
+	// backchannelrequest.ClientIDValidator is a validator for the "client_id" field. It is called by the builders before save.
+	backchannelrequest.ClientIDValidator = backchannelrequestDescClientID.Validators[0].(func(string) error)
+	// backchannelrequestDescClientName is the schema descriptor for client_name field.
+	backchannelrequestDescClientName := backchannelrequestFields[2].Descriptor()
+	// backchannelrequest.DefaultClientName holds the default value on creation for the client_name field.
+	backchannelrequest.DefaultClientName = backchannelrequestDescClientName.Default.(string)
+	// backchannelrequestDescUserID is the schema descriptor for user_id field.
+	backchannelrequestDescUserID := backchannelrequestFields[3].Descriptor()
+	// backchannelrequest.UserIDValidator is a validator for the "user_id" field. It is called by the builders before save.
+	backchannelrequest.UserIDValidator = backchannelrequestDescUserID.Validators[0].(func(string) error)
+	// backchannelrequestDescBindingMessage is the schema descriptor for binding_message field.
+	backchannelrequestDescBindingMessage := backchannelrequestFields[7].Descriptor()
+	// backchannelrequest.DefaultBindingMessage holds the default value on creation for the binding_message field.
+	backchannelrequest.DefaultBindingMessage = backchannelrequestDescBindingMessage.Default.(string)
+	// backchannelrequestDescPingSealed is the schema descriptor for ping_sealed field.
+	backchannelrequestDescPingSealed := backchannelrequestFields[18].Descriptor()
+	// backchannelrequest.DefaultPingSealed holds the default value on creation for the ping_sealed field.
+	backchannelrequest.DefaultPingSealed = backchannelrequestDescPingSealed.Default.(string)
+	// backchannelrequestDescPingAttempts is the schema descriptor for ping_attempts field.
+	backchannelrequestDescPingAttempts := backchannelrequestFields[21].Descriptor()
+	// backchannelrequest.DefaultPingAttempts holds the default value on creation for the ping_attempts field.
+	backchannelrequest.DefaultPingAttempts = backchannelrequestDescPingAttempts.Default.(int)
+	// backchannelrequestDescPingLastError is the schema descriptor for ping_last_error field.
+	backchannelrequestDescPingLastError := backchannelrequestFields[23].Descriptor()
+	// backchannelrequest.DefaultPingLastError holds the default value on creation for the ping_last_error field.
+	backchannelrequest.DefaultPingLastError = backchannelrequestDescPingLastError.Default.(string)
+	// backchannelrequestDescID is the schema descriptor for id field.
+	backchannelrequestDescID := backchannelrequestMixinFields0[0].Descriptor()
+	// backchannelrequest.DefaultID holds the default value on creation for the id field.
+	backchannelrequest.DefaultID = backchannelrequestDescID.Default.(func() string)
+	// backchannelrequest.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	backchannelrequest.IDValidator = func() func(string) error {
+		validators := backchannelrequestDescID.Validators
 		fns := [...]func(string) error{
 			validators[0].(func(string) error),
 			validators[1].(func(string) error),
@@ -1524,6 +1689,61 @@ func init() {
 	// usertoken.IDValidator is a validator for the "id" field. It is called by the builders before save.
 	usertoken.IDValidator = func() func(string) error {
 		validators := usertokenDescID.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(id string) error {
+			for _, fn := range fns {
+				if err := fn(id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	vaultconnectionMixin := schema.VaultConnection{}.Mixin()
+	vaultconnectionMixinFields0 := vaultconnectionMixin[0].Fields()
+	_ = vaultconnectionMixinFields0
+	vaultconnectionMixinFields1 := vaultconnectionMixin[1].Fields()
+	_ = vaultconnectionMixinFields1
+	vaultconnectionFields := schema.VaultConnection{}.Fields()
+	_ = vaultconnectionFields
+	// vaultconnectionDescCreatedAt is the schema descriptor for created_at field.
+	vaultconnectionDescCreatedAt := vaultconnectionMixinFields1[0].Descriptor()
+	// vaultconnection.DefaultCreatedAt holds the default value on creation for the created_at field.
+	vaultconnection.DefaultCreatedAt = vaultconnectionDescCreatedAt.Default.(func() time.Time)
+	// vaultconnectionDescProjectID is the schema descriptor for project_id field.
+	vaultconnectionDescProjectID := vaultconnectionFields[0].Descriptor()
+	// vaultconnection.ProjectIDValidator is a validator for the "project_id" field. It is called by the builders before save.
+	vaultconnection.ProjectIDValidator = vaultconnectionDescProjectID.Validators[0].(func(string) error)
+	// vaultconnectionDescProviderID is the schema descriptor for provider_id field.
+	vaultconnectionDescProviderID := vaultconnectionFields[1].Descriptor()
+	// vaultconnection.ProviderIDValidator is a validator for the "provider_id" field. It is called by the builders before save.
+	vaultconnection.ProviderIDValidator = vaultconnectionDescProviderID.Validators[0].(func(string) error)
+	// vaultconnectionDescUserID is the schema descriptor for user_id field.
+	vaultconnectionDescUserID := vaultconnectionFields[2].Descriptor()
+	// vaultconnection.UserIDValidator is a validator for the "user_id" field. It is called by the builders before save.
+	vaultconnection.UserIDValidator = vaultconnectionDescUserID.Validators[0].(func(string) error)
+	// vaultconnectionDescScope is the schema descriptor for scope field.
+	vaultconnectionDescScope := vaultconnectionFields[6].Descriptor()
+	// vaultconnection.DefaultScope holds the default value on creation for the scope field.
+	vaultconnection.DefaultScope = vaultconnectionDescScope.Default.(string)
+	// vaultconnectionDescVersion is the schema descriptor for version field.
+	vaultconnectionDescVersion := vaultconnectionFields[7].Descriptor()
+	// vaultconnection.DefaultVersion holds the default value on creation for the version field.
+	vaultconnection.DefaultVersion = vaultconnectionDescVersion.Default.(int)
+	// vaultconnectionDescLeaseOwner is the schema descriptor for lease_owner field.
+	vaultconnectionDescLeaseOwner := vaultconnectionFields[9].Descriptor()
+	// vaultconnection.DefaultLeaseOwner holds the default value on creation for the lease_owner field.
+	vaultconnection.DefaultLeaseOwner = vaultconnectionDescLeaseOwner.Default.(string)
+	// vaultconnectionDescID is the schema descriptor for id field.
+	vaultconnectionDescID := vaultconnectionMixinFields0[0].Descriptor()
+	// vaultconnection.DefaultID holds the default value on creation for the id field.
+	vaultconnection.DefaultID = vaultconnectionDescID.Default.(func() string)
+	// vaultconnection.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	vaultconnection.IDValidator = func() func(string) error {
+		validators := vaultconnectionDescID.Validators
 		fns := [...]func(string) error{
 			validators[0].(func(string) error),
 			validators[1].(func(string) error),

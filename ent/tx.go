@@ -20,6 +20,12 @@ type Tx struct {
 	AuditEvent *AuditEventClient
 	// AuthClient is the client for interacting with the AuthClient builders.
 	AuthClient *AuthClientClient
+	// AuthorizationDetailType is the client for interacting with the AuthorizationDetailType builders.
+	AuthorizationDetailType *AuthorizationDetailTypeClient
+	// BackchannelClient is the client for interacting with the BackchannelClient builders.
+	BackchannelClient *BackchannelClientClient
+	// BackchannelRequest is the client for interacting with the BackchannelRequest builders.
+	BackchannelRequest *BackchannelRequestClient
 	// Badge is the client for interacting with the Badge builders.
 	Badge *BadgeClient
 	// DeployKey is the client for interacting with the DeployKey builders.
@@ -86,6 +92,8 @@ type Tx struct {
 	User *UserClient
 	// UserToken is the client for interacting with the UserToken builders.
 	UserToken *UserTokenClient
+	// VaultConnection is the client for interacting with the VaultConnection builders.
+	VaultConnection *VaultConnectionClient
 	// Webhook is the client for interacting with the Webhook builders.
 	Webhook *WebhookClient
 	// WebhookDelivery is the client for interacting with the WebhookDelivery builders.
@@ -224,6 +232,9 @@ func (tx *Tx) init() {
 	tx.AgentToken = NewAgentTokenClient(tx.config)
 	tx.AuditEvent = NewAuditEventClient(tx.config)
 	tx.AuthClient = NewAuthClientClient(tx.config)
+	tx.AuthorizationDetailType = NewAuthorizationDetailTypeClient(tx.config)
+	tx.BackchannelClient = NewBackchannelClientClient(tx.config)
+	tx.BackchannelRequest = NewBackchannelRequestClient(tx.config)
 	tx.Badge = NewBadgeClient(tx.config)
 	tx.DeployKey = NewDeployKeyClient(tx.config)
 	tx.EmailSignIn = NewEmailSignInClient(tx.config)
@@ -257,6 +268,7 @@ func (tx *Tx) init() {
 	tx.UsedAssertion = NewUsedAssertionClient(tx.config)
 	tx.User = NewUserClient(tx.config)
 	tx.UserToken = NewUserTokenClient(tx.config)
+	tx.VaultConnection = NewVaultConnectionClient(tx.config)
 	tx.Webhook = NewWebhookClient(tx.config)
 	tx.WebhookDelivery = NewWebhookDeliveryClient(tx.config)
 }

@@ -60,6 +60,7 @@ type benchEnv struct {
 	replicaReads      *database.Reads
 	ent               *ent.Client
 	db                *database.DB
+	keys              *secret.Keyring
 	cfg               config.Config
 	tokens            int
 	shared            map[string]any
@@ -84,6 +85,9 @@ type scenario struct {
 	// warmup, when set, replaces --warmup: a freshly seeded large store needs its pages
 	// in the buffer cache before it shows its steady state.
 	warmup time.Duration
+	// custom, when set, measures the scenario itself (a flow of several requests, such as
+	// an approval and the polls that collect its token) instead of repeating one request.
+	custom func(ctx context.Context, env *benchEnv, d time.Duration, conns int) (result, error)
 	// durable marks a scenario of one durable write per request: the store's flushes per
 	// request are counted, and with --pgbench the store is measured running the same
 	// statements at the same concurrency.
@@ -108,6 +112,8 @@ func (b benchCmd) Run(cfg *config.Config, stdout io.Writer) error {
 	// metrics listener of their own, which would all want 127.0.0.1:9090.
 	c.MetricsAddr = config.MetricsPublic
 	c.LogLevel = "info"
+	// Agents poll for a person's approval every second (SPEC §23's figures are for that).
+	c.BackchannelInterval = time.Second
 	key, err := secret.NewMasterKey()
 	if err != nil {
 		return err
@@ -115,7 +121,7 @@ func (b benchCmd) Run(cfg *config.Config, stdout io.Writer) error {
 	var srv, coldSrv *httpserver.Server
 	env := &benchEnv{cfg: c, tokens: b.Tokens, shared: map[string]any{}, spend: b.Warmup + b.Duration}
 	ctx := context.Background()
-	a := fx.New(app.Options(c, secret.MasterKeys{key}, logging.Output{Writer: io.Discard}), app.Listeners(), fx.Populate(&srv, &env.ent, &env.db), fx.NopLogger)
+	a := fx.New(app.Options(c, secret.MasterKeys{key}, logging.Output{Writer: io.Discard}), app.Listeners(), fx.Populate(&srv, &env.ent, &env.db, &env.keys), fx.NopLogger)
 	if err := a.Start(ctx); err != nil {
 		return err
 	}
@@ -204,8 +210,16 @@ func (b benchCmd) Run(cfg *config.Config, stdout io.Writer) error {
 	healthz := request{Method: http.MethodGet, Path: "/healthz", Expect: 200}
 	before := run("/healthz (baseline, before)", healthz)
 	var rows []result
-	for _, s := range append(append(append(benchScenarios(), productScenarios()...), grantScenarios()...), trustScenarios()...) {
+	for _, s := range append(append(append(append(benchScenarios(), productScenarios()...), grantScenarios()...), trustScenarios()...), peopleScenarios()...) {
 		if b.Only != "" && !strings.Contains(s.name, b.Only) {
+			continue
+		}
+		if s.custom != nil {
+			r, err := s.custom(ctx, env, b.Duration, b.Connections)
+			if err != nil {
+				return fmt.Errorf("%s: %w", s.name, err)
+			}
+			rows = append(rows, r)
 			continue
 		}
 		if s.replica && env.replicaAddr == "" {

@@ -266,6 +266,9 @@ func TestAcknowledgedRotationsSurviveAKill(t *testing.T) {
 		wg    sync.WaitGroup
 	)
 	enough, scraped := make(chan struct{}), make(chan struct{}, 1)
+	// read is closed once the counters are read: the kill waits for it, so a machine busy
+	// enough that 100 rotations beat the scrape does not kill the server under it.
+	read := make(chan struct{})
 	var once sync.Once
 	for i := range tokens {
 		wg.Add(1)
@@ -286,9 +289,14 @@ func TestAcknowledgedRotationsSurviveAKill(t *testing.T) {
 				if acked == 300 {
 					scraped <- struct{}{}
 				}
-				if acked >= 400 {
-					// Killed the moment the 400th answer arrived, with the others in flight.
-					once.Do(func() { _ = syscall.Kill(-srv.cmd.Process.Pid, syscall.SIGKILL); close(enough) })
+				select {
+				case <-read:
+					if acked >= 400 {
+						// Killed the moment the 400th answer arrived (or the first after the
+						// counters were read), with the others in flight.
+						once.Do(func() { _ = syscall.Kill(-srv.cmd.Process.Pid, syscall.SIGKILL); close(enough) })
+					}
+				default:
 				}
 				mu.Unlock()
 			}
@@ -303,6 +311,7 @@ func TestAcknowledgedRotationsSurviveAKill(t *testing.T) {
 	}
 	groupCommits := srv.metric(t, "authcore_sqlite_group_commits_total")
 	groupWrites := srv.metric(t, "authcore_sqlite_group_writes_total")
+	close(read)
 	select {
 	case <-enough:
 	case <-timeout:

@@ -45,6 +45,42 @@ func (f AuthClientFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, 
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.AuthClientMutation", m)
 }
 
+// The AuthorizationDetailTypeFunc type is an adapter to allow the use of ordinary
+// function as AuthorizationDetailType mutator.
+type AuthorizationDetailTypeFunc func(context.Context, *ent.AuthorizationDetailTypeMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f AuthorizationDetailTypeFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.AuthorizationDetailTypeMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.AuthorizationDetailTypeMutation", m)
+}
+
+// The BackchannelClientFunc type is an adapter to allow the use of ordinary
+// function as BackchannelClient mutator.
+type BackchannelClientFunc func(context.Context, *ent.BackchannelClientMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f BackchannelClientFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.BackchannelClientMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.BackchannelClientMutation", m)
+}
+
+// The BackchannelRequestFunc type is an adapter to allow the use of ordinary
+// function as BackchannelRequest mutator.
+type BackchannelRequestFunc func(context.Context, *ent.BackchannelRequestMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f BackchannelRequestFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.BackchannelRequestMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.BackchannelRequestMutation", m)
+}
+
 // The BadgeFunc type is an adapter to allow the use of ordinary
 // function as Badge mutator.
 type BadgeFunc func(context.Context, *ent.BadgeMutation) (ent.Value, error)
@@ -439,6 +475,18 @@ func (f UserTokenFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, e
 		return f(ctx, mv)
 	}
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.UserTokenMutation", m)
+}
+
+// The VaultConnectionFunc type is an adapter to allow the use of ordinary
+// function as VaultConnection mutator.
+type VaultConnectionFunc func(context.Context, *ent.VaultConnectionMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f VaultConnectionFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.VaultConnectionMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.VaultConnectionMutation", m)
 }
 
 // The WebhookFunc type is an adapter to allow the use of ordinary

@@ -83,6 +83,117 @@ var (
 		Columns:    AuthClientsColumns,
 		PrimaryKey: []*schema.Column{AuthClientsColumns[0]},
 	}
+	// AuthorizationDetailTypesColumns holds the columns for the "authorization_detail_types" table.
+	AuthorizationDetailTypesColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString, Size: 40},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "project_id", Type: field.TypeString},
+		{Name: "type", Type: field.TypeString},
+		{Name: "name", Type: field.TypeString},
+		{Name: "schema", Type: field.TypeString, Size: 2147483647},
+		{Name: "schema_digest", Type: field.TypeString},
+		{Name: "created_by", Type: field.TypeString, Nullable: true},
+		{Name: "updated_at", Type: field.TypeTime},
+	}
+	// AuthorizationDetailTypesTable holds the schema information for the "authorization_detail_types" table.
+	AuthorizationDetailTypesTable = &schema.Table{
+		Name:       "authorization_detail_types",
+		Columns:    AuthorizationDetailTypesColumns,
+		PrimaryKey: []*schema.Column{AuthorizationDetailTypesColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "authorizationdetailtype_project_id_type",
+				Unique:  true,
+				Columns: []*schema.Column{AuthorizationDetailTypesColumns[2], AuthorizationDetailTypesColumns[3]},
+			},
+		},
+	}
+	// BackchannelClientsColumns holds the columns for the "backchannel_clients" table.
+	BackchannelClientsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString, Size: 40},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "project_id", Type: field.TypeString},
+		{Name: "client_id", Type: field.TypeString},
+		{Name: "delivery_mode", Type: field.TypeEnum, Enums: []string{"poll", "ping"}},
+		{Name: "notification_endpoint", Type: field.TypeString, Default: ""},
+		{Name: "secret_sealed", Type: field.TypeString, Default: ""},
+		{Name: "updated_at", Type: field.TypeTime},
+	}
+	// BackchannelClientsTable holds the schema information for the "backchannel_clients" table.
+	BackchannelClientsTable = &schema.Table{
+		Name:       "backchannel_clients",
+		Columns:    BackchannelClientsColumns,
+		PrimaryKey: []*schema.Column{BackchannelClientsColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "backchannelclient_project_id_client_id",
+				Unique:  true,
+				Columns: []*schema.Column{BackchannelClientsColumns[2], BackchannelClientsColumns[3]},
+			},
+		},
+	}
+	// BackchannelRequestsColumns holds the columns for the "backchannel_requests" table.
+	BackchannelRequestsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString, Size: 40},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "project_id", Type: field.TypeString},
+		{Name: "client_id", Type: field.TypeString},
+		{Name: "client_name", Type: field.TypeString, Default: ""},
+		{Name: "user_id", Type: field.TypeString},
+		{Name: "req_digest", Type: field.TypeBytes},
+		{Name: "scopes", Type: field.TypeJSON},
+		{Name: "audience", Type: field.TypeJSON},
+		{Name: "binding_message", Type: field.TypeString, Default: ""},
+		{Name: "authorization_details", Type: field.TypeString, Size: 2147483647},
+		{Name: "type_digests", Type: field.TypeJSON},
+		{Name: "details_digest", Type: field.TypeString},
+		{Name: "status", Type: field.TypeEnum, Enums: []string{"pending", "approved", "denied", "issued"}},
+		{Name: "interval", Type: field.TypeInt},
+		{Name: "expires_at", Type: field.TypeTime},
+		{Name: "last_polled_at", Type: field.TypeTime, Nullable: true},
+		{Name: "decided_at", Type: field.TypeTime, Nullable: true},
+		{Name: "auth_time", Type: field.TypeTime, Nullable: true},
+		{Name: "delivery_mode", Type: field.TypeEnum, Enums: []string{"poll", "ping"}},
+		{Name: "ping_sealed", Type: field.TypeString, Default: ""},
+		{Name: "ping_next_at", Type: field.TypeTime, Nullable: true},
+		{Name: "ping_locked_until", Type: field.TypeTime, Nullable: true},
+		{Name: "ping_attempts", Type: field.TypeInt, Default: 0},
+		{Name: "ping_delivered_at", Type: field.TypeTime, Nullable: true},
+		{Name: "ping_last_error", Type: field.TypeString, Default: ""},
+	}
+	// BackchannelRequestsTable holds the schema information for the "backchannel_requests" table.
+	BackchannelRequestsTable = &schema.Table{
+		Name:       "backchannel_requests",
+		Columns:    BackchannelRequestsColumns,
+		PrimaryKey: []*schema.Column{BackchannelRequestsColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "backchannelrequest_req_digest",
+				Unique:  true,
+				Columns: []*schema.Column{BackchannelRequestsColumns[6]},
+			},
+			{
+				Name:    "backchannelrequest_user_id_status",
+				Unique:  false,
+				Columns: []*schema.Column{BackchannelRequestsColumns[5], BackchannelRequestsColumns[13]},
+			},
+			{
+				Name:    "backchannelrequest_client_id_user_id_status",
+				Unique:  false,
+				Columns: []*schema.Column{BackchannelRequestsColumns[3], BackchannelRequestsColumns[5], BackchannelRequestsColumns[13]},
+			},
+			{
+				Name:    "backchannelrequest_ping_next_at",
+				Unique:  false,
+				Columns: []*schema.Column{BackchannelRequestsColumns[21]},
+			},
+			{
+				Name:    "backchannelrequest_expires_at",
+				Unique:  false,
+				Columns: []*schema.Column{BackchannelRequestsColumns[15]},
+			},
+		},
+	}
 	// BadgesColumns holds the columns for the "badges" table.
 	BadgesColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeString, Size: 40},
@@ -943,6 +1054,42 @@ var (
 			},
 		},
 	}
+	// VaultConnectionsColumns holds the columns for the "vault_connections" table.
+	VaultConnectionsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString, Size: 40},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "project_id", Type: field.TypeString},
+		{Name: "provider_id", Type: field.TypeString},
+		{Name: "user_id", Type: field.TypeString},
+		{Name: "agents", Type: field.TypeJSON},
+		{Name: "tokens_sealed", Type: field.TypeString},
+		{Name: "access_expires_at", Type: field.TypeTime, Nullable: true},
+		{Name: "scope", Type: field.TypeString, Default: ""},
+		{Name: "version", Type: field.TypeInt, Default: 0},
+		{Name: "lease_until", Type: field.TypeTime, Nullable: true},
+		{Name: "lease_owner", Type: field.TypeString, Default: ""},
+		{Name: "last_refreshed_at", Type: field.TypeTime, Nullable: true},
+		{Name: "broken_at", Type: field.TypeTime, Nullable: true},
+		{Name: "updated_at", Type: field.TypeTime},
+	}
+	// VaultConnectionsTable holds the schema information for the "vault_connections" table.
+	VaultConnectionsTable = &schema.Table{
+		Name:       "vault_connections",
+		Columns:    VaultConnectionsColumns,
+		PrimaryKey: []*schema.Column{VaultConnectionsColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "vaultconnection_provider_id_user_id",
+				Unique:  true,
+				Columns: []*schema.Column{VaultConnectionsColumns[3], VaultConnectionsColumns[4]},
+			},
+			{
+				Name:    "vaultconnection_user_id",
+				Unique:  false,
+				Columns: []*schema.Column{VaultConnectionsColumns[4]},
+			},
+		},
+	}
 	// WebhooksColumns holds the columns for the "webhooks" table.
 	WebhooksColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeString, Size: 40},
@@ -1005,6 +1152,9 @@ var (
 		AgentTokensTable,
 		AuditEventsTable,
 		AuthClientsTable,
+		AuthorizationDetailTypesTable,
+		BackchannelClientsTable,
+		BackchannelRequestsTable,
 		BadgesTable,
 		DeployKeysTable,
 		EmailSignInsTable,
@@ -1038,6 +1188,7 @@ var (
 		UsedAssertionsTable,
 		UsersTable,
 		UserTokensTable,
+		VaultConnectionsTable,
 		WebhooksTable,
 		WebhookDeliveriesTable,
 	}

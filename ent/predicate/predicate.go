@@ -15,6 +15,15 @@ type AuditEvent func(*sql.Selector)
 // AuthClient is the predicate function for authclient builders.
 type AuthClient func(*sql.Selector)
 
+// AuthorizationDetailType is the predicate function for authorizationdetailtype builders.
+type AuthorizationDetailType func(*sql.Selector)
+
+// BackchannelClient is the predicate function for backchannelclient builders.
+type BackchannelClient func(*sql.Selector)
+
+// BackchannelRequest is the predicate function for backchannelrequest builders.
+type BackchannelRequest func(*sql.Selector)
+
 // Badge is the predicate function for badge builders.
 type Badge func(*sql.Selector)
 
@@ -113,6 +122,9 @@ type User func(*sql.Selector)
 
 // UserToken is the predicate function for usertoken builders.
 type UserToken func(*sql.Selector)
+
+// VaultConnection is the predicate function for vaultconnection builders.
+type VaultConnection func(*sql.Selector)
 
 // Webhook is the predicate function for webhook builders.
 type Webhook func(*sql.Selector)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -165,8 +166,39 @@ func (u *Upstream) AddClient(t testing.TB, id, secret string, redirectURIs ...st
 
 // Tamper sets what the token endpoint does to the client's answers: "" nothing,
 // "alg_none", "other_issuer", "other_issuer_our_key", "wrong_nonce", "expired",
-// "other_audience", or "unavailable" (503).
+// "other_audience", "unavailable" (503, after answering) or "down" (503 before anything
+// happens: the provider is down, SPEC §23's vault tests).
 func (u *Upstream) Tamper(t testing.TB, clientID, mode string) {
 	t.Helper()
 	u.post(t, "/__test/tamper", map[string]any{"client_id": clientID, "mode": mode})
+}
+
+// Forget makes the upstream forget clientID's refresh tokens, as when a person revokes
+// the client's access at the provider itself.
+func (u *Upstream) Forget(t testing.TB, clientID string) {
+	t.Helper()
+	u.post(t, "/__test/forget", map[string]any{"client_id": clientID})
+}
+
+// Counts are what the upstream counted of one client: refresh_token grants and
+// revocations it answered with 200, and the client's refresh tokens still live there.
+type Counts struct {
+	Refresh           int `json:"refresh"`
+	Revocation        int `json:"revocation"`
+	LiveRefreshTokens int `json:"liveRefreshTokens"`
+}
+
+// Counts reads the upstream's counts for clientID (SPEC §23's vault tests).
+func (u *Upstream) Counts(t testing.TB, clientID string) Counts {
+	t.Helper()
+	res, err := http.Get(u.Issuer + "/__test/counts?client_id=" + url.QueryEscape(clientID))
+	if err != nil {
+		t.Fatalf("upstream counts: %v", err)
+	}
+	defer res.Body.Close()
+	var c Counts
+	if err := json.NewDecoder(res.Body).Decode(&c); err != nil {
+		t.Fatalf("upstream counts: %v", err)
+	}
+	return c
 }

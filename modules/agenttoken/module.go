@@ -27,6 +27,7 @@ var Module = fx.Module("agenttoken",
 		return s.routes(g, k)
 	}),
 	oauth.AsExchange(newExchange),
+	fx.Provide(func(s *Service) oauth.Agents { return agents{s} }),
 	credential.AsKinds(func(s *Service) []credential.Kind { return s.life.Kinds() }),
 	apidoc.AsFragment(func() (apidoc.Fragment, error) { return apidoc.YAML("agenttoken", openapiYAML) }),
 )

@@ -33,6 +33,7 @@ var Module = fx.Module("federation",
 	fx.Provide(newService, fx.Private),
 	fx.Provide(func(s *service) identity.SignInRules { return s }),
 	fx.Provide(func(s *service) identity.Linked { return s }),
+	fx.Provide(func(s *service) identity.Upstreams { return upstreamsFor{s} }),
 	fx.Provide(func(s *service) *Operator { return &Operator{svc: s} }),
 	secret.AsResealer(func(c *ent.Client, k *secret.Keyring) secret.Resealer { return sealed{ent: c, ring: k} }),
 	// The secrets it mails claim their prefixes (SPEC §9b): no kind or product may take them.

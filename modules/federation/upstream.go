@@ -66,6 +66,9 @@ type upstream struct {
 	oauth    oauth2.Config
 	verifier *oidc.IDTokenVerifier // oidc only
 	userinfo string
+	// revocation is the provider's RFC 7009 endpoint, when its discovery names one (the
+	// vault revokes a connection there, SPEC §23).
+	revocation string
 	// issuerTemplate is a multi-directory issuer ("…/{tenantid}/v2.0"): the id_token's
 	// iss must be it with the token's tid.
 	issuerTemplate string
@@ -112,14 +115,16 @@ func (us *upstreams) build(ctx context.Context, p Provider, clientSecret, callba
 		return nil, errUpstreamUnavailable.Wrap(fmt.Errorf("discovery of %s: %w", issuer, err))
 	}
 	var meta struct {
-		JWKS string   `json:"jwks_uri"`
-		Algs []string `json:"id_token_signing_alg_values_supported"`
+		JWKS       string   `json:"jwks_uri"`
+		Algs       []string `json:"id_token_signing_alg_values_supported"`
+		Revocation string   `json:"revocation_endpoint"`
 	}
 	if err := disc.Claims(&meta); err != nil || meta.JWKS == "" {
 		return nil, errUpstreamUnavailable.Wrap(fmt.Errorf("discovery of %s names no jwks_uri", issuer))
 	}
 	u.oauth.Endpoint = disc.Endpoint()
 	u.userinfo = disc.UserInfoEndpoint()
+	u.revocation = meta.Revocation
 	u.verifier = oidc.NewVerifier(issuer, us.keySet(meta.JWKS), &oidc.Config{
 		ClientID: p.ClientID, SupportedSigningAlgs: asymmetric(meta.Algs), Now: us.clock.Now, SkipIssuerCheck: u.issuerTemplate != "",
 	})
@@ -155,7 +160,10 @@ func (u *upstream) authURL(state, nonce, verifier string) string {
 		opts = append(opts, oidc.Nonce(nonce))
 	}
 	if u.p.Offline {
-		opts = append(opts, oauth2.AccessTypeOffline)
+		// OpenID Connect Core §11: offline_access is honoured only with prompt=consent (an
+		// OP drops the scope otherwise, and no refresh token comes); Google also wants
+		// access_type=offline.
+		opts = append(opts, oauth2.AccessTypeOffline, oauth2.SetAuthURLParam("prompt", "consent"))
 	}
 	return u.oauth.AuthCodeURL(state, opts...)
 }

@@ -71,6 +71,9 @@ func (s *accessTokens) introspect(ctx context.Context, token, project string) (m
 		m["cnf"] = cnf
 		m["token_type"] = "DPoP"
 	}
+	if details, ok := claims["authorization_details"]; ok { // RFC 9396 §9.2 (SPEC §23)
+		m["authorization_details"] = details
+	}
 	return m, nil
 }
 

@@ -97,6 +97,10 @@ func appendToken(dst []byte, t oauth.Token) ([]byte, error) {
 	field(`"scope":`, t.Scope, false)
 	field(`"refresh_token":`, t.RefreshToken, true)
 	field(`"id_token":`, t.IDToken, true)
+	if err == nil && len(t.AuthorizationDetails) > 0 {
+		dst = append(dst, `,"authorization_details":`...)
+		dst, err = appendJSON(dst, t.AuthorizationDetails)
+	}
 	if err != nil {
 		return nil, err
 	}

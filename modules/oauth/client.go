@@ -1,6 +1,7 @@
 package oauth
 
 import (
+	"context"
 	"encoding/base64"
 	"errors"
 	"mime"
@@ -11,6 +12,8 @@ import (
 
 	"github.com/authcore/authcore/platform/apperr"
 	"github.com/authcore/authcore/platform/assertion"
+	"github.com/authcore/authcore/platform/clock"
+	"github.com/authcore/authcore/platform/config"
 	"github.com/authcore/authcore/platform/identity"
 	"github.com/authcore/authcore/platform/oauth"
 )
@@ -57,11 +60,33 @@ func (p presented) presents(form url.Values) bool {
 	return p.basic || form.Get("client_secret") != "" || form.Get("client_assertion") != "" || form.Get("client_assertion_type") != ""
 }
 
+// clientAuth authenticates confidential clients by client_secret_basic,
+// client_secret_post or private_key_jwt, with the contributed authenticators. It is the
+// token endpoint's, and oauth.ClientAuthenticator for endpoints served elsewhere (SPEC
+// §23); it depends on no grant, so a grant may depend on it.
+type clientAuth struct {
+	clients []oauth.Clients
+	replay  assertion.Replay
+	clock   clock.Clock
+	cfg     config.Config
+}
+
+var _ oauth.ClientAuthenticator = (*clientAuth)(nil)
+
+// AuthenticateClient is client authentication as the token endpoint does it.
+func (a *clientAuth) AuthenticateClient(ctx context.Context, form url.Values, authorization, endpoint string) (oauth.Client, error) {
+	id, sec, basic, err := basicAuth(authorization)
+	if err != nil {
+		return oauth.Client{}, oauth.ErrInvalidClient
+	}
+	return a.client(identity.WithIssuer(ctx, a.cfg.SelfURL()), form, presented{basic: basic, id: id, secret: sec}, endpoint)
+}
+
 // client authenticates the caller by client_secret_basic, client_secret_post or
 // private_key_jwt (RFC 6749 §2.3.1, RFC 7523 §2.2), exactly one of them, with whichever
 // contributed authenticator knows it. endpoint is the URL path the request came to: an
-// assertion may name it as its audience.
-func (s *server) client(c *fiber.Ctx, form url.Values, p presented, endpoint string) (oauth.Client, error) {
+// assertion may name it as its audience. ctx carries the issuer.
+func (a *clientAuth) client(ctx context.Context, form url.Values, p presented, endpoint string) (oauth.Client, error) {
 	id, sec := form.Get("client_id"), form.Get("client_secret")
 	asserted := form.Get("client_assertion") != "" || form.Get("client_assertion_type") != ""
 	if n := btoi(p.basic) + btoi(sec != "") + btoi(asserted); n > 1 {
@@ -70,7 +95,7 @@ func (s *server) client(c *fiber.Ctx, form url.Values, p presented, endpoint str
 	method := oauth.AuthSecretPost
 	switch {
 	case asserted:
-		return s.assertedClient(c, form, endpoint)
+		return a.assertedClient(ctx, form, endpoint)
 	case p.basic:
 		if id != "" && id != p.id {
 			return oauth.Client{}, oauth.InvalidRequest("client_id does not match the Authorization header")
@@ -79,8 +104,8 @@ func (s *server) client(c *fiber.Ctx, form url.Values, p presented, endpoint str
 	case id == "" || sec == "":
 		return oauth.Client{}, oauth.ErrInvalidClient
 	}
-	for _, clients := range s.clients {
-		cl, ok, err := clients.Authenticate(c.UserContext(), id, sec)
+	for _, clients := range a.clients {
+		cl, ok, err := clients.Authenticate(ctx, id, sec)
 		if err != nil || ok {
 			cl.Method = method
 			return cl, err
@@ -92,7 +117,7 @@ func (s *server) client(c *fiber.Ctx, form url.Values, p presented, endpoint str
 // assertedClient authenticates private_key_jwt (RFC 7523 §2.2, SPEC §21): an assertion
 // whose iss and sub are the client, for this server, short-lived, used once on any
 // replica, signed by a key the client registered.
-func (s *server) assertedClient(c *fiber.Ctx, form url.Values, endpoint string) (oauth.Client, error) {
+func (a *clientAuth) assertedClient(ctx context.Context, form url.Values, endpoint string) (oauth.Client, error) {
 	invalid := func(why string) error {
 		return oauth.Error(apperr.KindUnauthenticated, "invalid_client", why).WithHeader("WWW-Authenticate", `Basic realm="authcore", charset="UTF-8"`)
 	}
@@ -107,22 +132,22 @@ func (s *server) assertedClient(c *fiber.Ctx, form url.Values, endpoint string) 
 	if id := form.Get("client_id"); id != "" && id != sub {
 		return oauth.Client{}, invalid("client_id does not match the assertion's sub")
 	}
-	issuer := identity.IssuerFrom(s.issuerCtx(c))
+	issuer := identity.IssuerFrom(ctx)
 	audiences := []string{issuer, issuer + oauth.TokenPath, issuer + endpoint}
-	for _, clients := range s.clients {
+	for _, clients := range a.clients {
 		keyed, ok := clients.(oauth.KeyedClients)
 		if !ok {
 			continue
 		}
-		cl, keys, ok, err := keyed.ClientKeys(c.UserContext(), sub)
+		cl, keys, ok, err := keyed.ClientKeys(ctx, sub)
 		if err != nil {
 			return oauth.Client{}, err
 		}
 		if !ok {
 			continue
 		}
-		_, err = assertion.Verify(c.UserContext(), raw, keys, assertion.Expect{Issuer: sub, Subject: sub, Audiences: audiences,
-			MaxLifetime: oauth.MaxAssertionLifetime}, s.clock.Now(), s.replay)
+		_, err = assertion.Verify(ctx, raw, keys, assertion.Expect{Issuer: sub, Subject: sub, Audiences: audiences,
+			MaxLifetime: oauth.MaxAssertionLifetime}, a.clock.Now(), a.replay)
 		var refused *assertion.Error
 		if errors.As(err, &refused) {
 			return oauth.Client{}, invalid(refused.Why)

@@ -76,11 +76,14 @@ func FuzzTokenMatchesEncodingJSON(f *testing.F) {
 	f.Add("<&>", "urn:ietf:params:oauth:token-type:access_token", "", -1, "", "\u2028\xff\"", "")
 	// Every field of the answer is one the hand-written encoder writes: a field added to
 	// oauth.Token without it fails here (an id_token once went missing that way).
-	if n := reflect.TypeFor[oauth.Token]().NumField(); n != 7 {
-		f.Fatalf("oauth.Token has %d fields; appendToken writes 7", n)
+	if n := reflect.TypeFor[oauth.Token]().NumField(); n != 8 {
+		f.Fatalf("oauth.Token has %d fields; appendToken writes 8", n)
 	}
 	f.Fuzz(func(t *testing.T, access, issued, typ string, expires int, scope, refresh, idToken string) {
 		tok := oauth.Token{AccessToken: access, IssuedTokenType: issued, TokenType: typ, ExpiresIn: expires, Scope: scope, RefreshToken: refresh, IDToken: idToken}
+		if refresh != "" { // authorization details are compact JSON; the refresh token's text makes some
+			tok.AuthorizationDetails, _ = json.Marshal([]map[string]string{{"type": refresh}})
+		}
 		want, werr := json.Marshal(tok)
 		got, gerr := appendToken(nil, tok)
 		if werr != nil || gerr != nil {

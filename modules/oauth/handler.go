@@ -13,7 +13,6 @@ import (
 
 	"github.com/authcore/authcore/platform/apperr"
 	"github.com/authcore/authcore/platform/assertion"
-	"github.com/authcore/authcore/platform/clock"
 	"github.com/authcore/authcore/platform/config"
 	"github.com/authcore/authcore/platform/credential"
 	"github.com/authcore/authcore/platform/dpop"
@@ -26,8 +25,7 @@ import (
 // server is the standard OAuth surface.
 type server struct {
 	dpop    *dpop.Checker
-	replay  assertion.Replay
-	clock   clock.Clock
+	auth    *clientAuth
 	cfg     config.Config
 	limits  *ratelimit.Limiters
 	kinds   *credential.Registry
@@ -154,7 +152,7 @@ func (s *server) token(c *fiber.Ctx) error {
 		if form.Get("grant_type") == "" {
 			return oauth.InvalidRequest("grant_type is required")
 		}
-		cl, err := s.client(c, form, p, oauth.TokenPath)
+		cl, err := s.auth.client(s.issuerCtx(c), form, p, oauth.TokenPath)
 		if err != nil {
 			return err
 		}
@@ -171,12 +169,12 @@ func (s *server) issue(c *fiber.Ctx, ctx context.Context, g oauth.Grant, form ma
 			return err
 		}
 	}
-	tok, err := g.Token(ctx, oauth.Request{Form: form, Client: cl})
+	tok, err := g.Token(ctx, oauth.Request{Form: form, Client: cl, Authorization: strings.Clone(c.Get(fiber.HeaderAuthorization))})
 	if err != nil {
 		return err
 	}
-	if tok.TokenType == "Bearer" && oauth.DPoPKeyOf(ctx) != "" {
-		tok.TokenType = "DPoP" // oauth.Sign bound it (cnf.jkt)
+	if oauth.BoundByDPoP(ctx) {
+		tok.TokenType = "DPoP" // oauth.Sign bound what it issued (cnf.jkt)
 	}
 	body, err := appendToken(make([]byte, 0, 1024), tok)
 	if err != nil {
@@ -211,7 +209,7 @@ func (s *server) introspect(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	cl, err := s.client(c, form, p, oauth.IntrospectPath)
+	cl, err := s.auth.client(s.issuerCtx(c), form, p, oauth.IntrospectPath)
 	if err != nil {
 		return err
 	}
@@ -262,7 +260,7 @@ func (s *server) revoke(c *fiber.Ctx) error {
 		return err
 	}
 	if p.presents(form) {
-		if _, err := s.client(c, form, p, oauth.RevokePath); err != nil {
+		if _, err := s.auth.client(s.issuerCtx(c), form, p, oauth.RevokePath); err != nil {
 			return err
 		}
 	}

@@ -25,7 +25,8 @@ import (
 
 // Module serves the OAuth routes and contributes the access-token kind.
 var Module = fx.Module("oauth",
-	fx.Provide(newGrants, newExchanges, newDenylist, newResults, newServer,
+	fx.Provide(newGrants, newExchanges, newDenylist, newResults, newServer, newClientAuth,
+		func(a *clientAuth) oauth.ClientAuthenticator { return a },
 		fx.Annotate(newReplay, fx.As(new(assertion.Replay)))),
 	metrics.AsCollector(func(r *results) prometheus.Collector { return r.CounterVec }),
 	credential.AsKinds(func(jwts oauth.Verifier, d *denylist, g *grants) []credential.Kind {
@@ -67,12 +68,23 @@ type serverParams struct {
 	Clients []oauth.Clients  `group:"oauth_clients"`
 	Extra   []oauth.Metadata `group:"oauth_metadata"`
 	Results *results
-	Replay  assertion.Replay
-	Clock   clock.Clock
 	DPoP    *dpop.Checker
+	Auth    *clientAuth
 }
 
 func newServer(p serverParams) *server {
 	return &server{cfg: p.Config, limits: p.Limits, kinds: p.Kinds, keys: p.Keys,
-		grants: p.Grants, clients: p.Clients, extra: p.Extra, results: p.Results, replay: p.Replay, clock: p.Clock, dpop: p.DPoP}
+		grants: p.Grants, clients: p.Clients, extra: p.Extra, results: p.Results, auth: p.Auth, dpop: p.DPoP}
+}
+
+type clientAuthParams struct {
+	fx.In
+	Clients []oauth.Clients `group:"oauth_clients"`
+	Replay  assertion.Replay
+	Clock   clock.Clock
+	Config  config.Config
+}
+
+func newClientAuth(p clientAuthParams) *clientAuth {
+	return &clientAuth{clients: p.Clients, replay: p.Replay, clock: p.Clock, cfg: p.Config}
 }

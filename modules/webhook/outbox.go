@@ -14,12 +14,13 @@ import (
 	"github.com/authcore/authcore/platform/credential"
 )
 
-// beyondKinds are the events of SPEC §12, §17 and §20 that no credential kind emits: a leak
-// report's revocation (of any kind), a policy change, an end user's second factors and linked identities. Every credential create, roll and revoke
+// beyondKinds are the events of SPEC §12, §17, §20 and §23 that no credential kind emits: a
+// leak report's revocation (of any kind), a policy change, an end user's second factors,
+// linked identities and connected upstream accounts. Every credential create, roll and revoke
 // is an event its kind declares in the registry (credential.Kind.Events). Each event is
 // the audit action that records it.
 var beyondKinds = []string{"credential.leak_revoke", "project.policy_update", "user.mfa_enrol", "user.mfa_remove", "user.mfa_recovery_used",
-	"user.identity_link", "user.identity_unlink"}
+	"user.identity_link", "user.identity_unlink", "user.connection_create", "user.connection_revoke"}
 
 // types are the event types, known once the credential registry is built: the registry's
 // kinds are built from modules whose audit records come here, so the outbox cannot wait

@@ -48,6 +48,7 @@ type Config struct {
 	SecretScanningKeys   string        `name:"secret-scanning-keys" env:"AUTHCORE_SECRET_SCANNING_KEYS" help:"Path to a JSON file of GitHub's secret-scanning public keys ({public_keys: [{key_identifier, key, is_current}]}); unset, POST /v1/secret-scanning/report answers 404 (default: empty)."`
 	WebhookAllowHTTP     bool          `name:"webhook-allow-http" env:"AUTHCORE_WEBHOOK_ALLOW_HTTP" default:"false" help:"Development only: let webhooks use plain http and loopback or private addresses; link-local and metadata addresses stay refused (default ${default})."`
 	ProvidersFile        string        `name:"providers-file" env:"AUTHCORE_PROVIDERS_FILE" help:"YAML or JSON file of the dashboard tenant's sign-in providers and methods (SPEC §20), read at start; entries there are changed only there (default: empty, none)."`
+	BackchannelInterval  time.Duration `name:"backchannel-interval" env:"AUTHCORE_BACKCHANNEL_INTERVAL" default:"5s" help:"The least time between an agent's polls for a person's approval (OpenID CIBA, SPEC §23), whole seconds from 1s to 60s; polling sooner answers slow_down (default ${default})."`
 	MetricsAddr          string        `name:"metrics-addr" env:"AUTHCORE_METRICS_ADDR" default:"127.0.0.1:9090" help:"Where /metrics is served: host:port of a listener of its own, loopback by default so metrics stay off the public port (default ${default}), or public to serve it on AUTHCORE_ADDR beside the API."`
 
 	// Plugins are product plugins' own settings, parsed with these (pointers to each
@@ -151,6 +152,9 @@ func (c *Config) Validate() error {
 	}
 	if c.RateLimit < 0 {
 		return fmt.Errorf("AUTHCORE_RATE_LIMIT: must be 0 or more, got %d", c.RateLimit)
+	}
+	if d := c.BackchannelInterval; d != 0 && (d < time.Second || d > time.Minute || d%time.Second != 0) {
+		return fmt.Errorf("AUTHCORE_BACKCHANNEL_INTERVAL: whole seconds from 1s to 60s, got %s", d)
 	}
 	if c.AccessTTL <= 0 {
 		return fmt.Errorf("AUTHCORE_ACCESS_TTL: must be positive, got %s", c.AccessTTL)

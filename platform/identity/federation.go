@@ -2,6 +2,7 @@ package identity
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/authcore/authcore/ent"
@@ -54,3 +55,44 @@ type Linked interface {
 
 // ErrEmailTaken is a user whose address another user of the tenant already has (SPEC §2).
 var ErrEmailTaken = apperr.Conflict("email_taken", "an account with this email already exists")
+
+// Upstreams is supplied by the federation module to the token vault (SPEC §23): the
+// upstream providers people connect for a project's agents, the tokens a sign-in with
+// offline access left on a person's identity, and calls to the provider's token and
+// revocation endpoints. Tokens pass in clear only between the two; each keeps them sealed.
+type Upstreams interface {
+	// Upstream describes a provider; ok is false when there is none with this id.
+	Upstream(ctx context.Context, providerID string) (u UpstreamProvider, ok bool, err error)
+	// TakeTokens moves the tokens the user's identity with the provider holds out of it,
+	// in tx: from then on they are the caller's to keep. ok is false when it holds none.
+	TakeTokens(ctx context.Context, tx *ent.Tx, userID, providerID string) (t UpstreamTokens, ok bool, err error)
+	// Refresh trades a refresh token at the provider's token endpoint: ErrUpstreamRefused
+	// when the provider refused it (its grant is gone), ErrUpstreamUnavailable when it
+	// could not be reached or failed.
+	Refresh(ctx context.Context, providerID, refreshToken string) (UpstreamTokens, error)
+	// Revoke revokes a token at the provider (RFC 7009, hint "refresh_token" or
+	// "access_token"); false when the provider has no revocation endpoint.
+	Revoke(ctx context.Context, providerID, token, hint string) (bool, error)
+}
+
+// UpstreamProvider is a provider as the vault sees it.
+type UpstreamProvider struct {
+	ID, TenantID, Name string
+	// Offline: it asks for offline access, so sign-ins with it leave a refresh token.
+	Offline, Enabled bool
+}
+
+// UpstreamTokens are a provider's tokens. The access token's end is ExpiresIn from now
+// when that is set (a fresh answer: the caller's clock decides), else Expiry when that is;
+// neither when the provider said nothing.
+type UpstreamTokens struct {
+	AccessToken, RefreshToken, TokenType, Scope string
+	ExpiresIn                                   time.Duration
+	Expiry                                      time.Time
+}
+
+// The outcomes of Upstreams.Refresh that are not the provider's answer.
+var (
+	ErrUpstreamRefused     = errors.New("the upstream provider refused the refresh token")
+	ErrUpstreamUnavailable = errors.New("the upstream provider could not be reached")
+)

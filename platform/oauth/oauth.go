@@ -7,9 +7,11 @@ package oauth
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/url"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/fx"
@@ -18,6 +20,7 @@ import (
 	"github.com/authcore/authcore/platform/apperr"
 	"github.com/authcore/authcore/platform/assertion"
 	"github.com/authcore/authcore/platform/audit"
+	"github.com/authcore/authcore/platform/dpop"
 	"github.com/authcore/authcore/platform/identity"
 	"github.com/authcore/authcore/platform/resource"
 	"github.com/authcore/authcore/platform/scope"
@@ -37,6 +40,8 @@ const (
 	OpenIDConfigurationPath = "/.well-known/openid-configuration"
 	UserinfoPath            = "/v1/oauth/userinfo"
 	EndSessionPath          = "/oauth/logout"
+	// BackchannelPath is OpenID CIBA's backchannel authentication endpoint (SPEC §23).
+	BackchannelPath = "/v1/oauth/bc-authorize"
 )
 
 // TokenTypeAccess is RFC 8693's token type of an access token.
@@ -44,6 +49,13 @@ const TokenTypeAccess = "urn:ietf:params:oauth:token-type:access_token"
 
 // GrantTokenExchange is RFC 8693's grant type.
 const GrantTokenExchange = "urn:ietf:params:oauth:grant-type:token-exchange"
+
+// GrantCIBA is OpenID CIBA's grant type (SPEC §23).
+const GrantCIBA = "urn:openid:params:grant-type:ciba"
+
+// TokenTypeUpstreamAccess is the requested_token_type of an upstream provider's access
+// token from the token vault (SPEC §23).
+const TokenTypeUpstreamAccess = "urn:authcore:token-type:upstream-access-token"
 
 // Exchange is one kind of RFC 8693 token exchange, contributed by the module that owns what
 // it takes or gives (SPEC §11 agent tokens for access tokens, §22 id_tokens for ID-JAGs,
@@ -80,6 +92,9 @@ type Client struct {
 	// Method is how it authenticated: client_secret_basic, client_secret_post or
 	// private_key_jwt.
 	Method string
+	// Name is what a person is shown of the client when it asks them something (SPEC §23:
+	// an agent token's agentName); "" when it has none.
+	Name string
 }
 
 // The client authentication methods (RFC 6749 §2.3.1, RFC 7523 §2.2, RFC 7591 §2).
@@ -105,6 +120,28 @@ type KeyedClients interface {
 	ClientKeys(ctx context.Context, id string) (c Client, keys assertion.KeySet, ok bool, err error)
 }
 
+// ClientAuthenticator is supplied by the OAuth server to endpoints served elsewhere that
+// authenticate clients exactly as the token endpoint does (SPEC §23: backchannel
+// authentication and its grant): client_secret_basic (authorization is the request's
+// Authorization header), client_secret_post or private_key_jwt, by whichever contributed
+// Clients knows the client. endpoint is the path the request came to (an assertion may
+// name it as its audience). ctx must carry the issuer (identity.WithIssuer).
+type ClientAuthenticator interface {
+	AuthenticateClient(ctx context.Context, form url.Values, authorization, endpoint string) (Client, error)
+}
+
+// Agents is supplied by the owner of AI agent tokens to what lets an agent token act as a
+// client of its project (SPEC §23): its client_id is the token's id and its secret the
+// token itself.
+type Agents interface {
+	// Agent is the live agent token presented, as a client of its project (ID, ProjectID,
+	// Scopes, ExpiresAt, Name); credential.ErrNotLive for anything else.
+	Agent(ctx context.Context, token string) (Client, error)
+	// Agents lists a project's live agent tokens (ID, ProjectID, Scopes, ExpiresAt, Name),
+	// for a person choosing which of them may act for them.
+	Agents(ctx context.Context, projectID string) ([]Client, error)
+}
+
 // ClientMethods is implemented by Clients to say, for metadata (RFC 8414), how its clients
 // authenticate, and whether they belong to a project (only those introspect).
 type ClientMethods interface {
@@ -128,6 +165,9 @@ type Request struct {
 	Form url.Values
 	// Client is the authenticated client when the grant asks for one; nil otherwise.
 	Client *Client
+	// Authorization is the request's Authorization header, for a grant that authenticates
+	// its clients itself (SPEC §23: agent tokens acting as clients); "" when absent.
+	Authorization string
 }
 
 // Token is a successful token answer (RFC 6749 §5.1, RFC 8693 §2.2.1).
@@ -139,6 +179,9 @@ type Token struct {
 	Scope           string `json:"scope"`
 	RefreshToken    string `json:"refresh_token,omitempty"`
 	IDToken         string `json:"id_token,omitempty"` // OpenID Connect (SPEC §21)
+	// AuthorizationDetails are the RFC 9396 details the token carries (SPEC §23), compact
+	// JSON.
+	AuthorizationDetails json.RawMessage `json:"authorization_details,omitempty"`
 }
 
 // Grant is one grant type of the token endpoint.
@@ -290,11 +333,13 @@ type Claims struct {
 	Role      string `json:"role,omitempty"`
 	GrantID   string `json:"grant_id,omitempty"`
 	// Cnf binds the token to a DPoP key (RFC 9449 §6): set by Sign from the context.
-	Cnf       *Confirmation `json:"cnf,omitempty"`
-	IssuedAt  int64         `json:"iat"`
-	NotBefore int64         `json:"nbf"` // the signer sets it to IssuedAt when zero
-	Expires   int64         `json:"exp"`
-	ID        string        `json:"jti"`
+	Cnf *Confirmation `json:"cnf,omitempty"`
+	// AuthorizationDetails are what a person approved (RFC 9396, SPEC §23), compact JSON.
+	AuthorizationDetails json.RawMessage `json:"authorization_details,omitempty"`
+	IssuedAt             int64           `json:"iat"`
+	NotBefore            int64           `json:"nbf"` // the signer sets it to IssuedAt when zero
+	Expires              int64           `json:"exp"`
+	ID                   string          `json:"jti"`
 }
 
 // Confirmation is a token's cnf claim: the thumbprint of the DPoP key it is bound to.
@@ -304,23 +349,75 @@ type Confirmation struct {
 
 type dpopKey struct{}
 
+// proven is the key a request proved; Sign marks it used when it binds a token to it.
+type proven struct {
+	jkt   string
+	bound atomic.Bool
+}
+
 // WithDPoP says that the request proved possession of the key with thumbprint jkt (the
-// token endpoint checked its DPoP proof, SPEC §22): what Sign binds tokens to.
+// endpoint checked its DPoP proof, SPEC §22): what Sign binds tokens to.
 func WithDPoP(ctx context.Context, jkt string) context.Context {
-	return context.WithValue(ctx, dpopKey{}, jkt)
+	return context.WithValue(ctx, dpopKey{}, &proven{jkt: jkt})
 }
 
 // DPoPKeyOf is the thumbprint WithDPoP set, or "".
 func DPoPKeyOf(ctx context.Context) string {
-	jkt, _ := ctx.Value(dpopKey{}).(string)
-	return jkt
+	if p, ok := ctx.Value(dpopKey{}).(*proven); ok {
+		return p.jkt
+	}
+	return ""
+}
+
+// BoundByDPoP reports whether Sign bound a token of this request to its DPoP key: its
+// token_type is then DPoP (a grant may also hand out a token it did not sign, such as an
+// upstream's from the vault, which stays what it is).
+func BoundByDPoP(ctx context.Context) bool {
+	p, ok := ctx.Value(dpopKey{}).(*proven)
+	return ok && p.bound.Load()
+}
+
+// ProveDPoP checks the DPoP proof among proofs (the request's DPoP header values; RFC 9449
+// §4.3: one at most) for a request of method to url, and returns ctx saying which key it
+// proved; no proof leaves ctx as it is. A refusal is RFC 9449's OAuth error:
+// use_dpop_nonce when a retry with the server's nonce will do, else invalid_dpop_proof.
+func ProveDPoP(ctx context.Context, checker *dpop.Checker, proofs [][]byte, method, url string) (context.Context, error) {
+	var p dpop.Proof
+	var err error
+	switch len(proofs) {
+	case 0:
+		return ctx, nil
+	case 1:
+		p, err = checker.Verify(string(proofs[0]), dpop.Request{Method: method, URL: url})
+	default:
+		err = &dpop.Error{Why: "send one DPoP proof"}
+	}
+	var refused *dpop.Error
+	if errors.As(err, &refused) {
+		return ctx, Error(apperr.KindInvalid, refused.Code(), refused.Why)
+	}
+	if err != nil {
+		return ctx, err
+	}
+	return WithDPoP(ctx, p.JKT), nil
+}
+
+// ErrDPoPKeyRequired refuses a credential bound to a DPoP key presented without a proof by
+// that key (SPEC §22).
+func ErrDPoPKeyRequired(code string) error {
+	kind := apperr.KindInvalid
+	if code == "invalid_client" {
+		kind = apperr.KindUnauthenticated
+	}
+	return Error(kind, code, "this credential is bound to a DPoP key: send a DPoP proof by that key")
 }
 
 // Sign signs an access token's claims, bound to the request's DPoP key when it proved one,
 // failing in the RFC 6749 style while the signing keys are not loaded.
 func Sign(ctx context.Context, signer Signer, claims Claims) (string, error) {
-	if jkt := DPoPKeyOf(ctx); jkt != "" {
-		claims.Cnf = &Confirmation{JKT: jkt}
+	if p, ok := ctx.Value(dpopKey{}).(*proven); ok {
+		claims.Cnf = &Confirmation{JKT: p.jkt}
+		p.bound.Store(true)
 	}
 	tok, err := signer.SignAccessToken(ctx, claims)
 	if errors.Is(err, identity.ErrEngineNotReady) {

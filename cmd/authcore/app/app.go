@@ -11,6 +11,7 @@ import (
 	"github.com/authcore/authcore/api"
 	"github.com/authcore/authcore/modules/account"
 	"github.com/authcore/authcore/modules/agenttoken"
+	"github.com/authcore/authcore/modules/approval"
 	"github.com/authcore/authcore/modules/authorize"
 	"github.com/authcore/authcore/modules/badge"
 	"github.com/authcore/authcore/modules/console"
@@ -23,6 +24,7 @@ import (
 	"github.com/authcore/authcore/modules/session"
 	"github.com/authcore/authcore/modules/trust"
 	"github.com/authcore/authcore/modules/usage"
+	"github.com/authcore/authcore/modules/vault"
 	"github.com/authcore/authcore/modules/webhook"
 	"github.com/authcore/authcore/platform/audit"
 	"github.com/authcore/authcore/platform/bearer"
@@ -96,6 +98,8 @@ func With(cfg config.Config, keys secret.MasterKeys, out logging.Output, product
 		mfa.Module,
 		trust.Module,
 		federation.Module,
+		approval.Module,
+		vault.Module,
 
 		fx.Options(plugins...),
 	)

@@ -6,7 +6,13 @@
 //   POST /__test/clients   {client_id, client_secret, redirect_uris}
 //   POST /__test/tamper    {client_id, mode}   what the token endpoint does to that client's
 //                          answers: "" (nothing), "alg_none", "other_issuer",
-//                          "wrong_nonce", "unavailable" (503)
+//                          "wrong_nonce", "unavailable" (503 after answering), "down" (503
+//                          before doing anything: the provider is down)
+//   POST /__test/forget    {client_id}   the upstream forgets that client's refresh tokens (a
+//                          person revoked its access there)
+//   GET  /__test/counts?client_id=   what the token vault's tests count (SPEC §23): that
+//                          client's refresh_token grants and revocations, and its live
+//                          refresh tokens
 // It prints "ISSUER <url>" once it listens, and exits when its standard input closes.
 import http from 'node:http';
 import { generateKeyPair, exportJWK, SignJWT, decodeJwt, decodeProtectedHeader, base64url } from 'jose';
@@ -14,6 +20,8 @@ import Provider from 'oidc-provider';
 
 const accounts = new Map();
 const tamper = new Map();
+const counts = new Map(); // client_id → { refresh, revocation }
+const countOf = (id) => { if (!counts.has(id)) counts.set(id, { refresh: 0, revocation: 0 }); return counts.get(id); };
 const clients = new Map();
 
 // A memory adapter whose clients the Go side writes (oidc-provider's own keeps its store private).
@@ -73,7 +81,7 @@ const provider = new Provider(issuer, {
   cookies: { keys: ['authcore-interop-upstream'] },
   claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name', 'preferred_username'] },
   scopes: ['openid', 'email', 'profile', 'offline_access'],
-  features: { devInteractions: { enabled: true }, userinfo: { enabled: true } },
+  features: { devInteractions: { enabled: true }, userinfo: { enabled: true }, revocation: { enabled: true } },
   pkce: { required: () => true },
   async findAccount(ctx, id) {
     const a = accounts.get(id);
@@ -114,6 +122,29 @@ async function reSign(idToken, mode) {
   }
 }
 
+// The provider being down: its token endpoint answers 503 before it reads the request.
+provider.use(async (ctx, next) => {
+  if (ctx.path === '/token' && ctx.method === 'POST') {
+    const id = clientIdOf(ctx.headers.authorization);
+    if (id && tamper.get(id) === 'down') {
+      ctx.status = 503;
+      ctx.body = { error: 'temporarily_unavailable', error_description: 'upstream is down (test)' };
+      return;
+    }
+  }
+  await next();
+  // Count what succeeded (the vault's tests hold refreshes to one per expiry).
+  if (ctx.status === 200 && ctx.oidc?.client) {
+    if (ctx.oidc.route === 'token' && ctx.oidc.params?.grant_type === 'refresh_token') countOf(ctx.oidc.client.clientId).refresh += 1;
+    if (ctx.oidc.route === 'revocation') countOf(ctx.oidc.client.clientId).revocation += 1;
+  }
+});
+
+function clientIdOf(authorization) {
+  if (!authorization || !authorization.startsWith('Basic ')) return '';
+  return decodeURIComponent(Buffer.from(authorization.slice(6), 'base64').toString().split(':')[0]);
+}
+
 provider.use(async (ctx, next) => {
   await next();
   if (ctx.oidc?.route !== 'token' || !ctx.oidc.client) return;
@@ -138,6 +169,15 @@ async function readJSON(req) {
 const callback = provider.callback();
 server.on('request', async (req, res) => {
   if (!req.url.startsWith('/__test/')) return callback(req, res);
+  if (req.method === 'GET' && req.url.startsWith('/__test/counts?')) {
+    const id = new URL(req.url, issuer).searchParams.get('client_id');
+    let live = 0;
+    for (const { payload, expiresAt } of (stores.get('RefreshToken') || new Map()).values()) {
+      if (payload.clientId === id && !payload.consumed && (!expiresAt || expiresAt > Date.now())) live += 1;
+    }
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ ...countOf(id), liveRefreshTokens: live }));
+    return;
+  }
   try {
     const body = await readJSON(req);
     switch (req.url) {
@@ -154,6 +194,11 @@ server.on('request', async (req, res) => {
             token_endpoint_auth_method: body.token_endpoint_auth_method || 'client_secret_basic',
           },
         });
+        break;
+      case '/__test/forget':
+        for (const [id, { payload }] of stores.get('RefreshToken') || new Map()) {
+          if (payload.clientId === body.client_id) stores.get('RefreshToken').delete(id);
+        }
         break;
       case '/__test/tamper':
         if (body.mode) tamper.set(body.client_id, body.mode); else tamper.delete(body.client_id);

@@ -2,6 +2,8 @@ import { api, refresh, schedule, stop, whenReauthenticationNeeded, whenSignedOut
 import { factorsSection, passkeySignIn, secondStep, stepUp } from './mfa.js';
 import { confirm, errorBox, field, h, secretPanel, select, submitting, table, when } from './ui.js';
 import { chart, mini } from './chart.js';
+import { approvalsView, typesView } from './approvals.js';
+import { connectionsView } from './connections.js';
 import { domainLanding, emailView, identitiesSection, linkLanding, methodsOf, methodsView, providerButtons, tenantOf } from './federation.js';
 import { trustView } from './trust.js';
 
@@ -13,6 +15,10 @@ const banner = document.getElementById('banner');
 // when the signed-in user is not a dashboard user: they see their Account only. screens are
 // the credential kinds' console screens (GET /v1/console/screens).
 const state = { user: null, projects: [], project: localStorage.getItem('authcore.project') || '', tenant: tenantOf(), tenantUser: false, screens: [] };
+
+// arrivedAt is the address's fragment as the page was opened: a mailed link to an approval
+// (SPEC §23) lands on #/approvals?request=…, which the sign-in in between replaces.
+const arrivedAt = location.hash;
 
 whenSignedOut(() => {
   state.user = null;
@@ -41,7 +47,8 @@ function drawNav() {
     onchange: (e) => { choose(e.target.value); render(); },
   });
   if (state.tenantUser) {
-    nav.replaceChildren(link('#/account', 'Account'), h('button', { type: 'button', onclick: signOut }, 'Sign out'));
+    nav.replaceChildren(link('#/approvals', 'Approvals'), link('#/connections', 'Connected accounts'), link('#/account', 'Account'),
+      h('button', { type: 'button', onclick: signOut }, 'Sign out'));
     return;
   }
   nav.replaceChildren(
@@ -54,6 +61,7 @@ function drawNav() {
     link('#/audit', 'Audit'),
     link('#/webhooks', 'Webhooks'),
     link('#/resources', 'Resources'),
+    link('#/approval-types', 'Approval types'),
     link('#/apps', 'Connected apps'),
     link('#/usage', 'Usage'),
     link('#/signin-methods', 'Sign-in methods'),
@@ -166,7 +174,8 @@ async function signedIn(got) {
   state.tenantUser = got.user.tenantId !== 'public';
   if (state.tenantUser) { // their sign-in page, when they sign out, is their tenant's
     state.tenant = got.user.tenantId;
-    location.hash = '#/account';
+    // A mailed link to an approval (SPEC §23) is where they were going.
+    location.hash = arrivedAt.startsWith('#/approvals') ? arrivedAt : '#/account';
     render();
     return;
   }
@@ -1019,6 +1028,13 @@ const views = {
   '#/members': membersView, '#/audit': auditView, '#/account': accountView, '#/webhooks': webhooksView,
   '#/resources': resourcesView, '#/apps': appsView, '#/usage': usageView,
   '#/signin-methods': signInMethodsView, '#/trust': trustScreen,
+  '#/approval-types': () => (needProject() ? undefined : typesView(show, state.project)),
+};
+
+// tenantViews are what a project's end user has: their approvals and connected accounts
+// (SPEC §23) and their account.
+const tenantViews = {
+  '#/account': accountView, '#/approvals': () => approvalsView(show), '#/connections': () => connectionsView(show, state.tenant),
 };
 
 // consentPage is where the authorization endpoint sends a person (SPEC §16).
@@ -1054,7 +1070,7 @@ async function render() {
     return authForm('signin');
   }
   const screen = !state.tenantUser && route.startsWith('#/kind/') && state.screens.find((s) => `#/kind/${s.kind}` === route);
-  const view = state.tenantUser ? (route === '#/account' ? accountView : null) : (screen ? () => kindView(screen) : views[route]);
+  const view = state.tenantUser ? tenantViews[route] : (screen ? () => kindView(screen) : views[route]);
   if (!view && state.tenantUser) { location.hash = '#/account'; return undefined; }
   if (!view) { location.hash = '#/projects'; return undefined; }
   try {

@@ -118,7 +118,9 @@ export async function stepUp(user) {
         onsubmit: (e) => {
           e.preventDefault();
           submitting(form, box, async () => {
-            await api('POST', '/v1/auth-core/signin', { email: user.email, password: pw.querySelector('input').value });
+            // A project's end user signs in to their own tenant.
+            const tenant = user.tenantId && user.tenantId !== 'public' ? { tenantId: user.tenantId } : {};
+            await api('POST', '/v1/auth-core/signin', { email: user.email, password: pw.querySelector('input').value, ...tenant });
             finish(true);
           });
         },
