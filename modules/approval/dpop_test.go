@@ -34,7 +34,9 @@ func TestDPoPBoundAgentAsClient(t *testing.T) {
 	oauthError(t, post("/v1/oauth/bc-authorize", ask(), thief), 401, "invalid_client")
 	id := post("/v1/oauth/bc-authorize", ask(), key).Expect(t, 200, nil)["auth_req_id"].(string)
 	w.approve(t, w.pending(t)).Expect(t, 200, nil)
-	poll := func() url.Values { return url.Values{"grant_type": {"urn:openid:params:grant-type:ciba"}, "auth_req_id": {id}} }
+	poll := func() url.Values {
+		return url.Values{"grant_type": {"urn:openid:params:grant-type:ciba"}, "auth_req_id": {id}}
+	}
 	oauthError(t, post("/v1/oauth/token", poll(), nil), 401, "invalid_client")
 	tok := post("/v1/oauth/token", poll(), key).Expect(t, 200, map[string]any{"token_type": "DPoP"})
 	if cnf, _ := claims(t, tok["access_token"].(string))["cnf"].(map[string]any); cnf["jkt"] != key.JKT {
