@@ -109,7 +109,7 @@ func trustScenarios() []scenario {
 				return request{}, err
 			}
 			const platform = "https://k8s.bench.example"
-			body, _ := json.Marshal(map[string]any{"issuer": platform, "kind": "workload", "audience": "authcore", "scopes": []string{"mcp:tools"},
+			body, _ := json.Marshal(map[string]any{"issuer": platform, "kind": "workload", "audience": "authcore", "subjectPattern": "system:serviceaccount:bench:*", "scopes": []string{"mcp:tools"},
 				"jwks": jose.JSONWebKeySet{Keys: []jose.JSONWebKey{key.public}}})
 			if err := benchCall(env, http.MethodPost, "/v1/projects/"+prj+"/trust/issuers", admin.AccessToken, body, http.StatusCreated, nil); err != nil {
 				return request{}, err

@@ -9,6 +9,7 @@ import (
 	"github.com/authcore/authcore/platform/clock"
 	"github.com/authcore/authcore/platform/config"
 	"github.com/authcore/authcore/platform/credential"
+	"github.com/authcore/authcore/platform/dpop"
 	"github.com/authcore/authcore/platform/guard"
 	"github.com/authcore/authcore/platform/httpserver"
 	"github.com/authcore/authcore/platform/identity"
@@ -36,6 +37,7 @@ type handler struct {
 	kinds     *credential.Registry
 	users     identity.Users
 	sessions  identity.Sessions
+	dpop      *dpop.Checker
 }
 
 func (h *handler) routes() []httpserver.Route {

@@ -16,6 +16,7 @@ import (
 	"github.com/authcore/authcore/platform/clock"
 	"github.com/authcore/authcore/platform/config"
 	"github.com/authcore/authcore/platform/credential"
+	"github.com/authcore/authcore/platform/dpop"
 	"github.com/authcore/authcore/platform/guard"
 	"github.com/authcore/authcore/platform/httpserver"
 	"github.com/authcore/authcore/platform/identity"
@@ -111,12 +112,13 @@ type handlerParams struct {
 	Kinds     *credential.Registry
 	Users     identity.Users
 	Sessions  identity.Sessions
+	DPoP      *dpop.Checker
 }
 
 func newHandler(p handlerParams) *handler {
 	return &handler{ent: p.Ent, cfg: p.Config, clock: p.Clock, clients: p.Clients, grants: p.Grants, resources: p.Resources,
 		members: p.Members, policies: p.Policies, keys: p.Keys, limits: p.Limits, guard: p.Guard,
-		verifier: p.Verifier, kinds: p.Kinds, users: p.Users, sessions: p.Sessions}
+		verifier: p.Verifier, kinds: p.Kinds, users: p.Users, sessions: p.Sessions, dpop: p.DPoP}
 }
 
 // metadata is what SPEC §16 and §21 add to the RFC 8414 document: the authorization

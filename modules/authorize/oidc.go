@@ -18,6 +18,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/authcore/authcore/platform/apperr"
+	"github.com/authcore/authcore/platform/dpop"
 	"github.com/authcore/authcore/platform/guard"
 	"github.com/authcore/authcore/platform/httpserver"
 	"github.com/authcore/authcore/platform/identity"
@@ -162,14 +163,17 @@ const (
 const idTokenTTL = 15 * time.Minute
 
 // idToken signs the id_token of an answer whose scopes hold openid (OIDC Core §2,
-// §3.1.3.6): the person, the client as audience, how the person signed in, the access
-// token's hash, and the profile and email claims the scopes allow.
-func (s *service) idToken(ctx context.Context, userID, clientID, alg, nonce string, scopes []string, in signIn, accessToken string) (string, error) {
+// §3.1.3.6): the person, the client as audience, the project of the grant, how the person
+// signed in, the access token's hash, and the profile and email claims the scopes allow.
+func (s *service) idToken(ctx context.Context, userID, projectID, clientID, alg, nonce string, scopes []string, in signIn, accessToken string) (string, error) {
 	now := s.clock.Now().Truncate(time.Second)
 	claims := map[string]any{
 		"sub": userID, "aud": clientID, "azp": clientID,
 		"iat": now.Unix(), "exp": now.Add(idTokenTTL).Unix(),
 		"acr": acrOf(in.AMR),
+		// The project the person approved the sign-in for, as in access tokens: what an
+		// ID-JAG made from this id_token may speak for (SPEC §22).
+		"project_id": projectID,
 	}
 	if in.AuthTime != nil {
 		claims["auth_time"] = in.AuthTime.Unix()
@@ -245,7 +249,11 @@ func idTokenAlg(registered string) string {
 // that ended, is invalid_token here too.
 func (h *handler) userinfo(c *fiber.Ctx) error {
 	c.Set(fiber.HeaderCacheControl, "no-store")
-	tok := httpserver.BearerToken(c.Get(fiber.HeaderAuthorization))
+	authz := c.Get(fiber.HeaderAuthorization)
+	tok, scheme := httpserver.BearerToken(authz), "Bearer"
+	if rest, ok := strings.CutPrefix(authz, "DPoP "); ok {
+		tok, scheme = strings.TrimSpace(rest), "DPoP"
+	}
 	if tok == "" && c.Method() == fiber.MethodPost && strings.HasPrefix(c.Get(fiber.HeaderContentType), formType) {
 		if form, err := url.ParseQuery(string(c.Body())); err == nil && len(form["access_token"]) == 1 {
 			tok = form.Get("access_token") // RFC 6750 §2.2
@@ -259,6 +267,9 @@ func (h *handler) userinfo(c *fiber.Ctx) error {
 	project, _ := claims["project_id"].(string)
 	if err != nil || typ != "at+jwt" || grantID == "" {
 		return errBadToken
+	}
+	if err := h.proven(c, tok, scheme, claims); err != nil {
+		return err
 	}
 	fields, err := h.kinds.Introspect(c.UserContext(), tok, project)
 	if err != nil {
@@ -279,6 +290,37 @@ func (h *handler) userinfo(c *fiber.Ctx) error {
 	out := profileClaims(profile, scopes)
 	out["sub"] = sub
 	return c.JSON(out)
+}
+
+// proven holds a token bound to a DPoP key (cnf.jkt) to RFC 9449 §7: the DPoP scheme and
+// a proof by that key for this request; a bearer token is not taken under DPoP's scheme.
+func (h *handler) proven(c *fiber.Ctx, tok, scheme string, claims map[string]any) error {
+	cnf, bound := claims["cnf"].(map[string]any)
+	if !bound {
+		if scheme == "DPoP" {
+			return errBadToken
+		}
+		return nil
+	}
+	refuse := func(why string) error {
+		c.Set("DPoP-Nonce", h.dpop.Nonce())
+		return apperr.OAuth(apperr.KindUnauthenticated, "invalid_token", why).
+			WithHeader("WWW-Authenticate", `DPoP error="invalid_token", algs="`+strings.Join(dpop.AlgorithmNames(), " ")+`"`)
+	}
+	if scheme != "DPoP" {
+		return refuse("the access token is bound to a DPoP key: send it as Authorization: DPoP with a proof")
+	}
+	p, err := h.dpop.Verify(c.Get("DPoP"), dpop.Request{Method: c.Method(), URL: h.cfg.SelfURL() + c.Path(), AccessToken: tok})
+	var refused *dpop.Error
+	switch {
+	case errors.As(err, &refused):
+		return refuse(refused.Why)
+	case err != nil:
+		return err
+	case p.JKT != cnf["jkt"]:
+		return refuse("the DPoP proof is by another key than the token is bound to")
+	}
+	return nil
 }
 
 const formType = "application/x-www-form-urlencoded"

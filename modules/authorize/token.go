@@ -157,7 +157,7 @@ func (g *codeGrant) Token(ctx context.Context, r oauth.Request) (oauth.Token, er
 	if err != nil || !slices.Contains(scopes, scopeOpenID) {
 		return answer, err
 	}
-	answer.IDToken, err = s.idToken(ctx, gs.UserID, code.ClientID, idTokenAlg(cl.IDTokenAlg), code.Nonce, scopes, in, answer.AccessToken)
+	answer.IDToken, err = s.idToken(ctx, gs.UserID, gs.ProjectID, code.ClientID, idTokenAlg(cl.IDTokenAlg), code.Nonce, scopes, in, answer.AccessToken)
 	return answer, err
 }
 
@@ -293,7 +293,7 @@ func (g *refreshGrant) Token(ctx context.Context, r oauth.Request) (oauth.Token,
 		return oauth.Token{}, err
 	}
 	if slices.Contains(granted, scopeOpenID) { // OIDC Core §12.2: no nonce on refresh
-		if answer.IDToken, err = s.idToken(ctx, gs.UserID, row.ClientID, idTokenAlg(cl.IDTokenAlg), "", granted, in, answer.AccessToken); err != nil {
+		if answer.IDToken, err = s.idToken(ctx, gs.UserID, gs.ProjectID, row.ClientID, idTokenAlg(cl.IDTokenAlg), "", granted, in, answer.AccessToken); err != nil {
 			return oauth.Token{}, err
 		}
 	}

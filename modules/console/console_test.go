@@ -396,7 +396,7 @@ func TestConsoleTrust(t *testing.T) {
 	p.Shot("trust")
 	// A refused one shows the API's reason and keeps what was typed.
 	p.Do(browser.TypeInto("textbox", "Issuer URL", "https://k8s.example.com"), browser.TypeInto("textbox", "Audience", "authcore"),
-		browser.Click("button", "Trust issuer"), chromedp.WaitVisible("trusts", chromedp.ByFunc(browser.Text("trusts this issuer already"))))
+		browser.TypeInto("textbox", "Subject pattern", "*"), browser.Click("button", "Trust issuer"), chromedp.WaitVisible("trusts", chromedp.ByFunc(browser.Text("trusts this issuer already"))))
 	p.Do(chromedp.Click(chromedp.CSS("table button.danger")), chromedp.Click(chromedp.CSS("dialog[open] #confirm-yes")),
 		chromedp.WaitNotPresent("prod cluster", chromedp.ByFunc(browser.Text("prod cluster"))))
 	if n := len(a.Do(apptest.Req{Path: "/v1/projects/" + prj + "/trust/issuers", Header: admin.Bearer()}).Expect(t, 200, nil)["issuers"].([]any)); n != 0 {

@@ -89,6 +89,12 @@ func TestDPoPAtTheTokenEndpoint(t *testing.T) {
 		dpopOK := a.PostForm("/v1/oauth/token", cc, merge(basicFor(cl), map[string]string{"DPoP": replayed}))
 		dpopOK.Expect(t, 200, map[string]any{"token_type": "DPoP"})
 		refused("a replayed proof", replayed, "invalid_dpop_proof")
+		t.Run("a refused request's proof is not spent", func(t *testing.T) {
+			again := key.Proof(t, http.MethodPost, token, "", nonce, now)
+			a.PostForm("/v1/oauth/token", cc, map[string]string{"Authorization": basic(cl.ID, "wrong")["Authorization"], "DPoP": again}).
+				Expect(t, 401, map[string]any{"error": "invalid_client"})
+			a.PostForm("/v1/oauth/token", cc, merge(basicFor(cl), map[string]string{"DPoP": again})).Expect(t, 200, map[string]any{"token_type": "DPoP"})
+		})
 		refused("a proof for another URL", key.Proof(t, http.MethodPost, a.Config.PublicURL+"/v1/oauth/introspect", "", nonce, now), "invalid_dpop_proof")
 		refused("a proof for another method", key.Proof(t, http.MethodGet, token, "", nonce, now), "invalid_dpop_proof")
 		refused("a proof from two minutes ago", key.Proof(t, http.MethodPost, token, "", nonce, now.Add(-2*time.Minute)), "invalid_dpop_proof")
@@ -133,7 +139,7 @@ func codeFor(t *testing.T, a *apptest.App, admin *apptest.Session, prj, clientID
 	t.Helper()
 	verifier = oauth2.GenerateVerifier()
 	return a.ApproveCode(t, admin, prj, url.Values{"response_type": {"code"}, "client_id": {clientID}, "redirect_uri": {redirect}, "state": {"s"},
-		"code_challenge": {oauth2.S256ChallengeFromVerifier(verifier)}, "code_challenge_method": {"S256"}}), verifier
+		"code_challenge": {oauth2.S256ChallengeFromVerifier(verifier)}, "code_challenge_method": {"S256"}, "scope": {"openid email"}}), verifier
 }
 
 // A public client's refresh tokens are bound to the key it proved (RFC 9449 §5); one that
@@ -179,6 +185,43 @@ func TestDPoPBoundClients(t *testing.T) {
 			dpopPost(t, a, nil, "", refresh, nil).Expect(t, 400, map[string]any{"error": "invalid_grant"})
 			dpopPost(t, a, thief, nonce, refresh, nil).Expect(t, 400, map[string]any{"error": "invalid_grant"})
 			dpopPost(t, a, key, nonce, refresh, nil).Expect(t, 200, map[string]any{"token_type": "DPoP"})
+		})
+		t.Run("userinfo takes a bound token only with its key's proof", func(t *testing.T) {
+			id := register(false)
+			code, verifier := codeFor(t, a, admin, prj, id, redirect)
+			at := dpopPost(t, a, key, nonce, url.Values{"grant_type": {"authorization_code"}, "client_id": {id}, "code": {code},
+				"redirect_uri": {redirect}, "code_verifier": {verifier}}, nil).Expect(t, 200, map[string]any{"token_type": "DPoP"})["access_token"].(string)
+			userinfo := a.Config.PublicURL + "/v1/oauth/userinfo"
+			ask := func(scheme string, proof string) *apptest.Response {
+				h := map[string]string{"Authorization": scheme + " " + at}
+				if proof != "" {
+					h["DPoP"] = proof
+				}
+				return a.Do(apptest.Req{Path: "/v1/oauth/userinfo", Header: h})
+			}
+			for name, c := range map[string]struct{ scheme, proof string }{
+				"as a bearer token":        {"Bearer", ""},
+				"as a bearer with a proof": {"Bearer", key.Proof(t, http.MethodGet, userinfo, at, nonce, a.Clock.Now())},
+				"without a proof":          {"DPoP", ""},
+				"with another key's proof": {"DPoP", thief.Proof(t, http.MethodGet, userinfo, at, nonce, a.Clock.Now())},
+				"with a proof for POST":    {"DPoP", key.Proof(t, http.MethodPost, userinfo, at, nonce, a.Clock.Now())},
+			} {
+				r := ask(c.scheme, c.proof)
+				r.Expect(t, 401, map[string]any{"error": "invalid_token"})
+				if !strings.HasPrefix(r.Header.Get("WWW-Authenticate"), "DPoP ") {
+					t.Errorf("%s: WWW-Authenticate %q", name, r.Header.Get("WWW-Authenticate"))
+				}
+			}
+			ask("DPoP", key.Proof(t, http.MethodGet, userinfo, at, nonce, a.Clock.Now())).Expect(t, 200, map[string]any{"email": admin.Email})
+		})
+		t.Run("a confidential bound client, whatever the grant", func(t *testing.T) {
+			got := a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/oauth/register", Body: map[string]any{"client_name": "agent", "redirect_uris": []string{redirect},
+				"token_endpoint_auth_method": "client_secret_basic", "dpop_bound_access_tokens": true}}).Expect(t, 201, nil)
+			auth := basic(got["client_id"].(string), got["client_secret"].(string))
+			// An ID-JAG's grant (SPEC §22) authenticates the client too: no proof, nothing.
+			jag := url.Values{"grant_type": {"urn:ietf:params:oauth:grant-type:jwt-bearer"}, "assertion": {"x.y.z"}, "resource": {"https://mcp.example.com/" + prj}}
+			dpopPost(t, a, nil, "", jag, auth).Expect(t, 400, map[string]any{"error": "invalid_request"})
+			dpopPost(t, a, key, nonce, jag, auth).Expect(t, 400, map[string]any{"error": "invalid_target"}) // on to the grant, which knows no such resource
 		})
 		t.Run("dpop_bound_access_tokens of the wrong type", func(t *testing.T) {
 			a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/oauth/register", Body: map[string]any{"redirect_uris": []string{redirect}, "dpop_bound_access_tokens": "yes"}}).

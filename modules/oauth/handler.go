@@ -133,34 +133,46 @@ func (s *server) token(c *fiber.Ctx) error {
 		if err != nil {
 			return err
 		}
-		p, perr := presentedBy(c, ferr)
-		_, optional := g.(oauth.OptionalClientAuth)
-		if g != nil && !g.ClientAuth() && !(optional && (perr != nil || p.presents(form))) {
-			// The grant carries its own credential (token exchange's subject token), or
-			// its client is a public one that presents none.
-			if ferr != nil {
-				return ferr
-			}
-			return s.issue(c, ctx, g, form, nil)
-		}
-		if perr != nil {
-			return perr
-		}
-		if err := repeated(form, g); err != nil {
+		if err := s.dispatch(c, ctx, g, form, ferr); err != nil {
+			oauth.ReleaseDPoP(ctx) // nothing was issued: a refused request's proof fills no memory
 			return err
 		}
-		if form.Get("grant_type") == "" {
-			return oauth.InvalidRequest("grant_type is required")
-		}
-		cl, err := s.auth.client(s.issuerCtx(c), form, p, oauth.TokenPath)
-		if err != nil {
-			return err
-		}
-		if g == nil {
-			return oauth.Error(apperr.KindInvalid, "unsupported_grant_type", "supported grant types: "+strings.Join(s.grants.types, ", "))
-		}
-		return s.issue(c, ctx, g, form, &cl)
+		return nil
 	})(c)
+}
+
+// dispatch authenticates the client when the grant asks for it and issues.
+func (s *server) dispatch(c *fiber.Ctx, ctx context.Context, g oauth.Grant, form url.Values, ferr error) error {
+	p, perr := presentedBy(c, ferr)
+	_, optional := g.(oauth.OptionalClientAuth)
+	if g != nil && !g.ClientAuth() && !(optional && (perr != nil || p.presents(form))) {
+		// The grant carries its own credential (token exchange's subject token), or
+		// its client is a public one that presents none.
+		if ferr != nil {
+			return ferr
+		}
+		return s.issue(c, ctx, g, form, nil)
+	}
+	if perr != nil {
+		return perr
+	}
+	if err := repeated(form, g); err != nil {
+		return err
+	}
+	if form.Get("grant_type") == "" {
+		return oauth.InvalidRequest("grant_type is required")
+	}
+	cl, err := s.auth.client(ctx, form, p, oauth.TokenPath)
+	if err != nil {
+		return err
+	}
+	if cl.DPoPBound && oauth.DPoPKeyOf(ctx) == "" { // RFC 9449 §5.2, whatever the grant
+		return oauth.InvalidRequest("this client registered dpop_bound_access_tokens: send a DPoP proof")
+	}
+	if g == nil {
+		return oauth.Error(apperr.KindInvalid, "unsupported_grant_type", "supported grant types: "+strings.Join(s.grants.types, ", "))
+	}
+	return s.issue(c, ctx, g, form, &cl)
 }
 
 func (s *server) issue(c *fiber.Ctx, ctx context.Context, g oauth.Grant, form map[string][]string, cl *oauth.Client) error {

@@ -194,6 +194,10 @@ func (g *jwtBearer) person(ctx context.Context, ti *ent.TrustedIssuer, c asserti
 	if !ti.TrustEmail || email == "" {
 		return "", invalidGrant("no user of the project has linked the ID-JAG's subject, and the trust does not map users by email")
 	}
+	// An address the IdP has not seen proven is anyone's claim (one signs up with it).
+	if c.All["email_verified"] != true {
+		return "", invalidGrant("the ID-JAG's email is not verified (email_verified)")
+	}
 	user, ok, err := g.users.FindUser(ctx, ti.ProjectID, email)
 	if err != nil {
 		return "", err

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/authcore/authcore/internal/apptest"
+	"github.com/authcore/authcore/internal/testkit"
 	"github.com/authcore/authcore/platform/config"
 )
 
@@ -75,6 +77,32 @@ func (p *platform) token(t *testing.T, sub, aud string, change func(map[string]a
 func startApp(t *testing.T, st apptest.Store) *apptest.App {
 	t.Helper()
 	return apptest.Start(t, st, apptest.WithConfig(func(c *config.Config) { c.WebhookAllowHTTP = true }))
+}
+
+// idp is an authcore acting as an enterprise's identity provider, mailing to an inbox.
+type idp struct {
+	*apptest.App
+	inbox *testkit.Inbox
+}
+
+func startIdP(t *testing.T, st apptest.Store) idp {
+	t.Helper()
+	in := testkit.StartInbox(t)
+	return idp{App: apptest.Start(t, st, apptest.WithConfig(func(c *config.Config) { c.WebhookAllowHTTP, c.SMTPURL = true, in.URL })), inbox: in}
+}
+
+var verifyLink = regexp.MustCompile(`ac_evf_[0-9A-Za-z]{38}`)
+
+// person signs up at the IdP and proves their address by the mailed link: an ID-JAG
+// carries only a proven address.
+func (p idp) person(t *testing.T) *apptest.Session {
+	t.Helper()
+	s := p.SignUp(t)
+	seen := len(p.inbox.Mails())
+	p.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/auth-core/email/verify-request", Header: s.Bearer()}).Expect(t, 202, nil)
+	token := verifyLink.FindString(p.inbox.Wait(t, seen+1)[seen].Text)
+	p.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/auth-core/email/verify", Body: map[string]any{"token": token}}).Expect(t, 200, map[string]any{"emailVerified": true})
+	return s
 }
 
 func issuerOf(t *testing.T, a *apptest.App) string {

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/authcore/authcore/ent"
 	"github.com/authcore/authcore/ent/schema"
@@ -35,7 +37,6 @@ type idJAG struct {
 	verifier oauth.Verifier
 	signer   oauth.Signer
 	members  identity.Memberships
-	users    identity.Users
 	clock    clock.Clock
 }
 
@@ -70,15 +71,19 @@ func (x *idJAG) Token(ctx context.Context, r oauth.Request) (oauth.Token, error)
 			return oauth.Token{}, oauth.ErrTarget
 		}
 	}
-	_, claims, err := x.verifier.VerifySigned(f.Get("subject_token"))
+	// An id_token, not any JWT these keys sign (an access token is at+jwt): typ JWT,
+	// issued here to this client (aud and azp), unexpired, naming the project whose
+	// consent it came from.
+	typ, claims, err := x.verifier.VerifySigned(f.Get("subject_token"))
 	exp, _ := claims["exp"].(float64)
 	sub, _ := claims["sub"].(string)
-	if err != nil || claims["iss"] != identity.IssuerFrom(ctx) || !slices.Contains(oauth.Audiences(claims), r.Client.ID) ||
-		sub == "" || float64(x.clock.Now().Unix()) >= exp {
+	project, _ := claims["project_id"].(string)
+	if err != nil || typ != "JWT" || claims["iss"] != identity.IssuerFrom(ctx) || !slices.Contains(oauth.Audiences(claims), r.Client.ID) ||
+		claims["azp"] != r.Client.ID || sub == "" || project == "" || float64(x.clock.Now().Unix()) >= exp {
 		return oauth.Token{}, invalidGrant("subject_token is not a live id_token this server issued to the client")
 	}
 	audience := f.Get("audience")
-	target, err := x.allowing(ctx, audience, sub)
+	target, err := x.allowing(ctx, project, audience, sub)
 	if err != nil {
 		return oauth.Token{}, err
 	}
@@ -94,10 +99,10 @@ func (x *idJAG) Token(ctx context.Context, r oauth.Request) (oauth.Token, error)
 	if at, ok := claims["auth_time"]; ok {
 		jag["auth_time"] = at
 	}
-	if p, err := x.users.Profile(ctx, sub); err != nil {
-		return oauth.Token{}, err
-	} else if p.Email != nil {
-		jag["email"], jag["email_verified"] = *p.Email, p.EmailVerified
+	// The address only when the client could read it (the id_token holds it: the email
+	// scope) and the person proved it: another server may map people by it.
+	if email, ok := claims["email"].(string); ok && email != "" && claims["email_verified"] == true {
+		jag["email"], jag["email_verified"] = email, true
 	}
 	signed, err := x.signer.SignTyped(ctx, jag, "RS256", typIDJAG)
 	if err != nil {
@@ -115,27 +120,23 @@ func (x *idJAG) Token(ctx context.Context, r oauth.Request) (oauth.Token, error)
 		Scope: strings.Join(requested, " ")}, nil
 }
 
-// allowing is the one project of the person's that allows the authorization server: an
-// ID-JAG speaks for a project's people, so it is issued only where one says so.
-func (x *idJAG) allowing(ctx context.Context, issuer, user string) (*ent.TrustedAuthorizationServer, error) {
-	rows, err := x.s.ent.TrustedAuthorizationServer.Query().Where(trustedauthorizationserver.Issuer(issuer)).All(ctx)
-	if err != nil {
-		return nil, err
-	}
-	var found *ent.TrustedAuthorizationServer
-	for _, r := range rows {
-		if _, member, err := x.members.Role(ctx, r.ProjectID, user); err != nil {
+// allowing is project's permission to issue ID-JAGs for the authorization server issuer,
+// while user is still one of its members: an ID-JAG speaks for the project whose consent
+// the id_token came from, never for another the person happens to belong to.
+func (x *idJAG) allowing(ctx context.Context, project, issuer, user string) (*ent.TrustedAuthorizationServer, error) {
+	if _, member, err := x.members.Role(ctx, project, user); err != nil || !member {
+		if err != nil {
 			return nil, err
-		} else if !member {
-			continue
 		}
-		if found != nil {
-			return nil, oauth.Error(apperr.KindInvalid, "invalid_target", "more than one of the person's projects allows this authorization server")
-		}
-		found = r
+		return nil, invalidGrant("the person is no longer a member of the project the id_token was issued for")
 	}
-	if found == nil {
-		return nil, oauth.Error(apperr.KindInvalid, "invalid_target", "no project of the person's allows this authorization server")
+	if !utf8.ValidString(issuer) || strings.ContainsFunc(issuer, unicode.IsControl) {
+		return nil, oauth.ErrTarget
 	}
-	return found, nil
+	row, err := x.s.ent.TrustedAuthorizationServer.Query().
+		Where(trustedauthorizationserver.ProjectID(project), trustedauthorizationserver.Issuer(issuer)).First(ctx)
+	if ent.IsNotFound(err) {
+		return nil, oauth.Error(apperr.KindInvalid, "invalid_target", "the project the person signed in for does not allow this authorization server")
+	}
+	return row, err
 }

@@ -38,8 +38,8 @@ var Module = fx.Module("trust",
 		return (&handler{s: s, guard: g, resources: r}).routes()
 	}),
 	oauth.AsGrant(newGrant),
-	oauth.AsExchange(func(s *service, v oauth.Verifier, sg oauth.Signer, m identity.Memberships, u identity.Users, clk clock.Clock) oauth.Exchange {
-		return &idJAG{s: s, verifier: v, signer: sg, members: m, users: u, clock: clk}
+	oauth.AsExchange(func(s *service, v oauth.Verifier, sg oauth.Signer, m identity.Memberships, clk clock.Clock) oauth.Exchange {
+		return &idJAG{s: s, verifier: v, signer: sg, members: m, clock: clk}
 	}),
 	apidoc.AsFragment(func() (apidoc.Fragment, error) { return apidoc.YAML("trust", openapiYAML) }),
 	oauth.AsMetadata(func() oauth.Metadata {

@@ -164,6 +164,10 @@ func (s *service) check(ctx context.Context, project string, in *issuerInput, re
 	switch {
 	case in.Kind == kindWorkload && in.Audience == "":
 		fail("audience", "required for a workload issuer: what its tokens' aud must be")
+	case in.Kind == kindWorkload && in.SubjectPattern == "":
+		// A shared issuer (a CI service, a cloud's) signs for every tenant's workloads:
+		// trusting all its subjects must be said, not a default.
+		fail("subjectPattern", "required for a workload issuer: the subjects it may speak for (* for all of them)")
 	case in.Kind == kindEnterprise && in.Audience != "":
 		fail("audience", "an ID-JAG's audience is this server: leave it out")
 	}

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/oauth2"
+
 	"github.com/authcore/authcore/internal/apptest"
 	"github.com/authcore/authcore/internal/interop"
 )
@@ -56,6 +58,8 @@ func TestWorkloadIdentityFederation(t *testing.T) {
 		refused("an untrusted issuer", newPlatform(t).token(t, sa, "authcore", nil), nil, "invalid_grant")
 		refused("scope widening", k8s.token(t, sa, "authcore", nil), url.Values{"scope": {"mcp:tools mcp:admin"}}, "invalid_scope")
 		refused("not a JWT", "not-a-jwt", nil, "invalid_grant")
+		refused("a NUL in the issuer", k8s.token(t, sa, "authcore", func(c map[string]any) { c["iss"] = k8s.URL + "\x00" }), nil, "invalid_grant")
+		refused("a NUL in the jti", k8s.token(t, sa, "authcore", func(c map[string]any) { c["jti"] = "a\x00b" }), nil, "invalid_grant")
 		refused("alg none", "eyJhbGciOiJub25lIiwidHlwIjoiSldUIn0."+strings.Split(k8s.token(t, sa, "authcore", nil), ".")[1]+".", nil, "invalid_grant")
 		t.Run("a resource outside the trust", func(t *testing.T) {
 			other := "https://mcp.payments.example/other"
@@ -102,25 +106,26 @@ func TestTrustRoutes(t *testing.T) {
 	prj := a.CreateProject(t, admin)
 	base := "/v1/projects/" + prj + "/trust/issuers"
 	for name, body := range map[string]any{
-		"no body":                      nil,
-		"no issuer":                    map[string]any{"kind": "workload", "audience": "x"},
-		"a relative issuer":            map[string]any{"issuer": "/x", "kind": "workload", "audience": "x"},
-		"an unknown kind":              map[string]any{"issuer": "https://k8s.example", "kind": "robot"},
-		"a workload without audience":  map[string]any{"issuer": "https://k8s.example", "kind": "workload"},
-		"an enterprise with audience":  map[string]any{"issuer": "https://idp.example", "kind": "enterprise", "audience": "x"},
-		"bad scopes":                   map[string]any{"issuer": "https://k8s.example", "kind": "workload", "audience": "x", "scopes": []string{"Not A Scope"}},
-		"an unregistered resource":     map[string]any{"issuer": "https://k8s.example", "kind": "workload", "audience": "x", "resources": []string{"https://elsewhere.example"}},
-		"jwks and jwksUri":             map[string]any{"issuer": "https://k8s.example", "kind": "workload", "audience": "x", "jwksUri": "https://k8s.example/jwks", "jwks": map[string]any{"keys": []any{}}},
-		"a private key in jwks":        map[string]any{"issuer": "https://k8s.example", "kind": "workload", "audience": "x", "jwks": map[string]any{"keys": []any{map[string]any{"kty": "oct", "k": "c2VjcmV0"}}}},
-		"trustEmail of the wrong type": map[string]any{"issuer": "https://k8s.example", "kind": "workload", "audience": "x", "trustEmail": "yes"},
-		"a name with a control char":   map[string]any{"issuer": "https://k8s.example", "kind": "workload", "audience": "x", "name": "a\u0007"},
+		"no body":                              nil,
+		"no issuer":                            map[string]any{"kind": "workload", "audience": "x", "subjectPattern": "*"},
+		"a relative issuer":                    map[string]any{"issuer": "/x", "kind": "workload", "audience": "x", "subjectPattern": "*"},
+		"an unknown kind":                      map[string]any{"issuer": "https://k8s.example", "kind": "robot"},
+		"a workload without audience":          map[string]any{"issuer": "https://k8s.example", "kind": "workload", "subjectPattern": "*"},
+		"a workload without a subject pattern": map[string]any{"issuer": "https://k8s.example", "kind": "workload", "audience": "x"},
+		"an enterprise with audience":          map[string]any{"issuer": "https://idp.example", "kind": "enterprise", "audience": "x"},
+		"bad scopes":                           map[string]any{"issuer": "https://k8s.example", "kind": "workload", "audience": "x", "subjectPattern": "*", "scopes": []string{"Not A Scope"}},
+		"an unregistered resource":             map[string]any{"issuer": "https://k8s.example", "kind": "workload", "audience": "x", "subjectPattern": "*", "resources": []string{"https://elsewhere.example"}},
+		"jwks and jwksUri":                     map[string]any{"issuer": "https://k8s.example", "kind": "workload", "audience": "x", "subjectPattern": "*", "jwksUri": "https://k8s.example/jwks", "jwks": map[string]any{"keys": []any{}}},
+		"a private key in jwks":                map[string]any{"issuer": "https://k8s.example", "kind": "workload", "audience": "x", "subjectPattern": "*", "jwks": map[string]any{"keys": []any{map[string]any{"kty": "oct", "k": "c2VjcmV0"}}}},
+		"trustEmail of the wrong type":         map[string]any{"issuer": "https://k8s.example", "kind": "workload", "audience": "x", "subjectPattern": "*", "trustEmail": "yes"},
+		"a name with a control char":           map[string]any{"issuer": "https://k8s.example", "kind": "workload", "audience": "x", "subjectPattern": "*", "name": "a\u0007"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			a.Do(apptest.Req{Method: http.MethodPost, Path: base, Header: admin.Bearer(), Body: body}).Expect(t, 400, map[string]any{"code": "validation_failed"})
 		})
 	}
 	a.Get(base, "Authorization", "Bearer "+admin.AccessToken).Expect(t, 200, map[string]any{"issuers": []any{}})
-	good := map[string]any{"issuer": "https://k8s.example", "kind": "workload", "audience": "authcore"}
+	good := map[string]any{"issuer": "https://k8s.example", "kind": "workload", "audience": "authcore", "subjectPattern": "*"}
 	a.Do(apptest.Req{Method: http.MethodPost, Path: base, Header: admin.Bearer(), Body: good}).Expect(t, 201, map[string]any{"subjectClaim": "sub"})
 	a.Do(apptest.Req{Method: http.MethodPost, Path: base, Header: admin.Bearer(), Body: good}).Expect(t, 409, map[string]any{"code": "issuer_exists"})
 	dev := a.SignUp(t)
@@ -141,7 +146,8 @@ func TestTrustRoutes(t *testing.T) {
 // resource through the client the ID-JAG names.
 func TestIDJAGAcrossTwoServers(t *testing.T) {
 	st := apptest.Stores(t)[0]
-	idp, rs := startApp(t, st), startApp(t, st)
+	a, rs := startIdP(t, st), startApp(t, st)
+	idp := a.App
 	idpIss, rsIss := issuerOf(t, idp), issuerOf(t, rs)
 
 	// B: the resource, its client for the agent, and its trust in A.
@@ -153,8 +159,9 @@ func TestIDJAGAcrossTwoServers(t *testing.T) {
 	otherClient, otherSecret := register(t, rs, "https://other.example/cb")
 	trustIssuer(t, rs, rsAdmin, rsPrj, map[string]any{"issuer": idpIss, "kind": "enterprise", "trustEmail": true, "scopes": []string{"mcp:tools"}, "resources": []string{mcp}})
 
-	// A: the person, their project allowing B, the enterprise's agent app, the sign-in.
-	person := idp.SignUp(t)
+	// A: the person (their address proven), their project allowing B, the enterprise's
+	// agent app, the sign-in.
+	person := a.person(t)
 	idpPrj := idp.CreateProject(t, person)
 	idp.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/projects/" + idpPrj + "/trust/authorization-servers", Header: person.Bearer(),
 		Body: map[string]any{"issuer": rsIss, "clientId": agentClient}}).Expect(t, 201, nil)
@@ -332,7 +339,8 @@ func linkAt(t *testing.T, rs, idp *apptest.App, user, person *apptest.Session, p
 func TestEnterpriseAgentWithStockClients(t *testing.T) {
 	interop.Dir(t)
 	st := apptest.Stores(t)[0]
-	idp, rs := startApp(t, st), startApp(t, st)
+	a, rs := startIdP(t, st), startApp(t, st)
+	idp := a.App
 	idpIss, rsIss := issuerOf(t, idp), issuerOf(t, rs)
 
 	rsAdmin := rs.SignUp(t)
@@ -342,9 +350,9 @@ func TestEnterpriseAgentWithStockClients(t *testing.T) {
 	agentClient, agentSecret := register(t, rs, "https://agent.enterprise.example/cb")
 	trustIssuer(t, rs, rsAdmin, rsPrj, map[string]any{"issuer": idpIss, "kind": "enterprise", "trustEmail": true, "scopes": []string{"mcp:tools"}})
 	k8s := newPlatform(t)
-	trustIssuer(t, rs, rsAdmin, rsPrj, map[string]any{"issuer": k8s.URL, "kind": "workload", "audience": rsIss, "scopes": []string{"mcp:tools"}})
+	trustIssuer(t, rs, rsAdmin, rsPrj, map[string]any{"issuer": k8s.URL, "kind": "workload", "audience": rsIss, "subjectPattern": "system:serviceaccount:agents:*", "scopes": []string{"mcp:tools"}})
 
-	person := idp.SignUp(t)
+	person := a.person(t)
 	idpPrj := idp.CreateProject(t, person)
 	idp.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/projects/" + idpPrj + "/trust/authorization-servers", Header: person.Bearer(),
 		Body: map[string]any{"issuer": rsIss, "clientId": agentClient}}).Expect(t, 201, nil)
@@ -376,4 +384,73 @@ func TestEnterpriseAgentWithStockClients(t *testing.T) {
 	if r.Workload["token_type"] != "Bearer" || r.Workload["scope"] != "mcp:tools" {
 		t.Fatalf("workload %v", r.Workload)
 	}
+}
+
+// What an ID-JAG may speak for (SPEC §22; the review's attacks): only the project whose
+// consent the id_token came from, only an id_token (not an access token of the same
+// keys), and an address only when it was proven and the client could read it.
+func TestIDJAGSpeaksOnlyForItsProject(t *testing.T) {
+	st := apptest.Stores(t)[0]
+	a, rs := startIdP(t, st), startApp(t, st)
+	idp := a.App
+	idpIss, rsIss := issuerOf(t, idp), issuerOf(t, rs)
+	rsAdmin := rs.SignUp(t)
+	rsPrj := rs.CreateProject(t, rsAdmin)
+	mcp := "https://mcp.vendor.example/mcp"
+	rs.RegisterResource(t, rsAdmin, rsPrj, mcp, []string{"mcp:tools"})
+	attackerClient, attackerSecret := register(t, rs, "https://attacker.example/cb")
+	trustIssuer(t, rs, rsAdmin, rsPrj, map[string]any{"issuer": idpIss, "kind": "enterprise", "trustEmail": true, "scopes": []string{"mcp:tools"}})
+
+	victim := a.person(t)
+	victimPrj := idp.CreateProject(t, victim)
+	rs.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/auth-core/signup", Body: map[string]any{"email": victim.Email, "password": "correct horse battery", "tenantId": rsPrj}}).Expect(t, 201, nil)
+	// The attacker's project at A allows B with the attacker's client there, and makes
+	// the victim a member (no consent asked of members).
+	attacker := a.person(t)
+	attackerPrj := idp.CreateProject(t, attacker)
+	idp.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/projects/" + attackerPrj + "/trust/authorization-servers", Header: attacker.Bearer(),
+		Body: map[string]any{"issuer": rsIss, "clientId": attackerClient}}).Expect(t, 201, nil)
+	idp.AddMember(t, attacker, attackerPrj, victim, "viewer")
+	app, appSecret := register(t, idp, "https://attacker.example/cb")
+	exchange := func(subject string) *apptest.Response {
+		return idp.PostForm("/v1/oauth/token", url.Values{"grant_type": {"urn:ietf:params:oauth:grant-type:token-exchange"},
+			"requested_token_type": {"urn:ietf:params:oauth:token-type:id-jag"}, "subject_token": {subject},
+			"subject_token_type": {"urn:ietf:params:oauth:token-type:id_token"}, "audience": {rsIss}, "resource": {mcp}, "scope": {"mcp:tools"}},
+			apptest.Basic(app, appSecret))
+	}
+
+	t.Run("the victim signed in for their own project", func(t *testing.T) {
+		idt := idToken(t, idp, victim, victimPrj, app, appSecret, "https://attacker.example/cb", "openid email")
+		exchange(idt).Expect(t, 400, map[string]any{"error": "invalid_target"})
+	})
+	t.Run("an access token is no id_token", func(t *testing.T) {
+		v := oauth2.GenerateVerifier()
+		code := idp.ApproveCode(t, attacker, attackerPrj, url.Values{"response_type": {"code"}, "client_id": {app}, "redirect_uri": {"https://attacker.example/cb"},
+			"state": {"s"}, "code_challenge": {oauth2.S256ChallengeFromVerifier(v)}, "code_challenge_method": {"S256"}, "scope": {"openid email"}})
+		got := idp.PostForm("/v1/oauth/token", url.Values{"grant_type": {"authorization_code"}, "code": {code}, "redirect_uri": {"https://attacker.example/cb"},
+			"code_verifier": {v}}, apptest.Basic(app, appSecret)).Expect(t, 200, nil)
+		exchange(got["access_token"].(string)).Expect(t, 400, map[string]any{"error": "invalid_grant"})
+	})
+	t.Run("no email scope, no address", func(t *testing.T) {
+		idt := idToken(t, idp, attacker, attackerPrj, app, appSecret, "https://attacker.example/cb", "openid")
+		jag := exchange(idt).Expect(t, 200, nil)["access_token"].(string)
+		if c := apptest.ClaimsOf(t, jag); c["email"] != nil {
+			t.Fatalf("the ID-JAG carries an address the client could not read: %v", c)
+		}
+		jwtBearer(rs, jag, mcp, nil, apptest.Basic(attackerClient, attackerSecret)).Expect(t, 400, map[string]any{"error": "invalid_grant"})
+	})
+	t.Run("an address never proven", func(t *testing.T) {
+		// The attacker signs up at A with the victim's address at B, never proving it.
+		squatter := idp.SignUp(t)
+		squatterPrj := idp.CreateProject(t, squatter)
+		idp.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/projects/" + squatterPrj + "/trust/authorization-servers", Header: squatter.Bearer(),
+			Body: map[string]any{"issuer": rsIss, "clientId": attackerClient}}).Expect(t, 201, nil)
+		rs.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/auth-core/signup", Body: map[string]any{"email": squatter.Email, "password": "correct horse battery", "tenantId": rsPrj}}).Expect(t, 201, nil)
+		idt := idToken(t, idp, squatter, squatterPrj, app, appSecret, "https://attacker.example/cb", "openid email")
+		jag := exchange(idt).Expect(t, 200, nil)["access_token"].(string)
+		if c := apptest.ClaimsOf(t, jag); c["email"] != nil {
+			t.Fatalf("the ID-JAG carries an unproven address: %v", c)
+		}
+		jwtBearer(rs, jag, mcp, nil, apptest.Basic(attackerClient, attackerSecret)).Expect(t, 400, map[string]any{"error": "invalid_grant"})
+	})
 }

@@ -15,6 +15,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
@@ -189,8 +191,8 @@ func Verify(ctx context.Context, raw string, keys KeySet, e Expect, now time.Tim
 		return Claims{}, &Error{"the assertion's aud is not this server (" + strings.Join(e.Audiences, " or ") + ")"}
 	case std.Expiry == nil:
 		return Claims{}, &Error{"the assertion has no exp"}
-	case std.ID == "" || len(std.ID) > 256:
-		return Claims{}, &Error{"the assertion needs a jti of at most 256 characters"}
+	case std.ID == "" || len(std.ID) > 256 || !text(std.ID):
+		return Claims{}, &Error{"the assertion needs a jti of at most 256 characters, none a control character"}
 	}
 	c.Expiry = std.Expiry.Time()
 	if std.IssuedAt != nil {
@@ -224,8 +226,15 @@ func Unverified(raw string) (iss, sub string, ok bool) {
 		return "", "", false
 	}
 	var c jwt.Claims
-	if tok.UnsafeClaimsWithoutVerification(&c) != nil {
+	if tok.UnsafeClaimsWithoutVerification(&c) != nil || !text(c.Issuer) || !text(c.Subject) {
 		return "", "", false
 	}
 	return c.Issuer, c.Subject, true
+}
+
+// text reports whether s can be looked up as it is: valid UTF-8 without control
+// characters (a store refuses NUL and broken UTF-8 in text, which would be a 500 for a
+// client's mistake).
+func text(s string) bool {
+	return utf8.ValidString(s) && !strings.ContainsFunc(s, unicode.IsControl)
 }

@@ -26,6 +26,7 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
+	"hash/maphash"
 	"math/big"
 	"net/url"
 	"strings"
@@ -95,25 +96,32 @@ func (e *Error) Code() string {
 type Checker struct {
 	clock clock.Clock
 	key   [32]byte
-	mu    sync.Mutex
-	jtis  *lru.Cache[string, time.Time]
-	size  int
+	// seen holds the proofs spent lately, by a keyed 64-bit hash of key and jti (an
+	// attacker cannot aim at collisions without the seed; an accidental one among
+	// millions is a refusal once in 2^40): two generations of `generation` each, so a jti
+	// is remembered for between one and two of them.
+	mu        sync.Mutex
+	seed      maphash.Seed
+	cur, prev map[uint64]struct{}
+	since     time.Time
+	size      int
 	// headers are the protected headers seen lately (see parse).
 	headers *lru.Cache[string, known]
 }
 
+// generation is how long one generation of spent jtis lasts: a proof is taken for at
+// most 2*Window after its first use (its iat is within Window of either), so that long.
+const generation = 2 * Window
+
 // NewChecker returns a checker with a key of its own, remembering up to size jtis (proofs
-// beyond that within Window are refused: a bound on memory under a flood).
+// beyond that are refused until the oldest generation lapses: a bound on memory under a
+// flood, at about 16 bytes a proof).
 func NewChecker(clk clock.Clock, size int) (*Checker, error) {
-	c := &Checker{clock: clk, size: size}
+	c := &Checker{clock: clk, size: size, seed: maphash.MakeSeed(), cur: map[uint64]struct{}{}, prev: map[uint64]struct{}{}, since: clk.Now()}
 	if _, err := rand.Read(c.key[:]); err != nil {
 		return nil, err
 	}
-	jtis, err := lru.New[string, time.Time](size)
-	if err != nil {
-		return nil, err
-	}
-	c.jtis = jtis
+	var err error
 	if c.headers, err = lru.New[string, known](headerCache); err != nil {
 		return nil, err
 	}
@@ -196,7 +204,7 @@ func (c *Checker) Verify(proof string, r Request) (Proof, error) {
 		return Proof{}, &Error{Why: "the DPoP proof must carry the nonce this server sent (DPoP-Nonce)", UseNonce: true}
 	}
 	p := Proof{JKT: h.jkt, JTI: claims.JTI}
-	if !c.spend(p.JKT+"\x00"+claims.JTI, now.Add(2*Window)) {
+	if !c.spend(c.jtiKey(p)) {
 		return Proof{}, &Error{Why: "the DPoP proof was used already (jti), or too many are in flight to remember another"}
 	}
 	return p, nil
@@ -302,23 +310,49 @@ func verifySignature(k known, input string, sig []byte) bool {
 	return false
 }
 
-// spend remembers key until until; false when it was remembered and still is.
-func (c *Checker) spend(key string, until time.Time) bool {
+func (c *Checker) jtiKey(p Proof) uint64 {
+	var h maphash.Hash
+	h.SetSeed(c.seed)
+	h.WriteString(p.JKT)
+	h.WriteByte(0)
+	h.WriteString(p.JTI)
+	return h.Sum64()
+}
+
+// spend remembers k; false when it is remembered already, or when the memory is full
+// (forgetting a live one instead would let its proof be replayed).
+func (c *Checker) spend(k uint64) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	now := c.clock.Now()
-	if seen, ok := c.jtis.Get(key); ok && now.Before(seen) {
+	c.rotate()
+	_, inCur := c.cur[k]
+	_, inPrev := c.prev[k]
+	if inCur || inPrev || len(c.cur)+len(c.prev) >= c.size {
 		return false
 	}
-	// Full of live jtis: evicting one would let its proof be replayed, so refuse instead
-	// (a flood this large is refused, never a replay let through).
-	if c.jtis.Len() >= c.size {
-		if _, oldest, ok := c.jtis.GetOldest(); ok && now.Before(oldest) {
-			return false
-		}
-	}
-	c.jtis.Add(key, until)
+	c.cur[k] = struct{}{}
 	return true
+}
+
+// Release forgets p's jti: the request it came with was refused before anything was
+// issued, so a flood of refused requests fills no memory (a client may send that proof
+// again, which gets it nothing more than its first use did).
+func (c *Checker) Release(p Proof) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	k := c.jtiKey(p)
+	delete(c.cur, k)
+	delete(c.prev, k)
+}
+
+func (c *Checker) rotate() {
+	now := c.clock.Now()
+	switch {
+	case now.Sub(c.since) >= 2*generation:
+		c.prev, c.cur, c.since = map[uint64]struct{}{}, map[uint64]struct{}{}, now
+	case now.Sub(c.since) >= generation:
+		c.prev, c.cur, c.since = c.cur, map[uint64]struct{}{}, now
+	}
 }
 
 // sameURL compares htu with the request's URL (RFC 9449 §4.3: without query and
@@ -344,6 +378,6 @@ func ValidJKT(s string) bool {
 	return err == nil && len(raw) == sha256.Size && len(s) == 43
 }
 
-// Module provides the process's checker (bounded at a million remembered jtis: a proof
-// is about 100 bytes remembered for two minutes).
-var Module = fx.Module("dpop", fx.Provide(func(clk clock.Clock) (*Checker, error) { return NewChecker(clk, 1<<20) }))
+// Module provides the process's checker, remembering up to 4 million proofs (about 64 MB;
+// 17,000 proofs a second for the four minutes one may be remembered).
+var Module = fx.Module("dpop", fx.Provide(func(clk clock.Clock) (*Checker, error) { return NewChecker(clk, 4<<20) }))

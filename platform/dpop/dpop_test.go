@@ -310,10 +310,37 @@ func TestFullMemoryRefusesRatherThanForgets(t *testing.T) {
 	}
 	refusal(t, second(c.Verify(proof(), req)))
 	refusal(t, second(c.Verify(first, req)))
-	clk.Advance(2*dpop.Window + time.Second) // the remembered ones lapse: room again
+	clk.Advance(2 * dpop.Window) // one generation on: the remembered ones are still live
+	refusal(t, second(c.Verify(proof(), req)))
+	refusal(t, second(c.Verify(first, req)))
+	clk.Advance(2 * dpop.Window) // two: they lapse, and there is room again
 	if _, err := c.Verify(proof(), req); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// A proof whose request was refused is forgotten: a flood of refused requests fills no
+// memory; a proof of a request that got something is never forgotten that way early.
+func TestReleasedProofsTakeNoRoom(t *testing.T) {
+	clk := clock.NewFake(now)
+	c := newChecker(t, clk, 1)
+	h := newHolder(t, jose.ES256)
+	req := dpop.Request{Method: "GET", URL: htu}
+	proof := func() string {
+		return h.proof(t, map[string]any{"htm": "GET", "htu": htu, "iat": clk.Now().Unix(), "nonce": c.Nonce()}, nil)
+	}
+	for range 3 {
+		p, err := c.Verify(proof(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Release(p)
+	}
+	kept := proof()
+	if _, err := c.Verify(kept, req); err != nil {
+		t.Fatal(err)
+	}
+	refusal(t, second(c.Verify(kept, req)))
 }
 
 func second[T any](_ T, err error) error { return err }

@@ -95,6 +95,9 @@ type Client struct {
 	// Name is what a person is shown of the client when it asks them something (SPEC §23:
 	// an agent token's agentName); "" when it has none.
 	Name string
+	// DPoPBound is a client that registered dpop_bound_access_tokens (RFC 9449 §5.2): the
+	// token endpoint issues it nothing without a DPoP proof, whatever the grant.
+	DPoPBound bool
 }
 
 // The client authentication methods (RFC 6749 §2.3.1, RFC 7523 §2.2, RFC 7591 §2).
@@ -353,12 +356,23 @@ type dpopKey struct{}
 type proven struct {
 	jkt   string
 	bound atomic.Bool
+	// proof and checker, when set, can forget the proof's jti (ReleaseDPoP).
+	proof   dpop.Proof
+	checker *dpop.Checker
 }
 
 // WithDPoP says that the request proved possession of the key with thumbprint jkt (the
 // endpoint checked its DPoP proof, SPEC §22): what Sign binds tokens to.
 func WithDPoP(ctx context.Context, jkt string) context.Context {
 	return context.WithValue(ctx, dpopKey{}, &proven{jkt: jkt})
+}
+
+// ReleaseDPoP forgets the jti of the proof ProveDPoP took for ctx's request, when nothing
+// was bound to its key: the request was refused (dpop.Checker.Release).
+func ReleaseDPoP(ctx context.Context) {
+	if p, ok := ctx.Value(dpopKey{}).(*proven); ok && p.checker != nil && !p.bound.Load() {
+		p.checker.Release(p.proof)
+	}
 }
 
 // DPoPKeyOf is the thumbprint WithDPoP set, or "".
@@ -399,7 +413,7 @@ func ProveDPoP(ctx context.Context, checker *dpop.Checker, proofs [][]byte, meth
 	if err != nil {
 		return ctx, err
 	}
-	return WithDPoP(ctx, p.JKT), nil
+	return context.WithValue(ctx, dpopKey{}, &proven{jkt: p.JKT, proof: p, checker: checker}), nil
 }
 
 // ErrDPoPKeyRequired refuses a credential bound to a DPoP key presented without a proof by

@@ -48,13 +48,14 @@ export async function trustView(p, show) {
   const jwksUri = field('JWKS URL', { type: 'url', placeholder: 'from its discovery document when empty' });
   const audience = field('Audience', { placeholder: 'the aud its tokens carry' });
   const subjectClaim = field('Subject claim', { placeholder: 'sub' });
-  const subjectPattern = field('Subject pattern', { placeholder: 'system:serviceaccount:payments:*' });
+  const subjectPattern = field('Subject pattern', { placeholder: 'system:serviceaccount:payments:* (* for every subject)' });
   const scopes = field('Allowed scopes', { placeholder: 'mcp:tools files:read' });
   const trustEmail = h('div', { class: 'field' }, h('label', {}, h('input', { type: 'checkbox', name: 'Trust its email' }), ' Map people by the email it asserts'));
   const workloadOnly = [audience, subjectClaim, subjectPattern];
   const sync = () => {
     const workload = value(kind) === 'workload';
     for (const f of workloadOnly) f.hidden = !workload;
+    for (const f of [audience, subjectPattern]) f.querySelector('input').required = workload; // the server wants both
     trustEmail.hidden = workload;
   };
   kind.querySelector('select').addEventListener('change', sync);
