@@ -10,6 +10,7 @@ import (
 
 	"github.com/authcore/authcore/ent"
 	"github.com/authcore/authcore/platform/audit"
+	"github.com/authcore/authcore/platform/bearer"
 	"github.com/authcore/authcore/platform/clock"
 	"github.com/authcore/authcore/platform/config"
 	"github.com/authcore/authcore/platform/credential"
@@ -17,6 +18,7 @@ import (
 	"github.com/authcore/authcore/platform/guard"
 	"github.com/authcore/authcore/platform/httpserver"
 	"github.com/authcore/authcore/platform/identity"
+	"github.com/authcore/authcore/platform/invalidation"
 	"github.com/authcore/authcore/platform/mail"
 	"github.com/authcore/authcore/platform/oauth"
 	"github.com/authcore/authcore/platform/policy"
@@ -65,9 +67,13 @@ type Params struct {
 	// Grants ends the grants a removed member approved (SPEC §9b); absent without the
 	// OAuth authorization module.
 	Grants oauth.GrantEnder `optional:"true"`
+	Bus    invalidation.Bus
 }
 
 // NewService returns the project service.
 func NewService(p Params) *Service {
-	return &Service{ent: p.Ent, storage: p.DB.Storage, dir: p.Dir, audit: p.Audit, grants: p.Grants}
+	s := &Service{ent: p.Ent, storage: p.DB.Storage, dir: p.Dir, audit: p.Audit, grants: p.Grants, bus: p.Bus,
+		policies: bearer.NewCache[string, policy.Policy](policyCacheSize, policyCacheTTL)}
+	bearer.Follow(p.Bus, policyTopic, s.policies)
+	return s
 }

@@ -69,3 +69,33 @@ func TestProjectPolicy(t *testing.T) {
 		})
 	})
 }
+
+// The policy is cached where grants read it, and a change reaches every replica as it
+// commits: the next mint on another replica already meets it.
+func TestPolicyChangeReachesEveryReplica(t *testing.T) {
+	var st apptest.Store
+	for _, s := range apptest.Stores(t) {
+		if s.Name == "postgres" {
+			st = s
+		}
+	}
+	if st.Name == "" {
+		t.Skip("replicas share a PostgreSQL database")
+	}
+	a, b := apptest.Start(t, st), apptest.Start(t, st)
+	admin := a.SignUp(t)
+	prj := a.CreateProject(t, admin)
+	mint := func(app *apptest.App, ttl int) *apptest.Response {
+		return app.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/auth-core/projects/" + prj + "/ai/agents", Header: admin.Bearer(),
+			Body: map[string]any{"agentName": "x", "ttlHours": ttl}})
+	}
+	mint(b, 48).Expect(t, 200, nil) // b has read (and cached) the empty policy
+	a.Do(apptest.Req{Method: http.MethodPut, Path: "/v1/projects/" + prj + "/policy", Header: admin.Bearer(), Body: map[string]any{"agentTokenMaxTtlHours": 24}}).Expect(t, 200, nil)
+	deadline := time.Now().Add(5 * time.Second)
+	for mint(b, 48).Status != 400 {
+		if time.Now().After(deadline) {
+			t.Fatal("the other replica still mints past the new policy")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

@@ -11,9 +11,11 @@ import (
 	"github.com/authcore/authcore/ent/membership"
 	entproject "github.com/authcore/authcore/ent/project"
 	"github.com/authcore/authcore/platform/audit"
+	"github.com/authcore/authcore/platform/bearer"
 	"github.com/authcore/authcore/platform/config"
 	"github.com/authcore/authcore/platform/database"
 	"github.com/authcore/authcore/platform/identity"
+	"github.com/authcore/authcore/platform/invalidation"
 	"github.com/authcore/authcore/platform/oauth"
 	"github.com/authcore/authcore/platform/policy"
 )
@@ -25,7 +27,19 @@ type Service struct {
 	dir     identity.Directory
 	audit   *audit.Recorder
 	grants  oauth.GrantEnder // nil without grants
+	bus     invalidation.Bus
+	// policies caches each project's policy: the token endpoint reads it per grant. A
+	// change drops it on every replica when it commits (policyTopic).
+	policies *bearer.Cache[string, policy.Policy]
 }
+
+// The policy cache: a project's policy is read on every client-credentials grant and
+// changes rarely; the TTL only bounds what a missed invalidation could leave.
+const (
+	policyTopic     = "project_policy"
+	policyCacheSize = 10_000
+	policyCacheTTL  = time.Minute
+)
 
 var (
 	_ identity.Memberships = (*Service)(nil)
@@ -247,14 +261,16 @@ var _ policy.Source = (*Service)(nil)
 
 // Policy is the project's credential policy.
 func (s *Service) Policy(ctx context.Context, projectID string) (policy.Policy, error) {
-	p, err := s.ent.Project.Get(ctx, projectID)
-	if ent.IsNotFound(err) {
-		return policy.Policy{}, nil
-	}
-	if err != nil {
-		return policy.Policy{}, err
-	}
-	return policy.Policy{AgentTokenMaxTTLHours: p.AgentTokenMaxTTLHours, BadgeMaxExpiresInDays: p.BadgeMaxExpiresInDays, AllowedScopes: p.AllowedScopes, RequireMFA: p.RequireMfa}, nil
+	return s.policies.Load(ctx, projectID, func(ctx context.Context) (policy.Policy, error) {
+		p, err := s.ent.Project.Get(ctx, projectID)
+		if ent.IsNotFound(err) {
+			return policy.Policy{}, nil
+		}
+		if err != nil {
+			return policy.Policy{}, err
+		}
+		return policy.Policy{AgentTokenMaxTTLHours: p.AgentTokenMaxTTLHours, BadgeMaxExpiresInDays: p.BadgeMaxExpiresInDays, AllowedScopes: p.AllowedScopes, RequireMFA: p.RequireMfa}, nil
+	})
 }
 
 // SetPolicy replaces the project's policy, with its audit record, in one transaction.
@@ -279,6 +295,9 @@ func (s *Service) SetPolicy(ctx context.Context, actorID, projectID string, p po
 		_, err := s.audit.Record(ctx, tx, audit.Event{ActorID: &actorID, ProjectID: projectID, Action: "project.policy_update",
 			Metadata: map[string]any{"agentTokenMaxTtlHours": p.AgentTokenMaxTTLHours, "badgeMaxExpiresInDays": p.BadgeMaxExpiresInDays, "allowedScopes": p.AllowedScopes,
 				"requireMfa": p.RequireMFA}, Origin: origin})
-		return err
+		if err != nil {
+			return err
+		}
+		return s.bus.Publish(ctx, tx, policyTopic, projectID)
 	})
 }

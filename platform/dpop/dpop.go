@@ -31,6 +31,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-jose/go-jose/v4"
@@ -107,6 +108,7 @@ type Checker struct {
 	size      int
 	// headers are the protected headers seen lately (see parse).
 	headers *lru.Cache[string, known]
+	minted  atomic.Pointer[mintedNonce]
 }
 
 // generation is how long one generation of spent jtis lasts: a proof is taken for at
@@ -128,8 +130,22 @@ func NewChecker(clk clock.Clock, size int) (*Checker, error) {
 	return c, nil
 }
 
-// Nonce is the nonce to hand out now (the DPoP-Nonce header).
-func (c *Checker) Nonce() string { return c.nonceAt(c.bucketOf(c.clock.Now())) }
+// Nonce is the nonce to hand out now (the DPoP-Nonce header): minted once a bucket, since
+// every token answer names it.
+func (c *Checker) Nonce() string {
+	b := c.bucketOf(c.clock.Now())
+	if n := c.minted.Load(); n != nil && n.bucket == b {
+		return n.nonce
+	}
+	n := &mintedNonce{bucket: b, nonce: c.nonceAt(b)}
+	c.minted.Store(n)
+	return n.nonce
+}
+
+type mintedNonce struct {
+	bucket uint32
+	nonce  string
+}
 
 func (c *Checker) bucketOf(t time.Time) uint32 { return uint32(t.Unix() / int64(bucket/time.Second)) }
 
