@@ -19,6 +19,7 @@ import (
 
 	"github.com/authcore/authcore/ent"
 	"github.com/authcore/authcore/platform/assertion"
+	"github.com/authcore/authcore/platform/bearer"
 	"github.com/authcore/authcore/platform/clock"
 	"github.com/authcore/authcore/platform/oauth"
 	"github.com/authcore/authcore/platform/outbound"
@@ -110,10 +111,17 @@ type clients struct {
 	// keys fetches the key sets private_key_jwt clients name by jwks_uri: the same rules,
 	// with room for a few RSA keys.
 	keys *outbound.Fetcher
+	// registered caches registered clients as resolve reads them: what it reads of a
+	// row never changes (a secret's retirement is read by Authenticate, uncached), and a
+	// pruned client had no grants left to present. Every refresh resolves its client.
+	registered *bearer.Cache[string, client]
 }
 
+// registeredCache bounds the cache of registered clients; an entry lives a minute.
+const registeredCache = 10_000
+
 func newClients(c *ent.Client, clk clock.Clock, policy outbound.Policy, roots *x509.CertPool) *clients {
-	return &clients{ent: c, clock: clk,
+	return &clients{ent: c, clock: clk, registered: bearer.NewCache[string, client](registeredCache, time.Minute),
 		fetcher: outbound.NewFetcher(policy, roots, clk, outbound.FetcherOptions{
 			Limit: maxDocument, Timeout: fetchTimeout, MinAge: minDocumentAge, MaxAge: maxDocumentAge, Entries: 1024}),
 		keys: outbound.NewFetcher(policy, roots, clk, outbound.FetcherOptions{
@@ -127,16 +135,19 @@ func (cs *clients) resolve(ctx context.Context, id string) (client, error) {
 	case strings.HasPrefix(id, "https://"):
 		return cs.document(ctx, id)
 	case strings.HasPrefix(id, registeredPrefix) && len(id) <= 40:
-		row, err := cs.ent.OAuthClient.Get(ctx, id)
+		cl, err := cs.registered.Load(ctx, id, func(ctx context.Context) (client, error) {
+			row, err := cs.ent.OAuthClient.Get(ctx, id)
+			if err != nil {
+				return client{}, err // not found included: an unknown id is not cached
+			}
+			return client{ID: row.ID, Name: row.Name, URI: row.ClientURI, RedirectURIs: row.RedirectUris, AuthMethod: row.TokenEndpointAuthMethod,
+				JWKS: row.Jwks, JWKSURI: row.JwksURI, PostLogoutRedirectURIs: row.PostLogoutRedirectUris, Scope: row.Scope,
+				IDTokenAlg: row.IDTokenSignedResponseAlg, DPoPBound: row.DpopBoundAccessTokens}, nil
+		})
 		if ent.IsNotFound(err) {
 			return client{}, errClient{"no client is registered with this client_id"}
 		}
-		if err != nil {
-			return client{}, err
-		}
-		return client{ID: row.ID, Name: row.Name, URI: row.ClientURI, RedirectURIs: row.RedirectUris, AuthMethod: row.TokenEndpointAuthMethod,
-			JWKS: row.Jwks, JWKSURI: row.JwksURI, PostLogoutRedirectURIs: row.PostLogoutRedirectUris, Scope: row.Scope,
-			IDTokenAlg: row.IDTokenSignedResponseAlg, DPoPBound: row.DpopBoundAccessTokens}, nil
+		return cl, err
 	}
 	return client{}, errClient{"client_id must be a registered client's id or the https URL of a client metadata document"}
 }

@@ -13,6 +13,7 @@ import (
 	"go.uber.org/fx"
 
 	"github.com/authcore/authcore/ent"
+	"github.com/authcore/authcore/platform/bearer"
 	"github.com/authcore/authcore/platform/clock"
 	"github.com/authcore/authcore/platform/config"
 	"github.com/authcore/authcore/platform/credential"
@@ -20,6 +21,7 @@ import (
 	"github.com/authcore/authcore/platform/guard"
 	"github.com/authcore/authcore/platform/httpserver"
 	"github.com/authcore/authcore/platform/identity"
+	"github.com/authcore/authcore/platform/invalidation"
 	"github.com/authcore/authcore/platform/metrics"
 	"github.com/authcore/authcore/platform/oauth"
 	"github.com/authcore/authcore/platform/outbound"
@@ -87,12 +89,14 @@ func newService(p serviceParams) *service {
 		members: p.Members, policies: p.Policies, resources: p.Resources}
 }
 
-func newClientsFrom(c *ent.Client, clk clock.Clock, cfg config.Config) (*clients, error) {
+func newClientsFrom(c *ent.Client, clk clock.Clock, cfg config.Config, bus invalidation.Bus) (*clients, error) {
 	roots, err := outbound.Roots(cfg.OutboundCAFile)
 	if err != nil {
 		return nil, err
 	}
-	return newClients(c, clk, outbound.Policy{AllowHTTP: cfg.WebhookAllowHTTP}, roots), nil
+	cs := newClients(c, clk, outbound.Policy{AllowHTTP: cfg.WebhookAllowHTTP}, roots)
+	bearer.Follow(bus, clientTopic, cs.registered)
+	return cs, nil
 }
 
 type handlerParams struct {

@@ -16,6 +16,7 @@ import (
 	"github.com/authcore/authcore/ent/oauthgrant"
 	"github.com/authcore/authcore/platform/clock"
 	"github.com/authcore/authcore/platform/database"
+	"github.com/authcore/authcore/platform/invalidation"
 )
 
 // pruneEvery is how often expired requests, codes and refresh tokens are deleted.
@@ -30,6 +31,7 @@ const pruneEvery = 10 * time.Minute
 type Pruner struct {
 	ent   *ent.Client
 	clock clock.Clock
+	bus   invalidation.Bus
 }
 
 // Prune deletes the expired rows and says how many.
@@ -52,10 +54,28 @@ func (p *Pruner) Prune(ctx context.Context) (int, error) {
 		return a + c + r, err
 	}
 	cut := now.Add(-clientIdle)
-	k, err := p.ent.OAuthClient.Delete().Where(oauthclient.CreatedAtLT(cut),
-		oauthclient.Or(oauthclient.LastUsedAtIsNil(), oauthclient.LastUsedAtLT(cut)), withoutLiveGrant).Exec(ctx)
+	k := 0
+	err = database.WithTx(ctx, p.ent, func(tx *ent.Tx) error {
+		ids, err := tx.OAuthClient.Query().Where(oauthclient.CreatedAtLT(cut),
+			oauthclient.Or(oauthclient.LastUsedAtIsNil(), oauthclient.LastUsedAtLT(cut)), withoutLiveGrant).IDs(ctx)
+		if err != nil || len(ids) == 0 {
+			return err
+		}
+		if k, err = tx.OAuthClient.Delete().Where(oauthclient.IDIn(ids...)).Exec(ctx); err != nil {
+			return err
+		}
+		for _, id := range ids { // every replica forgets them as this commits
+			if err := p.bus.Publish(ctx, tx, clientTopic, id); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 	return a + c + r + k, err
 }
+
+// clientTopic drops a registered client from every replica's cache (clients.registered).
+const clientTopic = "oauth_client"
 
 // clientIdle is how long a registered client may go without a code before it is pruned,
 // unless a person's grant to it is live.
@@ -68,8 +88,8 @@ func withoutLiveGrant(s *sql.Selector) {
 		Where(sql.And(sql.ColumnsEQ(g.C(oauthgrant.FieldClientID), s.C(oauthclient.FieldID)), sql.IsNull(g.C(oauthgrant.FieldRevokedAt))))))
 }
 
-func startPruner(lc fx.Lifecycle, c *ent.Client, clk clock.Clock, log *slog.Logger) *Pruner {
-	p := &Pruner{ent: c, clock: clk}
+func startPruner(lc fx.Lifecycle, c *ent.Client, clk clock.Clock, log *slog.Logger, bus invalidation.Bus) *Pruner {
+	p := &Pruner{ent: c, clock: clk, bus: bus}
 	database.PruneEvery(lc, log, "expired OAuth authorizations, codes, refresh tokens and idle clients", pruneEvery, func(ctx context.Context) error {
 		_, err := p.Prune(ctx)
 		return err
