@@ -33,7 +33,7 @@ func BenchmarkCacheMemory(b *testing.B) {
 			d := secret.DigestOf(fmt.Sprint(k))
 			expires := time.Now()
 			r := &Row{ID: fmt.Sprintf("tok_01JABCDEFGHJKMNPQRST%06d", k), ProjectID: "prj_01JABCDEFGHJKMNPQRSTVWXYZ0", CreatedBy: &creator,
-				CreatedAt: time.Now(), ExpiresAt: &expires, Hint: "ac_ai_abcd…wxyz", t: t, digest: d.Bytes(), own: []any{"agent", []string{"db:read"}}}
+				CreatedAt: time.Now(), ExpiresAt: &expires, Hint: "ac_ai_abcd…wxyz", t: t, digest: d.Bytes(), own: []any{"agent", []string{"db:read"}, nil}}
 			_, _ = c.Load(context.Background(), d, func(context.Context) (*bearer.Entry[*Verified], error) { return l.entry(r, d) })
 		}
 		runtime.GC()
