@@ -73,7 +73,8 @@ type Invitations struct {
 	dir   identity.Directory
 	log   *slog.Logger
 	// self is the server's own URL: mailed links never follow a request's Host.
-	self string
+	self     string
+	projects *Service
 }
 
 // Invitation is the public view of a pending invitation (never its secret).
@@ -313,7 +314,10 @@ func (s *Invitations) Accept(ctx context.Context, userID, token string, origin a
 		out = Accepted{Project: view(p, string(inv.Role)), Member: Member{UserID: userID, Email: &email, Role: string(inv.Role), CreatedAt: m.CreatedAt.UTC()}}
 		_, err = s.audit.Record(ctx, tx, audit.Event{ActorID: &userID, ProjectID: inv.ProjectID, Action: actionMemberAdd,
 			Metadata: map[string]any{"userId": userID, "role": string(inv.Role), "invitationId": inv.ID, "invitedBy": inv.CreatedBy}, Origin: origin})
-		return err
+		if err != nil {
+			return err
+		}
+		return s.projects.memberChanged(ctx, tx, inv.ProjectID, userID)
 	})
 	return out, err
 }

@@ -51,10 +51,13 @@ type invitationParams struct {
 	Dir    identity.Directory
 	Log    *slog.Logger
 	Config config.Config
+	// Projects is told of the membership an accepted invitation makes.
+	Projects *Service
 }
 
 func newInvitations(p invitationParams) *Invitations {
-	return &Invitations{ent: p.Ent, clock: p.Clock, audit: p.Audit, mail: p.Mail, users: p.Users, dir: p.Dir, log: p.Log, self: p.Config.SelfURL()}
+	return &Invitations{ent: p.Ent, clock: p.Clock, audit: p.Audit, mail: p.Mail, users: p.Users, dir: p.Dir, log: p.Log, self: p.Config.SelfURL(),
+		projects: p.Projects}
 }
 
 // Params are the project service's dependencies.
@@ -73,7 +76,9 @@ type Params struct {
 // NewService returns the project service.
 func NewService(p Params) *Service {
 	s := &Service{ent: p.Ent, storage: p.DB.Storage, dir: p.Dir, audit: p.Audit, grants: p.Grants, bus: p.Bus,
-		policies: bearer.NewCache[string, policy.Policy](policyCacheSize, policyCacheTTL)}
+		policies: bearer.NewCache[string, policy.Policy](policyCacheSize, policyCacheTTL),
+		roles:    bearer.NewCache[string, role](roleCacheSize, roleCacheTTL)}
 	bearer.Follow(p.Bus, policyTopic, s.policies)
+	bearer.Follow(p.Bus, roleTopic, s.roles)
 	return s
 }

@@ -99,3 +99,40 @@ func TestPolicyChangeReachesEveryReplica(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// A member's role is cached where the guard and the token endpoint read it, and a change
+// of membership reaches every replica as it commits: a negative answer cached before the
+// member was added does not keep them out, and a removed member is refused at once.
+func TestMembershipChangeReachesEveryReplica(t *testing.T) {
+	for _, st := range apptest.Stores(t) {
+		t.Run(st.Name, func(t *testing.T) {
+			a := apptest.Start(t, st)
+			b := a // one instance on SQLite: the file is not shared between processes
+			if st.Name == "postgres" {
+				b = apptest.Start(t, st)
+			}
+			admin, other := a.SignUp(t), a.SignUp(t)
+			prj := a.CreateProject(t, admin)
+			get := func() int {
+				return b.Do(apptest.Req{Method: http.MethodGet, Path: "/v1/projects/" + prj, Header: other.Bearer()}).Status
+			}
+			eventually := func(want int, why string) {
+				deadline := time.Now().Add(5 * time.Second)
+				for get() != want {
+					if time.Now().After(deadline) {
+						t.Fatal(why)
+					}
+					time.Sleep(20 * time.Millisecond)
+				}
+			}
+			refused := get() // b has read (and cached) that other is no member
+			if refused != 403 && refused != 404 {
+				t.Fatalf("a non-member read the project: %d", refused)
+			}
+			a.AddMember(t, admin, prj, other, "viewer")
+			eventually(200, "the new member is still refused on the other replica")
+			a.Do(apptest.Req{Method: http.MethodDelete, Path: "/v1/projects/" + prj + "/members/" + other.UserID, Header: admin.Bearer()}).Expect(t, 200, nil)
+			eventually(refused, "the removed member is still let in on the other replica")
+		})
+	}
+}

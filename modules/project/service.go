@@ -31,6 +31,16 @@ type Service struct {
 	// policies caches each project's policy: the token endpoint reads it per grant. A
 	// change drops it on every replica when it commits (policyTopic).
 	policies *bearer.Cache[string, policy.Policy]
+	// roles caches each member's role: the guard asks it on every project route and the
+	// token endpoint on every refresh (SPEC §9b's standing check). Every change of a
+	// membership drops its entry on every replica when it commits (roleTopic).
+	roles *bearer.Cache[string, role]
+}
+
+// role is a user's role in a project, or none.
+type role struct {
+	name   string
+	member bool
 }
 
 // The policy cache: a project's policy is read on every client-credentials grant and
@@ -39,7 +49,19 @@ const (
 	policyTopic     = "project_policy"
 	policyCacheSize = 10_000
 	policyCacheTTL  = time.Minute
+
+	roleTopic     = "project_membership"
+	roleCacheSize = 100_000
+	roleCacheTTL  = time.Minute
 )
+
+// roleKey is a membership's key in the role cache and on roleTopic.
+func roleKey(projectID, userID string) string { return projectID + " " + userID }
+
+// memberChanged drops the membership's cached role on every replica as tx commits.
+func (s *Service) memberChanged(ctx context.Context, tx *ent.Tx, projectID, userID string) error {
+	return s.bus.Publish(ctx, tx, roleTopic, roleKey(projectID, userID))
+}
 
 var (
 	_ identity.Memberships = (*Service)(nil)
@@ -76,7 +98,10 @@ func (s *Service) Create(ctx context.Context, name, creatorID string) (Project, 
 		if err != nil {
 			return err
 		}
-		return tx.Membership.Create().SetProjectID(p.ID).SetUserID(creatorID).SetRole(membership.RoleAdmin).Exec(ctx)
+		if err := tx.Membership.Create().SetProjectID(p.ID).SetUserID(creatorID).SetRole(membership.RoleAdmin).Exec(ctx); err != nil {
+			return err
+		}
+		return s.memberChanged(ctx, tx, p.ID, creatorID)
 	})
 	if err != nil {
 		return Project{}, err
@@ -164,7 +189,10 @@ func (s *Service) AddMember(ctx context.Context, actorID, projectID, userID, ema
 			ActorID: &actorID, ProjectID: projectID, Action: "project.member_add",
 			Metadata: map[string]any{"userId": u.ID, "role": role}, Origin: origin,
 		})
-		return err
+		if err != nil {
+			return err
+		}
+		return s.memberChanged(ctx, tx, projectID, u.ID)
 	})
 	if err != nil {
 		return Member{}, err
@@ -205,6 +233,9 @@ func (s *Service) RemoveMember(ctx context.Context, actorID, projectID, userID s
 		if err := tx.Membership.DeleteOne(target).Exec(ctx); err != nil {
 			return err
 		}
+		if err := s.memberChanged(ctx, tx, projectID, userID); err != nil {
+			return err
+		}
 		if _, err = s.audit.Record(ctx, tx, audit.Event{
 			ActorID: &actorID, ProjectID: projectID, Action: "project.member_remove",
 			Metadata: map[string]any{"userId": userID, "role": string(target.Role)}, Origin: origin,
@@ -220,14 +251,17 @@ func (s *Service) RemoveMember(ctx context.Context, actorID, projectID, userID s
 
 // Role is the guard's lookup.
 func (s *Service) Role(ctx context.Context, projectID, userID string) (string, bool, error) {
-	m, err := s.ent.Membership.Query().Where(membership.ProjectID(projectID), membership.UserID(userID)).Only(ctx)
-	if ent.IsNotFound(err) {
-		return "", false, nil
-	}
-	if err != nil {
-		return "", false, err
-	}
-	return string(m.Role), true, nil
+	r, err := s.roles.Load(ctx, roleKey(projectID, userID), func(ctx context.Context) (role, error) {
+		m, err := s.ent.Membership.Query().Where(membership.ProjectID(projectID), membership.UserID(userID)).Only(ctx)
+		if ent.IsNotFound(err) {
+			return role{}, nil
+		}
+		if err != nil {
+			return role{}, err
+		}
+		return role{name: string(m.Role), member: true}, nil
+	})
+	return r.name, r.member, err
 }
 
 // MemberIDs lists a project's member user ids, sorted.
