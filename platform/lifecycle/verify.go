@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"time"
+	"unique"
 
 	"entgo.io/ent/dialect/sql"
 	"github.com/jackc/pgx/v5"
@@ -21,14 +22,14 @@ import (
 )
 
 // Verified is a live credential as the caches keep it: what the OAuth surface needs of
-// its row, and its "who am I" answer, encoded once so the hot path only copies bytes. A
-// hundred thousand are cached (bearer.DefaultLimits): it keeps no more than that.
+// its row beyond the entry's id and project, and its "who am I" answer, encoded once so
+// the hot path only copies bytes. Up to AUTHCORE_CACHE_SIZE are cached, a million on a
+// large deployment (SPEC §24: at most 1 KiB each): it keeps no more than that.
 type Verified struct {
-	id, project string
-	expires     *time.Time
-	own         []any
-	answer      []byte
-	jkt         string // the DPoP key it is bound to, or ""
+	expires *time.Time
+	own     []any
+	answer  []byte
+	jkt     string // the DPoP key it is bound to, or ""
 }
 
 // verifyStore is the bearer.Store of a kind's table.
@@ -77,8 +78,26 @@ func (l *Lifecycle) entry(r *Row, d secret.Digest) (*bearer.Entry[*Verified], er
 	if err != nil {
 		return nil, err
 	}
-	return &bearer.Entry[*Verified]{ID: r.ID, ProjectID: r.ProjectID, Digest: key, ExpiresAt: until, Revoked: r.revoked != nil,
-		Value: &Verified{id: r.ID, project: r.ProjectID, expires: r.ExpiresAt, own: r.own, answer: answer, jkt: l.BoundKey(r)}}, nil
+	for i, v := range r.own {
+		r.own[i] = interned(v)
+	}
+	return &bearer.Entry[*Verified]{ID: r.ID, ProjectID: unique.Make(r.ProjectID).Value(), Digest: key, ExpiresAt: until, Revoked: r.revoked != nil,
+		Value: &Verified{expires: r.ExpiresAt, own: r.own, answer: answer, jkt: l.BoundKey(r)}}, nil
+}
+
+// interned is v with its strings replaced by one shared copy of each: a cache holds up to
+// a million credentials, most of which share their project, names and scopes with others,
+// and a copy of each string per entry would be a fifth of what an entry costs.
+func interned(v any) any {
+	switch x := v.(type) {
+	case string:
+		return unique.Make(x).Value()
+	case []string:
+		for i, s := range x {
+			x[i] = unique.Make(s).Value()
+		}
+	}
+	return v
 }
 
 // BoundKey is the thumbprint of the DPoP key r is bound to, or "".
@@ -153,7 +172,7 @@ func (l *Lifecycle) Grant(ctx context.Context, token string) (Row, error) {
 		return Row{}, err
 	}
 	v := e.Value
-	r := Row{ID: v.id, ProjectID: v.project, ExpiresAt: v.expires, own: v.own, t: l.t}
+	r := Row{ID: e.ID, ProjectID: e.ProjectID, ExpiresAt: v.expires, own: v.own, t: l.t}
 	if e.ExpiresAt != nil && (r.ExpiresAt == nil || e.ExpiresAt.Before(*r.ExpiresAt)) {
 		r.ExpiresAt = e.ExpiresAt
 	}
