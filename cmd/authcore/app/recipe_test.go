@@ -44,13 +44,15 @@ func TestRecipes(t *testing.T) {
 	// A product: copy, rename, one line.
 	product := renames(t, doc, "## Adding a product", map[string]string{"<name>": "fax", "<Name>": "Fax", "<NAME>": "FAX"})
 	copyRenamed(t, repo, "internal/template/mail", "plugins/fax", product)
+	run(t, repo, "gofmt", "-w", "plugins/fax")
 	addLine(t, repo, "cmd/authcore/app/products.go", "pay.Plugin,", "fax.Plugin,", "github.com/authcore/authcore/plugins/fax")
 
 	// A kind: copy the folder and the schema, rename, generate, one line.
 	kind := renames(t, doc, "## Adding a credential kind", map[string]string{"<name>": "licensekey", "<Name>": "LicenseKey",
-		"<name_words>": "license_key", "<name-words>s": "license-keys", "<Name words>s": "License keys", "<prefix>": "lk"})
+		"<name_words>": "license_key", "<name-words>s": "license-keys", "<Name words>s": "License keys", "<name words>": "license key", "<prefix>": "lk"})
 	copyRenamed(t, repo, "internal/template/deploykey", "modules/licensekey", kind)
 	copyRenamed(t, repo, "ent/schema/deploykey.go", "ent/schema/licensekey.go", kind)
+	run(t, repo, "gofmt", "-w", "modules/licensekey", "ent/schema/licensekey.go")
 	run(t, repo, "go", "generate", "./...")
 	run(t, repo, "go", "run", "./platform/database/migrations/gen.go", "-pg", os.Getenv(apptest.EnvDatabaseURL), "add_license_keys")
 	addLine(t, repo, "cmd/authcore/app/app.go", "mfa.Module,", "licensekey.Module,", "github.com/authcore/authcore/modules/licensekey")
@@ -75,6 +77,10 @@ func TestRecipes(t *testing.T) {
 	t.Logf("lines copied from the templates: product %d, kind %d (+%d in its schema)",
 		lines(t, repo, "plugins/fax"), lines(t, repo, "modules/licensekey"), lines(t, repo, "ent/schema/licensekey.go"))
 
+	// What CI checks of the copy before its tests: formatting, then vet.
+	if out := strings.TrimSpace(run(t, repo, "gofmt", "-l", "cmd", "ent", "modules", "plugins", "platform", "internal")); out != "" {
+		t.Fatalf("gofmt would change, after the recipes: %s", out)
+	}
 	run(t, repo, "go", "vet", "./...")
 	// The replica tests replay the whole shared cluster's WAL: nothing of a recipe, and slow.
 	out := run(t, repo, "go", "test", "-count=1", "-v", "-skip", "TestReplica", "./cmd/authcore/", "./cmd/authcore/app/")
