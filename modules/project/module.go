@@ -77,7 +77,7 @@ type Params struct {
 func NewService(p Params) *Service {
 	s := &Service{ent: p.Ent, storage: p.DB.Storage, dir: p.Dir, audit: p.Audit, grants: p.Grants, bus: p.Bus,
 		policies: bearer.NewCache[string, policy.Policy](policyCacheSize, policyCacheTTL),
-		roles:    bearer.NewCache[string, role](roleCacheSize, roleCacheTTL)}
+		roles:    bearer.NewCache[string, standing](roleCacheSize, roleCacheTTL)}
 	bearer.Follow(p.Bus, policyTopic, s.policies)
 	bearer.Follow(p.Bus, roleTopic, s.roles)
 	return s

@@ -34,11 +34,11 @@ type Service struct {
 	// roles caches each member's role: the guard asks it on every project route and the
 	// token endpoint on every refresh (SPEC §9b's standing check). Every change of a
 	// membership drops its entry on every replica when it commits (roleTopic).
-	roles *bearer.Cache[string, role]
+	roles *bearer.Cache[string, standing]
 }
 
-// role is a user's role in a project, or none.
-type role struct {
+// standing is a user's role in a project, or none (a cached "not a member" too).
+type standing struct {
 	name   string
 	member bool
 }
@@ -251,15 +251,15 @@ func (s *Service) RemoveMember(ctx context.Context, actorID, projectID, userID s
 
 // Role is the guard's lookup.
 func (s *Service) Role(ctx context.Context, projectID, userID string) (string, bool, error) {
-	r, err := s.roles.Load(ctx, roleKey(projectID, userID), func(ctx context.Context) (role, error) {
+	r, err := s.roles.Load(ctx, roleKey(projectID, userID), func(ctx context.Context) (standing, error) {
 		m, err := s.ent.Membership.Query().Where(membership.ProjectID(projectID), membership.UserID(userID)).Only(ctx)
 		if ent.IsNotFound(err) {
-			return role{}, nil
+			return standing{}, nil
 		}
 		if err != nil {
-			return role{}, err
+			return standing{}, err
 		}
-		return role{name: string(m.Role), member: true}, nil
+		return standing{name: string(m.Role), member: true}, nil
 	})
 	return r.name, r.member, err
 }
