@@ -1,6 +1,7 @@
 package console_test
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -10,7 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
 	"github.com/authcore/authcore/cmd/authcore/app"
@@ -137,6 +140,39 @@ func TestConsoleFlow(t *testing.T) {
 }
 
 // textLookup finds the innermost elements whose text contains s.
+
+// drawCounter counts the sign-in forms a page draws, from before its first script runs.
+const drawCounter = `window.signInForms = 0;
+new MutationObserver((ms) => { for (const m of ms) for (const n of m.addedNodes) if (n.nodeName === 'H1' && n.textContent === 'Sign in') window.signInForms++; })
+  .observe(document, { childList: true, subtree: true });`
+
+// A visit draws the sign-in form once, and signing out draws it once more. A first load
+// once drew it three times (the 401's sign-out handler, the hash change that handler made,
+// and start), and a form drawn again after someone typed into it loses what they typed:
+// CI saw a test click "Sign in" on an empty replacement, which the browser refused to send.
+func TestSignInFormIsDrawnOnce(t *testing.T) {
+	a := apptest.Start(t, apptest.Stores(t)[0])
+	admin := a.SignUp(t)
+	for _, route := range []string{"", "#/signin", "#/agents"} {
+		ctx := browser.Tab(t, nil)
+		if _, err := chromedp.Run(ctx, chromedp.Action[page.AddScriptToEvaluateOnNewDocumentResult](func(ctx context.Context, tg *chromedp.Target) (page.AddScriptToEvaluateOnNewDocumentResult, error) {
+			return cdp.Call(ctx, tg, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: drawCounter})
+		})); err != nil {
+			t.Fatal(err)
+		}
+		p := browser.NewPage(t, ctx)
+		p.Do(chromedp.Navigate(a.Base+"/console"+route), browser.WaitFor("button", "Sign in"), chromedp.Sleep(500*time.Millisecond))
+		if n := p.Eval(`String(window.signInForms)`); n != "1" {
+			t.Fatalf("/console%s drew the sign-in form %s times", route, n)
+		}
+		p.Do(browser.TypeInto("textbox", "Email", admin.Email), browser.TypeInto("textbox", "Password", admin.Password),
+			browser.Click("button", "Sign in"), browser.WaitFor("button", "Create project"),
+			browser.Click("button", "Sign out"), browser.WaitFor("button", "Sign in"), chromedp.Sleep(500*time.Millisecond))
+		if n := p.Eval(`String(window.signInForms)`); n != "2" {
+			t.Fatalf("/console%s: after signing in and out, the sign-in form was drawn %s times", route, n)
+		}
+	}
+}
 
 // At 360 px every screen fits without sideways scrolling, and an expired access token is
 // refreshed without the user noticing.

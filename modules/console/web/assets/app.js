@@ -20,10 +20,13 @@ const state = { user: null, projects: [], project: localStorage.getItem('authcor
 // (SPEC §23) lands on #/approvals?request=…, which the sign-in in between replaces.
 const arrivedAt = location.hash;
 
+// starting is true until start knows who is signed in: a 401 on the way there is no
+// reason to render, since start renders next.
+let starting = true;
+
 whenSignedOut(() => {
   state.user = null;
-  location.hash = '#/signin';
-  render();
+  if (!starting) go('#/signin');
 });
 
 whenReauthenticationNeeded(() => stepUp(state.user));
@@ -34,6 +37,14 @@ function show(title, ...content) {
   document.title = `${title} · authcore console`;
   main.replaceChildren(h('h1', {}, title), ...content);
   main.focus();
+}
+
+// go moves to route and renders it once: through the hashchange listener when the
+// address changes, directly when it was there already (which fires no hashchange).
+function go(route) {
+  if (location.hash === route) return render();
+  location.hash = route;
+  return undefined;
 }
 
 function current() { return state.projects.find((p) => p.id === state.project); }
@@ -132,14 +143,16 @@ async function signOut() {
   stop();
   state.user = null;
   state.projects = [];
-  location.hash = '#/signin';
+  go('#/signin');
 }
 
 // ---- sign-up, sign-in, recovery --------------------------------------------------------
 
 async function authForm(mode, why, hint) {
   const tenant = state.tenant;
+  const gen = latest;
   const methods = await methodsOf(tenant);
+  if (gen !== latest) return; // a newer render replaced this one: what is typed there stays
   const box = errorBox();
   const email = field('Email', { type: 'email', autocomplete: 'email', required: true, value: hint || undefined });
   const password = field('Password', { type: 'password', autocomplete: mode === 'signup' ? 'new-password' : 'current-password', required: true });
@@ -175,14 +188,13 @@ async function signedIn(got) {
   if (state.tenantUser) { // their sign-in page, when they sign out, is their tenant's
     state.tenant = got.user.tenantId;
     // A mailed link to an approval (SPEC §23) is where they were going.
-    location.hash = arrivedAt.startsWith('#/approvals') ? arrivedAt : '#/account';
-    render();
+    go(arrivedAt.startsWith('#/approvals') ? arrivedAt : '#/account');
     return;
   }
   await loadProjects();
   await loadScreens();
   if (location.pathname === consentPage || location.pathname === invitePage) { render(); return; } // back to the question asked
-  location.hash = state.projects.length ? '#/agents' : '#/projects';
+  go(state.projects.length ? '#/agents' : '#/projects');
 }
 
 function forgotForm() {
@@ -1076,7 +1088,7 @@ async function render() {
   try {
     await view();
   } catch (err) {
-    if (!state.user) return authForm('signin'); // the session ended meanwhile: sign in again
+    if (!state.user) return undefined; // the session ended meanwhile: whenSignedOut shows the sign-in form
     const box = errorBox();
     box.show(err);
     show('Something went wrong', box);
@@ -1102,6 +1114,7 @@ async function start() {
   if (location.pathname === '/console/signin-link' && token) return linkLanding(token, show, signedIn);
   if (location.pathname === '/console/domain' && token) return domainLanding(token, show);
   await loadUser();
+  starting = false;
   if (location.pathname === '/console/verify' && token) { drawNav(); drawBanner(); return verifyEmail(token); }
   if (state.user) refresh().catch(() => {}); // learn the access token's expiry, so refreshes come ahead of time
   return render();
