@@ -1,10 +1,10 @@
 package oauth
 
 import (
-	"encoding/json"
 	"slices"
 	"strconv"
 
+	"github.com/authcore/authcore/platform/jsonbody"
 	"github.com/authcore/authcore/platform/oauth"
 )
 
@@ -27,13 +27,13 @@ func appendAnswer(dst []byte, m map[string]any) ([]byte, error) {
 			dst = append(dst, ',')
 		}
 		var err error
-		if dst, err = appendString(dst, k); err != nil {
+		if dst, err = jsonbody.AppendString(dst, k); err != nil {
 			return nil, err
 		}
 		dst = append(dst, ':')
 		switch v := m[k].(type) {
 		case string:
-			dst, err = appendString(dst, v)
+			dst, err = jsonbody.AppendString(dst, v)
 		case bool:
 			dst = strconv.AppendBool(dst, v)
 		case int:
@@ -43,34 +43,13 @@ func appendAnswer(dst []byte, m map[string]any) ([]byte, error) {
 		case nil:
 			dst = append(dst, "null"...)
 		default:
-			dst, err = appendJSON(dst, v)
+			dst, err = jsonbody.AppendJSON(dst, v)
 		}
 		if err != nil {
 			return nil, err
 		}
 	}
 	return append(dst, '}'), nil
-}
-
-// appendString writes s quoted when it is printable ASCII with nothing encoding/json escapes
-// (a quote, a backslash, <, > or &); anything else goes through encoding/json.
-func appendString(dst []byte, s string) ([]byte, error) {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			return appendJSON(dst, s)
-		}
-	}
-	dst = append(dst, '"')
-	dst = append(dst, s...)
-	return append(dst, '"'), nil
-}
-
-func appendJSON(dst []byte, v any) ([]byte, error) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil, err
-	}
-	return append(dst, b...), nil
 }
 
 // appendToken appends a token answer as encoding/json encodes oauth.Token (its fields in
@@ -86,7 +65,7 @@ func appendToken(dst []byte, t oauth.Token) ([]byte, error) {
 			dst = append(dst, ',')
 		}
 		dst = append(dst, name...)
-		dst, err = appendString(dst, v)
+		dst, err = jsonbody.AppendString(dst, v)
 	}
 	dst = append(dst, '{')
 	field(`"access_token":`, t.AccessToken, false)
@@ -99,7 +78,7 @@ func appendToken(dst []byte, t oauth.Token) ([]byte, error) {
 	field(`"id_token":`, t.IDToken, true)
 	if err == nil && len(t.AuthorizationDetails) > 0 {
 		dst = append(dst, `,"authorization_details":`...)
-		dst, err = appendJSON(dst, t.AuthorizationDetails)
+		dst, err = jsonbody.AppendJSON(dst, t.AuthorizationDetails)
 	}
 	if err != nil {
 		return nil, err
