@@ -2,9 +2,9 @@ package agenttoken
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -80,9 +80,49 @@ type meBody struct {
 	ExpiresAt     time.Time `json:"expiresAt"`
 }
 
-func answer(r *lifecycle.Row) ([]byte, error) {
-	return json.Marshal(meBody{Engine: engineName, Authenticated: true, Kind: Kind, TokenID: r.ID, ProjectID: r.ProjectID,
+func answer(dst []byte, r *lifecycle.Row) ([]byte, error) {
+	return appendMe(dst, meBody{Engine: engineName, Authenticated: true, Kind: Kind, TokenID: r.ID, ProjectID: r.ProjectID,
 		AgentName: r.String(fieldAgentName), Scopes: r.Strings(fieldScopes), CreatedBy: r.CreatedBy, ExpiresAt: *r.ExpiresAt})
+}
+
+// appendMe appends m as encoding/json encodes it, by hand: ai/me is the hottest route
+// there is, and encoding/json's reflection took 2 µs of it a request, about 4% of the
+// whole. FuzzMeMatchesEncodingJSON holds the two to the same bytes.
+func appendMe(dst []byte, m meBody) ([]byte, error) {
+	var err error
+	str := func(name, v string) {
+		if err == nil {
+			dst = append(dst, name...)
+			dst, err = jsonbody.AppendString(dst, v)
+		}
+	}
+	str(`{"engine":`, m.Engine)
+	dst = append(dst, `,"authenticated":`...)
+	dst = strconv.AppendBool(dst, m.Authenticated)
+	str(`,"kind":`, m.Kind)
+	str(`,"tokenId":`, m.TokenID)
+	str(`,"projectId":`, m.ProjectID)
+	str(`,"agentName":`, m.AgentName)
+	if err != nil {
+		return nil, err
+	}
+	dst = append(dst, `,"scopes":`...)
+	if dst, err = jsonbody.AppendStrings(dst, m.Scopes); err != nil {
+		return nil, err
+	}
+	if m.CreatedBy == nil {
+		dst = append(dst, `,"createdBy":null`...)
+	} else {
+		str(`,"createdBy":`, *m.CreatedBy)
+	}
+	if err != nil {
+		return nil, err
+	}
+	dst = append(dst, `,"expiresAt":`...)
+	if dst, err = jsonbody.AppendTime(dst, m.ExpiresAt); err != nil {
+		return nil, err
+	}
+	return append(dst, '}'), nil
 }
 
 // introspect is RFC 7662's answer for a live agent token (SPEC §11).

@@ -57,7 +57,7 @@ func NewEndpoint(k Kit, kind string) *Endpoint {
 }
 
 // Serve answers a who-am-I request: the per-IP failure budget and the header rules first,
-// then me — the module's own service — for the pre-encoded answer of a live credential, or
+// then me — the module's own service — for the answer of a live credential, or
 // ErrInvalid (401 invalid_token, one failure spent), or a store error. The token handed to
 // me aliases Fiber's buffers: it must not outlive the call.
 func (e *Endpoint) Serve(c *fiber.Ctx, me func(ctx context.Context, token string) ([]byte, error)) error {

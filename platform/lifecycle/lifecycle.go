@@ -98,8 +98,10 @@ func camel(name string) string {
 // Hooks are where a kind whose contract has shapes of its own departs from the defaults.
 // Every one is optional.
 type Hooks struct {
-	// Answer encodes its "who am I" answer for a live credential, once per cache fill.
-	Answer func(r *Row) ([]byte, error)
+	// Answer appends its "who am I" answer for a live credential to dst. It runs on every
+	// request of the kind's hottest route: a kind with many credentials writes it by hand
+	// (package jsonbody's Append functions) rather than through encoding/json's reflection.
+	Answer func(dst []byte, r *Row) ([]byte, error)
 	// Introspect adds its fields to an active RFC 7662 answer (sub, exp and token_type are
 	// there already); r's ExpiresAt is when the presented secret stops. (r is a copy, passed
 	// by value so that introspection allocates no row.)

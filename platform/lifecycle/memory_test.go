@@ -14,8 +14,8 @@ import (
 )
 
 // BenchmarkCacheMemory reports the heap cost of one cached verification of an agent token
-// (the entry with its row and pre-encoded answer, the cache's bookkeeping and the key) at
-// the default bound: what bearer.DefaultLimits is sized by.
+// (the entry with what its answer and the OAuth surface need of its row, the cache's
+// bookkeeping and the key) at the default bound: what bearer.DefaultLimits is sized by.
 func BenchmarkCacheMemory(b *testing.B) {
 	t, err := newTable("agent_tokens", config.SQLite, schema.AgentTokenKind, schema.AgentToken{})
 	if err != nil {

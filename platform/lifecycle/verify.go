@@ -21,15 +21,17 @@ import (
 	"github.com/authcore/authcore/platform/secret"
 )
 
-// Verified is a live credential as the caches keep it: what the OAuth surface needs of
-// its row beyond the entry's id and project, and its "who am I" answer, encoded once so
-// the hot path only copies bytes. Up to AUTHCORE_CACHE_SIZE are cached, a million on a
-// large deployment (SPEC §24: at most 1 KiB each): it keeps no more than that.
+// Verified is a live credential as the caches keep it: what its "who am I" answer and the
+// OAuth surface need of its row beyond the entry's id and project. Up to
+// AUTHCORE_CACHE_SIZE are cached, a million on a large deployment (SPEC §24: at most 1 KiB
+// each), so it keeps no more than that: the answer is encoded on each request (a kind's
+// hot one by hand, in well under a microsecond) rather than kept, which cost ~290 bytes
+// an entry.
 type Verified struct {
-	expires *time.Time
-	own     []any
-	answer  []byte
-	jkt     string // the DPoP key it is bound to, or ""
+	expires   *time.Time
+	own       []any
+	createdBy string // "" for none: an id is never empty
+	jkt       string // the DPoP key it is bound to, or ""
 }
 
 // verifyStore is the bearer.Store of a kind's table.
@@ -71,18 +73,28 @@ func (s verifyStore) SetLastUsed(ctx context.Context, tx *ent.Tx, id string, at 
 }
 
 // entry is the cache entry for r presented with digest d: the key d matched and until
-// when it works (SPEC §12), and the answer encoded once.
+// when it works (SPEC §12).
 func (l *Lifecycle) entry(r *Row, d secret.Digest) (*bearer.Entry[*Verified], error) {
 	key, until := schema.Matched(d.Bytes(), r.digest, r.previous, r.ExpiresAt, r.previousExpires)
-	answer, err := l.answer(r)
-	if err != nil {
-		return nil, err
-	}
 	for i, v := range r.own {
 		r.own[i] = interned(v)
 	}
+	v := &Verified{expires: r.ExpiresAt, own: r.own, jkt: l.BoundKey(r)}
+	if r.CreatedBy != nil {
+		v.createdBy = unique.Make(*r.CreatedBy).Value()
+	}
 	return &bearer.Entry[*Verified]{ID: r.ID, ProjectID: unique.Make(r.ProjectID).Value(), Digest: key, ExpiresAt: until, Revoked: r.revoked != nil,
-		Value: &Verified{expires: r.ExpiresAt, own: r.own, answer: answer, jkt: l.BoundKey(r)}}, nil
+		Value: v}, nil
+}
+
+// row is the part of a credential's row that its cache entry e keeps.
+func (l *Lifecycle) row(e *bearer.Entry[*Verified]) Row {
+	v := e.Value
+	r := Row{ID: e.ID, ProjectID: e.ProjectID, ExpiresAt: v.expires, own: v.own, t: l.t}
+	if v.createdBy != "" {
+		r.CreatedBy = &v.createdBy
+	}
+	return r
 }
 
 // interned is v with its strings replaced by one shared copy of each: a cache holds up to
@@ -109,14 +121,16 @@ func (l *Lifecycle) BoundKey(r *Row) string {
 	return r.String(l.spec.BoundField)
 }
 
-func (l *Lifecycle) answer(r *Row) ([]byte, error) {
+// answer is the "who am I" answer of the credential e.
+func (l *Lifecycle) answer(e *bearer.Entry[*Verified]) ([]byte, error) {
+	r := l.row(e)
 	if l.hooks.Answer != nil {
-		return l.hooks.Answer(r)
+		return l.hooks.Answer(make([]byte, 0, 320), &r)
 	}
-	return json.Marshal(meAnswer{kind: l.spec.Name, r: r})
+	return json.Marshal(meAnswer{kind: l.spec.Name, r: &r})
 }
 
-// Me checks a bearer secret and returns its pre-encoded "who am I" answer, or
+// Me checks a bearer secret and returns its "who am I" answer, or
 // bearer.ErrInvalid for anything that is not a live credential. Prefix and checksum are
 // checked first, so malformed and guessed secrets never reach the caches or the store.
 func (l *Lifecycle) Me(ctx context.Context, token string) ([]byte, error) {
@@ -127,7 +141,7 @@ func (l *Lifecycle) Me(ctx context.Context, token string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return e.Value.answer, nil
+	return l.answer(e)
 }
 
 // MeProven is Me for a request that may carry a DPoP proof (SPEC §22): a credential bound
@@ -144,7 +158,7 @@ func (l *Lifecycle) MeProven(ctx context.Context, token, proof, url string) ([]b
 		return nil, err
 	}
 	if e.Value.jkt == "" {
-		return e.Value.answer, nil
+		return l.answer(e)
 	}
 	if l.deps.DPoP == nil {
 		return nil, bearer.ErrInvalid
@@ -156,7 +170,7 @@ func (l *Lifecycle) MeProven(ctx context.Context, token, proof, url string) ([]b
 	if p.JKT != e.Value.jkt {
 		return nil, fmt.Errorf("%w: %w", bearer.ErrInvalid, &dpop.Error{Why: "the DPoP proof is by another key than the token is bound to"})
 	}
-	return e.Value.answer, nil
+	return l.answer(e)
 }
 
 // Grant verifies a presented secret for the OAuth surface (introspection, token
@@ -172,8 +186,7 @@ func (l *Lifecycle) Grant(ctx context.Context, token string) (Row, error) {
 	if err != nil {
 		return Row{}, err
 	}
-	v := e.Value
-	r := Row{ID: e.ID, ProjectID: e.ProjectID, ExpiresAt: v.expires, own: v.own, t: l.t}
+	r := l.row(e)
 	if e.ExpiresAt != nil && (r.ExpiresAt == nil || e.ExpiresAt.Before(*r.ExpiresAt)) {
 		r.ExpiresAt = e.ExpiresAt
 	}
