@@ -174,6 +174,34 @@ func TestSignInFormIsDrawnOnce(t *testing.T) {
 	}
 }
 
+// A screen that finishes loading after the user moved on is not drawn over the newer one.
+// With every request slowed to 300 ms, Account (three requests in a row) is left for
+// Sessions while it loads, and Sessions stays.
+func TestASlowScreenDoesNotReplaceTheNextOne(t *testing.T) {
+	a := apptest.Start(t, apptest.Stores(t)[0])
+	admin := a.SignUp(t)
+	a.CreateProject(t, admin)
+	ctx := browser.Tab(t, nil)
+	p := browser.NewPage(t, ctx)
+	p.Do(chromedp.Navigate(a.Base+"/console"), browser.TypeInto("textbox", "Email", admin.Email), browser.TypeInto("textbox", "Password", admin.Password),
+		browser.Click("button", "Sign in"), browser.WaitFor("button", "Mint token"))
+	if _, err := chromedp.Run(ctx, chromedp.Action[chromedp.Void](func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
+		if _, err := cdp.Call(ctx, tg, network.Enable, network.EnableParams{}); err != nil {
+			return chromedp.Void{}, err
+		}
+		_, err := cdp.Call(ctx, tg, network.EmulateNetworkConditionsByRule, network.EmulateNetworkConditionsByRuleParams{
+			MatchedNetworkConditions: []*network.Conditions{{Latency: 300, DownloadThroughput: -1, UploadThroughput: -1}}})
+		return chromedp.Void{}, err
+	})); err != nil {
+		t.Fatal(err)
+	}
+	p.Do(browser.Click("link", "Account"), chromedp.WaitVisible(chromedp.CSS(`a[aria-current=page][href="#/account"]`)),
+		browser.Click("link", "Sessions"), browser.WaitFor("heading", "Sessions"), chromedp.Sleep(2*time.Second))
+	if h := p.Eval(`document.querySelector('h1').textContent`); h != "Sessions" {
+		t.Fatalf("the screen is %q, not Sessions", h)
+	}
+}
+
 // At 360 px every screen fits without sideways scrolling, and an expired access token is
 // refreshed without the user noticing.
 func TestConsoleNarrowAndSilentRefresh(t *testing.T) {
@@ -313,7 +341,19 @@ func TestConsoleLifecycle(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("the webhook added in the console got nothing")
 	}
-	time.Sleep(100 * time.Millisecond) // the worker records the answer after the receiver has it
+	// The worker records the answer after the receiver has it, and the screen reads the
+	// deliveries once: it is opened when the API has the answer.
+	hooks := "/v1/projects/" + prj + "/webhooks"
+	hook := a.Do(apptest.Req{Path: hooks, Header: admin.Bearer()}).Expect(t, 200, nil)["webhooks"].([]any)[0].(map[string]any)["id"].(string)
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		d := a.Do(apptest.Req{Path: hooks + "/" + hook + "/deliveries", Header: admin.Bearer()}).Expect(t, 200, nil)["deliveries"].([]any)
+		if len(d) > 0 && d[0].(map[string]any)["status"] == "succeeded" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the delivery was not recorded: %v", d)
+		}
+	}
 	p.Do(browser.Click("button", "Deliveries"), chromedp.WaitVisible("succeeded", chromedp.ByFunc(browser.Text("succeeded"))))
 	p.Shot("webhooks")
 }

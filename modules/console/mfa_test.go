@@ -51,7 +51,8 @@ func TestConsoleSecondFactors(t *testing.T) {
 	p.Do(chromedp.Navigate(base+"/console"), browser.WaitFor("link", "Create an account"), browser.Click("link", "Create an account"), browser.WaitFor("button", "Sign up"),
 		browser.TypeInto("textbox", "Email", email), browser.TypeInto("textbox", "Password", password), browser.Click("button", "Sign up"),
 		browser.WaitFor("button", "Create project"),
-		browser.TypeInto("textbox", "Project name", "Acme"), browser.Click("button", "Create project"), browser.WaitFor("link", "Agent tokens"))
+		browser.TypeInto("textbox", "Project name", "Acme"), browser.Click("button", "Create project"), browser.WaitFor("link", "Agent tokens"),
+		chromedp.WaitVisible("Acme (current)", chromedp.ByFunc(browser.Text("Acme (current)"))))
 
 	// Enrol a passkey: the first factor shows ten recovery codes, once.
 	p.Do(browser.Click("link", "Account"), browser.WaitFor("button", "Add passkey"), browser.Click("button", "Add passkey"),

@@ -20,13 +20,13 @@ const state = { user: null, projects: [], project: localStorage.getItem('authcor
 // (SPEC §23) lands on #/approvals?request=…, which the sign-in in between replaces.
 const arrivedAt = location.hash;
 
-// starting is true until start knows who is signed in: a 401 on the way there is no
-// reason to render, since start renders next.
-let starting = true;
-
+// A session that ends sends its user to sign in once: a 401 answered while nobody was
+// signed in (start asking who is, or a second request of the same ended session) draws
+// nothing, since a form drawn again empties what was typed into it.
 whenSignedOut(() => {
+  const was = state.user;
   state.user = null;
-  if (!starting) go('#/signin');
+  if (was) go('#/signin');
 });
 
 whenReauthenticationNeeded(() => stepUp(state.user));
@@ -37,6 +37,12 @@ function show(title, ...content) {
   document.title = `${title} · authcore console`;
   main.replaceChildren(h('h1', {}, title), ...content);
   main.focus();
+}
+
+// showFor is show for render number gen: once a newer render began, what an older one
+// finishes loading is not drawn over it.
+function showFor(gen) {
+  return (...content) => { if (gen === latest) show(...content); };
 }
 
 // go moves to route and renders it once: through the hashchange listener when the
@@ -253,11 +259,13 @@ function projectsView() {
   const form = h('form', {
     onsubmit: (e) => {
       e.preventDefault();
+      const gen = latest;
       submitting(form, box, async () => {
         const p = await api('POST', '/v1/projects', { name: name.querySelector('input').value });
         choose(p.id);
         await loadProjects();
-        render();
+        if (gen === latest) render(); // the new project on this screen
+        else drawNav(); // the user moved on meanwhile: only the picker learns of it
       });
     },
   }, name, box, h('button', { type: 'submit' }, 'Create project'));
@@ -858,11 +866,13 @@ async function resourcesView() {
 // (an MCP host, say) sent them here with. The host is shown large: a name is whatever the
 // application says it is, its host is where the code will go.
 async function consentView(id) {
+  const gen = latest;
   const box = errorBox();
   const base = `/v1/oauth/authorizations/${encodeURIComponent(id)}`;
   let req;
   try {
     req = await api('GET', base);
+    if (gen !== latest) return; // the user moved on while this screen loaded
   } catch (err) {
     // The application asked for a fresher sign-in than this one (prompt=login, max_age):
     // a new sign-in here, then the question again.
@@ -980,7 +990,7 @@ function usageCell(id, name, u) {
 }
 
 // usageView is the project's verifications over the last 24 hours, by outcome, and by kind.
-async function usageView() {
+async function usageView(shown) {
   if (needProject()) return;
   const got = await api('GET', `/v1/projects/${state.project}/usage?granularity=hour`);
   const kinds = {};
@@ -990,31 +1000,31 @@ async function usageView() {
   }
   const byKind = table('Verifications by kind', ['Kind', 'OK', 'Denied', 'Rate limited'], Object.entries(kinds).sort(), ([k, v]) => [
     h('code', {}, k), String(v.ok), String(v.denied), String(v.rate_limited)]);
-  show('Usage', h('p', { class: 'muted' }, 'Every verification of the project\'s credentials in the last 24 hours (counts are written every 5 seconds).'),
+  shown('Usage', h('p', { class: 'muted' }, 'Every verification of the project\'s credentials in the last 24 hours (counts are written every 5 seconds).'),
     chart(got, HOUR, 'Verifications by hour'), byKind);
 }
 
 // ---- sign-in methods (SPEC §20) ---------------------------------------------------------
 
-async function signInMethodsView() {
+async function signInMethodsView(shown) {
   if (needProject()) return;
   const p = current();
   if (p.role !== 'admin') { show('Sign-in methods', h('p', {}, 'Only the project\'s admins configure how its end users sign in.')); return; }
-  await methodsView(p, show);
+  await methodsView(p, shown);
 }
 
 // ---- trust (SPEC §22) -------------------------------------------------------------------
 
-async function trustScreen() {
+async function trustScreen(shown) {
   if (needProject()) return;
   const p = current();
   if (p.role !== 'admin') { show('Trust', h('p', {}, 'Only the project\'s admins see and change what it trusts.')); return; }
-  await trustView(p, show);
+  await trustView(p, shown);
 }
 
 // ---- account ---------------------------------------------------------------------------
 
-async function accountView() {
+async function accountView(shown) {
   const box = errorBox();
   const done = h('p', { role: 'status' });
   const cur = field('Current password', { type: 'password', autocomplete: 'current-password', required: true });
@@ -1029,7 +1039,7 @@ async function accountView() {
       });
     },
   }, cur, next, box, h('button', { type: 'submit' }, 'Change password'));
-  show('Account', h('p', {}, `Signed in as ${state.user.email || state.user.id}.`), await factorsSection(),
+  shown('Account', h('p', {}, `Signed in as ${state.user.email || state.user.id}.`), await factorsSection(),
     await identitiesSection(state.user.tenantId || state.tenant), h('h2', {}, 'Change password'), form, done);
 }
 
@@ -1040,13 +1050,13 @@ const views = {
   '#/members': membersView, '#/audit': auditView, '#/account': accountView, '#/webhooks': webhooksView,
   '#/resources': resourcesView, '#/apps': appsView, '#/usage': usageView,
   '#/signin-methods': signInMethodsView, '#/trust': trustScreen,
-  '#/approval-types': () => (needProject() ? undefined : typesView(show, state.project)),
+  '#/approval-types': (shown) => (needProject() ? undefined : typesView(shown, state.project)),
 };
 
 // tenantViews are what a project's end user has: their approvals and connected accounts
 // (SPEC §23) and their account.
 const tenantViews = {
-  '#/account': accountView, '#/approvals': () => approvalsView(show), '#/connections': () => connectionsView(show, state.tenant),
+  '#/account': accountView, '#/approvals': (shown) => approvalsView(shown), '#/connections': (shown) => connectionsView(shown, state.tenant),
 };
 
 // consentPage is where the authorization endpoint sends a person (SPEC §16).
@@ -1086,7 +1096,7 @@ async function render() {
   if (!view && state.tenantUser) { location.hash = '#/account'; return undefined; }
   if (!view) { location.hash = '#/projects'; return undefined; }
   try {
-    await view();
+    await view(showFor(latest));
   } catch (err) {
     if (!state.user) return undefined; // the session ended meanwhile: whenSignedOut shows the sign-in form
     const box = errorBox();
@@ -1114,7 +1124,6 @@ async function start() {
   if (location.pathname === '/console/signin-link' && token) return linkLanding(token, show, signedIn);
   if (location.pathname === '/console/domain' && token) return domainLanding(token, show);
   await loadUser();
-  starting = false;
   if (location.pathname === '/console/verify' && token) { drawNav(); drawBanner(); return verifyEmail(token); }
   if (state.user) refresh().catch(() => {}); // learn the access token's expiry, so refreshes come ahead of time
   return render();
