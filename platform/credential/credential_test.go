@@ -212,7 +212,11 @@ func TestOnePrefixOneKind(t *testing.T) {
 		if got, err := reg.Revoke(ctx, tok, Revocation{}); got != want || err != nil {
 			t.Errorf("ac_%s_: revoked as %q (%v), want %s", prefix, got, err, want)
 		}
-		if _, err := reg.Revoke(ctx, tok[:len(tok)-1]+"0", Revocation{}); !errors.Is(err, ErrNotLive) {
+		tampered := tok[:len(tok)-1] + "0"
+		if tampered == tok { // one token in 62 ends in 0
+			tampered = tok[:len(tok)-1] + "1"
+		}
+		if _, err := reg.Revoke(ctx, tampered, Revocation{}); !errors.Is(err, ErrNotLive) {
 			t.Errorf("ac_%s_ with a bad checksum: %v", prefix, err)
 		}
 	}
