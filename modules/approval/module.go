@@ -79,7 +79,8 @@ func newService(p params) (*service, error) {
 
 // run starts the pinger with the process and prunes old requests.
 func run(lc fx.Lifecycle, s *service, log *slog.Logger) {
-	ctx, cancel := context.WithCancel(context.Background())
+	// A background loop: its reads every 500 ms are not a request's (database.Queries).
+	ctx, cancel := context.WithCancel(database.Background(context.Background()))
 	done := make(chan struct{})
 	lc.Append(fx.Hook{
 		OnStart: func(context.Context) error {

@@ -155,7 +155,7 @@ func (e *Engine) loop() {
 		if !e.ready.Load() {
 			interval = time.Second
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		ctx, cancel := context.WithTimeout(database.Background(context.Background()), 10*time.Second) // not a request's read
 		err := e.keys.load(ctx)
 		cancel()
 		if err != nil {
