@@ -46,6 +46,10 @@ type Recorder struct {
 
 	mu      sync.Mutex
 	pending map[key]int64
+	// flushing is held for a whole flush: a flush returns only after every count taken
+	// before it is written, including those another flush took first (the periodic one,
+	// when a test or shutdown flushes too).
+	flushing sync.Mutex
 }
 
 func newRecorder(lc fx.Lifecycle, c *ent.Client, clk clock.Clock, log *slog.Logger) *Recorder {
@@ -71,6 +75,8 @@ func (r *Recorder) Count(projectID, kind, credentialID, outcome string) {
 
 // Flush writes what was counted since the last flush.
 func (r *Recorder) Flush(ctx context.Context) error {
+	r.flushing.Lock()
+	defer r.flushing.Unlock()
 	r.mu.Lock()
 	batch := r.pending
 	r.pending = make(map[key]int64, len(batch))
