@@ -338,14 +338,14 @@ func TestConsoleLifecycle(t *testing.T) {
 	a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/auth-core/projects/" + prj + "/ai/agents", Body: map[string]any{"ttlHours": 1}, Header: admin.Bearer()}).Expect(t, 200, nil)
 	select {
 	case <-got:
-	case <-time.After(5 * time.Second):
+	case <-time.After(15 * time.Second): // the worker polls every 500 ms; a busy CI machine took over 5 s once
 		t.Fatal("the webhook added in the console got nothing")
 	}
 	// The worker records the answer after the receiver has it, and the screen reads the
 	// deliveries once: it is opened when the API has the answer.
 	hooks := "/v1/projects/" + prj + "/webhooks"
 	hook := a.Do(apptest.Req{Path: hooks, Header: admin.Bearer()}).Expect(t, 200, nil)["webhooks"].([]any)[0].(map[string]any)["id"].(string)
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(50 * time.Millisecond) {
 		d := a.Do(apptest.Req{Path: hooks + "/" + hook + "/deliveries", Header: admin.Bearer()}).Expect(t, 200, nil)["deliveries"].([]any)
 		if len(d) > 0 && d[0].(map[string]any)["status"] == "succeeded" {
 			break

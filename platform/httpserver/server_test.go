@@ -41,6 +41,10 @@ func testRoutes() []httpserver.Route {
 			return apperr.OAuth(apperr.KindUnauthenticated, "invalid_client", "client authentication failed").WithHeader("WWW-Authenticate", "Basic")
 		})},
 		{Method: http.MethodGet, Path: "/test/slow", Handlers: h(func(c *fiber.Ctx) error {
+			select {
+			case inSlow <- struct{}{}:
+			default:
+			}
 			time.Sleep(300 * time.Millisecond)
 			return c.JSON(fiber.Map{"done": true})
 		})},
@@ -151,13 +155,26 @@ func TestDuplicateRouteIsRefused(t *testing.T) {
 	}
 }
 
+// inSlow says a request reached /test/slow's handler: the shutdown tests stop the app
+// then, rather than after a sleep that a busy machine can outlast.
+var inSlow = make(chan struct{}, 1)
+
+func waitInSlow(t *testing.T) {
+	t.Helper()
+	select {
+	case <-inSlow:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the request never reached the handler")
+	}
+}
+
 // Stopping the app (what SIGTERM does) lets an in-flight request finish, then refuses new
 // connections.
 func TestGracefulShutdownDrainsInFlight(t *testing.T) {
 	a := testkit.StartURL(t, "sqlite", "sqlite::memory:", graph, testkit.WithFx(httpserver.AsRoutes(testRoutes)))
 	done := make(chan *testkit.Response, 1)
 	go func() { done <- a.Get("/test/slow") }()
-	time.Sleep(100 * time.Millisecond) // the request is in the handler now
+	waitInSlow(t)
 	if err := a.Stop(); err != nil {
 		t.Fatal(err)
 	}
@@ -200,7 +217,7 @@ func TestShutdownDoesNotWaitForSilentConnections(t *testing.T) {
 	defer silent.Close()
 	done := make(chan *testkit.Response, 1)
 	go func() { done <- a.Get("/test/slow") }()
-	time.Sleep(100 * time.Millisecond) // the request is in the handler now
+	waitInSlow(t)
 	start := time.Now()
 	if err := a.Stop(); err != nil {
 		t.Fatalf("stop after %v: %v", time.Since(start), err)
