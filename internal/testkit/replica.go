@@ -73,28 +73,41 @@ func StartReplica(t testing.TB, applyDelay time.Duration) *Replica {
 	// The slot keeps the WAL a stopped replica needs to catch up when it starts again.
 	r.asPostgres(filepath.Join(pgBin, "pg_basebackup"), "-D", r.data(), "-R", "-X", "stream", "-C", "-S", r.slot,
 		"-c", "fast", "-h", primarySocket, "-p", "5432")
-	conf := strings.Join([]string{
-		"listen_addresses = '127.0.0.1'",
-		fmt.Sprintf("port = %d", port),
-		fmt.Sprintf("unix_socket_directories = '%s'", dir),
-		"hot_standby = on",
-		fmt.Sprintf("recovery_min_apply_delay = '%dms'", applyDelay.Milliseconds()),
-		"shared_buffers = 16MB",
-		"fsync = off",
-		"logging_collector = off",
-	}, "\n") + "\n"
 	hba := "local all postgres peer\nhost all all 127.0.0.1/32 scram-sha-256\n"
-	for name, body := range map[string]string{"postgresql.conf": conf, "pg_hba.conf": hba, "pg_ident.conf": ""} {
-		p := filepath.Join(r.data(), name)
-		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+	// The port was free when picked, but anything may take it before the postmaster binds
+	// it (any outgoing connection's local port comes from the same range): then another.
+	for attempt := 1; ; attempt++ {
+		conf := strings.Join([]string{
+			"listen_addresses = '127.0.0.1'",
+			fmt.Sprintf("port = %d", r.Port),
+			fmt.Sprintf("unix_socket_directories = '%s'", dir),
+			"hot_standby = on",
+			fmt.Sprintf("recovery_min_apply_delay = '%dms'", applyDelay.Milliseconds()),
+			"shared_buffers = 16MB",
+			"fsync = off",
+			"logging_collector = off",
+		}, "\n") + "\n"
+		for name, body := range map[string]string{"postgresql.conf": conf, "pg_hba.conf": hba, "pg_ident.conf": ""} {
+			p := filepath.Join(r.data(), name)
+			if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Chown(p, uid, gid); err != nil {
+				t.Fatal(err)
+			}
+		}
+		err := r.start()
+		if err == nil {
+			return r
+		}
+		if attempt == 3 || !strings.Contains(err.Error(), "Address already in use") {
 			t.Fatal(err)
 		}
-		if err := os.Chown(p, uid, gid); err != nil {
+		t.Logf("replica port %d was taken meanwhile; another", r.Port)
+		if r.Port, err = freePort(); err != nil {
 			t.Fatal(err)
 		}
 	}
-	r.Start()
-	return r
 }
 
 func replicaUnavailable(t testing.TB, why string) {
@@ -119,7 +132,26 @@ func (r *Replica) asPostgres(name string, args ...string) {
 // Start starts the replica's postmaster and waits until it accepts read-only connections.
 func (r *Replica) Start() {
 	r.t.Helper()
-	r.asPostgres(filepath.Join(pgBin, "pg_ctl"), "-D", r.data(), "-l", filepath.Join(r.dir, "log"), "-w", "-t", "60", "start")
+	if err := r.start(); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+// start is Start's work; a failure says why in the postmaster's own words (its log is
+// removed with the test).
+func (r *Replica) start() error {
+	log := filepath.Join(r.dir, "log")
+	cmd := exec.Command("runuser", "-u", "postgres", "--", filepath.Join(pgBin, "pg_ctl"), "-D", r.data(), "-l", log, "-w", "-t", "60", "start")
+	cmd.Dir = r.dir
+	out, err := cmd.CombinedOutput()
+	if err == nil {
+		return nil
+	}
+	logged, _ := os.ReadFile(log)
+	if len(logged) > 4000 {
+		logged = logged[len(logged)-4000:]
+	}
+	return fmt.Errorf("pg_ctl start (replica on port %d): %v\n%s\nits log:\n%s", r.Port, err, out, logged)
 }
 
 // Stop stops the replica at once (connections are cut, as when it crashes or its host goes).
