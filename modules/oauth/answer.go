@@ -56,32 +56,22 @@ func appendAnswer(dst []byte, m map[string]any) ([]byte, error) {
 // order, the omitempty ones left out when empty); FuzzTokenMatchesEncodingJSON holds the
 // two to the same bytes. Every token grant answers with one.
 func appendToken(dst []byte, t oauth.Token) ([]byte, error) {
-	var err error
-	field := func(name, v string, omitEmpty bool) {
-		if err != nil || (omitEmpty && v == "") {
-			return
-		}
-		if len(dst) > 1 {
-			dst = append(dst, ',')
-		}
-		dst = append(dst, name...)
-		dst, err = jsonbody.AppendString(dst, v)
+	o := jsonbody.Begin(dst)
+	o.String("access_token", t.AccessToken)
+	if t.IssuedTokenType != "" {
+		o.String("issued_token_type", t.IssuedTokenType)
 	}
-	dst = append(dst, '{')
-	field(`"access_token":`, t.AccessToken, false)
-	field(`"issued_token_type":`, t.IssuedTokenType, true)
-	field(`"token_type":`, t.TokenType, false)
-	dst = append(dst, `,"expires_in":`...)
-	dst = strconv.AppendInt(dst, int64(t.ExpiresIn), 10)
-	field(`"scope":`, t.Scope, false)
-	field(`"refresh_token":`, t.RefreshToken, true)
-	field(`"id_token":`, t.IDToken, true)
-	if err == nil && len(t.AuthorizationDetails) > 0 {
-		dst = append(dst, `,"authorization_details":`...)
-		dst, err = jsonbody.AppendJSON(dst, t.AuthorizationDetails)
+	o.String("token_type", t.TokenType)
+	o.Int("expires_in", int64(t.ExpiresIn))
+	o.String("scope", t.Scope)
+	if t.RefreshToken != "" {
+		o.String("refresh_token", t.RefreshToken)
 	}
-	if err != nil {
-		return nil, err
+	if t.IDToken != "" {
+		o.String("id_token", t.IDToken)
 	}
-	return append(dst, '}'), nil
+	if len(t.AuthorizationDetails) > 0 {
+		o.JSON("authorization_details", t.AuthorizationDetails)
+	}
+	return o.End()
 }
