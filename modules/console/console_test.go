@@ -5,9 +5,12 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -175,26 +178,36 @@ func TestSignInFormIsDrawnOnce(t *testing.T) {
 }
 
 // A screen that finishes loading after the user moved on is not drawn over the newer one.
-// With every request slowed to 300 ms, Account (three requests in a row) is left for
-// Sessions while it loads, and Sessions stays.
+// With every API request slowed to 300 ms, Account (three requests in a row) is left for
+// Sessions while it loads, and Sessions stays. The delay comes from a proxy in front of the
+// server rather than the browser's network emulation, whose CDP parameters changed between
+// Chromium releases (148 refuses what 156 took), so the test holds on any Chromium.
 func TestASlowScreenDoesNotReplaceTheNextOne(t *testing.T) {
 	a := apptest.Start(t, apptest.Stores(t)[0])
 	admin := a.SignUp(t)
 	a.CreateProject(t, admin)
-	ctx := browser.Tab(t, nil)
-	p := browser.NewPage(t, ctx)
-	p.Do(chromedp.Navigate(a.Base+"/console"), browser.TypeInto("textbox", "Email", admin.Email), browser.TypeInto("textbox", "Password", admin.Password),
-		browser.Click("button", "Sign in"), browser.WaitFor("button", "Mint token"))
-	if _, err := chromedp.Run(ctx, chromedp.Action[chromedp.Void](func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
-		if _, err := cdp.Call(ctx, tg, network.Enable, network.EnableParams{}); err != nil {
-			return chromedp.Void{}, err
-		}
-		_, err := cdp.Call(ctx, tg, network.EmulateNetworkConditionsByRule, network.EmulateNetworkConditionsByRuleParams{
-			MatchedNetworkConditions: []*network.Conditions{{Latency: 300, DownloadThroughput: -1, UploadThroughput: -1}}})
-		return chromedp.Void{}, err
-	})); err != nil {
+	var slow atomic.Bool
+	target, err := url.Parse(a.Base)
+	if err != nil {
 		t.Fatal(err)
 	}
+	upstream := httputil.NewSingleHostReverseProxy(target)
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if slow.Load() && strings.HasPrefix(r.URL.Path, "/v1/") {
+			time.Sleep(300 * time.Millisecond)
+		}
+		// The server sees its own origin, as behind any reverse proxy that keeps Host.
+		r.Host = target.Host
+		if r.Header.Get("Origin") != "" {
+			r.Header.Set("Origin", a.Base)
+		}
+		upstream.ServeHTTP(w, r)
+	}))
+	t.Cleanup(proxy.Close)
+	p := browser.NewPage(t, browser.Tab(t, nil))
+	p.Do(chromedp.Navigate(proxy.URL+"/console"), browser.TypeInto("textbox", "Email", admin.Email), browser.TypeInto("textbox", "Password", admin.Password),
+		browser.Click("button", "Sign in"), browser.WaitFor("button", "Mint token"))
+	slow.Store(true)
 	p.Do(browser.Click("link", "Account"), chromedp.WaitVisible(chromedp.CSS(`a[aria-current=page][href="#/account"]`)),
 		browser.Click("link", "Sessions"), browser.WaitFor("heading", "Sessions"), chromedp.Sleep(2*time.Second))
 	if h := p.Eval(`document.querySelector('h1').textContent`); h != "Sessions" {
