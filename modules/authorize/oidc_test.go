@@ -328,8 +328,8 @@ func TestSecretClients(t *testing.T) {
 			t.Fatalf("without offline_access: %v", got)
 		}
 		f, c = code("openid offline_access tools:call")
-		form = url.Values{"grant_type": {"authorization_code"}, "client_id": {id}, "client_secret": {sec}, "code": {c}, "redirect_uri": {f.redirect}, "code_verifier": {f.verifier}}
-		got = a.PostForm("/v1/oauth/token", form, nil).Expect(t, 200, nil)
+		form = url.Values{"grant_type": {"authorization_code"}, "code": {c}, "redirect_uri": {f.redirect}, "code_verifier": {f.verifier}}
+		got = a.PostForm("/v1/oauth/token", form, apptest.Basic(id, sec)).Expect(t, 200, nil)
 		refresh := url.Values{"grant_type": {"refresh_token"}, "refresh_token": {got["refresh_token"].(string)}}
 		a.PostForm("/v1/oauth/token", url.Values{"grant_type": {"refresh_token"}, "client_id": {id}, "refresh_token": {got["refresh_token"].(string)}}, nil).
 			Expect(t, 401, map[string]any{"error": "invalid_client"})
