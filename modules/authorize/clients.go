@@ -427,7 +427,7 @@ func (cs *clients) Authenticate(ctx context.Context, id, sec string) (oauth.Clie
 	if row.SecretDigest == nil || !secret.Equal(secret.DigestOf(sec).Bytes(), *row.SecretDigest) {
 		return oauth.Client{}, false, nil
 	}
-	return oauth.Client{ID: id, DPoPBound: row.DpopBoundAccessTokens}, true, nil
+	return oauth.Client{ID: id, DPoPBound: row.DpopBoundAccessTokens, Registered: row.TokenEndpointAuthMethod}, true, nil
 }
 
 // ClientKeys is the key set of a private_key_jwt client, registered or by document.
@@ -444,11 +444,11 @@ func (cs *clients) ClientKeys(ctx context.Context, id string) (oauth.Client, ass
 		return oauth.Client{}, nil, false, err
 	}
 	if cl.JWKSURI != "" {
-		return oauth.Client{ID: id, DPoPBound: cl.DPoPBound}, assertion.Remote{Fetcher: cs.keys, URL: cl.JWKSURI}, true, nil
+		return oauth.Client{ID: id, DPoPBound: cl.DPoPBound, Registered: cl.AuthMethod}, assertion.Remote{Fetcher: cs.keys, URL: cl.JWKSURI}, true, nil
 	}
 	set, err := assertion.ParseKeySet(cl.JWKS)
 	if err != nil { // checked at registration and on fetch
 		return oauth.Client{}, nil, false, nil
 	}
-	return oauth.Client{ID: id, DPoPBound: cl.DPoPBound}, assertion.Static{Set: set}, true, nil
+	return oauth.Client{ID: id, DPoPBound: cl.DPoPBound, Registered: cl.AuthMethod}, assertion.Static{Set: set}, true, nil
 }

@@ -336,10 +336,12 @@ var (
 )
 
 // logout is RP-initiated logout (OpenID Connect RP-Initiated Logout 1.0): with an
-// id_token_hint this server signed, whose session is this browser's, the session ends;
-// then the browser goes to the client's registered post_logout_redirect_uri, if it named
-// one, else sees a page. Without a hint nothing is signed out (anyone could link a person
-// here), and a redirect goes only to a URI the client registered.
+// id_token_hint this server signed, whose session is this browser's, the session ends.
+// The browser goes back to a post_logout_redirect_uri only when a live id_token_hint
+// names the client and the client registered that URI (SPEC §29): a client_id proves
+// nothing (anyone can write one), and an expired hint may be anyone's old token, so
+// either would make this server an open redirector with a trusted name. Without a hint
+// nothing is signed out (anyone could link a person here); the person sees a page.
 func (h *handler) logout(c *fiber.Ctx) error {
 	q, err := url.ParseQuery(string(c.Request().URI().QueryString()))
 	if err != nil {
@@ -356,11 +358,13 @@ func (h *handler) logout(c *fiber.Ctx) error {
 		}
 	}
 	hint, clientID, back := q.Get("id_token_hint"), q.Get("client_id"), q.Get("post_logout_redirect_uri")
-	sid := ""
+	sid, live := "", false
 	if hint != "" {
-		_, claims, err := h.verifier.VerifySigned(hint)
+		// An id_token (typ JWT, one audience: its client), not an access token or an
+		// ID-JAG these keys also sign.
+		typ, claims, err := h.verifier.VerifySigned(hint)
 		aud := oauth.Audiences(claims)
-		if err != nil || claims["iss"] != h.cfg.SelfURL() || len(aud) != 1 {
+		if err != nil || typ != "JWT" || claims["iss"] != h.cfg.SelfURL() || len(aud) != 1 || claims["azp"] != aud[0] {
 			return h.page(c, "The id_token_hint is not an id_token this server issued.")
 		}
 		if clientID != "" && clientID != aud[0] {
@@ -368,11 +372,10 @@ func (h *handler) logout(c *fiber.Ctx) error {
 		}
 		clientID = aud[0]
 		sid, _ = claims["sid"].(string)
+		exp, _ := claims["exp"].(float64)
+		live = float64(h.clock.Now().Unix()) < exp
 	}
-	if back != "" {
-		if clientID == "" {
-			return h.page(c, "A post_logout_redirect_uri needs the client's id_token_hint or client_id.")
-		}
+	if back != "" && hint != "" {
 		cl, err := h.clients.resolve(c.UserContext(), clientID)
 		var unusable errClient
 		if errors.As(err, &unusable) || (err == nil && !slices.Contains(cl.PostLogoutRedirectURIs, back)) {
@@ -394,7 +397,12 @@ func (h *handler) logout(c *fiber.Ctx) error {
 			guard.ClearSessionCookies(c, h.cfg)
 		}
 	}
-	if back != "" {
+	switch {
+	case back != "" && hint == "":
+		return h.signedOut(c, false, "The application asked to send you back without an id_token_hint, so this server will not send you there.")
+	case back != "" && !live:
+		return h.signedOut(c, true, "The application's id_token_hint has expired, so this server will not send you back to it.")
+	case back != "":
 		u, _ := url.Parse(back) // registered: it parses
 		if st := q.Get("state"); st != "" {
 			v := u.Query()
@@ -403,5 +411,5 @@ func (h *handler) logout(c *fiber.Ctx) error {
 		}
 		return c.Redirect(u.String(), http.StatusFound)
 	}
-	return h.signedOut(c)
+	return h.signedOut(c, hint != "", "")
 }

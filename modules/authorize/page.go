@@ -27,17 +27,25 @@ func (h *handler) page(c *fiber.Ctx, reason string) error {
 	return errorPage.Execute(c.Response().BodyWriter(), reason)
 }
 
-// signedOutPage is what a person sees after RP-initiated logout with nowhere to go back to.
+// signedOutPage is what a person sees after RP-initiated logout when the browser is not
+// sent back to the application: what was signed out, and why it was not sent back.
 var signedOutPage = template.Must(template.New("signed-out").Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Signed out · authcore</title></head>
-<body><main><h1>Signed out</h1><p>If this browser was signed in to authcore for that application, it is signed out now.
-Sign-ins of other applications and other browsers are as they were.</p><p><a href="{{.}}">Open the console</a></p></main></body></html>`))
+<body><main><h1>Signed out</h1>{{if .Hinted}}<p>If this browser was signed in to authcore for that application, it is signed out now.
+Sign-ins of other applications and other browsers are as they were.</p>{{else}}<p>Nothing was signed out: the application did not
+say which sign-in to end (id_token_hint). Sign-ins of every application and every browser are as they were.</p>{{end}}
+{{with .Note}}<p>{{.}}</p>{{end}}<p><a href="{{.Console}}">Open the console</a></p></main></body></html>`))
 
-func (h *handler) signedOut(c *fiber.Ctx) error {
+// signedOut answers 200 with the signed-out page; hinted says whether an id_token_hint
+// named a sign-in to end, note why the browser stays here ("" when it had nowhere to go).
+func (h *handler) signedOut(c *fiber.Ctx, hinted bool, note string) error {
 	c.Set("Content-Security-Policy", "default-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'")
 	c.Set("X-Frame-Options", "DENY")
 	c.Set(fiber.HeaderCacheControl, "no-store")
 	c.Set(fiber.HeaderContentType, fiber.MIMETextHTMLCharsetUTF8)
-	return signedOutPage.Execute(c.Response().BodyWriter(), h.cfg.SelfURL()+"/console")
+	return signedOutPage.Execute(c.Response().BodyWriter(), struct {
+		Hinted        bool
+		Note, Console string
+	}{hinted, note, h.cfg.SelfURL() + "/console"})
 }

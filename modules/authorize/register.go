@@ -25,6 +25,15 @@ const (
 	grantRefreshToken      = "refresh_token"
 )
 
+// registrableGrants are the grant types a registered client may name (SPEC §29): every
+// one the token endpoint would serve a host's client — token exchange (RFC 8693), a JWT
+// bearer assertion such as an ID-JAG (RFC 7523, SPEC §22), CIBA (SPEC §23) and the device
+// grant (RFC 8628, served by a later release; the value is accepted now so that a client
+// registers once). client_credentials is an auth badge's alone, and implicit and password
+// are not OAuth 2.1.
+var registrableGrants = []string{grantAuthorizationCode, grantRefreshToken, oauth.GrantTokenExchange,
+	"urn:ietf:params:oauth:grant-type:jwt-bearer", oauth.GrantCIBA, "urn:ietf:params:oauth:grant-type:device_code"}
+
 // RFC 7591 §3.2.2 errors.
 func errMetadata(why string) *apperr.Error {
 	return oauth.Error(apperr.KindInvalid, "invalid_client_metadata", why)
@@ -114,12 +123,12 @@ func (h *handler) register(c *fiber.Ctx) error {
 	switch gs, st := body.Strings("grant_types"); st {
 	case jsonbody.OK:
 		for _, g := range gs {
-			if g != grantAuthorizationCode && g != grantRefreshToken {
-				return errMetadata("grant_types may hold authorization_code and refresh_token only")
+			if !slices.Contains(registrableGrants, g) {
+				return errMetadata("grant_types may hold " + strings.Join(registrableGrants, ", ") + ": " + g + " is none of them")
 			}
 		}
-		if !slices.Contains(gs, grantAuthorizationCode) {
-			return errMetadata("grant_types must include authorization_code")
+		if !slices.ContainsFunc(gs, func(g string) bool { return g != grantRefreshToken }) {
+			return errMetadata("grant_types must include a grant that issues a first token (authorization_code, for one)")
 		}
 		grants = gs
 	case jsonbody.WrongType:

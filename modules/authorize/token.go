@@ -364,7 +364,7 @@ func (s *service) clientOf(ctx context.Context, r oauth.Request) (client, error)
 	switch {
 	case cl.confidential() && r.Client == nil:
 		return client{}, oauth.Error(apperr.KindUnauthenticated, "invalid_client", "this client is confidential: authenticate it with "+cl.AuthMethod)
-	case cl.confidential() && (cl.AuthMethod == authPrivateKeyJWT) != (r.Client.Method == authPrivateKeyJWT):
+	case cl.confidential() && cl.AuthMethod != r.Client.Method:
 		return client{}, oauth.Error(apperr.KindUnauthenticated, "invalid_client", "authenticate with the method this client registered: "+cl.AuthMethod)
 	case !cl.confidential() && r.Client != nil:
 		return client{}, oauth.Error(apperr.KindUnauthenticated, "invalid_client", "this client is public: it has no credentials to present")

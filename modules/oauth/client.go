@@ -106,12 +106,27 @@ func (a *clientAuth) client(ctx context.Context, form url.Values, p presented, e
 	}
 	for _, clients := range a.clients {
 		cl, ok, err := clients.Authenticate(ctx, id, sec)
-		if err != nil || ok {
+		if err != nil {
+			return oauth.Client{}, err
+		}
+		if ok {
 			cl.Method = method
-			return cl, err
+			return registered(cl)
 		}
 	}
 	return oauth.Client{}, oauth.ErrInvalidClient
+}
+
+// registered refuses a client that authenticated otherwise than by the method it
+// registered (SPEC §29): a client_secret_basic client whose secret arrives in a form
+// body (client_secret_post) went through a path its registration ruled out.
+func registered(cl oauth.Client) (oauth.Client, error) {
+	if cl.Registered != "" && cl.Registered != cl.Method {
+		return oauth.Client{}, oauth.Error(apperr.KindUnauthenticated, "invalid_client",
+			"this client registered "+cl.Registered+": authenticate with it, not "+cl.Method).
+			WithHeader("WWW-Authenticate", `Basic realm="authcore", charset="UTF-8"`)
+	}
+	return cl, nil
 }
 
 // assertedClient authenticates private_key_jwt (RFC 7523 §2.2, SPEC §21): an assertion
@@ -146,7 +161,7 @@ func (a *clientAuth) assertedClient(ctx context.Context, form url.Values, endpoi
 		if !ok {
 			continue
 		}
-		_, err = assertion.Verify(ctx, raw, keys, assertion.Expect{Issuer: sub, Subject: sub, Audiences: audiences,
+		_, err = assertion.Verify(ctx, raw, keys, assertion.Expect{Issuer: sub, Subject: sub, Audiences: audiences, OneAudience: true,
 			MaxLifetime: oauth.MaxAssertionLifetime}, a.clock.Now(), a.replay)
 		var refused *assertion.Error
 		if errors.As(err, &refused) {
@@ -156,7 +171,7 @@ func (a *clientAuth) assertedClient(ctx context.Context, form url.Values, endpoi
 			return oauth.Client{}, err
 		}
 		cl.Method = oauth.AuthPrivateKeyJWT
-		return cl, nil
+		return registered(cl)
 	}
 	return oauth.Client{}, invalid("no client with keys is registered as " + sub)
 }

@@ -227,7 +227,9 @@ func namesResource(v any, uri string) bool {
 
 // scopes is what the token carries: the requested scopes (all that is allowed, when none
 // is requested) that the trust allows, the resource's scopes bound and the project's
-// policy permits. Asking for a scope beyond them is invalid_scope, never a widening.
+// policy permits — the intersection, never a widening (SPEC §29). A scope asked for
+// beyond them is left out, and the answer's scope says what was issued (RFC 6749 §5.1);
+// invalid_scope only when nothing asked for is left.
 func (g *jwtBearer) scopes(ctx context.Context, project string, requested, allowed, bounds []string) ([]string, error) {
 	base := requested
 	if len(base) == 0 {
@@ -243,8 +245,8 @@ func (g *jwtBearer) scopes(ctx context.Context, project string, requested, allow
 			out = append(out, s)
 		}
 	}
-	if len(requested) > 0 && len(out) != len(requested) {
-		return nil, oauth.Error(apperr.KindInvalid, "invalid_scope", "the issuer, the resource or the project's policy does not allow every scope asked for")
+	if len(requested) > 0 && len(out) == 0 {
+		return nil, oauth.Error(apperr.KindInvalid, "invalid_scope", "the issuer, the resource or the project's policy allows none of the scopes asked for")
 	}
 	return out, nil
 }

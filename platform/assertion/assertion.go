@@ -124,6 +124,11 @@ type Expect struct {
 	Issuer, Subject string
 	// Audiences are the values one of which aud must hold.
 	Audiences []string
+	// OneAudience requires aud to be one value (a string, or a list of one): a client
+	// assertion names this server alone (SPEC §29), so that one made for another server
+	// that also lists this one cannot be replayed here (the audience injection of
+	// draft-ietf-oauth-rfc7523bis).
+	OneAudience bool
 	// MaxLifetime bounds how far in the future exp may be.
 	MaxLifetime time.Duration
 	// Typ, when set, is what the header's typ must be (ignoring case, RFC 7515 §4.1.9).
@@ -187,6 +192,8 @@ func Verify(ctx context.Context, raw string, keys KeySet, e Expect, now time.Tim
 		return Claims{}, &Error{"the assertion's iss is not " + e.Issuer}
 	case e.Subject != "" && std.Subject != e.Subject:
 		return Claims{}, &Error{"the assertion's sub is not " + e.Subject}
+	case e.OneAudience && len(std.Audience) != 1:
+		return Claims{}, &Error{"the assertion's aud must be one value: this server (" + strings.Join(e.Audiences, " or ") + ")"}
 	case !slices.ContainsFunc(e.Audiences, func(a string) bool { return slices.Contains([]string(std.Audience), a) }):
 		return Claims{}, &Error{"the assertion's aud is not this server (" + strings.Join(e.Audiences, " or ") + ")"}
 	case std.Expiry == nil:

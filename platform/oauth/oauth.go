@@ -92,6 +92,10 @@ type Client struct {
 	// Method is how it authenticated: client_secret_basic, client_secret_post or
 	// private_key_jwt.
 	Method string
+	// Registered is the token_endpoint_auth_method the client registered (RFC 7591 §2),
+	// the only one it may authenticate with (SPEC §29); "" for a client that registered
+	// none and may use any it holds credentials for (an auth badge's secret or keys).
+	Registered string
 	// Name is what a person is shown of the client when it asks them something (SPEC §23:
 	// an agent token's agentName); "" when it has none.
 	Name string
@@ -160,8 +164,10 @@ type OptionalClientAuth interface{ ClientAuthOptional() }
 // AssertionType is client_assertion_type for private_key_jwt (RFC 7523 §2.2).
 const AssertionType = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
 
-// MaxAssertionLifetime bounds a client assertion's exp (SPEC §21: at most 5 minutes).
-const MaxAssertionLifetime = 5 * time.Minute
+// MaxAssertionLifetime bounds a client assertion's exp (SPEC §29: at most 60 minutes, as
+// stock clients such as Authlib and zitadel/oidc sign for an hour by default); its jti is
+// remembered until then.
+const MaxAssertionLifetime = 60 * time.Minute
 
 // Request is a token request as a grant sees it.
 type Request struct {
