@@ -186,11 +186,6 @@ func (r *Recovery) Reset(ctx context.Context, token, password string, origin aud
 		if err != nil {
 			return err
 		}
-		// A reset link proves the address as a verification link does: an unverified
-		// account loses what was set on it before (Proven), then takes the new password.
-		if _, err := r.Proven(ctx, tx, t.UserID, "password_reset", "", origin); err != nil {
-			return err
-		}
 		if u, err = tx.User.UpdateOneID(t.UserID).SetPasswordHash(hash).Save(ctx); err != nil {
 			return err
 		}

@@ -40,9 +40,9 @@ type ProvenUsers interface {
 }
 
 // AddressProofs is supplied by the account module to every path where a mailed proof (a
-// code or a link sent to the address) arrives for an existing account: the email
-// verification and password reset links (its own), the email sign-in's link and code
-// (the federation module's).
+// code or a link sent to the address) verifies an existing account: the email
+// verification link (its own), the email sign-in's link and code (the federation
+// module's). A password reset verifies nothing and keeps factors (SPEC §17).
 type AddressProofs interface {
 	// Proven records, in tx, that whoever holds userID's mailbox proved it (via names the
 	// proof in the audit record). When the account was unverified, what was set on it
