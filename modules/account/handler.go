@@ -242,6 +242,11 @@ func (h *handler) finishPasskey(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	if h.rules != nil {
+		if err := h.rules.SignInAllowed(c.UserContext(), u.TenantID, u.Email, identity.Via{Method: "passkey"}); err != nil {
+			return err
+		}
+	}
 	// A passkey that verified its user is a completed sign-in: this browser is the owner's.
 	if err := h.devices.Issue(c, ratelimit.Account(u.TenantID, u.Email), h.clock.Now()); err != nil {
 		return err
@@ -413,8 +418,17 @@ func (h *handler) verify(c *fiber.Ctx) error {
 	if err := f.Err(); err != nil {
 		return err
 	}
-	if err := h.recovery.Verify(c.UserContext(), token); err != nil {
+	// Proof with the account's own session keeps its password; without, the mailbox's
+	// holder becomes the only owner (docs/security.md, pre-account takeover).
+	sessionOf := ""
+	if p, ok, err := h.guard.OptionalSession(c); err != nil {
+		return err
+	} else if ok {
+		sessionOf = p.UserID
+	}
+	dropped, err := h.recovery.Verify(c.UserContext(), token, sessionOf, httpserver.Origin(c))
+	if err != nil {
 		return err
 	}
-	return c.JSON(fiber.Map{"ok": true, "emailVerified": true})
+	return c.JSON(fiber.Map{"ok": true, "emailVerified": true, "credentialsRemoved": dropped})
 }

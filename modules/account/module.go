@@ -29,7 +29,7 @@ var Module = fx.Module("account",
 	fx.Supply(OWASPParams),
 	fx.Provide(fx.Annotate(NewService,
 		fx.As(fx.Self()), fx.As(new(identity.Users)), fx.As(new(identity.Directory)), fx.As(new(Accounts)), fx.As(new(identity.ProvenUsers)))),
-	fx.Provide(fx.Annotate(newRecovery, fx.As(fx.Self()), fx.As(new(identity.EmailVerification)))),
+	fx.Provide(fx.Annotate(newRecovery, fx.As(fx.Self()), fx.As(new(identity.EmailVerification)), fx.As(new(identity.AddressProofs)))),
 	credential.AsClaim("password_reset_token", secret.Prefix(resetKind)),
 	credential.AsClaim("email_verification_token", secret.Prefix(verifyKind)),
 	httpserver.AsModuleRoutes("account", func(p handlerParams) []httpserver.Route {
@@ -85,9 +85,12 @@ type recoveryParams struct {
 	Config   config.Config
 	// Grants ends a user's OAuth grants when the password changes (SPEC §9b).
 	Grants oauth.GrantEnder `optional:"true"`
+	// Prior are the ways into an account other modules keep, dropped when a mailed proof
+	// adopts an unverified account.
+	Prior []identity.PriorCredentials `group:"prior_credentials"`
 }
 
 func newRecovery(p recoveryParams) *Recovery {
 	return &Recovery{users: p.Users, ent: p.Ent, clock: p.Clock, sessions: p.Sessions, tenants: p.Tenants, mail: p.Mail,
-		audit: p.Audit, bus: p.Bus, log: p.Log, self: p.Config.SelfURL(), grants: p.Grants}
+		audit: p.Audit, bus: p.Bus, log: p.Log, self: p.Config.SelfURL(), grants: p.Grants, prior: p.Prior}
 }

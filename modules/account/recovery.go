@@ -63,6 +63,59 @@ type Recovery struct {
 	// self is the server's own URL (config.SelfURL): mailed links never follow a request's Host.
 	self   string
 	grants oauth.GrantEnder // nil without grants
+	// prior are the other modules' ways into an account, dropped when a mailed proof
+	// adopts an unverified one.
+	prior []identity.PriorCredentials
+}
+
+var _ identity.AddressProofs = (*Recovery)(nil)
+
+// Proven is identity.AddressProofs: the one rule of every mailed proof. An unverified
+// account may have been made by someone who typed an address that is not theirs (a
+// pre-account takeover); the mailbox's holder, proving it, becomes the account's only
+// owner, so nothing set before the proof survives it — unless the proof came with a
+// verified session of the account (sessionOf is its user), which shows that whoever set the password holds the mailbox too. The
+// verified flag flips in the same statement that checks it, so two proofs racing drop
+// once.
+func (r *Recovery) Proven(ctx context.Context, tx *ent.Tx, userID, via, sessionOf string, origin audit.Origin) (bool, error) {
+	u, err := tx.User.Get(ctx, userID)
+	if err != nil {
+		return false, err
+	}
+	if u.EmailVerified {
+		return false, nil
+	}
+	if sessionOf == userID {
+		n, err := tx.User.Update().Where(user.ID(userID), user.EmailVerified(false)).SetEmailVerified(true).Save(ctx)
+		if err != nil || n == 0 {
+			return false, err
+		}
+		return false, r.bus.Publish(ctx, tx, identity.ProfileTopic, userID)
+	}
+	n, err := tx.User.Update().Where(user.ID(userID), user.EmailVerified(false)).SetEmailVerified(true).SetPasswordHash("").Save(ctx)
+	if err != nil || n == 0 {
+		return false, err
+	}
+	dropped := map[string]any{"password": u.PasswordHash != ""}
+	for _, p := range r.prior {
+		kind, n, err := p.DropPrior(ctx, tx, userID)
+		if err != nil {
+			return false, err
+		}
+		dropped[kind] = n
+	}
+	if r.grants != nil {
+		n, err := r.grants.EndGrants(ctx, tx, oauth.GrantsOf{UserID: userID}, oauth.GrantEnding{ActorID: &userID, Reason: "email_proven", Origin: origin})
+		if err != nil {
+			return false, err
+		}
+		dropped["grants"] = n
+	}
+	if _, err := r.audit.Record(ctx, tx, audit.Event{ActorID: &userID, ProjectID: u.TenantID, Action: "user.email_proven", Origin: origin,
+		Metadata: map[string]any{"userId": userID, "via": via, "dropped": dropped}}); err != nil {
+		return false, err
+	}
+	return true, r.bus.Publish(ctx, tx, identity.ProfileTopic, userID)
 }
 
 // endGrants ends every OAuth grant of the user in tx: a new password means the old one
@@ -215,21 +268,29 @@ func (r *Recovery) RequestVerification(ctx context.Context, userID string) error
 	return r.send(ctx, u, "verify", "Confirm your email address", r.self+"/console/verify?token="+url.QueryEscape(token))
 }
 
-// Verify marks the address of a verification token's user as verified.
-func (r *Recovery) Verify(ctx context.Context, token string) error {
+// Verify marks the address of a verification token's user as verified. sessionOf is the
+// user of the request's verified session, if any: a proof without the account's own
+// session adopts an unverified account for the mailbox's holder (Proven), ending every
+// session of it. dropped reports that the password and the rest were removed.
+func (r *Recovery) Verify(ctx context.Context, token, sessionOf string, origin audit.Origin) (dropped bool, err error) {
 	if !secret.CheckToken(verifyKind, token) {
-		return errInvalidToken
+		return false, errInvalidToken
 	}
-	return database.WithTx(ctx, r.ent, func(tx *ent.Tx) error {
+	var userID string
+	err = database.WithTx(ctx, r.ent, func(tx *ent.Tx) error {
 		t, err := r.consume(ctx, tx, token, usertoken.PurposeVerify)
 		if err != nil {
 			return err
 		}
-		if err := tx.User.UpdateOneID(t.UserID).SetEmailVerified(true).Exec(ctx); err != nil {
-			return err
-		}
-		return r.bus.Publish(ctx, tx, identity.ProfileTopic, t.UserID)
+		userID = t.UserID
+		dropped, err = r.Proven(ctx, tx, t.UserID, "email_verification", sessionOf, origin)
+		return err
 	})
+	if err != nil || !dropped {
+		return dropped, err
+	}
+	_, err = r.sessions.RevokeUser(ctx, userID, "")
+	return dropped, err
 }
 
 // EmailVerified reports whether a user verified their address (the guard asks, when

@@ -264,8 +264,3 @@ func (s *Service) CreateProven(ctx context.Context, tx *ent.Tx, tenantID, email 
 	}
 	return account(u), nil
 }
-
-// MarkVerified records that userID proved their address.
-func (s *Service) MarkVerified(ctx context.Context, tx *ent.Tx, userID string) error {
-	return tx.User.UpdateOneID(userID).SetEmailVerified(true).Exec(ctx)
-}

@@ -182,11 +182,23 @@ func (s *service) providerFor(ctx context.Context, tenant, addr string) (Provide
 	return p, err == nil, err
 }
 
-// ssoCheck refuses an address whose domain's provider requires itself.
-func (s *service) ssoCheck(ctx context.Context, tenant, addr string) error {
+// SignInAllowed is identity.SignInRules' one rule of enterprise SSO by domain (SPEC §20):
+// an address whose domain's provider requires itself signs in through that provider and
+// no other way — not a password, a mailed link or code, a passkey alone, nor another
+// provider that vouches for the address. Every way in asks it with the account's address
+// before a session or a second step; organisations' ssoRequired and SAML connections
+// (SPEC §26–27) belong here too, as more requirers of a domain.
+func (s *service) SignInAllowed(ctx context.Context, tenant, email string, via identity.Via) error {
+	addr, ok := normalizeEmail(email)
+	if !ok {
+		return nil // each way in answers a bad address as it always did
+	}
 	p, ok, err := s.providerFor(ctx, tenant, addr)
 	if err != nil || !ok || !p.SSORequired {
 		return err
+	}
+	if via.Method == "provider" && via.ProviderID == p.ID {
+		return nil
 	}
 	return errSSORequired.With("providerId", p.ID)
 }
@@ -205,9 +217,5 @@ func (s *service) PasswordAllowed(ctx context.Context, tenant, email string) err
 	if !m.Password {
 		return errPasswordDisabled
 	}
-	addr, ok := normalizeEmail(email)
-	if !ok {
-		return nil // the account module answers a bad address as it always did
-	}
-	return s.ssoCheck(ctx, tenant, addr)
+	return s.SignInAllowed(ctx, tenant, email, identity.Via{Method: "password"})
 }

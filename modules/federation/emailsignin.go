@@ -117,7 +117,7 @@ func (s *service) emailAllowed(ctx context.Context, tenant, addr string) error {
 	if !m.EmailLink {
 		return errMethodDisabled
 	}
-	return s.ssoCheck(ctx, tenant, addr)
+	return s.SignInAllowed(ctx, tenant, addr, identity.Via{Method: "email"})
 }
 
 // mailProof is one of the two things a mail gives: the link's token, or the address and
@@ -174,7 +174,7 @@ func (s *service) finishMail(ctx context.Context, p mailProof) (outcome, error) 
 		}
 		row = r
 	}
-	if err := s.ssoCheck(ctx, row.TenantID, row.Email); err != nil {
+	if err := s.SignInAllowed(ctx, row.TenantID, row.Email, identity.Via{Method: "email"}); err != nil {
 		return outcome{}, err
 	}
 	acc, found, err := s.users.AccountByEmail(ctx, row.TenantID, row.Email)
@@ -184,6 +184,7 @@ func (s *service) finishMail(ctx context.Context, p mailProof) (outcome, error) 
 	if !found && s.cfg.Signup == "closed" {
 		return outcome{}, errSignupClosed
 	}
+	dropped := false
 	err = database.WithTx(ctx, s.ent, func(tx *ent.Tx) error {
 		n, err := tx.EmailSignIn.Update().Where(emailsignin.ID(row.ID), emailsignin.UsedAtIsNil(), emailsignin.AttemptsLT(maxCodeTries)).
 			SetUsedAt(now).Save(ctx)
@@ -205,10 +206,11 @@ func (s *service) finishMail(ctx context.Context, p mailProof) (outcome, error) 
 				return err
 			}
 		case !acc.EmailVerified:
-			if err := s.users.MarkVerified(ctx, tx, acc.ID); err != nil {
+			// The mailbox's holder becomes the account's only owner (pre-account takeover).
+			if dropped, err = s.proofs.Proven(ctx, tx, acc.ID, via, "", p.Origin); err != nil {
 				return err
 			}
-			acc.EmailVerified = true
+			acc.EmailVerified, acc.HasPassword = true, false
 		}
 		_, err = s.audit.Record(ctx, tx, audit.Event{ActorID: &acc.ID, ProjectID: row.TenantID, Action: actionSignIn, Origin: p.Origin,
 			Metadata: map[string]any{"userId": acc.ID, "via": via, "signup": !found}})
@@ -216,6 +218,11 @@ func (s *service) finishMail(ctx context.Context, p mailProof) (outcome, error) 
 	})
 	if err != nil {
 		return outcome{}, err
+	}
+	if dropped {
+		if _, err := s.sessions.RevokeUser(ctx, acc.ID, ""); err != nil {
+			return outcome{}, err
+		}
 	}
 	return s.signIn(ctx, acc, via, amrEmail, p.UserAgent, p.IP)
 }

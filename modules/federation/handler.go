@@ -27,6 +27,7 @@ type handler struct {
 	cfg     config.Config
 	limits  *ratelimit.Limiters
 	signins *ratelimit.SignIns
+	devices *ratelimit.Devices
 	tenants identity.Tenants // nil: only "public"
 	log     *slog.Logger
 }
@@ -340,7 +341,8 @@ func (h *handler) mailRequest(c *fiber.Ctx) error {
 }
 
 // mailSignIn is POST /v1/auth-core/email/signin { token } or { email, code, tenantId? }:
-// the sign-in answer. A wrong code spends the account's budget of failed sign-ins.
+// the sign-in answer. A wrong code spends the account's budget of wrong mailed codes, or
+// its device's when the browser holds the account's device cookie.
 func (h *handler) mailSignIn(c *fiber.Ctx) error {
 	ctx := httpserver.WithIssuer(c, h.cfg)
 	f := jsonbody.Read(c.Body())
@@ -370,7 +372,10 @@ func (h *handler) mailSignIn(c *fiber.Ctx) error {
 	if proof.Token != "" {
 		out, err = h.svc.finishMail(ctx, proof)
 	} else {
-		refund, spendErr := h.signins.Spend(ctx, proof.Tenant+"\x00"+proof.Email)
+		// Wrong codes spend a budget of their own, not the password's (issue 46), and a
+		// browser holding the account's device cookie spends its device's (SPEC §9a).
+		budget := ratelimit.MailedCodes(h.devices.Budget(c, ratelimit.Account(proof.Tenant, proof.Email)))
+		refund, spendErr := h.signins.Spend(ctx, budget)
 		if spendErr != nil {
 			return spendErr
 		}
@@ -381,6 +386,12 @@ func (h *handler) mailSignIn(c *fiber.Ctx) error {
 	}
 	if err != nil {
 		return err
+	}
+	if out.Tokens != nil {
+		// A completed sign-in: this browser is the owner's (SPEC §9a device cookie).
+		if err := h.devices.Issue(c, ratelimit.Account(out.User.TenantID, out.User.Email), h.svc.clock.Now()); err != nil {
+			return err
+		}
 	}
 	return h.answer(c, out)
 }

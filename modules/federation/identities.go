@@ -129,3 +129,13 @@ func (s *service) otherWayIn(ctx context.Context, userID, tenant, except string)
 	}
 	return false, nil
 }
+
+// priorIdentities drops an account's linked identities when a mailed proof adopts it
+// while unverified (identity.AddressProofs): an identity linked by whoever made the
+// account without owning the address would otherwise stay a way in.
+type priorIdentities struct{}
+
+func (priorIdentities) DropPrior(ctx context.Context, tx *ent.Tx, userID string) (string, int, error) {
+	n, err := tx.Identity.Delete().Where(entidentity.UserID(userID)).Exec(ctx)
+	return "identities", n, err
+}

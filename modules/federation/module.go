@@ -33,6 +33,9 @@ var Module = fx.Module("federation",
 	fx.Provide(newService, fx.Private),
 	fx.Provide(func(s *service) identity.SignInRules { return s }),
 	fx.Provide(func(s *service) identity.Linked { return s }),
+	// Its identities are dropped with the rest when a mailed proof adopts an unverified
+	// account; a type of their own, so the account module needs nothing of the service.
+	identity.AsPriorCredentials(func() priorIdentities { return priorIdentities{} }),
 	fx.Provide(func(s *service) identity.Upstreams { return upstreamsFor{s} }),
 	fx.Provide(func(s *service) *Operator { return &Operator{svc: s} }),
 	secret.AsResealer(func(c *ent.Client, k *secret.Keyring) secret.Resealer { return sealed{ent: c, ring: k} }),
@@ -43,7 +46,7 @@ var Module = fx.Module("federation",
 		database.PruneEvery(lc, log, "expired upstream sign-ins and mail sign-ins", 10*time.Minute, s.prune)
 	}),
 	httpserver.AsModuleRoutes("federation", func(p handlerParams) []httpserver.Route {
-		return (&handler{svc: p.Svc, guard: p.Guard, cfg: p.Config, limits: p.Limits, signins: p.SignIns, tenants: p.Tenants, log: p.Log}).routes()
+		return (&handler{svc: p.Svc, guard: p.Guard, cfg: p.Config, limits: p.Limits, signins: p.SignIns, devices: p.Devices, tenants: p.Tenants, log: p.Log}).routes()
 	}),
 )
 
@@ -54,6 +57,7 @@ type serviceParams struct {
 	Clock    clock.Clock
 	Config   config.Config
 	Users    identity.ProvenUsers
+	Proofs   identity.AddressProofs
 	Sessions identity.Sessions
 	Second   identity.SecondFactor `optional:"true"`
 	Tenants  identity.Tenants      `optional:"true"`
@@ -76,7 +80,7 @@ func newService(p serviceParams) (*service, error) {
 	}
 	st := &store{ent: p.Ent, keys: p.Keys, policy: policy, file: file}
 	return &service{ent: p.Ent, keys: p.Keys, clock: p.Clock, cfg: cfg, store: st, up: newUpstreams(policy, roots, p.Clock), policy: policy,
-		users: p.Users, sessions: p.Sessions, second: p.Second, tenants: p.Tenants, audit: p.Audit, mail: p.Mail,
+		users: p.Users, proofs: p.Proofs, sessions: p.Sessions, second: p.Second, tenants: p.Tenants, audit: p.Audit, mail: p.Mail,
 		log: p.Log, self: cfg.SelfURL()}, nil
 }
 
@@ -87,6 +91,7 @@ type handlerParams struct {
 	Config  config.Config
 	Limits  *ratelimit.Limiters
 	SignIns *ratelimit.SignIns
+	Devices *ratelimit.Devices
 	Tenants identity.Tenants `optional:"true"`
 	Log     *slog.Logger
 }

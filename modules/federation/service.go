@@ -48,6 +48,7 @@ type service struct {
 	up       *upstreams
 	policy   outbound.Policy
 	users    identity.ProvenUsers
+	proofs   identity.AddressProofs
 	sessions identity.Sessions
 	second   identity.SecondFactor // nil: no MFA module
 	tenants  identity.Tenants      // nil: no project module
@@ -279,6 +280,17 @@ func (s *service) resolve(ctx context.Context, f *ent.FederationFlow, p Provider
 			return identity.Account{}, false, errSignupClosed
 		default:
 			create, createUser = true, true
+		}
+	}
+	if !link {
+		addr := acc.Email
+		if createUser {
+			addr = c.Email
+		}
+		// Another provider vouching for an address of a domain that must use its own
+		// provider is no way in (SPEC §20); the domain's provider is.
+		if err := s.SignInAllowed(ctx, p.TenantID, addr, identity.Via{Method: "provider", ProviderID: p.ID}); err != nil {
+			return identity.Account{}, false, err
 		}
 	}
 	via := "provider:" + p.ID

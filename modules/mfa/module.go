@@ -12,7 +12,9 @@ import (
 	"go.uber.org/fx"
 
 	"github.com/authcore/authcore/ent"
+	"github.com/authcore/authcore/ent/mfachallenge"
 	"github.com/authcore/authcore/ent/mfafactor"
+	"github.com/authcore/authcore/ent/mfarecoverycode"
 	"github.com/authcore/authcore/platform/audit"
 	"github.com/authcore/authcore/platform/bearer"
 	"github.com/authcore/authcore/platform/clock"
@@ -33,6 +35,9 @@ var Module = fx.Module("mfa",
 	fx.Provide(fx.Annotate(newService, fx.As(fx.Self()), fx.As(new(identity.Factors)), fx.As(new(identity.SecondFactor)))),
 	secret.AsResealer(func(c *ent.Client, r *secret.Keyring) totpSecrets { return totpSecrets{ent: c, ring: r} }),
 	credential.AsClaim("mfa_token", secret.Prefix(mfaTokenKind)),
+	// Second factors are dropped with the rest when a mailed proof adopts an unverified
+	// account: a passkey signs in alone, and a TOTP the maker set would lock the owner out.
+	identity.AsPriorCredentials(func(b invalidation.Bus) priorFactors { return priorFactors{bus: b} }),
 	fx.Invoke(func(lc fx.Lifecycle, s *Service, log *slog.Logger) {
 		database.PruneEvery(lc, log, "expired MFA challenges", 10*time.Minute, s.Prune)
 	}),
@@ -106,4 +111,22 @@ func (s totpSecrets) Reseal(ctx context.Context, batch int) (int, bool, error) {
 			return n == 1, err
 		})
 	return n, len(rows) == batch, err
+}
+
+// priorFactors drops an account's second factors, recovery codes and second steps in
+// flight (identity.PriorCredentials).
+type priorFactors struct{ bus invalidation.Bus }
+
+func (p priorFactors) DropPrior(ctx context.Context, tx *ent.Tx, userID string) (string, int, error) {
+	n, err := tx.MFAFactor.Delete().Where(mfafactor.UserID(userID)).Exec(ctx)
+	if err != nil {
+		return "", 0, err
+	}
+	if _, err := tx.MFARecoveryCode.Delete().Where(mfarecoverycode.UserID(userID)).Exec(ctx); err != nil {
+		return "", 0, err
+	}
+	if _, err := tx.MFAChallenge.Delete().Where(mfachallenge.UserID(userID)).Exec(ctx); err != nil {
+		return "", 0, err
+	}
+	return "factors", n, p.bus.Publish(ctx, tx, identity.FactorsTopic, userID)
 }

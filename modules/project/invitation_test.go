@@ -108,7 +108,7 @@ func (w *invitationWorld) signUpAs(t *testing.T, email string, verify bool) *app
 		}
 		w.do(http.MethodPost, "/v1/auth-core/email/verify-request", nil, s).Expect(t, 202, nil)
 		token := verifyToken.FindString(w.mailTo(t, email, before+1).Text)
-		w.do(http.MethodPost, "/v1/auth-core/email/verify", map[string]any{"token": token}, nil).Expect(t, 200, nil)
+		w.do(http.MethodPost, "/v1/auth-core/email/verify", map[string]any{"token": token}, s).Expect(t, 200, nil)
 	}
 	return s
 }
@@ -200,7 +200,7 @@ func (w *invitationWorld) signUpAsVerified(t *testing.T, s *apptest.Session) *ap
 	}
 	w.do(http.MethodPost, "/v1/auth-core/email/verify-request", nil, s).Expect(t, 202, nil)
 	token := verifyToken.FindString(w.mailTo(t, s.Email, before+1).Text)
-	w.do(http.MethodPost, "/v1/auth-core/email/verify", map[string]any{"token": token}, nil).Expect(t, 200, nil)
+	w.do(http.MethodPost, "/v1/auth-core/email/verify", map[string]any{"token": token}, s).Expect(t, 200, nil)
 	return s
 }
 

@@ -101,7 +101,7 @@ func (p idp) person(t *testing.T) *apptest.Session {
 	seen := len(p.inbox.Mails())
 	p.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/auth-core/email/verify-request", Header: s.Bearer()}).Expect(t, 202, nil)
 	token := verifyLink.FindString(p.inbox.Wait(t, seen+1)[seen].Text)
-	p.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/auth-core/email/verify", Body: map[string]any{"token": token}}).Expect(t, 200, map[string]any{"emailVerified": true})
+	p.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/auth-core/email/verify", Body: map[string]any{"token": token}, Header: s.Bearer()}).Expect(t, 200, map[string]any{"emailVerified": true})
 	return s
 }
 

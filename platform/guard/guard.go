@@ -166,6 +166,25 @@ func (g *Guard) handler(dashboardOnly bool, fields map[string]any) fiber.Handler
 	}
 }
 
+// OptionalSession is the request's session when it carries one that verifies (a cookie
+// only with an allowed Origin on a change, as Session requires), for routes open to
+// anyone that answer a signed-in caller differently. ok is false when there is none.
+func (g *Guard) OptionalSession(c *fiber.Ctx) (p identity.Principal, ok bool, err error) {
+	cred, found := CredentialOf(c)
+	if !found || (cred.FromCookie && !safeMethod(c.Method()) && !g.OriginAllowed(c)) {
+		return identity.Principal{}, false, nil
+	}
+	p, err = g.verifier.Authenticate(c.UserContext(), cred.Token)
+	var ve *identity.VerifyError
+	switch {
+	case errors.As(err, &ve):
+		return identity.Principal{}, false, nil
+	case err != nil:
+		return identity.Principal{}, false, err
+	}
+	return p, true, nil
+}
+
 // BrowserSession is the dashboard session the browser's cookie carries, verified: for the
 // browser-facing OAuth endpoints (SPEC §21: prompt=none, RP-initiated logout) that answer
 // by redirect rather than by a 401. ok is false when there is none or it does not verify.

@@ -5,8 +5,11 @@ import (
 	"errors"
 	"time"
 
+	"go.uber.org/fx"
+
 	"github.com/authcore/authcore/ent"
 	"github.com/authcore/authcore/platform/apperr"
+	"github.com/authcore/authcore/platform/audit"
 )
 
 // Account is a user as sign-in by proof (an upstream identity, a mailed code) sees it.
@@ -34,8 +37,47 @@ type ProvenUsers interface {
 	// CreateProven creates a user whose address was just proven: verified, no password.
 	// An address taken meanwhile is ErrEmailTaken.
 	CreateProven(ctx context.Context, tx *ent.Tx, tenantID, email string, name *string) (Account, error)
-	// MarkVerified records that userID proved their address.
-	MarkVerified(ctx context.Context, tx *ent.Tx, userID string) error
+}
+
+// AddressProofs is supplied by the account module to every path where a mailed proof (a
+// code or a link sent to the address) verifies an existing account: the email
+// verification link (its own), the email sign-in's link and code (the federation
+// module's). A password reset verifies nothing and keeps factors (SPEC §17).
+type AddressProofs interface {
+	// Proven records, in tx, that whoever holds userID's mailbox proved it (via names the
+	// proof in the audit record). When the account was unverified, what was set on it
+	// before the proof may be a pre-account takeover's (an attacker signed up with the
+	// address): the password is removed and the OAuth grants, linked identities and second
+	// factors end, unless the proof came with a verified session of the account (sessionOf,
+	// the user id of the request's session, or ""): its holder, who set the password, also
+	// holds the mailbox. dropped reports that; the caller then ends every
+	// session of the user (Sessions.RevokeUser) once tx commits, before it starts the
+	// prover's own.
+	Proven(ctx context.Context, tx *ent.Tx, userID, via, sessionOf string, origin audit.Origin) (dropped bool, err error)
+}
+
+// PriorCredentials is supplied, in group "prior_credentials" (AsPriorCredentials), by
+// each module that keeps a way into an account besides its password, sessions and grants:
+// linked identities (federation), second factors (MFA). AddressProofs.Proven asks each to
+// drop the account's, in its transaction, when a mailed proof adopts an unverified account.
+type PriorCredentials interface {
+	// DropPrior deletes userID's credentials of this kind in tx; n is how many.
+	DropPrior(ctx context.Context, tx *ent.Tx, userID string) (kind string, n int, err error)
+}
+
+// AsPriorCredentials contributes the PriorCredentials returned by constructor f.
+func AsPriorCredentials(f any) fx.Option {
+	return fx.Provide(fx.Annotate(f, fx.As(new(PriorCredentials)), fx.ResultTags(`group:"prior_credentials"`)))
+}
+
+// Via names a way in, for SignInRules.SignInAllowed.
+type Via struct {
+	// Method is "password", "email" (a mailed link or code), "passkey" (a passkey alone),
+	// "provider" (an upstream identity provider: OIDC, OAuth 2.0, a preset) or, later,
+	// "saml" (an organisation's connection).
+	Method string
+	// ProviderID is the provider's or connection's id, for "provider" and "saml".
+	ProviderID string
 }
 
 // SignInRules is supplied by the federation module to the account module: a tenant may
@@ -44,6 +86,12 @@ type ProvenUsers interface {
 // (sso_required with the providerId, password_disabled).
 type SignInRules interface {
 	PasswordAllowed(ctx context.Context, tenantID, email string) error
+	// SignInAllowed is the one rule of enterprise SSO by domain (SPEC §20, §26): an address
+	// whose domain must use its identity provider signs in only through it. Every way in
+	// asks it for the account's address before it signs anyone in: password, email link
+	// and code, passkey alone, every provider (and SAML connections and organisations'
+	// ssoRequired when they come). nil, or 403 sso_required with the providerId.
+	SignInAllowed(ctx context.Context, tenantID, email string, via Via) error
 }
 
 // Linked is supplied by the federation module to those that meet people by an upstream

@@ -46,6 +46,13 @@ func Account(tenantID, email string) string {
 	return tenantID + "\x00" + strings.ToLower(strings.TrimSpace(email))
 }
 
+// MailedCodes is the key of the budget that wrong mailed codes (email sign-in's) spend,
+// apart from budget's (an account's or a device's, as Budget gives it): a code is no
+// password, so failing codes locks neither the password nor a device's password attempts.
+func MailedCodes(budget string) string {
+	return "mailed-code\x00" + budget
+}
+
 func (d *Devices) mac(account, nonce string) string {
 	return d.keys.MAC(devicePurpose, []byte(account+"\x00"+nonce))
 }

@@ -239,8 +239,15 @@ function resetForm(token) {
 async function verifyEmail(token) {
   show('Verifying your email address…');
   try {
-    await api('POST', '/v1/auth-core/email/verify', { token });
+    const got = await api('POST', '/v1/auth-core/email/verify', { token });
     history.replaceState(null, '', '/console#/projects');
+    if (got.credentialsRemoved) {
+      // Proven without the account's own session: whoever set its password may not have
+      // been the address's owner, so the server removed it and signed every session out.
+      show('Email verified', h('p', { role: 'status' }, 'Your address is verified. The password and sessions set before it was proven were removed: choose a password with “Forgot password”.'),
+        h('p', {}, h('a', { href: '/console' }, 'Sign in')));
+      return;
+    }
     if (state.user) state.user.emailVerified = true;
     drawBanner();
     show('Email verified', h('p', { role: 'status' }, 'Thank you: your address is verified.'), h('p', {}, h('a', { href: '#/projects' }, 'Continue')));
