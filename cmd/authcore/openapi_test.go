@@ -141,3 +141,44 @@ func TestOpenAPIEnumsAreTheRegistrys(t *testing.T) {
 	a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/projects/" + prj + "/webhooks",
 		Body: map[string]any{"url": "https://93.184.215.14/hook", "events": enum(served, "EventType")}, Header: admin.Bearer()}).Expect(t, 201, nil)
 }
+
+// SPEC §29: every operation names the error responses it can answer — a 4xx or 5xx status,
+// or a default response — so a generated client knows the error shape. The document itself
+// (GET /openapi.json) is the one operation that cannot fail a caller.
+func TestOpenAPINamesErrorResponses(t *testing.T) {
+	a := apptest.StartURL(t, "sqlite", "sqlite::memory:")
+	doc, _ := a.Served(t)
+	var bare []string
+	n := 0
+	for path, item := range doc.Paths.Map() {
+		for method, op := range item.Operations() {
+			if method == http.MethodGet && path == "/openapi.json" {
+				continue
+			}
+			n++
+			if op.Responses == nil || !namesError(op.Responses) {
+				bare = append(bare, method+" "+path)
+			}
+		}
+	}
+	sort.Strings(bare)
+	if len(bare) > 0 {
+		t.Errorf("%d of %d operations name no error response (4xx, 5xx or default):\n%s", len(bare), n, strings.Join(bare, "\n"))
+	}
+	if n < 50 {
+		t.Fatalf("only %d operations read", n)
+	}
+}
+
+// namesError says whether responses has a 4xx or 5xx status, a 4XX/5XX range, or a default.
+func namesError(responses *openapi3.Responses) bool {
+	for status, r := range responses.Map() {
+		if r == nil {
+			continue
+		}
+		if status == "default" || strings.HasPrefix(status, "4") || strings.HasPrefix(status, "5") {
+			return true
+		}
+	}
+	return false
+}

@@ -150,8 +150,14 @@ func (s *service) issue(ctx context.Context, cl oauth.Client, row *ent.Backchann
 		details = json.RawMessage(row.AuthorizationDetails)
 	}
 	granted := strings.Join(row.Scopes, " ")
+	// agent_name is an agent token's (SPEC §11); an auth badge's client is named on the
+	// approval card, not in its tokens.
+	var agentName string
+	if strings.HasPrefix(row.ClientID, agentIDPrefix) {
+		agentName = row.ClientName
+	}
 	access, err := oauth.Sign(ctx, s.signer, oauth.Claims{Subject: row.UserID, ClientID: cl.ID, Audience: oauth.Audience(audience),
-		Scope: granted, ProjectID: row.ProjectID, AgentName: row.ClientName, AuthorizationDetails: details,
+		Scope: granted, ProjectID: row.ProjectID, AgentName: agentName, AuthorizationDetails: details,
 		IssuedAt: now.Unix(), Expires: exp.Unix(), ID: schema.NewID("jti_")})
 	if err != nil {
 		return oauth.Token{}, err

@@ -84,6 +84,43 @@ func TestConsentShowsWhereTheCodeGoes(t *testing.T) {
 	}
 }
 
+// What stock hosts saw on every consent page: "Scopes: [object HTMLUListElement]". The
+// scopes a step-up asks for are listed as text, one item each, what the grant holds
+// already apart, and nothing on the page reads "[object".
+func TestConsentListsScopesAsText(t *testing.T) {
+	w := newWorld(t, apptest.Stores(t)[0])
+	files := "https://files.example/mcp"
+	w.a.RegisterResource(t, w.admin, w.project, files, []string{"files:read", "files:write", "files:delete"})
+	client := register(t, w.a, "http://127.0.0.1/callback")
+	f := newFlow(client, "http://127.0.0.1/callback")
+	f.extra.Set("resource", files)
+	f.extra.Set("scope", "files:read")
+	approve(t, w.a, w.admin, f)
+
+	f = newFlow(client, "http://127.0.0.1/callback")
+	f.extra.Set("resource", files)
+	f.extra.Set("scope", "files:read files:write files:delete")
+	p := browser.NewPage(t, browser.Tab(t, nil))
+	p.Do(chromedp.Navigate(w.a.Base+"/oauth/authorize?"+f.query().Encode()),
+		browser.WaitFor("button", "Sign in"),
+		browser.TypeInto("textbox", "Email", w.admin.Email), browser.TypeInto("textbox", "Password", w.admin.Password), browser.Click("button", "Sign in"),
+		browser.WaitFor("button", "Approve"))
+	p.Shot("consent-scopes")
+	var items []string
+	if err := json.Unmarshal([]byte(p.Eval(`JSON.stringify([...document.querySelectorAll('[aria-label="Requested scopes"] > li')].map((li) => li.textContent))`)), &items); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(items, " ") != "files:write files:delete" {
+		t.Errorf("the requested scopes are listed as %q, want the items files:write and files:delete", items)
+	}
+	if got := p.Eval(`(document.querySelector('[aria-label="Scopes already allowed"]') || {textContent: ''}).textContent`); got != "Already allowed: files:read" {
+		t.Errorf("what the grant holds reads %q", got)
+	}
+	if page := p.Eval(`document.querySelector('main').innerText`); strings.Contains(page, "[object") {
+		t.Errorf("the consent page shows an object, not its text:\n%s", page)
+	}
+}
+
 // Hosts are shown in IDNA ASCII, so a look-alike Unicode name reads as the xn-- label it
 // is; names and URIs with format characters (U+202E and the like) are refused.
 func TestHostsAsPunycodeAndNoFormatCharacters(t *testing.T) {

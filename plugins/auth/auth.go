@@ -13,6 +13,7 @@ import (
 
 	"github.com/authcore/authcore/ent"
 	"github.com/authcore/authcore/ent/authclient"
+	entbadge "github.com/authcore/authcore/ent/badge"
 	"github.com/authcore/authcore/ent/schema"
 	"github.com/authcore/authcore/platform/assertion"
 	"github.com/authcore/authcore/platform/audit"
@@ -176,8 +177,24 @@ type storedClient struct {
 // lookup is the client with id, from the cache; nil when there is none.
 func (p *Product) lookup(ctx context.Context, id string) (*storedClient, error) {
 	return p.clients.Load(ctx, id, func(ctx context.Context) (*storedClient, error) {
-		c, err := database.Read(ctx, p.reads, clientTopic, id, func(ctx context.Context, h database.Handle) (*ent.AuthClient, error) {
-			return h.Ent.AuthClient.Query().Where(authclient.ID(id)).Only(ctx)
+		type row struct {
+			*ent.AuthClient
+			name string
+		}
+		r, err := database.Read(ctx, p.reads, clientTopic, id, func(ctx context.Context, h database.Handle) (row, error) {
+			c, err := h.Ent.AuthClient.Query().Where(authclient.ID(id)).Only(ctx)
+			if err != nil {
+				return row{}, err
+			}
+			// The badge's name is what a person is shown of its client when it asks them
+			// something (SPEC §23), rather than an opaque id. The badge module owns the row;
+			// the name is immutable and written in the client's own transaction, so reading
+			// it here (once per cached client) never sees it change or lag.
+			name, err := h.Ent.Badge.Query().Where(entbadge.ID(c.BadgeID)).Select(entbadge.FieldName).String(ctx)
+			if err != nil && !ent.IsNotFound(err) {
+				return row{}, err
+			}
+			return row{AuthClient: c, name: name}, nil
 		})
 		if database.IsNoRow(err) {
 			return nil, nil
@@ -185,7 +202,8 @@ func (p *Product) lookup(ctx context.Context, id string) (*storedClient, error) 
 		if err != nil {
 			return nil, err
 		}
-		sc := &storedClient{Client: oauth.Client{ID: c.ID, ProjectID: c.ProjectID, Role: c.Role, ExpiresAt: c.ExpiresAt, Scopes: c.Scopes},
+		c := r.AuthClient
+		sc := &storedClient{Client: oauth.Client{ID: c.ID, ProjectID: c.ProjectID, Role: c.Role, ExpiresAt: c.ExpiresAt, Scopes: c.Scopes, Name: r.name},
 			digest: c.SecretDigest, revoked: c.RevokedAt != nil, previousUntil: c.PreviousExpiresAt}
 		if len(c.Keys) > 0 {
 			if sc.keys, err = assertion.ParseKeySet(map[string]any{"keys": c.Keys}); err != nil {

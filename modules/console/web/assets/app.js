@@ -35,7 +35,9 @@ whenReauthenticationNeeded(() => stepUp(state.user));
 
 function show(title, ...content) {
   document.title = `${title} · authcore console`;
-  main.replaceChildren(h('h1', {}, title), ...content);
+  // Views pass lists of parts as h() takes them; replaceChildren would print a list as
+  // "[object HTMLUListElement],…", so they are flattened as h() flattens its children.
+  main.replaceChildren(h('h1', {}, title), ...content.flat(Infinity).filter((c) => c !== null && c !== undefined && c !== false));
   main.focus();
 }
 

@@ -51,7 +51,7 @@ function card(a, redraw) {
   return h('article', { class: 'approval', 'aria-label': `Request from ${who}` },
     h('h2', {}, `${who} asks for your approval`),
     a.bindingMessage ? h('p', { class: 'binding', 'aria-label': 'Binding message' }, a.bindingMessage) : '',
-    h('p', { class: 'muted' }, 'Agent ', h('code', {}, a.client.id),
+    h('p', { class: 'muted' }, 'Client ', h('code', {}, a.client.id),
       a.scopes.length ? ` · scopes ${a.scopes.join(' ')}` : '', ' · expires ', when(a.expiresAt)),
     a.authorizationDetails.map((d) => detail(d, a.types)),
     open ? h('div', { class: 'row' },
