@@ -32,9 +32,22 @@ import (
 // that requires a scope such as mcp:tools.
 
 var (
-	_ oauth.KeyedClients  = (*Product)(nil)
-	_ oauth.ClientMethods = (*Product)(nil)
+	_ oauth.KeyedClients   = (*Product)(nil)
+	_ oauth.ClientMethods  = (*Product)(nil)
+	_ oauth.ProjectClients = (*Product)(nil)
 )
+
+// ClientOfProject: a live auth client whose badge is the project's.
+func (p *Product) ClientOfProject(ctx context.Context, projectID, id string) (bool, error) {
+	if !strings.HasPrefix(id, clientIDPrefix) {
+		return false, nil
+	}
+	c, err := p.lookup(ctx, id)
+	if err != nil || c == nil || c.ProjectID != projectID {
+		return false, err
+	}
+	return p.live(ctx, id)
+}
 
 // AuthMethods: secret or key; auth clients belong to a project, so they introspect.
 func (*Product) AuthMethods() ([]string, bool) {
