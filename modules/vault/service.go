@@ -413,7 +413,8 @@ func (s *service) Revoke(ctx context.Context, userID, id string, origin audit.Or
 	// Revoking the refresh token ends the upstream's grant, its access tokens with it.
 	revoked, err := s.up.Revoke(context.WithoutCancel(ctx), r.ProviderID, tokens.RefreshToken, "refresh_token")
 	if err != nil {
-		s.log.WarnContext(ctx, "upstream revocation failed; the connection is gone here", "provider", r.ProviderID, "error", err)
+		s.log.WarnContext(ctx, "upstream revocation failed; the connection is gone here",
+			append([]any{"provider", r.ProviderID, "connection", r.ID}, failureAttrs(err)...)...)
 		return false, nil
 	}
 	return revoked, nil
