@@ -18,6 +18,7 @@ import (
 	"golang.org/x/net/idna"
 
 	"github.com/authcore/authcore/ent"
+	"github.com/authcore/authcore/ent/oauthgrant"
 	"github.com/authcore/authcore/platform/assertion"
 	"github.com/authcore/authcore/platform/bearer"
 	"github.com/authcore/authcore/platform/clock"
@@ -403,9 +404,19 @@ func (c client) redirectAllowed(raw string) bool {
 // §21): by secret (client_secret_basic, client_secret_post) or by key (private_key_jwt,
 // registered clients and metadata documents alike).
 var (
-	_ oauth.Clients      = (*clients)(nil)
-	_ oauth.KeyedClients = (*clients)(nil)
+	_ oauth.Clients        = (*clients)(nil)
+	_ oauth.KeyedClients   = (*clients)(nil)
+	_ oauth.ProjectClients = (*clients)(nil)
 )
+
+// ClientOfProject: a host's client belongs to no project, but acts in one through a
+// grant: a registered client with a live grant of the project is one of its clients.
+func (cs *clients) ClientOfProject(ctx context.Context, projectID, id string) (bool, error) {
+	if !strings.HasPrefix(id, registeredPrefix) {
+		return false, nil
+	}
+	return cs.ent.OAuthGrant.Query().Where(oauthgrant.ClientID(id), oauthgrant.ProjectID(projectID), oauthgrant.RevokedAtIsNil()).Exist(ctx)
+}
 
 // AuthMethods: hosts' clients authenticate by secret or key; they belong to no project.
 func (*clients) AuthMethods() ([]string, bool) {

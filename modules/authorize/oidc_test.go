@@ -4,6 +4,7 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/rsa"
 	"crypto/sha256"
 	"crypto/sha512"
 	"encoding/base64"
@@ -148,6 +149,39 @@ func TestIDTokens(t *testing.T) {
 		claims, alg := idTokenOf(t, o.a, got["id_token"].(string))
 		if alg != "EdDSA" || claims["at_hash"] != halfHash(alg, got["access_token"].(string)) {
 			t.Fatalf("%s id_token %v", alg, claims)
+		}
+	})
+}
+
+// SPEC §29: the RSA id_token key exists from the first start, so a relying party that
+// caches the JWKS before its first sign-in (most do, at boot) finds the key its first
+// id_token names. Before, the key was made by the first id_token, after such a fetch.
+func TestRSAKeyIsInTheJWKSFromTheFirstStart(t *testing.T) {
+	apptest.ForEachStore(t, func(t *testing.T, st apptest.Store) {
+		o := newOIDC(t, st, nil)
+		var set jose.JSONWebKeySet
+		o.a.Get("/.well-known/jwks.json").Decode(t, &set)
+		var rsaKids []string
+		for _, k := range set.Keys {
+			if _, ok := k.Key.(*rsa.PublicKey); ok && k.Algorithm == "RS256" && k.Use == "sig" {
+				rsaKids = append(rsaKids, k.KeyID)
+			}
+		}
+		if len(rsaKids) != 1 {
+			t.Fatalf("the JWKS of a fresh app has RSA keys %v, want one RS256 signing key", rsaKids)
+		}
+		f := o.flow("openid")
+		got := redeem(o.a, f, approve(t, o.a, o.admin, f), nil).Expect(t, 200, nil)
+		tok, err := jwt.ParseSigned(got["id_token"].(string), []jose.SignatureAlgorithm{jose.RS256})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if kid := tok.Headers[0].KeyID; kid != rsaKids[0] {
+			t.Fatalf("the first id_token is signed by %q, not by the key the JWKS listed before it (%q)", kid, rsaKids[0])
+		}
+		var claims map[string]any
+		if err := tok.Claims(set.Key(rsaKids[0])[0].Key, &claims); err != nil {
+			t.Fatalf("the first id_token does not verify with the key fetched before it: %v", err)
 		}
 	})
 }

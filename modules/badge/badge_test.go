@@ -15,6 +15,7 @@ import (
 	"github.com/authcore/authcore/ent/auditevent"
 	"github.com/authcore/authcore/ent/hook"
 	"github.com/authcore/authcore/internal/apptest"
+	"github.com/authcore/authcore/platform/config"
 	"github.com/authcore/authcore/platform/product"
 	"github.com/authcore/authcore/platform/secret"
 )
@@ -491,5 +492,46 @@ func TestSecretsNeverStoredOrLogged(t *testing.T) {
 				t.Fatalf("secret %.10s… stored or logged", s)
 			}
 		}
+	})
+}
+
+// Issue 46: the audit ipHash is of the client address as the trusted proxies see it (the
+// one the rate limits use), never of whatever X-Forwarded-For a caller writes. From a
+// peer that is no trusted proxy the header is the caller's own and names nobody; behind
+// a trusted proxy, the address the proxy appended counts, not what the client put before.
+func TestAuditIPHashIsTheTrustedProxysView(t *testing.T) {
+	hashes := func(t *testing.T, a *apptest.App, forwarded ...string) []string {
+		admin := a.SignUp(t)
+		prj := a.CreateProject(t, admin)
+		var out []string
+		for _, xff := range forwarded {
+			a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/projects/" + prj + "/service-badges", Body: map[string]any{"name": "b", "product": "db"},
+				Header: map[string]string{"Authorization": "Bearer " + admin.AccessToken, "X-Forwarded-For": xff}}).Expect(t, 201, nil)
+			evs := a.Do(apptest.Req{Path: "/v1/projects/" + prj + "/audit?limit=1", Header: bearer(admin)}).Expect(t, 200, nil)["events"].([]any)
+			h, _ := evs[0].(map[string]any)["ipHash"].(string)
+			if len(h) != 64 {
+				t.Fatalf("X-Forwarded-For %q: ipHash %v", xff, evs[0])
+			}
+			out = append(out, h)
+		}
+		return out
+	}
+	apptest.ForEachStore(t, func(t *testing.T, st apptest.Store) {
+		t.Run("from an untrusted peer", func(t *testing.T) {
+			h := hashes(t, apptest.Start(t, st), "203.0.113.9", "198.51.100.7", "203.0.113.9, 10.0.0.1")
+			if h[0] != h[1] || h[1] != h[2] {
+				t.Fatalf("one peer, forged X-Forwarded-For, three ipHashes: %v", h)
+			}
+		})
+		t.Run("behind a trusted proxy", func(t *testing.T) {
+			a := apptest.Start(t, st, apptest.WithConfig(func(c *config.Config) { c.TrustedProxies = []string{"127.0.0.1/32", "::1/128"} }))
+			h := hashes(t, a, "203.0.113.9", "1.2.3.4, 203.0.113.9", "5.6.7.8, 203.0.113.9", "198.51.100.7")
+			if h[0] != h[1] || h[1] != h[2] {
+				t.Fatalf("one client behind the proxy, forged entries before its address, three ipHashes: %v", h)
+			}
+			if h[3] == h[0] {
+				t.Fatal("two clients behind the proxy, one ipHash")
+			}
+		})
 	})
 }

@@ -24,7 +24,7 @@ func (s *Service) routes(g *guard.Guard, k bearer.Kit) []httpserver.Route {
 				if err != nil {
 					return lifecycle.Mint{}, err
 				}
-				return s.mint(c.UserContext(), guard.ProjectOf(c), req)
+				return s.mint(c.UserContext(), guard.ProjectOf(c), req, c.Body())
 			},
 			Filter: s.filter,
 			Roll: func(c *fiber.Ctx) (time.Duration, func(*lifecycle.Row, time.Time) error, error) {

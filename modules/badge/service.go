@@ -56,16 +56,18 @@ func NewService(p Params) (*Service, error) {
 	return s, nil
 }
 
-// contract is a badge as its product is told of it.
+// contract is a badge as its product is told of it (Options: only at Mint).
 func contract(r *lifecycle.Row) product.Badge {
 	return product.Badge{ID: r.ID, ProjectID: r.ProjectID, Product: r.String(fieldProduct), Name: r.String(fieldName),
 		Role: r.String(fieldRole), ExpiresAt: r.ExpiresAt}
 }
 
 // minted issues the product's own credentials in the badge's transaction.
-func (s *Service) minted(ctx context.Context, tx *ent.Tx, r *lifecycle.Row) (any, error) {
+func (s *Service) minted(ctx context.Context, tx *ent.Tx, r *lifecycle.Row, options any) (any, error) {
 	p, _ := s.products.Get(r.String(fieldProduct)) // the create checked it
-	creds, err := p.Mint(ctx, tx, contract(r))
+	b := contract(r)
+	b.Options = options
+	creds, err := p.Mint(ctx, tx, b)
 	return creds, mintFailed(err)
 }
 
@@ -122,8 +124,9 @@ func introspect(r lifecycle.Row, fields map[string]any) {
 }
 
 // mint is what Create hands the lifecycle: the request within the project's policy (SPEC
-// §12): a lifetime beyond it is refused, none is clamped to it.
-func (s *Service) mint(ctx context.Context, projectID string, req CreateRequest) (lifecycle.Mint, error) {
+// §12): a lifetime beyond it is refused, none is clamped to it; and the product's own
+// fields of body, which a Configurable product checks.
+func (s *Service) mint(ctx context.Context, projectID string, req CreateRequest, body []byte) (lifecycle.Mint, error) {
 	pol, err := s.policies.Policy(ctx, projectID)
 	if err != nil {
 		return lifecycle.Mint{}, err
@@ -140,6 +143,13 @@ func (s *Service) mint(ctx context.Context, projectID string, req CreateRequest)
 	if req.ExpiresInDays != nil {
 		e := s.clock.Now().Add(time.Duration(*req.ExpiresInDays) * 24 * time.Hour)
 		m.ExpiresAt = &e
+	}
+	if p, ok := req.Product.(product.Configurable); ok {
+		opts, err := p.MintOptions(ctx, projectID, body)
+		if err != nil {
+			return lifecycle.Mint{}, err
+		}
+		m.Options, m.Metadata = opts.Value, opts.Audit
 	}
 	return m, nil
 }

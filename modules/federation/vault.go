@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
+	"syscall"
 	"time"
 
 	"golang.org/x/oauth2"
@@ -77,7 +79,7 @@ func (u upstreamsFor) client(ctx context.Context, providerID string) (*upstream,
 	}
 	up, err := u.s.upstreamOf(ctx, p)
 	if err != nil {
-		return nil, errors.Join(identity.ErrUpstreamUnavailable, err)
+		return nil, errors.Join(identity.ErrUpstreamUnavailable, classify(err), err)
 	}
 	return up, nil
 }
@@ -96,7 +98,7 @@ func (u upstreamsFor) Refresh(ctx context.Context, providerID, refreshToken stri
 		if errors.As(err, &re) && re.Response != nil && re.Response.StatusCode >= 400 && re.Response.StatusCode < 500 {
 			return identity.UpstreamTokens{}, errors.Join(identity.ErrUpstreamRefused, err)
 		}
-		return identity.UpstreamTokens{}, errors.Join(identity.ErrUpstreamUnavailable, err)
+		return identity.UpstreamTokens{}, errors.Join(identity.ErrUpstreamUnavailable, classify(err), err)
 	}
 	scope, _ := tok.Extra("scope").(string)
 	return identity.UpstreamTokens{AccessToken: tok.AccessToken, RefreshToken: tok.RefreshToken, TokenType: tok.Type(), Scope: scope,
@@ -123,12 +125,45 @@ func (u upstreamsFor) Revoke(ctx context.Context, providerID, token, hint string
 	req.SetBasicAuth(url.QueryEscape(up.oauth.ClientID), url.QueryEscape(up.oauth.ClientSecret))
 	res, err := u.s.up.http.Do(req)
 	if err != nil {
-		return false, errors.Join(identity.ErrUpstreamUnavailable, err)
+		return false, errors.Join(identity.ErrUpstreamUnavailable, classify(err), err)
 	}
 	defer res.Body.Close()
 	_, _ = io.Copy(io.Discard, io.LimitReader(res.Body, maxAnswer))
 	if res.StatusCode != http.StatusOK {
-		return false, errors.Join(identity.ErrUpstreamUnavailable, fmt.Errorf("revocation answered %d", res.StatusCode))
+		return false, errors.Join(identity.ErrUpstreamUnavailable, failureOfStatus(res.StatusCode), fmt.Errorf("revocation answered %d", res.StatusCode))
 	}
 	return true, nil
+}
+
+// classify names why a call to a provider failed, for the vault's logs (issue 46: a 503
+// that logged no cause): its class and any HTTP status, never the answer itself.
+func classify(err error) *identity.UpstreamFailure {
+	var (
+		re *oauth2.RetrieveError
+		ne net.Error
+		ue *url.Error
+		oe *net.OpError
+	)
+	switch {
+	case errors.As(err, &re) && re.Response != nil:
+		return failureOfStatus(re.Response.StatusCode)
+	case errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()):
+		return &identity.UpstreamFailure{Class: identity.UpstreamTimeout}
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return &identity.UpstreamFailure{Class: identity.UpstreamConnRefused}
+	case errors.As(err, &ue) || errors.As(err, &oe):
+		return &identity.UpstreamFailure{Class: identity.UpstreamUnreachable}
+	}
+	// What is left came back over HTTP and could not be read as the protocol says (no
+	// access_token, not JSON, a discovery document that does not match).
+	return &identity.UpstreamFailure{Class: identity.UpstreamBadAnswer}
+}
+
+// failureOfStatus is an answer of status where another was due: a server error, or one
+// the protocol has no place for.
+func failureOfStatus(status int) *identity.UpstreamFailure {
+	if status >= 500 {
+		return &identity.UpstreamFailure{Class: identity.Upstream5xx, Status: status}
+	}
+	return &identity.UpstreamFailure{Class: identity.UpstreamBadAnswer, Status: status}
 }

@@ -16,6 +16,7 @@ import (
 	entresource "github.com/authcore/authcore/ent/resource"
 	"github.com/authcore/authcore/internal/apptest"
 	"github.com/authcore/authcore/modules/resource"
+	platformresource "github.com/authcore/authcore/platform/resource"
 )
 
 func TestMain(m *testing.M) { apptest.Main(m) }
@@ -291,6 +292,69 @@ func TestBackfillGivesTheURIToTheOlderResource(t *testing.T) {
 		}
 		if !strings.Contains(b.Logs.String(), "equivalent to an older one") {
 			t.Fatalf("the log does not name the clash:\n%s", b.Logs)
+		}
+	})
+}
+
+// Issue 46: https://host//mcp and https://host/mcp reach one server (servers and proxies
+// merge slashes), so they are one resource. The attack: another project registered the
+// owner's URI with an empty segment and got tokens the owner's server accepted. Now it is
+// 409 resource_taken, and a token request naming any such spelling gets the owner's URI.
+func TestEmptyPathSegmentsAreOneResource(t *testing.T) {
+	apptest.ForEachStore(t, func(t *testing.T, st apptest.Store) {
+		a := apptest.Start(t, st)
+		owner, attacker := a.SignUp(t), a.SignUp(t)
+		mine, theirs := a.CreateProject(t, owner), a.CreateProject(t, attacker)
+		p := strings.ToLower(mine)
+		registered := "https://mcp.example.com/" + p + "/mcp"
+		a.RegisterResource(t, owner, mine, registered, nil)
+		alike := []string{
+			"https://mcp.example.com//" + p + "/mcp",
+			"https://mcp.example.com/" + p + "//mcp",
+			"https://mcp.example.com///" + p + "///mcp//",
+			"https://mcp.example.com/" + p + "/x/..//mcp",
+		}
+		for _, uri := range alike {
+			a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/projects/" + theirs + "/oauth/resources", Header: attacker.Bearer(),
+				Body: map[string]any{"uri": uri, "name": "squatter"}}).Expect(t, 409, map[string]any{"code": "resource_taken"})
+		}
+		agent := a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/auth-core/projects/" + mine + "/ai/agents", Body: map[string]any{}, Header: owner.Bearer()}).
+			Expect(t, 200, nil)["plaintext"].(string)
+		for _, uri := range alike {
+			form := url.Values{"grant_type": {"urn:ietf:params:oauth:grant-type:token-exchange"}, "subject_token": {agent},
+				"subject_token_type": {"urn:ietf:params:oauth:token-type:access_token"}, "resource": {uri}}
+			tok := a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/oauth/token", Body: form.Encode(),
+				Header: map[string]string{"Content-Type": "application/x-www-form-urlencoded"}}).Expect(t, 200, nil)["access_token"].(string)
+			if aud := audience(t, tok); aud != registered {
+				t.Errorf("resource %s: aud %q, want %q as registered", uri, aud, registered)
+			}
+		}
+	})
+}
+
+// A resource whose canonical form an older release kept with an empty segment (…//mcp)
+// gets the collapsed one when a server starts, so lookups, which compute the collapsed
+// form, still find it.
+func TestBackfillCollapsesEmptySegments(t *testing.T) {
+	apptest.ForEachStore(t, func(t *testing.T, st apptest.Store) {
+		dbURL := st.URL(t)
+		a := apptest.StartURL(t, st.Name, dbURL)
+		ctx := context.Background()
+		owner := a.SignUp(t)
+		mine := a.CreateProject(t, owner)
+		uri := "https://legacy.example.com//" + strings.ToLower(mine) + "/mcp"
+		if err := a.Ent.Resource.Create().SetID("res_00000000000000000000000003").SetProjectID(mine).SetURI(uri).SetCanonicalURI(uri).
+			SetName("old").SetScopes([]string{}).SetCreatedAt(a.Clock.Now()).Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+		var svc *resource.Service
+		apptest.StartURL(t, st.Name, dbURL, apptest.WithFx(fx.Populate(&svc)))
+		for _, spelling := range []string{uri, "https://legacy.example.com/" + strings.ToLower(mine) + "/mcp"} {
+			c, _ := platformresource.Canonical(spelling)
+			got, ok, err := svc.Lookup(ctx, c)
+			if err != nil || !ok || got.ProjectID != mine || got.URI != uri {
+				t.Fatalf("lookup of %s after backfill: %+v %v %v", spelling, got, ok, err)
+			}
 		}
 	})
 }

@@ -13,6 +13,7 @@ import (
 	"go.uber.org/fx"
 
 	"github.com/authcore/authcore/ent"
+	"github.com/authcore/authcore/ent/predicate"
 	entresource "github.com/authcore/authcore/ent/resource"
 	"github.com/authcore/authcore/platform/apperr"
 	"github.com/authcore/authcore/platform/audit"
@@ -240,7 +241,10 @@ func (s *Service) Backfill(ctx context.Context, log *slog.Logger) error {
 	if s.backfilled.Load() {
 		return nil
 	}
-	rows, err := s.ent.Resource.Query().Where(entresource.CanonicalURIIsNil()).Order(entresource.ByID()).All(ctx)
+	// Canonical forms kept before empty path segments collapsed (…//mcp) are redone too:
+	// lookups compute the collapsed form, which would find them no more.
+	uncollapsed := predicate.Resource(func(sel *sql.Selector) { sel.Where(sql.Like(sel.C(entresource.FieldCanonicalURI), "%://%//%")) })
+	rows, err := s.ent.Resource.Query().Where(entresource.Or(entresource.CanonicalURIIsNil(), uncollapsed)).Order(entresource.ByID()).All(ctx)
 	if err != nil {
 		return err
 	}
@@ -250,8 +254,15 @@ func (s *Service) Backfill(ctx context.Context, log *slog.Logger) error {
 			log.WarnContext(ctx, "a registered resource URI is no longer valid; it is found by no lookup", "resourceId", r.ID, "uri", r.URI)
 			continue
 		}
+		unchanged := entresource.CanonicalURIIsNil()
+		if r.CanonicalURI != nil {
+			if *r.CanonicalURI == c {
+				continue
+			}
+			unchanged = entresource.CanonicalURI(*r.CanonicalURI)
+		}
 		err = database.WithTx(ctx, s.ent, func(tx *ent.Tx) error {
-			if err := tx.Resource.Update().Where(entresource.ID(r.ID), entresource.CanonicalURIIsNil()).SetCanonicalURI(c).Exec(ctx); err != nil {
+			if err := tx.Resource.Update().Where(entresource.ID(r.ID), unchanged).SetCanonicalURI(c).Exec(ctx); err != nil {
 				return err
 			}
 			// Found by its canonical form from now on: lookups cached before ask again.

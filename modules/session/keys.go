@@ -33,17 +33,18 @@ const (
 // keys is the set of signing keys this replica knows, reloaded from the store so that a
 // key made by another replica is trusted here too. Ed25519 signs everything of authcore's
 // own; an RSA key beside it signs OpenID Connect id_tokens, whose RS256 every relying
-// party must accept (OIDC Core §15.1), and rotates with it. The RSA key is made when the
-// first id_token needs it, not at start: generating one costs a CPU-bound moment that a
-// deployment without OpenID clients (and every test app) need not pay.
+// party must accept (OIDC Core §15.1), and rotates with it. Both are made at the first
+// start (SPEC §29): a relying party that fetches the JWKS at boot, before anyone signs
+// in, must find the key of the first id_token there. That costs one RSA generation (a
+// CPU-bound moment) per new key, every 30 days.
 type keys struct {
 	ent   *ent.Client
 	ring  *secret.Keyring
 	clock clock.Clock
 	bus   invalidation.Bus
 
-	// loading serializes loads on this replica (the key loop, a reload, the first
-	// id_token's), so that two of them never both make a key the other made.
+	// loading serializes loads on this replica (the key loop, a reload at start or
+	// by an operator), so that two of them never both make a key the other made.
 	loading sync.Mutex
 
 	mu      sync.RWMutex
@@ -71,12 +72,9 @@ func newKeys(client *ent.Client, ring *secret.Keyring, c clock.Clock, bus invali
 // topicKeys tells every replica that a signing key was made.
 const topicKeys = "signing_key"
 
-// load reads the keys still verifying, making a new signing key when none is signing: of
-// Ed25519 always, of RSA once there has been one.
-func (k *keys) load(ctx context.Context) error { return k.loadWith(ctx, false) }
-
-// loadWith is load, making an RSA key too when withRSA and none is signing.
-func (k *keys) loadWith(ctx context.Context, withRSA bool) error {
+// load reads the keys still verifying, making a new signing key of each algorithm when
+// none of it is signing.
+func (k *keys) load(ctx context.Context) error {
 	k.loading.Lock()
 	defer k.loading.Unlock()
 	now := k.clock.Now()
@@ -94,9 +92,6 @@ func (k *keys) loadWith(ctx context.Context, withRSA bool) error {
 		}
 	}
 	for _, alg := range []jose.SignatureAlgorithm{jose.EdDSA, jose.RS256} {
-		if alg == jose.RS256 && newest[alg] == nil && !withRSA {
-			continue
-		}
 		if newest[alg] == nil || !newest[alg].RetireAt.After(now) {
 			nk, err := k.create(ctx, alg, now)
 			if err != nil {
@@ -219,18 +214,9 @@ func (k *keys) create(ctx context.Context, alg jose.SignatureAlgorithm, now time
 // identity assertions for other authorization servers (ID-JAG, SPEC §22).
 var signedTypes = []string{"JWT", "oauth-id-jag+jwt"}
 
-// IDTokenSigner returns the signer of typ with alg, making the RSA key if this is its
-// first use; nil until the keys load, or for an algorithm or typ there is no signer of.
-func (k *keys) IDTokenSigner(ctx context.Context, alg jose.SignatureAlgorithm, typ string) (jose.Signer, error) {
-	k.mu.RLock()
-	s, loaded := k.ids[alg][typ], k.current != ""
-	k.mu.RUnlock()
-	if s != nil || alg != jose.RS256 || !loaded {
-		return s, nil
-	}
-	if err := k.loadWith(ctx, true); err != nil {
-		return nil, err
-	}
+// IDTokenSigner returns the signer of typ with alg; nil until the keys load, or for an
+// algorithm or typ there is no signer of.
+func (k *keys) IDTokenSigner(_ context.Context, alg jose.SignatureAlgorithm, typ string) (jose.Signer, error) {
 	k.mu.RLock()
 	defer k.mu.RUnlock()
 	return k.ids[alg][typ], nil

@@ -245,6 +245,16 @@ func (s *service) refresh(ctx context.Context, id string) (*live, error) {
 	}
 }
 
+// failureAttrs are the log attributes of an upstream failure: its class (timeout,
+// refused, upstream_5xx, bad_answer, unreachable) and HTTP status, never its text.
+func failureAttrs(err error) []any {
+	f := identity.FailureOf(err)
+	if f.Status != 0 {
+		return []any{"cause", f.Class, "status", f.Status}
+	}
+	return []any{"cause", f.Class}
+}
+
 // refreshHeld refreshes under this process's lease. The upstream is called outside any
 // transaction (a SQLite writer must not wait on the network); a failure keeps the stored
 // tokens as they were and frees the lease, so nothing is lost and the next ask retries.
@@ -270,6 +280,9 @@ func (s *service) refreshHeld(ctx context.Context, r *ent.VaultConnection) (*liv
 		return nil, errReconnect
 	case err != nil:
 		s.refreshes.WithLabelValues("unavailable").Inc()
+		// The class of the failure only: what the upstream answered may echo a token.
+		s.log.WarnContext(ctx, "upstream token refresh failed; the agent is answered 503 and the connection kept",
+			append([]any{"provider", r.ProviderID, "connection", r.ID}, failureAttrs(err)...)...)
 		if err := s.ent.VaultConnection.Update().Where(held).ClearLeaseUntil().SetLeaseOwner("").Exec(ctx); err != nil {
 			return nil, err
 		}

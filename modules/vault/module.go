@@ -53,14 +53,15 @@ type params struct {
 	Bus       invalidation.Bus
 	Upstreams identity.Upstreams
 	Users     identity.ProvenUsers
-	Agents    oauth.Agents `optional:"true"`
+	Agents    oauth.Agents    `optional:"true"`
+	Clients   []oauth.Clients `group:"oauth_clients"`
 	Log       *slog.Logger
 	Limits    bearer.Limits
 }
 
 func newService(p params) *service {
 	s := &service{ent: p.Ent, clock: p.Clock, audit: p.Audit, keys: p.Keys, bus: p.Bus, up: p.Upstreams, users: p.Users, agents: p.Agents,
-		log: p.Log, owner: newOwner(), cache: bearer.NewCache[string, *live](p.Limits.Size, cacheTTL),
+		clients: p.Clients, log: p.Log, owner: newOwner(), cache: bearer.NewCache[string, *live](p.Limits.Size, cacheTTL),
 		refreshes: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "authcore_vault_exchanges_total",
 			Help: "Token vault exchanges and refreshes, by result: served, refreshed (one upstream refresh), refused (the upstream refused the refresh token), unavailable (it could not be reached).",

@@ -104,3 +104,37 @@ func TestVaultTokensReseal(t *testing.T) {
 		}
 	})
 }
+
+// Issue 46: a connection's agents are the project's. The attack: a person of the project
+// names agents of another project (its agent tokens, its auth badges' clients, a host's
+// client granted there); before, client ids were taken as given. Each is now 400
+// unknown_agent and nothing is stored; the project's own clients are taken.
+func TestConnectionAgentsBelongToTheProject(t *testing.T) {
+	apptest.ForEachStore(t, func(t *testing.T, st apptest.Store) {
+		w := newWorld(t, apptest.Start(t, st, appOptions()))
+		w.connect(t, w.agentA[0]).Expect(t, 201, nil)
+		stranger := w.a.SignUp(t)
+		elsewhere := w.a.CreateProject(t, stranger)
+		foreignToken := w.a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/auth-core/projects/" + elsewhere + "/ai/agents",
+			Body: map[string]any{"agentName": "theirs"}, Header: stranger.Bearer()}).Expect(t, 200, nil)["agent"].(map[string]any)["id"].(string)
+		foreignClient := w.a.MintAuthClient(t, stranger, elsewhere, nil).ID
+		foreignApp := w.a.ConnectApp(t, stranger, elsewhere, "").ClientID
+		unused := w.a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/oauth/register",
+			Body: map[string]any{"client_name": "nobody's", "redirect_uris": []string{"http://127.0.0.1/cb"}}}).Expect(t, 201, nil)["client_id"].(string)
+		for name, id := range map[string]string{"another project's agent token": foreignToken, "another project's auth client": foreignClient,
+			"a host's client granted in another project": foreignApp, "a host's client granted nowhere": unused,
+			"an auth client that does not exist": "cli_0123456789ABCDEFGHJKMNPQRS", "a host's client that does not exist": "dcr_0123456789ABCDEFGHJKMNPQRS"} {
+			t.Run(name, func(t *testing.T) {
+				w.connect(t, w.agentA[0], id).Expect(t, 400, map[string]any{"code": "unknown_agent"})
+			})
+		}
+		got := w.a.Do(apptest.Req{Path: "/v1/auth-core/connections", Header: w.bearer()}).Expect(t, 200, nil)["connections"].([]any)
+		if len(got) != 1 || len(got[0].(map[string]any)["agents"].([]any)) != 1 {
+			t.Fatalf("a refused connect stored something: %v", got)
+		}
+		// The project's own clients: an auth badge's, and a host's client granted here.
+		mine := w.a.MintAuthClient(t, w.admin, w.project, nil).ID
+		app := w.a.ConnectApp(t, w.admin, w.project, "").ClientID
+		w.connect(t, w.agentA[0], mine, app).Expect(t, 200, nil)
+	})
+}

@@ -61,21 +61,24 @@ var (
 	errSignInFirst = apperr.Conflict("sign_in_first",
 		"sign in with this provider first: its tokens are kept for you only after a sign-in with offline access")
 	errNoConnection = apperr.NotFound("no such connection of yours")
-	errNotAgent     = apperr.BadRequest("unknown_agent", "every agent must be a live agent token of your project (tok_…) or a client id (cli_…, dcr_…)")
+	errNotAgent     = apperr.BadRequest("unknown_agent",
+		"every agent must be a live agent token (tok_…) or a client (cli_…, dcr_…) of your project: an auth badge's, or a host's client granted in it")
 )
 
 // service is SPEC §23's token vault: people's upstream accounts connected for a
 // project's agents, and the upstream access tokens those agents exchange their own
 // credentials for, refreshed once per expiry on any replica. It knows neither Fiber nor fx.
 type service struct {
-	ent     *ent.Client
-	clock   clock.Clock
-	audit   *audit.Recorder
-	keys    *secret.Keyring
-	bus     invalidation.Bus
-	up      identity.Upstreams
-	users   identity.ProvenUsers
-	agents  oauth.Agents // nil without agent tokens
+	ent    *ent.Client
+	clock  clock.Clock
+	audit  *audit.Recorder
+	keys   *secret.Keyring
+	bus    invalidation.Bus
+	up     identity.Upstreams
+	users  identity.ProvenUsers
+	agents oauth.Agents // nil without agent tokens
+	// clients are the OAuth server's; those that are ProjectClients say whose a client is.
+	clients []oauth.Clients
 	log     *slog.Logger
 	cache   *bearer.Cache[string, *live]
 	flights singleflight.Group
@@ -273,14 +276,26 @@ func (s *service) Connect(ctx context.Context, p identity.Principal, providerID 
 
 func newID() string { return schema.NewID("vc_") }
 
-// checkAgents refuses agent tokens that are not the project's live ones. Client ids are
-// taken as given: a connection names them, and only a client of the project can present
-// a credential of it.
+// checkAgents refuses agents that are not the project's: agent tokens that are not its
+// live ones, clients that are not its (an auth badge's of another project, a host's
+// client granted elsewhere or nowhere, an id nobody knows). A connection naming another
+// project's agent would otherwise be one more way to confuse who may use it.
 func (s *service) checkAgents(ctx context.Context, projectID string, ids []string) error {
-	var tokens []string
+	var tokens, clients []string
 	for _, id := range ids {
 		if id[:4] == "tok_" {
 			tokens = append(tokens, id)
+		} else {
+			clients = append(clients, id)
+		}
+	}
+	for _, id := range clients {
+		ok, err := s.clientOfProject(ctx, projectID, id)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return errNotAgent
 		}
 	}
 	if len(tokens) == 0 {
@@ -299,6 +314,18 @@ func (s *service) checkAgents(ctx context.Context, projectID string, ids []strin
 		}
 	}
 	return nil
+}
+
+// clientOfProject asks every owner of clients that can tell whether id is the project's.
+func (s *service) clientOfProject(ctx context.Context, projectID, id string) (bool, error) {
+	for _, c := range s.clients {
+		if pc, ok := c.(oauth.ProjectClients); ok {
+			if mine, err := pc.ClientOfProject(ctx, projectID, id); err != nil || mine {
+				return mine, err
+			}
+		}
+	}
+	return false, nil
 }
 
 // seal seals tokens under the connection's id; an empty new refresh token keeps the old
@@ -386,7 +413,8 @@ func (s *service) Revoke(ctx context.Context, userID, id string, origin audit.Or
 	// Revoking the refresh token ends the upstream's grant, its access tokens with it.
 	revoked, err := s.up.Revoke(context.WithoutCancel(ctx), r.ProviderID, tokens.RefreshToken, "refresh_token")
 	if err != nil {
-		s.log.WarnContext(ctx, "upstream revocation failed; the connection is gone here", "provider", r.ProviderID, "error", err)
+		s.log.WarnContext(ctx, "upstream revocation failed; the connection is gone here",
+			append([]any{"provider", r.ProviderID, "connection", r.ID}, failureAttrs(err)...)...)
 		return false, nil
 	}
 	return revoked, nil

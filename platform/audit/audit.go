@@ -21,8 +21,10 @@ var Module = fx.Module("audit", fx.Provide(NewRecorder))
 
 // Origin is what a record keeps of the request, copied out of the HTTP layer.
 type Origin struct {
-	ForwardedFor *string // raw x-forwarded-for; only its keyed hash is stored
-	UserAgent    *string
+	// ClientIP is the client's address as the trusted proxies tell it (httpserver.Origin),
+	// nil for a request without X-Forwarded-For; only its keyed hash is stored.
+	ClientIP  *string
+	UserAgent *string
 }
 
 // Event is one record to write.
@@ -57,7 +59,7 @@ type Params struct {
 }
 
 // NewRecorder returns a recorder hashing client addresses under the server's key.
-// ipPurpose keys the audit ipHash (of X-Forwarded-For); sessions use another key, so the
+// ipPurpose keys the audit ipHash (of the client address); sessions use another key, so the
 // two kinds of hash cannot be compared (SPEC §9).
 const ipPurpose = "audit-forwarded-for"
 
@@ -75,7 +77,7 @@ func (r *Recorder) Record(ctx context.Context, tx *ent.Tx, e Event) (*ent.AuditE
 		SetNillableActorID(e.ActorID).
 		SetProjectID(e.ProjectID).
 		SetAction(e.Action).
-		SetNillableIPHash(r.IPHash(e.ProjectID, e.Origin.ForwardedFor)).
+		SetNillableIPHash(r.IPHash(e.ProjectID, e.Origin.ClientIP)).
 		SetNillableUserAgent(e.Origin.UserAgent).
 		SetMetadata(md).
 		Save(ctx)
@@ -85,15 +87,15 @@ func (r *Recorder) Record(ctx context.Context, tx *ent.Tx, e Event) (*ent.AuditE
 	return rec, r.outbox.Append(ctx, tx, rec)
 }
 
-// IPHash is the hex HMAC-SHA256 of an x-forwarded-for value, or nil when there was none.
+// IPHash is the hex HMAC-SHA256 of a client address, or nil when there was none.
 // Keyed, so the stored hash cannot be reversed by hashing the IPv4 space; keyed per
 // project too (SPEC §9a), so one project's admins cannot tell whether an address in their
 // trail also acts in another project's.
-func (r *Recorder) IPHash(projectID string, forwardedFor *string) *string {
-	if forwardedFor == nil {
+func (r *Recorder) IPHash(projectID string, clientIP *string) *string {
+	if clientIP == nil {
 		return nil
 	}
-	h := r.keys.MAC(ipPurpose+"/"+projectID, []byte(*forwardedFor))
+	h := r.keys.MAC(ipPurpose+"/"+projectID, []byte(*clientIP))
 	return &h
 }
 

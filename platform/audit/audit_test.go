@@ -28,7 +28,7 @@ func TestRecordInsideTransaction(t *testing.T) {
 		var rec *audit.Recorder
 		a := testkit.Start(t, st, graph, testkit.WithFx(fx.Populate(&rec)))
 		ctx := context.Background()
-		actor, ff, ua := "usr_1", "203.0.113.9, 10.0.0.1", "curl/8"
+		actor, ff, ua := "usr_1", "203.0.113.9", "curl/8"
 		project := "prj_" + st.Name + "_audit"
 
 		var id string
@@ -36,7 +36,7 @@ func TestRecordInsideTransaction(t *testing.T) {
 			ev, err := rec.Record(ctx, tx, audit.Event{
 				ActorID: &actor, ProjectID: project, Action: "service_badge.create",
 				Metadata: map[string]any{"badgeId": "bdg_1", "product": "db"},
-				Origin:   audit.Origin{ForwardedFor: &ff, UserAgent: &ua},
+				Origin:   audit.Origin{ClientIP: &ff, UserAgent: &ua},
 			})
 			if ev != nil {
 				id = ev.ID
@@ -56,13 +56,13 @@ func TestRecordInsideTransaction(t *testing.T) {
 		if got.Metadata["badgeId"] != "bdg_1" || got.Metadata["product"] != "db" {
 			t.Fatalf("metadata = %v", got.Metadata)
 		}
-		// ipHash is the keyed hash of the whole header value, never the value itself.
+		// ipHash is the keyed hash of the address, never the address itself.
 		want := expectedIPHash(t, project, ff)
 		if got.IPHash == nil || *got.IPHash != want {
 			t.Fatalf("ipHash = %v, want %s", got.IPHash, want)
 		}
 
-		// No header, no hash; no user agent, null.
+		// No address, no hash; no user agent, null.
 		err = database.WithTx(ctx, a.Ent, func(tx *ent.Tx) error {
 			_, err := rec.Record(ctx, tx, audit.Event{ProjectID: project, Action: "service_badge.revoke"})
 			return err

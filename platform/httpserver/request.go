@@ -15,12 +15,14 @@ import (
 )
 
 // Origin copies, out of Fiber's recycled buffers, what an audit record keeps of the
-// request: the raw x-forwarded-for value (hashed by the recorder) and the user agent.
+// request: the client's address as ClientIP resolves it (hashed by the recorder), when
+// the request came with X-Forwarded-For, and the user agent. Never the header itself: a
+// caller that is no trusted proxy writes it as it likes, and would choose its ipHash.
 func Origin(c *fiber.Ctx) audit.Origin {
 	var o audit.Origin
-	if v := c.Request().Header.Peek("X-Forwarded-For"); v != nil {
-		s := string(v)
-		o.ForwardedFor = &s
+	if c.Request().Header.Peek(fiber.HeaderXForwardedFor) != nil {
+		s := ClientIP(c)
+		o.ClientIP = &s
 	}
 	if v := c.Request().Header.Peek("User-Agent"); v != nil {
 		s := string(v)

@@ -3,6 +3,7 @@ package identity
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"go.uber.org/fx"
@@ -144,3 +145,36 @@ var (
 	ErrUpstreamRefused     = errors.New("the upstream provider refused the refresh token")
 	ErrUpstreamUnavailable = errors.New("the upstream provider could not be reached")
 )
+
+// Classes of UpstreamFailure.
+const (
+	UpstreamTimeout     = "timeout"      // no answer in time
+	UpstreamConnRefused = "refused"      // nothing listens there: connection refused
+	Upstream5xx         = "upstream_5xx" // it answered a server error
+	UpstreamBadAnswer   = "bad_answer"   // it answered, but not what the protocol says
+	UpstreamUnreachable = "unreachable"  // DNS, TLS, a reset, the outbound policy
+)
+
+// UpstreamFailure is why a call to a provider failed (ErrUpstreamUnavailable), as a log
+// may name it: a class and, when the provider answered, the HTTP status. Never what it
+// answered or was sent, which may hold a token.
+type UpstreamFailure struct {
+	Class  string
+	Status int
+}
+
+func (f *UpstreamFailure) Error() string {
+	if f.Status != 0 {
+		return fmt.Sprintf("upstream %s (HTTP %d)", f.Class, f.Status)
+	}
+	return "upstream " + f.Class
+}
+
+// FailureOf is the UpstreamFailure err carries; class "unknown" when it carries none.
+func FailureOf(err error) UpstreamFailure {
+	var f *UpstreamFailure
+	if errors.As(err, &f) {
+		return *f
+	}
+	return UpstreamFailure{Class: "unknown"}
+}

@@ -113,8 +113,9 @@ type Hooks struct {
 	Key func(r *Row) string
 	// Minted, Rolled and Revoked run inside the transaction of a mint, a roll and a
 	// revoke: what the credential owns beside its row (a product's credentials). Minted and
-	// Rolled return what the answer carries beside the secret.
-	Minted  func(ctx context.Context, tx *ent.Tx, r *Row) (any, error)
+	// Rolled return what the answer carries beside the secret; Minted is handed the
+	// mint's Options.
+	Minted  func(ctx context.Context, tx *ent.Tx, r *Row, options any) (any, error)
 	Rolled  func(ctx context.Context, tx *ent.Tx, r *Row, graceUntil *time.Time) (any, error)
 	Revoked func(ctx context.Context, tx *ent.Tx, r *Row) error
 	// CreateMetadata and RollMetadata add to those audit records' metadata (beside the id

@@ -37,6 +37,11 @@ type Mint struct {
 	// Key is the prefix x of its secret, for a kind of several; "" for the kind's one.
 	Key    string
 	Origin audit.Origin
+	// Options are what the Minted hook is handed beside the row: what the request asked
+	// of the credential's owner (a badge product's own fields), checked already.
+	Options any
+	// Metadata is added to the create's audit metadata.
+	Metadata map[string]any
 }
 
 // Issued is a credential with its one-time secret, and what the Minted or Rolled hook
@@ -98,7 +103,7 @@ func (l *Lifecycle) Mint(ctx context.Context, m Mint) (Issued, error) {
 		}
 		if l.hooks.Minted != nil {
 			var err error
-			if extra, err = l.hooks.Minted(ctx, tx, r); err != nil {
+			if extra, err = l.hooks.Minted(ctx, tx, r, m.Options); err != nil {
 				return err
 			}
 		}
@@ -110,6 +115,7 @@ func (l *Lifecycle) Mint(ctx context.Context, m Mint) (Issued, error) {
 				md[camel(c.name)] = r.own[i]
 			}
 		}
+		maps.Copy(md, m.Metadata)
 		_, err := l.deps.Audit.Record(ctx, tx, audit.Event{ActorID: m.Creator, ProjectID: m.ProjectID, Action: l.spec.action("create"),
 			Metadata: md, Origin: m.Origin})
 		return err

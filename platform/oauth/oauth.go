@@ -149,6 +149,14 @@ type Agents interface {
 	Agents(ctx context.Context, projectID string) ([]Client, error)
 }
 
+// ProjectClients is implemented by Clients that can tell whether a client is a live one of
+// a project (SPEC §23: a person chooses the project's agents for a vault connection): an
+// auth badge's client of that project, a host's client that holds a live grant there.
+// false, not an error, for an id it does not know.
+type ProjectClients interface {
+	ClientOfProject(ctx context.Context, projectID, id string) (bool, error)
+}
+
 // ClientMethods is implemented by Clients to say, for metadata (RFC 8414), how its clients
 // authenticate, and whether they belong to a project (only those introspect).
 type ClientMethods interface {

@@ -26,6 +26,25 @@ type Badge struct {
 	Name      string
 	Role      string
 	ExpiresAt *time.Time
+	// Options are what the product's MintOptions made of the create body: at Mint only,
+	// nil for a product that is not Configurable.
+	Options any
+}
+
+// Configurable is a product whose badges take fields of their own in the create body (an
+// auth badge's agent scopes, SPEC §21). MintOptions checks them before anything is
+// written, so a refusal mints nothing; its error is the create's answer (a validation
+// error is 400 validation_failed).
+type Configurable interface {
+	MintOptions(ctx context.Context, projectID string, body []byte) (MintOptions, error)
+}
+
+// MintOptions are a Configurable product's own fields of a create.
+type MintOptions struct {
+	// Value is handed to Mint as Badge.Options.
+	Value any
+	// Audit is added to the create's audit metadata (service_badge.create).
+	Audit map[string]any
 }
 
 // ErrNotConfigured is what Mint returns (wrapped, with its own message) when what the

@@ -124,9 +124,10 @@ func Registered(raw string) (string, error) {
 // Canonical checks a resource URI and returns the form resources are compared in, for
 // uniqueness across projects and for lookups (SPEC §9b): scheme and host lower-cased, the
 // host's trailing dot and the scheme's default port removed, percent-encoding normalised
-// (RFC 3986 §6.2.2), dot-segments resolved, trailing slashes removed (so …/mcp and …/mcp/
-// are one resource) with an empty path as /, and no query. Two spellings a client could
-// mean alike are one resource, held by one project at most.
+// (RFC 3986 §6.2.2), dot-segments resolved, empty segments collapsed and trailing slashes
+// removed (so …/mcp, …//mcp and …/mcp/ are one resource: servers and proxies commonly
+// merge slashes, so they reach one server) with an empty path as /, and no query. Two
+// spellings a client could mean alike are one resource, held by one project at most.
 func Canonical(raw string) (string, error) {
 	p, err := parse(raw)
 	if err != nil {
@@ -140,11 +141,21 @@ func Canonical(raw string) (string, error) {
 			port = strconv.Itoa(n)
 		}
 	}
-	path := strings.TrimRight(removeDotSegments(normalizeEscapes(p.path)), "/")
+	// Empty segments collapse after the dot-segments resolve, as the registered form
+	// resolves them (a/b//../c is a/b/c there), so a URI and its registered form agree.
+	path := strings.TrimRight(collapseSlashes(removeDotSegments(normalizeEscapes(p.path))), "/")
 	if path == "" {
 		path = "/"
 	}
 	return p.scheme + "://" + p.authority(port) + path, nil
+}
+
+// collapseSlashes turns every run of slashes into one.
+func collapseSlashes(path string) string {
+	for strings.Contains(path, "//") {
+		path = strings.ReplaceAll(path, "//", "/")
+	}
+	return path
 }
 
 func loopback(host string) bool {

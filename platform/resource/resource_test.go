@@ -44,8 +44,10 @@ func TestCanonical(t *testing.T) {
 			"https://mcp.example.com:/mcp", "https://mcp.example.com./mcp", "https://mcp.example.com/mcp/",
 			"https://mcp.example.com/x/../mcp", "https://mcp.example.com/./mcp", "https://mcp.example.com/%2E%2e/mcp",
 			"https://mcp.example.com/%6dcp", "https://mcp.example.com/mcp?x=1", "https://mcp.example.com:0443/mcp//",
+			"https://mcp.example.com//mcp", "https://mcp.example.com///mcp", "https://mcp.example.com/.//mcp", "https://mcp.example.com//x/..//mcp",
 		}},
-		{"https://mcp.example.com/", []string{"https://mcp.example.com", "https://mcp.example.com/", "https://mcp.example.com:443", "https://mcp.example.com/a/.."}},
+		{"https://mcp.example.com/a/b", []string{"https://mcp.example.com/a//b", "https://mcp.example.com//a/b//", "https://mcp.example.com/a/b//c/.."}},
+		{"https://mcp.example.com/", []string{"https://mcp.example.com", "https://mcp.example.com/", "https://mcp.example.com:443", "https://mcp.example.com/a/..", "https://mcp.example.com//"}},
 		{"https://mcp.example.com:8443/MCP", []string{"https://mcp.example.com:8443/MCP", "https://Mcp.Example.Com:8443/MCP/"}},
 		{"https://mcp.example.com/a%2Fb", []string{"https://mcp.example.com/a%2fb", "https://mcp.example.com/a%2Fb/"}},
 		{"http://localhost/mcp", []string{"http://localhost:80/mcp", "http://LOCALHOST./mcp/"}},
@@ -73,7 +75,8 @@ func TestCanonical(t *testing.T) {
 // query or user info; canonicalising again changes nothing, and the registered form of a
 // URI has the URI's canonical form.
 func FuzzCanonical(f *testing.F) {
-	for _, s := range []string{"https://mcp.example.com/x", "HTTP://LOCALHOST:1/", "https://a/%2e%2E/", "https://a#b", "http://[::1]/", "https://a?b#", "https://a.:443/x/", "https://a/%7e/../b"} {
+	for _, s := range []string{"https://mcp.example.com/x", "HTTP://LOCALHOST:1/", "https://a/%2e%2E/", "https://a#b", "http://[::1]/", "https://a?b#", "https://a.:443/x/", "https://a/%7e/../b",
+		"https://a//mcp", "https://a/x//../y", "https://a//%2e%2e//b//", "http://[::1]:9///"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, in string) {

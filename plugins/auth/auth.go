@@ -25,6 +25,7 @@ import (
 	"github.com/authcore/authcore/platform/guard"
 	"github.com/authcore/authcore/platform/httpserver"
 	"github.com/authcore/authcore/platform/invalidation"
+	"github.com/authcore/authcore/platform/jsonbody"
 	"github.com/authcore/authcore/platform/oauth"
 	"github.com/authcore/authcore/platform/policy"
 	"github.com/authcore/authcore/platform/product"
@@ -68,7 +69,10 @@ type Product struct {
 // clientTopic invalidates the client cache.
 const clientTopic = "auth_client"
 
-var _ product.Product = (*Product)(nil)
+var (
+	_ product.Product      = (*Product)(nil)
+	_ product.Configurable = (*Product)(nil)
+)
 
 // Params are the product's dependencies.
 type Params struct {
@@ -106,17 +110,36 @@ type Credentials struct {
 	TokenURL     string `json:"tokenUrl"`
 }
 
-// Mint creates the badge's OAuth client inside the badge's transaction.
+// MintOptions takes the agent scopes a badge's client is granted at mint (SPEC §21, §29),
+// checked as the scopes route checks them; none when the body has no scopes.
+func (p *Product) MintOptions(ctx context.Context, projectID string, body []byte) (product.MintOptions, error) {
+	if o, ok := jsonbody.Parse(body); ok {
+		if _, st := o.Strings("scopes"); st == jsonbody.Absent {
+			return product.MintOptions{}, nil
+		}
+	}
+	scopes, err := p.scopesOf(ctx, projectID, body)
+	if err != nil {
+		return product.MintOptions{}, err
+	}
+	return product.MintOptions{Value: scopes, Audit: map[string]any{"scopes": scopes}}, nil
+}
+
+// Mint creates the badge's OAuth client inside the badge's transaction, with the agent
+// scopes MintOptions took.
 func (p *Product) Mint(ctx context.Context, tx *ent.Tx, b product.Badge) (any, error) {
 	clientSecret, err := secret.NewToken(secretKind)
 	if err != nil {
 		return nil, err
 	}
-	c, err := tx.AuthClient.Create().
+	create := tx.AuthClient.Create().
 		SetBadgeID(b.ID).SetProjectID(b.ProjectID).SetRole(b.Role).
 		SetNillableExpiresAt(b.ExpiresAt).
-		SetSecretDigest(secret.DigestOf(clientSecret).Bytes()).
-		Save(ctx)
+		SetSecretDigest(secret.DigestOf(clientSecret).Bytes())
+	if scopes, ok := b.Options.([]string); ok && len(scopes) > 0 {
+		create.SetScopes(scopes)
+	}
+	c, err := create.Save(ctx)
 	if err != nil {
 		return nil, err
 	}

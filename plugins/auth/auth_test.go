@@ -2,6 +2,7 @@ package auth_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -137,6 +138,67 @@ func TestClientSecretNeverStored(t *testing.T) {
 		}
 		if strings.Contains(db, c.Secret) || strings.Contains(logs, c.Secret) || strings.Contains(db, c.Secret[6:38]) {
 			t.Fatal("client secret stored or logged")
+		}
+	})
+}
+
+// SPEC §21, §29: an auth badge takes its agent scopes at mint as well as later, checked as
+// the scopes route checks them: bad ones are refused with the route's error and nothing
+// is minted; good ones are the client's from its first token, and audited.
+func TestScopesAtMint(t *testing.T) {
+	apptest.ForEachStore(t, func(t *testing.T, st apptest.Store) {
+		a, admin, prj := setup(t, st)
+		mcp := "https://mcp.example.com/" + strings.ToLower(prj) + "/mcp"
+		a.RegisterResource(t, admin, prj, mcp, nil)
+		c := mint(t, a, admin, prj, map[string]any{"scopes": []string{"mcp:tools", "files:read", "mcp:tools"}})
+		got := post(a, url.Values{"grant_type": {"client_credentials"}, "resource": {mcp}, "scope": {"mcp:tools"}}, basic(c.ID, c.Secret)).
+			Expect(t, 200, map[string]any{"scope": "mcp:tools"})
+		if claims := a.VerifyAccessToken(t, got["access_token"].(string), mcp); claims["scope"] != "mcp:tools" || claims["client_id"] != c.ID {
+			t.Fatalf("claims %v", claims)
+		}
+		post(a, url.Values{"grant_type": {"client_credentials"}, "resource": {mcp}, "scope": {"mcp:admin"}}, basic(c.ID, c.Secret)).
+			Expect(t, 400, map[string]any{"error": "invalid_scope"})
+		events := a.Do(apptest.Req{Path: "/v1/projects/" + prj + "/audit?limit=50", Header: admin.Bearer()}).Expect(t, 200, nil)["events"].([]any)
+		audited := false
+		for _, e := range events {
+			ev := e.(map[string]any)
+			md := ev["metadata"].(map[string]any)
+			if ev["action"] == "service_badge.create" && md["badgeId"] == c.BadgeID {
+				scopes, _ := md["scopes"].([]any)
+				audited = len(scopes) == 2 && scopes[0] == "files:read" && scopes[1] == "mcp:tools"
+			}
+		}
+		if !audited {
+			t.Fatalf("the create's audit record does not name the scopes granted: %v", events)
+		}
+		// Without scopes, as before: none.
+		plain := mint(t, a, admin, prj, nil)
+		post(a, url.Values{"grant_type": {"client_credentials"}, "resource": {mcp}, "scope": {"mcp:tools"}}, basic(plain.ID, plain.Secret)).
+			Expect(t, 400, map[string]any{"error": "invalid_scope"})
+
+		count := func() int {
+			return len(a.Do(apptest.Req{Path: "/v1/projects/" + prj + "/service-badges?product=auth", Header: admin.Bearer()}).Expect(t, 200, nil)["badges"].([]any))
+		}
+		before := count()
+		a.Do(apptest.Req{Method: http.MethodPut, Path: "/v1/projects/" + prj + "/policy", Header: admin.Bearer(), Body: map[string]any{"allowedScopes": []string{"files:*"}}}).Expect(t, 200, nil)
+		tooMany := make([]string, 33)
+		for i := range tooMany {
+			tooMany[i] = "files:r" + strings.Repeat("x", i)
+		}
+		for name, scopes := range map[string]any{"null": nil, "not a list": "files:read", "a role": []string{"admin"}, "bad grammar": []string{"Files read"},
+			"not strings": []any{1}, "more than 32": tooMany, "beyond the policy": []string{"mcp:tools"}} {
+			t.Run(name, func(t *testing.T) {
+				route := a.Do(apptest.Req{Method: http.MethodPut, Path: "/v1/projects/" + prj + "/service-badges/" + plain.BadgeID + "/scopes",
+					Body: map[string]any{"scopes": scopes}, Header: admin.Bearer()}).Expect(t, 400, map[string]any{"code": "validation_failed"})
+				minted := a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/projects/" + prj + "/service-badges",
+					Body: map[string]any{"name": "m2m", "product": "auth", "scopes": scopes}, Header: admin.Bearer()}).Expect(t, 400, map[string]any{"code": "validation_failed"})
+				if fmt.Sprint(minted) != fmt.Sprint(route) {
+					t.Fatalf("mint answers %v, the scopes route %v", minted, route)
+				}
+			})
+		}
+		if n := count(); n != before {
+			t.Fatalf("%d auth badges after refused mints, want %d", n, before)
 		}
 	})
 }

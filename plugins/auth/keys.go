@@ -32,9 +32,22 @@ import (
 // that requires a scope such as mcp:tools.
 
 var (
-	_ oauth.KeyedClients  = (*Product)(nil)
-	_ oauth.ClientMethods = (*Product)(nil)
+	_ oauth.KeyedClients   = (*Product)(nil)
+	_ oauth.ClientMethods  = (*Product)(nil)
+	_ oauth.ProjectClients = (*Product)(nil)
 )
+
+// ClientOfProject: a live auth client whose badge is the project's.
+func (p *Product) ClientOfProject(ctx context.Context, projectID, id string) (bool, error) {
+	if !strings.HasPrefix(id, clientIDPrefix) {
+		return false, nil
+	}
+	c, err := p.lookup(ctx, id)
+	if err != nil || c == nil || c.ProjectID != projectID {
+		return false, err
+	}
+	return p.live(ctx, id)
+}
 
 // AuthMethods: secret or key; auth clients belong to a project, so they introspect.
 func (*Product) AuthMethods() ([]string, bool) {
@@ -158,8 +171,28 @@ func (p *Product) removeKey(c *fiber.Ctx) error {
 // setScopes grants the client agent scopes: { scopes } → 200 { badgeId, scopes }. Each
 // must be within the project's policy (allowedScopes).
 func (p *Product) setScopes(c *fiber.Ctx) error {
-	f := jsonbody.Read(c.Body())
-	body, _ := jsonbody.Parse(c.Body())
+	project, badge := guard.ProjectOf(c), strings.Clone(c.Params("badgeId"))
+	scopes, err := p.scopesOf(c.UserContext(), project, c.Body())
+	if err != nil {
+		return err
+	}
+	err = p.change(c, project, badge, "service_badge.scopes_update", map[string]any{"badgeId": badge, "scopes": scopes},
+		func(_ *ent.AuthClient, u *ent.AuthClientUpdateOne) error {
+			u.SetScopes(scopes)
+			return nil
+		})
+	if err != nil {
+		return err
+	}
+	return c.JSON(fiber.Map{"badgeId": badge, "scopes": scopes})
+}
+
+// scopesOf reads and checks body's scopes, as the scopes route and a mint take them:
+// an array of at most 32 agent scopes, none a role name, each within the project's
+// policy; sorted, without duplicates.
+func (p *Product) scopesOf(ctx context.Context, project string, raw []byte) ([]string, error) {
+	f := jsonbody.Read(raw)
+	body, _ := jsonbody.Parse(raw)
 	scopes, st := body.Strings("scopes")
 	switch {
 	case st != jsonbody.OK:
@@ -174,28 +207,18 @@ func (p *Product) setScopes(c *fiber.Ctx) error {
 		}
 	}
 	if err := f.Err(); err != nil {
-		return err
+		return nil, err
 	}
-	project, badge := guard.ProjectOf(c), strings.Clone(c.Params("badgeId"))
-	pol, err := p.policies.Policy(c.UserContext(), project)
+	pol, err := p.policies.Policy(ctx, project)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	for _, s := range scopes {
 		if !pol.Allows(s) {
-			return apperr.Validation(apperr.Issue{Field: "scopes", Reason: "exceeds_policy: the project's policy does not allow " + s})
+			return nil, apperr.Validation(apperr.Issue{Field: "scopes", Reason: "exceeds_policy: the project's policy does not allow " + s})
 		}
 	}
-	scopes = slices.Compact(slices.Sorted(slices.Values(scopes)))
-	err = p.change(c, project, badge, "service_badge.scopes_update", map[string]any{"badgeId": badge, "scopes": scopes},
-		func(_ *ent.AuthClient, u *ent.AuthClientUpdateOne) error {
-			u.SetScopes(scopes)
-			return nil
-		})
-	if err != nil {
-		return err
-	}
-	return c.JSON(fiber.Map{"badgeId": badge, "scopes": scopes})
+	return slices.Compact(slices.Sorted(slices.Values(scopes))), nil
 }
 
 // change edits the route badge's client with edit, audited as action, and drops the
