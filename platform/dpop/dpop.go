@@ -141,19 +141,21 @@ var _ [slotCount - 2*int(Window/time.Second) - 2]struct{} // slotCount is enough
 //
 // One key may hold at most what leaves as much free as it holds: a proof is taken while
 // the proofs remembered plus its key's own are under memory. A key alone gets half, and
-// k keys flooding together each 1/(k+1), the last 1/(k+1) staying free, so a flooding key
+// k keys flooding together 1/(k+1) each, the last 1/(k+1) staying free, so a flooding key
 // is refused on its own while clients with fewer proofs in flight are served. With
-// memory at 4 Mi (4,194,304), one client may send the whole maxRate with its clock right
-// (2 * 1.24 million < 4 Mi), and any number of clients together the whole maxRate even
-// with their clocks 30 s ahead (2.48 million plus their small shares).
+// memory at 3 Mi (3,145,728), one client may send the whole maxRate with its clock right
+// (2 * 1.24 million), and any number of clients together the whole maxRate even with
+// their clocks 30 s ahead (2.48 million plus the sender's own share).
 //
-// The bound: at most memory proofs, each a map entry of 8 bytes (17 with its key's count
-// when every proof is by another key) at Go's map load, 10–20 bytes a proof and
-// 40–80 MB full; what a load holds is what it spends in a Window (about 15 MB at
-// maxRate), and a second's maps are dropped whole when it lapses.
+// The bound: at most memory proofs, about 28 bytes each in Go's maps (measured), so
+// about 90 MB full; 230 MB if every proof came by a key of its own, which no CPU here
+// makes in time (each is a signature check and a request that succeeded; refused ones
+// give their jti back). A load holds what it spends in a window: 37 MB at maxRate with
+// clocks right, 67 MB with every clock 25 s ahead. A second's maps are dropped whole
+// when it lapses.
 const (
 	maxRate = 40_000
-	memory  = 4 << 20
+	memory  = 3 << 20
 )
 
 // NewChecker returns a checker with a key of its own, remembering up to size jtis (see

@@ -169,7 +169,7 @@ func TestAFloodingKeyIsRefusedAlone(t *testing.T) {
 	// Its clock 25 s ahead, so each of its proofs is remembered the longest.
 	flood := newLoad("flood", 1, 2*maxRate+maxRate/2, clk.Now(), func(int) int64 { return 25 })
 	real := realClients(t, c, clk, 3)
-	for range 60 {
+	for range 45 {
 		for range int(time.Second / tick) {
 			others.send(c, clk.Now())
 			flood.send(c, clk.Now())
