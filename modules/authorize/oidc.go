@@ -318,6 +318,7 @@ func (h *handler) proven(c *fiber.Ctx, tok, scheme string, claims map[string]any
 	case err != nil:
 		return err
 	case p.JKT != cnf["jkt"]:
+		h.dpop.Release(p) // it gets nothing, so its jti takes no room
 		return refuse("the DPoP proof is by another key than the token is bound to")
 	}
 	return nil

@@ -265,6 +265,9 @@ func TestDPoPBoundAgentTokens(t *testing.T) {
 			"a proof for another method":       key.Proof(t, http.MethodPost, me, secret, nonce, a.Clock.Now()),
 			"a proof for another token":        key.Proof(t, http.MethodGet, me, "ac_ai_other", nonce, a.Clock.Now()),
 			"a proof without the server nonce": key.Proof(t, http.MethodGet, me, secret, "", a.Clock.Now()),
+			// The window is half a minute either way (issue 46: it sizes the jti memory).
+			"a proof from 31 s ago":  key.Proof(t, http.MethodGet, me, secret, nonce, a.Clock.Now().Add(-31*time.Second)),
+			"a proof for 31 s ahead": key.Proof(t, http.MethodGet, me, secret, nonce, a.Clock.Now().Add(31*time.Second)),
 		} {
 			t.Run(name, func(t *testing.T) {
 				r := ask("Bearer", proof)

@@ -58,9 +58,13 @@ func AlgorithmNames() []string {
 	return append(out, algEd25519)
 }
 
-// Window is how far a proof's iat may be from now, either way (clock skew and latency):
-// a proof lives this long, and its jti is remembered as long.
-const Window = 60 * time.Second
+// Window is how far a proof's iat may be from now, either way: clock skew and latency. A
+// proof is taken while its iat is within it, and its jti is remembered exactly that long
+// (RFC 9449 §11.1). Half a minute, not more: every proof here must also carry this
+// process's nonce, which already says the proof was made in the last ten minutes at most
+// (§11.2, pre-generation), so the iat has only the clocks to allow for, and the window
+// sizes the memory of spent proofs (see memory).
+const Window = 30 * time.Second
 
 // headerCache is how many clients' proof headers are kept (a few hundred bytes each).
 const headerCache = 10_000
@@ -74,6 +78,7 @@ type Proof struct {
 	// JKT is the RFC 7638 SHA-256 thumbprint of the proving key, base64url.
 	JKT string
 	JTI string
+	iat int64
 }
 
 // Error is a refused proof. UseNonce is set when the fix is to retry with the nonce the
@@ -97,29 +102,66 @@ func (e *Error) Code() string {
 type Checker struct {
 	clock clock.Clock
 	key   [32]byte
-	// seen holds the proofs spent lately, by a keyed 64-bit hash of key and jti (an
-	// attacker cannot aim at collisions without the seed; an accidental one among
-	// millions is a refusal once in 2^40): two generations of `generation` each, so a jti
-	// is remembered for between one and two of them.
-	mu        sync.Mutex
-	seed      maphash.Seed
-	cur, prev map[uint64]struct{}
-	since     time.Time
-	size      int
+	// The proofs spent lately, by a keyed 64-bit hash of key and jti (an attacker cannot
+	// aim at collisions without the seed; an accidental one among millions is a refusal
+	// once in 2^40), filed by iat second so a second's worth is forgotten at once when no
+	// proof of it can be taken any more; and how many each key holds, for its share.
+	mu     sync.Mutex
+	seed   maphash.Seed
+	slots  [slotCount]slot
+	floor  int64 // iat seconds below are forgotten
+	total  int
+	perKey map[uint64]int32
+	size   int
 	// headers are the protected headers seen lately (see parse).
 	headers *lru.Cache[string, known]
 	minted  atomic.Pointer[mintedNonce]
 }
 
-// generation is how long one generation of spent jtis lasts: a proof is taken for at
-// most 2*Window after its first use (its iat is within Window of either), so that long.
-const generation = 2 * Window
+// slot is the jtis spent with one iat second, and how many of them each key spent.
+type slot struct {
+	sec  int64
+	jtis map[uint64]struct{}
+	keys map[uint64]int32
+}
 
-// NewChecker returns a checker with a key of its own, remembering up to size jtis (proofs
-// beyond that are refused until the oldest generation lapses: a bound on memory under a
-// flood, at about 16 bytes a proof).
+// slotCount is a power of two above the 2*Window+1 iat seconds a proof may carry at any
+// one time, so a live second never shares a slot with another.
+const slotCount = 64
+
+var _ [slotCount - 2*int(Window/time.Second) - 2]struct{} // slotCount is enough
+
+// memory is how many spent proofs Module remembers at most, and the sizing.
+//
+// A proof's jti is kept from its use until its iat is more than Window ago: about Window
+// for a client whose clock is right, 2*Window+1 s at most (iat Window ahead). At the most
+// one instance is sized for, maxRate proofs a second (a 2-core one verifies about 25,000:
+// docs/operations.md), that is 40,000 * 31 = 1.24 million proofs remembered when clocks
+// are right, 2.48 million if every client's were 30 s ahead.
+//
+// One key may hold at most what leaves as much free as it holds: a proof is taken while
+// the proofs remembered plus its key's own are under memory. A key alone gets half, and
+// k keys flooding together 1/(k+1) each, the last 1/(k+1) staying free, so a flooding key
+// is refused on its own while clients with fewer proofs in flight are served. With
+// memory at 3 Mi (3,145,728), one client may send the whole maxRate with its clock right
+// (2 * 1.24 million), and any number of clients together the whole maxRate even with
+// their clocks 30 s ahead (2.48 million plus the sender's own share).
+//
+// The bound: at most memory proofs, about 28 bytes each in Go's maps (measured), so
+// about 90 MB full; 230 MB if every proof came by a key of its own, which no CPU here
+// makes in time (each is a signature check and a request that succeeded; refused ones
+// give their jti back). A load holds what it spends in a window: 37 MB at maxRate with
+// clocks right, 67 MB with every clock 25 s ahead. A second's maps are dropped whole
+// when it lapses.
+const (
+	maxRate = 40_000
+	memory  = 3 << 20
+)
+
+// NewChecker returns a checker with a key of its own, remembering up to size jtis (see
+// memory for the share one key may hold and what a full memory does).
 func NewChecker(clk clock.Clock, size int) (*Checker, error) {
-	c := &Checker{clock: clk, size: size, seed: maphash.MakeSeed(), cur: map[uint64]struct{}{}, prev: map[uint64]struct{}{}, since: clk.Now()}
+	c := &Checker{clock: clk, size: size, seed: maphash.MakeSeed(), perKey: map[uint64]int32{}}
 	if _, err := rand.Read(c.key[:]); err != nil {
 		return nil, err
 	}
@@ -211,7 +253,7 @@ func (c *Checker) Verify(proof string, r Request) (Proof, error) {
 	case !sameURL(claims.HTU, r.URL):
 		return Proof{}, &Error{Why: "the DPoP proof is for another URL"}
 	case claims.IAT == nil || now.Sub(time.Unix(*claims.IAT, 0)).Abs() > Window:
-		return Proof{}, &Error{Why: "the DPoP proof's iat is not within a minute of now"}
+		return Proof{}, &Error{Why: "the DPoP proof's iat is not within 30 seconds of now"}
 	case r.AccessToken != "" && claims.ATH != hashOf(r.AccessToken):
 		return Proof{}, &Error{Why: "the DPoP proof's ath is not the access token's hash"}
 	case r.AccessToken == "" && claims.ATH != "":
@@ -219,9 +261,9 @@ func (c *Checker) Verify(proof string, r Request) (Proof, error) {
 	case !c.validNonce(claims.Nonce):
 		return Proof{}, &Error{Why: "the DPoP proof must carry the nonce this server sent (DPoP-Nonce)", UseNonce: true}
 	}
-	p := Proof{JKT: h.jkt, JTI: claims.JTI}
-	if !c.spend(c.jtiKey(p)) {
-		return Proof{}, &Error{Why: "the DPoP proof was used already (jti), or too many are in flight to remember another"}
+	p := Proof{JKT: h.jkt, JTI: claims.JTI, iat: *claims.IAT}
+	if err := c.spend(p, now); err != nil {
+		return Proof{}, err
 	}
 	return p, nil
 }
@@ -326,49 +368,116 @@ func verifySignature(k known, input string, sig []byte) bool {
 	return false
 }
 
-func (c *Checker) jtiKey(p Proof) uint64 {
+// keys are the memory's keyed hashes of p's key, and of its key and jti.
+func (c *Checker) keys(p Proof) (key, jti uint64) {
 	var h maphash.Hash
 	h.SetSeed(c.seed)
 	h.WriteString(p.JKT)
+	key = h.Sum64()
 	h.WriteByte(0)
 	h.WriteString(p.JTI)
-	return h.Sum64()
+	return key, h.Sum64()
 }
 
-// spend remembers k; false when it is remembered already, or when the memory is full
-// (forgetting a live one instead would let its proof be replayed).
-func (c *Checker) spend(k uint64) bool {
+var (
+	errReplayed = &Error{Why: "the DPoP proof was used already (jti)"}
+	errTooMany  = &Error{Why: "too many DPoP proofs by this key are in flight to remember another: slow down"}
+)
+
+// spend remembers p's jti until its iat is more than Window before now; an error when it
+// is remembered already, or when p's key holds its share (forgetting a live one instead
+// would let its proof be replayed).
+func (c *Checker) spend(p Proof, now time.Time) error {
+	key, jti := c.keys(p)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.rotate()
-	_, inCur := c.cur[k]
-	_, inPrev := c.prev[k]
-	if inCur || inPrev || len(c.cur)+len(c.prev) >= c.size {
-		return false
+	return c.spendLocked(key, jti, p.iat, now.Unix())
+}
+
+func (c *Checker) spendLocked(key, jti uint64, iat, sec int64) error {
+	c.forget(sec - int64(Window/time.Second))
+	// Below the floor only when the clock went back past forgotten seconds; beyond the
+	// window ahead never from Verify. Either might meet a live second's slot.
+	if iat < c.floor || iat > sec+int64(Window/time.Second)+1 {
+		return errReplayed
 	}
-	c.cur[k] = struct{}{}
-	return true
+	s := &c.slots[iat&(slotCount-1)]
+	if s.sec != iat || s.jtis == nil {
+		// Sized as the second before, which the next is like (growing a map step by step
+		// under the lock is a tenth of the cost at load); a flood's second hints no more
+		// than a maxRate second.
+		hint := min(len(c.slots[(iat-1)&(slotCount-1)].jtis), maxRate)
+		s.sec, s.jtis, s.keys = iat, make(map[uint64]struct{}, hint), map[uint64]int32{}
+	}
+	held := c.perKey[key]
+	if c.total+int(held) >= c.size {
+		if _, seen := s.jtis[jti]; seen {
+			return errReplayed
+		}
+		return errTooMany
+	}
+	n := len(s.jtis)
+	if s.jtis[jti] = struct{}{}; len(s.jtis) == n { // one map operation, not a lookup and an insert
+		return errReplayed
+	}
+	s.keys[key]++
+	c.perKey[key] = held + 1
+	c.total++
+	return nil
+}
+
+// forget drops the seconds below floor: no proof of them can be taken any more.
+func (c *Checker) forget(floor int64) {
+	if floor <= c.floor {
+		return
+	}
+	from := c.floor
+	if floor-from > slotCount {
+		from = floor - slotCount
+	}
+	for sec := from; sec < floor; sec++ {
+		if s := &c.slots[sec&(slotCount-1)]; s.sec == sec && s.jtis != nil {
+			c.drop(s)
+		}
+	}
+	c.floor = floor
+}
+
+// drop forgets s whole (a new map next time: one that held a flood keeps no room for it).
+func (c *Checker) drop(s *slot) {
+	for key, n := range s.keys {
+		if left := c.perKey[key] - n; left > 0 {
+			c.perKey[key] = left
+		} else {
+			delete(c.perKey, key)
+		}
+	}
+	c.total -= len(s.jtis)
+	s.jtis, s.keys = nil, nil
 }
 
 // Release forgets p's jti: the request it came with was refused before anything was
 // issued, so a flood of refused requests fills no memory (a client may send that proof
 // again, which gets it nothing more than its first use did).
 func (c *Checker) Release(p Proof) {
+	key, jti := c.keys(p)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	k := c.jtiKey(p)
-	delete(c.cur, k)
-	delete(c.prev, k)
-}
-
-func (c *Checker) rotate() {
-	now := c.clock.Now()
-	switch {
-	case now.Sub(c.since) >= 2*generation:
-		c.prev, c.cur, c.since = map[uint64]struct{}{}, map[uint64]struct{}{}, now
-	case now.Sub(c.since) >= generation:
-		c.prev, c.cur, c.since = c.cur, map[uint64]struct{}{}, now
+	s := &c.slots[p.iat&(slotCount-1)]
+	if s.sec != p.iat || s.jtis == nil {
+		return
 	}
+	if _, ok := s.jtis[jti]; !ok {
+		return
+	}
+	delete(s.jtis, jti)
+	if s.keys[key]--; s.keys[key] == 0 {
+		delete(s.keys, key)
+	}
+	if c.perKey[key]--; c.perKey[key] == 0 {
+		delete(c.perKey, key)
+	}
+	c.total--
 }
 
 // sameURL compares htu with the request's URL (RFC 9449 §4.3: without query and
@@ -394,6 +503,5 @@ func ValidJKT(s string) bool {
 	return err == nil && len(raw) == sha256.Size && len(s) == 43
 }
 
-// Module provides the process's checker, remembering up to 4 million proofs (about 64 MB;
-// 17,000 proofs a second for the four minutes one may be remembered).
-var Module = fx.Module("dpop", fx.Provide(func(clk clock.Clock) (*Checker, error) { return NewChecker(clk, 4<<20) }))
+// Module provides the process's checker, remembering up to memory proofs.
+var Module = fx.Module("dpop", fx.Provide(func(clk clock.Clock) (*Checker, error) { return NewChecker(clk, memory) }))

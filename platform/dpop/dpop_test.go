@@ -222,8 +222,8 @@ func TestProofRefusals(t *testing.T) {
 		{"another URL", h.proof(t, with("htu", "https://auth.example.com/v1/auth-core/session/me"), nil), req, false},
 		{"another host", h.proof(t, with("htu", "https://evil.example.com/v1/auth-core/ai/me"), nil), req, false},
 		{"no iat", h.proof(t, with("iat", nil), nil), req, false},
-		{"iat 61 s ago", h.proof(t, with("iat", clk.Now().Add(-61*time.Second).Unix()), nil), req, false},
-		{"iat 61 s ahead", h.proof(t, with("iat", clk.Now().Add(61*time.Second).Unix()), nil), req, false},
+		{"iat 31 s ago", h.proof(t, with("iat", clk.Now().Add(-dpop.Window-time.Second).Unix()), nil), req, false},
+		{"iat 31 s ahead", h.proof(t, with("iat", clk.Now().Add(dpop.Window+time.Second).Unix()), nil), req, false},
 		{"ath of another token", h.proof(t, with("ath", ath("ac_ai_other")), nil), req, false},
 		{"no ath", h.proof(t, with("ath", nil), nil), req, false},
 		{"ath where no token is sent", h.proof(t, good(), nil), dpop.Request{Method: "GET", URL: htu}, false},
@@ -246,8 +246,8 @@ func TestProofRefusals(t *testing.T) {
 			}
 		})
 	}
-	t.Run("iat 59 s either way", func(t *testing.T) {
-		for _, d := range []time.Duration{-59 * time.Second, 59 * time.Second} {
+	t.Run("iat 30 s either way", func(t *testing.T) {
+		for _, d := range []time.Duration{-dpop.Window, dpop.Window} {
 			if _, err := c.Verify(h.proof(t, with("iat", clk.Now().Add(d).Unix()), nil), req); err != nil {
 				t.Fatalf("%v: %v", d, err)
 			}
@@ -292,30 +292,42 @@ func TestReplayAndNonces(t *testing.T) {
 	}
 }
 
-// Memory for jtis is bounded; when it is full of live ones a new proof is refused rather
-// than an old one forgotten (which would let it be replayed).
+// Memory for jtis is bounded, and one key may hold only what leaves as much free: when
+// its share is full of live proofs a new one is refused rather than an old one forgotten
+// (which would let it be replayed), and another key is still served. A proof is
+// remembered as long as its iat is within the window, and no longer.
 func TestFullMemoryRefusesRatherThanForgets(t *testing.T) {
 	clk := clock.NewFake(now)
-	c := newChecker(t, clk, 2)
-	h := newHolder(t, jose.ES256)
+	c := newChecker(t, clk, 4)
+	h, other := newHolder(t, jose.ES256), newHolder(t, jose.ES256)
 	req := dpop.Request{Method: "GET", URL: htu}
-	proof := func() string {
+	proof := func(h *holder) string {
 		return h.proof(t, map[string]any{"htm": "GET", "htu": htu, "iat": clk.Now().Unix(), "nonce": c.Nonce()}, nil)
 	}
-	first := proof()
-	for _, p := range []string{first, proof()} {
+	first := proof(h)
+	for _, p := range []string{first, proof(h)} {
 		if _, err := c.Verify(p, req); err != nil {
 			t.Fatal(err)
 		}
 	}
-	refusal(t, second(c.Verify(proof(), req)))
+	// h holds 2 of 4: as much as is free.
+	if e := refusal(t, second(c.Verify(proof(h), req))); !strings.Contains(e.Why, "slow down") {
+		t.Fatalf("a key over its share: %s", e.Why)
+	}
+	if e := refusal(t, second(c.Verify(first, req))); !strings.Contains(e.Why, "used already") {
+		t.Fatalf("a replay: %s", e.Why)
+	}
+	if _, err := c.Verify(proof(other), req); err != nil {
+		t.Fatalf("another key while the first holds its share: %v", err)
+	}
+	clk.Advance(dpop.Window) // the remembered ones are still live: their iat is within the window
+	refusal(t, second(c.Verify(proof(h), req)))
+	clk.Advance(time.Second) // now they are not, and are forgotten
 	refusal(t, second(c.Verify(first, req)))
-	clk.Advance(2 * dpop.Window) // one generation on: the remembered ones are still live
-	refusal(t, second(c.Verify(proof(), req)))
-	refusal(t, second(c.Verify(first, req)))
-	clk.Advance(2 * dpop.Window) // two: they lapse, and there is room again
-	if _, err := c.Verify(proof(), req); err != nil {
-		t.Fatal(err)
+	for range 2 {
+		if _, err := c.Verify(proof(h), req); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 
@@ -413,7 +425,7 @@ func BenchmarkVerify(b *testing.B) {
 	for _, alg := range dpop.Algorithms {
 		b.Run(string(alg), func(b *testing.B) {
 			clk := clock.NewFake(now)
-			c, err := dpop.NewChecker(clk, b.N+100)
+			c, err := dpop.NewChecker(clk, dpop.Memory)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -434,5 +446,27 @@ func BenchmarkVerify(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// A proof's jti is remembered for as long as its iat lets it be taken, however far ahead
+// its client's clock: one made Window ahead is refused as a replay 2*Window later, and by
+// its iat after that.
+func TestAProofIsRememberedWhileItsIatIsInTheWindow(t *testing.T) {
+	clk := clock.NewFake(now)
+	c := newChecker(t, clk, 100)
+	h := newHolder(t, jose.EdDSA)
+	req := dpop.Request{Method: "GET", URL: htu}
+	ahead := h.proof(t, map[string]any{"htm": "GET", "htu": htu, "iat": now.Add(dpop.Window).Unix(), "nonce": c.Nonce()}, nil)
+	if _, err := c.Verify(ahead, req); err != nil {
+		t.Fatal(err)
+	}
+	clk.Advance(2 * dpop.Window)
+	if e := refusal(t, second(c.Verify(ahead, req))); !strings.Contains(e.Why, "used already") {
+		t.Fatalf("a replay while its iat is in the window: %s", e.Why)
+	}
+	clk.Advance(time.Second)
+	if e := refusal(t, second(c.Verify(ahead, req))); !strings.Contains(e.Why, "iat") {
+		t.Fatalf("a replay after: %s", e.Why)
 	}
 }

@@ -168,6 +168,9 @@ func (l *Lifecycle) MeProven(ctx context.Context, token, proof, url string) ([]b
 		return nil, fmt.Errorf("%w: %w", bearer.ErrInvalid, err)
 	}
 	if p.JKT != e.Value.jkt {
+		// Another key's proof gets nothing: its jti takes no room (RFC 9449 §11.1; a holder
+		// of a stolen token could otherwise fill the memory with keys of its own).
+		l.deps.DPoP.Release(p)
 		return nil, fmt.Errorf("%w: %w", bearer.ErrInvalid, &dpop.Error{Why: "the DPoP proof is by another key than the token is bound to"})
 	}
 	return l.answer(e)
