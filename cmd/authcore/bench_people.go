@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/authcore/authcore/ent/schema"
+	"github.com/authcore/authcore/modules/vault"
 )
 
 // People in the loop of agents (SPEC §23): the token vault's warm exchange as a scenario
@@ -76,7 +77,7 @@ func vaultScenario() scenario {
 		}
 		id := schema.NewID("vc_")
 		plain, _ := json.Marshal(map[string]string{"accessToken": "upstream-access-token", "refreshToken": "upstream-refresh-token", "tokenType": "Bearer"})
-		sealed, err := env.keys.Seal(plain, []byte(id))
+		sealed, err := vault.SealedTokens.Seal(env.keys, plain, id)
 		if err != nil {
 			return request{}, err
 		}

@@ -371,8 +371,8 @@ func (k keysResealCmd) Run(cfg *config.Config, stdout io.Writer) error {
 	if k.Batch < 1 {
 		return errors.New("--batch: must be at least 1")
 	}
-	return withApp(cfg, func(ctx context.Context, rs secret.Resealers) error {
-		return rs.ResealAll(ctx, k.Batch, func(name string, n int) {
+	return withApp(cfg, func(ctx context.Context, r secret.Resealer) error {
+		return r.ResealAll(ctx, k.Batch, func(name string, n int) {
 			fmt.Fprintf(stdout, "re-sealed %d %s\n", n, name)
 		})
 	})

@@ -105,7 +105,7 @@ func (s *service) SetClient(ctx context.Context, projectID, clientID string, act
 		}
 		sealed := ""
 		if key != nil {
-			if sealed, err = s.keys.Seal(key, []byte(id)); err != nil {
+			if sealed, err = sealedPingSecret.Seal(s.keys, key, id); err != nil {
 				return err
 			}
 		}

@@ -16,6 +16,8 @@ import (
 	"go.uber.org/fx"
 
 	"github.com/authcore/authcore/ent"
+	"github.com/authcore/authcore/ent/backchannelclient"
+	"github.com/authcore/authcore/ent/backchannelrequest"
 	"github.com/authcore/authcore/platform/apidoc"
 	"github.com/authcore/authcore/platform/audit"
 	"github.com/authcore/authcore/platform/clock"
@@ -34,6 +36,13 @@ import (
 	"github.com/authcore/authcore/platform/secret"
 )
 
+// The ping clients' signing secrets, and what a pending ping carries, each sealed to its
+// row's id.
+var (
+	sealedPingSecret = secret.Declare(secret.Declaration{Name: "backchannel ping secrets", Table: backchannelclient.Table, Column: backchannelclient.FieldSecretSealed})
+	sealedPing       = secret.Declare(secret.Declaration{Name: "backchannel ping secrets", Table: backchannelrequest.Table, Column: backchannelrequest.FieldPingSealed})
+)
+
 // Module serves SPEC §23's approvals and contributes their grant, metadata and kind.
 var Module = fx.Module("approval",
 	fx.Decorate(func(l *slog.Logger) *slog.Logger { return l.With("module", "approval") }),
@@ -42,7 +51,7 @@ var Module = fx.Module("approval",
 	oauth.AsGrant(func(s *service) oauth.Grant { return grant{s} }),
 	oauth.AsMetadata(func() oauth.Metadata { return metadata }),
 	credential.AsKinds(func(s *service) []credential.Kind { return []credential.Kind{s.kind()} }),
-	secret.AsResealer(func(c *ent.Client, k *secret.Keyring) secret.Resealer { return sealed{ent: c, ring: k} }),
+	secret.AsSealed(sealedPingSecret, sealedPing),
 	httpserver.AsModuleRoutes("approval", func(s *service, g *guard.Guard, l *ratelimit.Limiters, cfg config.Config, d *dpop.Checker) []httpserver.Route {
 		return (&handler{svc: s, guard: g, limits: l, cfg: cfg, dpop: d}).routes()
 	}),

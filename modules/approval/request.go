@@ -144,7 +144,7 @@ func (s *service) Authorize(ctx context.Context, form url.Values, authorization 
 	sealed := ""
 	if mode == backchannelrequest.DeliveryModePing {
 		b, _ := json.Marshal(pingSealed{NotificationToken: notify, AuthReqID: token})
-		if sealed, err = s.keys.Seal(b, []byte(id)); err != nil {
+		if sealed, err = sealedPing.Seal(s.keys, b, id); err != nil {
 			return Started{}, err
 		}
 	}

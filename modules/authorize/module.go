@@ -13,6 +13,7 @@ import (
 	"go.uber.org/fx"
 
 	"github.com/authcore/authcore/ent"
+	"github.com/authcore/authcore/ent/grantrefreshtoken"
 	"github.com/authcore/authcore/platform/bearer"
 	"github.com/authcore/authcore/platform/clock"
 	"github.com/authcore/authcore/platform/config"
@@ -32,11 +33,16 @@ import (
 	"github.com/authcore/authcore/platform/usage"
 )
 
+// sealedGraceAnswer is a rotated refresh token's answer, kept for its twin during the
+// grace (the pruner clears it), sealed to the rotated token's row id.
+var sealedGraceAnswer = secret.Declare(secret.Declaration{Name: "refresh-token grace answers", Table: grantrefreshtoken.Table, Column: grantrefreshtoken.FieldSuccessor})
+
 // Module serves the routes of SPEC §16 and contributes its grants, kind and metadata.
 var Module = fx.Module("authorize",
 	fx.Provide(newGrants, newService, newHandler, newClientsFrom, startPruner,
 		func(g *grants) oauth.GrantEnder { return g }),
 	fx.Invoke(func(*Pruner) {}), // it runs whether or not anything asks for it
+	secret.AsSealed(sealedGraceAnswer),
 	metrics.AsCollector(func(s *service) prometheus.Collector { return s.reuse }),
 	oauth.AsGrant(func(s *service) oauth.Grant { return &codeGrant{s} }),
 	oauth.AsGrant(func(s *service) oauth.Grant { return &refreshGrant{s} }),

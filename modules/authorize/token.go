@@ -421,7 +421,7 @@ func (s *service) seal(rowID string, answer oauth.Token) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return s.keys.Seal(plain, []byte(rowID))
+	return sealedGraceAnswer.Seal(s.keys, plain, rowID)
 }
 
 // standing re-checks what a grant was approved on (SPEC §9b) each time it issues: its

@@ -14,6 +14,9 @@ import (
 	"go.uber.org/fx"
 
 	"github.com/authcore/authcore/ent"
+	"github.com/authcore/authcore/ent/federationflow"
+	entidentity "github.com/authcore/authcore/ent/identity"
+	"github.com/authcore/authcore/ent/signinprovider"
 	"github.com/authcore/authcore/platform/audit"
 	"github.com/authcore/authcore/platform/clock"
 	"github.com/authcore/authcore/platform/config"
@@ -28,6 +31,14 @@ import (
 	"github.com/authcore/authcore/platform/secret"
 )
 
+// Providers' client secrets, identities' upstream tokens and sign-in flows' PKCE
+// verifiers, each sealed to its row's id.
+var (
+	sealedClientSecret   = secret.Declare(secret.Declaration{Name: "sign-in provider secrets and upstream tokens", Table: signinprovider.Table, Column: signinprovider.FieldClientSecretSealed})
+	sealedUpstreamTokens = secret.Declare(secret.Declaration{Name: "sign-in provider secrets and upstream tokens", Table: entidentity.Table, Column: entidentity.FieldTokensSealed})
+	sealedVerifier       = secret.Declare(secret.Declaration{Name: "sign-in flows' PKCE verifiers", Table: federationflow.Table, Column: federationflow.FieldVerifierSealed})
+)
+
 // Module serves SPEC §20's routes and supplies the account module its sign-in rules.
 var Module = fx.Module("federation",
 	fx.Provide(newService, fx.Private),
@@ -38,7 +49,7 @@ var Module = fx.Module("federation",
 	identity.AsPriorCredentials(func() priorIdentities { return priorIdentities{} }),
 	fx.Provide(func(s *service) identity.Upstreams { return upstreamsFor{s} }),
 	fx.Provide(func(s *service) *Operator { return &Operator{svc: s} }),
-	secret.AsResealer(func(c *ent.Client, k *secret.Keyring) secret.Resealer { return sealed{ent: c, ring: k} }),
+	secret.AsSealed(sealedClientSecret, sealedUpstreamTokens, sealedVerifier),
 	// The secrets it mails claim their prefixes (SPEC §9b): no kind or product may take them.
 	credential.AsClaim("email_signin_link", secret.Prefix(mailKind)),
 	credential.AsClaim("domain_proof_link", secret.Prefix(domainKind)),

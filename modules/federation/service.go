@@ -110,7 +110,7 @@ func (s *service) begin(ctx context.Context, p Provider, redirect, browser strin
 	}
 	state, nonce, verifier := random(32), random(32), oauth2.GenerateVerifier()
 	id := schema.NewID("ffl_")
-	sealed, err := s.keys.Seal([]byte(verifier), []byte(id))
+	sealed, err := sealedVerifier.Seal(s.keys, []byte(verifier), id)
 	if err != nil {
 		return started{}, err
 	}
@@ -360,7 +360,7 @@ func (s *service) sealTokens(identityID string, a answer) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return s.keys.Seal(b, []byte(identityID))
+	return sealedUpstreamTokens.Seal(s.keys, b, identityID)
 }
 
 // Audit actions of SPEC §20; the link and unlink are webhook events too.

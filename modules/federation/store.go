@@ -187,7 +187,7 @@ func (s *store) list(ctx context.Context, tenant string) ([]Provider, error) {
 // create stores a checked provider, its secret sealed to its id.
 func (s *store) create(ctx context.Context, tx *ent.Tx, p Provider, clientSecret string) (Provider, error) {
 	p.ID = schema.NewID("idp_")
-	sealed, err := s.keys.Seal([]byte(clientSecret), []byte(p.ID))
+	sealed, err := sealedClientSecret.Seal(s.keys, []byte(clientSecret), p.ID)
 	if err != nil {
 		return Provider{}, err
 	}
@@ -207,7 +207,7 @@ func (s *store) update(ctx context.Context, tx *ent.Tx, p Provider, clientSecret
 		SetTokenEndpoint(p.TokenEndpoint).SetUserinfoEndpoint(p.UserinfoEndpoint).SetClientID(p.ClientID).SetScopes(p.Scopes).
 		SetTrustEmail(p.TrustEmail).SetClaims(p.Claims.asMap()).SetSSORequired(p.SSORequired).SetOffline(p.Offline).SetEnabled(p.Enabled)
 	if clientSecret != nil {
-		sealed, err := s.keys.Seal([]byte(*clientSecret), []byte(p.ID))
+		sealed, err := sealedClientSecret.Seal(s.keys, []byte(*clientSecret), p.ID)
 		if err != nil {
 			return Provider{}, err
 		}

@@ -29,11 +29,14 @@ import (
 	"github.com/authcore/authcore/platform/secret"
 )
 
+// sealedTOTP is each TOTP factor's shared secret, sealed to the factor's id.
+var sealedTOTP = secret.Declare(secret.Declaration{Name: "TOTP secrets", Table: mfafactor.Table, Column: mfafactor.FieldSecretSealed})
+
 // Module wires the service, its routes, the pruning of expired challenges and the
 // re-sealing of TOTP secrets.
 var Module = fx.Module("mfa",
 	fx.Provide(fx.Annotate(newService, fx.As(fx.Self()), fx.As(new(identity.Factors)), fx.As(new(identity.SecondFactor)))),
-	secret.AsResealer(func(c *ent.Client, r *secret.Keyring) totpSecrets { return totpSecrets{ent: c, ring: r} }),
+	secret.AsSealed(sealedTOTP),
 	credential.AsClaim("mfa_token", secret.Prefix(mfaTokenKind)),
 	// Second factors are dropped with the rest when a mailed proof adopts an unverified
 	// account: a passkey signs in alone, and a TOTP the maker set would lock the owner out.
@@ -83,34 +86,6 @@ type handlerParams struct {
 	Devices  *ratelimit.Devices
 	Config   config.Config
 	Clock    clock.Clock
-}
-
-// totpSecrets re-seals TOTP secrets under the current master key (authcore keys reseal).
-type totpSecrets struct {
-	ent  *ent.Client
-	ring *secret.Keyring
-}
-
-var _ secret.Resealer = totpSecrets{}
-
-func (totpSecrets) Name() string { return "TOTP secrets" }
-
-func (s totpSecrets) Reseal(ctx context.Context, batch int) (int, bool, error) {
-	rows, err := s.ent.MFAFactor.Query().
-		Where(mfafactor.SecretSealedNotNil(), mfafactor.Not(mfafactor.SecretSealedHasPrefix(s.ring.CurrentPrefix()))).
-		Limit(batch).All(ctx)
-	if err != nil {
-		return 0, false, err
-	}
-	n, err := s.ring.ResealEach(len(rows),
-		func(i int) (string, []byte) { return *rows[i].SecretSealed, []byte(rows[i].ID) },
-		func(i int, v string) (bool, error) {
-			n, err := s.ent.MFAFactor.Update().
-				Where(mfafactor.ID(rows[i].ID), mfafactor.SecretSealed(*rows[i].SecretSealed)).
-				SetSecretSealed(v).Save(ctx)
-			return n == 1, err
-		})
-	return n, len(rows) == batch, err
 }
 
 // priorFactors drops an account's second factors, recovery codes and second steps in

@@ -60,7 +60,7 @@ func (s *Service) BeginTOTP(ctx context.Context, userID, tenantID, name string) 
 		return PendingTOTP{}, err
 	}
 	id := schema.NewID("mfa_")
-	sealed, err := s.ring.Seal([]byte(key.Secret()), []byte(id))
+	sealed, err := sealedTOTP.Seal(s.ring, []byte(key.Secret()), id)
 	if err != nil {
 		return PendingTOTP{}, err
 	}

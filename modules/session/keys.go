@@ -195,7 +195,7 @@ func (k *keys) create(ctx context.Context, alg jose.SignatureAlgorithm, now time
 		public, private = pub, priv.Seed()
 	}
 	id := newKeyID()
-	sealed, err := k.ring.Seal(private, []byte(id))
+	sealed, err := sealedPrivateKey.Seal(k.ring, private, id)
 	if err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 	"go.uber.org/fx"
 
 	"github.com/authcore/authcore/ent"
+	"github.com/authcore/authcore/ent/signingkey"
 	"github.com/authcore/authcore/platform/audit"
 	"github.com/authcore/authcore/platform/clock"
 	"github.com/authcore/authcore/platform/config"
@@ -34,12 +35,15 @@ var (
 	_ guard.SessionVerifier = (*Engine)(nil)
 )
 
+// sealedPrivateKey is each signing key's private half, sealed to the key's id.
+var sealedPrivateKey = secret.Declare(secret.Declaration{Name: "signing keys", Table: signingkey.Table, Column: signingkey.FieldPrivateSealed})
+
 // Module wires the engine and its routes.
 var Module = fx.Module("session",
 	fx.Provide(fx.Annotate(NewEngine,
 		fx.As(fx.Self()), fx.As(new(identity.Sessions)), fx.As(new(guard.SessionVerifier)), fx.As(new(oauth.Signer)), fx.As(new(oauth.Verifier)))),
 	fx.Invoke(func(lc fx.Lifecycle, e *Engine) { lc.Append(fx.Hook{OnStart: e.Run, OnStop: e.Halt}) }),
-	secret.AsResealer(func(c *ent.Client, r *secret.Keyring) signingKeys { return signingKeys{ent: c, ring: r} }),
+	secret.AsSealed(sealedPrivateKey),
 	health.AsCheck(func(e *Engine) health.Check { return health.Check{Name: "engine", Check: e.readyErr} }),
 	credential.AsKinds(func(e *Engine) []credential.Kind { return e.kinds() }),
 	httpserver.AsModuleRoutes("session", func(e *Engine, g *guard.Guard, cfg config.Config, l *ratelimit.Limiters) []httpserver.Route {

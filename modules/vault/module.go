@@ -14,6 +14,7 @@ import (
 	"go.uber.org/fx"
 
 	"github.com/authcore/authcore/ent"
+	"github.com/authcore/authcore/ent/vaultconnection"
 	"github.com/authcore/authcore/platform/apidoc"
 	"github.com/authcore/authcore/platform/audit"
 	"github.com/authcore/authcore/platform/bearer"
@@ -28,6 +29,10 @@ import (
 	"github.com/authcore/authcore/platform/secret"
 )
 
+// SealedTokens is each connection's upstream tokens, sealed to the connection's id
+// (exported for the bench, which writes connections straight to the store).
+var SealedTokens = secret.Declare(secret.Declaration{Name: "vault connections' upstream tokens", Table: vaultconnection.Table, Column: vaultconnection.FieldTokensSealed})
+
 // Module serves the person's connection routes and contributes the upstream-token exchange.
 var Module = fx.Module("vault",
 	fx.Decorate(func(l *slog.Logger) *slog.Logger { return l.With("module", "vault") }),
@@ -39,7 +44,7 @@ var Module = fx.Module("vault",
 	// graph is built, before anything is served.
 	fx.Invoke(func(k *kinds, r *credential.Registry) { k.Registry = r }),
 	metrics.AsCollector(func(s *service) prometheus.Collector { return s.refreshes }),
-	secret.AsResealer(func(c *ent.Client, k *secret.Keyring) secret.Resealer { return sealed{ent: c, ring: k} }),
+	secret.AsSealed(SealedTokens),
 	httpserver.AsModuleRoutes("vault", func(s *service, g *guard.Guard) []httpserver.Route { return (&handler{svc: s, guard: g}).routes() }),
 	apidoc.AsFragment(func() (apidoc.Fragment, error) { return apidoc.YAML("vault", openapiYAML) }),
 )

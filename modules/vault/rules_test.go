@@ -82,11 +82,11 @@ func TestVaultTokensReseal(t *testing.T) {
 		}
 		conn := func(app *apptest.App) string { return app.Ent.VaultConnection.Query().OnlyX(t.Context()).TokensSealed }
 
-		var rs secret.Resealers
-		mid := apptest.StartURL(t, st.Name, url, appOptions(), withKey(keyB+","+keyA), apptest.WithFx(fx.Populate(&rs)))
+		var r secret.Resealer
+		mid := apptest.StartURL(t, st.Name, url, appOptions(), withKey(keyB+","+keyA), apptest.WithFx(fx.Populate(&r)))
 		sealedA := conn(mid)
 		resealed := map[string]int{}
-		if err := rs.ResealAll(context.Background(), 10, func(name string, n int) { resealed[name] += n }); err != nil {
+		if err := r.ResealAll(context.Background(), 10, func(name string, n int) { resealed[name] += n }); err != nil {
 			t.Fatal(err)
 		}
 		if resealed["vault connections' upstream tokens"] != 1 || conn(mid) == sealedA {

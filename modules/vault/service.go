@@ -339,7 +339,7 @@ func (s *service) seal(id string, t identity.UpstreamTokens, oldRefresh string) 
 	if err != nil {
 		return "", nil, err
 	}
-	sealed, err := s.keys.Seal(b, []byte(id))
+	sealed, err := SealedTokens.Seal(s.keys, b, id)
 	if err != nil {
 		return "", nil, err
 	}

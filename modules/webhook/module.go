@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/authcore/authcore/ent"
+	entwebhook "github.com/authcore/authcore/ent/webhook"
 	"github.com/authcore/authcore/platform/audit"
 	"github.com/authcore/authcore/platform/clock"
 	"github.com/authcore/authcore/platform/config"
@@ -26,6 +27,9 @@ import (
 	"github.com/authcore/authcore/platform/secret"
 )
 
+// sealedSecret is each webhook's signing secret, sealed to the webhook's id.
+var sealedSecret = secret.Declare(secret.Declaration{Name: "webhook secrets", Table: entwebhook.Table, Column: entwebhook.FieldSecretSealed})
+
 // Module supplies the outbox to the audit recorder and serves the webhook routes.
 var Module = fx.Module("webhook",
 	fx.Supply(DefaultTiming),
@@ -36,7 +40,7 @@ var Module = fx.Module("webhook",
 		fx.Annotate(func(o *outbox) *outbox { return o }, fx.As(new(audit.Outbox))),
 	),
 	fx.Invoke(func(t *types, r *credential.Registry) { t.learn(r) }),
-	secret.AsResealer(func(c *ent.Client, r *secret.Keyring) secrets { return secrets{ent: c, ring: r} }),
+	secret.AsSealed(sealedSecret),
 	httpserver.AsModuleRoutes("webhook", func(s *Service, g *guard.Guard) []httpserver.Route { return (&handler{svc: s, guard: g}).routes() }),
 )
 

@@ -84,7 +84,7 @@ func (s *Service) Create(ctx context.Context, projectID string, creator *string,
 		return Created{}, err
 	}
 	id := schema.NewID("whk_")
-	sealed, err := s.keys.Seal(key, []byte(id))
+	sealed, err := sealedSecret.Seal(s.keys, key, id)
 	if err != nil {
 		return Created{}, err
 	}

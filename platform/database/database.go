@@ -296,6 +296,22 @@ func (db *DB) Exec(ctx context.Context, query string, args ...any) (sql.Result, 
 	return res, m.Commit()
 }
 
+// Query runs a read that ent's builders cannot express, on the primary.
+func (db *DB) Query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	if !db.migrated.Load() {
+		return nil, ErrUnavailable
+	}
+	return db.SQL.QueryContext(ctx, query, args...)
+}
+
+// Dialect is ent's name of the store's SQL dialect, for queries built with ent's sql builder.
+func (db *DB) Dialect() string {
+	if db.Storage == config.Postgres {
+		return dialect.Postgres
+	}
+	return dialect.SQLite
+}
+
 // WriteRow is Exec for a write that returns a row (… RETURNING): it scans the first row
 // into dest, or answers sql.ErrNoRows when there is none (the write is then kept all the
 // same: a conditional upsert that changed nothing).

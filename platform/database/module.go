@@ -13,6 +13,7 @@ import (
 	"github.com/authcore/authcore/platform/config"
 	"github.com/authcore/authcore/platform/health"
 	"github.com/authcore/authcore/platform/metrics"
+	"github.com/authcore/authcore/platform/secret"
 	"github.com/authcore/authcore/platform/tracing"
 )
 
@@ -30,6 +31,7 @@ var Module = fx.Module("database",
 			return db, err
 		},
 		func(db *DB) *ent.Client { return db.Ent },
+		func(db *DB) secret.Store { return db }, // what `keys reseal` re-seals the declared columns in
 		func(lc fx.Lifecycle, db *DB, cfg config.Config, log *slog.Logger) (*Reads, error) {
 			r, err := newReads(db, cfg.DatabaseReadURL, cfg.ReadMaxLag, log)
 			if err == nil {

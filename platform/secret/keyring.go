@@ -110,31 +110,32 @@ func derive(master []byte, info string) ([]byte, error) {
 	return k, nil
 }
 
-// Seal encrypts plaintext with AES-256-GCM under the current key, as
+// seal encrypts plaintext with AES-256-GCM under the current key, as
 // "v2.<key id>.<base64 of nonce and ciphertext>". aad binds the ciphertext to its owner
-// (say a row id) so a sealed value copied to another row does not open.
-func (k *Keyring) Seal(plaintext, aad []byte) (string, error) {
+// (say a row id) so a sealed value copied to another row does not open. Other packages
+// seal through a declared column (Sealed.Seal), so `keys reseal` knows every one.
+func (k *Keyring) seal(plaintext, aad []byte) (string, error) {
 	a := k.sealing.aead
 	nonce := make([]byte, a.NonceSize())
 	if _, err := rand.Read(nonce); err != nil {
 		return "", err
 	}
 	out := a.Seal(nonce, nonce, plaintext, aad)
-	return k.CurrentPrefix() + base64.RawStdEncoding.EncodeToString(out), nil
+	return k.currentPrefix() + base64.RawStdEncoding.EncodeToString(out), nil
 }
 
-// Current reports whether sealed was sealed under the current key (nothing to reseal).
-func (k *Keyring) Current(sealed string) bool {
-	return strings.HasPrefix(sealed, k.CurrentPrefix())
+// current reports whether sealed was sealed under the current key (nothing to reseal).
+func (k *Keyring) current(sealed string) bool {
+	return strings.HasPrefix(sealed, k.currentPrefix())
 }
 
-// Reseal opens sealed with whichever key sealed it and seals it again under the current key.
-func (k *Keyring) Reseal(sealed string, aad []byte) (string, error) {
+// reseal opens sealed with whichever key sealed it and seals it again under the current key.
+func (k *Keyring) reseal(sealed string, aad []byte) (string, error) {
 	plain, err := k.Open(sealed, aad)
 	if err != nil {
 		return "", err
 	}
-	return k.Seal(plain, aad)
+	return k.seal(plain, aad)
 }
 
 // ErrSealed means a sealed value did not open: wrong key, wrong owner or tampered.

@@ -22,7 +22,7 @@ func testKeyring(t *testing.T) *Keyring {
 
 func TestSealRoundTrip(t *testing.T) {
 	k := testKeyring(t)
-	sealed, err := k.Seal([]byte("wJalrXUtnFEMI/K7MDENG"), []byte("bdg_1"))
+	sealed, err := k.seal([]byte("wJalrXUtnFEMI/K7MDENG"), []byte("bdg_1"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +33,7 @@ func TestSealRoundTrip(t *testing.T) {
 	if err != nil || string(got) != "wJalrXUtnFEMI/K7MDENG" {
 		t.Fatalf("open = %q, %v", got, err)
 	}
-	again, _ := k.Seal([]byte("wJalrXUtnFEMI/K7MDENG"), []byte("bdg_1"))
+	again, _ := k.seal([]byte("wJalrXUtnFEMI/K7MDENG"), []byte("bdg_1"))
 	if again == sealed {
 		t.Fatal("two seals of the same value are equal: nonce reused")
 	}
@@ -41,7 +41,7 @@ func TestSealRoundTrip(t *testing.T) {
 
 func TestOpenRefuses(t *testing.T) {
 	k := testKeyring(t)
-	sealed, _ := k.Seal([]byte("secret"), []byte("bdg_1"))
+	sealed, _ := k.seal([]byte("secret"), []byte("bdg_1"))
 	other, _ := NewKeyring(bytes.Repeat([]byte{2}, 32))
 	tampered := []byte(sealed)
 	tampered[len(tampered)-2] ^= 1
@@ -86,7 +86,7 @@ func TestNewKeyringNeeds32Bytes(t *testing.T) {
 func TestKeyRotation(t *testing.T) {
 	oldKey, newKey := bytes.Repeat([]byte{1}, 32), bytes.Repeat([]byte{2}, 32)
 	before, _ := NewKeyring(oldKey)
-	sealedBefore, _ := before.Seal([]byte("s3 secret"), []byte("AKAC1"))
+	sealedBefore, _ := before.seal([]byte("s3 secret"), []byte("AKAC1"))
 	during, err := NewKeyring(newKey, oldKey)
 	if err != nil {
 		t.Fatal(err)
@@ -94,11 +94,11 @@ func TestKeyRotation(t *testing.T) {
 	if got, err := during.Open(sealedBefore, []byte("AKAC1")); err != nil || string(got) != "s3 secret" {
 		t.Fatalf("an older key's value: %q %v", got, err)
 	}
-	if during.Current(sealedBefore) || !before.Current(sealedBefore) {
+	if during.current(sealedBefore) || !before.current(sealedBefore) {
 		t.Fatal("Current misjudges which key sealed a value")
 	}
-	resealed, err := during.Reseal(sealedBefore, []byte("AKAC1"))
-	if err != nil || !during.Current(resealed) {
+	resealed, err := during.reseal(sealedBefore, []byte("AKAC1"))
+	if err != nil || !during.current(resealed) {
 		t.Fatalf("reseal: %v", err)
 	}
 	after, _ := NewKeyring(newKey)
@@ -123,7 +123,7 @@ func TestLegacyValuesOpen(t *testing.T) {
 	if got, err := k.Open(legacy, []byte("key_1")); err != nil || string(got) != "seed" {
 		t.Fatalf("%q %v", got, err)
 	}
-	if k.Current(legacy) {
+	if k.current(legacy) {
 		t.Fatal("a v1 value counts as current")
 	}
 }

@@ -52,11 +52,18 @@ func (s *Settings) Validate() error {
 // Plugin is the product as cmd/authcore/app lists it.
 var Plugin = product.Plugin{Module: Module, Settings: NewSettings}
 
+// The secret access keys, each sealed to its access key id, and the one a roll replaced,
+// still in its grace, sealed to the replaced access key id.
+var (
+	sealedSecretKey         = secret.Declare(secret.Declaration{Name: "s3 secret keys", Table: s3credential.Table, Column: s3credential.FieldSecretSealed, AAD: s3credential.FieldAccessKeyID})
+	sealedPreviousSecretKey = secret.Declare(secret.Declaration{Name: "s3 secret keys", Table: s3credential.Table, Column: s3credential.FieldPreviousSecretSealed, AAD: s3credential.FieldPreviousAccessKeyID})
+)
+
 // Module contributes the product and the verify endpoint.
 var Module = fx.Module("plugin-s3",
 	fx.Provide(New),
 	product.AsProduct(func(p *Product) *Product { return p }),
-	secret.AsResealer(func(c *ent.Client, r *secret.Keyring) secretKeys { return secretKeys{ent: c, ring: r} }),
+	secret.AsSealed(sealedSecretKey, sealedPreviousSecretKey),
 	httpserver.AsModuleRoutes("badge", func(p *Product) []httpserver.Route { return p.routes() }),
 	kind.AsKinds(kinds),
 	apidoc.AsFragment(fragment),
@@ -229,7 +236,7 @@ func (p *Product) newPair() (accessKey, secretKey, sealed string, err error) {
 	if secretKey, err = secret.RandomString(secretKeyLen, ""); err != nil {
 		return "", "", "", err
 	}
-	if sealed, err = p.keys.Seal([]byte(secretKey), []byte(accessKey)); err != nil {
+	if sealed, err = sealedSecretKey.Seal(p.keys, []byte(secretKey), accessKey); err != nil {
 		return "", "", "", err
 	}
 	return accessKey, secretKey, sealed, nil
