@@ -70,7 +70,7 @@ func (s *service) approvalView(ctx context.Context, r *ent.BackchannelRequest) (
 	for t := range r.TypeDigests {
 		names = append(names, t)
 	}
-	types, err := s.typesOf(ctx, r.ProjectID, names)
+	types, err := s.types.typesOf(ctx, r.ProjectID, names)
 	if err != nil {
 		return Approval{}, err
 	}
@@ -166,7 +166,7 @@ func (s *service) Decide(ctx context.Context, p identity.Principal, id string, a
 		return Approval{}, errRequestExpired
 	}
 	if approve {
-		ok, err := s.stillValid(ctx, r.ProjectID, r.TypeDigests)
+		ok, err := s.types.stillValid(ctx, r.ProjectID, r.TypeDigests)
 		if err != nil {
 			return Approval{}, err
 		}

@@ -78,7 +78,7 @@ func (g grant) Token(ctx context.Context, r oauth.Request) (oauth.Token, error) 
 	}
 	// Approved: issued once, and only while every type still has the schema the person
 	// approved the details under.
-	ok, err := s.stillValid(ctx, row.ProjectID, row.TypeDigests)
+	ok, err := s.types.stillValid(ctx, row.ProjectID, row.TypeDigests)
 	if err != nil {
 		return oauth.Token{}, err
 	}

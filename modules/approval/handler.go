@@ -112,7 +112,7 @@ func (h *handler) decide(approve bool) fiber.Handler {
 }
 
 func (h *handler) listTypes(c *fiber.Ctx) error {
-	out, err := h.svc.ListTypes(c.UserContext(), guard.ProjectOf(c))
+	out, err := h.svc.types.ListTypes(c.UserContext(), guard.ProjectOf(c))
 	if err != nil {
 		return err
 	}
@@ -120,7 +120,7 @@ func (h *handler) listTypes(c *fiber.Ctx) error {
 }
 
 func (h *handler) createType(c *fiber.Ctx) error {
-	out, err := h.svc.CreateType(c.UserContext(), guard.ProjectOf(c), guard.ActorOf(c), c.Body(), httpserver.Origin(c))
+	out, err := h.svc.types.CreateType(c.UserContext(), guard.ProjectOf(c), guard.ActorOf(c), c.Body(), httpserver.Origin(c))
 	if err != nil {
 		return err
 	}
@@ -128,7 +128,7 @@ func (h *handler) createType(c *fiber.Ctx) error {
 }
 
 func (h *handler) updateType(c *fiber.Ctx) error {
-	out, err := h.svc.UpdateType(c.UserContext(), guard.ProjectOf(c), strings.Clone(c.Params("type")), guard.ActorOf(c), c.Body(), httpserver.Origin(c))
+	out, err := h.svc.types.UpdateType(c.UserContext(), guard.ProjectOf(c), strings.Clone(c.Params("type")), guard.ActorOf(c), c.Body(), httpserver.Origin(c))
 	if err != nil {
 		return err
 	}
@@ -137,7 +137,7 @@ func (h *handler) updateType(c *fiber.Ctx) error {
 
 func (h *handler) deleteType(c *fiber.Ctx) error {
 	t := strings.Clone(c.Params("type"))
-	if err := h.svc.DeleteType(c.UserContext(), guard.ProjectOf(c), t, guard.ActorOf(c), httpserver.Origin(c)); err != nil {
+	if err := h.svc.types.DeleteType(c.UserContext(), guard.ProjectOf(c), t, guard.ActorOf(c), httpserver.Origin(c)); err != nil {
 		return err
 	}
 	return c.JSON(fiber.Map{"ok": true, "type": t})

@@ -83,7 +83,8 @@ func newService(p params) (*service, error) {
 	policy := outbound.Policy{AllowHTTP: p.Config.WebhookAllowHTTP}
 	return &service{ent: p.Ent, clock: p.Clock, audit: p.Audit, keys: p.Keys, users: p.Users, tenants: p.Tenants, mail: p.Mail,
 		log: p.Log, auth: p.Auth, agents: p.Agents, signer: p.Signer, resources: p.Resources, policy: policy, cfg: p.Config,
-		pings: newPinger(p.Ent, p.Clock, p.Keys, p.Log, policy, roots), self: p.Config.SelfURL()}, nil
+		pings: newPinger(p.Ent, p.Clock, p.Keys, p.Log, policy, roots), self: p.Config.SelfURL(),
+		types: detailTypes{ent: p.Ent, clock: p.Clock, audit: p.Audit}}, nil
 }
 
 // run starts the pinger with the process and prunes old requests.

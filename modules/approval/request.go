@@ -118,7 +118,7 @@ func (s *service) Authorize(ctx context.Context, form url.Values, authorization 
 		}
 		expiry = n
 	}
-	details, err := s.checkDetails(ctx, cl.ProjectID, form.Get("authorization_details"))
+	details, err := s.types.checkDetails(ctx, cl.ProjectID, form.Get("authorization_details"))
 	if err != nil {
 		return Started{}, err
 	}

@@ -48,7 +48,8 @@ type service struct {
 	pings     *pinger
 	cfg       config.Config
 	// self is the server's own URL: mailed links never follow a request's Host.
-	self string
+	self  string
+	types detailTypes
 }
 
 func (s *service) interval() time.Duration {

@@ -20,6 +20,7 @@ import (
 	"github.com/authcore/authcore/ent"
 	"github.com/authcore/authcore/ent/authorizationdetailtype"
 	"github.com/authcore/authcore/platform/audit"
+	"github.com/authcore/authcore/platform/clock"
 	"github.com/authcore/authcore/platform/database"
 	"github.com/authcore/authcore/platform/jsonbody"
 )
@@ -137,6 +138,14 @@ func digestOf(text string) string {
 	return hex.EncodeToString(d[:])
 }
 
+// detailTypes is the registry of a project's authorization details types (SPEC §23):
+// admins register them, and requests' details are checked against them.
+type detailTypes struct {
+	ent   *ent.Client
+	clock clock.Clock
+	audit *audit.Recorder
+}
+
 const (
 	actionTypeCreate = "oauth.authorization_details_type_create"
 	actionTypeUpdate = "oauth.authorization_details_type_update"
@@ -144,13 +153,13 @@ const (
 )
 
 // CreateType registers a type for the project.
-func (s *service) CreateType(ctx context.Context, projectID string, actor *string, raw []byte, origin audit.Origin) (DetailType, error) {
+func (t detailTypes) CreateType(ctx context.Context, projectID string, actor *string, raw []byte, origin audit.Origin) (DetailType, error) {
 	typ, name, text, err := parseType(raw, true)
 	if err != nil {
 		return DetailType{}, err
 	}
 	var out *ent.AuthorizationDetailType
-	err = database.WithTx(ctx, s.ent, func(tx *ent.Tx) error {
+	err = database.WithTx(ctx, t.ent, func(tx *ent.Tx) error {
 		n, err := tx.AuthorizationDetailType.Query().Where(authorizationdetailtype.ProjectID(projectID)).Count(ctx)
 		if err != nil {
 			return err
@@ -158,7 +167,7 @@ func (s *service) CreateType(ctx context.Context, projectID string, actor *strin
 		if n >= maxTypes {
 			return errTooManyKind
 		}
-		now := s.clock.Now()
+		now := t.clock.Now()
 		out, err = tx.AuthorizationDetailType.Create().SetProjectID(projectID).SetType(typ).SetName(name).SetSchema(text).
 			SetSchemaDigest(digestOf(text)).SetNillableCreatedBy(actor).SetCreatedAt(now).SetUpdatedAt(now).Save(ctx)
 		if ent.IsConstraintError(err) {
@@ -167,7 +176,7 @@ func (s *service) CreateType(ctx context.Context, projectID string, actor *strin
 		if err != nil {
 			return err
 		}
-		_, err = s.audit.Record(ctx, tx, audit.Event{ActorID: actor, ProjectID: projectID, Action: actionTypeCreate,
+		_, err = t.audit.Record(ctx, tx, audit.Event{ActorID: actor, ProjectID: projectID, Action: actionTypeCreate,
 			Metadata: map[string]any{"type": typ, "name": name}, Origin: origin})
 		return err
 	})
@@ -179,13 +188,13 @@ func (s *service) CreateType(ctx context.Context, projectID string, actor *strin
 
 // UpdateType replaces a type's name and schema. Requests made under the old schema are
 // never approved nor served from then on: what a person would approve changed.
-func (s *service) UpdateType(ctx context.Context, projectID, typ string, actor *string, raw []byte, origin audit.Origin) (DetailType, error) {
+func (t detailTypes) UpdateType(ctx context.Context, projectID, typ string, actor *string, raw []byte, origin audit.Origin) (DetailType, error) {
 	_, name, text, err := parseType(raw, false)
 	if err != nil {
 		return DetailType{}, err
 	}
 	var out *ent.AuthorizationDetailType
-	err = database.WithTx(ctx, s.ent, func(tx *ent.Tx) error {
+	err = database.WithTx(ctx, t.ent, func(tx *ent.Tx) error {
 		r, err := tx.AuthorizationDetailType.Query().Where(authorizationdetailtype.ProjectID(projectID), authorizationdetailtype.Type(typ)).Only(ctx)
 		if ent.IsNotFound(err) {
 			return errNoType
@@ -194,10 +203,10 @@ func (s *service) UpdateType(ctx context.Context, projectID, typ string, actor *
 			return err
 		}
 		if out, err = tx.AuthorizationDetailType.UpdateOne(r).SetName(name).SetSchema(text).SetSchemaDigest(digestOf(text)).
-			SetUpdatedAt(s.clock.Now()).Save(ctx); err != nil {
+			SetUpdatedAt(t.clock.Now()).Save(ctx); err != nil {
 			return err
 		}
-		_, err = s.audit.Record(ctx, tx, audit.Event{ActorID: actor, ProjectID: projectID, Action: actionTypeUpdate,
+		_, err = t.audit.Record(ctx, tx, audit.Event{ActorID: actor, ProjectID: projectID, Action: actionTypeUpdate,
 			Metadata: map[string]any{"type": typ, "name": name, "schemaChanged": r.SchemaDigest != out.SchemaDigest}, Origin: origin})
 		return err
 	})
@@ -208,8 +217,8 @@ func (s *service) UpdateType(ctx context.Context, projectID, typ string, actor *
 }
 
 // DeleteType removes a type; requests naming it are never approved nor served.
-func (s *service) DeleteType(ctx context.Context, projectID, typ string, actor *string, origin audit.Origin) error {
-	return database.WithTx(ctx, s.ent, func(tx *ent.Tx) error {
+func (t detailTypes) DeleteType(ctx context.Context, projectID, typ string, actor *string, origin audit.Origin) error {
+	return database.WithTx(ctx, t.ent, func(tx *ent.Tx) error {
 		n, err := tx.AuthorizationDetailType.Delete().Where(authorizationdetailtype.ProjectID(projectID), authorizationdetailtype.Type(typ)).Exec(ctx)
 		if err != nil {
 			return err
@@ -217,15 +226,15 @@ func (s *service) DeleteType(ctx context.Context, projectID, typ string, actor *
 		if n == 0 {
 			return errNoType
 		}
-		_, err = s.audit.Record(ctx, tx, audit.Event{ActorID: actor, ProjectID: projectID, Action: actionTypeDelete,
+		_, err = t.audit.Record(ctx, tx, audit.Event{ActorID: actor, ProjectID: projectID, Action: actionTypeDelete,
 			Metadata: map[string]any{"type": typ}, Origin: origin})
 		return err
 	})
 }
 
 // ListTypes is the project's types, oldest first (the order admins registered them).
-func (s *service) ListTypes(ctx context.Context, projectID string) ([]DetailType, error) {
-	rows, err := s.ent.AuthorizationDetailType.Query().Where(authorizationdetailtype.ProjectID(projectID)).
+func (t detailTypes) ListTypes(ctx context.Context, projectID string) ([]DetailType, error) {
+	rows, err := t.ent.AuthorizationDetailType.Query().Where(authorizationdetailtype.ProjectID(projectID)).
 		Order(authorizationdetailtype.ByID(sql.OrderAsc())).All(ctx)
 	if err != nil {
 		return nil, err
@@ -238,8 +247,8 @@ func (s *service) ListTypes(ctx context.Context, projectID string) ([]DetailType
 }
 
 // typesOf is the project's registered types named, by type.
-func (s *service) typesOf(ctx context.Context, projectID string, names []string) (map[string]*ent.AuthorizationDetailType, error) {
-	rows, err := s.ent.AuthorizationDetailType.Query().Where(authorizationdetailtype.ProjectID(projectID), authorizationdetailtype.TypeIn(names...)).All(ctx)
+func (t detailTypes) typesOf(ctx context.Context, projectID string, names []string) (map[string]*ent.AuthorizationDetailType, error) {
+	rows, err := t.ent.AuthorizationDetailType.Query().Where(authorizationdetailtype.ProjectID(projectID), authorizationdetailtype.TypeIn(names...)).All(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -260,7 +269,7 @@ type checkedDetails struct {
 // checkDetails reads RFC 9396 authorization_details (a JSON array of objects, each with
 // a type the project registered) and validates each against its type's schema. Empty
 // raw is no details.
-func (s *service) checkDetails(ctx context.Context, projectID, raw string) (checkedDetails, error) {
+func (t detailTypes) checkDetails(ctx context.Context, projectID, raw string) (checkedDetails, error) {
 	if raw == "" {
 		return checkedDetails{compact: "[]", digests: map[string]string{}}, nil
 	}
@@ -288,7 +297,7 @@ func (s *service) checkDetails(ctx context.Context, projectID, raw string) (chec
 		}
 		out.types = append(out.types, *head.Type)
 	}
-	types, err := s.typesOf(ctx, projectID, out.types)
+	types, err := t.typesOf(ctx, projectID, out.types)
 	if err != nil {
 		return checkedDetails{}, err
 	}
@@ -326,12 +335,12 @@ func validate(schemaText string, item json.RawMessage) error {
 
 // stillValid reports whether every type a request's details name still has the schema it
 // was checked against.
-func (s *service) stillValid(ctx context.Context, projectID string, digests map[string]string) (bool, error) {
+func (t detailTypes) stillValid(ctx context.Context, projectID string, digests map[string]string) (bool, error) {
 	names := make([]string, 0, len(digests))
 	for t := range digests {
 		names = append(names, t)
 	}
-	types, err := s.typesOf(ctx, projectID, names)
+	types, err := t.typesOf(ctx, projectID, names)
 	if err != nil {
 		return false, err
 	}

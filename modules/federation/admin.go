@@ -9,6 +9,7 @@ import (
 	"github.com/authcore/authcore/platform/audit"
 	"github.com/authcore/authcore/platform/database"
 	"github.com/authcore/authcore/platform/jsonbody"
+	"github.com/authcore/authcore/platform/outbound"
 )
 
 // ProviderView is a provider as its admins see it: never its secret.
@@ -43,11 +44,21 @@ func orNil(s string) *string {
 	return &s
 }
 
-func (s *service) viewOf(p Provider, domains []*ent.ProviderDomain) ProviderView {
+// providerAdmin is a tenant's sign-in configuration as its admins (and the operator)
+// change it: providers and methods, each change audited.
+type providerAdmin struct {
+	ent    *ent.Client
+	store  *store
+	policy outbound.Policy
+	audit  *audit.Recorder
+	self   string
+}
+
+func (a providerAdmin) viewOf(p Provider, domains []*ent.ProviderDomain) ProviderView {
 	v := ProviderView{ID: p.ID, Type: p.Type, Preset: p.Preset, Name: p.Name, Issuer: orNil(p.Issuer),
 		AuthorizationEndpoint: orNil(p.AuthorizationEndpoint), TokenEndpoint: orNil(p.TokenEndpoint), UserinfoEndpoint: orNil(p.UserinfoEndpoint),
 		ClientID: p.ClientID, Scopes: p.Scopes, TrustEmail: p.TrustEmail, Claims: p.Claims.asMap(), SSORequired: p.SSORequired,
-		Offline: p.Offline, Enabled: p.Enabled, Domains: []Domain{}, CallbackURL: s.callbackURL(p.ID), ManagedBy: "admin",
+		Offline: p.Offline, Enabled: p.Enabled, Domains: []Domain{}, CallbackURL: callbackURL(a.self, p.ID), ManagedBy: "admin",
 		CreatedAt: p.CreatedAt.UTC(), UpdatedAt: p.UpdatedAt.UTC()}
 	if v.Scopes == nil {
 		v.Scopes = []string{}
@@ -65,28 +76,28 @@ func (s *service) viewOf(p Provider, domains []*ent.ProviderDomain) ProviderView
 }
 
 // views lists a tenant's providers with their domains.
-func (s *service) views(ctx context.Context, tenant string) ([]ProviderView, error) {
-	ps, err := s.store.list(ctx, tenant)
+func (a providerAdmin) views(ctx context.Context, tenant string) ([]ProviderView, error) {
+	ps, err := a.store.list(ctx, tenant)
 	if err != nil {
 		return nil, err
 	}
-	ds, err := s.store.domains(ctx, tenant)
+	ds, err := a.store.domains(ctx, tenant)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]ProviderView, 0, len(ps))
 	for _, p := range ps {
-		out = append(out, s.viewOf(p, ds[p.ID]))
+		out = append(out, a.viewOf(p, ds[p.ID]))
 	}
 	return out, nil
 }
 
-func (s *service) viewOne(ctx context.Context, p Provider) (ProviderView, error) {
-	ds, err := s.store.domains(ctx, p.TenantID)
+func (a providerAdmin) viewOne(ctx context.Context, p Provider) (ProviderView, error) {
+	ds, err := a.store.domains(ctx, p.TenantID)
 	if err != nil {
 		return ProviderView{}, err
 	}
-	return s.viewOf(p, ds[p.ID]), nil
+	return a.viewOf(p, ds[p.ID]), nil
 }
 
 // Admin actions on a tenant's sign-in configuration, audited with the change.
@@ -104,35 +115,35 @@ type Change struct {
 	Origin audit.Origin
 }
 
-func (s *service) record(ctx context.Context, tx *ent.Tx, tenant, action string, ch Change, md map[string]any) error {
-	_, err := s.audit.Record(ctx, tx, audit.Event{ActorID: ch.Actor, ProjectID: tenant, Action: action, Origin: ch.Origin, Metadata: md})
+func (a providerAdmin) record(ctx context.Context, tx *ent.Tx, tenant, action string, ch Change, md map[string]any) error {
+	_, err := a.audit.Record(ctx, tx, audit.Event{ActorID: ch.Actor, ProjectID: tenant, Action: action, Origin: ch.Origin, Metadata: md})
 	return err
 }
 
 // CreateProvider adds a provider to tenant from a request body (admin API, CLI alike).
-func (s *service) CreateProvider(ctx context.Context, tenant string, body []byte, ch Change) (ProviderView, error) {
+func (a providerAdmin) CreateProvider(ctx context.Context, tenant string, body []byte, ch Change) (ProviderView, error) {
 	in, f := parseInput(body, true)
-	p := apply(ctx, Provider{TenantID: tenant}, in, s.policy, f)
+	p := apply(ctx, Provider{TenantID: tenant}, in, a.policy, f)
 	if err := f.Err(); err != nil {
 		return ProviderView{}, err
 	}
 	p.TenantID = tenant
-	err := database.WithTx(ctx, s.ent, func(tx *ent.Tx) error {
+	err := database.WithTx(ctx, a.ent, func(tx *ent.Tx) error {
 		var err error
-		if p, err = s.store.create(ctx, tx, p, *in.ClientSecret); err != nil {
+		if p, err = a.store.create(ctx, tx, p, *in.ClientSecret); err != nil {
 			return err
 		}
-		return s.record(ctx, tx, tenant, actionProviderCreate, ch, map[string]any{"providerId": p.ID, "type": p.Type, "name": p.Name})
+		return a.record(ctx, tx, tenant, actionProviderCreate, ch, map[string]any{"providerId": p.ID, "type": p.Type, "name": p.Name})
 	})
 	if err != nil {
 		return ProviderView{}, err
 	}
-	return s.viewOf(p, nil), nil
+	return a.viewOf(p, nil), nil
 }
 
 // UpdateProvider changes the fields a body names.
-func (s *service) UpdateProvider(ctx context.Context, tenant, id string, body []byte, ch Change) (ProviderView, error) {
-	p, err := s.store.getIn(ctx, tenant, id)
+func (a providerAdmin) UpdateProvider(ctx context.Context, tenant, id string, body []byte, ch Change) (ProviderView, error) {
+	p, err := a.store.getIn(ctx, tenant, id)
 	if err != nil {
 		return ProviderView{}, err
 	}
@@ -140,46 +151,46 @@ func (s *service) UpdateProvider(ctx context.Context, tenant, id string, body []
 		return ProviderView{}, errFileManaged
 	}
 	in, f := parseInput(body, false)
-	p = apply(ctx, p, in, s.policy, f)
+	p = apply(ctx, p, in, a.policy, f)
 	if err := f.Err(); err != nil {
 		return ProviderView{}, err
 	}
-	err = database.WithTx(ctx, s.ent, func(tx *ent.Tx) error {
-		if p, err = s.store.update(ctx, tx, p, in.ClientSecret); err != nil {
+	err = database.WithTx(ctx, a.ent, func(tx *ent.Tx) error {
+		if p, err = a.store.update(ctx, tx, p, in.ClientSecret); err != nil {
 			return err
 		}
-		return s.record(ctx, tx, tenant, actionProviderUpdate, ch, map[string]any{"providerId": p.ID, "secretChanged": in.ClientSecret != nil})
+		return a.record(ctx, tx, tenant, actionProviderUpdate, ch, map[string]any{"providerId": p.ID, "secretChanged": in.ClientSecret != nil})
 	})
 	if err != nil {
 		return ProviderView{}, err
 	}
-	return s.viewOne(ctx, p)
+	return a.viewOne(ctx, p)
 }
 
 // DeleteProvider removes a provider, its identities and domains.
-func (s *service) DeleteProvider(ctx context.Context, tenant, id string, ch Change) error {
-	p, err := s.store.getIn(ctx, tenant, id)
+func (a providerAdmin) DeleteProvider(ctx context.Context, tenant, id string, ch Change) error {
+	p, err := a.store.getIn(ctx, tenant, id)
 	if err != nil {
 		return err
 	}
 	if p.fromFile {
 		return errFileManaged
 	}
-	return database.WithTx(ctx, s.ent, func(tx *ent.Tx) error {
-		n, err := s.store.remove(ctx, tx, p)
+	return database.WithTx(ctx, a.ent, func(tx *ent.Tx) error {
+		n, err := a.store.remove(ctx, tx, p)
 		if err != nil {
 			return err
 		}
-		return s.record(ctx, tx, tenant, actionProviderDelete, ch, map[string]any{"providerId": p.ID, "identitiesRemoved": n})
+		return a.record(ctx, tx, tenant, actionProviderDelete, ch, map[string]any{"providerId": p.ID, "identitiesRemoved": n})
 	})
 }
 
 var errFileManaged = apperr.Conflict("managed_by_file", "this provider is set in AUTHCORE_PROVIDERS_FILE: change it there")
 
 // SetMethods sets a tenant's methods, leaving at least one way to sign in.
-func (s *service) SetMethods(ctx context.Context, tenant string, body []byte, ch Change) (Methods, error) {
+func (a providerAdmin) SetMethods(ctx context.Context, tenant string, body []byte, ch Change) (Methods, error) {
 	f := jsonbody.Read(body)
-	cur, err := s.store.methods(ctx, tenant)
+	cur, err := a.store.methods(ctx, tenant)
 	if err != nil {
 		return Methods{}, err
 	}
@@ -201,7 +212,7 @@ func (s *service) SetMethods(ctx context.Context, tenant string, body []byte, ch
 		return Methods{}, err
 	}
 	if !m.Password && !m.EmailLink {
-		ps, err := s.store.list(ctx, tenant)
+		ps, err := a.store.list(ctx, tenant)
 		if err != nil {
 			return Methods{}, err
 		}
@@ -209,11 +220,11 @@ func (s *service) SetMethods(ctx context.Context, tenant string, body []byte, ch
 			return Methods{}, errNoSignInMethod
 		}
 	}
-	err = database.WithTx(ctx, s.ent, func(tx *ent.Tx) error {
-		if err := s.store.setMethods(ctx, tx, tenant, m); err != nil {
+	err = database.WithTx(ctx, a.ent, func(tx *ent.Tx) error {
+		if err := a.store.setMethods(ctx, tx, tenant, m); err != nil {
 			return err
 		}
-		return s.record(ctx, tx, tenant, actionMethods, ch, map[string]any{"password": m.Password, "emailLink": m.EmailLink, "autoLink": m.AutoLink})
+		return a.record(ctx, tx, tenant, actionMethods, ch, map[string]any{"password": m.Password, "emailLink": m.EmailLink, "autoLink": m.AutoLink})
 	})
 	return m, err
 }

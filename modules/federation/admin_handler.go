@@ -27,7 +27,7 @@ func (h *handler) getMethods(c *fiber.Ctx) error {
 }
 
 func (h *handler) putMethods(c *fiber.Ctx) error {
-	m, err := h.svc.SetMethods(c.UserContext(), guard.ProjectOf(c), c.Body(), change(c))
+	m, err := h.svc.admin.SetMethods(c.UserContext(), guard.ProjectOf(c), c.Body(), change(c))
 	if err != nil {
 		return err
 	}
@@ -35,7 +35,7 @@ func (h *handler) putMethods(c *fiber.Ctx) error {
 }
 
 func (h *handler) adminList(c *fiber.Ctx) error {
-	vs, err := h.svc.views(c.UserContext(), guard.ProjectOf(c))
+	vs, err := h.svc.admin.views(c.UserContext(), guard.ProjectOf(c))
 	if err != nil {
 		return err
 	}
@@ -43,7 +43,7 @@ func (h *handler) adminList(c *fiber.Ctx) error {
 }
 
 func (h *handler) create(c *fiber.Ctx) error {
-	v, err := h.svc.CreateProvider(c.UserContext(), guard.ProjectOf(c), c.Body(), change(c))
+	v, err := h.svc.admin.CreateProvider(c.UserContext(), guard.ProjectOf(c), c.Body(), change(c))
 	if err != nil {
 		return err
 	}
@@ -55,7 +55,7 @@ func (h *handler) adminGet(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	v, err := h.svc.viewOne(c.UserContext(), p)
+	v, err := h.svc.admin.viewOne(c.UserContext(), p)
 	if err != nil {
 		return err
 	}
@@ -63,7 +63,7 @@ func (h *handler) adminGet(c *fiber.Ctx) error {
 }
 
 func (h *handler) patch(c *fiber.Ctx) error {
-	v, err := h.svc.UpdateProvider(c.UserContext(), guard.ProjectOf(c), strings.Clone(c.Params("providerId")), c.Body(), change(c))
+	v, err := h.svc.admin.UpdateProvider(c.UserContext(), guard.ProjectOf(c), strings.Clone(c.Params("providerId")), c.Body(), change(c))
 	if err != nil {
 		return err
 	}
@@ -72,7 +72,7 @@ func (h *handler) patch(c *fiber.Ctx) error {
 
 func (h *handler) remove(c *fiber.Ctx) error {
 	id := strings.Clone(c.Params("providerId"))
-	if err := h.svc.DeleteProvider(c.UserContext(), guard.ProjectOf(c), id, change(c)); err != nil {
+	if err := h.svc.admin.DeleteProvider(c.UserContext(), guard.ProjectOf(c), id, change(c)); err != nil {
 		return err
 	}
 	return c.JSON(fiber.Map{"ok": true, "id": id})

@@ -121,7 +121,7 @@ func (h *handler) publicList(c *fiber.Ctx) error {
 	}
 	out := []publicProvider{}
 	for _, p := range enabledOnly(ps) {
-		out = append(out, publicProvider{ID: p.ID, Name: p.Name, Type: p.Type, Preset: p.Preset, StartURL: h.svc.startURL(p.ID)})
+		out = append(out, publicProvider{ID: p.ID, Name: p.Name, Type: p.Type, Preset: p.Preset, StartURL: startURL(h.svc.self, p.ID)})
 	}
 	return c.JSON(fiber.Map{"tenantId": tenant, "password": m.Password, "emailLink": m.EmailLink && h.svc.mail.Configured(), "providers": out})
 }
@@ -144,7 +144,7 @@ func (h *handler) discover(c *fiber.Ctx) error {
 	if !found {
 		return errNoProviderForEmail
 	}
-	return c.JSON(fiber.Map{"providerId": p.ID, "name": p.Name, "ssoRequired": p.SSORequired, "startUrl": h.svc.startURL(p.ID)})
+	return c.JSON(fiber.Map{"providerId": p.ID, "name": p.Name, "ssoRequired": p.SSORequired, "startUrl": startURL(h.svc.self, p.ID)})
 }
 
 // signInBack is the sign-in page a refused person returns to.
@@ -283,7 +283,7 @@ func orEmpty(b []byte) []byte {
 
 func (h *handler) listIdentities(c *fiber.Ctx) error {
 	pr, _ := guard.PrincipalOf(c)
-	ids, err := h.svc.identities(c.UserContext(), pr.UserID)
+	ids, err := h.svc.linked.identities(c.UserContext(), pr.UserID)
 	if err != nil {
 		return err
 	}
@@ -293,7 +293,7 @@ func (h *handler) listIdentities(c *fiber.Ctx) error {
 func (h *handler) unlink(c *fiber.Ctx) error {
 	pr, _ := guard.PrincipalOf(c)
 	id := strings.Clone(c.Params("identityId"))
-	if err := h.svc.unlink(c.UserContext(), pr.UserID, pr.TenantID, id, httpserver.Origin(c)); err != nil {
+	if err := h.svc.linked.unlink(c.UserContext(), pr.UserID, pr.TenantID, id, httpserver.Origin(c)); err != nil {
 		return err
 	}
 	return c.JSON(fiber.Map{"ok": true, "id": id})

@@ -43,7 +43,7 @@ var (
 var Module = fx.Module("federation",
 	fx.Provide(newService, fx.Private),
 	fx.Provide(func(s *service) identity.SignInRules { return s }),
-	fx.Provide(func(s *service) identity.Linked { return s }),
+	fx.Provide(func(s *service) identity.Linked { return s.linked }),
 	// Its identities are dropped with the rest when a mailed proof adopts an unverified
 	// account; a type of their own, so the account module needs nothing of the service.
 	identity.AsPriorCredentials(func() priorIdentities { return priorIdentities{} }),
@@ -90,9 +90,11 @@ func newService(p serviceParams) (*service, error) {
 		return nil, err
 	}
 	st := &store{ent: p.Ent, keys: p.Keys, policy: policy, file: file}
-	return &service{ent: p.Ent, keys: p.Keys, clock: p.Clock, cfg: cfg, store: st, up: newUpstreams(policy, roots, p.Clock), policy: policy,
+	return &service{ent: p.Ent, keys: p.Keys, clock: p.Clock, cfg: cfg, store: st, up: newUpstreams(policy, roots, p.Clock),
 		users: p.Users, proofs: p.Proofs, sessions: p.Sessions, second: p.Second, tenants: p.Tenants, audit: p.Audit, mail: p.Mail,
-		log: p.Log, self: cfg.SelfURL()}, nil
+		log: p.Log, self: cfg.SelfURL(),
+		admin:  providerAdmin{ent: p.Ent, store: st, policy: policy, audit: p.Audit, self: cfg.SelfURL()},
+		linked: linkedIdentities{ent: p.Ent, store: st, users: p.Users, second: p.Second, audit: p.Audit}}, nil
 }
 
 type handlerParams struct {
@@ -113,22 +115,22 @@ type Operator struct{ svc *service }
 
 // Create adds a provider to tenant "public" from a JSON body of the admin API's shape.
 func (o *Operator) Create(ctx context.Context, body []byte) (ProviderView, error) {
-	return o.svc.CreateProvider(ctx, identity.PublicTenant, body, Change{})
+	return o.svc.admin.CreateProvider(ctx, identity.PublicTenant, body, Change{})
 }
 
 // Update changes a provider of tenant "public".
 func (o *Operator) Update(ctx context.Context, id string, body []byte) (ProviderView, error) {
-	return o.svc.UpdateProvider(ctx, identity.PublicTenant, id, body, Change{})
+	return o.svc.admin.UpdateProvider(ctx, identity.PublicTenant, id, body, Change{})
 }
 
 // Delete removes a provider of tenant "public", with its identities.
 func (o *Operator) Delete(ctx context.Context, id string) error {
-	return o.svc.DeleteProvider(ctx, identity.PublicTenant, id, Change{})
+	return o.svc.admin.DeleteProvider(ctx, identity.PublicTenant, id, Change{})
 }
 
 // List is the dashboard tenant's providers, the file's among them.
 func (o *Operator) List(ctx context.Context) ([]ProviderView, error) {
-	return o.svc.views(ctx, identity.PublicTenant)
+	return o.svc.admin.views(ctx, identity.PublicTenant)
 }
 
 // Methods is the dashboard tenant's methods.
@@ -141,5 +143,5 @@ func (o *Operator) SetMethods(ctx context.Context, body []byte) (Methods, error)
 	if o.svc.store.file.Methods != nil {
 		return Methods{}, errFileManaged
 	}
-	return o.svc.SetMethods(ctx, identity.PublicTenant, body, Change{})
+	return o.svc.admin.SetMethods(ctx, identity.PublicTenant, body, Change{})
 }

@@ -23,7 +23,6 @@ import (
 	"github.com/authcore/authcore/platform/database"
 	"github.com/authcore/authcore/platform/identity"
 	"github.com/authcore/authcore/platform/mail"
-	"github.com/authcore/authcore/platform/outbound"
 	"github.com/authcore/authcore/platform/secret"
 )
 
@@ -46,7 +45,6 @@ type service struct {
 	cfg      config.Config
 	store    *store
 	up       *upstreams
-	policy   outbound.Policy
 	users    identity.ProvenUsers
 	proofs   identity.AddressProofs
 	sessions identity.Sessions
@@ -57,16 +55,19 @@ type service struct {
 	log      *slog.Logger
 	// self is the server's own URL: the callback and mailed links are built from it.
 	self string
+
+	admin  providerAdmin
+	linked linkedIdentities
 }
 
 // callbackURL is the redirect URI a provider is registered with (SPEC §20).
-func (s *service) callbackURL(providerID string) string {
-	return s.self + "/v1/auth-core/providers/" + url.PathEscape(providerID) + "/callback"
+func callbackURL(self, providerID string) string {
+	return self + "/v1/auth-core/providers/" + url.PathEscape(providerID) + "/callback"
 }
 
 // startURL is where a sign-in page sends the person to sign in with a provider.
-func (s *service) startURL(providerID string) string {
-	return s.self + "/v1/auth-core/providers/" + url.PathEscape(providerID) + "/start"
+func startURL(self, providerID string) string {
+	return self + "/v1/auth-core/providers/" + url.PathEscape(providerID) + "/start"
 }
 
 // random is n random bytes, base64url.
@@ -84,7 +85,7 @@ func (s *service) upstreamOf(ctx context.Context, p Provider) (*upstream, error)
 	if err != nil {
 		return nil, err
 	}
-	return s.up.get(ctx, p, sec, s.callbackURL(p.ID))
+	return s.up.get(ctx, p, sec, callbackURL(s.self, p.ID))
 }
 
 // started is a sign-in sent to its upstream.

@@ -98,7 +98,7 @@ func (h *handler) beginTOTP(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	pending, err := h.svc.BeginTOTP(c.UserContext(), p.UserID, p.TenantID, name)
+	pending, err := h.svc.enrol.BeginTOTP(c.UserContext(), p.UserID, p.TenantID, name)
 	if err != nil {
 		return err
 	}
@@ -115,7 +115,7 @@ func (h *handler) confirmTOTP(c *fiber.Ctx) error {
 	var out Confirmed
 	err := h.spending(c, p, func() error {
 		var err error
-		out, err = h.svc.ConfirmTOTP(c.UserContext(), p.UserID, c.Params("id"), code, httpserver.Origin(c))
+		out, err = h.svc.enrol.ConfirmTOTP(c.UserContext(), p.UserID, c.Params("id"), code, httpserver.Origin(c))
 		return err
 	})
 	if err != nil {
@@ -129,7 +129,7 @@ func (h *handler) confirmTOTP(c *fiber.Ctx) error {
 func (h *handler) remove(c *fiber.Ctx) error {
 	p, _ := guard.PrincipalOf(c)
 	recent := h.guard.AuthenticatedWithin(p, guard.FactorChangeWindow)
-	if err := h.svc.Remove(c.UserContext(), p.UserID, c.Params("id"), recent, httpserver.Origin(c)); err != nil {
+	if err := h.svc.enrol.Remove(c.UserContext(), p.UserID, c.Params("id"), recent, httpserver.Origin(c)); err != nil {
 		return err
 	}
 	return c.JSON(fiber.Map{"ok": true})
@@ -140,7 +140,7 @@ func (h *handler) beginRegistration(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	opts, err := h.svc.BeginRegistration(c.UserContext(), p.UserID, p.TenantID, name)
+	opts, err := h.svc.enrol.BeginRegistration(c.UserContext(), p.UserID, p.TenantID, name)
 	if err != nil {
 		return err
 	}
@@ -152,7 +152,7 @@ func (h *handler) finishRegistration(c *fiber.Ctx) error {
 		return errBadCredential
 	}
 	p, _ := guard.PrincipalOf(c)
-	out, err := h.svc.FinishRegistration(c.UserContext(), p.UserID, c.Body(), httpserver.Origin(c))
+	out, err := h.svc.enrol.FinishRegistration(c.UserContext(), p.UserID, c.Body(), httpserver.Origin(c))
 	if err != nil {
 		return err
 	}
@@ -161,7 +161,7 @@ func (h *handler) finishRegistration(c *fiber.Ctx) error {
 
 func (h *handler) recoveryCodes(c *fiber.Ctx) error {
 	p, _ := guard.PrincipalOf(c)
-	codes, err := h.svc.NewRecoveryCodes(c.UserContext(), p.UserID)
+	codes, err := h.svc.enrol.NewRecoveryCodes(c.UserContext(), p.UserID)
 	if err != nil {
 		return err
 	}

@@ -70,8 +70,11 @@ func newService(p serviceParams) (*Service, error) {
 	if wa == nil {
 		p.Log.Warn("passkeys are off: AUTHCORE_PUBLIC_URL names an IP address, which browsers refuse as a WebAuthn relying party id", "publicUrl", p.Config.SelfURL())
 	}
-	s := &Service{ent: p.Ent, ring: p.Ring, clock: p.Clock, bus: p.Bus, audit: p.Audit, users: p.Users, tenants: p.Tenants,
+	s := &Service{ent: p.Ent, ring: p.Ring, clock: p.Clock, audit: p.Audit,
 		webauthn: wa, log: p.Log, enrolled: bearer.NewCache[string, bool](100_000, enrolledTTL)}
+	s.ceremonies = ceremonies{ent: p.Ent, clock: p.Clock, users: p.Users}
+	s.enrol = enrolment{ent: p.Ent, ring: p.Ring, clock: p.Clock, bus: p.Bus, audit: p.Audit, users: p.Users, tenants: p.Tenants,
+		webauthn: wa, ceremonies: s.ceremonies}
 	bearer.Follow(p.Bus, identity.FactorsTopic, s.enrolled)
 	return s, nil
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/authcore/authcore/ent/mfafactor"
 	"github.com/authcore/authcore/ent/schema"
 	"github.com/authcore/authcore/platform/audit"
+	"github.com/authcore/authcore/platform/clock"
 	"github.com/authcore/authcore/platform/database"
 	"github.com/authcore/authcore/platform/identity"
 	"github.com/authcore/authcore/platform/secret"
@@ -46,13 +47,21 @@ func (u *waUser) WebAuthnName() string                       { return u.name }
 func (u *waUser) WebAuthnDisplayName() string                { return u.name }
 func (u *waUser) WebAuthnCredentials() []webauthn.Credential { return u.creds }
 
+// ceremonies keeps WebAuthn ceremonies between their begin and their finish, and reads
+// users' passkeys: what enrolling a passkey and signing in with one share.
+type ceremonies struct {
+	ent   *ent.Client
+	clock clock.Clock
+	users identity.Users
+}
+
 // passkeyUser loads a user's passkeys.
-func (s *Service) passkeyUser(ctx context.Context, userID string) (*waUser, []*ent.MFAFactor, error) {
+func (cs ceremonies) passkeyUser(ctx context.Context, userID string) (*waUser, []*ent.MFAFactor, error) {
 	u := &waUser{id: userID, name: userID}
-	if p, err := s.users.Profile(ctx, userID); err == nil && p.Email != nil {
+	if p, err := cs.users.Profile(ctx, userID); err == nil && p.Email != nil {
 		u.name = *p.Email
 	}
-	rows, err := s.ent.MFAFactor.Query().Where(mfafactor.UserID(userID), mfafactor.TypeEQ(mfafactor.TypePasskey)).All(ctx)
+	rows, err := cs.ent.MFAFactor.Query().Where(mfafactor.UserID(userID), mfafactor.TypeEQ(mfafactor.TypePasskey)).All(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -72,30 +81,30 @@ type ceremony struct {
 	Name    string               `json:"name,omitempty"`
 }
 
-func (s *Service) saveCeremony(ctx context.Context, purpose mfachallenge.Purpose, tenantID string, userID *string, c ceremony) (string, error) {
+func (cs ceremonies) saveCeremony(ctx context.Context, purpose mfachallenge.Purpose, tenantID string, userID *string, c ceremony) (string, error) {
 	data, err := json.Marshal(c)
 	if err != nil {
 		return "", err
 	}
 	id := schema.NewID("mch_")
-	return id, s.ent.MFAChallenge.Create().SetID(id).SetPurpose(purpose).SetTenantID(tenantID).SetNillableUserID(userID).
+	return id, cs.ent.MFAChallenge.Create().SetID(id).SetPurpose(purpose).SetTenantID(tenantID).SetNillableUserID(userID).
 		SetDigest(secret.DigestOf(c.Session.Challenge).Bytes()).SetData(string(data)).
-		SetExpiresAt(s.clock.Now().Add(challengeTTL)).Exec(ctx)
+		SetExpiresAt(cs.clock.Now().Add(challengeTTL)).Exec(ctx)
 }
 
 // takeCeremony finds the unexpired ceremony whose challenge the browser signed and spends
 // it: a challenge answers one ceremony only.
-func (s *Service) takeCeremony(ctx context.Context, purpose mfachallenge.Purpose, challenge string) (*ent.MFAChallenge, ceremony, error) {
+func (cs ceremonies) takeCeremony(ctx context.Context, purpose mfachallenge.Purpose, challenge string) (*ent.MFAChallenge, ceremony, error) {
 	var c ceremony
-	row, err := s.ent.MFAChallenge.Query().Where(mfachallenge.Digest(secret.DigestOf(challenge).Bytes()),
-		mfachallenge.PurposeEQ(purpose), mfachallenge.ExpiresAtGT(s.clock.Now())).Only(ctx)
+	row, err := cs.ent.MFAChallenge.Query().Where(mfachallenge.Digest(secret.DigestOf(challenge).Bytes()),
+		mfachallenge.PurposeEQ(purpose), mfachallenge.ExpiresAtGT(cs.clock.Now())).Only(ctx)
 	if ent.IsNotFound(err) {
 		return nil, c, identity.ErrSecondFactor
 	}
 	if err != nil {
 		return nil, c, err
 	}
-	n, err := s.ent.MFAChallenge.Delete().Where(mfachallenge.ID(row.ID)).Exec(ctx)
+	n, err := cs.ent.MFAChallenge.Delete().Where(mfachallenge.ID(row.ID)).Exec(ctx)
 	if err != nil {
 		return nil, c, err
 	}
@@ -107,11 +116,11 @@ func (s *Service) takeCeremony(ctx context.Context, purpose mfachallenge.Purpose
 
 // BeginRegistration answers the creation options for a new passkey of userID: a
 // discoverable credential, excluding the ones the user has.
-func (s *Service) BeginRegistration(ctx context.Context, userID, tenantID, name string) (*protocol.CredentialCreation, error) {
-	if s.webauthn == nil {
+func (e enrolment) BeginRegistration(ctx context.Context, userID, tenantID, name string) (*protocol.CredentialCreation, error) {
+	if e.webauthn == nil {
 		return nil, errNoPasskeys
 	}
-	u, _, err := s.passkeyUser(ctx, userID)
+	u, _, err := e.ceremonies.passkeyUser(ctx, userID)
 	if err != nil {
 		return nil, err
 	}
@@ -119,7 +128,7 @@ func (s *Service) BeginRegistration(ctx context.Context, userID, tenantID, name 
 	for i := range u.creds {
 		exclude[i] = u.creds[i].Descriptor()
 	}
-	opts, sess, err := s.webauthn.BeginRegistration(u,
+	opts, sess, err := e.webauthn.BeginRegistration(u,
 		webauthn.WithResidentKeyRequirement(protocol.ResidentKeyRequirementRequired),
 		webauthn.WithExclusions(exclude))
 	if err != nil {
@@ -128,33 +137,33 @@ func (s *Service) BeginRegistration(ctx context.Context, userID, tenantID, name 
 	if name == "" {
 		name = "Passkey"
 	}
-	if _, err := s.saveCeremony(ctx, mfachallenge.PurposePasskeyRegister, tenantID, &userID, ceremony{Session: *sess, Name: name}); err != nil {
+	if _, err := e.ceremonies.saveCeremony(ctx, mfachallenge.PurposePasskeyRegister, tenantID, &userID, ceremony{Session: *sess, Name: name}); err != nil {
 		return nil, err
 	}
 	return opts, nil
 }
 
 // FinishRegistration checks the browser's new credential against its ceremony and keeps it.
-func (s *Service) FinishRegistration(ctx context.Context, userID string, body []byte, origin audit.Origin) (Confirmed, error) {
-	if s.webauthn == nil {
+func (e enrolment) FinishRegistration(ctx context.Context, userID string, body []byte, origin audit.Origin) (Confirmed, error) {
+	if e.webauthn == nil {
 		return Confirmed{}, errNoPasskeys
 	}
 	parsed, err := protocol.ParseCredentialCreationResponseBytes(body)
 	if err != nil {
 		return Confirmed{}, errBadCredential
 	}
-	row, c, err := s.takeCeremony(ctx, mfachallenge.PurposePasskeyRegister, parsed.Response.CollectedClientData.Challenge)
+	row, c, err := e.ceremonies.takeCeremony(ctx, mfachallenge.PurposePasskeyRegister, parsed.Response.CollectedClientData.Challenge)
 	if err != nil {
 		return Confirmed{}, err
 	}
 	if row.UserID == nil || *row.UserID != userID {
 		return Confirmed{}, identity.ErrSecondFactor
 	}
-	u, _, err := s.passkeyUser(ctx, userID)
+	u, _, err := e.ceremonies.passkeyUser(ctx, userID)
 	if err != nil {
 		return Confirmed{}, err
 	}
-	cred, err := s.webauthn.CreateCredential(u, c.Session, parsed)
+	cred, err := e.webauthn.CreateCredential(u, c.Session, parsed)
 	if err != nil {
 		return Confirmed{}, errBadCredential
 	}
@@ -162,9 +171,9 @@ func (s *Service) FinishRegistration(ctx context.Context, userID string, body []
 	if err != nil {
 		return Confirmed{}, err
 	}
-	now := s.clock.Now()
+	now := e.clock.Now()
 	var out Confirmed
-	err = database.WithTx(ctx, s.ent, func(tx *ent.Tx) error {
+	err = database.WithTx(ctx, e.ent, func(tx *ent.Tx) error {
 		f, err := tx.MFAFactor.Create().SetUserID(userID).SetTenantID(row.TenantID).SetType(mfafactor.TypePasskey).
 			SetName(c.Name).SetCredentialID(cred.ID).SetCredential(string(raw)).SetConfirmedAt(now).SetCreatedAt(now).Save(ctx)
 		if ent.IsConstraintError(err) {
@@ -173,7 +182,7 @@ func (s *Service) FinishRegistration(ctx context.Context, userID string, body []
 		if err != nil {
 			return err
 		}
-		codes, err := s.added(ctx, tx, f, origin)
+		codes, err := e.added(ctx, tx, f, origin)
 		out = Confirmed{Factor: view(f), RecoveryCodes: codes}
 		return err
 	})
@@ -203,7 +212,7 @@ func (s *Service) BeginPasskey(ctx context.Context, tenantID, mfaToken string) (
 	if err != nil {
 		return nil, "", err
 	}
-	id, err := s.saveCeremony(ctx, mfachallenge.PurposePasskeySignin, tenantID, userID, ceremony{Session: *sess})
+	id, err := s.ceremonies.saveCeremony(ctx, mfachallenge.PurposePasskeySignin, tenantID, userID, ceremony{Session: *sess})
 	if err != nil {
 		return nil, "", err
 	}
@@ -234,7 +243,7 @@ func (s *Service) assert(ctx context.Context, assertion []byte, want, challengeI
 	if err != nil {
 		return "", "", identity.ErrSecondFactor
 	}
-	row, c, err := s.takeCeremony(ctx, mfachallenge.PurposePasskeySignin, parsed.Response.CollectedClientData.Challenge)
+	row, c, err := s.ceremonies.takeCeremony(ctx, mfachallenge.PurposePasskeySignin, parsed.Response.CollectedClientData.Challenge)
 	if err != nil {
 		return "", "", err
 	}
@@ -254,7 +263,7 @@ func (s *Service) assert(ctx context.Context, assertion []byte, want, challengeI
 	if factor.TenantID != row.TenantID || (row.UserID != nil && *row.UserID != factor.UserID) || (want != "" && want != factor.UserID) {
 		return "", "", identity.ErrSecondFactor
 	}
-	u, _, err := s.passkeyUser(ctx, factor.UserID)
+	u, _, err := s.ceremonies.passkeyUser(ctx, factor.UserID)
 	if err != nil {
 		return "", "", err
 	}

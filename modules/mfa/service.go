@@ -50,13 +50,27 @@ type Service struct {
 	ent      *ent.Client
 	ring     *secret.Keyring
 	clock    clock.Clock
-	bus      invalidation.Bus
 	audit    *audit.Recorder
-	users    identity.Users
-	tenants  identity.Tenants // nil when only "public" exists
 	webauthn *webauthn.WebAuthn
 	log      *slog.Logger
 	enrolled *bearer.Cache[string, bool]
+
+	ceremonies ceremonies
+	enrol      enrolment
+}
+
+// enrolment adds and removes a user's factors (TOTP apps, passkeys) and replaces their
+// recovery codes; Service checks them.
+type enrolment struct {
+	ent        *ent.Client
+	ring       *secret.Keyring
+	clock      clock.Clock
+	bus        invalidation.Bus
+	audit      *audit.Recorder
+	users      identity.Users
+	tenants    identity.Tenants // nil when only "public" exists
+	webauthn   *webauthn.WebAuthn
+	ceremonies ceremonies
 }
 
 var (
@@ -241,7 +255,7 @@ func (s *Service) checkCode(ctx context.Context, userID, code string) error {
 // the last one accepted, and records that step: the conditional update lets only one of
 // two concurrent uses of a code through.
 func (s *Service) useCode(ctx context.Context, f *ent.MFAFactor, code string) (bool, error) {
-	secretB32, err := s.openSecret(f)
+	secretB32, err := openSecret(s.ring, f)
 	if err != nil {
 		return false, err
 	}
@@ -255,11 +269,11 @@ func (s *Service) useCode(ctx context.Context, f *ent.MFAFactor, code string) (b
 	return n == 1, err
 }
 
-func (s *Service) openSecret(f *ent.MFAFactor) (string, error) {
+func openSecret(ring *secret.Keyring, f *ent.MFAFactor) (string, error) {
 	if f.SecretSealed == nil {
 		return "", errors.New("totp factor without a secret: " + f.ID)
 	}
-	b, err := s.ring.Open(*f.SecretSealed, []byte(f.ID))
+	b, err := ring.Open(*f.SecretSealed, []byte(f.ID))
 	return string(b), err
 }
 
@@ -315,7 +329,7 @@ func recoveryDigest(code string) []byte {
 }
 
 // replaceRecoveryCodes writes a new set within tx, ending the old one.
-func (s *Service) replaceRecoveryCodes(ctx context.Context, tx *ent.Tx, userID string) ([]string, error) {
+func (e enrolment) replaceRecoveryCodes(ctx context.Context, tx *ent.Tx, userID string) ([]string, error) {
 	codes, err := newRecoveryCodes()
 	if err != nil {
 		return nil, err
@@ -323,7 +337,7 @@ func (s *Service) replaceRecoveryCodes(ctx context.Context, tx *ent.Tx, userID s
 	if _, err := tx.MFARecoveryCode.Delete().Where(mfarecoverycode.UserID(userID)).Exec(ctx); err != nil {
 		return nil, err
 	}
-	now := s.clock.Now()
+	now := e.clock.Now()
 	rows := make([]*ent.MFARecoveryCodeCreate, len(codes))
 	for i, c := range codes {
 		rows[i] = tx.MFARecoveryCode.Create().SetUserID(userID).SetDigest(recoveryDigest(c)).SetCreatedAt(now)
@@ -332,8 +346,8 @@ func (s *Service) replaceRecoveryCodes(ctx context.Context, tx *ent.Tx, userID s
 }
 
 // NewRecoveryCodes replaces a user's recovery codes; they must have a factor.
-func (s *Service) NewRecoveryCodes(ctx context.Context, userID string) ([]string, error) {
-	ok, err := s.ent.MFAFactor.Query().Where(mfafactor.UserID(userID), mfafactor.ConfirmedAtNotNil()).Exist(ctx)
+func (e enrolment) NewRecoveryCodes(ctx context.Context, userID string) ([]string, error) {
+	ok, err := e.ent.MFAFactor.Query().Where(mfafactor.UserID(userID), mfafactor.ConfirmedAtNotNil()).Exist(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -341,8 +355,8 @@ func (s *Service) NewRecoveryCodes(ctx context.Context, userID string) ([]string
 		return nil, errNoFactor
 	}
 	var codes []string
-	err = database.WithTx(ctx, s.ent, func(tx *ent.Tx) error {
-		codes, err = s.replaceRecoveryCodes(ctx, tx, userID)
+	err = database.WithTx(ctx, e.ent, func(tx *ent.Tx) error {
+		codes, err = e.replaceRecoveryCodes(ctx, tx, userID)
 		return err
 	})
 	return codes, err
@@ -351,28 +365,28 @@ func (s *Service) NewRecoveryCodes(ctx context.Context, userID string) ([]string
 // added records a newly confirmed factor within tx: its audit record, a first set of
 // recovery codes when it is the user's first factor, and the invalidation of the cached
 // enrolment answer.
-func (s *Service) added(ctx context.Context, tx *ent.Tx, f *ent.MFAFactor, origin audit.Origin) ([]string, error) {
+func (e enrolment) added(ctx context.Context, tx *ent.Tx, f *ent.MFAFactor, origin audit.Origin) ([]string, error) {
 	others, err := tx.MFAFactor.Query().Where(mfafactor.UserID(f.UserID), mfafactor.ConfirmedAtNotNil(), mfafactor.IDNEQ(f.ID)).Exist(ctx)
 	if err != nil {
 		return nil, err
 	}
 	var codes []string
 	if !others {
-		if codes, err = s.replaceRecoveryCodes(ctx, tx, f.UserID); err != nil {
+		if codes, err = e.replaceRecoveryCodes(ctx, tx, f.UserID); err != nil {
 			return nil, err
 		}
 	}
-	if _, err := s.audit.Record(ctx, tx, audit.Event{ActorID: &f.UserID, ProjectID: f.TenantID, Action: actionEnrol,
+	if _, err := e.audit.Record(ctx, tx, audit.Event{ActorID: &f.UserID, ProjectID: f.TenantID, Action: actionEnrol,
 		Metadata: map[string]any{"userId": f.UserID, "factorId": f.ID, "type": f.Type.String()}, Origin: origin}); err != nil {
 		return nil, err
 	}
-	return codes, s.bus.Publish(ctx, tx, identity.FactorsTopic, f.UserID)
+	return codes, e.bus.Publish(ctx, tx, identity.FactorsTopic, f.UserID)
 }
 
 // Remove deletes a factor of userID. The last confirmed one takes the recovery codes with
 // it, and only when recentForLast says the caller authenticated recently enough.
-func (s *Service) Remove(ctx context.Context, userID, factorID string, recentForLast bool, origin audit.Origin) error {
-	return database.WithTx(ctx, s.ent, func(tx *ent.Tx) error {
+func (e enrolment) Remove(ctx context.Context, userID, factorID string, recentForLast bool, origin audit.Origin) error {
+	return database.WithTx(ctx, e.ent, func(tx *ent.Tx) error {
 		f, err := tx.MFAFactor.Query().Where(mfafactor.ID(factorID), mfafactor.UserID(userID)).Only(ctx)
 		if ent.IsNotFound(err) {
 			return errFactorNotFound
@@ -398,11 +412,11 @@ func (s *Service) Remove(ctx context.Context, userID, factorID string, recentFor
 				return err
 			}
 		}
-		if _, err := s.audit.Record(ctx, tx, audit.Event{ActorID: &userID, ProjectID: f.TenantID, Action: actionRemove,
+		if _, err := e.audit.Record(ctx, tx, audit.Event{ActorID: &userID, ProjectID: f.TenantID, Action: actionRemove,
 			Metadata: map[string]any{"userId": userID, "factorId": f.ID, "type": f.Type.String(), "last": !others}, Origin: origin}); err != nil {
 			return err
 		}
-		return s.bus.Publish(ctx, tx, identity.FactorsTopic, userID)
+		return e.bus.Publish(ctx, tx, identity.FactorsTopic, userID)
 	})
 }
 

@@ -43,15 +43,15 @@ type PendingTOTP struct {
 }
 
 // BeginTOTP makes a pending TOTP factor: its secret is sealed at once, never stored plain.
-func (s *Service) BeginTOTP(ctx context.Context, userID, tenantID, name string) (PendingTOTP, error) {
+func (e enrolment) BeginTOTP(ctx context.Context, userID, tenantID, name string) (PendingTOTP, error) {
 	issuer := "authcore"
-	if tenantID != identity.PublicTenant && s.tenants != nil {
-		if n, ok, err := s.tenants.TenantName(ctx, tenantID); err == nil && ok {
+	if tenantID != identity.PublicTenant && e.tenants != nil {
+		if n, ok, err := e.tenants.TenantName(ctx, tenantID); err == nil && ok {
 			issuer = n
 		}
 	}
 	account := userID
-	if p, err := s.users.Profile(ctx, userID); err == nil && p.Email != nil {
+	if p, err := e.users.Profile(ctx, userID); err == nil && p.Email != nil {
 		account = *p.Email
 	}
 	key, err := totp.Generate(totp.GenerateOpts{Issuer: issuer, AccountName: account, Period: totpOpts.Period,
@@ -60,15 +60,15 @@ func (s *Service) BeginTOTP(ctx context.Context, userID, tenantID, name string) 
 		return PendingTOTP{}, err
 	}
 	id := schema.NewID("mfa_")
-	sealed, err := sealedTOTP.Seal(s.ring, []byte(key.Secret()), id)
+	sealed, err := sealedTOTP.Seal(e.ring, []byte(key.Secret()), id)
 	if err != nil {
 		return PendingTOTP{}, err
 	}
 	if name == "" {
 		name = "Authenticator app"
 	}
-	err = s.ent.MFAFactor.Create().SetID(id).SetUserID(userID).SetTenantID(tenantID).SetType(mfafactor.TypeTotp).
-		SetName(name).SetSecretSealed(sealed).SetCreatedAt(s.clock.Now()).Exec(ctx)
+	err = e.ent.MFAFactor.Create().SetID(id).SetUserID(userID).SetTenantID(tenantID).SetType(mfafactor.TypeTotp).
+		SetName(name).SetSecretSealed(sealed).SetCreatedAt(e.clock.Now()).Exec(ctx)
 	if err != nil {
 		return PendingTOTP{}, err
 	}
@@ -83,10 +83,10 @@ type Confirmed struct {
 
 // ConfirmTOTP makes a pending TOTP factor count once a current code from it checks out.
 // The code's step is recorded: it cannot also sign in.
-func (s *Service) ConfirmTOTP(ctx context.Context, userID, factorID, code string, origin audit.Origin) (Confirmed, error) {
-	now := s.clock.Now()
+func (e enrolment) ConfirmTOTP(ctx context.Context, userID, factorID, code string, origin audit.Origin) (Confirmed, error) {
+	now := e.clock.Now()
 	var out Confirmed
-	err := database.WithTx(ctx, s.ent, func(tx *ent.Tx) error {
+	err := database.WithTx(ctx, e.ent, func(tx *ent.Tx) error {
 		f, err := tx.MFAFactor.Query().Where(mfafactor.ID(factorID), mfafactor.UserID(userID), mfafactor.TypeEQ(mfafactor.TypeTotp)).Only(ctx)
 		if ent.IsNotFound(err) {
 			return errFactorNotFound
@@ -100,7 +100,7 @@ func (s *Service) ConfirmTOTP(ctx context.Context, userID, factorID, code string
 		if !now.Before(f.CreatedAt.Add(pendingTOTPTTL)) {
 			return errPendingExpired
 		}
-		secretB32, err := s.openSecret(f)
+		secretB32, err := openSecret(e.ring, f)
 		if err != nil {
 			return err
 		}
@@ -117,7 +117,7 @@ func (s *Service) ConfirmTOTP(ctx context.Context, userID, factorID, code string
 			return errAlreadyConfirmed
 		}
 		f.ConfirmedAt, f.LastStep = &now, step
-		codes, err := s.added(ctx, tx, f, origin)
+		codes, err := e.added(ctx, tx, f, origin)
 		out = Confirmed{Factor: view(f), RecoveryCodes: codes}
 		return err
 	})

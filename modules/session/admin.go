@@ -19,6 +19,9 @@ import (
 // (session/mine): adding someone to a project must give its admins no power over them.
 // Anything out of scope is treated as absent, never as an error.
 
+// admin is the engine as the session administration routes see it.
+type admin struct{ e *Engine }
+
 // Recent is one element of session/recent.
 type Recent struct {
 	SessionHandle string    `json:"sessionHandle"`
@@ -37,15 +40,15 @@ type Recent struct {
 // scope is the predicate for sessions a project's admin may act on: its tenant's.
 func scope(projectID string) predicate.Session { return entsession.TenantID(projectID) }
 
-func (e *Engine) live() []predicate.Session {
-	return []predicate.Session{entsession.RevokedAtIsNil(), entsession.ExpiresAtGT(e.clock.Now())}
+func (a admin) live() []predicate.Session {
+	return []predicate.Session{entsession.RevokedAtIsNil(), entsession.ExpiresAtGT(a.e.clock.Now())}
 }
 
 // Handles lists the live session handles of a user, within the admin's scope.
-func (e *Engine) Handles(ctx context.Context, projectID, userID string) ([]string, error) {
-	ids, err := e.ent.Session.Query().
+func (a admin) Handles(ctx context.Context, projectID, userID string) ([]string, error) {
+	ids, err := a.e.ent.Session.Query().
 		Where(entsession.UserID(userID), scope(projectID)).
-		Where(e.live()...).
+		Where(a.live()...).
 		Order(entsession.ByID()).
 		IDs(ctx)
 	if ids == nil {
@@ -55,17 +58,17 @@ func (e *Engine) Handles(ctx context.Context, projectID, userID string) ([]strin
 }
 
 // Recent lists the newest live sessions of a tenant (when given) within the admin's scope.
-func (e *Engine) Recent(ctx context.Context, projectID string, tenantID *string, limit int) ([]Recent, error) {
-	q := e.ent.Session.Query().Where(scope(projectID))
+func (a admin) Recent(ctx context.Context, projectID string, tenantID *string, limit int) ([]Recent, error) {
+	q := a.e.ent.Session.Query().Where(scope(projectID))
 	if tenantID != nil {
 		q = q.Where(entsession.TenantID(*tenantID))
 	}
-	return e.newestLive(ctx, q.Limit(limit))
+	return a.newestLive(ctx, q.Limit(limit))
 }
 
 // newestLive runs q for live sessions, newest first, as recent-session elements.
-func (e *Engine) newestLive(ctx context.Context, q *ent.SessionQuery) ([]Recent, error) {
-	rows, err := q.Where(e.live()...).Order(entsession.ByCreatedAt(sql.OrderDesc()), entsession.ByID(sql.OrderDesc())).All(ctx)
+func (a admin) newestLive(ctx context.Context, q *ent.SessionQuery) ([]Recent, error) {
+	rows, err := q.Where(a.live()...).Order(entsession.ByCreatedAt(sql.OrderDesc()), entsession.ByID(sql.OrderDesc())).All(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -86,15 +89,15 @@ func recentOf(s *ent.Session) Recent {
 
 // AdminRevoke revokes one session within the admin's scope: 1 when this call revoked it,
 // 0 when it was out of scope, unknown or already revoked.
-func (e *Engine) AdminRevoke(ctx context.Context, projectID, sid, actorID string, origin audit.Origin) (int, error) {
-	return e.revokeWhere(ctx, []predicate.Session{entsession.ID(sid), scope(projectID)}, func(n int) audit.Event {
+func (a admin) AdminRevoke(ctx context.Context, projectID, sid, actorID string, origin audit.Origin) (int, error) {
+	return a.e.revokeWhere(ctx, []predicate.Session{entsession.ID(sid), scope(projectID)}, func(n int) audit.Event {
 		return audit.Event{ActorID: &actorID, ProjectID: projectID, Action: "session.revoke", Metadata: map[string]any{"sessionHandle": sid}, Origin: origin}
 	})
 }
 
 // AdminRevokeUser revokes every live session of a user within the admin's scope.
-func (e *Engine) AdminRevokeUser(ctx context.Context, projectID, userID, actorID string, origin audit.Origin) (int, error) {
-	return e.revokeWhere(ctx, []predicate.Session{entsession.UserID(userID), scope(projectID)}, func(n int) audit.Event {
+func (a admin) AdminRevokeUser(ctx context.Context, projectID, userID, actorID string, origin audit.Origin) (int, error) {
+	return a.e.revokeWhere(ctx, []predicate.Session{entsession.UserID(userID), scope(projectID)}, func(n int) audit.Event {
 		return audit.Event{ActorID: &actorID, ProjectID: projectID, Action: "session.revoke_all", Metadata: map[string]any{"userId": userID, "revoked": n}, Origin: origin}
 	})
 }
@@ -135,12 +138,12 @@ func (e *Engine) revokeWhere(ctx context.Context, where []predicate.Session, eve
 }
 
 // Mine lists a user's own live sessions, newest first (SPEC §3 "Own sessions").
-func (e *Engine) Mine(ctx context.Context, userID string) ([]Recent, error) {
-	return e.newestLive(ctx, e.ent.Session.Query().Where(entsession.UserID(userID)))
+func (a admin) Mine(ctx context.Context, userID string) ([]Recent, error) {
+	return a.newestLive(ctx, a.e.ent.Session.Query().Where(entsession.UserID(userID)))
 }
 
 // RevokeMine revokes one of the user's own sessions: 1 when this call revoked it, 0 when
 // it is another user's, unknown or already revoked (all alike, so nothing is revealed).
-func (e *Engine) RevokeMine(ctx context.Context, userID, sid string) (int, error) {
-	return e.revokeWhere(ctx, []predicate.Session{entsession.ID(sid), entsession.UserID(userID)}, nil)
+func (a admin) RevokeMine(ctx context.Context, userID, sid string) (int, error) {
+	return a.e.revokeWhere(ctx, []predicate.Session{entsession.ID(sid), entsession.UserID(userID)}, nil)
 }

@@ -48,7 +48,7 @@ func (h *handler) list(c *fiber.Ctx) error {
 	}
 	userID = string([]byte(userID))
 	projectID := guard.ProjectOf(c)
-	handles, err := h.engine.Handles(c.UserContext(), projectID, userID)
+	handles, err := h.admin.Handles(c.UserContext(), projectID, userID)
 	if err != nil {
 		return err
 	}
@@ -66,7 +66,7 @@ func (h *handler) recent(c *fiber.Ctx) error {
 	} else {
 		tenantID = &projectID
 	}
-	sessions, err := h.engine.Recent(c.UserContext(), projectID, tenantID, limit)
+	sessions, err := h.admin.Recent(c.UserContext(), projectID, tenantID, limit)
 	if err != nil {
 		return err
 	}
@@ -87,13 +87,13 @@ func (h *handler) revoke(c *fiber.Ctx) error {
 	ctx := c.UserContext()
 	switch {
 	case all && userID != "":
-		n, err := h.engine.AdminRevokeUser(ctx, projectID, userID, p.UserID, httpserver.Origin(c))
+		n, err := h.admin.AdminRevokeUser(ctx, projectID, userID, p.UserID, httpserver.Origin(c))
 		if err != nil {
 			return err
 		}
 		return c.JSON(fiber.Map{"revoked": n, "userId": userID})
 	case handle != "":
-		n, err := h.engine.AdminRevoke(ctx, projectID, handle, p.UserID, httpserver.Origin(c))
+		n, err := h.admin.AdminRevoke(ctx, projectID, handle, p.UserID, httpserver.Origin(c))
 		if err != nil {
 			return err
 		}
@@ -111,7 +111,7 @@ type ownSession struct {
 
 func (h *handler) mine(c *fiber.Ctx) error {
 	p, _ := guard.PrincipalOf(c)
-	rows, err := h.engine.Mine(c.UserContext(), p.UserID)
+	rows, err := h.admin.Mine(c.UserContext(), p.UserID)
 	if err != nil {
 		return err
 	}
@@ -125,7 +125,7 @@ func (h *handler) mine(c *fiber.Ctx) error {
 func (h *handler) revokeMine(c *fiber.Ctx) error {
 	p, _ := guard.PrincipalOf(c)
 	handle := strings.Clone(c.Params("sessionHandle"))
-	n, err := h.engine.RevokeMine(c.UserContext(), p.UserID, handle)
+	n, err := h.admin.RevokeMine(c.UserContext(), p.UserID, handle)
 	if err != nil {
 		return err
 	}

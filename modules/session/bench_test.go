@@ -52,8 +52,8 @@ func BenchmarkAuthenticateCold(b *testing.B) {
 // BenchmarkSignAccessToken is one OAuth access token signed (client credentials and token
 // exchange each sign one per grant): claims encoded, Ed25519 signature, compact form.
 func BenchmarkSignAccessToken(b *testing.B) {
-	var engine *session.Engine
-	apptest.StartURL(b, "sqlite", "sqlite:"+b.TempDir()+"/b.db", apptest.WithFx(fx.Populate(&engine)))
+	var issuer *session.Issuer
+	apptest.StartURL(b, "sqlite", "sqlite:"+b.TempDir()+"/b.db", apptest.WithFx(fx.Populate(&issuer)))
 	ctx := context.Background()
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -61,7 +61,7 @@ func BenchmarkSignAccessToken(b *testing.B) {
 		claims := oauth.Claims{Subject: "cli_01JABCDEFGHJKMNPQRSTVWXYZ0", ClientID: "cli_01JABCDEFGHJKMNPQRSTVWXYZ0",
 			Audience: "https://mcp.example.com/files", IssuedAt: 1764000000, Expires: 1764003600, ID: "jti_01JABCDEFGHJKMNPQRSTVWXYZ0",
 			ProjectID: "prj_01JABCDEFGHJKMNPQRSTVWXYZ0", Role: "developer", Scope: "developer"}
-		if _, err := engine.SignAccessToken(ctx, claims); err != nil {
+		if _, err := issuer.SignAccessToken(ctx, claims); err != nil {
 			b.Fatal(err)
 		}
 	}

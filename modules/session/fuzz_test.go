@@ -16,7 +16,7 @@ import (
 // tenant, and no audience but the session one.
 func FuzzVerifySignature(f *testing.F) {
 	pub, priv, _ := ed25519.GenerateKey(rand.Reader)
-	e := &Engine{keys: &keys{public: map[string]verifying{"key_1": {key: pub, alg: jose.EdDSA}}}}
+	e := &Issuer{keys: &keys{public: map[string]verifying{"key_1": {key: pub, alg: jose.EdDSA}}}}
 	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.EdDSA, Key: priv}, (&jose.SignerOptions{}).WithType("JWT").WithHeader("kid", "key_1"))
 	if err != nil {
 		f.Fatal(err)
@@ -41,7 +41,7 @@ func FuzzVerifySignature(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, token string) {
-		v, err := e.verifySignature(token)
+		v, err := e.verifySession(token)
 		if err != nil {
 			return
 		}

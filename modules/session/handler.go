@@ -19,6 +19,7 @@ import (
 
 type handler struct {
 	engine *Engine
+	admin  admin
 	guard  *guard.Guard
 	cfg    config.Config
 	limits *ratelimit.Limiters

@@ -72,7 +72,7 @@ func (e *Engine) accessKind() credential.Kind {
 	return credential.Kind{
 		Name: "session_access_token", IntrospectedAs: "session", JWTType: "JWT",
 		Introspect: func(ctx context.Context, token, project string) (map[string]any, error) {
-			_, claims, err := e.VerifyJWT(token)
+			_, claims, err := e.issuer.VerifyJWT(token)
 			if err != nil {
 				return nil, nil
 			}

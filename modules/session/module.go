@@ -1,7 +1,9 @@
 // Package session is the session engine: sessions started at sign-in, EdDSA access
 // tokens verified with a cache and a revocation check on every call, rotating refresh
-// tokens with theft detection, the JWKS, and the session routes of seed 4.3. It supplies
-// identity.Sessions to the account module and guard.SessionVerifier to the guard.
+// tokens with theft detection, and the session routes of seed 4.3; and the token issuer:
+// the signing keys, every token signed with them, and the JWKS. The engine supplies
+// identity.Sessions to the account module and guard.SessionVerifier to the guard; the
+// issuer supplies oauth.Signer and oauth.Verifier to the OAuth surface.
 package session
 
 import (
@@ -27,27 +29,27 @@ import (
 	"github.com/authcore/authcore/platform/secret"
 )
 
-// The interfaces the engine is bound to below.
+// The interfaces the engine and the issuer are bound to below.
 var (
 	_ identity.Sessions     = (*Engine)(nil)
-	_ oauth.Signer          = (*Engine)(nil)
-	_ oauth.Verifier        = (*Engine)(nil)
 	_ guard.SessionVerifier = (*Engine)(nil)
+	_ oauth.Signer          = (*Issuer)(nil)
+	_ oauth.Verifier        = (*Issuer)(nil)
 )
 
 // sealedPrivateKey is each signing key's private half, sealed to the key's id.
 var sealedPrivateKey = secret.Declare(secret.Declaration{Name: "signing keys", Table: signingkey.Table, Column: signingkey.FieldPrivateSealed})
 
-// Module wires the engine and its routes.
+// Module wires the issuer, the engine and its routes.
 var Module = fx.Module("session",
-	fx.Provide(fx.Annotate(NewEngine,
-		fx.As(fx.Self()), fx.As(new(identity.Sessions)), fx.As(new(guard.SessionVerifier)), fx.As(new(oauth.Signer)), fx.As(new(oauth.Verifier)))),
-	fx.Invoke(func(lc fx.Lifecycle, e *Engine) { lc.Append(fx.Hook{OnStart: e.Run, OnStop: e.Halt}) }),
+	fx.Provide(fx.Annotate(NewIssuer, fx.As(fx.Self()), fx.As(new(oauth.Signer)), fx.As(new(oauth.Verifier)))),
+	fx.Provide(fx.Annotate(NewEngine, fx.As(fx.Self()), fx.As(new(identity.Sessions)), fx.As(new(guard.SessionVerifier)))),
+	fx.Invoke(func(lc fx.Lifecycle, i *Issuer) { lc.Append(fx.Hook{OnStart: i.Run, OnStop: i.Halt}) }),
 	secret.AsSealed(sealedPrivateKey),
-	health.AsCheck(func(e *Engine) health.Check { return health.Check{Name: "engine", Check: e.readyErr} }),
+	health.AsCheck(func(i *Issuer) health.Check { return health.Check{Name: "engine", Check: i.readyErr} }),
 	credential.AsKinds(func(e *Engine) []credential.Kind { return e.kinds() }),
 	httpserver.AsModuleRoutes("session", func(e *Engine, g *guard.Guard, cfg config.Config, l *ratelimit.Limiters) []httpserver.Route {
-		return (&handler{engine: e, guard: g, cfg: cfg, limits: l}).routes()
+		return (&handler{engine: e, admin: admin{e}, guard: g, cfg: cfg, limits: l}).routes()
 	}),
 )
 
@@ -57,6 +59,7 @@ type Params struct {
 	Ent     *ent.Client
 	DB      *database.DB
 	Reads   *database.Reads
+	Issuer  *Issuer
 	Ring    *secret.Keyring
 	Clock   clock.Clock
 	Config  config.Config
@@ -65,4 +68,16 @@ type Params struct {
 	Audit   *audit.Recorder
 	Log     *slog.Logger
 	Metrics *metrics.Credentials
+}
+
+// IssuerParams are the issuer's dependencies.
+type IssuerParams struct {
+	fx.In
+	Ent    *ent.Client
+	DB     *database.DB
+	Ring   *secret.Keyring
+	Clock  clock.Clock
+	Config config.Config
+	Bus    invalidation.Bus
+	Log    *slog.Logger
 }

@@ -2,15 +2,10 @@ package session
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"log/slog"
 	"slices"
-	"sync/atomic"
 	"time"
-
-	"github.com/go-jose/go-jose/v4"
-	"github.com/go-jose/go-jose/v4/jwt"
 
 	"github.com/authcore/authcore/ent"
 	"github.com/authcore/authcore/ent/predicate"
@@ -21,12 +16,10 @@ import (
 	"github.com/authcore/authcore/platform/bearer"
 	"github.com/authcore/authcore/platform/clock"
 	"github.com/authcore/authcore/platform/config"
-	"github.com/authcore/authcore/platform/credential"
 	"github.com/authcore/authcore/platform/database"
 	"github.com/authcore/authcore/platform/identity"
 	"github.com/authcore/authcore/platform/invalidation"
 	"github.com/authcore/authcore/platform/metrics"
-	"github.com/authcore/authcore/platform/oauth"
 	"github.com/authcore/authcore/platform/secret"
 )
 
@@ -49,29 +42,22 @@ const (
 
 func newKeyID() string { return schema.NewID("key_") }
 
-// Engine is the session engine: it starts sessions, signs and verifies access tokens,
-// rotates refresh tokens and revokes sessions. It imports no HTTP.
+// Engine is the session engine: it starts sessions, has the issuer sign their access
+// tokens, verifies them (signature through the issuer, revocation here), rotates refresh
+// tokens and revokes sessions. It imports no HTTP.
 type Engine struct {
 	ent     *ent.Client
 	db      *database.DB
 	reads   *database.Reads
-	keys    *keys
+	issuer  *Issuer
 	ring    *secret.Keyring
 	clock   clock.Clock
 	cfg     config.Config
-	self    string // config.SelfURL: the only iss accepted besides the legacy one
 	bus     invalidation.Bus
 	users   identity.Users
 	log     *slog.Logger
 	metrics *metrics.Credentials
 	audit   *audit.Recorder
-
-	ready atomic.Bool
-	stop  chan struct{}
-	done  chan struct{}
-	// newKey wakes the key loop when any replica made a signing key, so that a token it
-	// signs verifies here within moments rather than at the next minute.
-	newKey chan struct{}
 
 	tokens   *bearer.Cache[secret.Digest, *verified]
 	states   *bearer.Cache[string, state]
@@ -90,91 +76,26 @@ type state struct {
 	revoked bool
 }
 
-// NewEngine returns an engine; keys load in Run.
+// NewEngine returns an engine; it is ready when its issuer's keys are.
 func NewEngine(p Params) *Engine {
 	client, c, cfg, bus := p.Ent, p.Clock, p.Config, p.Bus
 	e := &Engine{
-		ent: client, db: p.DB, reads: p.Reads, keys: newKeys(client, p.Ring, c, bus), ring: p.Ring, clock: c, cfg: cfg, self: cfg.SelfURL(), bus: bus, users: p.Users, log: p.Log, metrics: p.Metrics,
-		audit: p.Audit,
-		stop:  make(chan struct{}), done: make(chan struct{}), newKey: make(chan struct{}, 1),
+		ent: client, db: p.DB, reads: p.Reads, issuer: p.Issuer, ring: p.Ring, clock: c, cfg: cfg, bus: bus, users: p.Users, log: p.Log, metrics: p.Metrics,
+		audit:    p.Audit,
 		tokens:   bearer.NewCache[secret.Digest, *verified](cacheSize, cfg.AccessTTL),
 		states:   bearer.NewCache[string, state](cacheSize, stateTTL),
 		profiles: bearer.NewCache[string, identity.Profile](cacheSize, profileTTL),
 	}
 	bearer.Follow(bus, topicSessions, e.states)
-	bus.Subscribe(topicKeys, func(string) {
-		select {
-		case e.newKey <- struct{}{}:
-		default: // a reload is due already
-		}
-	})
 	bearer.Follow(bus, identity.ProfileTopic, e.profiles)
 	return e
 }
 
 // Ready reports whether the signing keys are loaded.
-func (e *Engine) Ready() bool { return e.ready.Load() }
-
-// Run loads the signing keys now if the store is up, else as soon as it is; then keeps
-// them fresh (new keys from other replicas, rotation).
-func (e *Engine) Run(ctx context.Context) error {
-	if e.db.Migrated() {
-		if err := e.keys.load(ctx); err == nil {
-			e.ready.Store(true)
-		} else if !database.IsUnavailable(err) {
-			return err
-		}
-	}
-	go e.loop()
-	return nil
-}
-
-// Halt ends the key loop.
-func (e *Engine) Halt(context.Context) error {
-	close(e.stop)
-	<-e.done
-	return nil
-}
+func (e *Engine) Ready() bool { return e.issuer.Ready() }
 
 // ForgetVerifiedTokens empties the verified-token cache (benchmarks of the cold path).
 func (e *Engine) ForgetVerifiedTokens() { e.tokens.Purge() }
-
-// ReloadKeys reloads the signing keys now, making a new one when the current one is due
-// for rotation. The background loop does this every minute.
-func (e *Engine) ReloadKeys(ctx context.Context) error { return e.keys.load(ctx) }
-
-func (e *Engine) loop() {
-	defer close(e.done)
-	select {
-	case <-e.db.ReadyC():
-	case <-e.stop:
-		return
-	}
-	interval := time.Minute
-	for {
-		if !e.ready.Load() {
-			interval = time.Second
-		}
-		ctx, cancel := context.WithTimeout(database.Background(context.Background()), 10*time.Second) // not a request's read
-		err := e.keys.load(ctx)
-		cancel()
-		if err != nil {
-			e.log.Warn("loading signing keys failed", "error", err)
-		} else {
-			if !e.ready.Load() {
-				e.log.Info("session engine ready")
-			}
-			e.ready.Store(true)
-			interval = time.Minute
-		}
-		select {
-		case <-e.stop:
-			return
-		case <-e.newKey:
-		case <-time.After(interval):
-		}
-	}
-}
 
 // Start begins a session: a session row and its first refresh token in one transaction,
 // then a signed access token.
@@ -247,11 +168,8 @@ func authTimeOf(s *ent.Session) time.Time {
 	return s.CreatedAt
 }
 
+// sign has the issuer sign an access token of session s.
 func (e *Engine) sign(ctx context.Context, s *ent.Session, now time.Time) (string, time.Time, error) {
-	signer := e.keys.Signer()
-	if signer == nil {
-		return "", time.Time{}, errNotReady
-	}
 	exp := now.Add(e.cfg.AccessTTL).Truncate(time.Second)
 	claims := make(map[string]any, len(s.Payload)+6)
 	for k, v := range s.Payload {
@@ -273,61 +191,8 @@ func (e *Engine) sign(ctx context.Context, s *ent.Session, now time.Time) (strin
 	claims["authTime"] = at
 	claims["auth_time"] = at
 	claims["amr"] = amrOf(s.Amr)
-	tok, err := jwt.Signed(signer).Claims(claims).Serialize()
+	tok, err := e.issuer.signSession(claims)
 	return tok, exp, err
-}
-
-// SignAccessToken signs an OAuth access token (header typ at+jwt, RFC 9068) with the
-// current key, setting iss. The claims are encoded here, from their struct, and the
-// compact signer signs the bytes under its prepared header.
-func (e *Engine) SignAccessToken(ctx context.Context, claims oauth.Claims) (string, error) {
-	signer := e.keys.AccessSigner()
-	if !e.Ready() || signer == nil {
-		return "", identity.ErrEngineNotReady
-	}
-	claims.Issuer = identity.IssuerFrom(ctx)
-	if claims.NotBefore == 0 {
-		claims.NotBefore = claims.IssuedAt
-	}
-	payload, err := json.Marshal(claims)
-	if err != nil {
-		return "", err
-	}
-	return signer.Sign(payload), nil
-}
-
-// SignIDToken signs an OpenID Connect id_token (SPEC §21) with the current key of alg
-// (RS256 when ""), setting iss.
-func (e *Engine) SignIDToken(ctx context.Context, claims map[string]any, alg string) (string, error) {
-	return e.SignTyped(ctx, claims, alg, "JWT")
-}
-
-// SignTyped signs claims as a JWT of typ (JWT, oauth-id-jag+jwt) with the current
-// id_token key of alg (RS256 when ""), setting iss.
-func (e *Engine) SignTyped(ctx context.Context, claims map[string]any, alg, typ string) (string, error) {
-	if alg == "" {
-		alg = string(jose.RS256)
-	}
-	if !e.Ready() {
-		return "", identity.ErrEngineNotReady
-	}
-	signer, err := e.keys.IDTokenSigner(ctx, jose.SignatureAlgorithm(alg), typ)
-	if err != nil {
-		return "", err
-	}
-	if signer == nil {
-		return "", identity.ErrEngineNotReady
-	}
-	claims["iss"] = identity.IssuerFrom(ctx)
-	return jwt.Signed(signer).Claims(claims).Serialize()
-}
-
-// JWKS is the public key set every token the engine signs verifies with (RFC 7517).
-func (e *Engine) JWKS() ([]byte, error) {
-	if !e.Ready() {
-		return nil, errNotReady
-	}
-	return e.keys.JWKS(), nil
 }
 
 // Authenticate verifies an access token: signature (cached per token), expiry to the
@@ -355,7 +220,7 @@ func (e *Engine) authenticate(ctx context.Context, token string) (identity.Princ
 	v, ok := e.tokens.Get(d)
 	if !ok {
 		var err error
-		if v, err = e.verifySignature(token); err != nil {
+		if v, err = e.issuer.verifySession(token); err != nil {
 			return identity.Principal{}, err
 		}
 		e.tokens.Put(d, v)
@@ -386,42 +251,6 @@ func (e *Engine) authenticate(ctx context.Context, token string) (identity.Princ
 		return identity.Principal{}, verifyFailed(identity.ReasonSessionRevoked)
 	}
 	return v.principal, nil
-}
-
-func (e *Engine) verifySignature(token string) (*verified, error) {
-	invalid := verifyFailed(identity.ReasonInvalidToken)
-	tok, err := jwt.ParseSigned(token, []jose.SignatureAlgorithm{jose.EdDSA})
-	if err != nil || len(tok.Headers) != 1 {
-		return nil, invalid
-	}
-	pub, ok := e.keys.Public(tok.Headers[0].KeyID)
-	if !ok {
-		return nil, invalid
-	}
-	var claims map[string]any
-	if err := tok.Claims(pub, &claims); err != nil {
-		return nil, invalid
-	}
-	sub, _ := claims["sub"].(string)
-	sid, _ := claims["sid"].(string)
-	tid, _ := claims["tid"].(string)
-	iss, _ := claims["iss"].(string)
-	exp, _ := claims["exp"].(float64)
-	if sub == "" || sid == "" || tid == "" || !e.ourIssuer(iss) || exp == 0 || !sessionAudience(claims["aud"]) {
-		return nil, invalid
-	}
-	raw, err := json.Marshal(claims)
-	if err != nil {
-		return nil, invalid
-	}
-	var authTime time.Time
-	if at, ok := claims["authTime"].(float64); ok {
-		authTime = time.Unix(int64(at), 0)
-	}
-	return &verified{
-		principal: identity.Principal{UserID: sub, TenantID: tid, SessionHandle: sid, Claims: claims, ClaimsJSON: raw, AuthTime: authTime},
-		expires:   time.Unix(int64(exp), 0),
-	}, nil
 }
 
 // Profile is the user's email and name, cached briefly; lookups never fail the caller.
@@ -586,13 +415,6 @@ func (e *Engine) revokeStolen(ctx context.Context, sid string) error {
 	return err
 }
 
-func (e *Engine) readyErr(context.Context) error {
-	if !e.Ready() {
-		return identity.ErrEngineNotReady
-	}
-	return nil
-}
-
 // sessionAudience accepts the session audience, and no audience at all from tokens signed
 // before sessions carried one (they live at most AUTHCORE_ACCESS_TTL).
 func sessionAudience(aud any) bool {
@@ -605,54 +427,4 @@ func sessionAudience(aud any) bool {
 		return len(a) == 1 && a[0] == SessionAudience
 	}
 	return false
-}
-
-// ourIssuer accepts the iss of tokens this service signs: its own URL (config.SelfURL),
-// and the legacy "authcore" of tokens signed before issuers were URLs (they live out their
-// short lives).
-func (e *Engine) ourIssuer(iss string) bool {
-	return iss == e.self || iss == identity.LegacyIssuer
-}
-
-// VerifySigned checks only the signature of a JWT by a key of the set, of either
-// algorithm: what an id_token_hint needs, since it may have expired.
-func (e *Engine) VerifySigned(token string) (string, map[string]any, error) {
-	tok, err := jwt.ParseSigned(token, []jose.SignatureAlgorithm{jose.EdDSA, jose.RS256})
-	if err != nil || len(tok.Headers) != 1 {
-		return "", nil, credential.ErrNotLive
-	}
-	key, ok := e.keys.Verifying(tok.Headers[0].KeyID)
-	if !ok || jose.SignatureAlgorithm(tok.Headers[0].Algorithm) != key.alg {
-		return "", nil, credential.ErrNotLive
-	}
-	var claims map[string]any
-	if err := tok.Claims(key.key, &claims); err != nil {
-		return "", nil, credential.ErrNotLive
-	}
-	typ, _ := tok.Headers[0].ExtraHeaders["typ"].(string)
-	return typ, claims, nil
-}
-
-// VerifyJWT checks any JWT signed with the key set: EdDSA, a known key id, the signature,
-// and exp (and nbf, when present) against the clock.
-func (e *Engine) VerifyJWT(token string) (string, map[string]any, error) {
-	tok, err := jwt.ParseSigned(token, []jose.SignatureAlgorithm{jose.EdDSA})
-	if err != nil || len(tok.Headers) != 1 {
-		return "", nil, credential.ErrNotLive
-	}
-	pub, ok := e.keys.Public(tok.Headers[0].KeyID)
-	if !ok {
-		return "", nil, credential.ErrNotLive
-	}
-	var claims map[string]any
-	if err := tok.Claims(pub, &claims); err != nil {
-		return "", nil, credential.ErrNotLive
-	}
-	now := float64(e.clock.Now().Unix())
-	exp, _ := claims["exp"].(float64)
-	if nbf, ok := claims["nbf"].(float64); exp == 0 || now >= exp || (ok && now < nbf) {
-		return "", nil, credential.ErrNotLive
-	}
-	typ, _ := tok.Headers[0].ExtraHeaders["typ"].(string)
-	return typ, claims, nil
 }

@@ -294,8 +294,8 @@ func TestRevocationRace(t *testing.T) {
 
 func TestJWKSAndKeyRotation(t *testing.T) {
 	apptest.ForEachStore(t, func(t *testing.T, st apptest.Store) {
-		var engine *session.Engine
-		a := apptest.Start(t, st, apptest.WithFx(fx.Populate(&engine)), apptest.WithConfig(func(c *config.Config) { c.AccessTTL = time.Hour; c.RefreshTTL = 90 * 24 * time.Hour }))
+		var issuer *session.Issuer
+		a := apptest.Start(t, st, apptest.WithFx(fx.Populate(&issuer)), apptest.WithConfig(func(c *config.Config) { c.AccessTTL = time.Hour; c.RefreshTTL = 90 * 24 * time.Hour }))
 		kidOf := func(tok string) string {
 			p, err := jwt.ParseSigned(tok, []jose.SignatureAlgorithm{jose.EdDSA})
 			if err != nil {
@@ -315,7 +315,7 @@ func TestJWKSAndKeyRotation(t *testing.T) {
 		if len(set.Keys) != 2 || algs["EdDSA"] != kidOf(s1.AccessToken) || algs["RS256"] == "" {
 			t.Fatalf("jwks %+v", set)
 		}
-		if _, err := engine.SignIDToken(context.Background(), map[string]any{"sub": s1.UserID}, ""); err != nil {
+		if _, err := issuer.SignIDToken(context.Background(), map[string]any{"sub": s1.UserID}, ""); err != nil {
 			t.Fatal(err)
 		}
 		a.Get("/.well-known/jwks.json").Decode(t, &set)
@@ -326,7 +326,7 @@ func TestJWKSAndKeyRotation(t *testing.T) {
 		a.Clock.Advance(30*24*time.Hour - 30*time.Minute)
 		s2 := a.SignUp(t)
 		a.Clock.Advance(31 * time.Minute)
-		if err := engine.ReloadKeys(context.Background()); err != nil {
+		if err := issuer.ReloadKeys(context.Background()); err != nil {
 			t.Fatal(err)
 		}
 		s3 := a.SignUp(t)
