@@ -241,9 +241,6 @@ function resetForm(token) {
 async function verifyEmail(token) {
   show('Verifying your email address…');
   try {
-    // A proof without the account's own session removes the password set before it, so a
-    // browser whose access token ran out while the mail was on its way refreshes first.
-    await refresh().catch(() => {});
     const got = await api('POST', '/v1/auth-core/email/verify', { token });
     history.replaceState(null, '', '/console#/projects');
     if (got.credentialsRemoved) {
