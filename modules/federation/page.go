@@ -36,10 +36,7 @@ func (h *handler) fail(c *fiber.Ctx, err error, back string) error {
 	if status >= 500 || e.Cause != nil {
 		h.log.WarnContext(c.UserContext(), "upstream sign-in refused", "code", e.Code, "error", err)
 	}
-	c.Set("Content-Security-Policy", "default-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'")
-	c.Set("X-Frame-Options", "DENY")
-	c.Set("X-Content-Type-Options", "nosniff")
-	c.Set("Referrer-Policy", "no-referrer")
+	httpserver.SecurePage(c, httpserver.PagePolicy)
 	c.Set(fiber.HeaderCacheControl, "no-store")
 	c.Set(fiber.HeaderContentType, fiber.MIMETextHTMLCharsetUTF8)
 	if status == 0 {

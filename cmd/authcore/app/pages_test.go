@@ -1,0 +1,91 @@
+package app_test
+
+import (
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/authcore/authcore/internal/apptest"
+)
+
+// Every page the server renders carries the same security headers: no framing, no
+// sniffing, no Referer, a policy that forbids framing. Held over HTTP, page by page, so a
+// page added with its own headers (or none) shows here.
+func TestEveryPageCarriesTheSameSecurityHeaders(t *testing.T) {
+	a := apptest.Start(t, apptest.Stores(t)[0])
+	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	pages := []string{
+		"/console", "/console/reset", "/console/verify", "/console/invite", "/console/authorize",
+		"/console/signin-link", "/console/domain",
+		"/oauth/authorize?client_id=no-such-client", // the authorization endpoint's error page
+		"/oauth/logout", // the signed-out page
+		"/v1/auth-core/providers/no-such-provider/start",           // a provider sign-in that cannot start
+		"/v1/auth-core/providers/no-such-provider/callback?code=x", // nor finish
+	}
+	want := map[string]string{"X-Frame-Options": "DENY", "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer"}
+	for _, p := range pages {
+		req, _ := http.NewRequest(http.MethodGet, a.Base+p, nil)
+		req.Header.Set("Accept", "text/html")
+		res, err := noFollow.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if !strings.HasPrefix(res.Header.Get("Content-Type"), "text/html") {
+			t.Errorf("%s: %d %s, not a page", p, res.StatusCode, res.Header.Get("Content-Type"))
+			continue
+		}
+		for h, v := range want {
+			if got := res.Header.Get(h); got != v {
+				t.Errorf("%s: %s %q, want %q", p, h, got, v)
+			}
+		}
+		if csp := res.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "frame-ancestors 'none'") {
+			t.Errorf("%s: Content-Security-Policy %q", p, csp)
+		}
+	}
+}
+
+// The headers are written once, in platform/httpserver: no other production file names
+// them, so the pages cannot drift apart again.
+func TestSecurityHeadersWrittenOnce(t *testing.T) {
+	header := regexp.MustCompile(`"(Content-Security-Policy|X-Frame-Options|X-Content-Type-Options|Referrer-Policy)"|HeaderContentSecurityPolicy|HeaderXFrameOptions|HeaderReferrerPolicy`)
+	owner := filepath.Join("platform", "httpserver", "page.go")
+	for _, f := range productionGo(t) {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if header.Match(b) && !strings.HasSuffix(f, owner) {
+			t.Errorf("%s sets a security header itself; use httpserver.SecurePage", f)
+		}
+	}
+}
+
+// productionGo lists the hand-written production Go files: modules, plugins, platform and
+// cmd, without tests and generated code.
+func productionGo(t *testing.T) []string {
+	t.Helper()
+	var files []string
+	for _, dir := range []string{"modules", "plugins", "platform", "cmd"} {
+		err := filepath.WalkDir(filepath.Join("..", "..", "..", dir), func(path string, d os.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if !d.IsDir() && strings.HasSuffix(path, ".go") && !strings.HasSuffix(path, "_test.go") {
+				files = append(files, path)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(files) < 100 {
+		t.Fatalf("found %d production files", len(files))
+	}
+	return files
+}
