@@ -98,7 +98,7 @@ func (s *service) requestMail(ctx context.Context, tenant, addr string) error {
 	if err != nil || recent >= mailsPerHour || (!found && s.cfg.Signup == "closed") {
 		return err
 	}
-	id := schema.NewID("esi_")
+	id := schema.NewID(schema.EmailSigninIDPrefix)
 	if err := s.ent.EmailSignIn.Create().SetID(id).SetTenantID(tenant).SetEmail(addr).SetTokenDigest(secret.DigestOf(token).Bytes()).
 		SetCodeMAC(s.codeMAC(id, code)).SetCreatedAt(now).SetExpiresAt(now.Add(mailTTL)).Exec(ctx); err != nil {
 		return err

@@ -77,7 +77,7 @@ func (s *Service) saveCeremony(ctx context.Context, purpose mfachallenge.Purpose
 	if err != nil {
 		return "", err
 	}
-	id := schema.NewID("mch_")
+	id := schema.NewID(schema.MFAChallengeIDPrefix)
 	return id, s.ent.MFAChallenge.Create().SetID(id).SetPurpose(purpose).SetTenantID(tenantID).SetNillableUserID(userID).
 		SetDigest(secret.DigestOf(c.Session.Challenge).Bytes()).SetData(string(data)).
 		SetExpiresAt(s.clock.Now().Add(challengeTTL)).Exec(ctx)

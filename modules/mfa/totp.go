@@ -59,7 +59,7 @@ func (s *Service) BeginTOTP(ctx context.Context, userID, tenantID, name string) 
 	if err != nil {
 		return PendingTOTP{}, err
 	}
-	id := schema.NewID("mfa_")
+	id := schema.NewID(schema.MFAFactorIDPrefix)
 	sealed, err := s.ring.Seal([]byte(key.Secret()), []byte(id))
 	if err != nil {
 		return PendingTOTP{}, err

@@ -47,7 +47,7 @@ const (
 	topicSessions = "session"
 )
 
-func newKeyID() string { return schema.NewID("key_") }
+func newKeyID() string { return schema.NewID(schema.SigningKeyIDPrefix) }
 
 // Engine is the session engine: it starts sessions, signs and verifies access tokens,
 // rotates refresh tokens and revokes sessions. It imports no HTTP.

@@ -83,7 +83,7 @@ func (s *Service) Create(ctx context.Context, projectID string, creator *string,
 	if _, err := rand.Read(key); err != nil {
 		return Created{}, err
 	}
-	id := schema.NewID("whk_")
+	id := schema.NewID(schema.WebhookIDPrefix)
 	sealed, err := s.keys.Seal(key, []byte(id))
 	if err != nil {
 		return Created{}, err

@@ -89,3 +89,28 @@ func productionGo(t *testing.T) []string {
 	}
 	return files
 }
+
+// ent/schema owns every id prefix (tok_, usr_, cli_, …): a production file elsewhere that
+// spells one as a literal would let the prefix and its checks drift apart.
+func TestIDPrefixesSpelledOnce(t *testing.T) {
+	declared := regexp.MustCompile(`"([a-z]{2,4}_)"`)
+	owned := map[string]bool{}
+	schemas, _ := filepath.Glob("../../../ent/schema/*.go")
+	for _, f := range schemas {
+		b, _ := os.ReadFile(f)
+		for _, m := range regexp.MustCompile(`Prefix(?:: *| *= *)"([a-z]{2,4}_)"|[A-Za-z]+IDPrefix *= *"([a-z]{2,4}_)"`).FindAllSubmatch(b, -1) {
+			owned[string(m[1])+string(m[2])] = true
+		}
+	}
+	if !owned["tok_"] || !owned["usr_"] || len(owned) < 30 {
+		t.Fatalf("found %d prefixes in ent/schema: %v", len(owned), owned)
+	}
+	for _, f := range productionGo(t) {
+		b, _ := os.ReadFile(f)
+		for _, m := range declared.FindAllSubmatch(b, -1) {
+			if owned[string(m[1])] {
+				t.Errorf("%s spells the id prefix %q; use its ent/schema constant", f, m[1])
+			}
+		}
+	}
+}
