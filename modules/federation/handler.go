@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
@@ -29,7 +28,6 @@ type handler struct {
 	signins *ratelimit.SignIns
 	devices *ratelimit.Devices
 	tenants identity.Tenants // nil: only "public"
-	log     *slog.Logger
 }
 
 // browserCookie binds a sign-in in flight to the browser that started it: the callback

@@ -1,6 +1,9 @@
 package app_test
 
 import (
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -112,5 +115,76 @@ func TestIDPrefixesSpelledOnce(t *testing.T) {
 				t.Errorf("%s spells the id prefix %q; use its ent/schema constant", f, m[1])
 			}
 		}
+	}
+}
+
+// Handlers do not log: a route handler returns its error to the one renderer in
+// platform/httpserver, which logs what must be logged once (and httpserver.Page for an
+// error a person sees as a page). Any function of a module or plugin that takes a
+// *fiber.Ctx and calls a logger fails here.
+func TestHandlersDoNotLog(t *testing.T) {
+	levels := map[string]bool{"Debug": true, "Info": true, "Warn": true, "Error": true, "Log": true, "LogAttrs": true,
+		"DebugContext": true, "InfoContext": true, "WarnContext": true, "ErrorContext": true}
+	takesCtx := func(ft *ast.FuncType) bool {
+		for _, f := range ft.Params.List {
+			if star, ok := f.Type.(*ast.StarExpr); ok {
+				if sel, ok := star.X.(*ast.SelectorExpr); ok && sel.Sel.Name == "Ctx" {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	checked := 0
+	for _, f := range productionGo(t) {
+		if !strings.Contains(f, "/modules/") && !strings.Contains(f, "/plugins/") {
+			continue
+		}
+		fset := token.NewFileSet()
+		file, err := parser.ParseFile(fset, f, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ast.Inspect(file, func(n ast.Node) bool {
+			var ft *ast.FuncType
+			var body *ast.BlockStmt
+			switch fn := n.(type) {
+			case *ast.FuncDecl:
+				ft, body = fn.Type, fn.Body
+			case *ast.FuncLit:
+				ft, body = fn.Type, fn.Body
+			default:
+				return true
+			}
+			if body == nil || !takesCtx(ft) {
+				return true
+			}
+			checked++
+			ast.Inspect(body, func(n ast.Node) bool {
+				call, ok := n.(*ast.CallExpr)
+				if !ok {
+					return true
+				}
+				sel, ok := call.Fun.(*ast.SelectorExpr)
+				if !ok || !levels[sel.Sel.Name] || len(call.Args) == 0 {
+					return true
+				}
+				var recv string
+				switch x := sel.X.(type) {
+				case *ast.Ident:
+					recv = x.Name
+				case *ast.SelectorExpr:
+					recv = x.Sel.Name
+				}
+				if strings.Contains(strings.ToLower(recv), "log") {
+					t.Errorf("%s: a handler logs (%s.%s); return the error to the renderer", fset.Position(call.Pos()), recv, sel.Sel.Name)
+				}
+				return true
+			})
+			return true
+		})
+	}
+	if checked < 100 {
+		t.Fatalf("found %d handlers", checked)
 	}
 }
