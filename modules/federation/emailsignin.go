@@ -9,7 +9,6 @@ import (
 	"errors"
 	htmltemplate "html/template"
 	"math/big"
-	"net/mail"
 	"net/url"
 	"strings"
 	texttemplate "text/template"
@@ -46,19 +45,6 @@ var (
 	htmlMails = htmltemplate.Must(htmltemplate.ParseFS(templateFS, "templates/*.html"))
 	textMails = texttemplate.Must(texttemplate.ParseFS(templateFS, "templates/*.txt"))
 )
-
-// normalizeEmail is account's rule: net/mail parses it, bare, lower-cased.
-func normalizeEmail(s string) (string, bool) {
-	s = strings.TrimSpace(s)
-	if s == "" || len(s) > maxEmail {
-		return "", false
-	}
-	a, err := mail.ParseAddress(s)
-	if err != nil || a.Address != s || a.Name != "" {
-		return "", false
-	}
-	return strings.ToLower(s), true
-}
 
 func newCode() string {
 	n, err := rand.Int(rand.Reader, big.NewInt(1_000_000))

@@ -188,3 +188,26 @@ func TestHandlersDoNotLog(t *testing.T) {
 		t.Fatalf("found %d handlers", checked)
 	}
 }
+
+// One function normalises addresses (platform/identity NormalizeEmail, FoldEmail for a
+// key): a production file elsewhere that declares its own normaliser, or lower-cases or
+// case-folds an address itself, fails here. The behaviour (one account however it is
+// spelled) is held at sign-up, sign-in, invitations, mail sign-in and domain checks by the
+// account, project and federation tests.
+func TestEmailNormalisedOnce(t *testing.T) {
+	own := regexp.MustCompile(`(?i)(func|var)\s+normali[sz]e_?e?mail`)
+	fold := regexp.MustCompile(`(?i)(strings\.ToLower|strings\.EqualFold)\([^\n]*mail`)
+	owner := filepath.Join("platform", "identity", "email.go")
+	for _, f := range productionGo(t) {
+		if strings.HasSuffix(f, owner) {
+			continue
+		}
+		b, _ := os.ReadFile(f)
+		if m := own.Find(b); m != nil {
+			t.Errorf("%s declares its own normaliser (%s); use identity.NormalizeEmail", f, m)
+		}
+		if m := fold.Find(b); m != nil {
+			t.Errorf("%s folds an address itself (%s); use identity.NormalizeEmail or FoldEmail", f, m)
+		}
+	}
+}
