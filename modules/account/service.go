@@ -71,7 +71,6 @@ const (
 	maxName     = 200
 )
 
-
 func checkPassword(p string) string {
 	switch n := utf8.RuneCountInString(p); {
 	case n < minPassword:
