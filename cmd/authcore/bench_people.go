@@ -75,7 +75,7 @@ func vaultScenario() scenario {
 		if err := benchCall(env, http.MethodPost, "/v1/projects/"+p.project+"/auth/providers", p.admin.AccessToken, body, http.StatusCreated, &prov); err != nil {
 			return request{}, err
 		}
-		id := schema.NewID("vc_")
+		id := schema.NewID(schema.VaultConnectionIDPrefix)
 		plain, _ := json.Marshal(map[string]string{"accessToken": "upstream-access-token", "refreshToken": "upstream-refresh-token", "tokenType": "Bearer"})
 		sealed, err := vault.SealedTokens.Seal(env.keys, plain, id)
 		if err != nil {

@@ -82,7 +82,7 @@ func (p *population) grow(ctx context.Context, db *database.DB, total int) error
 					}
 					tok := p.token(i)
 					i++
-					return []any{schema.NewID("tok_"), now, secret.DigestOf(tok).Bytes(), secret.Hint(tok), p.project, "bench", "[]", expires}, nil
+					return []any{schema.NewID(schema.AgentTokenIDPrefix), now, secret.DigestOf(tok).Bytes(), secret.Hint(tok), p.project, "bench", "[]", expires}, nil
 				}
 			}())
 			if _, err := db.Pool.CopyFrom(ctx, pgx.Identifier{agenttoken.Table}, []string{agenttoken.FieldID, agenttoken.FieldCreatedAt,

@@ -12,7 +12,7 @@ import (
 type AuthClient struct{ ent.Schema }
 
 func (AuthClient) Mixin() []ent.Mixin {
-	return []ent.Mixin{IDMixin{Prefix: "cli_"}, CreatedMixin{}, AuthClientLifecycle}
+	return []ent.Mixin{IDMixin{Prefix: AuthClientIDPrefix}, CreatedMixin{}, AuthClientLifecycle}
 }
 
 func (AuthClient) Fields() []ent.Field {

@@ -15,7 +15,7 @@ import (
 type BackchannelClient struct{ ent.Schema }
 
 func (BackchannelClient) Mixin() []ent.Mixin {
-	return []ent.Mixin{IDMixin{Prefix: "bcc_"}, CreatedMixin{}}
+	return []ent.Mixin{IDMixin{Prefix: BackchannelClientIDPrefix}, CreatedMixin{}}
 }
 
 func (BackchannelClient) Fields() []ent.Field {

@@ -18,7 +18,7 @@ import (
 type BackchannelRequest struct{ ent.Schema }
 
 func (BackchannelRequest) Mixin() []ent.Mixin {
-	return []ent.Mixin{IDMixin{Prefix: "bcr_"}, CreatedMixin{}}
+	return []ent.Mixin{IDMixin{Prefix: BackchannelRequestIDPrefix}, CreatedMixin{}}
 }
 
 func (BackchannelRequest) Fields() []ent.Field {

@@ -15,7 +15,7 @@ import (
 type EmailSignIn struct{ ent.Schema }
 
 func (EmailSignIn) Mixin() []ent.Mixin {
-	return []ent.Mixin{IDMixin{Prefix: "esi_"}, CreatedMixin{}}
+	return []ent.Mixin{IDMixin{Prefix: EmailSigninIDPrefix}, CreatedMixin{}}
 }
 
 func (EmailSignIn) Fields() []ent.Field {

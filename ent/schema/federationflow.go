@@ -15,7 +15,7 @@ import (
 type FederationFlow struct{ ent.Schema }
 
 func (FederationFlow) Mixin() []ent.Mixin {
-	return []ent.Mixin{IDMixin{Prefix: "ffl_"}, CreatedMixin{}}
+	return []ent.Mixin{IDMixin{Prefix: FederationFlowIDPrefix}, CreatedMixin{}}
 }
 
 func (FederationFlow) Fields() []ent.Field {

@@ -14,7 +14,7 @@ import (
 type Identity struct{ ent.Schema }
 
 func (Identity) Mixin() []ent.Mixin {
-	return []ent.Mixin{IDMixin{Prefix: "idn_"}, CreatedMixin{}}
+	return []ent.Mixin{IDMixin{Prefix: IdentityIDPrefix}, CreatedMixin{}}
 }
 
 func (Identity) Fields() []ent.Field {

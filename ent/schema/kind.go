@@ -66,6 +66,6 @@ func (KindMixin) Indexes() []ent.Index {
 
 // The kinds' mixins, shared by their schemas and their modules.
 var (
-	AgentTokenKind = KindMixin{IDPrefix: "tok_", Hint: "token_hint", ExpiresRequired: true}
+	AgentTokenKind = KindMixin{IDPrefix: AgentTokenIDPrefix, Hint: "token_hint", ExpiresRequired: true}
 	BadgeKind      = KindMixin{IDPrefix: "bdg_"}
 )

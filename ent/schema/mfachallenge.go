@@ -14,7 +14,7 @@ import (
 type MFAChallenge struct{ ent.Schema }
 
 func (MFAChallenge) Mixin() []ent.Mixin {
-	return []ent.Mixin{IDMixin{Prefix: "mch_"}, CreatedMixin{}}
+	return []ent.Mixin{IDMixin{Prefix: MFAChallengeIDPrefix}, CreatedMixin{}}
 }
 
 func (MFAChallenge) Fields() []ent.Field {

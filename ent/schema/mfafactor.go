@@ -15,7 +15,7 @@ import (
 type MFAFactor struct{ ent.Schema }
 
 func (MFAFactor) Mixin() []ent.Mixin {
-	return []ent.Mixin{IDMixin{Prefix: "mfa_"}, CreatedMixin{}}
+	return []ent.Mixin{IDMixin{Prefix: MFAFactorIDPrefix}, CreatedMixin{}}
 }
 
 func (MFAFactor) Fields() []ent.Field {

@@ -15,7 +15,7 @@ import (
 type OAuthClient struct{ ent.Schema }
 
 func (OAuthClient) Mixin() []ent.Mixin {
-	return []ent.Mixin{IDMixin{Prefix: "dcr_"}, CreatedMixin{}}
+	return []ent.Mixin{IDMixin{Prefix: OAuthClientIDPrefix}, CreatedMixin{}}
 }
 
 func (OAuthClient) Fields() []ent.Field {

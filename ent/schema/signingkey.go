@@ -14,7 +14,7 @@ import (
 type SigningKey struct{ ent.Schema }
 
 func (SigningKey) Mixin() []ent.Mixin {
-	return []ent.Mixin{IDMixin{Prefix: "key_"}, CreatedMixin{}}
+	return []ent.Mixin{IDMixin{Prefix: SigningKeyIDPrefix}, CreatedMixin{}}
 }
 
 func (SigningKey) Fields() []ent.Field {

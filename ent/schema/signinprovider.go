@@ -15,7 +15,7 @@ import (
 type SignInProvider struct{ ent.Schema }
 
 func (SignInProvider) Mixin() []ent.Mixin {
-	return []ent.Mixin{IDMixin{Prefix: "idp_"}, CreatedMixin{}}
+	return []ent.Mixin{IDMixin{Prefix: SigninProviderIDPrefix}, CreatedMixin{}}
 }
 
 func (SignInProvider) Fields() []ent.Field {

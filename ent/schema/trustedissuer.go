@@ -16,7 +16,7 @@ import (
 type TrustedIssuer struct{ ent.Schema }
 
 func (TrustedIssuer) Mixin() []ent.Mixin {
-	return []ent.Mixin{IDMixin{Prefix: "tis_"}, CreatedMixin{}}
+	return []ent.Mixin{IDMixin{Prefix: TrustedIssuerIDPrefix}, CreatedMixin{}}
 }
 
 func (TrustedIssuer) Fields() []ent.Field {

@@ -14,7 +14,7 @@ import (
 type UsedAssertion struct{ ent.Schema }
 
 func (UsedAssertion) Mixin() []ent.Mixin {
-	return []ent.Mixin{IDMixin{Prefix: "jti_"}, CreatedMixin{}}
+	return []ent.Mixin{IDMixin{Prefix: AssertionIDPrefix}, CreatedMixin{}}
 }
 
 func (UsedAssertion) Fields() []ent.Field {

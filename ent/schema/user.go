@@ -12,7 +12,7 @@ import (
 type User struct{ ent.Schema }
 
 func (User) Mixin() []ent.Mixin {
-	return []ent.Mixin{IDMixin{Prefix: "usr_"}, CreatedMixin{}}
+	return []ent.Mixin{IDMixin{Prefix: UserIDPrefix}, CreatedMixin{}}
 }
 
 func (User) Fields() []ent.Field {

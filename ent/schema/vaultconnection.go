@@ -17,7 +17,7 @@ import (
 type VaultConnection struct{ ent.Schema }
 
 func (VaultConnection) Mixin() []ent.Mixin {
-	return []ent.Mixin{IDMixin{Prefix: "vc_"}, CreatedMixin{}}
+	return []ent.Mixin{IDMixin{Prefix: VaultConnectionIDPrefix}, CreatedMixin{}}
 }
 
 func (VaultConnection) Fields() []ent.Field {

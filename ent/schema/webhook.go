@@ -13,7 +13,7 @@ import (
 type Webhook struct{ ent.Schema }
 
 func (Webhook) Mixin() []ent.Mixin {
-	return []ent.Mixin{IDMixin{Prefix: "whk_"}, CreatedMixin{}}
+	return []ent.Mixin{IDMixin{Prefix: WebhookIDPrefix}, CreatedMixin{}}
 }
 
 func (Webhook) Fields() []ent.Field {

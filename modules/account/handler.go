@@ -291,7 +291,7 @@ func parseSignUp(body []byte) (SignUp, error) {
 	var in SignUp
 	if s, st := f.String("email"); st != jsonbody.OK {
 		f.Fail("email", "required string")
-	} else if addr, ok := normalizeEmail(s); !ok {
+	} else if addr, ok := identity.NormalizeEmail(s); !ok {
 		f.Fail("email", "not a valid email address")
 	} else {
 		in.Email = addr

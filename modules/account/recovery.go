@@ -142,7 +142,7 @@ func (r *Recovery) RequestReset(ctx context.Context, tenant, email string) error
 		return err
 	}
 	digest := secret.DigestOf(token) // computed for unknown accounts too: the same work
-	addr, _ := normalizeEmail(email)
+	addr, _ := identity.NormalizeEmail(email)
 	u, err := r.ent.User.Query().Where(user.TenantID(tenant), user.Email(addr)).Only(ctx)
 	if err != nil && !ent.IsNotFound(err) {
 		return err

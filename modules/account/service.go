@@ -71,9 +71,6 @@ const (
 	maxName     = 200
 )
 
-// normalizeEmail is the stored form of an address, when it is one.
-var normalizeEmail = identity.NormalizeEmail
-
 func checkPassword(p string) string {
 	switch n := utf8.RuneCountInString(p); {
 	case n < minPassword:
@@ -113,7 +110,7 @@ func (s *Service) Create(ctx context.Context, in SignUp) (User, error) {
 // Authenticate checks an email and password within a tenant. Every failure is the same
 // invalid_credentials, after the same amount of hashing.
 func (s *Service) Authenticate(ctx context.Context, tenantID, email, password string) (User, error) {
-	addr, ok := normalizeEmail(email)
+	addr, ok := identity.NormalizeEmail(email)
 	var u *ent.User
 	if ok {
 		var err error
@@ -159,7 +156,7 @@ func (s *Service) Profile(ctx context.Context, userID string) (identity.Profile,
 
 // FindUser is the id of the tenant's user with that email.
 func (s *Service) FindUser(ctx context.Context, tenantID, email string) (string, bool, error) {
-	addr, ok := normalizeEmail(email)
+	addr, ok := identity.NormalizeEmail(email)
 	if !ok {
 		return "", false, nil
 	}
@@ -178,7 +175,7 @@ func (s *Service) FindDashboardUser(ctx context.Context, id, email string) (iden
 	if id != "" {
 		q = q.Where(user.ID(id))
 	} else {
-		addr, ok := normalizeEmail(email)
+		addr, ok := identity.NormalizeEmail(email)
 		if !ok {
 			return identity.DashboardUser{}, false, nil
 		}
@@ -229,7 +226,7 @@ func (s *Service) Account(ctx context.Context, userID string) (identity.Account,
 
 // AccountByEmail is the tenant's user with that address, if any.
 func (s *Service) AccountByEmail(ctx context.Context, tenantID, email string) (identity.Account, bool, error) {
-	addr, ok := normalizeEmail(email)
+	addr, ok := identity.NormalizeEmail(email)
 	if !ok {
 		return identity.Account{}, false, nil
 	}
@@ -246,7 +243,7 @@ func (s *Service) AccountByEmail(ctx context.Context, tenantID, email string) (i
 // CreateProven creates a user who proved their address (SPEC §20): verified, and without
 // a password, which password sign-in then never matches.
 func (s *Service) CreateProven(ctx context.Context, tx *ent.Tx, tenantID, email string, name *string) (identity.Account, error) {
-	addr, ok := normalizeEmail(email)
+	addr, ok := identity.NormalizeEmail(email)
 	if !ok {
 		return identity.Account{}, apperr.Validation(apperr.Issue{Field: "email", Reason: "not a valid email address"})
 	}

@@ -105,7 +105,7 @@ func (e *exchange) Token(ctx context.Context, r oauth.Request) (oauth.Token, err
 	tok, err := oauth.Sign(ctx, e.signer, oauth.Claims{
 		Subject: grant.TokenID, ClientID: grant.TokenID, Audience: oauth.Audience(audience), Scope: granted,
 		ProjectID: grant.ProjectID, AgentName: grant.AgentName,
-		IssuedAt: now.Unix(), Expires: exp.Unix(), ID: schema.NewID("jti_"),
+		IssuedAt: now.Unix(), Expires: exp.Unix(), ID: schema.NewID(schema.AssertionIDPrefix),
 	})
 	if err != nil {
 		return oauth.Token{}, err

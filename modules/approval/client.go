@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"mime"
-	"net/http"
 	"net/url"
 	"slices"
 	"strings"
@@ -49,7 +48,7 @@ var agentIDPrefix = schema.AgentTokenKind.IDPrefix
 // as a client of its project — its id as client_id and the token itself as client_secret
 // (basic or post). ctx carries the issuer.
 func (s *service) client(ctx context.Context, form url.Values, authorization, endpoint string) (oauth.Client, error) {
-	id, secret, basic, err := basicOf(authorization)
+	id, secret, basic, err := oauth.BasicCredentials(authorization)
 	if err != nil {
 		return oauth.Client{}, oauth.ErrInvalidClient
 	}
@@ -86,24 +85,4 @@ func (s *service) client(ctx context.Context, form url.Values, authorization, en
 		return oauth.Client{}, errNoProject
 	}
 	return cl, nil
-}
-
-// basicOf reads client_secret_basic (RFC 6749 §2.3.1: both parts form-urlencoded, then
-// base64), with net/http's parser for the header itself.
-func basicOf(authorization string) (id, secret string, present bool, err error) {
-	if len(authorization) < 6 || !strings.EqualFold(authorization[:6], "basic ") {
-		return "", "", false, nil
-	}
-	r := http.Request{Header: http.Header{"Authorization": {authorization}}}
-	u, p, ok := r.BasicAuth()
-	if !ok {
-		return "", "", true, errors.New("malformed basic credentials")
-	}
-	if id, err = url.QueryUnescape(u); err != nil {
-		return "", "", true, err
-	}
-	if secret, err = url.QueryUnescape(p); err != nil {
-		return "", "", true, err
-	}
-	return id, secret, true, nil
 }

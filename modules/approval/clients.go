@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"regexp"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/authcore/authcore/ent"
@@ -55,7 +56,7 @@ func (s *service) SetClient(ctx context.Context, projectID, clientID string, act
 	if !clientIDPattern.MatchString(clientID) {
 		return ClientSettings{}, errNoClient
 	}
-	if clientID[:4] == "tok_" {
+	if strings.HasPrefix(clientID, schema.AgentTokenIDPrefix) {
 		ok, err := s.isAgentOf(ctx, projectID, clientID)
 		if err != nil {
 			return ClientSettings{}, err
@@ -99,7 +100,7 @@ func (s *service) SetClient(ctx context.Context, projectID, clientID string, act
 		if err != nil && !ent.IsNotFound(err) {
 			return err
 		}
-		id := schema.NewID("bcc_")
+		id := schema.NewID(schema.BackchannelClientIDPrefix)
 		if r != nil {
 			id = r.ID
 		}

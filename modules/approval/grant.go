@@ -158,7 +158,7 @@ func (s *service) issue(ctx context.Context, cl oauth.Client, row *ent.Backchann
 	}
 	access, err := oauth.Sign(ctx, s.signer, oauth.Claims{Subject: row.UserID, ClientID: cl.ID, Audience: oauth.Audience(audience),
 		Scope: granted, ProjectID: row.ProjectID, AgentName: agentName, AuthorizationDetails: details,
-		IssuedAt: now.Unix(), Expires: exp.Unix(), ID: schema.NewID("jti_")})
+		IssuedAt: now.Unix(), Expires: exp.Unix(), ID: schema.NewID(schema.AssertionIDPrefix)})
 	if err != nil {
 		return oauth.Token{}, err
 	}

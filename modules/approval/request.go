@@ -140,7 +140,7 @@ func (s *service) Authorize(ctx context.Context, form url.Values, authorization 
 		return Started{}, err
 	}
 	now := s.clock.Now()
-	id := schema.NewID("bcr_")
+	id := schema.NewID(schema.BackchannelRequestIDPrefix)
 	sealed := ""
 	if mode == backchannelrequest.DeliveryModePing {
 		b, _ := json.Marshal(pingSealed{NotificationToken: notify, AuthReqID: token})
@@ -220,7 +220,7 @@ func (s *service) deliveryOf(ctx context.Context, cl oauth.Client) (backchannelr
 // person is the project's user login_hint names: their id or their email, in the
 // project's tenant. Anyone else — a dashboard user, another project's — is unknown.
 func (s *service) person(ctx context.Context, projectID, hint string) (identity.Account, error) {
-	if strings.HasPrefix(hint, "usr_") {
+	if strings.HasPrefix(hint, schema.UserIDPrefix) {
 		acc, err := s.users.Account(ctx, hint)
 		if err != nil || acc.TenantID != projectID {
 			return identity.Account{}, errUnknownUser

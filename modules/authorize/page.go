@@ -5,6 +5,8 @@ import (
 	"net/http"
 
 	"github.com/gofiber/fiber/v2"
+
+	"github.com/authcore/authcore/platform/httpserver"
 )
 
 // errorPage is what a person sees when an authorization request cannot even be answered
@@ -17,10 +19,7 @@ var errorPage = template.Must(template.New("error").Parse(`<!doctype html>
 
 // page answers 400 with the error page: no script, no style, no framing.
 func (h *handler) page(c *fiber.Ctx, reason string) error {
-	c.Set("Content-Security-Policy", "default-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'")
-	c.Set("X-Frame-Options", "DENY")
-	c.Set("X-Content-Type-Options", "nosniff")
-	c.Set("Referrer-Policy", "no-referrer")
+	httpserver.SecurePage(c, httpserver.PagePolicy)
 	c.Set(fiber.HeaderCacheControl, "no-store")
 	c.Set(fiber.HeaderContentType, fiber.MIMETextHTMLCharsetUTF8)
 	c.Status(http.StatusBadRequest)
@@ -40,8 +39,7 @@ say which sign-in to end (id_token_hint). Sign-ins of every application and ever
 // signedOut answers 200 with the signed-out page; hinted says whether an id_token_hint
 // named a sign-in to end, note why the browser stays here ("" when it had nowhere to go).
 func (h *handler) signedOut(c *fiber.Ctx, hinted bool, note string) error {
-	c.Set("Content-Security-Policy", "default-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'")
-	c.Set("X-Frame-Options", "DENY")
+	httpserver.SecurePage(c, httpserver.PagePolicy)
 	c.Set(fiber.HeaderCacheControl, "no-store")
 	c.Set(fiber.HeaderContentType, fiber.MIMETextHTMLCharsetUTF8)
 	return signedOutPage.Execute(c.Response().BodyWriter(), struct {

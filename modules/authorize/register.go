@@ -3,6 +3,7 @@ package authorize
 import (
 	"cmp"
 	"encoding/json"
+	"github.com/authcore/authcore/ent/schema"
 	"net/http"
 	"net/url"
 	"slices"
@@ -18,7 +19,7 @@ import (
 )
 
 // registeredPrefix starts the ids of clients registered here (RFC 7591).
-const registeredPrefix = "dcr_"
+const registeredPrefix = schema.OAuthClientIDPrefix
 
 const (
 	grantAuthorizationCode = "authorization_code"

@@ -529,7 +529,7 @@ func (s *service) sign(ctx context.Context, userID, projectID, grantID, clientID
 	}
 	sc := joinScopes(scopes)
 	at, err := oauth.Sign(ctx, s.signer, oauth.Claims{Subject: userID, ClientID: clientID, Audience: aud, Scope: sc,
-		ProjectID: projectID, GrantID: grantID, IssuedAt: now.Unix(), Expires: now.Add(accessTTL).Unix(), ID: schema.NewID("jti_")})
+		ProjectID: projectID, GrantID: grantID, IssuedAt: now.Unix(), Expires: now.Add(accessTTL).Unix(), ID: schema.NewID(schema.AssertionIDPrefix)})
 	if err != nil {
 		return oauth.Token{}, err
 	}

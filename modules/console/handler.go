@@ -70,12 +70,9 @@ func screens(all []lifecycle.Screen) fiber.Handler {
 	return func(c *fiber.Ctx) error { return c.JSON(fiber.Map{"screens": all}) }
 }
 
-// secure sets the headers every console answer carries. no-referrer keeps a reset token in
-// the page's address out of any Referer.
+// secure sets the headers every console answer carries: the page's own policy, the rest
+// as on every server-rendered page.
 func secure(c *fiber.Ctx) {
-	c.Set("Content-Security-Policy", policy)
-	c.Set("X-Content-Type-Options", "nosniff")
-	c.Set("X-Frame-Options", "DENY")
-	c.Set("Referrer-Policy", "no-referrer")
+	httpserver.SecurePage(c, policy)
 	c.Set(fiber.HeaderCacheControl, "no-cache")
 }

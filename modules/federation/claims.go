@@ -2,6 +2,7 @@ package federation
 
 import (
 	"encoding/json"
+	"github.com/authcore/authcore/platform/identity"
 	"strconv"
 	"strings"
 )
@@ -42,7 +43,6 @@ type claims struct {
 // Limits on what an upstream may hand us, so a hostile one cannot fill the store.
 const (
 	maxSubject = 255
-	maxEmail   = 254
 	maxName    = 200
 )
 
@@ -54,7 +54,7 @@ func read(raw map[string]any, m claimMap) (claims, bool) {
 	if c.Subject == "" || len(c.Subject) > maxSubject {
 		return claims{}, false
 	}
-	if e := strings.ToLower(strings.TrimSpace(scalar(raw[m.Email]))); e != "" && len(e) <= maxEmail {
+	if e, ok := identity.NormalizeEmail(scalar(raw[m.Email])); ok {
 		c.Email = e
 	}
 	switch v := raw[m.EmailVerified].(type) {

@@ -189,7 +189,7 @@ func (s *service) providerFor(ctx context.Context, tenant, addr string) (Provide
 // before a session or a second step; organisations' ssoRequired and SAML connections
 // (SPEC §26–27) belong here too, as more requirers of a domain.
 func (s *service) SignInAllowed(ctx context.Context, tenant, email string, via identity.Via) error {
-	addr, ok := normalizeEmail(email)
+	addr, ok := identity.NormalizeEmail(email)
 	if !ok {
 		return nil // each way in answers a bad address as it always did
 	}

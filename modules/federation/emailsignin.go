@@ -9,7 +9,6 @@ import (
 	"errors"
 	htmltemplate "html/template"
 	"math/big"
-	"net/mail"
 	"net/url"
 	"strings"
 	texttemplate "text/template"
@@ -46,19 +45,6 @@ var (
 	htmlMails = htmltemplate.Must(htmltemplate.ParseFS(templateFS, "templates/*.html"))
 	textMails = texttemplate.Must(texttemplate.ParseFS(templateFS, "templates/*.txt"))
 )
-
-// normalizeEmail is account's rule: net/mail parses it, bare, lower-cased.
-func normalizeEmail(s string) (string, bool) {
-	s = strings.TrimSpace(s)
-	if s == "" || len(s) > maxEmail {
-		return "", false
-	}
-	a, err := mail.ParseAddress(s)
-	if err != nil || a.Address != s || a.Name != "" {
-		return "", false
-	}
-	return strings.ToLower(s), true
-}
 
 func newCode() string {
 	n, err := rand.Int(rand.Reader, big.NewInt(1_000_000))
@@ -98,7 +84,7 @@ func (s *service) requestMail(ctx context.Context, tenant, addr string) error {
 	if err != nil || recent >= mailsPerHour || (!found && s.cfg.Signup == "closed") {
 		return err
 	}
-	id := schema.NewID("esi_")
+	id := schema.NewID(schema.EmailSigninIDPrefix)
 	if err := s.ent.EmailSignIn.Create().SetID(id).SetTenantID(tenant).SetEmail(addr).SetTokenDigest(secret.DigestOf(token).Bytes()).
 		SetCodeMAC(s.codeMAC(id, code)).SetCreatedAt(now).SetExpiresAt(now.Add(mailTTL)).Exec(ctx); err != nil {
 		return err

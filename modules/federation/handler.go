@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
@@ -29,7 +28,6 @@ type handler struct {
 	signins *ratelimit.SignIns
 	devices *ratelimit.Devices
 	tenants identity.Tenants // nil: only "public"
-	log     *slog.Logger
 }
 
 // browserCookie binds a sign-in in flight to the browser that started it: the callback
@@ -133,7 +131,7 @@ func (h *handler) discover(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	addr, ok := normalizeEmail(c.Query("email"))
+	addr, ok := identity.NormalizeEmail(c.Query("email"))
 	if !ok {
 		return apperr.Validation(apperr.Issue{Field: "email", Reason: "not a valid email address"})
 	}
@@ -304,7 +302,7 @@ func (h *handler) readEmailTenant(ctx context.Context, f *jsonbody.Fields) (stri
 	addr := ""
 	if s, st := f.String("email"); st != jsonbody.OK {
 		f.Fail("email", "required string")
-	} else if a, ok := normalizeEmail(s); !ok {
+	} else if a, ok := identity.NormalizeEmail(s); !ok {
 		f.Fail("email", "not a valid email address")
 	} else {
 		addr = a

@@ -57,7 +57,7 @@ var Module = fx.Module("federation",
 		database.PruneEvery(lc, log, "expired upstream sign-ins and mail sign-ins", 10*time.Minute, s.prune)
 	}),
 	httpserver.AsModuleRoutes("federation", func(p handlerParams) []httpserver.Route {
-		return (&handler{svc: p.Svc, guard: p.Guard, cfg: p.Config, limits: p.Limits, signins: p.SignIns, devices: p.Devices, tenants: p.Tenants, log: p.Log}).routes()
+		return (&handler{svc: p.Svc, guard: p.Guard, cfg: p.Config, limits: p.Limits, signins: p.SignIns, devices: p.Devices, tenants: p.Tenants}).routes()
 	}),
 )
 

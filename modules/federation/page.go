@@ -2,7 +2,6 @@ package federation
 
 import (
 	"html/template"
-	"net/http"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -26,25 +25,13 @@ func wantsPage(c *fiber.Ctx) bool {
 }
 
 // fail answers err: a page for a person, the JSON error for anything else. Only errors
-// the contract names get a page; anything else is the renderer's (logged, 500).
+// the contract names get a page; anything else is the renderer's (logged, 500). The
+// renderer logs what it must of both.
 func (h *handler) fail(c *fiber.Ctx, err error, back string) error {
-	e, ok := apperr.As(err)
-	if !ok || !wantsPage(c) {
+	if _, ok := apperr.As(err); !ok || !wantsPage(c) {
 		return err
 	}
-	status := httpserver.StatusOf(e.Kind)
-	if status >= 500 || e.Cause != nil {
-		h.log.WarnContext(c.UserContext(), "upstream sign-in refused", "code", e.Code, "error", err)
-	}
-	c.Set("Content-Security-Policy", "default-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'")
-	c.Set("X-Frame-Options", "DENY")
-	c.Set("X-Content-Type-Options", "nosniff")
-	c.Set("Referrer-Policy", "no-referrer")
-	c.Set(fiber.HeaderCacheControl, "no-store")
-	c.Set(fiber.HeaderContentType, fiber.MIMETextHTMLCharsetUTF8)
-	if status == 0 {
-		status = http.StatusBadRequest
-	}
-	c.Status(status)
-	return errorPage.Execute(c.Response().BodyWriter(), map[string]string{"Message": e.Message, "Code": e.Code, "Back": back})
+	return httpserver.Page(err, func(c *fiber.Ctx, e *apperr.Error) error {
+		return errorPage.Execute(c.Response().BodyWriter(), map[string]string{"Message": e.Message, "Code": e.Code, "Back": back})
+	})
 }

@@ -110,7 +110,7 @@ func (s *service) begin(ctx context.Context, p Provider, redirect, browser strin
 		browser = random(32)
 	}
 	state, nonce, verifier := random(32), random(32), oauth2.GenerateVerifier()
-	id := schema.NewID("ffl_")
+	id := schema.NewID(schema.FederationFlowIDPrefix)
 	sealed, err := sealedVerifier.Seal(s.keys, []byte(verifier), id)
 	if err != nil {
 		return started{}, err
@@ -305,7 +305,7 @@ func (s *service) resolve(ctx context.Context, f *ent.FederationFlow, p Provider
 			}
 		}
 		sealed := ""
-		id := schema.NewID("idn_")
+		id := schema.NewID(schema.IdentityIDPrefix)
 		if existing != nil {
 			id = existing.ID
 		}

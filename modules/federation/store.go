@@ -77,7 +77,7 @@ func loadFile(ctx context.Context, path string, policy outbound.Policy) (fileCon
 	seen := map[string]bool{}
 	for i, entry := range doc.Providers {
 		id, _ := entry["id"].(string)
-		if !fileID.MatchString(id) || strings.HasPrefix(id, "idp_") || seen[id] {
+		if !fileID.MatchString(id) || strings.HasPrefix(id, schema.SigninProviderIDPrefix) || seen[id] {
 			return fc, fmt.Errorf("AUTHCORE_PROVIDERS_FILE: providers[%d].id must be unique, 1 to 32 of a-z 0-9 _ - (not idp_…)", i)
 		}
 		seen[id] = true
@@ -146,7 +146,7 @@ func (s *store) get(ctx context.Context, id string) (Provider, error) {
 			return p, nil
 		}
 	}
-	if !strings.HasPrefix(id, "idp_") || len(id) > 40 {
+	if !strings.HasPrefix(id, schema.SigninProviderIDPrefix) || len(id) > 40 {
 		return Provider{}, errProviderNotFound
 	}
 	r, err := s.ent.SignInProvider.Get(ctx, id)
@@ -186,7 +186,7 @@ func (s *store) list(ctx context.Context, tenant string) ([]Provider, error) {
 
 // create stores a checked provider, its secret sealed to its id.
 func (s *store) create(ctx context.Context, tx *ent.Tx, p Provider, clientSecret string) (Provider, error) {
-	p.ID = schema.NewID("idp_")
+	p.ID = schema.NewID(schema.SigninProviderIDPrefix)
 	sealed, err := sealedClientSecret.Seal(s.keys, []byte(clientSecret), p.ID)
 	if err != nil {
 		return Provider{}, err

@@ -86,7 +86,7 @@ func (cs ceremonies) saveCeremony(ctx context.Context, purpose mfachallenge.Purp
 	if err != nil {
 		return "", err
 	}
-	id := schema.NewID("mch_")
+	id := schema.NewID(schema.MFAChallengeIDPrefix)
 	return id, cs.ent.MFAChallenge.Create().SetID(id).SetPurpose(purpose).SetTenantID(tenantID).SetNillableUserID(userID).
 		SetDigest(secret.DigestOf(c.Session.Challenge).Bytes()).SetData(string(data)).
 		SetExpiresAt(cs.clock.Now().Add(challengeTTL)).Exec(ctx)

@@ -59,7 +59,7 @@ func (e enrolment) BeginTOTP(ctx context.Context, userID, tenantID, name string)
 	if err != nil {
 		return PendingTOTP{}, err
 	}
-	id := schema.NewID("mfa_")
+	id := schema.NewID(schema.MFAFactorIDPrefix)
 	sealed, err := sealedTOTP.Seal(e.ring, []byte(key.Secret()), id)
 	if err != nil {
 		return PendingTOTP{}, err

@@ -2,11 +2,9 @@ package oauth
 
 import (
 	"context"
-	"encoding/base64"
 	"errors"
 	"mime"
 	"net/url"
-	"strings"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -45,7 +43,7 @@ type presented struct {
 // presentedBy reads client_secret_basic from the Authorization header; a malformed
 // header is invalid_client before anything else, then a malformed form is itself.
 func presentedBy(c *fiber.Ctx, ferr error) (presented, error) {
-	id, sec, basic, err := basicAuth(c.Get(fiber.HeaderAuthorization))
+	id, sec, basic, err := oauth.BasicCredentials(c.Get(fiber.HeaderAuthorization))
 	if err != nil {
 		return presented{}, oauth.ErrInvalidClient
 	}
@@ -75,7 +73,7 @@ var _ oauth.ClientAuthenticator = (*clientAuth)(nil)
 
 // AuthenticateClient is client authentication as the token endpoint does it.
 func (a *clientAuth) AuthenticateClient(ctx context.Context, form url.Values, authorization, endpoint string) (oauth.Client, error) {
-	id, sec, basic, err := basicAuth(authorization)
+	id, sec, basic, err := oauth.BasicCredentials(authorization)
 	if err != nil {
 		return oauth.Client{}, oauth.ErrInvalidClient
 	}
@@ -181,29 +179,4 @@ func btoi(b bool) int {
 		return 1
 	}
 	return 0
-}
-
-// basicAuth reads client_secret_basic: both parts are form-urlencoded before base64
-// (RFC 6749 §2.3.1). present is false when there is no Basic header. Hand-written: Fiber's
-// basic-auth middleware neither unescapes the parts nor lets the form carry them instead.
-func basicAuth(h string) (id, sec string, present bool, err error) {
-	const prefix = "Basic "
-	if len(h) < len(prefix) || !strings.EqualFold(h[:len(prefix)], prefix) {
-		return "", "", false, nil
-	}
-	raw, err := base64.StdEncoding.DecodeString(strings.TrimSpace(h[len(prefix):]))
-	if err != nil {
-		return "", "", true, err
-	}
-	u, p, ok := strings.Cut(string(raw), ":")
-	if !ok {
-		return "", "", true, errors.New("no colon")
-	}
-	if id, err = url.QueryUnescape(u); err != nil {
-		return "", "", true, err
-	}
-	if sec, err = url.QueryUnescape(p); err != nil {
-		return "", "", true, err
-	}
-	return id, sec, true, nil
 }

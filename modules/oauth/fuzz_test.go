@@ -18,11 +18,11 @@ func FuzzBasicAuth(f *testing.F) {
 		f.Add(s, "cli_1", "ac_cs_secret")
 	}
 	f.Fuzz(func(t *testing.T, header, id, secret string) {
-		_, _, _, _ = basicAuth(header)
+		_, _, _, _ = oauth.BasicCredentials(header)
 		h := "Basic " + base64.StdEncoding.EncodeToString([]byte(url.QueryEscape(id)+":"+url.QueryEscape(secret)))
-		gotID, gotSecret, present, err := basicAuth(h)
+		gotID, gotSecret, present, err := oauth.BasicCredentials(h)
 		if err != nil || !present || gotID != id || gotSecret != secret {
-			t.Fatalf("basicAuth(%q) = %q, %q, %v, %v; want %q, %q", h, gotID, gotSecret, present, err, id, secret)
+			t.Fatalf("oauth.BasicCredentials(%q) = %q, %q, %v, %v; want %q, %q", h, gotID, gotSecret, present, err, id, secret)
 		}
 	})
 }

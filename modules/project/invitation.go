@@ -8,7 +8,6 @@ import (
 	htmltemplate "html/template"
 	"log/slog"
 	"net/url"
-	"strings"
 	texttemplate "text/template"
 	"time"
 
@@ -284,7 +283,7 @@ func (s *Invitations) Accept(ctx context.Context, userID, token string, origin a
 	if err != nil {
 		return Accepted{}, err
 	}
-	if prof.Email == nil || !strings.EqualFold(*prof.Email, inv.Email) {
+	if prof.Email == nil || identity.FoldEmail(*prof.Email) != identity.FoldEmail(inv.Email) {
 		return Accepted{}, errInvitationEmail
 	}
 	if !prof.EmailVerified {

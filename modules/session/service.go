@@ -40,7 +40,7 @@ const (
 	topicSessions = "session"
 )
 
-func newKeyID() string { return schema.NewID("key_") }
+func newKeyID() string { return schema.NewID(schema.SigningKeyIDPrefix) }
 
 // Engine is the session engine: it starts sessions, has the issuer sign their access
 // tokens, verifies them (signature through the issuer, revocation here), rotates refresh

@@ -257,7 +257,7 @@ func (g *jwtBearer) issue(ctx context.Context, ti *ent.TrustedIssuer, aud, sub, 
 	exp := now.Add(accessTTL)
 	sc := strings.Join(scopes, " ")
 	tok, err := oauth.Sign(ctx, g.signer, oauth.Claims{Subject: sub, ClientID: clientID, Audience: aud, Scope: sc, ProjectID: ti.ProjectID,
-		GrantID: ti.ID, IssuedAt: now.Unix(), Expires: exp.Unix(), ID: schema.NewID("jti_")})
+		GrantID: ti.ID, IssuedAt: now.Unix(), Expires: exp.Unix(), ID: schema.NewID(schema.AssertionIDPrefix)})
 	if err != nil {
 		return oauth.Token{}, err
 	}

@@ -29,7 +29,7 @@ const (
 	tokenTypeIDJAG   = "urn:ietf:params:oauth:token-type:id-jag"
 	tokenTypeIDToken = "urn:ietf:params:oauth:token-type:id_token"
 	jagTTL           = 5 * time.Minute
-	issuerIDPrefix   = "tis_"
+	issuerIDPrefix   = schema.TrustedIssuerIDPrefix
 )
 
 type idJAG struct {

@@ -3,6 +3,7 @@ package vault
 import (
 	"context"
 	"errors"
+	"github.com/authcore/authcore/ent/schema"
 	"net/mail"
 	"slices"
 	"strings"
@@ -124,7 +125,7 @@ func (x exchange) Token(ctx context.Context, r oauth.Request) (oauth.Token, erro
 // person is whose connection the agent asks for: the person an access token issued for
 // them names (a CIBA approval's), else login_hint (their id or email in the project).
 func (x exchange) person(ctx context.Context, projectID, agent, sub, hint string) (string, error) {
-	if strings.HasPrefix(sub, "usr_") && sub != agent {
+	if strings.HasPrefix(sub, schema.UserIDPrefix) && sub != agent {
 		if hint != "" && hint != sub {
 			return "", oauth.InvalidRequest("login_hint names another person than the subject token")
 		}
@@ -133,7 +134,7 @@ func (x exchange) person(ctx context.Context, projectID, agent, sub, hint string
 	if hint == "" {
 		return "", oauth.InvalidRequest("login_hint is required: the id or email of the person whose connection to use")
 	}
-	if strings.HasPrefix(hint, "usr_") {
+	if strings.HasPrefix(hint, schema.UserIDPrefix) {
 		acc, err := x.s.users.Account(ctx, hint)
 		if err != nil || acc.TenantID != projectID {
 			return "", errNotConnected

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"regexp"
 	"slices"
+	"strings"
 	"time"
 
 	"entgo.io/ent/dialect/sql"
@@ -274,7 +275,7 @@ func (s *service) Connect(ctx context.Context, p identity.Principal, providerID 
 	return s.view(ctx, out), created, nil
 }
 
-func newID() string { return schema.NewID("vc_") }
+func newID() string { return schema.NewID(schema.VaultConnectionIDPrefix) }
 
 // checkAgents refuses agents that are not the project's: agent tokens that are not its
 // live ones, clients that are not its (an auth badge's of another project, a host's
@@ -283,7 +284,7 @@ func newID() string { return schema.NewID("vc_") }
 func (s *service) checkAgents(ctx context.Context, projectID string, ids []string) error {
 	var tokens, clients []string
 	for _, id := range ids {
-		if id[:4] == "tok_" {
+		if strings.HasPrefix(id, schema.AgentTokenIDPrefix) {
 			tokens = append(tokens, id)
 		} else {
 			clients = append(clients, id)

@@ -83,7 +83,7 @@ func (s *Service) Create(ctx context.Context, projectID string, creator *string,
 	if _, err := rand.Read(key); err != nil {
 		return Created{}, err
 	}
-	id := schema.NewID("whk_")
+	id := schema.NewID(schema.WebhookIDPrefix)
 	sealed, err := sealedSecret.Seal(s.keys, key, id)
 	if err != nil {
 		return Created{}, err

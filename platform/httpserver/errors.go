@@ -49,6 +49,13 @@ func (s *Server) renderError(c *fiber.Ctx, err error) error {
 	for k, v := range e.Headers {
 		c.Set(k, v)
 	}
+	if pe := (*pageError)(nil); errors.As(err, &pe) {
+		SecurePage(c, PagePolicy)
+		c.Set(fiber.HeaderCacheControl, "no-store")
+		c.Set(fiber.HeaderContentType, fiber.MIMETextHTMLCharsetUTF8)
+		c.Status(status)
+		return pe.render(c, e)
+	}
 	if e.Style == apperr.StyleOAuth {
 		return c.Status(status).JSON(map[string]string{"error": e.Code, "error_description": e.Message})
 	}

@@ -4,6 +4,7 @@ import (
 	"crypto/hmac"
 	"crypto/rand"
 	"encoding/base64"
+	"github.com/authcore/authcore/platform/identity"
 	"strings"
 	"time"
 
@@ -43,7 +44,7 @@ func newDevices(keys *secret.Keyring, cfg config.Config) *Devices {
 // Account is the key of an account's budget: its tenant and lower-cased email, whether
 // or not the account exists.
 func Account(tenantID, email string) string {
-	return tenantID + "\x00" + strings.ToLower(strings.TrimSpace(email))
+	return tenantID + "\x00" + identity.FoldEmail(email)
 }
 
 // MailedCodes is the key of the budget that wrong mailed codes (email sign-in's) spend,

@@ -22,7 +22,7 @@ import (
 const tokenTTL = time.Hour
 
 // clientIDPrefix begins every auth client id (ent/schema).
-const clientIDPrefix = "cli_"
+const clientIDPrefix = schema.AuthClientIDPrefix
 
 // Audience is the aud claim of client-credentials tokens asked for no resource.
 const Audience = "authcore"
@@ -114,7 +114,7 @@ func (g *clientCredentials) Token(ctx context.Context, r oauth.Request) (oauth.T
 	}
 	exp = exp.Truncate(time.Second)
 	tok, err := oauth.Sign(ctx, g.p.signer, oauth.Claims{
-		Subject: cl.ID, ClientID: cl.ID, Audience: aud, IssuedAt: now.Unix(), Expires: exp.Unix(), ID: schema.NewID("jti_"),
+		Subject: cl.ID, ClientID: cl.ID, Audience: aud, IssuedAt: now.Unix(), Expires: exp.Unix(), ID: schema.NewID(schema.AssertionIDPrefix),
 		ProjectID: cl.ProjectID, Role: highestRole(scope), Scope: scope,
 	})
 	if err != nil {
