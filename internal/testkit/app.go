@@ -387,7 +387,7 @@ func (a *App) DumpDB(t testing.TB) string {
 	} else {
 		q = "SELECT name FROM sqlite_master WHERE type = 'table'"
 	}
-	tables := queryStrings(t, a.DB.SQL, q)
+	tables := QueryStrings(t, a.DB.SQL, q)
 	var b strings.Builder
 	for _, table := range tables {
 		rows, err := a.DB.SQL.QueryContext(ctx, fmt.Sprintf(`SELECT * FROM %q`, table))
@@ -420,7 +420,9 @@ func (a *App) DumpDB(t testing.TB) string {
 	return b.String()
 }
 
-func queryStrings(t testing.TB, db *sql.DB, q string) []string {
+// QueryStrings is the first column of q's rows, as strings.
+func QueryStrings(t testing.TB, db *sql.DB, q string) []string {
+	t.Helper()
 	rows, err := db.Query(q)
 	if err != nil {
 		t.Fatal(err)

@@ -2,7 +2,6 @@ package app_test
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"go/ast"
 	"go/parser"
@@ -20,6 +19,7 @@ import (
 	"go.uber.org/fx"
 
 	"github.com/authcore/authcore/internal/apptest"
+	"github.com/authcore/authcore/internal/testkit"
 	"github.com/authcore/authcore/platform/secret"
 )
 
@@ -149,7 +149,7 @@ func TestEverySealedColumnIsDeclared(t *testing.T) {
 		if st.Name == "postgres" {
 			tableQuery = "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'"
 		}
-		tables := queryColumn(t, a.DB.SQL, tableQuery)
+		tables := testkit.QueryStrings(t, a.DB.SQL, tableQuery)
 		seen := map[string]bool{}
 		filled := map[string]bool{}
 		for _, table := range tables {
@@ -222,22 +222,4 @@ func TestEverySealedColumnIsDeclared(t *testing.T) {
 			}
 		}
 	})
-}
-
-func queryColumn(t *testing.T, db *sql.DB, q string) []string {
-	t.Helper()
-	rows, err := db.QueryContext(context.Background(), q)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var s string
-		if err := rows.Scan(&s); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, s)
-	}
-	return out
 }
