@@ -174,7 +174,13 @@ func (g *Guard) OptionalSession(c *fiber.Ctx) (p identity.Principal, ok bool, er
 	if !found || (cred.FromCookie && !safeMethod(c.Method()) && !g.OriginAllowed(c)) {
 		return identity.Principal{}, false, nil
 	}
-	p, err = g.verifier.Authenticate(c.UserContext(), cred.Token)
+	return g.authenticateIfValid(c, cred.Token)
+}
+
+// authenticateIfValid verifies tok; a token that does not verify is no session (ok
+// false), not an error, for the routes that answer an anonymous caller too.
+func (g *Guard) authenticateIfValid(c *fiber.Ctx, tok string) (identity.Principal, bool, error) {
+	p, err := g.verifier.Authenticate(c.UserContext(), tok)
 	var ve *identity.VerifyError
 	switch {
 	case errors.As(err, &ve):
@@ -193,15 +199,8 @@ func (g *Guard) BrowserSession(c *fiber.Ctx) (p identity.Principal, ok bool, err
 	if tok == "" {
 		return identity.Principal{}, false, nil
 	}
-	p, err = g.verifier.Authenticate(c.UserContext(), strings.Clone(tok))
-	var ve *identity.VerifyError
-	switch {
-	case errors.As(err, &ve):
-		return identity.Principal{}, false, nil
-	case err != nil:
+	if p, ok, err = g.authenticateIfValid(c, strings.Clone(tok)); !ok || err != nil || p.TenantID != identity.PublicTenant {
 		return identity.Principal{}, false, err
-	case p.TenantID != identity.PublicTenant:
-		return identity.Principal{}, false, nil
 	}
 	if g.verified != nil {
 		if ok, err := g.verified.EmailVerified(c.UserContext(), p.UserID); err != nil || !ok {
