@@ -74,8 +74,8 @@ var _ identity.AddressProofs = (*Recovery)(nil)
 // account may have been made by someone who typed an address that is not theirs (a
 // pre-account takeover); the mailbox's holder, proving it, becomes the account's only
 // owner, so nothing set before the proof survives it — unless the proof came with a
-// verified session of the account (sessionOf is its user), which shows that whoever set the password holds the mailbox too. The
-// verified flag flips in the same statement that checks it, so two proofs racing drop
+// verified session of the account (sessionOf is its user), which shows that whoever set
+// the password holds the mailbox too. The verified flag flips in the same statement that checks it, so two proofs racing drop
 // once.
 func (r *Recovery) Proven(ctx context.Context, tx *ent.Tx, userID, via, sessionOf string, origin audit.Origin) (bool, error) {
 	u, err := tx.User.Get(ctx, userID)
@@ -85,16 +85,16 @@ func (r *Recovery) Proven(ctx context.Context, tx *ent.Tx, userID, via, sessionO
 	if u.EmailVerified {
 		return false, nil
 	}
-	if sessionOf == userID {
-		n, err := tx.User.Update().Where(user.ID(userID), user.EmailVerified(false)).SetEmailVerified(true).Save(ctx)
-		if err != nil || n == 0 {
-			return false, err
-		}
-		return false, r.bus.Publish(ctx, tx, identity.ProfileTopic, userID)
+	own := sessionOf == userID
+	upd := tx.User.Update().Where(user.ID(userID), user.EmailVerified(false)).SetEmailVerified(true)
+	if !own {
+		upd = upd.SetPasswordHash("")
 	}
-	n, err := tx.User.Update().Where(user.ID(userID), user.EmailVerified(false)).SetEmailVerified(true).SetPasswordHash("").Save(ctx)
-	if err != nil || n == 0 {
+	if n, err := upd.Save(ctx); err != nil || n == 0 {
 		return false, err
+	}
+	if own {
+		return false, r.bus.Publish(ctx, tx, identity.ProfileTopic, userID)
 	}
 	dropped := map[string]any{"password": u.PasswordHash != ""}
 	for _, p := range r.prior {
