@@ -31,7 +31,19 @@ type AuditEvent struct {
 	// UserAgent holds the value of the "user_agent" field.
 	UserAgent *string `json:"user_agent,omitempty"`
 	// Metadata holds the value of the "metadata" field.
-	Metadata     map[string]interface{} `json:"metadata,omitempty"`
+	Metadata map[string]interface{} `json:"metadata,omitempty"`
+	// ActorType holds the value of the "actor_type" field.
+	ActorType *string `json:"actor_type,omitempty"`
+	// Act holds the value of the "act" field.
+	Act map[string]interface{} `json:"act,omitempty"`
+	// OrgID holds the value of the "org_id" field.
+	OrgID *string `json:"org_id,omitempty"`
+	// RequestID holds the value of the "request_id" field.
+	RequestID *string `json:"request_id,omitempty"`
+	// ChainSeq holds the value of the "chain_seq" field.
+	ChainSeq *int64 `json:"chain_seq,omitempty"`
+	// Hash holds the value of the "hash" field.
+	Hash         *string `json:"hash,omitempty"`
 	selectValues sql.SelectValues
 }
 
@@ -40,9 +52,11 @@ func (*AuditEvent) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
-		case auditevent.FieldMetadata:
+		case auditevent.FieldMetadata, auditevent.FieldAct:
 			values[i] = new([]byte)
-		case auditevent.FieldID, auditevent.FieldActorID, auditevent.FieldProjectID, auditevent.FieldAction, auditevent.FieldIPHash, auditevent.FieldUserAgent:
+		case auditevent.FieldChainSeq:
+			values[i] = new(sql.NullInt64)
+		case auditevent.FieldID, auditevent.FieldActorID, auditevent.FieldProjectID, auditevent.FieldAction, auditevent.FieldIPHash, auditevent.FieldUserAgent, auditevent.FieldActorType, auditevent.FieldOrgID, auditevent.FieldRequestID, auditevent.FieldHash:
 			values[i] = new(sql.NullString)
 		case auditevent.FieldCreatedAt:
 			values[i] = new(sql.NullTime)
@@ -114,6 +128,49 @@ func (_m *AuditEvent) assignValues(columns []string, values []any) error {
 					return fmt.Errorf("unmarshal field metadata: %w", err)
 				}
 			}
+		case auditevent.FieldActorType:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field actor_type", values[i])
+			} else if value.Valid {
+				_m.ActorType = new(string)
+				*_m.ActorType = value.String
+			}
+		case auditevent.FieldAct:
+			if value, ok := values[i].(*[]byte); !ok {
+				return fmt.Errorf("unexpected type %T for field act", values[i])
+			} else if value != nil && len(*value) > 0 {
+				if err := json.Unmarshal(*value, &_m.Act); err != nil {
+					return fmt.Errorf("unmarshal field act: %w", err)
+				}
+			}
+		case auditevent.FieldOrgID:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field org_id", values[i])
+			} else if value.Valid {
+				_m.OrgID = new(string)
+				*_m.OrgID = value.String
+			}
+		case auditevent.FieldRequestID:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field request_id", values[i])
+			} else if value.Valid {
+				_m.RequestID = new(string)
+				*_m.RequestID = value.String
+			}
+		case auditevent.FieldChainSeq:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field chain_seq", values[i])
+			} else if value.Valid {
+				_m.ChainSeq = new(int64)
+				*_m.ChainSeq = value.Int64
+			}
+		case auditevent.FieldHash:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field hash", values[i])
+			} else if value.Valid {
+				_m.Hash = new(string)
+				*_m.Hash = value.String
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -176,6 +233,34 @@ func (_m *AuditEvent) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("metadata=")
 	builder.WriteString(fmt.Sprintf("%v", _m.Metadata))
+	builder.WriteString(", ")
+	if v := _m.ActorType; v != nil {
+		builder.WriteString("actor_type=")
+		builder.WriteString(*v)
+	}
+	builder.WriteString(", ")
+	builder.WriteString("act=")
+	builder.WriteString(fmt.Sprintf("%v", _m.Act))
+	builder.WriteString(", ")
+	if v := _m.OrgID; v != nil {
+		builder.WriteString("org_id=")
+		builder.WriteString(*v)
+	}
+	builder.WriteString(", ")
+	if v := _m.RequestID; v != nil {
+		builder.WriteString("request_id=")
+		builder.WriteString(*v)
+	}
+	builder.WriteString(", ")
+	if v := _m.ChainSeq; v != nil {
+		builder.WriteString("chain_seq=")
+		builder.WriteString(fmt.Sprintf("%v", *v))
+	}
+	builder.WriteString(", ")
+	if v := _m.Hash; v != nil {
+		builder.WriteString("hash=")
+		builder.WriteString(*v)
+	}
 	builder.WriteByte(')')
 	return builder.String()
 }

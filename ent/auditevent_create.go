@@ -97,6 +97,82 @@ func (_c *AuditEventCreate) SetMetadata(v map[string]interface{}) *AuditEventCre
 	return _c
 }
 
+// SetActorType sets the "actor_type" field.
+func (_c *AuditEventCreate) SetActorType(v string) *AuditEventCreate {
+	_c.mutation.SetActorType(v)
+	return _c
+}
+
+// SetNillableActorType sets the "actor_type" field if the given value is not nil.
+func (_c *AuditEventCreate) SetNillableActorType(v *string) *AuditEventCreate {
+	if v != nil {
+		_c.SetActorType(*v)
+	}
+	return _c
+}
+
+// SetAct sets the "act" field.
+func (_c *AuditEventCreate) SetAct(v map[string]interface{}) *AuditEventCreate {
+	_c.mutation.SetAct(v)
+	return _c
+}
+
+// SetOrgID sets the "org_id" field.
+func (_c *AuditEventCreate) SetOrgID(v string) *AuditEventCreate {
+	_c.mutation.SetOrgID(v)
+	return _c
+}
+
+// SetNillableOrgID sets the "org_id" field if the given value is not nil.
+func (_c *AuditEventCreate) SetNillableOrgID(v *string) *AuditEventCreate {
+	if v != nil {
+		_c.SetOrgID(*v)
+	}
+	return _c
+}
+
+// SetRequestID sets the "request_id" field.
+func (_c *AuditEventCreate) SetRequestID(v string) *AuditEventCreate {
+	_c.mutation.SetRequestID(v)
+	return _c
+}
+
+// SetNillableRequestID sets the "request_id" field if the given value is not nil.
+func (_c *AuditEventCreate) SetNillableRequestID(v *string) *AuditEventCreate {
+	if v != nil {
+		_c.SetRequestID(*v)
+	}
+	return _c
+}
+
+// SetChainSeq sets the "chain_seq" field.
+func (_c *AuditEventCreate) SetChainSeq(v int64) *AuditEventCreate {
+	_c.mutation.SetChainSeq(v)
+	return _c
+}
+
+// SetNillableChainSeq sets the "chain_seq" field if the given value is not nil.
+func (_c *AuditEventCreate) SetNillableChainSeq(v *int64) *AuditEventCreate {
+	if v != nil {
+		_c.SetChainSeq(*v)
+	}
+	return _c
+}
+
+// SetHash sets the "hash" field.
+func (_c *AuditEventCreate) SetHash(v string) *AuditEventCreate {
+	_c.mutation.SetHash(v)
+	return _c
+}
+
+// SetNillableHash sets the "hash" field if the given value is not nil.
+func (_c *AuditEventCreate) SetNillableHash(v *string) *AuditEventCreate {
+	if v != nil {
+		_c.SetHash(*v)
+	}
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *AuditEventCreate) SetID(v string) *AuditEventCreate {
 	_c.mutation.SetID(v)
@@ -244,6 +320,30 @@ func (_c *AuditEventCreate) createSpec() (*AuditEvent, *sqlgraph.CreateSpec) {
 		_spec.SetField(auditevent.FieldMetadata, field.TypeJSON, value)
 		_node.Metadata = value
 	}
+	if value, ok := _c.mutation.ActorType(); ok {
+		_spec.SetField(auditevent.FieldActorType, field.TypeString, value)
+		_node.ActorType = &value
+	}
+	if value, ok := _c.mutation.Act(); ok {
+		_spec.SetField(auditevent.FieldAct, field.TypeJSON, value)
+		_node.Act = value
+	}
+	if value, ok := _c.mutation.OrgID(); ok {
+		_spec.SetField(auditevent.FieldOrgID, field.TypeString, value)
+		_node.OrgID = &value
+	}
+	if value, ok := _c.mutation.RequestID(); ok {
+		_spec.SetField(auditevent.FieldRequestID, field.TypeString, value)
+		_node.RequestID = &value
+	}
+	if value, ok := _c.mutation.ChainSeq(); ok {
+		_spec.SetField(auditevent.FieldChainSeq, field.TypeInt64, value)
+		_node.ChainSeq = &value
+	}
+	if value, ok := _c.mutation.Hash(); ok {
+		_spec.SetField(auditevent.FieldHash, field.TypeString, value)
+		_node.Hash = &value
+	}
 	return _node, _spec
 }
 
@@ -296,6 +396,48 @@ type (
 	}
 )
 
+// SetChainSeq sets the "chain_seq" field.
+func (u *AuditEventUpsert) SetChainSeq(v int64) *AuditEventUpsert {
+	u.Set(auditevent.FieldChainSeq, v)
+	return u
+}
+
+// UpdateChainSeq sets the "chain_seq" field to the value that was provided on create.
+func (u *AuditEventUpsert) UpdateChainSeq() *AuditEventUpsert {
+	u.SetExcluded(auditevent.FieldChainSeq)
+	return u
+}
+
+// AddChainSeq adds v to the "chain_seq" field.
+func (u *AuditEventUpsert) AddChainSeq(v int64) *AuditEventUpsert {
+	u.Add(auditevent.FieldChainSeq, v)
+	return u
+}
+
+// ClearChainSeq clears the value of the "chain_seq" field.
+func (u *AuditEventUpsert) ClearChainSeq() *AuditEventUpsert {
+	u.SetNull(auditevent.FieldChainSeq)
+	return u
+}
+
+// SetHash sets the "hash" field.
+func (u *AuditEventUpsert) SetHash(v string) *AuditEventUpsert {
+	u.Set(auditevent.FieldHash, v)
+	return u
+}
+
+// UpdateHash sets the "hash" field to the value that was provided on create.
+func (u *AuditEventUpsert) UpdateHash() *AuditEventUpsert {
+	u.SetExcluded(auditevent.FieldHash)
+	return u
+}
+
+// ClearHash clears the value of the "hash" field.
+func (u *AuditEventUpsert) ClearHash() *AuditEventUpsert {
+	u.SetNull(auditevent.FieldHash)
+	return u
+}
+
 // UpdateNewValues updates the mutable fields using the new values that were set on create except the ID field.
 // Using this option is equivalent to using:
 //
@@ -334,6 +476,18 @@ func (u *AuditEventUpsertOne) UpdateNewValues() *AuditEventUpsertOne {
 		if _, exists := u.create.mutation.Metadata(); exists {
 			s.SetIgnore(auditevent.FieldMetadata)
 		}
+		if _, exists := u.create.mutation.ActorType(); exists {
+			s.SetIgnore(auditevent.FieldActorType)
+		}
+		if _, exists := u.create.mutation.Act(); exists {
+			s.SetIgnore(auditevent.FieldAct)
+		}
+		if _, exists := u.create.mutation.OrgID(); exists {
+			s.SetIgnore(auditevent.FieldOrgID)
+		}
+		if _, exists := u.create.mutation.RequestID(); exists {
+			s.SetIgnore(auditevent.FieldRequestID)
+		}
 	}))
 	return u
 }
@@ -363,6 +517,55 @@ func (u *AuditEventUpsertOne) Update(set func(*AuditEventUpsert)) *AuditEventUps
 		set(&AuditEventUpsert{UpdateSet: update})
 	}))
 	return u
+}
+
+// SetChainSeq sets the "chain_seq" field.
+func (u *AuditEventUpsertOne) SetChainSeq(v int64) *AuditEventUpsertOne {
+	return u.Update(func(s *AuditEventUpsert) {
+		s.SetChainSeq(v)
+	})
+}
+
+// AddChainSeq adds v to the "chain_seq" field.
+func (u *AuditEventUpsertOne) AddChainSeq(v int64) *AuditEventUpsertOne {
+	return u.Update(func(s *AuditEventUpsert) {
+		s.AddChainSeq(v)
+	})
+}
+
+// UpdateChainSeq sets the "chain_seq" field to the value that was provided on create.
+func (u *AuditEventUpsertOne) UpdateChainSeq() *AuditEventUpsertOne {
+	return u.Update(func(s *AuditEventUpsert) {
+		s.UpdateChainSeq()
+	})
+}
+
+// ClearChainSeq clears the value of the "chain_seq" field.
+func (u *AuditEventUpsertOne) ClearChainSeq() *AuditEventUpsertOne {
+	return u.Update(func(s *AuditEventUpsert) {
+		s.ClearChainSeq()
+	})
+}
+
+// SetHash sets the "hash" field.
+func (u *AuditEventUpsertOne) SetHash(v string) *AuditEventUpsertOne {
+	return u.Update(func(s *AuditEventUpsert) {
+		s.SetHash(v)
+	})
+}
+
+// UpdateHash sets the "hash" field to the value that was provided on create.
+func (u *AuditEventUpsertOne) UpdateHash() *AuditEventUpsertOne {
+	return u.Update(func(s *AuditEventUpsert) {
+		s.UpdateHash()
+	})
+}
+
+// ClearHash clears the value of the "hash" field.
+func (u *AuditEventUpsertOne) ClearHash() *AuditEventUpsertOne {
+	return u.Update(func(s *AuditEventUpsert) {
+		s.ClearHash()
+	})
 }
 
 // Exec executes the query.
@@ -569,6 +772,18 @@ func (u *AuditEventUpsertBulk) UpdateNewValues() *AuditEventUpsertBulk {
 			if _, exists := b.mutation.Metadata(); exists {
 				s.SetIgnore(auditevent.FieldMetadata)
 			}
+			if _, exists := b.mutation.ActorType(); exists {
+				s.SetIgnore(auditevent.FieldActorType)
+			}
+			if _, exists := b.mutation.Act(); exists {
+				s.SetIgnore(auditevent.FieldAct)
+			}
+			if _, exists := b.mutation.OrgID(); exists {
+				s.SetIgnore(auditevent.FieldOrgID)
+			}
+			if _, exists := b.mutation.RequestID(); exists {
+				s.SetIgnore(auditevent.FieldRequestID)
+			}
 		}
 	}))
 	return u
@@ -599,6 +814,55 @@ func (u *AuditEventUpsertBulk) Update(set func(*AuditEventUpsert)) *AuditEventUp
 		set(&AuditEventUpsert{UpdateSet: update})
 	}))
 	return u
+}
+
+// SetChainSeq sets the "chain_seq" field.
+func (u *AuditEventUpsertBulk) SetChainSeq(v int64) *AuditEventUpsertBulk {
+	return u.Update(func(s *AuditEventUpsert) {
+		s.SetChainSeq(v)
+	})
+}
+
+// AddChainSeq adds v to the "chain_seq" field.
+func (u *AuditEventUpsertBulk) AddChainSeq(v int64) *AuditEventUpsertBulk {
+	return u.Update(func(s *AuditEventUpsert) {
+		s.AddChainSeq(v)
+	})
+}
+
+// UpdateChainSeq sets the "chain_seq" field to the value that was provided on create.
+func (u *AuditEventUpsertBulk) UpdateChainSeq() *AuditEventUpsertBulk {
+	return u.Update(func(s *AuditEventUpsert) {
+		s.UpdateChainSeq()
+	})
+}
+
+// ClearChainSeq clears the value of the "chain_seq" field.
+func (u *AuditEventUpsertBulk) ClearChainSeq() *AuditEventUpsertBulk {
+	return u.Update(func(s *AuditEventUpsert) {
+		s.ClearChainSeq()
+	})
+}
+
+// SetHash sets the "hash" field.
+func (u *AuditEventUpsertBulk) SetHash(v string) *AuditEventUpsertBulk {
+	return u.Update(func(s *AuditEventUpsert) {
+		s.SetHash(v)
+	})
+}
+
+// UpdateHash sets the "hash" field to the value that was provided on create.
+func (u *AuditEventUpsertBulk) UpdateHash() *AuditEventUpsertBulk {
+	return u.Update(func(s *AuditEventUpsert) {
+		s.UpdateHash()
+	})
+}
+
+// ClearHash clears the value of the "hash" field.
+func (u *AuditEventUpsertBulk) ClearHash() *AuditEventUpsertBulk {
+	return u.Update(func(s *AuditEventUpsert) {
+		s.ClearHash()
+	})
 }
 
 // Exec executes the query.

@@ -27,6 +27,53 @@ func (_u *AuditEventUpdate) Where(ps ...predicate.AuditEvent) *AuditEventUpdate 
 	return _u
 }
 
+// SetChainSeq sets the "chain_seq" field.
+func (_u *AuditEventUpdate) SetChainSeq(v int64) *AuditEventUpdate {
+	_u.mutation.ResetChainSeq()
+	_u.mutation.SetChainSeq(v)
+	return _u
+}
+
+// SetNillableChainSeq sets the "chain_seq" field if the given value is not nil.
+func (_u *AuditEventUpdate) SetNillableChainSeq(v *int64) *AuditEventUpdate {
+	if v != nil {
+		_u.SetChainSeq(*v)
+	}
+	return _u
+}
+
+// AddChainSeq adds value to the "chain_seq" field.
+func (_u *AuditEventUpdate) AddChainSeq(v int64) *AuditEventUpdate {
+	_u.mutation.AddChainSeq(v)
+	return _u
+}
+
+// ClearChainSeq clears the value of the "chain_seq" field.
+func (_u *AuditEventUpdate) ClearChainSeq() *AuditEventUpdate {
+	_u.mutation.ClearChainSeq()
+	return _u
+}
+
+// SetHash sets the "hash" field.
+func (_u *AuditEventUpdate) SetHash(v string) *AuditEventUpdate {
+	_u.mutation.SetHash(v)
+	return _u
+}
+
+// SetNillableHash sets the "hash" field if the given value is not nil.
+func (_u *AuditEventUpdate) SetNillableHash(v *string) *AuditEventUpdate {
+	if v != nil {
+		_u.SetHash(*v)
+	}
+	return _u
+}
+
+// ClearHash clears the value of the "hash" field.
+func (_u *AuditEventUpdate) ClearHash() *AuditEventUpdate {
+	_u.mutation.ClearHash()
+	return _u
+}
+
 // Mutation returns the AuditEventMutation object of the builder.
 func (_u *AuditEventUpdate) Mutation() *AuditEventMutation {
 	return _u.mutation
@@ -77,6 +124,33 @@ func (_u *AuditEventUpdate) sqlSave(ctx context.Context) (_node int, err error) 
 	if _u.mutation.UserAgentCleared() {
 		_spec.ClearField(auditevent.FieldUserAgent, field.TypeString)
 	}
+	if _u.mutation.ActorTypeCleared() {
+		_spec.ClearField(auditevent.FieldActorType, field.TypeString)
+	}
+	if _u.mutation.ActCleared() {
+		_spec.ClearField(auditevent.FieldAct, field.TypeJSON)
+	}
+	if _u.mutation.OrgIDCleared() {
+		_spec.ClearField(auditevent.FieldOrgID, field.TypeString)
+	}
+	if _u.mutation.RequestIDCleared() {
+		_spec.ClearField(auditevent.FieldRequestID, field.TypeString)
+	}
+	if value, ok := _u.mutation.ChainSeq(); ok {
+		_spec.SetField(auditevent.FieldChainSeq, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedChainSeq(); ok {
+		_spec.AddField(auditevent.FieldChainSeq, field.TypeInt64, value)
+	}
+	if _u.mutation.ChainSeqCleared() {
+		_spec.ClearField(auditevent.FieldChainSeq, field.TypeInt64)
+	}
+	if value, ok := _u.mutation.Hash(); ok {
+		_spec.SetField(auditevent.FieldHash, field.TypeString, value)
+	}
+	if _u.mutation.HashCleared() {
+		_spec.ClearField(auditevent.FieldHash, field.TypeString)
+	}
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
 			err = &NotFoundError{auditevent.Label}
@@ -95,6 +169,53 @@ type AuditEventUpdateOne struct {
 	fields   []string
 	hooks    []Hook
 	mutation *AuditEventMutation
+}
+
+// SetChainSeq sets the "chain_seq" field.
+func (_u *AuditEventUpdateOne) SetChainSeq(v int64) *AuditEventUpdateOne {
+	_u.mutation.ResetChainSeq()
+	_u.mutation.SetChainSeq(v)
+	return _u
+}
+
+// SetNillableChainSeq sets the "chain_seq" field if the given value is not nil.
+func (_u *AuditEventUpdateOne) SetNillableChainSeq(v *int64) *AuditEventUpdateOne {
+	if v != nil {
+		_u.SetChainSeq(*v)
+	}
+	return _u
+}
+
+// AddChainSeq adds value to the "chain_seq" field.
+func (_u *AuditEventUpdateOne) AddChainSeq(v int64) *AuditEventUpdateOne {
+	_u.mutation.AddChainSeq(v)
+	return _u
+}
+
+// ClearChainSeq clears the value of the "chain_seq" field.
+func (_u *AuditEventUpdateOne) ClearChainSeq() *AuditEventUpdateOne {
+	_u.mutation.ClearChainSeq()
+	return _u
+}
+
+// SetHash sets the "hash" field.
+func (_u *AuditEventUpdateOne) SetHash(v string) *AuditEventUpdateOne {
+	_u.mutation.SetHash(v)
+	return _u
+}
+
+// SetNillableHash sets the "hash" field if the given value is not nil.
+func (_u *AuditEventUpdateOne) SetNillableHash(v *string) *AuditEventUpdateOne {
+	if v != nil {
+		_u.SetHash(*v)
+	}
+	return _u
+}
+
+// ClearHash clears the value of the "hash" field.
+func (_u *AuditEventUpdateOne) ClearHash() *AuditEventUpdateOne {
+	_u.mutation.ClearHash()
+	return _u
 }
 
 // Mutation returns the AuditEventMutation object of the builder.
@@ -176,6 +297,33 @@ func (_u *AuditEventUpdateOne) sqlSave(ctx context.Context) (_node *AuditEvent, 
 	}
 	if _u.mutation.UserAgentCleared() {
 		_spec.ClearField(auditevent.FieldUserAgent, field.TypeString)
+	}
+	if _u.mutation.ActorTypeCleared() {
+		_spec.ClearField(auditevent.FieldActorType, field.TypeString)
+	}
+	if _u.mutation.ActCleared() {
+		_spec.ClearField(auditevent.FieldAct, field.TypeJSON)
+	}
+	if _u.mutation.OrgIDCleared() {
+		_spec.ClearField(auditevent.FieldOrgID, field.TypeString)
+	}
+	if _u.mutation.RequestIDCleared() {
+		_spec.ClearField(auditevent.FieldRequestID, field.TypeString)
+	}
+	if value, ok := _u.mutation.ChainSeq(); ok {
+		_spec.SetField(auditevent.FieldChainSeq, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedChainSeq(); ok {
+		_spec.AddField(auditevent.FieldChainSeq, field.TypeInt64, value)
+	}
+	if _u.mutation.ChainSeqCleared() {
+		_spec.ClearField(auditevent.FieldChainSeq, field.TypeInt64)
+	}
+	if value, ok := _u.mutation.Hash(); ok {
+		_spec.SetField(auditevent.FieldHash, field.TypeString, value)
+	}
+	if _u.mutation.HashCleared() {
+		_spec.ClearField(auditevent.FieldHash, field.TypeString)
 	}
 	_node = &AuditEvent{config: _u.config}
 	_spec.Assign = _node.assignValues

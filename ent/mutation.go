@@ -1235,6 +1235,13 @@ type AuditEventMutation struct {
 	ip_hash       *string
 	user_agent    *string
 	metadata      *map[string]interface{}
+	actor_type    *string
+	act           *map[string]interface{}
+	org_id        *string
+	request_id    *string
+	chain_seq     *int64
+	addchain_seq  *int64
+	hash          *string
 	clearedFields map[string]struct{}
 	done          bool
 	oldValue      func(context.Context) (*AuditEvent, error)
@@ -1636,6 +1643,321 @@ func (m *AuditEventMutation) ResetMetadata() {
 	m.metadata = nil
 }
 
+// SetActorType sets the "actor_type" field.
+func (m *AuditEventMutation) SetActorType(s string) {
+	m.actor_type = &s
+}
+
+// ActorType returns the value of the "actor_type" field in the mutation.
+func (m *AuditEventMutation) ActorType() (r string, exists bool) {
+	v := m.actor_type
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldActorType returns the old "actor_type" field's value of the AuditEvent entity.
+// If the AuditEvent object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AuditEventMutation) OldActorType(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldActorType is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldActorType requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldActorType: %w", err)
+	}
+	return oldValue.ActorType, nil
+}
+
+// ClearActorType clears the value of the "actor_type" field.
+func (m *AuditEventMutation) ClearActorType() {
+	m.actor_type = nil
+	m.clearedFields[auditevent.FieldActorType] = struct{}{}
+}
+
+// ActorTypeCleared returns if the "actor_type" field was cleared in this mutation.
+func (m *AuditEventMutation) ActorTypeCleared() bool {
+	_, ok := m.clearedFields[auditevent.FieldActorType]
+	return ok
+}
+
+// ResetActorType resets all changes to the "actor_type" field.
+func (m *AuditEventMutation) ResetActorType() {
+	m.actor_type = nil
+	delete(m.clearedFields, auditevent.FieldActorType)
+}
+
+// SetAct sets the "act" field.
+func (m *AuditEventMutation) SetAct(value map[string]interface{}) {
+	m.act = &value
+}
+
+// Act returns the value of the "act" field in the mutation.
+func (m *AuditEventMutation) Act() (r map[string]interface{}, exists bool) {
+	v := m.act
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAct returns the old "act" field's value of the AuditEvent entity.
+// If the AuditEvent object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AuditEventMutation) OldAct(ctx context.Context) (v map[string]interface{}, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAct is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAct requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAct: %w", err)
+	}
+	return oldValue.Act, nil
+}
+
+// ClearAct clears the value of the "act" field.
+func (m *AuditEventMutation) ClearAct() {
+	m.act = nil
+	m.clearedFields[auditevent.FieldAct] = struct{}{}
+}
+
+// ActCleared returns if the "act" field was cleared in this mutation.
+func (m *AuditEventMutation) ActCleared() bool {
+	_, ok := m.clearedFields[auditevent.FieldAct]
+	return ok
+}
+
+// ResetAct resets all changes to the "act" field.
+func (m *AuditEventMutation) ResetAct() {
+	m.act = nil
+	delete(m.clearedFields, auditevent.FieldAct)
+}
+
+// SetOrgID sets the "org_id" field.
+func (m *AuditEventMutation) SetOrgID(s string) {
+	m.org_id = &s
+}
+
+// OrgID returns the value of the "org_id" field in the mutation.
+func (m *AuditEventMutation) OrgID() (r string, exists bool) {
+	v := m.org_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldOrgID returns the old "org_id" field's value of the AuditEvent entity.
+// If the AuditEvent object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AuditEventMutation) OldOrgID(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldOrgID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldOrgID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldOrgID: %w", err)
+	}
+	return oldValue.OrgID, nil
+}
+
+// ClearOrgID clears the value of the "org_id" field.
+func (m *AuditEventMutation) ClearOrgID() {
+	m.org_id = nil
+	m.clearedFields[auditevent.FieldOrgID] = struct{}{}
+}
+
+// OrgIDCleared returns if the "org_id" field was cleared in this mutation.
+func (m *AuditEventMutation) OrgIDCleared() bool {
+	_, ok := m.clearedFields[auditevent.FieldOrgID]
+	return ok
+}
+
+// ResetOrgID resets all changes to the "org_id" field.
+func (m *AuditEventMutation) ResetOrgID() {
+	m.org_id = nil
+	delete(m.clearedFields, auditevent.FieldOrgID)
+}
+
+// SetRequestID sets the "request_id" field.
+func (m *AuditEventMutation) SetRequestID(s string) {
+	m.request_id = &s
+}
+
+// RequestID returns the value of the "request_id" field in the mutation.
+func (m *AuditEventMutation) RequestID() (r string, exists bool) {
+	v := m.request_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRequestID returns the old "request_id" field's value of the AuditEvent entity.
+// If the AuditEvent object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AuditEventMutation) OldRequestID(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRequestID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRequestID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRequestID: %w", err)
+	}
+	return oldValue.RequestID, nil
+}
+
+// ClearRequestID clears the value of the "request_id" field.
+func (m *AuditEventMutation) ClearRequestID() {
+	m.request_id = nil
+	m.clearedFields[auditevent.FieldRequestID] = struct{}{}
+}
+
+// RequestIDCleared returns if the "request_id" field was cleared in this mutation.
+func (m *AuditEventMutation) RequestIDCleared() bool {
+	_, ok := m.clearedFields[auditevent.FieldRequestID]
+	return ok
+}
+
+// ResetRequestID resets all changes to the "request_id" field.
+func (m *AuditEventMutation) ResetRequestID() {
+	m.request_id = nil
+	delete(m.clearedFields, auditevent.FieldRequestID)
+}
+
+// SetChainSeq sets the "chain_seq" field.
+func (m *AuditEventMutation) SetChainSeq(i int64) {
+	m.chain_seq = &i
+	m.addchain_seq = nil
+}
+
+// ChainSeq returns the value of the "chain_seq" field in the mutation.
+func (m *AuditEventMutation) ChainSeq() (r int64, exists bool) {
+	v := m.chain_seq
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldChainSeq returns the old "chain_seq" field's value of the AuditEvent entity.
+// If the AuditEvent object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AuditEventMutation) OldChainSeq(ctx context.Context) (v *int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldChainSeq is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldChainSeq requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldChainSeq: %w", err)
+	}
+	return oldValue.ChainSeq, nil
+}
+
+// AddChainSeq adds i to the "chain_seq" field.
+func (m *AuditEventMutation) AddChainSeq(i int64) {
+	if m.addchain_seq != nil {
+		*m.addchain_seq += i
+	} else {
+		m.addchain_seq = &i
+	}
+}
+
+// AddedChainSeq returns the value that was added to the "chain_seq" field in this mutation.
+func (m *AuditEventMutation) AddedChainSeq() (r int64, exists bool) {
+	v := m.addchain_seq
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ClearChainSeq clears the value of the "chain_seq" field.
+func (m *AuditEventMutation) ClearChainSeq() {
+	m.chain_seq = nil
+	m.addchain_seq = nil
+	m.clearedFields[auditevent.FieldChainSeq] = struct{}{}
+}
+
+// ChainSeqCleared returns if the "chain_seq" field was cleared in this mutation.
+func (m *AuditEventMutation) ChainSeqCleared() bool {
+	_, ok := m.clearedFields[auditevent.FieldChainSeq]
+	return ok
+}
+
+// ResetChainSeq resets all changes to the "chain_seq" field.
+func (m *AuditEventMutation) ResetChainSeq() {
+	m.chain_seq = nil
+	m.addchain_seq = nil
+	delete(m.clearedFields, auditevent.FieldChainSeq)
+}
+
+// SetHash sets the "hash" field.
+func (m *AuditEventMutation) SetHash(s string) {
+	m.hash = &s
+}
+
+// Hash returns the value of the "hash" field in the mutation.
+func (m *AuditEventMutation) Hash() (r string, exists bool) {
+	v := m.hash
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldHash returns the old "hash" field's value of the AuditEvent entity.
+// If the AuditEvent object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AuditEventMutation) OldHash(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldHash is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldHash requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldHash: %w", err)
+	}
+	return oldValue.Hash, nil
+}
+
+// ClearHash clears the value of the "hash" field.
+func (m *AuditEventMutation) ClearHash() {
+	m.hash = nil
+	m.clearedFields[auditevent.FieldHash] = struct{}{}
+}
+
+// HashCleared returns if the "hash" field was cleared in this mutation.
+func (m *AuditEventMutation) HashCleared() bool {
+	_, ok := m.clearedFields[auditevent.FieldHash]
+	return ok
+}
+
+// ResetHash resets all changes to the "hash" field.
+func (m *AuditEventMutation) ResetHash() {
+	m.hash = nil
+	delete(m.clearedFields, auditevent.FieldHash)
+}
+
 // Where appends a list predicates to the AuditEventMutation builder.
 func (m *AuditEventMutation) Where(ps ...predicate.AuditEvent) {
 	m.predicates = append(m.predicates, ps...)
@@ -1670,7 +1992,7 @@ func (m *AuditEventMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *AuditEventMutation) Fields() []string {
-	fields := make([]string, 0, 7)
+	fields := make([]string, 0, 13)
 	if m.created_at != nil {
 		fields = append(fields, auditevent.FieldCreatedAt)
 	}
@@ -1691,6 +2013,24 @@ func (m *AuditEventMutation) Fields() []string {
 	}
 	if m.metadata != nil {
 		fields = append(fields, auditevent.FieldMetadata)
+	}
+	if m.actor_type != nil {
+		fields = append(fields, auditevent.FieldActorType)
+	}
+	if m.act != nil {
+		fields = append(fields, auditevent.FieldAct)
+	}
+	if m.org_id != nil {
+		fields = append(fields, auditevent.FieldOrgID)
+	}
+	if m.request_id != nil {
+		fields = append(fields, auditevent.FieldRequestID)
+	}
+	if m.chain_seq != nil {
+		fields = append(fields, auditevent.FieldChainSeq)
+	}
+	if m.hash != nil {
+		fields = append(fields, auditevent.FieldHash)
 	}
 	return fields
 }
@@ -1714,6 +2054,18 @@ func (m *AuditEventMutation) Field(name string) (ent.Value, bool) {
 		return m.UserAgent()
 	case auditevent.FieldMetadata:
 		return m.Metadata()
+	case auditevent.FieldActorType:
+		return m.ActorType()
+	case auditevent.FieldAct:
+		return m.Act()
+	case auditevent.FieldOrgID:
+		return m.OrgID()
+	case auditevent.FieldRequestID:
+		return m.RequestID()
+	case auditevent.FieldChainSeq:
+		return m.ChainSeq()
+	case auditevent.FieldHash:
+		return m.Hash()
 	}
 	return nil, false
 }
@@ -1737,6 +2089,18 @@ func (m *AuditEventMutation) OldField(ctx context.Context, name string) (ent.Val
 		return m.OldUserAgent(ctx)
 	case auditevent.FieldMetadata:
 		return m.OldMetadata(ctx)
+	case auditevent.FieldActorType:
+		return m.OldActorType(ctx)
+	case auditevent.FieldAct:
+		return m.OldAct(ctx)
+	case auditevent.FieldOrgID:
+		return m.OldOrgID(ctx)
+	case auditevent.FieldRequestID:
+		return m.OldRequestID(ctx)
+	case auditevent.FieldChainSeq:
+		return m.OldChainSeq(ctx)
+	case auditevent.FieldHash:
+		return m.OldHash(ctx)
 	}
 	return nil, fmt.Errorf("unknown AuditEvent field %s", name)
 }
@@ -1795,6 +2159,48 @@ func (m *AuditEventMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetMetadata(v)
 		return nil
+	case auditevent.FieldActorType:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetActorType(v)
+		return nil
+	case auditevent.FieldAct:
+		v, ok := value.(map[string]interface{})
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAct(v)
+		return nil
+	case auditevent.FieldOrgID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetOrgID(v)
+		return nil
+	case auditevent.FieldRequestID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRequestID(v)
+		return nil
+	case auditevent.FieldChainSeq:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetChainSeq(v)
+		return nil
+	case auditevent.FieldHash:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetHash(v)
+		return nil
 	}
 	return fmt.Errorf("unknown AuditEvent field %s", name)
 }
@@ -1802,13 +2208,21 @@ func (m *AuditEventMutation) SetField(name string, value ent.Value) error {
 // AddedFields returns all numeric fields that were incremented/decremented during
 // this mutation.
 func (m *AuditEventMutation) AddedFields() []string {
-	return nil
+	var fields []string
+	if m.addchain_seq != nil {
+		fields = append(fields, auditevent.FieldChainSeq)
+	}
+	return fields
 }
 
 // AddedField returns the numeric value that was incremented/decremented on a field
 // with the given name. The second boolean return value indicates that this field
 // was not set, or was not defined in the schema.
 func (m *AuditEventMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case auditevent.FieldChainSeq:
+		return m.AddedChainSeq()
+	}
 	return nil, false
 }
 
@@ -1817,6 +2231,13 @@ func (m *AuditEventMutation) AddedField(name string) (ent.Value, bool) {
 // type.
 func (m *AuditEventMutation) AddField(name string, value ent.Value) error {
 	switch name {
+	case auditevent.FieldChainSeq:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddChainSeq(v)
+		return nil
 	}
 	return fmt.Errorf("unknown AuditEvent numeric field %s", name)
 }
@@ -1833,6 +2254,24 @@ func (m *AuditEventMutation) ClearedFields() []string {
 	}
 	if m.FieldCleared(auditevent.FieldUserAgent) {
 		fields = append(fields, auditevent.FieldUserAgent)
+	}
+	if m.FieldCleared(auditevent.FieldActorType) {
+		fields = append(fields, auditevent.FieldActorType)
+	}
+	if m.FieldCleared(auditevent.FieldAct) {
+		fields = append(fields, auditevent.FieldAct)
+	}
+	if m.FieldCleared(auditevent.FieldOrgID) {
+		fields = append(fields, auditevent.FieldOrgID)
+	}
+	if m.FieldCleared(auditevent.FieldRequestID) {
+		fields = append(fields, auditevent.FieldRequestID)
+	}
+	if m.FieldCleared(auditevent.FieldChainSeq) {
+		fields = append(fields, auditevent.FieldChainSeq)
+	}
+	if m.FieldCleared(auditevent.FieldHash) {
+		fields = append(fields, auditevent.FieldHash)
 	}
 	return fields
 }
@@ -1856,6 +2295,24 @@ func (m *AuditEventMutation) ClearField(name string) error {
 		return nil
 	case auditevent.FieldUserAgent:
 		m.ClearUserAgent()
+		return nil
+	case auditevent.FieldActorType:
+		m.ClearActorType()
+		return nil
+	case auditevent.FieldAct:
+		m.ClearAct()
+		return nil
+	case auditevent.FieldOrgID:
+		m.ClearOrgID()
+		return nil
+	case auditevent.FieldRequestID:
+		m.ClearRequestID()
+		return nil
+	case auditevent.FieldChainSeq:
+		m.ClearChainSeq()
+		return nil
+	case auditevent.FieldHash:
+		m.ClearHash()
 		return nil
 	}
 	return fmt.Errorf("unknown AuditEvent nullable field %s", name)
@@ -1885,6 +2342,24 @@ func (m *AuditEventMutation) ResetField(name string) error {
 		return nil
 	case auditevent.FieldMetadata:
 		m.ResetMetadata()
+		return nil
+	case auditevent.FieldActorType:
+		m.ResetActorType()
+		return nil
+	case auditevent.FieldAct:
+		m.ResetAct()
+		return nil
+	case auditevent.FieldOrgID:
+		m.ResetOrgID()
+		return nil
+	case auditevent.FieldRequestID:
+		m.ResetRequestID()
+		return nil
+	case auditevent.FieldChainSeq:
+		m.ResetChainSeq()
+		return nil
+	case auditevent.FieldHash:
+		m.ResetHash()
 		return nil
 	}
 	return fmt.Errorf("unknown AuditEvent field %s", name)

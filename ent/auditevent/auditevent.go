@@ -27,6 +27,18 @@ const (
 	FieldUserAgent = "user_agent"
 	// FieldMetadata holds the string denoting the metadata field in the database.
 	FieldMetadata = "metadata"
+	// FieldActorType holds the string denoting the actor_type field in the database.
+	FieldActorType = "actor_type"
+	// FieldAct holds the string denoting the act field in the database.
+	FieldAct = "act"
+	// FieldOrgID holds the string denoting the org_id field in the database.
+	FieldOrgID = "org_id"
+	// FieldRequestID holds the string denoting the request_id field in the database.
+	FieldRequestID = "request_id"
+	// FieldChainSeq holds the string denoting the chain_seq field in the database.
+	FieldChainSeq = "chain_seq"
+	// FieldHash holds the string denoting the hash field in the database.
+	FieldHash = "hash"
 	// Table holds the table name of the auditevent in the database.
 	Table = "audit_events"
 )
@@ -41,6 +53,12 @@ var Columns = []string{
 	FieldIPHash,
 	FieldUserAgent,
 	FieldMetadata,
+	FieldActorType,
+	FieldAct,
+	FieldOrgID,
+	FieldRequestID,
+	FieldChainSeq,
+	FieldHash,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -100,4 +118,29 @@ func ByIPHash(opts ...sql.OrderTermOption) OrderOption {
 // ByUserAgent orders the results by the user_agent field.
 func ByUserAgent(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldUserAgent, opts...).ToFunc()
+}
+
+// ByActorType orders the results by the actor_type field.
+func ByActorType(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldActorType, opts...).ToFunc()
+}
+
+// ByOrgID orders the results by the org_id field.
+func ByOrgID(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldOrgID, opts...).ToFunc()
+}
+
+// ByRequestID orders the results by the request_id field.
+func ByRequestID(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldRequestID, opts...).ToFunc()
+}
+
+// ByChainSeq orders the results by the chain_seq field.
+func ByChainSeq(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldChainSeq, opts...).ToFunc()
+}
+
+// ByHash orders the results by the hash field.
+func ByHash(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldHash, opts...).ToFunc()
 }

@@ -94,6 +94,31 @@ func UserAgent(v string) predicate.AuditEvent {
 	return predicate.AuditEvent(sql.FieldEQ(FieldUserAgent, v))
 }
 
+// ActorType applies equality check predicate on the "actor_type" field. It's identical to ActorTypeEQ.
+func ActorType(v string) predicate.AuditEvent {
+	return predicate.AuditEvent(sql.FieldEQ(FieldActorType, v))
+}
+
+// OrgID applies equality check predicate on the "org_id" field. It's identical to OrgIDEQ.
+func OrgID(v string) predicate.AuditEvent {
+	return predicate.AuditEvent(sql.FieldEQ(FieldOrgID, v))
+}
+
+// RequestID applies equality check predicate on the "request_id" field. It's identical to RequestIDEQ.
+func RequestID(v string) predicate.AuditEvent {
+	return predicate.AuditEvent(sql.FieldEQ(FieldRequestID, v))
+}
+
+// ChainSeq applies equality check predicate on the "chain_seq" field. It's identical to ChainSeqEQ.
+func ChainSeq(v int64) predicate.AuditEvent {
+	return predicate.AuditEvent(sql.FieldEQ(FieldChainSeq, v))
+}
+
+// Hash applies equality check predicate on the "hash" field. It's identical to HashEQ.
+func Hash(v string) predicate.AuditEvent {
+	return predicate.AuditEvent(sql.FieldEQ(FieldHash, v))
+}
+
 // CreatedAtEQ applies the EQ predicate on the "created_at" field.
 func CreatedAtEQ(v time.Time) predicate.AuditEvent {
 	return predicate.AuditEvent(sql.FieldEQ(FieldCreatedAt, v))
@@ -487,6 +512,366 @@ func UserAgentEqualFold(v string) predicate.AuditEvent {
 // UserAgentContainsFold applies the ContainsFold predicate on the "user_agent" field.
 func UserAgentContainsFold(v string) predicate.AuditEvent {
 	return predicate.AuditEvent(sql.FieldContainsFold(FieldUserAgent, v))
+}
+
+// ActorTypeEQ applies the EQ predicate on the "actor_type" field.
+func ActorTypeEQ(v string) predicate.AuditEvent {
+	return predicate.AuditEvent(sql.FieldEQ(FieldActorType, v))
+}
+
+// ActorTypeNEQ applies the NEQ predicate on the "actor_type" field.
+func ActorTypeNEQ(v string) predicate.AuditEvent {
+	return predicate.AuditEvent(sql.FieldNEQ(FieldActorType, v))
+}
+
+// ActorTypeIn applies the In predicate on the "actor_type" field.
+func ActorTypeIn(vs ...string) predicate.AuditEvent {
+	return predicate.AuditEvent(sql.FieldIn(FieldActorType, vs...))
+}
+
+// ActorTypeNotIn applies the NotIn predicate on the "actor_type" field.
+func ActorTypeNotIn(vs ...string) predicate.AuditEvent {
+	return predicate.AuditEvent(sql.FieldNotIn(FieldActorType, vs...))
+}
+
+// ActorTypeGT applies the GT predicate on the "actor_type" field.
+func ActorTypeGT(v string) predicate.AuditEvent {
+	return predicate.AuditEvent(sql.FieldGT(FieldActorType, v))
+}
+
+// ActorTypeGTE applies the GTE predicate on the "actor_type" field.
+func ActorTypeGTE(v string) predicate.AuditEvent {
+	return predicate.AuditEvent(sql.FieldGTE(FieldActorType, v))
+}
+
+// ActorTypeLT applies the LT predicate on the "actor_type" field.
+func ActorTypeLT(v string) predicate.AuditEvent {
+	return predicate.AuditEvent(sql.FieldLT(FieldActorType, v))
+}
+
+// ActorTypeLTE applies the LTE predicate on the "actor_type" field.
+func ActorTypeLTE(v string) predicate.AuditEvent {
+	return predicate.AuditEvent(sql.FieldLTE(FieldActorType, v))
+}
+
+// ActorTypeContains applies the Contains predicate on the "actor_type" field.
+func ActorTypeContains(v string) predicate.AuditEvent {
+	return predicate.AuditEvent(sql.FieldContains(FieldActorType, v))
+}
+
+// ActorTypeHasPrefix applies the HasPrefix predicate on the "actor_type" field.
+func ActorTypeHasPrefix(v string) predicate.AuditEvent {
+	return predicate.AuditEvent(sql.FieldHasPrefix(FieldActorType, v))
+}
+
+// ActorTypeHasSuffix applies the HasSuffix predicate on the "actor_type" field.
+func ActorTypeHasSuffix(v string) predicate.AuditEvent {
+	return predicate.AuditEvent(sql.FieldHasSuffix(FieldActorType, v))
+}
+
+// ActorTypeIsNil applies the IsNil predicate on the "actor_type" field.
+func ActorTypeIsNil() predicate.AuditEvent {
+	return predicate.AuditEvent(sql.FieldIsNull(FieldActorType))
+}
+
+// ActorTypeNotNil applies the NotNil predicate on the "actor_type" field.
+func ActorTypeNotNil() predicate.AuditEvent {
+	return predicate.AuditEvent(sql.FieldNotNull(FieldActorType))
+}
+
+// ActorTypeEqualFold applies the EqualFold predicate on the "actor_type" field.
+func ActorTypeEqualFold(v string) predicate.AuditEvent {
+	return predicate.AuditEvent(sql.FieldEqualFold(FieldActorType, v))
+}
+
+// ActorTypeContainsFold applies the ContainsFold predicate on the "actor_type" field.
+func ActorTypeContainsFold(v string) predicate.AuditEvent {
+	return predicate.AuditEvent(sql.FieldContainsFold(FieldActorType, v))
+}
+
+// ActIsNil applies the IsNil predicate on the "act" field.
+func ActIsNil() predicate.AuditEvent {
+	return predicate.AuditEvent(sql.FieldIsNull(FieldAct))
+}
+
+// ActNotNil applies the NotNil predicate on the "act" field.
+func ActNotNil() predicate.AuditEvent {
+	return predicate.AuditEvent(sql.FieldNotNull(FieldAct))
+}
+
+// OrgIDEQ applies the EQ predicate on the "org_id" field.
+func OrgIDEQ(v string) predicate.AuditEvent {
+	return predicate.AuditEvent(sql.FieldEQ(FieldOrgID, v))
+}
+
+// OrgIDNEQ applies the NEQ predicate on the "org_id" field.
+func OrgIDNEQ(v string) predicate.AuditEvent {
+	return predicate.AuditEvent(sql.FieldNEQ(FieldOrgID, v))
+}
+
+// OrgIDIn applies the In predicate on the "org_id" field.
+func OrgIDIn(vs ...string) predicate.AuditEvent {
+	return predicate.AuditEvent(sql.FieldIn(FieldOrgID, vs...))
+}
+
+// OrgIDNotIn applies the NotIn predicate on the "org_id" field.
+func OrgIDNotIn(vs ...string) predicate.AuditEvent {
+	return predicate.AuditEvent(sql.FieldNotIn(FieldOrgID, vs...))
+}
+
+// OrgIDGT applies the GT predicate on the "org_id" field.
+func OrgIDGT(v string) predicate.AuditEvent {
+	return predicate.AuditEvent(sql.FieldGT(FieldOrgID, v))
+}
+
+// OrgIDGTE applies the GTE predicate on the "org_id" field.
+func OrgIDGTE(v string) predicate.AuditEvent {
+	return predicate.AuditEvent(sql.FieldGTE(FieldOrgID, v))
+}
+
+// OrgIDLT applies the LT predicate on the "org_id" field.
+func OrgIDLT(v string) predicate.AuditEvent {
+	return predicate.AuditEvent(sql.FieldLT(FieldOrgID, v))
+}
+
+// OrgIDLTE applies the LTE predicate on the "org_id" field.
+func OrgIDLTE(v string) predicate.AuditEvent {
+	return predicate.AuditEvent(sql.FieldLTE(FieldOrgID, v))
+}
+
+// OrgIDContains applies the Contains predicate on the "org_id" field.
+func OrgIDContains(v string) predicate.AuditEvent {
+	return predicate.AuditEvent(sql.FieldContains(FieldOrgID, v))
+}
+
+// OrgIDHasPrefix applies the HasPrefix predicate on the "org_id" field.
+func OrgIDHasPrefix(v string) predicate.AuditEvent {
+	return predicate.AuditEvent(sql.FieldHasPrefix(FieldOrgID, v))
+}
+
+// OrgIDHasSuffix applies the HasSuffix predicate on the "org_id" field.
+func OrgIDHasSuffix(v string) predicate.AuditEvent {
+	return predicate.AuditEvent(sql.FieldHasSuffix(FieldOrgID, v))
+}
+
+// OrgIDIsNil applies the IsNil predicate on the "org_id" field.
+func OrgIDIsNil() predicate.AuditEvent {
+	return predicate.AuditEvent(sql.FieldIsNull(FieldOrgID))
+}
+
+// OrgIDNotNil applies the NotNil predicate on the "org_id" field.
+func OrgIDNotNil() predicate.AuditEvent {
+	return predicate.AuditEvent(sql.FieldNotNull(FieldOrgID))
+}
+
+// OrgIDEqualFold applies the EqualFold predicate on the "org_id" field.
+func OrgIDEqualFold(v string) predicate.AuditEvent {
+	return predicate.AuditEvent(sql.FieldEqualFold(FieldOrgID, v))
+}
+
+// OrgIDContainsFold applies the ContainsFold predicate on the "org_id" field.
+func OrgIDContainsFold(v string) predicate.AuditEvent {
+	return predicate.AuditEvent(sql.FieldContainsFold(FieldOrgID, v))
+}
+
+// RequestIDEQ applies the EQ predicate on the "request_id" field.
+func RequestIDEQ(v string) predicate.AuditEvent {
+	return predicate.AuditEvent(sql.FieldEQ(FieldRequestID, v))
+}
+
+// RequestIDNEQ applies the NEQ predicate on the "request_id" field.
+func RequestIDNEQ(v string) predicate.AuditEvent {
+	return predicate.AuditEvent(sql.FieldNEQ(FieldRequestID, v))
+}
+
+// RequestIDIn applies the In predicate on the "request_id" field.
+func RequestIDIn(vs ...string) predicate.AuditEvent {
+	return predicate.AuditEvent(sql.FieldIn(FieldRequestID, vs...))
+}
+
+// RequestIDNotIn applies the NotIn predicate on the "request_id" field.
+func RequestIDNotIn(vs ...string) predicate.AuditEvent {
+	return predicate.AuditEvent(sql.FieldNotIn(FieldRequestID, vs...))
+}
+
+// RequestIDGT applies the GT predicate on the "request_id" field.
+func RequestIDGT(v string) predicate.AuditEvent {
+	return predicate.AuditEvent(sql.FieldGT(FieldRequestID, v))
+}
+
+// RequestIDGTE applies the GTE predicate on the "request_id" field.
+func RequestIDGTE(v string) predicate.AuditEvent {
+	return predicate.AuditEvent(sql.FieldGTE(FieldRequestID, v))
+}
+
+// RequestIDLT applies the LT predicate on the "request_id" field.
+func RequestIDLT(v string) predicate.AuditEvent {
+	return predicate.AuditEvent(sql.FieldLT(FieldRequestID, v))
+}
+
+// RequestIDLTE applies the LTE predicate on the "request_id" field.
+func RequestIDLTE(v string) predicate.AuditEvent {
+	return predicate.AuditEvent(sql.FieldLTE(FieldRequestID, v))
+}
+
+// RequestIDContains applies the Contains predicate on the "request_id" field.
+func RequestIDContains(v string) predicate.AuditEvent {
+	return predicate.AuditEvent(sql.FieldContains(FieldRequestID, v))
+}
+
+// RequestIDHasPrefix applies the HasPrefix predicate on the "request_id" field.
+func RequestIDHasPrefix(v string) predicate.AuditEvent {
+	return predicate.AuditEvent(sql.FieldHasPrefix(FieldRequestID, v))
+}
+
+// RequestIDHasSuffix applies the HasSuffix predicate on the "request_id" field.
+func RequestIDHasSuffix(v string) predicate.AuditEvent {
+	return predicate.AuditEvent(sql.FieldHasSuffix(FieldRequestID, v))
+}
+
+// RequestIDIsNil applies the IsNil predicate on the "request_id" field.
+func RequestIDIsNil() predicate.AuditEvent {
+	return predicate.AuditEvent(sql.FieldIsNull(FieldRequestID))
+}
+
+// RequestIDNotNil applies the NotNil predicate on the "request_id" field.
+func RequestIDNotNil() predicate.AuditEvent {
+	return predicate.AuditEvent(sql.FieldNotNull(FieldRequestID))
+}
+
+// RequestIDEqualFold applies the EqualFold predicate on the "request_id" field.
+func RequestIDEqualFold(v string) predicate.AuditEvent {
+	return predicate.AuditEvent(sql.FieldEqualFold(FieldRequestID, v))
+}
+
+// RequestIDContainsFold applies the ContainsFold predicate on the "request_id" field.
+func RequestIDContainsFold(v string) predicate.AuditEvent {
+	return predicate.AuditEvent(sql.FieldContainsFold(FieldRequestID, v))
+}
+
+// ChainSeqEQ applies the EQ predicate on the "chain_seq" field.
+func ChainSeqEQ(v int64) predicate.AuditEvent {
+	return predicate.AuditEvent(sql.FieldEQ(FieldChainSeq, v))
+}
+
+// ChainSeqNEQ applies the NEQ predicate on the "chain_seq" field.
+func ChainSeqNEQ(v int64) predicate.AuditEvent {
+	return predicate.AuditEvent(sql.FieldNEQ(FieldChainSeq, v))
+}
+
+// ChainSeqIn applies the In predicate on the "chain_seq" field.
+func ChainSeqIn(vs ...int64) predicate.AuditEvent {
+	return predicate.AuditEvent(sql.FieldIn(FieldChainSeq, vs...))
+}
+
+// ChainSeqNotIn applies the NotIn predicate on the "chain_seq" field.
+func ChainSeqNotIn(vs ...int64) predicate.AuditEvent {
+	return predicate.AuditEvent(sql.FieldNotIn(FieldChainSeq, vs...))
+}
+
+// ChainSeqGT applies the GT predicate on the "chain_seq" field.
+func ChainSeqGT(v int64) predicate.AuditEvent {
+	return predicate.AuditEvent(sql.FieldGT(FieldChainSeq, v))
+}
+
+// ChainSeqGTE applies the GTE predicate on the "chain_seq" field.
+func ChainSeqGTE(v int64) predicate.AuditEvent {
+	return predicate.AuditEvent(sql.FieldGTE(FieldChainSeq, v))
+}
+
+// ChainSeqLT applies the LT predicate on the "chain_seq" field.
+func ChainSeqLT(v int64) predicate.AuditEvent {
+	return predicate.AuditEvent(sql.FieldLT(FieldChainSeq, v))
+}
+
+// ChainSeqLTE applies the LTE predicate on the "chain_seq" field.
+func ChainSeqLTE(v int64) predicate.AuditEvent {
+	return predicate.AuditEvent(sql.FieldLTE(FieldChainSeq, v))
+}
+
+// ChainSeqIsNil applies the IsNil predicate on the "chain_seq" field.
+func ChainSeqIsNil() predicate.AuditEvent {
+	return predicate.AuditEvent(sql.FieldIsNull(FieldChainSeq))
+}
+
+// ChainSeqNotNil applies the NotNil predicate on the "chain_seq" field.
+func ChainSeqNotNil() predicate.AuditEvent {
+	return predicate.AuditEvent(sql.FieldNotNull(FieldChainSeq))
+}
+
+// HashEQ applies the EQ predicate on the "hash" field.
+func HashEQ(v string) predicate.AuditEvent {
+	return predicate.AuditEvent(sql.FieldEQ(FieldHash, v))
+}
+
+// HashNEQ applies the NEQ predicate on the "hash" field.
+func HashNEQ(v string) predicate.AuditEvent {
+	return predicate.AuditEvent(sql.FieldNEQ(FieldHash, v))
+}
+
+// HashIn applies the In predicate on the "hash" field.
+func HashIn(vs ...string) predicate.AuditEvent {
+	return predicate.AuditEvent(sql.FieldIn(FieldHash, vs...))
+}
+
+// HashNotIn applies the NotIn predicate on the "hash" field.
+func HashNotIn(vs ...string) predicate.AuditEvent {
+	return predicate.AuditEvent(sql.FieldNotIn(FieldHash, vs...))
+}
+
+// HashGT applies the GT predicate on the "hash" field.
+func HashGT(v string) predicate.AuditEvent {
+	return predicate.AuditEvent(sql.FieldGT(FieldHash, v))
+}
+
+// HashGTE applies the GTE predicate on the "hash" field.
+func HashGTE(v string) predicate.AuditEvent {
+	return predicate.AuditEvent(sql.FieldGTE(FieldHash, v))
+}
+
+// HashLT applies the LT predicate on the "hash" field.
+func HashLT(v string) predicate.AuditEvent {
+	return predicate.AuditEvent(sql.FieldLT(FieldHash, v))
+}
+
+// HashLTE applies the LTE predicate on the "hash" field.
+func HashLTE(v string) predicate.AuditEvent {
+	return predicate.AuditEvent(sql.FieldLTE(FieldHash, v))
+}
+
+// HashContains applies the Contains predicate on the "hash" field.
+func HashContains(v string) predicate.AuditEvent {
+	return predicate.AuditEvent(sql.FieldContains(FieldHash, v))
+}
+
+// HashHasPrefix applies the HasPrefix predicate on the "hash" field.
+func HashHasPrefix(v string) predicate.AuditEvent {
+	return predicate.AuditEvent(sql.FieldHasPrefix(FieldHash, v))
+}
+
+// HashHasSuffix applies the HasSuffix predicate on the "hash" field.
+func HashHasSuffix(v string) predicate.AuditEvent {
+	return predicate.AuditEvent(sql.FieldHasSuffix(FieldHash, v))
+}
+
+// HashIsNil applies the IsNil predicate on the "hash" field.
+func HashIsNil() predicate.AuditEvent {
+	return predicate.AuditEvent(sql.FieldIsNull(FieldHash))
+}
+
+// HashNotNil applies the NotNil predicate on the "hash" field.
+func HashNotNil() predicate.AuditEvent {
+	return predicate.AuditEvent(sql.FieldNotNull(FieldHash))
+}
+
+// HashEqualFold applies the EqualFold predicate on the "hash" field.
+func HashEqualFold(v string) predicate.AuditEvent {
+	return predicate.AuditEvent(sql.FieldEqualFold(FieldHash, v))
+}
+
+// HashContainsFold applies the ContainsFold predicate on the "hash" field.
+func HashContainsFold(v string) predicate.AuditEvent {
+	return predicate.AuditEvent(sql.FieldContainsFold(FieldHash, v))
 }
 
 // And groups predicates with the AND operator between them.

@@ -3,6 +3,7 @@
 package migrate
 
 import (
+	"entgo.io/ent/dialect/entsql"
 	"entgo.io/ent/dialect/sql/schema"
 	"entgo.io/ent/schema/field"
 )
@@ -48,6 +49,12 @@ var (
 		{Name: "ip_hash", Type: field.TypeString, Nullable: true},
 		{Name: "user_agent", Type: field.TypeString, Nullable: true},
 		{Name: "metadata", Type: field.TypeJSON},
+		{Name: "actor_type", Type: field.TypeString, Nullable: true},
+		{Name: "act", Type: field.TypeJSON, Nullable: true},
+		{Name: "org_id", Type: field.TypeString, Nullable: true},
+		{Name: "request_id", Type: field.TypeString, Nullable: true},
+		{Name: "chain_seq", Type: field.TypeInt64, Nullable: true},
+		{Name: "hash", Type: field.TypeString, Nullable: true},
 	}
 	// AuditEventsTable holds the schema information for the "audit_events" table.
 	AuditEventsTable = &schema.Table{
@@ -59,6 +66,19 @@ var (
 				Name:    "auditevent_project_id_id",
 				Unique:  false,
 				Columns: []*schema.Column{AuditEventsColumns[3], AuditEventsColumns[0]},
+			},
+			{
+				Name:    "auditevent_project_id_chain_seq",
+				Unique:  true,
+				Columns: []*schema.Column{AuditEventsColumns[3], AuditEventsColumns[12]},
+			},
+			{
+				Name:    "auditevent_unchained",
+				Unique:  false,
+				Columns: []*schema.Column{AuditEventsColumns[0]},
+				Annotation: &entsql.IndexAnnotation{
+					Where: "chain_seq IS NULL",
+				},
 			},
 		},
 	}
