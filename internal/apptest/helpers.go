@@ -88,5 +88,14 @@ func (a *App) RegisterResource(t testing.TB, admin *Session, project, uri string
 	if r.Status != http.StatusCreated {
 		t.Fatalf("register resource %s: %d %s", uri, r.Status, r.Body)
 	}
-	return r.JSON(t)
+	out := r.JSON(t)
+	// A resource's URI is unique across projects, and the tests of a package share one
+	// PostgreSQL database: a loopback port the OS hands to a later test's server must not
+	// find this URI still taken. A test that removed it already gets a 404, which is fine.
+	if id, ok := out["id"].(string); ok {
+		t.Cleanup(func() {
+			a.Do(Req{Method: http.MethodDelete, Path: "/v1/projects/" + project + "/oauth/resources/" + id, Header: admin.Bearer()})
+		})
+	}
+	return out
 }
