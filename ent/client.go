@@ -14,14 +14,11 @@ import (
 	"entgo.io/ent"
 	"entgo.io/ent/dialect"
 	"entgo.io/ent/dialect/sql"
-	"github.com/authcore/authcore/ent/agenttoken"
 	"github.com/authcore/authcore/ent/auditevent"
 	"github.com/authcore/authcore/ent/authclient"
 	"github.com/authcore/authcore/ent/authorizationdetailtype"
 	"github.com/authcore/authcore/ent/backchannelclient"
 	"github.com/authcore/authcore/ent/backchannelrequest"
-	"github.com/authcore/authcore/ent/badge"
-	"github.com/authcore/authcore/ent/deploykey"
 	"github.com/authcore/authcore/ent/emailsignin"
 	"github.com/authcore/authcore/ent/event"
 	"github.com/authcore/authcore/ent/federationflow"
@@ -65,8 +62,6 @@ type Client struct {
 	config
 	// Schema is the client for creating, migrating and dropping schema.
 	Schema *migrate.Schema
-	// AgentToken is the client for interacting with the AgentToken builders.
-	AgentToken *AgentTokenClient
 	// AuditEvent is the client for interacting with the AuditEvent builders.
 	AuditEvent *AuditEventClient
 	// AuthClient is the client for interacting with the AuthClient builders.
@@ -77,10 +72,6 @@ type Client struct {
 	BackchannelClient *BackchannelClientClient
 	// BackchannelRequest is the client for interacting with the BackchannelRequest builders.
 	BackchannelRequest *BackchannelRequestClient
-	// Badge is the client for interacting with the Badge builders.
-	Badge *BadgeClient
-	// DeployKey is the client for interacting with the DeployKey builders.
-	DeployKey *DeployKeyClient
 	// EmailSignIn is the client for interacting with the EmailSignIn builders.
 	EmailSignIn *EmailSignInClient
 	// Event is the client for interacting with the Event builders.
@@ -160,14 +151,11 @@ func NewClient(opts ...Option) *Client {
 
 func (c *Client) init() {
 	c.Schema = migrate.NewSchema(c.driver)
-	c.AgentToken = NewAgentTokenClient(c.config)
 	c.AuditEvent = NewAuditEventClient(c.config)
 	c.AuthClient = NewAuthClientClient(c.config)
 	c.AuthorizationDetailType = NewAuthorizationDetailTypeClient(c.config)
 	c.BackchannelClient = NewBackchannelClientClient(c.config)
 	c.BackchannelRequest = NewBackchannelRequestClient(c.config)
-	c.Badge = NewBadgeClient(c.config)
-	c.DeployKey = NewDeployKeyClient(c.config)
 	c.EmailSignIn = NewEmailSignInClient(c.config)
 	c.Event = NewEventClient(c.config)
 	c.FederationFlow = NewFederationFlowClient(c.config)
@@ -294,14 +282,11 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 	return &Tx{
 		ctx:                        ctx,
 		config:                     cfg,
-		AgentToken:                 NewAgentTokenClient(cfg),
 		AuditEvent:                 NewAuditEventClient(cfg),
 		AuthClient:                 NewAuthClientClient(cfg),
 		AuthorizationDetailType:    NewAuthorizationDetailTypeClient(cfg),
 		BackchannelClient:          NewBackchannelClientClient(cfg),
 		BackchannelRequest:         NewBackchannelRequestClient(cfg),
-		Badge:                      NewBadgeClient(cfg),
-		DeployKey:                  NewDeployKeyClient(cfg),
 		EmailSignIn:                NewEmailSignInClient(cfg),
 		Event:                      NewEventClient(cfg),
 		FederationFlow:             NewFederationFlowClient(cfg),
@@ -355,14 +340,11 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 	return &Tx{
 		ctx:                        ctx,
 		config:                     cfg,
-		AgentToken:                 NewAgentTokenClient(cfg),
 		AuditEvent:                 NewAuditEventClient(cfg),
 		AuthClient:                 NewAuthClientClient(cfg),
 		AuthorizationDetailType:    NewAuthorizationDetailTypeClient(cfg),
 		BackchannelClient:          NewBackchannelClientClient(cfg),
 		BackchannelRequest:         NewBackchannelRequestClient(cfg),
-		Badge:                      NewBadgeClient(cfg),
-		DeployKey:                  NewDeployKeyClient(cfg),
 		EmailSignIn:                NewEmailSignInClient(cfg),
 		Event:                      NewEventClient(cfg),
 		FederationFlow:             NewFederationFlowClient(cfg),
@@ -403,7 +385,7 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 // Debug returns a new debug-client. It's used to get verbose logging on specific operations.
 //
 //	client.Debug().
-//		AgentToken.
+//		AuditEvent.
 //		Query().
 //		Count(ctx)
 func (c *Client) Debug() *Client {
@@ -426,16 +408,15 @@ func (c *Client) Close() error {
 // In order to add hooks to a specific client, call: `client.Node.Use(...)`.
 func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
-		c.AgentToken, c.AuditEvent, c.AuthClient, c.AuthorizationDetailType,
-		c.BackchannelClient, c.BackchannelRequest, c.Badge, c.DeployKey, c.EmailSignIn,
-		c.Event, c.FederationFlow, c.GrantRefreshToken, c.Identity, c.Invitation,
-		c.MFAChallenge, c.MFAFactor, c.MFARecoveryCode, c.Membership,
-		c.OAuthAuthorization, c.OAuthClient, c.OAuthCode, c.OAuthGrant, c.Project,
-		c.ProviderDomain, c.RefreshToken, c.Resource, c.RevokedAccessToken,
-		c.S3Credential, c.Session, c.SignInBudget, c.SignInMethods, c.SignInProvider,
-		c.SigningKey, c.TrustedAuthorizationServer, c.TrustedIssuer, c.UsageCount,
-		c.UsedAssertion, c.User, c.UserToken, c.VaultConnection, c.Webhook,
-		c.WebhookDelivery,
+		c.AuditEvent, c.AuthClient, c.AuthorizationDetailType, c.BackchannelClient,
+		c.BackchannelRequest, c.EmailSignIn, c.Event, c.FederationFlow,
+		c.GrantRefreshToken, c.Identity, c.Invitation, c.MFAChallenge, c.MFAFactor,
+		c.MFARecoveryCode, c.Membership, c.OAuthAuthorization, c.OAuthClient,
+		c.OAuthCode, c.OAuthGrant, c.Project, c.ProviderDomain, c.RefreshToken,
+		c.Resource, c.RevokedAccessToken, c.S3Credential, c.Session, c.SignInBudget,
+		c.SignInMethods, c.SignInProvider, c.SigningKey, c.TrustedAuthorizationServer,
+		c.TrustedIssuer, c.UsageCount, c.UsedAssertion, c.User, c.UserToken,
+		c.VaultConnection, c.Webhook, c.WebhookDelivery,
 	} {
 		n.Use(hooks...)
 	}
@@ -445,16 +426,15 @@ func (c *Client) Use(hooks ...Hook) {
 // In order to add interceptors to a specific client, call: `client.Node.Intercept(...)`.
 func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
-		c.AgentToken, c.AuditEvent, c.AuthClient, c.AuthorizationDetailType,
-		c.BackchannelClient, c.BackchannelRequest, c.Badge, c.DeployKey, c.EmailSignIn,
-		c.Event, c.FederationFlow, c.GrantRefreshToken, c.Identity, c.Invitation,
-		c.MFAChallenge, c.MFAFactor, c.MFARecoveryCode, c.Membership,
-		c.OAuthAuthorization, c.OAuthClient, c.OAuthCode, c.OAuthGrant, c.Project,
-		c.ProviderDomain, c.RefreshToken, c.Resource, c.RevokedAccessToken,
-		c.S3Credential, c.Session, c.SignInBudget, c.SignInMethods, c.SignInProvider,
-		c.SigningKey, c.TrustedAuthorizationServer, c.TrustedIssuer, c.UsageCount,
-		c.UsedAssertion, c.User, c.UserToken, c.VaultConnection, c.Webhook,
-		c.WebhookDelivery,
+		c.AuditEvent, c.AuthClient, c.AuthorizationDetailType, c.BackchannelClient,
+		c.BackchannelRequest, c.EmailSignIn, c.Event, c.FederationFlow,
+		c.GrantRefreshToken, c.Identity, c.Invitation, c.MFAChallenge, c.MFAFactor,
+		c.MFARecoveryCode, c.Membership, c.OAuthAuthorization, c.OAuthClient,
+		c.OAuthCode, c.OAuthGrant, c.Project, c.ProviderDomain, c.RefreshToken,
+		c.Resource, c.RevokedAccessToken, c.S3Credential, c.Session, c.SignInBudget,
+		c.SignInMethods, c.SignInProvider, c.SigningKey, c.TrustedAuthorizationServer,
+		c.TrustedIssuer, c.UsageCount, c.UsedAssertion, c.User, c.UserToken,
+		c.VaultConnection, c.Webhook, c.WebhookDelivery,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -463,8 +443,6 @@ func (c *Client) Intercept(interceptors ...Interceptor) {
 // Mutate implements the ent.Mutator interface.
 func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 	switch m := m.(type) {
-	case *AgentTokenMutation:
-		return c.AgentToken.mutate(ctx, m)
 	case *AuditEventMutation:
 		return c.AuditEvent.mutate(ctx, m)
 	case *AuthClientMutation:
@@ -475,10 +453,6 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.BackchannelClient.mutate(ctx, m)
 	case *BackchannelRequestMutation:
 		return c.BackchannelRequest.mutate(ctx, m)
-	case *BadgeMutation:
-		return c.Badge.mutate(ctx, m)
-	case *DeployKeyMutation:
-		return c.DeployKey.mutate(ctx, m)
 	case *EmailSignInMutation:
 		return c.EmailSignIn.mutate(ctx, m)
 	case *EventMutation:
@@ -549,139 +523,6 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.WebhookDelivery.mutate(ctx, m)
 	default:
 		return nil, fmt.Errorf("ent: unknown mutation type %T", m)
-	}
-}
-
-// AgentTokenClient is a client for the AgentToken schema.
-type AgentTokenClient struct {
-	config
-}
-
-// NewAgentTokenClient returns a client for the AgentToken from the given config.
-func NewAgentTokenClient(c config) *AgentTokenClient {
-	return &AgentTokenClient{config: c}
-}
-
-// Use adds a list of mutation hooks to the hooks stack.
-// A call to `Use(f, g, h)` equals to `agenttoken.Hooks(f(g(h())))`.
-func (c *AgentTokenClient) Use(hooks ...Hook) {
-	c.hooks.AgentToken = append(c.hooks.AgentToken, hooks...)
-}
-
-// Intercept adds a list of query interceptors to the interceptors stack.
-// A call to `Intercept(f, g, h)` equals to `agenttoken.Intercept(f(g(h())))`.
-func (c *AgentTokenClient) Intercept(interceptors ...Interceptor) {
-	c.inters.AgentToken = append(c.inters.AgentToken, interceptors...)
-}
-
-// Create returns a builder for creating a AgentToken entity.
-func (c *AgentTokenClient) Create() *AgentTokenCreate {
-	mutation := newAgentTokenMutation(c.config, OpCreate)
-	return &AgentTokenCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
-}
-
-// CreateBulk returns a builder for creating a bulk of AgentToken entities.
-func (c *AgentTokenClient) CreateBulk(builders ...*AgentTokenCreate) *AgentTokenCreateBulk {
-	return &AgentTokenCreateBulk{config: c.config, builders: builders}
-}
-
-// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
-// a builder and applies setFunc on it.
-func (c *AgentTokenClient) MapCreateBulk(slice any, setFunc func(*AgentTokenCreate, int)) *AgentTokenCreateBulk {
-	rv := reflect.ValueOf(slice)
-	if rv.Kind() != reflect.Slice {
-		return &AgentTokenCreateBulk{err: fmt.Errorf("calling to AgentTokenClient.MapCreateBulk with wrong type %T, need slice", slice)}
-	}
-	builders := make([]*AgentTokenCreate, rv.Len())
-	for i := 0; i < rv.Len(); i++ {
-		builders[i] = c.Create()
-		setFunc(builders[i], i)
-	}
-	return &AgentTokenCreateBulk{config: c.config, builders: builders}
-}
-
-// Update returns an update builder for AgentToken.
-func (c *AgentTokenClient) Update() *AgentTokenUpdate {
-	mutation := newAgentTokenMutation(c.config, OpUpdate)
-	return &AgentTokenUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
-}
-
-// UpdateOne returns an update builder for the given entity.
-func (c *AgentTokenClient) UpdateOne(_m *AgentToken) *AgentTokenUpdateOne {
-	mutation := newAgentTokenMutation(c.config, OpUpdateOne, withAgentToken(_m))
-	return &AgentTokenUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
-}
-
-// UpdateOneID returns an update builder for the given id.
-func (c *AgentTokenClient) UpdateOneID(id string) *AgentTokenUpdateOne {
-	mutation := newAgentTokenMutation(c.config, OpUpdateOne, withAgentTokenID(id))
-	return &AgentTokenUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
-}
-
-// Delete returns a delete builder for AgentToken.
-func (c *AgentTokenClient) Delete() *AgentTokenDelete {
-	mutation := newAgentTokenMutation(c.config, OpDelete)
-	return &AgentTokenDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
-}
-
-// DeleteOne returns a builder for deleting the given entity.
-func (c *AgentTokenClient) DeleteOne(_m *AgentToken) *AgentTokenDeleteOne {
-	return c.DeleteOneID(_m.ID)
-}
-
-// DeleteOneID returns a builder for deleting the given entity by its id.
-func (c *AgentTokenClient) DeleteOneID(id string) *AgentTokenDeleteOne {
-	builder := c.Delete().Where(agenttoken.ID(id))
-	builder.mutation.id = &id
-	builder.mutation.op = OpDeleteOne
-	return &AgentTokenDeleteOne{builder}
-}
-
-// Query returns a query builder for AgentToken.
-func (c *AgentTokenClient) Query() *AgentTokenQuery {
-	return &AgentTokenQuery{
-		config: c.config,
-		ctx:    &QueryContext{Type: TypeAgentToken},
-		inters: c.Interceptors(),
-	}
-}
-
-// Get returns a AgentToken entity by its id.
-func (c *AgentTokenClient) Get(ctx context.Context, id string) (*AgentToken, error) {
-	return c.Query().Where(agenttoken.ID(id)).Only(ctx)
-}
-
-// GetX is like Get, but panics if an error occurs.
-func (c *AgentTokenClient) GetX(ctx context.Context, id string) *AgentToken {
-	obj, err := c.Get(ctx, id)
-	if err != nil {
-		panic(err)
-	}
-	return obj
-}
-
-// Hooks returns the client hooks.
-func (c *AgentTokenClient) Hooks() []Hook {
-	return c.hooks.AgentToken
-}
-
-// Interceptors returns the client interceptors.
-func (c *AgentTokenClient) Interceptors() []Interceptor {
-	return c.inters.AgentToken
-}
-
-func (c *AgentTokenClient) mutate(ctx context.Context, m *AgentTokenMutation) (Value, error) {
-	switch m.Op() {
-	case OpCreate:
-		return (&AgentTokenCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
-	case OpUpdate:
-		return (&AgentTokenUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
-	case OpUpdateOne:
-		return (&AgentTokenUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
-	case OpDelete, OpDeleteOne:
-		return (&AgentTokenDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
-	default:
-		return nil, fmt.Errorf("ent: unknown AgentToken mutation op: %q", m.Op())
 	}
 }
 
@@ -1347,272 +1188,6 @@ func (c *BackchannelRequestClient) mutate(ctx context.Context, m *BackchannelReq
 		return (&BackchannelRequestDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
 	default:
 		return nil, fmt.Errorf("ent: unknown BackchannelRequest mutation op: %q", m.Op())
-	}
-}
-
-// BadgeClient is a client for the Badge schema.
-type BadgeClient struct {
-	config
-}
-
-// NewBadgeClient returns a client for the Badge from the given config.
-func NewBadgeClient(c config) *BadgeClient {
-	return &BadgeClient{config: c}
-}
-
-// Use adds a list of mutation hooks to the hooks stack.
-// A call to `Use(f, g, h)` equals to `badge.Hooks(f(g(h())))`.
-func (c *BadgeClient) Use(hooks ...Hook) {
-	c.hooks.Badge = append(c.hooks.Badge, hooks...)
-}
-
-// Intercept adds a list of query interceptors to the interceptors stack.
-// A call to `Intercept(f, g, h)` equals to `badge.Intercept(f(g(h())))`.
-func (c *BadgeClient) Intercept(interceptors ...Interceptor) {
-	c.inters.Badge = append(c.inters.Badge, interceptors...)
-}
-
-// Create returns a builder for creating a Badge entity.
-func (c *BadgeClient) Create() *BadgeCreate {
-	mutation := newBadgeMutation(c.config, OpCreate)
-	return &BadgeCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
-}
-
-// CreateBulk returns a builder for creating a bulk of Badge entities.
-func (c *BadgeClient) CreateBulk(builders ...*BadgeCreate) *BadgeCreateBulk {
-	return &BadgeCreateBulk{config: c.config, builders: builders}
-}
-
-// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
-// a builder and applies setFunc on it.
-func (c *BadgeClient) MapCreateBulk(slice any, setFunc func(*BadgeCreate, int)) *BadgeCreateBulk {
-	rv := reflect.ValueOf(slice)
-	if rv.Kind() != reflect.Slice {
-		return &BadgeCreateBulk{err: fmt.Errorf("calling to BadgeClient.MapCreateBulk with wrong type %T, need slice", slice)}
-	}
-	builders := make([]*BadgeCreate, rv.Len())
-	for i := 0; i < rv.Len(); i++ {
-		builders[i] = c.Create()
-		setFunc(builders[i], i)
-	}
-	return &BadgeCreateBulk{config: c.config, builders: builders}
-}
-
-// Update returns an update builder for Badge.
-func (c *BadgeClient) Update() *BadgeUpdate {
-	mutation := newBadgeMutation(c.config, OpUpdate)
-	return &BadgeUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
-}
-
-// UpdateOne returns an update builder for the given entity.
-func (c *BadgeClient) UpdateOne(_m *Badge) *BadgeUpdateOne {
-	mutation := newBadgeMutation(c.config, OpUpdateOne, withBadge(_m))
-	return &BadgeUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
-}
-
-// UpdateOneID returns an update builder for the given id.
-func (c *BadgeClient) UpdateOneID(id string) *BadgeUpdateOne {
-	mutation := newBadgeMutation(c.config, OpUpdateOne, withBadgeID(id))
-	return &BadgeUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
-}
-
-// Delete returns a delete builder for Badge.
-func (c *BadgeClient) Delete() *BadgeDelete {
-	mutation := newBadgeMutation(c.config, OpDelete)
-	return &BadgeDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
-}
-
-// DeleteOne returns a builder for deleting the given entity.
-func (c *BadgeClient) DeleteOne(_m *Badge) *BadgeDeleteOne {
-	return c.DeleteOneID(_m.ID)
-}
-
-// DeleteOneID returns a builder for deleting the given entity by its id.
-func (c *BadgeClient) DeleteOneID(id string) *BadgeDeleteOne {
-	builder := c.Delete().Where(badge.ID(id))
-	builder.mutation.id = &id
-	builder.mutation.op = OpDeleteOne
-	return &BadgeDeleteOne{builder}
-}
-
-// Query returns a query builder for Badge.
-func (c *BadgeClient) Query() *BadgeQuery {
-	return &BadgeQuery{
-		config: c.config,
-		ctx:    &QueryContext{Type: TypeBadge},
-		inters: c.Interceptors(),
-	}
-}
-
-// Get returns a Badge entity by its id.
-func (c *BadgeClient) Get(ctx context.Context, id string) (*Badge, error) {
-	return c.Query().Where(badge.ID(id)).Only(ctx)
-}
-
-// GetX is like Get, but panics if an error occurs.
-func (c *BadgeClient) GetX(ctx context.Context, id string) *Badge {
-	obj, err := c.Get(ctx, id)
-	if err != nil {
-		panic(err)
-	}
-	return obj
-}
-
-// Hooks returns the client hooks.
-func (c *BadgeClient) Hooks() []Hook {
-	return c.hooks.Badge
-}
-
-// Interceptors returns the client interceptors.
-func (c *BadgeClient) Interceptors() []Interceptor {
-	return c.inters.Badge
-}
-
-func (c *BadgeClient) mutate(ctx context.Context, m *BadgeMutation) (Value, error) {
-	switch m.Op() {
-	case OpCreate:
-		return (&BadgeCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
-	case OpUpdate:
-		return (&BadgeUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
-	case OpUpdateOne:
-		return (&BadgeUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
-	case OpDelete, OpDeleteOne:
-		return (&BadgeDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
-	default:
-		return nil, fmt.Errorf("ent: unknown Badge mutation op: %q", m.Op())
-	}
-}
-
-// DeployKeyClient is a client for the DeployKey schema.
-type DeployKeyClient struct {
-	config
-}
-
-// NewDeployKeyClient returns a client for the DeployKey from the given config.
-func NewDeployKeyClient(c config) *DeployKeyClient {
-	return &DeployKeyClient{config: c}
-}
-
-// Use adds a list of mutation hooks to the hooks stack.
-// A call to `Use(f, g, h)` equals to `deploykey.Hooks(f(g(h())))`.
-func (c *DeployKeyClient) Use(hooks ...Hook) {
-	c.hooks.DeployKey = append(c.hooks.DeployKey, hooks...)
-}
-
-// Intercept adds a list of query interceptors to the interceptors stack.
-// A call to `Intercept(f, g, h)` equals to `deploykey.Intercept(f(g(h())))`.
-func (c *DeployKeyClient) Intercept(interceptors ...Interceptor) {
-	c.inters.DeployKey = append(c.inters.DeployKey, interceptors...)
-}
-
-// Create returns a builder for creating a DeployKey entity.
-func (c *DeployKeyClient) Create() *DeployKeyCreate {
-	mutation := newDeployKeyMutation(c.config, OpCreate)
-	return &DeployKeyCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
-}
-
-// CreateBulk returns a builder for creating a bulk of DeployKey entities.
-func (c *DeployKeyClient) CreateBulk(builders ...*DeployKeyCreate) *DeployKeyCreateBulk {
-	return &DeployKeyCreateBulk{config: c.config, builders: builders}
-}
-
-// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
-// a builder and applies setFunc on it.
-func (c *DeployKeyClient) MapCreateBulk(slice any, setFunc func(*DeployKeyCreate, int)) *DeployKeyCreateBulk {
-	rv := reflect.ValueOf(slice)
-	if rv.Kind() != reflect.Slice {
-		return &DeployKeyCreateBulk{err: fmt.Errorf("calling to DeployKeyClient.MapCreateBulk with wrong type %T, need slice", slice)}
-	}
-	builders := make([]*DeployKeyCreate, rv.Len())
-	for i := 0; i < rv.Len(); i++ {
-		builders[i] = c.Create()
-		setFunc(builders[i], i)
-	}
-	return &DeployKeyCreateBulk{config: c.config, builders: builders}
-}
-
-// Update returns an update builder for DeployKey.
-func (c *DeployKeyClient) Update() *DeployKeyUpdate {
-	mutation := newDeployKeyMutation(c.config, OpUpdate)
-	return &DeployKeyUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
-}
-
-// UpdateOne returns an update builder for the given entity.
-func (c *DeployKeyClient) UpdateOne(_m *DeployKey) *DeployKeyUpdateOne {
-	mutation := newDeployKeyMutation(c.config, OpUpdateOne, withDeployKey(_m))
-	return &DeployKeyUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
-}
-
-// UpdateOneID returns an update builder for the given id.
-func (c *DeployKeyClient) UpdateOneID(id string) *DeployKeyUpdateOne {
-	mutation := newDeployKeyMutation(c.config, OpUpdateOne, withDeployKeyID(id))
-	return &DeployKeyUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
-}
-
-// Delete returns a delete builder for DeployKey.
-func (c *DeployKeyClient) Delete() *DeployKeyDelete {
-	mutation := newDeployKeyMutation(c.config, OpDelete)
-	return &DeployKeyDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
-}
-
-// DeleteOne returns a builder for deleting the given entity.
-func (c *DeployKeyClient) DeleteOne(_m *DeployKey) *DeployKeyDeleteOne {
-	return c.DeleteOneID(_m.ID)
-}
-
-// DeleteOneID returns a builder for deleting the given entity by its id.
-func (c *DeployKeyClient) DeleteOneID(id string) *DeployKeyDeleteOne {
-	builder := c.Delete().Where(deploykey.ID(id))
-	builder.mutation.id = &id
-	builder.mutation.op = OpDeleteOne
-	return &DeployKeyDeleteOne{builder}
-}
-
-// Query returns a query builder for DeployKey.
-func (c *DeployKeyClient) Query() *DeployKeyQuery {
-	return &DeployKeyQuery{
-		config: c.config,
-		ctx:    &QueryContext{Type: TypeDeployKey},
-		inters: c.Interceptors(),
-	}
-}
-
-// Get returns a DeployKey entity by its id.
-func (c *DeployKeyClient) Get(ctx context.Context, id string) (*DeployKey, error) {
-	return c.Query().Where(deploykey.ID(id)).Only(ctx)
-}
-
-// GetX is like Get, but panics if an error occurs.
-func (c *DeployKeyClient) GetX(ctx context.Context, id string) *DeployKey {
-	obj, err := c.Get(ctx, id)
-	if err != nil {
-		panic(err)
-	}
-	return obj
-}
-
-// Hooks returns the client hooks.
-func (c *DeployKeyClient) Hooks() []Hook {
-	return c.hooks.DeployKey
-}
-
-// Interceptors returns the client interceptors.
-func (c *DeployKeyClient) Interceptors() []Interceptor {
-	return c.inters.DeployKey
-}
-
-func (c *DeployKeyClient) mutate(ctx context.Context, m *DeployKeyMutation) (Value, error) {
-	switch m.Op() {
-	case OpCreate:
-		return (&DeployKeyCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
-	case OpUpdate:
-		return (&DeployKeyUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
-	case OpUpdateOne:
-		return (&DeployKeyUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
-	case OpDelete, OpDeleteOne:
-		return (&DeployKeyDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
-	default:
-		return nil, fmt.Errorf("ent: unknown DeployKey mutation op: %q", m.Op())
 	}
 }
 
@@ -6141,26 +5716,24 @@ func (c *WebhookDeliveryClient) mutate(ctx context.Context, m *WebhookDeliveryMu
 // hooks and interceptors per client, for fast access.
 type (
 	hooks struct {
-		AgentToken, AuditEvent, AuthClient, AuthorizationDetailType, BackchannelClient,
-		BackchannelRequest, Badge, DeployKey, EmailSignIn, Event, FederationFlow,
-		GrantRefreshToken, Identity, Invitation, MFAChallenge, MFAFactor,
-		MFARecoveryCode, Membership, OAuthAuthorization, OAuthClient, OAuthCode,
-		OAuthGrant, Project, ProviderDomain, RefreshToken, Resource,
-		RevokedAccessToken, S3Credential, Session, SignInBudget, SignInMethods,
-		SignInProvider, SigningKey, TrustedAuthorizationServer, TrustedIssuer,
-		UsageCount, UsedAssertion, User, UserToken, VaultConnection, Webhook,
-		WebhookDelivery []ent.Hook
+		AuditEvent, AuthClient, AuthorizationDetailType, BackchannelClient,
+		BackchannelRequest, EmailSignIn, Event, FederationFlow, GrantRefreshToken,
+		Identity, Invitation, MFAChallenge, MFAFactor, MFARecoveryCode, Membership,
+		OAuthAuthorization, OAuthClient, OAuthCode, OAuthGrant, Project,
+		ProviderDomain, RefreshToken, Resource, RevokedAccessToken, S3Credential,
+		Session, SignInBudget, SignInMethods, SignInProvider, SigningKey,
+		TrustedAuthorizationServer, TrustedIssuer, UsageCount, UsedAssertion, User,
+		UserToken, VaultConnection, Webhook, WebhookDelivery []ent.Hook
 	}
 	inters struct {
-		AgentToken, AuditEvent, AuthClient, AuthorizationDetailType, BackchannelClient,
-		BackchannelRequest, Badge, DeployKey, EmailSignIn, Event, FederationFlow,
-		GrantRefreshToken, Identity, Invitation, MFAChallenge, MFAFactor,
-		MFARecoveryCode, Membership, OAuthAuthorization, OAuthClient, OAuthCode,
-		OAuthGrant, Project, ProviderDomain, RefreshToken, Resource,
-		RevokedAccessToken, S3Credential, Session, SignInBudget, SignInMethods,
-		SignInProvider, SigningKey, TrustedAuthorizationServer, TrustedIssuer,
-		UsageCount, UsedAssertion, User, UserToken, VaultConnection, Webhook,
-		WebhookDelivery []ent.Interceptor
+		AuditEvent, AuthClient, AuthorizationDetailType, BackchannelClient,
+		BackchannelRequest, EmailSignIn, Event, FederationFlow, GrantRefreshToken,
+		Identity, Invitation, MFAChallenge, MFAFactor, MFARecoveryCode, Membership,
+		OAuthAuthorization, OAuthClient, OAuthCode, OAuthGrant, Project,
+		ProviderDomain, RefreshToken, Resource, RevokedAccessToken, S3Credential,
+		Session, SignInBudget, SignInMethods, SignInProvider, SigningKey,
+		TrustedAuthorizationServer, TrustedIssuer, UsageCount, UsedAssertion, User,
+		UserToken, VaultConnection, Webhook, WebhookDelivery []ent.Interceptor
 	}
 )
 

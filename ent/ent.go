@@ -12,14 +12,11 @@ import (
 	"entgo.io/ent"
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
-	"github.com/authcore/authcore/ent/agenttoken"
 	"github.com/authcore/authcore/ent/auditevent"
 	"github.com/authcore/authcore/ent/authclient"
 	"github.com/authcore/authcore/ent/authorizationdetailtype"
 	"github.com/authcore/authcore/ent/backchannelclient"
 	"github.com/authcore/authcore/ent/backchannelrequest"
-	"github.com/authcore/authcore/ent/badge"
-	"github.com/authcore/authcore/ent/deploykey"
 	"github.com/authcore/authcore/ent/emailsignin"
 	"github.com/authcore/authcore/ent/event"
 	"github.com/authcore/authcore/ent/federationflow"
@@ -114,14 +111,11 @@ var (
 func checkColumn(t, c string) error {
 	initCheck.Do(func() {
 		columnCheck = sql.NewColumnCheck(map[string]func(string) bool{
-			agenttoken.Table:                 agenttoken.ValidColumn,
 			auditevent.Table:                 auditevent.ValidColumn,
 			authclient.Table:                 authclient.ValidColumn,
 			authorizationdetailtype.Table:    authorizationdetailtype.ValidColumn,
 			backchannelclient.Table:          backchannelclient.ValidColumn,
 			backchannelrequest.Table:         backchannelrequest.ValidColumn,
-			badge.Table:                      badge.ValidColumn,
-			deploykey.Table:                  deploykey.ValidColumn,
 			emailsignin.Table:                emailsignin.ValidColumn,
 			event.Table:                      event.ValidColumn,
 			federationflow.Table:             federationflow.ValidColumn,

@@ -5,14 +5,11 @@ package ent
 import (
 	"time"
 
-	"github.com/authcore/authcore/ent/agenttoken"
 	"github.com/authcore/authcore/ent/auditevent"
 	"github.com/authcore/authcore/ent/authclient"
 	"github.com/authcore/authcore/ent/authorizationdetailtype"
 	"github.com/authcore/authcore/ent/backchannelclient"
 	"github.com/authcore/authcore/ent/backchannelrequest"
-	"github.com/authcore/authcore/ent/badge"
-	"github.com/authcore/authcore/ent/deploykey"
 	"github.com/authcore/authcore/ent/emailsignin"
 	"github.com/authcore/authcore/ent/event"
 	"github.com/authcore/authcore/ent/federationflow"
@@ -53,47 +50,6 @@ import (
 // (default values, validators, hooks and policies) and stitches it
 // to their package variables.
 func init() {
-	agenttokenMixin := schema.AgentToken{}.Mixin()
-	agenttokenMixinFields0 := agenttokenMixin[0].Fields()
-	_ = agenttokenMixinFields0
-	agenttokenFields := schema.AgentToken{}.Fields()
-	_ = agenttokenFields
-	// agenttokenDescCreatedAt is the schema descriptor for created_at field.
-	agenttokenDescCreatedAt := agenttokenMixinFields0[1].Descriptor()
-	// agenttoken.DefaultCreatedAt holds the default value on creation for the created_at field.
-	agenttoken.DefaultCreatedAt = agenttokenDescCreatedAt.Default.(func() time.Time)
-	// agenttokenDescProjectID is the schema descriptor for project_id field.
-	agenttokenDescProjectID := agenttokenMixinFields0[2].Descriptor()
-	// agenttoken.ProjectIDValidator is a validator for the "project_id" field. It is called by the builders before save.
-	agenttoken.ProjectIDValidator = agenttokenDescProjectID.Validators[0].(func(string) error)
-	// agenttokenDescDigest is the schema descriptor for digest field.
-	agenttokenDescDigest := agenttokenMixinFields0[5].Descriptor()
-	// agenttoken.DigestValidator is a validator for the "digest" field. It is called by the builders before save.
-	agenttoken.DigestValidator = agenttokenDescDigest.Validators[0].(func([]byte) error)
-	// agenttokenDescAgentName is the schema descriptor for agent_name field.
-	agenttokenDescAgentName := agenttokenFields[0].Descriptor()
-	// agenttoken.AgentNameValidator is a validator for the "agent_name" field. It is called by the builders before save.
-	agenttoken.AgentNameValidator = agenttokenDescAgentName.Validators[0].(func(string) error)
-	// agenttokenDescID is the schema descriptor for id field.
-	agenttokenDescID := agenttokenMixinFields0[0].Descriptor()
-	// agenttoken.DefaultID holds the default value on creation for the id field.
-	agenttoken.DefaultID = agenttokenDescID.Default.(func() string)
-	// agenttoken.IDValidator is a validator for the "id" field. It is called by the builders before save.
-	agenttoken.IDValidator = func() func(string) error {
-		validators := agenttokenDescID.Validators
-		fns := [...]func(string) error{
-			validators[0].(func(string) error),
-			validators[1].(func(string) error),
-		}
-		return func(id string) error {
-			for _, fn := range fns {
-				if err := fn(id); err != nil {
-					return err
-				}
-			}
-			return nil
-		}
-	}()
 	auditeventMixin := schema.AuditEvent{}.Mixin()
 	auditeventMixinFields0 := auditeventMixin[0].Fields()
 	_ = auditeventMixinFields0
@@ -322,114 +278,6 @@ func init() {
 	// backchannelrequest.IDValidator is a validator for the "id" field. It is called by the builders before save.
 	backchannelrequest.IDValidator = func() func(string) error {
 		validators := backchannelrequestDescID.Validators
-		fns := [...]func(string) error{
-			validators[0].(func(string) error),
-			validators[1].(func(string) error),
-		}
-		return func(id string) error {
-			for _, fn := range fns {
-				if err := fn(id); err != nil {
-					return err
-				}
-			}
-			return nil
-		}
-	}()
-	badgeMixin := schema.Badge{}.Mixin()
-	badgeMixinFields0 := badgeMixin[0].Fields()
-	_ = badgeMixinFields0
-	badgeFields := schema.Badge{}.Fields()
-	_ = badgeFields
-	// badgeDescCreatedAt is the schema descriptor for created_at field.
-	badgeDescCreatedAt := badgeMixinFields0[1].Descriptor()
-	// badge.DefaultCreatedAt holds the default value on creation for the created_at field.
-	badge.DefaultCreatedAt = badgeDescCreatedAt.Default.(func() time.Time)
-	// badgeDescProjectID is the schema descriptor for project_id field.
-	badgeDescProjectID := badgeMixinFields0[2].Descriptor()
-	// badge.ProjectIDValidator is a validator for the "project_id" field. It is called by the builders before save.
-	badge.ProjectIDValidator = badgeDescProjectID.Validators[0].(func(string) error)
-	// badgeDescDigest is the schema descriptor for digest field.
-	badgeDescDigest := badgeMixinFields0[5].Descriptor()
-	// badge.DigestValidator is a validator for the "digest" field. It is called by the builders before save.
-	badge.DigestValidator = badgeDescDigest.Validators[0].(func([]byte) error)
-	// badgeDescProduct is the schema descriptor for product field.
-	badgeDescProduct := badgeFields[0].Descriptor()
-	// badge.ProductValidator is a validator for the "product" field. It is called by the builders before save.
-	badge.ProductValidator = badgeDescProduct.Validators[0].(func(string) error)
-	// badgeDescName is the schema descriptor for name field.
-	badgeDescName := badgeFields[1].Descriptor()
-	// badge.NameValidator is a validator for the "name" field. It is called by the builders before save.
-	badge.NameValidator = badgeDescName.Validators[0].(func(string) error)
-	// badgeDescRole is the schema descriptor for role field.
-	badgeDescRole := badgeFields[2].Descriptor()
-	// badge.RoleValidator is a validator for the "role" field. It is called by the builders before save.
-	badge.RoleValidator = badgeDescRole.Validators[0].(func(string) error)
-	// badgeDescID is the schema descriptor for id field.
-	badgeDescID := badgeMixinFields0[0].Descriptor()
-	// badge.DefaultID holds the default value on creation for the id field.
-	badge.DefaultID = badgeDescID.Default.(func() string)
-	// badge.IDValidator is a validator for the "id" field. It is called by the builders before save.
-	badge.IDValidator = func() func(string) error {
-		validators := badgeDescID.Validators
-		fns := [...]func(string) error{
-			validators[0].(func(string) error),
-			validators[1].(func(string) error),
-		}
-		return func(id string) error {
-			for _, fn := range fns {
-				if err := fn(id); err != nil {
-					return err
-				}
-			}
-			return nil
-		}
-	}()
-	deploykeyMixin := schema.DeployKey{}.Mixin()
-	deploykeyMixinFields0 := deploykeyMixin[0].Fields()
-	_ = deploykeyMixinFields0
-	deploykeyFields := schema.DeployKey{}.Fields()
-	_ = deploykeyFields
-	// deploykeyDescCreatedAt is the schema descriptor for created_at field.
-	deploykeyDescCreatedAt := deploykeyMixinFields0[1].Descriptor()
-	// deploykey.DefaultCreatedAt holds the default value on creation for the created_at field.
-	deploykey.DefaultCreatedAt = deploykeyDescCreatedAt.Default.(func() time.Time)
-	// deploykeyDescProjectID is the schema descriptor for project_id field.
-	deploykeyDescProjectID := deploykeyMixinFields0[2].Descriptor()
-	// deploykey.ProjectIDValidator is a validator for the "project_id" field. It is called by the builders before save.
-	deploykey.ProjectIDValidator = deploykeyDescProjectID.Validators[0].(func(string) error)
-	// deploykeyDescDigest is the schema descriptor for digest field.
-	deploykeyDescDigest := deploykeyMixinFields0[5].Descriptor()
-	// deploykey.DigestValidator is a validator for the "digest" field. It is called by the builders before save.
-	deploykey.DigestValidator = deploykeyDescDigest.Validators[0].(func([]byte) error)
-	// deploykeyDescName is the schema descriptor for name field.
-	deploykeyDescName := deploykeyFields[0].Descriptor()
-	// deploykey.NameValidator is a validator for the "name" field. It is called by the builders before save.
-	deploykey.NameValidator = func() func(string) error {
-		validators := deploykeyDescName.Validators
-		fns := [...]func(string) error{
-			validators[0].(func(string) error),
-			validators[1].(func(string) error),
-		}
-		return func(name string) error {
-			for _, fn := range fns {
-				if err := fn(name); err != nil {
-					return err
-				}
-			}
-			return nil
-		}
-	}()
-	// deploykeyDescRepository is the schema descriptor for repository field.
-	deploykeyDescRepository := deploykeyFields[1].Descriptor()
-	// deploykey.RepositoryValidator is a validator for the "repository" field. It is called by the builders before save.
-	deploykey.RepositoryValidator = deploykeyDescRepository.Validators[0].(func(string) error)
-	// deploykeyDescID is the schema descriptor for id field.
-	deploykeyDescID := deploykeyMixinFields0[0].Descriptor()
-	// deploykey.DefaultID holds the default value on creation for the id field.
-	deploykey.DefaultID = deploykeyDescID.Default.(func() string)
-	// deploykey.IDValidator is a validator for the "id" field. It is called by the builders before save.
-	deploykey.IDValidator = func() func(string) error {
-		validators := deploykeyDescID.Validators
 		fns := [...]func(string) error{
 			validators[0].(func(string) error),
 			validators[1].(func(string) error),

@@ -14,8 +14,6 @@ import (
 // Tx is a transactional client that is created by calling Client.Tx().
 type Tx struct {
 	config
-	// AgentToken is the client for interacting with the AgentToken builders.
-	AgentToken *AgentTokenClient
 	// AuditEvent is the client for interacting with the AuditEvent builders.
 	AuditEvent *AuditEventClient
 	// AuthClient is the client for interacting with the AuthClient builders.
@@ -26,10 +24,6 @@ type Tx struct {
 	BackchannelClient *BackchannelClientClient
 	// BackchannelRequest is the client for interacting with the BackchannelRequest builders.
 	BackchannelRequest *BackchannelRequestClient
-	// Badge is the client for interacting with the Badge builders.
-	Badge *BadgeClient
-	// DeployKey is the client for interacting with the DeployKey builders.
-	DeployKey *DeployKeyClient
 	// EmailSignIn is the client for interacting with the EmailSignIn builders.
 	EmailSignIn *EmailSignInClient
 	// Event is the client for interacting with the Event builders.
@@ -229,14 +223,11 @@ func (tx *Tx) Client() *Client {
 }
 
 func (tx *Tx) init() {
-	tx.AgentToken = NewAgentTokenClient(tx.config)
 	tx.AuditEvent = NewAuditEventClient(tx.config)
 	tx.AuthClient = NewAuthClientClient(tx.config)
 	tx.AuthorizationDetailType = NewAuthorizationDetailTypeClient(tx.config)
 	tx.BackchannelClient = NewBackchannelClientClient(tx.config)
 	tx.BackchannelRequest = NewBackchannelRequestClient(tx.config)
-	tx.Badge = NewBadgeClient(tx.config)
-	tx.DeployKey = NewDeployKeyClient(tx.config)
 	tx.EmailSignIn = NewEmailSignInClient(tx.config)
 	tx.Event = NewEventClient(tx.config)
 	tx.FederationFlow = NewFederationFlowClient(tx.config)
@@ -280,7 +271,7 @@ func (tx *Tx) init() {
 // of them in order to commit or rollback the transaction.
 //
 // If a closed transaction is embedded in one of the generated entities, and the entity
-// applies a query, for example: AgentToken.QueryXXX(), the query will be executed
+// applies a query, for example: AuditEvent.QueryXXX(), the query will be executed
 // through the driver which created this transaction.
 //
 // Note that txDriver is not goroutine safe.

@@ -367,7 +367,7 @@ func benchScenarios() []scenario {
 			}
 			ts := &tokenSet{project: prj, admin: admin}
 			env.shared["tokens"] = ts
-			if err := ts.grow(ctx, env.ent, 10_000); err != nil {
+			if err := ts.grow(ctx, env.db, 10_000); err != nil {
 				return request{}, err
 			}
 			if strings.HasPrefix(env.cfg.DatabaseURL, "postgres") {
@@ -390,7 +390,7 @@ func benchScenarios() []scenario {
 				return request{}, fmt.Errorf("run together with the 10k scenario")
 			}
 			start := time.Now()
-			if err := ts.grow(ctx, env.ent, env.tokens); err != nil {
+			if err := ts.grow(ctx, env.db, env.tokens); err != nil {
 				return request{}, err
 			}
 			if err := settle(ctx, env); err != nil {

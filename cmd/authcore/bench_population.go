@@ -16,19 +16,18 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	"go.uber.org/fx"
 
 	"github.com/authcore/authcore/cmd/authcore/app"
 	"github.com/authcore/authcore/ent"
-	"github.com/authcore/authcore/ent/agenttoken"
-	"github.com/authcore/authcore/ent/schema"
+	"github.com/authcore/authcore/modules/agenttoken"
 	"github.com/authcore/authcore/platform/config"
 	"github.com/authcore/authcore/platform/database"
 	"github.com/authcore/authcore/platform/httpserver"
 	"github.com/authcore/authcore/platform/invalidation"
+	"github.com/authcore/authcore/platform/lifecycle"
 	"github.com/authcore/authcore/platform/logging"
 	"github.com/authcore/authcore/platform/secret"
 )
@@ -65,53 +64,21 @@ func (p *population) token(i int) string {
 	return secret.TokenOf("ai", p.prefix+string(tail[:]))
 }
 
-// grow seeds tokens until the population holds total: on PostgreSQL with COPY, on SQLite
-// with multi-row INSERTs (ent's bulk create), 50,000 rows a transaction.
+// grow seeds tokens until the population holds total, through the agent tokens' table
+// (COPY on PostgreSQL, multi-row INSERTs on SQLite).
 func (p *population) grow(ctx context.Context, db *database.DB, total int) error {
 	now := time.Now().UTC()
 	expires := now.Add(720 * time.Hour)
-	for p.stored < total {
-		n := min(50_000, total-p.stored)
-		first := p.stored
-		if db.Storage == config.Postgres {
-			rows := pgx.CopyFromFunc(func() func() ([]any, error) {
-				i := first
-				return func() ([]any, error) {
-					if i == first+n {
-						return nil, nil
-					}
-					tok := p.token(i)
-					i++
-					return []any{schema.NewID(schema.AgentTokenIDPrefix), now, secret.DigestOf(tok).Bytes(), secret.Hint(tok), p.project, "bench", "[]", expires}, nil
-				}
-			}())
-			if _, err := db.Pool.CopyFrom(ctx, pgx.Identifier{agenttoken.Table}, []string{agenttoken.FieldID, agenttoken.FieldCreatedAt,
-				agenttoken.FieldDigest, agenttoken.FieldTokenHint, agenttoken.FieldProjectID, agenttoken.FieldAgentName,
-				agenttoken.FieldScopes, agenttoken.FieldExpiresAt}, rows); err != nil {
-				return fmt.Errorf("seeding tokens: %w", err)
-			}
-		} else {
-			err := database.WithTx(ctx, db.Ent, func(tx *ent.Tx) error {
-				const batch = 2000 // 8 columns each: under SQLite's 32,766 variables a statement
-				for k := 0; k < n; k += batch {
-					builders := make([]*ent.AgentTokenCreate, 0, batch)
-					for i := first + k; i < first+min(k+batch, n); i++ {
-						tok := p.token(i)
-						builders = append(builders, tx.AgentToken.Create().SetProjectID(p.project).SetAgentName("bench").SetScopes([]string{}).
-							SetCreatedAt(now).SetExpiresAt(expires).SetTokenHint(secret.Hint(tok)).SetDigest(secret.DigestOf(tok).Bytes()))
-					}
-					if err := tx.AgentToken.CreateBulk(builders...).Exec(ctx); err != nil {
-						return err
-					}
-				}
-				return nil
-			})
-			if err != nil {
-				return fmt.Errorf("seeding tokens: %w", err)
-			}
-		}
-		p.stored += n
+	first := p.stored
+	err := agenttoken.Table.Seed(ctx, db, total-first, func(i int) lifecycle.Seeded {
+		tok := p.token(first + i)
+		return lifecycle.Seeded{ProjectID: p.project, CreatedAt: now, ExpiresAt: &expires, Hint: secret.Hint(tok),
+			Digest: secret.DigestOf(tok).Bytes(), Own: map[string]any{"agent_name": "bench", "scopes": []string{}}}
+	})
+	if err != nil {
+		return err
 	}
+	p.stored = total
 	return nil
 }
 

@@ -4,12 +4,15 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/json"
+	"errors"
 	"fmt"
 	mrand "math/rand/v2"
 	"net/http"
 	"time"
 
-	"github.com/authcore/authcore/ent"
+	"github.com/authcore/authcore/modules/agenttoken"
+	"github.com/authcore/authcore/platform/database"
+	"github.com/authcore/authcore/platform/lifecycle"
 	"github.com/authcore/authcore/platform/secret"
 )
 
@@ -42,42 +45,34 @@ func mintOne(env *benchEnv, admin benchSession, project string) (string, error) 
 	return out.Plaintext, err
 }
 
-// grow adds rows until the set holds total tokens, written straight to the store in bulk
-// (the API would take hours for a million). Every 50th row keeps its plaintext for the
-// sample; the rest only need to exist, so their digests are random bytes.
-func (ts *tokenSet) grow(ctx context.Context, client *ent.Client, total int) error {
-	const batch = 2000
+// grow adds rows until the set holds total tokens, written straight to the agent tokens'
+// table in bulk (the API would take hours for a million). Every 50th row keeps its
+// plaintext for the sample; the rest only need to exist, so their digests are random.
+func (ts *tokenSet) grow(ctx context.Context, db *database.DB, total int) error {
 	now := time.Now().UTC()
-	for ts.stored < total {
-		n := min(batch, total-ts.stored)
-		builders := make([]*ent.AgentTokenCreate, 0, n)
-		for i := 0; i < n; i++ {
-			var digest []byte
-			hint := "ac_ai_…"
-			if (ts.stored+i)%50 == 0 {
-				pt, err := secret.NewToken("ai")
-				if err != nil {
-					return err
-				}
-				ts.sample = append(ts.sample, pt)
-				digest = secret.DigestOf(pt).Bytes()
-				hint = secret.Hint(pt)
-			} else {
-				digest = make([]byte, 32)
-				if _, err := rand.Read(digest); err != nil {
-					return err
-				}
+	expires := now.Add(720 * time.Hour)
+	first := ts.stored
+	var failed error
+	err := agenttoken.Table.Seed(ctx, db, total-first, func(i int) lifecycle.Seeded {
+		row := lifecycle.Seeded{ProjectID: ts.project, CreatedAt: now, ExpiresAt: &expires, Hint: "ac_ai_…",
+			Digest: make([]byte, 32), Own: map[string]any{"agent_name": "bench", "scopes": []string{}}}
+		if (first+i)%50 == 0 {
+			pt, err := secret.NewToken("ai")
+			if err != nil {
+				failed = err
+				return row
 			}
-			builders = append(builders, client.AgentToken.Create().
-				SetProjectID(ts.project).SetAgentName("bench").SetScopes([]string{}).
-				SetCreatedAt(now).SetExpiresAt(now.Add(720*time.Hour)).
-				SetTokenHint(hint).SetDigest(digest))
+			ts.sample = append(ts.sample, pt)
+			row.Digest, row.Hint = secret.DigestOf(pt).Bytes(), secret.Hint(pt)
+		} else if _, err := rand.Read(row.Digest); err != nil {
+			failed = err
 		}
-		if err := client.AgentToken.CreateBulk(builders...).Exec(ctx); err != nil {
-			return fmt.Errorf("seeding tokens: %w", err)
-		}
-		ts.stored += n
+		return row
+	})
+	if err = errors.Join(err, failed); err != nil {
+		return fmt.Errorf("seeding tokens: %w", err)
 	}
+	ts.stored = total
 	return nil
 }
 

@@ -9,18 +9,6 @@ import (
 	"github.com/authcore/authcore/ent"
 )
 
-// The AgentTokenFunc type is an adapter to allow the use of ordinary
-// function as AgentToken mutator.
-type AgentTokenFunc func(context.Context, *ent.AgentTokenMutation) (ent.Value, error)
-
-// Mutate calls f(ctx, m).
-func (f AgentTokenFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
-	if mv, ok := m.(*ent.AgentTokenMutation); ok {
-		return f(ctx, mv)
-	}
-	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.AgentTokenMutation", m)
-}
-
 // The AuditEventFunc type is an adapter to allow the use of ordinary
 // function as AuditEvent mutator.
 type AuditEventFunc func(context.Context, *ent.AuditEventMutation) (ent.Value, error)
@@ -79,30 +67,6 @@ func (f BackchannelRequestFunc) Mutate(ctx context.Context, m ent.Mutation) (ent
 		return f(ctx, mv)
 	}
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.BackchannelRequestMutation", m)
-}
-
-// The BadgeFunc type is an adapter to allow the use of ordinary
-// function as Badge mutator.
-type BadgeFunc func(context.Context, *ent.BadgeMutation) (ent.Value, error)
-
-// Mutate calls f(ctx, m).
-func (f BadgeFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
-	if mv, ok := m.(*ent.BadgeMutation); ok {
-		return f(ctx, mv)
-	}
-	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.BadgeMutation", m)
-}
-
-// The DeployKeyFunc type is an adapter to allow the use of ordinary
-// function as DeployKey mutator.
-type DeployKeyFunc func(context.Context, *ent.DeployKeyMutation) (ent.Value, error)
-
-// Mutate calls f(ctx, m).
-func (f DeployKeyFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
-	if mv, ok := m.(*ent.DeployKeyMutation); ok {
-		return f(ctx, mv)
-	}
-	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.DeployKeyMutation", m)
 }
 
 // The EmailSignInFunc type is an adapter to allow the use of ordinary

@@ -9,36 +9,6 @@ import (
 )
 
 var (
-	// AgentTokensColumns holds the columns for the "agent_tokens" table.
-	AgentTokensColumns = []*schema.Column{
-		{Name: "id", Type: field.TypeString, Size: 40},
-		{Name: "created_at", Type: field.TypeTime},
-		{Name: "project_id", Type: field.TypeString},
-		{Name: "created_by", Type: field.TypeString, Nullable: true},
-		{Name: "expires_at", Type: field.TypeTime},
-		{Name: "digest", Type: field.TypeBytes, Unique: true},
-		{Name: "previous_digest", Type: field.TypeBytes, Unique: true, Nullable: true},
-		{Name: "previous_expires_at", Type: field.TypeTime, Nullable: true},
-		{Name: "revoked_at", Type: field.TypeTime, Nullable: true},
-		{Name: "last_used_at", Type: field.TypeTime, Nullable: true},
-		{Name: "token_hint", Type: field.TypeString},
-		{Name: "agent_name", Type: field.TypeString},
-		{Name: "scopes", Type: field.TypeJSON},
-		{Name: "dpop_jkt", Type: field.TypeString, Nullable: true},
-	}
-	// AgentTokensTable holds the schema information for the "agent_tokens" table.
-	AgentTokensTable = &schema.Table{
-		Name:       "agent_tokens",
-		Columns:    AgentTokensColumns,
-		PrimaryKey: []*schema.Column{AgentTokensColumns[0]},
-		Indexes: []*schema.Index{
-			{
-				Name:    "agenttoken_project_id_id",
-				Unique:  false,
-				Columns: []*schema.Column{AgentTokensColumns[2], AgentTokensColumns[0]},
-			},
-		},
-	}
 	// AuditEventsColumns holds the columns for the "audit_events" table.
 	AuditEventsColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeString, Size: 40},
@@ -211,65 +181,6 @@ var (
 				Name:    "backchannelrequest_expires_at",
 				Unique:  false,
 				Columns: []*schema.Column{BackchannelRequestsColumns[15]},
-			},
-		},
-	}
-	// BadgesColumns holds the columns for the "badges" table.
-	BadgesColumns = []*schema.Column{
-		{Name: "id", Type: field.TypeString, Size: 40},
-		{Name: "created_at", Type: field.TypeTime},
-		{Name: "project_id", Type: field.TypeString},
-		{Name: "created_by", Type: field.TypeString, Nullable: true},
-		{Name: "expires_at", Type: field.TypeTime, Nullable: true},
-		{Name: "digest", Type: field.TypeBytes, Unique: true},
-		{Name: "previous_digest", Type: field.TypeBytes, Unique: true, Nullable: true},
-		{Name: "previous_expires_at", Type: field.TypeTime, Nullable: true},
-		{Name: "revoked_at", Type: field.TypeTime, Nullable: true},
-		{Name: "last_used_at", Type: field.TypeTime, Nullable: true},
-		{Name: "secret_hint", Type: field.TypeString},
-		{Name: "product", Type: field.TypeString},
-		{Name: "name", Type: field.TypeString},
-		{Name: "role", Type: field.TypeString},
-	}
-	// BadgesTable holds the schema information for the "badges" table.
-	BadgesTable = &schema.Table{
-		Name:       "badges",
-		Columns:    BadgesColumns,
-		PrimaryKey: []*schema.Column{BadgesColumns[0]},
-		Indexes: []*schema.Index{
-			{
-				Name:    "badge_project_id_id",
-				Unique:  false,
-				Columns: []*schema.Column{BadgesColumns[2], BadgesColumns[0]},
-			},
-		},
-	}
-	// DeployKeysColumns holds the columns for the "deploy_keys" table.
-	DeployKeysColumns = []*schema.Column{
-		{Name: "id", Type: field.TypeString, Size: 40},
-		{Name: "created_at", Type: field.TypeTime},
-		{Name: "project_id", Type: field.TypeString},
-		{Name: "created_by", Type: field.TypeString, Nullable: true},
-		{Name: "expires_at", Type: field.TypeTime, Nullable: true},
-		{Name: "digest", Type: field.TypeBytes, Unique: true},
-		{Name: "previous_digest", Type: field.TypeBytes, Unique: true, Nullable: true},
-		{Name: "previous_expires_at", Type: field.TypeTime, Nullable: true},
-		{Name: "revoked_at", Type: field.TypeTime, Nullable: true},
-		{Name: "last_used_at", Type: field.TypeTime, Nullable: true},
-		{Name: "secret_hint", Type: field.TypeString},
-		{Name: "name", Type: field.TypeString, Size: 80},
-		{Name: "repository", Type: field.TypeString, Nullable: true, Size: 200},
-	}
-	// DeployKeysTable holds the schema information for the "deploy_keys" table.
-	DeployKeysTable = &schema.Table{
-		Name:       "deploy_keys",
-		Columns:    DeployKeysColumns,
-		PrimaryKey: []*schema.Column{DeployKeysColumns[0]},
-		Indexes: []*schema.Index{
-			{
-				Name:    "deploykey_project_id_id",
-				Unique:  false,
-				Columns: []*schema.Column{DeployKeysColumns[2], DeployKeysColumns[0]},
 			},
 		},
 	}
@@ -1169,14 +1080,11 @@ var (
 	}
 	// Tables holds all the tables in the schema.
 	Tables = []*schema.Table{
-		AgentTokensTable,
 		AuditEventsTable,
 		AuthClientsTable,
 		AuthorizationDetailTypesTable,
 		BackchannelClientsTable,
 		BackchannelRequestsTable,
-		BadgesTable,
-		DeployKeysTable,
 		EmailSignInsTable,
 		EventsTable,
 		FederationFlowsTable,

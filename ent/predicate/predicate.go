@@ -6,9 +6,6 @@ import (
 	"entgo.io/ent/dialect/sql"
 )
 
-// AgentToken is the predicate function for agenttoken builders.
-type AgentToken func(*sql.Selector)
-
 // AuditEvent is the predicate function for auditevent builders.
 type AuditEvent func(*sql.Selector)
 
@@ -23,12 +20,6 @@ type BackchannelClient func(*sql.Selector)
 
 // BackchannelRequest is the predicate function for backchannelrequest builders.
 type BackchannelRequest func(*sql.Selector)
-
-// Badge is the predicate function for badge builders.
-type Badge func(*sql.Selector)
-
-// DeployKey is the predicate function for deploykey builders.
-type DeployKey func(*sql.Selector)
 
 // EmailSignIn is the predicate function for emailsignin builders.
 type EmailSignIn func(*sql.Selector)

@@ -9,9 +9,9 @@ import (
 
 // KindMixin is the table of a credential kind (SPEC §15): what platform/lifecycle keeps for
 // every credential of every kind — its id, project, creator, creation and expiry, and the
-// lifecycle's keys, grace, revocation, last use and hint — so that a kind's schema declares
-// only its own fields. A kind hands the same value to the lifecycle, which reads the
-// column names from it.
+// lifecycle's keys, grace, revocation, last use and hint — so that a kind declares only
+// its own fields. A kind's table is not an ent entity: the kind declares it in its own
+// folder (lifecycle.Declare), with this mixin, and the lifecycle owns it.
 type KindMixin struct {
 	mixin.Schema
 	// IDPrefix begins every id (tok_, bdg_, dk_).
@@ -63,9 +63,3 @@ func (m KindMixin) Fields() []ent.Field {
 func (KindMixin) Indexes() []ent.Index {
 	return []ent.Index{index.Fields(FieldProjectID, FieldID)}
 }
-
-// The kinds' mixins, shared by their schemas and their modules.
-var (
-	AgentTokenKind = KindMixin{IDPrefix: AgentTokenIDPrefix, Hint: "token_hint", ExpiresRequired: true}
-	BadgeKind      = KindMixin{IDPrefix: "bdg_"}
-)

@@ -12,7 +12,7 @@ import (
 	_ "modernc.org/sqlite"
 
 	"github.com/authcore/authcore/ent"
-	"github.com/authcore/authcore/ent/agenttoken"
+	"github.com/authcore/authcore/ent/authclient"
 	"github.com/authcore/authcore/ent/predicate"
 	"github.com/authcore/authcore/ent/schema"
 )
@@ -33,10 +33,10 @@ func TestPresentedAndLive(t *testing.T) {
 	now := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
 	later, earlier := now.Add(time.Hour), now.Add(-time.Hour)
 	mk := func(cur, prev string, graceEnd, expires time.Time, revoked bool) string {
-		c := client.AgentToken.Create().SetProjectID("prj_1").SetAgentName("a").SetScopes([]string{}).SetExpiresAt(expires).
-			SetTokenHint("h").SetDigest([]byte(cur))
+		c := client.AuthClient.Create().SetProjectID("prj_1").SetBadgeID("bdg_" + cur).SetRole("r").SetExpiresAt(expires).
+			SetSecretDigest([]byte(cur))
 		if prev != "" {
-			c.SetPreviousDigest([]byte(prev)).SetPreviousExpiresAt(graceEnd)
+			c.SetPreviousSecretDigest([]byte(prev)).SetPreviousExpiresAt(graceEnd)
 		}
 		if revoked {
 			c.SetRevokedAt(earlier)
@@ -49,9 +49,9 @@ func TestPresentedAndLive(t *testing.T) {
 	mk("cur4", "", time.Time{}, earlier, false) // expired
 
 	find := func(key string) []string {
-		return client.AgentToken.Query().Where(
-			schema.Presented[predicate.AgentToken](schema.AgentTokenKind.Lifecycle(), []byte(key), now),
-			schema.Live[predicate.AgentToken](now)).IDsX(ctx)
+		return client.AuthClient.Query().Where(
+			schema.Presented[predicate.AuthClient](schema.AuthClientLifecycle, []byte(key), now),
+			schema.Live[predicate.AuthClient](now)).IDsX(ctx)
 	}
 	for key, want := range map[string]string{"cur1": inGrace, "old1": inGrace, "cur2": graceOver, "old2": "", "cur3": "", "cur4": "", "nope": ""} {
 		got := find(key)
@@ -59,7 +59,7 @@ func TestPresentedAndLive(t *testing.T) {
 			t.Errorf("%s: %v, want %q", key, got, want)
 		}
 	}
-	if n := client.AgentToken.Query().Where(agenttoken.RevokedAtIsNil()).CountX(ctx); n != 3 {
+	if n := client.AuthClient.Query().Where(authclient.RevokedAtIsNil()).CountX(ctx); n != 3 {
 		t.Fatalf("%d unrevoked", n)
 	}
 }

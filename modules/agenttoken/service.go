@@ -2,6 +2,8 @@ package agenttoken
 
 import (
 	"context"
+	entgo "entgo.io/ent"
+	"entgo.io/ent/schema/field"
 	"fmt"
 	"math"
 	"strings"
@@ -9,7 +11,6 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/authcore/authcore/ent/agenttoken"
 	"github.com/authcore/authcore/ent/schema"
 	"github.com/authcore/authcore/platform/clock"
 	"github.com/authcore/authcore/platform/dpop"
@@ -26,7 +27,7 @@ const Kind = "ai_agent"
 const tokenKind = "ai"
 
 // idPrefix begins every agent token id (ent/schema).
-var idPrefix = schema.AgentTokenKind.IDPrefix
+var idPrefix = schema.AgentTokenIDPrefix
 
 // Defaults and bounds of SPEC §5.
 const (
@@ -37,12 +38,26 @@ const (
 	minTTL, maxTTL = 1.0, 8760.0
 )
 
-// Own fields of an agent token (ent/schema/agenttoken.go).
+// Own fields of an agent token.
 const (
 	fieldAgentName = "agent_name"
 	fieldScopes    = "scopes"
 	fieldDPoPJKT   = "dpop_jkt"
 )
+
+// Table is the agent tokens' table (seed 4.1, SPEC §5). Only the SHA-256 of a token is
+// stored; every token expires.
+var Table = lifecycle.Declare(lifecycle.Table{
+	Name:  "agent_tokens",
+	Mixin: schema.KindMixin{IDPrefix: schema.AgentTokenIDPrefix, Hint: "token_hint", ExpiresRequired: true},
+	Fields: []entgo.Field{
+		field.String(fieldAgentName).Immutable().NotEmpty(),
+		field.JSON(fieldScopes, []string{}).Immutable(),
+		// dpop_jkt binds the token to a DPoP key (SPEC §22): its RFC 7638 thumbprint. A
+		// bound token verifies only with a proof by that key.
+		field.String(fieldDPoPJKT).Optional().Nillable().Immutable(),
+	},
+})
 
 // Service is agent tokens: the shared lifecycle with the agent tokens' own rules.
 type Service struct {
@@ -54,7 +69,7 @@ type Service struct {
 // NewService returns the service.
 func NewService(p Params) (*Service, error) {
 	life, err := lifecycle.New(p.Lifecycle, lifecycle.Spec{
-		Name: Kind, Prefixes: []string{tokenKind}, Schema: schema.AgentToken{}, Mixin: schema.AgentTokenKind, Table: agenttoken.Table,
+		Name: Kind, Prefixes: []string{tokenKind}, Table: Table,
 		Actions: "ai_token", IDField: "tokenId", BoundField: fieldDPoPJKT,
 	}, lifecycle.Hooks{
 		Answer: answer, Introspect: introspect,

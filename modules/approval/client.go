@@ -40,7 +40,7 @@ func repeated(form url.Values, allowed ...string) error {
 
 // agentIDPrefix begins every agent token's id: a client_id with it is an agent token
 // acting as a client of its project.
-var agentIDPrefix = schema.AgentTokenKind.IDPrefix
+var agentIDPrefix = schema.AgentTokenIDPrefix
 
 // client authenticates the caller of the backchannel endpoint and its grant (SPEC §23):
 // a confidential client as the token endpoint authenticates one (an auth badge's client;

@@ -13,6 +13,7 @@ import (
 	"github.com/authcore/authcore/platform/apidoc"
 	"github.com/authcore/authcore/platform/bearer"
 	"github.com/authcore/authcore/platform/credential"
+	"github.com/authcore/authcore/platform/database"
 	"github.com/authcore/authcore/platform/guard"
 	"github.com/authcore/authcore/platform/httpserver"
 	"github.com/authcore/authcore/platform/lifecycle"
@@ -24,6 +25,7 @@ import (
 var Module = fx.Module("badge",
 	fx.Decorate(func(l *slog.Logger) *slog.Logger { return l.With("module", "badge") }),
 	fx.Provide(fx.Annotate(NewService, fx.As(fx.Self()), fx.As(new(credential.Badges)))),
+	fx.Provide(fx.Annotate(func(db *database.DB) names { return names{db} }, fx.As(new(credential.BadgeNames)))),
 	httpserver.AsModuleRoutes("badge", func(s *Service, g *guard.Guard, k bearer.Kit) []httpserver.Route {
 		return s.routes(g, k)
 	}),

@@ -2,14 +2,16 @@ package badge
 
 import (
 	"context"
+	entgo "entgo.io/ent"
+	"entgo.io/ent/schema/field"
 	"time"
 
 	"github.com/authcore/authcore/ent"
-	entbadge "github.com/authcore/authcore/ent/badge"
 	"github.com/authcore/authcore/ent/schema"
 	"github.com/authcore/authcore/platform/apperr"
 	"github.com/authcore/authcore/platform/clock"
 	"github.com/authcore/authcore/platform/credential"
+	"github.com/authcore/authcore/platform/database"
 	"github.com/authcore/authcore/platform/jsonbody"
 	"github.com/authcore/authcore/platform/lifecycle"
 	"github.com/authcore/authcore/platform/policy"
@@ -19,14 +21,37 @@ import (
 // Kind is the credential kind of badges: the metrics label and invalidation topic.
 const Kind = "service_badge"
 
-// Own fields of a badge (ent/schema/badge.go).
+// Own fields of a badge.
 const (
 	fieldProduct = "product"
 	fieldName    = "name"
 	fieldRole    = "role"
 )
 
+// Table is the badges' table (seed 4.4, SPEC §6). Only the SHA-256 of a badge's secret is
+// stored.
+var Table = lifecycle.Declare(lifecycle.Table{
+	Name:  "badges",
+	Mixin: schema.KindMixin{IDPrefix: "bdg_"},
+	Fields: []entgo.Field{
+		field.String(fieldProduct).Immutable().NotEmpty(),
+		field.String(fieldName).Immutable().NotEmpty(),
+		field.String(fieldRole).Immutable().NotEmpty(),
+	},
+})
+
 var _ credential.Badges = (*Service)(nil)
+
+// names reads badges' names for the products that show them (credential.BadgeNames).
+type names struct{ db *database.DB }
+
+func (n names) BadgeName(ctx context.Context, id string) (string, error) {
+	r, err := Table.Read(ctx, n.db, id)
+	if r == nil || err != nil {
+		return "", err
+	}
+	return r.String(fieldName), nil
+}
 
 // Service is badges: the shared lifecycle, with a prefix per product, and the products'
 // own credentials minted, rolled and withdrawn in its transactions.
@@ -42,7 +67,7 @@ func NewService(p Params) (*Service, error) {
 	s := &Service{products: p.Products, policies: p.Policies, clock: p.Lifecycle.Kit.Clock}
 	productOf := func(r *lifecycle.Row) string { return r.String(fieldProduct) }
 	life, err := lifecycle.New(p.Lifecycle, lifecycle.Spec{
-		Name: Kind, Prefixes: p.Products.Keys(), Schema: schema.Badge{}, Mixin: schema.BadgeKind, Table: entbadge.Table, IDField: "badgeId",
+		Name: Kind, Prefixes: p.Products.Keys(), Table: Table, IDField: "badgeId",
 	}, lifecycle.Hooks{
 		Answer: answer, Introspect: introspect, Label: productOf, Key: productOf,
 		Minted: s.minted, Rolled: s.rolled, Revoked: s.revoked,

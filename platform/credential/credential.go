@@ -84,6 +84,14 @@ type Badges interface {
 	RevokeLive(ctx context.Context, badgeID string, r Revocation) error
 }
 
+// BadgeNames answers a badge's name, for a product that shows its badge to a person (the
+// auth product's approval cards). Apart from Badges, since the badge service depends on
+// every product and so no product can depend on it.
+type BadgeNames interface {
+	// BadgeName is the name of the badge with id; "" when there is none.
+	BadgeName(ctx context.Context, id string) (string, error)
+}
+
 // AsKinds contributes the []Kind returned by constructor f to the registry.
 func AsKinds(f any) fx.Option {
 	return fx.Provide(fx.Annotate(f, fx.ResultTags(`group:"credential_kinds,flatten"`)))

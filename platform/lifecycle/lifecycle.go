@@ -4,8 +4,8 @@
 // grace, expiry, "who am I", introspection, usage counting, audit records and webhook
 // events in the same transaction, and invalidation of every replica's caches on commit.
 //
-// A kind supplies only what is its own: its name and prefix, its ent schema (its own
-// fields, through schema.KindMixin), its routes' names and, where the contract gives it
+// A kind supplies only what is its own: its name and prefix, its table (its own fields,
+// declared in its folder with Declare), its routes' names and, where the contract gives it
 // shapes of its own (agent tokens and badges, from the seed), the hooks that shape them.
 // Module turns a Spec into a full citizen; modules/agenttoken and modules/badge build on
 // New with their own hooks.
@@ -18,11 +18,9 @@ import (
 	"time"
 	"unicode"
 
-	entgo "entgo.io/ent"
 	"go.uber.org/fx"
 
 	"github.com/authcore/authcore/ent"
-	"github.com/authcore/authcore/ent/schema"
 	"github.com/authcore/authcore/platform/audit"
 	"github.com/authcore/authcore/platform/bearer"
 	"github.com/authcore/authcore/platform/config"
@@ -41,11 +39,8 @@ type Spec struct {
 	// Prefixes are the x of its secrets' ac_<x>_ prefixes: one for most kinds, one per
 	// product for badges (whose Key hook says which a credential's is).
 	Prefixes []string
-	// Schema is its ent schema, whose Fields are its own; Mixin the schema.KindMixin that
-	// schema's Mixin returns; Table its table (the generated package's Table).
-	Schema entgo.Interface
-	Mixin  schema.KindMixin
-	Table  string
+	// Table is its table, declared in its folder (Declare): its own fields.
+	Table *Table
 	// Actions prefixes its audit actions when not Name (agent tokens: ai_token).
 	Actions string
 	// IDField names the credential's id in audit metadata; "" for camel(Name)+"Id".
@@ -158,10 +153,10 @@ type Lifecycle struct {
 // New returns the lifecycle of spec's kind, its caches following invalidations from
 // every replica.
 func New(d Deps, spec Spec, hooks Hooks) (*Lifecycle, error) {
-	if spec.Name == "" || (len(spec.Prefixes) == 0 && hooks.Key == nil) || spec.Table == "" || spec.Schema == nil {
-		return nil, fmt.Errorf("credential kind %q: a lifecycle needs a name, a prefix, a table and a schema", spec.Name)
+	if spec.Name == "" || (len(spec.Prefixes) == 0 && hooks.Key == nil) || spec.Table == nil {
+		return nil, fmt.Errorf("credential kind %q: a lifecycle needs a name, a prefix and a table", spec.Name)
 	}
-	t, err := newTable(spec.Table, d.DB.Storage, spec.Mixin, spec.Schema)
+	t, err := newTable(spec.Table.Name, d.DB.Storage, spec.Table.Mixin, spec.Table.Schema())
 	if err != nil {
 		return nil, err
 	}

@@ -90,7 +90,7 @@ func (l *Lifecycle) Mint(ctx context.Context, m Mint) (Issued, error) {
 	if err != nil {
 		return Issued{}, l.failed("create", err)
 	}
-	r := &Row{ID: schema.NewID(l.spec.Mixin.IDPrefix), ProjectID: m.ProjectID, CreatedBy: m.Creator,
+	r := &Row{ID: schema.NewID(l.spec.Table.Mixin.IDPrefix), ProjectID: m.ProjectID, CreatedBy: m.Creator,
 		CreatedAt: l.deps.Kit.Clock.Now().UTC(), ExpiresAt: utc(m.ExpiresAt), Hint: secret.Hint(plaintext),
 		digest: secret.DigestOf(plaintext).Bytes(), t: l.t, own: make([]any, len(l.t.own))}
 	for i, c := range l.t.own {
@@ -180,7 +180,7 @@ func (l *Lifecycle) RevokePresented(ctx context.Context, token string, r credent
 		return credential.ErrNotLive
 	}
 	now := l.deps.Kit.Clock.Now()
-	presented := schema.Presented[func(*sql.Selector)](l.spec.Mixin.Lifecycle(), secret.DigestOf(token).Bytes(), now)
+	presented := schema.Presented[func(*sql.Selector)](l.spec.Table.Mixin.Lifecycle(), secret.DigestOf(token).Bytes(), now)
 	return notLive(l.revoke(ctx, []func(*sql.Selector){presented, schema.Live[func(*sql.Selector)](now)}, nil, r))
 }
 
@@ -277,7 +277,7 @@ func (l *Lifecycle) Roll(ctx context.Context, projectID, id string, grace time.D
 		}
 		replaced, earlier := r.digest, r.previous
 		until, keep := rollover.Until(now, grace, r.ExpiresAt)
-		set := map[string]any{"digest": secret.DigestOf(plaintext).Bytes(), l.spec.Mixin.HintColumn(): secret.Hint(plaintext),
+		set := map[string]any{"digest": secret.DigestOf(plaintext).Bytes(), l.spec.Table.Mixin.HintColumn(): secret.Hint(plaintext),
 			"previous_digest": nil, "previous_expires_at": nil}
 		var graceUntil *time.Time
 		if keep {

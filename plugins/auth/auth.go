@@ -13,7 +13,6 @@ import (
 
 	"github.com/authcore/authcore/ent"
 	"github.com/authcore/authcore/ent/authclient"
-	entbadge "github.com/authcore/authcore/ent/badge"
 	"github.com/authcore/authcore/ent/schema"
 	"github.com/authcore/authcore/platform/assertion"
 	"github.com/authcore/authcore/platform/audit"
@@ -60,6 +59,8 @@ type Product struct {
 	audit  *audit.Recorder
 	// policies bound the agent scopes a client may be granted.
 	policies policy.Source
+	// names are the badges' names (nil without the badge module).
+	names credential.BadgeNames
 	// clients caches clients by id (a revoke anywhere drops its entry when it commits), so
 	// authenticating a client and judging a client-credentials JWT cost no store query
 	// when warm.
@@ -86,12 +87,13 @@ type Params struct {
 	Limits   bearer.Limits
 	Audit    *audit.Recorder
 	Policies policy.Source
+	Names    credential.BadgeNames `optional:"true"`
 }
 
 // New returns the product.
 func New(p Params) *Product {
 	pr := &Product{ent: p.Ent, reads: p.Reads, clock: p.Clock, signer: p.Signer, cfg: p.Config, bus: p.Bus, audit: p.Audit,
-		policies: p.Policies, clients: bearer.NewCache[string, *storedClient](p.Limits.Size, p.Limits.PositiveTTL)}
+		policies: p.Policies, names: p.Names, clients: bearer.NewCache[string, *storedClient](p.Limits.Size, p.Limits.PositiveTTL)}
 	bearer.Follow(p.Bus, clientTopic, pr.clients)
 	return pr
 }
@@ -210,12 +212,14 @@ func (p *Product) lookup(ctx context.Context, id string) (*storedClient, error) 
 				return row{}, err
 			}
 			// The badge's name is what a person is shown of its client when it asks them
-			// something (SPEC §23), rather than an opaque id. The badge module owns the row;
-			// the name is immutable and written in the client's own transaction, so reading
-			// it here (once per cached client) never sees it change or lag.
-			name, err := h.Ent.Badge.Query().Where(entbadge.ID(c.BadgeID)).Select(entbadge.FieldName).String(ctx)
-			if err != nil && !ent.IsNotFound(err) {
-				return row{}, err
+			// something (SPEC §23), rather than an opaque id. It is immutable and written
+			// in the client's own transaction, so reading it once per cached client from
+			// the badge module's table never sees it change or lag.
+			var name string
+			if p.names != nil {
+				if name, err = p.names.BadgeName(ctx, c.BadgeID); err != nil {
+					return row{}, err
+				}
 			}
 			return row{AuthClient: c, name: name}, nil
 		})

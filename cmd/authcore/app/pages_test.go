@@ -1,6 +1,8 @@
 package app_test
 
 import (
+	"bytes"
+	"cmp"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -93,26 +95,39 @@ func productionGo(t *testing.T) []string {
 	return files
 }
 
-// ent/schema owns every id prefix (tok_, usr_, cli_, …): a production file elsewhere that
-// spells one as a literal would let the prefix and its checks drift apart.
+// ent/schema owns the id prefix of every entity (tok_, usr_, cli_, …), and a credential
+// kind's own folder the prefix of its table (lifecycle.Declare: bdg_, dk_): a production
+// file elsewhere that spells one as a literal would let the prefix and its checks drift
+// apart.
 func TestIDPrefixesSpelledOnce(t *testing.T) {
 	declared := regexp.MustCompile(`"([a-z]{2,4}_)"`)
-	owned := map[string]bool{}
+	owners := map[string]string{} // prefix → the file that owns it ("" for ent/schema)
 	schemas, _ := filepath.Glob("../../../ent/schema/*.go")
 	for _, f := range schemas {
 		b, _ := os.ReadFile(f)
 		for _, m := range regexp.MustCompile(`Prefix(?:: *| *= *)"([a-z]{2,4}_)"|[A-Za-z]+IDPrefix *= *"([a-z]{2,4}_)"`).FindAllSubmatch(b, -1) {
-			owned[string(m[1])+string(m[2])] = true
+			owners[string(m[1])+string(m[2])] = ""
 		}
 	}
-	if !owned["tok_"] || !owned["usr_"] || len(owned) < 30 {
-		t.Fatalf("found %d prefixes in ent/schema: %v", len(owned), owned)
+	files := append(productionGo(t), "../../../internal/template/deploykey/deploykey.go")
+	kinds := 0
+	for _, f := range files {
+		b, _ := os.ReadFile(f)
+		if bytes.Contains(b, []byte("lifecycle.Declare(")) {
+			for _, m := range regexp.MustCompile(`IDPrefix: *"([a-z]{2,4}_)"`).FindAllSubmatch(b, -1) {
+				owners[string(m[1])] = f
+				kinds++
+			}
+		}
 	}
-	for _, f := range productionGo(t) {
+	if _, ok := owners["tok_"]; !ok || len(owners) < 30 || kinds < 2 {
+		t.Fatalf("found %d prefixes, %d in kinds' folders: %v", len(owners), kinds, owners)
+	}
+	for _, f := range files {
 		b, _ := os.ReadFile(f)
 		for _, m := range declared.FindAllSubmatch(b, -1) {
-			if owned[string(m[1])] {
-				t.Errorf("%s spells the id prefix %q; use its ent/schema constant", f, m[1])
+			if owner, ok := owners[string(m[1])]; ok && owner != f {
+				t.Errorf("%s spells the id prefix %q; use its owner's constant (%s)", f, m[1], cmp.Or(owner, "ent/schema"))
 			}
 		}
 	}
