@@ -40,6 +40,20 @@ type Replica struct {
 // caller's included) and stops it when the test ends.
 func StartReplica(t testing.TB, applyDelay time.Duration) *Replica {
 	t.Helper()
+	return startCopy(t, true, applyDelay)
+}
+
+// StartPrimary starts a cluster of its own, a copy of the whole test cluster as it is now
+// (every database, the caller's included), that a test may crash and restart (Stop,
+// Start) without disturbing the other tests, which share the test cluster. It is stopped
+// when the test ends.
+func StartPrimary(t testing.TB) *Replica {
+	t.Helper()
+	return startCopy(t, false, 0)
+}
+
+func startCopy(t testing.TB, standby bool, applyDelay time.Duration) *Replica {
+	t.Helper()
 	if PostgresAdminURL() == "" {
 		replicaUnavailable(t, EnvDatabaseURL+" is not set")
 	}
@@ -67,26 +81,33 @@ func StartReplica(t testing.TB, applyDelay time.Duration) *Replica {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &Replica{Port: port, ApplyDelay: applyDelay, dir: dir, slot: fmt.Sprintf("authcore_test_%d", port), t: t}
+	r := &Replica{Port: port, ApplyDelay: applyDelay, dir: dir, t: t}
 	t.Cleanup(r.remove)
 
-	// The slot keeps the WAL a stopped replica needs to catch up when it starts again.
-	r.asPostgres(filepath.Join(pgBin, "pg_basebackup"), "-D", r.data(), "-R", "-X", "stream", "-C", "-S", r.slot,
-		"-c", "fast", "-h", primarySocket, "-p", "5432")
+	if standby {
+		// The slot keeps the WAL a stopped replica needs to catch up when it starts again.
+		r.slot = fmt.Sprintf("authcore_test_%d", port)
+		r.asPostgres(filepath.Join(pgBin, "pg_basebackup"), "-D", r.data(), "-R", "-X", "stream", "-C", "-S", r.slot,
+			"-c", "fast", "-h", primarySocket, "-p", "5432")
+	} else {
+		r.asPostgres(filepath.Join(pgBin, "pg_basebackup"), "-D", r.data(), "-X", "stream", "-c", "fast", "-h", primarySocket, "-p", "5432")
+	}
 	hba := "local all postgres peer\nhost all all 127.0.0.1/32 scram-sha-256\n"
 	// The port was free when picked, but anything may take it before the postmaster binds
 	// it (any outgoing connection's local port comes from the same range): then another.
 	for attempt := 1; ; attempt++ {
-		conf := strings.Join([]string{
+		settings := []string{
 			"listen_addresses = '127.0.0.1'",
 			fmt.Sprintf("port = %d", r.Port),
 			fmt.Sprintf("unix_socket_directories = '%s'", dir),
-			"hot_standby = on",
-			fmt.Sprintf("recovery_min_apply_delay = '%dms'", applyDelay.Milliseconds()),
 			"shared_buffers = 16MB",
 			"fsync = off",
 			"logging_collector = off",
-		}, "\n") + "\n"
+		}
+		if standby {
+			settings = append(settings, "hot_standby = on", fmt.Sprintf("recovery_min_apply_delay = '%dms'", applyDelay.Milliseconds()))
+		}
+		conf := strings.Join(settings, "\n") + "\n"
 		for name, body := range map[string]string{"postgresql.conf": conf, "pg_hba.conf": hba, "pg_ident.conf": ""} {
 			p := filepath.Join(r.data(), name)
 			if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
@@ -154,7 +175,7 @@ func (r *Replica) start() error {
 	return fmt.Errorf("pg_ctl start (replica on port %d): %v\n%s\nits log:\n%s", r.Port, err, out, logged)
 }
 
-// Stop stops the replica at once (connections are cut, as when it crashes or its host goes).
+// Stop stops the cluster at once (connections are cut, as when it crashes or its host goes).
 func (r *Replica) Stop() {
 	r.t.Helper()
 	r.asPostgres(filepath.Join(pgBin, "pg_ctl"), "-D", r.data(), "-m", "immediate", "-w", "stop")
@@ -174,6 +195,10 @@ func (r *Replica) remove() {
 	stop := exec.Command("runuser", "-u", "postgres", "--", filepath.Join(pgBin, "pg_ctl"), "-D", r.data(), "-m", "immediate", "-w", "stop")
 	stop.Dir = r.dir
 	_ = stop.Run() // already stopped is fine
+	if r.slot == "" {
+		_ = os.RemoveAll(r.dir)
+		return
+	}
 	drop := exec.Command("runuser", "-u", "postgres", "--", "psql", "-h", primarySocket, "-p", "5432", "-qAtc",
 		fmt.Sprintf("SELECT pg_drop_replication_slot('%s') FROM pg_replication_slots WHERE slot_name = '%s'", r.slot, r.slot))
 	drop.Dir = r.dir
