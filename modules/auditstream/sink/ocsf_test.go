@@ -269,3 +269,12 @@ func TestOCSFValidatorRefusesAnEventWithoutItsUser(t *testing.T) {
 		t.Fatal("an attribute OCSF does not have passed")
 	}
 }
+
+func BenchmarkRenderOCSF(b *testing.B) {
+	e := auditEvent("service_badge.roll", func(e *ent.AuditEvent) { e.Act = map[string]any{"sub": "usr_1"} })
+	for range b.N {
+		if _, err := RenderOCSF(e); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

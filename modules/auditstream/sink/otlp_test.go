@@ -29,7 +29,7 @@ type otlpReceiver struct {
 	answer func(w http.ResponseWriter, req plogotlp.ExportRequest) bool
 }
 
-func newOTLPReceiver(t *testing.T) *otlpReceiver {
+func newOTLPReceiver(t testing.TB) *otlpReceiver {
 	t.Helper()
 	r := &otlpReceiver{}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, hr *http.Request) {
@@ -192,4 +192,25 @@ func TestOTLPCollectorDown(t *testing.T) {
 	if err := s.Send(context.Background(), testEvents(1, 1, 0)); err == nil || !strings.Contains(err.Error(), "connect") {
 		t.Fatalf("collector down: %v", err)
 	}
+}
+
+// BenchmarkOTLPSend: events per second an OTLP sink exports to a loopback receiver that
+// decodes every request with pdata, in batches of 500.
+func BenchmarkOTLPSend(b *testing.B) {
+	r := newOTLPReceiver(b)
+	r.answer = func(w http.ResponseWriter, _ plogotlp.ExportRequest) bool {
+		out, _ := plogotlp.NewExportResponse().MarshalProto()
+		w.Header().Set("Content-Type", "application/x-protobuf")
+		_, _ = w.Write(out)
+		return true
+	}
+	s := NewOTLP(OTLPConfig{URL: r.url})
+	batch := testEvents(1, 500, 256)
+	b.ResetTimer()
+	for range b.N {
+		if err := s.Send(context.Background(), batch); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N*len(batch))/b.Elapsed().Seconds(), "events/s")
 }
