@@ -239,7 +239,9 @@ func syslogFrame(e *Event, hostname, appName string) ([]byte, error) {
 }
 
 func syslogKept(m *rfc5424.SyslogMessage, e *Event, hostname, appName, msgID string, params [][2]string) error {
-	bad := func(what string) error { return fmt.Errorf("syslog: event %s: %s not representable in RFC 5424", e.ID, what) }
+	bad := func(what string) error {
+		return fmt.Errorf("syslog: event %s: %s not representable in RFC 5424", e.ID, what)
+	}
 	if !e.Time.IsZero() && m.Timestamp == nil {
 		return bad("timestamp")
 	}
