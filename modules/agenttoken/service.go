@@ -11,6 +11,7 @@ import (
 
 	"github.com/authcore/authcore/ent/agenttoken"
 	"github.com/authcore/authcore/ent/schema"
+	"github.com/authcore/authcore/platform/audit"
 	"github.com/authcore/authcore/platform/clock"
 	"github.com/authcore/authcore/platform/dpop"
 	"github.com/authcore/authcore/platform/jsonbody"
@@ -55,7 +56,7 @@ type Service struct {
 func NewService(p Params) (*Service, error) {
 	life, err := lifecycle.New(p.Lifecycle, lifecycle.Spec{
 		Name: Kind, Prefixes: []string{tokenKind}, Schema: schema.AgentToken{}, Mixin: schema.AgentTokenKind, Table: agenttoken.Table,
-		Actions: "ai_token", IDField: "tokenId", BoundField: fieldDPoPJKT,
+		Actions: "ai_token", IDField: "tokenId", BoundField: fieldDPoPJKT, Holder: audit.ActorAgentToken,
 	}, lifecycle.Hooks{
 		Answer: answer, Introspect: introspect,
 		NotFound: ErrNotFound, RollNotFound: ErrRollNotFound, Failed: failed,
