@@ -113,7 +113,7 @@ func (x *idJAG) Token(ctx context.Context, r oauth.Request) (oauth.Token, error)
 		client := r.Client.ID
 		_, err := x.s.audit.Record(ctx, tx, audit.Event{ActorID: &client, ActorType: audit.ClientActor(client), Act: audit.Delegation(sub, client),
 			ProjectID: target.ProjectID, Action: actionIDJAG, Metadata: map[string]any{
-			"authorizationServer": audience, "clientId": target.ClientID, "requestedBy": r.Client.ID, "jti": jag["jti"], "scope": jag["scope"]}})
+				"authorizationServer": audience, "clientId": target.ClientID, "requestedBy": r.Client.ID, "jti": jag["jti"], "scope": jag["scope"]}})
 		return err
 	})
 	if err != nil {
