@@ -163,9 +163,9 @@ type ending struct {
 	// ActorType is what Actor names; empty as audit.Event says.
 	ActorType audit.ActorType
 	Action    string
-	Reason   string
-	Metadata map[string]any
-	Origin   audit.Origin
+	Reason    string
+	Metadata  map[string]any
+	Origin    audit.Origin
 }
 
 // revoke ends a grant: its refresh tokens refuse at once and its access tokens introspect
