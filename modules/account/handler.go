@@ -14,6 +14,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/authcore/authcore/platform/apperr"
+	"github.com/authcore/authcore/platform/audit"
 	"github.com/authcore/authcore/platform/clock"
 	"github.com/authcore/authcore/platform/config"
 	"github.com/authcore/authcore/platform/guard"
@@ -95,6 +96,7 @@ func (h *handler) signUp(c *fiber.Ctx) error {
 	if err := h.passwordAllowed(c.UserContext(), in.TenantID, in.Email); err != nil {
 		return err
 	}
+	in.Origin = httpserver.Origin(c)
 	u, err := h.svc.Create(c.UserContext(), in)
 	if err != nil {
 		return err
@@ -122,11 +124,22 @@ func (h *handler) signIn(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	u, err := h.svc.Authenticate(c.UserContext(), tenant, email, password)
+	u, known, err := h.svc.Authenticate(c.UserContext(), tenant, email, password)
 	if !errors.Is(err, errInvalidCredentials) {
 		refund(c.UserContext())
 	}
+	if errors.Is(err, errInvalidCredentials) && known {
+		// Bounded: the attempt was spent from the account's budget (or its owner's
+		// device's) above, so each account records at most its budget of failures;
+		// addresses that name no account record nothing (docs/api.md, Audit).
+		if rerr := h.signInFailed(c, u, audit.MethodPassword, "invalid_credentials"); rerr != nil {
+			return rerr
+		}
+	}
 	if err != nil {
+		return err
+	}
+	if err := h.signedIn(c, audit.ActionSignIn, u, audit.MethodPassword); err != nil {
 		return err
 	}
 	if h.second != nil {
@@ -180,7 +193,16 @@ func (h *handler) verifySecond(c *fiber.Ctx) error {
 	if !errors.Is(err, identity.ErrSecondFactor) {
 		refund(ctx)
 	}
+	if errors.Is(err, identity.ErrSecondFactor) {
+		// Bounded as a wrong password is: the account's (or device's) budget was spent.
+		if rerr := h.signInFailed(c, u, factorOf(proof), "invalid_second_factor"); rerr != nil {
+			return rerr
+		}
+	}
 	if err != nil {
+		return err
+	}
+	if err := h.signedIn(c, audit.ActionSignInSecondFactor, u, factorOf(proof)); err != nil {
 		return err
 	}
 	if err := h.devices.Issue(c, account, h.clock.Now()); err != nil {
@@ -247,6 +269,10 @@ func (h *handler) finishPasskey(c *fiber.Ctx) error {
 			return err
 		}
 	}
+	// A failed assertion names nobody it proved, so only a sign-in is audited.
+	if err := h.signedIn(c, audit.ActionSignIn, u, audit.MethodPasskey); err != nil {
+		return err
+	}
 	// A passkey that verified its user is a completed sign-in: this browser is the owner's.
 	if err := h.devices.Issue(c, ratelimit.Account(u.TenantID, u.Email), h.clock.Now()); err != nil {
 		return err
@@ -269,6 +295,31 @@ func (h *handler) startSession(c *fiber.Ctx, status int, u User, amr ...string) 
 		SessionHandle: t.SessionHandle, AccessToken: t.AccessToken, RefreshToken: t.RefreshToken,
 		AccessTokenExpiresAt: t.AccessTokenExpiresAt.UTC(),
 	}})
+}
+
+// signedIn audits a factor that proved u, in u's tenant's trail.
+func (h *handler) signedIn(c *fiber.Ctx, action string, u User, method string) error {
+	id := u.ID
+	return h.svc.Recorded(c.UserContext(), audit.Event{ActorID: &id, ProjectID: u.TenantID, Action: action, Origin: httpserver.Origin(c),
+		Metadata: map[string]any{"userId": u.ID, "method": method}})
+}
+
+// signInFailed audits a wrong factor for u's account. The actor is whoever tried, not u:
+// no actor id, type user (a person at a sign-in form).
+func (h *handler) signInFailed(c *fiber.Ctx, u User, method, reason string) error {
+	return h.svc.Recorded(c.UserContext(), audit.Event{ActorType: audit.ActorUser, ProjectID: u.TenantID, Action: audit.ActionSignInFailed,
+		Origin: httpserver.Origin(c), Metadata: map[string]any{"userId": u.ID, "method": method, "reason": reason}})
+}
+
+// factorOf names the second factor a proof presents.
+func factorOf(p identity.Proof) string {
+	switch {
+	case p.RecoveryCode != "":
+		return audit.MethodRecoveryCode
+	case len(p.Assertion) > 0:
+		return audit.MethodPasskey
+	}
+	return audit.MethodTOTP
 }
 
 // tenantOf reads the optional tenantId: the dashboard's tenant when absent.

@@ -68,7 +68,9 @@ func NewSignUp(email, password string, name *string) (SignUp, error) {
 	if name != nil {
 		body["name"] = *name
 	}
-	return parseSignUpValue(body)
+	in, err := parseSignUpValue(body)
+	in.operator = true
+	return in, err
 }
 
 type recoveryParams struct {

@@ -232,6 +232,10 @@ func (r *Recovery) ChangePassword(ctx context.Context, userID, keep, current, pa
 		if err := tx.User.UpdateOneID(userID).SetPasswordHash(hash).Exec(ctx); err != nil {
 			return err
 		}
+		if _, err := r.audit.Record(ctx, tx, audit.Event{ActorID: &userID, ProjectID: u.TenantID, Action: audit.ActionPasswordChange,
+			Metadata: map[string]any{"userId": userID}, Origin: origin}); err != nil {
+			return err
+		}
 		return r.endGrants(ctx, tx, userID, "password_change", origin)
 	}); err != nil {
 		return err

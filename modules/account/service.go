@@ -12,6 +12,8 @@ import (
 	"github.com/authcore/authcore/ent"
 	"github.com/authcore/authcore/ent/user"
 	"github.com/authcore/authcore/platform/apperr"
+	"github.com/authcore/authcore/platform/audit"
+	"github.com/authcore/authcore/platform/database"
 	"github.com/authcore/authcore/platform/identity"
 	"github.com/authcore/authcore/platform/tracing"
 )
@@ -19,13 +21,14 @@ import (
 // Service owns users: creation, password checks and profile lookups. It knows nothing of
 // HTTP or sessions.
 type Service struct {
-	ent  *ent.Client
-	hash *hasher
+	ent   *ent.Client
+	hash  *hasher
+	audit *audit.Recorder
 }
 
 // NewService returns the account service.
-func NewService(client *ent.Client, params argon2id.Params, tr *tracing.Tracing) *Service {
-	return &Service{ent: client, hash: newHasher(params, tr.Tracer("github.com/authcore/authcore/modules/account"))}
+func NewService(client *ent.Client, params argon2id.Params, tr *tracing.Tracing, rec *audit.Recorder) *Service {
+	return &Service{ent: client, hash: newHasher(params, tr.Tracer("github.com/authcore/authcore/modules/account")), audit: rec}
 }
 
 var _ identity.Users = (*Service)(nil)
@@ -62,6 +65,10 @@ type SignUp struct {
 	Password string
 	Name     *string
 	TenantID string
+	// Origin is the request's, for the audit record.
+	Origin audit.Origin
+	// operator is an account an operator made (authcore users create), not a sign-up.
+	operator bool
 }
 
 // Limits of SPEC §2.
@@ -81,7 +88,8 @@ func checkPassword(p string) string {
 	return ""
 }
 
-// Create makes a user. The caller has checked that the tenant exists.
+// Create makes a user, audited user.signup in its tenant's trail in the same transaction.
+// The caller has checked that the tenant exists.
 func (s *Service) Create(ctx context.Context, in SignUp) (User, error) {
 	hash, err := s.hash.Hash(ctx, in.Password)
 	if err != nil {
@@ -92,12 +100,19 @@ func (s *Service) Create(ctx context.Context, in SignUp) (User, error) {
 		b, _ := json.Marshal(map[string]string{"name": *in.Name})
 		md = string(b)
 	}
-	u, err := s.ent.User.Create().
-		SetTenantID(in.TenantID).
-		SetEmail(in.Email).
-		SetPasswordHash(hash).
-		SetMetadata(md).
-		Save(ctx)
+	var u *ent.User
+	err = database.WithTx(ctx, s.ent, func(tx *ent.Tx) error {
+		if u, err = tx.User.Create().SetTenantID(in.TenantID).SetEmail(in.Email).SetPasswordHash(hash).SetMetadata(md).Save(ctx); err != nil {
+			return err
+		}
+		ev := audit.Event{ActorID: &u.ID, ProjectID: u.TenantID, Action: audit.ActionSignUp, Origin: in.Origin,
+			Metadata: map[string]any{"userId": u.ID, "method": audit.MethodPassword}}
+		if in.operator {
+			ev.ActorID, ev.ActorType, ev.Metadata["via"] = nil, audit.ActorSystem, "operator"
+		}
+		_, err := s.audit.Record(ctx, tx, ev)
+		return err
+	})
 	if ent.IsConstraintError(err) {
 		return User{}, errEmailTaken
 	}
@@ -108,31 +123,44 @@ func (s *Service) Create(ctx context.Context, in SignUp) (User, error) {
 }
 
 // Authenticate checks an email and password within a tenant. Every failure is the same
-// invalid_credentials, after the same amount of hashing.
-func (s *Service) Authenticate(ctx context.Context, tenantID, email, password string) (User, error) {
+// invalid_credentials, after the same amount of hashing; known says the address names an
+// account of the tenant (its failed sign-in is audited in its trail), and u is then that
+// account even on a failure.
+func (s *Service) Authenticate(ctx context.Context, tenantID, email, password string) (u User, known bool, err error) {
 	addr, ok := identity.NormalizeEmail(email)
-	var u *ent.User
+	var row *ent.User
 	if ok {
-		var err error
-		u, err = s.ent.User.Query().Where(user.TenantID(tenantID), user.Email(addr)).Only(ctx)
+		row, err = s.ent.User.Query().Where(user.TenantID(tenantID), user.Email(addr)).Only(ctx)
 		if err != nil && !ent.IsNotFound(err) {
-			return User{}, err
+			return User{}, false, err
 		}
 	}
 	hash := ""
-	if u != nil {
-		hash = u.PasswordHash
+	if row != nil {
+		hash = row.PasswordHash
 	}
 	match, err := s.hash.Verify(ctx, password, hash)
 	if err != nil {
-		return User{}, err
+		return User{}, false, err
 	}
+	switch {
+	case row == nil:
+		return User{}, false, errInvalidCredentials
 	// A user who never set a password (SPEC §20: signed up through a provider or a mailed
 	// code) was compared with the dummy hash above, for the time; no password is theirs.
-	if u == nil || u.PasswordHash == "" || !match {
-		return User{}, errInvalidCredentials
+	case row.PasswordHash == "" || !match:
+		return view(row), true, errInvalidCredentials
 	}
-	return view(u), nil
+	return view(row), true, nil
+}
+
+// Recorded writes e in a transaction of its own: for the events that are no change of
+// anything else (a sign-in, a failed one).
+func (s *Service) Recorded(ctx context.Context, e audit.Event) error {
+	return database.WithTx(ctx, s.ent, func(tx *ent.Tx) error {
+		_, err := s.audit.Record(ctx, tx, e)
+		return err
+	})
 }
 
 // Get is a user by id.

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/authcore/authcore/ent/schema"
+	"github.com/authcore/authcore/platform/audit"
 	"github.com/authcore/authcore/platform/clock"
 	"github.com/authcore/authcore/platform/dpop"
 	"github.com/authcore/authcore/platform/jsonbody"
@@ -70,7 +71,7 @@ type Service struct {
 func NewService(p Params) (*Service, error) {
 	life, err := lifecycle.New(p.Lifecycle, lifecycle.Spec{
 		Name: Kind, Prefixes: []string{tokenKind}, Table: Table,
-		Actions: "ai_token", IDField: "tokenId", BoundField: fieldDPoPJKT,
+		Actions: "ai_token", IDField: "tokenId", BoundField: fieldDPoPJKT, Holder: audit.ActorAgentToken,
 	}, lifecycle.Hooks{
 		Answer: answer, Introspect: introspect,
 		NotFound: ErrNotFound, RollNotFound: ErrRollNotFound, Failed: failed,

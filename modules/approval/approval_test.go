@@ -3,6 +3,7 @@ package approval_test
 import (
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -80,12 +81,32 @@ func TestApprovalGivesATokenWithExactlyTheApprovedDetails(t *testing.T) {
 		// The audit trail and the webhook events name each step.
 		trail := w.a.Do(apptest.Req{Path: "/v1/projects/" + w.project + "/audit?limit=20", Header: w.admin.Bearer()}).Expect(t, 200, nil)
 		var actions []string
+		byAction := map[string]map[string]any{}
 		for _, e := range trail["events"].([]any) {
 			actions = append(actions, e.(map[string]any)["action"].(string))
+			byAction[e.(map[string]any)["action"].(string)] = e.(map[string]any)
 		}
 		for _, want := range []string{"oauth.backchannel_request", "oauth.backchannel_approve", "oauth.backchannel_token"} {
 			if !strings.Contains(strings.Join(actions, " "), want) {
 				t.Errorf("audit lacks %s: %v", want, actions)
+			}
+		}
+		// Each names its actor (SPEC §28): the agent asks, the person approves, and the
+		// agent's token is the agent acting for the person (act, as RFC 8693).
+		for action, want := range map[string]map[string]any{
+			"oauth.backchannel_request": {"actorType": "agent_token", "actorId": w.agentID, "act": nil},
+			"oauth.backchannel_approve": {"actorType": "user", "actorId": w.person.UserID, "act": nil},
+			"oauth.backchannel_token": {"actorType": "agent_token", "actorId": w.agentID,
+				"act": map[string]any{"sub": w.person.UserID, "act": map[string]any{"sub": w.agentID}}},
+		} {
+			e := byAction[action]
+			for k, v := range want {
+				if fmt.Sprint(e[k]) != fmt.Sprint(v) {
+					t.Errorf("%s: %s = %v, want %v", action, k, e[k], v)
+				}
+			}
+			if id, _ := e["requestId"].(string); id == "" {
+				t.Errorf("%s has no request id: %v", action, e)
 			}
 		}
 	})

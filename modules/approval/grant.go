@@ -103,7 +103,9 @@ func (g grant) Token(ctx context.Context, r oauth.Request) (oauth.Token, error) 
 		if n == 0 {
 			return errUnknownID
 		}
-		_, err = s.audit.Record(ctx, tx, audit.Event{ProjectID: row.ProjectID, Action: actionToken,
+		client := cl.ID
+		_, err = s.audit.Record(ctx, tx, audit.Event{ActorID: &client, ActorType: audit.ClientActor(client), Act: audit.Delegation(row.UserID, client),
+			ProjectID: row.ProjectID, Action: actionToken,
 			Metadata: map[string]any{"requestId": row.ID, "clientId": cl.ID, "userId": row.UserID}})
 		return err
 	})

@@ -166,7 +166,8 @@ func (s *service) Authorize(ctx context.Context, form url.Values, authorization 
 			SetDeliveryMode(mode).SetPingSealed(sealed).SetCreatedAt(now).Exec(ctx); err != nil {
 			return err
 		}
-		_, err = s.audit.Record(ctx, tx, audit.Event{ProjectID: cl.ProjectID, Action: actionRequest, Origin: origin,
+		client := cl.ID
+		_, err = s.audit.Record(ctx, tx, audit.Event{ActorID: &client, ActorType: audit.ClientActor(client), ProjectID: cl.ProjectID, Action: actionRequest, Origin: origin,
 			Metadata: map[string]any{"requestId": id, "clientId": cl.ID, "userId": user.ID, "types": nonNil(details.types),
 				"scope": strings.Join(scopes, " "), "bindingMessage": binding}})
 		return err

@@ -80,7 +80,9 @@ func (s *service) cancel(ctx context.Context, token string, r credential.Revocat
 		for k, v := range r.Metadata {
 			md[k] = v
 		}
-		_, err = s.audit.Record(ctx, tx, audit.Event{ProjectID: row.ProjectID, Action: cmp.Or(r.Action, actionCancel), Metadata: md, Origin: r.Origin})
+		actor, actorType := r.By(audit.ClientActor(row.ClientID), row.ClientID)
+		_, err = s.audit.Record(ctx, tx, audit.Event{ActorID: actor, ActorType: actorType, ProjectID: row.ProjectID, Action: cmp.Or(r.Action, actionCancel),
+			Metadata: md, Origin: r.Origin})
 		return err
 	})
 }

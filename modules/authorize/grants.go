@@ -159,11 +159,13 @@ func union(a, b []string) []string {
 // ending is why and how a grant ends: its audit action ("" is oauth.grant_revoke; a leak
 // report records its own) and the reason and metadata the record carries.
 type ending struct {
-	Actor    *string
-	Action   string
-	Reason   string
-	Metadata map[string]any
-	Origin   audit.Origin
+	Actor *string
+	// ActorType is what Actor names; empty as audit.Event says.
+	ActorType audit.ActorType
+	Action    string
+	Reason    string
+	Metadata  map[string]any
+	Origin    audit.Origin
 }
 
 // revoke ends a grant: its refresh tokens refuse at once and its access tokens introspect
@@ -198,7 +200,7 @@ func (g *grants) end(ctx context.Context, tx *ent.Tx, row *ent.OAuthGrant, e end
 	for k, v := range e.Metadata {
 		md[k] = v
 	}
-	if _, err := g.audit.Record(ctx, tx, audit.Event{ActorID: e.Actor, ProjectID: row.ProjectID, Action: action, Origin: e.Origin, Metadata: md}); err != nil {
+	if _, err := g.audit.Record(ctx, tx, audit.Event{ActorID: e.Actor, ActorType: e.ActorType, ProjectID: row.ProjectID, Action: action, Origin: e.Origin, Metadata: md}); err != nil {
 		return false, err
 	}
 	return true, g.bus.Publish(ctx, tx, grantTopic, row.ID)
@@ -302,7 +304,17 @@ func (s *service) kinds() []credential.Kind {
 			if err != nil {
 				return err
 			}
-			ok, err := s.grants.revoke(ctx, row.GrantID, ending{Action: r.Action, Reason: "refresh_token_presented", Metadata: r.Metadata, Origin: r.Origin})
+			// A refresh token is its client's: the client revoked it, unless a leak report did.
+			grant, err := s.ent.OAuthGrant.Get(ctx, row.GrantID)
+			if ent.IsNotFound(err) {
+				return credential.ErrNotLive
+			}
+			if err != nil {
+				return err
+			}
+			actor, actorType := r.By(audit.ClientActor(grant.ClientID), grant.ClientID)
+			ok, err := s.grants.revoke(ctx, row.GrantID, ending{Actor: actor, ActorType: actorType, Action: r.Action, Reason: "refresh_token_presented",
+				Metadata: r.Metadata, Origin: r.Origin})
 			if err == nil && !ok {
 				return credential.ErrNotLive
 			}
@@ -338,7 +350,9 @@ func (s *service) revokeClientSecret(ctx context.Context, token string, r creden
 			return err
 		}
 		for _, g := range rows {
-			if _, err := s.grants.end(ctx, tx, g, ending{Action: r.Action, Reason: "client_secret_presented", Metadata: r.Metadata, Origin: r.Origin}); err != nil {
+			actor, actorType := r.By(audit.ActorClient, cl.ID)
+			if _, err := s.grants.end(ctx, tx, g, ending{Actor: actor, ActorType: actorType, Action: r.Action, Reason: "client_secret_presented",
+				Metadata: r.Metadata, Origin: r.Origin}); err != nil {
 				return err
 			}
 		}

@@ -106,8 +106,12 @@ func TestEmailSignIn(t *testing.T) {
 			w.mailSignIn(t, map[string]any{"email": email, "code": code, "tenantId": w.project}).Expect(t, 400, map[string]any{"code": "invalid_code"})
 			w.mailSignIn(t, map[string]any{"token": token}).Expect(t, 400, map[string]any{"code": "invalid_token"})
 			rec := w.a.Ent.AuditEvent.Query().Where(auditevent.Action("user.signin"), auditevent.ActorID(u["id"].(string))).OnlyX(t.Context())
-			if rec.Metadata["via"] != "email_code" || rec.Metadata["signup"] != true {
+			if rec.Metadata["via"] != "email_code" || rec.Metadata["method"] != "email_code" || rec.Metadata["signup"] != true {
 				t.Fatalf("signin record %v", rec.Metadata)
+			}
+			up := w.a.Ent.AuditEvent.Query().Where(auditevent.Action("user.signup"), auditevent.ActorID(u["id"].(string))).OnlyX(t.Context())
+			if up.ProjectID != w.project || up.Metadata["method"] != "email_code" || *up.ActorType != "user" {
+				t.Fatalf("signup record %+v", up)
 			}
 		})
 		t.Run("the link signs in an account and proves its address", func(t *testing.T) {

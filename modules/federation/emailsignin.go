@@ -198,8 +198,14 @@ func (s *service) finishMail(ctx context.Context, p mailProof) (outcome, error) 
 			}
 			acc.EmailVerified, acc.HasPassword = true, false
 		}
-		_, err = s.audit.Record(ctx, tx, audit.Event{ActorID: &acc.ID, ProjectID: row.TenantID, Action: actionSignIn, Origin: p.Origin,
-			Metadata: map[string]any{"userId": acc.ID, "via": via, "signup": !found}})
+		if !found {
+			if _, err := s.audit.Record(ctx, tx, audit.Event{ActorID: &acc.ID, ProjectID: row.TenantID, Action: audit.ActionSignUp, Origin: p.Origin,
+				Metadata: map[string]any{"userId": acc.ID, "method": via}}); err != nil {
+				return err
+			}
+		}
+		_, err = s.audit.Record(ctx, tx, audit.Event{ActorID: &acc.ID, ProjectID: row.TenantID, Action: audit.ActionSignIn, Origin: p.Origin,
+			Metadata: map[string]any{"userId": acc.ID, "method": via, "via": via, "signup": !found}})
 		return err
 	})
 	if err != nil {

@@ -303,6 +303,10 @@ func (s *service) resolve(ctx context.Context, f *ent.FederationFlow, p Provider
 				}
 				return err
 			}
+			if _, err := s.audit.Record(ctx, tx, audit.Event{ActorID: &acc.ID, ProjectID: p.TenantID, Action: audit.ActionSignUp, Origin: origin,
+				Metadata: map[string]any{"userId": acc.ID, "method": audit.MethodProvider, "via": via}}); err != nil {
+				return err
+			}
 		}
 		sealed := ""
 		id := schema.NewID(schema.IdentityIDPrefix)
@@ -346,8 +350,8 @@ func (s *service) resolve(ctx context.Context, f *ent.FederationFlow, p Provider
 		if link {
 			return nil
 		}
-		_, err := s.audit.Record(ctx, tx, audit.Event{ActorID: &acc.ID, ProjectID: p.TenantID, Action: actionSignIn, Origin: origin,
-			Metadata: map[string]any{"userId": acc.ID, "via": via}})
+		_, err := s.audit.Record(ctx, tx, audit.Event{ActorID: &acc.ID, ProjectID: p.TenantID, Action: audit.ActionSignIn, Origin: origin,
+			Metadata: map[string]any{"userId": acc.ID, "method": audit.MethodProvider, "via": via}})
 		return err
 	})
 	return acc, link, err
@@ -368,7 +372,6 @@ func (s *service) sealTokens(identityID string, a answer) (string, error) {
 const (
 	actionLink   = "user.identity_link"
 	actionUnlink = "user.identity_unlink"
-	actionSignIn = "user.signin"
 )
 
 // signIn finishes a first step of sign-in: the second step when the user has a factor

@@ -57,8 +57,12 @@ func TestSignUpAndBackWithOIDC(t *testing.T) {
 			t.Fatalf("%d identities", n)
 		}
 		signins := w.a.Ent.AuditEvent.Query().Where(auditevent.Action("user.signin"), auditevent.ActorID(userID)).AllX(t.Context())
-		if len(signins) != 2 || signins[0].Metadata["via"] != "provider:"+p.ID {
+		if len(signins) != 2 || signins[0].Metadata["via"] != "provider:"+p.ID || signins[1].Metadata["method"] != "provider" {
 			t.Fatalf("signin records %v", signins)
+		}
+		signups := w.a.Ent.AuditEvent.Query().Where(auditevent.Action("user.signup"), auditevent.ActorID(userID)).AllX(t.Context())
+		if len(signups) != 1 || signups[0].Metadata["via"] != "provider:"+p.ID || signups[0].Metadata["method"] != "provider" || signups[0].ProjectID != w.project {
+			t.Fatalf("signup records %v", signups)
 		}
 		// No password is theirs: not even the dummy hash's.
 		w.a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/auth-core/signin",

@@ -8,6 +8,7 @@ import (
 
 	"github.com/descope/virtualwebauthn"
 
+	"github.com/authcore/authcore/ent/auditevent"
 	"github.com/authcore/authcore/internal/apptest"
 	"github.com/authcore/authcore/platform/config"
 )
@@ -125,6 +126,22 @@ func TestPasskeyUserVerification(t *testing.T) {
 		post(a, "/v1/auth-core/mfa/step-up", map[string]any{"assertion": key.sign(t, begin(t, a, map[string]any{"mfaToken": token}), false)}, u.Bearer()).Expect(t, 401, wrong)
 		// Nor does an mfaToken that is not one.
 		post(a, "/v1/auth-core/mfa/passkeys/signin/begin", map[string]any{"mfaToken": "ac_mft_nope"}, nil).Expect(t, 401, map[string]any{"code": "invalid_mfa_token"})
+
+		// Audited in the dashboard tenant's trail (SPEC §28): the passkey alone as a sign-in,
+		// after a password as a second factor; a refused assertion proved nobody, so it is
+		// no one's failure.
+		for action, want := range map[string]int{"user.signin": 1, "user.signin_second_factor": 1, "user.signin_failed": 0} {
+			evs := a.Ent.AuditEvent.Query().Where(auditevent.ProjectID("public"), auditevent.Action(action)).AllX(t.Context())
+			n := 0
+			for _, e := range evs {
+				if e.Metadata["userId"] == u.UserID && e.Metadata["method"] == "passkey" {
+					n++
+				}
+			}
+			if n != want {
+				t.Errorf("%d %s events by passkey, want %d", n, action, want)
+			}
+		}
 	})
 }
 

@@ -153,7 +153,10 @@ func (d *denylist) revoke(ctx context.Context, jwts oauth.Verifier, token string
 		if sub, _ := claims["sub"].(string); sub != "" {
 			md["sub"] = sub
 		}
-		if _, err := d.audit.Record(ctx, tx, audit.Event{ProjectID: project, Action: action, Metadata: md, Origin: r.Origin}); err != nil {
+		client, _ := claims["client_id"].(string)
+		actor, actorType := r.By(audit.ClientActor(client), client)
+		if _, err := d.audit.Record(ctx, tx, audit.Event{ActorID: actor, ActorType: actorType, ProjectID: project, Action: action, Metadata: md,
+			Origin: r.Origin}); err != nil {
 			return err
 		}
 		return d.bus.Publish(ctx, tx, jtiTopic, jti)

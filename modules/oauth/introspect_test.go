@@ -90,14 +90,16 @@ func TestSelfRevocation(t *testing.T) {
 		revoke(secret).Expect(t, 200, nil)
 		a.Get("/v1/auth-core/ai/me", "Authorization", "Bearer "+secret).Expect(t, 401, map[string]any{"code": "invalid_token"})
 		ev, err := a.Ent.AuditEvent.Query().Where(auditevent.Action("ai_token.revoke"), auditevent.ProjectID(prj)).Only(context.Background())
-		if err != nil || ev.Metadata["via"] != "self" || ev.Metadata["tokenId"] != id || ev.ActorID != nil {
+		// Whoever presents a secret holds it: the agent token revoked itself (SPEC §28).
+		if err != nil || ev.Metadata["via"] != "self" || ev.Metadata["tokenId"] != id || ev.ActorID == nil || *ev.ActorID != id || *ev.ActorType != "agent_token" {
 			t.Fatalf("%+v %v", ev, err)
 		}
 		badge := a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/projects/" + prj + "/service-badges", Body: map[string]any{"name": "d", "product": "db"}, Header: admin.Bearer()}).Expect(t, 201, nil)
 		revoke(badge["plaintext"].(string)).Expect(t, 200, nil)
 		a.Get("/v1/service-badges/me", "Authorization", "Bearer "+badge["plaintext"].(string)).Expect(t, 401, nil)
-		if n, _ := a.Ent.AuditEvent.Query().Where(auditevent.Action("service_badge.revoke"), auditevent.ProjectID(prj)).Count(context.Background()); n != 1 {
-			t.Fatalf("%d badge revoke records", n)
+		if ev, err := a.Ent.AuditEvent.Query().Where(auditevent.Action("service_badge.revoke"), auditevent.ProjectID(prj)).Only(context.Background()); err != nil ||
+			*ev.ActorID != badge["badge"].(map[string]any)["id"] || *ev.ActorType != "client" {
+			t.Fatalf("badge revoke record %+v %v", ev, err)
 		}
 
 		// Always 200 {}, whatever the token (RFC 7009 §2.2): it tells nothing.

@@ -44,6 +44,7 @@ func (h *handler) routes() []httpserver.Route {
 		r(http.MethodDelete, "/v1/projects/:id/invitations/:invitationId", dash, admin, h.revokeInvitation),
 		r(http.MethodPost, "/v1/auth-core/invitations/accept", dash, h.acceptInvitation),
 		r(http.MethodGet, "/v1/projects/:id/audit", dash, admin, h.auditTrail),
+		r(http.MethodGet, "/v1/projects/:id/audit/verify", dash, admin, h.verifyTrail),
 		r(http.MethodGet, "/v1/projects/:id/policy", dash, member, h.policy),
 		r(http.MethodPut, "/v1/projects/:id/policy", dash, admin, h.guard.Recently(h.setPolicy)),
 	}
@@ -57,6 +58,15 @@ func (h *handler) auditTrail(c *fiber.Ctx) error {
 		return err
 	}
 	return c.JSON(page)
+}
+
+// verifyTrail recomputes the project's hash chain and names its first broken link (SPEC §28).
+func (h *handler) verifyTrail(c *fiber.Ctx) error {
+	v, err := h.audit.Verify(c.UserContext(), guard.ProjectOf(c))
+	if err != nil {
+		return err
+	}
+	return c.JSON(v)
 }
 
 // ValidName checks a project name: 1 to 80 characters, no control characters.

@@ -216,12 +216,13 @@ func (s *Invitations) Revoke(ctx context.Context, actorID, projectID, id string,
 		if err != nil {
 			return err
 		}
-		return s.end(ctx, tx, inv, &actorID, actionRevokeInvite, nil, origin)
+		return s.end(ctx, tx, inv, &actorID, "", actionRevokeInvite, nil, origin)
 	})
 }
 
 // end revokes a live invitation within tx, audited as action.
-func (s *Invitations) end(ctx context.Context, tx *ent.Tx, inv *ent.Invitation, actor *string, action string, extra map[string]any, origin audit.Origin) error {
+func (s *Invitations) end(ctx context.Context, tx *ent.Tx, inv *ent.Invitation, actor *string, actorType audit.ActorType, action string, extra map[string]any,
+	origin audit.Origin) error {
 	n, err := tx.Invitation.Update().Where(invitation.ID(inv.ID)).Where(s.live()...).SetRevokedAt(s.clock.Now()).Save(ctx)
 	if err != nil {
 		return err
@@ -233,7 +234,7 @@ func (s *Invitations) end(ctx context.Context, tx *ent.Tx, inv *ent.Invitation, 
 	for k, v := range extra {
 		md[k] = v
 	}
-	_, err = s.audit.Record(ctx, tx, audit.Event{ActorID: actor, ProjectID: inv.ProjectID, Action: action, Metadata: md, Origin: origin})
+	_, err = s.audit.Record(ctx, tx, audit.Event{ActorID: actor, ActorType: actorType, ProjectID: inv.ProjectID, Action: action, Metadata: md, Origin: origin})
 	return err
 }
 
@@ -260,7 +261,9 @@ func (s *Invitations) revokePresented(ctx context.Context, token string, r crede
 	if action == "" {
 		action = actionRevokeInvite
 	}
-	err = database.WithTx(ctx, s.ent, func(tx *ent.Tx) error { return s.end(ctx, tx, inv, nil, action, r.Metadata, r.Origin) })
+	// The link's holder is a person without an account here yet: a user with no id.
+	_, actorType := r.By(audit.ActorUser, "")
+	err = database.WithTx(ctx, s.ent, func(tx *ent.Tx) error { return s.end(ctx, tx, inv, nil, actorType, action, r.Metadata, r.Origin) })
 	if errors.Is(err, errInvitationGone) {
 		return credential.ErrNotLive
 	}

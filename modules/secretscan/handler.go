@@ -16,6 +16,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/authcore/authcore/platform/apperr"
+	"github.com/authcore/authcore/platform/audit"
 	"github.com/authcore/authcore/platform/credential"
 	"github.com/authcore/authcore/platform/httpserver"
 )
@@ -75,7 +76,7 @@ func (h *handler) report(c *fiber.Ctx) error {
 	for _, m := range matches {
 		result := "false_positive"
 		if k, ok := h.kinds.Of(m.Token); ok && k.Pattern != "" {
-			r := credential.Revocation{Action: "credential.leak_revoke", Origin: origin,
+			r := credential.Revocation{Action: "credential.leak_revoke", Origin: origin, Actor: audit.ActorSystem,
 				Metadata: map[string]any{"via": "leak_report", "url": m.URL, "source": m.Source}}
 			err := k.Revoke(c.UserContext(), m.Token, r)
 			switch {

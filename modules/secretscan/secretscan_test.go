@@ -112,7 +112,8 @@ func TestLeakReports(t *testing.T) {
 			a.Get("/v1/auth-core/ai/me", "Authorization", "Bearer "+agent).Expect(t, 401, nil)
 			a.Get("/v1/service-badges/me", "Authorization", "Bearer "+badge).Expect(t, 401, nil)
 			evs, err := a.Ent.AuditEvent.Query().Where(auditevent.Action("credential.leak_revoke"), auditevent.ProjectID(prj)).All(context.Background())
-			if err != nil || len(evs) != 2 || evs[0].Metadata["url"] == nil || evs[0].Metadata["source"] == nil || evs[0].ActorID != nil {
+			if err != nil || len(evs) != 2 || evs[0].Metadata["url"] == nil || evs[0].Metadata["source"] == nil || evs[0].ActorID != nil ||
+				*evs[0].ActorType != "system" || *evs[1].ActorType != "system" {
 				t.Fatalf("%+v %v", evs, err)
 			}
 			// And an event for the project's webhooks, with the same details.

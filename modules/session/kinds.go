@@ -55,7 +55,8 @@ func (e *Engine) revokePresented(ctx context.Context, token string, r credential
 			md[k] = v
 		}
 		event = func(int) audit.Event {
-			return audit.Event{ProjectID: s.TenantID, Action: action, Metadata: md, Origin: r.Origin}
+			actor, actorType := r.By(audit.ActorUser, s.UserID)
+			return audit.Event{ActorID: actor, ActorType: actorType, ProjectID: s.TenantID, Action: action, Metadata: md, Origin: r.Origin}
 		}
 	}
 	n, err := e.revokeWhere(ctx, []predicate.Session{entsession.ID(s.ID), entsession.ExpiresAtGT(e.clock.Now())}, event)

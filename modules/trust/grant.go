@@ -262,7 +262,11 @@ func (g *jwtBearer) issue(ctx context.Context, ti *ent.TrustedIssuer, aud, sub, 
 		return oauth.Token{}, err
 	}
 	err = database.WithTx(ctx, g.s.ent, func(tx *ent.Tx) error {
-		_, err := g.s.audit.Record(ctx, tx, audit.Event{ProjectID: ti.ProjectID, Action: actionJWTBearer, Metadata: map[string]any{
+		var actor *string
+		if clientID != "" {
+			actor = &clientID
+		}
+		_, err := g.s.audit.Record(ctx, tx, audit.Event{ActorID: actor, ActorType: audit.ClientActor(clientID), ProjectID: ti.ProjectID, Action: actionJWTBearer, Metadata: map[string]any{
 			"issuerId": ti.ID, "issuer": ti.Issuer, "sub": sub, "clientId": clientID, "resource": aud, "scopes": scopes, "assertionJti": c.ID}})
 		return err
 	})

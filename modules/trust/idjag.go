@@ -109,8 +109,11 @@ func (x *idJAG) Token(ctx context.Context, r oauth.Request) (oauth.Token, error)
 		return oauth.Token{}, err
 	}
 	err = database.WithTx(ctx, x.s.ent, func(tx *ent.Tx) error {
-		_, err := x.s.audit.Record(ctx, tx, audit.Event{ActorID: &sub, ProjectID: target.ProjectID, Action: actionIDJAG, Metadata: map[string]any{
-			"authorizationServer": audience, "clientId": target.ClientID, "requestedBy": r.Client.ID, "jti": jag["jti"], "scope": jag["scope"]}})
+		// The client asks for the person whose id_token it holds: it acts for them.
+		client := r.Client.ID
+		_, err := x.s.audit.Record(ctx, tx, audit.Event{ActorID: &client, ActorType: audit.ClientActor(client), Act: audit.Delegation(sub, client),
+			ProjectID: target.ProjectID, Action: actionIDJAG, Metadata: map[string]any{
+				"authorizationServer": audience, "clientId": target.ClientID, "requestedBy": r.Client.ID, "jti": jag["jti"], "scope": jag["scope"]}})
 		return err
 	})
 	if err != nil {

@@ -5,6 +5,7 @@ package audit
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"entgo.io/ent/dialect/sql"
@@ -13,6 +14,8 @@ import (
 
 	"github.com/authcore/authcore/ent"
 	"github.com/authcore/authcore/ent/auditevent"
+	"github.com/authcore/authcore/ent/schema"
+	"github.com/authcore/authcore/platform/logging"
 	"github.com/authcore/authcore/platform/secret"
 )
 
@@ -27,13 +30,71 @@ type Origin struct {
 	UserAgent *string
 }
 
-// Event is one record to write.
+// ActorType is what kind of actor an event's actor id names (SPEC §28).
+type ActorType string
+
+// The actors of SPEC §28.
+const (
+	ActorUser          ActorType = "user"
+	ActorAgentToken    ActorType = "agent_token"
+	ActorClient        ActorType = "client"
+	ActorSetupLink     ActorType = "setup_link"
+	ActorSCIMDirectory ActorType = "scim_directory"
+	ActorSystem        ActorType = "system"
+)
+
+// ActorTypes are every actor type, in the order the API documents them.
+var ActorTypes = []ActorType{ActorUser, ActorAgentToken, ActorClient, ActorSetupLink, ActorSCIMDirectory, ActorSystem}
+
+// ClientActor is the actor type of an OAuth client id: an agent token acting as a client
+// of its project (SPEC §23) is an agent_token, any other a client.
+func ClientActor(clientID string) ActorType {
+	if strings.HasPrefix(clientID, schema.AgentTokenIDPrefix) {
+		return ActorAgentToken
+	}
+	return ActorClient
+}
+
+// Delegation is the act of an event whose actor acts for a person (SPEC §28): RFC 8693's
+// claims as a token issued for the act would carry them, sub the person and act the
+// actors, the one acting now outermost.
+func Delegation(person string, actors ...string) map[string]any {
+	out := map[string]any{"sub": person}
+	at := out
+	for _, a := range actors {
+		next := map[string]any{"sub": a}
+		at["act"] = next
+		at = next
+	}
+	return out
+}
+
+// Event is one record to write. The request id comes from ctx (the HTTP layer's, which
+// the access log shows too), so no caller passes it.
 type Event struct {
-	ActorID   *string
+	ActorID *string
+	// ActorType is what ActorID names. Empty is a user when ActorID is set (every route
+	// behind a session), else the system (a background job, an expiry): only the callers
+	// whose actor is something else name it.
+	ActorType ActorType
+	// Act is the delegation when an agent acts for a person (Delegation), else nil.
+	Act       map[string]any
+	OrgID     *string
 	ProjectID string
 	Action    string
 	Metadata  map[string]any
 	Origin    Origin
+}
+
+// actorType is e's actor type, defaulted as Event says.
+func (e Event) actorType() string {
+	switch {
+	case e.ActorType != "":
+		return string(e.ActorType)
+	case e.ActorID != nil:
+		return string(ActorUser)
+	}
+	return string(ActorSystem)
 }
 
 // Recorder writes audit records and pages through them.
@@ -73,14 +134,24 @@ func (r *Recorder) Record(ctx context.Context, tx *ent.Tx, e Event) (*ent.AuditE
 	if md == nil {
 		md = map[string]any{}
 	}
-	rec, err := tx.AuditEvent.Create().
+	var requestID *string
+	if id := logging.RequestID(ctx); id != "" {
+		requestID = &id
+	}
+	c := tx.AuditEvent.Create().
 		SetNillableActorID(e.ActorID).
+		SetActorType(e.actorType()).
+		SetNillableOrgID(e.OrgID).
+		SetNillableRequestID(requestID).
 		SetProjectID(e.ProjectID).
 		SetAction(e.Action).
 		SetNillableIPHash(r.IPHash(e.ProjectID, e.Origin.ClientIP)).
 		SetNillableUserAgent(e.Origin.UserAgent).
-		SetMetadata(md).
-		Save(ctx)
+		SetMetadata(md)
+	if e.Act != nil {
+		c = c.SetAct(e.Act)
+	}
+	rec, err := c.Save(ctx)
 	if err != nil || r.outbox == nil {
 		return rec, err
 	}
@@ -103,12 +174,24 @@ func (r *Recorder) IPHash(projectID string, clientIP *string) *string {
 type View struct {
 	ID        string         `json:"id"`
 	ActorID   *string        `json:"actorId"`
+	ActorType *string        `json:"actorType"`
+	Act       map[string]any `json:"act"`
 	ProjectID string         `json:"projectId"`
+	OrgID     *string        `json:"orgId"`
 	Action    string         `json:"action"`
+	RequestID *string        `json:"requestId"`
 	IPHash    *string        `json:"ipHash"`
 	UserAgent *string        `json:"userAgent"`
 	Metadata  map[string]any `json:"metadata"`
 	CreatedAt time.Time      `json:"createdAt"`
+}
+
+// ViewOf is e as the audit endpoint shows it.
+func ViewOf(e *ent.AuditEvent) View {
+	return View{
+		ID: e.ID, ActorID: e.ActorID, ActorType: e.ActorType, Act: e.Act, ProjectID: e.ProjectID, OrgID: e.OrgID, Action: e.Action,
+		RequestID: e.RequestID, IPHash: e.IPHash, UserAgent: e.UserAgent, Metadata: e.Metadata, CreatedAt: e.CreatedAt.UTC(),
+	}
 }
 
 // Page is one page of a project's trail, newest first. NextBefore is the cursor of the
@@ -137,10 +220,7 @@ func (r *Recorder) List(ctx context.Context, projectID string, limit int, before
 			p.NextBefore = &last
 			break
 		}
-		p.Events = append(p.Events, View{
-			ID: e.ID, ActorID: e.ActorID, ProjectID: e.ProjectID, Action: e.Action, IPHash: e.IPHash,
-			UserAgent: e.UserAgent, Metadata: e.Metadata, CreatedAt: e.CreatedAt.UTC(),
-		})
+		p.Events = append(p.Events, ViewOf(e))
 	}
 	return p, nil
 }

@@ -3,6 +3,7 @@ package audit_test
 import (
 	"context"
 	"encoding/hex"
+	"fmt"
 	"testing"
 
 	"go.uber.org/fx"
@@ -95,4 +96,58 @@ func expectedIPHash(t *testing.T, project, v string) string {
 		t.Fatal(err)
 	}
 	return got
+}
+
+// Every record names its actor's type (SPEC §28): a user when an actor id is given and
+// nothing else is said, the system when there is no actor, else what the caller names;
+// the delegation rides along; the request id comes from ctx, never from the caller.
+func TestRecordActorAndRequestID(t *testing.T) {
+	testkit.ForEachStore(t, func(t *testing.T, st testkit.Store) {
+		var rec *audit.Recorder
+		a := testkit.Start(t, st, graph, testkit.WithFx(fx.Populate(&rec)))
+		project := "prj_" + st.Name + "_actors"
+		user, agent := "usr_1", "tok_1"
+		record := func(ctx context.Context, e audit.Event) *ent.AuditEvent {
+			t.Helper()
+			e.ProjectID = project
+			var out *ent.AuditEvent
+			if err := database.WithTx(ctx, a.Ent, func(tx *ent.Tx) error {
+				var err error
+				out, err = rec.Record(ctx, tx, e)
+				return err
+			}); err != nil {
+				t.Fatal(err)
+			}
+			got, err := a.Ent.AuditEvent.Get(ctx, out.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return got
+		}
+		ctx := logging.WithRequestID(context.Background(), "req-42")
+		for name, c := range map[string]struct {
+			ctx       context.Context
+			event     audit.Event
+			actorType string
+			act       string
+			requestID string
+		}{
+			"an actor id alone is a user": {ctx, audit.Event{ActorID: &user, Action: "x.a"}, "user", "map[]", "req-42"},
+			"no actor is the system":      {context.Background(), audit.Event{Action: "x.b"}, "system", "map[]", "<nil>"},
+			"an agent acting for a person": {ctx, audit.Event{ActorID: &agent, ActorType: audit.ClientActor(agent), Act: audit.Delegation(user, agent), Action: "x.c"},
+				"agent_token", "map[act:map[sub:tok_1] sub:usr_1]", "req-42"},
+			"a client": {ctx, audit.Event{ActorType: audit.ClientActor("cli_1"), Action: "x.d"}, "client", "map[]", "req-42"},
+		} {
+			t.Run(name, func(t *testing.T) {
+				got := record(c.ctx, c.event)
+				rid := "<nil>"
+				if got.RequestID != nil {
+					rid = *got.RequestID
+				}
+				if got.ActorType == nil || *got.ActorType != c.actorType || fmt.Sprint(got.Act) != c.act || rid != c.requestID || got.OrgID != nil {
+					t.Fatalf("got type %v act %v request %v org %v", got.ActorType, got.Act, rid, got.OrgID)
+				}
+			})
+		}
+	})
 }

@@ -12,6 +12,7 @@
 package credential
 
 import (
+	"cmp"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -75,6 +76,19 @@ type Revocation struct {
 	Action   string
 	Metadata map[string]any
 	Origin   audit.Origin
+	// Actor is who revoked when not the credential's holder: the system, acting on a
+	// secret scanner's report. Empty: whoever presented it holds it, and the kind names
+	// the holder (By).
+	Actor audit.ActorType
+}
+
+// By is the audit actor of the revocation: the credential's holder (of type holder, id
+// holderID) unless r names another actor.
+func (r Revocation) By(holder audit.ActorType, holderID string) (*string, audit.ActorType) {
+	if r.Actor != "" || holderID == "" {
+		return nil, cmp.Or(r.Actor, holder)
+	}
+	return &holderID, holder
 }
 
 // Badges is supplied by the badge module to products whose own secrets revoke their badge.

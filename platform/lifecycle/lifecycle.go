@@ -51,6 +51,10 @@ type Spec struct {
 	// may be bound to (SPEC §22); "" for a kind whose credentials are never bound. A bound
 	// credential verifies only with a proof by that key.
 	BoundField string
+	// Holder is what holds a credential of the kind: the audit actor of its revocation by
+	// presenting it: agent_token for agent tokens; empty is a client (badges, deploy keys:
+	// a machine's credential).
+	Holder audit.ActorType
 }
 
 func (s Spec) action(verb string) string {

@@ -1,6 +1,7 @@
 package lifecycle
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"maps"
@@ -237,7 +238,11 @@ func (l *Lifecycle) revoke(ctx context.Context, where []func(*sql.Selector), act
 		if action == "" {
 			action = l.spec.action("revoke")
 		}
-		_, err = l.deps.Audit.Record(ctx, tx, audit.Event{ActorID: actor, ProjectID: r.ProjectID, Action: action, Metadata: md, Origin: rev.Origin})
+		ev := audit.Event{ActorID: actor, ProjectID: r.ProjectID, Action: action, Metadata: md, Origin: rev.Origin}
+		if actor == nil {
+			ev.ActorID, ev.ActorType = rev.By(cmp.Or(l.spec.Holder, audit.ActorClient), r.ID)
+		}
+		_, err = l.deps.Audit.Record(ctx, tx, ev)
 		return err
 	})
 	if err != nil {
