@@ -14,6 +14,7 @@ import (
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"github.com/authcore/authcore/ent/agenttoken"
 	"github.com/authcore/authcore/ent/auditevent"
+	"github.com/authcore/authcore/ent/auditstream"
 	"github.com/authcore/authcore/ent/authclient"
 	"github.com/authcore/authcore/ent/authorizationdetailtype"
 	"github.com/authcore/authcore/ent/backchannelclient"
@@ -116,6 +117,7 @@ func checkColumn(t, c string) error {
 		columnCheck = sql.NewColumnCheck(map[string]func(string) bool{
 			agenttoken.Table:                 agenttoken.ValidColumn,
 			auditevent.Table:                 auditevent.ValidColumn,
+			auditstream.Table:                auditstream.ValidColumn,
 			authclient.Table:                 authclient.ValidColumn,
 			authorizationdetailtype.Table:    authorizationdetailtype.ValidColumn,
 			backchannelclient.Table:          backchannelclient.ValidColumn,

@@ -21,4 +21,5 @@ const (
 	BackchannelClientIDPrefix  = "bcc_"
 	BackchannelRequestIDPrefix = "bcr_"
 	AuthClientIDPrefix         = "cli_"
+	AuditStreamIDPrefix        = "ast_"
 )
