@@ -22,4 +22,5 @@ const (
 	BackchannelRequestIDPrefix = "bcr_"
 	AuthClientIDPrefix         = "cli_"
 	AuditStreamIDPrefix        = "ast_"
+	AuditEventIDPrefix         = "aud_"
 )
