@@ -229,14 +229,14 @@ func TestPauseAfterADayAndResume(t *testing.T) {
 		r.setUp(false)
 		w.mint(t, "lost?")
 		waitFor(t, "failing", func() bool { return w.get(t, path)["status"] == "failing" })
-		w.advance(t, 23 * time.Hour)
+		w.advance(t, 23*time.Hour)
 		n := r.refusals()
 		waitFor(t, "another attempt", func() bool { return r.refusals() > n })
 		time.Sleep(50 * time.Millisecond)
 		if s := w.get(t, path); s["status"] != "failing" {
 			t.Fatalf("paused before 24 h: %v", s)
 		}
-		w.advance(t, 2 * time.Hour)
+		w.advance(t, 2*time.Hour)
 		var s map[string]any
 		waitFor(t, "paused", func() bool { s = w.get(t, path); return s["status"] == "paused" })
 		if s["pausedAt"] == nil || !strings.Contains(s["lastError"].(string), "503") {
@@ -249,7 +249,7 @@ func TestPauseAfterADayAndResume(t *testing.T) {
 		}
 		// Paused: nothing more is tried, however long, and no second mail.
 		n = r.refusals()
-		w.advance(t, 48 * time.Hour)
+		w.advance(t, 48*time.Hour)
 		time.Sleep(150 * time.Millisecond)
 		if r.refusals() != n || len(inbox.Mails()) != 1 {
 			t.Fatalf("%d more attempts, %d mails while paused", r.refusals()-n, len(inbox.Mails()))
