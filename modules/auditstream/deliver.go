@@ -17,6 +17,7 @@ import (
 
 	"github.com/authcore/authcore/ent"
 	"github.com/authcore/authcore/ent/auditstream"
+	"github.com/authcore/authcore/ent/predicate"
 	"github.com/authcore/authcore/modules/auditstream/sink"
 	"github.com/authcore/authcore/platform/audit"
 	"github.com/authcore/authcore/platform/clock"
@@ -165,16 +166,19 @@ func (w *worker) drain(ctx context.Context) error {
 // claim leases up to claimSize streams that are due and have events beyond their cursor.
 func (w *worker) claim(ctx context.Context) ([]*ent.AuditStream, error) {
 	now := w.clock.Now()
+	due := []predicate.AuditStream{
+		auditstream.PausedAtIsNil(),
+		auditstream.Or(auditstream.NextAttemptAtIsNil(), auditstream.NextAttemptAtLTE(now)),
+		auditstream.Or(auditstream.LockedUntilIsNil(), auditstream.LockedUntilLT(now)),
+		audit.ChainedBeyond(auditstream.FieldProjectID, auditstream.FieldCursor),
+	}
+	// A read first: most polls find nothing due, and need no write transaction.
+	if found, err := w.ent.AuditStream.Query().Where(due...).Exist(ctx); err != nil || !found {
+		return nil, err
+	}
 	var out []*ent.AuditStream
 	err := database.WithTx(ctx, w.ent, func(tx *ent.Tx) error {
-		q := tx.AuditStream.Query().
-			Where(
-				auditstream.PausedAtIsNil(),
-				auditstream.Or(auditstream.NextAttemptAtIsNil(), auditstream.NextAttemptAtLTE(now)),
-				auditstream.Or(auditstream.LockedUntilIsNil(), auditstream.LockedUntilLT(now)),
-				audit.ChainedBeyond(auditstream.FieldProjectID, auditstream.FieldCursor),
-			).
-			Order(auditstream.ByID()).Limit(claimSize)
+		q := tx.AuditStream.Query().Where(due...).Order(auditstream.ByID()).Limit(claimSize)
 		if w.postgres {
 			q = q.ForUpdate(sql.WithLockAction(sql.SkipLocked))
 		}
