@@ -15,6 +15,7 @@ import (
 	"entgo.io/ent/dialect"
 	"entgo.io/ent/dialect/sql"
 	"github.com/authcore/authcore/ent/auditevent"
+	"github.com/authcore/authcore/ent/auditstream"
 	"github.com/authcore/authcore/ent/authclient"
 	"github.com/authcore/authcore/ent/authorizationdetailtype"
 	"github.com/authcore/authcore/ent/backchannelclient"
@@ -64,6 +65,8 @@ type Client struct {
 	Schema *migrate.Schema
 	// AuditEvent is the client for interacting with the AuditEvent builders.
 	AuditEvent *AuditEventClient
+	// AuditStream is the client for interacting with the AuditStream builders.
+	AuditStream *AuditStreamClient
 	// AuthClient is the client for interacting with the AuthClient builders.
 	AuthClient *AuthClientClient
 	// AuthorizationDetailType is the client for interacting with the AuthorizationDetailType builders.
@@ -152,6 +155,7 @@ func NewClient(opts ...Option) *Client {
 func (c *Client) init() {
 	c.Schema = migrate.NewSchema(c.driver)
 	c.AuditEvent = NewAuditEventClient(c.config)
+	c.AuditStream = NewAuditStreamClient(c.config)
 	c.AuthClient = NewAuthClientClient(c.config)
 	c.AuthorizationDetailType = NewAuthorizationDetailTypeClient(c.config)
 	c.BackchannelClient = NewBackchannelClientClient(c.config)
@@ -283,6 +287,7 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		ctx:                        ctx,
 		config:                     cfg,
 		AuditEvent:                 NewAuditEventClient(cfg),
+		AuditStream:                NewAuditStreamClient(cfg),
 		AuthClient:                 NewAuthClientClient(cfg),
 		AuthorizationDetailType:    NewAuthorizationDetailTypeClient(cfg),
 		BackchannelClient:          NewBackchannelClientClient(cfg),
@@ -341,6 +346,7 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		ctx:                        ctx,
 		config:                     cfg,
 		AuditEvent:                 NewAuditEventClient(cfg),
+		AuditStream:                NewAuditStreamClient(cfg),
 		AuthClient:                 NewAuthClientClient(cfg),
 		AuthorizationDetailType:    NewAuthorizationDetailTypeClient(cfg),
 		BackchannelClient:          NewBackchannelClientClient(cfg),
@@ -408,15 +414,16 @@ func (c *Client) Close() error {
 // In order to add hooks to a specific client, call: `client.Node.Use(...)`.
 func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
-		c.AuditEvent, c.AuthClient, c.AuthorizationDetailType, c.BackchannelClient,
-		c.BackchannelRequest, c.EmailSignIn, c.Event, c.FederationFlow,
-		c.GrantRefreshToken, c.Identity, c.Invitation, c.MFAChallenge, c.MFAFactor,
-		c.MFARecoveryCode, c.Membership, c.OAuthAuthorization, c.OAuthClient,
-		c.OAuthCode, c.OAuthGrant, c.Project, c.ProviderDomain, c.RefreshToken,
-		c.Resource, c.RevokedAccessToken, c.S3Credential, c.Session, c.SignInBudget,
-		c.SignInMethods, c.SignInProvider, c.SigningKey, c.TrustedAuthorizationServer,
-		c.TrustedIssuer, c.UsageCount, c.UsedAssertion, c.User, c.UserToken,
-		c.VaultConnection, c.Webhook, c.WebhookDelivery,
+		c.AuditEvent, c.AuditStream, c.AuthClient, c.AuthorizationDetailType,
+		c.BackchannelClient, c.BackchannelRequest, c.EmailSignIn, c.Event,
+		c.FederationFlow, c.GrantRefreshToken, c.Identity, c.Invitation,
+		c.MFAChallenge, c.MFAFactor, c.MFARecoveryCode, c.Membership,
+		c.OAuthAuthorization, c.OAuthClient, c.OAuthCode, c.OAuthGrant, c.Project,
+		c.ProviderDomain, c.RefreshToken, c.Resource, c.RevokedAccessToken,
+		c.S3Credential, c.Session, c.SignInBudget, c.SignInMethods, c.SignInProvider,
+		c.SigningKey, c.TrustedAuthorizationServer, c.TrustedIssuer, c.UsageCount,
+		c.UsedAssertion, c.User, c.UserToken, c.VaultConnection, c.Webhook,
+		c.WebhookDelivery,
 	} {
 		n.Use(hooks...)
 	}
@@ -426,15 +433,16 @@ func (c *Client) Use(hooks ...Hook) {
 // In order to add interceptors to a specific client, call: `client.Node.Intercept(...)`.
 func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
-		c.AuditEvent, c.AuthClient, c.AuthorizationDetailType, c.BackchannelClient,
-		c.BackchannelRequest, c.EmailSignIn, c.Event, c.FederationFlow,
-		c.GrantRefreshToken, c.Identity, c.Invitation, c.MFAChallenge, c.MFAFactor,
-		c.MFARecoveryCode, c.Membership, c.OAuthAuthorization, c.OAuthClient,
-		c.OAuthCode, c.OAuthGrant, c.Project, c.ProviderDomain, c.RefreshToken,
-		c.Resource, c.RevokedAccessToken, c.S3Credential, c.Session, c.SignInBudget,
-		c.SignInMethods, c.SignInProvider, c.SigningKey, c.TrustedAuthorizationServer,
-		c.TrustedIssuer, c.UsageCount, c.UsedAssertion, c.User, c.UserToken,
-		c.VaultConnection, c.Webhook, c.WebhookDelivery,
+		c.AuditEvent, c.AuditStream, c.AuthClient, c.AuthorizationDetailType,
+		c.BackchannelClient, c.BackchannelRequest, c.EmailSignIn, c.Event,
+		c.FederationFlow, c.GrantRefreshToken, c.Identity, c.Invitation,
+		c.MFAChallenge, c.MFAFactor, c.MFARecoveryCode, c.Membership,
+		c.OAuthAuthorization, c.OAuthClient, c.OAuthCode, c.OAuthGrant, c.Project,
+		c.ProviderDomain, c.RefreshToken, c.Resource, c.RevokedAccessToken,
+		c.S3Credential, c.Session, c.SignInBudget, c.SignInMethods, c.SignInProvider,
+		c.SigningKey, c.TrustedAuthorizationServer, c.TrustedIssuer, c.UsageCount,
+		c.UsedAssertion, c.User, c.UserToken, c.VaultConnection, c.Webhook,
+		c.WebhookDelivery,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -445,6 +453,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 	switch m := m.(type) {
 	case *AuditEventMutation:
 		return c.AuditEvent.mutate(ctx, m)
+	case *AuditStreamMutation:
+		return c.AuditStream.mutate(ctx, m)
 	case *AuthClientMutation:
 		return c.AuthClient.mutate(ctx, m)
 	case *AuthorizationDetailTypeMutation:
@@ -656,6 +666,139 @@ func (c *AuditEventClient) mutate(ctx context.Context, m *AuditEventMutation) (V
 		return (&AuditEventDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
 	default:
 		return nil, fmt.Errorf("ent: unknown AuditEvent mutation op: %q", m.Op())
+	}
+}
+
+// AuditStreamClient is a client for the AuditStream schema.
+type AuditStreamClient struct {
+	config
+}
+
+// NewAuditStreamClient returns a client for the AuditStream from the given config.
+func NewAuditStreamClient(c config) *AuditStreamClient {
+	return &AuditStreamClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `auditstream.Hooks(f(g(h())))`.
+func (c *AuditStreamClient) Use(hooks ...Hook) {
+	c.hooks.AuditStream = append(c.hooks.AuditStream, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `auditstream.Intercept(f(g(h())))`.
+func (c *AuditStreamClient) Intercept(interceptors ...Interceptor) {
+	c.inters.AuditStream = append(c.inters.AuditStream, interceptors...)
+}
+
+// Create returns a builder for creating a AuditStream entity.
+func (c *AuditStreamClient) Create() *AuditStreamCreate {
+	mutation := newAuditStreamMutation(c.config, OpCreate)
+	return &AuditStreamCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of AuditStream entities.
+func (c *AuditStreamClient) CreateBulk(builders ...*AuditStreamCreate) *AuditStreamCreateBulk {
+	return &AuditStreamCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *AuditStreamClient) MapCreateBulk(slice any, setFunc func(*AuditStreamCreate, int)) *AuditStreamCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &AuditStreamCreateBulk{err: fmt.Errorf("calling to AuditStreamClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*AuditStreamCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &AuditStreamCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for AuditStream.
+func (c *AuditStreamClient) Update() *AuditStreamUpdate {
+	mutation := newAuditStreamMutation(c.config, OpUpdate)
+	return &AuditStreamUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *AuditStreamClient) UpdateOne(_m *AuditStream) *AuditStreamUpdateOne {
+	mutation := newAuditStreamMutation(c.config, OpUpdateOne, withAuditStream(_m))
+	return &AuditStreamUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *AuditStreamClient) UpdateOneID(id string) *AuditStreamUpdateOne {
+	mutation := newAuditStreamMutation(c.config, OpUpdateOne, withAuditStreamID(id))
+	return &AuditStreamUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for AuditStream.
+func (c *AuditStreamClient) Delete() *AuditStreamDelete {
+	mutation := newAuditStreamMutation(c.config, OpDelete)
+	return &AuditStreamDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *AuditStreamClient) DeleteOne(_m *AuditStream) *AuditStreamDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *AuditStreamClient) DeleteOneID(id string) *AuditStreamDeleteOne {
+	builder := c.Delete().Where(auditstream.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &AuditStreamDeleteOne{builder}
+}
+
+// Query returns a query builder for AuditStream.
+func (c *AuditStreamClient) Query() *AuditStreamQuery {
+	return &AuditStreamQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeAuditStream},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a AuditStream entity by its id.
+func (c *AuditStreamClient) Get(ctx context.Context, id string) (*AuditStream, error) {
+	return c.Query().Where(auditstream.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *AuditStreamClient) GetX(ctx context.Context, id string) *AuditStream {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *AuditStreamClient) Hooks() []Hook {
+	return c.hooks.AuditStream
+}
+
+// Interceptors returns the client interceptors.
+func (c *AuditStreamClient) Interceptors() []Interceptor {
+	return c.inters.AuditStream
+}
+
+func (c *AuditStreamClient) mutate(ctx context.Context, m *AuditStreamMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&AuditStreamCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&AuditStreamUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&AuditStreamUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&AuditStreamDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown AuditStream mutation op: %q", m.Op())
 	}
 }
 
@@ -5716,7 +5859,7 @@ func (c *WebhookDeliveryClient) mutate(ctx context.Context, m *WebhookDeliveryMu
 // hooks and interceptors per client, for fast access.
 type (
 	hooks struct {
-		AuditEvent, AuthClient, AuthorizationDetailType, BackchannelClient,
+		AuditEvent, AuditStream, AuthClient, AuthorizationDetailType, BackchannelClient,
 		BackchannelRequest, EmailSignIn, Event, FederationFlow, GrantRefreshToken,
 		Identity, Invitation, MFAChallenge, MFAFactor, MFARecoveryCode, Membership,
 		OAuthAuthorization, OAuthClient, OAuthCode, OAuthGrant, Project,
@@ -5726,7 +5869,7 @@ type (
 		UserToken, VaultConnection, Webhook, WebhookDelivery []ent.Hook
 	}
 	inters struct {
-		AuditEvent, AuthClient, AuthorizationDetailType, BackchannelClient,
+		AuditEvent, AuditStream, AuthClient, AuthorizationDetailType, BackchannelClient,
 		BackchannelRequest, EmailSignIn, Event, FederationFlow, GrantRefreshToken,
 		Identity, Invitation, MFAChallenge, MFAFactor, MFARecoveryCode, Membership,
 		OAuthAuthorization, OAuthClient, OAuthCode, OAuthGrant, Project,

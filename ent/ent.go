@@ -13,6 +13,7 @@ import (
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"github.com/authcore/authcore/ent/auditevent"
+	"github.com/authcore/authcore/ent/auditstream"
 	"github.com/authcore/authcore/ent/authclient"
 	"github.com/authcore/authcore/ent/authorizationdetailtype"
 	"github.com/authcore/authcore/ent/backchannelclient"
@@ -112,6 +113,7 @@ func checkColumn(t, c string) error {
 	initCheck.Do(func() {
 		columnCheck = sql.NewColumnCheck(map[string]func(string) bool{
 			auditevent.Table:                 auditevent.ValidColumn,
+			auditstream.Table:                auditstream.ValidColumn,
 			authclient.Table:                 authclient.ValidColumn,
 			authorizationdetailtype.Table:    authorizationdetailtype.ValidColumn,
 			backchannelclient.Table:          backchannelclient.ValidColumn,

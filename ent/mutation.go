@@ -12,6 +12,7 @@ import (
 	"entgo.io/ent"
 	"entgo.io/ent/dialect/sql"
 	"github.com/authcore/authcore/ent/auditevent"
+	"github.com/authcore/authcore/ent/auditstream"
 	"github.com/authcore/authcore/ent/authclient"
 	"github.com/authcore/authcore/ent/authorizationdetailtype"
 	"github.com/authcore/authcore/ent/backchannelclient"
@@ -63,6 +64,7 @@ const (
 
 	// Node types.
 	TypeAuditEvent                 = "AuditEvent"
+	TypeAuditStream                = "AuditStream"
 	TypeAuthClient                 = "AuthClient"
 	TypeAuthorizationDetailType    = "AuthorizationDetailType"
 	TypeBackchannelClient          = "BackchannelClient"
@@ -1292,6 +1294,2220 @@ func (m *AuditEventMutation) ClearEdge(name string) error {
 // It returns an error if the edge is not defined in the schema.
 func (m *AuditEventMutation) ResetEdge(name string) error {
 	return fmt.Errorf("unknown AuditEvent edge %s", name)
+}
+
+// AuditStreamMutation represents an operation that mutates the AuditStream nodes in the graph.
+type AuditStreamMutation struct {
+	config
+	op                       Op
+	typ                      string
+	id                       *string
+	created_at               *time.Time
+	project_id               *string
+	_type                    *auditstream.Type
+	format                   *auditstream.Format
+	actions                  *[]string
+	appendactions            []string
+	url                      *string
+	secret_sealed            *string
+	host                     *string
+	port                     *int
+	addport                  *int
+	tls                      *bool
+	endpoint                 *string
+	region                   *string
+	bucket                   *string
+	prefix                   *string
+	access_key_id            *string
+	secret_access_key_sealed *string
+	path_style               *bool
+	cursor                   *int64
+	addcursor                *int64
+	generation               *int64
+	addgeneration            *int64
+	last_delivered_id        *string
+	last_error               *string
+	failing_since            *time.Time
+	failures                 *int
+	addfailures              *int
+	next_attempt_at          *time.Time
+	paused_at                *time.Time
+	locked_until             *time.Time
+	created_by               *string
+	clearedFields            map[string]struct{}
+	done                     bool
+	oldValue                 func(context.Context) (*AuditStream, error)
+	predicates               []predicate.AuditStream
+}
+
+var _ ent.Mutation = (*AuditStreamMutation)(nil)
+
+// auditstreamOption allows management of the mutation configuration using functional options.
+type auditstreamOption func(*AuditStreamMutation)
+
+// newAuditStreamMutation creates new mutation for the AuditStream entity.
+func newAuditStreamMutation(c config, op Op, opts ...auditstreamOption) *AuditStreamMutation {
+	m := &AuditStreamMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeAuditStream,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withAuditStreamID sets the ID field of the mutation.
+func withAuditStreamID(id string) auditstreamOption {
+	return func(m *AuditStreamMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *AuditStream
+		)
+		m.oldValue = func(ctx context.Context) (*AuditStream, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().AuditStream.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withAuditStream sets the old AuditStream of the mutation.
+func withAuditStream(node *AuditStream) auditstreamOption {
+	return func(m *AuditStreamMutation) {
+		m.oldValue = func(context.Context) (*AuditStream, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m AuditStreamMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m AuditStreamMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of AuditStream entities.
+func (m *AuditStreamMutation) SetID(id string) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *AuditStreamMutation) ID() (id string, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *AuditStreamMutation) IDs(ctx context.Context) ([]string, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []string{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().AuditStream.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *AuditStreamMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *AuditStreamMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the AuditStream entity.
+// If the AuditStream object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AuditStreamMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *AuditStreamMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// SetProjectID sets the "project_id" field.
+func (m *AuditStreamMutation) SetProjectID(s string) {
+	m.project_id = &s
+}
+
+// ProjectID returns the value of the "project_id" field in the mutation.
+func (m *AuditStreamMutation) ProjectID() (r string, exists bool) {
+	v := m.project_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldProjectID returns the old "project_id" field's value of the AuditStream entity.
+// If the AuditStream object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AuditStreamMutation) OldProjectID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldProjectID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldProjectID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldProjectID: %w", err)
+	}
+	return oldValue.ProjectID, nil
+}
+
+// ResetProjectID resets all changes to the "project_id" field.
+func (m *AuditStreamMutation) ResetProjectID() {
+	m.project_id = nil
+}
+
+// SetType sets the "type" field.
+func (m *AuditStreamMutation) SetType(a auditstream.Type) {
+	m._type = &a
+}
+
+// GetType returns the value of the "type" field in the mutation.
+func (m *AuditStreamMutation) GetType() (r auditstream.Type, exists bool) {
+	v := m._type
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldType returns the old "type" field's value of the AuditStream entity.
+// If the AuditStream object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AuditStreamMutation) OldType(ctx context.Context) (v auditstream.Type, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldType is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldType requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldType: %w", err)
+	}
+	return oldValue.Type, nil
+}
+
+// ResetType resets all changes to the "type" field.
+func (m *AuditStreamMutation) ResetType() {
+	m._type = nil
+}
+
+// SetFormat sets the "format" field.
+func (m *AuditStreamMutation) SetFormat(a auditstream.Format) {
+	m.format = &a
+}
+
+// Format returns the value of the "format" field in the mutation.
+func (m *AuditStreamMutation) Format() (r auditstream.Format, exists bool) {
+	v := m.format
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldFormat returns the old "format" field's value of the AuditStream entity.
+// If the AuditStream object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AuditStreamMutation) OldFormat(ctx context.Context) (v auditstream.Format, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldFormat is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldFormat requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldFormat: %w", err)
+	}
+	return oldValue.Format, nil
+}
+
+// ResetFormat resets all changes to the "format" field.
+func (m *AuditStreamMutation) ResetFormat() {
+	m.format = nil
+}
+
+// SetActions sets the "actions" field.
+func (m *AuditStreamMutation) SetActions(s []string) {
+	m.actions = &s
+	m.appendactions = nil
+}
+
+// Actions returns the value of the "actions" field in the mutation.
+func (m *AuditStreamMutation) Actions() (r []string, exists bool) {
+	v := m.actions
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldActions returns the old "actions" field's value of the AuditStream entity.
+// If the AuditStream object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AuditStreamMutation) OldActions(ctx context.Context) (v []string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldActions is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldActions requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldActions: %w", err)
+	}
+	return oldValue.Actions, nil
+}
+
+// AppendActions adds s to the "actions" field.
+func (m *AuditStreamMutation) AppendActions(s []string) {
+	m.appendactions = append(m.appendactions, s...)
+}
+
+// AppendedActions returns the list of values that were appended to the "actions" field in this mutation.
+func (m *AuditStreamMutation) AppendedActions() ([]string, bool) {
+	if len(m.appendactions) == 0 {
+		return nil, false
+	}
+	return m.appendactions, true
+}
+
+// ResetActions resets all changes to the "actions" field.
+func (m *AuditStreamMutation) ResetActions() {
+	m.actions = nil
+	m.appendactions = nil
+}
+
+// SetURL sets the "url" field.
+func (m *AuditStreamMutation) SetURL(s string) {
+	m.url = &s
+}
+
+// URL returns the value of the "url" field in the mutation.
+func (m *AuditStreamMutation) URL() (r string, exists bool) {
+	v := m.url
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldURL returns the old "url" field's value of the AuditStream entity.
+// If the AuditStream object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AuditStreamMutation) OldURL(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldURL is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldURL requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldURL: %w", err)
+	}
+	return oldValue.URL, nil
+}
+
+// ClearURL clears the value of the "url" field.
+func (m *AuditStreamMutation) ClearURL() {
+	m.url = nil
+	m.clearedFields[auditstream.FieldURL] = struct{}{}
+}
+
+// URLCleared returns if the "url" field was cleared in this mutation.
+func (m *AuditStreamMutation) URLCleared() bool {
+	_, ok := m.clearedFields[auditstream.FieldURL]
+	return ok
+}
+
+// ResetURL resets all changes to the "url" field.
+func (m *AuditStreamMutation) ResetURL() {
+	m.url = nil
+	delete(m.clearedFields, auditstream.FieldURL)
+}
+
+// SetSecretSealed sets the "secret_sealed" field.
+func (m *AuditStreamMutation) SetSecretSealed(s string) {
+	m.secret_sealed = &s
+}
+
+// SecretSealed returns the value of the "secret_sealed" field in the mutation.
+func (m *AuditStreamMutation) SecretSealed() (r string, exists bool) {
+	v := m.secret_sealed
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSecretSealed returns the old "secret_sealed" field's value of the AuditStream entity.
+// If the AuditStream object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AuditStreamMutation) OldSecretSealed(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSecretSealed is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSecretSealed requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSecretSealed: %w", err)
+	}
+	return oldValue.SecretSealed, nil
+}
+
+// ClearSecretSealed clears the value of the "secret_sealed" field.
+func (m *AuditStreamMutation) ClearSecretSealed() {
+	m.secret_sealed = nil
+	m.clearedFields[auditstream.FieldSecretSealed] = struct{}{}
+}
+
+// SecretSealedCleared returns if the "secret_sealed" field was cleared in this mutation.
+func (m *AuditStreamMutation) SecretSealedCleared() bool {
+	_, ok := m.clearedFields[auditstream.FieldSecretSealed]
+	return ok
+}
+
+// ResetSecretSealed resets all changes to the "secret_sealed" field.
+func (m *AuditStreamMutation) ResetSecretSealed() {
+	m.secret_sealed = nil
+	delete(m.clearedFields, auditstream.FieldSecretSealed)
+}
+
+// SetHost sets the "host" field.
+func (m *AuditStreamMutation) SetHost(s string) {
+	m.host = &s
+}
+
+// Host returns the value of the "host" field in the mutation.
+func (m *AuditStreamMutation) Host() (r string, exists bool) {
+	v := m.host
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldHost returns the old "host" field's value of the AuditStream entity.
+// If the AuditStream object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AuditStreamMutation) OldHost(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldHost is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldHost requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldHost: %w", err)
+	}
+	return oldValue.Host, nil
+}
+
+// ClearHost clears the value of the "host" field.
+func (m *AuditStreamMutation) ClearHost() {
+	m.host = nil
+	m.clearedFields[auditstream.FieldHost] = struct{}{}
+}
+
+// HostCleared returns if the "host" field was cleared in this mutation.
+func (m *AuditStreamMutation) HostCleared() bool {
+	_, ok := m.clearedFields[auditstream.FieldHost]
+	return ok
+}
+
+// ResetHost resets all changes to the "host" field.
+func (m *AuditStreamMutation) ResetHost() {
+	m.host = nil
+	delete(m.clearedFields, auditstream.FieldHost)
+}
+
+// SetPort sets the "port" field.
+func (m *AuditStreamMutation) SetPort(i int) {
+	m.port = &i
+	m.addport = nil
+}
+
+// Port returns the value of the "port" field in the mutation.
+func (m *AuditStreamMutation) Port() (r int, exists bool) {
+	v := m.port
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPort returns the old "port" field's value of the AuditStream entity.
+// If the AuditStream object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AuditStreamMutation) OldPort(ctx context.Context) (v *int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPort is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPort requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPort: %w", err)
+	}
+	return oldValue.Port, nil
+}
+
+// AddPort adds i to the "port" field.
+func (m *AuditStreamMutation) AddPort(i int) {
+	if m.addport != nil {
+		*m.addport += i
+	} else {
+		m.addport = &i
+	}
+}
+
+// AddedPort returns the value that was added to the "port" field in this mutation.
+func (m *AuditStreamMutation) AddedPort() (r int, exists bool) {
+	v := m.addport
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ClearPort clears the value of the "port" field.
+func (m *AuditStreamMutation) ClearPort() {
+	m.port = nil
+	m.addport = nil
+	m.clearedFields[auditstream.FieldPort] = struct{}{}
+}
+
+// PortCleared returns if the "port" field was cleared in this mutation.
+func (m *AuditStreamMutation) PortCleared() bool {
+	_, ok := m.clearedFields[auditstream.FieldPort]
+	return ok
+}
+
+// ResetPort resets all changes to the "port" field.
+func (m *AuditStreamMutation) ResetPort() {
+	m.port = nil
+	m.addport = nil
+	delete(m.clearedFields, auditstream.FieldPort)
+}
+
+// SetTLS sets the "tls" field.
+func (m *AuditStreamMutation) SetTLS(b bool) {
+	m.tls = &b
+}
+
+// TLS returns the value of the "tls" field in the mutation.
+func (m *AuditStreamMutation) TLS() (r bool, exists bool) {
+	v := m.tls
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTLS returns the old "tls" field's value of the AuditStream entity.
+// If the AuditStream object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AuditStreamMutation) OldTLS(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTLS is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTLS requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTLS: %w", err)
+	}
+	return oldValue.TLS, nil
+}
+
+// ResetTLS resets all changes to the "tls" field.
+func (m *AuditStreamMutation) ResetTLS() {
+	m.tls = nil
+}
+
+// SetEndpoint sets the "endpoint" field.
+func (m *AuditStreamMutation) SetEndpoint(s string) {
+	m.endpoint = &s
+}
+
+// Endpoint returns the value of the "endpoint" field in the mutation.
+func (m *AuditStreamMutation) Endpoint() (r string, exists bool) {
+	v := m.endpoint
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldEndpoint returns the old "endpoint" field's value of the AuditStream entity.
+// If the AuditStream object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AuditStreamMutation) OldEndpoint(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldEndpoint is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldEndpoint requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldEndpoint: %w", err)
+	}
+	return oldValue.Endpoint, nil
+}
+
+// ClearEndpoint clears the value of the "endpoint" field.
+func (m *AuditStreamMutation) ClearEndpoint() {
+	m.endpoint = nil
+	m.clearedFields[auditstream.FieldEndpoint] = struct{}{}
+}
+
+// EndpointCleared returns if the "endpoint" field was cleared in this mutation.
+func (m *AuditStreamMutation) EndpointCleared() bool {
+	_, ok := m.clearedFields[auditstream.FieldEndpoint]
+	return ok
+}
+
+// ResetEndpoint resets all changes to the "endpoint" field.
+func (m *AuditStreamMutation) ResetEndpoint() {
+	m.endpoint = nil
+	delete(m.clearedFields, auditstream.FieldEndpoint)
+}
+
+// SetRegion sets the "region" field.
+func (m *AuditStreamMutation) SetRegion(s string) {
+	m.region = &s
+}
+
+// Region returns the value of the "region" field in the mutation.
+func (m *AuditStreamMutation) Region() (r string, exists bool) {
+	v := m.region
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRegion returns the old "region" field's value of the AuditStream entity.
+// If the AuditStream object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AuditStreamMutation) OldRegion(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRegion is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRegion requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRegion: %w", err)
+	}
+	return oldValue.Region, nil
+}
+
+// ClearRegion clears the value of the "region" field.
+func (m *AuditStreamMutation) ClearRegion() {
+	m.region = nil
+	m.clearedFields[auditstream.FieldRegion] = struct{}{}
+}
+
+// RegionCleared returns if the "region" field was cleared in this mutation.
+func (m *AuditStreamMutation) RegionCleared() bool {
+	_, ok := m.clearedFields[auditstream.FieldRegion]
+	return ok
+}
+
+// ResetRegion resets all changes to the "region" field.
+func (m *AuditStreamMutation) ResetRegion() {
+	m.region = nil
+	delete(m.clearedFields, auditstream.FieldRegion)
+}
+
+// SetBucket sets the "bucket" field.
+func (m *AuditStreamMutation) SetBucket(s string) {
+	m.bucket = &s
+}
+
+// Bucket returns the value of the "bucket" field in the mutation.
+func (m *AuditStreamMutation) Bucket() (r string, exists bool) {
+	v := m.bucket
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldBucket returns the old "bucket" field's value of the AuditStream entity.
+// If the AuditStream object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AuditStreamMutation) OldBucket(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldBucket is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldBucket requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldBucket: %w", err)
+	}
+	return oldValue.Bucket, nil
+}
+
+// ClearBucket clears the value of the "bucket" field.
+func (m *AuditStreamMutation) ClearBucket() {
+	m.bucket = nil
+	m.clearedFields[auditstream.FieldBucket] = struct{}{}
+}
+
+// BucketCleared returns if the "bucket" field was cleared in this mutation.
+func (m *AuditStreamMutation) BucketCleared() bool {
+	_, ok := m.clearedFields[auditstream.FieldBucket]
+	return ok
+}
+
+// ResetBucket resets all changes to the "bucket" field.
+func (m *AuditStreamMutation) ResetBucket() {
+	m.bucket = nil
+	delete(m.clearedFields, auditstream.FieldBucket)
+}
+
+// SetPrefix sets the "prefix" field.
+func (m *AuditStreamMutation) SetPrefix(s string) {
+	m.prefix = &s
+}
+
+// Prefix returns the value of the "prefix" field in the mutation.
+func (m *AuditStreamMutation) Prefix() (r string, exists bool) {
+	v := m.prefix
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPrefix returns the old "prefix" field's value of the AuditStream entity.
+// If the AuditStream object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AuditStreamMutation) OldPrefix(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPrefix is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPrefix requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPrefix: %w", err)
+	}
+	return oldValue.Prefix, nil
+}
+
+// ClearPrefix clears the value of the "prefix" field.
+func (m *AuditStreamMutation) ClearPrefix() {
+	m.prefix = nil
+	m.clearedFields[auditstream.FieldPrefix] = struct{}{}
+}
+
+// PrefixCleared returns if the "prefix" field was cleared in this mutation.
+func (m *AuditStreamMutation) PrefixCleared() bool {
+	_, ok := m.clearedFields[auditstream.FieldPrefix]
+	return ok
+}
+
+// ResetPrefix resets all changes to the "prefix" field.
+func (m *AuditStreamMutation) ResetPrefix() {
+	m.prefix = nil
+	delete(m.clearedFields, auditstream.FieldPrefix)
+}
+
+// SetAccessKeyID sets the "access_key_id" field.
+func (m *AuditStreamMutation) SetAccessKeyID(s string) {
+	m.access_key_id = &s
+}
+
+// AccessKeyID returns the value of the "access_key_id" field in the mutation.
+func (m *AuditStreamMutation) AccessKeyID() (r string, exists bool) {
+	v := m.access_key_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAccessKeyID returns the old "access_key_id" field's value of the AuditStream entity.
+// If the AuditStream object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AuditStreamMutation) OldAccessKeyID(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAccessKeyID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAccessKeyID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAccessKeyID: %w", err)
+	}
+	return oldValue.AccessKeyID, nil
+}
+
+// ClearAccessKeyID clears the value of the "access_key_id" field.
+func (m *AuditStreamMutation) ClearAccessKeyID() {
+	m.access_key_id = nil
+	m.clearedFields[auditstream.FieldAccessKeyID] = struct{}{}
+}
+
+// AccessKeyIDCleared returns if the "access_key_id" field was cleared in this mutation.
+func (m *AuditStreamMutation) AccessKeyIDCleared() bool {
+	_, ok := m.clearedFields[auditstream.FieldAccessKeyID]
+	return ok
+}
+
+// ResetAccessKeyID resets all changes to the "access_key_id" field.
+func (m *AuditStreamMutation) ResetAccessKeyID() {
+	m.access_key_id = nil
+	delete(m.clearedFields, auditstream.FieldAccessKeyID)
+}
+
+// SetSecretAccessKeySealed sets the "secret_access_key_sealed" field.
+func (m *AuditStreamMutation) SetSecretAccessKeySealed(s string) {
+	m.secret_access_key_sealed = &s
+}
+
+// SecretAccessKeySealed returns the value of the "secret_access_key_sealed" field in the mutation.
+func (m *AuditStreamMutation) SecretAccessKeySealed() (r string, exists bool) {
+	v := m.secret_access_key_sealed
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSecretAccessKeySealed returns the old "secret_access_key_sealed" field's value of the AuditStream entity.
+// If the AuditStream object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AuditStreamMutation) OldSecretAccessKeySealed(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSecretAccessKeySealed is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSecretAccessKeySealed requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSecretAccessKeySealed: %w", err)
+	}
+	return oldValue.SecretAccessKeySealed, nil
+}
+
+// ClearSecretAccessKeySealed clears the value of the "secret_access_key_sealed" field.
+func (m *AuditStreamMutation) ClearSecretAccessKeySealed() {
+	m.secret_access_key_sealed = nil
+	m.clearedFields[auditstream.FieldSecretAccessKeySealed] = struct{}{}
+}
+
+// SecretAccessKeySealedCleared returns if the "secret_access_key_sealed" field was cleared in this mutation.
+func (m *AuditStreamMutation) SecretAccessKeySealedCleared() bool {
+	_, ok := m.clearedFields[auditstream.FieldSecretAccessKeySealed]
+	return ok
+}
+
+// ResetSecretAccessKeySealed resets all changes to the "secret_access_key_sealed" field.
+func (m *AuditStreamMutation) ResetSecretAccessKeySealed() {
+	m.secret_access_key_sealed = nil
+	delete(m.clearedFields, auditstream.FieldSecretAccessKeySealed)
+}
+
+// SetPathStyle sets the "path_style" field.
+func (m *AuditStreamMutation) SetPathStyle(b bool) {
+	m.path_style = &b
+}
+
+// PathStyle returns the value of the "path_style" field in the mutation.
+func (m *AuditStreamMutation) PathStyle() (r bool, exists bool) {
+	v := m.path_style
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPathStyle returns the old "path_style" field's value of the AuditStream entity.
+// If the AuditStream object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AuditStreamMutation) OldPathStyle(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPathStyle is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPathStyle requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPathStyle: %w", err)
+	}
+	return oldValue.PathStyle, nil
+}
+
+// ResetPathStyle resets all changes to the "path_style" field.
+func (m *AuditStreamMutation) ResetPathStyle() {
+	m.path_style = nil
+}
+
+// SetCursor sets the "cursor" field.
+func (m *AuditStreamMutation) SetCursor(i int64) {
+	m.cursor = &i
+	m.addcursor = nil
+}
+
+// Cursor returns the value of the "cursor" field in the mutation.
+func (m *AuditStreamMutation) Cursor() (r int64, exists bool) {
+	v := m.cursor
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCursor returns the old "cursor" field's value of the AuditStream entity.
+// If the AuditStream object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AuditStreamMutation) OldCursor(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCursor is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCursor requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCursor: %w", err)
+	}
+	return oldValue.Cursor, nil
+}
+
+// AddCursor adds i to the "cursor" field.
+func (m *AuditStreamMutation) AddCursor(i int64) {
+	if m.addcursor != nil {
+		*m.addcursor += i
+	} else {
+		m.addcursor = &i
+	}
+}
+
+// AddedCursor returns the value that was added to the "cursor" field in this mutation.
+func (m *AuditStreamMutation) AddedCursor() (r int64, exists bool) {
+	v := m.addcursor
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetCursor resets all changes to the "cursor" field.
+func (m *AuditStreamMutation) ResetCursor() {
+	m.cursor = nil
+	m.addcursor = nil
+}
+
+// SetGeneration sets the "generation" field.
+func (m *AuditStreamMutation) SetGeneration(i int64) {
+	m.generation = &i
+	m.addgeneration = nil
+}
+
+// Generation returns the value of the "generation" field in the mutation.
+func (m *AuditStreamMutation) Generation() (r int64, exists bool) {
+	v := m.generation
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldGeneration returns the old "generation" field's value of the AuditStream entity.
+// If the AuditStream object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AuditStreamMutation) OldGeneration(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldGeneration is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldGeneration requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldGeneration: %w", err)
+	}
+	return oldValue.Generation, nil
+}
+
+// AddGeneration adds i to the "generation" field.
+func (m *AuditStreamMutation) AddGeneration(i int64) {
+	if m.addgeneration != nil {
+		*m.addgeneration += i
+	} else {
+		m.addgeneration = &i
+	}
+}
+
+// AddedGeneration returns the value that was added to the "generation" field in this mutation.
+func (m *AuditStreamMutation) AddedGeneration() (r int64, exists bool) {
+	v := m.addgeneration
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetGeneration resets all changes to the "generation" field.
+func (m *AuditStreamMutation) ResetGeneration() {
+	m.generation = nil
+	m.addgeneration = nil
+}
+
+// SetLastDeliveredID sets the "last_delivered_id" field.
+func (m *AuditStreamMutation) SetLastDeliveredID(s string) {
+	m.last_delivered_id = &s
+}
+
+// LastDeliveredID returns the value of the "last_delivered_id" field in the mutation.
+func (m *AuditStreamMutation) LastDeliveredID() (r string, exists bool) {
+	v := m.last_delivered_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldLastDeliveredID returns the old "last_delivered_id" field's value of the AuditStream entity.
+// If the AuditStream object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AuditStreamMutation) OldLastDeliveredID(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldLastDeliveredID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldLastDeliveredID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldLastDeliveredID: %w", err)
+	}
+	return oldValue.LastDeliveredID, nil
+}
+
+// ClearLastDeliveredID clears the value of the "last_delivered_id" field.
+func (m *AuditStreamMutation) ClearLastDeliveredID() {
+	m.last_delivered_id = nil
+	m.clearedFields[auditstream.FieldLastDeliveredID] = struct{}{}
+}
+
+// LastDeliveredIDCleared returns if the "last_delivered_id" field was cleared in this mutation.
+func (m *AuditStreamMutation) LastDeliveredIDCleared() bool {
+	_, ok := m.clearedFields[auditstream.FieldLastDeliveredID]
+	return ok
+}
+
+// ResetLastDeliveredID resets all changes to the "last_delivered_id" field.
+func (m *AuditStreamMutation) ResetLastDeliveredID() {
+	m.last_delivered_id = nil
+	delete(m.clearedFields, auditstream.FieldLastDeliveredID)
+}
+
+// SetLastError sets the "last_error" field.
+func (m *AuditStreamMutation) SetLastError(s string) {
+	m.last_error = &s
+}
+
+// LastError returns the value of the "last_error" field in the mutation.
+func (m *AuditStreamMutation) LastError() (r string, exists bool) {
+	v := m.last_error
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldLastError returns the old "last_error" field's value of the AuditStream entity.
+// If the AuditStream object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AuditStreamMutation) OldLastError(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldLastError is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldLastError requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldLastError: %w", err)
+	}
+	return oldValue.LastError, nil
+}
+
+// ClearLastError clears the value of the "last_error" field.
+func (m *AuditStreamMutation) ClearLastError() {
+	m.last_error = nil
+	m.clearedFields[auditstream.FieldLastError] = struct{}{}
+}
+
+// LastErrorCleared returns if the "last_error" field was cleared in this mutation.
+func (m *AuditStreamMutation) LastErrorCleared() bool {
+	_, ok := m.clearedFields[auditstream.FieldLastError]
+	return ok
+}
+
+// ResetLastError resets all changes to the "last_error" field.
+func (m *AuditStreamMutation) ResetLastError() {
+	m.last_error = nil
+	delete(m.clearedFields, auditstream.FieldLastError)
+}
+
+// SetFailingSince sets the "failing_since" field.
+func (m *AuditStreamMutation) SetFailingSince(t time.Time) {
+	m.failing_since = &t
+}
+
+// FailingSince returns the value of the "failing_since" field in the mutation.
+func (m *AuditStreamMutation) FailingSince() (r time.Time, exists bool) {
+	v := m.failing_since
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldFailingSince returns the old "failing_since" field's value of the AuditStream entity.
+// If the AuditStream object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AuditStreamMutation) OldFailingSince(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldFailingSince is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldFailingSince requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldFailingSince: %w", err)
+	}
+	return oldValue.FailingSince, nil
+}
+
+// ClearFailingSince clears the value of the "failing_since" field.
+func (m *AuditStreamMutation) ClearFailingSince() {
+	m.failing_since = nil
+	m.clearedFields[auditstream.FieldFailingSince] = struct{}{}
+}
+
+// FailingSinceCleared returns if the "failing_since" field was cleared in this mutation.
+func (m *AuditStreamMutation) FailingSinceCleared() bool {
+	_, ok := m.clearedFields[auditstream.FieldFailingSince]
+	return ok
+}
+
+// ResetFailingSince resets all changes to the "failing_since" field.
+func (m *AuditStreamMutation) ResetFailingSince() {
+	m.failing_since = nil
+	delete(m.clearedFields, auditstream.FieldFailingSince)
+}
+
+// SetFailures sets the "failures" field.
+func (m *AuditStreamMutation) SetFailures(i int) {
+	m.failures = &i
+	m.addfailures = nil
+}
+
+// Failures returns the value of the "failures" field in the mutation.
+func (m *AuditStreamMutation) Failures() (r int, exists bool) {
+	v := m.failures
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldFailures returns the old "failures" field's value of the AuditStream entity.
+// If the AuditStream object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AuditStreamMutation) OldFailures(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldFailures is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldFailures requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldFailures: %w", err)
+	}
+	return oldValue.Failures, nil
+}
+
+// AddFailures adds i to the "failures" field.
+func (m *AuditStreamMutation) AddFailures(i int) {
+	if m.addfailures != nil {
+		*m.addfailures += i
+	} else {
+		m.addfailures = &i
+	}
+}
+
+// AddedFailures returns the value that was added to the "failures" field in this mutation.
+func (m *AuditStreamMutation) AddedFailures() (r int, exists bool) {
+	v := m.addfailures
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetFailures resets all changes to the "failures" field.
+func (m *AuditStreamMutation) ResetFailures() {
+	m.failures = nil
+	m.addfailures = nil
+}
+
+// SetNextAttemptAt sets the "next_attempt_at" field.
+func (m *AuditStreamMutation) SetNextAttemptAt(t time.Time) {
+	m.next_attempt_at = &t
+}
+
+// NextAttemptAt returns the value of the "next_attempt_at" field in the mutation.
+func (m *AuditStreamMutation) NextAttemptAt() (r time.Time, exists bool) {
+	v := m.next_attempt_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldNextAttemptAt returns the old "next_attempt_at" field's value of the AuditStream entity.
+// If the AuditStream object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AuditStreamMutation) OldNextAttemptAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldNextAttemptAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldNextAttemptAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldNextAttemptAt: %w", err)
+	}
+	return oldValue.NextAttemptAt, nil
+}
+
+// ClearNextAttemptAt clears the value of the "next_attempt_at" field.
+func (m *AuditStreamMutation) ClearNextAttemptAt() {
+	m.next_attempt_at = nil
+	m.clearedFields[auditstream.FieldNextAttemptAt] = struct{}{}
+}
+
+// NextAttemptAtCleared returns if the "next_attempt_at" field was cleared in this mutation.
+func (m *AuditStreamMutation) NextAttemptAtCleared() bool {
+	_, ok := m.clearedFields[auditstream.FieldNextAttemptAt]
+	return ok
+}
+
+// ResetNextAttemptAt resets all changes to the "next_attempt_at" field.
+func (m *AuditStreamMutation) ResetNextAttemptAt() {
+	m.next_attempt_at = nil
+	delete(m.clearedFields, auditstream.FieldNextAttemptAt)
+}
+
+// SetPausedAt sets the "paused_at" field.
+func (m *AuditStreamMutation) SetPausedAt(t time.Time) {
+	m.paused_at = &t
+}
+
+// PausedAt returns the value of the "paused_at" field in the mutation.
+func (m *AuditStreamMutation) PausedAt() (r time.Time, exists bool) {
+	v := m.paused_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPausedAt returns the old "paused_at" field's value of the AuditStream entity.
+// If the AuditStream object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AuditStreamMutation) OldPausedAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPausedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPausedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPausedAt: %w", err)
+	}
+	return oldValue.PausedAt, nil
+}
+
+// ClearPausedAt clears the value of the "paused_at" field.
+func (m *AuditStreamMutation) ClearPausedAt() {
+	m.paused_at = nil
+	m.clearedFields[auditstream.FieldPausedAt] = struct{}{}
+}
+
+// PausedAtCleared returns if the "paused_at" field was cleared in this mutation.
+func (m *AuditStreamMutation) PausedAtCleared() bool {
+	_, ok := m.clearedFields[auditstream.FieldPausedAt]
+	return ok
+}
+
+// ResetPausedAt resets all changes to the "paused_at" field.
+func (m *AuditStreamMutation) ResetPausedAt() {
+	m.paused_at = nil
+	delete(m.clearedFields, auditstream.FieldPausedAt)
+}
+
+// SetLockedUntil sets the "locked_until" field.
+func (m *AuditStreamMutation) SetLockedUntil(t time.Time) {
+	m.locked_until = &t
+}
+
+// LockedUntil returns the value of the "locked_until" field in the mutation.
+func (m *AuditStreamMutation) LockedUntil() (r time.Time, exists bool) {
+	v := m.locked_until
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldLockedUntil returns the old "locked_until" field's value of the AuditStream entity.
+// If the AuditStream object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AuditStreamMutation) OldLockedUntil(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldLockedUntil is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldLockedUntil requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldLockedUntil: %w", err)
+	}
+	return oldValue.LockedUntil, nil
+}
+
+// ClearLockedUntil clears the value of the "locked_until" field.
+func (m *AuditStreamMutation) ClearLockedUntil() {
+	m.locked_until = nil
+	m.clearedFields[auditstream.FieldLockedUntil] = struct{}{}
+}
+
+// LockedUntilCleared returns if the "locked_until" field was cleared in this mutation.
+func (m *AuditStreamMutation) LockedUntilCleared() bool {
+	_, ok := m.clearedFields[auditstream.FieldLockedUntil]
+	return ok
+}
+
+// ResetLockedUntil resets all changes to the "locked_until" field.
+func (m *AuditStreamMutation) ResetLockedUntil() {
+	m.locked_until = nil
+	delete(m.clearedFields, auditstream.FieldLockedUntil)
+}
+
+// SetCreatedBy sets the "created_by" field.
+func (m *AuditStreamMutation) SetCreatedBy(s string) {
+	m.created_by = &s
+}
+
+// CreatedBy returns the value of the "created_by" field in the mutation.
+func (m *AuditStreamMutation) CreatedBy() (r string, exists bool) {
+	v := m.created_by
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedBy returns the old "created_by" field's value of the AuditStream entity.
+// If the AuditStream object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AuditStreamMutation) OldCreatedBy(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedBy is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedBy requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedBy: %w", err)
+	}
+	return oldValue.CreatedBy, nil
+}
+
+// ClearCreatedBy clears the value of the "created_by" field.
+func (m *AuditStreamMutation) ClearCreatedBy() {
+	m.created_by = nil
+	m.clearedFields[auditstream.FieldCreatedBy] = struct{}{}
+}
+
+// CreatedByCleared returns if the "created_by" field was cleared in this mutation.
+func (m *AuditStreamMutation) CreatedByCleared() bool {
+	_, ok := m.clearedFields[auditstream.FieldCreatedBy]
+	return ok
+}
+
+// ResetCreatedBy resets all changes to the "created_by" field.
+func (m *AuditStreamMutation) ResetCreatedBy() {
+	m.created_by = nil
+	delete(m.clearedFields, auditstream.FieldCreatedBy)
+}
+
+// Where appends a list predicates to the AuditStreamMutation builder.
+func (m *AuditStreamMutation) Where(ps ...predicate.AuditStream) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the AuditStreamMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *AuditStreamMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.AuditStream, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *AuditStreamMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *AuditStreamMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (AuditStream).
+func (m *AuditStreamMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *AuditStreamMutation) Fields() []string {
+	fields := make([]string, 0, 27)
+	if m.created_at != nil {
+		fields = append(fields, auditstream.FieldCreatedAt)
+	}
+	if m.project_id != nil {
+		fields = append(fields, auditstream.FieldProjectID)
+	}
+	if m._type != nil {
+		fields = append(fields, auditstream.FieldType)
+	}
+	if m.format != nil {
+		fields = append(fields, auditstream.FieldFormat)
+	}
+	if m.actions != nil {
+		fields = append(fields, auditstream.FieldActions)
+	}
+	if m.url != nil {
+		fields = append(fields, auditstream.FieldURL)
+	}
+	if m.secret_sealed != nil {
+		fields = append(fields, auditstream.FieldSecretSealed)
+	}
+	if m.host != nil {
+		fields = append(fields, auditstream.FieldHost)
+	}
+	if m.port != nil {
+		fields = append(fields, auditstream.FieldPort)
+	}
+	if m.tls != nil {
+		fields = append(fields, auditstream.FieldTLS)
+	}
+	if m.endpoint != nil {
+		fields = append(fields, auditstream.FieldEndpoint)
+	}
+	if m.region != nil {
+		fields = append(fields, auditstream.FieldRegion)
+	}
+	if m.bucket != nil {
+		fields = append(fields, auditstream.FieldBucket)
+	}
+	if m.prefix != nil {
+		fields = append(fields, auditstream.FieldPrefix)
+	}
+	if m.access_key_id != nil {
+		fields = append(fields, auditstream.FieldAccessKeyID)
+	}
+	if m.secret_access_key_sealed != nil {
+		fields = append(fields, auditstream.FieldSecretAccessKeySealed)
+	}
+	if m.path_style != nil {
+		fields = append(fields, auditstream.FieldPathStyle)
+	}
+	if m.cursor != nil {
+		fields = append(fields, auditstream.FieldCursor)
+	}
+	if m.generation != nil {
+		fields = append(fields, auditstream.FieldGeneration)
+	}
+	if m.last_delivered_id != nil {
+		fields = append(fields, auditstream.FieldLastDeliveredID)
+	}
+	if m.last_error != nil {
+		fields = append(fields, auditstream.FieldLastError)
+	}
+	if m.failing_since != nil {
+		fields = append(fields, auditstream.FieldFailingSince)
+	}
+	if m.failures != nil {
+		fields = append(fields, auditstream.FieldFailures)
+	}
+	if m.next_attempt_at != nil {
+		fields = append(fields, auditstream.FieldNextAttemptAt)
+	}
+	if m.paused_at != nil {
+		fields = append(fields, auditstream.FieldPausedAt)
+	}
+	if m.locked_until != nil {
+		fields = append(fields, auditstream.FieldLockedUntil)
+	}
+	if m.created_by != nil {
+		fields = append(fields, auditstream.FieldCreatedBy)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *AuditStreamMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case auditstream.FieldCreatedAt:
+		return m.CreatedAt()
+	case auditstream.FieldProjectID:
+		return m.ProjectID()
+	case auditstream.FieldType:
+		return m.GetType()
+	case auditstream.FieldFormat:
+		return m.Format()
+	case auditstream.FieldActions:
+		return m.Actions()
+	case auditstream.FieldURL:
+		return m.URL()
+	case auditstream.FieldSecretSealed:
+		return m.SecretSealed()
+	case auditstream.FieldHost:
+		return m.Host()
+	case auditstream.FieldPort:
+		return m.Port()
+	case auditstream.FieldTLS:
+		return m.TLS()
+	case auditstream.FieldEndpoint:
+		return m.Endpoint()
+	case auditstream.FieldRegion:
+		return m.Region()
+	case auditstream.FieldBucket:
+		return m.Bucket()
+	case auditstream.FieldPrefix:
+		return m.Prefix()
+	case auditstream.FieldAccessKeyID:
+		return m.AccessKeyID()
+	case auditstream.FieldSecretAccessKeySealed:
+		return m.SecretAccessKeySealed()
+	case auditstream.FieldPathStyle:
+		return m.PathStyle()
+	case auditstream.FieldCursor:
+		return m.Cursor()
+	case auditstream.FieldGeneration:
+		return m.Generation()
+	case auditstream.FieldLastDeliveredID:
+		return m.LastDeliveredID()
+	case auditstream.FieldLastError:
+		return m.LastError()
+	case auditstream.FieldFailingSince:
+		return m.FailingSince()
+	case auditstream.FieldFailures:
+		return m.Failures()
+	case auditstream.FieldNextAttemptAt:
+		return m.NextAttemptAt()
+	case auditstream.FieldPausedAt:
+		return m.PausedAt()
+	case auditstream.FieldLockedUntil:
+		return m.LockedUntil()
+	case auditstream.FieldCreatedBy:
+		return m.CreatedBy()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *AuditStreamMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case auditstream.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	case auditstream.FieldProjectID:
+		return m.OldProjectID(ctx)
+	case auditstream.FieldType:
+		return m.OldType(ctx)
+	case auditstream.FieldFormat:
+		return m.OldFormat(ctx)
+	case auditstream.FieldActions:
+		return m.OldActions(ctx)
+	case auditstream.FieldURL:
+		return m.OldURL(ctx)
+	case auditstream.FieldSecretSealed:
+		return m.OldSecretSealed(ctx)
+	case auditstream.FieldHost:
+		return m.OldHost(ctx)
+	case auditstream.FieldPort:
+		return m.OldPort(ctx)
+	case auditstream.FieldTLS:
+		return m.OldTLS(ctx)
+	case auditstream.FieldEndpoint:
+		return m.OldEndpoint(ctx)
+	case auditstream.FieldRegion:
+		return m.OldRegion(ctx)
+	case auditstream.FieldBucket:
+		return m.OldBucket(ctx)
+	case auditstream.FieldPrefix:
+		return m.OldPrefix(ctx)
+	case auditstream.FieldAccessKeyID:
+		return m.OldAccessKeyID(ctx)
+	case auditstream.FieldSecretAccessKeySealed:
+		return m.OldSecretAccessKeySealed(ctx)
+	case auditstream.FieldPathStyle:
+		return m.OldPathStyle(ctx)
+	case auditstream.FieldCursor:
+		return m.OldCursor(ctx)
+	case auditstream.FieldGeneration:
+		return m.OldGeneration(ctx)
+	case auditstream.FieldLastDeliveredID:
+		return m.OldLastDeliveredID(ctx)
+	case auditstream.FieldLastError:
+		return m.OldLastError(ctx)
+	case auditstream.FieldFailingSince:
+		return m.OldFailingSince(ctx)
+	case auditstream.FieldFailures:
+		return m.OldFailures(ctx)
+	case auditstream.FieldNextAttemptAt:
+		return m.OldNextAttemptAt(ctx)
+	case auditstream.FieldPausedAt:
+		return m.OldPausedAt(ctx)
+	case auditstream.FieldLockedUntil:
+		return m.OldLockedUntil(ctx)
+	case auditstream.FieldCreatedBy:
+		return m.OldCreatedBy(ctx)
+	}
+	return nil, fmt.Errorf("unknown AuditStream field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *AuditStreamMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case auditstream.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	case auditstream.FieldProjectID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetProjectID(v)
+		return nil
+	case auditstream.FieldType:
+		v, ok := value.(auditstream.Type)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetType(v)
+		return nil
+	case auditstream.FieldFormat:
+		v, ok := value.(auditstream.Format)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetFormat(v)
+		return nil
+	case auditstream.FieldActions:
+		v, ok := value.([]string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetActions(v)
+		return nil
+	case auditstream.FieldURL:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetURL(v)
+		return nil
+	case auditstream.FieldSecretSealed:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSecretSealed(v)
+		return nil
+	case auditstream.FieldHost:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetHost(v)
+		return nil
+	case auditstream.FieldPort:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPort(v)
+		return nil
+	case auditstream.FieldTLS:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTLS(v)
+		return nil
+	case auditstream.FieldEndpoint:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetEndpoint(v)
+		return nil
+	case auditstream.FieldRegion:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRegion(v)
+		return nil
+	case auditstream.FieldBucket:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetBucket(v)
+		return nil
+	case auditstream.FieldPrefix:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPrefix(v)
+		return nil
+	case auditstream.FieldAccessKeyID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAccessKeyID(v)
+		return nil
+	case auditstream.FieldSecretAccessKeySealed:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSecretAccessKeySealed(v)
+		return nil
+	case auditstream.FieldPathStyle:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPathStyle(v)
+		return nil
+	case auditstream.FieldCursor:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCursor(v)
+		return nil
+	case auditstream.FieldGeneration:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetGeneration(v)
+		return nil
+	case auditstream.FieldLastDeliveredID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetLastDeliveredID(v)
+		return nil
+	case auditstream.FieldLastError:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetLastError(v)
+		return nil
+	case auditstream.FieldFailingSince:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetFailingSince(v)
+		return nil
+	case auditstream.FieldFailures:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetFailures(v)
+		return nil
+	case auditstream.FieldNextAttemptAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetNextAttemptAt(v)
+		return nil
+	case auditstream.FieldPausedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPausedAt(v)
+		return nil
+	case auditstream.FieldLockedUntil:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetLockedUntil(v)
+		return nil
+	case auditstream.FieldCreatedBy:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedBy(v)
+		return nil
+	}
+	return fmt.Errorf("unknown AuditStream field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *AuditStreamMutation) AddedFields() []string {
+	var fields []string
+	if m.addport != nil {
+		fields = append(fields, auditstream.FieldPort)
+	}
+	if m.addcursor != nil {
+		fields = append(fields, auditstream.FieldCursor)
+	}
+	if m.addgeneration != nil {
+		fields = append(fields, auditstream.FieldGeneration)
+	}
+	if m.addfailures != nil {
+		fields = append(fields, auditstream.FieldFailures)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *AuditStreamMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case auditstream.FieldPort:
+		return m.AddedPort()
+	case auditstream.FieldCursor:
+		return m.AddedCursor()
+	case auditstream.FieldGeneration:
+		return m.AddedGeneration()
+	case auditstream.FieldFailures:
+		return m.AddedFailures()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *AuditStreamMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case auditstream.FieldPort:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddPort(v)
+		return nil
+	case auditstream.FieldCursor:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddCursor(v)
+		return nil
+	case auditstream.FieldGeneration:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddGeneration(v)
+		return nil
+	case auditstream.FieldFailures:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddFailures(v)
+		return nil
+	}
+	return fmt.Errorf("unknown AuditStream numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *AuditStreamMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(auditstream.FieldURL) {
+		fields = append(fields, auditstream.FieldURL)
+	}
+	if m.FieldCleared(auditstream.FieldSecretSealed) {
+		fields = append(fields, auditstream.FieldSecretSealed)
+	}
+	if m.FieldCleared(auditstream.FieldHost) {
+		fields = append(fields, auditstream.FieldHost)
+	}
+	if m.FieldCleared(auditstream.FieldPort) {
+		fields = append(fields, auditstream.FieldPort)
+	}
+	if m.FieldCleared(auditstream.FieldEndpoint) {
+		fields = append(fields, auditstream.FieldEndpoint)
+	}
+	if m.FieldCleared(auditstream.FieldRegion) {
+		fields = append(fields, auditstream.FieldRegion)
+	}
+	if m.FieldCleared(auditstream.FieldBucket) {
+		fields = append(fields, auditstream.FieldBucket)
+	}
+	if m.FieldCleared(auditstream.FieldPrefix) {
+		fields = append(fields, auditstream.FieldPrefix)
+	}
+	if m.FieldCleared(auditstream.FieldAccessKeyID) {
+		fields = append(fields, auditstream.FieldAccessKeyID)
+	}
+	if m.FieldCleared(auditstream.FieldSecretAccessKeySealed) {
+		fields = append(fields, auditstream.FieldSecretAccessKeySealed)
+	}
+	if m.FieldCleared(auditstream.FieldLastDeliveredID) {
+		fields = append(fields, auditstream.FieldLastDeliveredID)
+	}
+	if m.FieldCleared(auditstream.FieldLastError) {
+		fields = append(fields, auditstream.FieldLastError)
+	}
+	if m.FieldCleared(auditstream.FieldFailingSince) {
+		fields = append(fields, auditstream.FieldFailingSince)
+	}
+	if m.FieldCleared(auditstream.FieldNextAttemptAt) {
+		fields = append(fields, auditstream.FieldNextAttemptAt)
+	}
+	if m.FieldCleared(auditstream.FieldPausedAt) {
+		fields = append(fields, auditstream.FieldPausedAt)
+	}
+	if m.FieldCleared(auditstream.FieldLockedUntil) {
+		fields = append(fields, auditstream.FieldLockedUntil)
+	}
+	if m.FieldCleared(auditstream.FieldCreatedBy) {
+		fields = append(fields, auditstream.FieldCreatedBy)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *AuditStreamMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *AuditStreamMutation) ClearField(name string) error {
+	switch name {
+	case auditstream.FieldURL:
+		m.ClearURL()
+		return nil
+	case auditstream.FieldSecretSealed:
+		m.ClearSecretSealed()
+		return nil
+	case auditstream.FieldHost:
+		m.ClearHost()
+		return nil
+	case auditstream.FieldPort:
+		m.ClearPort()
+		return nil
+	case auditstream.FieldEndpoint:
+		m.ClearEndpoint()
+		return nil
+	case auditstream.FieldRegion:
+		m.ClearRegion()
+		return nil
+	case auditstream.FieldBucket:
+		m.ClearBucket()
+		return nil
+	case auditstream.FieldPrefix:
+		m.ClearPrefix()
+		return nil
+	case auditstream.FieldAccessKeyID:
+		m.ClearAccessKeyID()
+		return nil
+	case auditstream.FieldSecretAccessKeySealed:
+		m.ClearSecretAccessKeySealed()
+		return nil
+	case auditstream.FieldLastDeliveredID:
+		m.ClearLastDeliveredID()
+		return nil
+	case auditstream.FieldLastError:
+		m.ClearLastError()
+		return nil
+	case auditstream.FieldFailingSince:
+		m.ClearFailingSince()
+		return nil
+	case auditstream.FieldNextAttemptAt:
+		m.ClearNextAttemptAt()
+		return nil
+	case auditstream.FieldPausedAt:
+		m.ClearPausedAt()
+		return nil
+	case auditstream.FieldLockedUntil:
+		m.ClearLockedUntil()
+		return nil
+	case auditstream.FieldCreatedBy:
+		m.ClearCreatedBy()
+		return nil
+	}
+	return fmt.Errorf("unknown AuditStream nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *AuditStreamMutation) ResetField(name string) error {
+	switch name {
+	case auditstream.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	case auditstream.FieldProjectID:
+		m.ResetProjectID()
+		return nil
+	case auditstream.FieldType:
+		m.ResetType()
+		return nil
+	case auditstream.FieldFormat:
+		m.ResetFormat()
+		return nil
+	case auditstream.FieldActions:
+		m.ResetActions()
+		return nil
+	case auditstream.FieldURL:
+		m.ResetURL()
+		return nil
+	case auditstream.FieldSecretSealed:
+		m.ResetSecretSealed()
+		return nil
+	case auditstream.FieldHost:
+		m.ResetHost()
+		return nil
+	case auditstream.FieldPort:
+		m.ResetPort()
+		return nil
+	case auditstream.FieldTLS:
+		m.ResetTLS()
+		return nil
+	case auditstream.FieldEndpoint:
+		m.ResetEndpoint()
+		return nil
+	case auditstream.FieldRegion:
+		m.ResetRegion()
+		return nil
+	case auditstream.FieldBucket:
+		m.ResetBucket()
+		return nil
+	case auditstream.FieldPrefix:
+		m.ResetPrefix()
+		return nil
+	case auditstream.FieldAccessKeyID:
+		m.ResetAccessKeyID()
+		return nil
+	case auditstream.FieldSecretAccessKeySealed:
+		m.ResetSecretAccessKeySealed()
+		return nil
+	case auditstream.FieldPathStyle:
+		m.ResetPathStyle()
+		return nil
+	case auditstream.FieldCursor:
+		m.ResetCursor()
+		return nil
+	case auditstream.FieldGeneration:
+		m.ResetGeneration()
+		return nil
+	case auditstream.FieldLastDeliveredID:
+		m.ResetLastDeliveredID()
+		return nil
+	case auditstream.FieldLastError:
+		m.ResetLastError()
+		return nil
+	case auditstream.FieldFailingSince:
+		m.ResetFailingSince()
+		return nil
+	case auditstream.FieldFailures:
+		m.ResetFailures()
+		return nil
+	case auditstream.FieldNextAttemptAt:
+		m.ResetNextAttemptAt()
+		return nil
+	case auditstream.FieldPausedAt:
+		m.ResetPausedAt()
+		return nil
+	case auditstream.FieldLockedUntil:
+		m.ResetLockedUntil()
+		return nil
+	case auditstream.FieldCreatedBy:
+		m.ResetCreatedBy()
+		return nil
+	}
+	return fmt.Errorf("unknown AuditStream field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *AuditStreamMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *AuditStreamMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *AuditStreamMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *AuditStreamMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *AuditStreamMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *AuditStreamMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *AuditStreamMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown AuditStream unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *AuditStreamMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown AuditStream edge %s", name)
 }
 
 // AuthClientMutation represents an operation that mutates the AuthClient nodes in the graph.

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/authcore/authcore/ent/auditevent"
+	"github.com/authcore/authcore/ent/auditstream"
 	"github.com/authcore/authcore/ent/authclient"
 	"github.com/authcore/authcore/ent/authorizationdetailtype"
 	"github.com/authcore/authcore/ent/backchannelclient"
@@ -72,6 +73,61 @@ func init() {
 	// auditevent.IDValidator is a validator for the "id" field. It is called by the builders before save.
 	auditevent.IDValidator = func() func(string) error {
 		validators := auditeventDescID.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(id string) error {
+			for _, fn := range fns {
+				if err := fn(id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	auditstreamMixin := schema.AuditStream{}.Mixin()
+	auditstreamMixinFields0 := auditstreamMixin[0].Fields()
+	_ = auditstreamMixinFields0
+	auditstreamMixinFields1 := auditstreamMixin[1].Fields()
+	_ = auditstreamMixinFields1
+	auditstreamFields := schema.AuditStream{}.Fields()
+	_ = auditstreamFields
+	// auditstreamDescCreatedAt is the schema descriptor for created_at field.
+	auditstreamDescCreatedAt := auditstreamMixinFields1[0].Descriptor()
+	// auditstream.DefaultCreatedAt holds the default value on creation for the created_at field.
+	auditstream.DefaultCreatedAt = auditstreamDescCreatedAt.Default.(func() time.Time)
+	// auditstreamDescProjectID is the schema descriptor for project_id field.
+	auditstreamDescProjectID := auditstreamFields[0].Descriptor()
+	// auditstream.ProjectIDValidator is a validator for the "project_id" field. It is called by the builders before save.
+	auditstream.ProjectIDValidator = auditstreamDescProjectID.Validators[0].(func(string) error)
+	// auditstreamDescTLS is the schema descriptor for tls field.
+	auditstreamDescTLS := auditstreamFields[8].Descriptor()
+	// auditstream.DefaultTLS holds the default value on creation for the tls field.
+	auditstream.DefaultTLS = auditstreamDescTLS.Default.(bool)
+	// auditstreamDescPathStyle is the schema descriptor for path_style field.
+	auditstreamDescPathStyle := auditstreamFields[15].Descriptor()
+	// auditstream.DefaultPathStyle holds the default value on creation for the path_style field.
+	auditstream.DefaultPathStyle = auditstreamDescPathStyle.Default.(bool)
+	// auditstreamDescCursor is the schema descriptor for cursor field.
+	auditstreamDescCursor := auditstreamFields[16].Descriptor()
+	// auditstream.DefaultCursor holds the default value on creation for the cursor field.
+	auditstream.DefaultCursor = auditstreamDescCursor.Default.(int64)
+	// auditstreamDescGeneration is the schema descriptor for generation field.
+	auditstreamDescGeneration := auditstreamFields[17].Descriptor()
+	// auditstream.DefaultGeneration holds the default value on creation for the generation field.
+	auditstream.DefaultGeneration = auditstreamDescGeneration.Default.(int64)
+	// auditstreamDescFailures is the schema descriptor for failures field.
+	auditstreamDescFailures := auditstreamFields[21].Descriptor()
+	// auditstream.DefaultFailures holds the default value on creation for the failures field.
+	auditstream.DefaultFailures = auditstreamDescFailures.Default.(int)
+	// auditstreamDescID is the schema descriptor for id field.
+	auditstreamDescID := auditstreamMixinFields0[0].Descriptor()
+	// auditstream.DefaultID holds the default value on creation for the id field.
+	auditstream.DefaultID = auditstreamDescID.Default.(func() string)
+	// auditstream.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	auditstream.IDValidator = func() func(string) error {
+		validators := auditstreamDescID.Validators
 		fns := [...]func(string) error{
 			validators[0].(func(string) error),
 			validators[1].(func(string) error),

@@ -16,6 +16,8 @@ type Tx struct {
 	config
 	// AuditEvent is the client for interacting with the AuditEvent builders.
 	AuditEvent *AuditEventClient
+	// AuditStream is the client for interacting with the AuditStream builders.
+	AuditStream *AuditStreamClient
 	// AuthClient is the client for interacting with the AuthClient builders.
 	AuthClient *AuthClientClient
 	// AuthorizationDetailType is the client for interacting with the AuthorizationDetailType builders.
@@ -224,6 +226,7 @@ func (tx *Tx) Client() *Client {
 
 func (tx *Tx) init() {
 	tx.AuditEvent = NewAuditEventClient(tx.config)
+	tx.AuditStream = NewAuditStreamClient(tx.config)
 	tx.AuthClient = NewAuthClientClient(tx.config)
 	tx.AuthorizationDetailType = NewAuthorizationDetailTypeClient(tx.config)
 	tx.BackchannelClient = NewBackchannelClientClient(tx.config)

@@ -47,6 +47,12 @@ type server struct {
 
 func startServer(t *testing.T, dbPath string, traced bool) *server {
 	t.Helper()
+	return startServerOn(t, "sqlite:"+dbPath, filepath.Dir(dbPath), traced)
+}
+
+// startServerOn serves the store at databaseURL, with env added to the environment.
+func startServerOn(t *testing.T, databaseURL, dataDir string, traced bool, env ...string) *server {
+	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -63,10 +69,11 @@ func startServer(t *testing.T, dbPath string, traced bool) *server {
 	}
 	s.cmd = exec.Command(name, args...)
 	s.cmd.Env = append(os.Environ(), childEnv+"=serve",
-		"AUTHCORE_ADDR="+addr, "AUTHCORE_DATABASE_URL=sqlite:"+dbPath, "AUTHCORE_DATA_DIR="+filepath.Dir(dbPath),
+		"AUTHCORE_ADDR="+addr, "AUTHCORE_DATABASE_URL="+databaseURL, "AUTHCORE_DATA_DIR="+dataDir,
 		"AUTHCORE_MASTER_KEY="+base64.StdEncoding.EncodeToString(apptest.TestMasterKey),
 		"AUTHCORE_RATE_LIMIT=0", "AUTHCORE_LOG_LEVEL=warn", "AUTHCORE_PUBLIC_URL=http://"+addr,
 		"AUTHCORE_METRICS_ADDR=public") // the test reads the group-commit counters beside the API
+	s.cmd.Env = append(s.cmd.Env, env...)
 	s.cmd.Stdout, s.cmd.Stderr = s.out, s.out
 	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := s.cmd.Start(); err != nil {

@@ -21,6 +21,18 @@ func (f AuditEventFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, 
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.AuditEventMutation", m)
 }
 
+// The AuditStreamFunc type is an adapter to allow the use of ordinary
+// function as AuditStream mutator.
+type AuditStreamFunc func(context.Context, *ent.AuditStreamMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f AuditStreamFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.AuditStreamMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.AuditStreamMutation", m)
+}
+
 // The AuthClientFunc type is an adapter to allow the use of ordinary
 // function as AuthClient mutator.
 type AuthClientFunc func(context.Context, *ent.AuthClientMutation) (ent.Value, error)

@@ -52,6 +52,50 @@ var (
 			},
 		},
 	}
+	// AuditStreamsColumns holds the columns for the "audit_streams" table.
+	AuditStreamsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString, Size: 40},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "project_id", Type: field.TypeString},
+		{Name: "type", Type: field.TypeEnum, Enums: []string{"https", "s3", "syslog", "otlp"}},
+		{Name: "format", Type: field.TypeEnum, Enums: []string{"native", "ocsf"}},
+		{Name: "actions", Type: field.TypeJSON},
+		{Name: "url", Type: field.TypeString, Nullable: true},
+		{Name: "secret_sealed", Type: field.TypeString, Nullable: true},
+		{Name: "host", Type: field.TypeString, Nullable: true},
+		{Name: "port", Type: field.TypeInt, Nullable: true},
+		{Name: "tls", Type: field.TypeBool, Default: false},
+		{Name: "endpoint", Type: field.TypeString, Nullable: true},
+		{Name: "region", Type: field.TypeString, Nullable: true},
+		{Name: "bucket", Type: field.TypeString, Nullable: true},
+		{Name: "prefix", Type: field.TypeString, Nullable: true},
+		{Name: "access_key_id", Type: field.TypeString, Nullable: true},
+		{Name: "secret_access_key_sealed", Type: field.TypeString, Nullable: true},
+		{Name: "path_style", Type: field.TypeBool, Default: false},
+		{Name: "cursor", Type: field.TypeInt64, Default: 0},
+		{Name: "generation", Type: field.TypeInt64, Default: 0},
+		{Name: "last_delivered_id", Type: field.TypeString, Nullable: true},
+		{Name: "last_error", Type: field.TypeString, Nullable: true},
+		{Name: "failing_since", Type: field.TypeTime, Nullable: true},
+		{Name: "failures", Type: field.TypeInt, Default: 0},
+		{Name: "next_attempt_at", Type: field.TypeTime, Nullable: true},
+		{Name: "paused_at", Type: field.TypeTime, Nullable: true},
+		{Name: "locked_until", Type: field.TypeTime, Nullable: true},
+		{Name: "created_by", Type: field.TypeString, Nullable: true},
+	}
+	// AuditStreamsTable holds the schema information for the "audit_streams" table.
+	AuditStreamsTable = &schema.Table{
+		Name:       "audit_streams",
+		Columns:    AuditStreamsColumns,
+		PrimaryKey: []*schema.Column{AuditStreamsColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "auditstream_project_id_id",
+				Unique:  false,
+				Columns: []*schema.Column{AuditStreamsColumns[2], AuditStreamsColumns[0]},
+			},
+		},
+	}
 	// AuthClientsColumns holds the columns for the "auth_clients" table.
 	AuthClientsColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeString, Size: 40},
@@ -1081,6 +1125,7 @@ var (
 	// Tables holds all the tables in the schema.
 	Tables = []*schema.Table{
 		AuditEventsTable,
+		AuditStreamsTable,
 		AuthClientsTable,
 		AuthorizationDetailTypesTable,
 		BackchannelClientsTable,

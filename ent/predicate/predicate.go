@@ -9,6 +9,9 @@ import (
 // AuditEvent is the predicate function for auditevent builders.
 type AuditEvent func(*sql.Selector)
 
+// AuditStream is the predicate function for auditstream builders.
+type AuditStream func(*sql.Selector)
+
 // AuthClient is the predicate function for authclient builders.
 type AuthClient func(*sql.Selector)
 

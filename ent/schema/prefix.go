@@ -21,4 +21,6 @@ const (
 	BackchannelClientIDPrefix  = "bcc_"
 	BackchannelRequestIDPrefix = "bcr_"
 	AuthClientIDPrefix         = "cli_"
+	AuditStreamIDPrefix        = "ast_"
+	AuditEventIDPrefix         = "aud_"
 )

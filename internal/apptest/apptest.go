@@ -14,7 +14,6 @@ import (
 
 	"github.com/authcore/authcore/cmd/authcore/app"
 	"github.com/authcore/authcore/internal/testkit"
-	"github.com/authcore/authcore/modules/webhook"
 	"github.com/authcore/authcore/platform/config"
 	"github.com/authcore/authcore/platform/invalidation"
 	"github.com/authcore/authcore/platform/logging"
@@ -64,14 +63,14 @@ var CheapHashing = fx.Decorate(func(argon2id.Params) argon2id.Params {
 
 // Graph is the whole application, as cmd/authcore runs it, with cheap hashing.
 func Graph(cfg config.Config, keys secret.MasterKeys, out logging.Output) fx.Option {
-	return fx.Options(app.Options(cfg, keys, out), webhook.Deliver, CheapHashing)
+	return fx.Options(app.Options(cfg, keys, out), app.Workers(), CheapHashing)
 }
 
 // WithProducts runs the whole application with products instead of the binary's own:
 // app.Products() plus a test-only one, or with one left out.
 func WithProducts(products ...product.Plugin) Option {
 	return testkit.WithGraph(func(cfg config.Config, keys secret.MasterKeys, out logging.Output) fx.Option {
-		return fx.Options(app.With(cfg, keys, out, products...), webhook.Deliver, CheapHashing)
+		return fx.Options(app.With(cfg, keys, out, products...), app.Workers(), CheapHashing)
 	})
 }
 

@@ -99,9 +99,10 @@ func (e Event) actorType() string {
 
 // Recorder writes audit records and pages through them.
 type Recorder struct {
-	keys   *secret.Keyring
-	ent    *ent.Client
-	outbox Outbox
+	keys    *secret.Keyring
+	ent     *ent.Client
+	outbox  Outbox
+	chainer Committed
 }
 
 // Outbox is handed every record in the transaction that wrote it: the webhook module's
@@ -117,7 +118,13 @@ type Params struct {
 	Keys   *secret.Keyring
 	Ent    *ent.Client
 	Outbox Outbox `optional:"true"`
+	// Chainer, when there is one, is told as each record commits.
+	Chainer Committed `optional:"true"`
 }
+
+// Committed is told that a record committed in this process: the hash chain's chainer
+// (platform/audit/chainer) links it at once instead of on its next look.
+type Committed interface{ Nudge() }
 
 // NewRecorder returns a recorder hashing client addresses under the server's key.
 // ipPurpose keys the audit ipHash (of the client address); sessions use another key, so the
@@ -125,7 +132,7 @@ type Params struct {
 const ipPurpose = "audit-forwarded-for"
 
 func NewRecorder(p Params) *Recorder {
-	return &Recorder{keys: p.Keys, ent: p.Ent, outbox: p.Outbox}
+	return &Recorder{keys: p.Keys, ent: p.Ent, outbox: p.Outbox, chainer: p.Chainer}
 }
 
 // Record writes e inside tx.
@@ -152,8 +159,24 @@ func (r *Recorder) Record(ctx context.Context, tx *ent.Tx, e Event) (*ent.AuditE
 		c = c.SetAct(e.Act)
 	}
 	rec, err := c.Save(ctx)
-	if err != nil || r.outbox == nil {
+	if err != nil {
 		return rec, err
+	}
+	if r.chainer != nil {
+		// The chainer links it as soon as it is visible (a stream's p99 from commit to
+		// receipt); other replicas' chainers find it on their next look.
+		tx.OnCommit(func(next ent.Committer) ent.Committer {
+			return ent.CommitFunc(func(ctx context.Context, tx *ent.Tx) error {
+				err := next.Commit(ctx, tx)
+				if err == nil {
+					r.chainer.Nudge()
+				}
+				return err
+			})
+		})
+	}
+	if r.outbox == nil {
+		return rec, nil
 	}
 	return rec, r.outbox.Append(ctx, tx, rec)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/authcore/authcore/modules/account"
 	"github.com/authcore/authcore/modules/agenttoken"
 	"github.com/authcore/authcore/modules/approval"
+	"github.com/authcore/authcore/modules/auditstream"
 	"github.com/authcore/authcore/modules/authorize"
 	"github.com/authcore/authcore/modules/badge"
 	"github.com/authcore/authcore/modules/console"
@@ -27,6 +28,7 @@ import (
 	"github.com/authcore/authcore/modules/vault"
 	"github.com/authcore/authcore/modules/webhook"
 	"github.com/authcore/authcore/platform/audit"
+	"github.com/authcore/authcore/platform/audit/chainer"
 	"github.com/authcore/authcore/platform/bearer"
 	"github.com/authcore/authcore/platform/clock"
 	"github.com/authcore/authcore/platform/config"
@@ -47,9 +49,13 @@ import (
 )
 
 // Listeners are what only a serving process runs: the HTTP server, the metrics listener
-// when AUTHCORE_METRICS_ADDR is set, and the webhook delivery worker. Only serve (and the
-// load command) add them; operator commands build the same graph without them.
-func Listeners() fx.Option { return fx.Options(httpserver.Listen, metrics.Listen, webhook.Deliver) }
+// when AUTHCORE_METRICS_ADDR is set, and the Workers. Only serve (and the load command)
+// add them; operator commands build the same graph without them.
+func Listeners() fx.Option { return fx.Options(httpserver.Listen, metrics.Listen, Workers()) }
+
+// Workers are the background loops of a serving process: the audit chainer, and the
+// webhook and audit stream delivery workers. Tests run them without the listeners.
+func Workers() fx.Option { return fx.Options(chainer.Run, webhook.Deliver, auditstream.Deliver) }
 
 // Options is the whole application for cfg, with the master key already resolved and
 // logs going to out.
@@ -77,7 +83,7 @@ func With(cfg config.Config, keys secret.MasterKeys, out logging.Output, product
 
 		// The platform every module stands on.
 		logging.Module, logging.FxLogger, tracing.Module, clock.Module, secret.Module, metrics.Module,
-		database.Module, audit.Module, httpserver.Module, health.Module, invalidation.Module,
+		database.Module, audit.Module, chainer.Module, httpserver.Module, health.Module, invalidation.Module,
 		ratelimit.Module, guard.Module, bearer.Module, product.Module, mail.Module, credential.Module, dpop.Module,
 
 		api.Module,
@@ -100,6 +106,7 @@ func With(cfg config.Config, keys secret.MasterKeys, out logging.Output, product
 		federation.Module,
 		approval.Module,
 		vault.Module,
+		auditstream.Module,
 
 		fx.Options(plugins...),
 	)
