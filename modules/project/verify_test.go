@@ -5,54 +5,44 @@ import (
 	"fmt"
 	"net/http"
 	"testing"
+	"time"
 
-	"entgo.io/ent/dialect/sql"
+	"go.uber.org/fx"
 
 	"github.com/authcore/authcore/ent"
 	"github.com/authcore/authcore/ent/auditevent"
 	"github.com/authcore/authcore/internal/apptest"
 	"github.com/authcore/authcore/platform/audit"
+	"github.com/authcore/authcore/platform/audit/chainer"
 )
 
-// chain links the project's unchained events, as the chainer does after commit. At merge
-// the real chainer replaces linkInOrder here: one line.
-var chain = linkInOrder
-
-// linkInOrder gives each unchained event of project, oldest first, the next place in the
-// chain and its link (audit.Link, the one definition of a link), after the chain's head.
-func linkInOrder(t *testing.T, a *apptest.App, project string) {
-	t.Helper()
-	ctx := context.Background()
-	prev, seq := "", int64(0)
-	head, err := a.Ent.AuditEvent.Query().Where(auditevent.ProjectID(project), auditevent.ChainSeqNotNil()).
-		Order(auditevent.ByChainSeq(sql.OrderDesc())).First(ctx)
-	if err == nil {
-		prev, seq = *head.Hash, *head.ChainSeq
-	}
-	rows, err := a.Ent.AuditEvent.Query().Where(auditevent.ProjectID(project), auditevent.ChainSeqIsNil()).
-		Order(auditevent.ByID()).All(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range rows {
-		seq++
-		h, err := audit.Link(prev, seq, e)
-		if err != nil {
+// quietChainer starts the app with its real chainer held still: it looks once an hour
+// and no commit nudges it, so the test says when events are chained (chain), and can see
+// them unchained before.
+func quietChainer(t *testing.T, st apptest.Store) (*apptest.App, func(t *testing.T, a *apptest.App, project string)) {
+	var c *chainer.Chainer
+	a := apptest.Start(t, st, apptest.WithFx(
+		fx.Decorate(func(chainer.Timing) chainer.Timing { return chainer.Timing{Every: time.Hour} }),
+		fx.Decorate(func(audit.Committed) audit.Committed { return stillChainer{} }),
+		fx.Populate(&c)))
+	return a, func(t *testing.T, a *apptest.App, _ string) {
+		t.Helper()
+		if _, err := c.ChainPending(context.Background()); err != nil {
 			t.Fatal(err)
 		}
-		if err := a.Ent.AuditEvent.UpdateOne(e).SetChainSeq(seq).SetHash(h).Exec(ctx); err != nil {
-			t.Fatal(err)
-		}
-		prev = h
 	}
 }
+
+type stillChainer struct{}
+
+func (stillChainer) Nudge() {}
 
 // The verify route (SPEC §28) recomputes the project's chain and names exactly the first
 // broken link: an edited row as hash_mismatch at its place, a deleted one as a missing
 // place; events not chained yet are counted, not judged.
 func TestVerifyAuditChain(t *testing.T) {
 	apptest.ForEachStore(t, func(t *testing.T, st apptest.Store) {
-		a := apptest.Start(t, st)
+		a, chain := quietChainer(t, st)
 		ctx := context.Background()
 		admin, viewer := a.SignUp(t), a.SignUp(t)
 		prj := a.CreateProject(t, admin)
@@ -143,7 +133,7 @@ func TestVerifyAuditChain(t *testing.T) {
 // a break on a later page is found at its place.
 func TestVerifyAcrossPages(t *testing.T) {
 	apptest.ForEachStore(t, func(t *testing.T, st apptest.Store) {
-		a := apptest.Start(t, st)
+		a, chain := quietChainer(t, st)
 		ctx := context.Background()
 		admin := a.SignUp(t)
 		prj := a.CreateProject(t, admin)
