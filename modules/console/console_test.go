@@ -2,7 +2,9 @@ package console_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -18,6 +20,7 @@ import (
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
+	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
 	"github.com/authcore/authcore/cmd/authcore/app"
 	"github.com/authcore/authcore/internal/apptest"
@@ -510,4 +513,75 @@ func TestConsoleTrust(t *testing.T) {
 	nonce := a.PostForm("/v1/oauth/token", nil, nil).Header.Get("DPoP-Nonce")
 	a.Get("/v1/auth-core/ai/me", "Authorization", "Bearer "+secret, "DPoP", key.Proof(t, http.MethodGet, me, secret, nonce, a.Clock.Now())).
 		Expect(t, 200, map[string]any{"agentName": "bound-bot"})
+}
+
+// Audit streams in the console (SPEC §28): an admin adds an HTTPS stream (its signing
+// secret shown once), the project's events reach the receiver signed, the list shows the
+// stream's status and lag, a test event is delivered from the screen, and the stream is
+// removed.
+func TestConsoleAuditStreams(t *testing.T) {
+	var mu sync.Mutex
+	var secret string
+	batches := make(chan []string, 10)
+	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		wh, err := standardwebhooks.NewWebhook(secret)
+		mu.Unlock()
+		if err != nil || wh.Verify(body, r.Header) != nil {
+			http.Error(w, "bad signature", http.StatusUnauthorized)
+			return
+		}
+		var got struct {
+			Events []struct{ Action string } `json:"events"`
+		}
+		_ = json.Unmarshal(body, &got)
+		var actions []string
+		for _, e := range got.Events {
+			actions = append(actions, e.Action)
+		}
+		batches <- actions
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	defer receiver.Close()
+	a := apptest.Start(t, apptest.Stores(t)[0], apptest.WithConfig(func(c *config.Config) { c.WebhookAllowHTTP = true }))
+	admin := a.SignUp(t)
+	prj := a.CreateProject(t, admin)
+	url := receiver.URL + "/audit"
+	p := browser.NewPage(t, browser.Tab(t, nil))
+	p.Do(chromedp.Navigate(a.Base+"/console"), browser.TypeInto("textbox", "Email", admin.Email), browser.TypeInto("textbox", "Password", admin.Password),
+		browser.Click("button", "Sign in"), browser.Click("link", "Audit streams"), browser.WaitFor("button", "Add stream"),
+		browser.TypeInto("textbox", "Endpoint URL", url), browser.TypeInto("textbox", "Actions", "ai_token.*"),
+		browser.Click("button", "Add stream"), chromedp.WaitVisible(chromedp.CSS(`[data-secret="Signing secret"]`)))
+	s := p.Eval(`document.querySelector('[data-secret]').textContent`)
+	if !strings.HasPrefix(s, "whsec_") {
+		t.Fatalf("signing secret %q", s)
+	}
+	mu.Lock()
+	secret = s
+	mu.Unlock()
+	streams := a.Do(apptest.Req{Path: "/v1/projects/" + prj + "/audit-streams", Header: admin.Bearer()}).Expect(t, 200, nil)["streams"].([]any)
+	if len(streams) != 1 || streams[0].(map[string]any)["url"] != url || streams[0].(map[string]any)["filter"].(map[string]any)["actions"].([]any)[0] != "ai_token.*" {
+		t.Fatalf("streams %v", streams)
+	}
+	a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/auth-core/projects/" + prj + "/ai/agents", Body: map[string]any{}, Header: admin.Bearer()}).Expect(t, 200, nil)
+	select {
+	case got := <-batches:
+		if len(got) != 1 || got[0] != "ai_token.create" {
+			t.Fatalf("the stream sent %v", got)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("the stream added in the console sent nothing")
+	}
+	p.Do(browser.Click("link", "Audit streams"), chromedp.WaitVisible("active", chromedp.ByFunc(browser.Text("active"))),
+		browser.Click("button", "Test "+url), chromedp.WaitVisible("delivered", chromedp.ByFunc(browser.Text("delivered to "+url))))
+	if got := <-batches; len(got) != 1 || got[0] != "audit_stream.test" {
+		t.Fatalf("the test event was %v", got)
+	}
+	p.Shot("audit-streams")
+	p.Do(browser.Click("button", "Remove "+url), chromedp.Click(chromedp.CSS("dialog[open] #confirm-yes")),
+		chromedp.WaitNotPresent(browser.Label("button", "Remove "+url), browser.ByRole("button", "Remove "+url)))
+	if list := a.Do(apptest.Req{Path: "/v1/projects/" + prj + "/audit-streams", Header: admin.Bearer()}).Expect(t, 200, nil)["streams"].([]any); len(list) != 0 {
+		t.Fatalf("still streaming: %v", list)
+	}
 }

@@ -6,6 +6,7 @@ import { approvalsView, typesView } from './approvals.js';
 import { connectionsView } from './connections.js';
 import { domainLanding, emailView, identitiesSection, linkLanding, methodsOf, methodsView, providerButtons, tenantOf } from './federation.js';
 import { trustView } from './trust.js';
+import { auditStreamsView } from './auditstreams.js';
 
 const main = document.getElementById('main');
 const nav = document.getElementById('nav');
@@ -78,6 +79,7 @@ function drawNav() {
     link('#/sessions', 'Sessions'),
     link('#/members', 'Members'),
     link('#/audit', 'Audit'),
+    link('#/audit-streams', 'Audit streams'),
     link('#/webhooks', 'Webhooks'),
     link('#/resources', 'Resources'),
     link('#/approval-types', 'Approval types'),
@@ -1031,6 +1033,14 @@ async function trustScreen(shown) {
   await trustView(p, shown);
 }
 
+// ---- audit streams (SPEC §28) ----------------------------------------------------------
+
+async function auditStreamsScreen(shown) {
+  if (needProject()) return;
+  if (current().role !== 'admin') { shown('Audit streams', h('p', {}, 'Only the project\'s admins see and change where its audit events go.')); return; }
+  await auditStreamsView(shown, state.project);
+}
+
 // ---- account ---------------------------------------------------------------------------
 
 async function accountView(shown) {
@@ -1059,6 +1069,7 @@ const views = {
   '#/members': membersView, '#/audit': auditView, '#/account': accountView, '#/webhooks': webhooksView,
   '#/resources': resourcesView, '#/apps': appsView, '#/usage': usageView,
   '#/signin-methods': signInMethodsView, '#/trust': trustScreen,
+  '#/audit-streams': auditStreamsScreen,
   '#/approval-types': (shown) => (needProject() ? undefined : typesView(shown, state.project)),
 };
 
