@@ -307,15 +307,15 @@ func (s *server) document(c *fiber.Ctx) fiber.Map {
 		if m, ok := cl.(oauth.ClientMethods); ok {
 			methods, ofProjects = m.AuthMethods()
 		}
-		tokenAuth = union(tokenAuth, methods)
+		tokenAuth = oauth.Union(tokenAuth, methods)
 		if ofProjects {
-			introspectAuth = union(introspectAuth, methods)
+			introspectAuth = oauth.Union(introspectAuth, methods)
 		}
 	}
-	revokeAuth := union([]string{oauth.AuthNone}, tokenAuth)
+	revokeAuth := oauth.Union([]string{oauth.AuthNone}, tokenAuth)
 	for _, g := range s.grants.byType {
 		if _, optional := g.(oauth.OptionalClientAuth); optional || !g.ClientAuth() {
-			tokenAuth = union(tokenAuth, []string{oauth.AuthNone})
+			tokenAuth = oauth.Union(tokenAuth, []string{oauth.AuthNone})
 			break
 		}
 	}
@@ -353,23 +353,12 @@ func (s *server) document(c *fiber.Ctx) fiber.Map {
 			mine, a := doc[k].([]string)
 			theirs, b := v.([]string)
 			if a && b {
-				v = union(theirs, mine)
+				v = oauth.Union(theirs, mine)
 			}
 			doc[k] = v
 		}
 	}
 	return doc
-}
-
-// union is a with b's strings it lacks, in order.
-func union(a, b []string) []string {
-	out := slices.Clone(a)
-	for _, x := range b {
-		if !slices.Contains(out, x) {
-			out = append(out, x)
-		}
-	}
-	return out
 }
 
 func sortedOrEmpty(s []string) []string {

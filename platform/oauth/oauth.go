@@ -495,6 +495,34 @@ func Registered(ctx context.Context, resources resource.Registry, project string
 	return audience, bounds, nil
 }
 
+// SubjectAccessToken is the subject of a token exchange that takes an access token
+// (RFC 8693 §2.1): subject_token given, of the access token type, and no actor_token,
+// since no exchange here acts for a delegate. Every such exchange refuses alike.
+func SubjectAccessToken(form url.Values) (string, error) {
+	subject := form.Get("subject_token")
+	switch {
+	case subject == "":
+		return "", InvalidRequest("subject_token is required")
+	case form.Get("subject_token_type") != TokenTypeAccess:
+		return "", InvalidRequest("subject_token_type must be " + TokenTypeAccess)
+	case form.Get("actor_token") != "":
+		return "", InvalidRequest("delegation (actor_token) is not supported")
+	}
+	return subject, nil
+}
+
+// Union is a with b's strings it lacks, in order: a grant widened by what a person
+// approved again (scopes, resources), a metadata list joined with a contributor's.
+func Union(a, b []string) []string {
+	out := slices.Clone(a)
+	for _, x := range b {
+		if !slices.Contains(out, x) {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
 // Narrow is the scope to grant. Requested scopes must each be covered by one held and by
 // every bound (a resource's scopes); with none requested, the grant is every scope, held
 // or bounding, that held and every bound both cover.
