@@ -66,7 +66,7 @@ func (s *service) requestMail(ctx context.Context, tenant, addr string) error {
 	if !s.mail.Configured() {
 		return errMailNotConfigured
 	}
-	if err := s.emailAllowed(ctx, tenant, addr); err != nil {
+	if err := s.builtInAllowed(ctx, tenant, addr, "email"); err != nil {
 		return err
 	}
 	token, err := secret.NewToken(mailKind)
@@ -91,19 +91,6 @@ func (s *service) requestMail(ctx context.Context, tenant, addr string) error {
 	}
 	link := s.self + SigninLinkPath + "?token=" + url.QueryEscape(token)
 	return s.send(ctx, tenant, addr, "signin", "Your sign-in code", map[string]any{"Code": code, "Link": link})
-}
-
-// emailAllowed: the tenant has the method on, and the address's domain does not require
-// its identity provider.
-func (s *service) emailAllowed(ctx context.Context, tenant, addr string) error {
-	m, err := s.store.methods(ctx, tenant)
-	if err != nil {
-		return err
-	}
-	if !m.EmailLink {
-		return errMethodDisabled
-	}
-	return s.SignInAllowed(ctx, tenant, addr, identity.Via{Method: "email"})
 }
 
 // mailProof is one of the two things a mail gives: the link's token, or the address and

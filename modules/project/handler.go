@@ -128,10 +128,7 @@ func (h *handler) addMember(c *fiber.Ctx) error {
 	if email == "" && userID == "" && est != jsonbody.WrongType && ust != jsonbody.WrongType {
 		f.Fail("email", "give email or userId")
 	}
-	role, rst := f.String("role")
-	if rst != jsonbody.OK || identity.RoleRank(role) == 0 {
-		f.Fail("role", "must be viewer, developer or admin")
-	}
+	role := roleOf(f)
 	if err := f.Err(); err != nil {
 		return err
 	}
@@ -220,10 +217,7 @@ func (h *handler) invite(c *fiber.Ctx) error {
 		}
 		email = addr
 	}
-	role, rst := f.String("role")
-	if rst != jsonbody.OK || identity.RoleRank(role) == 0 {
-		f.Fail("role", "must be viewer, developer or admin")
-	}
+	role := roleOf(f)
 	if err := f.Err(); err != nil {
 		return err
 	}
@@ -266,4 +260,13 @@ func (h *handler) acceptInvitation(c *fiber.Ctx) error {
 		return err
 	}
 	return c.JSON(out)
+}
+
+// roleOf reads the role a member is given or invited with: one of the three roles.
+func roleOf(f *jsonbody.Fields) string {
+	role, st := f.String("role")
+	if st != jsonbody.OK || identity.RoleRank(role) == 0 {
+		f.Fail("role", "must be viewer, developer or admin")
+	}
+	return role
 }

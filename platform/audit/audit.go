@@ -13,6 +13,7 @@ import (
 
 	"github.com/authcore/authcore/ent"
 	"github.com/authcore/authcore/ent/auditevent"
+	"github.com/authcore/authcore/platform/page"
 	"github.com/authcore/authcore/platform/secret"
 )
 
@@ -130,13 +131,9 @@ func (r *Recorder) List(ctx context.Context, projectID string, limit int, before
 	if err != nil {
 		return Page{}, err
 	}
-	p := Page{Events: make([]View, 0, min(len(rows), limit))}
-	for i, e := range rows {
-		if i == limit {
-			last := p.Events[limit-1].ID
-			p.NextBefore = &last
-			break
-		}
+	rows, next := page.Cut(rows, limit, func(e *ent.AuditEvent) string { return e.ID })
+	p := Page{Events: make([]View, 0, len(rows)), NextBefore: next}
+	for _, e := range rows {
 		p.Events = append(p.Events, View{
 			ID: e.ID, ActorID: e.ActorID, ProjectID: e.ProjectID, Action: e.Action, IPHash: e.IPHash,
 			UserAgent: e.UserAgent, Metadata: e.Metadata, CreatedAt: e.CreatedAt.UTC(),
