@@ -69,6 +69,16 @@ func cmpSecret(s string) string {
 	return s
 }
 
+// approvedCode is a code the world's admin approved for c, for the MCP server's tools
+// with a refresh token.
+func approvedCode(t *testing.T, w *world, c registered) (*flow, string) {
+	t.Helper()
+	f := newFlow(c.id, "https://rp.example/cb")
+	f.extra.Set("resource", w.mcp.URL)
+	f.extra.Set("scope", "offline_access tools:call")
+	return f, approve(t, w.a, w.admin, f)
+}
+
 var methods = []string{"client_secret_basic", "client_secret_post", "private_key_jwt"}
 
 // A client registered with one token_endpoint_auth_method cannot authenticate with
@@ -80,12 +90,7 @@ func TestOnlyTheRegisteredAuthMethod(t *testing.T) {
 		a := w.a
 		for _, reg := range methods {
 			c := registerWith(t, w, reg)
-			code := func() (*flow, string) {
-				f := newFlow(c.id, "https://rp.example/cb")
-				f.extra.Set("resource", w.mcp.URL)
-				f.extra.Set("scope", "offline_access tools:call")
-				return f, approve(t, a, w.admin, f)
-			}
+			code := func() (*flow, string) { return approvedCode(t, w, c) }
 			token := func(method string, form url.Values) *apptest.Response {
 				h := c.present(t, w, method, form)
 				return a.PostForm("/v1/oauth/token", form, h)
@@ -347,10 +352,7 @@ func TestTwoClientAuthMethodsAreRefused(t *testing.T) {
 		a := w.a
 		for _, reg := range methods {
 			c := registerWith(t, w, reg)
-			f := newFlow(c.id, "https://rp.example/cb")
-			f.extra.Set("resource", w.mcp.URL)
-			f.extra.Set("scope", "offline_access tools:call")
-			cd := approve(t, a, w.admin, f)
+			f, cd := approvedCode(t, w, c)
 			code := url.Values{"grant_type": {"authorization_code"}, "code": {cd}, "redirect_uri": {f.redirect}, "code_verifier": {f.verifier}}
 			// twice presents the registered method and another on one request.
 			twice := func(path string, other string, form url.Values) *apptest.Response {
