@@ -123,11 +123,11 @@ func TestClientCredentials(t *testing.T) {
 // One parser of client credentials: nothing outside this package reads client_secret or
 // client_assertion from a request, nor decodes a Basic header, so no endpoint can accept
 // two methods at once or decode one differently. A hand-written second parser is known by
-// what it must do: look a credential's form field up, or take a Basic header apart.
+// what it must do: look a credential's form field up, or take a Basic header apart
+// (BasicAuth(), or the "Basic " prefix spelled out).
 func TestNoClientCredentialsParsedOutsideOAuth(t *testing.T) {
 	fields := map[string]bool{"client_secret": true, "client_assertion": true, "client_assertion_type": true}
 	readers := map[string]bool{"Get": true, "FormValue": true, "PostFormValue": true, "Has": true, "Peek": true, "PeekMulti": true, "Query": true, "Params": true}
-	prefixers := map[string]bool{"HasPrefix": true, "CutPrefix": true, "TrimPrefix": true, "EqualFold": true, "HasPrefixFold": true}
 	root := "../.."
 	files := 0
 	for _, dir := range []string{"cmd", "modules", "platform", "plugins"} {
@@ -180,9 +180,13 @@ func TestNoClientCredentialsParsedOutsideOAuth(t *testing.T) {
 						if readers[sel.Sel.Name] && fields[lit(a)] {
 							bad(n, sel.Sel.Name+"("+strconv.Quote(lit(a))+")")
 						}
-						if prefixers[sel.Sel.Name] && strings.EqualFold(strings.TrimSpace(lit(a)), "Basic") {
-							bad(n, sel.Sel.Name+" of a Basic header")
-						}
+					}
+				case *ast.BasicLit:
+					// The scheme's prefix, to cut a header: net/http's BasicAuth does not
+					// undo RFC 6749 §2.3.1's form-urlencoding, a hand-written cut forgets to.
+					// The bench is a client: it writes one.
+					if strings.EqualFold(lit(n), "Basic ") && !strings.HasPrefix(rel, "cmd/authcore/bench") {
+						bad(n, "spells the Basic scheme's prefix")
 					}
 				}
 				return true
