@@ -211,4 +211,3 @@ func TestEmailNormalisedOnce(t *testing.T) {
 		}
 	}
 }
-
