@@ -1,17 +1,14 @@
 package federation
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/subtle"
 	"embed"
 	"errors"
-	htmltemplate "html/template"
 	"math/big"
 	"net/url"
 	"strings"
-	texttemplate "text/template"
 	"time"
 	"unicode"
 
@@ -41,10 +38,7 @@ const (
 //go:embed templates
 var templateFS embed.FS
 
-var (
-	htmlMails = htmltemplate.Must(htmltemplate.ParseFS(templateFS, "templates/*.html"))
-	textMails = texttemplate.Must(texttemplate.ParseFS(templateFS, "templates/*.txt"))
-)
+var mails = platformmail.MustTemplates(templateFS)
 
 func newCode() string {
 	n, err := rand.Int(rand.Reader, big.NewInt(1_000_000))
@@ -214,14 +208,11 @@ func (s *service) send(ctx context.Context, tenant, to, tmpl, subject string, da
 		}
 	}
 	data["Product"], data["Email"] = inline(product), to
-	var text, html bytes.Buffer
-	if err := textMails.ExecuteTemplate(&text, tmpl+".txt", data); err != nil {
+	text, html, err := mails.Render(tmpl, data)
+	if err != nil {
 		return err
 	}
-	if err := htmlMails.ExecuteTemplate(&html, tmpl+".html", data); err != nil {
-		return err
-	}
-	if err := s.mail.Send(platformmail.Message{To: to, Subject: subject + " — " + product, Text: text.String(), HTML: html.String(), Purpose: tmpl}); err != nil {
+	if err := s.mail.Send(platformmail.Message{To: to, Subject: subject + " — " + product, Text: text, HTML: html, Purpose: tmpl}); err != nil {
 		s.log.WarnContext(ctx, "mail not queued", "purpose", tmpl, "error", err)
 	}
 	return nil
