@@ -1,13 +1,10 @@
 package account
 
 import (
-	"bytes"
 	"context"
 	"embed"
-	htmltemplate "html/template"
 	"log/slog"
 	"net/url"
-	texttemplate "text/template"
 	"time"
 
 	"github.com/authcore/authcore/ent"
@@ -42,11 +39,9 @@ var (
 //go:embed templates
 var templateFS embed.FS
 
-// html/template escapes what users supply (their display name) in the HTML part.
-var (
-	htmlMails = htmltemplate.Must(htmltemplate.ParseFS(templateFS, "templates/*.html"))
-	textMails = texttemplate.Must(texttemplate.ParseFS(templateFS, "templates/*.txt"))
-)
+// mails are recovery and verification mails; html/template escapes what users supply (their
+// display name) in the HTML part.
+var mails = mail.MustTemplates(templateFS)
 
 // Recovery runs the reset, change and verification flows. It is apart from Service because
 // it needs the session engine, which needs Service.
@@ -347,14 +342,11 @@ func (r *Recovery) send(ctx context.Context, u *ent.User, tmpl, subject, link st
 		name = mail.Quote(*n)
 	}
 	data := map[string]any{"Name": name, "Email": mail.Quote(u.Email), "Project": project, "Link": link}
-	var text, html bytes.Buffer
-	if err := textMails.ExecuteTemplate(&text, tmpl+".txt", data); err != nil {
+	text, html, err := mails.Render(tmpl, data)
+	if err != nil {
 		return err
 	}
-	if err := htmlMails.ExecuteTemplate(&html, tmpl+".html", data); err != nil {
-		return err
-	}
-	if err := r.mail.Send(mail.Message{To: u.Email, Subject: subject, Text: text.String(), HTML: html.String(), Purpose: tmpl}); err != nil {
+	if err := r.mail.Send(mail.Message{To: u.Email, Subject: subject, Text: text, HTML: html, Purpose: tmpl}); err != nil {
 		// The request still succeeds: what the caller sees must not depend on the mail.
 		r.log.WarnContext(ctx, "mail not queued", "purpose", tmpl, "error", err)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"time"
 	"unicode/utf8"
 
 	"github.com/alexedwards/argon2id"
@@ -33,18 +32,14 @@ func NewService(client *ent.Client, params argon2id.Params, tr *tracing.Tracing,
 
 var _ identity.Users = (*Service)(nil)
 
-// User is the public view of an account.
-type User struct {
-	ID            string    `json:"id"`
-	TenantID      string    `json:"tenantId"`
-	Email         string    `json:"email"`
-	Name          *string   `json:"name"`
-	EmailVerified bool      `json:"emailVerified"`
-	CreatedAt     time.Time `json:"createdAt"`
-}
+// User is the public view of an account: the user object of every sign-in answer,
+// whichever way the user signed in (one type, so a password's and a provider's answers
+// cannot drift apart).
+type User = identity.Account
 
 func view(u *ent.User) User {
-	return User{ID: u.ID, TenantID: u.TenantID, Email: u.Email, Name: nameOf(u.Metadata), EmailVerified: u.EmailVerified, CreatedAt: u.CreatedAt.UTC()}
+	return User{ID: u.ID, TenantID: u.TenantID, Email: u.Email, Name: nameOf(u.Metadata), EmailVerified: u.EmailVerified,
+		CreatedAt: u.CreatedAt.UTC(), HasPassword: u.PasswordHash != ""}
 }
 
 // nameOf reads metadata.name; anything unreadable is simply no name.
@@ -237,19 +232,13 @@ func (s *Service) Emails(ctx context.Context, ids []string) (map[string]string, 
 
 var _ identity.ProvenUsers = (*Service)(nil)
 
-func account(u *ent.User) identity.Account {
-	v := view(u)
-	return identity.Account{ID: v.ID, TenantID: v.TenantID, Email: v.Email, Name: v.Name, EmailVerified: v.EmailVerified,
-		CreatedAt: v.CreatedAt, HasPassword: u.PasswordHash != ""}
-}
-
 // Account is a user as the federation module sees it.
 func (s *Service) Account(ctx context.Context, userID string) (identity.Account, error) {
 	u, err := s.ent.User.Get(ctx, userID)
 	if err != nil {
 		return identity.Account{}, err
 	}
-	return account(u), nil
+	return view(u), nil
 }
 
 // AccountByEmail is the tenant's user with that address, if any.
@@ -265,7 +254,7 @@ func (s *Service) AccountByEmail(ctx context.Context, tenantID, email string) (i
 	if err != nil {
 		return identity.Account{}, false, err
 	}
-	return account(u), true, nil
+	return view(u), true, nil
 }
 
 // CreateProven creates a user who proved their address (SPEC §20): verified, and without
@@ -287,5 +276,5 @@ func (s *Service) CreateProven(ctx context.Context, tx *ent.Tx, tenantID, email 
 	if err != nil {
 		return identity.Account{}, err
 	}
-	return account(u), nil
+	return view(u), nil
 }

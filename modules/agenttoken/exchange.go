@@ -53,14 +53,9 @@ func (e *exchange) Live(ctx context.Context, from oauth.Issued) (bool, error) {
 // Token answers a token-exchange grant. Errors follow RFC 8693 §2.2.2 and RFC 6749 §5.2.
 func (e *exchange) Token(ctx context.Context, r oauth.Request) (oauth.Token, error) {
 	form := r.Form
-	subject := form.Get("subject_token")
-	switch {
-	case subject == "":
-		return oauth.Token{}, oauth.InvalidRequest("subject_token is required")
-	case form.Get("subject_token_type") != oauth.TokenTypeAccess:
-		return oauth.Token{}, oauth.InvalidRequest("subject_token_type must be " + oauth.TokenTypeAccess)
-	case form.Get("actor_token") != "":
-		return oauth.Token{}, oauth.InvalidRequest("delegation (actor_token) is not supported")
+	subject, err := oauth.SubjectAccessToken(form)
+	if err != nil {
+		return oauth.Token{}, err
 	}
 	targets, err := oauth.Targets(form, true)
 	if err != nil {

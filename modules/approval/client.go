@@ -48,36 +48,25 @@ var agentIDPrefix = schema.AgentTokenIDPrefix
 // as a client of its project — its id as client_id and the token itself as client_secret
 // (basic or post). ctx carries the issuer.
 func (s *service) client(ctx context.Context, form url.Values, authorization, endpoint string) (oauth.Client, error) {
-	id, secret, basic, err := oauth.BasicCredentials(authorization)
+	creds, err := oauth.ClientCredentials(authorization, form)
 	if err != nil {
-		return oauth.Client{}, oauth.ErrInvalidClient
+		return oauth.Client{}, err
 	}
-	if !basic {
-		id, secret = form.Get("client_id"), form.Get("client_secret")
-	} else if form.Get("client_secret") != "" || form.Get("client_assertion") != "" {
-		return oauth.Client{}, oauth.InvalidRequest("use one client authentication method, not two")
-	}
-	if strings.HasPrefix(id, agentIDPrefix) {
-		if basic && form.Get("client_id") != "" && form.Get("client_id") != id {
-			return oauth.Client{}, oauth.InvalidRequest("client_id does not match the Authorization header")
-		}
-		if s.agents == nil || secret == "" || form.Get("client_assertion") != "" {
+	if strings.HasPrefix(creds.ID, agentIDPrefix) {
+		if s.agents == nil || creds.Secret == "" { // a token is a secret: never asserted
 			return oauth.Client{}, oauth.ErrInvalidClient
 		}
-		cl, err := s.agents.Agent(ctx, secret)
-		if errors.Is(err, credential.ErrNotLive) || (err == nil && cl.ID != id) {
+		cl, err := s.agents.Agent(ctx, creds.Secret)
+		if errors.Is(err, credential.ErrNotLive) || (err == nil && cl.ID != creds.ID) {
 			return oauth.Client{}, oauth.ErrInvalidClient
 		}
 		if err != nil {
 			return oauth.Client{}, err
 		}
-		cl.Method = oauth.AuthSecretPost
-		if basic {
-			cl.Method = oauth.AuthSecretBasic
-		}
+		cl.Method = creds.Method
 		return cl, nil
 	}
-	cl, err := s.auth.AuthenticateClient(ctx, form, authorization, endpoint)
+	cl, err := s.auth.AuthenticateClient(ctx, creds, endpoint)
 	if err != nil {
 		return oauth.Client{}, err
 	}

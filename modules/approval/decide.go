@@ -203,7 +203,7 @@ func (s *service) Decide(ctx context.Context, p identity.Principal, id string, a
 		return Approval{}, err
 	}
 	if r.DeliveryMode == backchannelrequest.DeliveryModePing {
-		s.pings.nudge()
+		s.pings.wake.Ring()
 	}
 	r, err = s.mine(ctx, s.ent, p.UserID, id)
 	if err != nil {

@@ -2,8 +2,6 @@ package approval
 
 import (
 	"embed"
-	htmltemplate "html/template"
-	texttemplate "text/template"
 
 	"github.com/authcore/authcore/platform/mail"
 )
@@ -11,11 +9,8 @@ import (
 //go:embed templates
 var templateFS embed.FS
 
-// html/template escapes the HTML part; what others chose goes in quoted (mail.Quote).
-var (
-	htmlMails = htmltemplate.Must(htmltemplate.ParseFS(templateFS, "templates/*.html"))
-	textMails = texttemplate.Must(texttemplate.ParseFS(templateFS, "templates/*.txt"))
-)
+// mails are the approval request's; what others chose goes in quoted (mail.Quote).
+var mails = mail.MustTemplates(templateFS)
 
 // quote is mail.Quote, or "" for nothing.
 func quote(s string) string {

@@ -9,7 +9,6 @@
 package approval
 
 import (
-	"context"
 	"log/slog"
 	"time"
 
@@ -89,22 +88,6 @@ func newService(p params) (*service, error) {
 
 // run starts the pinger with the process and prunes old requests.
 func run(lc fx.Lifecycle, s *service, log *slog.Logger) {
-	// A background loop: its reads every 500 ms are not a request's (database.Queries).
-	ctx, cancel := context.WithCancel(database.Background(context.Background()))
-	done := make(chan struct{})
-	lc.Append(fx.Hook{
-		OnStart: func(context.Context) error {
-			go func() { defer close(done); s.pings.run(ctx) }()
-			return nil
-		},
-		OnStop: func(stop context.Context) error {
-			cancel()
-			select {
-			case <-done:
-			case <-stop.Done():
-			}
-			return nil
-		},
-	})
+	database.RunWoken(lc, s.pings.wake, pingEvery, s.pings.run)
 	database.PruneEvery(lc, log, "expired backchannel requests", 10*time.Minute, s.prune)
 }

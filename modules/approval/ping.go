@@ -19,6 +19,7 @@ import (
 	"github.com/authcore/authcore/ent/backchannelclient"
 	"github.com/authcore/authcore/ent/backchannelrequest"
 	"github.com/authcore/authcore/platform/clock"
+	"github.com/authcore/authcore/platform/database"
 	"github.com/authcore/authcore/platform/outbound"
 	"github.com/authcore/authcore/platform/secret"
 )
@@ -43,37 +44,20 @@ type pinger struct {
 	keys   *secret.Keyring
 	log    *slog.Logger
 	client *http.Client
-	wake   chan struct{}
+	wake   database.Wake // rung when a request was just decided
 }
 
 func newPinger(c *ent.Client, clk clock.Clock, keys *secret.Keyring, log *slog.Logger, policy outbound.Policy, roots *x509.CertPool) *pinger {
-	return &pinger{ent: c, clock: clk, keys: keys, log: log, wake: make(chan struct{}, 1),
+	return &pinger{ent: c, clock: clk, keys: keys, log: log, wake: database.NewWake(),
 		client: &http.Client{Transport: policy.Transport(pingTimeout, roots), Timeout: pingTimeout,
 			// A redirect is an answer, not an instruction: the ping failed.
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
 }
 
-// nudge wakes the pinger at once (a request was just decided).
-func (p *pinger) nudge() {
-	select {
-	case p.wake <- struct{}{}:
-	default:
-	}
-}
-
+// run sends what is due; failures are logged and the next round tries again.
 func (p *pinger) run(ctx context.Context) {
-	t := time.NewTicker(pingEvery)
-	defer t.Stop()
-	for {
-		if err := p.drain(ctx); err != nil && ctx.Err() == nil {
-			p.log.Error("backchannel pings", "error", err)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		case <-p.wake:
-		}
+	if err := p.drain(ctx); err != nil && ctx.Err() == nil {
+		p.log.Error("backchannel pings", "error", err)
 	}
 }
 

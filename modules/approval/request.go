@@ -1,7 +1,6 @@
 package approval
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -262,16 +261,12 @@ func (s *service) mailPerson(ctx context.Context, user identity.Account, cl oaut
 	data := map[string]any{"Project": project, "Agent": agent, "Binding": quote(binding),
 		"Expires": expires.UTC().Format(time.RFC1123),
 		"Link":    s.self + "/console?tenant=" + url.QueryEscape(cl.ProjectID) + "#/approvals?request=" + url.QueryEscape(id)}
-	var text, html bytes.Buffer
-	if err := textMails.ExecuteTemplate(&text, "approval.txt", data); err != nil {
+	text, html, err := mails.Render("approval", data)
+	if err != nil {
 		s.log.ErrorContext(ctx, "rendering the approval mail", "error", err)
 		return
 	}
-	if err := htmlMails.ExecuteTemplate(&html, "approval.html", data); err != nil {
-		s.log.ErrorContext(ctx, "rendering the approval mail", "error", err)
-		return
-	}
-	if err := s.mail.Send(mailMessage(user.Email, text.String(), html.String())); err != nil {
+	if err := s.mail.Send(mailMessage(user.Email, text, html)); err != nil {
 		s.log.WarnContext(ctx, "mail not queued", "purpose", "approval_request", "error", err)
 	}
 }

@@ -290,3 +290,64 @@ func TestChangedDetailsNeverIssue(t *testing.T) {
 		oauthError(t, w.poll(t, second), 400, "authorization_pending")
 	})
 }
+
+// RFC 6749 §2.3 at the backchannel endpoint and its grant, read by the same parser as the
+// token endpoint: an agent token or an auth badge's client that uses two methods at once
+// is refused as invalid_request, whichever two; each method alone is accepted.
+func TestOneClientAuthMethodAtTheBackchannel(t *testing.T) {
+	apptest.ForEachStore(t, func(t *testing.T, st apptest.Store) {
+		w := newWorld(t, st)
+		cl := w.authClient(t)
+		ask := url.Values{"scope": {"openid"}, "login_hint": {w.person.Email}, "authorization_details": {invoice}}
+		post := func(path string, form url.Values, authorization string) *apptest.Response {
+			h := map[string]string{"Content-Type": "application/x-www-form-urlencoded"}
+			if authorization != "" {
+				h["Authorization"] = authorization
+			}
+			return w.a.Do(apptest.Req{Method: http.MethodPost, Path: path, Body: form.Encode(), Header: h})
+		}
+		with := func(v url.Values, kv ...string) url.Values {
+			out := cloneValues(v)
+			for i := 0; i < len(kv); i += 2 {
+				out.Set(kv[i], kv[i+1])
+			}
+			return out
+		}
+		const jwtType = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
+		for name, c := range map[string]struct {
+			form          url.Values
+			authorization string
+		}{
+			"an agent by basic and post":      {with(ask, "client_id", w.agentID, "client_secret", w.agent), basic(w.agentID, w.agent)},
+			"an agent by basic and assertion": {with(ask, "client_assertion_type", jwtType, "client_assertion", "a.b.c"), basic(w.agentID, w.agent)},
+			"an agent by post and assertion":  {with(ask, "client_id", w.agentID, "client_secret", w.agent, "client_assertion_type", jwtType, "client_assertion", "a.b.c"), ""},
+			"a client by basic and post":      {with(ask, "client_id", cl[0], "client_secret", cl[1]), basic(cl[0], cl[1])},
+			"a client by post and assertion":  {with(ask, "client_id", cl[0], "client_secret", cl[1], "client_assertion_type", jwtType, "client_assertion", "a.b.c"), ""},
+		} {
+			t.Run(name, func(t *testing.T) {
+				oauthError(t, post("/v1/oauth/bc-authorize", c.form, c.authorization), 400, "invalid_request")
+			})
+		}
+		// Each method alone: the agent by basic and by post, the client by basic and by post.
+		for name, c := range map[string]struct {
+			form          url.Values
+			authorization string
+		}{
+			"an agent by basic": {ask, basic(w.agentID, w.agent)},
+			"an agent by post":  {with(ask, "client_id", w.agentID, "client_secret", w.agent), ""},
+			"a client by basic": {ask, basic(cl[0], cl[1])},
+			"a client by post":  {with(ask, "client_id", cl[0], "client_secret", cl[1]), ""},
+		} {
+			t.Run(name, func(t *testing.T) {
+				post("/v1/oauth/bc-authorize", c.form, c.authorization).Expect(t, 200, nil)
+			})
+		}
+		// The grant at the token endpoint: two methods refused; basic alone is the agent,
+		// whose first poll comes too soon.
+		id := w.ask(t, nil)
+		poll := url.Values{"grant_type": {"urn:openid:params:grant-type:ciba"}, "auth_req_id": {id}}
+		oauthError(t, post("/v1/oauth/token", with(poll, "client_id", w.agentID, "client_secret", w.agent), basic(w.agentID, w.agent)), 400, "invalid_request")
+		oauthError(t, post("/v1/oauth/token", with(poll, "client_assertion_type", jwtType, "client_assertion", "a.b.c"), basic(w.agentID, w.agent)), 400, "invalid_request")
+		oauthError(t, post("/v1/oauth/token", poll, basic(w.agentID, w.agent)), 400, "slow_down")
+	})
+}

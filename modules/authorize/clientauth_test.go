@@ -69,6 +69,16 @@ func cmpSecret(s string) string {
 	return s
 }
 
+// approvedCode is a code the world's admin approved for c, for the MCP server's tools
+// with a refresh token.
+func approvedCode(t *testing.T, w *world, c registered) (*flow, string) {
+	t.Helper()
+	f := newFlow(c.id, "https://rp.example/cb")
+	f.extra.Set("resource", w.mcp.URL)
+	f.extra.Set("scope", "offline_access tools:call")
+	return f, approve(t, w.a, w.admin, f)
+}
+
 var methods = []string{"client_secret_basic", "client_secret_post", "private_key_jwt"}
 
 // A client registered with one token_endpoint_auth_method cannot authenticate with
@@ -80,12 +90,7 @@ func TestOnlyTheRegisteredAuthMethod(t *testing.T) {
 		a := w.a
 		for _, reg := range methods {
 			c := registerWith(t, w, reg)
-			code := func() (*flow, string) {
-				f := newFlow(c.id, "https://rp.example/cb")
-				f.extra.Set("resource", w.mcp.URL)
-				f.extra.Set("scope", "offline_access tools:call")
-				return f, approve(t, a, w.admin, f)
-			}
+			code := func() (*flow, string) { return approvedCode(t, w, c) }
 			token := func(method string, form url.Values) *apptest.Response {
 				h := c.present(t, w, method, form)
 				return a.PostForm("/v1/oauth/token", form, h)
@@ -335,4 +340,61 @@ func TestLogoutNeverRedirectsWithoutAValidHint(t *testing.T) {
 		a.Clock.Advance(16 * time.Minute) // past the id_token's 15 minutes
 		stays("an expired hint", url.Values{"id_token_hint": {mine}, "post_logout_redirect_uri": {bye}})
 	})
+}
+
+// RFC 6749 §2.3: a client uses one authentication method per request. Every endpoint that
+// authenticates clients (the token endpoint's code and refresh grants, revocation,
+// introspection) refuses any two at once as invalid_request, whichever the client
+// registered, and spends nothing: the registered method alone still works afterwards.
+func TestTwoClientAuthMethodsAreRefused(t *testing.T) {
+	apptest.ForEachStore(t, func(t *testing.T, st apptest.Store) {
+		w := newWorld(t, st)
+		a := w.a
+		for _, reg := range methods {
+			c := registerWith(t, w, reg)
+			f, cd := approvedCode(t, w, c)
+			code := url.Values{"grant_type": {"authorization_code"}, "code": {cd}, "redirect_uri": {f.redirect}, "code_verifier": {f.verifier}}
+			// twice presents the registered method and another on one request.
+			twice := func(path string, other string, form url.Values) *apptest.Response {
+				h := c.present(t, w, reg, form)
+				if h2 := c.present(t, w, other, form); h2 != nil {
+					h = h2
+				}
+				return a.PostForm(path, form, h)
+			}
+			var got map[string]any
+			for _, other := range methods {
+				if other == reg {
+					continue
+				}
+				t.Run(reg+" and "+other+" for a code", func(t *testing.T) {
+					twice("/v1/oauth/token", other, clone(code)).Expect(t, 400, map[string]any{"error": "invalid_request"})
+				})
+			}
+			got = a.PostForm("/v1/oauth/token", code, c.present(t, w, reg, code)).Expect(t, 200, nil)
+			for _, other := range methods {
+				if other == reg {
+					continue
+				}
+				t.Run(reg+" and "+other+" elsewhere", func(t *testing.T) {
+					twice("/v1/oauth/token", other, url.Values{"grant_type": {"refresh_token"}, "refresh_token": {got["refresh_token"].(string)}}).
+						Expect(t, 400, map[string]any{"error": "invalid_request"})
+					twice("/v1/oauth/revoke", other, url.Values{"token": {got["refresh_token"].(string)}}).Expect(t, 400, map[string]any{"error": "invalid_request"})
+					twice("/v1/oauth/introspect", other, url.Values{"token": {got["access_token"].(string)}}).Expect(t, 400, map[string]any{"error": "invalid_request"})
+				})
+			}
+			refresh := url.Values{"grant_type": {"refresh_token"}, "refresh_token": {got["refresh_token"].(string)}}
+			got = a.PostForm("/v1/oauth/token", refresh, c.present(t, w, reg, refresh)).Expect(t, 200, nil)
+			revoke := url.Values{"token": {got["refresh_token"].(string)}}
+			a.PostForm("/v1/oauth/revoke", revoke, c.present(t, w, reg, revoke)).Expect(t, 200, nil)
+		}
+	})
+}
+
+func clone(v url.Values) url.Values {
+	out := url.Values{}
+	for k, vs := range v {
+		out[k] = append([]string(nil), vs...)
+	}
+	return out
 }

@@ -132,7 +132,7 @@ func (g *grants) approve(ctx context.Context, tx *ent.Tx, a approval, origin aud
 		return nil, err
 	}
 	if existing != nil {
-		return existing.Update().SetScopes(union(existing.Scopes, a.Scopes)).SetResources(union(existing.Resources, a.Resources)).
+		return existing.Update().SetScopes(oauth.Union(existing.Scopes, a.Scopes)).SetResources(oauth.Union(existing.Resources, a.Resources)).
 			SetClientName(a.ClientName).SetClientHost(a.ClientHost).SetUpdatedAt(now).Save(ctx)
 	}
 	row, err := tx.OAuthGrant.Create().SetClientID(a.ClientID).SetClientName(a.ClientName).SetClientHost(a.ClientHost).
@@ -144,16 +144,6 @@ func (g *grants) approve(ctx context.Context, tx *ent.Tx, a approval, origin aud
 	_, err = g.audit.Record(ctx, tx, audit.Event{ActorID: &actor, ProjectID: a.ProjectID, Action: actionCreate, Origin: origin,
 		Metadata: map[string]any{"grantId": row.ID, "clientId": a.ClientID, "clientHost": a.ClientHost, "userId": a.UserID, "scopes": a.Scopes, "resources": a.Resources}})
 	return row, err
-}
-
-func union(a, b []string) []string {
-	out := slices.Clone(a)
-	for _, x := range b {
-		if !slices.Contains(out, x) {
-			out = append(out, x)
-		}
-	}
-	return out
 }
 
 // ending is why and how a grant ends: its audit action ("" is oauth.grant_revoke; a leak

@@ -210,12 +210,21 @@ var _ identity.SignInRules = (*service)(nil)
 // PasswordAllowed is the account module's question (SPEC §20): password sign-in off for
 // the tenant, or an address whose domain requires its provider.
 func (s *service) PasswordAllowed(ctx context.Context, tenant, email string) error {
+	return s.builtInAllowed(ctx, tenant, email, "password")
+}
+
+// builtInAllowed: the tenant has the built-in method on (password, or email for mailed
+// codes and links), and the address's domain does not require its identity provider.
+func (s *service) builtInAllowed(ctx context.Context, tenant, email, method string) error {
 	m, err := s.store.methods(ctx, tenant)
 	if err != nil {
 		return err
 	}
-	if !m.Password {
+	switch {
+	case method == "password" && !m.Password:
 		return errPasswordDisabled
+	case method == "email" && !m.EmailLink:
+		return errMethodDisabled
 	}
-	return s.SignInAllowed(ctx, tenant, email, identity.Via{Method: "password"})
+	return s.SignInAllowed(ctx, tenant, email, identity.Via{Method: method})
 }

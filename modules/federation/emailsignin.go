@@ -1,17 +1,14 @@
 package federation
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/subtle"
 	"embed"
 	"errors"
-	htmltemplate "html/template"
 	"math/big"
 	"net/url"
 	"strings"
-	texttemplate "text/template"
 	"time"
 	"unicode"
 
@@ -41,10 +38,7 @@ const (
 //go:embed templates
 var templateFS embed.FS
 
-var (
-	htmlMails = htmltemplate.Must(htmltemplate.ParseFS(templateFS, "templates/*.html"))
-	textMails = texttemplate.Must(texttemplate.ParseFS(templateFS, "templates/*.txt"))
-)
+var mails = platformmail.MustTemplates(templateFS)
 
 func newCode() string {
 	n, err := rand.Int(rand.Reader, big.NewInt(1_000_000))
@@ -66,7 +60,7 @@ func (s *service) requestMail(ctx context.Context, tenant, addr string) error {
 	if !s.mail.Configured() {
 		return errMailNotConfigured
 	}
-	if err := s.emailAllowed(ctx, tenant, addr); err != nil {
+	if err := s.builtInAllowed(ctx, tenant, addr, "email"); err != nil {
 		return err
 	}
 	token, err := secret.NewToken(mailKind)
@@ -91,19 +85,6 @@ func (s *service) requestMail(ctx context.Context, tenant, addr string) error {
 	}
 	link := s.self + SigninLinkPath + "?token=" + url.QueryEscape(token)
 	return s.send(ctx, tenant, addr, "signin", "Your sign-in code", map[string]any{"Code": code, "Link": link})
-}
-
-// emailAllowed: the tenant has the method on, and the address's domain does not require
-// its identity provider.
-func (s *service) emailAllowed(ctx context.Context, tenant, addr string) error {
-	m, err := s.store.methods(ctx, tenant)
-	if err != nil {
-		return err
-	}
-	if !m.EmailLink {
-		return errMethodDisabled
-	}
-	return s.SignInAllowed(ctx, tenant, addr, identity.Via{Method: "email"})
 }
 
 // mailProof is one of the two things a mail gives: the link's token, or the address and
@@ -233,14 +214,11 @@ func (s *service) send(ctx context.Context, tenant, to, tmpl, subject string, da
 		}
 	}
 	data["Product"], data["Email"] = inline(product), to
-	var text, html bytes.Buffer
-	if err := textMails.ExecuteTemplate(&text, tmpl+".txt", data); err != nil {
+	text, html, err := mails.Render(tmpl, data)
+	if err != nil {
 		return err
 	}
-	if err := htmlMails.ExecuteTemplate(&html, tmpl+".html", data); err != nil {
-		return err
-	}
-	if err := s.mail.Send(platformmail.Message{To: to, Subject: subject + " — " + product, Text: text.String(), HTML: html.String(), Purpose: tmpl}); err != nil {
+	if err := s.mail.Send(platformmail.Message{To: to, Subject: subject + " — " + product, Text: text, HTML: html, Purpose: tmpl}); err != nil {
 		s.log.WarnContext(ctx, "mail not queued", "purpose", tmpl, "error", err)
 	}
 	return nil

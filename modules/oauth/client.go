@@ -34,28 +34,14 @@ func formOf(c *fiber.Ctx) (url.Values, error) {
 	return form, nil
 }
 
-// presented is the client authentication a request carries.
-type presented struct {
-	basic      bool
-	id, secret string
-}
-
-// presentedBy reads client_secret_basic from the Authorization header; a malformed
+// presentedBy reads the client authentication a request carries; a malformed Basic
 // header is invalid_client before anything else, then a malformed form is itself.
-func presentedBy(c *fiber.Ctx, ferr error) (presented, error) {
-	id, sec, basic, err := oauth.BasicCredentials(c.Get(fiber.HeaderAuthorization))
-	if err != nil {
-		return presented{}, oauth.ErrInvalidClient
+func presentedBy(c *fiber.Ctx, form url.Values, ferr error) (oauth.Credentials, error) {
+	creds, err := oauth.ClientCredentials(c.Get(fiber.HeaderAuthorization), form)
+	if err == nil && ferr != nil { // form is nil: err can only be the header's
+		return oauth.Credentials{}, ferr
 	}
-	if ferr != nil {
-		return presented{}, ferr
-	}
-	return presented{basic: basic, id: id, secret: sec}, nil
-}
-
-// presents reports whether a request carries any client authentication.
-func (p presented) presents(form url.Values) bool {
-	return p.basic || form.Get("client_secret") != "" || form.Get("client_assertion") != "" || form.Get("client_assertion_type") != ""
+	return creds, err
 }
 
 // clientAuth authenticates confidential clients by client_secret_basic,
@@ -72,43 +58,27 @@ type clientAuth struct {
 var _ oauth.ClientAuthenticator = (*clientAuth)(nil)
 
 // AuthenticateClient is client authentication as the token endpoint does it.
-func (a *clientAuth) AuthenticateClient(ctx context.Context, form url.Values, authorization, endpoint string) (oauth.Client, error) {
-	id, sec, basic, err := oauth.BasicCredentials(authorization)
-	if err != nil {
-		return oauth.Client{}, oauth.ErrInvalidClient
-	}
-	return a.client(identity.WithIssuer(ctx, a.cfg.SelfURL()), form, presented{basic: basic, id: id, secret: sec}, endpoint)
+func (a *clientAuth) AuthenticateClient(ctx context.Context, creds oauth.Credentials, endpoint string) (oauth.Client, error) {
+	return a.client(identity.WithIssuer(ctx, a.cfg.SelfURL()), creds, endpoint)
 }
 
-// client authenticates the caller by client_secret_basic, client_secret_post or
-// private_key_jwt (RFC 6749 §2.3.1, RFC 7523 §2.2), exactly one of them, with whichever
-// contributed authenticator knows it. endpoint is the URL path the request came to: an
-// assertion may name it as its audience. ctx carries the issuer.
-func (a *clientAuth) client(ctx context.Context, form url.Values, p presented, endpoint string) (oauth.Client, error) {
-	id, sec := form.Get("client_id"), form.Get("client_secret")
-	asserted := form.Get("client_assertion") != "" || form.Get("client_assertion_type") != ""
-	if n := btoi(p.basic) + btoi(sec != "") + btoi(asserted); n > 1 {
-		return oauth.Client{}, oauth.InvalidRequest("use one client authentication method, not two")
-	}
-	method := oauth.AuthSecretPost
-	switch {
-	case asserted:
-		return a.assertedClient(ctx, form, endpoint)
-	case p.basic:
-		if id != "" && id != p.id {
-			return oauth.Client{}, oauth.InvalidRequest("client_id does not match the Authorization header")
-		}
-		id, sec, method = p.id, p.secret, oauth.AuthSecretBasic
-	case id == "" || sec == "":
+// client authenticates the caller by the credentials it presented (RFC 6749 §2.3.1, RFC
+// 7523 §2.2), with whichever contributed authenticator knows it. endpoint is the URL path
+// the request came to: an assertion may name it as its audience. ctx carries the issuer.
+func (a *clientAuth) client(ctx context.Context, creds oauth.Credentials, endpoint string) (oauth.Client, error) {
+	switch creds.Method {
+	case oauth.AuthPrivateKeyJWT:
+		return a.assertedClient(ctx, creds, endpoint)
+	case "":
 		return oauth.Client{}, oauth.ErrInvalidClient
 	}
 	for _, clients := range a.clients {
-		cl, ok, err := clients.Authenticate(ctx, id, sec)
+		cl, ok, err := clients.Authenticate(ctx, creds.ID, creds.Secret)
 		if err != nil {
 			return oauth.Client{}, err
 		}
 		if ok {
-			cl.Method = method
+			cl.Method = creds.Method
 			return registered(cl)
 		}
 	}
@@ -128,23 +98,10 @@ func registered(cl oauth.Client) (oauth.Client, error) {
 }
 
 // assertedClient authenticates private_key_jwt (RFC 7523 §2.2, SPEC §21): an assertion
-// whose iss and sub are the client, for this server, short-lived, used once on any
-// replica, signed by a key the client registered.
-func (a *clientAuth) assertedClient(ctx context.Context, form url.Values, endpoint string) (oauth.Client, error) {
-	invalid := func(why string) error {
-		return oauth.Error(apperr.KindUnauthenticated, "invalid_client", why).WithHeader("WWW-Authenticate", `Basic realm="authcore", charset="UTF-8"`)
-	}
-	if form.Get("client_assertion_type") != oauth.AssertionType {
-		return oauth.Client{}, invalid("client_assertion_type must be " + oauth.AssertionType)
-	}
-	raw := form.Get("client_assertion")
-	iss, sub, ok := assertion.Unverified(raw)
-	if !ok || iss == "" || iss != sub {
-		return oauth.Client{}, invalid("client_assertion must be a signed JWT whose iss and sub are the client_id")
-	}
-	if id := form.Get("client_id"); id != "" && id != sub {
-		return oauth.Client{}, invalid("client_id does not match the assertion's sub")
-	}
+// whose iss and sub are the client (oauth.ClientCredentials saw to that), for this
+// server, short-lived, used once on any replica, signed by a key the client registered.
+func (a *clientAuth) assertedClient(ctx context.Context, creds oauth.Credentials, endpoint string) (oauth.Client, error) {
+	sub, raw := creds.ID, creds.Assertion
 	issuer := identity.IssuerFrom(ctx)
 	audiences := []string{issuer, issuer + oauth.TokenPath, issuer + endpoint}
 	for _, clients := range a.clients {
@@ -163,7 +120,7 @@ func (a *clientAuth) assertedClient(ctx context.Context, form url.Values, endpoi
 			MaxLifetime: oauth.MaxAssertionLifetime}, a.clock.Now(), a.replay)
 		var refused *assertion.Error
 		if errors.As(err, &refused) {
-			return oauth.Client{}, invalid(refused.Why)
+			return oauth.Client{}, oauth.InvalidClient(refused.Why)
 		}
 		if err != nil {
 			return oauth.Client{}, err
@@ -171,12 +128,5 @@ func (a *clientAuth) assertedClient(ctx context.Context, form url.Values, endpoi
 		cl.Method = oauth.AuthPrivateKeyJWT
 		return registered(cl)
 	}
-	return oauth.Client{}, invalid("no client with keys is registered as " + sub)
-}
-
-func btoi(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
+	return oauth.Client{}, oauth.InvalidClient("no client with keys is registered as " + sub)
 }

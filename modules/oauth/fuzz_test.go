@@ -2,30 +2,12 @@ package oauth
 
 import (
 	"bytes"
-	"encoding/base64"
 	"encoding/json"
-	"net/url"
 	"reflect"
 	"testing"
 
 	"github.com/authcore/authcore/platform/oauth"
 )
-
-// FuzzBasicAuth: any Authorization header is judged without panicking, and a client id
-// and secret encoded as RFC 6749 §2.3.1 says come back as they were.
-func FuzzBasicAuth(f *testing.F) {
-	for _, s := range []string{"Basic Y2xpOnNlY3JldA==", "basic Y2xp", "Basic !!!", "Basic JTIy", "Bearer x", ""} {
-		f.Add(s, "cli_1", "ac_cs_secret")
-	}
-	f.Fuzz(func(t *testing.T, header, id, secret string) {
-		_, _, _, _ = oauth.BasicCredentials(header)
-		h := "Basic " + base64.StdEncoding.EncodeToString([]byte(url.QueryEscape(id)+":"+url.QueryEscape(secret)))
-		gotID, gotSecret, present, err := oauth.BasicCredentials(h)
-		if err != nil || !present || gotID != id || gotSecret != secret {
-			t.Fatalf("oauth.BasicCredentials(%q) = %q, %q, %v, %v; want %q, %q", h, gotID, gotSecret, present, err, id, secret)
-		}
-	})
-}
 
 // FuzzAnswerMatchesEncodingJSON: an introspection answer is encoded to exactly the bytes
 // encoding/json makes of it, whatever its strings hold and whatever else its values are.

@@ -143,9 +143,9 @@ func (s *server) token(c *fiber.Ctx) error {
 
 // dispatch authenticates the client when the grant asks for it and issues.
 func (s *server) dispatch(c *fiber.Ctx, ctx context.Context, g oauth.Grant, form url.Values, ferr error) error {
-	p, perr := presentedBy(c, ferr)
+	p, perr := presentedBy(c, form, ferr)
 	_, optional := g.(oauth.OptionalClientAuth)
-	if g != nil && !g.ClientAuth() && !(optional && (perr != nil || p.presents(form))) {
+	if g != nil && !g.ClientAuth() && !(optional && (perr != nil || p.Presented())) {
 		// The grant carries its own credential (token exchange's subject token), or
 		// its client is a public one that presents none.
 		if ferr != nil {
@@ -162,7 +162,7 @@ func (s *server) dispatch(c *fiber.Ctx, ctx context.Context, g oauth.Grant, form
 	if form.Get("grant_type") == "" {
 		return oauth.InvalidRequest("grant_type is required")
 	}
-	cl, err := s.auth.client(ctx, form, p, oauth.TokenPath)
+	cl, err := s.auth.client(ctx, p, oauth.TokenPath)
 	if err != nil {
 		return err
 	}
@@ -217,11 +217,11 @@ var inactive = []byte(`{"active":false}`)
 // is {active:false}.
 func (s *server) introspect(c *fiber.Ctx) error {
 	form, ferr := formOf(c)
-	p, err := presentedBy(c, ferr)
+	p, err := presentedBy(c, form, ferr)
 	if err != nil {
 		return err
 	}
-	cl, err := s.auth.client(s.issuerCtx(c), form, p, oauth.IntrospectPath)
+	cl, err := s.auth.client(s.issuerCtx(c), p, oauth.IntrospectPath)
 	if err != nil {
 		return err
 	}
@@ -267,12 +267,12 @@ func (s *server) revoke(c *fiber.Ctx) error {
 	}
 	// Anyone holding a credential may revoke it; a client that authenticates anyway must
 	// authenticate correctly (metadata lists what it may use).
-	p, err := presentedBy(c, nil)
+	p, err := presentedBy(c, form, nil)
 	if err != nil {
 		return err
 	}
-	if p.presents(form) {
-		if _, err := s.auth.client(s.issuerCtx(c), form, p, oauth.RevokePath); err != nil {
+	if p.Presented() {
+		if _, err := s.auth.client(s.issuerCtx(c), p, oauth.RevokePath); err != nil {
 			return err
 		}
 	}
@@ -307,15 +307,15 @@ func (s *server) document(c *fiber.Ctx) fiber.Map {
 		if m, ok := cl.(oauth.ClientMethods); ok {
 			methods, ofProjects = m.AuthMethods()
 		}
-		tokenAuth = union(tokenAuth, methods)
+		tokenAuth = oauth.Union(tokenAuth, methods)
 		if ofProjects {
-			introspectAuth = union(introspectAuth, methods)
+			introspectAuth = oauth.Union(introspectAuth, methods)
 		}
 	}
-	revokeAuth := union([]string{oauth.AuthNone}, tokenAuth)
+	revokeAuth := oauth.Union([]string{oauth.AuthNone}, tokenAuth)
 	for _, g := range s.grants.byType {
 		if _, optional := g.(oauth.OptionalClientAuth); optional || !g.ClientAuth() {
-			tokenAuth = union(tokenAuth, []string{oauth.AuthNone})
+			tokenAuth = oauth.Union(tokenAuth, []string{oauth.AuthNone})
 			break
 		}
 	}
@@ -353,23 +353,12 @@ func (s *server) document(c *fiber.Ctx) fiber.Map {
 			mine, a := doc[k].([]string)
 			theirs, b := v.([]string)
 			if a && b {
-				v = union(theirs, mine)
+				v = oauth.Union(theirs, mine)
 			}
 			doc[k] = v
 		}
 	}
 	return doc
-}
-
-// union is a with b's strings it lacks, in order.
-func union(a, b []string) []string {
-	out := slices.Clone(a)
-	for _, x := range b {
-		if !slices.Contains(out, x) {
-			out = append(out, x)
-		}
-	}
-	return out
 }
 
 func sortedOrEmpty(s []string) []string {

@@ -138,10 +138,7 @@ func (h *handler) addMember(c *fiber.Ctx) error {
 	if email == "" && userID == "" && est != jsonbody.WrongType && ust != jsonbody.WrongType {
 		f.Fail("email", "give email or userId")
 	}
-	role, rst := f.String("role")
-	if rst != jsonbody.OK || identity.RoleRank(role) == 0 {
-		f.Fail("role", "must be viewer, developer or admin")
-	}
+	role := roleOf(f)
 	if err := f.Err(); err != nil {
 		return err
 	}
@@ -230,10 +227,7 @@ func (h *handler) invite(c *fiber.Ctx) error {
 		}
 		email = addr
 	}
-	role, rst := f.String("role")
-	if rst != jsonbody.OK || identity.RoleRank(role) == 0 {
-		f.Fail("role", "must be viewer, developer or admin")
-	}
+	role := roleOf(f)
 	if err := f.Err(); err != nil {
 		return err
 	}
@@ -276,4 +270,13 @@ func (h *handler) acceptInvitation(c *fiber.Ctx) error {
 		return err
 	}
 	return c.JSON(out)
+}
+
+// roleOf reads the role a member is given or invited with: one of the three roles.
+func roleOf(f *jsonbody.Fields) string {
+	role, st := f.String("role")
+	if st != jsonbody.OK || identity.RoleRank(role) == 0 {
+		f.Fail("role", "must be viewer, developer or admin")
+	}
+	return role
 }

@@ -1,14 +1,11 @@
 package project
 
 import (
-	"bytes"
 	"context"
 	"embed"
 	"errors"
-	htmltemplate "html/template"
 	"log/slog"
 	"net/url"
-	texttemplate "text/template"
 	"time"
 
 	"entgo.io/ent/dialect/sql"
@@ -56,11 +53,8 @@ var (
 //go:embed templates
 var templateFS embed.FS
 
-// html/template escapes the HTML part; what users chose goes in quoted (platform/mail.Quote).
-var (
-	htmlMails = htmltemplate.Must(htmltemplate.ParseFS(templateFS, "templates/*.html"))
-	textMails = texttemplate.Must(texttemplate.ParseFS(templateFS, "templates/*.txt"))
-)
+// mails is the invitation; what users chose goes in quoted (platform/mail.Quote).
+var mails = platformmail.MustTemplates(templateFS)
 
 // Invitations keeps a project's invitations. It knows nothing of HTTP.
 type Invitations struct {
@@ -176,17 +170,13 @@ func (s *Invitations) send(ctx context.Context, inv *ent.Invitation, token, proj
 	}
 	data := map[string]any{"Project": platformmail.Quote(projectName), "InvitedBy": inviter, "Role": string(inv.Role),
 		"Email": platformmail.Quote(inv.Email), "Link": s.self + "/console/invite?token=" + url.QueryEscape(token)}
-	var text, html bytes.Buffer
-	if err := textMails.ExecuteTemplate(&text, "invitation.txt", data); err != nil {
-		s.log.ErrorContext(ctx, "rendering the invitation mail", "error", err)
-		return
-	}
-	if err := htmlMails.ExecuteTemplate(&html, "invitation.html", data); err != nil {
+	text, html, err := mails.Render("invitation", data)
+	if err != nil {
 		s.log.ErrorContext(ctx, "rendering the invitation mail", "error", err)
 		return
 	}
 	if err := s.mail.Send(platformmail.Message{To: inv.Email, Subject: "You are invited to a project — authcore",
-		Text: text.String(), HTML: html.String(), Purpose: "project_invitation"}); err != nil {
+		Text: text, HTML: html, Purpose: "project_invitation"}); err != nil {
 		// The invitation stands; the admin sees it listed and may revoke and invite again.
 		s.log.WarnContext(ctx, "mail not queued", "purpose", "project_invitation", "error", err)
 	}

@@ -55,14 +55,11 @@ func (exchange) Live(context.Context, oauth.Issued) (bool, error) { return false
 
 func (x exchange) Token(ctx context.Context, r oauth.Request) (oauth.Token, error) {
 	form := r.Form
-	subject := form.Get("subject_token")
+	subject, err := oauth.SubjectAccessToken(form)
+	if err != nil {
+		return oauth.Token{}, err
+	}
 	switch {
-	case subject == "":
-		return oauth.Token{}, oauth.InvalidRequest("subject_token is required")
-	case form.Get("subject_token_type") != oauth.TokenTypeAccess:
-		return oauth.Token{}, oauth.InvalidRequest("subject_token_type must be " + oauth.TokenTypeAccess)
-	case form.Get("actor_token") != "":
-		return oauth.Token{}, oauth.InvalidRequest("delegation (actor_token) is not supported")
 	case len(form["audience"]) > 0 || form.Get("scope") != "":
 		return oauth.Token{}, oauth.InvalidRequest("an upstream token is the connection's: audience and scope do not apply")
 	case len(form["resource"]) != 1:

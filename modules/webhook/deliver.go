@@ -68,8 +68,9 @@ type worker struct {
 	log      *slog.Logger
 	client   *http.Client
 	postgres bool
-	wake     chan struct{}
+	wake     database.Wake // rung when an event is committed
 	timing   Timing
+	pruned   time.Time // the last prune, for the loop alone
 	results  outcomes
 }
 
@@ -94,41 +95,24 @@ func newWorker(c *ent.Client, clk clock.Clock, keys *secret.Keyring, log *slog.L
 	transport := policy.Transport(t.RequestTimeout, roots)
 	return &worker{
 		ent: c, clock: clk, keys: keys, log: log, postgres: postgres, timing: t, results: results,
-		wake: make(chan struct{}, 1),
+		wake: database.NewWake(),
 		client: &http.Client{Transport: transport, Timeout: t.RequestTimeout,
 			// A redirect is an answer, not an instruction: it is recorded as a failure.
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
 	}
 }
 
-// nudge wakes the worker (non-blocking).
-func (w *worker) nudge() {
-	select {
-	case w.wake <- struct{}{}:
-	default:
-	}
-}
-
+// run delivers what is due and, every pruneEvery, prunes what is past Retention;
+// failures are logged and the next round tries again.
 func (w *worker) run(ctx context.Context) {
-	t := time.NewTicker(w.timing.PollEvery)
-	defer t.Stop()
-	var pruned time.Time
-	for {
-		if err := w.drain(ctx); err != nil && ctx.Err() == nil {
-			w.log.Error("webhook deliveries", "err", err)
-		}
-		if now := w.clock.Now(); now.Sub(pruned) >= pruneEvery {
-			if err := w.prune(ctx, now.Add(-Retention)); err != nil && ctx.Err() == nil {
-				w.log.Error("pruning webhook deliveries", "err", err)
-			} else {
-				pruned = now
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		case <-w.wake:
+	if err := w.drain(ctx); err != nil && ctx.Err() == nil {
+		w.log.Error("webhook deliveries", "err", err)
+	}
+	if now := w.clock.Now(); now.Sub(w.pruned) >= pruneEvery {
+		if err := w.prune(ctx, now.Add(-Retention)); err != nil && ctx.Err() == nil {
+			w.log.Error("pruning webhook deliveries", "err", err)
+		} else {
+			w.pruned = now
 		}
 	}
 }

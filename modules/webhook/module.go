@@ -6,7 +6,6 @@
 package webhook
 
 import (
-	"context"
 	"log/slog"
 
 	"go.uber.org/fx"
@@ -47,24 +46,7 @@ var Module = fx.Module("webhook",
 // Deliver runs the delivery worker. Only a serving process adds it (with the listeners):
 // operator commands build the same graph and send nothing.
 var Deliver = fx.Options(
-	fx.Invoke(func(lc fx.Lifecycle, w *worker) {
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		lc.Append(fx.Hook{
-			OnStart: func(context.Context) error {
-				go func() { defer close(done); w.run(database.Background(ctx)) }()
-				return nil
-			},
-			OnStop: func(stop context.Context) error {
-				cancel()
-				select {
-				case <-done:
-				case <-stop.Done():
-				}
-				return nil
-			},
-		})
-	}),
+	fx.Invoke(func(lc fx.Lifecycle, w *worker) { database.RunWoken(lc, w.wake, w.timing.PollEvery, w.run) }),
 )
 
 type parts struct {
@@ -85,7 +67,7 @@ func newParts(c *ent.Client, db *database.DB, clk clock.Clock, keys *secret.Keyr
 	ts := &types{}
 	return parts{
 		Service: &Service{ent: c, keys: keys, policy: policy, types: ts},
-		Outbox:  &outbox{clock: clk, nudge: w.nudge, types: ts},
+		Outbox:  &outbox{clock: clk, nudge: w.wake.Ring, types: ts},
 		Worker:  w,
 		Types:   ts,
 	}, nil

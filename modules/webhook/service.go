@@ -16,6 +16,7 @@ import (
 	"github.com/authcore/authcore/platform/database"
 	"github.com/authcore/authcore/platform/jsonbody"
 	"github.com/authcore/authcore/platform/outbound"
+	"github.com/authcore/authcore/platform/page"
 	"github.com/authcore/authcore/platform/secret"
 )
 
@@ -183,13 +184,9 @@ func (s *Service) Deliveries(ctx context.Context, projectID, id string, limit in
 	if err != nil {
 		return DeliveryPage{}, err
 	}
-	p := DeliveryPage{Deliveries: make([]Delivery, 0, min(len(ds), limit))}
-	for i, d := range ds {
-		if i == limit {
-			last := p.Deliveries[limit-1].ID
-			p.NextBefore = &last
-			break
-		}
+	ds, next := page.Cut(ds, limit, func(d *ent.WebhookDelivery) string { return d.ID })
+	p := DeliveryPage{Deliveries: make([]Delivery, 0, len(ds)), NextBefore: next}
+	for _, d := range ds {
 		v := Delivery{ID: d.ID, EventID: d.EventID, EventType: d.EventType, Status: d.Status.String(), Attempts: d.Attempts,
 			LastAttemptAt: utc(d.LastAttemptAt), LastStatusCode: d.LastStatusCode, LastError: d.LastError,
 			DeliveredAt: utc(d.DeliveredAt), CreatedAt: d.CreatedAt.UTC()}

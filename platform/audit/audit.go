@@ -16,6 +16,7 @@ import (
 	"github.com/authcore/authcore/ent/auditevent"
 	"github.com/authcore/authcore/ent/schema"
 	"github.com/authcore/authcore/platform/logging"
+	"github.com/authcore/authcore/platform/page"
 	"github.com/authcore/authcore/platform/secret"
 )
 
@@ -236,13 +237,9 @@ func (r *Recorder) List(ctx context.Context, projectID string, limit int, before
 	if err != nil {
 		return Page{}, err
 	}
-	p := Page{Events: make([]View, 0, min(len(rows), limit))}
-	for i, e := range rows {
-		if i == limit {
-			last := p.Events[limit-1].ID
-			p.NextBefore = &last
-			break
-		}
+	rows, next := page.Cut(rows, limit, func(e *ent.AuditEvent) string { return e.ID })
+	p := Page{Events: make([]View, 0, len(rows)), NextBefore: next}
+	for _, e := range rows {
 		p.Events = append(p.Events, ViewOf(e))
 	}
 	return p, nil

@@ -59,3 +59,52 @@ func every(lc fx.Lifecycle, log *slog.Logger, failed string, period, timeout tim
 		},
 	})
 }
+
+// Wake is a background loop's doorbell: a ring runs the loop's work now rather than at
+// its next tick. NewWake makes one.
+type Wake chan struct{}
+
+// NewWake is a doorbell that remembers one ring.
+func NewWake() Wake { return make(Wake, 1) }
+
+// Ring wakes the loop without waiting: a ring while one is pending is that ring.
+func (w Wake) Ring() {
+	select {
+	case w <- struct{}{}:
+	default:
+	}
+}
+
+// RunWoken runs work from the app's start to its stop: at once, then every period and
+// whenever wake rings. Its queries are a background loop's (Background). Stopping cancels
+// work's context and waits for it as long as the stop allows. work reports its own
+// failures: it knows what they mean.
+func RunWoken(lc fx.Lifecycle, wake Wake, period time.Duration, work func(context.Context)) {
+	ctx, cancel := context.WithCancel(Background(context.Background()))
+	done := make(chan struct{})
+	loop := func() {
+		defer close(done)
+		t := time.NewTicker(period)
+		defer t.Stop()
+		for {
+			work(ctx)
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			case <-wake:
+			}
+		}
+	}
+	lc.Append(fx.Hook{
+		OnStart: func(context.Context) error { go loop(); return nil },
+		OnStop: func(stop context.Context) error {
+			cancel()
+			select {
+			case <-done:
+			case <-stop.Done():
+			}
+			return nil
+		},
+	})
+}

@@ -2,7 +2,8 @@
 // through an SMTP server named by AUTHCORE_SMTP_URL, with wneessen/go-mail: off the request
 // path, from a bounded queue, with a timeout and a few retries. A failure is logged with
 // the message's purpose and recipient domain, never its body (which holds a link with a
-// token). It must not know what the mails say: the flows render them.
+// token). It must not know what the mails say: each flow writes its own templates, which
+// Templates renders.
 package mail
 
 import (

@@ -129,12 +129,13 @@ type KeyedClients interface {
 
 // ClientAuthenticator is supplied by the OAuth server to endpoints served elsewhere that
 // authenticate clients exactly as the token endpoint does (SPEC §23: backchannel
-// authentication and its grant): client_secret_basic (authorization is the request's
-// Authorization header), client_secret_post or private_key_jwt, by whichever contributed
-// Clients knows the client. endpoint is the path the request came to (an assertion may
-// name it as its audience). ctx must carry the issuer (identity.WithIssuer).
+// authentication and its grant): the credentials ClientCredentials read
+// (client_secret_basic, client_secret_post or private_key_jwt), by whichever contributed
+// Clients knows the client; none presented is invalid_client. endpoint is the path the
+// request came to (an assertion may name it as its audience). ctx must carry the issuer
+// (identity.WithIssuer).
 type ClientAuthenticator interface {
-	AuthenticateClient(ctx context.Context, form url.Values, authorization, endpoint string) (Client, error)
+	AuthenticateClient(ctx context.Context, creds Credentials, endpoint string) (Client, error)
 }
 
 // Agents is supplied by the owner of AI agent tokens to what lets an agent token act as a
@@ -329,8 +330,7 @@ func InvalidRequest(description string) *apperr.Error {
 
 // The errors grants share.
 var (
-	ErrInvalidClient = Error(apperr.KindUnauthenticated, "invalid_client", "client authentication failed").
-				WithHeader("WWW-Authenticate", `Basic realm="authcore", charset="UTF-8"`)
+	ErrInvalidClient      = InvalidClient("client authentication failed")
 	ErrUnregistered       = Error(apperr.KindInvalid, "invalid_target", "the resource is not registered by this project")
 	ErrTarget             = Error(apperr.KindInvalid, "invalid_target", "resource and audience must be absolute https URIs without a fragment")
 	ErrScopeGrammar       = Error(apperr.KindInvalid, "invalid_scope", "each scope must match "+scope.Pattern.String()+", separated by spaces")
@@ -493,6 +493,34 @@ func Registered(ctx context.Context, resources resource.Registry, project string
 		}
 	}
 	return audience, bounds, nil
+}
+
+// SubjectAccessToken is the subject of a token exchange that takes an access token
+// (RFC 8693 §2.1): subject_token given, of the access token type, and no actor_token,
+// since no exchange here acts for a delegate. Every such exchange refuses alike.
+func SubjectAccessToken(form url.Values) (string, error) {
+	subject := form.Get("subject_token")
+	switch {
+	case subject == "":
+		return "", InvalidRequest("subject_token is required")
+	case form.Get("subject_token_type") != TokenTypeAccess:
+		return "", InvalidRequest("subject_token_type must be " + TokenTypeAccess)
+	case form.Get("actor_token") != "":
+		return "", InvalidRequest("delegation (actor_token) is not supported")
+	}
+	return subject, nil
+}
+
+// Union is a with b's strings it lacks, in order: a grant widened by what a person
+// approved again (scopes, resources), a metadata list joined with a contributor's.
+func Union(a, b []string) []string {
+	out := slices.Clone(a)
+	for _, x := range b {
+		if !slices.Contains(out, x) {
+			out = append(out, x)
+		}
+	}
+	return out
 }
 
 // Narrow is the scope to grant. Requested scopes must each be covered by one held and by

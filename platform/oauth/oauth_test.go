@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/authcore/authcore/platform/apperr"
 	"github.com/authcore/authcore/platform/identity"
 	"github.com/authcore/authcore/platform/resource"
 )
@@ -94,5 +95,28 @@ func TestSignBeforeTheKeysLoad(t *testing.T) {
 	boom := errors.New("boom")
 	if _, err := Sign(context.Background(), signer{boom}, Claims{}); err != boom {
 		t.Fatalf("%v", err)
+	}
+}
+
+// An exchange of an access token takes one as its subject and acts for no delegate
+// (RFC 8693 §2.1): each missing or wrong part is its own invalid_request.
+func TestSubjectAccessToken(t *testing.T) {
+	ok := url.Values{"subject_token": {"tok"}, "subject_token_type": {TokenTypeAccess}}
+	if got, err := SubjectAccessToken(ok); err != nil || got != "tok" {
+		t.Fatalf("SubjectAccessToken = %q, %v", got, err)
+	}
+	for name, form := range map[string]url.Values{
+		"no subject_token":       {"subject_token_type": {TokenTypeAccess}},
+		"an id_token subject":    {"subject_token": {"tok"}, "subject_token_type": {"urn:ietf:params:oauth:token-type:id_token"}},
+		"no subject_token_type":  {"subject_token": {"tok"}},
+		"an actor_token as well": {"subject_token": {"tok"}, "subject_token_type": {TokenTypeAccess}, "actor_token": {"act"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := SubjectAccessToken(form)
+			var e *apperr.Error
+			if !errors.As(err, &e) || e.Code != "invalid_request" {
+				t.Fatalf("SubjectAccessToken = %v, want invalid_request", err)
+			}
+		})
 	}
 }

@@ -226,21 +226,3 @@ func TestEmailNormalisedOnce(t *testing.T) {
 		}
 	}
 }
-
-// Basic client credentials are read by one function, oauth.BasicCredentials, which undoes
-// RFC 6749 §2.3.1's form-urlencoding: a server file elsewhere that parses a Basic header
-// itself (net/http's BasicAuth does not unescape) fails here. The bench, a client, may
-// write one.
-func TestBasicCredentialsParsedOnce(t *testing.T) {
-	parse := regexp.MustCompile(`(?i)\.BasicAuth\(\)|"basic "`)
-	owner := filepath.Join("platform", "oauth", "basic.go")
-	for _, f := range productionGo(t) {
-		if strings.HasSuffix(f, owner) || strings.Contains(f, filepath.Join("cmd", "authcore", "bench")) {
-			continue
-		}
-		b, _ := os.ReadFile(f)
-		if m := parse.Find(b); m != nil {
-			t.Errorf("%s parses Basic credentials itself (%s); use oauth.BasicCredentials", f, m)
-		}
-	}
-}
