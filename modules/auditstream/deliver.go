@@ -14,7 +14,6 @@ import (
 	"path"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"entgo.io/ent/dialect/sql"
@@ -152,53 +151,24 @@ type worker struct {
 	targets  *targets
 	metrics  *streamMetrics
 	paused   *pauseMail
-	wake     chan struct{}
+	wake     database.Wake
 }
 
 // nudge wakes the worker (non-blocking).
-func (w *worker) nudge() {
-	select {
-	case w.wake <- struct{}{}:
-	default:
-	}
-}
+func (w *worker) nudge() { w.wake.Ring() }
 
-func (w *worker) run(ctx context.Context) {
-	t := time.NewTicker(w.timing.PollEvery)
-	defer t.Stop()
-	for {
-		if err := w.drain(ctx); err != nil && ctx.Err() == nil {
-			w.log.Error("audit stream deliveries", "err", err)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		case <-w.wake:
-		}
+// pass sends what is due.
+func (w *worker) pass(ctx context.Context) {
+	if err := w.drain(ctx); err != nil && ctx.Err() == nil {
+		w.log.Error("audit stream deliveries", "err", err)
 	}
 }
 
 // drain sends every due stream's events, a claim at a time.
 func (w *worker) drain(ctx context.Context) error {
-	for ctx.Err() == nil {
-		claimed, err := w.claim(ctx)
-		if err != nil || len(claimed) == 0 {
-			return err
-		}
-		var wg sync.WaitGroup
-		for _, st := range claimed {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				if err := w.deliver(ctx, st); err != nil && ctx.Err() == nil {
-					w.log.Error("audit stream delivery", "stream", st.ID, "err", err)
-				}
-			}()
-		}
-		wg.Wait()
-	}
-	return nil
+	return database.Drain(ctx, w.claim, w.deliver, func(st *ent.AuditStream, err error) {
+		w.log.Error("audit stream delivery", "stream", st.ID, "err", err)
+	})
 }
 
 // claim leases up to claimSize streams that are due and have events beyond their cursor.

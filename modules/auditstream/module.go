@@ -10,7 +10,6 @@
 package auditstream
 
 import (
-	"context"
 	"log/slog"
 	"net/http"
 
@@ -58,22 +57,7 @@ var Module = fx.Module("auditstream",
 // Only a serving process adds it (with the listeners): operator commands send nothing.
 var Deliver = fx.Invoke(func(lc fx.Lifecycle, w *worker, c *chainer.Chainer) {
 	c.Follow(w.nudge)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	lc.Append(fx.Hook{
-		OnStart: func(context.Context) error {
-			go func() { defer close(done); w.run(database.Background(ctx)) }()
-			return nil
-		},
-		OnStop: func(stop context.Context) error {
-			cancel()
-			select {
-			case <-done:
-			case <-stop.Done():
-			}
-			return nil
-		},
-	})
+	database.RunWoken(lc, w.wake, w.timing.PollEvery, w.pass)
 })
 
 type parts struct {
@@ -110,7 +94,7 @@ func newParts(d deps) (parts, error) {
 	t := newTargets(client, policy, roots, d.Clock)
 	m := newStreamMetrics()
 	w := &worker{ent: d.Ent, chain: d.Chain, clock: d.Clock, keys: d.Keys, log: d.Log, postgres: d.DB.Storage == config.Postgres,
-		timing: d.Timing, targets: t, metrics: m, wake: make(chan struct{}, 1),
+		timing: d.Timing, targets: t, metrics: m, wake: database.NewWake(),
 		paused: &pauseMail{mail: d.Mail, members: d.Members, people: d.People}}
 	return parts{
 		Service: &Service{ent: d.Ent, keys: d.Keys, policy: policy, chain: d.Chain, clock: d.Clock, targets: t, worker: w},

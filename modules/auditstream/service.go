@@ -510,28 +510,16 @@ func renderNative(e *ent.AuditEvent) (json.RawMessage, error) {
 	if e.Hash != nil {
 		hash = *e.Hash
 	}
-	md := e.Metadata
-	if md == nil {
-		md = map[string]any{}
+	v := audit.ViewOf(e)
+	if v.Metadata == nil {
+		v.Metadata = map[string]any{}
 	}
-	return json.Marshal(native{ID: e.ID, ActorID: e.ActorID, ActorType: e.ActorType, Act: e.Act, ProjectID: e.ProjectID,
-		OrgID: e.OrgID, RequestID: e.RequestID, Action: e.Action, IPHash: e.IPHash, UserAgent: e.UserAgent,
-		Metadata: md, CreatedAt: e.CreatedAt.UTC(), Seq: seq, Hash: hash})
+	return json.Marshal(native{View: v, Seq: seq, Hash: hash})
 }
 
+// native is the audit endpoint's view of an event with its place and link in the chain.
 type native struct {
-	ID        string         `json:"id"`
-	ActorID   *string        `json:"actorId"`
-	ActorType *string        `json:"actorType"`
-	Act       map[string]any `json:"act"`
-	ProjectID string         `json:"projectId"`
-	OrgID     *string        `json:"orgId"`
-	RequestID *string        `json:"requestId"`
-	Action    string         `json:"action"`
-	IPHash    *string        `json:"ipHash"`
-	UserAgent *string        `json:"userAgent"`
-	Metadata  map[string]any `json:"metadata"`
-	CreatedAt time.Time      `json:"createdAt"`
-	Seq       int64          `json:"seq"`
-	Hash      string         `json:"hash"`
+	audit.View
+	Seq  int64  `json:"seq"`
+	Hash string `json:"hash"`
 }

@@ -10,7 +10,6 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"strconv"
-	"sync"
 	"time"
 
 	"entgo.io/ent/dialect/sql"
@@ -119,24 +118,7 @@ func (w *worker) run(ctx context.Context) {
 
 // drain sends every due delivery, a batch at a time.
 func (w *worker) drain(ctx context.Context) error {
-	for ctx.Err() == nil {
-		claimed, err := w.claim(ctx)
-		if err != nil || len(claimed) == 0 {
-			return err
-		}
-		var wg sync.WaitGroup
-		for _, d := range claimed {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				if err := w.send(ctx, d); err != nil && ctx.Err() == nil {
-					w.log.Error("webhook delivery", "delivery", d.ID, "err", err)
-				}
-			}()
-		}
-		wg.Wait()
-	}
-	return nil
+	return database.Drain(ctx, w.claim, w.send, func(d *ent.WebhookDelivery, err error) { w.log.Error("webhook delivery", "delivery", d.ID, "err", err) })
 }
 
 // claim takes up to batchSize due deliveries, each the oldest pending one of its webhook

@@ -3,6 +3,7 @@ package database
 import (
 	"context"
 	"log/slog"
+	"sync"
 	"time"
 
 	"go.uber.org/fx"
@@ -107,4 +108,28 @@ func RunWoken(lc fx.Lifecycle, wake Wake, period time.Duration, work func(contex
 			return nil
 		},
 	})
+}
+
+// Drain claims items and sends those claimed at once, each on its own, until a claim finds
+// nothing or ctx ends: the discipline of the outbox workers (webhook deliveries, audit
+// streams). failed hears each send that failed while ctx was live.
+func Drain[T any](ctx context.Context, claim func(context.Context) ([]T, error), send func(context.Context, T) error, failed func(T, error)) error {
+	for ctx.Err() == nil {
+		claimed, err := claim(ctx)
+		if err != nil || len(claimed) == 0 {
+			return err
+		}
+		var wg sync.WaitGroup
+		for _, item := range claimed {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if err := send(ctx, item); err != nil && ctx.Err() == nil {
+					failed(item, err)
+				}
+			}()
+		}
+		wg.Wait()
+	}
+	return nil
 }

@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"unicode"
 
 	entgo "entgo.io/ent"
 	"entgo.io/ent/dialect/entsql"
@@ -65,20 +64,8 @@ func Tables() []*Table {
 // Entity is the table's entity as ent names entities (deploy_keys: DeployKey), which
 // names its indexes in the migrations.
 func (t *Table) Entity() string {
-	var b strings.Builder
-	up := true
-	for _, r := range strings.TrimSuffix(t.Name, "s") {
-		switch {
-		case r == '_':
-			up = true
-		case up:
-			b.WriteRune(unicode.ToUpper(r))
-			up = false
-		default:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
+	e := camel(strings.TrimSuffix(t.Name, "s"))
+	return strings.ToUpper(e[:1]) + e[1:]
 }
 
 // Schema is the table as an ent schema: what the migration generator and the lifecycle's

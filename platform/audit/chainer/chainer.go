@@ -47,7 +47,7 @@ type Chainer struct {
 	postgres bool
 	log      *slog.Logger
 	timing   Timing
-	wake     chan struct{}
+	wake     database.Wake
 
 	mu        sync.Mutex
 	followers []func()
@@ -63,37 +63,15 @@ var Module = fx.Module("chainer",
 var _ audit.Committed = (*Chainer)(nil)
 
 func newChainer(c *ent.Client, db *database.DB, log *slog.Logger, t Timing) *Chainer {
-	return &Chainer{ent: c, postgres: db.Storage == config.Postgres, log: log, timing: t, wake: make(chan struct{}, 1)}
+	return &Chainer{ent: c, postgres: db.Storage == config.Postgres, log: log, timing: t, wake: database.NewWake()}
 }
 
 // Run runs the chainer. Only a serving process adds it (with the listeners): operator
 // commands build the same graph and chain nothing.
-var Run = fx.Invoke(func(lc fx.Lifecycle, c *Chainer) {
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	lc.Append(fx.Hook{
-		OnStart: func(context.Context) error {
-			go func() { defer close(done); c.run(database.Background(ctx)) }()
-			return nil
-		},
-		OnStop: func(stop context.Context) error {
-			cancel()
-			select {
-			case <-done:
-			case <-stop.Done():
-			}
-			return nil
-		},
-	})
-})
+var Run = fx.Invoke(func(lc fx.Lifecycle, c *Chainer) { database.RunWoken(lc, c.wake, c.timing.Every, c.pass) })
 
 // Nudge wakes the chainer (non-blocking): this process just committed an event.
-func (c *Chainer) Nudge() {
-	select {
-	case c.wake <- struct{}{}:
-	default:
-	}
-}
+func (c *Chainer) Nudge() { c.wake.Ring() }
 
 // Follow has f called after every pass that chained something: a stream's worker wakes
 // as soon as there is more to send. f must not block.
@@ -103,27 +81,18 @@ func (c *Chainer) Follow(f func()) {
 	c.mu.Unlock()
 }
 
-func (c *Chainer) run(ctx context.Context) {
-	t := time.NewTicker(c.timing.Every)
-	defer t.Stop()
-	for {
-		n, err := c.ChainPending(ctx)
-		if err != nil && ctx.Err() == nil {
-			c.log.Error("chaining audit events", "err", err)
-		}
-		if n > 0 {
-			c.mu.Lock()
-			fs := append([]func(){}, c.followers...)
-			c.mu.Unlock()
-			for _, f := range fs {
-				f()
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		case <-c.wake:
+// pass chains what is pending and tells the followers when it chained anything.
+func (c *Chainer) pass(ctx context.Context) {
+	n, err := c.ChainPending(ctx)
+	if err != nil && ctx.Err() == nil {
+		c.log.Error("chaining audit events", "err", err)
+	}
+	if n > 0 {
+		c.mu.Lock()
+		fs := append([]func(){}, c.followers...)
+		c.mu.Unlock()
+		for _, f := range fs {
+			f()
 		}
 	}
 }
