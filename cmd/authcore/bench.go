@@ -107,7 +107,8 @@ func (b benchCmd) Run(cfg *config.Config, stdout io.Writer) error {
 	if b.Store != "" {
 		c.DatabaseURL = b.Store
 	}
-	c.RateLimit = 0 // the generator is one client IP sending thousands of requests a second
+	c.RateLimit = 0           // the generator is one client IP sending thousands of requests a second
+	c.WebhookAllowHTTP = true // the audit streams' receiver is in this process, on loopback
 	// Two or three servers run in this process beside whatever serves on this machine: no
 	// metrics listener of their own, which would all want 127.0.0.1:9090.
 	c.MetricsAddr = config.MetricsPublic
@@ -210,7 +211,7 @@ func (b benchCmd) Run(cfg *config.Config, stdout io.Writer) error {
 	healthz := request{Method: http.MethodGet, Path: "/healthz", Expect: 200}
 	before := run("/healthz (baseline, before)", healthz)
 	var rows []result
-	for _, s := range append(append(append(append(benchScenarios(), productScenarios()...), grantScenarios()...), trustScenarios()...), peopleScenarios()...) {
+	for _, s := range append(append(append(append(append(benchScenarios(), productScenarios()...), grantScenarios()...), trustScenarios()...), peopleScenarios()...), streamScenarios()...) {
 		if b.Only != "" && !strings.Contains(s.name, b.Only) {
 			continue
 		}
