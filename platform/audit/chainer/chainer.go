@@ -20,9 +20,9 @@ import (
 	"github.com/authcore/authcore/platform/database"
 )
 
-// The chainer links committed events after the fact, so the request path writes nothing beyond its record: a request that had to
-// read its project's last link and write the next one would serialise every write of a
-// project on one row. Chain order is the order the chainer sees events in, which is id
+// The chainer links committed events after the fact, so the request path writes nothing
+// beyond its record: a request that had to read its project's last link and write the
+// next one would serialise every write of a project on one row. Chain order is the order the chainer sees events in, which is id
 // order among what has committed; an event that commits late (its id older than events
 // already chained) is chained when it appears, never skipped. Only one chainer links at a
 // time across replicas: on PostgreSQL its transaction holds an advisory lock; SQLite has
