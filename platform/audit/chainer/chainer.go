@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"entgo.io/ent/dialect"
 	"entgo.io/ent/dialect/sql"
 	"go.uber.org/fx"
 
@@ -36,6 +37,9 @@ const chainBatch = 500
 const chainLockID int64 = 0x6175746863686169
 
 // Timing is how often the chainer looks for unchained events when nothing nudges it.
+// Under a stream of writes the passes batch by themselves (what commits during a pass is
+// chained by the next); a fixed gap between passes was measured too, and only made each
+// chaining transaction hold SQLite's writer longer (p99 of a badge mint 4 → 13 ms).
 type Timing struct{ Every time.Duration }
 
 // DefaultTiming is what the service runs with.
@@ -132,11 +136,8 @@ func (c *Chainer) chainBatch(ctx context.Context) (int, error) {
 		if err != nil || len(events) == 0 {
 			return err
 		}
-		type link struct {
-			seq  int64
-			hash string
-		}
 		last := map[string]link{}
+		links := make([]linked, 0, len(events))
 		for _, e := range events {
 			prev, ok := last[e.ProjectID]
 			if !ok {
@@ -155,15 +156,59 @@ func (c *Chainer) chainBatch(ctx context.Context) (int, error) {
 			if next.hash, err = audit.Link(prev.hash, next.seq, e); err != nil {
 				return err
 			}
-			if err := tx.AuditEvent.UpdateOneID(e.ID).SetChainSeq(next.seq).SetHash(next.hash).Exec(ctx); err != nil {
-				return err
-			}
+			links = append(links, linked{id: e.ID, link: next})
 			last[e.ProjectID] = next
 		}
 		n = len(events)
-		return nil
+		return c.write(ctx, tx, links)
 	})
 	return n, err
+}
+
+type link struct {
+	seq  int64
+	hash string
+}
+
+type linked struct {
+	id string
+	link
+}
+
+// write sets the links of a batch in one statement: a statement per event (and ent's
+// UpdateOne reads each row back, two) made chaining cost about as much store time as the
+// writes it follows, on both stores. CAST, not PostgreSQL's ::, so both dialects take it.
+func (c *Chainer) write(ctx context.Context, tx *ent.Tx, links []linked) error {
+	if len(links) == 0 {
+		return nil
+	}
+	d := dialect.SQLite
+	if c.postgres {
+		d = dialect.Postgres
+	}
+	b := sql.Dialect(d).Update(auditevent.Table)
+	ids := make([]any, len(links))
+	for i, l := range links {
+		ids[i] = l.id
+	}
+	// Rendered in place, so that the arguments are numbered where they stand ($n).
+	b.Set(auditevent.FieldChainSeq, sql.ExprFunc(func(x *sql.Builder) {
+		x.WriteString("CASE ").Ident(auditevent.FieldID)
+		for _, l := range links {
+			x.WriteString(" WHEN ").Arg(l.id).WriteString(" THEN CAST(").Arg(l.seq).WriteString(" AS BIGINT)")
+		}
+		x.WriteString(" END")
+	}))
+	b.Set(auditevent.FieldHash, sql.ExprFunc(func(x *sql.Builder) {
+		x.WriteString("CASE ").Ident(auditevent.FieldID)
+		for _, l := range links {
+			x.WriteString(" WHEN ").Arg(l.id).WriteString(" THEN ").Arg(l.hash)
+		}
+		x.WriteString(" END")
+	}))
+	query, args := b.Where(sql.In(auditevent.FieldID, ids...)).Query()
+	_, err := tx.ExecContext(ctx, query, args...)
+	return err
 }
 
 func deref(s *string) string {
