@@ -87,6 +87,12 @@ func TestReceiverDownThenUp(t *testing.T) {
 			w.advance(t, time.Minute)
 			waitFor(t, "another attempt", func() bool { return r.refusals() > refused })
 			refused = r.refusals()
+			// The receiver refused before the worker wrote down when to try next: the
+			// clock moves again only after that, or the next try is an hour away.
+			waitFor(t, "the next attempt scheduled", func() bool {
+				next, err := time.Parse(time.RFC3339Nano, fmt.Sprint(w.get(t, w.streams()+"/"+id)["nextAttemptAt"]))
+				return err == nil && next.After(w.a.Clock.Now())
+			})
 		}
 		w.mint(t, "while-down")
 		r.setUp(true)
