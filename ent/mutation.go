@@ -17052,6 +17052,14 @@ type OAuthClientMutation struct {
 	scope                           *string
 	id_token_signed_response_alg    *string
 	dpop_bound_access_tokens        *bool
+	project_id                      *string
+	app_type                        *string
+	first_party                     *bool
+	backchannel_logout_uri          *string
+	frontchannel_logout_uri         *string
+	claims                          *map[string]string
+	previous_secret_digest          *[]byte
+	previous_secret_expires_at      *time.Time
 	clearedFields                   map[string]struct{}
 	done                            bool
 	oldValue                        func(context.Context) (*OAuthClient, error)
@@ -17852,6 +17860,385 @@ func (m *OAuthClientMutation) ResetDpopBoundAccessTokens() {
 	m.dpop_bound_access_tokens = nil
 }
 
+// SetProjectID sets the "project_id" field.
+func (m *OAuthClientMutation) SetProjectID(s string) {
+	m.project_id = &s
+}
+
+// ProjectID returns the value of the "project_id" field in the mutation.
+func (m *OAuthClientMutation) ProjectID() (r string, exists bool) {
+	v := m.project_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldProjectID returns the old "project_id" field's value of the OAuthClient entity.
+// If the OAuthClient object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OAuthClientMutation) OldProjectID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldProjectID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldProjectID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldProjectID: %w", err)
+	}
+	return oldValue.ProjectID, nil
+}
+
+// ClearProjectID clears the value of the "project_id" field.
+func (m *OAuthClientMutation) ClearProjectID() {
+	m.project_id = nil
+	m.clearedFields[oauthclient.FieldProjectID] = struct{}{}
+}
+
+// ProjectIDCleared returns if the "project_id" field was cleared in this mutation.
+func (m *OAuthClientMutation) ProjectIDCleared() bool {
+	_, ok := m.clearedFields[oauthclient.FieldProjectID]
+	return ok
+}
+
+// ResetProjectID resets all changes to the "project_id" field.
+func (m *OAuthClientMutation) ResetProjectID() {
+	m.project_id = nil
+	delete(m.clearedFields, oauthclient.FieldProjectID)
+}
+
+// SetAppType sets the "app_type" field.
+func (m *OAuthClientMutation) SetAppType(s string) {
+	m.app_type = &s
+}
+
+// AppType returns the value of the "app_type" field in the mutation.
+func (m *OAuthClientMutation) AppType() (r string, exists bool) {
+	v := m.app_type
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAppType returns the old "app_type" field's value of the OAuthClient entity.
+// If the OAuthClient object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OAuthClientMutation) OldAppType(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAppType is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAppType requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAppType: %w", err)
+	}
+	return oldValue.AppType, nil
+}
+
+// ClearAppType clears the value of the "app_type" field.
+func (m *OAuthClientMutation) ClearAppType() {
+	m.app_type = nil
+	m.clearedFields[oauthclient.FieldAppType] = struct{}{}
+}
+
+// AppTypeCleared returns if the "app_type" field was cleared in this mutation.
+func (m *OAuthClientMutation) AppTypeCleared() bool {
+	_, ok := m.clearedFields[oauthclient.FieldAppType]
+	return ok
+}
+
+// ResetAppType resets all changes to the "app_type" field.
+func (m *OAuthClientMutation) ResetAppType() {
+	m.app_type = nil
+	delete(m.clearedFields, oauthclient.FieldAppType)
+}
+
+// SetFirstParty sets the "first_party" field.
+func (m *OAuthClientMutation) SetFirstParty(b bool) {
+	m.first_party = &b
+}
+
+// FirstParty returns the value of the "first_party" field in the mutation.
+func (m *OAuthClientMutation) FirstParty() (r bool, exists bool) {
+	v := m.first_party
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldFirstParty returns the old "first_party" field's value of the OAuthClient entity.
+// If the OAuthClient object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OAuthClientMutation) OldFirstParty(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldFirstParty is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldFirstParty requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldFirstParty: %w", err)
+	}
+	return oldValue.FirstParty, nil
+}
+
+// ResetFirstParty resets all changes to the "first_party" field.
+func (m *OAuthClientMutation) ResetFirstParty() {
+	m.first_party = nil
+}
+
+// SetBackchannelLogoutURI sets the "backchannel_logout_uri" field.
+func (m *OAuthClientMutation) SetBackchannelLogoutURI(s string) {
+	m.backchannel_logout_uri = &s
+}
+
+// BackchannelLogoutURI returns the value of the "backchannel_logout_uri" field in the mutation.
+func (m *OAuthClientMutation) BackchannelLogoutURI() (r string, exists bool) {
+	v := m.backchannel_logout_uri
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldBackchannelLogoutURI returns the old "backchannel_logout_uri" field's value of the OAuthClient entity.
+// If the OAuthClient object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OAuthClientMutation) OldBackchannelLogoutURI(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldBackchannelLogoutURI is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldBackchannelLogoutURI requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldBackchannelLogoutURI: %w", err)
+	}
+	return oldValue.BackchannelLogoutURI, nil
+}
+
+// ClearBackchannelLogoutURI clears the value of the "backchannel_logout_uri" field.
+func (m *OAuthClientMutation) ClearBackchannelLogoutURI() {
+	m.backchannel_logout_uri = nil
+	m.clearedFields[oauthclient.FieldBackchannelLogoutURI] = struct{}{}
+}
+
+// BackchannelLogoutURICleared returns if the "backchannel_logout_uri" field was cleared in this mutation.
+func (m *OAuthClientMutation) BackchannelLogoutURICleared() bool {
+	_, ok := m.clearedFields[oauthclient.FieldBackchannelLogoutURI]
+	return ok
+}
+
+// ResetBackchannelLogoutURI resets all changes to the "backchannel_logout_uri" field.
+func (m *OAuthClientMutation) ResetBackchannelLogoutURI() {
+	m.backchannel_logout_uri = nil
+	delete(m.clearedFields, oauthclient.FieldBackchannelLogoutURI)
+}
+
+// SetFrontchannelLogoutURI sets the "frontchannel_logout_uri" field.
+func (m *OAuthClientMutation) SetFrontchannelLogoutURI(s string) {
+	m.frontchannel_logout_uri = &s
+}
+
+// FrontchannelLogoutURI returns the value of the "frontchannel_logout_uri" field in the mutation.
+func (m *OAuthClientMutation) FrontchannelLogoutURI() (r string, exists bool) {
+	v := m.frontchannel_logout_uri
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldFrontchannelLogoutURI returns the old "frontchannel_logout_uri" field's value of the OAuthClient entity.
+// If the OAuthClient object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OAuthClientMutation) OldFrontchannelLogoutURI(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldFrontchannelLogoutURI is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldFrontchannelLogoutURI requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldFrontchannelLogoutURI: %w", err)
+	}
+	return oldValue.FrontchannelLogoutURI, nil
+}
+
+// ClearFrontchannelLogoutURI clears the value of the "frontchannel_logout_uri" field.
+func (m *OAuthClientMutation) ClearFrontchannelLogoutURI() {
+	m.frontchannel_logout_uri = nil
+	m.clearedFields[oauthclient.FieldFrontchannelLogoutURI] = struct{}{}
+}
+
+// FrontchannelLogoutURICleared returns if the "frontchannel_logout_uri" field was cleared in this mutation.
+func (m *OAuthClientMutation) FrontchannelLogoutURICleared() bool {
+	_, ok := m.clearedFields[oauthclient.FieldFrontchannelLogoutURI]
+	return ok
+}
+
+// ResetFrontchannelLogoutURI resets all changes to the "frontchannel_logout_uri" field.
+func (m *OAuthClientMutation) ResetFrontchannelLogoutURI() {
+	m.frontchannel_logout_uri = nil
+	delete(m.clearedFields, oauthclient.FieldFrontchannelLogoutURI)
+}
+
+// SetClaims sets the "claims" field.
+func (m *OAuthClientMutation) SetClaims(value map[string]string) {
+	m.claims = &value
+}
+
+// Claims returns the value of the "claims" field in the mutation.
+func (m *OAuthClientMutation) Claims() (r map[string]string, exists bool) {
+	v := m.claims
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldClaims returns the old "claims" field's value of the OAuthClient entity.
+// If the OAuthClient object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OAuthClientMutation) OldClaims(ctx context.Context) (v map[string]string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldClaims is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldClaims requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldClaims: %w", err)
+	}
+	return oldValue.Claims, nil
+}
+
+// ClearClaims clears the value of the "claims" field.
+func (m *OAuthClientMutation) ClearClaims() {
+	m.claims = nil
+	m.clearedFields[oauthclient.FieldClaims] = struct{}{}
+}
+
+// ClaimsCleared returns if the "claims" field was cleared in this mutation.
+func (m *OAuthClientMutation) ClaimsCleared() bool {
+	_, ok := m.clearedFields[oauthclient.FieldClaims]
+	return ok
+}
+
+// ResetClaims resets all changes to the "claims" field.
+func (m *OAuthClientMutation) ResetClaims() {
+	m.claims = nil
+	delete(m.clearedFields, oauthclient.FieldClaims)
+}
+
+// SetPreviousSecretDigest sets the "previous_secret_digest" field.
+func (m *OAuthClientMutation) SetPreviousSecretDigest(b []byte) {
+	m.previous_secret_digest = &b
+}
+
+// PreviousSecretDigest returns the value of the "previous_secret_digest" field in the mutation.
+func (m *OAuthClientMutation) PreviousSecretDigest() (r []byte, exists bool) {
+	v := m.previous_secret_digest
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPreviousSecretDigest returns the old "previous_secret_digest" field's value of the OAuthClient entity.
+// If the OAuthClient object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OAuthClientMutation) OldPreviousSecretDigest(ctx context.Context) (v *[]byte, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPreviousSecretDigest is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPreviousSecretDigest requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPreviousSecretDigest: %w", err)
+	}
+	return oldValue.PreviousSecretDigest, nil
+}
+
+// ClearPreviousSecretDigest clears the value of the "previous_secret_digest" field.
+func (m *OAuthClientMutation) ClearPreviousSecretDigest() {
+	m.previous_secret_digest = nil
+	m.clearedFields[oauthclient.FieldPreviousSecretDigest] = struct{}{}
+}
+
+// PreviousSecretDigestCleared returns if the "previous_secret_digest" field was cleared in this mutation.
+func (m *OAuthClientMutation) PreviousSecretDigestCleared() bool {
+	_, ok := m.clearedFields[oauthclient.FieldPreviousSecretDigest]
+	return ok
+}
+
+// ResetPreviousSecretDigest resets all changes to the "previous_secret_digest" field.
+func (m *OAuthClientMutation) ResetPreviousSecretDigest() {
+	m.previous_secret_digest = nil
+	delete(m.clearedFields, oauthclient.FieldPreviousSecretDigest)
+}
+
+// SetPreviousSecretExpiresAt sets the "previous_secret_expires_at" field.
+func (m *OAuthClientMutation) SetPreviousSecretExpiresAt(t time.Time) {
+	m.previous_secret_expires_at = &t
+}
+
+// PreviousSecretExpiresAt returns the value of the "previous_secret_expires_at" field in the mutation.
+func (m *OAuthClientMutation) PreviousSecretExpiresAt() (r time.Time, exists bool) {
+	v := m.previous_secret_expires_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPreviousSecretExpiresAt returns the old "previous_secret_expires_at" field's value of the OAuthClient entity.
+// If the OAuthClient object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OAuthClientMutation) OldPreviousSecretExpiresAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPreviousSecretExpiresAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPreviousSecretExpiresAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPreviousSecretExpiresAt: %w", err)
+	}
+	return oldValue.PreviousSecretExpiresAt, nil
+}
+
+// ClearPreviousSecretExpiresAt clears the value of the "previous_secret_expires_at" field.
+func (m *OAuthClientMutation) ClearPreviousSecretExpiresAt() {
+	m.previous_secret_expires_at = nil
+	m.clearedFields[oauthclient.FieldPreviousSecretExpiresAt] = struct{}{}
+}
+
+// PreviousSecretExpiresAtCleared returns if the "previous_secret_expires_at" field was cleared in this mutation.
+func (m *OAuthClientMutation) PreviousSecretExpiresAtCleared() bool {
+	_, ok := m.clearedFields[oauthclient.FieldPreviousSecretExpiresAt]
+	return ok
+}
+
+// ResetPreviousSecretExpiresAt resets all changes to the "previous_secret_expires_at" field.
+func (m *OAuthClientMutation) ResetPreviousSecretExpiresAt() {
+	m.previous_secret_expires_at = nil
+	delete(m.clearedFields, oauthclient.FieldPreviousSecretExpiresAt)
+}
+
 // Where appends a list predicates to the OAuthClientMutation builder.
 func (m *OAuthClientMutation) Where(ps ...predicate.OAuthClient) {
 	m.predicates = append(m.predicates, ps...)
@@ -17886,7 +18273,7 @@ func (m *OAuthClientMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *OAuthClientMutation) Fields() []string {
-	fields := make([]string, 0, 15)
+	fields := make([]string, 0, 23)
 	if m.created_at != nil {
 		fields = append(fields, oauthclient.FieldCreatedAt)
 	}
@@ -17932,6 +18319,30 @@ func (m *OAuthClientMutation) Fields() []string {
 	if m.dpop_bound_access_tokens != nil {
 		fields = append(fields, oauthclient.FieldDpopBoundAccessTokens)
 	}
+	if m.project_id != nil {
+		fields = append(fields, oauthclient.FieldProjectID)
+	}
+	if m.app_type != nil {
+		fields = append(fields, oauthclient.FieldAppType)
+	}
+	if m.first_party != nil {
+		fields = append(fields, oauthclient.FieldFirstParty)
+	}
+	if m.backchannel_logout_uri != nil {
+		fields = append(fields, oauthclient.FieldBackchannelLogoutURI)
+	}
+	if m.frontchannel_logout_uri != nil {
+		fields = append(fields, oauthclient.FieldFrontchannelLogoutURI)
+	}
+	if m.claims != nil {
+		fields = append(fields, oauthclient.FieldClaims)
+	}
+	if m.previous_secret_digest != nil {
+		fields = append(fields, oauthclient.FieldPreviousSecretDigest)
+	}
+	if m.previous_secret_expires_at != nil {
+		fields = append(fields, oauthclient.FieldPreviousSecretExpiresAt)
+	}
 	return fields
 }
 
@@ -17970,6 +18381,22 @@ func (m *OAuthClientMutation) Field(name string) (ent.Value, bool) {
 		return m.IDTokenSignedResponseAlg()
 	case oauthclient.FieldDpopBoundAccessTokens:
 		return m.DpopBoundAccessTokens()
+	case oauthclient.FieldProjectID:
+		return m.ProjectID()
+	case oauthclient.FieldAppType:
+		return m.AppType()
+	case oauthclient.FieldFirstParty:
+		return m.FirstParty()
+	case oauthclient.FieldBackchannelLogoutURI:
+		return m.BackchannelLogoutURI()
+	case oauthclient.FieldFrontchannelLogoutURI:
+		return m.FrontchannelLogoutURI()
+	case oauthclient.FieldClaims:
+		return m.Claims()
+	case oauthclient.FieldPreviousSecretDigest:
+		return m.PreviousSecretDigest()
+	case oauthclient.FieldPreviousSecretExpiresAt:
+		return m.PreviousSecretExpiresAt()
 	}
 	return nil, false
 }
@@ -18009,6 +18436,22 @@ func (m *OAuthClientMutation) OldField(ctx context.Context, name string) (ent.Va
 		return m.OldIDTokenSignedResponseAlg(ctx)
 	case oauthclient.FieldDpopBoundAccessTokens:
 		return m.OldDpopBoundAccessTokens(ctx)
+	case oauthclient.FieldProjectID:
+		return m.OldProjectID(ctx)
+	case oauthclient.FieldAppType:
+		return m.OldAppType(ctx)
+	case oauthclient.FieldFirstParty:
+		return m.OldFirstParty(ctx)
+	case oauthclient.FieldBackchannelLogoutURI:
+		return m.OldBackchannelLogoutURI(ctx)
+	case oauthclient.FieldFrontchannelLogoutURI:
+		return m.OldFrontchannelLogoutURI(ctx)
+	case oauthclient.FieldClaims:
+		return m.OldClaims(ctx)
+	case oauthclient.FieldPreviousSecretDigest:
+		return m.OldPreviousSecretDigest(ctx)
+	case oauthclient.FieldPreviousSecretExpiresAt:
+		return m.OldPreviousSecretExpiresAt(ctx)
 	}
 	return nil, fmt.Errorf("unknown OAuthClient field %s", name)
 }
@@ -18123,6 +18566,62 @@ func (m *OAuthClientMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetDpopBoundAccessTokens(v)
 		return nil
+	case oauthclient.FieldProjectID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetProjectID(v)
+		return nil
+	case oauthclient.FieldAppType:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAppType(v)
+		return nil
+	case oauthclient.FieldFirstParty:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetFirstParty(v)
+		return nil
+	case oauthclient.FieldBackchannelLogoutURI:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetBackchannelLogoutURI(v)
+		return nil
+	case oauthclient.FieldFrontchannelLogoutURI:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetFrontchannelLogoutURI(v)
+		return nil
+	case oauthclient.FieldClaims:
+		v, ok := value.(map[string]string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetClaims(v)
+		return nil
+	case oauthclient.FieldPreviousSecretDigest:
+		v, ok := value.([]byte)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPreviousSecretDigest(v)
+		return nil
+	case oauthclient.FieldPreviousSecretExpiresAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPreviousSecretExpiresAt(v)
+		return nil
 	}
 	return fmt.Errorf("unknown OAuthClient field %s", name)
 }
@@ -18177,6 +18676,27 @@ func (m *OAuthClientMutation) ClearedFields() []string {
 	if m.FieldCleared(oauthclient.FieldIDTokenSignedResponseAlg) {
 		fields = append(fields, oauthclient.FieldIDTokenSignedResponseAlg)
 	}
+	if m.FieldCleared(oauthclient.FieldProjectID) {
+		fields = append(fields, oauthclient.FieldProjectID)
+	}
+	if m.FieldCleared(oauthclient.FieldAppType) {
+		fields = append(fields, oauthclient.FieldAppType)
+	}
+	if m.FieldCleared(oauthclient.FieldBackchannelLogoutURI) {
+		fields = append(fields, oauthclient.FieldBackchannelLogoutURI)
+	}
+	if m.FieldCleared(oauthclient.FieldFrontchannelLogoutURI) {
+		fields = append(fields, oauthclient.FieldFrontchannelLogoutURI)
+	}
+	if m.FieldCleared(oauthclient.FieldClaims) {
+		fields = append(fields, oauthclient.FieldClaims)
+	}
+	if m.FieldCleared(oauthclient.FieldPreviousSecretDigest) {
+		fields = append(fields, oauthclient.FieldPreviousSecretDigest)
+	}
+	if m.FieldCleared(oauthclient.FieldPreviousSecretExpiresAt) {
+		fields = append(fields, oauthclient.FieldPreviousSecretExpiresAt)
+	}
 	return fields
 }
 
@@ -18214,6 +18734,27 @@ func (m *OAuthClientMutation) ClearField(name string) error {
 		return nil
 	case oauthclient.FieldIDTokenSignedResponseAlg:
 		m.ClearIDTokenSignedResponseAlg()
+		return nil
+	case oauthclient.FieldProjectID:
+		m.ClearProjectID()
+		return nil
+	case oauthclient.FieldAppType:
+		m.ClearAppType()
+		return nil
+	case oauthclient.FieldBackchannelLogoutURI:
+		m.ClearBackchannelLogoutURI()
+		return nil
+	case oauthclient.FieldFrontchannelLogoutURI:
+		m.ClearFrontchannelLogoutURI()
+		return nil
+	case oauthclient.FieldClaims:
+		m.ClearClaims()
+		return nil
+	case oauthclient.FieldPreviousSecretDigest:
+		m.ClearPreviousSecretDigest()
+		return nil
+	case oauthclient.FieldPreviousSecretExpiresAt:
+		m.ClearPreviousSecretExpiresAt()
 		return nil
 	}
 	return fmt.Errorf("unknown OAuthClient nullable field %s", name)
@@ -18267,6 +18808,30 @@ func (m *OAuthClientMutation) ResetField(name string) error {
 		return nil
 	case oauthclient.FieldDpopBoundAccessTokens:
 		m.ResetDpopBoundAccessTokens()
+		return nil
+	case oauthclient.FieldProjectID:
+		m.ResetProjectID()
+		return nil
+	case oauthclient.FieldAppType:
+		m.ResetAppType()
+		return nil
+	case oauthclient.FieldFirstParty:
+		m.ResetFirstParty()
+		return nil
+	case oauthclient.FieldBackchannelLogoutURI:
+		m.ResetBackchannelLogoutURI()
+		return nil
+	case oauthclient.FieldFrontchannelLogoutURI:
+		m.ResetFrontchannelLogoutURI()
+		return nil
+	case oauthclient.FieldClaims:
+		m.ResetClaims()
+		return nil
+	case oauthclient.FieldPreviousSecretDigest:
+		m.ResetPreviousSecretDigest()
+		return nil
+	case oauthclient.FieldPreviousSecretExpiresAt:
+		m.ResetPreviousSecretExpiresAt()
 		return nil
 	}
 	return fmt.Errorf("unknown OAuthClient field %s", name)

@@ -48,7 +48,23 @@ type OAuthClient struct {
 	IDTokenSignedResponseAlg string `json:"id_token_signed_response_alg,omitempty"`
 	// DpopBoundAccessTokens holds the value of the "dpop_bound_access_tokens" field.
 	DpopBoundAccessTokens bool `json:"dpop_bound_access_tokens,omitempty"`
-	selectValues          sql.SelectValues
+	// ProjectID holds the value of the "project_id" field.
+	ProjectID string `json:"project_id,omitempty"`
+	// AppType holds the value of the "app_type" field.
+	AppType string `json:"app_type,omitempty"`
+	// FirstParty holds the value of the "first_party" field.
+	FirstParty bool `json:"first_party,omitempty"`
+	// BackchannelLogoutURI holds the value of the "backchannel_logout_uri" field.
+	BackchannelLogoutURI string `json:"backchannel_logout_uri,omitempty"`
+	// FrontchannelLogoutURI holds the value of the "frontchannel_logout_uri" field.
+	FrontchannelLogoutURI string `json:"frontchannel_logout_uri,omitempty"`
+	// Claims holds the value of the "claims" field.
+	Claims map[string]string `json:"claims,omitempty"`
+	// PreviousSecretDigest holds the value of the "previous_secret_digest" field.
+	PreviousSecretDigest *[]byte `json:"-"`
+	// PreviousSecretExpiresAt holds the value of the "previous_secret_expires_at" field.
+	PreviousSecretExpiresAt *time.Time `json:"previous_secret_expires_at,omitempty"`
+	selectValues            sql.SelectValues
 }
 
 // scanValues returns the types for scanning values from sql.Rows.
@@ -56,13 +72,13 @@ func (*OAuthClient) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
-		case oauthclient.FieldRedirectUris, oauthclient.FieldGrantTypes, oauthclient.FieldSecretDigest, oauthclient.FieldJwks, oauthclient.FieldPostLogoutRedirectUris:
+		case oauthclient.FieldRedirectUris, oauthclient.FieldGrantTypes, oauthclient.FieldSecretDigest, oauthclient.FieldJwks, oauthclient.FieldPostLogoutRedirectUris, oauthclient.FieldClaims, oauthclient.FieldPreviousSecretDigest:
 			values[i] = new([]byte)
-		case oauthclient.FieldDpopBoundAccessTokens:
+		case oauthclient.FieldDpopBoundAccessTokens, oauthclient.FieldFirstParty:
 			values[i] = new(sql.NullBool)
-		case oauthclient.FieldID, oauthclient.FieldName, oauthclient.FieldApplicationType, oauthclient.FieldClientURI, oauthclient.FieldTokenEndpointAuthMethod, oauthclient.FieldJwksURI, oauthclient.FieldScope, oauthclient.FieldIDTokenSignedResponseAlg:
+		case oauthclient.FieldID, oauthclient.FieldName, oauthclient.FieldApplicationType, oauthclient.FieldClientURI, oauthclient.FieldTokenEndpointAuthMethod, oauthclient.FieldJwksURI, oauthclient.FieldScope, oauthclient.FieldIDTokenSignedResponseAlg, oauthclient.FieldProjectID, oauthclient.FieldAppType, oauthclient.FieldBackchannelLogoutURI, oauthclient.FieldFrontchannelLogoutURI:
 			values[i] = new(sql.NullString)
-		case oauthclient.FieldCreatedAt, oauthclient.FieldLastUsedAt:
+		case oauthclient.FieldCreatedAt, oauthclient.FieldLastUsedAt, oauthclient.FieldPreviousSecretExpiresAt:
 			values[i] = new(sql.NullTime)
 		default:
 			values[i] = new(sql.UnknownType)
@@ -184,6 +200,57 @@ func (_m *OAuthClient) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.DpopBoundAccessTokens = value.Bool
 			}
+		case oauthclient.FieldProjectID:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field project_id", values[i])
+			} else if value.Valid {
+				_m.ProjectID = value.String
+			}
+		case oauthclient.FieldAppType:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field app_type", values[i])
+			} else if value.Valid {
+				_m.AppType = value.String
+			}
+		case oauthclient.FieldFirstParty:
+			if value, ok := values[i].(*sql.NullBool); !ok {
+				return fmt.Errorf("unexpected type %T for field first_party", values[i])
+			} else if value.Valid {
+				_m.FirstParty = value.Bool
+			}
+		case oauthclient.FieldBackchannelLogoutURI:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field backchannel_logout_uri", values[i])
+			} else if value.Valid {
+				_m.BackchannelLogoutURI = value.String
+			}
+		case oauthclient.FieldFrontchannelLogoutURI:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field frontchannel_logout_uri", values[i])
+			} else if value.Valid {
+				_m.FrontchannelLogoutURI = value.String
+			}
+		case oauthclient.FieldClaims:
+			if value, ok := values[i].(*[]byte); !ok {
+				return fmt.Errorf("unexpected type %T for field claims", values[i])
+			} else if value != nil && len(*value) > 0 {
+				if err := json.Unmarshal(*value, &_m.Claims); err != nil {
+					return fmt.Errorf("unmarshal field claims: %w", err)
+				}
+			}
+		case oauthclient.FieldPreviousSecretDigest:
+			if value, ok := values[i].(*[]byte); !ok {
+				return fmt.Errorf("unexpected type %T for field previous_secret_digest", values[i])
+			} else if value != nil {
+				_m.PreviousSecretDigest = value
+			}
+		case oauthclient.FieldPreviousSecretExpiresAt:
+			if value, ok := values[i].(*sql.NullTime); !ok {
+				return fmt.Errorf("unexpected type %T for field previous_secret_expires_at", values[i])
+			} else if value.Valid {
+				_m.PreviousSecretExpiresAt = new(time.Time)
+				*_m.PreviousSecretExpiresAt = value.Time
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -265,6 +332,31 @@ func (_m *OAuthClient) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("dpop_bound_access_tokens=")
 	builder.WriteString(fmt.Sprintf("%v", _m.DpopBoundAccessTokens))
+	builder.WriteString(", ")
+	builder.WriteString("project_id=")
+	builder.WriteString(_m.ProjectID)
+	builder.WriteString(", ")
+	builder.WriteString("app_type=")
+	builder.WriteString(_m.AppType)
+	builder.WriteString(", ")
+	builder.WriteString("first_party=")
+	builder.WriteString(fmt.Sprintf("%v", _m.FirstParty))
+	builder.WriteString(", ")
+	builder.WriteString("backchannel_logout_uri=")
+	builder.WriteString(_m.BackchannelLogoutURI)
+	builder.WriteString(", ")
+	builder.WriteString("frontchannel_logout_uri=")
+	builder.WriteString(_m.FrontchannelLogoutURI)
+	builder.WriteString(", ")
+	builder.WriteString("claims=")
+	builder.WriteString(fmt.Sprintf("%v", _m.Claims))
+	builder.WriteString(", ")
+	builder.WriteString("previous_secret_digest=<sensitive>")
+	builder.WriteString(", ")
+	if v := _m.PreviousSecretExpiresAt; v != nil {
+		builder.WriteString("previous_secret_expires_at=")
+		builder.WriteString(v.Format(time.ANSIC))
+	}
 	builder.WriteByte(')')
 	return builder.String()
 }

@@ -177,6 +177,102 @@ func (_c *OAuthClientCreate) SetNillableDpopBoundAccessTokens(v *bool) *OAuthCli
 	return _c
 }
 
+// SetProjectID sets the "project_id" field.
+func (_c *OAuthClientCreate) SetProjectID(v string) *OAuthClientCreate {
+	_c.mutation.SetProjectID(v)
+	return _c
+}
+
+// SetNillableProjectID sets the "project_id" field if the given value is not nil.
+func (_c *OAuthClientCreate) SetNillableProjectID(v *string) *OAuthClientCreate {
+	if v != nil {
+		_c.SetProjectID(*v)
+	}
+	return _c
+}
+
+// SetAppType sets the "app_type" field.
+func (_c *OAuthClientCreate) SetAppType(v string) *OAuthClientCreate {
+	_c.mutation.SetAppType(v)
+	return _c
+}
+
+// SetNillableAppType sets the "app_type" field if the given value is not nil.
+func (_c *OAuthClientCreate) SetNillableAppType(v *string) *OAuthClientCreate {
+	if v != nil {
+		_c.SetAppType(*v)
+	}
+	return _c
+}
+
+// SetFirstParty sets the "first_party" field.
+func (_c *OAuthClientCreate) SetFirstParty(v bool) *OAuthClientCreate {
+	_c.mutation.SetFirstParty(v)
+	return _c
+}
+
+// SetNillableFirstParty sets the "first_party" field if the given value is not nil.
+func (_c *OAuthClientCreate) SetNillableFirstParty(v *bool) *OAuthClientCreate {
+	if v != nil {
+		_c.SetFirstParty(*v)
+	}
+	return _c
+}
+
+// SetBackchannelLogoutURI sets the "backchannel_logout_uri" field.
+func (_c *OAuthClientCreate) SetBackchannelLogoutURI(v string) *OAuthClientCreate {
+	_c.mutation.SetBackchannelLogoutURI(v)
+	return _c
+}
+
+// SetNillableBackchannelLogoutURI sets the "backchannel_logout_uri" field if the given value is not nil.
+func (_c *OAuthClientCreate) SetNillableBackchannelLogoutURI(v *string) *OAuthClientCreate {
+	if v != nil {
+		_c.SetBackchannelLogoutURI(*v)
+	}
+	return _c
+}
+
+// SetFrontchannelLogoutURI sets the "frontchannel_logout_uri" field.
+func (_c *OAuthClientCreate) SetFrontchannelLogoutURI(v string) *OAuthClientCreate {
+	_c.mutation.SetFrontchannelLogoutURI(v)
+	return _c
+}
+
+// SetNillableFrontchannelLogoutURI sets the "frontchannel_logout_uri" field if the given value is not nil.
+func (_c *OAuthClientCreate) SetNillableFrontchannelLogoutURI(v *string) *OAuthClientCreate {
+	if v != nil {
+		_c.SetFrontchannelLogoutURI(*v)
+	}
+	return _c
+}
+
+// SetClaims sets the "claims" field.
+func (_c *OAuthClientCreate) SetClaims(v map[string]string) *OAuthClientCreate {
+	_c.mutation.SetClaims(v)
+	return _c
+}
+
+// SetPreviousSecretDigest sets the "previous_secret_digest" field.
+func (_c *OAuthClientCreate) SetPreviousSecretDigest(v []byte) *OAuthClientCreate {
+	_c.mutation.SetPreviousSecretDigest(v)
+	return _c
+}
+
+// SetPreviousSecretExpiresAt sets the "previous_secret_expires_at" field.
+func (_c *OAuthClientCreate) SetPreviousSecretExpiresAt(v time.Time) *OAuthClientCreate {
+	_c.mutation.SetPreviousSecretExpiresAt(v)
+	return _c
+}
+
+// SetNillablePreviousSecretExpiresAt sets the "previous_secret_expires_at" field if the given value is not nil.
+func (_c *OAuthClientCreate) SetNillablePreviousSecretExpiresAt(v *time.Time) *OAuthClientCreate {
+	if v != nil {
+		_c.SetPreviousSecretExpiresAt(*v)
+	}
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *OAuthClientCreate) SetID(v string) *OAuthClientCreate {
 	_c.mutation.SetID(v)
@@ -238,6 +334,10 @@ func (_c *OAuthClientCreate) defaults() {
 		v := oauthclient.DefaultDpopBoundAccessTokens
 		_c.mutation.SetDpopBoundAccessTokens(v)
 	}
+	if _, ok := _c.mutation.FirstParty(); !ok {
+		v := oauthclient.DefaultFirstParty
+		_c.mutation.SetFirstParty(v)
+	}
 	if _, ok := _c.mutation.ID(); !ok {
 		v := oauthclient.DefaultID()
 		_c.mutation.SetID(v)
@@ -266,6 +366,9 @@ func (_c *OAuthClientCreate) check() error {
 	}
 	if _, ok := _c.mutation.DpopBoundAccessTokens(); !ok {
 		return &ValidationError{Name: "dpop_bound_access_tokens", err: errors.New(`ent: missing required field "OAuthClient.dpop_bound_access_tokens"`)}
+	}
+	if _, ok := _c.mutation.FirstParty(); !ok {
+		return &ValidationError{Name: "first_party", err: errors.New(`ent: missing required field "OAuthClient.first_party"`)}
 	}
 	if v, ok := _c.mutation.ID(); ok {
 		if err := oauthclient.IDValidator(v); err != nil {
@@ -368,6 +471,38 @@ func (_c *OAuthClientCreate) createSpec() (*OAuthClient, *sqlgraph.CreateSpec) {
 		_spec.SetField(oauthclient.FieldDpopBoundAccessTokens, field.TypeBool, value)
 		_node.DpopBoundAccessTokens = value
 	}
+	if value, ok := _c.mutation.ProjectID(); ok {
+		_spec.SetField(oauthclient.FieldProjectID, field.TypeString, value)
+		_node.ProjectID = value
+	}
+	if value, ok := _c.mutation.AppType(); ok {
+		_spec.SetField(oauthclient.FieldAppType, field.TypeString, value)
+		_node.AppType = value
+	}
+	if value, ok := _c.mutation.FirstParty(); ok {
+		_spec.SetField(oauthclient.FieldFirstParty, field.TypeBool, value)
+		_node.FirstParty = value
+	}
+	if value, ok := _c.mutation.BackchannelLogoutURI(); ok {
+		_spec.SetField(oauthclient.FieldBackchannelLogoutURI, field.TypeString, value)
+		_node.BackchannelLogoutURI = value
+	}
+	if value, ok := _c.mutation.FrontchannelLogoutURI(); ok {
+		_spec.SetField(oauthclient.FieldFrontchannelLogoutURI, field.TypeString, value)
+		_node.FrontchannelLogoutURI = value
+	}
+	if value, ok := _c.mutation.Claims(); ok {
+		_spec.SetField(oauthclient.FieldClaims, field.TypeJSON, value)
+		_node.Claims = value
+	}
+	if value, ok := _c.mutation.PreviousSecretDigest(); ok {
+		_spec.SetField(oauthclient.FieldPreviousSecretDigest, field.TypeBytes, value)
+		_node.PreviousSecretDigest = &value
+	}
+	if value, ok := _c.mutation.PreviousSecretExpiresAt(); ok {
+		_spec.SetField(oauthclient.FieldPreviousSecretExpiresAt, field.TypeTime, value)
+		_node.PreviousSecretExpiresAt = &value
+	}
 	return _node, _spec
 }
 
@@ -420,6 +555,42 @@ type (
 	}
 )
 
+// SetName sets the "name" field.
+func (u *OAuthClientUpsert) SetName(v string) *OAuthClientUpsert {
+	u.Set(oauthclient.FieldName, v)
+	return u
+}
+
+// UpdateName sets the "name" field to the value that was provided on create.
+func (u *OAuthClientUpsert) UpdateName() *OAuthClientUpsert {
+	u.SetExcluded(oauthclient.FieldName)
+	return u
+}
+
+// SetRedirectUris sets the "redirect_uris" field.
+func (u *OAuthClientUpsert) SetRedirectUris(v []string) *OAuthClientUpsert {
+	u.Set(oauthclient.FieldRedirectUris, v)
+	return u
+}
+
+// UpdateRedirectUris sets the "redirect_uris" field to the value that was provided on create.
+func (u *OAuthClientUpsert) UpdateRedirectUris() *OAuthClientUpsert {
+	u.SetExcluded(oauthclient.FieldRedirectUris)
+	return u
+}
+
+// SetGrantTypes sets the "grant_types" field.
+func (u *OAuthClientUpsert) SetGrantTypes(v []string) *OAuthClientUpsert {
+	u.Set(oauthclient.FieldGrantTypes, v)
+	return u
+}
+
+// UpdateGrantTypes sets the "grant_types" field to the value that was provided on create.
+func (u *OAuthClientUpsert) UpdateGrantTypes() *OAuthClientUpsert {
+	u.SetExcluded(oauthclient.FieldGrantTypes)
+	return u
+}
+
 // SetLastUsedAt sets the "last_used_at" field.
 func (u *OAuthClientUpsert) SetLastUsedAt(v time.Time) *OAuthClientUpsert {
 	u.Set(oauthclient.FieldLastUsedAt, v)
@@ -456,6 +627,198 @@ func (u *OAuthClientUpsert) ClearSecretDigest() *OAuthClientUpsert {
 	return u
 }
 
+// SetJwks sets the "jwks" field.
+func (u *OAuthClientUpsert) SetJwks(v map[string]interface{}) *OAuthClientUpsert {
+	u.Set(oauthclient.FieldJwks, v)
+	return u
+}
+
+// UpdateJwks sets the "jwks" field to the value that was provided on create.
+func (u *OAuthClientUpsert) UpdateJwks() *OAuthClientUpsert {
+	u.SetExcluded(oauthclient.FieldJwks)
+	return u
+}
+
+// ClearJwks clears the value of the "jwks" field.
+func (u *OAuthClientUpsert) ClearJwks() *OAuthClientUpsert {
+	u.SetNull(oauthclient.FieldJwks)
+	return u
+}
+
+// SetJwksURI sets the "jwks_uri" field.
+func (u *OAuthClientUpsert) SetJwksURI(v string) *OAuthClientUpsert {
+	u.Set(oauthclient.FieldJwksURI, v)
+	return u
+}
+
+// UpdateJwksURI sets the "jwks_uri" field to the value that was provided on create.
+func (u *OAuthClientUpsert) UpdateJwksURI() *OAuthClientUpsert {
+	u.SetExcluded(oauthclient.FieldJwksURI)
+	return u
+}
+
+// ClearJwksURI clears the value of the "jwks_uri" field.
+func (u *OAuthClientUpsert) ClearJwksURI() *OAuthClientUpsert {
+	u.SetNull(oauthclient.FieldJwksURI)
+	return u
+}
+
+// SetPostLogoutRedirectUris sets the "post_logout_redirect_uris" field.
+func (u *OAuthClientUpsert) SetPostLogoutRedirectUris(v []string) *OAuthClientUpsert {
+	u.Set(oauthclient.FieldPostLogoutRedirectUris, v)
+	return u
+}
+
+// UpdatePostLogoutRedirectUris sets the "post_logout_redirect_uris" field to the value that was provided on create.
+func (u *OAuthClientUpsert) UpdatePostLogoutRedirectUris() *OAuthClientUpsert {
+	u.SetExcluded(oauthclient.FieldPostLogoutRedirectUris)
+	return u
+}
+
+// ClearPostLogoutRedirectUris clears the value of the "post_logout_redirect_uris" field.
+func (u *OAuthClientUpsert) ClearPostLogoutRedirectUris() *OAuthClientUpsert {
+	u.SetNull(oauthclient.FieldPostLogoutRedirectUris)
+	return u
+}
+
+// SetScope sets the "scope" field.
+func (u *OAuthClientUpsert) SetScope(v string) *OAuthClientUpsert {
+	u.Set(oauthclient.FieldScope, v)
+	return u
+}
+
+// UpdateScope sets the "scope" field to the value that was provided on create.
+func (u *OAuthClientUpsert) UpdateScope() *OAuthClientUpsert {
+	u.SetExcluded(oauthclient.FieldScope)
+	return u
+}
+
+// ClearScope clears the value of the "scope" field.
+func (u *OAuthClientUpsert) ClearScope() *OAuthClientUpsert {
+	u.SetNull(oauthclient.FieldScope)
+	return u
+}
+
+// SetIDTokenSignedResponseAlg sets the "id_token_signed_response_alg" field.
+func (u *OAuthClientUpsert) SetIDTokenSignedResponseAlg(v string) *OAuthClientUpsert {
+	u.Set(oauthclient.FieldIDTokenSignedResponseAlg, v)
+	return u
+}
+
+// UpdateIDTokenSignedResponseAlg sets the "id_token_signed_response_alg" field to the value that was provided on create.
+func (u *OAuthClientUpsert) UpdateIDTokenSignedResponseAlg() *OAuthClientUpsert {
+	u.SetExcluded(oauthclient.FieldIDTokenSignedResponseAlg)
+	return u
+}
+
+// ClearIDTokenSignedResponseAlg clears the value of the "id_token_signed_response_alg" field.
+func (u *OAuthClientUpsert) ClearIDTokenSignedResponseAlg() *OAuthClientUpsert {
+	u.SetNull(oauthclient.FieldIDTokenSignedResponseAlg)
+	return u
+}
+
+// SetFirstParty sets the "first_party" field.
+func (u *OAuthClientUpsert) SetFirstParty(v bool) *OAuthClientUpsert {
+	u.Set(oauthclient.FieldFirstParty, v)
+	return u
+}
+
+// UpdateFirstParty sets the "first_party" field to the value that was provided on create.
+func (u *OAuthClientUpsert) UpdateFirstParty() *OAuthClientUpsert {
+	u.SetExcluded(oauthclient.FieldFirstParty)
+	return u
+}
+
+// SetBackchannelLogoutURI sets the "backchannel_logout_uri" field.
+func (u *OAuthClientUpsert) SetBackchannelLogoutURI(v string) *OAuthClientUpsert {
+	u.Set(oauthclient.FieldBackchannelLogoutURI, v)
+	return u
+}
+
+// UpdateBackchannelLogoutURI sets the "backchannel_logout_uri" field to the value that was provided on create.
+func (u *OAuthClientUpsert) UpdateBackchannelLogoutURI() *OAuthClientUpsert {
+	u.SetExcluded(oauthclient.FieldBackchannelLogoutURI)
+	return u
+}
+
+// ClearBackchannelLogoutURI clears the value of the "backchannel_logout_uri" field.
+func (u *OAuthClientUpsert) ClearBackchannelLogoutURI() *OAuthClientUpsert {
+	u.SetNull(oauthclient.FieldBackchannelLogoutURI)
+	return u
+}
+
+// SetFrontchannelLogoutURI sets the "frontchannel_logout_uri" field.
+func (u *OAuthClientUpsert) SetFrontchannelLogoutURI(v string) *OAuthClientUpsert {
+	u.Set(oauthclient.FieldFrontchannelLogoutURI, v)
+	return u
+}
+
+// UpdateFrontchannelLogoutURI sets the "frontchannel_logout_uri" field to the value that was provided on create.
+func (u *OAuthClientUpsert) UpdateFrontchannelLogoutURI() *OAuthClientUpsert {
+	u.SetExcluded(oauthclient.FieldFrontchannelLogoutURI)
+	return u
+}
+
+// ClearFrontchannelLogoutURI clears the value of the "frontchannel_logout_uri" field.
+func (u *OAuthClientUpsert) ClearFrontchannelLogoutURI() *OAuthClientUpsert {
+	u.SetNull(oauthclient.FieldFrontchannelLogoutURI)
+	return u
+}
+
+// SetClaims sets the "claims" field.
+func (u *OAuthClientUpsert) SetClaims(v map[string]string) *OAuthClientUpsert {
+	u.Set(oauthclient.FieldClaims, v)
+	return u
+}
+
+// UpdateClaims sets the "claims" field to the value that was provided on create.
+func (u *OAuthClientUpsert) UpdateClaims() *OAuthClientUpsert {
+	u.SetExcluded(oauthclient.FieldClaims)
+	return u
+}
+
+// ClearClaims clears the value of the "claims" field.
+func (u *OAuthClientUpsert) ClearClaims() *OAuthClientUpsert {
+	u.SetNull(oauthclient.FieldClaims)
+	return u
+}
+
+// SetPreviousSecretDigest sets the "previous_secret_digest" field.
+func (u *OAuthClientUpsert) SetPreviousSecretDigest(v []byte) *OAuthClientUpsert {
+	u.Set(oauthclient.FieldPreviousSecretDigest, v)
+	return u
+}
+
+// UpdatePreviousSecretDigest sets the "previous_secret_digest" field to the value that was provided on create.
+func (u *OAuthClientUpsert) UpdatePreviousSecretDigest() *OAuthClientUpsert {
+	u.SetExcluded(oauthclient.FieldPreviousSecretDigest)
+	return u
+}
+
+// ClearPreviousSecretDigest clears the value of the "previous_secret_digest" field.
+func (u *OAuthClientUpsert) ClearPreviousSecretDigest() *OAuthClientUpsert {
+	u.SetNull(oauthclient.FieldPreviousSecretDigest)
+	return u
+}
+
+// SetPreviousSecretExpiresAt sets the "previous_secret_expires_at" field.
+func (u *OAuthClientUpsert) SetPreviousSecretExpiresAt(v time.Time) *OAuthClientUpsert {
+	u.Set(oauthclient.FieldPreviousSecretExpiresAt, v)
+	return u
+}
+
+// UpdatePreviousSecretExpiresAt sets the "previous_secret_expires_at" field to the value that was provided on create.
+func (u *OAuthClientUpsert) UpdatePreviousSecretExpiresAt() *OAuthClientUpsert {
+	u.SetExcluded(oauthclient.FieldPreviousSecretExpiresAt)
+	return u
+}
+
+// ClearPreviousSecretExpiresAt clears the value of the "previous_secret_expires_at" field.
+func (u *OAuthClientUpsert) ClearPreviousSecretExpiresAt() *OAuthClientUpsert {
+	u.SetNull(oauthclient.FieldPreviousSecretExpiresAt)
+	return u
+}
+
 // UpdateNewValues updates the mutable fields using the new values that were set on create except the ID field.
 // Using this option is equivalent to using:
 //
@@ -476,17 +839,8 @@ func (u *OAuthClientUpsertOne) UpdateNewValues() *OAuthClientUpsertOne {
 		if _, exists := u.create.mutation.CreatedAt(); exists {
 			s.SetIgnore(oauthclient.FieldCreatedAt)
 		}
-		if _, exists := u.create.mutation.Name(); exists {
-			s.SetIgnore(oauthclient.FieldName)
-		}
-		if _, exists := u.create.mutation.RedirectUris(); exists {
-			s.SetIgnore(oauthclient.FieldRedirectUris)
-		}
 		if _, exists := u.create.mutation.ApplicationType(); exists {
 			s.SetIgnore(oauthclient.FieldApplicationType)
-		}
-		if _, exists := u.create.mutation.GrantTypes(); exists {
-			s.SetIgnore(oauthclient.FieldGrantTypes)
 		}
 		if _, exists := u.create.mutation.ClientURI(); exists {
 			s.SetIgnore(oauthclient.FieldClientURI)
@@ -494,23 +848,14 @@ func (u *OAuthClientUpsertOne) UpdateNewValues() *OAuthClientUpsertOne {
 		if _, exists := u.create.mutation.TokenEndpointAuthMethod(); exists {
 			s.SetIgnore(oauthclient.FieldTokenEndpointAuthMethod)
 		}
-		if _, exists := u.create.mutation.Jwks(); exists {
-			s.SetIgnore(oauthclient.FieldJwks)
-		}
-		if _, exists := u.create.mutation.JwksURI(); exists {
-			s.SetIgnore(oauthclient.FieldJwksURI)
-		}
-		if _, exists := u.create.mutation.PostLogoutRedirectUris(); exists {
-			s.SetIgnore(oauthclient.FieldPostLogoutRedirectUris)
-		}
-		if _, exists := u.create.mutation.Scope(); exists {
-			s.SetIgnore(oauthclient.FieldScope)
-		}
-		if _, exists := u.create.mutation.IDTokenSignedResponseAlg(); exists {
-			s.SetIgnore(oauthclient.FieldIDTokenSignedResponseAlg)
-		}
 		if _, exists := u.create.mutation.DpopBoundAccessTokens(); exists {
 			s.SetIgnore(oauthclient.FieldDpopBoundAccessTokens)
+		}
+		if _, exists := u.create.mutation.ProjectID(); exists {
+			s.SetIgnore(oauthclient.FieldProjectID)
+		}
+		if _, exists := u.create.mutation.AppType(); exists {
+			s.SetIgnore(oauthclient.FieldAppType)
 		}
 	}))
 	return u
@@ -541,6 +886,48 @@ func (u *OAuthClientUpsertOne) Update(set func(*OAuthClientUpsert)) *OAuthClient
 		set(&OAuthClientUpsert{UpdateSet: update})
 	}))
 	return u
+}
+
+// SetName sets the "name" field.
+func (u *OAuthClientUpsertOne) SetName(v string) *OAuthClientUpsertOne {
+	return u.Update(func(s *OAuthClientUpsert) {
+		s.SetName(v)
+	})
+}
+
+// UpdateName sets the "name" field to the value that was provided on create.
+func (u *OAuthClientUpsertOne) UpdateName() *OAuthClientUpsertOne {
+	return u.Update(func(s *OAuthClientUpsert) {
+		s.UpdateName()
+	})
+}
+
+// SetRedirectUris sets the "redirect_uris" field.
+func (u *OAuthClientUpsertOne) SetRedirectUris(v []string) *OAuthClientUpsertOne {
+	return u.Update(func(s *OAuthClientUpsert) {
+		s.SetRedirectUris(v)
+	})
+}
+
+// UpdateRedirectUris sets the "redirect_uris" field to the value that was provided on create.
+func (u *OAuthClientUpsertOne) UpdateRedirectUris() *OAuthClientUpsertOne {
+	return u.Update(func(s *OAuthClientUpsert) {
+		s.UpdateRedirectUris()
+	})
+}
+
+// SetGrantTypes sets the "grant_types" field.
+func (u *OAuthClientUpsertOne) SetGrantTypes(v []string) *OAuthClientUpsertOne {
+	return u.Update(func(s *OAuthClientUpsert) {
+		s.SetGrantTypes(v)
+	})
+}
+
+// UpdateGrantTypes sets the "grant_types" field to the value that was provided on create.
+func (u *OAuthClientUpsertOne) UpdateGrantTypes() *OAuthClientUpsertOne {
+	return u.Update(func(s *OAuthClientUpsert) {
+		s.UpdateGrantTypes()
+	})
 }
 
 // SetLastUsedAt sets the "last_used_at" field.
@@ -582,6 +969,230 @@ func (u *OAuthClientUpsertOne) UpdateSecretDigest() *OAuthClientUpsertOne {
 func (u *OAuthClientUpsertOne) ClearSecretDigest() *OAuthClientUpsertOne {
 	return u.Update(func(s *OAuthClientUpsert) {
 		s.ClearSecretDigest()
+	})
+}
+
+// SetJwks sets the "jwks" field.
+func (u *OAuthClientUpsertOne) SetJwks(v map[string]interface{}) *OAuthClientUpsertOne {
+	return u.Update(func(s *OAuthClientUpsert) {
+		s.SetJwks(v)
+	})
+}
+
+// UpdateJwks sets the "jwks" field to the value that was provided on create.
+func (u *OAuthClientUpsertOne) UpdateJwks() *OAuthClientUpsertOne {
+	return u.Update(func(s *OAuthClientUpsert) {
+		s.UpdateJwks()
+	})
+}
+
+// ClearJwks clears the value of the "jwks" field.
+func (u *OAuthClientUpsertOne) ClearJwks() *OAuthClientUpsertOne {
+	return u.Update(func(s *OAuthClientUpsert) {
+		s.ClearJwks()
+	})
+}
+
+// SetJwksURI sets the "jwks_uri" field.
+func (u *OAuthClientUpsertOne) SetJwksURI(v string) *OAuthClientUpsertOne {
+	return u.Update(func(s *OAuthClientUpsert) {
+		s.SetJwksURI(v)
+	})
+}
+
+// UpdateJwksURI sets the "jwks_uri" field to the value that was provided on create.
+func (u *OAuthClientUpsertOne) UpdateJwksURI() *OAuthClientUpsertOne {
+	return u.Update(func(s *OAuthClientUpsert) {
+		s.UpdateJwksURI()
+	})
+}
+
+// ClearJwksURI clears the value of the "jwks_uri" field.
+func (u *OAuthClientUpsertOne) ClearJwksURI() *OAuthClientUpsertOne {
+	return u.Update(func(s *OAuthClientUpsert) {
+		s.ClearJwksURI()
+	})
+}
+
+// SetPostLogoutRedirectUris sets the "post_logout_redirect_uris" field.
+func (u *OAuthClientUpsertOne) SetPostLogoutRedirectUris(v []string) *OAuthClientUpsertOne {
+	return u.Update(func(s *OAuthClientUpsert) {
+		s.SetPostLogoutRedirectUris(v)
+	})
+}
+
+// UpdatePostLogoutRedirectUris sets the "post_logout_redirect_uris" field to the value that was provided on create.
+func (u *OAuthClientUpsertOne) UpdatePostLogoutRedirectUris() *OAuthClientUpsertOne {
+	return u.Update(func(s *OAuthClientUpsert) {
+		s.UpdatePostLogoutRedirectUris()
+	})
+}
+
+// ClearPostLogoutRedirectUris clears the value of the "post_logout_redirect_uris" field.
+func (u *OAuthClientUpsertOne) ClearPostLogoutRedirectUris() *OAuthClientUpsertOne {
+	return u.Update(func(s *OAuthClientUpsert) {
+		s.ClearPostLogoutRedirectUris()
+	})
+}
+
+// SetScope sets the "scope" field.
+func (u *OAuthClientUpsertOne) SetScope(v string) *OAuthClientUpsertOne {
+	return u.Update(func(s *OAuthClientUpsert) {
+		s.SetScope(v)
+	})
+}
+
+// UpdateScope sets the "scope" field to the value that was provided on create.
+func (u *OAuthClientUpsertOne) UpdateScope() *OAuthClientUpsertOne {
+	return u.Update(func(s *OAuthClientUpsert) {
+		s.UpdateScope()
+	})
+}
+
+// ClearScope clears the value of the "scope" field.
+func (u *OAuthClientUpsertOne) ClearScope() *OAuthClientUpsertOne {
+	return u.Update(func(s *OAuthClientUpsert) {
+		s.ClearScope()
+	})
+}
+
+// SetIDTokenSignedResponseAlg sets the "id_token_signed_response_alg" field.
+func (u *OAuthClientUpsertOne) SetIDTokenSignedResponseAlg(v string) *OAuthClientUpsertOne {
+	return u.Update(func(s *OAuthClientUpsert) {
+		s.SetIDTokenSignedResponseAlg(v)
+	})
+}
+
+// UpdateIDTokenSignedResponseAlg sets the "id_token_signed_response_alg" field to the value that was provided on create.
+func (u *OAuthClientUpsertOne) UpdateIDTokenSignedResponseAlg() *OAuthClientUpsertOne {
+	return u.Update(func(s *OAuthClientUpsert) {
+		s.UpdateIDTokenSignedResponseAlg()
+	})
+}
+
+// ClearIDTokenSignedResponseAlg clears the value of the "id_token_signed_response_alg" field.
+func (u *OAuthClientUpsertOne) ClearIDTokenSignedResponseAlg() *OAuthClientUpsertOne {
+	return u.Update(func(s *OAuthClientUpsert) {
+		s.ClearIDTokenSignedResponseAlg()
+	})
+}
+
+// SetFirstParty sets the "first_party" field.
+func (u *OAuthClientUpsertOne) SetFirstParty(v bool) *OAuthClientUpsertOne {
+	return u.Update(func(s *OAuthClientUpsert) {
+		s.SetFirstParty(v)
+	})
+}
+
+// UpdateFirstParty sets the "first_party" field to the value that was provided on create.
+func (u *OAuthClientUpsertOne) UpdateFirstParty() *OAuthClientUpsertOne {
+	return u.Update(func(s *OAuthClientUpsert) {
+		s.UpdateFirstParty()
+	})
+}
+
+// SetBackchannelLogoutURI sets the "backchannel_logout_uri" field.
+func (u *OAuthClientUpsertOne) SetBackchannelLogoutURI(v string) *OAuthClientUpsertOne {
+	return u.Update(func(s *OAuthClientUpsert) {
+		s.SetBackchannelLogoutURI(v)
+	})
+}
+
+// UpdateBackchannelLogoutURI sets the "backchannel_logout_uri" field to the value that was provided on create.
+func (u *OAuthClientUpsertOne) UpdateBackchannelLogoutURI() *OAuthClientUpsertOne {
+	return u.Update(func(s *OAuthClientUpsert) {
+		s.UpdateBackchannelLogoutURI()
+	})
+}
+
+// ClearBackchannelLogoutURI clears the value of the "backchannel_logout_uri" field.
+func (u *OAuthClientUpsertOne) ClearBackchannelLogoutURI() *OAuthClientUpsertOne {
+	return u.Update(func(s *OAuthClientUpsert) {
+		s.ClearBackchannelLogoutURI()
+	})
+}
+
+// SetFrontchannelLogoutURI sets the "frontchannel_logout_uri" field.
+func (u *OAuthClientUpsertOne) SetFrontchannelLogoutURI(v string) *OAuthClientUpsertOne {
+	return u.Update(func(s *OAuthClientUpsert) {
+		s.SetFrontchannelLogoutURI(v)
+	})
+}
+
+// UpdateFrontchannelLogoutURI sets the "frontchannel_logout_uri" field to the value that was provided on create.
+func (u *OAuthClientUpsertOne) UpdateFrontchannelLogoutURI() *OAuthClientUpsertOne {
+	return u.Update(func(s *OAuthClientUpsert) {
+		s.UpdateFrontchannelLogoutURI()
+	})
+}
+
+// ClearFrontchannelLogoutURI clears the value of the "frontchannel_logout_uri" field.
+func (u *OAuthClientUpsertOne) ClearFrontchannelLogoutURI() *OAuthClientUpsertOne {
+	return u.Update(func(s *OAuthClientUpsert) {
+		s.ClearFrontchannelLogoutURI()
+	})
+}
+
+// SetClaims sets the "claims" field.
+func (u *OAuthClientUpsertOne) SetClaims(v map[string]string) *OAuthClientUpsertOne {
+	return u.Update(func(s *OAuthClientUpsert) {
+		s.SetClaims(v)
+	})
+}
+
+// UpdateClaims sets the "claims" field to the value that was provided on create.
+func (u *OAuthClientUpsertOne) UpdateClaims() *OAuthClientUpsertOne {
+	return u.Update(func(s *OAuthClientUpsert) {
+		s.UpdateClaims()
+	})
+}
+
+// ClearClaims clears the value of the "claims" field.
+func (u *OAuthClientUpsertOne) ClearClaims() *OAuthClientUpsertOne {
+	return u.Update(func(s *OAuthClientUpsert) {
+		s.ClearClaims()
+	})
+}
+
+// SetPreviousSecretDigest sets the "previous_secret_digest" field.
+func (u *OAuthClientUpsertOne) SetPreviousSecretDigest(v []byte) *OAuthClientUpsertOne {
+	return u.Update(func(s *OAuthClientUpsert) {
+		s.SetPreviousSecretDigest(v)
+	})
+}
+
+// UpdatePreviousSecretDigest sets the "previous_secret_digest" field to the value that was provided on create.
+func (u *OAuthClientUpsertOne) UpdatePreviousSecretDigest() *OAuthClientUpsertOne {
+	return u.Update(func(s *OAuthClientUpsert) {
+		s.UpdatePreviousSecretDigest()
+	})
+}
+
+// ClearPreviousSecretDigest clears the value of the "previous_secret_digest" field.
+func (u *OAuthClientUpsertOne) ClearPreviousSecretDigest() *OAuthClientUpsertOne {
+	return u.Update(func(s *OAuthClientUpsert) {
+		s.ClearPreviousSecretDigest()
+	})
+}
+
+// SetPreviousSecretExpiresAt sets the "previous_secret_expires_at" field.
+func (u *OAuthClientUpsertOne) SetPreviousSecretExpiresAt(v time.Time) *OAuthClientUpsertOne {
+	return u.Update(func(s *OAuthClientUpsert) {
+		s.SetPreviousSecretExpiresAt(v)
+	})
+}
+
+// UpdatePreviousSecretExpiresAt sets the "previous_secret_expires_at" field to the value that was provided on create.
+func (u *OAuthClientUpsertOne) UpdatePreviousSecretExpiresAt() *OAuthClientUpsertOne {
+	return u.Update(func(s *OAuthClientUpsert) {
+		s.UpdatePreviousSecretExpiresAt()
+	})
+}
+
+// ClearPreviousSecretExpiresAt clears the value of the "previous_secret_expires_at" field.
+func (u *OAuthClientUpsertOne) ClearPreviousSecretExpiresAt() *OAuthClientUpsertOne {
+	return u.Update(func(s *OAuthClientUpsert) {
+		s.ClearPreviousSecretExpiresAt()
 	})
 }
 
@@ -771,17 +1382,8 @@ func (u *OAuthClientUpsertBulk) UpdateNewValues() *OAuthClientUpsertBulk {
 			if _, exists := b.mutation.CreatedAt(); exists {
 				s.SetIgnore(oauthclient.FieldCreatedAt)
 			}
-			if _, exists := b.mutation.Name(); exists {
-				s.SetIgnore(oauthclient.FieldName)
-			}
-			if _, exists := b.mutation.RedirectUris(); exists {
-				s.SetIgnore(oauthclient.FieldRedirectUris)
-			}
 			if _, exists := b.mutation.ApplicationType(); exists {
 				s.SetIgnore(oauthclient.FieldApplicationType)
-			}
-			if _, exists := b.mutation.GrantTypes(); exists {
-				s.SetIgnore(oauthclient.FieldGrantTypes)
 			}
 			if _, exists := b.mutation.ClientURI(); exists {
 				s.SetIgnore(oauthclient.FieldClientURI)
@@ -789,23 +1391,14 @@ func (u *OAuthClientUpsertBulk) UpdateNewValues() *OAuthClientUpsertBulk {
 			if _, exists := b.mutation.TokenEndpointAuthMethod(); exists {
 				s.SetIgnore(oauthclient.FieldTokenEndpointAuthMethod)
 			}
-			if _, exists := b.mutation.Jwks(); exists {
-				s.SetIgnore(oauthclient.FieldJwks)
-			}
-			if _, exists := b.mutation.JwksURI(); exists {
-				s.SetIgnore(oauthclient.FieldJwksURI)
-			}
-			if _, exists := b.mutation.PostLogoutRedirectUris(); exists {
-				s.SetIgnore(oauthclient.FieldPostLogoutRedirectUris)
-			}
-			if _, exists := b.mutation.Scope(); exists {
-				s.SetIgnore(oauthclient.FieldScope)
-			}
-			if _, exists := b.mutation.IDTokenSignedResponseAlg(); exists {
-				s.SetIgnore(oauthclient.FieldIDTokenSignedResponseAlg)
-			}
 			if _, exists := b.mutation.DpopBoundAccessTokens(); exists {
 				s.SetIgnore(oauthclient.FieldDpopBoundAccessTokens)
+			}
+			if _, exists := b.mutation.ProjectID(); exists {
+				s.SetIgnore(oauthclient.FieldProjectID)
+			}
+			if _, exists := b.mutation.AppType(); exists {
+				s.SetIgnore(oauthclient.FieldAppType)
 			}
 		}
 	}))
@@ -837,6 +1430,48 @@ func (u *OAuthClientUpsertBulk) Update(set func(*OAuthClientUpsert)) *OAuthClien
 		set(&OAuthClientUpsert{UpdateSet: update})
 	}))
 	return u
+}
+
+// SetName sets the "name" field.
+func (u *OAuthClientUpsertBulk) SetName(v string) *OAuthClientUpsertBulk {
+	return u.Update(func(s *OAuthClientUpsert) {
+		s.SetName(v)
+	})
+}
+
+// UpdateName sets the "name" field to the value that was provided on create.
+func (u *OAuthClientUpsertBulk) UpdateName() *OAuthClientUpsertBulk {
+	return u.Update(func(s *OAuthClientUpsert) {
+		s.UpdateName()
+	})
+}
+
+// SetRedirectUris sets the "redirect_uris" field.
+func (u *OAuthClientUpsertBulk) SetRedirectUris(v []string) *OAuthClientUpsertBulk {
+	return u.Update(func(s *OAuthClientUpsert) {
+		s.SetRedirectUris(v)
+	})
+}
+
+// UpdateRedirectUris sets the "redirect_uris" field to the value that was provided on create.
+func (u *OAuthClientUpsertBulk) UpdateRedirectUris() *OAuthClientUpsertBulk {
+	return u.Update(func(s *OAuthClientUpsert) {
+		s.UpdateRedirectUris()
+	})
+}
+
+// SetGrantTypes sets the "grant_types" field.
+func (u *OAuthClientUpsertBulk) SetGrantTypes(v []string) *OAuthClientUpsertBulk {
+	return u.Update(func(s *OAuthClientUpsert) {
+		s.SetGrantTypes(v)
+	})
+}
+
+// UpdateGrantTypes sets the "grant_types" field to the value that was provided on create.
+func (u *OAuthClientUpsertBulk) UpdateGrantTypes() *OAuthClientUpsertBulk {
+	return u.Update(func(s *OAuthClientUpsert) {
+		s.UpdateGrantTypes()
+	})
 }
 
 // SetLastUsedAt sets the "last_used_at" field.
@@ -878,6 +1513,230 @@ func (u *OAuthClientUpsertBulk) UpdateSecretDigest() *OAuthClientUpsertBulk {
 func (u *OAuthClientUpsertBulk) ClearSecretDigest() *OAuthClientUpsertBulk {
 	return u.Update(func(s *OAuthClientUpsert) {
 		s.ClearSecretDigest()
+	})
+}
+
+// SetJwks sets the "jwks" field.
+func (u *OAuthClientUpsertBulk) SetJwks(v map[string]interface{}) *OAuthClientUpsertBulk {
+	return u.Update(func(s *OAuthClientUpsert) {
+		s.SetJwks(v)
+	})
+}
+
+// UpdateJwks sets the "jwks" field to the value that was provided on create.
+func (u *OAuthClientUpsertBulk) UpdateJwks() *OAuthClientUpsertBulk {
+	return u.Update(func(s *OAuthClientUpsert) {
+		s.UpdateJwks()
+	})
+}
+
+// ClearJwks clears the value of the "jwks" field.
+func (u *OAuthClientUpsertBulk) ClearJwks() *OAuthClientUpsertBulk {
+	return u.Update(func(s *OAuthClientUpsert) {
+		s.ClearJwks()
+	})
+}
+
+// SetJwksURI sets the "jwks_uri" field.
+func (u *OAuthClientUpsertBulk) SetJwksURI(v string) *OAuthClientUpsertBulk {
+	return u.Update(func(s *OAuthClientUpsert) {
+		s.SetJwksURI(v)
+	})
+}
+
+// UpdateJwksURI sets the "jwks_uri" field to the value that was provided on create.
+func (u *OAuthClientUpsertBulk) UpdateJwksURI() *OAuthClientUpsertBulk {
+	return u.Update(func(s *OAuthClientUpsert) {
+		s.UpdateJwksURI()
+	})
+}
+
+// ClearJwksURI clears the value of the "jwks_uri" field.
+func (u *OAuthClientUpsertBulk) ClearJwksURI() *OAuthClientUpsertBulk {
+	return u.Update(func(s *OAuthClientUpsert) {
+		s.ClearJwksURI()
+	})
+}
+
+// SetPostLogoutRedirectUris sets the "post_logout_redirect_uris" field.
+func (u *OAuthClientUpsertBulk) SetPostLogoutRedirectUris(v []string) *OAuthClientUpsertBulk {
+	return u.Update(func(s *OAuthClientUpsert) {
+		s.SetPostLogoutRedirectUris(v)
+	})
+}
+
+// UpdatePostLogoutRedirectUris sets the "post_logout_redirect_uris" field to the value that was provided on create.
+func (u *OAuthClientUpsertBulk) UpdatePostLogoutRedirectUris() *OAuthClientUpsertBulk {
+	return u.Update(func(s *OAuthClientUpsert) {
+		s.UpdatePostLogoutRedirectUris()
+	})
+}
+
+// ClearPostLogoutRedirectUris clears the value of the "post_logout_redirect_uris" field.
+func (u *OAuthClientUpsertBulk) ClearPostLogoutRedirectUris() *OAuthClientUpsertBulk {
+	return u.Update(func(s *OAuthClientUpsert) {
+		s.ClearPostLogoutRedirectUris()
+	})
+}
+
+// SetScope sets the "scope" field.
+func (u *OAuthClientUpsertBulk) SetScope(v string) *OAuthClientUpsertBulk {
+	return u.Update(func(s *OAuthClientUpsert) {
+		s.SetScope(v)
+	})
+}
+
+// UpdateScope sets the "scope" field to the value that was provided on create.
+func (u *OAuthClientUpsertBulk) UpdateScope() *OAuthClientUpsertBulk {
+	return u.Update(func(s *OAuthClientUpsert) {
+		s.UpdateScope()
+	})
+}
+
+// ClearScope clears the value of the "scope" field.
+func (u *OAuthClientUpsertBulk) ClearScope() *OAuthClientUpsertBulk {
+	return u.Update(func(s *OAuthClientUpsert) {
+		s.ClearScope()
+	})
+}
+
+// SetIDTokenSignedResponseAlg sets the "id_token_signed_response_alg" field.
+func (u *OAuthClientUpsertBulk) SetIDTokenSignedResponseAlg(v string) *OAuthClientUpsertBulk {
+	return u.Update(func(s *OAuthClientUpsert) {
+		s.SetIDTokenSignedResponseAlg(v)
+	})
+}
+
+// UpdateIDTokenSignedResponseAlg sets the "id_token_signed_response_alg" field to the value that was provided on create.
+func (u *OAuthClientUpsertBulk) UpdateIDTokenSignedResponseAlg() *OAuthClientUpsertBulk {
+	return u.Update(func(s *OAuthClientUpsert) {
+		s.UpdateIDTokenSignedResponseAlg()
+	})
+}
+
+// ClearIDTokenSignedResponseAlg clears the value of the "id_token_signed_response_alg" field.
+func (u *OAuthClientUpsertBulk) ClearIDTokenSignedResponseAlg() *OAuthClientUpsertBulk {
+	return u.Update(func(s *OAuthClientUpsert) {
+		s.ClearIDTokenSignedResponseAlg()
+	})
+}
+
+// SetFirstParty sets the "first_party" field.
+func (u *OAuthClientUpsertBulk) SetFirstParty(v bool) *OAuthClientUpsertBulk {
+	return u.Update(func(s *OAuthClientUpsert) {
+		s.SetFirstParty(v)
+	})
+}
+
+// UpdateFirstParty sets the "first_party" field to the value that was provided on create.
+func (u *OAuthClientUpsertBulk) UpdateFirstParty() *OAuthClientUpsertBulk {
+	return u.Update(func(s *OAuthClientUpsert) {
+		s.UpdateFirstParty()
+	})
+}
+
+// SetBackchannelLogoutURI sets the "backchannel_logout_uri" field.
+func (u *OAuthClientUpsertBulk) SetBackchannelLogoutURI(v string) *OAuthClientUpsertBulk {
+	return u.Update(func(s *OAuthClientUpsert) {
+		s.SetBackchannelLogoutURI(v)
+	})
+}
+
+// UpdateBackchannelLogoutURI sets the "backchannel_logout_uri" field to the value that was provided on create.
+func (u *OAuthClientUpsertBulk) UpdateBackchannelLogoutURI() *OAuthClientUpsertBulk {
+	return u.Update(func(s *OAuthClientUpsert) {
+		s.UpdateBackchannelLogoutURI()
+	})
+}
+
+// ClearBackchannelLogoutURI clears the value of the "backchannel_logout_uri" field.
+func (u *OAuthClientUpsertBulk) ClearBackchannelLogoutURI() *OAuthClientUpsertBulk {
+	return u.Update(func(s *OAuthClientUpsert) {
+		s.ClearBackchannelLogoutURI()
+	})
+}
+
+// SetFrontchannelLogoutURI sets the "frontchannel_logout_uri" field.
+func (u *OAuthClientUpsertBulk) SetFrontchannelLogoutURI(v string) *OAuthClientUpsertBulk {
+	return u.Update(func(s *OAuthClientUpsert) {
+		s.SetFrontchannelLogoutURI(v)
+	})
+}
+
+// UpdateFrontchannelLogoutURI sets the "frontchannel_logout_uri" field to the value that was provided on create.
+func (u *OAuthClientUpsertBulk) UpdateFrontchannelLogoutURI() *OAuthClientUpsertBulk {
+	return u.Update(func(s *OAuthClientUpsert) {
+		s.UpdateFrontchannelLogoutURI()
+	})
+}
+
+// ClearFrontchannelLogoutURI clears the value of the "frontchannel_logout_uri" field.
+func (u *OAuthClientUpsertBulk) ClearFrontchannelLogoutURI() *OAuthClientUpsertBulk {
+	return u.Update(func(s *OAuthClientUpsert) {
+		s.ClearFrontchannelLogoutURI()
+	})
+}
+
+// SetClaims sets the "claims" field.
+func (u *OAuthClientUpsertBulk) SetClaims(v map[string]string) *OAuthClientUpsertBulk {
+	return u.Update(func(s *OAuthClientUpsert) {
+		s.SetClaims(v)
+	})
+}
+
+// UpdateClaims sets the "claims" field to the value that was provided on create.
+func (u *OAuthClientUpsertBulk) UpdateClaims() *OAuthClientUpsertBulk {
+	return u.Update(func(s *OAuthClientUpsert) {
+		s.UpdateClaims()
+	})
+}
+
+// ClearClaims clears the value of the "claims" field.
+func (u *OAuthClientUpsertBulk) ClearClaims() *OAuthClientUpsertBulk {
+	return u.Update(func(s *OAuthClientUpsert) {
+		s.ClearClaims()
+	})
+}
+
+// SetPreviousSecretDigest sets the "previous_secret_digest" field.
+func (u *OAuthClientUpsertBulk) SetPreviousSecretDigest(v []byte) *OAuthClientUpsertBulk {
+	return u.Update(func(s *OAuthClientUpsert) {
+		s.SetPreviousSecretDigest(v)
+	})
+}
+
+// UpdatePreviousSecretDigest sets the "previous_secret_digest" field to the value that was provided on create.
+func (u *OAuthClientUpsertBulk) UpdatePreviousSecretDigest() *OAuthClientUpsertBulk {
+	return u.Update(func(s *OAuthClientUpsert) {
+		s.UpdatePreviousSecretDigest()
+	})
+}
+
+// ClearPreviousSecretDigest clears the value of the "previous_secret_digest" field.
+func (u *OAuthClientUpsertBulk) ClearPreviousSecretDigest() *OAuthClientUpsertBulk {
+	return u.Update(func(s *OAuthClientUpsert) {
+		s.ClearPreviousSecretDigest()
+	})
+}
+
+// SetPreviousSecretExpiresAt sets the "previous_secret_expires_at" field.
+func (u *OAuthClientUpsertBulk) SetPreviousSecretExpiresAt(v time.Time) *OAuthClientUpsertBulk {
+	return u.Update(func(s *OAuthClientUpsert) {
+		s.SetPreviousSecretExpiresAt(v)
+	})
+}
+
+// UpdatePreviousSecretExpiresAt sets the "previous_secret_expires_at" field to the value that was provided on create.
+func (u *OAuthClientUpsertBulk) UpdatePreviousSecretExpiresAt() *OAuthClientUpsertBulk {
+	return u.Update(func(s *OAuthClientUpsert) {
+		s.UpdatePreviousSecretExpiresAt()
+	})
+}
+
+// ClearPreviousSecretExpiresAt clears the value of the "previous_secret_expires_at" field.
+func (u *OAuthClientUpsertBulk) ClearPreviousSecretExpiresAt() *OAuthClientUpsertBulk {
+	return u.Update(func(s *OAuthClientUpsert) {
+		s.ClearPreviousSecretExpiresAt()
 	})
 }
 

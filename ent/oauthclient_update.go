@@ -10,6 +10,7 @@ import (
 
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
+	"entgo.io/ent/dialect/sql/sqljson"
 	"entgo.io/ent/schema/field"
 	"github.com/authcore/authcore/ent/oauthclient"
 	"github.com/authcore/authcore/ent/predicate"
@@ -25,6 +26,44 @@ type OAuthClientUpdate struct {
 // Where appends a list predicates to the OAuthClientUpdate builder.
 func (_u *OAuthClientUpdate) Where(ps ...predicate.OAuthClient) *OAuthClientUpdate {
 	_u.mutation.Where(ps...)
+	return _u
+}
+
+// SetName sets the "name" field.
+func (_u *OAuthClientUpdate) SetName(v string) *OAuthClientUpdate {
+	_u.mutation.SetName(v)
+	return _u
+}
+
+// SetNillableName sets the "name" field if the given value is not nil.
+func (_u *OAuthClientUpdate) SetNillableName(v *string) *OAuthClientUpdate {
+	if v != nil {
+		_u.SetName(*v)
+	}
+	return _u
+}
+
+// SetRedirectUris sets the "redirect_uris" field.
+func (_u *OAuthClientUpdate) SetRedirectUris(v []string) *OAuthClientUpdate {
+	_u.mutation.SetRedirectUris(v)
+	return _u
+}
+
+// AppendRedirectUris appends value to the "redirect_uris" field.
+func (_u *OAuthClientUpdate) AppendRedirectUris(v []string) *OAuthClientUpdate {
+	_u.mutation.AppendRedirectUris(v)
+	return _u
+}
+
+// SetGrantTypes sets the "grant_types" field.
+func (_u *OAuthClientUpdate) SetGrantTypes(v []string) *OAuthClientUpdate {
+	_u.mutation.SetGrantTypes(v)
+	return _u
+}
+
+// AppendGrantTypes appends value to the "grant_types" field.
+func (_u *OAuthClientUpdate) AppendGrantTypes(v []string) *OAuthClientUpdate {
+	_u.mutation.AppendGrantTypes(v)
 	return _u
 }
 
@@ -57,6 +96,194 @@ func (_u *OAuthClientUpdate) SetSecretDigest(v []byte) *OAuthClientUpdate {
 // ClearSecretDigest clears the value of the "secret_digest" field.
 func (_u *OAuthClientUpdate) ClearSecretDigest() *OAuthClientUpdate {
 	_u.mutation.ClearSecretDigest()
+	return _u
+}
+
+// SetJwks sets the "jwks" field.
+func (_u *OAuthClientUpdate) SetJwks(v map[string]interface{}) *OAuthClientUpdate {
+	_u.mutation.SetJwks(v)
+	return _u
+}
+
+// ClearJwks clears the value of the "jwks" field.
+func (_u *OAuthClientUpdate) ClearJwks() *OAuthClientUpdate {
+	_u.mutation.ClearJwks()
+	return _u
+}
+
+// SetJwksURI sets the "jwks_uri" field.
+func (_u *OAuthClientUpdate) SetJwksURI(v string) *OAuthClientUpdate {
+	_u.mutation.SetJwksURI(v)
+	return _u
+}
+
+// SetNillableJwksURI sets the "jwks_uri" field if the given value is not nil.
+func (_u *OAuthClientUpdate) SetNillableJwksURI(v *string) *OAuthClientUpdate {
+	if v != nil {
+		_u.SetJwksURI(*v)
+	}
+	return _u
+}
+
+// ClearJwksURI clears the value of the "jwks_uri" field.
+func (_u *OAuthClientUpdate) ClearJwksURI() *OAuthClientUpdate {
+	_u.mutation.ClearJwksURI()
+	return _u
+}
+
+// SetPostLogoutRedirectUris sets the "post_logout_redirect_uris" field.
+func (_u *OAuthClientUpdate) SetPostLogoutRedirectUris(v []string) *OAuthClientUpdate {
+	_u.mutation.SetPostLogoutRedirectUris(v)
+	return _u
+}
+
+// AppendPostLogoutRedirectUris appends value to the "post_logout_redirect_uris" field.
+func (_u *OAuthClientUpdate) AppendPostLogoutRedirectUris(v []string) *OAuthClientUpdate {
+	_u.mutation.AppendPostLogoutRedirectUris(v)
+	return _u
+}
+
+// ClearPostLogoutRedirectUris clears the value of the "post_logout_redirect_uris" field.
+func (_u *OAuthClientUpdate) ClearPostLogoutRedirectUris() *OAuthClientUpdate {
+	_u.mutation.ClearPostLogoutRedirectUris()
+	return _u
+}
+
+// SetScope sets the "scope" field.
+func (_u *OAuthClientUpdate) SetScope(v string) *OAuthClientUpdate {
+	_u.mutation.SetScope(v)
+	return _u
+}
+
+// SetNillableScope sets the "scope" field if the given value is not nil.
+func (_u *OAuthClientUpdate) SetNillableScope(v *string) *OAuthClientUpdate {
+	if v != nil {
+		_u.SetScope(*v)
+	}
+	return _u
+}
+
+// ClearScope clears the value of the "scope" field.
+func (_u *OAuthClientUpdate) ClearScope() *OAuthClientUpdate {
+	_u.mutation.ClearScope()
+	return _u
+}
+
+// SetIDTokenSignedResponseAlg sets the "id_token_signed_response_alg" field.
+func (_u *OAuthClientUpdate) SetIDTokenSignedResponseAlg(v string) *OAuthClientUpdate {
+	_u.mutation.SetIDTokenSignedResponseAlg(v)
+	return _u
+}
+
+// SetNillableIDTokenSignedResponseAlg sets the "id_token_signed_response_alg" field if the given value is not nil.
+func (_u *OAuthClientUpdate) SetNillableIDTokenSignedResponseAlg(v *string) *OAuthClientUpdate {
+	if v != nil {
+		_u.SetIDTokenSignedResponseAlg(*v)
+	}
+	return _u
+}
+
+// ClearIDTokenSignedResponseAlg clears the value of the "id_token_signed_response_alg" field.
+func (_u *OAuthClientUpdate) ClearIDTokenSignedResponseAlg() *OAuthClientUpdate {
+	_u.mutation.ClearIDTokenSignedResponseAlg()
+	return _u
+}
+
+// SetFirstParty sets the "first_party" field.
+func (_u *OAuthClientUpdate) SetFirstParty(v bool) *OAuthClientUpdate {
+	_u.mutation.SetFirstParty(v)
+	return _u
+}
+
+// SetNillableFirstParty sets the "first_party" field if the given value is not nil.
+func (_u *OAuthClientUpdate) SetNillableFirstParty(v *bool) *OAuthClientUpdate {
+	if v != nil {
+		_u.SetFirstParty(*v)
+	}
+	return _u
+}
+
+// SetBackchannelLogoutURI sets the "backchannel_logout_uri" field.
+func (_u *OAuthClientUpdate) SetBackchannelLogoutURI(v string) *OAuthClientUpdate {
+	_u.mutation.SetBackchannelLogoutURI(v)
+	return _u
+}
+
+// SetNillableBackchannelLogoutURI sets the "backchannel_logout_uri" field if the given value is not nil.
+func (_u *OAuthClientUpdate) SetNillableBackchannelLogoutURI(v *string) *OAuthClientUpdate {
+	if v != nil {
+		_u.SetBackchannelLogoutURI(*v)
+	}
+	return _u
+}
+
+// ClearBackchannelLogoutURI clears the value of the "backchannel_logout_uri" field.
+func (_u *OAuthClientUpdate) ClearBackchannelLogoutURI() *OAuthClientUpdate {
+	_u.mutation.ClearBackchannelLogoutURI()
+	return _u
+}
+
+// SetFrontchannelLogoutURI sets the "frontchannel_logout_uri" field.
+func (_u *OAuthClientUpdate) SetFrontchannelLogoutURI(v string) *OAuthClientUpdate {
+	_u.mutation.SetFrontchannelLogoutURI(v)
+	return _u
+}
+
+// SetNillableFrontchannelLogoutURI sets the "frontchannel_logout_uri" field if the given value is not nil.
+func (_u *OAuthClientUpdate) SetNillableFrontchannelLogoutURI(v *string) *OAuthClientUpdate {
+	if v != nil {
+		_u.SetFrontchannelLogoutURI(*v)
+	}
+	return _u
+}
+
+// ClearFrontchannelLogoutURI clears the value of the "frontchannel_logout_uri" field.
+func (_u *OAuthClientUpdate) ClearFrontchannelLogoutURI() *OAuthClientUpdate {
+	_u.mutation.ClearFrontchannelLogoutURI()
+	return _u
+}
+
+// SetClaims sets the "claims" field.
+func (_u *OAuthClientUpdate) SetClaims(v map[string]string) *OAuthClientUpdate {
+	_u.mutation.SetClaims(v)
+	return _u
+}
+
+// ClearClaims clears the value of the "claims" field.
+func (_u *OAuthClientUpdate) ClearClaims() *OAuthClientUpdate {
+	_u.mutation.ClearClaims()
+	return _u
+}
+
+// SetPreviousSecretDigest sets the "previous_secret_digest" field.
+func (_u *OAuthClientUpdate) SetPreviousSecretDigest(v []byte) *OAuthClientUpdate {
+	_u.mutation.SetPreviousSecretDigest(v)
+	return _u
+}
+
+// ClearPreviousSecretDigest clears the value of the "previous_secret_digest" field.
+func (_u *OAuthClientUpdate) ClearPreviousSecretDigest() *OAuthClientUpdate {
+	_u.mutation.ClearPreviousSecretDigest()
+	return _u
+}
+
+// SetPreviousSecretExpiresAt sets the "previous_secret_expires_at" field.
+func (_u *OAuthClientUpdate) SetPreviousSecretExpiresAt(v time.Time) *OAuthClientUpdate {
+	_u.mutation.SetPreviousSecretExpiresAt(v)
+	return _u
+}
+
+// SetNillablePreviousSecretExpiresAt sets the "previous_secret_expires_at" field if the given value is not nil.
+func (_u *OAuthClientUpdate) SetNillablePreviousSecretExpiresAt(v *time.Time) *OAuthClientUpdate {
+	if v != nil {
+		_u.SetPreviousSecretExpiresAt(*v)
+	}
+	return _u
+}
+
+// ClearPreviousSecretExpiresAt clears the value of the "previous_secret_expires_at" field.
+func (_u *OAuthClientUpdate) ClearPreviousSecretExpiresAt() *OAuthClientUpdate {
+	_u.mutation.ClearPreviousSecretExpiresAt()
 	return _u
 }
 
@@ -101,6 +328,25 @@ func (_u *OAuthClientUpdate) sqlSave(ctx context.Context) (_node int, err error)
 			}
 		}
 	}
+	if value, ok := _u.mutation.Name(); ok {
+		_spec.SetField(oauthclient.FieldName, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.RedirectUris(); ok {
+		_spec.SetField(oauthclient.FieldRedirectUris, field.TypeJSON, value)
+	}
+	if value, ok := _u.mutation.AppendedRedirectUris(); ok {
+		_spec.AddModifier(func(u *sql.UpdateBuilder) {
+			sqljson.Append(u, oauthclient.FieldRedirectUris, value)
+		})
+	}
+	if value, ok := _u.mutation.GrantTypes(); ok {
+		_spec.SetField(oauthclient.FieldGrantTypes, field.TypeJSON, value)
+	}
+	if value, ok := _u.mutation.AppendedGrantTypes(); ok {
+		_spec.AddModifier(func(u *sql.UpdateBuilder) {
+			sqljson.Append(u, oauthclient.FieldGrantTypes, value)
+		})
+	}
 	if _u.mutation.ClientURICleared() {
 		_spec.ClearField(oauthclient.FieldClientURI, field.TypeString)
 	}
@@ -116,20 +362,79 @@ func (_u *OAuthClientUpdate) sqlSave(ctx context.Context) (_node int, err error)
 	if _u.mutation.SecretDigestCleared() {
 		_spec.ClearField(oauthclient.FieldSecretDigest, field.TypeBytes)
 	}
+	if value, ok := _u.mutation.Jwks(); ok {
+		_spec.SetField(oauthclient.FieldJwks, field.TypeJSON, value)
+	}
 	if _u.mutation.JwksCleared() {
 		_spec.ClearField(oauthclient.FieldJwks, field.TypeJSON)
+	}
+	if value, ok := _u.mutation.JwksURI(); ok {
+		_spec.SetField(oauthclient.FieldJwksURI, field.TypeString, value)
 	}
 	if _u.mutation.JwksURICleared() {
 		_spec.ClearField(oauthclient.FieldJwksURI, field.TypeString)
 	}
+	if value, ok := _u.mutation.PostLogoutRedirectUris(); ok {
+		_spec.SetField(oauthclient.FieldPostLogoutRedirectUris, field.TypeJSON, value)
+	}
+	if value, ok := _u.mutation.AppendedPostLogoutRedirectUris(); ok {
+		_spec.AddModifier(func(u *sql.UpdateBuilder) {
+			sqljson.Append(u, oauthclient.FieldPostLogoutRedirectUris, value)
+		})
+	}
 	if _u.mutation.PostLogoutRedirectUrisCleared() {
 		_spec.ClearField(oauthclient.FieldPostLogoutRedirectUris, field.TypeJSON)
+	}
+	if value, ok := _u.mutation.Scope(); ok {
+		_spec.SetField(oauthclient.FieldScope, field.TypeString, value)
 	}
 	if _u.mutation.ScopeCleared() {
 		_spec.ClearField(oauthclient.FieldScope, field.TypeString)
 	}
+	if value, ok := _u.mutation.IDTokenSignedResponseAlg(); ok {
+		_spec.SetField(oauthclient.FieldIDTokenSignedResponseAlg, field.TypeString, value)
+	}
 	if _u.mutation.IDTokenSignedResponseAlgCleared() {
 		_spec.ClearField(oauthclient.FieldIDTokenSignedResponseAlg, field.TypeString)
+	}
+	if _u.mutation.ProjectIDCleared() {
+		_spec.ClearField(oauthclient.FieldProjectID, field.TypeString)
+	}
+	if _u.mutation.AppTypeCleared() {
+		_spec.ClearField(oauthclient.FieldAppType, field.TypeString)
+	}
+	if value, ok := _u.mutation.FirstParty(); ok {
+		_spec.SetField(oauthclient.FieldFirstParty, field.TypeBool, value)
+	}
+	if value, ok := _u.mutation.BackchannelLogoutURI(); ok {
+		_spec.SetField(oauthclient.FieldBackchannelLogoutURI, field.TypeString, value)
+	}
+	if _u.mutation.BackchannelLogoutURICleared() {
+		_spec.ClearField(oauthclient.FieldBackchannelLogoutURI, field.TypeString)
+	}
+	if value, ok := _u.mutation.FrontchannelLogoutURI(); ok {
+		_spec.SetField(oauthclient.FieldFrontchannelLogoutURI, field.TypeString, value)
+	}
+	if _u.mutation.FrontchannelLogoutURICleared() {
+		_spec.ClearField(oauthclient.FieldFrontchannelLogoutURI, field.TypeString)
+	}
+	if value, ok := _u.mutation.Claims(); ok {
+		_spec.SetField(oauthclient.FieldClaims, field.TypeJSON, value)
+	}
+	if _u.mutation.ClaimsCleared() {
+		_spec.ClearField(oauthclient.FieldClaims, field.TypeJSON)
+	}
+	if value, ok := _u.mutation.PreviousSecretDigest(); ok {
+		_spec.SetField(oauthclient.FieldPreviousSecretDigest, field.TypeBytes, value)
+	}
+	if _u.mutation.PreviousSecretDigestCleared() {
+		_spec.ClearField(oauthclient.FieldPreviousSecretDigest, field.TypeBytes)
+	}
+	if value, ok := _u.mutation.PreviousSecretExpiresAt(); ok {
+		_spec.SetField(oauthclient.FieldPreviousSecretExpiresAt, field.TypeTime, value)
+	}
+	if _u.mutation.PreviousSecretExpiresAtCleared() {
+		_spec.ClearField(oauthclient.FieldPreviousSecretExpiresAt, field.TypeTime)
 	}
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
@@ -149,6 +454,44 @@ type OAuthClientUpdateOne struct {
 	fields   []string
 	hooks    []Hook
 	mutation *OAuthClientMutation
+}
+
+// SetName sets the "name" field.
+func (_u *OAuthClientUpdateOne) SetName(v string) *OAuthClientUpdateOne {
+	_u.mutation.SetName(v)
+	return _u
+}
+
+// SetNillableName sets the "name" field if the given value is not nil.
+func (_u *OAuthClientUpdateOne) SetNillableName(v *string) *OAuthClientUpdateOne {
+	if v != nil {
+		_u.SetName(*v)
+	}
+	return _u
+}
+
+// SetRedirectUris sets the "redirect_uris" field.
+func (_u *OAuthClientUpdateOne) SetRedirectUris(v []string) *OAuthClientUpdateOne {
+	_u.mutation.SetRedirectUris(v)
+	return _u
+}
+
+// AppendRedirectUris appends value to the "redirect_uris" field.
+func (_u *OAuthClientUpdateOne) AppendRedirectUris(v []string) *OAuthClientUpdateOne {
+	_u.mutation.AppendRedirectUris(v)
+	return _u
+}
+
+// SetGrantTypes sets the "grant_types" field.
+func (_u *OAuthClientUpdateOne) SetGrantTypes(v []string) *OAuthClientUpdateOne {
+	_u.mutation.SetGrantTypes(v)
+	return _u
+}
+
+// AppendGrantTypes appends value to the "grant_types" field.
+func (_u *OAuthClientUpdateOne) AppendGrantTypes(v []string) *OAuthClientUpdateOne {
+	_u.mutation.AppendGrantTypes(v)
+	return _u
 }
 
 // SetLastUsedAt sets the "last_used_at" field.
@@ -180,6 +523,194 @@ func (_u *OAuthClientUpdateOne) SetSecretDigest(v []byte) *OAuthClientUpdateOne 
 // ClearSecretDigest clears the value of the "secret_digest" field.
 func (_u *OAuthClientUpdateOne) ClearSecretDigest() *OAuthClientUpdateOne {
 	_u.mutation.ClearSecretDigest()
+	return _u
+}
+
+// SetJwks sets the "jwks" field.
+func (_u *OAuthClientUpdateOne) SetJwks(v map[string]interface{}) *OAuthClientUpdateOne {
+	_u.mutation.SetJwks(v)
+	return _u
+}
+
+// ClearJwks clears the value of the "jwks" field.
+func (_u *OAuthClientUpdateOne) ClearJwks() *OAuthClientUpdateOne {
+	_u.mutation.ClearJwks()
+	return _u
+}
+
+// SetJwksURI sets the "jwks_uri" field.
+func (_u *OAuthClientUpdateOne) SetJwksURI(v string) *OAuthClientUpdateOne {
+	_u.mutation.SetJwksURI(v)
+	return _u
+}
+
+// SetNillableJwksURI sets the "jwks_uri" field if the given value is not nil.
+func (_u *OAuthClientUpdateOne) SetNillableJwksURI(v *string) *OAuthClientUpdateOne {
+	if v != nil {
+		_u.SetJwksURI(*v)
+	}
+	return _u
+}
+
+// ClearJwksURI clears the value of the "jwks_uri" field.
+func (_u *OAuthClientUpdateOne) ClearJwksURI() *OAuthClientUpdateOne {
+	_u.mutation.ClearJwksURI()
+	return _u
+}
+
+// SetPostLogoutRedirectUris sets the "post_logout_redirect_uris" field.
+func (_u *OAuthClientUpdateOne) SetPostLogoutRedirectUris(v []string) *OAuthClientUpdateOne {
+	_u.mutation.SetPostLogoutRedirectUris(v)
+	return _u
+}
+
+// AppendPostLogoutRedirectUris appends value to the "post_logout_redirect_uris" field.
+func (_u *OAuthClientUpdateOne) AppendPostLogoutRedirectUris(v []string) *OAuthClientUpdateOne {
+	_u.mutation.AppendPostLogoutRedirectUris(v)
+	return _u
+}
+
+// ClearPostLogoutRedirectUris clears the value of the "post_logout_redirect_uris" field.
+func (_u *OAuthClientUpdateOne) ClearPostLogoutRedirectUris() *OAuthClientUpdateOne {
+	_u.mutation.ClearPostLogoutRedirectUris()
+	return _u
+}
+
+// SetScope sets the "scope" field.
+func (_u *OAuthClientUpdateOne) SetScope(v string) *OAuthClientUpdateOne {
+	_u.mutation.SetScope(v)
+	return _u
+}
+
+// SetNillableScope sets the "scope" field if the given value is not nil.
+func (_u *OAuthClientUpdateOne) SetNillableScope(v *string) *OAuthClientUpdateOne {
+	if v != nil {
+		_u.SetScope(*v)
+	}
+	return _u
+}
+
+// ClearScope clears the value of the "scope" field.
+func (_u *OAuthClientUpdateOne) ClearScope() *OAuthClientUpdateOne {
+	_u.mutation.ClearScope()
+	return _u
+}
+
+// SetIDTokenSignedResponseAlg sets the "id_token_signed_response_alg" field.
+func (_u *OAuthClientUpdateOne) SetIDTokenSignedResponseAlg(v string) *OAuthClientUpdateOne {
+	_u.mutation.SetIDTokenSignedResponseAlg(v)
+	return _u
+}
+
+// SetNillableIDTokenSignedResponseAlg sets the "id_token_signed_response_alg" field if the given value is not nil.
+func (_u *OAuthClientUpdateOne) SetNillableIDTokenSignedResponseAlg(v *string) *OAuthClientUpdateOne {
+	if v != nil {
+		_u.SetIDTokenSignedResponseAlg(*v)
+	}
+	return _u
+}
+
+// ClearIDTokenSignedResponseAlg clears the value of the "id_token_signed_response_alg" field.
+func (_u *OAuthClientUpdateOne) ClearIDTokenSignedResponseAlg() *OAuthClientUpdateOne {
+	_u.mutation.ClearIDTokenSignedResponseAlg()
+	return _u
+}
+
+// SetFirstParty sets the "first_party" field.
+func (_u *OAuthClientUpdateOne) SetFirstParty(v bool) *OAuthClientUpdateOne {
+	_u.mutation.SetFirstParty(v)
+	return _u
+}
+
+// SetNillableFirstParty sets the "first_party" field if the given value is not nil.
+func (_u *OAuthClientUpdateOne) SetNillableFirstParty(v *bool) *OAuthClientUpdateOne {
+	if v != nil {
+		_u.SetFirstParty(*v)
+	}
+	return _u
+}
+
+// SetBackchannelLogoutURI sets the "backchannel_logout_uri" field.
+func (_u *OAuthClientUpdateOne) SetBackchannelLogoutURI(v string) *OAuthClientUpdateOne {
+	_u.mutation.SetBackchannelLogoutURI(v)
+	return _u
+}
+
+// SetNillableBackchannelLogoutURI sets the "backchannel_logout_uri" field if the given value is not nil.
+func (_u *OAuthClientUpdateOne) SetNillableBackchannelLogoutURI(v *string) *OAuthClientUpdateOne {
+	if v != nil {
+		_u.SetBackchannelLogoutURI(*v)
+	}
+	return _u
+}
+
+// ClearBackchannelLogoutURI clears the value of the "backchannel_logout_uri" field.
+func (_u *OAuthClientUpdateOne) ClearBackchannelLogoutURI() *OAuthClientUpdateOne {
+	_u.mutation.ClearBackchannelLogoutURI()
+	return _u
+}
+
+// SetFrontchannelLogoutURI sets the "frontchannel_logout_uri" field.
+func (_u *OAuthClientUpdateOne) SetFrontchannelLogoutURI(v string) *OAuthClientUpdateOne {
+	_u.mutation.SetFrontchannelLogoutURI(v)
+	return _u
+}
+
+// SetNillableFrontchannelLogoutURI sets the "frontchannel_logout_uri" field if the given value is not nil.
+func (_u *OAuthClientUpdateOne) SetNillableFrontchannelLogoutURI(v *string) *OAuthClientUpdateOne {
+	if v != nil {
+		_u.SetFrontchannelLogoutURI(*v)
+	}
+	return _u
+}
+
+// ClearFrontchannelLogoutURI clears the value of the "frontchannel_logout_uri" field.
+func (_u *OAuthClientUpdateOne) ClearFrontchannelLogoutURI() *OAuthClientUpdateOne {
+	_u.mutation.ClearFrontchannelLogoutURI()
+	return _u
+}
+
+// SetClaims sets the "claims" field.
+func (_u *OAuthClientUpdateOne) SetClaims(v map[string]string) *OAuthClientUpdateOne {
+	_u.mutation.SetClaims(v)
+	return _u
+}
+
+// ClearClaims clears the value of the "claims" field.
+func (_u *OAuthClientUpdateOne) ClearClaims() *OAuthClientUpdateOne {
+	_u.mutation.ClearClaims()
+	return _u
+}
+
+// SetPreviousSecretDigest sets the "previous_secret_digest" field.
+func (_u *OAuthClientUpdateOne) SetPreviousSecretDigest(v []byte) *OAuthClientUpdateOne {
+	_u.mutation.SetPreviousSecretDigest(v)
+	return _u
+}
+
+// ClearPreviousSecretDigest clears the value of the "previous_secret_digest" field.
+func (_u *OAuthClientUpdateOne) ClearPreviousSecretDigest() *OAuthClientUpdateOne {
+	_u.mutation.ClearPreviousSecretDigest()
+	return _u
+}
+
+// SetPreviousSecretExpiresAt sets the "previous_secret_expires_at" field.
+func (_u *OAuthClientUpdateOne) SetPreviousSecretExpiresAt(v time.Time) *OAuthClientUpdateOne {
+	_u.mutation.SetPreviousSecretExpiresAt(v)
+	return _u
+}
+
+// SetNillablePreviousSecretExpiresAt sets the "previous_secret_expires_at" field if the given value is not nil.
+func (_u *OAuthClientUpdateOne) SetNillablePreviousSecretExpiresAt(v *time.Time) *OAuthClientUpdateOne {
+	if v != nil {
+		_u.SetPreviousSecretExpiresAt(*v)
+	}
+	return _u
+}
+
+// ClearPreviousSecretExpiresAt clears the value of the "previous_secret_expires_at" field.
+func (_u *OAuthClientUpdateOne) ClearPreviousSecretExpiresAt() *OAuthClientUpdateOne {
+	_u.mutation.ClearPreviousSecretExpiresAt()
 	return _u
 }
 
@@ -254,6 +785,25 @@ func (_u *OAuthClientUpdateOne) sqlSave(ctx context.Context) (_node *OAuthClient
 			}
 		}
 	}
+	if value, ok := _u.mutation.Name(); ok {
+		_spec.SetField(oauthclient.FieldName, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.RedirectUris(); ok {
+		_spec.SetField(oauthclient.FieldRedirectUris, field.TypeJSON, value)
+	}
+	if value, ok := _u.mutation.AppendedRedirectUris(); ok {
+		_spec.AddModifier(func(u *sql.UpdateBuilder) {
+			sqljson.Append(u, oauthclient.FieldRedirectUris, value)
+		})
+	}
+	if value, ok := _u.mutation.GrantTypes(); ok {
+		_spec.SetField(oauthclient.FieldGrantTypes, field.TypeJSON, value)
+	}
+	if value, ok := _u.mutation.AppendedGrantTypes(); ok {
+		_spec.AddModifier(func(u *sql.UpdateBuilder) {
+			sqljson.Append(u, oauthclient.FieldGrantTypes, value)
+		})
+	}
 	if _u.mutation.ClientURICleared() {
 		_spec.ClearField(oauthclient.FieldClientURI, field.TypeString)
 	}
@@ -269,20 +819,79 @@ func (_u *OAuthClientUpdateOne) sqlSave(ctx context.Context) (_node *OAuthClient
 	if _u.mutation.SecretDigestCleared() {
 		_spec.ClearField(oauthclient.FieldSecretDigest, field.TypeBytes)
 	}
+	if value, ok := _u.mutation.Jwks(); ok {
+		_spec.SetField(oauthclient.FieldJwks, field.TypeJSON, value)
+	}
 	if _u.mutation.JwksCleared() {
 		_spec.ClearField(oauthclient.FieldJwks, field.TypeJSON)
+	}
+	if value, ok := _u.mutation.JwksURI(); ok {
+		_spec.SetField(oauthclient.FieldJwksURI, field.TypeString, value)
 	}
 	if _u.mutation.JwksURICleared() {
 		_spec.ClearField(oauthclient.FieldJwksURI, field.TypeString)
 	}
+	if value, ok := _u.mutation.PostLogoutRedirectUris(); ok {
+		_spec.SetField(oauthclient.FieldPostLogoutRedirectUris, field.TypeJSON, value)
+	}
+	if value, ok := _u.mutation.AppendedPostLogoutRedirectUris(); ok {
+		_spec.AddModifier(func(u *sql.UpdateBuilder) {
+			sqljson.Append(u, oauthclient.FieldPostLogoutRedirectUris, value)
+		})
+	}
 	if _u.mutation.PostLogoutRedirectUrisCleared() {
 		_spec.ClearField(oauthclient.FieldPostLogoutRedirectUris, field.TypeJSON)
+	}
+	if value, ok := _u.mutation.Scope(); ok {
+		_spec.SetField(oauthclient.FieldScope, field.TypeString, value)
 	}
 	if _u.mutation.ScopeCleared() {
 		_spec.ClearField(oauthclient.FieldScope, field.TypeString)
 	}
+	if value, ok := _u.mutation.IDTokenSignedResponseAlg(); ok {
+		_spec.SetField(oauthclient.FieldIDTokenSignedResponseAlg, field.TypeString, value)
+	}
 	if _u.mutation.IDTokenSignedResponseAlgCleared() {
 		_spec.ClearField(oauthclient.FieldIDTokenSignedResponseAlg, field.TypeString)
+	}
+	if _u.mutation.ProjectIDCleared() {
+		_spec.ClearField(oauthclient.FieldProjectID, field.TypeString)
+	}
+	if _u.mutation.AppTypeCleared() {
+		_spec.ClearField(oauthclient.FieldAppType, field.TypeString)
+	}
+	if value, ok := _u.mutation.FirstParty(); ok {
+		_spec.SetField(oauthclient.FieldFirstParty, field.TypeBool, value)
+	}
+	if value, ok := _u.mutation.BackchannelLogoutURI(); ok {
+		_spec.SetField(oauthclient.FieldBackchannelLogoutURI, field.TypeString, value)
+	}
+	if _u.mutation.BackchannelLogoutURICleared() {
+		_spec.ClearField(oauthclient.FieldBackchannelLogoutURI, field.TypeString)
+	}
+	if value, ok := _u.mutation.FrontchannelLogoutURI(); ok {
+		_spec.SetField(oauthclient.FieldFrontchannelLogoutURI, field.TypeString, value)
+	}
+	if _u.mutation.FrontchannelLogoutURICleared() {
+		_spec.ClearField(oauthclient.FieldFrontchannelLogoutURI, field.TypeString)
+	}
+	if value, ok := _u.mutation.Claims(); ok {
+		_spec.SetField(oauthclient.FieldClaims, field.TypeJSON, value)
+	}
+	if _u.mutation.ClaimsCleared() {
+		_spec.ClearField(oauthclient.FieldClaims, field.TypeJSON)
+	}
+	if value, ok := _u.mutation.PreviousSecretDigest(); ok {
+		_spec.SetField(oauthclient.FieldPreviousSecretDigest, field.TypeBytes, value)
+	}
+	if _u.mutation.PreviousSecretDigestCleared() {
+		_spec.ClearField(oauthclient.FieldPreviousSecretDigest, field.TypeBytes)
+	}
+	if value, ok := _u.mutation.PreviousSecretExpiresAt(); ok {
+		_spec.SetField(oauthclient.FieldPreviousSecretExpiresAt, field.TypeTime, value)
+	}
+	if _u.mutation.PreviousSecretExpiresAtCleared() {
+		_spec.ClearField(oauthclient.FieldPreviousSecretExpiresAt, field.TypeTime)
 	}
 	_node = &OAuthClient{config: _u.config}
 	_spec.Assign = _node.assignValues

@@ -835,6 +835,10 @@ func init() {
 	oauthclientDescDpopBoundAccessTokens := oauthclientFields[13].Descriptor()
 	// oauthclient.DefaultDpopBoundAccessTokens holds the default value on creation for the dpop_bound_access_tokens field.
 	oauthclient.DefaultDpopBoundAccessTokens = oauthclientDescDpopBoundAccessTokens.Default.(bool)
+	// oauthclientDescFirstParty is the schema descriptor for first_party field.
+	oauthclientDescFirstParty := oauthclientFields[16].Descriptor()
+	// oauthclient.DefaultFirstParty holds the default value on creation for the first_party field.
+	oauthclient.DefaultFirstParty = oauthclientDescFirstParty.Default.(bool)
 	// oauthclientDescID is the schema descriptor for id field.
 	oauthclientDescID := oauthclientMixinFields0[0].Descriptor()
 	// oauthclient.DefaultID holds the default value on creation for the id field.

@@ -547,12 +547,27 @@ var (
 		{Name: "scope", Type: field.TypeString, Nullable: true},
 		{Name: "id_token_signed_response_alg", Type: field.TypeString, Nullable: true},
 		{Name: "dpop_bound_access_tokens", Type: field.TypeBool, Default: false},
+		{Name: "project_id", Type: field.TypeString, Nullable: true},
+		{Name: "app_type", Type: field.TypeString, Nullable: true},
+		{Name: "first_party", Type: field.TypeBool, Default: false},
+		{Name: "backchannel_logout_uri", Type: field.TypeString, Nullable: true},
+		{Name: "frontchannel_logout_uri", Type: field.TypeString, Nullable: true},
+		{Name: "claims", Type: field.TypeJSON, Nullable: true},
+		{Name: "previous_secret_digest", Type: field.TypeBytes, Nullable: true},
+		{Name: "previous_secret_expires_at", Type: field.TypeTime, Nullable: true},
 	}
 	// OauthClientsTable holds the schema information for the "oauth_clients" table.
 	OauthClientsTable = &schema.Table{
 		Name:       "oauth_clients",
 		Columns:    OauthClientsColumns,
 		PrimaryKey: []*schema.Column{OauthClientsColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "oauthclient_project_id",
+				Unique:  false,
+				Columns: []*schema.Column{OauthClientsColumns[16]},
+			},
+		},
 	}
 	// OauthCodesColumns holds the columns for the "oauth_codes" table.
 	OauthCodesColumns = []*schema.Column{

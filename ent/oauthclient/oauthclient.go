@@ -43,6 +43,22 @@ const (
 	FieldIDTokenSignedResponseAlg = "id_token_signed_response_alg"
 	// FieldDpopBoundAccessTokens holds the string denoting the dpop_bound_access_tokens field in the database.
 	FieldDpopBoundAccessTokens = "dpop_bound_access_tokens"
+	// FieldProjectID holds the string denoting the project_id field in the database.
+	FieldProjectID = "project_id"
+	// FieldAppType holds the string denoting the app_type field in the database.
+	FieldAppType = "app_type"
+	// FieldFirstParty holds the string denoting the first_party field in the database.
+	FieldFirstParty = "first_party"
+	// FieldBackchannelLogoutURI holds the string denoting the backchannel_logout_uri field in the database.
+	FieldBackchannelLogoutURI = "backchannel_logout_uri"
+	// FieldFrontchannelLogoutURI holds the string denoting the frontchannel_logout_uri field in the database.
+	FieldFrontchannelLogoutURI = "frontchannel_logout_uri"
+	// FieldClaims holds the string denoting the claims field in the database.
+	FieldClaims = "claims"
+	// FieldPreviousSecretDigest holds the string denoting the previous_secret_digest field in the database.
+	FieldPreviousSecretDigest = "previous_secret_digest"
+	// FieldPreviousSecretExpiresAt holds the string denoting the previous_secret_expires_at field in the database.
+	FieldPreviousSecretExpiresAt = "previous_secret_expires_at"
 	// Table holds the table name of the oauthclient in the database.
 	Table = "oauth_clients"
 )
@@ -65,6 +81,14 @@ var Columns = []string{
 	FieldScope,
 	FieldIDTokenSignedResponseAlg,
 	FieldDpopBoundAccessTokens,
+	FieldProjectID,
+	FieldAppType,
+	FieldFirstParty,
+	FieldBackchannelLogoutURI,
+	FieldFrontchannelLogoutURI,
+	FieldClaims,
+	FieldPreviousSecretDigest,
+	FieldPreviousSecretExpiresAt,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -84,6 +108,8 @@ var (
 	DefaultTokenEndpointAuthMethod string
 	// DefaultDpopBoundAccessTokens holds the default value on creation for the "dpop_bound_access_tokens" field.
 	DefaultDpopBoundAccessTokens bool
+	// DefaultFirstParty holds the default value on creation for the "first_party" field.
+	DefaultFirstParty bool
 	// DefaultID holds the default value on creation for the "id" field.
 	DefaultID func() string
 	// IDValidator is a validator for the "id" field. It is called by the builders before save.
@@ -146,4 +172,34 @@ func ByIDTokenSignedResponseAlg(opts ...sql.OrderTermOption) OrderOption {
 // ByDpopBoundAccessTokens orders the results by the dpop_bound_access_tokens field.
 func ByDpopBoundAccessTokens(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldDpopBoundAccessTokens, opts...).ToFunc()
+}
+
+// ByProjectID orders the results by the project_id field.
+func ByProjectID(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldProjectID, opts...).ToFunc()
+}
+
+// ByAppType orders the results by the app_type field.
+func ByAppType(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldAppType, opts...).ToFunc()
+}
+
+// ByFirstParty orders the results by the first_party field.
+func ByFirstParty(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldFirstParty, opts...).ToFunc()
+}
+
+// ByBackchannelLogoutURI orders the results by the backchannel_logout_uri field.
+func ByBackchannelLogoutURI(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldBackchannelLogoutURI, opts...).ToFunc()
+}
+
+// ByFrontchannelLogoutURI orders the results by the frontchannel_logout_uri field.
+func ByFrontchannelLogoutURI(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldFrontchannelLogoutURI, opts...).ToFunc()
+}
+
+// ByPreviousSecretExpiresAt orders the results by the previous_secret_expires_at field.
+func ByPreviousSecretExpiresAt(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldPreviousSecretExpiresAt, opts...).ToFunc()
 }

@@ -119,6 +119,41 @@ func DpopBoundAccessTokens(v bool) predicate.OAuthClient {
 	return predicate.OAuthClient(sql.FieldEQ(FieldDpopBoundAccessTokens, v))
 }
 
+// ProjectID applies equality check predicate on the "project_id" field. It's identical to ProjectIDEQ.
+func ProjectID(v string) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldEQ(FieldProjectID, v))
+}
+
+// AppType applies equality check predicate on the "app_type" field. It's identical to AppTypeEQ.
+func AppType(v string) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldEQ(FieldAppType, v))
+}
+
+// FirstParty applies equality check predicate on the "first_party" field. It's identical to FirstPartyEQ.
+func FirstParty(v bool) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldEQ(FieldFirstParty, v))
+}
+
+// BackchannelLogoutURI applies equality check predicate on the "backchannel_logout_uri" field. It's identical to BackchannelLogoutURIEQ.
+func BackchannelLogoutURI(v string) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldEQ(FieldBackchannelLogoutURI, v))
+}
+
+// FrontchannelLogoutURI applies equality check predicate on the "frontchannel_logout_uri" field. It's identical to FrontchannelLogoutURIEQ.
+func FrontchannelLogoutURI(v string) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldEQ(FieldFrontchannelLogoutURI, v))
+}
+
+// PreviousSecretDigest applies equality check predicate on the "previous_secret_digest" field. It's identical to PreviousSecretDigestEQ.
+func PreviousSecretDigest(v []byte) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldEQ(FieldPreviousSecretDigest, v))
+}
+
+// PreviousSecretExpiresAt applies equality check predicate on the "previous_secret_expires_at" field. It's identical to PreviousSecretExpiresAtEQ.
+func PreviousSecretExpiresAt(v time.Time) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldEQ(FieldPreviousSecretExpiresAt, v))
+}
+
 // CreatedAtEQ applies the EQ predicate on the "created_at" field.
 func CreatedAtEQ(v time.Time) predicate.OAuthClient {
 	return predicate.OAuthClient(sql.FieldEQ(FieldCreatedAt, v))
@@ -782,6 +817,426 @@ func DpopBoundAccessTokensEQ(v bool) predicate.OAuthClient {
 // DpopBoundAccessTokensNEQ applies the NEQ predicate on the "dpop_bound_access_tokens" field.
 func DpopBoundAccessTokensNEQ(v bool) predicate.OAuthClient {
 	return predicate.OAuthClient(sql.FieldNEQ(FieldDpopBoundAccessTokens, v))
+}
+
+// ProjectIDEQ applies the EQ predicate on the "project_id" field.
+func ProjectIDEQ(v string) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldEQ(FieldProjectID, v))
+}
+
+// ProjectIDNEQ applies the NEQ predicate on the "project_id" field.
+func ProjectIDNEQ(v string) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldNEQ(FieldProjectID, v))
+}
+
+// ProjectIDIn applies the In predicate on the "project_id" field.
+func ProjectIDIn(vs ...string) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldIn(FieldProjectID, vs...))
+}
+
+// ProjectIDNotIn applies the NotIn predicate on the "project_id" field.
+func ProjectIDNotIn(vs ...string) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldNotIn(FieldProjectID, vs...))
+}
+
+// ProjectIDGT applies the GT predicate on the "project_id" field.
+func ProjectIDGT(v string) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldGT(FieldProjectID, v))
+}
+
+// ProjectIDGTE applies the GTE predicate on the "project_id" field.
+func ProjectIDGTE(v string) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldGTE(FieldProjectID, v))
+}
+
+// ProjectIDLT applies the LT predicate on the "project_id" field.
+func ProjectIDLT(v string) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldLT(FieldProjectID, v))
+}
+
+// ProjectIDLTE applies the LTE predicate on the "project_id" field.
+func ProjectIDLTE(v string) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldLTE(FieldProjectID, v))
+}
+
+// ProjectIDContains applies the Contains predicate on the "project_id" field.
+func ProjectIDContains(v string) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldContains(FieldProjectID, v))
+}
+
+// ProjectIDHasPrefix applies the HasPrefix predicate on the "project_id" field.
+func ProjectIDHasPrefix(v string) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldHasPrefix(FieldProjectID, v))
+}
+
+// ProjectIDHasSuffix applies the HasSuffix predicate on the "project_id" field.
+func ProjectIDHasSuffix(v string) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldHasSuffix(FieldProjectID, v))
+}
+
+// ProjectIDIsNil applies the IsNil predicate on the "project_id" field.
+func ProjectIDIsNil() predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldIsNull(FieldProjectID))
+}
+
+// ProjectIDNotNil applies the NotNil predicate on the "project_id" field.
+func ProjectIDNotNil() predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldNotNull(FieldProjectID))
+}
+
+// ProjectIDEqualFold applies the EqualFold predicate on the "project_id" field.
+func ProjectIDEqualFold(v string) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldEqualFold(FieldProjectID, v))
+}
+
+// ProjectIDContainsFold applies the ContainsFold predicate on the "project_id" field.
+func ProjectIDContainsFold(v string) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldContainsFold(FieldProjectID, v))
+}
+
+// AppTypeEQ applies the EQ predicate on the "app_type" field.
+func AppTypeEQ(v string) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldEQ(FieldAppType, v))
+}
+
+// AppTypeNEQ applies the NEQ predicate on the "app_type" field.
+func AppTypeNEQ(v string) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldNEQ(FieldAppType, v))
+}
+
+// AppTypeIn applies the In predicate on the "app_type" field.
+func AppTypeIn(vs ...string) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldIn(FieldAppType, vs...))
+}
+
+// AppTypeNotIn applies the NotIn predicate on the "app_type" field.
+func AppTypeNotIn(vs ...string) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldNotIn(FieldAppType, vs...))
+}
+
+// AppTypeGT applies the GT predicate on the "app_type" field.
+func AppTypeGT(v string) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldGT(FieldAppType, v))
+}
+
+// AppTypeGTE applies the GTE predicate on the "app_type" field.
+func AppTypeGTE(v string) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldGTE(FieldAppType, v))
+}
+
+// AppTypeLT applies the LT predicate on the "app_type" field.
+func AppTypeLT(v string) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldLT(FieldAppType, v))
+}
+
+// AppTypeLTE applies the LTE predicate on the "app_type" field.
+func AppTypeLTE(v string) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldLTE(FieldAppType, v))
+}
+
+// AppTypeContains applies the Contains predicate on the "app_type" field.
+func AppTypeContains(v string) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldContains(FieldAppType, v))
+}
+
+// AppTypeHasPrefix applies the HasPrefix predicate on the "app_type" field.
+func AppTypeHasPrefix(v string) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldHasPrefix(FieldAppType, v))
+}
+
+// AppTypeHasSuffix applies the HasSuffix predicate on the "app_type" field.
+func AppTypeHasSuffix(v string) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldHasSuffix(FieldAppType, v))
+}
+
+// AppTypeIsNil applies the IsNil predicate on the "app_type" field.
+func AppTypeIsNil() predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldIsNull(FieldAppType))
+}
+
+// AppTypeNotNil applies the NotNil predicate on the "app_type" field.
+func AppTypeNotNil() predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldNotNull(FieldAppType))
+}
+
+// AppTypeEqualFold applies the EqualFold predicate on the "app_type" field.
+func AppTypeEqualFold(v string) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldEqualFold(FieldAppType, v))
+}
+
+// AppTypeContainsFold applies the ContainsFold predicate on the "app_type" field.
+func AppTypeContainsFold(v string) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldContainsFold(FieldAppType, v))
+}
+
+// FirstPartyEQ applies the EQ predicate on the "first_party" field.
+func FirstPartyEQ(v bool) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldEQ(FieldFirstParty, v))
+}
+
+// FirstPartyNEQ applies the NEQ predicate on the "first_party" field.
+func FirstPartyNEQ(v bool) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldNEQ(FieldFirstParty, v))
+}
+
+// BackchannelLogoutURIEQ applies the EQ predicate on the "backchannel_logout_uri" field.
+func BackchannelLogoutURIEQ(v string) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldEQ(FieldBackchannelLogoutURI, v))
+}
+
+// BackchannelLogoutURINEQ applies the NEQ predicate on the "backchannel_logout_uri" field.
+func BackchannelLogoutURINEQ(v string) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldNEQ(FieldBackchannelLogoutURI, v))
+}
+
+// BackchannelLogoutURIIn applies the In predicate on the "backchannel_logout_uri" field.
+func BackchannelLogoutURIIn(vs ...string) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldIn(FieldBackchannelLogoutURI, vs...))
+}
+
+// BackchannelLogoutURINotIn applies the NotIn predicate on the "backchannel_logout_uri" field.
+func BackchannelLogoutURINotIn(vs ...string) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldNotIn(FieldBackchannelLogoutURI, vs...))
+}
+
+// BackchannelLogoutURIGT applies the GT predicate on the "backchannel_logout_uri" field.
+func BackchannelLogoutURIGT(v string) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldGT(FieldBackchannelLogoutURI, v))
+}
+
+// BackchannelLogoutURIGTE applies the GTE predicate on the "backchannel_logout_uri" field.
+func BackchannelLogoutURIGTE(v string) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldGTE(FieldBackchannelLogoutURI, v))
+}
+
+// BackchannelLogoutURILT applies the LT predicate on the "backchannel_logout_uri" field.
+func BackchannelLogoutURILT(v string) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldLT(FieldBackchannelLogoutURI, v))
+}
+
+// BackchannelLogoutURILTE applies the LTE predicate on the "backchannel_logout_uri" field.
+func BackchannelLogoutURILTE(v string) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldLTE(FieldBackchannelLogoutURI, v))
+}
+
+// BackchannelLogoutURIContains applies the Contains predicate on the "backchannel_logout_uri" field.
+func BackchannelLogoutURIContains(v string) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldContains(FieldBackchannelLogoutURI, v))
+}
+
+// BackchannelLogoutURIHasPrefix applies the HasPrefix predicate on the "backchannel_logout_uri" field.
+func BackchannelLogoutURIHasPrefix(v string) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldHasPrefix(FieldBackchannelLogoutURI, v))
+}
+
+// BackchannelLogoutURIHasSuffix applies the HasSuffix predicate on the "backchannel_logout_uri" field.
+func BackchannelLogoutURIHasSuffix(v string) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldHasSuffix(FieldBackchannelLogoutURI, v))
+}
+
+// BackchannelLogoutURIIsNil applies the IsNil predicate on the "backchannel_logout_uri" field.
+func BackchannelLogoutURIIsNil() predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldIsNull(FieldBackchannelLogoutURI))
+}
+
+// BackchannelLogoutURINotNil applies the NotNil predicate on the "backchannel_logout_uri" field.
+func BackchannelLogoutURINotNil() predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldNotNull(FieldBackchannelLogoutURI))
+}
+
+// BackchannelLogoutURIEqualFold applies the EqualFold predicate on the "backchannel_logout_uri" field.
+func BackchannelLogoutURIEqualFold(v string) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldEqualFold(FieldBackchannelLogoutURI, v))
+}
+
+// BackchannelLogoutURIContainsFold applies the ContainsFold predicate on the "backchannel_logout_uri" field.
+func BackchannelLogoutURIContainsFold(v string) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldContainsFold(FieldBackchannelLogoutURI, v))
+}
+
+// FrontchannelLogoutURIEQ applies the EQ predicate on the "frontchannel_logout_uri" field.
+func FrontchannelLogoutURIEQ(v string) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldEQ(FieldFrontchannelLogoutURI, v))
+}
+
+// FrontchannelLogoutURINEQ applies the NEQ predicate on the "frontchannel_logout_uri" field.
+func FrontchannelLogoutURINEQ(v string) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldNEQ(FieldFrontchannelLogoutURI, v))
+}
+
+// FrontchannelLogoutURIIn applies the In predicate on the "frontchannel_logout_uri" field.
+func FrontchannelLogoutURIIn(vs ...string) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldIn(FieldFrontchannelLogoutURI, vs...))
+}
+
+// FrontchannelLogoutURINotIn applies the NotIn predicate on the "frontchannel_logout_uri" field.
+func FrontchannelLogoutURINotIn(vs ...string) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldNotIn(FieldFrontchannelLogoutURI, vs...))
+}
+
+// FrontchannelLogoutURIGT applies the GT predicate on the "frontchannel_logout_uri" field.
+func FrontchannelLogoutURIGT(v string) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldGT(FieldFrontchannelLogoutURI, v))
+}
+
+// FrontchannelLogoutURIGTE applies the GTE predicate on the "frontchannel_logout_uri" field.
+func FrontchannelLogoutURIGTE(v string) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldGTE(FieldFrontchannelLogoutURI, v))
+}
+
+// FrontchannelLogoutURILT applies the LT predicate on the "frontchannel_logout_uri" field.
+func FrontchannelLogoutURILT(v string) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldLT(FieldFrontchannelLogoutURI, v))
+}
+
+// FrontchannelLogoutURILTE applies the LTE predicate on the "frontchannel_logout_uri" field.
+func FrontchannelLogoutURILTE(v string) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldLTE(FieldFrontchannelLogoutURI, v))
+}
+
+// FrontchannelLogoutURIContains applies the Contains predicate on the "frontchannel_logout_uri" field.
+func FrontchannelLogoutURIContains(v string) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldContains(FieldFrontchannelLogoutURI, v))
+}
+
+// FrontchannelLogoutURIHasPrefix applies the HasPrefix predicate on the "frontchannel_logout_uri" field.
+func FrontchannelLogoutURIHasPrefix(v string) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldHasPrefix(FieldFrontchannelLogoutURI, v))
+}
+
+// FrontchannelLogoutURIHasSuffix applies the HasSuffix predicate on the "frontchannel_logout_uri" field.
+func FrontchannelLogoutURIHasSuffix(v string) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldHasSuffix(FieldFrontchannelLogoutURI, v))
+}
+
+// FrontchannelLogoutURIIsNil applies the IsNil predicate on the "frontchannel_logout_uri" field.
+func FrontchannelLogoutURIIsNil() predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldIsNull(FieldFrontchannelLogoutURI))
+}
+
+// FrontchannelLogoutURINotNil applies the NotNil predicate on the "frontchannel_logout_uri" field.
+func FrontchannelLogoutURINotNil() predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldNotNull(FieldFrontchannelLogoutURI))
+}
+
+// FrontchannelLogoutURIEqualFold applies the EqualFold predicate on the "frontchannel_logout_uri" field.
+func FrontchannelLogoutURIEqualFold(v string) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldEqualFold(FieldFrontchannelLogoutURI, v))
+}
+
+// FrontchannelLogoutURIContainsFold applies the ContainsFold predicate on the "frontchannel_logout_uri" field.
+func FrontchannelLogoutURIContainsFold(v string) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldContainsFold(FieldFrontchannelLogoutURI, v))
+}
+
+// ClaimsIsNil applies the IsNil predicate on the "claims" field.
+func ClaimsIsNil() predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldIsNull(FieldClaims))
+}
+
+// ClaimsNotNil applies the NotNil predicate on the "claims" field.
+func ClaimsNotNil() predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldNotNull(FieldClaims))
+}
+
+// PreviousSecretDigestEQ applies the EQ predicate on the "previous_secret_digest" field.
+func PreviousSecretDigestEQ(v []byte) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldEQ(FieldPreviousSecretDigest, v))
+}
+
+// PreviousSecretDigestNEQ applies the NEQ predicate on the "previous_secret_digest" field.
+func PreviousSecretDigestNEQ(v []byte) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldNEQ(FieldPreviousSecretDigest, v))
+}
+
+// PreviousSecretDigestIn applies the In predicate on the "previous_secret_digest" field.
+func PreviousSecretDigestIn(vs ...[]byte) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldIn(FieldPreviousSecretDigest, vs...))
+}
+
+// PreviousSecretDigestNotIn applies the NotIn predicate on the "previous_secret_digest" field.
+func PreviousSecretDigestNotIn(vs ...[]byte) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldNotIn(FieldPreviousSecretDigest, vs...))
+}
+
+// PreviousSecretDigestGT applies the GT predicate on the "previous_secret_digest" field.
+func PreviousSecretDigestGT(v []byte) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldGT(FieldPreviousSecretDigest, v))
+}
+
+// PreviousSecretDigestGTE applies the GTE predicate on the "previous_secret_digest" field.
+func PreviousSecretDigestGTE(v []byte) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldGTE(FieldPreviousSecretDigest, v))
+}
+
+// PreviousSecretDigestLT applies the LT predicate on the "previous_secret_digest" field.
+func PreviousSecretDigestLT(v []byte) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldLT(FieldPreviousSecretDigest, v))
+}
+
+// PreviousSecretDigestLTE applies the LTE predicate on the "previous_secret_digest" field.
+func PreviousSecretDigestLTE(v []byte) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldLTE(FieldPreviousSecretDigest, v))
+}
+
+// PreviousSecretDigestIsNil applies the IsNil predicate on the "previous_secret_digest" field.
+func PreviousSecretDigestIsNil() predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldIsNull(FieldPreviousSecretDigest))
+}
+
+// PreviousSecretDigestNotNil applies the NotNil predicate on the "previous_secret_digest" field.
+func PreviousSecretDigestNotNil() predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldNotNull(FieldPreviousSecretDigest))
+}
+
+// PreviousSecretExpiresAtEQ applies the EQ predicate on the "previous_secret_expires_at" field.
+func PreviousSecretExpiresAtEQ(v time.Time) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldEQ(FieldPreviousSecretExpiresAt, v))
+}
+
+// PreviousSecretExpiresAtNEQ applies the NEQ predicate on the "previous_secret_expires_at" field.
+func PreviousSecretExpiresAtNEQ(v time.Time) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldNEQ(FieldPreviousSecretExpiresAt, v))
+}
+
+// PreviousSecretExpiresAtIn applies the In predicate on the "previous_secret_expires_at" field.
+func PreviousSecretExpiresAtIn(vs ...time.Time) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldIn(FieldPreviousSecretExpiresAt, vs...))
+}
+
+// PreviousSecretExpiresAtNotIn applies the NotIn predicate on the "previous_secret_expires_at" field.
+func PreviousSecretExpiresAtNotIn(vs ...time.Time) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldNotIn(FieldPreviousSecretExpiresAt, vs...))
+}
+
+// PreviousSecretExpiresAtGT applies the GT predicate on the "previous_secret_expires_at" field.
+func PreviousSecretExpiresAtGT(v time.Time) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldGT(FieldPreviousSecretExpiresAt, v))
+}
+
+// PreviousSecretExpiresAtGTE applies the GTE predicate on the "previous_secret_expires_at" field.
+func PreviousSecretExpiresAtGTE(v time.Time) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldGTE(FieldPreviousSecretExpiresAt, v))
+}
+
+// PreviousSecretExpiresAtLT applies the LT predicate on the "previous_secret_expires_at" field.
+func PreviousSecretExpiresAtLT(v time.Time) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldLT(FieldPreviousSecretExpiresAt, v))
+}
+
+// PreviousSecretExpiresAtLTE applies the LTE predicate on the "previous_secret_expires_at" field.
+func PreviousSecretExpiresAtLTE(v time.Time) predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldLTE(FieldPreviousSecretExpiresAt, v))
+}
+
+// PreviousSecretExpiresAtIsNil applies the IsNil predicate on the "previous_secret_expires_at" field.
+func PreviousSecretExpiresAtIsNil() predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldIsNull(FieldPreviousSecretExpiresAt))
+}
+
+// PreviousSecretExpiresAtNotNil applies the NotNil predicate on the "previous_secret_expires_at" field.
+func PreviousSecretExpiresAtNotNil() predicate.OAuthClient {
+	return predicate.OAuthClient(sql.FieldNotNull(FieldPreviousSecretExpiresAt))
 }
 
 // And groups predicates with the AND operator between them.

@@ -44,14 +44,19 @@ func view(u *ent.User) User {
 
 // nameOf reads metadata.name; anything unreadable is simply no name.
 func nameOf(metadata string) *string {
+	if s, ok := metadataOf(metadata)["name"].(string); ok {
+		return &s
+	}
+	return nil
+}
+
+// metadataOf is the user's metadata object, or nil when it is not one.
+func metadataOf(metadata string) map[string]any {
 	var m map[string]any
 	if json.Unmarshal([]byte(metadata), &m) != nil {
 		return nil
 	}
-	if s, ok := m["name"].(string); ok {
-		return &s
-	}
-	return nil
+	return m
 }
 
 // SignUp is a validated sign-up request.
@@ -174,7 +179,7 @@ func (s *Service) Profile(ctx context.Context, userID string) (identity.Profile,
 		return identity.Profile{}, err
 	}
 	email := u.Email
-	return identity.Profile{Email: &email, Name: nameOf(u.Metadata), EmailVerified: u.EmailVerified}, nil
+	return identity.Profile{Email: &email, Name: nameOf(u.Metadata), EmailVerified: u.EmailVerified, Metadata: metadataOf(u.Metadata)}, nil
 }
 
 // FindUser is the id of the tenant's user with that email.

@@ -124,6 +124,11 @@ func (e *Engine) revokeWhere(ctx context.Context, where []predicate.Session, eve
 				return err
 			}
 		}
+		for _, end := range e.endings {
+			if err := end.SessionsEnded(ctx, tx, ids); err != nil {
+				return err
+			}
+		}
 		if event == nil {
 			return nil
 		}

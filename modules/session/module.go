@@ -68,6 +68,8 @@ type Params struct {
 	Audit   *audit.Recorder
 	Log     *slog.Logger
 	Metrics *metrics.Credentials
+	// Endings hear of every session revoked, in its transaction (SPEC §25 back-channel logout).
+	Endings []identity.SessionEnding `group:"session_endings"`
 }
 
 // IssuerParams are the issuer's dependencies.

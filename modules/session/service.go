@@ -58,6 +58,7 @@ type Engine struct {
 	log     *slog.Logger
 	metrics *metrics.Credentials
 	audit   *audit.Recorder
+	endings []identity.SessionEnding
 
 	tokens   *bearer.Cache[secret.Digest, *verified]
 	states   *bearer.Cache[string, state]
@@ -81,7 +82,7 @@ func NewEngine(p Params) *Engine {
 	client, c, cfg, bus := p.Ent, p.Clock, p.Config, p.Bus
 	e := &Engine{
 		ent: client, db: p.DB, reads: p.Reads, issuer: p.Issuer, ring: p.Ring, clock: c, cfg: cfg, bus: bus, users: p.Users, log: p.Log, metrics: p.Metrics,
-		audit:    p.Audit,
+		audit:    p.Audit, endings: p.Endings,
 		tokens:   bearer.NewCache[secret.Digest, *verified](cacheSize, cfg.AccessTTL),
 		states:   bearer.NewCache[string, state](cacheSize, stateTTL),
 		profiles: bearer.NewCache[string, identity.Profile](cacheSize, profileTTL),
@@ -393,6 +394,24 @@ func (e *Engine) RevokeUser(ctx context.Context, userID, keep string) (int, erro
 // Revoke ends one session. It reports whether this call revoked it (false when it was
 // already revoked or does not exist). This replica refuses the session's tokens once it
 // returns, every other one within moments (the invalidation commits with the revoke).
+// State reads one session by handle for single sign-on (SPEC §25), from the primary: a
+// browser's SSO cookie must not outlive a revoke on a lagging replica.
+func (e *Engine) State(ctx context.Context, sid string) (identity.SessionState, bool, error) {
+	s, err := e.ent.Session.Get(ctx, sid)
+	if ent.IsNotFound(err) {
+		return identity.SessionState{}, false, nil
+	}
+	if err != nil {
+		return identity.SessionState{}, false, err
+	}
+	at := s.CreatedAt
+	if s.AuthTime != nil {
+		at = *s.AuthTime
+	}
+	return identity.SessionState{UserID: s.UserID, TenantID: s.TenantID, AuthTime: at, AMR: s.Amr,
+		Live: s.RevokedAt == nil && e.clock.Now().Before(s.ExpiresAt)}, true, nil
+}
+
 func (e *Engine) Revoke(ctx context.Context, sid string) (bool, error) {
 	n, err := e.revokeWhere(ctx, []predicate.Session{entsession.ID(sid)}, nil)
 	return n > 0, err

@@ -71,6 +71,19 @@ func AsPriorCredentials(f any) fx.Option {
 	return fx.Provide(fx.Annotate(f, fx.As(new(PriorCredentials)), fx.ResultTags(`group:"prior_credentials"`)))
 }
 
+// SessionEnding is supplied, in group "session_endings" (AsSessionEnding), by a module
+// that must hear of every session that ends (SPEC §25 back-channel logout): a sign-out,
+// an admin's revoke, a blocked or deleted user, token theft. The session engine calls it
+// inside the transaction that revokes them, so what it records commits with the revoke.
+type SessionEnding interface {
+	SessionsEnded(ctx context.Context, tx *ent.Tx, sessionHandles []string) error
+}
+
+// AsSessionEnding contributes the SessionEnding returned by constructor f.
+func AsSessionEnding(f any) fx.Option {
+	return fx.Provide(fx.Annotate(f, fx.As(new(SessionEnding)), fx.ResultTags(`group:"session_endings"`)))
+}
+
 // Via names a way in, for SignInRules.SignInAllowed.
 type Via struct {
 	// Method is "password", "email" (a mailed link or code), "passkey" (a passkey alone),

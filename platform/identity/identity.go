@@ -24,6 +24,9 @@ type Profile struct {
 	Email         *string
 	Name          *string
 	EmailVerified bool
+	// Metadata is the user's metadata object (SPEC §25 custom claims); nil when it is not
+	// a JSON object.
+	Metadata map[string]any
 }
 
 // ProfileTopic is the invalidation topic of cached profiles (key: user id): the account
@@ -74,6 +77,20 @@ type Sessions interface {
 	StepUp(ctx context.Context, sessionHandle, method string) (Tokens, error)
 	// Revoke ends one session (a sign-out), on every replica; false when it was not live.
 	Revoke(ctx context.Context, sessionHandle string) (bool, error)
+	// State reads one session by handle, live or not (SPEC §25: the SSO session a
+	// browser's cookie names); ok is false when there is no such session.
+	State(ctx context.Context, sessionHandle string) (s SessionState, ok bool, err error)
+}
+
+// SessionState is a session as single sign-on sees it (SPEC §25).
+type SessionState struct {
+	UserID   string
+	TenantID string
+	// AuthTime is the latest authentication (the sign-in or a step-up); AMR is how.
+	AuthTime time.Time
+	AMR      []string
+	// Live is false once the session was revoked or its refresh token expired.
+	Live bool
 }
 
 // ErrEngineNotReady means the session engine has not loaded its signing keys yet (the

@@ -566,3 +566,16 @@ func Audience(audience []string) any {
 	}
 	return audience
 }
+
+// AppSessions is supplied by the logout module to the authorization endpoint (SPEC §25):
+// it remembers which apps each SSO session signed its person in to, so that when the
+// session ends, however it ends (identity.SessionEnding), each of those apps hears of it
+// by back-channel logout, and RP-initiated logout can show their front-channel pages.
+type AppSessions interface {
+	// Joined records, in tx, that session sid signed userID in to the project's app
+	// clientID; again is a no-op.
+	Joined(ctx context.Context, tx *ent.Tx, sid, clientID, userID, projectID string) error
+	// FrontChannel is the front-channel logout URL (OIDC Front-Channel Logout 1.0, with iss
+	// and sid) of each app sid signed in to that registered one.
+	FrontChannel(ctx context.Context, sid string) ([]string, error)
+}
