@@ -50,7 +50,21 @@ type client struct {
 	IDTokenAlg string
 	// DPoPBound is dpop_bound_access_tokens (RFC 9449 §5.2): it must send DPoP proofs.
 	DPoPBound bool
+	// ProjectID is set for an app a project registered (SPEC §25): the project's tenant
+	// users sign in to it. FirstParty apps ask no consent.
+	ProjectID  string
+	AppType    string
+	FirstParty bool
+	// BackchannelURI and FrontchannelURI hear of the end of SSO sessions that signed in to it.
+	BackchannelURI  string
+	FrontchannelURI string
+	// Claims maps custom claim names to user metadata paths.
+	Claims map[string]string
 }
+
+// app reports whether the client is an app of a project (SPEC §25), whose people are
+// the project's tenant users rather than dashboard users.
+func (c client) app() bool { return c.ProjectID != "" }
 
 // confidential reports whether the client must authenticate at the token endpoint.
 func (c client) confidential() bool { return c.AuthMethod != "" && c.AuthMethod != authNone }
@@ -143,7 +157,9 @@ func (cs *clients) resolve(ctx context.Context, id string) (client, error) {
 			}
 			return client{ID: row.ID, Name: row.Name, URI: row.ClientURI, RedirectURIs: row.RedirectUris, AuthMethod: row.TokenEndpointAuthMethod,
 				JWKS: row.Jwks, JWKSURI: row.JwksURI, PostLogoutRedirectURIs: row.PostLogoutRedirectUris, Scope: row.Scope,
-				IDTokenAlg: row.IDTokenSignedResponseAlg, DPoPBound: row.DpopBoundAccessTokens}, nil
+				IDTokenAlg: row.IDTokenSignedResponseAlg, DPoPBound: row.DpopBoundAccessTokens,
+				ProjectID: row.ProjectID, AppType: row.AppType, FirstParty: row.FirstParty, BackchannelURI: row.BackchannelLogoutURI,
+				FrontchannelURI: row.FrontchannelLogoutURI, Claims: row.Claims}, nil
 		})
 		if ent.IsNotFound(err) {
 			return client{}, errClient{"no client is registered with this client_id"}
