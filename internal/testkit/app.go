@@ -112,51 +112,69 @@ func StartURL(t testing.TB, storeName, databaseURL string, graph Graph, opts ...
 	// the address tests reach it at before it starts: pick a free port now and name it
 	// as the public URL. A test may still change either, or clear the public URL to run on
 	// the http://localhost:<port> default.
-	port, err := freePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Addr = fmt.Sprintf("127.0.0.1:%d", port)
-	cfg.PublicURL = fmt.Sprintf("http://127.0.0.1:%d", port)
-	// Apps one test starts on one store are replicas of one deployment, which has one
-	// public URL: tokens one signs carry an issuer the others accept.
-	if !strings.Contains(databaseURL, ":memory:") {
-		key := t.Name() + "\x00" + databaseURL
-		if first, loaded := publicURLs.LoadOrStore(key, cfg.PublicURL); loaded {
-			cfg.PublicURL = first.(string)
-		} else {
-			t.Cleanup(func() { publicURLs.Delete(key) })
-		}
-	}
-	for _, f := range o.cfg {
-		f(&cfg)
-	}
-	a := &App{
-		T: t, Store: storeName, Config: cfg, Logs: &LogBuffer{},
-		Clock: clock.NewFake(time.Now()),
-		HTTP:  &http.Client{Timeout: 30 * time.Second},
-	}
-	key, err := config.DecodeMasterKeys(cfg.MasterKey)
-	if err != nil {
-		t.Fatal(err)
-	}
+	// The port is free when picked but may be taken before the server binds it (another
+	// test binary picked it too): then the app is built again on another, up to 3 times.
+	var a *App
 	var srv *httpserver.Server
 	var ml *metrics.Listener
-	all := []fx.Option{
-		graph(cfg, masterKeys(key), logging.Output{Writer: a.Logs}),
-		Listeners,
-		fx.Decorate(func() clock.Clock { return a.Clock }),
-		fx.Populate(&srv, &ml, &a.DB, &a.Ent),
-	}
-	all = append(all, o.fx...)
-	a.fx = fx.New(all...)
-	if err := a.fx.Err(); err != nil {
-		t.Fatalf("building the app: %v", err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := a.fx.Start(ctx); err != nil {
-		t.Fatalf("starting the app: %v\nlogs:\n%s", err, a.Logs)
+	for attempt := 1; ; attempt++ {
+		port, err := freePort()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := cfg
+		cfg.Addr = fmt.Sprintf("127.0.0.1:%d", port)
+		cfg.PublicURL = fmt.Sprintf("http://127.0.0.1:%d", port)
+		// Apps one test starts on one store are replicas of one deployment, which has one
+		// public URL: tokens one signs carry an issuer the others accept.
+		key := t.Name() + "\x00" + databaseURL
+		shared := !strings.Contains(databaseURL, ":memory:")
+		if shared {
+			if first, loaded := publicURLs.LoadOrStore(key, cfg.PublicURL); loaded {
+				cfg.PublicURL = first.(string)
+			} else {
+				t.Cleanup(func() { publicURLs.Delete(key) })
+			}
+		}
+		ours := cfg.Addr
+		for _, f := range o.cfg {
+			f(&cfg)
+		}
+		a = &App{
+			T: t, Store: storeName, Config: cfg, Logs: &LogBuffer{},
+			Clock: clock.NewFake(time.Now()),
+			HTTP:  &http.Client{Timeout: 30 * time.Second},
+		}
+		mk, err := config.DecodeMasterKeys(cfg.MasterKey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all := []fx.Option{
+			graph(cfg, masterKeys(mk), logging.Output{Writer: a.Logs}),
+			Listeners,
+			fx.Decorate(func() clock.Clock { return a.Clock }),
+			fx.Populate(&srv, &ml, &a.DB, &a.Ent),
+		}
+		all = append(all, o.fx...)
+		a.fx = fx.New(all...)
+		if err := a.fx.Err(); err != nil {
+			t.Fatalf("building the app: %v", err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		err = a.fx.Start(ctx)
+		cancel()
+		if err == nil {
+			break
+		}
+		if attempt == 3 || cfg.Addr != ours || !strings.Contains(err.Error(), "address already in use") {
+			t.Fatalf("starting the app: %v\nlogs:\n%s", err, a.Logs)
+		}
+		t.Logf("port %d was taken meanwhile; another", port)
+		if shared {
+			if first, _ := publicURLs.Load(key); first == fmt.Sprintf("http://127.0.0.1:%d", port) {
+				publicURLs.Delete(key) // this app named it and never served it
+			}
+		}
 	}
 	t.Cleanup(func() {
 		if t.Failed() {
