@@ -82,7 +82,7 @@ func NewEngine(p Params) *Engine {
 	client, c, cfg, bus := p.Ent, p.Clock, p.Config, p.Bus
 	e := &Engine{
 		ent: client, db: p.DB, reads: p.Reads, issuer: p.Issuer, ring: p.Ring, clock: c, cfg: cfg, bus: bus, users: p.Users, log: p.Log, metrics: p.Metrics,
-		audit:    p.Audit, endings: p.Endings,
+		audit: p.Audit, endings: p.Endings,
 		tokens:   bearer.NewCache[secret.Digest, *verified](cacheSize, cfg.AccessTTL),
 		states:   bearer.NewCache[string, state](cacheSize, stateTTL),
 		profiles: bearer.NewCache[string, identity.Profile](cacheSize, profileTTL),
