@@ -14,6 +14,7 @@ import (
 	"entgo.io/ent"
 	"entgo.io/ent/dialect"
 	"entgo.io/ent/dialect/sql"
+	"github.com/authcore/authcore/ent/appsession"
 	"github.com/authcore/authcore/ent/auditevent"
 	"github.com/authcore/authcore/ent/auditstream"
 	"github.com/authcore/authcore/ent/authclient"
@@ -26,6 +27,7 @@ import (
 	"github.com/authcore/authcore/ent/grantrefreshtoken"
 	"github.com/authcore/authcore/ent/identity"
 	"github.com/authcore/authcore/ent/invitation"
+	"github.com/authcore/authcore/ent/logoutdelivery"
 	"github.com/authcore/authcore/ent/membership"
 	"github.com/authcore/authcore/ent/mfachallenge"
 	"github.com/authcore/authcore/ent/mfafactor"
@@ -63,6 +65,8 @@ type Client struct {
 	config
 	// Schema is the client for creating, migrating and dropping schema.
 	Schema *migrate.Schema
+	// AppSession is the client for interacting with the AppSession builders.
+	AppSession *AppSessionClient
 	// AuditEvent is the client for interacting with the AuditEvent builders.
 	AuditEvent *AuditEventClient
 	// AuditStream is the client for interacting with the AuditStream builders.
@@ -87,6 +91,8 @@ type Client struct {
 	Identity *IdentityClient
 	// Invitation is the client for interacting with the Invitation builders.
 	Invitation *InvitationClient
+	// LogoutDelivery is the client for interacting with the LogoutDelivery builders.
+	LogoutDelivery *LogoutDeliveryClient
 	// MFAChallenge is the client for interacting with the MFAChallenge builders.
 	MFAChallenge *MFAChallengeClient
 	// MFAFactor is the client for interacting with the MFAFactor builders.
@@ -154,6 +160,7 @@ func NewClient(opts ...Option) *Client {
 
 func (c *Client) init() {
 	c.Schema = migrate.NewSchema(c.driver)
+	c.AppSession = NewAppSessionClient(c.config)
 	c.AuditEvent = NewAuditEventClient(c.config)
 	c.AuditStream = NewAuditStreamClient(c.config)
 	c.AuthClient = NewAuthClientClient(c.config)
@@ -166,6 +173,7 @@ func (c *Client) init() {
 	c.GrantRefreshToken = NewGrantRefreshTokenClient(c.config)
 	c.Identity = NewIdentityClient(c.config)
 	c.Invitation = NewInvitationClient(c.config)
+	c.LogoutDelivery = NewLogoutDeliveryClient(c.config)
 	c.MFAChallenge = NewMFAChallengeClient(c.config)
 	c.MFAFactor = NewMFAFactorClient(c.config)
 	c.MFARecoveryCode = NewMFARecoveryCodeClient(c.config)
@@ -286,6 +294,7 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 	return &Tx{
 		ctx:                        ctx,
 		config:                     cfg,
+		AppSession:                 NewAppSessionClient(cfg),
 		AuditEvent:                 NewAuditEventClient(cfg),
 		AuditStream:                NewAuditStreamClient(cfg),
 		AuthClient:                 NewAuthClientClient(cfg),
@@ -298,6 +307,7 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		GrantRefreshToken:          NewGrantRefreshTokenClient(cfg),
 		Identity:                   NewIdentityClient(cfg),
 		Invitation:                 NewInvitationClient(cfg),
+		LogoutDelivery:             NewLogoutDeliveryClient(cfg),
 		MFAChallenge:               NewMFAChallengeClient(cfg),
 		MFAFactor:                  NewMFAFactorClient(cfg),
 		MFARecoveryCode:            NewMFARecoveryCodeClient(cfg),
@@ -345,6 +355,7 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 	return &Tx{
 		ctx:                        ctx,
 		config:                     cfg,
+		AppSession:                 NewAppSessionClient(cfg),
 		AuditEvent:                 NewAuditEventClient(cfg),
 		AuditStream:                NewAuditStreamClient(cfg),
 		AuthClient:                 NewAuthClientClient(cfg),
@@ -357,6 +368,7 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		GrantRefreshToken:          NewGrantRefreshTokenClient(cfg),
 		Identity:                   NewIdentityClient(cfg),
 		Invitation:                 NewInvitationClient(cfg),
+		LogoutDelivery:             NewLogoutDeliveryClient(cfg),
 		MFAChallenge:               NewMFAChallengeClient(cfg),
 		MFAFactor:                  NewMFAFactorClient(cfg),
 		MFARecoveryCode:            NewMFARecoveryCodeClient(cfg),
@@ -391,7 +403,7 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 // Debug returns a new debug-client. It's used to get verbose logging on specific operations.
 //
 //	client.Debug().
-//		AuditEvent.
+//		AppSession.
 //		Query().
 //		Count(ctx)
 func (c *Client) Debug() *Client {
@@ -414,12 +426,12 @@ func (c *Client) Close() error {
 // In order to add hooks to a specific client, call: `client.Node.Use(...)`.
 func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
-		c.AuditEvent, c.AuditStream, c.AuthClient, c.AuthorizationDetailType,
-		c.BackchannelClient, c.BackchannelRequest, c.EmailSignIn, c.Event,
-		c.FederationFlow, c.GrantRefreshToken, c.Identity, c.Invitation,
-		c.MFAChallenge, c.MFAFactor, c.MFARecoveryCode, c.Membership,
-		c.OAuthAuthorization, c.OAuthClient, c.OAuthCode, c.OAuthGrant, c.Project,
-		c.ProviderDomain, c.RefreshToken, c.Resource, c.RevokedAccessToken,
+		c.AppSession, c.AuditEvent, c.AuditStream, c.AuthClient,
+		c.AuthorizationDetailType, c.BackchannelClient, c.BackchannelRequest,
+		c.EmailSignIn, c.Event, c.FederationFlow, c.GrantRefreshToken, c.Identity,
+		c.Invitation, c.LogoutDelivery, c.MFAChallenge, c.MFAFactor, c.MFARecoveryCode,
+		c.Membership, c.OAuthAuthorization, c.OAuthClient, c.OAuthCode, c.OAuthGrant,
+		c.Project, c.ProviderDomain, c.RefreshToken, c.Resource, c.RevokedAccessToken,
 		c.S3Credential, c.Session, c.SignInBudget, c.SignInMethods, c.SignInProvider,
 		c.SigningKey, c.TrustedAuthorizationServer, c.TrustedIssuer, c.UsageCount,
 		c.UsedAssertion, c.User, c.UserToken, c.VaultConnection, c.Webhook,
@@ -433,12 +445,12 @@ func (c *Client) Use(hooks ...Hook) {
 // In order to add interceptors to a specific client, call: `client.Node.Intercept(...)`.
 func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
-		c.AuditEvent, c.AuditStream, c.AuthClient, c.AuthorizationDetailType,
-		c.BackchannelClient, c.BackchannelRequest, c.EmailSignIn, c.Event,
-		c.FederationFlow, c.GrantRefreshToken, c.Identity, c.Invitation,
-		c.MFAChallenge, c.MFAFactor, c.MFARecoveryCode, c.Membership,
-		c.OAuthAuthorization, c.OAuthClient, c.OAuthCode, c.OAuthGrant, c.Project,
-		c.ProviderDomain, c.RefreshToken, c.Resource, c.RevokedAccessToken,
+		c.AppSession, c.AuditEvent, c.AuditStream, c.AuthClient,
+		c.AuthorizationDetailType, c.BackchannelClient, c.BackchannelRequest,
+		c.EmailSignIn, c.Event, c.FederationFlow, c.GrantRefreshToken, c.Identity,
+		c.Invitation, c.LogoutDelivery, c.MFAChallenge, c.MFAFactor, c.MFARecoveryCode,
+		c.Membership, c.OAuthAuthorization, c.OAuthClient, c.OAuthCode, c.OAuthGrant,
+		c.Project, c.ProviderDomain, c.RefreshToken, c.Resource, c.RevokedAccessToken,
 		c.S3Credential, c.Session, c.SignInBudget, c.SignInMethods, c.SignInProvider,
 		c.SigningKey, c.TrustedAuthorizationServer, c.TrustedIssuer, c.UsageCount,
 		c.UsedAssertion, c.User, c.UserToken, c.VaultConnection, c.Webhook,
@@ -451,6 +463,8 @@ func (c *Client) Intercept(interceptors ...Interceptor) {
 // Mutate implements the ent.Mutator interface.
 func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 	switch m := m.(type) {
+	case *AppSessionMutation:
+		return c.AppSession.mutate(ctx, m)
 	case *AuditEventMutation:
 		return c.AuditEvent.mutate(ctx, m)
 	case *AuditStreamMutation:
@@ -475,6 +489,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.Identity.mutate(ctx, m)
 	case *InvitationMutation:
 		return c.Invitation.mutate(ctx, m)
+	case *LogoutDeliveryMutation:
+		return c.LogoutDelivery.mutate(ctx, m)
 	case *MFAChallengeMutation:
 		return c.MFAChallenge.mutate(ctx, m)
 	case *MFAFactorMutation:
@@ -533,6 +549,139 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.WebhookDelivery.mutate(ctx, m)
 	default:
 		return nil, fmt.Errorf("ent: unknown mutation type %T", m)
+	}
+}
+
+// AppSessionClient is a client for the AppSession schema.
+type AppSessionClient struct {
+	config
+}
+
+// NewAppSessionClient returns a client for the AppSession from the given config.
+func NewAppSessionClient(c config) *AppSessionClient {
+	return &AppSessionClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `appsession.Hooks(f(g(h())))`.
+func (c *AppSessionClient) Use(hooks ...Hook) {
+	c.hooks.AppSession = append(c.hooks.AppSession, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `appsession.Intercept(f(g(h())))`.
+func (c *AppSessionClient) Intercept(interceptors ...Interceptor) {
+	c.inters.AppSession = append(c.inters.AppSession, interceptors...)
+}
+
+// Create returns a builder for creating a AppSession entity.
+func (c *AppSessionClient) Create() *AppSessionCreate {
+	mutation := newAppSessionMutation(c.config, OpCreate)
+	return &AppSessionCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of AppSession entities.
+func (c *AppSessionClient) CreateBulk(builders ...*AppSessionCreate) *AppSessionCreateBulk {
+	return &AppSessionCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *AppSessionClient) MapCreateBulk(slice any, setFunc func(*AppSessionCreate, int)) *AppSessionCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &AppSessionCreateBulk{err: fmt.Errorf("calling to AppSessionClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*AppSessionCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &AppSessionCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for AppSession.
+func (c *AppSessionClient) Update() *AppSessionUpdate {
+	mutation := newAppSessionMutation(c.config, OpUpdate)
+	return &AppSessionUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *AppSessionClient) UpdateOne(_m *AppSession) *AppSessionUpdateOne {
+	mutation := newAppSessionMutation(c.config, OpUpdateOne, withAppSession(_m))
+	return &AppSessionUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *AppSessionClient) UpdateOneID(id string) *AppSessionUpdateOne {
+	mutation := newAppSessionMutation(c.config, OpUpdateOne, withAppSessionID(id))
+	return &AppSessionUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for AppSession.
+func (c *AppSessionClient) Delete() *AppSessionDelete {
+	mutation := newAppSessionMutation(c.config, OpDelete)
+	return &AppSessionDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *AppSessionClient) DeleteOne(_m *AppSession) *AppSessionDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *AppSessionClient) DeleteOneID(id string) *AppSessionDeleteOne {
+	builder := c.Delete().Where(appsession.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &AppSessionDeleteOne{builder}
+}
+
+// Query returns a query builder for AppSession.
+func (c *AppSessionClient) Query() *AppSessionQuery {
+	return &AppSessionQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeAppSession},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a AppSession entity by its id.
+func (c *AppSessionClient) Get(ctx context.Context, id string) (*AppSession, error) {
+	return c.Query().Where(appsession.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *AppSessionClient) GetX(ctx context.Context, id string) *AppSession {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *AppSessionClient) Hooks() []Hook {
+	return c.hooks.AppSession
+}
+
+// Interceptors returns the client interceptors.
+func (c *AppSessionClient) Interceptors() []Interceptor {
+	return c.inters.AppSession
+}
+
+func (c *AppSessionClient) mutate(ctx context.Context, m *AppSessionMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&AppSessionCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&AppSessionUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&AppSessionUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&AppSessionDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown AppSession mutation op: %q", m.Op())
 	}
 }
 
@@ -2129,6 +2278,139 @@ func (c *InvitationClient) mutate(ctx context.Context, m *InvitationMutation) (V
 		return (&InvitationDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
 	default:
 		return nil, fmt.Errorf("ent: unknown Invitation mutation op: %q", m.Op())
+	}
+}
+
+// LogoutDeliveryClient is a client for the LogoutDelivery schema.
+type LogoutDeliveryClient struct {
+	config
+}
+
+// NewLogoutDeliveryClient returns a client for the LogoutDelivery from the given config.
+func NewLogoutDeliveryClient(c config) *LogoutDeliveryClient {
+	return &LogoutDeliveryClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `logoutdelivery.Hooks(f(g(h())))`.
+func (c *LogoutDeliveryClient) Use(hooks ...Hook) {
+	c.hooks.LogoutDelivery = append(c.hooks.LogoutDelivery, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `logoutdelivery.Intercept(f(g(h())))`.
+func (c *LogoutDeliveryClient) Intercept(interceptors ...Interceptor) {
+	c.inters.LogoutDelivery = append(c.inters.LogoutDelivery, interceptors...)
+}
+
+// Create returns a builder for creating a LogoutDelivery entity.
+func (c *LogoutDeliveryClient) Create() *LogoutDeliveryCreate {
+	mutation := newLogoutDeliveryMutation(c.config, OpCreate)
+	return &LogoutDeliveryCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of LogoutDelivery entities.
+func (c *LogoutDeliveryClient) CreateBulk(builders ...*LogoutDeliveryCreate) *LogoutDeliveryCreateBulk {
+	return &LogoutDeliveryCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *LogoutDeliveryClient) MapCreateBulk(slice any, setFunc func(*LogoutDeliveryCreate, int)) *LogoutDeliveryCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &LogoutDeliveryCreateBulk{err: fmt.Errorf("calling to LogoutDeliveryClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*LogoutDeliveryCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &LogoutDeliveryCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for LogoutDelivery.
+func (c *LogoutDeliveryClient) Update() *LogoutDeliveryUpdate {
+	mutation := newLogoutDeliveryMutation(c.config, OpUpdate)
+	return &LogoutDeliveryUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *LogoutDeliveryClient) UpdateOne(_m *LogoutDelivery) *LogoutDeliveryUpdateOne {
+	mutation := newLogoutDeliveryMutation(c.config, OpUpdateOne, withLogoutDelivery(_m))
+	return &LogoutDeliveryUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *LogoutDeliveryClient) UpdateOneID(id string) *LogoutDeliveryUpdateOne {
+	mutation := newLogoutDeliveryMutation(c.config, OpUpdateOne, withLogoutDeliveryID(id))
+	return &LogoutDeliveryUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for LogoutDelivery.
+func (c *LogoutDeliveryClient) Delete() *LogoutDeliveryDelete {
+	mutation := newLogoutDeliveryMutation(c.config, OpDelete)
+	return &LogoutDeliveryDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *LogoutDeliveryClient) DeleteOne(_m *LogoutDelivery) *LogoutDeliveryDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *LogoutDeliveryClient) DeleteOneID(id string) *LogoutDeliveryDeleteOne {
+	builder := c.Delete().Where(logoutdelivery.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &LogoutDeliveryDeleteOne{builder}
+}
+
+// Query returns a query builder for LogoutDelivery.
+func (c *LogoutDeliveryClient) Query() *LogoutDeliveryQuery {
+	return &LogoutDeliveryQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeLogoutDelivery},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a LogoutDelivery entity by its id.
+func (c *LogoutDeliveryClient) Get(ctx context.Context, id string) (*LogoutDelivery, error) {
+	return c.Query().Where(logoutdelivery.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *LogoutDeliveryClient) GetX(ctx context.Context, id string) *LogoutDelivery {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *LogoutDeliveryClient) Hooks() []Hook {
+	return c.hooks.LogoutDelivery
+}
+
+// Interceptors returns the client interceptors.
+func (c *LogoutDeliveryClient) Interceptors() []Interceptor {
+	return c.inters.LogoutDelivery
+}
+
+func (c *LogoutDeliveryClient) mutate(ctx context.Context, m *LogoutDeliveryMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&LogoutDeliveryCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&LogoutDeliveryUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&LogoutDeliveryUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&LogoutDeliveryDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown LogoutDelivery mutation op: %q", m.Op())
 	}
 }
 
@@ -5859,24 +6141,26 @@ func (c *WebhookDeliveryClient) mutate(ctx context.Context, m *WebhookDeliveryMu
 // hooks and interceptors per client, for fast access.
 type (
 	hooks struct {
-		AuditEvent, AuditStream, AuthClient, AuthorizationDetailType, BackchannelClient,
-		BackchannelRequest, EmailSignIn, Event, FederationFlow, GrantRefreshToken,
-		Identity, Invitation, MFAChallenge, MFAFactor, MFARecoveryCode, Membership,
-		OAuthAuthorization, OAuthClient, OAuthCode, OAuthGrant, Project,
-		ProviderDomain, RefreshToken, Resource, RevokedAccessToken, S3Credential,
-		Session, SignInBudget, SignInMethods, SignInProvider, SigningKey,
-		TrustedAuthorizationServer, TrustedIssuer, UsageCount, UsedAssertion, User,
-		UserToken, VaultConnection, Webhook, WebhookDelivery []ent.Hook
+		AppSession, AuditEvent, AuditStream, AuthClient, AuthorizationDetailType,
+		BackchannelClient, BackchannelRequest, EmailSignIn, Event, FederationFlow,
+		GrantRefreshToken, Identity, Invitation, LogoutDelivery, MFAChallenge,
+		MFAFactor, MFARecoveryCode, Membership, OAuthAuthorization, OAuthClient,
+		OAuthCode, OAuthGrant, Project, ProviderDomain, RefreshToken, Resource,
+		RevokedAccessToken, S3Credential, Session, SignInBudget, SignInMethods,
+		SignInProvider, SigningKey, TrustedAuthorizationServer, TrustedIssuer,
+		UsageCount, UsedAssertion, User, UserToken, VaultConnection, Webhook,
+		WebhookDelivery []ent.Hook
 	}
 	inters struct {
-		AuditEvent, AuditStream, AuthClient, AuthorizationDetailType, BackchannelClient,
-		BackchannelRequest, EmailSignIn, Event, FederationFlow, GrantRefreshToken,
-		Identity, Invitation, MFAChallenge, MFAFactor, MFARecoveryCode, Membership,
-		OAuthAuthorization, OAuthClient, OAuthCode, OAuthGrant, Project,
-		ProviderDomain, RefreshToken, Resource, RevokedAccessToken, S3Credential,
-		Session, SignInBudget, SignInMethods, SignInProvider, SigningKey,
-		TrustedAuthorizationServer, TrustedIssuer, UsageCount, UsedAssertion, User,
-		UserToken, VaultConnection, Webhook, WebhookDelivery []ent.Interceptor
+		AppSession, AuditEvent, AuditStream, AuthClient, AuthorizationDetailType,
+		BackchannelClient, BackchannelRequest, EmailSignIn, Event, FederationFlow,
+		GrantRefreshToken, Identity, Invitation, LogoutDelivery, MFAChallenge,
+		MFAFactor, MFARecoveryCode, Membership, OAuthAuthorization, OAuthClient,
+		OAuthCode, OAuthGrant, Project, ProviderDomain, RefreshToken, Resource,
+		RevokedAccessToken, S3Credential, Session, SignInBudget, SignInMethods,
+		SignInProvider, SigningKey, TrustedAuthorizationServer, TrustedIssuer,
+		UsageCount, UsedAssertion, User, UserToken, VaultConnection, Webhook,
+		WebhookDelivery []ent.Interceptor
 	}
 )
 

@@ -12,6 +12,7 @@ import (
 	"entgo.io/ent"
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
+	"github.com/authcore/authcore/ent/appsession"
 	"github.com/authcore/authcore/ent/auditevent"
 	"github.com/authcore/authcore/ent/auditstream"
 	"github.com/authcore/authcore/ent/authclient"
@@ -24,6 +25,7 @@ import (
 	"github.com/authcore/authcore/ent/grantrefreshtoken"
 	"github.com/authcore/authcore/ent/identity"
 	"github.com/authcore/authcore/ent/invitation"
+	"github.com/authcore/authcore/ent/logoutdelivery"
 	"github.com/authcore/authcore/ent/membership"
 	"github.com/authcore/authcore/ent/mfachallenge"
 	"github.com/authcore/authcore/ent/mfafactor"
@@ -112,6 +114,7 @@ var (
 func checkColumn(t, c string) error {
 	initCheck.Do(func() {
 		columnCheck = sql.NewColumnCheck(map[string]func(string) bool{
+			appsession.Table:                 appsession.ValidColumn,
 			auditevent.Table:                 auditevent.ValidColumn,
 			auditstream.Table:                auditstream.ValidColumn,
 			authclient.Table:                 authclient.ValidColumn,
@@ -124,6 +127,7 @@ func checkColumn(t, c string) error {
 			grantrefreshtoken.Table:          grantrefreshtoken.ValidColumn,
 			identity.Table:                   identity.ValidColumn,
 			invitation.Table:                 invitation.ValidColumn,
+			logoutdelivery.Table:             logoutdelivery.ValidColumn,
 			mfachallenge.Table:               mfachallenge.ValidColumn,
 			mfafactor.Table:                  mfafactor.ValidColumn,
 			mfarecoverycode.Table:            mfarecoverycode.ValidColumn,

@@ -5,6 +5,7 @@ package ent
 import (
 	"time"
 
+	"github.com/authcore/authcore/ent/appsession"
 	"github.com/authcore/authcore/ent/auditevent"
 	"github.com/authcore/authcore/ent/auditstream"
 	"github.com/authcore/authcore/ent/authclient"
@@ -17,6 +18,7 @@ import (
 	"github.com/authcore/authcore/ent/grantrefreshtoken"
 	"github.com/authcore/authcore/ent/identity"
 	"github.com/authcore/authcore/ent/invitation"
+	"github.com/authcore/authcore/ent/logoutdelivery"
 	"github.com/authcore/authcore/ent/membership"
 	"github.com/authcore/authcore/ent/mfachallenge"
 	"github.com/authcore/authcore/ent/mfafactor"
@@ -51,6 +53,53 @@ import (
 // (default values, validators, hooks and policies) and stitches it
 // to their package variables.
 func init() {
+	appsessionMixin := schema.AppSession{}.Mixin()
+	appsessionMixinFields0 := appsessionMixin[0].Fields()
+	_ = appsessionMixinFields0
+	appsessionMixinFields1 := appsessionMixin[1].Fields()
+	_ = appsessionMixinFields1
+	appsessionFields := schema.AppSession{}.Fields()
+	_ = appsessionFields
+	// appsessionDescCreatedAt is the schema descriptor for created_at field.
+	appsessionDescCreatedAt := appsessionMixinFields1[0].Descriptor()
+	// appsession.DefaultCreatedAt holds the default value on creation for the created_at field.
+	appsession.DefaultCreatedAt = appsessionDescCreatedAt.Default.(func() time.Time)
+	// appsessionDescSid is the schema descriptor for sid field.
+	appsessionDescSid := appsessionFields[0].Descriptor()
+	// appsession.SidValidator is a validator for the "sid" field. It is called by the builders before save.
+	appsession.SidValidator = appsessionDescSid.Validators[0].(func(string) error)
+	// appsessionDescClientID is the schema descriptor for client_id field.
+	appsessionDescClientID := appsessionFields[1].Descriptor()
+	// appsession.ClientIDValidator is a validator for the "client_id" field. It is called by the builders before save.
+	appsession.ClientIDValidator = appsessionDescClientID.Validators[0].(func(string) error)
+	// appsessionDescUserID is the schema descriptor for user_id field.
+	appsessionDescUserID := appsessionFields[2].Descriptor()
+	// appsession.UserIDValidator is a validator for the "user_id" field. It is called by the builders before save.
+	appsession.UserIDValidator = appsessionDescUserID.Validators[0].(func(string) error)
+	// appsessionDescProjectID is the schema descriptor for project_id field.
+	appsessionDescProjectID := appsessionFields[3].Descriptor()
+	// appsession.ProjectIDValidator is a validator for the "project_id" field. It is called by the builders before save.
+	appsession.ProjectIDValidator = appsessionDescProjectID.Validators[0].(func(string) error)
+	// appsessionDescID is the schema descriptor for id field.
+	appsessionDescID := appsessionMixinFields0[0].Descriptor()
+	// appsession.DefaultID holds the default value on creation for the id field.
+	appsession.DefaultID = appsessionDescID.Default.(func() string)
+	// appsession.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	appsession.IDValidator = func() func(string) error {
+		validators := appsessionDescID.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(id string) error {
+			for _, fn := range fns {
+				if err := fn(id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
 	auditeventMixin := schema.AuditEvent{}.Mixin()
 	auditeventMixinFields0 := auditeventMixin[0].Fields()
 	_ = auditeventMixinFields0
@@ -600,6 +649,61 @@ func init() {
 	// invitation.IDValidator is a validator for the "id" field. It is called by the builders before save.
 	invitation.IDValidator = func() func(string) error {
 		validators := invitationDescID.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(id string) error {
+			for _, fn := range fns {
+				if err := fn(id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	logoutdeliveryMixin := schema.LogoutDelivery{}.Mixin()
+	logoutdeliveryMixinFields0 := logoutdeliveryMixin[0].Fields()
+	_ = logoutdeliveryMixinFields0
+	logoutdeliveryMixinFields1 := logoutdeliveryMixin[1].Fields()
+	_ = logoutdeliveryMixinFields1
+	logoutdeliveryFields := schema.LogoutDelivery{}.Fields()
+	_ = logoutdeliveryFields
+	// logoutdeliveryDescCreatedAt is the schema descriptor for created_at field.
+	logoutdeliveryDescCreatedAt := logoutdeliveryMixinFields1[0].Descriptor()
+	// logoutdelivery.DefaultCreatedAt holds the default value on creation for the created_at field.
+	logoutdelivery.DefaultCreatedAt = logoutdeliveryDescCreatedAt.Default.(func() time.Time)
+	// logoutdeliveryDescSid is the schema descriptor for sid field.
+	logoutdeliveryDescSid := logoutdeliveryFields[0].Descriptor()
+	// logoutdelivery.SidValidator is a validator for the "sid" field. It is called by the builders before save.
+	logoutdelivery.SidValidator = logoutdeliveryDescSid.Validators[0].(func(string) error)
+	// logoutdeliveryDescUserID is the schema descriptor for user_id field.
+	logoutdeliveryDescUserID := logoutdeliveryFields[1].Descriptor()
+	// logoutdelivery.UserIDValidator is a validator for the "user_id" field. It is called by the builders before save.
+	logoutdelivery.UserIDValidator = logoutdeliveryDescUserID.Validators[0].(func(string) error)
+	// logoutdeliveryDescClientID is the schema descriptor for client_id field.
+	logoutdeliveryDescClientID := logoutdeliveryFields[2].Descriptor()
+	// logoutdelivery.ClientIDValidator is a validator for the "client_id" field. It is called by the builders before save.
+	logoutdelivery.ClientIDValidator = logoutdeliveryDescClientID.Validators[0].(func(string) error)
+	// logoutdeliveryDescProjectID is the schema descriptor for project_id field.
+	logoutdeliveryDescProjectID := logoutdeliveryFields[3].Descriptor()
+	// logoutdelivery.ProjectIDValidator is a validator for the "project_id" field. It is called by the builders before save.
+	logoutdelivery.ProjectIDValidator = logoutdeliveryDescProjectID.Validators[0].(func(string) error)
+	// logoutdeliveryDescURL is the schema descriptor for url field.
+	logoutdeliveryDescURL := logoutdeliveryFields[4].Descriptor()
+	// logoutdelivery.URLValidator is a validator for the "url" field. It is called by the builders before save.
+	logoutdelivery.URLValidator = logoutdeliveryDescURL.Validators[0].(func(string) error)
+	// logoutdeliveryDescAttempts is the schema descriptor for attempts field.
+	logoutdeliveryDescAttempts := logoutdeliveryFields[6].Descriptor()
+	// logoutdelivery.DefaultAttempts holds the default value on creation for the attempts field.
+	logoutdelivery.DefaultAttempts = logoutdeliveryDescAttempts.Default.(int)
+	// logoutdeliveryDescID is the schema descriptor for id field.
+	logoutdeliveryDescID := logoutdeliveryMixinFields0[0].Descriptor()
+	// logoutdelivery.DefaultID holds the default value on creation for the id field.
+	logoutdelivery.DefaultID = logoutdeliveryDescID.Default.(func() string)
+	// logoutdelivery.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	logoutdelivery.IDValidator = func() func(string) error {
+		validators := logoutdeliveryDescID.Validators
 		fns := [...]func(string) error{
 			validators[0].(func(string) error),
 			validators[1].(func(string) error),

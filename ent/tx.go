@@ -14,6 +14,8 @@ import (
 // Tx is a transactional client that is created by calling Client.Tx().
 type Tx struct {
 	config
+	// AppSession is the client for interacting with the AppSession builders.
+	AppSession *AppSessionClient
 	// AuditEvent is the client for interacting with the AuditEvent builders.
 	AuditEvent *AuditEventClient
 	// AuditStream is the client for interacting with the AuditStream builders.
@@ -38,6 +40,8 @@ type Tx struct {
 	Identity *IdentityClient
 	// Invitation is the client for interacting with the Invitation builders.
 	Invitation *InvitationClient
+	// LogoutDelivery is the client for interacting with the LogoutDelivery builders.
+	LogoutDelivery *LogoutDeliveryClient
 	// MFAChallenge is the client for interacting with the MFAChallenge builders.
 	MFAChallenge *MFAChallengeClient
 	// MFAFactor is the client for interacting with the MFAFactor builders.
@@ -225,6 +229,7 @@ func (tx *Tx) Client() *Client {
 }
 
 func (tx *Tx) init() {
+	tx.AppSession = NewAppSessionClient(tx.config)
 	tx.AuditEvent = NewAuditEventClient(tx.config)
 	tx.AuditStream = NewAuditStreamClient(tx.config)
 	tx.AuthClient = NewAuthClientClient(tx.config)
@@ -237,6 +242,7 @@ func (tx *Tx) init() {
 	tx.GrantRefreshToken = NewGrantRefreshTokenClient(tx.config)
 	tx.Identity = NewIdentityClient(tx.config)
 	tx.Invitation = NewInvitationClient(tx.config)
+	tx.LogoutDelivery = NewLogoutDeliveryClient(tx.config)
 	tx.MFAChallenge = NewMFAChallengeClient(tx.config)
 	tx.MFAFactor = NewMFAFactorClient(tx.config)
 	tx.MFARecoveryCode = NewMFARecoveryCodeClient(tx.config)
@@ -274,7 +280,7 @@ func (tx *Tx) init() {
 // of them in order to commit or rollback the transaction.
 //
 // If a closed transaction is embedded in one of the generated entities, and the entity
-// applies a query, for example: AuditEvent.QueryXXX(), the query will be executed
+// applies a query, for example: AppSession.QueryXXX(), the query will be executed
 // through the driver which created this transaction.
 //
 // Note that txDriver is not goroutine safe.

@@ -9,6 +9,18 @@ import (
 	"github.com/authcore/authcore/ent"
 )
 
+// The AppSessionFunc type is an adapter to allow the use of ordinary
+// function as AppSession mutator.
+type AppSessionFunc func(context.Context, *ent.AppSessionMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f AppSessionFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.AppSessionMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.AppSessionMutation", m)
+}
+
 // The AuditEventFunc type is an adapter to allow the use of ordinary
 // function as AuditEvent mutator.
 type AuditEventFunc func(context.Context, *ent.AuditEventMutation) (ent.Value, error)
@@ -151,6 +163,18 @@ func (f InvitationFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, 
 		return f(ctx, mv)
 	}
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.InvitationMutation", m)
+}
+
+// The LogoutDeliveryFunc type is an adapter to allow the use of ordinary
+// function as LogoutDelivery mutator.
+type LogoutDeliveryFunc func(context.Context, *ent.LogoutDeliveryMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f LogoutDeliveryFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.LogoutDeliveryMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.LogoutDeliveryMutation", m)
 }
 
 // The MFAChallengeFunc type is an adapter to allow the use of ordinary

@@ -9,6 +9,33 @@ import (
 )
 
 var (
+	// AppSessionsColumns holds the columns for the "app_sessions" table.
+	AppSessionsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString, Size: 40},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "sid", Type: field.TypeString},
+		{Name: "client_id", Type: field.TypeString},
+		{Name: "user_id", Type: field.TypeString},
+		{Name: "project_id", Type: field.TypeString},
+	}
+	// AppSessionsTable holds the schema information for the "app_sessions" table.
+	AppSessionsTable = &schema.Table{
+		Name:       "app_sessions",
+		Columns:    AppSessionsColumns,
+		PrimaryKey: []*schema.Column{AppSessionsColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "appsession_sid_client_id",
+				Unique:  true,
+				Columns: []*schema.Column{AppSessionsColumns[2], AppSessionsColumns[3]},
+			},
+			{
+				Name:    "appsession_client_id",
+				Unique:  false,
+				Columns: []*schema.Column{AppSessionsColumns[3]},
+			},
+		},
+	}
 	// AuditEventsColumns holds the columns for the "audit_events" table.
 	AuditEventsColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeString, Size: 40},
@@ -399,6 +426,47 @@ var (
 				Name:    "invitation_email_created_at",
 				Unique:  false,
 				Columns: []*schema.Column{InvitationsColumns[3], InvitationsColumns[1]},
+			},
+		},
+	}
+	// LogoutDeliveriesColumns holds the columns for the "logout_deliveries" table.
+	LogoutDeliveriesColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString, Size: 40},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "sid", Type: field.TypeString},
+		{Name: "user_id", Type: field.TypeString},
+		{Name: "client_id", Type: field.TypeString},
+		{Name: "project_id", Type: field.TypeString},
+		{Name: "url", Type: field.TypeString},
+		{Name: "status", Type: field.TypeEnum, Enums: []string{"pending", "delivered", "failed"}, Default: "pending"},
+		{Name: "attempts", Type: field.TypeInt, Default: 0},
+		{Name: "next_attempt_at", Type: field.TypeTime},
+		{Name: "locked_until", Type: field.TypeTime, Nullable: true},
+		{Name: "last_attempt_at", Type: field.TypeTime, Nullable: true},
+		{Name: "last_status_code", Type: field.TypeInt, Nullable: true},
+		{Name: "last_error", Type: field.TypeString, Nullable: true},
+		{Name: "delivered_at", Type: field.TypeTime, Nullable: true},
+	}
+	// LogoutDeliveriesTable holds the schema information for the "logout_deliveries" table.
+	LogoutDeliveriesTable = &schema.Table{
+		Name:       "logout_deliveries",
+		Columns:    LogoutDeliveriesColumns,
+		PrimaryKey: []*schema.Column{LogoutDeliveriesColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "logoutdelivery_status_next_attempt_at",
+				Unique:  false,
+				Columns: []*schema.Column{LogoutDeliveriesColumns[7], LogoutDeliveriesColumns[9]},
+			},
+			{
+				Name:    "logoutdelivery_client_id_id",
+				Unique:  false,
+				Columns: []*schema.Column{LogoutDeliveriesColumns[4], LogoutDeliveriesColumns[0]},
+			},
+			{
+				Name:    "logoutdelivery_created_at",
+				Unique:  false,
+				Columns: []*schema.Column{LogoutDeliveriesColumns[1]},
 			},
 		},
 	}
@@ -1139,6 +1207,7 @@ var (
 	}
 	// Tables holds all the tables in the schema.
 	Tables = []*schema.Table{
+		AppSessionsTable,
 		AuditEventsTable,
 		AuditStreamsTable,
 		AuthClientsTable,
@@ -1151,6 +1220,7 @@ var (
 		GrantRefreshTokensTable,
 		IdentitiesTable,
 		InvitationsTable,
+		LogoutDeliveriesTable,
 		MfaChallengesTable,
 		MfaFactorsTable,
 		MfaRecoveryCodesTable,

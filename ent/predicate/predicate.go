@@ -6,6 +6,9 @@ import (
 	"entgo.io/ent/dialect/sql"
 )
 
+// AppSession is the predicate function for appsession builders.
+type AppSession func(*sql.Selector)
+
 // AuditEvent is the predicate function for auditevent builders.
 type AuditEvent func(*sql.Selector)
 
@@ -41,6 +44,9 @@ type Identity func(*sql.Selector)
 
 // Invitation is the predicate function for invitation builders.
 type Invitation func(*sql.Selector)
+
+// LogoutDelivery is the predicate function for logoutdelivery builders.
+type LogoutDelivery func(*sql.Selector)
 
 // MFAChallenge is the predicate function for mfachallenge builders.
 type MFAChallenge func(*sql.Selector)

@@ -23,4 +23,6 @@ const (
 	AuthClientIDPrefix         = "cli_"
 	AuditStreamIDPrefix        = "ast_"
 	AuditEventIDPrefix         = "aud_"
+	AppSessionIDPrefix         = "aps_"
+	LogoutDeliveryIDPrefix     = "lgd_"
 )

@@ -210,9 +210,10 @@ func (k *keys) create(ctx context.Context, alg jose.SignatureAlgorithm, now time
 	return row, err
 }
 
-// signedTypes are the typ headers of what the id_token keys sign: id_tokens (JWT) and
-// identity assertions for other authorization servers (ID-JAG, SPEC §22).
-var signedTypes = []string{"JWT", "oauth-id-jag+jwt"}
+// signedTypes are the typ headers of what the id_token keys sign: id_tokens (JWT),
+// identity assertions for other authorization servers (ID-JAG, SPEC §22) and back-channel
+// logout tokens (SPEC §25).
+var signedTypes = []string{"JWT", "oauth-id-jag+jwt", "logout+jwt"}
 
 // IDTokenSigner returns the signer of typ with alg; nil until the keys load, or for an
 // algorithm or typ there is no signer of.

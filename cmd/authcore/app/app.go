@@ -17,6 +17,7 @@ import (
 	"github.com/authcore/authcore/modules/badge"
 	"github.com/authcore/authcore/modules/console"
 	"github.com/authcore/authcore/modules/federation"
+	"github.com/authcore/authcore/modules/logout"
 	"github.com/authcore/authcore/modules/mfa"
 	"github.com/authcore/authcore/modules/oauth"
 	"github.com/authcore/authcore/modules/project"
@@ -55,7 +56,9 @@ func Listeners() fx.Option { return fx.Options(httpserver.Listen, metrics.Listen
 
 // Workers are the background loops of a serving process: the audit chainer, and the
 // webhook and audit stream delivery workers. Tests run them without the listeners.
-func Workers() fx.Option { return fx.Options(chainer.Run, webhook.Deliver, auditstream.Deliver) }
+func Workers() fx.Option {
+	return fx.Options(chainer.Run, webhook.Deliver, auditstream.Deliver, logout.Deliver)
+}
 
 // Options is the whole application for cfg, with the master key already resolved and
 // logs going to out.
@@ -107,6 +110,7 @@ func With(cfg config.Config, keys secret.MasterKeys, out logging.Output, product
 		approval.Module,
 		vault.Module,
 		auditstream.Module,
+		logout.Module,
 
 		fx.Options(plugins...),
 	)
