@@ -23,4 +23,5 @@ const (
 	AuthClientIDPrefix         = "cli_"
 	AuditStreamIDPrefix        = "ast_"
 	AuditEventIDPrefix         = "aud_"
+	RegistrationTokenIDPrefix  = "iat_"
 )
