@@ -487,3 +487,33 @@ func TestRegistrationTokenLeakReport(t *testing.T) {
 	a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/oauth/register", Header: map[string]string{"Authorization": "Bearer " + token},
 		Body: map[string]any{"redirect_uris": []string{"https://partner.example/cb"}}}).Expect(t, 401, map[string]any{"error": "invalid_token"})
 }
+
+// A change to an app reaches every replica as it commits: a replica that cached the app's
+// registration (by serving its authorization request) follows its new redirect URIs.
+func TestAppPatchReachesEveryReplica(t *testing.T) {
+	apptest.ForEachStore(t, func(t *testing.T, st apptest.Store) {
+		dbURL := st.URL(t)
+		a := apptest.StartURL(t, st.Name, dbURL)
+		b := a
+		if st.Name == "postgres" {
+			b = apptest.StartURL(t, st.Name, dbURL)
+		}
+		admin := a.SignUp(t)
+		project := a.CreateProject(t, admin)
+		id := createApp(t, a, admin, project, map[string]any{"name": "SPA", "type": "spa", "redirectUris": []string{"https://spa.example/old"}})["app"].(map[string]any)["clientId"].(string)
+		status := func(redirect string) int { return authorize(t, b, newFlow(id, redirect).query()).StatusCode }
+		if status("https://spa.example/old") != http.StatusFound || status("https://spa.example/new") == http.StatusFound {
+			t.Fatal("replica b does not serve the app as registered")
+		}
+		a.Do(apptest.Req{Method: http.MethodPatch, Path: appsPath(project) + "/" + id, Header: admin.Bearer(),
+			Body: map[string]any{"redirectUris": []string{"https://spa.example/new"}}}).Expect(t, 200, nil)
+		// SPEC §1 gives an invalidation a second to reach every replica.
+		deadline := time.Now().Add(time.Second)
+		for status("https://spa.example/new") != http.StatusFound || status("https://spa.example/old") == http.StatusFound {
+			if time.Now().After(deadline) {
+				t.Fatal("replica b still serves the app as it was before the change")
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	})
+}
