@@ -602,8 +602,10 @@ func (h *handler) deleteApp(c *fiber.Ctx) error {
 }
 
 // appRoutes are SPEC §25's: admins of the project, a recent sign-in for every change.
-// GET …/apps/registration-tokens is served by getApp's route: routes are registered in
-// path order, where :appId sorts before the literal, so getApp hands that name over.
+// Routes are registered in path order (httpserver), where …/apps/:appId sorts before
+// …/apps/registration-tokens and so matches a GET of it first: getApp hands that name
+// over. The literal route stays registered so that the route table (and the OpenAPI
+// check against it) says what is served.
 func (h *handler) appRoutes(admin []fiber.Handler) []httpserver.Route {
 	const (
 		apps   = "/v1/projects/:id/apps"
@@ -614,6 +616,7 @@ func (h *handler) appRoutes(admin []fiber.Handler) []httpserver.Route {
 		return httpserver.Route{Method: method, Path: path, Handlers: append(slices.Clone(admin), h)}
 	}
 	return []httpserver.Route{
+		r(http.MethodGet, tokens, h.listRegistrationTokens),
 		r(http.MethodPost, tokens, h.guard.Recently(h.createRegistrationToken)),
 		r(http.MethodDelete, tokens+"/:tokenId", h.guard.Recently(h.deleteRegistrationToken)),
 		r(http.MethodGet, apps, h.listApps),
