@@ -14,6 +14,7 @@ import (
 	"golang.org/x/oauth2/clientcredentials"
 
 	"github.com/authcore/authcore/internal/apptest"
+	"github.com/authcore/authcore/platform/config"
 )
 
 // Apps (SPEC §25): a project's OAuth clients for its own people, administered by its
@@ -516,4 +517,58 @@ func TestAppPatchReachesEveryReplica(t *testing.T) {
 			time.Sleep(20 * time.Millisecond)
 		}
 	})
+}
+
+// Every change to apps and registration tokens needs a recent authentication from an
+// admin with a second factor (step-up, SPEC §17); reading them does not, and a step-up
+// makes the changes possible again.
+func TestAppChangesNeedStepUp(t *testing.T) {
+	a := apptest.Start(t, apptest.Stores(t)[0], apptest.WithConfig(func(c *config.Config) { c.AccessTTL = 24 * time.Hour }))
+	admin := a.SignUp(t)
+	project := a.CreateProject(t, admin)
+	id := createApp(t, a, admin, project, webApp())["app"].(map[string]any)["clientId"].(string)
+	tokenID := a.Do(apptest.Req{Method: http.MethodPost, Path: appsPath(project) + "/registration-tokens", Body: map[string]any{}, Header: admin.Bearer()}).
+		Expect(t, 201, nil)["registrationToken"].(map[string]any)["id"].(string)
+	secret := enrolTOTP(t, a, admin)
+	a.Clock.Advance(guardWindow)
+	for _, r := range []apptest.Req{
+		{Method: http.MethodPost, Path: appsPath(project), Body: webApp()},
+		{Method: http.MethodPatch, Path: appsPath(project) + "/" + id, Body: map[string]any{"name": "Renamed"}},
+		{Method: http.MethodPost, Path: appsPath(project) + "/" + id + "/secret"},
+		{Method: http.MethodDelete, Path: appsPath(project) + "/" + id},
+		{Method: http.MethodPost, Path: appsPath(project) + "/registration-tokens", Body: map[string]any{}},
+		{Method: http.MethodDelete, Path: appsPath(project) + "/registration-tokens/" + tokenID},
+	} {
+		r.Header = admin.Bearer()
+		a.Do(r).Expect(t, 403, map[string]any{"code": "reauthentication_required"})
+	}
+	a.Do(apptest.Req{Path: appsPath(project) + "/" + id, Header: admin.Bearer()}).Expect(t, 200, map[string]any{"name": "Billing"})
+	if n := len(a.Do(apptest.Req{Path: appsPath(project) + "/registration-tokens", Header: admin.Bearer()}).Expect(t, 200, nil)["registrationTokens"].([]any)); n != 1 {
+		t.Fatalf("%d registration tokens", n)
+	}
+	up := a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/auth-core/mfa/step-up", Header: admin.Bearer(),
+		Body: map[string]any{"code": totpCode(t, secret, a.Clock.Now())}}).Expect(t, 200, nil)
+	fresh := (&apptest.Session{AccessToken: up["accessToken"].(string)}).Bearer()
+	a.Do(apptest.Req{Method: http.MethodPatch, Path: appsPath(project) + "/" + id, Body: map[string]any{"name": "Renamed"}, Header: fresh}).
+		Expect(t, 200, nil)
+}
+
+// A rotated-away secret still in its grace, once reported leaked, dies at once (with the
+// app's grants); the new secret keeps working.
+func TestAppRotatedSecretLeakReport(t *testing.T) {
+	sc := apptest.NewScanner(t)
+	a := apptest.Start(t, apptest.Stores(t)[0], sc.Trusted)
+	admin := a.SignUp(t)
+	project := a.CreateProject(t, admin)
+	got := createApp(t, a, admin, project, webApp())
+	id, old := got["app"].(map[string]any)["clientId"].(string), got["clientSecret"].(string)
+	current := a.Do(apptest.Req{Method: http.MethodPost, Path: appsPath(project) + "/" + id + "/secret", Header: admin.Bearer()}).Expect(t, 200, nil)["clientSecret"].(string)
+	if !authenticates(t, a, id, old) {
+		t.Fatal("the old secret does not work within its grace")
+	}
+	sc.Report(t, a, old).Expect(t, 200, nil)
+	if authenticates(t, a, id, old) || !authenticates(t, a, id, current) {
+		t.Fatal("after the leak report, the old secret must be dead and the current one alive")
+	}
+	a.Do(apptest.Req{Path: appsPath(project) + "/" + id, Header: admin.Bearer()}).Expect(t, 200, map[string]any{"previousSecretExpiresAt": nil})
 }
