@@ -39,6 +39,7 @@ import (
 	"github.com/authcore/authcore/ent/project"
 	"github.com/authcore/authcore/ent/providerdomain"
 	"github.com/authcore/authcore/ent/refreshtoken"
+	"github.com/authcore/authcore/ent/registrationtoken"
 	"github.com/authcore/authcore/ent/resource"
 	"github.com/authcore/authcore/ent/revokedaccesstoken"
 	"github.com/authcore/authcore/ent/s3credential"
@@ -115,6 +116,8 @@ type Client struct {
 	ProviderDomain *ProviderDomainClient
 	// RefreshToken is the client for interacting with the RefreshToken builders.
 	RefreshToken *RefreshTokenClient
+	// RegistrationToken is the client for interacting with the RegistrationToken builders.
+	RegistrationToken *RegistrationTokenClient
 	// Resource is the client for interacting with the Resource builders.
 	Resource *ResourceClient
 	// RevokedAccessToken is the client for interacting with the RevokedAccessToken builders.
@@ -185,6 +188,7 @@ func (c *Client) init() {
 	c.Project = NewProjectClient(c.config)
 	c.ProviderDomain = NewProviderDomainClient(c.config)
 	c.RefreshToken = NewRefreshTokenClient(c.config)
+	c.RegistrationToken = NewRegistrationTokenClient(c.config)
 	c.Resource = NewResourceClient(c.config)
 	c.RevokedAccessToken = NewRevokedAccessTokenClient(c.config)
 	c.S3Credential = NewS3CredentialClient(c.config)
@@ -319,6 +323,7 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		Project:                    NewProjectClient(cfg),
 		ProviderDomain:             NewProviderDomainClient(cfg),
 		RefreshToken:               NewRefreshTokenClient(cfg),
+		RegistrationToken:          NewRegistrationTokenClient(cfg),
 		Resource:                   NewResourceClient(cfg),
 		RevokedAccessToken:         NewRevokedAccessTokenClient(cfg),
 		S3Credential:               NewS3CredentialClient(cfg),
@@ -380,6 +385,7 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		Project:                    NewProjectClient(cfg),
 		ProviderDomain:             NewProviderDomainClient(cfg),
 		RefreshToken:               NewRefreshTokenClient(cfg),
+		RegistrationToken:          NewRegistrationTokenClient(cfg),
 		Resource:                   NewResourceClient(cfg),
 		RevokedAccessToken:         NewRevokedAccessTokenClient(cfg),
 		S3Credential:               NewS3CredentialClient(cfg),
@@ -431,11 +437,11 @@ func (c *Client) Use(hooks ...Hook) {
 		c.EmailSignIn, c.Event, c.FederationFlow, c.GrantRefreshToken, c.Identity,
 		c.Invitation, c.LogoutDelivery, c.MFAChallenge, c.MFAFactor, c.MFARecoveryCode,
 		c.Membership, c.OAuthAuthorization, c.OAuthClient, c.OAuthCode, c.OAuthGrant,
-		c.Project, c.ProviderDomain, c.RefreshToken, c.Resource, c.RevokedAccessToken,
-		c.S3Credential, c.Session, c.SignInBudget, c.SignInMethods, c.SignInProvider,
-		c.SigningKey, c.TrustedAuthorizationServer, c.TrustedIssuer, c.UsageCount,
-		c.UsedAssertion, c.User, c.UserToken, c.VaultConnection, c.Webhook,
-		c.WebhookDelivery,
+		c.Project, c.ProviderDomain, c.RefreshToken, c.RegistrationToken, c.Resource,
+		c.RevokedAccessToken, c.S3Credential, c.Session, c.SignInBudget,
+		c.SignInMethods, c.SignInProvider, c.SigningKey, c.TrustedAuthorizationServer,
+		c.TrustedIssuer, c.UsageCount, c.UsedAssertion, c.User, c.UserToken,
+		c.VaultConnection, c.Webhook, c.WebhookDelivery,
 	} {
 		n.Use(hooks...)
 	}
@@ -450,11 +456,11 @@ func (c *Client) Intercept(interceptors ...Interceptor) {
 		c.EmailSignIn, c.Event, c.FederationFlow, c.GrantRefreshToken, c.Identity,
 		c.Invitation, c.LogoutDelivery, c.MFAChallenge, c.MFAFactor, c.MFARecoveryCode,
 		c.Membership, c.OAuthAuthorization, c.OAuthClient, c.OAuthCode, c.OAuthGrant,
-		c.Project, c.ProviderDomain, c.RefreshToken, c.Resource, c.RevokedAccessToken,
-		c.S3Credential, c.Session, c.SignInBudget, c.SignInMethods, c.SignInProvider,
-		c.SigningKey, c.TrustedAuthorizationServer, c.TrustedIssuer, c.UsageCount,
-		c.UsedAssertion, c.User, c.UserToken, c.VaultConnection, c.Webhook,
-		c.WebhookDelivery,
+		c.Project, c.ProviderDomain, c.RefreshToken, c.RegistrationToken, c.Resource,
+		c.RevokedAccessToken, c.S3Credential, c.Session, c.SignInBudget,
+		c.SignInMethods, c.SignInProvider, c.SigningKey, c.TrustedAuthorizationServer,
+		c.TrustedIssuer, c.UsageCount, c.UsedAssertion, c.User, c.UserToken,
+		c.VaultConnection, c.Webhook, c.WebhookDelivery,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -513,6 +519,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.ProviderDomain.mutate(ctx, m)
 	case *RefreshTokenMutation:
 		return c.RefreshToken.mutate(ctx, m)
+	case *RegistrationTokenMutation:
+		return c.RegistrationToken.mutate(ctx, m)
 	case *ResourceMutation:
 		return c.Resource.mutate(ctx, m)
 	case *RevokedAccessTokenMutation:
@@ -3877,6 +3885,139 @@ func (c *RefreshTokenClient) mutate(ctx context.Context, m *RefreshTokenMutation
 	}
 }
 
+// RegistrationTokenClient is a client for the RegistrationToken schema.
+type RegistrationTokenClient struct {
+	config
+}
+
+// NewRegistrationTokenClient returns a client for the RegistrationToken from the given config.
+func NewRegistrationTokenClient(c config) *RegistrationTokenClient {
+	return &RegistrationTokenClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `registrationtoken.Hooks(f(g(h())))`.
+func (c *RegistrationTokenClient) Use(hooks ...Hook) {
+	c.hooks.RegistrationToken = append(c.hooks.RegistrationToken, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `registrationtoken.Intercept(f(g(h())))`.
+func (c *RegistrationTokenClient) Intercept(interceptors ...Interceptor) {
+	c.inters.RegistrationToken = append(c.inters.RegistrationToken, interceptors...)
+}
+
+// Create returns a builder for creating a RegistrationToken entity.
+func (c *RegistrationTokenClient) Create() *RegistrationTokenCreate {
+	mutation := newRegistrationTokenMutation(c.config, OpCreate)
+	return &RegistrationTokenCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of RegistrationToken entities.
+func (c *RegistrationTokenClient) CreateBulk(builders ...*RegistrationTokenCreate) *RegistrationTokenCreateBulk {
+	return &RegistrationTokenCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *RegistrationTokenClient) MapCreateBulk(slice any, setFunc func(*RegistrationTokenCreate, int)) *RegistrationTokenCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &RegistrationTokenCreateBulk{err: fmt.Errorf("calling to RegistrationTokenClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*RegistrationTokenCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &RegistrationTokenCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for RegistrationToken.
+func (c *RegistrationTokenClient) Update() *RegistrationTokenUpdate {
+	mutation := newRegistrationTokenMutation(c.config, OpUpdate)
+	return &RegistrationTokenUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *RegistrationTokenClient) UpdateOne(_m *RegistrationToken) *RegistrationTokenUpdateOne {
+	mutation := newRegistrationTokenMutation(c.config, OpUpdateOne, withRegistrationToken(_m))
+	return &RegistrationTokenUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *RegistrationTokenClient) UpdateOneID(id string) *RegistrationTokenUpdateOne {
+	mutation := newRegistrationTokenMutation(c.config, OpUpdateOne, withRegistrationTokenID(id))
+	return &RegistrationTokenUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for RegistrationToken.
+func (c *RegistrationTokenClient) Delete() *RegistrationTokenDelete {
+	mutation := newRegistrationTokenMutation(c.config, OpDelete)
+	return &RegistrationTokenDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *RegistrationTokenClient) DeleteOne(_m *RegistrationToken) *RegistrationTokenDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *RegistrationTokenClient) DeleteOneID(id string) *RegistrationTokenDeleteOne {
+	builder := c.Delete().Where(registrationtoken.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &RegistrationTokenDeleteOne{builder}
+}
+
+// Query returns a query builder for RegistrationToken.
+func (c *RegistrationTokenClient) Query() *RegistrationTokenQuery {
+	return &RegistrationTokenQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeRegistrationToken},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a RegistrationToken entity by its id.
+func (c *RegistrationTokenClient) Get(ctx context.Context, id string) (*RegistrationToken, error) {
+	return c.Query().Where(registrationtoken.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *RegistrationTokenClient) GetX(ctx context.Context, id string) *RegistrationToken {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *RegistrationTokenClient) Hooks() []Hook {
+	return c.hooks.RegistrationToken
+}
+
+// Interceptors returns the client interceptors.
+func (c *RegistrationTokenClient) Interceptors() []Interceptor {
+	return c.inters.RegistrationToken
+}
+
+func (c *RegistrationTokenClient) mutate(ctx context.Context, m *RegistrationTokenMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&RegistrationTokenCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&RegistrationTokenUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&RegistrationTokenUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&RegistrationTokenDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown RegistrationToken mutation op: %q", m.Op())
+	}
+}
+
 // ResourceClient is a client for the Resource schema.
 type ResourceClient struct {
 	config
@@ -6145,22 +6286,22 @@ type (
 		BackchannelClient, BackchannelRequest, EmailSignIn, Event, FederationFlow,
 		GrantRefreshToken, Identity, Invitation, LogoutDelivery, MFAChallenge,
 		MFAFactor, MFARecoveryCode, Membership, OAuthAuthorization, OAuthClient,
-		OAuthCode, OAuthGrant, Project, ProviderDomain, RefreshToken, Resource,
-		RevokedAccessToken, S3Credential, Session, SignInBudget, SignInMethods,
-		SignInProvider, SigningKey, TrustedAuthorizationServer, TrustedIssuer,
-		UsageCount, UsedAssertion, User, UserToken, VaultConnection, Webhook,
-		WebhookDelivery []ent.Hook
+		OAuthCode, OAuthGrant, Project, ProviderDomain, RefreshToken,
+		RegistrationToken, Resource, RevokedAccessToken, S3Credential, Session,
+		SignInBudget, SignInMethods, SignInProvider, SigningKey,
+		TrustedAuthorizationServer, TrustedIssuer, UsageCount, UsedAssertion, User,
+		UserToken, VaultConnection, Webhook, WebhookDelivery []ent.Hook
 	}
 	inters struct {
 		AppSession, AuditEvent, AuditStream, AuthClient, AuthorizationDetailType,
 		BackchannelClient, BackchannelRequest, EmailSignIn, Event, FederationFlow,
 		GrantRefreshToken, Identity, Invitation, LogoutDelivery, MFAChallenge,
 		MFAFactor, MFARecoveryCode, Membership, OAuthAuthorization, OAuthClient,
-		OAuthCode, OAuthGrant, Project, ProviderDomain, RefreshToken, Resource,
-		RevokedAccessToken, S3Credential, Session, SignInBudget, SignInMethods,
-		SignInProvider, SigningKey, TrustedAuthorizationServer, TrustedIssuer,
-		UsageCount, UsedAssertion, User, UserToken, VaultConnection, Webhook,
-		WebhookDelivery []ent.Interceptor
+		OAuthCode, OAuthGrant, Project, ProviderDomain, RefreshToken,
+		RegistrationToken, Resource, RevokedAccessToken, S3Credential, Session,
+		SignInBudget, SignInMethods, SignInProvider, SigningKey,
+		TrustedAuthorizationServer, TrustedIssuer, UsageCount, UsedAssertion, User,
+		UserToken, VaultConnection, Webhook, WebhookDelivery []ent.Interceptor
 	}
 )
 

@@ -37,6 +37,7 @@ import (
 	"github.com/authcore/authcore/ent/project"
 	"github.com/authcore/authcore/ent/providerdomain"
 	"github.com/authcore/authcore/ent/refreshtoken"
+	"github.com/authcore/authcore/ent/registrationtoken"
 	"github.com/authcore/authcore/ent/resource"
 	"github.com/authcore/authcore/ent/revokedaccesstoken"
 	"github.com/authcore/authcore/ent/s3credential"
@@ -139,6 +140,7 @@ func checkColumn(t, c string) error {
 			project.Table:                    project.ValidColumn,
 			providerdomain.Table:             providerdomain.ValidColumn,
 			refreshtoken.Table:               refreshtoken.ValidColumn,
+			registrationtoken.Table:          registrationtoken.ValidColumn,
 			resource.Table:                   resource.ValidColumn,
 			revokedaccesstoken.Table:         revokedaccesstoken.ValidColumn,
 			s3credential.Table:               s3credential.ValidColumn,

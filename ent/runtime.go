@@ -30,6 +30,7 @@ import (
 	"github.com/authcore/authcore/ent/project"
 	"github.com/authcore/authcore/ent/providerdomain"
 	"github.com/authcore/authcore/ent/refreshtoken"
+	"github.com/authcore/authcore/ent/registrationtoken"
 	"github.com/authcore/authcore/ent/resource"
 	"github.com/authcore/authcore/ent/revokedaccesstoken"
 	"github.com/authcore/authcore/ent/s3credential"
@@ -1165,6 +1166,45 @@ func init() {
 	// refreshtoken.IDValidator is a validator for the "id" field. It is called by the builders before save.
 	refreshtoken.IDValidator = func() func(string) error {
 		validators := refreshtokenDescID.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(id string) error {
+			for _, fn := range fns {
+				if err := fn(id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	registrationtokenMixin := schema.RegistrationToken{}.Mixin()
+	registrationtokenMixinFields0 := registrationtokenMixin[0].Fields()
+	_ = registrationtokenMixinFields0
+	registrationtokenMixinFields1 := registrationtokenMixin[1].Fields()
+	_ = registrationtokenMixinFields1
+	registrationtokenFields := schema.RegistrationToken{}.Fields()
+	_ = registrationtokenFields
+	// registrationtokenDescCreatedAt is the schema descriptor for created_at field.
+	registrationtokenDescCreatedAt := registrationtokenMixinFields1[0].Descriptor()
+	// registrationtoken.DefaultCreatedAt holds the default value on creation for the created_at field.
+	registrationtoken.DefaultCreatedAt = registrationtokenDescCreatedAt.Default.(func() time.Time)
+	// registrationtokenDescProjectID is the schema descriptor for project_id field.
+	registrationtokenDescProjectID := registrationtokenFields[0].Descriptor()
+	// registrationtoken.ProjectIDValidator is a validator for the "project_id" field. It is called by the builders before save.
+	registrationtoken.ProjectIDValidator = registrationtokenDescProjectID.Validators[0].(func(string) error)
+	// registrationtokenDescUses is the schema descriptor for uses field.
+	registrationtokenDescUses := registrationtokenFields[5].Descriptor()
+	// registrationtoken.DefaultUses holds the default value on creation for the uses field.
+	registrationtoken.DefaultUses = registrationtokenDescUses.Default.(int)
+	// registrationtokenDescID is the schema descriptor for id field.
+	registrationtokenDescID := registrationtokenMixinFields0[0].Descriptor()
+	// registrationtoken.DefaultID holds the default value on creation for the id field.
+	registrationtoken.DefaultID = registrationtokenDescID.Default.(func() string)
+	// registrationtoken.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	registrationtoken.IDValidator = func() func(string) error {
+		validators := registrationtokenDescID.Validators
 		fns := [...]func(string) error{
 			validators[0].(func(string) error),
 			validators[1].(func(string) error),

@@ -64,6 +64,8 @@ type Tx struct {
 	ProviderDomain *ProviderDomainClient
 	// RefreshToken is the client for interacting with the RefreshToken builders.
 	RefreshToken *RefreshTokenClient
+	// RegistrationToken is the client for interacting with the RegistrationToken builders.
+	RegistrationToken *RegistrationTokenClient
 	// Resource is the client for interacting with the Resource builders.
 	Resource *ResourceClient
 	// RevokedAccessToken is the client for interacting with the RevokedAccessToken builders.
@@ -254,6 +256,7 @@ func (tx *Tx) init() {
 	tx.Project = NewProjectClient(tx.config)
 	tx.ProviderDomain = NewProviderDomainClient(tx.config)
 	tx.RefreshToken = NewRefreshTokenClient(tx.config)
+	tx.RegistrationToken = NewRegistrationTokenClient(tx.config)
 	tx.Resource = NewResourceClient(tx.config)
 	tx.RevokedAccessToken = NewRevokedAccessTokenClient(tx.config)
 	tx.S3Credential = NewS3CredentialClient(tx.config)

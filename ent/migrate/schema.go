@@ -767,6 +767,31 @@ var (
 			},
 		},
 	}
+	// RegistrationTokensColumns holds the columns for the "registration_tokens" table.
+	RegistrationTokensColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString, Size: 40},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "project_id", Type: field.TypeString},
+		{Name: "digest", Type: field.TypeBytes, Unique: true},
+		{Name: "hint", Type: field.TypeString},
+		{Name: "expires_at", Type: field.TypeTime},
+		{Name: "max_uses", Type: field.TypeInt},
+		{Name: "uses", Type: field.TypeInt, Default: 0},
+		{Name: "created_by", Type: field.TypeString, Nullable: true},
+	}
+	// RegistrationTokensTable holds the schema information for the "registration_tokens" table.
+	RegistrationTokensTable = &schema.Table{
+		Name:       "registration_tokens",
+		Columns:    RegistrationTokensColumns,
+		PrimaryKey: []*schema.Column{RegistrationTokensColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "registrationtoken_project_id_id",
+				Unique:  false,
+				Columns: []*schema.Column{RegistrationTokensColumns[2], RegistrationTokensColumns[0]},
+			},
+		},
+	}
 	// ResourcesColumns holds the columns for the "resources" table.
 	ResourcesColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeString, Size: 40},
@@ -1232,6 +1257,7 @@ var (
 		ProjectsTable,
 		ProviderDomainsTable,
 		RefreshTokensTable,
+		RegistrationTokensTable,
 		ResourcesTable,
 		RevokedAccessTokensTable,
 		S3credentialsTable,

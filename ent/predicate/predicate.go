@@ -81,6 +81,9 @@ type ProviderDomain func(*sql.Selector)
 // RefreshToken is the predicate function for refreshtoken builders.
 type RefreshToken func(*sql.Selector)
 
+// RegistrationToken is the predicate function for registrationtoken builders.
+type RegistrationToken func(*sql.Selector)
+
 // Resource is the predicate function for resource builders.
 type Resource func(*sql.Selector)
 

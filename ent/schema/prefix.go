@@ -25,4 +25,5 @@ const (
 	AuditEventIDPrefix         = "aud_"
 	AppSessionIDPrefix         = "aps_"
 	LogoutDeliveryIDPrefix     = "lgd_"
+	RegistrationTokenIDPrefix  = "iat_"
 )

@@ -127,8 +127,9 @@ type clients struct {
 	// with room for a few RSA keys.
 	keys *outbound.Fetcher
 	// registered caches registered clients as resolve reads them: what it reads of a
-	// row never changes (a secret's retirement is read by Authenticate, uncached), and a
-	// pruned client had no grants left to present. Every refresh resolves its client.
+	// row changes only through an app's admin (SPEC §25), who publishes clientTopic in the
+	// change's transaction, so every replica drops it as it commits (a secret is read by
+	// Authenticate, uncached). A pruned client had no grants left to present.
 	registered *bearer.Cache[string, client]
 }
 
@@ -451,7 +452,13 @@ func (cs *clients) Authenticate(ctx context.Context, id, sec string) (oauth.Clie
 	if err != nil {
 		return oauth.Client{}, false, err
 	}
-	if row.SecretDigest == nil || !secret.Equal(secret.DigestOf(sec).Bytes(), *row.SecretDigest) {
+	// The current secret, or the one a rotation retired while its grace lasts (SPEC §25);
+	// both compared, in constant time, whichever matches.
+	d := secret.DigestOf(sec).Bytes()
+	current := row.SecretDigest != nil && secret.Equal(d, *row.SecretDigest)
+	previous := row.PreviousSecretDigest != nil && row.PreviousSecretExpiresAt != nil &&
+		secret.Equal(d, *row.PreviousSecretDigest) && cs.clock.Now().Before(*row.PreviousSecretExpiresAt)
+	if !current && !previous {
 		return oauth.Client{}, false, nil
 	}
 	return oauth.Client{ID: id, DPoPBound: row.DpopBoundAccessTokens, Registered: row.TokenEndpointAuthMethod}, true, nil

@@ -325,14 +325,22 @@ func (s *service) kinds() []credential.Kind {
 // as r says.
 func (s *service) revokeClientSecret(ctx context.Context, token string, r credential.Revocation) error {
 	return database.WithTx(ctx, s.ent, func(tx *ent.Tx) error {
-		cl, err := tx.OAuthClient.Query().Where(oauthclient.SecretDigest(secret.DigestOf(token).Bytes())).Only(ctx)
+		d := secret.DigestOf(token).Bytes()
+		cl, err := tx.OAuthClient.Query().Where(oauthclient.Or(oauthclient.SecretDigest(d),
+			oauthclient.And(oauthclient.PreviousSecretDigest(d), oauthclient.PreviousSecretExpiresAtGT(s.clock.Now())))).Only(ctx)
 		if ent.IsNotFound(err) {
 			return credential.ErrNotLive
 		}
 		if err != nil {
 			return err
 		}
-		if err := tx.OAuthClient.UpdateOne(cl).ClearSecretDigest().Exec(ctx); err != nil {
+		// Whichever secret leaked dies: the current one, or a rotated one still in its
+		// grace (SPEC §25), which would otherwise outlive the report by up to a week.
+		upd := tx.OAuthClient.UpdateOne(cl).ClearPreviousSecretDigest().ClearPreviousSecretExpiresAt()
+		if cl.SecretDigest != nil && secret.Equal(d, *cl.SecretDigest) {
+			upd.ClearSecretDigest()
+		}
+		if err := upd.Exec(ctx); err != nil {
 			return err
 		}
 		rows, err := tx.OAuthGrant.Query().Where(oauthgrant.ClientID(cl.ID), oauthgrant.RevokedAtIsNil()).All(ctx)

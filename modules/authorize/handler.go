@@ -48,7 +48,7 @@ func (h *handler) routes() []httpserver.Route {
 		mine    = "/v1/auth-core/oauth/grants"
 		project = "/v1/projects/:id/oauth/grants"
 	)
-	return []httpserver.Route{
+	return append([]httpserver.Route{
 		{Method: http.MethodGet, Path: oauth.AuthorizePath, Handlers: []fiber.Handler{h.authorize}},
 		{Method: http.MethodGet, Path: oauth.UserinfoPath, Handlers: []fiber.Handler{h.userinfo}},
 		{Method: http.MethodPost, Path: oauth.UserinfoPath, Handlers: []fiber.Handler{h.userinfo}},
@@ -61,5 +61,5 @@ func (h *handler) routes() []httpserver.Route {
 		{Method: http.MethodDelete, Path: mine + "/:grantId", Handlers: append(signedIn, h.revokeMine)},
 		{Method: http.MethodGet, Path: project, Handlers: append(admin, h.project)},
 		{Method: http.MethodDelete, Path: project + "/:grantId", Handlers: append(admin, h.revokeProject)},
-	}
+	}, h.appRoutes(admin)...)
 }

@@ -405,6 +405,8 @@ func TestIdleClientsArePruned(t *testing.T) {
 	w := newWorld(t, apptest.Stores(t)[0], apptest.WithFx(fx.Populate(&pruner)), apptest.WithConfig(func(c *config.Config) { c.AccessTTL = 60 * 24 * time.Hour }))
 	a := w.a
 	idle := register(t, a, "http://127.0.0.1/idle")
+	// A project's app is its admins' to delete, however idle (SPEC §25).
+	app := createApp(t, a, w.admin, w.project, map[string]any{"name": "Idle app", "type": "cli", "redirectUris": []string{"http://127.0.0.1/app"}})["app"].(map[string]any)["clientId"].(string)
 	granted := a.ConnectApp(t, w.admin, w.project, w.mcp.URL) // a live grant keeps it
 	revoked := a.ConnectApp(t, w.admin, w.project, w.mcp.URL)
 	a.Do(apptest.Req{Method: http.MethodDelete, Path: "/v1/auth-core/oauth/grants/" + revoked.GrantID, Header: w.admin.Bearer()}).Expect(t, 200, nil)
@@ -418,7 +420,7 @@ func TestIdleClientsArePruned(t *testing.T) {
 		t.Fatal(err)
 	}
 	known := func(id string) bool { return !strings.Contains(readPage(t, a, id), "no client is registered") }
-	for id, want := range map[string]bool{idle: false, revoked.ClientID: false, granted.ClientID: true, recent.clientID: true} {
+	for id, want := range map[string]bool{idle: false, revoked.ClientID: false, granted.ClientID: true, recent.clientID: true, app: true} {
 		if got := known(id); got != want {
 			t.Errorf("client %s known after pruning: %v, want %v", id, got, want)
 		}

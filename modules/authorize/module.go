@@ -8,12 +8,14 @@ package authorize
 
 import (
 	"cmp"
+	_ "embed"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/fx"
 
 	"github.com/authcore/authcore/ent"
 	"github.com/authcore/authcore/ent/grantrefreshtoken"
+	"github.com/authcore/authcore/platform/apidoc"
 	"github.com/authcore/authcore/platform/bearer"
 	"github.com/authcore/authcore/platform/clock"
 	"github.com/authcore/authcore/platform/config"
@@ -37,6 +39,11 @@ import (
 // grace (the pruner clears it), sealed to the rotated token's row id.
 var sealedGraceAnswer = secret.Declare(secret.Declaration{Name: "refresh-token grace answers", Table: grantrefreshtoken.Table, Column: grantrefreshtoken.FieldSuccessor})
 
+// appsOpenAPI documents the routes of apps and initial access tokens (SPEC §25).
+//
+//go:embed apps.yaml
+var appsOpenAPI []byte
+
 // Module serves the routes of SPEC §16 and contributes its grants, kind and metadata.
 var Module = fx.Module("authorize",
 	fx.Provide(newGrants, newService, newHandler, newClientsFrom, startPruner,
@@ -49,6 +56,8 @@ var Module = fx.Module("authorize",
 	oauth.AsMetadata(func(h *handler) oauth.Metadata { return h.metadata }),
 	oauth.AsClients(func(cs *clients) oauth.Clients { return cs }),
 	credential.AsKinds(func(s *service) []credential.Kind { return s.kinds() }),
+	credential.AsKinds(registrationTokenKinds),
+	apidoc.AsFragment(func() (apidoc.Fragment, error) { return apidoc.YAML("authorize-apps", appsOpenAPI) }),
 	credential.AsClaim("oauth_authorization_code", secret.Prefix(codeKind)),
 	httpserver.AsModuleRoutes("authorize", func(h *handler) []httpserver.Route { return h.routes() }),
 )

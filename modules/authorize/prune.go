@@ -57,7 +57,9 @@ func (p *Pruner) Prune(ctx context.Context) (int, error) {
 	k := 0
 	err = database.WithTx(ctx, p.ent, func(tx *ent.Tx) error {
 		ids, err := tx.OAuthClient.Query().Where(oauthclient.CreatedAtLT(cut),
-			oauthclient.Or(oauthclient.LastUsedAtIsNil(), oauthclient.LastUsedAtLT(cut)), withoutLiveGrant).IDs(ctx)
+			oauthclient.Or(oauthclient.LastUsedAtIsNil(), oauthclient.LastUsedAtLT(cut)), withoutLiveGrant,
+			// A project's app (SPEC §25) is its admins' to delete, however idle.
+			oauthclient.Or(oauthclient.ProjectIDIsNil(), oauthclient.ProjectID(""))).IDs(ctx)
 		if err != nil || len(ids) == 0 {
 			return err
 		}

@@ -11,11 +11,13 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/authcore/authcore/ent"
 	"github.com/authcore/authcore/platform/apperr"
+	"github.com/authcore/authcore/platform/audit"
+	"github.com/authcore/authcore/platform/database"
 	"github.com/authcore/authcore/platform/httpserver"
 	"github.com/authcore/authcore/platform/jsonbody"
 	"github.com/authcore/authcore/platform/oauth"
-	"github.com/authcore/authcore/platform/secret"
 )
 
 // registeredPrefix starts the ids of clients registered here (RFC 7591).
@@ -51,8 +53,15 @@ var errRegistrationClosed = oauth.Error(apperr.KindForbidden, "access_denied",
 // confidential one with a secret (returned once) or keys (private_key_jwt), its redirect
 // URIs checked for its application type. Spends the sign-up budget of the caller's
 // address, since it writes a row for anyone who asks.
+//
+// With an initial access token (RFC 7591 §3, SPEC §25) the client is a third-party app of
+// the token's project, registered even when open registration is closed.
 func (h *handler) register(c *fiber.Ctx) error {
-	if !h.registrationOpen() {
+	initial, err := h.initialAccess(c)
+	if err != nil {
+		return err
+	}
+	if !h.registrationOpen() && initial == "" {
 		return errRegistrationClosed
 	}
 	if err := h.limits.Attempts.Take(httpserver.ClientIP(c)); err != nil {
@@ -149,22 +158,39 @@ func (h *handler) register(c *fiber.Ctx) error {
 	if st == jsonbody.WrongType || (clientURI != "" && checkRedirectURIs([]string{clientURI}, "web") != "") {
 		return errMetadata("client_uri must be an https URL")
 	}
-	create := h.ent.OAuthClient.Create().SetName(name).SetRedirectUris(uris).SetApplicationType(appType).
-		SetGrantTypes(grants).SetClientURI(clientURI).SetTokenEndpointAuthMethod(method).SetJwksURI(jwksURI).
-		SetPostLogoutRedirectUris(postLogout).SetScope(requested).SetIDTokenSignedResponseAlg(idTokenAlg).SetDpopBoundAccessTokens(dpopBound)
-	if jwks != nil {
-		create = create.SetJwks(jwks)
-	}
 	// A secret is shown once, in this answer; only its digest is kept (SPEC §21).
-	clientSecret := ""
-	if method == authSecretBasic || method == authSecretPost {
+	clientSecret, digest, err := newClientSecret(method)
+	if err != nil {
+		return err
+	}
+	var row *ent.OAuthClient
+	err = database.WithTx(c.UserContext(), h.ent, func(tx *ent.Tx) error {
+		create := tx.OAuthClient.Create().SetName(name).SetRedirectUris(uris).SetApplicationType(appType).
+			SetGrantTypes(grants).SetClientURI(clientURI).SetTokenEndpointAuthMethod(method).SetJwksURI(jwksURI).
+			SetPostLogoutRedirectUris(postLogout).SetScope(requested).SetIDTokenSignedResponseAlg(idTokenAlg).SetDpopBoundAccessTokens(dpopBound)
+		if jwks != nil {
+			create.SetJwks(jwks)
+		}
+		if digest != nil {
+			create.SetSecretDigest(digest)
+		}
+		tokenID := ""
+		if initial != "" { // a use is spent only by a registration that commits
+			project, id, err := h.spendInitialAccess(c.UserContext(), tx, initial)
+			if err != nil {
+				return err
+			}
+			tokenID = id
+			create.SetProjectID(project).SetFirstParty(false).SetAppType(dcrAppType(appType, method))
+		}
 		var err error
-		if clientSecret, err = secret.NewToken(clientSecretKind); err != nil {
+		if row, err = create.Save(c.UserContext()); err != nil || initial == "" {
 			return err
 		}
-		create = create.SetSecretDigest(secret.DigestOf(clientSecret).Bytes())
-	}
-	row, err := create.Save(c.UserContext())
+		_, err = h.grants.audit.Record(c.UserContext(), tx, audit.Event{ProjectID: row.ProjectID, Action: actionAppCreate, Origin: httpserver.Origin(c),
+			Metadata: map[string]any{"clientId": row.ID, "name": name, "type": row.AppType, "firstParty": false, "registrationTokenId": tokenID}})
+		return err
+	})
 	if err != nil {
 		return err
 	}
@@ -211,6 +237,18 @@ func inferType(uris []string) string {
 		}
 	}
 	return "native"
+}
+
+// dcrAppType is the app type of a client registered with an initial access token: a
+// confidential web client is a web app, a public one an SPA; native stays native.
+func dcrAppType(applicationType, method string) string {
+	switch {
+	case applicationType == "native":
+		return appNative
+	case method == authNone:
+		return appSPA
+	}
+	return appWeb
 }
 
 func (h *handler) registrationOpen() bool { return h.cfg.OAuthRegistration != "closed" }

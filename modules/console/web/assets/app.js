@@ -7,6 +7,7 @@ import { connectionsView } from './connections.js';
 import { domainLanding, emailView, identitiesSection, linkLanding, methodsOf, methodsView, providerButtons, tenantOf } from './federation.js';
 import { trustView } from './trust.js';
 import { auditStreamsView } from './auditstreams.js';
+import { projectAppsView } from './projectapps.js';
 
 const main = document.getElementById('main');
 const nav = document.getElementById('nav');
@@ -83,6 +84,7 @@ function drawNav() {
     link('#/webhooks', 'Webhooks'),
     link('#/resources', 'Resources'),
     link('#/approval-types', 'Approval types'),
+    link('#/project-apps', 'Apps'),
     link('#/apps', 'Connected apps'),
     link('#/usage', 'Usage'),
     link('#/signin-methods', 'Sign-in methods'),
@@ -1070,6 +1072,8 @@ const views = {
   '#/resources': resourcesView, '#/apps': appsView, '#/usage': usageView,
   '#/signin-methods': signInMethodsView, '#/trust': trustScreen,
   '#/audit-streams': auditStreamsScreen,
+  '#/project-apps': (shown) => (needProject() ? undefined : current().role !== 'admin'
+    ? shown('Apps', h('p', {}, 'Only the project\'s admins see and change its apps.')) : projectAppsView(shown, state.project)),
   '#/approval-types': (shown) => (needProject() ? undefined : typesView(shown, state.project)),
 };
 
