@@ -343,3 +343,36 @@ func sessionState(t *testing.T, a *apptest.App, sid string) (live, found bool) {
 	}
 	return s.RevokedAt == nil, true
 }
+
+// Identity scopes without a resource, from a host's own client: the dashboard person
+// consents for themselves, no project admin (SPEC §25); the grant is theirs alone,
+// remembered, and issues identity scopes only.
+func TestPersonalConsent(t *testing.T) {
+	for _, st := range apptest.Stores(t) {
+		t.Run(st.Name, func(t *testing.T) {
+			a := apptest.Start(t, st)
+			nobody := a.SignUp(t) // administers no project
+			redirect := "http://127.0.0.1:9/callback"
+			f := newFlow(register(t, a, redirect), redirect)
+			f.extra.Set("scope", "openid email offline_access")
+			id := requestOf(t, a, f)
+			c := consentOf(a, nobody, id).Expect(t, 200, map[string]any{"canApprove": true, "personal": true, "remembered": false, "projectId": nil})
+			got := decideAs(a, nobody, id, map[string]any{"decision": "approve", "csrfToken": c["csrfToken"]}).Expect(t, 200, nil)
+			code := backQuery(t, f, got["redirectTo"].(string)).Get("code")
+			tok := redeem(a, f, code, nil).Expect(t, 200, nil)
+			if idt := apptest.ClaimsOf(t, tok["id_token"].(string)); idt["sub"] != nobody.UserID || idt["email"] != nobody.Email {
+				t.Fatalf("id_token: %v", idt)
+			}
+			a.Do(apptest.Req{Path: "/v1/oauth/userinfo", Header: map[string]string{"Authorization": "Bearer " + tok["access_token"].(string)}}).
+				Expect(t, 200, map[string]any{"sub": nobody.UserID, "email": nobody.Email})
+			// Remembered: the next request is approved as it stands.
+			f2 := newFlow(f.clientID, redirect)
+			f2.extra.Set("scope", "openid email")
+			consentOf(a, nobody, requestOf(t, a, f2)).Expect(t, 200, map[string]any{"remembered": true, "personal": true})
+			// A resource or an agent scope is not personal: a project admin is needed again.
+			f3 := newFlow(f.clientID, redirect)
+			f3.extra.Set("scope", "openid mcp:tools")
+			consentOf(a, nobody, requestOf(t, a, f3)).Expect(t, 200, map[string]any{"personal": false})
+		})
+	}
+}
