@@ -619,10 +619,12 @@ func (h *handler) decide(c *fiber.Ctx) error {
 		return errCSRF
 	}
 	project := row.ProjectID
-	self := h.tenantOf(ctx, row) != identity.PublicTenant || personal(row)
+	// An identity-only request is the person's own unless a dashboard user chooses to
+	// connect it to a project (then a project admin's approval, as before SPEC §25).
+	self := h.tenantOf(ctx, row) != identity.PublicTenant || (personal(row) && chosen == "")
 	if self {
 		if chosen != "" && chosen != project {
-			return apperr.BadRequest("project_fixed", "this request is the person's own: no project is chosen")
+			return apperr.BadRequest("project_fixed", "the app decides the project: "+project)
 		}
 		if decision == "approve" {
 			if why, err := h.policyRefuses(ctx, project, row.Scopes); err != nil {

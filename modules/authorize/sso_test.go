@@ -25,6 +25,7 @@ type rpResult struct {
 	err     string
 	claims  map[string]any
 	idToken string
+	access  string
 }
 
 // relyingParty is an app of a project as a stock Go relying party runs it (go-oidc and
@@ -79,7 +80,7 @@ func newRelyingParty(t *testing.T, a *apptest.App, issuer, project string, first
 			rp.results <- rpResult{err: fmt.Sprintf("claims %v %v", c, err)}
 			return
 		}
-		rp.results <- rpResult{claims: c, idToken: raw}
+		rp.results <- rpResult{claims: c, idToken: raw, access: tok.AccessToken}
 		_, _ = fmt.Fprint(w, "signed in to the app")
 	}))
 	t.Cleanup(rp.srv.Close)
@@ -193,6 +194,11 @@ func testAppsSingleSignOn(t *testing.T, st apptest.Store) {
 	if c1["plan"] != "pro" || c1["seats"] != 3.0 || c1["beta"] != true || fmt.Sprint(c1["tags"]) != "[x y]" || c1["tier"] != "gold" ||
 		c1["email"] != alice.Email || c1["nested"] != nil || c1["missing"] != nil {
 		t.Fatalf("custom claims in app 1's id_token: %v", c1)
+	}
+
+	info := a.Do(apptest.Req{Path: "/v1/oauth/userinfo", Header: map[string]string{"Authorization": "Bearer " + r1.access}}).Expect(t, 200, nil)
+	if info["sub"] != alice.UserID || info["plan"] != "pro" || info["tier"] != "gold" || info["email"] != alice.Email || info["nested"] != nil {
+		t.Fatalf("userinfo for app 1: %v", info)
 	}
 
 	// App 2 in the same browser: a code without typing anything, the same sid.
