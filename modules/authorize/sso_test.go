@@ -236,6 +236,24 @@ func testAppsSingleSignOn(t *testing.T, st apptest.Store) {
 		t.Fatalf("acr mfa with an MFA session: %+v", r)
 	}
 
+	// A person signed in with a password alone: acr_values=mfa is interaction_required
+	// with prompt=none, and the console (not a code) without it.
+	carol := a.SignUpIn(t, projectA)
+	pc := freshBrowser(t)
+	pc.Do(chromedp.Navigate(app2.authURL()), browser.WaitFor("button", "Sign in"),
+		browser.TypeInto("textbox", "Email", carol.Email), browser.TypeInto("textbox", "Password", carol.Password), browser.Click("button", "Sign in"))
+	if r := app2.next(t); r.err != "" || r.claims["sub"] != carol.UserID || r.claims["acr"] != "urn:authcore:acr:1fa" {
+		t.Fatalf("carol at app 2: %+v", r)
+	}
+	pc.Do(chromedp.Navigate(app1.authURL("prompt", "none", "acr_values", "urn:authcore:acr:mfa")))
+	if r := app1.next(t); r.err != "interaction_required" {
+		t.Fatalf("acr mfa, prompt=none, a one-factor session: %+v", r)
+	}
+	pc.Do(chromedp.Navigate(app1.authURL("acr_values", "urn:authcore:acr:mfa")), browser.WaitFor("button", "Sign in"))
+	if got := pc.Eval(`location.pathname + ' ' + document.body.innerText`); !strings.Contains(got, "/console/authorize") || !strings.Contains(got, "second factor") {
+		t.Fatalf("acr mfa with a one-factor session showed %q", got)
+	}
+
 	// A third-party app: consent_required before consent, asked once, remembered after.
 	p.Do(chromedp.Navigate(third.authURL("prompt", "none")))
 	if r := third.next(t); r.err != "consent_required" {
@@ -262,13 +280,14 @@ func testAppsSingleSignOn(t *testing.T, st apptest.Store) {
 	}
 
 	// A tenant user of project B is never signed in to an app of project A: her session is
-	// refused on the request, and a cookie made from her handle is not an SSO session.
+	// refused on the request. An SSO cookie made from a sid (every app sees it in its
+	// id_tokens) is no SSO session without the server's MAC.
 	f := newFlow(app1.clientID, app1.srv.URL+"/callback")
 	f.extra.Set("scope", "openid")
 	id := requestOfTenant(t, a, f, projectA)
 	a.Do(apptest.Req{Path: "/v1/oauth/authorizations/" + id, Header: opener(bob, id)}).Expect(t, 403, map[string]any{"code": "tenant_session_required"})
 	f.extra.Set("prompt", "none")
-	res, err := noFollow.Do(withCookie(t, a.Base+"/oauth/authorize?"+f.query().Encode(), "ac_sso_"+projectA+"="+bob.SessionHandle+".forged"))
+	res, err := noFollow.Do(withCookie(t, a.Base+"/oauth/authorize?"+f.query().Encode(), "ac_sso_"+projectA+"="+sid+".forged"))
 	if err != nil {
 		t.Fatal(err)
 	}
