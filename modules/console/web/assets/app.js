@@ -181,7 +181,7 @@ async function authForm(mode, why, hint) {
   }, email, password, box, h('button', { type: 'submit' }, label),
   mode === 'signin' ? h('button', {
     type: 'button',
-    onclick: () => submitting(form, box, async () => signedIn(await passkeySignIn())),
+    onclick: () => submitting(form, box, async () => signedIn(await passkeySignIn(tenant))),
   }, 'Sign in with a passkey') : '');
   const other = mode === 'signup'
     ? h('p', {}, 'Have an account? ', h('a', { href: '#/signin' }, 'Sign in instead'))
@@ -1105,6 +1105,7 @@ async function render() {
     const wanted = tenantOf() || 'public';
     if (state.user && (state.user.tenantId || 'public') === wanted) return consentView(request);
     state.tenant = tenantOf();
+    if (route === '#/email') return emailView(show, signedIn, state.tenant);
     // login_hint (OIDC): the address the application expects, filled in for the person.
     if (route !== '#/signup') return authForm('signin', 'Sign in to connect an application.', new URLSearchParams(location.search).get('login_hint'));
   }
