@@ -278,6 +278,24 @@ func testAppsSingleSignOn(t *testing.T, st apptest.Store) {
 	if !found {
 		t.Fatalf("alice's grants: %v", grants)
 	}
+	// Revoked by her, the consent is asked again; the project's admins see her grants.
+	var grantID string
+	for _, g := range grants {
+		if g := g.(map[string]any); g["clientId"] == third.clientID {
+			grantID = g["id"].(string)
+		}
+	}
+	admins := a.Do(apptest.Req{Path: "/v1/projects/" + projectA + "/oauth/grants", Header: admin.Bearer()}).Expect(t, 200, nil)["grants"].([]any)
+	if len(admins) == 0 || !strings.Contains(fmt.Sprint(admins), grantID) {
+		t.Fatalf("the project's grants: %v", admins)
+	}
+	a.Do(apptest.Req{Method: http.MethodDelete, Path: "/v1/auth-core/oauth/grants/" + grantID, Header: alice.Bearer()}).Expect(t, 200, map[string]any{"revoked": true})
+	p.Do(chromedp.Navigate(third.authURL("prompt", "none")))
+	if r := third.next(t); r.err != "consent_required" {
+		t.Fatalf("third-party app after its grant was revoked: %+v", r)
+	}
+	// Bob cannot revoke Alice's grant of another tenant.
+	a.Do(apptest.Req{Method: http.MethodDelete, Path: "/v1/auth-core/oauth/grants/" + grantID, Header: bob.Bearer()}).Expect(t, 404, nil)
 
 	// A tenant user of project B is never signed in to an app of project A: her session is
 	// refused on the request. An SSO cookie made from a sid (every app sees it in its
