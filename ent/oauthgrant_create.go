@@ -188,11 +188,6 @@ func (_c *OAuthGrantCreate) check() error {
 	if _, ok := _c.mutation.ProjectID(); !ok {
 		return &ValidationError{Name: "project_id", err: errors.New(`ent: missing required field "OAuthGrant.project_id"`)}
 	}
-	if v, ok := _c.mutation.ProjectID(); ok {
-		if err := oauthgrant.ProjectIDValidator(v); err != nil {
-			return &ValidationError{Name: "project_id", err: fmt.Errorf(`ent: validator failed for field "OAuthGrant.project_id": %w`, err)}
-		}
-	}
 	if _, ok := _c.mutation.Scopes(); !ok {
 		return &ValidationError{Name: "scopes", err: errors.New(`ent: missing required field "OAuthGrant.scopes"`)}
 	}

@@ -1034,10 +1034,6 @@ func init() {
 	oauthgrantDescUserID := oauthgrantFields[3].Descriptor()
 	// oauthgrant.UserIDValidator is a validator for the "user_id" field. It is called by the builders before save.
 	oauthgrant.UserIDValidator = oauthgrantDescUserID.Validators[0].(func(string) error)
-	// oauthgrantDescProjectID is the schema descriptor for project_id field.
-	oauthgrantDescProjectID := oauthgrantFields[4].Descriptor()
-	// oauthgrant.ProjectIDValidator is a validator for the "project_id" field. It is called by the builders before save.
-	oauthgrant.ProjectIDValidator = oauthgrantDescProjectID.Validators[0].(func(string) error)
 	// oauthgrantDescID is the schema descriptor for id field.
 	oauthgrantDescID := oauthgrantMixinFields0[0].Descriptor()
 	// oauthgrant.DefaultID holds the default value on creation for the id field.

@@ -23,7 +23,9 @@ func (OAuthGrant) Fields() []ent.Field {
 		field.String("client_name"),
 		field.String("client_host"),
 		field.String("user_id").Immutable().NotEmpty(),
-		field.String("project_id").Immutable().NotEmpty(),
+		// project_id is "" for a personal grant (SPEC §25): identity scopes only, consented by
+		// the person for themselves, speaking for no project.
+		field.String("project_id").Immutable(),
 		field.JSON("scopes", []string{}),
 		field.JSON("resources", []string{}),
 		field.Time("updated_at"),

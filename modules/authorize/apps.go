@@ -74,7 +74,7 @@ var registeredClaims = []string{"sub", "iss", "aud", "exp", "iat", "nbf", "jti",
 	"sid", "at_hash", "c_hash", "s_hash", "email", "email_verified", "name", "given_name", "family_name", "middle_name",
 	"nickname", "preferred_username", "profile", "picture", "website", "gender", "birthdate", "zoneinfo", "locale",
 	"phone_number", "phone_number_verified", "address", "updated_at", "org_id", "client_id", "scope", "project_id",
-	"grant_id", "cnf", "act", "may_act", "events", "typ", "kind", "tenant_id"}
+	"grant_id", "cnf", "act", "may_act", "events", "typ", "kind", "tenant_id", "tid", "org_role", "org_permissions"}
 
 var (
 	claimName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.:/-]{0,127}$`)

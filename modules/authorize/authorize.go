@@ -107,7 +107,9 @@ func (h *handler) authorize(c *fiber.Ctx) error {
 	if err != nil {
 		return back("invalid_target", "resource must be an absolute https URI (http on loopback) without a fragment")
 	}
-	project := ""
+	// An app's people are its project's tenant users (SPEC §25): its requests are for its
+	// project, and a resource of another project is not one it may name.
+	project := cl.ProjectID
 	registered := make([]string, 0, len(targets)) // as the project spelled them: what aud carries
 	for _, t := range targets {
 		r, ok, err := h.resources.Lookup(c.UserContext(), t)
@@ -115,7 +117,7 @@ func (h *handler) authorize(c *fiber.Ctx) error {
 			return err
 		}
 		if !ok || (project != "" && r.ProjectID != project) {
-			return back("invalid_target", "the resource is not registered with this server (or the resources belong to different projects)")
+			return back("invalid_target", "the resource is not registered with this server (or the resources belong to different projects, or to another project than the app's)")
 		}
 		project = r.ProjectID
 		if !slices.Contains(registered, r.URI) {
@@ -138,18 +140,31 @@ func (h *handler) authorize(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	// The request's prompt column also carries acr_values' second factor: it is a
+	// requirement on the sign-in, read where prompt=login is (the column holds words).
+	prompt := oidc.prompt
+	if oidc.mfa {
+		prompt = strings.TrimSpace(prompt + " " + acrMFA)
+	}
 	row, err := h.ent.OAuthAuthorization.Create().SetClientID(cl.ID).SetClientName(name).SetClientHost(host).
 		SetClientURI(cl.URI).SetRedirectURI(redirect).SetState(q.Get("state")).SetCodeChallenge(q.Get("code_challenge")).
 		SetScopes(nonNil(scopes)).SetResources(registered).SetProjectID(project).SetBrowser(secret.DigestOf(browser).Bytes()).
-		SetNonce(oidc.nonce).SetPrompt(oidc.prompt).SetNillableMaxAge(oidc.maxAge).
+		SetNonce(oidc.nonce).SetPrompt(prompt).SetNillableMaxAge(oidc.maxAge).
 		SetExpiresAt(h.clock.Now().Add(requestTTL)).Save(c.UserContext())
 	if err != nil {
 		return err
 	}
-	if wants(oidc.prompt, "none") {
+	if cl.app() {
+		if done, err := h.singleSignOn(c, row, cl, back); done || err != nil {
+			return err
+		}
+	} else if wants(oidc.prompt, "none") {
 		return h.silently(c, row, back)
 	}
 	to := h.cfg.SelfURL() + ConsentPath + "?request=" + row.ID
+	if cl.app() { // the console signs the person in to the app's tenant
+		to += "&tenant=" + url.QueryEscape(cl.ProjectID)
+	}
 	if oidc.loginHint != "" {
 		to += "&login_hint=" + url.QueryEscape(oidc.loginHint) // the sign-in form's email, if it must show
 	}
@@ -169,13 +184,15 @@ func (h *handler) silently(c *fiber.Ctx, row *ent.OAuthAuthorization, back func(
 	if !ok || stale(p.AuthTime, openedAt(row), h.clock.Now(), row.Prompt, row.MaxAge) {
 		return back("login_required", "the person must sign in")
 	}
-	if row.ProjectID == "" {
+	if row.ProjectID == "" && !personal(row) {
 		return back("interaction_required", "the person must choose a project")
 	}
-	if refused, err := h.mayApprove(ctx, row.ProjectID, p.UserID, row.Scopes); err != nil {
-		return err
-	} else if refused != nil {
-		return back("access_denied", refused.Message)
+	if !personal(row) {
+		if refused, err := h.mayApprove(ctx, row.ProjectID, p.UserID, row.Scopes); err != nil {
+			return err
+		} else if refused != nil {
+			return back("access_denied", refused.Message)
+		}
 	}
 	g, err := h.grants.covering(ctx, approval{ClientID: row.ClientID, UserID: p.UserID, ProjectID: row.ProjectID, Scopes: row.Scopes, Resources: row.Resources})
 	if err != nil {
@@ -184,11 +201,111 @@ func (h *handler) silently(c *fiber.Ctx, row *ent.OAuthAuthorization, back func(
 	if g == nil {
 		return back("consent_required", "the person has not approved this application for this much")
 	}
-	to, err := h.issueCode(c, row, p, row.ProjectID)
+	to, err := h.issueCode(c, row, deciderOf(p), row.ProjectID)
 	if err != nil {
 		return err
 	}
 	return c.Redirect(to, http.StatusFound)
+}
+
+// decider is who decides a request and how they signed in.
+type decider struct {
+	UserID, TenantID string
+	In               signIn
+}
+
+func deciderOf(p identity.Principal) decider {
+	return decider{UserID: p.UserID, TenantID: p.TenantID, In: signInOf(p)}
+}
+
+// singleSignOn answers an app's request without the console when it can (SPEC §25):
+// the browser's SSO session of the project is live, fresh enough for prompt and max_age,
+// has the second factor acr_values asks for, and no consent is needed (a first-party app,
+// or a remembered grant covering the request). Then it redirects with a code. With
+// prompt=none it always answers, with the error OIDC Core §3.1.2.6 names for what would
+// have been asked. done is false when the console must ask.
+func (h *handler) singleSignOn(c *fiber.Ctx, row *ent.OAuthAuthorization, cl client, back func(code, why string) error) (bool, error) {
+	none := wants(row.Prompt, "none")
+	handle, st, ok, err := h.ssoSession(c, cl.ProjectID)
+	if err != nil {
+		return true, err
+	}
+	if !ok || stale(st.AuthTime, openedAt(row), h.clock.Now(), row.Prompt, row.MaxAge) {
+		if none {
+			return true, back("login_required", "the person must sign in")
+		}
+		return false, nil
+	}
+	if wants(row.Prompt, acrMFA) && !hasMFA(st.AMR) {
+		if none {
+			return true, back("interaction_required", "the application asks for a second factor this sign-in did not use")
+		}
+		return false, nil
+	}
+	needs, why, err := h.needsConsent(c.UserContext(), row, cl, st.UserID)
+	if err != nil {
+		return true, err
+	}
+	if why != nil {
+		if none {
+			return true, back("access_denied", why.Message)
+		}
+		return false, nil
+	}
+	if needs || wants(row.Prompt, "consent") {
+		if none {
+			return true, back("consent_required", "the person has not approved this application for this much")
+		}
+		return false, nil
+	}
+	// Bound to the session as the console would bind it, then decided.
+	if _, err := h.ent.OAuthAuthorization.UpdateOneID(row.ID).SetSessionHandle(handle).Save(c.UserContext()); err != nil {
+		return true, err
+	}
+	at := st.AuthTime
+	to, err := h.issueCode(c, row, decider{UserID: st.UserID, TenantID: st.TenantID, In: signIn{AuthTime: &at, AMR: st.AMR, SID: handle}}, cl.ProjectID)
+	if err != nil {
+		return true, err
+	}
+	return true, c.Redirect(to, http.StatusFound)
+}
+
+// needsConsent says whether an app's request needs the person's consent: never for a
+// first-party app, else unless a live grant covers it. why is set when the request may
+// not be approved at all (a scope the project's policy refuses).
+func (h *handler) needsConsent(ctx context.Context, row *ent.OAuthAuthorization, cl client, userID string) (bool, *apperr.Error, error) {
+	if why, err := h.policyRefuses(ctx, row.ProjectID, row.Scopes); err != nil || why != nil {
+		return false, why, err
+	}
+	if cl.FirstParty {
+		return false, nil, nil
+	}
+	g, err := h.grants.covering(ctx, approval{ClientID: row.ClientID, UserID: userID, ProjectID: row.ProjectID, Scopes: row.Scopes, Resources: row.Resources})
+	return g == nil, nil, err
+}
+
+// policyRefuses is why the project's policy refuses one of scopes (nil when it allows
+// them all): a tenant user consents for themselves, within what the project allows.
+func (h *handler) policyRefuses(ctx context.Context, project string, scopes []string) (*apperr.Error, error) {
+	if len(agentScopes(scopes)) == 0 {
+		return nil, nil
+	}
+	pol, err := h.policies.Policy(ctx, project)
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range agentScopes(scopes) {
+		if !pol.Allows(s) {
+			return apperr.Forbidden("The project's policy does not allow the scope " + s + "."), nil
+		}
+	}
+	return nil, nil
+}
+
+// personal reports whether a request that names no project asks only for the person's
+// identity (SPEC §25): the person consents for themselves, no project admin needed.
+func personal(row *ent.OAuthAuthorization) bool {
+	return row.ProjectID == "" && len(row.Resources) == 0 && len(agentScopes(row.Scopes)) == 0
 }
 
 // openedAt is when a request was parked, by the server's clock (created_at is the
@@ -280,10 +397,19 @@ func (h *handler) pending(c *fiber.Ctx, id string) (*ent.OAuthAuthorization, err
 	if row.DecidedAt != nil || !h.clock.Now().Before(row.ExpiresAt) || !secret.Equal(mark.Bytes(), row.Browser) {
 		return nil, errRequestGone
 	}
+	// An app's request is its project's tenant users' to decide (SPEC §25), any other
+	// request a dashboard user's: a tenant user of one project never decides for another
+	// project's app.
+	if want := h.tenantOf(ctx, row); p.TenantID != want {
+		return nil, errWrongTenant(want)
+	}
 	// A sign-in older than the request allows is asked to sign in again before the
 	// request is bound to it: the fresh session is the one that will hold it.
 	if stale(p.AuthTime, openedAt(row), h.clock.Now(), row.Prompt, row.MaxAge) {
 		return nil, errSignInAgain
+	}
+	if wants(row.Prompt, acrMFA) && !hasMFA(signInOf(p).AMR) {
+		return nil, errSecondFactor
 	}
 	if row.SessionHandle == nil {
 		// The first session wins; a concurrent second one reads who did.
@@ -300,6 +426,29 @@ func (h *handler) pending(c *fiber.Ctx, id string) (*ent.OAuthAuthorization, err
 	}
 	return row, nil
 }
+
+// tenantOf is the tenant whose session may decide row: the app's project's, else the
+// dashboard's.
+func (h *handler) tenantOf(ctx context.Context, row *ent.OAuthAuthorization) string {
+	if row.ProjectID == "" {
+		return identity.PublicTenant
+	}
+	if cl, err := h.clients.resolve(ctx, row.ClientID); err == nil && cl.app() {
+		return cl.ProjectID
+	}
+	return identity.PublicTenant
+}
+
+// errWrongTenant answers a session of another tenant than the request's: the console
+// signs the person in to tenant and asks again.
+func errWrongTenant(tenant string) error {
+	return apperr.New(apperr.KindForbidden, "tenant_session_required",
+		"this application signs in the people of another tenant; sign in there to continue").With("tenantId", tenant)
+}
+
+// errSecondFactor asks for a sign-in with a second factor (acr_values=urn:authcore:acr:mfa).
+var errSecondFactor = apperr.New(apperr.KindForbidden, "mfa_required",
+	"the application asks for a sign-in with a second factor; sign in again with one")
 
 // csrf binds a consent decision to the request and the person the consent page showed
 // it to. Derived, not stored: nothing to leak from the store.
@@ -320,6 +469,11 @@ type consentView struct {
 	Reason     *string  `json:"reason"`
 	CSRF       string   `json:"csrfToken"`
 	ExpiresAt  string   `json:"expiresAt"`
+	// Personal is a request the person consents to for themselves (SPEC §25): an app's
+	// for its tenant user, or identity scopes only with no resource; no project to choose.
+	Personal bool `json:"personal"`
+	// TenantID is the tenant whose people this request signs in.
+	TenantID string `json:"tenantId"`
 }
 
 // consent describes a pending request to the signed-in person: who asks, for what, and
@@ -334,7 +488,13 @@ func (h *handler) consent(c *fiber.Ctx) error {
 		CSRF: h.csrf(row.ID, p.UserID), ExpiresAt: row.ExpiresAt.UTC().Format(time.RFC3339),
 		Client: fiber.Map{"id": row.ClientID, "name": row.ClientName, "host": row.ClientHost, "idHost": nullable(idHostOf(row.ClientID, row.ClientHost)),
 			"redirectUri": row.RedirectURI, "clientUri": nullable(row.ClientURI)}}
-	if row.ProjectID != "" {
+	v.TenantID = h.tenantOf(c.UserContext(), row)
+	switch {
+	case v.TenantID != identity.PublicTenant || personal(row):
+		if err := h.personalView(c.UserContext(), row, p.UserID, &v); err != nil {
+			return err
+		}
+	case row.ProjectID != "":
 		pid := row.ProjectID
 		v.ProjectID = &pid
 		if refused, err := h.mayApprove(c.UserContext(), row.ProjectID, p.UserID, row.Scopes); err != nil {
@@ -359,6 +519,38 @@ func (h *handler) consent(c *fiber.Ctx) error {
 	}
 	c.Set(fiber.HeaderCacheControl, "no-store")
 	return c.JSON(v)
+}
+
+// personalView fills v for a request the person decides for themselves (SPEC §25): an
+// app's (remembered when it is first-party or a grant covers it) or an identity-only one.
+func (h *handler) personalView(ctx context.Context, row *ent.OAuthAuthorization, userID string, v *consentView) error {
+	v.Personal = true
+	if row.ProjectID != "" {
+		pid := row.ProjectID
+		v.ProjectID = &pid
+	}
+	if why, err := h.policyRefuses(ctx, row.ProjectID, row.Scopes); err != nil {
+		return err
+	} else if why != nil {
+		v.CanApprove, v.Reason = false, &why.Message
+		return nil
+	}
+	a := approval{ClientID: row.ClientID, UserID: userID, ProjectID: row.ProjectID, Scopes: row.Scopes, Resources: row.Resources}
+	g, err := h.grants.covering(ctx, a)
+	if err != nil {
+		return err
+	}
+	firstParty := false
+	if cl, err := h.clients.resolve(ctx, row.ClientID); err == nil && cl.app() {
+		firstParty = cl.FirstParty
+	}
+	v.Remembered = (firstParty || g != nil) && !wants(row.Prompt, "consent")
+	held, err := h.grants.held(ctx, a)
+	if err != nil {
+		return err
+	}
+	v.Granted = held
+	return nil
 }
 
 // mayApprove is why the person may not approve scopes for project (nil when they may):
@@ -427,12 +619,26 @@ func (h *handler) decide(c *fiber.Ctx) error {
 		return errCSRF
 	}
 	project := row.ProjectID
-	if project == "" {
+	// An identity-only request is the person's own unless a dashboard user chooses to
+	// connect it to a project (then a project admin's approval, as before SPEC §25).
+	self := h.tenantOf(ctx, row) != identity.PublicTenant || (personal(row) && chosen == "")
+	if self {
+		if chosen != "" && chosen != project {
+			return apperr.BadRequest("project_fixed", "the app decides the project: "+project)
+		}
+		if decision == "approve" {
+			if why, err := h.policyRefuses(ctx, project, row.Scopes); err != nil {
+				return err
+			} else if why != nil {
+				return why
+			}
+		}
+	} else if project == "" {
 		project = chosen
 	} else if chosen != "" && chosen != project {
 		return apperr.BadRequest("project_fixed", "the resource decides the project: "+project)
 	}
-	if decision == "approve" {
+	if decision == "approve" && !self {
 		if project == "" {
 			return apperr.Validation(apperr.Issue{Field: "projectId", Reason: "required: choose the project to connect the application to"})
 		}
@@ -458,7 +664,7 @@ func (h *handler) decide(c *fiber.Ctx) error {
 			return errRequestGone
 		}
 		to = h.backTo(row.RedirectURI, url.Values{"error": {"access_denied"}, "error_description": {"the person denied the request"}, "state": {row.State}})
-	} else if to, err = h.issueCode(c, row, p, project); err != nil {
+	} else if to, err = h.issueCode(c, row, deciderOf(p), project); err != nil {
 		return err
 	}
 	c.Set(fiber.HeaderCacheControl, "no-store")
@@ -468,10 +674,20 @@ func (h *handler) decide(c *fiber.Ctx) error {
 // issueCode decides row for p: the grant approved (or widened) on project, a code for
 // it, and where that sends the browser. The request is decided once: of two concurrent
 // decisions, one wins.
-func (h *handler) issueCode(c *fiber.Ctx, row *ent.OAuthAuthorization, p identity.Principal, project string) (string, error) {
+func (h *handler) issueCode(c *fiber.Ctx, row *ent.OAuthAuthorization, p decider, project string) (string, error) {
 	ctx := c.UserContext()
+	cl, err := h.clients.resolve(ctx, row.ClientID)
+	var unusable errClient
+	if errors.As(err, &unusable) {
+		return "", errRequestGone // deleted since the request was parked
+	} else if err != nil {
+		return "", err
+	}
+	// A tenant user signed in to an app joins the browser's SSO session of its project
+	// (SPEC §25); nobody else gets one.
+	sso := cl.app() && p.TenantID == cl.ProjectID && project == cl.ProjectID && p.In.SID != ""
 	var to string
-	err := database.WithTx(ctx, h.ent, func(tx *ent.Tx) error {
+	err = database.WithTx(ctx, h.ent, func(tx *ent.Tx) error {
 		n, err := tx.OAuthAuthorization.Update().Where(oauthauthorization.ID(row.ID), oauthauthorization.DecidedAtIsNil()).
 			SetDecidedAt(h.clock.Now()).Save(ctx)
 		if err != nil {
@@ -489,7 +705,12 @@ func (h *handler) issueCode(c *fiber.Ctx, row *ent.OAuthAuthorization, p identit
 		if err != nil {
 			return err
 		}
-		in := signInOf(p)
+		in := p.In
+		if sso && h.appSessions != nil {
+			if err := h.appSessions.Joined(ctx, tx, in.SID, cl.ID, p.UserID, cl.ProjectID); err != nil {
+				return err
+			}
+		}
 		if err := tx.OAuthCode.Create().SetDigest(secret.DigestOf(code).Bytes()).SetGrantID(g.ID).SetClientID(row.ClientID).
 			SetRedirectURI(row.RedirectURI).SetCodeChallenge(row.CodeChallenge).SetScopes(nonNil(row.Scopes)).
 			SetResources(nonNil(row.Resources)).SetExpiresAt(h.clock.Now().Add(codeTTL)).
@@ -504,6 +725,9 @@ func (h *handler) issueCode(c *fiber.Ctx, row *ent.OAuthAuthorization, p identit
 		to = h.backTo(row.RedirectURI, url.Values{"code": {code}, "state": {row.State}})
 		return nil
 	})
+	if err == nil && sso {
+		h.setSSO(c, cl.ProjectID, p.In.SID)
+	}
 	return to, err
 }
 

@@ -140,6 +140,11 @@ func (g *grants) approve(ctx context.Context, tx *ent.Tx, a approval, origin aud
 	if err != nil {
 		return nil, err
 	}
+	if a.ProjectID == "" {
+		// A personal grant (SPEC §25) belongs to no project, and audit logs are projects':
+		// the person's own grant list is its record.
+		return row, nil
+	}
 	actor := a.UserID
 	_, err = g.audit.Record(ctx, tx, audit.Event{ActorID: &actor, ProjectID: a.ProjectID, Action: actionCreate, Origin: origin,
 		Metadata: map[string]any{"grantId": row.ID, "clientId": a.ClientID, "clientHost": a.ClientHost, "userId": a.UserID, "scopes": a.Scopes, "resources": a.Resources}})
@@ -190,8 +195,10 @@ func (g *grants) end(ctx context.Context, tx *ent.Tx, row *ent.OAuthGrant, e end
 	for k, v := range e.Metadata {
 		md[k] = v
 	}
-	if _, err := g.audit.Record(ctx, tx, audit.Event{ActorID: e.Actor, ActorType: e.ActorType, ProjectID: row.ProjectID, Action: action, Origin: e.Origin, Metadata: md}); err != nil {
-		return false, err
+	if row.ProjectID != "" { // a personal grant has no project log (approve says why)
+		if _, err := g.audit.Record(ctx, tx, audit.Event{ActorID: e.Actor, ActorType: e.ActorType, ProjectID: row.ProjectID, Action: action, Origin: e.Origin, Metadata: md}); err != nil {
+			return false, err
+		}
 	}
 	return true, g.bus.Publish(ctx, tx, grantTopic, row.ID)
 }

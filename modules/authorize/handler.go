@@ -38,10 +38,16 @@ type handler struct {
 	users     identity.Users
 	sessions  identity.Sessions
 	dpop      *dpop.Checker
+	// appSessions joins SSO sessions to the apps they sign in to (nil until modules/logout
+	// is in the graph).
+	appSessions oauth.AppSessions
 }
 
 func (h *handler) routes() []httpserver.Route {
-	signedIn := []fiber.Handler{h.guard.Dashboard()}
+	// A request's page is decided by its tenant's people (SPEC §25); a person's own grants
+	// are listed to them whichever tenant they belong to.
+	person := []fiber.Handler{h.requestGuard(h.guard.Dashboard(), h.guard.Session())}
+	anyone := []fiber.Handler{h.guard.Session()}
 	admin := []fiber.Handler{h.guard.Dashboard(), h.guard.ProjectRole(identity.RoleAdmin, guard.FromPath, nil)}
 	const (
 		request = requestsPath + "/:id"
@@ -55,11 +61,24 @@ func (h *handler) routes() []httpserver.Route {
 		{Method: http.MethodGet, Path: oauth.EndSessionPath, Handlers: []fiber.Handler{h.logout}},
 		{Method: http.MethodPost, Path: oauth.EndSessionPath, Handlers: []fiber.Handler{h.logout}},
 		{Method: http.MethodPost, Path: oauth.RegisterPath, Handlers: []fiber.Handler{h.register}},
-		{Method: http.MethodGet, Path: request, Handlers: append(signedIn, h.consent)},
-		{Method: http.MethodPost, Path: request, Handlers: append(signedIn, h.decide)},
-		{Method: http.MethodGet, Path: mine, Handlers: append(signedIn, h.mine)},
-		{Method: http.MethodDelete, Path: mine + "/:grantId", Handlers: append(signedIn, h.revokeMine)},
+		{Method: http.MethodGet, Path: request, Handlers: append(person, h.consent)},
+		{Method: http.MethodPost, Path: request, Handlers: append(person, h.decide)},
+		{Method: http.MethodGet, Path: mine, Handlers: append(anyone, h.mine)},
+		{Method: http.MethodDelete, Path: mine + "/:grantId", Handlers: append(anyone, h.revokeMine)},
 		{Method: http.MethodGet, Path: project, Handlers: append(admin, h.project)},
 		{Method: http.MethodDelete, Path: project + "/:grantId", Handlers: append(admin, h.revokeProject)},
 	}, h.appRoutes(admin)...)
+}
+
+// requestGuard admits a request's page to the session its tenant wants: a tenant session
+// (session) for an app's request, which pending then holds to the app's project, and a
+// dashboard session (dashboard, with its verified-email rule) for any other.
+func (h *handler) requestGuard(dashboard, session fiber.Handler) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		row, err := h.ent.OAuthAuthorization.Get(c.UserContext(), c.Params("id"))
+		if err == nil && h.tenantOf(c.UserContext(), row) != identity.PublicTenant {
+			return session(c)
+		}
+		return dashboard(c)
+	}
 }

@@ -38,7 +38,7 @@ func (f *flow) query() url.Values {
 }
 
 // authorize sends the browser's GET /oauth/authorize and returns the answer, unfollowed.
-func authorize(t *testing.T, a *apptest.App, q url.Values) *http.Response {
+func authorize(t testing.TB, a *apptest.App, q url.Values) *http.Response {
 	t.Helper()
 	res, err := noFollow.Get(a.Base + "/oauth/authorize?" + q.Encode())
 	if err != nil {

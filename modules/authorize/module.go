@@ -132,12 +132,15 @@ type handlerParams struct {
 	Users     identity.Users
 	Sessions  identity.Sessions
 	DPoP      *dpop.Checker
+	// AppSessions comes from modules/logout (SPEC §25), built in parallel: optional until
+	// it is merged, and then required.
+	AppSessions oauth.AppSessions `optional:"true"`
 }
 
 func newHandler(p handlerParams) *handler {
 	return &handler{ent: p.Ent, cfg: p.Config, clock: p.Clock, clients: p.Clients, grants: p.Grants, resources: p.Resources,
 		members: p.Members, policies: p.Policies, keys: p.Keys, limits: p.Limits, guard: p.Guard,
-		verifier: p.Verifier, kinds: p.Kinds, users: p.Users, sessions: p.Sessions, dpop: p.DPoP}
+		verifier: p.Verifier, kinds: p.Kinds, users: p.Users, sessions: p.Sessions, dpop: p.DPoP, appSessions: p.AppSessions}
 }
 
 // metadata is what SPEC §16 and §21 add to the RFC 8414 document: the authorization
@@ -160,12 +163,14 @@ func (h *handler) metadata(issuer string) map[string]any {
 		"prompt_values_supported":                        promptValues,
 		"claims_supported": []string{"sub", "iss", "aud", "exp", "iat", "auth_time", "nonce", "acr", "amr", "azp", "sid",
 			"at_hash", "name", "email", "email_verified"},
-		"claims_parameter_supported":      false,
-		"request_parameter_supported":     false,
-		"request_uri_parameter_supported": false,
-		"frontchannel_logout_supported":   false,
-		"backchannel_logout_supported":    false,
-		"claim_types_supported":           []string{"normal"},
+		"claims_parameter_supported":            false,
+		"request_parameter_supported":           false,
+		"request_uri_parameter_supported":       false,
+		"frontchannel_logout_supported":         true,
+		"frontchannel_logout_session_supported": true,
+		"backchannel_logout_supported":          true,
+		"backchannel_logout_session_supported":  true,
+		"claim_types_supported":                 []string{"normal"},
 	}
 	if h.registrationOpen() {
 		m["registration_endpoint"] = issuer + oauth.RegisterPath

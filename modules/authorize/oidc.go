@@ -64,12 +64,15 @@ var promptValues = []string{"none", "login", "consent", "select_account"}
 type oidcParams struct {
 	nonce, prompt, loginHint string
 	maxAge                   *int
+	// mfa is acr_values=urn:authcore:acr:mfa (SPEC §25): a sign-in with a second factor.
+	mfa bool
 }
 
 // readOIDC reads nonce, prompt, max_age and login_hint: the error to send back, or "".
 func readOIDC(q url.Values) (oidcParams, string) {
 	p := oidcParams{nonce: q.Get("nonce"), prompt: q.Get("prompt"), loginHint: q.Get("login_hint")}
-	for _, k := range []string{"nonce", "prompt", "max_age", "login_hint"} {
+	p.mfa = readACR(q.Get("acr_values"))
+	for _, k := range []string{"nonce", "prompt", "max_age", "login_hint", "acr_values"} {
 		if len(q[k]) > 1 {
 			return p, k + " is given more than once"
 		}
@@ -199,6 +202,9 @@ func (s *service) idToken(ctx context.Context, userID, projectID, clientID, alg,
 			claims[k] = v
 		}
 	}
+	if err := s.appClaims(ctx, clientID, userID, claims); err != nil {
+		return "", err
+	}
 	tok, err := s.signer.SignIDToken(ctx, claims, alg)
 	if err != nil {
 		return "", err
@@ -289,6 +295,11 @@ func (h *handler) userinfo(c *fiber.Ctx) error {
 	}
 	out := profileClaims(profile, scopes)
 	out["sub"] = sub
+	if cid, _ := claims["client_id"].(string); cid != "" {
+		if cl, err := h.clients.resolve(c.UserContext(), cid); err == nil && cl.app() {
+			customClaims(cl.Claims, profile.Metadata, out)
+		}
+	}
 	return c.JSON(out)
 }
 
@@ -386,6 +397,19 @@ func (h *handler) logout(c *fiber.Ctx) error {
 			return err
 		}
 	}
+	var fronts []string
+	if sid != "" && hint != "" {
+		// An app's id_token (SPEC §25): its sid is the browser's SSO session of the app's
+		// project, which ends for every app it signed in to. Only this browser's: a
+		// hint alone (an old token of anyone's) signs out nobody else.
+		if cl, err := h.clients.resolve(c.UserContext(), clientID); err == nil && cl.app() {
+			var err error
+			if fronts, err = h.endSSO(c, cl.ProjectID, sid); err != nil {
+				return err
+			}
+			sid = "" // ended, or not this browser's
+		}
+	}
 	if sid != "" {
 		p, ok, err := h.guard.BrowserSession(c)
 		if err != nil {
@@ -400,9 +424,9 @@ func (h *handler) logout(c *fiber.Ctx) error {
 	}
 	switch {
 	case back != "" && hint == "":
-		return h.signedOut(c, false, "The application asked to send you back without an id_token_hint, so this server will not send you there.")
+		return h.signedOut(c, false, "The application asked to send you back without an id_token_hint, so this server will not send you there.", fronts, "")
 	case back != "" && !live:
-		return h.signedOut(c, true, "The application's id_token_hint has expired, so this server will not send you back to it.")
+		return h.signedOut(c, true, "The application's id_token_hint has expired, so this server will not send you back to it.", fronts, "")
 	case back != "":
 		u, _ := url.Parse(back) // registered: it parses
 		if st := q.Get("state"); st != "" {
@@ -410,7 +434,40 @@ func (h *handler) logout(c *fiber.Ctx) error {
 			v.Set("state", st)
 			u.RawQuery = v.Encode()
 		}
+		if len(fronts) > 0 { // the apps' front-channel pages load first, then the browser goes back
+			return h.signedOut(c, true, "", fronts, u.String())
+		}
 		return c.Redirect(u.String(), http.StatusFound)
 	}
-	return h.signedOut(c, hint != "", "")
+	return h.signedOut(c, hint != "", "", fronts, "")
+}
+
+// endSSO ends the SSO session sid of project when it is this browser's (its SSO cookie
+// names it): the session is revoked (so every app it signed in to hears by back-channel),
+// the cookie cleared, and the console's cookies too when they are that session. It
+// answers the front-channel logout URLs of the apps it had signed in to, read before the
+// session ends.
+func (h *handler) endSSO(c *fiber.Ctx, project, sid string) ([]string, error) {
+	if h.ssoHandle(c, project) != sid {
+		return nil, nil
+	}
+	var fronts []string
+	if h.appSessions != nil {
+		var err error
+		if fronts, err = h.appSessions.FrontChannel(c.UserContext(), sid); err != nil {
+			return nil, err
+		}
+	}
+	p, console, err := h.guard.OptionalSession(c)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := h.sessions.Revoke(c.UserContext(), sid); err != nil {
+		return nil, err
+	}
+	h.clearSSO(c, project)
+	if console && p.SessionHandle == sid {
+		guard.ClearSessionCookies(c, h.cfg)
+	}
+	return fronts, nil
 }

@@ -149,7 +149,7 @@ func (g *codeGrant) Token(ctx context.Context, r oauth.Request) (oauth.Token, er
 	case refused != nil:
 		return oauth.Token{}, refused
 	}
-	scopes, err := s.standing(ctx, code.GrantID, gs, code.Scopes, code.Resources)
+	scopes, err := s.standing(ctx, cl, code.GrantID, gs, code.Scopes, code.Resources)
 	if err != nil {
 		return oauth.Token{}, err
 	}
@@ -283,7 +283,7 @@ func (g *refreshGrant) Token(ctx context.Context, r oauth.Request) (oauth.Token,
 	if len(requested) > 0 {
 		granted = requested
 	}
-	if granted, err = s.standing(ctx, row.GrantID, gs, granted, row.Resources); err != nil {
+	if granted, err = s.standing(ctx, cl, row.GrantID, gs, granted, row.Resources); err != nil {
 		return oauth.Token{}, err
 	}
 	// The answer is signed before the rotation commits, so that the rotation can keep it
@@ -429,14 +429,23 @@ func (s *service) seal(rowID string, answer oauth.Token) (string, error) {
 // A grant that lost either ends here — the change that lost it ends it too, in its own
 // transaction; this is the rule, that the mechanism. The scopes come back narrowed to
 // what the project's policy allows now: a narrower policy narrows, it does not fail.
-func (s *service) standing(ctx context.Context, grantID string, gs grantState, scopes, resources []string) ([]string, error) {
-	reason := ""
-	role, ok, err := s.members.Role(ctx, gs.ProjectID, gs.UserID)
-	if err != nil {
-		return nil, err
+//
+// Two grants stand on the person alone (SPEC §25): an app's, approved by its tenant user
+// for themselves, and a personal one (no project: identity scopes only). Neither needs a
+// project admin; a personal grant issues nothing but identity scopes.
+func (s *service) standing(ctx context.Context, cl client, grantID string, gs grantState, scopes, resources []string) ([]string, error) {
+	if gs.ProjectID == "" {
+		return slices.DeleteFunc(slices.Clone(scopes), func(sc string) bool { return !isIdentityScope(sc) }), nil
 	}
-	if !ok || role != identity.RoleAdmin {
-		reason = "member_removed"
+	reason := ""
+	if !cl.app() || cl.ProjectID != gs.ProjectID {
+		role, ok, err := s.members.Role(ctx, gs.ProjectID, gs.UserID)
+		if err != nil {
+			return nil, err
+		}
+		if !ok || role != identity.RoleAdmin {
+			reason = "member_removed"
+		}
 	}
 	for _, uri := range resources {
 		if reason != "" {

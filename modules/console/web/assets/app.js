@@ -183,7 +183,7 @@ async function authForm(mode, why, hint) {
   }, email, password, box, h('button', { type: 'submit' }, label),
   mode === 'signin' ? h('button', {
     type: 'button',
-    onclick: () => submitting(form, box, async () => signedIn(await passkeySignIn())),
+    onclick: () => submitting(form, box, async () => signedIn(await passkeySignIn(tenant))),
   }, 'Sign in with a passkey') : '');
   const other = mode === 'signup'
     ? h('p', {}, 'Have an account? ', h('a', { href: '#/signin' }, 'Sign in instead'))
@@ -199,6 +199,7 @@ async function signedIn(got) {
   state.tenantUser = got.user.tenantId !== 'public';
   if (state.tenantUser) { // their sign-in page, when they sign out, is their tenant's
     state.tenant = got.user.tenantId;
+    if (location.pathname === consentPage) { render(); return; } // an app of their project asked (SPEC §25)
     // A mailed link to an approval (SPEC §23) is where they were going.
     go(arrivedAt.startsWith('#/approvals') ? arrivedAt : '#/account');
     return;
@@ -889,8 +890,10 @@ async function consentView(id) {
   } catch (err) {
     // The application asked for a fresher sign-in than this one (prompt=login, max_age):
     // a new sign-in here, then the question again.
-    if (err.code === 'login_required') {
-      authForm('signin', 'The application asks you to sign in again before you decide.', state.user && state.user.email);
+    if (err.code === 'login_required' || err.code === 'mfa_required' || err.code === 'tenant_session_required') {
+      state.tenant = tenantOf();
+      authForm('signin', err.code === 'mfa_required' ? 'The application asks you to sign in with your second factor.'
+        : 'The application asks you to sign in again before you decide.', state.user && state.user.email);
       return;
     }
     box.show(err);
@@ -908,7 +911,9 @@ async function consentView(id) {
   }
   let picker = null;
   let projectLine;
-  if (req.projectId) {
+  if (req.personal) { // the person's own consent: nothing to choose (SPEC §25)
+    projectLine = '';
+  } else if (req.projectId) {
     const p = state.projects.find((x) => x.id === req.projectId);
     projectLine = h('p', {}, 'Project: ', h('strong', {}, p ? p.name : req.projectId));
   } else {
@@ -928,7 +933,7 @@ async function consentView(id) {
   const form = h('form', { onsubmit: (e) => e.preventDefault() });
   const approve = h('button', {
     type: 'button',
-    disabled: !req.canApprove || (!req.projectId && !state.projects.some((p) => p.role === 'admin')),
+    disabled: !req.canApprove || (!req.personal && !req.projectId && !state.projects.some((p) => p.role === 'admin')),
     onclick: () => submitting(form, box, () => decide('approve', picker ? picker.querySelector('select').value : undefined)),
   }, 'Approve');
   const deny = h('button', { type: 'button', class: 'danger', onclick: () => submitting(form, box, () => decide('deny')) }, 'Deny');
@@ -938,7 +943,7 @@ async function consentView(id) {
   show('Connect an application',
     h('p', { class: 'host' }, 'An application at ', h('strong', { 'aria-label': 'Application host' }, req.client.host),
       req.client.idHost ? [' (described by ', h('strong', { 'aria-label': 'Client document host' }, req.client.idHost), ')'] : '',
-      ' asks to act for you (', state.user.email || state.user.id, ').'),
+      req.personal ? ' asks to sign you in (' : ' asks to act for you (', state.user.email || state.user.id, ').'),
     h('p', { class: 'muted' }, 'It calls itself ', h('q', { 'aria-label': 'Claimed name' }, req.client.name),
       req.client.clientUri ? [' and claims the site ', h('q', { 'aria-label': 'Claimed site' }, req.client.clientUri)] : '',
       ': unverified.'),
@@ -1100,7 +1105,11 @@ async function render() {
   drawBanner();
   const request = new URLSearchParams(location.search).get('request');
   if (location.pathname === consentPage && request) {
-    if (state.user) return consentView(request);
+    // An app signs in its project's people (SPEC §25, ?tenant=); anything else dashboard users.
+    const wanted = tenantOf() || 'public';
+    if (state.user && (state.user.tenantId || 'public') === wanted) return consentView(request);
+    state.tenant = tenantOf();
+    if (route === '#/email') return emailView(show, signedIn, state.tenant);
     // login_hint (OIDC): the address the application expects, filled in for the person.
     if (route !== '#/signup') return authForm('signin', 'Sign in to connect an application.', new URLSearchParams(location.search).get('login_hint'));
   }

@@ -27,6 +27,8 @@ export async function methodsOf(tenant) {
 
 // back is where a finished sign-in returns to: this console, for the same tenant.
 function back(tenant) {
+  // From an authorization request's page (SPEC §25), back to it once signed in upstream.
+  if (location.pathname === '/console/authorize') return location.pathname + location.search;
   return tenant ? `/console?tenant=${encodeURIComponent(tenant)}` : '/console';
 }
 

@@ -20,14 +20,15 @@ async function get(options) {
 
 // assertion asks for a passkey. With the mfaToken of a sign-in's first step it is that
 // sign-in's second factor; without, a passkey alone or a step-up, which verify the user.
-export async function assertion(mfaToken) {
-  const options = await api('POST', '/v1/auth-core/mfa/passkeys/signin/begin', mfaToken ? { mfaToken } : {});
+export async function assertion(mfaToken, tenant) {
+  // A passkey alone signs in to the page's tenant (SPEC §25: an app's project's people).
+  const options = await api('POST', '/v1/auth-core/mfa/passkeys/signin/begin', mfaToken ? { mfaToken } : (tenant ? { tenantId: tenant } : {}));
   return get(options);
 }
 
 // passkeySignIn signs in with a passkey alone; resolves the sign-in answer.
-export async function passkeySignIn() {
-  return api('POST', '/v1/auth-core/mfa/passkeys/signin/finish', { credential: await assertion() });
+export async function passkeySignIn(tenant) {
+  return api('POST', '/v1/auth-core/mfa/passkeys/signin/finish', { credential: await assertion(undefined, tenant) });
 }
 
 // qr draws text as a QR code in SVG, one rect per dark module.
