@@ -21,6 +21,7 @@ import (
 	"github.com/authcore/authcore/ent/authorizationdetailtype"
 	"github.com/authcore/authcore/ent/backchannelclient"
 	"github.com/authcore/authcore/ent/backchannelrequest"
+	"github.com/authcore/authcore/ent/deviceauthorization"
 	"github.com/authcore/authcore/ent/emailsignin"
 	"github.com/authcore/authcore/ent/event"
 	"github.com/authcore/authcore/ent/federationflow"
@@ -80,6 +81,8 @@ type Client struct {
 	BackchannelClient *BackchannelClientClient
 	// BackchannelRequest is the client for interacting with the BackchannelRequest builders.
 	BackchannelRequest *BackchannelRequestClient
+	// DeviceAuthorization is the client for interacting with the DeviceAuthorization builders.
+	DeviceAuthorization *DeviceAuthorizationClient
 	// EmailSignIn is the client for interacting with the EmailSignIn builders.
 	EmailSignIn *EmailSignInClient
 	// Event is the client for interacting with the Event builders.
@@ -170,6 +173,7 @@ func (c *Client) init() {
 	c.AuthorizationDetailType = NewAuthorizationDetailTypeClient(c.config)
 	c.BackchannelClient = NewBackchannelClientClient(c.config)
 	c.BackchannelRequest = NewBackchannelRequestClient(c.config)
+	c.DeviceAuthorization = NewDeviceAuthorizationClient(c.config)
 	c.EmailSignIn = NewEmailSignInClient(c.config)
 	c.Event = NewEventClient(c.config)
 	c.FederationFlow = NewFederationFlowClient(c.config)
@@ -305,6 +309,7 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		AuthorizationDetailType:    NewAuthorizationDetailTypeClient(cfg),
 		BackchannelClient:          NewBackchannelClientClient(cfg),
 		BackchannelRequest:         NewBackchannelRequestClient(cfg),
+		DeviceAuthorization:        NewDeviceAuthorizationClient(cfg),
 		EmailSignIn:                NewEmailSignInClient(cfg),
 		Event:                      NewEventClient(cfg),
 		FederationFlow:             NewFederationFlowClient(cfg),
@@ -367,6 +372,7 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		AuthorizationDetailType:    NewAuthorizationDetailTypeClient(cfg),
 		BackchannelClient:          NewBackchannelClientClient(cfg),
 		BackchannelRequest:         NewBackchannelRequestClient(cfg),
+		DeviceAuthorization:        NewDeviceAuthorizationClient(cfg),
 		EmailSignIn:                NewEmailSignInClient(cfg),
 		Event:                      NewEventClient(cfg),
 		FederationFlow:             NewFederationFlowClient(cfg),
@@ -434,10 +440,11 @@ func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
 		c.AppSession, c.AuditEvent, c.AuditStream, c.AuthClient,
 		c.AuthorizationDetailType, c.BackchannelClient, c.BackchannelRequest,
-		c.EmailSignIn, c.Event, c.FederationFlow, c.GrantRefreshToken, c.Identity,
-		c.Invitation, c.LogoutDelivery, c.MFAChallenge, c.MFAFactor, c.MFARecoveryCode,
-		c.Membership, c.OAuthAuthorization, c.OAuthClient, c.OAuthCode, c.OAuthGrant,
-		c.Project, c.ProviderDomain, c.RefreshToken, c.RegistrationToken, c.Resource,
+		c.DeviceAuthorization, c.EmailSignIn, c.Event, c.FederationFlow,
+		c.GrantRefreshToken, c.Identity, c.Invitation, c.LogoutDelivery,
+		c.MFAChallenge, c.MFAFactor, c.MFARecoveryCode, c.Membership,
+		c.OAuthAuthorization, c.OAuthClient, c.OAuthCode, c.OAuthGrant, c.Project,
+		c.ProviderDomain, c.RefreshToken, c.RegistrationToken, c.Resource,
 		c.RevokedAccessToken, c.S3Credential, c.Session, c.SignInBudget,
 		c.SignInMethods, c.SignInProvider, c.SigningKey, c.TrustedAuthorizationServer,
 		c.TrustedIssuer, c.UsageCount, c.UsedAssertion, c.User, c.UserToken,
@@ -453,10 +460,11 @@ func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
 		c.AppSession, c.AuditEvent, c.AuditStream, c.AuthClient,
 		c.AuthorizationDetailType, c.BackchannelClient, c.BackchannelRequest,
-		c.EmailSignIn, c.Event, c.FederationFlow, c.GrantRefreshToken, c.Identity,
-		c.Invitation, c.LogoutDelivery, c.MFAChallenge, c.MFAFactor, c.MFARecoveryCode,
-		c.Membership, c.OAuthAuthorization, c.OAuthClient, c.OAuthCode, c.OAuthGrant,
-		c.Project, c.ProviderDomain, c.RefreshToken, c.RegistrationToken, c.Resource,
+		c.DeviceAuthorization, c.EmailSignIn, c.Event, c.FederationFlow,
+		c.GrantRefreshToken, c.Identity, c.Invitation, c.LogoutDelivery,
+		c.MFAChallenge, c.MFAFactor, c.MFARecoveryCode, c.Membership,
+		c.OAuthAuthorization, c.OAuthClient, c.OAuthCode, c.OAuthGrant, c.Project,
+		c.ProviderDomain, c.RefreshToken, c.RegistrationToken, c.Resource,
 		c.RevokedAccessToken, c.S3Credential, c.Session, c.SignInBudget,
 		c.SignInMethods, c.SignInProvider, c.SigningKey, c.TrustedAuthorizationServer,
 		c.TrustedIssuer, c.UsageCount, c.UsedAssertion, c.User, c.UserToken,
@@ -483,6 +491,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.BackchannelClient.mutate(ctx, m)
 	case *BackchannelRequestMutation:
 		return c.BackchannelRequest.mutate(ctx, m)
+	case *DeviceAuthorizationMutation:
+		return c.DeviceAuthorization.mutate(ctx, m)
 	case *EmailSignInMutation:
 		return c.EmailSignIn.mutate(ctx, m)
 	case *EventMutation:
@@ -1488,6 +1498,139 @@ func (c *BackchannelRequestClient) mutate(ctx context.Context, m *BackchannelReq
 		return (&BackchannelRequestDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
 	default:
 		return nil, fmt.Errorf("ent: unknown BackchannelRequest mutation op: %q", m.Op())
+	}
+}
+
+// DeviceAuthorizationClient is a client for the DeviceAuthorization schema.
+type DeviceAuthorizationClient struct {
+	config
+}
+
+// NewDeviceAuthorizationClient returns a client for the DeviceAuthorization from the given config.
+func NewDeviceAuthorizationClient(c config) *DeviceAuthorizationClient {
+	return &DeviceAuthorizationClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `deviceauthorization.Hooks(f(g(h())))`.
+func (c *DeviceAuthorizationClient) Use(hooks ...Hook) {
+	c.hooks.DeviceAuthorization = append(c.hooks.DeviceAuthorization, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `deviceauthorization.Intercept(f(g(h())))`.
+func (c *DeviceAuthorizationClient) Intercept(interceptors ...Interceptor) {
+	c.inters.DeviceAuthorization = append(c.inters.DeviceAuthorization, interceptors...)
+}
+
+// Create returns a builder for creating a DeviceAuthorization entity.
+func (c *DeviceAuthorizationClient) Create() *DeviceAuthorizationCreate {
+	mutation := newDeviceAuthorizationMutation(c.config, OpCreate)
+	return &DeviceAuthorizationCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of DeviceAuthorization entities.
+func (c *DeviceAuthorizationClient) CreateBulk(builders ...*DeviceAuthorizationCreate) *DeviceAuthorizationCreateBulk {
+	return &DeviceAuthorizationCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *DeviceAuthorizationClient) MapCreateBulk(slice any, setFunc func(*DeviceAuthorizationCreate, int)) *DeviceAuthorizationCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &DeviceAuthorizationCreateBulk{err: fmt.Errorf("calling to DeviceAuthorizationClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*DeviceAuthorizationCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &DeviceAuthorizationCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for DeviceAuthorization.
+func (c *DeviceAuthorizationClient) Update() *DeviceAuthorizationUpdate {
+	mutation := newDeviceAuthorizationMutation(c.config, OpUpdate)
+	return &DeviceAuthorizationUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *DeviceAuthorizationClient) UpdateOne(_m *DeviceAuthorization) *DeviceAuthorizationUpdateOne {
+	mutation := newDeviceAuthorizationMutation(c.config, OpUpdateOne, withDeviceAuthorization(_m))
+	return &DeviceAuthorizationUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *DeviceAuthorizationClient) UpdateOneID(id string) *DeviceAuthorizationUpdateOne {
+	mutation := newDeviceAuthorizationMutation(c.config, OpUpdateOne, withDeviceAuthorizationID(id))
+	return &DeviceAuthorizationUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for DeviceAuthorization.
+func (c *DeviceAuthorizationClient) Delete() *DeviceAuthorizationDelete {
+	mutation := newDeviceAuthorizationMutation(c.config, OpDelete)
+	return &DeviceAuthorizationDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *DeviceAuthorizationClient) DeleteOne(_m *DeviceAuthorization) *DeviceAuthorizationDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *DeviceAuthorizationClient) DeleteOneID(id string) *DeviceAuthorizationDeleteOne {
+	builder := c.Delete().Where(deviceauthorization.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &DeviceAuthorizationDeleteOne{builder}
+}
+
+// Query returns a query builder for DeviceAuthorization.
+func (c *DeviceAuthorizationClient) Query() *DeviceAuthorizationQuery {
+	return &DeviceAuthorizationQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeDeviceAuthorization},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a DeviceAuthorization entity by its id.
+func (c *DeviceAuthorizationClient) Get(ctx context.Context, id string) (*DeviceAuthorization, error) {
+	return c.Query().Where(deviceauthorization.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *DeviceAuthorizationClient) GetX(ctx context.Context, id string) *DeviceAuthorization {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *DeviceAuthorizationClient) Hooks() []Hook {
+	return c.hooks.DeviceAuthorization
+}
+
+// Interceptors returns the client interceptors.
+func (c *DeviceAuthorizationClient) Interceptors() []Interceptor {
+	return c.inters.DeviceAuthorization
+}
+
+func (c *DeviceAuthorizationClient) mutate(ctx context.Context, m *DeviceAuthorizationMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&DeviceAuthorizationCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&DeviceAuthorizationUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&DeviceAuthorizationUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&DeviceAuthorizationDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown DeviceAuthorization mutation op: %q", m.Op())
 	}
 }
 
@@ -6283,10 +6426,10 @@ func (c *WebhookDeliveryClient) mutate(ctx context.Context, m *WebhookDeliveryMu
 type (
 	hooks struct {
 		AppSession, AuditEvent, AuditStream, AuthClient, AuthorizationDetailType,
-		BackchannelClient, BackchannelRequest, EmailSignIn, Event, FederationFlow,
-		GrantRefreshToken, Identity, Invitation, LogoutDelivery, MFAChallenge,
-		MFAFactor, MFARecoveryCode, Membership, OAuthAuthorization, OAuthClient,
-		OAuthCode, OAuthGrant, Project, ProviderDomain, RefreshToken,
+		BackchannelClient, BackchannelRequest, DeviceAuthorization, EmailSignIn, Event,
+		FederationFlow, GrantRefreshToken, Identity, Invitation, LogoutDelivery,
+		MFAChallenge, MFAFactor, MFARecoveryCode, Membership, OAuthAuthorization,
+		OAuthClient, OAuthCode, OAuthGrant, Project, ProviderDomain, RefreshToken,
 		RegistrationToken, Resource, RevokedAccessToken, S3Credential, Session,
 		SignInBudget, SignInMethods, SignInProvider, SigningKey,
 		TrustedAuthorizationServer, TrustedIssuer, UsageCount, UsedAssertion, User,
@@ -6294,10 +6437,10 @@ type (
 	}
 	inters struct {
 		AppSession, AuditEvent, AuditStream, AuthClient, AuthorizationDetailType,
-		BackchannelClient, BackchannelRequest, EmailSignIn, Event, FederationFlow,
-		GrantRefreshToken, Identity, Invitation, LogoutDelivery, MFAChallenge,
-		MFAFactor, MFARecoveryCode, Membership, OAuthAuthorization, OAuthClient,
-		OAuthCode, OAuthGrant, Project, ProviderDomain, RefreshToken,
+		BackchannelClient, BackchannelRequest, DeviceAuthorization, EmailSignIn, Event,
+		FederationFlow, GrantRefreshToken, Identity, Invitation, LogoutDelivery,
+		MFAChallenge, MFAFactor, MFARecoveryCode, Membership, OAuthAuthorization,
+		OAuthClient, OAuthCode, OAuthGrant, Project, ProviderDomain, RefreshToken,
 		RegistrationToken, Resource, RevokedAccessToken, S3Credential, Session,
 		SignInBudget, SignInMethods, SignInProvider, SigningKey,
 		TrustedAuthorizationServer, TrustedIssuer, UsageCount, UsedAssertion, User,

@@ -19,6 +19,7 @@ import (
 	"github.com/authcore/authcore/ent/authorizationdetailtype"
 	"github.com/authcore/authcore/ent/backchannelclient"
 	"github.com/authcore/authcore/ent/backchannelrequest"
+	"github.com/authcore/authcore/ent/deviceauthorization"
 	"github.com/authcore/authcore/ent/emailsignin"
 	"github.com/authcore/authcore/ent/event"
 	"github.com/authcore/authcore/ent/federationflow"
@@ -122,6 +123,7 @@ func checkColumn(t, c string) error {
 			authorizationdetailtype.Table:    authorizationdetailtype.ValidColumn,
 			backchannelclient.Table:          backchannelclient.ValidColumn,
 			backchannelrequest.Table:         backchannelrequest.ValidColumn,
+			deviceauthorization.Table:        deviceauthorization.ValidColumn,
 			emailsignin.Table:                emailsignin.ValidColumn,
 			event.Table:                      event.ValidColumn,
 			federationflow.Table:             federationflow.ValidColumn,

@@ -18,6 +18,7 @@ import (
 	"github.com/authcore/authcore/ent/authorizationdetailtype"
 	"github.com/authcore/authcore/ent/backchannelclient"
 	"github.com/authcore/authcore/ent/backchannelrequest"
+	"github.com/authcore/authcore/ent/deviceauthorization"
 	"github.com/authcore/authcore/ent/emailsignin"
 	"github.com/authcore/authcore/ent/event"
 	"github.com/authcore/authcore/ent/federationflow"
@@ -73,6 +74,7 @@ const (
 	TypeAuthorizationDetailType    = "AuthorizationDetailType"
 	TypeBackchannelClient          = "BackchannelClient"
 	TypeBackchannelRequest         = "BackchannelRequest"
+	TypeDeviceAuthorization        = "DeviceAuthorization"
 	TypeEmailSignIn                = "EmailSignIn"
 	TypeEvent                      = "Event"
 	TypeFederationFlow             = "FederationFlow"
@@ -8319,6 +8321,1458 @@ func (m *BackchannelRequestMutation) ClearEdge(name string) error {
 // It returns an error if the edge is not defined in the schema.
 func (m *BackchannelRequestMutation) ResetEdge(name string) error {
 	return fmt.Errorf("unknown BackchannelRequest edge %s", name)
+}
+
+// DeviceAuthorizationMutation represents an operation that mutates the DeviceAuthorization nodes in the graph.
+type DeviceAuthorizationMutation struct {
+	config
+	op                 Op
+	typ                string
+	id                 *string
+	created_at         *time.Time
+	device_code_digest *[]byte
+	user_code_digest   *[]byte
+	client_id          *string
+	client_name        *string
+	scopes             *[]string
+	appendscopes       []string
+	resources          *[]string
+	appendresources    []string
+	project_id         *string
+	tenant_id          *string
+	expires_at         *time.Time
+	interval           *int
+	addinterval        *int
+	last_polled_at     *time.Time
+	status             *deviceauthorization.Status
+	grant_id           *string
+	user_id            *string
+	sid                *string
+	auth_time          *time.Time
+	amr                *[]string
+	appendamr          []string
+	clearedFields      map[string]struct{}
+	done               bool
+	oldValue           func(context.Context) (*DeviceAuthorization, error)
+	predicates         []predicate.DeviceAuthorization
+}
+
+var _ ent.Mutation = (*DeviceAuthorizationMutation)(nil)
+
+// deviceauthorizationOption allows management of the mutation configuration using functional options.
+type deviceauthorizationOption func(*DeviceAuthorizationMutation)
+
+// newDeviceAuthorizationMutation creates new mutation for the DeviceAuthorization entity.
+func newDeviceAuthorizationMutation(c config, op Op, opts ...deviceauthorizationOption) *DeviceAuthorizationMutation {
+	m := &DeviceAuthorizationMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeDeviceAuthorization,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withDeviceAuthorizationID sets the ID field of the mutation.
+func withDeviceAuthorizationID(id string) deviceauthorizationOption {
+	return func(m *DeviceAuthorizationMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *DeviceAuthorization
+		)
+		m.oldValue = func(ctx context.Context) (*DeviceAuthorization, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().DeviceAuthorization.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withDeviceAuthorization sets the old DeviceAuthorization of the mutation.
+func withDeviceAuthorization(node *DeviceAuthorization) deviceauthorizationOption {
+	return func(m *DeviceAuthorizationMutation) {
+		m.oldValue = func(context.Context) (*DeviceAuthorization, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m DeviceAuthorizationMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m DeviceAuthorizationMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of DeviceAuthorization entities.
+func (m *DeviceAuthorizationMutation) SetID(id string) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *DeviceAuthorizationMutation) ID() (id string, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *DeviceAuthorizationMutation) IDs(ctx context.Context) ([]string, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []string{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().DeviceAuthorization.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *DeviceAuthorizationMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *DeviceAuthorizationMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the DeviceAuthorization entity.
+// If the DeviceAuthorization object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DeviceAuthorizationMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *DeviceAuthorizationMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// SetDeviceCodeDigest sets the "device_code_digest" field.
+func (m *DeviceAuthorizationMutation) SetDeviceCodeDigest(b []byte) {
+	m.device_code_digest = &b
+}
+
+// DeviceCodeDigest returns the value of the "device_code_digest" field in the mutation.
+func (m *DeviceAuthorizationMutation) DeviceCodeDigest() (r []byte, exists bool) {
+	v := m.device_code_digest
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDeviceCodeDigest returns the old "device_code_digest" field's value of the DeviceAuthorization entity.
+// If the DeviceAuthorization object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DeviceAuthorizationMutation) OldDeviceCodeDigest(ctx context.Context) (v []byte, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDeviceCodeDigest is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDeviceCodeDigest requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDeviceCodeDigest: %w", err)
+	}
+	return oldValue.DeviceCodeDigest, nil
+}
+
+// ResetDeviceCodeDigest resets all changes to the "device_code_digest" field.
+func (m *DeviceAuthorizationMutation) ResetDeviceCodeDigest() {
+	m.device_code_digest = nil
+}
+
+// SetUserCodeDigest sets the "user_code_digest" field.
+func (m *DeviceAuthorizationMutation) SetUserCodeDigest(b []byte) {
+	m.user_code_digest = &b
+}
+
+// UserCodeDigest returns the value of the "user_code_digest" field in the mutation.
+func (m *DeviceAuthorizationMutation) UserCodeDigest() (r []byte, exists bool) {
+	v := m.user_code_digest
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUserCodeDigest returns the old "user_code_digest" field's value of the DeviceAuthorization entity.
+// If the DeviceAuthorization object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DeviceAuthorizationMutation) OldUserCodeDigest(ctx context.Context) (v []byte, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUserCodeDigest is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUserCodeDigest requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUserCodeDigest: %w", err)
+	}
+	return oldValue.UserCodeDigest, nil
+}
+
+// ResetUserCodeDigest resets all changes to the "user_code_digest" field.
+func (m *DeviceAuthorizationMutation) ResetUserCodeDigest() {
+	m.user_code_digest = nil
+}
+
+// SetClientID sets the "client_id" field.
+func (m *DeviceAuthorizationMutation) SetClientID(s string) {
+	m.client_id = &s
+}
+
+// ClientID returns the value of the "client_id" field in the mutation.
+func (m *DeviceAuthorizationMutation) ClientID() (r string, exists bool) {
+	v := m.client_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldClientID returns the old "client_id" field's value of the DeviceAuthorization entity.
+// If the DeviceAuthorization object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DeviceAuthorizationMutation) OldClientID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldClientID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldClientID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldClientID: %w", err)
+	}
+	return oldValue.ClientID, nil
+}
+
+// ResetClientID resets all changes to the "client_id" field.
+func (m *DeviceAuthorizationMutation) ResetClientID() {
+	m.client_id = nil
+}
+
+// SetClientName sets the "client_name" field.
+func (m *DeviceAuthorizationMutation) SetClientName(s string) {
+	m.client_name = &s
+}
+
+// ClientName returns the value of the "client_name" field in the mutation.
+func (m *DeviceAuthorizationMutation) ClientName() (r string, exists bool) {
+	v := m.client_name
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldClientName returns the old "client_name" field's value of the DeviceAuthorization entity.
+// If the DeviceAuthorization object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DeviceAuthorizationMutation) OldClientName(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldClientName is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldClientName requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldClientName: %w", err)
+	}
+	return oldValue.ClientName, nil
+}
+
+// ResetClientName resets all changes to the "client_name" field.
+func (m *DeviceAuthorizationMutation) ResetClientName() {
+	m.client_name = nil
+}
+
+// SetScopes sets the "scopes" field.
+func (m *DeviceAuthorizationMutation) SetScopes(s []string) {
+	m.scopes = &s
+	m.appendscopes = nil
+}
+
+// Scopes returns the value of the "scopes" field in the mutation.
+func (m *DeviceAuthorizationMutation) Scopes() (r []string, exists bool) {
+	v := m.scopes
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldScopes returns the old "scopes" field's value of the DeviceAuthorization entity.
+// If the DeviceAuthorization object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DeviceAuthorizationMutation) OldScopes(ctx context.Context) (v []string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldScopes is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldScopes requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldScopes: %w", err)
+	}
+	return oldValue.Scopes, nil
+}
+
+// AppendScopes adds s to the "scopes" field.
+func (m *DeviceAuthorizationMutation) AppendScopes(s []string) {
+	m.appendscopes = append(m.appendscopes, s...)
+}
+
+// AppendedScopes returns the list of values that were appended to the "scopes" field in this mutation.
+func (m *DeviceAuthorizationMutation) AppendedScopes() ([]string, bool) {
+	if len(m.appendscopes) == 0 {
+		return nil, false
+	}
+	return m.appendscopes, true
+}
+
+// ResetScopes resets all changes to the "scopes" field.
+func (m *DeviceAuthorizationMutation) ResetScopes() {
+	m.scopes = nil
+	m.appendscopes = nil
+}
+
+// SetResources sets the "resources" field.
+func (m *DeviceAuthorizationMutation) SetResources(s []string) {
+	m.resources = &s
+	m.appendresources = nil
+}
+
+// Resources returns the value of the "resources" field in the mutation.
+func (m *DeviceAuthorizationMutation) Resources() (r []string, exists bool) {
+	v := m.resources
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldResources returns the old "resources" field's value of the DeviceAuthorization entity.
+// If the DeviceAuthorization object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DeviceAuthorizationMutation) OldResources(ctx context.Context) (v []string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldResources is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldResources requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldResources: %w", err)
+	}
+	return oldValue.Resources, nil
+}
+
+// AppendResources adds s to the "resources" field.
+func (m *DeviceAuthorizationMutation) AppendResources(s []string) {
+	m.appendresources = append(m.appendresources, s...)
+}
+
+// AppendedResources returns the list of values that were appended to the "resources" field in this mutation.
+func (m *DeviceAuthorizationMutation) AppendedResources() ([]string, bool) {
+	if len(m.appendresources) == 0 {
+		return nil, false
+	}
+	return m.appendresources, true
+}
+
+// ResetResources resets all changes to the "resources" field.
+func (m *DeviceAuthorizationMutation) ResetResources() {
+	m.resources = nil
+	m.appendresources = nil
+}
+
+// SetProjectID sets the "project_id" field.
+func (m *DeviceAuthorizationMutation) SetProjectID(s string) {
+	m.project_id = &s
+}
+
+// ProjectID returns the value of the "project_id" field in the mutation.
+func (m *DeviceAuthorizationMutation) ProjectID() (r string, exists bool) {
+	v := m.project_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldProjectID returns the old "project_id" field's value of the DeviceAuthorization entity.
+// If the DeviceAuthorization object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DeviceAuthorizationMutation) OldProjectID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldProjectID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldProjectID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldProjectID: %w", err)
+	}
+	return oldValue.ProjectID, nil
+}
+
+// ResetProjectID resets all changes to the "project_id" field.
+func (m *DeviceAuthorizationMutation) ResetProjectID() {
+	m.project_id = nil
+}
+
+// SetTenantID sets the "tenant_id" field.
+func (m *DeviceAuthorizationMutation) SetTenantID(s string) {
+	m.tenant_id = &s
+}
+
+// TenantID returns the value of the "tenant_id" field in the mutation.
+func (m *DeviceAuthorizationMutation) TenantID() (r string, exists bool) {
+	v := m.tenant_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTenantID returns the old "tenant_id" field's value of the DeviceAuthorization entity.
+// If the DeviceAuthorization object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DeviceAuthorizationMutation) OldTenantID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTenantID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTenantID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTenantID: %w", err)
+	}
+	return oldValue.TenantID, nil
+}
+
+// ResetTenantID resets all changes to the "tenant_id" field.
+func (m *DeviceAuthorizationMutation) ResetTenantID() {
+	m.tenant_id = nil
+}
+
+// SetExpiresAt sets the "expires_at" field.
+func (m *DeviceAuthorizationMutation) SetExpiresAt(t time.Time) {
+	m.expires_at = &t
+}
+
+// ExpiresAt returns the value of the "expires_at" field in the mutation.
+func (m *DeviceAuthorizationMutation) ExpiresAt() (r time.Time, exists bool) {
+	v := m.expires_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldExpiresAt returns the old "expires_at" field's value of the DeviceAuthorization entity.
+// If the DeviceAuthorization object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DeviceAuthorizationMutation) OldExpiresAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldExpiresAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldExpiresAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldExpiresAt: %w", err)
+	}
+	return oldValue.ExpiresAt, nil
+}
+
+// ResetExpiresAt resets all changes to the "expires_at" field.
+func (m *DeviceAuthorizationMutation) ResetExpiresAt() {
+	m.expires_at = nil
+}
+
+// SetInterval sets the "interval" field.
+func (m *DeviceAuthorizationMutation) SetInterval(i int) {
+	m.interval = &i
+	m.addinterval = nil
+}
+
+// Interval returns the value of the "interval" field in the mutation.
+func (m *DeviceAuthorizationMutation) Interval() (r int, exists bool) {
+	v := m.interval
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldInterval returns the old "interval" field's value of the DeviceAuthorization entity.
+// If the DeviceAuthorization object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DeviceAuthorizationMutation) OldInterval(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldInterval is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldInterval requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldInterval: %w", err)
+	}
+	return oldValue.Interval, nil
+}
+
+// AddInterval adds i to the "interval" field.
+func (m *DeviceAuthorizationMutation) AddInterval(i int) {
+	if m.addinterval != nil {
+		*m.addinterval += i
+	} else {
+		m.addinterval = &i
+	}
+}
+
+// AddedInterval returns the value that was added to the "interval" field in this mutation.
+func (m *DeviceAuthorizationMutation) AddedInterval() (r int, exists bool) {
+	v := m.addinterval
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetInterval resets all changes to the "interval" field.
+func (m *DeviceAuthorizationMutation) ResetInterval() {
+	m.interval = nil
+	m.addinterval = nil
+}
+
+// SetLastPolledAt sets the "last_polled_at" field.
+func (m *DeviceAuthorizationMutation) SetLastPolledAt(t time.Time) {
+	m.last_polled_at = &t
+}
+
+// LastPolledAt returns the value of the "last_polled_at" field in the mutation.
+func (m *DeviceAuthorizationMutation) LastPolledAt() (r time.Time, exists bool) {
+	v := m.last_polled_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldLastPolledAt returns the old "last_polled_at" field's value of the DeviceAuthorization entity.
+// If the DeviceAuthorization object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DeviceAuthorizationMutation) OldLastPolledAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldLastPolledAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldLastPolledAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldLastPolledAt: %w", err)
+	}
+	return oldValue.LastPolledAt, nil
+}
+
+// ClearLastPolledAt clears the value of the "last_polled_at" field.
+func (m *DeviceAuthorizationMutation) ClearLastPolledAt() {
+	m.last_polled_at = nil
+	m.clearedFields[deviceauthorization.FieldLastPolledAt] = struct{}{}
+}
+
+// LastPolledAtCleared returns if the "last_polled_at" field was cleared in this mutation.
+func (m *DeviceAuthorizationMutation) LastPolledAtCleared() bool {
+	_, ok := m.clearedFields[deviceauthorization.FieldLastPolledAt]
+	return ok
+}
+
+// ResetLastPolledAt resets all changes to the "last_polled_at" field.
+func (m *DeviceAuthorizationMutation) ResetLastPolledAt() {
+	m.last_polled_at = nil
+	delete(m.clearedFields, deviceauthorization.FieldLastPolledAt)
+}
+
+// SetStatus sets the "status" field.
+func (m *DeviceAuthorizationMutation) SetStatus(d deviceauthorization.Status) {
+	m.status = &d
+}
+
+// Status returns the value of the "status" field in the mutation.
+func (m *DeviceAuthorizationMutation) Status() (r deviceauthorization.Status, exists bool) {
+	v := m.status
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldStatus returns the old "status" field's value of the DeviceAuthorization entity.
+// If the DeviceAuthorization object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DeviceAuthorizationMutation) OldStatus(ctx context.Context) (v deviceauthorization.Status, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldStatus is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldStatus requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldStatus: %w", err)
+	}
+	return oldValue.Status, nil
+}
+
+// ResetStatus resets all changes to the "status" field.
+func (m *DeviceAuthorizationMutation) ResetStatus() {
+	m.status = nil
+}
+
+// SetGrantID sets the "grant_id" field.
+func (m *DeviceAuthorizationMutation) SetGrantID(s string) {
+	m.grant_id = &s
+}
+
+// GrantID returns the value of the "grant_id" field in the mutation.
+func (m *DeviceAuthorizationMutation) GrantID() (r string, exists bool) {
+	v := m.grant_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldGrantID returns the old "grant_id" field's value of the DeviceAuthorization entity.
+// If the DeviceAuthorization object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DeviceAuthorizationMutation) OldGrantID(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldGrantID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldGrantID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldGrantID: %w", err)
+	}
+	return oldValue.GrantID, nil
+}
+
+// ClearGrantID clears the value of the "grant_id" field.
+func (m *DeviceAuthorizationMutation) ClearGrantID() {
+	m.grant_id = nil
+	m.clearedFields[deviceauthorization.FieldGrantID] = struct{}{}
+}
+
+// GrantIDCleared returns if the "grant_id" field was cleared in this mutation.
+func (m *DeviceAuthorizationMutation) GrantIDCleared() bool {
+	_, ok := m.clearedFields[deviceauthorization.FieldGrantID]
+	return ok
+}
+
+// ResetGrantID resets all changes to the "grant_id" field.
+func (m *DeviceAuthorizationMutation) ResetGrantID() {
+	m.grant_id = nil
+	delete(m.clearedFields, deviceauthorization.FieldGrantID)
+}
+
+// SetUserID sets the "user_id" field.
+func (m *DeviceAuthorizationMutation) SetUserID(s string) {
+	m.user_id = &s
+}
+
+// UserID returns the value of the "user_id" field in the mutation.
+func (m *DeviceAuthorizationMutation) UserID() (r string, exists bool) {
+	v := m.user_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUserID returns the old "user_id" field's value of the DeviceAuthorization entity.
+// If the DeviceAuthorization object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DeviceAuthorizationMutation) OldUserID(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUserID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUserID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUserID: %w", err)
+	}
+	return oldValue.UserID, nil
+}
+
+// ClearUserID clears the value of the "user_id" field.
+func (m *DeviceAuthorizationMutation) ClearUserID() {
+	m.user_id = nil
+	m.clearedFields[deviceauthorization.FieldUserID] = struct{}{}
+}
+
+// UserIDCleared returns if the "user_id" field was cleared in this mutation.
+func (m *DeviceAuthorizationMutation) UserIDCleared() bool {
+	_, ok := m.clearedFields[deviceauthorization.FieldUserID]
+	return ok
+}
+
+// ResetUserID resets all changes to the "user_id" field.
+func (m *DeviceAuthorizationMutation) ResetUserID() {
+	m.user_id = nil
+	delete(m.clearedFields, deviceauthorization.FieldUserID)
+}
+
+// SetSid sets the "sid" field.
+func (m *DeviceAuthorizationMutation) SetSid(s string) {
+	m.sid = &s
+}
+
+// Sid returns the value of the "sid" field in the mutation.
+func (m *DeviceAuthorizationMutation) Sid() (r string, exists bool) {
+	v := m.sid
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSid returns the old "sid" field's value of the DeviceAuthorization entity.
+// If the DeviceAuthorization object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DeviceAuthorizationMutation) OldSid(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSid is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSid requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSid: %w", err)
+	}
+	return oldValue.Sid, nil
+}
+
+// ClearSid clears the value of the "sid" field.
+func (m *DeviceAuthorizationMutation) ClearSid() {
+	m.sid = nil
+	m.clearedFields[deviceauthorization.FieldSid] = struct{}{}
+}
+
+// SidCleared returns if the "sid" field was cleared in this mutation.
+func (m *DeviceAuthorizationMutation) SidCleared() bool {
+	_, ok := m.clearedFields[deviceauthorization.FieldSid]
+	return ok
+}
+
+// ResetSid resets all changes to the "sid" field.
+func (m *DeviceAuthorizationMutation) ResetSid() {
+	m.sid = nil
+	delete(m.clearedFields, deviceauthorization.FieldSid)
+}
+
+// SetAuthTime sets the "auth_time" field.
+func (m *DeviceAuthorizationMutation) SetAuthTime(t time.Time) {
+	m.auth_time = &t
+}
+
+// AuthTime returns the value of the "auth_time" field in the mutation.
+func (m *DeviceAuthorizationMutation) AuthTime() (r time.Time, exists bool) {
+	v := m.auth_time
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAuthTime returns the old "auth_time" field's value of the DeviceAuthorization entity.
+// If the DeviceAuthorization object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DeviceAuthorizationMutation) OldAuthTime(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAuthTime is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAuthTime requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAuthTime: %w", err)
+	}
+	return oldValue.AuthTime, nil
+}
+
+// ClearAuthTime clears the value of the "auth_time" field.
+func (m *DeviceAuthorizationMutation) ClearAuthTime() {
+	m.auth_time = nil
+	m.clearedFields[deviceauthorization.FieldAuthTime] = struct{}{}
+}
+
+// AuthTimeCleared returns if the "auth_time" field was cleared in this mutation.
+func (m *DeviceAuthorizationMutation) AuthTimeCleared() bool {
+	_, ok := m.clearedFields[deviceauthorization.FieldAuthTime]
+	return ok
+}
+
+// ResetAuthTime resets all changes to the "auth_time" field.
+func (m *DeviceAuthorizationMutation) ResetAuthTime() {
+	m.auth_time = nil
+	delete(m.clearedFields, deviceauthorization.FieldAuthTime)
+}
+
+// SetAmr sets the "amr" field.
+func (m *DeviceAuthorizationMutation) SetAmr(s []string) {
+	m.amr = &s
+	m.appendamr = nil
+}
+
+// Amr returns the value of the "amr" field in the mutation.
+func (m *DeviceAuthorizationMutation) Amr() (r []string, exists bool) {
+	v := m.amr
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAmr returns the old "amr" field's value of the DeviceAuthorization entity.
+// If the DeviceAuthorization object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DeviceAuthorizationMutation) OldAmr(ctx context.Context) (v []string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAmr is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAmr requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAmr: %w", err)
+	}
+	return oldValue.Amr, nil
+}
+
+// AppendAmr adds s to the "amr" field.
+func (m *DeviceAuthorizationMutation) AppendAmr(s []string) {
+	m.appendamr = append(m.appendamr, s...)
+}
+
+// AppendedAmr returns the list of values that were appended to the "amr" field in this mutation.
+func (m *DeviceAuthorizationMutation) AppendedAmr() ([]string, bool) {
+	if len(m.appendamr) == 0 {
+		return nil, false
+	}
+	return m.appendamr, true
+}
+
+// ClearAmr clears the value of the "amr" field.
+func (m *DeviceAuthorizationMutation) ClearAmr() {
+	m.amr = nil
+	m.appendamr = nil
+	m.clearedFields[deviceauthorization.FieldAmr] = struct{}{}
+}
+
+// AmrCleared returns if the "amr" field was cleared in this mutation.
+func (m *DeviceAuthorizationMutation) AmrCleared() bool {
+	_, ok := m.clearedFields[deviceauthorization.FieldAmr]
+	return ok
+}
+
+// ResetAmr resets all changes to the "amr" field.
+func (m *DeviceAuthorizationMutation) ResetAmr() {
+	m.amr = nil
+	m.appendamr = nil
+	delete(m.clearedFields, deviceauthorization.FieldAmr)
+}
+
+// Where appends a list predicates to the DeviceAuthorizationMutation builder.
+func (m *DeviceAuthorizationMutation) Where(ps ...predicate.DeviceAuthorization) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the DeviceAuthorizationMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *DeviceAuthorizationMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.DeviceAuthorization, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *DeviceAuthorizationMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *DeviceAuthorizationMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (DeviceAuthorization).
+func (m *DeviceAuthorizationMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *DeviceAuthorizationMutation) Fields() []string {
+	fields := make([]string, 0, 18)
+	if m.created_at != nil {
+		fields = append(fields, deviceauthorization.FieldCreatedAt)
+	}
+	if m.device_code_digest != nil {
+		fields = append(fields, deviceauthorization.FieldDeviceCodeDigest)
+	}
+	if m.user_code_digest != nil {
+		fields = append(fields, deviceauthorization.FieldUserCodeDigest)
+	}
+	if m.client_id != nil {
+		fields = append(fields, deviceauthorization.FieldClientID)
+	}
+	if m.client_name != nil {
+		fields = append(fields, deviceauthorization.FieldClientName)
+	}
+	if m.scopes != nil {
+		fields = append(fields, deviceauthorization.FieldScopes)
+	}
+	if m.resources != nil {
+		fields = append(fields, deviceauthorization.FieldResources)
+	}
+	if m.project_id != nil {
+		fields = append(fields, deviceauthorization.FieldProjectID)
+	}
+	if m.tenant_id != nil {
+		fields = append(fields, deviceauthorization.FieldTenantID)
+	}
+	if m.expires_at != nil {
+		fields = append(fields, deviceauthorization.FieldExpiresAt)
+	}
+	if m.interval != nil {
+		fields = append(fields, deviceauthorization.FieldInterval)
+	}
+	if m.last_polled_at != nil {
+		fields = append(fields, deviceauthorization.FieldLastPolledAt)
+	}
+	if m.status != nil {
+		fields = append(fields, deviceauthorization.FieldStatus)
+	}
+	if m.grant_id != nil {
+		fields = append(fields, deviceauthorization.FieldGrantID)
+	}
+	if m.user_id != nil {
+		fields = append(fields, deviceauthorization.FieldUserID)
+	}
+	if m.sid != nil {
+		fields = append(fields, deviceauthorization.FieldSid)
+	}
+	if m.auth_time != nil {
+		fields = append(fields, deviceauthorization.FieldAuthTime)
+	}
+	if m.amr != nil {
+		fields = append(fields, deviceauthorization.FieldAmr)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *DeviceAuthorizationMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case deviceauthorization.FieldCreatedAt:
+		return m.CreatedAt()
+	case deviceauthorization.FieldDeviceCodeDigest:
+		return m.DeviceCodeDigest()
+	case deviceauthorization.FieldUserCodeDigest:
+		return m.UserCodeDigest()
+	case deviceauthorization.FieldClientID:
+		return m.ClientID()
+	case deviceauthorization.FieldClientName:
+		return m.ClientName()
+	case deviceauthorization.FieldScopes:
+		return m.Scopes()
+	case deviceauthorization.FieldResources:
+		return m.Resources()
+	case deviceauthorization.FieldProjectID:
+		return m.ProjectID()
+	case deviceauthorization.FieldTenantID:
+		return m.TenantID()
+	case deviceauthorization.FieldExpiresAt:
+		return m.ExpiresAt()
+	case deviceauthorization.FieldInterval:
+		return m.Interval()
+	case deviceauthorization.FieldLastPolledAt:
+		return m.LastPolledAt()
+	case deviceauthorization.FieldStatus:
+		return m.Status()
+	case deviceauthorization.FieldGrantID:
+		return m.GrantID()
+	case deviceauthorization.FieldUserID:
+		return m.UserID()
+	case deviceauthorization.FieldSid:
+		return m.Sid()
+	case deviceauthorization.FieldAuthTime:
+		return m.AuthTime()
+	case deviceauthorization.FieldAmr:
+		return m.Amr()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *DeviceAuthorizationMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case deviceauthorization.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	case deviceauthorization.FieldDeviceCodeDigest:
+		return m.OldDeviceCodeDigest(ctx)
+	case deviceauthorization.FieldUserCodeDigest:
+		return m.OldUserCodeDigest(ctx)
+	case deviceauthorization.FieldClientID:
+		return m.OldClientID(ctx)
+	case deviceauthorization.FieldClientName:
+		return m.OldClientName(ctx)
+	case deviceauthorization.FieldScopes:
+		return m.OldScopes(ctx)
+	case deviceauthorization.FieldResources:
+		return m.OldResources(ctx)
+	case deviceauthorization.FieldProjectID:
+		return m.OldProjectID(ctx)
+	case deviceauthorization.FieldTenantID:
+		return m.OldTenantID(ctx)
+	case deviceauthorization.FieldExpiresAt:
+		return m.OldExpiresAt(ctx)
+	case deviceauthorization.FieldInterval:
+		return m.OldInterval(ctx)
+	case deviceauthorization.FieldLastPolledAt:
+		return m.OldLastPolledAt(ctx)
+	case deviceauthorization.FieldStatus:
+		return m.OldStatus(ctx)
+	case deviceauthorization.FieldGrantID:
+		return m.OldGrantID(ctx)
+	case deviceauthorization.FieldUserID:
+		return m.OldUserID(ctx)
+	case deviceauthorization.FieldSid:
+		return m.OldSid(ctx)
+	case deviceauthorization.FieldAuthTime:
+		return m.OldAuthTime(ctx)
+	case deviceauthorization.FieldAmr:
+		return m.OldAmr(ctx)
+	}
+	return nil, fmt.Errorf("unknown DeviceAuthorization field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *DeviceAuthorizationMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case deviceauthorization.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	case deviceauthorization.FieldDeviceCodeDigest:
+		v, ok := value.([]byte)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDeviceCodeDigest(v)
+		return nil
+	case deviceauthorization.FieldUserCodeDigest:
+		v, ok := value.([]byte)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUserCodeDigest(v)
+		return nil
+	case deviceauthorization.FieldClientID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetClientID(v)
+		return nil
+	case deviceauthorization.FieldClientName:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetClientName(v)
+		return nil
+	case deviceauthorization.FieldScopes:
+		v, ok := value.([]string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetScopes(v)
+		return nil
+	case deviceauthorization.FieldResources:
+		v, ok := value.([]string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetResources(v)
+		return nil
+	case deviceauthorization.FieldProjectID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetProjectID(v)
+		return nil
+	case deviceauthorization.FieldTenantID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTenantID(v)
+		return nil
+	case deviceauthorization.FieldExpiresAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetExpiresAt(v)
+		return nil
+	case deviceauthorization.FieldInterval:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetInterval(v)
+		return nil
+	case deviceauthorization.FieldLastPolledAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetLastPolledAt(v)
+		return nil
+	case deviceauthorization.FieldStatus:
+		v, ok := value.(deviceauthorization.Status)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetStatus(v)
+		return nil
+	case deviceauthorization.FieldGrantID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetGrantID(v)
+		return nil
+	case deviceauthorization.FieldUserID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUserID(v)
+		return nil
+	case deviceauthorization.FieldSid:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSid(v)
+		return nil
+	case deviceauthorization.FieldAuthTime:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAuthTime(v)
+		return nil
+	case deviceauthorization.FieldAmr:
+		v, ok := value.([]string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAmr(v)
+		return nil
+	}
+	return fmt.Errorf("unknown DeviceAuthorization field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *DeviceAuthorizationMutation) AddedFields() []string {
+	var fields []string
+	if m.addinterval != nil {
+		fields = append(fields, deviceauthorization.FieldInterval)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *DeviceAuthorizationMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case deviceauthorization.FieldInterval:
+		return m.AddedInterval()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *DeviceAuthorizationMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case deviceauthorization.FieldInterval:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddInterval(v)
+		return nil
+	}
+	return fmt.Errorf("unknown DeviceAuthorization numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *DeviceAuthorizationMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(deviceauthorization.FieldLastPolledAt) {
+		fields = append(fields, deviceauthorization.FieldLastPolledAt)
+	}
+	if m.FieldCleared(deviceauthorization.FieldGrantID) {
+		fields = append(fields, deviceauthorization.FieldGrantID)
+	}
+	if m.FieldCleared(deviceauthorization.FieldUserID) {
+		fields = append(fields, deviceauthorization.FieldUserID)
+	}
+	if m.FieldCleared(deviceauthorization.FieldSid) {
+		fields = append(fields, deviceauthorization.FieldSid)
+	}
+	if m.FieldCleared(deviceauthorization.FieldAuthTime) {
+		fields = append(fields, deviceauthorization.FieldAuthTime)
+	}
+	if m.FieldCleared(deviceauthorization.FieldAmr) {
+		fields = append(fields, deviceauthorization.FieldAmr)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *DeviceAuthorizationMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *DeviceAuthorizationMutation) ClearField(name string) error {
+	switch name {
+	case deviceauthorization.FieldLastPolledAt:
+		m.ClearLastPolledAt()
+		return nil
+	case deviceauthorization.FieldGrantID:
+		m.ClearGrantID()
+		return nil
+	case deviceauthorization.FieldUserID:
+		m.ClearUserID()
+		return nil
+	case deviceauthorization.FieldSid:
+		m.ClearSid()
+		return nil
+	case deviceauthorization.FieldAuthTime:
+		m.ClearAuthTime()
+		return nil
+	case deviceauthorization.FieldAmr:
+		m.ClearAmr()
+		return nil
+	}
+	return fmt.Errorf("unknown DeviceAuthorization nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *DeviceAuthorizationMutation) ResetField(name string) error {
+	switch name {
+	case deviceauthorization.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	case deviceauthorization.FieldDeviceCodeDigest:
+		m.ResetDeviceCodeDigest()
+		return nil
+	case deviceauthorization.FieldUserCodeDigest:
+		m.ResetUserCodeDigest()
+		return nil
+	case deviceauthorization.FieldClientID:
+		m.ResetClientID()
+		return nil
+	case deviceauthorization.FieldClientName:
+		m.ResetClientName()
+		return nil
+	case deviceauthorization.FieldScopes:
+		m.ResetScopes()
+		return nil
+	case deviceauthorization.FieldResources:
+		m.ResetResources()
+		return nil
+	case deviceauthorization.FieldProjectID:
+		m.ResetProjectID()
+		return nil
+	case deviceauthorization.FieldTenantID:
+		m.ResetTenantID()
+		return nil
+	case deviceauthorization.FieldExpiresAt:
+		m.ResetExpiresAt()
+		return nil
+	case deviceauthorization.FieldInterval:
+		m.ResetInterval()
+		return nil
+	case deviceauthorization.FieldLastPolledAt:
+		m.ResetLastPolledAt()
+		return nil
+	case deviceauthorization.FieldStatus:
+		m.ResetStatus()
+		return nil
+	case deviceauthorization.FieldGrantID:
+		m.ResetGrantID()
+		return nil
+	case deviceauthorization.FieldUserID:
+		m.ResetUserID()
+		return nil
+	case deviceauthorization.FieldSid:
+		m.ResetSid()
+		return nil
+	case deviceauthorization.FieldAuthTime:
+		m.ResetAuthTime()
+		return nil
+	case deviceauthorization.FieldAmr:
+		m.ResetAmr()
+		return nil
+	}
+	return fmt.Errorf("unknown DeviceAuthorization field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *DeviceAuthorizationMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *DeviceAuthorizationMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *DeviceAuthorizationMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *DeviceAuthorizationMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *DeviceAuthorizationMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *DeviceAuthorizationMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *DeviceAuthorizationMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown DeviceAuthorization unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *DeviceAuthorizationMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown DeviceAuthorization edge %s", name)
 }
 
 // EmailSignInMutation represents an operation that mutates the EmailSignIn nodes in the graph.

@@ -12,6 +12,7 @@ import (
 	"github.com/authcore/authcore/ent/authorizationdetailtype"
 	"github.com/authcore/authcore/ent/backchannelclient"
 	"github.com/authcore/authcore/ent/backchannelrequest"
+	"github.com/authcore/authcore/ent/deviceauthorization"
 	"github.com/authcore/authcore/ent/emailsignin"
 	"github.com/authcore/authcore/ent/event"
 	"github.com/authcore/authcore/ent/federationflow"
@@ -384,6 +385,41 @@ func init() {
 	// backchannelrequest.IDValidator is a validator for the "id" field. It is called by the builders before save.
 	backchannelrequest.IDValidator = func() func(string) error {
 		validators := backchannelrequestDescID.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(id string) error {
+			for _, fn := range fns {
+				if err := fn(id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	deviceauthorizationMixin := schema.DeviceAuthorization{}.Mixin()
+	deviceauthorizationMixinFields0 := deviceauthorizationMixin[0].Fields()
+	_ = deviceauthorizationMixinFields0
+	deviceauthorizationMixinFields1 := deviceauthorizationMixin[1].Fields()
+	_ = deviceauthorizationMixinFields1
+	deviceauthorizationFields := schema.DeviceAuthorization{}.Fields()
+	_ = deviceauthorizationFields
+	// deviceauthorizationDescCreatedAt is the schema descriptor for created_at field.
+	deviceauthorizationDescCreatedAt := deviceauthorizationMixinFields1[0].Descriptor()
+	// deviceauthorization.DefaultCreatedAt holds the default value on creation for the created_at field.
+	deviceauthorization.DefaultCreatedAt = deviceauthorizationDescCreatedAt.Default.(func() time.Time)
+	// deviceauthorizationDescClientID is the schema descriptor for client_id field.
+	deviceauthorizationDescClientID := deviceauthorizationFields[2].Descriptor()
+	// deviceauthorization.ClientIDValidator is a validator for the "client_id" field. It is called by the builders before save.
+	deviceauthorization.ClientIDValidator = deviceauthorizationDescClientID.Validators[0].(func(string) error)
+	// deviceauthorizationDescID is the schema descriptor for id field.
+	deviceauthorizationDescID := deviceauthorizationMixinFields0[0].Descriptor()
+	// deviceauthorization.DefaultID holds the default value on creation for the id field.
+	deviceauthorization.DefaultID = deviceauthorizationDescID.Default.(func() string)
+	// deviceauthorization.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	deviceauthorization.IDValidator = func() func(string) error {
+		validators := deviceauthorizationDescID.Validators
 		fns := [...]func(string) error{
 			validators[0].(func(string) error),
 			validators[1].(func(string) error),

@@ -28,6 +28,8 @@ type Tx struct {
 	BackchannelClient *BackchannelClientClient
 	// BackchannelRequest is the client for interacting with the BackchannelRequest builders.
 	BackchannelRequest *BackchannelRequestClient
+	// DeviceAuthorization is the client for interacting with the DeviceAuthorization builders.
+	DeviceAuthorization *DeviceAuthorizationClient
 	// EmailSignIn is the client for interacting with the EmailSignIn builders.
 	EmailSignIn *EmailSignInClient
 	// Event is the client for interacting with the Event builders.
@@ -238,6 +240,7 @@ func (tx *Tx) init() {
 	tx.AuthorizationDetailType = NewAuthorizationDetailTypeClient(tx.config)
 	tx.BackchannelClient = NewBackchannelClientClient(tx.config)
 	tx.BackchannelRequest = NewBackchannelRequestClient(tx.config)
+	tx.DeviceAuthorization = NewDeviceAuthorizationClient(tx.config)
 	tx.EmailSignIn = NewEmailSignInClient(tx.config)
 	tx.Event = NewEventClient(tx.config)
 	tx.FederationFlow = NewFederationFlowClient(tx.config)

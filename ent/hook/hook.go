@@ -93,6 +93,18 @@ func (f BackchannelRequestFunc) Mutate(ctx context.Context, m ent.Mutation) (ent
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.BackchannelRequestMutation", m)
 }
 
+// The DeviceAuthorizationFunc type is an adapter to allow the use of ordinary
+// function as DeviceAuthorization mutator.
+type DeviceAuthorizationFunc func(context.Context, *ent.DeviceAuthorizationMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f DeviceAuthorizationFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.DeviceAuthorizationMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.DeviceAuthorizationMutation", m)
+}
+
 // The EmailSignInFunc type is an adapter to allow the use of ordinary
 // function as EmailSignIn mutator.
 type EmailSignInFunc func(context.Context, *ent.EmailSignInMutation) (ent.Value, error)

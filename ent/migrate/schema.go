@@ -255,6 +255,41 @@ var (
 			},
 		},
 	}
+	// DeviceAuthorizationsColumns holds the columns for the "device_authorizations" table.
+	DeviceAuthorizationsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString, Size: 40},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "device_code_digest", Type: field.TypeBytes, Unique: true},
+		{Name: "user_code_digest", Type: field.TypeBytes, Unique: true},
+		{Name: "client_id", Type: field.TypeString},
+		{Name: "client_name", Type: field.TypeString},
+		{Name: "scopes", Type: field.TypeJSON},
+		{Name: "resources", Type: field.TypeJSON},
+		{Name: "project_id", Type: field.TypeString},
+		{Name: "tenant_id", Type: field.TypeString},
+		{Name: "expires_at", Type: field.TypeTime},
+		{Name: "interval", Type: field.TypeInt},
+		{Name: "last_polled_at", Type: field.TypeTime, Nullable: true},
+		{Name: "status", Type: field.TypeEnum, Enums: []string{"pending", "approved", "denied", "issued"}, Default: "pending"},
+		{Name: "grant_id", Type: field.TypeString, Nullable: true},
+		{Name: "user_id", Type: field.TypeString, Nullable: true},
+		{Name: "sid", Type: field.TypeString, Nullable: true},
+		{Name: "auth_time", Type: field.TypeTime, Nullable: true},
+		{Name: "amr", Type: field.TypeJSON, Nullable: true},
+	}
+	// DeviceAuthorizationsTable holds the schema information for the "device_authorizations" table.
+	DeviceAuthorizationsTable = &schema.Table{
+		Name:       "device_authorizations",
+		Columns:    DeviceAuthorizationsColumns,
+		PrimaryKey: []*schema.Column{DeviceAuthorizationsColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "deviceauthorization_expires_at",
+				Unique:  false,
+				Columns: []*schema.Column{DeviceAuthorizationsColumns[10]},
+			},
+		},
+	}
 	// EmailSignInsColumns holds the columns for the "email_sign_ins" table.
 	EmailSignInsColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeString, Size: 40},
@@ -1239,6 +1274,7 @@ var (
 		AuthorizationDetailTypesTable,
 		BackchannelClientsTable,
 		BackchannelRequestsTable,
+		DeviceAuthorizationsTable,
 		EmailSignInsTable,
 		EventsTable,
 		FederationFlowsTable,

@@ -27,6 +27,9 @@ type BackchannelClient func(*sql.Selector)
 // BackchannelRequest is the predicate function for backchannelrequest builders.
 type BackchannelRequest func(*sql.Selector)
 
+// DeviceAuthorization is the predicate function for deviceauthorization builders.
+type DeviceAuthorization func(*sql.Selector)
+
 // EmailSignIn is the predicate function for emailsignin builders.
 type EmailSignIn func(*sql.Selector)
 

@@ -301,14 +301,14 @@ func (s *appSpec) check(f *jsonbody.Fields) {
 	}
 }
 
-// checkAppRedirects applies the redirect rules of an app's type: a web app's are https off
-// loopback; an SPA's are https, or http on loopback for development; a native app's are
+// checkAppRedirects applies the redirect rules of an app's type: a web app's and an SPA's
+// are https, or http on loopback for development (a confidential web app's secret guards
+// its codes wherever they land; a relying party under development listens on loopback, as
+// Auth0's and Keycloak's allow); a native app's are
 // loopback http, https or a private-use scheme (RFC 8252 §7); a CLI's are loopback http
 // (RFC 8252 §7.3), where it listens for the code.
 func checkAppRedirects(uris []string, typ string) string {
 	switch typ {
-	case appWeb:
-		return checkRedirectURIs(uris, "web")
 	case appNative:
 		return checkRedirectURIs(uris, "native")
 	}
@@ -319,8 +319,8 @@ func checkAppRedirects(uris []string, typ string) string {
 		u, _ := url.Parse(raw)
 		scheme := strings.ToLower(u.Scheme)
 		switch {
-		case typ == appSPA && scheme != "https" && scheme != "http":
-			return "of an SPA are https (or http on loopback): " + raw
+		case (typ == appSPA || typ == appWeb) && scheme != "https" && scheme != "http":
+			return "of a web app or an SPA are https (or http on loopback): " + raw
 		case typ == appCLI && (scheme != "http" || !loopbackHost(u.Hostname())):
 			return "of a CLI are http on a loopback address, where it listens for the code (RFC 8252 §7.3): " + raw
 		}

@@ -232,7 +232,6 @@ func TestAppRules(t *testing.T) {
 			{"cli with a secret", map[string]any{"name": "C", "type": "cli", "redirectUris": []string{"http://127.0.0.1/cb"}, "tokenEndpointAuthMethod": "client_secret_post"}, "tokenEndpointAuthMethod"},
 			{"method unknown", with(webApp(), "tokenEndpointAuthMethod", "tls_client_auth"), "tokenEndpointAuthMethod"},
 			{"web redirect on http", with(webApp(), "redirectUris", []string{"http://billing.example/cb"}), "redirectUris"},
-			{"web redirect on loopback", with(webApp(), "redirectUris", []string{"https://127.0.0.1/cb"}), "redirectUris"},
 			{"redirect with fragment", with(webApp(), "redirectUris", []string{"https://billing.example/cb#x"}), "redirectUris"},
 			{"no redirect for the code flow", with(webApp(), "redirectUris", []string{}), "redirectUris"},
 			{"spa private-use scheme", with(spa, "redirectUris", []string{"com.example:/cb"}), "redirectUris"},
@@ -280,6 +279,7 @@ func TestAppRules(t *testing.T) {
 			with(with(webApp(), "tokenEndpointAuthMethod", "private_key_jwt"), "jwks", key.jwks()),
 			with(with(webApp(), "backchannelLogoutUri", "http://127.0.0.1:9/bc"), "frontchannelLogoutUri", "https://billing.example/fc"),
 			with(spa, "redirectUris", []string{"http://localhost:5173/cb", "https://spa.example/cb"}),
+			with(webApp(), "redirectUris", []string{"http://127.0.0.1:8080/cb"}), // a relying party under development
 			{"name": "Phone", "type": "native", "redirectUris": []string{"com.example.app:/cb", "http://127.0.0.1/cb"}},
 			{"name": "Tool", "type": "cli", "grantTypes": []string{"urn:ietf:params:oauth:grant-type:device_code"}},
 			with(webApp(), "claims", map[string]string{"plan": "metadata.plan", "https://example.com/roles": "metadata.roles"}),
@@ -289,8 +289,8 @@ func TestAppRules(t *testing.T) {
 				t.Fatalf("secret shown for %v", got)
 			}
 		}
-		if n := len(a.Do(apptest.Req{Path: appsPath(project), Header: admin.Bearer()}).Expect(t, 200, nil)["apps"].([]any)); n != 6 {
-			t.Fatalf("%d apps, want 6", n)
+		if n := len(a.Do(apptest.Req{Path: appsPath(project), Header: admin.Bearer()}).Expect(t, 200, nil)["apps"].([]any)); n != 7 {
+			t.Fatalf("%d apps, want 7", n)
 		}
 	})
 }

@@ -60,6 +60,8 @@ type client struct {
 	FrontchannelURI string
 	// Claims maps custom claim names to user metadata paths.
 	Claims map[string]string
+	// GrantTypes are what a registered client or app registered (RFC 7591 §2).
+	GrantTypes []string
 }
 
 // app reports whether the client is an app of a project (SPEC §25), whose people are
@@ -159,7 +161,7 @@ func (cs *clients) resolve(ctx context.Context, id string) (client, error) {
 			return client{ID: row.ID, Name: row.Name, URI: row.ClientURI, RedirectURIs: row.RedirectUris, AuthMethod: row.TokenEndpointAuthMethod,
 				JWKS: row.Jwks, JWKSURI: row.JwksURI, PostLogoutRedirectURIs: row.PostLogoutRedirectUris, Scope: row.Scope,
 				IDTokenAlg: row.IDTokenSignedResponseAlg, DPoPBound: row.DpopBoundAccessTokens,
-				ProjectID: row.ProjectID, AppType: row.AppType, FirstParty: row.FirstParty, BackchannelURI: row.BackchannelLogoutURI,
+				ProjectID: row.ProjectID, AppType: row.AppType, FirstParty: row.FirstParty, BackchannelURI: row.BackchannelLogoutURI, GrantTypes: row.GrantTypes,
 				FrontchannelURI: row.FrontchannelLogoutURI, Claims: row.Claims}, nil
 		})
 		if ent.IsNotFound(err) {

@@ -38,9 +38,12 @@ type handler struct {
 	users     identity.Users
 	sessions  identity.Sessions
 	dpop      *dpop.Checker
-	// appSessions joins SSO sessions to the apps they sign in to (nil until modules/logout
-	// is in the graph).
+	// appSessions joins SSO sessions to the apps they sign in to (modules/logout).
 	appSessions oauth.AppSessions
+	clientAuth  oauth.ClientAuthenticator
+	svc         *service
+	// wrong is the device flow's budget of wrong user codes.
+	wrong *wrongTries
 }
 
 func (h *handler) routes() []httpserver.Route {
@@ -67,6 +70,9 @@ func (h *handler) routes() []httpserver.Route {
 		{Method: http.MethodDelete, Path: mine + "/:grantId", Handlers: append(anyone, h.revokeMine)},
 		{Method: http.MethodGet, Path: project, Handlers: append(admin, h.project)},
 		{Method: http.MethodDelete, Path: project + "/:grantId", Handlers: append(admin, h.revokeProject)},
+		{Method: http.MethodPost, Path: deviceAuthPath, Handlers: []fiber.Handler{h.deviceAuthorization}},
+		{Method: http.MethodPost, Path: "/v1/oauth/device/lookup", Handlers: append(anyone, h.deviceLookup)},
+		{Method: http.MethodPost, Path: "/v1/oauth/device/decide", Handlers: append(anyone, h.deviceDecide)},
 	}, h.appRoutes(admin)...)
 }
 

@@ -53,7 +53,9 @@ var Module = fx.Module("authorize",
 	metrics.AsCollector(func(s *service) prometheus.Collector { return s.reuse }),
 	oauth.AsGrant(func(s *service) oauth.Grant { return &codeGrant{s} }),
 	oauth.AsGrant(func(s *service) oauth.Grant { return &refreshGrant{s} }),
+	oauth.AsGrant(func(s *service) oauth.Grant { return &deviceGrant{s} }),
 	oauth.AsMetadata(func(h *handler) oauth.Metadata { return h.metadata }),
+	oauth.AsMetadata(func() oauth.Metadata { return deviceMetadata }),
 	oauth.AsClients(func(cs *clients) oauth.Clients { return cs }),
 	credential.AsKinds(func(s *service) []credential.Kind { return s.kinds() }),
 	credential.AsKinds(registrationTokenKinds),
@@ -116,31 +118,34 @@ func newClientsFrom(c *ent.Client, clk clock.Clock, cfg config.Config, bus inval
 
 type handlerParams struct {
 	fx.In
-	Ent       *ent.Client
-	Config    config.Config
-	Clock     clock.Clock
-	Clients   *clients
-	Grants    *grants
-	Resources resource.Registry
-	Members   identity.Memberships
-	Policies  policy.Source
-	Keys      *secret.Keyring
-	Limits    *ratelimit.Limiters
-	Guard     *guard.Guard
-	Verifier  oauth.Verifier
-	Kinds     *credential.Registry
-	Users     identity.Users
-	Sessions  identity.Sessions
-	DPoP      *dpop.Checker
-	// AppSessions comes from modules/logout (SPEC §25), built in parallel: optional until
-	// it is merged, and then required.
-	AppSessions oauth.AppSessions `optional:"true"`
+	Ent         *ent.Client
+	Config      config.Config
+	Clock       clock.Clock
+	Clients     *clients
+	Grants      *grants
+	Resources   resource.Registry
+	Members     identity.Memberships
+	Policies    policy.Source
+	Keys        *secret.Keyring
+	Limits      *ratelimit.Limiters
+	Guard       *guard.Guard
+	Verifier    oauth.Verifier
+	Kinds       *credential.Registry
+	Users       identity.Users
+	Sessions    identity.Sessions
+	DPoP        *dpop.Checker
+	AppSessions oauth.AppSessions
+	// The device flow's endpoint authenticates clients as the token endpoint does and
+	// resolves them as its grants do.
+	ClientAuth oauth.ClientAuthenticator
+	Service    *service
 }
 
 func newHandler(p handlerParams) *handler {
 	return &handler{ent: p.Ent, cfg: p.Config, clock: p.Clock, clients: p.Clients, grants: p.Grants, resources: p.Resources,
 		members: p.Members, policies: p.Policies, keys: p.Keys, limits: p.Limits, guard: p.Guard,
-		verifier: p.Verifier, kinds: p.Kinds, users: p.Users, sessions: p.Sessions, dpop: p.DPoP, appSessions: p.AppSessions}
+		verifier: p.Verifier, kinds: p.Kinds, users: p.Users, sessions: p.Sessions, dpop: p.DPoP, appSessions: p.AppSessions,
+		clientAuth: p.ClientAuth, svc: p.Service, wrong: newWrongTries()}
 }
 
 // metadata is what SPEC §16 and §21 add to the RFC 8414 document: the authorization

@@ -8,6 +8,7 @@ import { domainLanding, emailView, identitiesSection, linkLanding, methodsOf, me
 import { trustView } from './trust.js';
 import { auditStreamsView } from './auditstreams.js';
 import { projectAppsView } from './projectapps.js';
+import { deviceView } from './device.js';
 
 const main = document.getElementById('main');
 const nav = document.getElementById('nav');
@@ -199,14 +200,14 @@ async function signedIn(got) {
   state.tenantUser = got.user.tenantId !== 'public';
   if (state.tenantUser) { // their sign-in page, when they sign out, is their tenant's
     state.tenant = got.user.tenantId;
-    if (location.pathname === consentPage) { render(); return; } // an app of their project asked (SPEC §25)
+    if (location.pathname === consentPage || location.pathname === devicePage) { render(); return; } // an app of their project asked (SPEC §25)
     // A mailed link to an approval (SPEC §23) is where they were going.
     go(arrivedAt.startsWith('#/approvals') ? arrivedAt : '#/account');
     return;
   }
   await loadProjects();
   await loadScreens();
-  if (location.pathname === consentPage || location.pathname === invitePage) { render(); return; } // back to the question asked
+  if (location.pathname === consentPage || location.pathname === invitePage || location.pathname === devicePage) { render(); return; } // back to the question asked
   go(state.projects.length ? '#/agents' : '#/projects');
 }
 
@@ -1088,6 +1089,9 @@ const tenantViews = {
   '#/account': accountView, '#/approvals': (shown) => approvalsView(shown), '#/connections': (shown) => connectionsView(shown, state.tenant),
 };
 
+// devicePage is where a device sends its person to type its code (RFC 8628, SPEC §25).
+const devicePage = '/console/device';
+
 // consentPage is where the authorization endpoint sends a person (SPEC §16).
 const consentPage = '/console/authorize';
 
@@ -1112,6 +1116,13 @@ async function render() {
     if (route === '#/email') return emailView(show, signedIn, state.tenant);
     // login_hint (OIDC): the address the application expects, filled in for the person.
     if (route !== '#/signup') return authForm('signin', 'Sign in to connect an application.', new URLSearchParams(location.search).get('login_hint'));
+  }
+  if (location.pathname === devicePage) {
+    // A device of an app signs in its project's people (SPEC §25, ?tenant=); others dashboard users.
+    const wanted = tenantOf() || 'public';
+    if (state.user && (state.user.tenantId || 'public') === wanted) return deviceView(show, state.user);
+    state.tenant = tenantOf();
+    if (route !== '#/signup') return authForm('signin', 'Sign in to connect a device.');
   }
   const invitation = location.pathname === invitePage && new URLSearchParams(location.search).get('token');
   if (invitation) {
