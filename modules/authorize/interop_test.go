@@ -1,6 +1,7 @@
 package authorize_test
 
 import (
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -10,11 +11,13 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/coreos/go-oidc/v3/oidc"
 	"github.com/go-jose/go-jose/v4"
 
 	"github.com/authcore/authcore/internal/apptest"
@@ -138,4 +141,95 @@ func freePort(t *testing.T) int {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port
+}
+
+// backChannel is an app's back-channel logout endpoint on loopback: it verifies each
+// logout_token against authcore's JWKS with go-oidc's remote key set and keeps the claims.
+type backChannel struct {
+	url    string
+	tokens chan map[string]any
+}
+
+func newBackChannel(t *testing.T, jwks string) *backChannel {
+	keys := oidc.NewRemoteKeySet(context.Background(), jwks)
+	b := &backChannel{tokens: make(chan map[string]any, 4)}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_ = r.ParseForm()
+		payload, err := keys.VerifySignature(r.Context(), r.PostForm.Get("logout_token"))
+		var claims map[string]any
+		if err != nil || json.Unmarshal(payload, &claims) != nil {
+			http.Error(w, "bad logout token", http.StatusBadRequest)
+			return
+		}
+		b.tokens <- claims
+	}))
+	t.Cleanup(srv.Close)
+	b.url = srv.URL + "/backchannel"
+	return b
+}
+
+func (b *backChannel) next(t *testing.T) map[string]any {
+	t.Helper()
+	select {
+	case c := <-b.tokens:
+		return c
+	case <-time.After(15 * time.Second):
+		t.Fatal("no logout token reached the app's back-channel")
+		return nil
+	}
+}
+
+// What a platform's people do with two of its apps (SPEC §25), with openid-client as both
+// relying parties, registered through the project's apps API: a person of the project
+// signs in to the first with a password and a second factor, opens the second and is in
+// without typing anything (one sid), signs out of the first, and both apps hear it on
+// their back-channel.
+func TestAppsWithOpenIDClient(t *testing.T) {
+	interop.Dir(t)
+	w := newWorld(t, apptest.Stores(t)[0])
+	a := w.a
+	iss := w.issuer(t)
+	person := a.SignUpIn(t, w.project)
+	key := enrolTOTP(t, a, person)
+	a.Clock.Advance(30 * time.Second) // the enrolment's code is spent: the next one
+	const wait = 60 * time.Second
+	type app struct {
+		env  []string
+		back *backChannel
+	}
+	register := func(name string) app {
+		port, bye := freePort(t), freePort(t)
+		back := newBackChannel(t, a.Base+"/.well-known/jwks.json")
+		got := createApp(t, a, w.admin, w.project, map[string]any{"name": name, "type": "web",
+			"redirectUris": []string{fmt.Sprintf("http://127.0.0.1:%d/cb", port)}, "postLogoutRedirectUris": []string{fmt.Sprintf("http://127.0.0.1:%d/bye", bye)},
+			"backchannelLogoutUri": back.url})
+		return app{back: back, env: []string{"ISSUER=" + iss, "CLIENT_ID=" + got["app"].(map[string]any)["clientId"].(string),
+			"CLIENT_SECRET=" + got["clientSecret"].(string), fmt.Sprint("PORT=", port), fmt.Sprint("BYE_PORT=", bye), "STEPS=-"}}
+	}
+	mail, calendar := register("Mail"), register("Calendar")
+	page := freshBrowser(t)
+
+	first := interop.Start(t, "openid-client-app.mjs", mail.env...)
+	page.Do(chromedp.Navigate(first.Next(wait)["authorize"].(string)), browser.WaitFor("button", "Sign in"),
+		browser.TypeInto("textbox", "Email", person.Email), browser.TypeInto("textbox", "Password", person.Password),
+		browser.Click("button", "Sign in"), browser.WaitFor("textbox", "Authentication code"),
+		browser.TypeInto("textbox", "Authentication code", totpCode(t, key, a.Clock.Now())), browser.Click("button", "Verify"))
+	one := first.Next(wait)["claims"].(map[string]any)
+
+	second := interop.Start(t, "openid-client-app.mjs", calendar.env...)
+	page.Do(chromedp.Navigate(second.Next(wait)["authorize"].(string)))
+	two := second.Next(wait)["claims"].(map[string]any)
+	if one["sub"] != person.UserID || two["sub"] != person.UserID || one["sid"] == nil || one["sid"] != two["sid"] || one["acr"] != "urn:authcore:acr:mfa" {
+		t.Fatalf("the apps saw %v and %v", one, two)
+	}
+
+	page.Do(chromedp.Navigate(first.Next(wait)["logout"].(string)))
+	if got := first.Next(wait); got["loggedOut"] != true {
+		t.Fatalf("logout: %v", got)
+	}
+	for _, b := range []*backChannel{mail.back, calendar.back} {
+		if c := b.next(t); c["sid"] != one["sid"] || c["sub"] != person.UserID || c["iss"] != iss {
+			t.Fatalf("logout token %v", c)
+		}
+	}
 }
