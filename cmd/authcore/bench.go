@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/pprof"
+	"slices"
 	"strings"
 	"time"
 
@@ -211,7 +212,7 @@ func (b benchCmd) Run(cfg *config.Config, stdout io.Writer) error {
 	healthz := request{Method: http.MethodGet, Path: "/healthz", Expect: 200}
 	before := run("/healthz (baseline, before)", healthz)
 	var rows []result
-	for _, s := range append(append(append(append(append(benchScenarios(), productScenarios()...), grantScenarios()...), trustScenarios()...), peopleScenarios()...), streamScenarios()...) {
+	for _, s := range slices.Concat(benchScenarios(), productScenarios(), grantScenarios(), trustScenarios(), peopleScenarios(), streamScenarios(), ssoScenarios()) {
 		if b.Only != "" && !strings.Contains(s.name, b.Only) {
 			continue
 		}

@@ -61,10 +61,11 @@ func newServiceWith(c *ent.Client, clk clock.Clock, log *slog.Logger, cfg config
 var _ oauth.AppSessions = (*Service)(nil)
 
 // Joined records, in the code's transaction, that session sid signed userID in to the
-// app; a second sign-in of the same session to the same app adds nothing.
+// app; a second sign-in of the same session to the same app adds nothing. (Ignore, not
+// DoNothing: ent reads the row back, and DO NOTHING returns none on a conflict.)
 func (s *Service) Joined(ctx context.Context, tx *ent.Tx, sid, clientID, userID, projectID string) error {
 	return tx.AppSession.Create().SetSid(sid).SetClientID(clientID).SetUserID(userID).SetProjectID(projectID).
-		OnConflictColumns(appsession.FieldSid, appsession.FieldClientID).DoNothing().Exec(ctx)
+		OnConflictColumns(appsession.FieldSid, appsession.FieldClientID).Ignore().Exec(ctx)
 }
 
 // FrontChannel is the front-channel logout URL, with iss and sid (Front-Channel Logout
