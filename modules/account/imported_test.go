@@ -136,3 +136,21 @@ func TestImportedBcryptLongPassword(t *testing.T) {
 		t.Fatalf("%v %v", ok, err)
 	}
 }
+
+// The cost of one sign-in against each imported scheme (at the parameters above, which are
+// cheap test ones; Firebase's are its real defaults, N=2^14, r=8).
+func BenchmarkImportedVerify(b *testing.B) {
+	hashes := importedHashes(b, "pw")
+	hashes["firebase-scrypt"] = firebaseVector
+	for name, hash := range hashes {
+		v, err := parseImportedHash(hash)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(name, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				_, _ = v.verify("pw")
+			}
+		})
+	}
+}
