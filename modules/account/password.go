@@ -3,6 +3,7 @@ package account
 import (
 	"context"
 	"runtime"
+	"strings"
 	"sync"
 	"time"
 
@@ -78,5 +79,22 @@ func (h *hasher) Verify(ctx context.Context, password, hash string) (bool, error
 		return false, err
 	}
 	defer h.slots.Release(1)
+	if !strings.HasPrefix(hash, "$argon2id$") {
+		return verifyImported(password, hash)
+	}
 	return argon2id.ComparePasswordAndHash(password, hash)
 }
+
+// verifyImported compares password with a hash imported from another system (imported.go),
+// which one unparsable hash in the store must not turn into a 500: it is a mismatch.
+func verifyImported(password, hash string) (bool, error) {
+	v, err := parseImportedHash(hash)
+	if err != nil {
+		return false, nil
+	}
+	return v.verify(password)
+}
+
+// NeedsRehash says a stored hash is another system's: the first sign-in that proves the
+// password replaces it with argon2id.
+func NeedsRehash(hash string) bool { return hash != "" && !strings.HasPrefix(hash, "$argon2id$") }

@@ -151,6 +151,14 @@ func (s *Service) Authenticate(ctx context.Context, tenantID, email, password st
 	case row.PasswordHash == "" || !match:
 		return view(row), true, errInvalidCredentials
 	}
+	if NeedsRehash(row.PasswordHash) {
+		// An imported hash (bcrypt, scrypt, PBKDF2, Firebase) is replaced by argon2id now that
+		// the password is known. Conditional on the old hash, so a concurrent password change
+		// is not overwritten; a failure here leaves the old hash working and the sign-in good.
+		if fresh, err := s.hash.Hash(ctx, password); err == nil {
+			_, _ = s.ent.User.Update().Where(user.ID(row.ID), user.PasswordHash(row.PasswordHash)).SetPasswordHash(fresh).Save(ctx)
+		}
+	}
 	return view(row), true, nil
 }
 
