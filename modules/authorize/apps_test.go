@@ -174,7 +174,8 @@ func TestAppDeleteEndsGrants(t *testing.T) {
 		g := &grantWorld{world: w, f: newFlow(id, "https://rp.example/cb")}
 		g.f.extra.Set("resource", w.mcp.URL)
 		g.f.extra.Set("scope", "tools:call offline_access")
-		got := redeem(w.a, g.f, approve(t, w.a, w.admin, g.f), nil).Expect(t, 200, nil)
+		person := w.a.SignUpIn(t, w.project) // an app's people are its project's users (SPEC §25)
+		got := redeem(w.a, g.f, approve(t, w.a, person, g.f), nil).Expect(t, 200, nil)
 		access, refresh := got["access_token"].(string), got["refresh_token"].(string)
 		if g.introspect(t, access)["active"] != true {
 			t.Fatal("the app's access token is not active before the delete")
