@@ -368,7 +368,7 @@ func newClientSecret(method string) (string, []byte, error) {
 	return s, secret.DigestOf(s).Bytes(), nil
 }
 
-func (h *handler) recordApp(c *fiber.Ctx, tx *ent.Tx, action, clientID string, md map[string]any) error {
+func (h appAdmin) recordApp(c *fiber.Ctx, tx *ent.Tx, action, clientID string, md map[string]any) error {
 	if md == nil {
 		md = map[string]any{}
 	}
@@ -378,7 +378,7 @@ func (h *handler) recordApp(c *fiber.Ctx, tx *ent.Tx, action, clientID string, m
 	return err
 }
 
-func (h *handler) listApps(c *fiber.Ctx) error {
+func (h appAdmin) listApps(c *fiber.Ctx) error {
 	rows, err := h.ent.OAuthClient.Query().Where(oauthclient.ProjectID(guard.ProjectOf(c))).Order(ent.Asc(oauthclient.FieldCreatedAt), ent.Asc(oauthclient.FieldID)).All(c.UserContext())
 	if err != nil {
 		return err
@@ -390,7 +390,7 @@ func (h *handler) listApps(c *fiber.Ctx) error {
 	return c.JSON(fiber.Map{"apps": out})
 }
 
-func (h *handler) getApp(c *fiber.Ctx) error {
+func (h appAdmin) getApp(c *fiber.Ctx) error {
 	if c.Params("appId") == "registration-tokens" { // no app id has this form (dcr_…)
 		return h.listRegistrationTokens(c)
 	}
@@ -402,7 +402,7 @@ func (h *handler) getApp(c *fiber.Ctx) error {
 }
 
 // createApp registers an app; a secret method's secret is in this answer only.
-func (h *handler) createApp(c *fiber.Ctx) error {
+func (h appAdmin) createApp(c *fiber.Ctx) error {
 	s := appSpec{FirstParty: true}
 	if err := readApp(c.Body(), &s, true); err != nil {
 		return err
@@ -463,7 +463,7 @@ func (s *appSpec) apply(m *ent.OAuthClientMutation) {
 
 // updateApp changes what may change of an app; every replica forgets the app's cached
 // registration as the change commits.
-func (h *handler) updateApp(c *fiber.Ctx) error {
+func (h appAdmin) updateApp(c *fiber.Ctx) error {
 	ctx := c.UserContext()
 	var row *ent.OAuthClient
 	err := database.WithTx(ctx, h.ent, func(tx *ent.Tx) error {
@@ -498,7 +498,7 @@ func (h *handler) updateApp(c *fiber.Ctx) error {
 
 // rotateSecret gives an app a new secret (shown once); the one it had keeps working for
 // graceHours (default 24, at most 168; 0 ends it at once).
-func (h *handler) rotateSecret(c *fiber.Ctx) error {
+func (h appAdmin) rotateSecret(c *fiber.Ctx) error {
 	ctx := c.UserContext()
 	grace := int64(defaultGraceHours)
 	if len(bytes.TrimSpace(c.Body())) > 0 {
@@ -559,7 +559,7 @@ func (h *handler) rotateSecret(c *fiber.Ctx) error {
 // deleteApp ends every grant of the app (their refresh tokens refuse, their access tokens
 // introspect inactive, on every replica), drops its pending requests and codes, and
 // removes it.
-func (h *handler) deleteApp(c *fiber.Ctx) error {
+func (h appAdmin) deleteApp(c *fiber.Ctx) error {
 	ctx := c.UserContext()
 	id := strings.Clone(c.Params("appId"))
 	ended := 0
@@ -606,7 +606,7 @@ func (h *handler) deleteApp(c *fiber.Ctx) error {
 // …/apps/registration-tokens and so matches a GET of it first: getApp hands that name
 // over. The literal route stays registered so that the route table (and the OpenAPI
 // check against it) says what is served.
-func (h *handler) appRoutes(admin []fiber.Handler) []httpserver.Route {
+func (h appAdmin) appRoutes(admin []fiber.Handler) []httpserver.Route {
 	const (
 		apps   = "/v1/projects/:id/apps"
 		app    = apps + "/:appId"

@@ -155,7 +155,7 @@ func (h *handler) authorize(c *fiber.Ctx) error {
 		return err
 	}
 	if cl.app() {
-		if done, err := h.singleSignOn(c, row, cl, back); done || err != nil {
+		if done, err := (ssoCookies{h}).singleSignOn(c, row, cl, back); done || err != nil {
 			return err
 		}
 	} else if wants(oidc.prompt, "none") {
@@ -224,7 +224,7 @@ func deciderOf(p identity.Principal) decider {
 // or a remembered grant covering the request). Then it redirects with a code. With
 // prompt=none it always answers, with the error OIDC Core §3.1.2.6 names for what would
 // have been asked. done is false when the console must ask.
-func (h *handler) singleSignOn(c *fiber.Ctx, row *ent.OAuthAuthorization, cl client, back func(code, why string) error) (bool, error) {
+func (h ssoCookies) singleSignOn(c *fiber.Ctx, row *ent.OAuthAuthorization, cl client, back func(code, why string) error) (bool, error) {
 	none := wants(row.Prompt, "none")
 	handle, st, ok, err := h.ssoSession(c, cl.ProjectID)
 	if err != nil {
@@ -726,7 +726,7 @@ func (h *handler) issueCode(c *fiber.Ctx, row *ent.OAuthAuthorization, p decider
 		return nil
 	})
 	if err == nil && sso {
-		h.setSSO(c, cl.ProjectID, p.In.SID)
+		(ssoCookies{h}).setSSO(c, cl.ProjectID, p.In.SID)
 	}
 	return to, err
 }

@@ -85,7 +85,7 @@ func shownUserCode(code string) string { return code[:4] + "-" + code[4:] }
 func userCodeDigest(code string) []byte { return secret.DigestOf("user_code:" + code).Bytes() }
 
 // deviceAuthorization is POST /v1/oauth/device_authorization (RFC 8628 §3.1).
-func (h *handler) deviceAuthorization(c *fiber.Ctx) error {
+func (h devices) deviceAuthorization(c *fiber.Ctx) error {
 	c.Set(fiber.HeaderCacheControl, "no-store")
 	form, err := url.ParseQuery(string(c.Body()))
 	if err != nil || !strings.HasPrefix(c.Get(fiber.HeaderContentType), formType) {
@@ -230,7 +230,7 @@ var (
 
 // pendingDevice finds the undecided, unexpired request of a typed user code for p,
 // spending p's browser's and address's budget on a wrong code.
-func (h *handler) pendingDevice(c *fiber.Ctx, typed string) (*ent.DeviceAuthorization, error) {
+func (h devices) pendingDevice(c *fiber.Ctx, typed string) (*ent.DeviceAuthorization, error) {
 	p, _ := guard.PrincipalOf(c)
 	now := h.clock.Now()
 	keys := []string{"session:" + p.SessionHandle, "ip:" + httpserver.ClientIP(c)}
@@ -258,13 +258,13 @@ func (h *handler) pendingDevice(c *fiber.Ctx, typed string) (*ent.DeviceAuthoriz
 var errOtherTenant = apperr.New(apperr.KindForbidden, "tenant_session_required",
 	"sign in with an account of the application's project to answer it")
 
-func (h *handler) deviceCSRF(id, userID string) string {
+func (h devices) deviceCSRF(id, userID string) string {
 	return h.keys.MAC("device_consent", []byte(id+"\x00"+userID))
 }
 
 // deviceLookup is POST /v1/oauth/device/lookup { userCode }: what the device asks, for
 // the console to show.
-func (h *handler) deviceLookup(c *fiber.Ctx) error {
+func (h devices) deviceLookup(c *fiber.Ctx) error {
 	f := jsonbody.Read(c.Body())
 	typed := f.RequiredString("userCode")
 	if err := f.Err(); err != nil {
@@ -282,7 +282,7 @@ func (h *handler) deviceLookup(c *fiber.Ctx) error {
 }
 
 // deviceDecide is POST /v1/oauth/device/decide { userCode, decision, csrfToken }.
-func (h *handler) deviceDecide(c *fiber.Ctx) error {
+func (h devices) deviceDecide(c *fiber.Ctx) error {
 	f := jsonbody.Read(c.Body())
 	typed := f.RequiredString("userCode")
 	decision := f.RequiredString("decision")
@@ -344,7 +344,7 @@ func (h *handler) deviceDecide(c *fiber.Ctx) error {
 // mayApproveDevice is why p may not approve row (nil when they may): an app's person
 // approves for themselves within the project's policy; a host's device is approved by
 // the project's admin, as its authorization requests are (SPEC §16).
-func (h *handler) mayApproveDevice(ctx context.Context, row *ent.DeviceAuthorization, p identity.Principal) (*apperr.Error, error) {
+func (h devices) mayApproveDevice(ctx context.Context, row *ent.DeviceAuthorization, p identity.Principal) (*apperr.Error, error) {
 	if row.TenantID == "" {
 		role, ok, err := h.members.Role(ctx, row.ProjectID, p.UserID)
 		if err != nil {

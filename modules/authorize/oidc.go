@@ -404,7 +404,7 @@ func (h *handler) logout(c *fiber.Ctx) error {
 		// hint alone (an old token of anyone's) signs out nobody else.
 		if cl, err := h.clients.resolve(c.UserContext(), clientID); err == nil && cl.app() {
 			var err error
-			if fronts, err = h.endSSO(c, cl.ProjectID, sid); err != nil {
+			if fronts, err = (ssoCookies{h}).endSSO(c, cl.ProjectID, sid); err != nil {
 				return err
 			}
 			sid = "" // ended, or not this browser's
@@ -447,7 +447,7 @@ func (h *handler) logout(c *fiber.Ctx) error {
 // the cookie cleared, and the console's cookies too when they are that session. It
 // answers the front-channel logout URLs of the apps it had signed in to, read before the
 // session ends.
-func (h *handler) endSSO(c *fiber.Ctx, project, sid string) ([]string, error) {
+func (h ssoCookies) endSSO(c *fiber.Ctx, project, sid string) ([]string, error) {
 	if h.ssoHandle(c, project) != sid {
 		return nil, nil
 	}

@@ -57,7 +57,7 @@ var errRegistrationClosed = oauth.Error(apperr.KindForbidden, "access_denied",
 // With an initial access token (RFC 7591 §3, SPEC §25) the client is a third-party app of
 // the token's project, registered even when open registration is closed.
 func (h *handler) register(c *fiber.Ctx) error {
-	initial, err := h.initialAccess(c)
+	initial, err := (appAdmin{h}).initialAccess(c)
 	if err != nil {
 		return err
 	}
@@ -176,7 +176,7 @@ func (h *handler) register(c *fiber.Ctx) error {
 		}
 		tokenID := ""
 		if initial != "" { // a use is spent only by a registration that commits
-			project, id, err := h.spendInitialAccess(c.UserContext(), tx, initial)
+			project, id, err := (appAdmin{h}).spendInitialAccess(c.UserContext(), tx, initial)
 			if err != nil {
 				return err
 			}

@@ -61,7 +61,7 @@ func viewOfToken(r *ent.RegistrationToken) registrationTokenView {
 	return registrationTokenView{ID: r.ID, Hint: r.Hint, ExpiresAt: r.ExpiresAt.UTC(), MaxUses: r.MaxUses, Uses: r.Uses, CreatedAt: r.CreatedAt.UTC()}
 }
 
-func (h *handler) createRegistrationToken(c *fiber.Ctx) error {
+func (h appAdmin) createRegistrationToken(c *fiber.Ctx) error {
 	f := jsonbody.Read(c.Body())
 	for name := range f.Object {
 		if name != "expiresInHours" && name != "maxUses" {
@@ -108,7 +108,7 @@ func (h *handler) createRegistrationToken(c *fiber.Ctx) error {
 	return c.Status(http.StatusCreated).JSON(fiber.Map{"registrationToken": viewOfToken(row), "token": token})
 }
 
-func (h *handler) listRegistrationTokens(c *fiber.Ctx) error {
+func (h appAdmin) listRegistrationTokens(c *fiber.Ctx) error {
 	rows, err := h.ent.RegistrationToken.Query().Where(registrationtoken.ProjectID(guard.ProjectOf(c))).
 		Order(ent.Desc(registrationtoken.FieldCreatedAt), ent.Desc(registrationtoken.FieldID)).All(c.UserContext())
 	if err != nil {
@@ -121,7 +121,7 @@ func (h *handler) listRegistrationTokens(c *fiber.Ctx) error {
 	return c.JSON(fiber.Map{"registrationTokens": out})
 }
 
-func (h *handler) deleteRegistrationToken(c *fiber.Ctx) error {
+func (h appAdmin) deleteRegistrationToken(c *fiber.Ctx) error {
 	id := strings.Clone(c.Params("tokenId"))
 	err := database.WithTx(c.UserContext(), h.ent, func(tx *ent.Tx) error {
 		n, err := tx.RegistrationToken.Delete().Where(registrationtoken.ID(id), registrationtoken.ProjectID(guard.ProjectOf(c))).Exec(c.UserContext())
@@ -144,7 +144,7 @@ func (h *handler) deleteRegistrationToken(c *fiber.Ctx) error {
 // initialAccess is the initial access token a registration presents ("" without an
 // Authorization header: an open registration, as before). A header that is there but is
 // no live token is refused before anything else is read.
-func (h *handler) initialAccess(c *fiber.Ctx) (string, error) {
+func (h appAdmin) initialAccess(c *fiber.Ctx) (string, error) {
 	header := c.Get(fiber.HeaderAuthorization)
 	if header == "" {
 		return "", nil
@@ -165,7 +165,7 @@ func (h *handler) initialAccess(c *fiber.Ctx) (string, error) {
 // spendInitialAccess spends one use of token in tx and returns its project. The guard is
 // in the UPDATE (uses < max_uses, not expired), so of two registrations racing for the
 // last use one updates a row and the other none: the database decides, not a read.
-func (h *handler) spendInitialAccess(ctx context.Context, tx *ent.Tx, token string) (string, string, error) {
+func (h appAdmin) spendInitialAccess(ctx context.Context, tx *ent.Tx, token string) (string, string, error) {
 	digest := secret.DigestOf(token).Bytes()
 	n, err := tx.RegistrationToken.Update().Where(registrationtoken.Digest(digest), registrationtoken.ExpiresAtGT(h.clock.Now()),
 		func(s *entsql.Selector) {

@@ -26,27 +26,27 @@ const ssoPurpose = "sso_cookie"
 
 func ssoCookieName(project string) string { return ssoCookiePrefix + project }
 
-func (h *handler) ssoMAC(project, handle string) string {
+func (h ssoCookies) ssoMAC(project, handle string) string {
 	return h.keys.MAC(ssoPurpose, []byte(project+"\x00"+handle))
 }
 
 // setSSO names session handle as the browser's SSO session of project: HttpOnly, Lax
 // (the authorization endpoint is reached by top-level navigation), as long as a session's
 // refresh token lives.
-func (h *handler) setSSO(c *fiber.Ctx, project, handle string) {
+func (h ssoCookies) setSSO(c *fiber.Ctx, project, handle string) {
 	c.Cookie(&fiber.Cookie{Name: ssoCookieName(project), Value: handle + "." + h.ssoMAC(project, handle), Path: "/",
 		Expires: h.clock.Now().Add(h.cfg.RefreshTTL), HTTPOnly: true, SameSite: fiber.CookieSameSiteLaxMode, Secure: !h.cfg.InsecureCookies})
 }
 
 // clearSSO expires the project's SSO cookie.
-func (h *handler) clearSSO(c *fiber.Ctx, project string) {
+func (h ssoCookies) clearSSO(c *fiber.Ctx, project string) {
 	c.Cookie(&fiber.Cookie{Name: ssoCookieName(project), Value: "", Path: "/", Expires: time.Unix(0, 0), MaxAge: -1,
 		HTTPOnly: true, SameSite: fiber.CookieSameSiteLaxMode, Secure: !h.cfg.InsecureCookies})
 }
 
 // ssoHandle is the session handle the browser's SSO cookie of project names, when its
 // MAC holds; "" otherwise.
-func (h *handler) ssoHandle(c *fiber.Ctx, project string) string {
+func (h ssoCookies) ssoHandle(c *fiber.Ctx, project string) string {
 	v := c.Cookies(ssoCookieName(project))
 	handle, mac, ok := strings.Cut(v, ".")
 	if !ok || handle == "" || !secret.Equal([]byte(mac), []byte(h.ssoMAC(project, handle))) {
@@ -58,7 +58,7 @@ func (h *handler) ssoHandle(c *fiber.Ctx, project string) string {
 // ssoSession is the browser's live SSO session of project: its handle and state. ok is
 // false when the browser has none, it ended (a sign-out, an admin's revoke, a blocked or
 // deleted user: each revokes the session), or it is another tenant's.
-func (h *handler) ssoSession(c *fiber.Ctx, project string) (string, identity.SessionState, bool, error) {
+func (h ssoCookies) ssoSession(c *fiber.Ctx, project string) (string, identity.SessionState, bool, error) {
 	handle := h.ssoHandle(c, project)
 	if handle == "" {
 		return "", identity.SessionState{}, false, nil
