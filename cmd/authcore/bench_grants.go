@@ -75,36 +75,49 @@ func codeScenario(name string, scopes ...string) scenario {
 		if err != nil {
 			return request{}, err
 		}
-		verifier := oauth2.GenerateVerifier()
-		challenge := oauth2.S256ChallengeFromVerifier(verifier)
-		codes := make([]*ent.OAuthCodeCreate, 0, 2000)
-		flush := func() error {
-			err := env.ent.OAuthCode.CreateBulk(codes...).Exec(ctx)
-			codes = codes[:0]
-			return err
-		}
-		now := time.Now()
-		next, err := singleUse(ctx, grantSeeds(env), "oc", func(digest []byte) error {
-			c := env.ent.OAuthCode.Create().SetDigest(digest).SetGrantID(g.ID).SetClientID(g.ClientID).SetRedirectURI(benchRedirect).
-				SetCodeChallenge(challenge).SetScopes(g.Scopes).SetResources([]string{}).SetExpiresAt(now.Add(10 * time.Minute))
-			if slices.Contains(g.Scopes, "openid") {
-				c.SetNonce("bench-nonce").SetAuthTime(now).SetAmr([]string{"pwd"})
-			}
-			if codes = append(codes, c); len(codes) == cap(codes) {
-				return flush()
-			}
-			return nil
-		}, func(code string) url.Values {
-			return url.Values{"grant_type": {"authorization_code"}, "client_id": {g.ClientID}, "code": {code}, "redirect_uri": {benchRedirect}, "code_verifier": {verifier}}
-		})
+		next, err := seedCodes(ctx, env, g, benchRedirect, true)
 		if err != nil {
-			return request{}, err
-		}
-		if err := flush(); err != nil {
 			return request{}, err
 		}
 		return request{Method: http.MethodPost, Path: "/v1/oauth/token", Header: formHeader, NextBody: next, Expect: 200}, nil
 	}}
+}
+
+// seedCodes writes single-use authorization codes of grant g for redirect and hands each
+// out once as a token request body; with openid the codes carry what an id_token is made
+// of (nonce, auth_time, amr). A public client names itself in the body; a confidential
+// one authenticates in a header the scenario sets.
+func seedCodes(ctx context.Context, env *benchEnv, g *ent.OAuthGrant, redirect string, public bool) (func(int, int) []byte, error) {
+	verifier := oauth2.GenerateVerifier()
+	challenge := oauth2.S256ChallengeFromVerifier(verifier)
+	codes := make([]*ent.OAuthCodeCreate, 0, 2000)
+	flush := func() error {
+		err := env.ent.OAuthCode.CreateBulk(codes...).Exec(ctx)
+		codes = codes[:0]
+		return err
+	}
+	now := time.Now()
+	next, err := singleUse(ctx, grantSeeds(env), "oc", func(digest []byte) error {
+		c := env.ent.OAuthCode.Create().SetDigest(digest).SetGrantID(g.ID).SetClientID(g.ClientID).SetRedirectURI(redirect).
+			SetCodeChallenge(challenge).SetScopes(g.Scopes).SetResources([]string{}).SetExpiresAt(now.Add(10 * time.Minute))
+		if slices.Contains(g.Scopes, "openid") {
+			c.SetNonce("bench-nonce").SetAuthTime(now).SetAmr([]string{"pwd"})
+		}
+		if codes = append(codes, c); len(codes) == cap(codes) {
+			return flush()
+		}
+		return nil
+	}, func(code string) url.Values {
+		form := url.Values{"grant_type": {"authorization_code"}, "code": {code}, "redirect_uri": {redirect}, "code_verifier": {verifier}}
+		if public {
+			form.Set("client_id", g.ClientID)
+		}
+		return form
+	})
+	if err != nil {
+		return nil, err
+	}
+	return next, flush()
 }
 
 func grantScenarios() []scenario {

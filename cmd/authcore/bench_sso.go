@@ -12,7 +12,6 @@ import (
 
 	"golang.org/x/oauth2"
 
-	"github.com/authcore/authcore/ent"
 	"github.com/authcore/authcore/platform/secret"
 )
 
@@ -153,30 +152,8 @@ func ssoScenarios() []scenario {
 			if err != nil {
 				return request{}, err
 			}
-			verifier := oauth2.GenerateVerifier()
-			challenge := oauth2.S256ChallengeFromVerifier(verifier)
-			codes := make([]*ent.OAuthCodeCreate, 0, 2000)
-			flush := func() error {
-				err := env.ent.OAuthCode.CreateBulk(codes...).Exec(ctx)
-				codes = codes[:0]
-				return err
-			}
-			now := time.Now()
-			next, err := singleUse(ctx, grantSeeds(env), "oc", func(digest []byte) error {
-				codes = append(codes, env.ent.OAuthCode.Create().SetDigest(digest).SetGrantID(g.ID).SetClientID(w.clientID).SetRedirectURI(ssoRedirect).
-					SetCodeChallenge(challenge).SetScopes(g.Scopes).SetResources([]string{}).SetExpiresAt(now.Add(10*time.Minute)).
-					SetNonce("bench").SetAuthTime(now).SetAmr([]string{"pwd"}).SetSid("ses_bench"))
-				if len(codes) == cap(codes) {
-					return flush()
-				}
-				return nil
-			}, func(code string) url.Values {
-				return url.Values{"grant_type": {"authorization_code"}, "code": {code}, "redirect_uri": {ssoRedirect}, "code_verifier": {verifier}}
-			})
+			next, err := seedCodes(ctx, env, g, ssoRedirect, false)
 			if err != nil {
-				return request{}, err
-			}
-			if err := flush(); err != nil {
 				return request{}, err
 			}
 			basic := "Basic " + base64.StdEncoding.EncodeToString([]byte(url.QueryEscape(w.clientID)+":"+url.QueryEscape(w.clientSecret)))

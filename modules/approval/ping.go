@@ -148,7 +148,7 @@ func (p *pinger) attempt(ctx context.Context, r *ent.BackchannelRequest) string 
 	req.Header.Set("webhook-signature", sig)
 	res, err := p.client.Do(req)
 	if err != nil {
-		return truncate(err.Error(), 300)
+		return outbound.Truncate(err.Error(), 300)
 	}
 	defer res.Body.Close()
 	_, _ = io.Copy(io.Discard, io.LimitReader(res.Body, 4<<10))
@@ -156,11 +156,4 @@ func (p *pinger) attempt(ctx context.Context, r *ent.BackchannelRequest) string 
 		return fmt.Sprintf("answered %d", res.StatusCode)
 	}
 	return ""
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n]
 }

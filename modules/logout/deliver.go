@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"slices"
@@ -20,6 +19,7 @@ import (
 	"github.com/authcore/authcore/platform/database"
 	"github.com/authcore/authcore/platform/identity"
 	"github.com/authcore/authcore/platform/oauth"
+	"github.com/authcore/authcore/platform/outbound"
 )
 
 // Delivery timing: a logout matters soon or not at all, so retries come quickly — the
@@ -130,13 +130,13 @@ func (s *Service) send(ctx context.Context, d *ent.LogoutDelivery) error {
 		if sendErr != nil {
 			reason = sendErr.Error()
 		}
-		u = u.SetLastError(truncate(reason, 500))
+		u = u.SetLastError(outbound.Truncate(reason, 500))
 		if d.Attempts >= maxAttempts {
 			result = "failed"
 			u = u.SetStatus(logoutdelivery.StatusFailed)
 		} else {
 			result = "retry"
-			u = u.SetNextAttemptAt(s.clock.Now().Add(jittered(retryAfter[d.Attempts-1])))
+			u = u.SetNextAttemptAt(s.clock.Now().Add(outbound.Jittered(retryAfter[d.Attempts-1])))
 		}
 	}
 	s.results.WithLabelValues(result).Inc()
@@ -170,15 +170,4 @@ func (s *Service) prune(ctx context.Context, before time.Time) error {
 	}
 	_, err := s.ent.AppSession.Delete().Where(appsession.CreatedAtLT(before.Add(-s.cfg.RefreshTTL))).Exec(ctx)
 	return err
-}
-
-func jittered(d time.Duration) time.Duration {
-	return time.Duration(float64(d) * (0.8 + 0.4*rand.Float64()))
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n]
 }

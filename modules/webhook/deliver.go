@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math/rand/v2"
 	"net/http"
 	"strconv"
 	"time"
@@ -227,13 +226,13 @@ func (w *worker) send(ctx context.Context, d *ent.WebhookDelivery) error {
 		if sendErr != nil {
 			reason = sendErr.Error()
 		}
-		u = u.SetLastError(truncate(reason, 500))
+		u = u.SetLastError(outbound.Truncate(reason, 500))
 		if d.Attempts >= maxAttempts {
 			result = "failed"
 			u = u.SetStatus(webhookdelivery.StatusFailed)
 		} else {
 			result = "retry"
-			u = u.SetNextAttemptAt(now.Add(jittered(retryAfter[d.Attempts-1])))
+			u = u.SetNextAttemptAt(now.Add(outbound.Jittered(retryAfter[d.Attempts-1])))
 		}
 	}
 	w.results.WithLabelValues(result).Inc()
@@ -275,15 +274,4 @@ func (w *worker) post(ctx context.Context, url string, key []byte, ev *ent.Event
 	defer res.Body.Close()
 	_, _ = io.Copy(io.Discard, io.LimitReader(res.Body, maxResponse))
 	return res.StatusCode, nil
-}
-
-func jittered(d time.Duration) time.Duration {
-	return time.Duration(float64(d) * (0.8 + 0.4*rand.Float64()))
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n]
 }
