@@ -120,7 +120,7 @@ func TestAuthorizationServerMetadata(t *testing.T) {
 		"jwks_uri":               "https://auth.example.com/.well-known/jwks.json",
 		"introspection_endpoint": "https://auth.example.com/v1/oauth/introspect",
 		"revocation_endpoint":    "https://auth.example.com/v1/oauth/revoke",
-		"grant_types_supported":  []string{"authorization_code", "client_credentials", "refresh_token", "urn:ietf:params:oauth:grant-type:jwt-bearer", grantExchange, "urn:openid:params:grant-type:ciba"},
+		"grant_types_supported":  []string{"authorization_code", "client_credentials", "refresh_token", "urn:ietf:params:oauth:grant-type:device_code", "urn:ietf:params:oauth:grant-type:jwt-bearer", grantExchange, "urn:openid:params:grant-type:ciba"},
 		// Exactly what each endpoint takes (SPEC §21): auth badge clients introspect; hosts'
 		// clients and public ones use the token endpoint; anyone revokes.
 		"introspection_endpoint_auth_methods_supported": []string{"client_secret_basic", "client_secret_post", "private_key_jwt"},

@@ -40,7 +40,7 @@ func TestWithoutTheAuthProduct(t *testing.T) {
 			t.Fatalf("claims %v", c)
 		}
 		meta := a.Get("/.well-known/oauth-authorization-server").Expect(t, 200, map[string]any{
-			"grant_types_supported": []any{"authorization_code", "refresh_token", "urn:ietf:params:oauth:grant-type:jwt-bearer", grantExchange, "urn:openid:params:grant-type:ciba"},
+			"grant_types_supported": []any{"authorization_code", "refresh_token", "urn:ietf:params:oauth:grant-type:device_code", "urn:ietf:params:oauth:grant-type:jwt-bearer", grantExchange, "urn:openid:params:grant-type:ciba"},
 			// Hosts' clients still authenticate; none of them belongs to a project.
 			"token_endpoint_auth_methods_supported":         []any{"client_secret_basic", "client_secret_post", "none", "private_key_jwt"},
 			"introspection_endpoint_auth_methods_supported": []any{},
