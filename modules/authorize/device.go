@@ -1,6 +1,7 @@
 package authorize
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"math/big"
@@ -249,14 +250,10 @@ func (h devices) pendingDevice(c *fiber.Ctx, typed string) (*ent.DeviceAuthoriza
 	// An app's device is approved by a user of its project's tenant, any other by a
 	// dashboard user: someone else is asked to sign in as the right one.
 	if want := row.TenantID; (want == "" && p.TenantID != identity.PublicTenant) || (want != "" && p.TenantID != want) {
-		return nil, errOtherTenant
+		return nil, errWrongTenant(cmp.Or(row.TenantID, identity.PublicTenant))
 	}
 	return row, nil
 }
-
-// errOtherTenant asks the person to sign in as a user of the tenant a device is for.
-var errOtherTenant = apperr.New(apperr.KindForbidden, "tenant_session_required",
-	"sign in with an account of the application's project to answer it")
 
 func (h devices) deviceCSRF(id, userID string) string {
 	return h.keys.MAC("device_consent", []byte(id+"\x00"+userID))
