@@ -45,10 +45,22 @@ export function refresh() {
   return refreshing;
 }
 
-// api sends one request; body, when given, is sent as JSON.
+// Raw is a request body sent as it is, with its own media type (a JSON Lines import),
+// rather than as JSON: api still refreshes and steps up for it.
+export class Raw {
+  constructor(type, text) {
+    this.type = type;
+    this.text = text;
+  }
+}
+
+// api sends one request; body, when given, is sent as JSON, or as it is when a Raw.
 export async function api(method, path, body, retried = false, steppedUp = false) {
   const init = { method, credentials: 'same-origin', cache: 'no-store', headers: { Accept: 'application/json' } };
-  if (body !== undefined) {
+  if (body instanceof Raw) {
+    init.headers['Content-Type'] = body.type;
+    init.body = body.text;
+  } else if (body !== undefined) {
     init.headers['Content-Type'] = 'application/json';
     init.body = JSON.stringify(body);
   }

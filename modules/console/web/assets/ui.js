@@ -29,6 +29,13 @@ export function field(label, attrs) {
   return h('div', { class: 'field' }, h('label', { for: id }, label), h('input', { id, name: label, ...attrs }));
 }
 
+// area is a labelled textarea (JSON, mostly), holding text as its initial value.
+export function area(label, text, attrs) {
+  const id = `f${++ids}`;
+  return h('div', { class: 'field wide' }, h('label', { for: id }, label),
+    h('textarea', { id, name: label, rows: '4', spellcheck: 'false', ...attrs }, text || ''));
+}
+
 export function select(label, options, attrs) {
   const id = `f${++ids}`;
   return h('div', { class: 'field' }, h('label', { for: id }, label),
