@@ -8,6 +8,7 @@ import { domainLanding, emailView, identitiesSection, linkLanding, methodsOf, me
 import { trustView } from './trust.js';
 import { auditStreamsView } from './auditstreams.js';
 import { projectAppsView } from './projectapps.js';
+import { usersView } from './users.js';
 import { deviceView } from './device.js';
 
 const main = document.getElementById('main');
@@ -85,6 +86,7 @@ function drawNav() {
     link('#/webhooks', 'Webhooks'),
     link('#/resources', 'Resources'),
     link('#/approval-types', 'Approval types'),
+    link('#/users', 'Users'),
     link('#/project-apps', 'Apps'),
     link('#/apps', 'Connected apps'),
     link('#/usage', 'Usage'),
@@ -1080,6 +1082,8 @@ const views = {
   '#/audit-streams': auditStreamsScreen,
   '#/project-apps': (shown) => (needProject() ? undefined : current().role !== 'admin'
     ? shown('Apps', h('p', {}, 'Only the project\'s admins see and change its apps.')) : projectAppsView(shown, state.project)),
+  '#/users': (shown) => (needProject() ? undefined : current().role !== 'admin'
+    ? shown('Users', h('p', {}, 'Only the project\'s admins see and change its users.')) : usersView(shown, state.project)),
   '#/approval-types': (shown) => (needProject() ? undefined : typesView(shown, state.project)),
 };
 
