@@ -33,6 +33,7 @@ function mergePatch(from, to) {
 }
 
 const yes = (b) => (b ? 'yes' : 'no');
+const count = (n, what) => `${n} ${what}${n === 1 ? '' : 's'}`;
 
 // issuesOf is what an import line's error lists beyond its message.
 const issuesOf = (e) => (e.issues || e.details || []).map((i) => (isObject(i) && i.field ? `${i.field} ${i.reason}` : JSON.stringify(i)));
@@ -133,7 +134,7 @@ export async function usersView(show, project) {
       if (!(await confirm(`Delete ${u.email}? The user and everything issued to them are gone for good.`))) return;
       const got = await api('DELETE', `${base}/${u.id}`);
       opened.replaceChildren();
-      done.textContent = `Deleted ${u.email}: ${got.sessionsRevoked} sessions revoked, ${got.grantsEnded} grants ended.`;
+      done.textContent = `Deleted ${u.email}: ${count(got.sessionsRevoked, 'session')} revoked, ${count(got.grantsEnded, 'grant')} ended.`;
       await reload();
     }, 'danger');
 
@@ -197,7 +198,7 @@ export async function usersView(show, project) {
         const got = await api('POST', `${base}/import`, new Raw('application/x-ndjson', await f.text()));
         const failed = got.lines.filter((l) => l.error);
         report.replaceChildren(h('section', { 'aria-label': 'Import report' },
-          h('p', { role: 'status' }, `Imported ${got.imported} users from ${f.name}; ${got.failed} lines failed.`),
+          h('p', { role: 'status' }, `Imported ${count(got.imported, 'user')} from ${f.name}; ${count(got.failed, 'line')} failed.`),
           failed.length ? table('Failed lines', ['Line', 'Error', 'Message'], failed, (l) => [
             String(l.line), h('code', {}, l.error.code), [l.error.message, issuesOf(l.error).map((i) => h('div', {}, i))],
           ]) : ''));
