@@ -125,8 +125,8 @@ func world(t *testing.T, st apptest.Store) (*apptest.App, *apptest.Session, stri
 	return a, admin, a.CreateProject(t, admin)
 }
 
-// A person's session that signed in to two apps ends — by their own sign-out, and by an
-// admin's revoke — and each of those apps gets exactly one logout token, verified against
+// A person's session that signed in to two apps ends — by their own sign-out, by an
+// admin's revoke, by an admin blocking or deleting the person (SPEC §25) — and each of those apps gets exactly one logout token, verified against
 // the JWKS, naming the person and the session; an app the session never signed in to
 // gets none.
 func TestBackChannelLogout(t *testing.T) {
@@ -137,15 +137,22 @@ func TestBackChannelLogout(t *testing.T) {
 		mailID, calendarID := app(t, a, project, mail), app(t, a, project, calendar)
 		app(t, a, project, other)
 
-		for _, end := range []string{"sign-out", "admin revoke"} {
+		ends := []string{"sign-out", "admin revoke", "blocked", "deleted"}
+		for _, end := range ends {
 			person := a.SignUpIn(t, project)
 			joined(t, a, person, project, mailID)
 			joined(t, a, person, project, calendarID)
-			if end == "sign-out" {
+			user := "/v1/projects/" + project + "/users/" + person.UserID
+			switch end {
+			case "sign-out":
 				a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/auth-core/signout", Header: person.Bearer()}).Expect(t, 200, nil)
-			} else {
+			case "admin revoke":
 				a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/auth-core/session/revoke", Header: admin.Bearer(),
 					Body: map[string]any{"projectId": project, "sessionHandle": person.SessionHandle}}).Expect(t, 200, map[string]any{"revoked": float64(1)})
+			case "blocked":
+				a.Do(apptest.Req{Method: http.MethodPatch, Path: user, Header: admin.Bearer(), Body: map[string]any{"blocked": true}}).Expect(t, 200, nil)
+			case "deleted":
+				a.Do(apptest.Req{Method: http.MethodDelete, Path: user, Header: admin.Bearer()}).Expect(t, 200, map[string]any{"sessionsRevoked": float64(1)})
 			}
 			for _, r := range []struct {
 				rec *receiver
@@ -164,8 +171,8 @@ func TestBackChannelLogout(t *testing.T) {
 		}
 		time.Sleep(600 * time.Millisecond) // more than a poll: anything owed is sent by now
 		for _, r := range []*receiver{mail, calendar} {
-			if got, _ := r.got(); len(got) != 2 {
-				t.Fatalf("an app got %d tokens for 2 ended sessions", len(got))
+			if got, _ := r.got(); len(got) != len(ends) {
+				t.Fatalf("an app got %d tokens for %d ended sessions", len(got), len(ends))
 			}
 		}
 		if got, bad := other.got(); len(got)+len(bad) != 0 {
@@ -173,7 +180,7 @@ func TestBackChannelLogout(t *testing.T) {
 		}
 		list := a.Do(apptest.Req{Path: "/v1/projects/" + project + "/apps/" + mailID + "/logout-deliveries", Header: admin.Bearer()}).Expect(t, 200, nil)
 		ds := list["deliveries"].([]any)
-		if len(ds) != 2 || ds[0].(map[string]any)["status"] != "delivered" {
+		if len(ds) != len(ends) || ds[0].(map[string]any)["status"] != "delivered" {
 			t.Fatalf("deliveries %v", ds)
 		}
 	})
