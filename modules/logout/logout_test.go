@@ -189,37 +189,39 @@ func TestBackChannelLogout(t *testing.T) {
 // An app that is down gets its token when it comes back; one that stays down is given up
 // after the last attempt, and its admins see why.
 func TestBackChannelRetries(t *testing.T) {
-	a, admin, project := world(t, apptest.Stores(t)[0])
-	r := newReceiver(t, a)
-	id := app(t, a, project, r)
-	// The admin reads the list as the clock runs on for hours: a fresh sign-in each time.
-	deliveries := func() []any {
-		got := a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/auth-core/signin", Body: map[string]any{"email": admin.Email, "password": admin.Password}}).Expect(t, 200, nil)
-		bearer := map[string]string{"Authorization": "Bearer " + got["session"].(map[string]any)["accessToken"].(string)}
-		return a.Do(apptest.Req{Path: "/v1/projects/" + project + "/apps/" + id + "/logout-deliveries", Header: bearer}).Expect(t, 200, nil)["deliveries"].([]any)
-	}
-	r.down.Store(true)
-	person := a.SignUpIn(t, project)
-	joined(t, a, person, project, id)
-	a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/auth-core/signout", Header: person.Bearer()}).Expect(t, 200, nil)
-	eventually(t, "a failed first attempt", func() bool {
-		d := deliveries()
-		return len(d) == 1 && d[0].(map[string]any)["lastStatusCode"] == float64(503)
-	})
-	r.down.Store(false)
-	a.Clock.Advance(7 * time.Second) // past the first retry's wait, jitter included
-	eventually(t, "delivered on retry", func() bool { return deliveries()[0].(map[string]any)["status"] == "delivered" })
+	apptest.ForEachStore(t, func(t *testing.T, st apptest.Store) {
+		a, admin, project := world(t, st)
+		r := newReceiver(t, a)
+		id := app(t, a, project, r)
+		// The admin reads the list as the clock runs on for hours: a fresh sign-in each time.
+		deliveries := func() []any {
+			got := a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/auth-core/signin", Body: map[string]any{"email": admin.Email, "password": admin.Password}}).Expect(t, 200, nil)
+			bearer := map[string]string{"Authorization": "Bearer " + got["session"].(map[string]any)["accessToken"].(string)}
+			return a.Do(apptest.Req{Path: "/v1/projects/" + project + "/apps/" + id + "/logout-deliveries", Header: bearer}).Expect(t, 200, nil)["deliveries"].([]any)
+		}
+		r.down.Store(true)
+		person := a.SignUpIn(t, project)
+		joined(t, a, person, project, id)
+		a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/auth-core/signout", Header: person.Bearer()}).Expect(t, 200, nil)
+		eventually(t, "a failed first attempt", func() bool {
+			d := deliveries()
+			return len(d) == 1 && d[0].(map[string]any)["lastStatusCode"] == float64(503)
+		})
+		r.down.Store(false)
+		a.Clock.Advance(7 * time.Second) // past the first retry's wait, jitter included
+		eventually(t, "delivered on retry", func() bool { return deliveries()[0].(map[string]any)["status"] == "delivered" })
 
-	r.down.Store(true)
-	second := a.SignUpIn(t, project)
-	joined(t, a, second, project, id)
-	a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/auth-core/signout", Header: second.Bearer()}).Expect(t, 200, nil)
-	for attempt := 1; attempt <= 8; attempt++ {
-		eventually(t, "attempt", func() bool { return deliveries()[0].(map[string]any)["attempts"] == float64(attempt) })
-		a.Clock.Advance(13 * time.Minute) // past the longest wait
-	}
-	eventually(t, "given up", func() bool { return deliveries()[0].(map[string]any)["status"] == "failed" })
-	if d := deliveries()[0].(map[string]any); d["lastError"] != "answered 503" || d["nextAttemptAt"] != nil {
-		t.Fatalf("given up: %v", d)
-	}
+		r.down.Store(true)
+		second := a.SignUpIn(t, project)
+		joined(t, a, second, project, id)
+		a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/auth-core/signout", Header: second.Bearer()}).Expect(t, 200, nil)
+		for attempt := 1; attempt <= 8; attempt++ {
+			eventually(t, "attempt", func() bool { return deliveries()[0].(map[string]any)["attempts"] == float64(attempt) })
+			a.Clock.Advance(13 * time.Minute) // past the longest wait
+		}
+		eventually(t, "given up", func() bool { return deliveries()[0].(map[string]any)["status"] == "failed" })
+		if d := deliveries()[0].(map[string]any); d["lastError"] != "answered 503" || d["nextAttemptAt"] != nil {
+			t.Fatalf("given up: %v", d)
+		}
+	})
 }
