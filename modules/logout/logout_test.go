@@ -225,3 +225,37 @@ func TestBackChannelRetries(t *testing.T) {
 		}
 	})
 }
+
+// With two replicas on one PostgreSQL, each logout token is sent once, by one of them,
+// whichever replica revoked the session.
+func TestReplicasShareTheLogoutQueue(t *testing.T) {
+	if apptest.PostgresAdminURL() == "" {
+		t.Skip("needs PostgreSQL")
+	}
+	st := apptest.Stores(t)[1]
+	url := st.FreshURL(t)
+	allowHTTP := apptest.WithConfig(func(c *config.Config) { c.WebhookAllowHTTP = true })
+	a, b := apptest.StartURL(t, st.Name, url, allowHTTP), apptest.StartURL(t, st.Name, url, allowHTTP)
+	admin := a.SignUp(t)
+	project := a.CreateProject(t, admin)
+	r := newReceiver(t, a)
+	id := app(t, a, project, r)
+	var sids []string
+	for i := range 10 {
+		person := a.SignUpIn(t, project)
+		joined(t, a, person, project, id)
+		sids = append(sids, person.SessionHandle)
+		on := map[bool]*apptest.App{true: a, false: b}[i%2 == 0] // each replica revokes half
+		on.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/auth-core/signout", Header: person.Bearer()}).Expect(t, 200, nil)
+	}
+	eventually(t, "10 logout tokens", func() bool { got, _ := r.got(); return len(got) >= 10 })
+	time.Sleep(600 * time.Millisecond) // more than a poll of each replica: a duplicate would be here
+	got, bad := r.got()
+	seen := map[any]int{}
+	for _, c := range got {
+		seen[c["sid"]]++
+	}
+	if len(got) != 10 || len(seen) != 10 || len(bad) != 0 {
+		t.Fatalf("%d tokens for %d sessions %v (refused %v): one was sent twice or not at all", len(got), len(seen), sids, bad)
+	}
+}
