@@ -35784,6 +35784,7 @@ type UserMutation struct {
 	password_hash  *string
 	metadata       *string
 	email_verified *bool
+	blocked_at     *time.Time
 	clearedFields  map[string]struct{}
 	done           bool
 	oldValue       func(context.Context) (*User, error)
@@ -36110,6 +36111,55 @@ func (m *UserMutation) ResetEmailVerified() {
 	m.email_verified = nil
 }
 
+// SetBlockedAt sets the "blocked_at" field.
+func (m *UserMutation) SetBlockedAt(t time.Time) {
+	m.blocked_at = &t
+}
+
+// BlockedAt returns the value of the "blocked_at" field in the mutation.
+func (m *UserMutation) BlockedAt() (r time.Time, exists bool) {
+	v := m.blocked_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldBlockedAt returns the old "blocked_at" field's value of the User entity.
+// If the User object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *UserMutation) OldBlockedAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldBlockedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldBlockedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldBlockedAt: %w", err)
+	}
+	return oldValue.BlockedAt, nil
+}
+
+// ClearBlockedAt clears the value of the "blocked_at" field.
+func (m *UserMutation) ClearBlockedAt() {
+	m.blocked_at = nil
+	m.clearedFields[user.FieldBlockedAt] = struct{}{}
+}
+
+// BlockedAtCleared returns if the "blocked_at" field was cleared in this mutation.
+func (m *UserMutation) BlockedAtCleared() bool {
+	_, ok := m.clearedFields[user.FieldBlockedAt]
+	return ok
+}
+
+// ResetBlockedAt resets all changes to the "blocked_at" field.
+func (m *UserMutation) ResetBlockedAt() {
+	m.blocked_at = nil
+	delete(m.clearedFields, user.FieldBlockedAt)
+}
+
 // Where appends a list predicates to the UserMutation builder.
 func (m *UserMutation) Where(ps ...predicate.User) {
 	m.predicates = append(m.predicates, ps...)
@@ -36144,7 +36194,7 @@ func (m *UserMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *UserMutation) Fields() []string {
-	fields := make([]string, 0, 6)
+	fields := make([]string, 0, 7)
 	if m.created_at != nil {
 		fields = append(fields, user.FieldCreatedAt)
 	}
@@ -36162,6 +36212,9 @@ func (m *UserMutation) Fields() []string {
 	}
 	if m.email_verified != nil {
 		fields = append(fields, user.FieldEmailVerified)
+	}
+	if m.blocked_at != nil {
+		fields = append(fields, user.FieldBlockedAt)
 	}
 	return fields
 }
@@ -36183,6 +36236,8 @@ func (m *UserMutation) Field(name string) (ent.Value, bool) {
 		return m.Metadata()
 	case user.FieldEmailVerified:
 		return m.EmailVerified()
+	case user.FieldBlockedAt:
+		return m.BlockedAt()
 	}
 	return nil, false
 }
@@ -36204,6 +36259,8 @@ func (m *UserMutation) OldField(ctx context.Context, name string) (ent.Value, er
 		return m.OldMetadata(ctx)
 	case user.FieldEmailVerified:
 		return m.OldEmailVerified(ctx)
+	case user.FieldBlockedAt:
+		return m.OldBlockedAt(ctx)
 	}
 	return nil, fmt.Errorf("unknown User field %s", name)
 }
@@ -36255,6 +36312,13 @@ func (m *UserMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetEmailVerified(v)
 		return nil
+	case user.FieldBlockedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetBlockedAt(v)
+		return nil
 	}
 	return fmt.Errorf("unknown User field %s", name)
 }
@@ -36284,7 +36348,11 @@ func (m *UserMutation) AddField(name string, value ent.Value) error {
 // ClearedFields returns all nullable fields that were cleared during this
 // mutation.
 func (m *UserMutation) ClearedFields() []string {
-	return nil
+	var fields []string
+	if m.FieldCleared(user.FieldBlockedAt) {
+		fields = append(fields, user.FieldBlockedAt)
+	}
+	return fields
 }
 
 // FieldCleared returns a boolean indicating if a field with the given name was
@@ -36297,6 +36365,11 @@ func (m *UserMutation) FieldCleared(name string) bool {
 // ClearField clears the value of the field with the given name. It returns an
 // error if the field is not defined in the schema.
 func (m *UserMutation) ClearField(name string) error {
+	switch name {
+	case user.FieldBlockedAt:
+		m.ClearBlockedAt()
+		return nil
+	}
 	return fmt.Errorf("unknown User nullable field %s", name)
 }
 
@@ -36321,6 +36394,9 @@ func (m *UserMutation) ResetField(name string) error {
 		return nil
 	case user.FieldEmailVerified:
 		m.ResetEmailVerified()
+		return nil
+	case user.FieldBlockedAt:
+		m.ResetBlockedAt()
 		return nil
 	}
 	return fmt.Errorf("unknown User field %s", name)

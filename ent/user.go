@@ -29,7 +29,9 @@ type User struct {
 	Metadata string `json:"metadata,omitempty"`
 	// EmailVerified holds the value of the "email_verified" field.
 	EmailVerified bool `json:"email_verified,omitempty"`
-	selectValues  sql.SelectValues
+	// BlockedAt holds the value of the "blocked_at" field.
+	BlockedAt    *time.Time `json:"blocked_at,omitempty"`
+	selectValues sql.SelectValues
 }
 
 // scanValues returns the types for scanning values from sql.Rows.
@@ -41,7 +43,7 @@ func (*User) scanValues(columns []string) ([]any, error) {
 			values[i] = new(sql.NullBool)
 		case user.FieldID, user.FieldTenantID, user.FieldEmail, user.FieldPasswordHash, user.FieldMetadata:
 			values[i] = new(sql.NullString)
-		case user.FieldCreatedAt:
+		case user.FieldCreatedAt, user.FieldBlockedAt:
 			values[i] = new(sql.NullTime)
 		default:
 			values[i] = new(sql.UnknownType)
@@ -100,6 +102,13 @@ func (_m *User) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.EmailVerified = value.Bool
 			}
+		case user.FieldBlockedAt:
+			if value, ok := values[i].(*sql.NullTime); !ok {
+				return fmt.Errorf("unexpected type %T for field blocked_at", values[i])
+			} else if value.Valid {
+				_m.BlockedAt = new(time.Time)
+				*_m.BlockedAt = value.Time
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -152,6 +161,11 @@ func (_m *User) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("email_verified=")
 	builder.WriteString(fmt.Sprintf("%v", _m.EmailVerified))
+	builder.WriteString(", ")
+	if v := _m.BlockedAt; v != nil {
+		builder.WriteString("blocked_at=")
+		builder.WriteString(v.Format(time.ANSIC))
+	}
 	builder.WriteByte(')')
 	return builder.String()
 }

@@ -83,6 +83,20 @@ func (_c *UserCreate) SetNillableEmailVerified(v *bool) *UserCreate {
 	return _c
 }
 
+// SetBlockedAt sets the "blocked_at" field.
+func (_c *UserCreate) SetBlockedAt(v time.Time) *UserCreate {
+	_c.mutation.SetBlockedAt(v)
+	return _c
+}
+
+// SetNillableBlockedAt sets the "blocked_at" field if the given value is not nil.
+func (_c *UserCreate) SetNillableBlockedAt(v *time.Time) *UserCreate {
+	if v != nil {
+		_c.SetBlockedAt(*v)
+	}
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *UserCreate) SetID(v string) *UserCreate {
 	_c.mutation.SetID(v)
@@ -245,6 +259,10 @@ func (_c *UserCreate) createSpec() (*User, *sqlgraph.CreateSpec) {
 		_spec.SetField(user.FieldEmailVerified, field.TypeBool, value)
 		_node.EmailVerified = value
 	}
+	if value, ok := _c.mutation.BlockedAt(); ok {
+		_spec.SetField(user.FieldBlockedAt, field.TypeTime, value)
+		_node.BlockedAt = &value
+	}
 	return _node, _spec
 }
 
@@ -342,6 +360,24 @@ func (u *UserUpsert) SetEmailVerified(v bool) *UserUpsert {
 // UpdateEmailVerified sets the "email_verified" field to the value that was provided on create.
 func (u *UserUpsert) UpdateEmailVerified() *UserUpsert {
 	u.SetExcluded(user.FieldEmailVerified)
+	return u
+}
+
+// SetBlockedAt sets the "blocked_at" field.
+func (u *UserUpsert) SetBlockedAt(v time.Time) *UserUpsert {
+	u.Set(user.FieldBlockedAt, v)
+	return u
+}
+
+// UpdateBlockedAt sets the "blocked_at" field to the value that was provided on create.
+func (u *UserUpsert) UpdateBlockedAt() *UserUpsert {
+	u.SetExcluded(user.FieldBlockedAt)
+	return u
+}
+
+// ClearBlockedAt clears the value of the "blocked_at" field.
+func (u *UserUpsert) ClearBlockedAt() *UserUpsert {
+	u.SetNull(user.FieldBlockedAt)
 	return u
 }
 
@@ -452,6 +488,27 @@ func (u *UserUpsertOne) SetEmailVerified(v bool) *UserUpsertOne {
 func (u *UserUpsertOne) UpdateEmailVerified() *UserUpsertOne {
 	return u.Update(func(s *UserUpsert) {
 		s.UpdateEmailVerified()
+	})
+}
+
+// SetBlockedAt sets the "blocked_at" field.
+func (u *UserUpsertOne) SetBlockedAt(v time.Time) *UserUpsertOne {
+	return u.Update(func(s *UserUpsert) {
+		s.SetBlockedAt(v)
+	})
+}
+
+// UpdateBlockedAt sets the "blocked_at" field to the value that was provided on create.
+func (u *UserUpsertOne) UpdateBlockedAt() *UserUpsertOne {
+	return u.Update(func(s *UserUpsert) {
+		s.UpdateBlockedAt()
+	})
+}
+
+// ClearBlockedAt clears the value of the "blocked_at" field.
+func (u *UserUpsertOne) ClearBlockedAt() *UserUpsertOne {
+	return u.Update(func(s *UserUpsert) {
+		s.ClearBlockedAt()
 	})
 }
 
@@ -729,6 +786,27 @@ func (u *UserUpsertBulk) SetEmailVerified(v bool) *UserUpsertBulk {
 func (u *UserUpsertBulk) UpdateEmailVerified() *UserUpsertBulk {
 	return u.Update(func(s *UserUpsert) {
 		s.UpdateEmailVerified()
+	})
+}
+
+// SetBlockedAt sets the "blocked_at" field.
+func (u *UserUpsertBulk) SetBlockedAt(v time.Time) *UserUpsertBulk {
+	return u.Update(func(s *UserUpsert) {
+		s.SetBlockedAt(v)
+	})
+}
+
+// UpdateBlockedAt sets the "blocked_at" field to the value that was provided on create.
+func (u *UserUpsertBulk) UpdateBlockedAt() *UserUpsertBulk {
+	return u.Update(func(s *UserUpsert) {
+		s.UpdateBlockedAt()
+	})
+}
+
+// ClearBlockedAt clears the value of the "blocked_at" field.
+func (u *UserUpsertBulk) ClearBlockedAt() *UserUpsertBulk {
+	return u.Update(func(s *UserUpsert) {
+		s.ClearBlockedAt()
 	})
 }
 

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
@@ -83,6 +84,26 @@ func (_u *UserUpdate) SetNillableEmailVerified(v *bool) *UserUpdate {
 	return _u
 }
 
+// SetBlockedAt sets the "blocked_at" field.
+func (_u *UserUpdate) SetBlockedAt(v time.Time) *UserUpdate {
+	_u.mutation.SetBlockedAt(v)
+	return _u
+}
+
+// SetNillableBlockedAt sets the "blocked_at" field if the given value is not nil.
+func (_u *UserUpdate) SetNillableBlockedAt(v *time.Time) *UserUpdate {
+	if v != nil {
+		_u.SetBlockedAt(*v)
+	}
+	return _u
+}
+
+// ClearBlockedAt clears the value of the "blocked_at" field.
+func (_u *UserUpdate) ClearBlockedAt() *UserUpdate {
+	_u.mutation.ClearBlockedAt()
+	return _u
+}
+
 // Mutation returns the UserMutation object of the builder.
 func (_u *UserUpdate) Mutation() *UserMutation {
 	return _u.mutation
@@ -148,6 +169,12 @@ func (_u *UserUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if value, ok := _u.mutation.EmailVerified(); ok {
 		_spec.SetField(user.FieldEmailVerified, field.TypeBool, value)
+	}
+	if value, ok := _u.mutation.BlockedAt(); ok {
+		_spec.SetField(user.FieldBlockedAt, field.TypeTime, value)
+	}
+	if _u.mutation.BlockedAtCleared() {
+		_spec.ClearField(user.FieldBlockedAt, field.TypeTime)
 	}
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
@@ -222,6 +249,26 @@ func (_u *UserUpdateOne) SetNillableEmailVerified(v *bool) *UserUpdateOne {
 	if v != nil {
 		_u.SetEmailVerified(*v)
 	}
+	return _u
+}
+
+// SetBlockedAt sets the "blocked_at" field.
+func (_u *UserUpdateOne) SetBlockedAt(v time.Time) *UserUpdateOne {
+	_u.mutation.SetBlockedAt(v)
+	return _u
+}
+
+// SetNillableBlockedAt sets the "blocked_at" field if the given value is not nil.
+func (_u *UserUpdateOne) SetNillableBlockedAt(v *time.Time) *UserUpdateOne {
+	if v != nil {
+		_u.SetBlockedAt(*v)
+	}
+	return _u
+}
+
+// ClearBlockedAt clears the value of the "blocked_at" field.
+func (_u *UserUpdateOne) ClearBlockedAt() *UserUpdateOne {
+	_u.mutation.ClearBlockedAt()
 	return _u
 }
 
@@ -320,6 +367,12 @@ func (_u *UserUpdateOne) sqlSave(ctx context.Context) (_node *User, err error) {
 	}
 	if value, ok := _u.mutation.EmailVerified(); ok {
 		_spec.SetField(user.FieldEmailVerified, field.TypeBool, value)
+	}
+	if value, ok := _u.mutation.BlockedAt(); ok {
+		_spec.SetField(user.FieldBlockedAt, field.TypeTime, value)
+	}
+	if _u.mutation.BlockedAtCleared() {
+		_spec.ClearField(user.FieldBlockedAt, field.TypeTime)
 	}
 	_node = &User{config: _u.config}
 	_spec.Assign = _node.assignValues

@@ -26,6 +26,8 @@ func (User) Fields() []ent.Field {
 		field.Text("metadata").Default("{}"),
 		// Set when the user proved the address by a verification mail (SPEC §14).
 		field.Bool("email_verified").Default(false),
+		// Set while a project admin blocks the user (SPEC §25): every way in refuses them.
+		field.Time("blocked_at").Optional().Nillable(),
 	}
 }
 

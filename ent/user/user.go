@@ -25,6 +25,8 @@ const (
 	FieldMetadata = "metadata"
 	// FieldEmailVerified holds the string denoting the email_verified field in the database.
 	FieldEmailVerified = "email_verified"
+	// FieldBlockedAt holds the string denoting the blocked_at field in the database.
+	FieldBlockedAt = "blocked_at"
 	// Table holds the table name of the user in the database.
 	Table = "users"
 )
@@ -38,6 +40,7 @@ var Columns = []string{
 	FieldPasswordHash,
 	FieldMetadata,
 	FieldEmailVerified,
+	FieldBlockedAt,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -103,4 +106,9 @@ func ByMetadata(opts ...sql.OrderTermOption) OrderOption {
 // ByEmailVerified orders the results by the email_verified field.
 func ByEmailVerified(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldEmailVerified, opts...).ToFunc()
+}
+
+// ByBlockedAt orders the results by the blocked_at field.
+func ByBlockedAt(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldBlockedAt, opts...).ToFunc()
 }

@@ -94,6 +94,11 @@ func EmailVerified(v bool) predicate.User {
 	return predicate.User(sql.FieldEQ(FieldEmailVerified, v))
 }
 
+// BlockedAt applies equality check predicate on the "blocked_at" field. It's identical to BlockedAtEQ.
+func BlockedAt(v time.Time) predicate.User {
+	return predicate.User(sql.FieldEQ(FieldBlockedAt, v))
+}
+
 // CreatedAtEQ applies the EQ predicate on the "created_at" field.
 func CreatedAtEQ(v time.Time) predicate.User {
 	return predicate.User(sql.FieldEQ(FieldCreatedAt, v))
@@ -402,6 +407,56 @@ func EmailVerifiedEQ(v bool) predicate.User {
 // EmailVerifiedNEQ applies the NEQ predicate on the "email_verified" field.
 func EmailVerifiedNEQ(v bool) predicate.User {
 	return predicate.User(sql.FieldNEQ(FieldEmailVerified, v))
+}
+
+// BlockedAtEQ applies the EQ predicate on the "blocked_at" field.
+func BlockedAtEQ(v time.Time) predicate.User {
+	return predicate.User(sql.FieldEQ(FieldBlockedAt, v))
+}
+
+// BlockedAtNEQ applies the NEQ predicate on the "blocked_at" field.
+func BlockedAtNEQ(v time.Time) predicate.User {
+	return predicate.User(sql.FieldNEQ(FieldBlockedAt, v))
+}
+
+// BlockedAtIn applies the In predicate on the "blocked_at" field.
+func BlockedAtIn(vs ...time.Time) predicate.User {
+	return predicate.User(sql.FieldIn(FieldBlockedAt, vs...))
+}
+
+// BlockedAtNotIn applies the NotIn predicate on the "blocked_at" field.
+func BlockedAtNotIn(vs ...time.Time) predicate.User {
+	return predicate.User(sql.FieldNotIn(FieldBlockedAt, vs...))
+}
+
+// BlockedAtGT applies the GT predicate on the "blocked_at" field.
+func BlockedAtGT(v time.Time) predicate.User {
+	return predicate.User(sql.FieldGT(FieldBlockedAt, v))
+}
+
+// BlockedAtGTE applies the GTE predicate on the "blocked_at" field.
+func BlockedAtGTE(v time.Time) predicate.User {
+	return predicate.User(sql.FieldGTE(FieldBlockedAt, v))
+}
+
+// BlockedAtLT applies the LT predicate on the "blocked_at" field.
+func BlockedAtLT(v time.Time) predicate.User {
+	return predicate.User(sql.FieldLT(FieldBlockedAt, v))
+}
+
+// BlockedAtLTE applies the LTE predicate on the "blocked_at" field.
+func BlockedAtLTE(v time.Time) predicate.User {
+	return predicate.User(sql.FieldLTE(FieldBlockedAt, v))
+}
+
+// BlockedAtIsNil applies the IsNil predicate on the "blocked_at" field.
+func BlockedAtIsNil() predicate.User {
+	return predicate.User(sql.FieldIsNull(FieldBlockedAt))
+}
+
+// BlockedAtNotNil applies the NotNil predicate on the "blocked_at" field.
+func BlockedAtNotNil() predicate.User {
+	return predicate.User(sql.FieldNotNull(FieldBlockedAt))
 }
 
 // And groups predicates with the AND operator between them.

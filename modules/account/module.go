@@ -5,11 +5,13 @@ package account
 
 import (
 	"context"
+	_ "embed"
 	"log/slog"
 
 	"go.uber.org/fx"
 
 	"github.com/authcore/authcore/ent"
+	"github.com/authcore/authcore/platform/apidoc"
 	"github.com/authcore/authcore/platform/audit"
 	"github.com/authcore/authcore/platform/clock"
 	"github.com/authcore/authcore/platform/config"
@@ -24,9 +26,15 @@ import (
 	"github.com/authcore/authcore/platform/secret"
 )
 
+// peopleOpenAPI documents the routes of a project's people (SPEC §25).
+//
+//go:embed people.yaml
+var peopleOpenAPI []byte
+
 // Module wires the account service and its routes.
 var Module = fx.Module("account",
 	fx.Supply(OWASPParams),
+	apidoc.AsFragment(func() (apidoc.Fragment, error) { return apidoc.YAML("account-people", peopleOpenAPI) }),
 	fx.Provide(fx.Annotate(NewService,
 		fx.As(fx.Self()), fx.As(new(identity.Users)), fx.As(new(identity.Directory)), fx.As(new(Accounts)), fx.As(new(identity.ProvenUsers)))),
 	fx.Provide(fx.Annotate(newRecovery, fx.As(fx.Self()), fx.As(new(identity.EmailVerification)), fx.As(new(identity.AddressProofs)))),
@@ -35,7 +43,7 @@ var Module = fx.Module("account",
 	httpserver.AsModuleRoutes("account", func(p handlerParams) []httpserver.Route {
 		h := &handler{guard: p.Guard, svc: p.Svc, recovery: p.Recovery, tenants: p.Tenants, sessions: p.Sessions, cfg: p.Config, clock: p.Clock, limits: p.Limits,
 			signins: p.SignIns, devices: p.Devices, second: p.Second, rules: p.Rules}
-		return h.routes()
+		return append(h.routes(), peopleRoutes(p)...)
 	}),
 )
 
@@ -55,6 +63,10 @@ type handlerParams struct {
 	Second identity.SecondFactor `optional:"true"`
 	// Rules is the federation module; without it password sign-in is always allowed.
 	Rules identity.SignInRules `optional:"true"`
+	Ent   *ent.Client
+	// Grants and Prior end what a blocked or deleted person holds (SPEC §25).
+	Grants oauth.GrantEnder            `optional:"true"`
+	Prior  []identity.PriorCredentials `group:"prior_credentials"`
 }
 
 // Accounts is what operator commands (authcore users create) use.

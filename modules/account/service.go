@@ -150,6 +150,9 @@ func (s *Service) Authenticate(ctx context.Context, tenantID, email, password st
 	// code) was compared with the dummy hash above, for the time; no password is theirs.
 	case row.PasswordHash == "" || !match:
 		return view(row), true, errInvalidCredentials
+	case row.BlockedAt != nil:
+		// Said only to whoever knows the password: a guesser learns nothing of the block.
+		return view(row), true, errUserBlocked
 	}
 	if NeedsRehash(row.PasswordHash) {
 		// An imported hash (bcrypt, scrypt, PBKDF2, Firebase) is replaced by argon2id now that
@@ -160,6 +163,21 @@ func (s *Service) Authenticate(ctx context.Context, tenantID, email, password st
 		}
 	}
 	return view(row), true, nil
+}
+
+// Admit refuses a session to a blocked user, and to one deleted since they proved who
+// they are (identity.Users).
+func (s *Service) Admit(ctx context.Context, userID string) error {
+	u, err := s.ent.User.Query().Where(user.ID(userID)).Select(user.FieldBlockedAt).Only(ctx)
+	switch {
+	case ent.IsNotFound(err):
+		return errInvalidCredentials
+	case err != nil:
+		return err
+	case u.BlockedAt != nil:
+		return errUserBlocked
+	}
+	return nil
 }
 
 // Recorded writes e in a transaction of its own: for the events that are no change of

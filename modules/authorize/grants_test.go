@@ -219,6 +219,33 @@ func TestPruning(t *testing.T) {
 		Expect(t, 400, map[string]any{"error": "invalid_grant"})
 }
 
+// Device authorizations and initial access tokens (SPEC §25) go a day after they expire,
+// not before: a late poll still hears expired_token meanwhile.
+func TestPruningDevicesAndRegistrationTokens(t *testing.T) {
+	var pruner *authz.Pruner
+	w := newWorld(t, apptest.Stores(t)[0], apptest.WithFx(fx.Populate(&pruner)))
+	a := w.a
+	cli := a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/projects/" + w.project + "/apps", Header: w.admin.Bearer(),
+		Body: map[string]any{"name": "CLI", "type": "cli", "redirectUris": []string{}, "grantTypes": []string{"urn:ietf:params:oauth:grant-type:device_code"}}}).
+		Expect(t, 201, nil)["app"].(map[string]any)["clientId"].(string)
+	dev := a.PostForm("/v1/oauth/device_authorization", url.Values{"client_id": {cli}, "scope": {"openid"}}, nil).Expect(t, 200, nil)
+	a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/projects/" + w.project + "/apps/registration-tokens", Header: w.admin.Bearer(),
+		Body: map[string]any{"expiresInHours": 1}}).Expect(t, 201, nil)
+	ctx := context.Background()
+	a.Clock.Advance(2 * time.Hour)
+	defer a.Clock.Advance(-2 * time.Hour)
+	if n, err := pruner.Prune(ctx); err != nil || n != 0 {
+		t.Fatalf("pruned %d an hour after expiry: %v", n, err)
+	}
+	poll := url.Values{"grant_type": {"urn:ietf:params:oauth:grant-type:device_code"}, "client_id": {cli}, "device_code": {dev["device_code"].(string)}}
+	a.PostForm("/v1/oauth/token", poll, nil).Expect(t, 400, map[string]any{"error": "expired_token"})
+	a.Clock.Advance(24 * time.Hour)
+	defer a.Clock.Advance(-24 * time.Hour)
+	if n, err := pruner.Prune(ctx); err != nil || n != 2 {
+		t.Fatalf("pruned %d a day after expiry, want the device authorization and the token: %v", n, err)
+	}
+}
+
 // newFlowFor is a second request of the same client, for the same resource.
 func newFlowFor(f *flow) *flow {
 	g := newFlow(f.clientID, f.redirect)

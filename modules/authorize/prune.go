@@ -9,11 +9,13 @@ import (
 	"go.uber.org/fx"
 
 	"github.com/authcore/authcore/ent"
+	"github.com/authcore/authcore/ent/deviceauthorization"
 	"github.com/authcore/authcore/ent/grantrefreshtoken"
 	"github.com/authcore/authcore/ent/oauthauthorization"
 	"github.com/authcore/authcore/ent/oauthclient"
 	"github.com/authcore/authcore/ent/oauthcode"
 	"github.com/authcore/authcore/ent/oauthgrant"
+	"github.com/authcore/authcore/ent/registrationtoken"
 	"github.com/authcore/authcore/platform/clock"
 	"github.com/authcore/authcore/platform/database"
 	"github.com/authcore/authcore/platform/invalidation"
@@ -27,7 +29,9 @@ const pruneEvery = 10 * time.Minute
 // could not be once expired), and refresh tokens past their idle or absolute end. It
 // drops the sealed answers rotations keep for the refresh grace once it is over, and
 // registered clients nobody used for clientIdle (SPEC §9b): registration is open to
-// anyone, so its rows must not pile up.
+// anyone, so its rows must not pile up. Device authorizations and initial access tokens
+// go a while after they expire (expiredKept): long enough that a late poll still hears
+// expired_token and an admin's list still shows the token as expired.
 type Pruner struct {
 	ent   *ent.Client
 	clock clock.Clock
@@ -73,8 +77,20 @@ func (p *Pruner) Prune(ctx context.Context) (int, error) {
 		}
 		return nil
 	})
-	return a + c + r + k, err
+	if err != nil {
+		return a + c + r + k, err
+	}
+	old := now.Add(-expiredKept)
+	d, err := p.ent.DeviceAuthorization.Delete().Where(deviceauthorization.ExpiresAtLT(old)).Exec(ctx)
+	if err != nil {
+		return a + c + r + k, err
+	}
+	t, err := p.ent.RegistrationToken.Delete().Where(registrationtoken.ExpiresAtLT(old)).Exec(ctx)
+	return a + c + r + k + d + t, err
 }
+
+// expiredKept is how long an expired device authorization or initial access token stays.
+const expiredKept = 24 * time.Hour
 
 // clientTopic drops a registered client from every replica's cache (clients.registered).
 const clientTopic = "oauth_client"

@@ -151,6 +151,11 @@ func (s *service) finishMail(ctx context.Context, p mailProof) (outcome, error) 
 	if !found && s.cfg.Signup == "closed" {
 		return outcome{}, errSignupClosed
 	}
+	if found {
+		if err := s.users.Admit(ctx, acc.ID); err != nil {
+			return outcome{}, err
+		}
+	}
 	dropped := false
 	err = database.WithTx(ctx, s.ent, func(tx *ent.Tx) error {
 		n, err := tx.EmailSignIn.Update().Where(emailsignin.ID(row.ID), emailsignin.UsedAtIsNil(), emailsignin.AttemptsLT(maxCodeTries)).

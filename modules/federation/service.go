@@ -294,6 +294,11 @@ func (s *service) resolve(ctx context.Context, f *ent.FederationFlow, p Provider
 			return identity.Account{}, false, err
 		}
 	}
+	if !createUser && acc.ID != "" {
+		if err := s.users.Admit(ctx, acc.ID); err != nil {
+			return identity.Account{}, false, err
+		}
+	}
 	via := "provider:" + p.ID
 	err = database.WithTx(ctx, s.ent, func(tx *ent.Tx) error {
 		if createUser {

@@ -125,8 +125,8 @@ func world(t *testing.T, st apptest.Store) (*apptest.App, *apptest.Session, stri
 	return a, admin, a.CreateProject(t, admin)
 }
 
-// A person's session that signed in to two apps ends — by their own sign-out, and by an
-// admin's revoke — and each of those apps gets exactly one logout token, verified against
+// A person's session that signed in to two apps ends — by their own sign-out, by an
+// admin's revoke, by an admin blocking or deleting the person (SPEC §25) — and each of those apps gets exactly one logout token, verified against
 // the JWKS, naming the person and the session; an app the session never signed in to
 // gets none.
 func TestBackChannelLogout(t *testing.T) {
@@ -137,15 +137,22 @@ func TestBackChannelLogout(t *testing.T) {
 		mailID, calendarID := app(t, a, project, mail), app(t, a, project, calendar)
 		app(t, a, project, other)
 
-		for _, end := range []string{"sign-out", "admin revoke"} {
+		ends := []string{"sign-out", "admin revoke", "blocked", "deleted"}
+		for _, end := range ends {
 			person := a.SignUpIn(t, project)
 			joined(t, a, person, project, mailID)
 			joined(t, a, person, project, calendarID)
-			if end == "sign-out" {
+			user := "/v1/projects/" + project + "/users/" + person.UserID
+			switch end {
+			case "sign-out":
 				a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/auth-core/signout", Header: person.Bearer()}).Expect(t, 200, nil)
-			} else {
+			case "admin revoke":
 				a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/auth-core/session/revoke", Header: admin.Bearer(),
 					Body: map[string]any{"projectId": project, "sessionHandle": person.SessionHandle}}).Expect(t, 200, map[string]any{"revoked": float64(1)})
+			case "blocked":
+				a.Do(apptest.Req{Method: http.MethodPatch, Path: user, Header: admin.Bearer(), Body: map[string]any{"blocked": true}}).Expect(t, 200, nil)
+			case "deleted":
+				a.Do(apptest.Req{Method: http.MethodDelete, Path: user, Header: admin.Bearer()}).Expect(t, 200, map[string]any{"sessionsRevoked": float64(1)})
 			}
 			for _, r := range []struct {
 				rec *receiver
@@ -164,8 +171,8 @@ func TestBackChannelLogout(t *testing.T) {
 		}
 		time.Sleep(600 * time.Millisecond) // more than a poll: anything owed is sent by now
 		for _, r := range []*receiver{mail, calendar} {
-			if got, _ := r.got(); len(got) != 2 {
-				t.Fatalf("an app got %d tokens for 2 ended sessions", len(got))
+			if got, _ := r.got(); len(got) != len(ends) {
+				t.Fatalf("an app got %d tokens for %d ended sessions", len(got), len(ends))
 			}
 		}
 		if got, bad := other.got(); len(got)+len(bad) != 0 {
@@ -173,7 +180,7 @@ func TestBackChannelLogout(t *testing.T) {
 		}
 		list := a.Do(apptest.Req{Path: "/v1/projects/" + project + "/apps/" + mailID + "/logout-deliveries", Header: admin.Bearer()}).Expect(t, 200, nil)
 		ds := list["deliveries"].([]any)
-		if len(ds) != 2 || ds[0].(map[string]any)["status"] != "delivered" {
+		if len(ds) != len(ends) || ds[0].(map[string]any)["status"] != "delivered" {
 			t.Fatalf("deliveries %v", ds)
 		}
 	})
@@ -182,37 +189,73 @@ func TestBackChannelLogout(t *testing.T) {
 // An app that is down gets its token when it comes back; one that stays down is given up
 // after the last attempt, and its admins see why.
 func TestBackChannelRetries(t *testing.T) {
-	a, admin, project := world(t, apptest.Stores(t)[0])
+	apptest.ForEachStore(t, func(t *testing.T, st apptest.Store) {
+		a, admin, project := world(t, st)
+		r := newReceiver(t, a)
+		id := app(t, a, project, r)
+		// The admin reads the list as the clock runs on for hours: a fresh sign-in each time.
+		deliveries := func() []any {
+			got := a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/auth-core/signin", Body: map[string]any{"email": admin.Email, "password": admin.Password}}).Expect(t, 200, nil)
+			bearer := map[string]string{"Authorization": "Bearer " + got["session"].(map[string]any)["accessToken"].(string)}
+			return a.Do(apptest.Req{Path: "/v1/projects/" + project + "/apps/" + id + "/logout-deliveries", Header: bearer}).Expect(t, 200, nil)["deliveries"].([]any)
+		}
+		r.down.Store(true)
+		person := a.SignUpIn(t, project)
+		joined(t, a, person, project, id)
+		a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/auth-core/signout", Header: person.Bearer()}).Expect(t, 200, nil)
+		eventually(t, "a failed first attempt", func() bool {
+			d := deliveries()
+			return len(d) == 1 && d[0].(map[string]any)["lastStatusCode"] == float64(503)
+		})
+		r.down.Store(false)
+		a.Clock.Advance(7 * time.Second) // past the first retry's wait, jitter included
+		eventually(t, "delivered on retry", func() bool { return deliveries()[0].(map[string]any)["status"] == "delivered" })
+
+		r.down.Store(true)
+		second := a.SignUpIn(t, project)
+		joined(t, a, second, project, id)
+		a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/auth-core/signout", Header: second.Bearer()}).Expect(t, 200, nil)
+		for attempt := 1; attempt <= 8; attempt++ {
+			eventually(t, "attempt", func() bool { return deliveries()[0].(map[string]any)["attempts"] == float64(attempt) })
+			a.Clock.Advance(13 * time.Minute) // past the longest wait
+		}
+		eventually(t, "given up", func() bool { return deliveries()[0].(map[string]any)["status"] == "failed" })
+		if d := deliveries()[0].(map[string]any); d["lastError"] != "answered 503" || d["nextAttemptAt"] != nil {
+			t.Fatalf("given up: %v", d)
+		}
+	})
+}
+
+// With two replicas on one PostgreSQL, each logout token is sent once, by one of them,
+// whichever replica revoked the session.
+func TestReplicasShareTheLogoutQueue(t *testing.T) {
+	if apptest.PostgresAdminURL() == "" {
+		t.Skip("needs PostgreSQL")
+	}
+	st := apptest.Stores(t)[1]
+	url := st.FreshURL(t)
+	allowHTTP := apptest.WithConfig(func(c *config.Config) { c.WebhookAllowHTTP = true })
+	a, b := apptest.StartURL(t, st.Name, url, allowHTTP), apptest.StartURL(t, st.Name, url, allowHTTP)
+	admin := a.SignUp(t)
+	project := a.CreateProject(t, admin)
 	r := newReceiver(t, a)
 	id := app(t, a, project, r)
-	// The admin reads the list as the clock runs on for hours: a fresh sign-in each time.
-	deliveries := func() []any {
-		got := a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/auth-core/signin", Body: map[string]any{"email": admin.Email, "password": admin.Password}}).Expect(t, 200, nil)
-		bearer := map[string]string{"Authorization": "Bearer " + got["session"].(map[string]any)["accessToken"].(string)}
-		return a.Do(apptest.Req{Path: "/v1/projects/" + project + "/apps/" + id + "/logout-deliveries", Header: bearer}).Expect(t, 200, nil)["deliveries"].([]any)
+	var sids []string
+	for i := range 10 {
+		person := a.SignUpIn(t, project)
+		joined(t, a, person, project, id)
+		sids = append(sids, person.SessionHandle)
+		on := map[bool]*apptest.App{true: a, false: b}[i%2 == 0] // each replica revokes half
+		on.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/auth-core/signout", Header: person.Bearer()}).Expect(t, 200, nil)
 	}
-	r.down.Store(true)
-	person := a.SignUpIn(t, project)
-	joined(t, a, person, project, id)
-	a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/auth-core/signout", Header: person.Bearer()}).Expect(t, 200, nil)
-	eventually(t, "a failed first attempt", func() bool {
-		d := deliveries()
-		return len(d) == 1 && d[0].(map[string]any)["lastStatusCode"] == float64(503)
-	})
-	r.down.Store(false)
-	a.Clock.Advance(7 * time.Second) // past the first retry's wait, jitter included
-	eventually(t, "delivered on retry", func() bool { return deliveries()[0].(map[string]any)["status"] == "delivered" })
-
-	r.down.Store(true)
-	second := a.SignUpIn(t, project)
-	joined(t, a, second, project, id)
-	a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/auth-core/signout", Header: second.Bearer()}).Expect(t, 200, nil)
-	for attempt := 1; attempt <= 8; attempt++ {
-		eventually(t, "attempt", func() bool { return deliveries()[0].(map[string]any)["attempts"] == float64(attempt) })
-		a.Clock.Advance(13 * time.Minute) // past the longest wait
+	eventually(t, "10 logout tokens", func() bool { got, _ := r.got(); return len(got) >= 10 })
+	time.Sleep(600 * time.Millisecond) // more than a poll of each replica: a duplicate would be here
+	got, bad := r.got()
+	seen := map[any]int{}
+	for _, c := range got {
+		seen[c["sid"]]++
 	}
-	eventually(t, "given up", func() bool { return deliveries()[0].(map[string]any)["status"] == "failed" })
-	if d := deliveries()[0].(map[string]any); d["lastError"] != "answered 503" || d["nextAttemptAt"] != nil {
-		t.Fatalf("given up: %v", d)
+	if len(got) != 10 || len(seen) != 10 || len(bad) != 0 {
+		t.Fatalf("%d tokens for %d sessions %v (refused %v): one was sent twice or not at all", len(got), len(seen), sids, bad)
 	}
 }

@@ -104,6 +104,9 @@ func (e *Engine) Start(ctx context.Context, in identity.NewSession) (identity.To
 	if !e.Ready() {
 		return identity.Tokens{}, errNotReady
 	}
+	if err := e.users.Admit(ctx, in.UserID); err != nil {
+		return identity.Tokens{}, err
+	}
 	now := e.clock.Now()
 	refresh, err := secret.NewToken(refreshKind)
 	if err != nil {

@@ -23,6 +23,7 @@ import (
 	"github.com/gofiber/fiber/v2/middleware/adaptor"
 	"github.com/gofiber/fiber/v2/middleware/recover"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/valyala/fasthttp"
 	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/fx"
 
@@ -46,6 +47,8 @@ type Route struct {
 	// Module is the folder under modules/ whose route it is (AsModuleRoutes sets it);
 	// "" for the platform's own, which every process serves.
 	Module string
+	// BodyLimit raises BodyLimit for this route alone (a bulk import); 0 keeps it.
+	BodyLimit int
 }
 
 // Collection is the routes of a collection a project admin manages: list (GET base),
@@ -192,6 +195,7 @@ func New(p Params) (*Server, error) {
 		}
 		return routes[i].Method < routes[j].Method
 	})
+	var larger []Route
 	for i, r := range routes {
 		if i > 0 && routes[i-1].Method == r.Method && routes[i-1].Path == r.Path {
 			return nil, fmt.Errorf("route %s %s is registered twice", r.Method, r.Path)
@@ -200,12 +204,48 @@ func New(p Params) (*Server, error) {
 			return nil, fmt.Errorf("route %s %s has no handler", r.Method, r.Path)
 		}
 		s.app.Add(r.Method, r.Path, r.Handlers...)
+		if r.BodyLimit > BodyLimit {
+			larger = append(larger, r)
+		}
 		if s.templates[r.Method] == nil {
 			s.templates[r.Method] = map[string]struct{}{}
 		}
 		s.templates[r.Method][r.Path] = struct{}{}
 	}
+	if len(larger) > 0 {
+		// fasthttp reads a body before any handler runs, with one limit for the server; its
+		// header hook is the one place a route can ask for more, decided from the request
+		// line alone, so every other route keeps refusing large bodies unread.
+		s.app.Server().HeaderReceived = func(h *fasthttp.RequestHeader) fasthttp.RequestConfig {
+			for _, r := range larger {
+				if string(h.Method()) == r.Method && matchTemplate(r.Path, string(h.RequestURI())) {
+					return fasthttp.RequestConfig{MaxRequestBodySize: r.BodyLimit}
+				}
+			}
+			return fasthttp.RequestConfig{}
+		}
+	}
 	return s, nil
+}
+
+// matchTemplate says whether the path of uri (query dropped) fits a route template whose
+// ":name" segments stand for any one non-empty segment.
+func matchTemplate(template, uri string) bool {
+	path, _, _ := strings.Cut(uri, "?")
+	want, got := strings.Split(template, "/"), strings.Split(path, "/")
+	if len(want) != len(got) {
+		return false
+	}
+	for i, w := range want {
+		if strings.HasPrefix(w, ":") {
+			if got[i] == "" {
+				return false
+			}
+		} else if w != got[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // served is the routes this process serves: the platform's, and those of the modules

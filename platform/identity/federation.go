@@ -38,6 +38,9 @@ type ProvenUsers interface {
 	// CreateProven creates a user whose address was just proven: verified, no password.
 	// An address taken meanwhile is ErrEmailTaken.
 	CreateProven(ctx context.Context, tx *ent.Tx, tenantID, email string, name *string) (Account, error)
+	// Admit is Users.Admit: asked before a proof changes an existing account (adopting
+	// it, linking an identity), so a blocked person's proof changes nothing.
+	Admit(ctx context.Context, userID string) error
 }
 
 // AddressProofs is supplied by the account module to every path where a mailed proof (a

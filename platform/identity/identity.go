@@ -38,6 +38,12 @@ type Users interface {
 	Profile(ctx context.Context, userID string) (Profile, error)
 	// FindUser is the id of the tenant's user with that email, if any.
 	FindUser(ctx context.Context, tenantID, email string) (string, bool, error)
+	// Admit is nil when the user may start a session now; else the refusal to answer
+	// (SPEC §25: 403 user_blocked for a blocked user, invalid_credentials for one deleted
+	// since they proved who they are). The session engine asks it before every session it
+	// starts, so every way in (password, passkey, mailed code, provider, second factor)
+	// holds to it without saying it again.
+	Admit(ctx context.Context, userID string) error
 }
 
 // Tenants is supplied by the project module: a project's tenant id is its project id.

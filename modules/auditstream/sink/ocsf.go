@@ -62,6 +62,10 @@ var ocsfExact = map[string]ocsfMapping{
 	"user.identity_link":      {class: ocsfAccountChange, activity: 99},
 	"user.identity_unlink":    {class: ocsfAccountChange, activity: 99},
 	"user.update":             {class: ocsfAccountChange, activity: 99},
+	"user.import":             {class: ocsfAccountChange, activity: 1},
+	"user.block":              {class: ocsfAccountChange, activity: 5},
+	"user.unblock":            {class: ocsfAccountChange, activity: 2},
+	"user.delete":             {class: ocsfAccountChange, activity: 6},
 	"credential.leak_revoke":  {class: ocsfAPIActivity, activity: 4, severity: 4},
 	"trust.jwt_bearer":        {class: ocsfAPIActivity, activity: 1}, // a token issued
 	"oauth.backchannel_token": {class: ocsfAPIActivity, activity: 1},
