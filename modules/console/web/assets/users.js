@@ -47,18 +47,25 @@ export async function usersView(show, project) {
   const done = h('p', { role: 'status' });
   let users = [];
   let query = '';
+  // loads counts list requests: an answer that comes after a newer one was asked for (a
+  // search typed while More was loading) is not drawn over it.
+  let loads = 0;
 
   const load = async (cursor) => {
+    const mine = ++loads;
     const q = new URLSearchParams({ limit: '50' });
     if (query) q.set('query', query);
     if (cursor) q.set('cursor', cursor);
     const page = await api('GET', `${base}?${q}`);
+    if (mine !== loads) return;
     users = cursor ? users.concat(page.users) : page.users;
-    list.replaceChildren(table('Users', ['Email', 'Name', 'Verified', 'Blocked', 'Created', ''], users, (u) => [
+    const rows = table('Users', ['Email', 'Name', 'Verified', 'Blocked', 'Created', ''], users, (u) => [
       u.email, u.name || h('span', { class: 'muted' }, 'none'), yes(u.emailVerified),
       u.blocked ? h('strong', {}, 'blocked') : 'no', when(u.createdAt),
       h('button', { type: 'button', 'aria-label': `Open ${u.email}`, onclick: () => open(u.id) }, 'Open'),
-    ]));
+    ]);
+    // "No users yet" would be wrong of a search that found nobody.
+    list.replaceChildren(users.length === 0 && query ? h('p', { class: 'muted' }, `No user's email or name starts with “${query}”.`) : rows);
     pager.replaceChildren(page.nextCursor ? h('button', {
       type: 'button',
       onclick: async () => { try { listBox.clear(); await load(page.nextCursor); } catch (err) { listBox.show(err); } },
@@ -111,8 +118,10 @@ export async function usersView(show, project) {
           const body = {};
           const to = email.querySelector('input').value;
           const v = verified.querySelector('input').checked;
-          if (to !== u.email) body.email = to;
-          if (v !== u.emailVerified) body.emailVerified = v;
+          // A new address is unproven unless the same change says otherwise: the box
+          // is sent with it, so what is ticked is what the user ends up with.
+          if (to !== u.email) Object.assign(body, { email: to, emailVerified: v });
+          else if (v !== u.emailVerified) body.emailVerified = v;
           if (Object.keys(body).length === 0) { done.textContent = 'The email is unchanged.'; return; }
           const got = await changed(body);
           done.textContent = `Email saved: ${got.email}.`;
