@@ -234,7 +234,7 @@ func TestConsoleNarrowAndSilentRefresh(t *testing.T) {
 		browser.WaitFor("button", "Mint token"), chromedp.WaitVisible(chromedp.CSS("table")))
 	p.NoSideScroll("Agent tokens")
 	p.Shot("narrow-agent-tokens")
-	for _, screen := range []string{"Service badges", "Sessions", "Members", "Audit", "Resources", "Trust", "Projects"} {
+	for _, screen := range []string{"Service badges", "Sessions", "Members", "Users", "Audit", "Resources", "Trust", "Projects"} {
 		p.Do(browser.Click("link", screen), chromedp.WaitVisible(chromedp.CSS("h1")))
 		time.Sleep(200 * time.Millisecond)
 		p.NoSideScroll(screen)
