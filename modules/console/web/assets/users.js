@@ -106,7 +106,7 @@ export async function usersView(show, project) {
           done.textContent = `Metadata of ${u.email} saved.`;
         });
       },
-    }, metadata, h('p', { class: 'muted' }, 'Only what changed is sent, as a JSON merge patch: a key removed here (or set to null) is removed.'),
+    }, metadata, h('p', { class: 'muted' }, 'Only what changed is sent, as a JSON merge patch: a key removed here (or set to null) is removed. "name" is the person\'s name in their apps.'),
     h('button', { type: 'submit' }, 'Save metadata'));
 
     const email = field(`Email of ${u.email}`, { type: 'email', value: u.email, required: true });
