@@ -146,6 +146,7 @@ func TestProjectPeopleRefusals(t *testing.T) {
 		{"emailVerified null", map[string]any{"email": "a@x.example", "emailVerified": nil}, "emailVerified"},
 		{"metadata a list", map[string]any{"email": "a@x.example", "metadata": []any{1}}, "metadata"},
 		{"metadata a string", map[string]any{"email": "a@x.example", "metadata": "{}"}, "metadata"},
+		{"metadata number beyond a double", map[string]any{"email": "a@x.example", "metadata": json.RawMessage(`{"plan":1e400}`)}, "metadata"},
 		{"metadata over 16 KiB", map[string]any{"email": "a@x.example", "metadata": map[string]any{"x": strings.Repeat("m", 16<<10)}}, "metadata"},
 		{"unknown field", map[string]any{"email": "a@x.example", "passwordhash": "$2a$04$abc"}, "passwordhash"},
 		{"name is metadata's", map[string]any{"email": "a@x.example", "name": "A"}, "name"},
@@ -204,7 +205,7 @@ func TestBlockedPerson(t *testing.T) {
 		a.Do(apptest.Req{Method: http.MethodGet, Path: "/v1/auth-core/session/me", Header: person.Bearer()}).Expect(t, 401, nil)
 		signin(person.Password).Expect(t, 403, map[string]any{"code": "user_blocked"})
 		signin(person.Password+"!").Expect(t, 401, map[string]any{"code": "invalid_credentials"})
-		// Blocking twice changes nothing and records nothing more.
+		// Blocking again records no second block (and ends whatever is left, here nothing).
 		a.Do(apptest.Req{Method: http.MethodPatch, Path: path, Body: map[string]any{"blocked": true}, Header: admin.Bearer()}).Expect(t, 200, map[string]any{"blocked": true})
 		actions := auditActions(t, a, admin, project)
 		if strings.Count(actions, "user.block") != 1 {
@@ -365,4 +366,15 @@ func TestImportBodyLimitIsThatRoutes(t *testing.T) {
 	a.Do(apptest.Req{Method: http.MethodPost, Path: usersPath(project) + "/import?x=1", Body: big, Header: admin.Bearer()}).Expect(t, 200, map[string]any{"failed": 0})
 	// Over the import's own 16 MiB.
 	a.Do(apptest.Req{Method: http.MethodPost, Path: usersPath(project) + "/import", Body: strings.Repeat(big, 170), Header: admin.Bearer()}).Expect(t, 413, nil)
+}
+
+// Only a request that carries a credential is given the import's larger limit: fasthttp
+// allocates the declared length before anyone is authenticated.
+func TestImportLimitNeedsACredential(t *testing.T) {
+	a := apptest.Start(t, apptest.Stores(t)[0])
+	admin := a.SignUp(t)
+	project := a.CreateProject(t, admin)
+	big := `{"email":"x@limit.example","metadata":{"pad":"` + strings.Repeat("x", 100<<10) + `"}}`
+	a.Do(apptest.Req{Method: http.MethodPost, Path: usersPath(project) + "/import", Body: big}).Expect(t, 413, nil)
+	a.Do(apptest.Req{Method: http.MethodPost, Path: usersPath(project) + "/import", Body: big, Header: admin.Bearer()}).Expect(t, 200, map[string]any{"failed": 1})
 }

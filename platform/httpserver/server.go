@@ -16,6 +16,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -148,7 +149,7 @@ func New(p Params) (*Server, error) {
 		DisableStartupMessage: true,
 		BodyLimit:             BodyLimit,
 		ReadBufferSize:        16 << 10, // room for a few cookies and a long bearer token
-		ReadTimeout:           15 * time.Second,
+		ReadTimeout:           readTimeout,
 		WriteTimeout:          15 * time.Second,
 		IdleTimeout:           60 * time.Second,
 		ErrorHandler:          s.renderError,
@@ -216,9 +217,20 @@ func New(p Params) (*Server, error) {
 		// fasthttp reads a body before any handler runs, with one limit for the server; its
 		// header hook is the one place a route can ask for more, decided from the request
 		// line alone, so every other route keeps refusing large bodies unread.
+		grants := &largeBodies{}
 		s.app.Server().HeaderReceived = func(h *fasthttp.RequestHeader) fasthttp.RequestConfig {
+			// fasthttp allocates a declared Content-Length before reading it, and this runs
+			// before anyone is authenticated: only a request that carries a credential gets
+			// the larger limit, and only largeBodyGrants of them per read timeout, so
+			// stalled uploads cannot hold more than that many large buffers at once.
+			if len(h.Peek(fiber.HeaderAuthorization)) == 0 && len(h.Peek(fiber.HeaderCookie)) == 0 {
+				return fasthttp.RequestConfig{}
+			}
+			if n := h.ContentLength(); n >= 0 && n <= BodyLimit { // fits anyway: no grant spent
+				return fasthttp.RequestConfig{}
+			}
 			for _, r := range larger {
-				if string(h.Method()) == r.Method && matchTemplate(r.Path, string(h.RequestURI())) {
+				if string(h.Method()) == r.Method && matchTemplate(r.Path, string(h.RequestURI())) && grants.take(time.Now()) {
 					return fasthttp.RequestConfig{MaxRequestBodySize: r.BodyLimit}
 				}
 			}
@@ -226,6 +238,29 @@ func New(p Params) (*Server, error) {
 		}
 	}
 	return s, nil
+}
+
+// largeBodyGrants is how many requests may be given a larger body limit within one
+// readTimeout, the longest a body may take to arrive (and so to hold its buffer).
+const largeBodyGrants = 4
+
+const readTimeout = 15 * time.Second
+
+// largeBodies counts the larger limits given within the last readTimeout.
+type largeBodies struct {
+	mu    sync.Mutex
+	given []time.Time
+}
+
+func (l *largeBodies) take(now time.Time) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.given = slices.DeleteFunc(l.given, func(t time.Time) bool { return now.Sub(t) >= readTimeout })
+	if len(l.given) >= largeBodyGrants {
+		return false
+	}
+	l.given = append(l.given, now)
+	return true
 }
 
 // matchTemplate says whether the path of uri (query dropped) fits a route template whose
