@@ -83,13 +83,21 @@ func TestOrgs(t *testing.T) {
 		do(http.MethodPatch, members+"/"+grace.UserID, map[string]any{"role": "nobody"}).Expect(t, 400, map[string]any{"code": "validation_failed"})
 		do(http.MethodPatch, members+"/usr_nope", map[string]any{"role": "admin"}).Expect(t, 404, nil)
 
+		// A person deleted from the tenant is no longer listed as a member.
+		gone := a.SignUpIn(t, project)
+		do(http.MethodPost, members, map[string]any{"userId": gone.UserID, "role": "member"}).Expect(t, 201, nil)
+		do(http.MethodDelete, "/v1/projects/"+project+"/users/"+gone.UserID, nil).Expect(t, 200, nil)
+		if got := do(http.MethodGet, members, nil).Expect(t, 200, nil)["members"].([]any); len(got) != 2 {
+			t.Errorf("members after a person's deletion: %v", got)
+		}
+
 		// A role members hold cannot be removed; once nobody holds it, it can.
 		do(http.MethodPut, rolesPath(project), []any{}).Expect(t, 409, map[string]any{"code": "role_in_use"})
 		do(http.MethodDelete, members+"/"+grace.UserID, nil).Expect(t, 200, map[string]any{"ok": true, "userId": grace.UserID})
 		do(http.MethodDelete, members+"/"+grace.UserID, nil).Expect(t, 404, nil)
 
 		// Deleting an org removes its memberships, not the people, nor their other orgs'.
-		do(http.MethodDelete, one, nil).Expect(t, 200, map[string]any{"ok": true, "id": orgID, "membersRemoved": 1})
+		do(http.MethodDelete, one, nil).Expect(t, 200, map[string]any{"ok": true, "id": orgID, "membersRemoved": 2})
 		do(http.MethodGet, one, nil).Expect(t, 404, map[string]any{"code": "not_found"})
 		do(http.MethodGet, members, nil).Expect(t, 404, nil)
 		if n := a.Ent.OrgMember.Query().Where(orgmember.OrgID(orgID)).CountX(t.Context()); n != 0 {

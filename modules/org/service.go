@@ -356,7 +356,8 @@ func cmpErr(err, otherwise error) error {
 	return otherwise
 }
 
-// Members are an org's members, oldest first.
+// Members are an org's members, oldest first. A user the tenant no longer has is left
+// out: nothing removes their membership yet when a person is deleted.
 func (s *Service) Members(ctx context.Context, project, orgID string) ([]Member, error) {
 	if _, err := row(ctx, s.ent.Org, project, orgID); err != nil {
 		return nil, err
@@ -374,9 +375,13 @@ func (s *Service) Members(ctx context.Context, project, orgID string) ([]Member,
 	if err != nil {
 		return nil, err
 	}
-	out := make([]Member, len(rows))
-	for i, m := range rows {
-		out[i] = Member{OrgID: orgID, UserID: m.UserID, Email: emails[m.UserID], Role: m.Role, CreatedAt: m.CreatedAt.UTC()}
+	out := make([]Member, 0, len(rows))
+	for _, m := range rows {
+		email, ok := emails[m.UserID]
+		if !ok {
+			continue // deleted from the tenant since
+		}
+		out = append(out, Member{OrgID: orgID, UserID: m.UserID, Email: email, Role: m.Role, CreatedAt: m.CreatedAt.UTC()})
 	}
 	return out, nil
 }
