@@ -37,6 +37,9 @@ import (
 	"github.com/authcore/authcore/ent/oauthclient"
 	"github.com/authcore/authcore/ent/oauthcode"
 	"github.com/authcore/authcore/ent/oauthgrant"
+	"github.com/authcore/authcore/ent/org"
+	"github.com/authcore/authcore/ent/orgmember"
+	"github.com/authcore/authcore/ent/orgrole"
 	"github.com/authcore/authcore/ent/project"
 	"github.com/authcore/authcore/ent/providerdomain"
 	"github.com/authcore/authcore/ent/refreshtoken"
@@ -113,6 +116,12 @@ type Client struct {
 	OAuthCode *OAuthCodeClient
 	// OAuthGrant is the client for interacting with the OAuthGrant builders.
 	OAuthGrant *OAuthGrantClient
+	// Org is the client for interacting with the Org builders.
+	Org *OrgClient
+	// OrgMember is the client for interacting with the OrgMember builders.
+	OrgMember *OrgMemberClient
+	// OrgRole is the client for interacting with the OrgRole builders.
+	OrgRole *OrgRoleClient
 	// Project is the client for interacting with the Project builders.
 	Project *ProjectClient
 	// ProviderDomain is the client for interacting with the ProviderDomain builders.
@@ -189,6 +198,9 @@ func (c *Client) init() {
 	c.OAuthClient = NewOAuthClientClient(c.config)
 	c.OAuthCode = NewOAuthCodeClient(c.config)
 	c.OAuthGrant = NewOAuthGrantClient(c.config)
+	c.Org = NewOrgClient(c.config)
+	c.OrgMember = NewOrgMemberClient(c.config)
+	c.OrgRole = NewOrgRoleClient(c.config)
 	c.Project = NewProjectClient(c.config)
 	c.ProviderDomain = NewProviderDomainClient(c.config)
 	c.RefreshToken = NewRefreshTokenClient(c.config)
@@ -325,6 +337,9 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		OAuthClient:                NewOAuthClientClient(cfg),
 		OAuthCode:                  NewOAuthCodeClient(cfg),
 		OAuthGrant:                 NewOAuthGrantClient(cfg),
+		Org:                        NewOrgClient(cfg),
+		OrgMember:                  NewOrgMemberClient(cfg),
+		OrgRole:                    NewOrgRoleClient(cfg),
 		Project:                    NewProjectClient(cfg),
 		ProviderDomain:             NewProviderDomainClient(cfg),
 		RefreshToken:               NewRefreshTokenClient(cfg),
@@ -388,6 +403,9 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		OAuthClient:                NewOAuthClientClient(cfg),
 		OAuthCode:                  NewOAuthCodeClient(cfg),
 		OAuthGrant:                 NewOAuthGrantClient(cfg),
+		Org:                        NewOrgClient(cfg),
+		OrgMember:                  NewOrgMemberClient(cfg),
+		OrgRole:                    NewOrgRoleClient(cfg),
 		Project:                    NewProjectClient(cfg),
 		ProviderDomain:             NewProviderDomainClient(cfg),
 		RefreshToken:               NewRefreshTokenClient(cfg),
@@ -443,12 +461,12 @@ func (c *Client) Use(hooks ...Hook) {
 		c.DeviceAuthorization, c.EmailSignIn, c.Event, c.FederationFlow,
 		c.GrantRefreshToken, c.Identity, c.Invitation, c.LogoutDelivery,
 		c.MFAChallenge, c.MFAFactor, c.MFARecoveryCode, c.Membership,
-		c.OAuthAuthorization, c.OAuthClient, c.OAuthCode, c.OAuthGrant, c.Project,
-		c.ProviderDomain, c.RefreshToken, c.RegistrationToken, c.Resource,
-		c.RevokedAccessToken, c.S3Credential, c.Session, c.SignInBudget,
-		c.SignInMethods, c.SignInProvider, c.SigningKey, c.TrustedAuthorizationServer,
-		c.TrustedIssuer, c.UsageCount, c.UsedAssertion, c.User, c.UserToken,
-		c.VaultConnection, c.Webhook, c.WebhookDelivery,
+		c.OAuthAuthorization, c.OAuthClient, c.OAuthCode, c.OAuthGrant, c.Org,
+		c.OrgMember, c.OrgRole, c.Project, c.ProviderDomain, c.RefreshToken,
+		c.RegistrationToken, c.Resource, c.RevokedAccessToken, c.S3Credential,
+		c.Session, c.SignInBudget, c.SignInMethods, c.SignInProvider, c.SigningKey,
+		c.TrustedAuthorizationServer, c.TrustedIssuer, c.UsageCount, c.UsedAssertion,
+		c.User, c.UserToken, c.VaultConnection, c.Webhook, c.WebhookDelivery,
 	} {
 		n.Use(hooks...)
 	}
@@ -463,12 +481,12 @@ func (c *Client) Intercept(interceptors ...Interceptor) {
 		c.DeviceAuthorization, c.EmailSignIn, c.Event, c.FederationFlow,
 		c.GrantRefreshToken, c.Identity, c.Invitation, c.LogoutDelivery,
 		c.MFAChallenge, c.MFAFactor, c.MFARecoveryCode, c.Membership,
-		c.OAuthAuthorization, c.OAuthClient, c.OAuthCode, c.OAuthGrant, c.Project,
-		c.ProviderDomain, c.RefreshToken, c.RegistrationToken, c.Resource,
-		c.RevokedAccessToken, c.S3Credential, c.Session, c.SignInBudget,
-		c.SignInMethods, c.SignInProvider, c.SigningKey, c.TrustedAuthorizationServer,
-		c.TrustedIssuer, c.UsageCount, c.UsedAssertion, c.User, c.UserToken,
-		c.VaultConnection, c.Webhook, c.WebhookDelivery,
+		c.OAuthAuthorization, c.OAuthClient, c.OAuthCode, c.OAuthGrant, c.Org,
+		c.OrgMember, c.OrgRole, c.Project, c.ProviderDomain, c.RefreshToken,
+		c.RegistrationToken, c.Resource, c.RevokedAccessToken, c.S3Credential,
+		c.Session, c.SignInBudget, c.SignInMethods, c.SignInProvider, c.SigningKey,
+		c.TrustedAuthorizationServer, c.TrustedIssuer, c.UsageCount, c.UsedAssertion,
+		c.User, c.UserToken, c.VaultConnection, c.Webhook, c.WebhookDelivery,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -523,6 +541,12 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.OAuthCode.mutate(ctx, m)
 	case *OAuthGrantMutation:
 		return c.OAuthGrant.mutate(ctx, m)
+	case *OrgMutation:
+		return c.Org.mutate(ctx, m)
+	case *OrgMemberMutation:
+		return c.OrgMember.mutate(ctx, m)
+	case *OrgRoleMutation:
+		return c.OrgRole.mutate(ctx, m)
 	case *ProjectMutation:
 		return c.Project.mutate(ctx, m)
 	case *ProviderDomainMutation:
@@ -3629,6 +3653,405 @@ func (c *OAuthGrantClient) mutate(ctx context.Context, m *OAuthGrantMutation) (V
 	}
 }
 
+// OrgClient is a client for the Org schema.
+type OrgClient struct {
+	config
+}
+
+// NewOrgClient returns a client for the Org from the given config.
+func NewOrgClient(c config) *OrgClient {
+	return &OrgClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `org.Hooks(f(g(h())))`.
+func (c *OrgClient) Use(hooks ...Hook) {
+	c.hooks.Org = append(c.hooks.Org, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `org.Intercept(f(g(h())))`.
+func (c *OrgClient) Intercept(interceptors ...Interceptor) {
+	c.inters.Org = append(c.inters.Org, interceptors...)
+}
+
+// Create returns a builder for creating a Org entity.
+func (c *OrgClient) Create() *OrgCreate {
+	mutation := newOrgMutation(c.config, OpCreate)
+	return &OrgCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of Org entities.
+func (c *OrgClient) CreateBulk(builders ...*OrgCreate) *OrgCreateBulk {
+	return &OrgCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *OrgClient) MapCreateBulk(slice any, setFunc func(*OrgCreate, int)) *OrgCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &OrgCreateBulk{err: fmt.Errorf("calling to OrgClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*OrgCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &OrgCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for Org.
+func (c *OrgClient) Update() *OrgUpdate {
+	mutation := newOrgMutation(c.config, OpUpdate)
+	return &OrgUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *OrgClient) UpdateOne(_m *Org) *OrgUpdateOne {
+	mutation := newOrgMutation(c.config, OpUpdateOne, withOrg(_m))
+	return &OrgUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *OrgClient) UpdateOneID(id string) *OrgUpdateOne {
+	mutation := newOrgMutation(c.config, OpUpdateOne, withOrgID(id))
+	return &OrgUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for Org.
+func (c *OrgClient) Delete() *OrgDelete {
+	mutation := newOrgMutation(c.config, OpDelete)
+	return &OrgDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *OrgClient) DeleteOne(_m *Org) *OrgDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *OrgClient) DeleteOneID(id string) *OrgDeleteOne {
+	builder := c.Delete().Where(org.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &OrgDeleteOne{builder}
+}
+
+// Query returns a query builder for Org.
+func (c *OrgClient) Query() *OrgQuery {
+	return &OrgQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeOrg},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a Org entity by its id.
+func (c *OrgClient) Get(ctx context.Context, id string) (*Org, error) {
+	return c.Query().Where(org.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *OrgClient) GetX(ctx context.Context, id string) *Org {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *OrgClient) Hooks() []Hook {
+	return c.hooks.Org
+}
+
+// Interceptors returns the client interceptors.
+func (c *OrgClient) Interceptors() []Interceptor {
+	return c.inters.Org
+}
+
+func (c *OrgClient) mutate(ctx context.Context, m *OrgMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&OrgCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&OrgUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&OrgUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&OrgDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown Org mutation op: %q", m.Op())
+	}
+}
+
+// OrgMemberClient is a client for the OrgMember schema.
+type OrgMemberClient struct {
+	config
+}
+
+// NewOrgMemberClient returns a client for the OrgMember from the given config.
+func NewOrgMemberClient(c config) *OrgMemberClient {
+	return &OrgMemberClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `orgmember.Hooks(f(g(h())))`.
+func (c *OrgMemberClient) Use(hooks ...Hook) {
+	c.hooks.OrgMember = append(c.hooks.OrgMember, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `orgmember.Intercept(f(g(h())))`.
+func (c *OrgMemberClient) Intercept(interceptors ...Interceptor) {
+	c.inters.OrgMember = append(c.inters.OrgMember, interceptors...)
+}
+
+// Create returns a builder for creating a OrgMember entity.
+func (c *OrgMemberClient) Create() *OrgMemberCreate {
+	mutation := newOrgMemberMutation(c.config, OpCreate)
+	return &OrgMemberCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of OrgMember entities.
+func (c *OrgMemberClient) CreateBulk(builders ...*OrgMemberCreate) *OrgMemberCreateBulk {
+	return &OrgMemberCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *OrgMemberClient) MapCreateBulk(slice any, setFunc func(*OrgMemberCreate, int)) *OrgMemberCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &OrgMemberCreateBulk{err: fmt.Errorf("calling to OrgMemberClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*OrgMemberCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &OrgMemberCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for OrgMember.
+func (c *OrgMemberClient) Update() *OrgMemberUpdate {
+	mutation := newOrgMemberMutation(c.config, OpUpdate)
+	return &OrgMemberUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *OrgMemberClient) UpdateOne(_m *OrgMember) *OrgMemberUpdateOne {
+	mutation := newOrgMemberMutation(c.config, OpUpdateOne, withOrgMember(_m))
+	return &OrgMemberUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *OrgMemberClient) UpdateOneID(id string) *OrgMemberUpdateOne {
+	mutation := newOrgMemberMutation(c.config, OpUpdateOne, withOrgMemberID(id))
+	return &OrgMemberUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for OrgMember.
+func (c *OrgMemberClient) Delete() *OrgMemberDelete {
+	mutation := newOrgMemberMutation(c.config, OpDelete)
+	return &OrgMemberDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *OrgMemberClient) DeleteOne(_m *OrgMember) *OrgMemberDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *OrgMemberClient) DeleteOneID(id string) *OrgMemberDeleteOne {
+	builder := c.Delete().Where(orgmember.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &OrgMemberDeleteOne{builder}
+}
+
+// Query returns a query builder for OrgMember.
+func (c *OrgMemberClient) Query() *OrgMemberQuery {
+	return &OrgMemberQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeOrgMember},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a OrgMember entity by its id.
+func (c *OrgMemberClient) Get(ctx context.Context, id string) (*OrgMember, error) {
+	return c.Query().Where(orgmember.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *OrgMemberClient) GetX(ctx context.Context, id string) *OrgMember {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *OrgMemberClient) Hooks() []Hook {
+	return c.hooks.OrgMember
+}
+
+// Interceptors returns the client interceptors.
+func (c *OrgMemberClient) Interceptors() []Interceptor {
+	return c.inters.OrgMember
+}
+
+func (c *OrgMemberClient) mutate(ctx context.Context, m *OrgMemberMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&OrgMemberCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&OrgMemberUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&OrgMemberUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&OrgMemberDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown OrgMember mutation op: %q", m.Op())
+	}
+}
+
+// OrgRoleClient is a client for the OrgRole schema.
+type OrgRoleClient struct {
+	config
+}
+
+// NewOrgRoleClient returns a client for the OrgRole from the given config.
+func NewOrgRoleClient(c config) *OrgRoleClient {
+	return &OrgRoleClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `orgrole.Hooks(f(g(h())))`.
+func (c *OrgRoleClient) Use(hooks ...Hook) {
+	c.hooks.OrgRole = append(c.hooks.OrgRole, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `orgrole.Intercept(f(g(h())))`.
+func (c *OrgRoleClient) Intercept(interceptors ...Interceptor) {
+	c.inters.OrgRole = append(c.inters.OrgRole, interceptors...)
+}
+
+// Create returns a builder for creating a OrgRole entity.
+func (c *OrgRoleClient) Create() *OrgRoleCreate {
+	mutation := newOrgRoleMutation(c.config, OpCreate)
+	return &OrgRoleCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of OrgRole entities.
+func (c *OrgRoleClient) CreateBulk(builders ...*OrgRoleCreate) *OrgRoleCreateBulk {
+	return &OrgRoleCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *OrgRoleClient) MapCreateBulk(slice any, setFunc func(*OrgRoleCreate, int)) *OrgRoleCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &OrgRoleCreateBulk{err: fmt.Errorf("calling to OrgRoleClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*OrgRoleCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &OrgRoleCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for OrgRole.
+func (c *OrgRoleClient) Update() *OrgRoleUpdate {
+	mutation := newOrgRoleMutation(c.config, OpUpdate)
+	return &OrgRoleUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *OrgRoleClient) UpdateOne(_m *OrgRole) *OrgRoleUpdateOne {
+	mutation := newOrgRoleMutation(c.config, OpUpdateOne, withOrgRole(_m))
+	return &OrgRoleUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *OrgRoleClient) UpdateOneID(id string) *OrgRoleUpdateOne {
+	mutation := newOrgRoleMutation(c.config, OpUpdateOne, withOrgRoleID(id))
+	return &OrgRoleUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for OrgRole.
+func (c *OrgRoleClient) Delete() *OrgRoleDelete {
+	mutation := newOrgRoleMutation(c.config, OpDelete)
+	return &OrgRoleDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *OrgRoleClient) DeleteOne(_m *OrgRole) *OrgRoleDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *OrgRoleClient) DeleteOneID(id string) *OrgRoleDeleteOne {
+	builder := c.Delete().Where(orgrole.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &OrgRoleDeleteOne{builder}
+}
+
+// Query returns a query builder for OrgRole.
+func (c *OrgRoleClient) Query() *OrgRoleQuery {
+	return &OrgRoleQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeOrgRole},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a OrgRole entity by its id.
+func (c *OrgRoleClient) Get(ctx context.Context, id string) (*OrgRole, error) {
+	return c.Query().Where(orgrole.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *OrgRoleClient) GetX(ctx context.Context, id string) *OrgRole {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *OrgRoleClient) Hooks() []Hook {
+	return c.hooks.OrgRole
+}
+
+// Interceptors returns the client interceptors.
+func (c *OrgRoleClient) Interceptors() []Interceptor {
+	return c.inters.OrgRole
+}
+
+func (c *OrgRoleClient) mutate(ctx context.Context, m *OrgRoleMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&OrgRoleCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&OrgRoleUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&OrgRoleUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&OrgRoleDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown OrgRole mutation op: %q", m.Op())
+	}
+}
+
 // ProjectClient is a client for the Project schema.
 type ProjectClient struct {
 	config
@@ -6429,9 +6852,9 @@ type (
 		BackchannelClient, BackchannelRequest, DeviceAuthorization, EmailSignIn, Event,
 		FederationFlow, GrantRefreshToken, Identity, Invitation, LogoutDelivery,
 		MFAChallenge, MFAFactor, MFARecoveryCode, Membership, OAuthAuthorization,
-		OAuthClient, OAuthCode, OAuthGrant, Project, ProviderDomain, RefreshToken,
-		RegistrationToken, Resource, RevokedAccessToken, S3Credential, Session,
-		SignInBudget, SignInMethods, SignInProvider, SigningKey,
+		OAuthClient, OAuthCode, OAuthGrant, Org, OrgMember, OrgRole, Project,
+		ProviderDomain, RefreshToken, RegistrationToken, Resource, RevokedAccessToken,
+		S3Credential, Session, SignInBudget, SignInMethods, SignInProvider, SigningKey,
 		TrustedAuthorizationServer, TrustedIssuer, UsageCount, UsedAssertion, User,
 		UserToken, VaultConnection, Webhook, WebhookDelivery []ent.Hook
 	}
@@ -6440,9 +6863,9 @@ type (
 		BackchannelClient, BackchannelRequest, DeviceAuthorization, EmailSignIn, Event,
 		FederationFlow, GrantRefreshToken, Identity, Invitation, LogoutDelivery,
 		MFAChallenge, MFAFactor, MFARecoveryCode, Membership, OAuthAuthorization,
-		OAuthClient, OAuthCode, OAuthGrant, Project, ProviderDomain, RefreshToken,
-		RegistrationToken, Resource, RevokedAccessToken, S3Credential, Session,
-		SignInBudget, SignInMethods, SignInProvider, SigningKey,
+		OAuthClient, OAuthCode, OAuthGrant, Org, OrgMember, OrgRole, Project,
+		ProviderDomain, RefreshToken, RegistrationToken, Resource, RevokedAccessToken,
+		S3Credential, Session, SignInBudget, SignInMethods, SignInProvider, SigningKey,
 		TrustedAuthorizationServer, TrustedIssuer, UsageCount, UsedAssertion, User,
 		UserToken, VaultConnection, Webhook, WebhookDelivery []ent.Interceptor
 	}

@@ -35,6 +35,9 @@ import (
 	"github.com/authcore/authcore/ent/oauthclient"
 	"github.com/authcore/authcore/ent/oauthcode"
 	"github.com/authcore/authcore/ent/oauthgrant"
+	"github.com/authcore/authcore/ent/org"
+	"github.com/authcore/authcore/ent/orgmember"
+	"github.com/authcore/authcore/ent/orgrole"
 	"github.com/authcore/authcore/ent/project"
 	"github.com/authcore/authcore/ent/providerdomain"
 	"github.com/authcore/authcore/ent/refreshtoken"
@@ -139,6 +142,9 @@ func checkColumn(t, c string) error {
 			oauthclient.Table:                oauthclient.ValidColumn,
 			oauthcode.Table:                  oauthcode.ValidColumn,
 			oauthgrant.Table:                 oauthgrant.ValidColumn,
+			org.Table:                        org.ValidColumn,
+			orgmember.Table:                  orgmember.ValidColumn,
+			orgrole.Table:                    orgrole.ValidColumn,
 			project.Table:                    project.ValidColumn,
 			providerdomain.Table:             providerdomain.ValidColumn,
 			refreshtoken.Table:               refreshtoken.ValidColumn,

@@ -28,6 +28,9 @@ import (
 	"github.com/authcore/authcore/ent/oauthclient"
 	"github.com/authcore/authcore/ent/oauthcode"
 	"github.com/authcore/authcore/ent/oauthgrant"
+	"github.com/authcore/authcore/ent/org"
+	"github.com/authcore/authcore/ent/orgmember"
+	"github.com/authcore/authcore/ent/orgrole"
 	"github.com/authcore/authcore/ent/project"
 	"github.com/authcore/authcore/ent/providerdomain"
 	"github.com/authcore/authcore/ent/refreshtoken"
@@ -1077,6 +1080,149 @@ func init() {
 	// oauthgrant.IDValidator is a validator for the "id" field. It is called by the builders before save.
 	oauthgrant.IDValidator = func() func(string) error {
 		validators := oauthgrantDescID.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(id string) error {
+			for _, fn := range fns {
+				if err := fn(id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	orgMixin := schema.Org{}.Mixin()
+	orgMixinFields0 := orgMixin[0].Fields()
+	_ = orgMixinFields0
+	orgMixinFields1 := orgMixin[1].Fields()
+	_ = orgMixinFields1
+	orgFields := schema.Org{}.Fields()
+	_ = orgFields
+	// orgDescCreatedAt is the schema descriptor for created_at field.
+	orgDescCreatedAt := orgMixinFields1[0].Descriptor()
+	// org.DefaultCreatedAt holds the default value on creation for the created_at field.
+	org.DefaultCreatedAt = orgDescCreatedAt.Default.(func() time.Time)
+	// orgDescProjectID is the schema descriptor for project_id field.
+	orgDescProjectID := orgFields[0].Descriptor()
+	// org.ProjectIDValidator is a validator for the "project_id" field. It is called by the builders before save.
+	org.ProjectIDValidator = orgDescProjectID.Validators[0].(func(string) error)
+	// orgDescName is the schema descriptor for name field.
+	orgDescName := orgFields[1].Descriptor()
+	// org.NameValidator is a validator for the "name" field. It is called by the builders before save.
+	org.NameValidator = orgDescName.Validators[0].(func(string) error)
+	// orgDescSlug is the schema descriptor for slug field.
+	orgDescSlug := orgFields[2].Descriptor()
+	// org.SlugValidator is a validator for the "slug" field. It is called by the builders before save.
+	org.SlugValidator = func() func(string) error {
+		validators := orgDescSlug.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(slug string) error {
+			for _, fn := range fns {
+				if err := fn(slug); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// orgDescID is the schema descriptor for id field.
+	orgDescID := orgMixinFields0[0].Descriptor()
+	// org.DefaultID holds the default value on creation for the id field.
+	org.DefaultID = orgDescID.Default.(func() string)
+	// org.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	org.IDValidator = func() func(string) error {
+		validators := orgDescID.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(id string) error {
+			for _, fn := range fns {
+				if err := fn(id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	orgmemberMixin := schema.OrgMember{}.Mixin()
+	orgmemberMixinFields0 := orgmemberMixin[0].Fields()
+	_ = orgmemberMixinFields0
+	orgmemberMixinFields1 := orgmemberMixin[1].Fields()
+	_ = orgmemberMixinFields1
+	orgmemberFields := schema.OrgMember{}.Fields()
+	_ = orgmemberFields
+	// orgmemberDescCreatedAt is the schema descriptor for created_at field.
+	orgmemberDescCreatedAt := orgmemberMixinFields1[0].Descriptor()
+	// orgmember.DefaultCreatedAt holds the default value on creation for the created_at field.
+	orgmember.DefaultCreatedAt = orgmemberDescCreatedAt.Default.(func() time.Time)
+	// orgmemberDescProjectID is the schema descriptor for project_id field.
+	orgmemberDescProjectID := orgmemberFields[0].Descriptor()
+	// orgmember.ProjectIDValidator is a validator for the "project_id" field. It is called by the builders before save.
+	orgmember.ProjectIDValidator = orgmemberDescProjectID.Validators[0].(func(string) error)
+	// orgmemberDescOrgID is the schema descriptor for org_id field.
+	orgmemberDescOrgID := orgmemberFields[1].Descriptor()
+	// orgmember.OrgIDValidator is a validator for the "org_id" field. It is called by the builders before save.
+	orgmember.OrgIDValidator = orgmemberDescOrgID.Validators[0].(func(string) error)
+	// orgmemberDescUserID is the schema descriptor for user_id field.
+	orgmemberDescUserID := orgmemberFields[2].Descriptor()
+	// orgmember.UserIDValidator is a validator for the "user_id" field. It is called by the builders before save.
+	orgmember.UserIDValidator = orgmemberDescUserID.Validators[0].(func(string) error)
+	// orgmemberDescRole is the schema descriptor for role field.
+	orgmemberDescRole := orgmemberFields[3].Descriptor()
+	// orgmember.RoleValidator is a validator for the "role" field. It is called by the builders before save.
+	orgmember.RoleValidator = orgmemberDescRole.Validators[0].(func(string) error)
+	// orgmemberDescID is the schema descriptor for id field.
+	orgmemberDescID := orgmemberMixinFields0[0].Descriptor()
+	// orgmember.DefaultID holds the default value on creation for the id field.
+	orgmember.DefaultID = orgmemberDescID.Default.(func() string)
+	// orgmember.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	orgmember.IDValidator = func() func(string) error {
+		validators := orgmemberDescID.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(id string) error {
+			for _, fn := range fns {
+				if err := fn(id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	orgroleMixin := schema.OrgRole{}.Mixin()
+	orgroleMixinFields0 := orgroleMixin[0].Fields()
+	_ = orgroleMixinFields0
+	orgroleMixinFields1 := orgroleMixin[1].Fields()
+	_ = orgroleMixinFields1
+	orgroleFields := schema.OrgRole{}.Fields()
+	_ = orgroleFields
+	// orgroleDescCreatedAt is the schema descriptor for created_at field.
+	orgroleDescCreatedAt := orgroleMixinFields1[0].Descriptor()
+	// orgrole.DefaultCreatedAt holds the default value on creation for the created_at field.
+	orgrole.DefaultCreatedAt = orgroleDescCreatedAt.Default.(func() time.Time)
+	// orgroleDescProjectID is the schema descriptor for project_id field.
+	orgroleDescProjectID := orgroleFields[0].Descriptor()
+	// orgrole.ProjectIDValidator is a validator for the "project_id" field. It is called by the builders before save.
+	orgrole.ProjectIDValidator = orgroleDescProjectID.Validators[0].(func(string) error)
+	// orgroleDescName is the schema descriptor for name field.
+	orgroleDescName := orgroleFields[1].Descriptor()
+	// orgrole.NameValidator is a validator for the "name" field. It is called by the builders before save.
+	orgrole.NameValidator = orgroleDescName.Validators[0].(func(string) error)
+	// orgroleDescID is the schema descriptor for id field.
+	orgroleDescID := orgroleMixinFields0[0].Descriptor()
+	// orgrole.DefaultID holds the default value on creation for the id field.
+	orgrole.DefaultID = orgroleDescID.Default.(func() string)
+	// orgrole.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	orgrole.IDValidator = func() func(string) error {
+		validators := orgroleDescID.Validators
 		fns := [...]func(string) error{
 			validators[0].(func(string) error),
 			validators[1].(func(string) error),

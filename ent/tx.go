@@ -60,6 +60,12 @@ type Tx struct {
 	OAuthCode *OAuthCodeClient
 	// OAuthGrant is the client for interacting with the OAuthGrant builders.
 	OAuthGrant *OAuthGrantClient
+	// Org is the client for interacting with the Org builders.
+	Org *OrgClient
+	// OrgMember is the client for interacting with the OrgMember builders.
+	OrgMember *OrgMemberClient
+	// OrgRole is the client for interacting with the OrgRole builders.
+	OrgRole *OrgRoleClient
 	// Project is the client for interacting with the Project builders.
 	Project *ProjectClient
 	// ProviderDomain is the client for interacting with the ProviderDomain builders.
@@ -256,6 +262,9 @@ func (tx *Tx) init() {
 	tx.OAuthClient = NewOAuthClientClient(tx.config)
 	tx.OAuthCode = NewOAuthCodeClient(tx.config)
 	tx.OAuthGrant = NewOAuthGrantClient(tx.config)
+	tx.Org = NewOrgClient(tx.config)
+	tx.OrgMember = NewOrgMemberClient(tx.config)
+	tx.OrgRole = NewOrgRoleClient(tx.config)
 	tx.Project = NewProjectClient(tx.config)
 	tx.ProviderDomain = NewProviderDomainClient(tx.config)
 	tx.RefreshToken = NewRefreshTokenClient(tx.config)

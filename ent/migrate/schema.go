@@ -735,6 +735,75 @@ var (
 			},
 		},
 	}
+	// OrgsColumns holds the columns for the "orgs" table.
+	OrgsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString, Size: 40},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "project_id", Type: field.TypeString},
+		{Name: "name", Type: field.TypeString},
+		{Name: "slug", Type: field.TypeString, Size: 64},
+	}
+	// OrgsTable holds the schema information for the "orgs" table.
+	OrgsTable = &schema.Table{
+		Name:       "orgs",
+		Columns:    OrgsColumns,
+		PrimaryKey: []*schema.Column{OrgsColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "org_project_id_slug",
+				Unique:  true,
+				Columns: []*schema.Column{OrgsColumns[2], OrgsColumns[4]},
+			},
+		},
+	}
+	// OrgMembersColumns holds the columns for the "org_members" table.
+	OrgMembersColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString, Size: 40},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "project_id", Type: field.TypeString},
+		{Name: "org_id", Type: field.TypeString},
+		{Name: "user_id", Type: field.TypeString},
+		{Name: "role", Type: field.TypeString},
+	}
+	// OrgMembersTable holds the schema information for the "org_members" table.
+	OrgMembersTable = &schema.Table{
+		Name:       "org_members",
+		Columns:    OrgMembersColumns,
+		PrimaryKey: []*schema.Column{OrgMembersColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "orgmember_org_id_user_id",
+				Unique:  true,
+				Columns: []*schema.Column{OrgMembersColumns[3], OrgMembersColumns[4]},
+			},
+			{
+				Name:    "orgmember_project_id_user_id",
+				Unique:  false,
+				Columns: []*schema.Column{OrgMembersColumns[2], OrgMembersColumns[4]},
+			},
+		},
+	}
+	// OrgRolesColumns holds the columns for the "org_roles" table.
+	OrgRolesColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString, Size: 40},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "project_id", Type: field.TypeString},
+		{Name: "name", Type: field.TypeString},
+		{Name: "permissions", Type: field.TypeJSON},
+	}
+	// OrgRolesTable holds the schema information for the "org_roles" table.
+	OrgRolesTable = &schema.Table{
+		Name:       "org_roles",
+		Columns:    OrgRolesColumns,
+		PrimaryKey: []*schema.Column{OrgRolesColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "orgrole_project_id_name",
+				Unique:  true,
+				Columns: []*schema.Column{OrgRolesColumns[2], OrgRolesColumns[3]},
+			},
+		},
+	}
 	// ProjectsColumns holds the columns for the "projects" table.
 	ProjectsColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeString, Size: 40},
@@ -1291,6 +1360,9 @@ var (
 		OauthClientsTable,
 		OauthCodesTable,
 		OauthGrantsTable,
+		OrgsTable,
+		OrgMembersTable,
+		OrgRolesTable,
 		ProjectsTable,
 		ProviderDomainsTable,
 		RefreshTokensTable,

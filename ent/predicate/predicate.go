@@ -75,6 +75,15 @@ type OAuthCode func(*sql.Selector)
 // OAuthGrant is the predicate function for oauthgrant builders.
 type OAuthGrant func(*sql.Selector)
 
+// Org is the predicate function for org builders.
+type Org func(*sql.Selector)
+
+// OrgMember is the predicate function for orgmember builders.
+type OrgMember func(*sql.Selector)
+
+// OrgRole is the predicate function for orgrole builders.
+type OrgRole func(*sql.Selector)
+
 // Project is the predicate function for project builders.
 type Project func(*sql.Selector)
 

@@ -27,4 +27,7 @@ const (
 	LogoutDeliveryIDPrefix      = "lgd_"
 	RegistrationTokenIDPrefix   = "iat_"
 	DeviceAuthorizationIDPrefix = "dev_"
+	OrgIDPrefix                 = "org_"
+	OrgMemberIDPrefix           = "orm_"
+	OrgRoleIDPrefix             = "orr_"
 )

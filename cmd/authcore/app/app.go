@@ -20,6 +20,7 @@ import (
 	"github.com/authcore/authcore/modules/logout"
 	"github.com/authcore/authcore/modules/mfa"
 	"github.com/authcore/authcore/modules/oauth"
+	"github.com/authcore/authcore/modules/org"
 	"github.com/authcore/authcore/modules/project"
 	"github.com/authcore/authcore/modules/resource"
 	"github.com/authcore/authcore/modules/secretscan"
@@ -111,6 +112,7 @@ func With(cfg config.Config, keys secret.MasterKeys, out logging.Output, product
 		vault.Module,
 		auditstream.Module,
 		logout.Module,
+		org.Module,
 
 		fx.Options(plugins...),
 	)

@@ -69,6 +69,15 @@ var ocsfExact = map[string]ocsfMapping{
 	"credential.leak_revoke":  {class: ocsfAPIActivity, activity: 4, severity: 4},
 	"trust.jwt_bearer":        {class: ocsfAPIActivity, activity: 1}, // a token issued
 	"oauth.backchannel_token": {class: ocsfAPIActivity, activity: 1},
+	// An org and its memberships are resources a project admin changes (SPEC §26), not
+	// accounts: API Activity, with the roles' replacement an update.
+	"org.create":        {class: ocsfAPIActivity, activity: 1},
+	"org.update":        {class: ocsfAPIActivity, activity: 3},
+	"org.delete":        {class: ocsfAPIActivity, activity: 4},
+	"org.member_add":    {class: ocsfAPIActivity, activity: 1},
+	"org.member_update": {class: ocsfAPIActivity, activity: 3},
+	"org.member_remove": {class: ocsfAPIActivity, activity: 4},
+	"org.roles_put":     {class: ocsfAPIActivity, activity: 3},
 }
 
 // ocsfVerbs maps the last word of any other action (ai_token.create, service_badge.roll,

@@ -1,0 +1,15 @@
+package org
+
+import "github.com/authcore/authcore/platform/apperr"
+
+var (
+	errOrgNotFound    = apperr.NotFound("no such org in this project")
+	errMemberNotFound = apperr.NotFound("no such member of this org")
+	// errUserNotFound answers a member to add who is not a user of the project's tenant: a
+	// dashboard user or another project's user is not found either, so the answer says
+	// nothing of who exists elsewhere.
+	errUserNotFound  = apperr.NotFound("no such user in this project's tenant")
+	errSlugTaken     = apperr.Conflict("slug_taken", "another org of this project has this slug")
+	errAlreadyMember = apperr.Conflict("already_member", "the user is a member of this org already")
+	errRoleInUse     = apperr.Conflict("role_in_use", "members of the project's orgs hold a role this would remove: give them another role first")
+)

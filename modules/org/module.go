@@ -1,0 +1,36 @@
+// Package org keeps a project's organizations, its business customers (SPEC §26): orgs
+// with a slug unique in the project, their members (users of the project's tenant, found
+// through identity.ProvenUsers) with a built-in or project-defined role, and the roles a
+// project defines. Orgs are data scoped by ids the guard checks, not tenants: one tenant
+// per project stays the unit of isolation. This slice serves project admins only; org
+// admins, invitations, domains, policy and orgs in tokens come later.
+package org
+
+import (
+	_ "embed"
+
+	"go.uber.org/fx"
+
+	"github.com/authcore/authcore/ent"
+	"github.com/authcore/authcore/platform/apidoc"
+	"github.com/authcore/authcore/platform/audit"
+	"github.com/authcore/authcore/platform/guard"
+	"github.com/authcore/authcore/platform/httpserver"
+	"github.com/authcore/authcore/platform/identity"
+)
+
+// openAPI documents the org routes.
+//
+//go:embed org.yaml
+var openAPI []byte
+
+// Module serves SPEC §26's project-admin routes.
+var Module = fx.Module("org",
+	fx.Provide(fx.Private, newService),
+	apidoc.AsFragment(func() (apidoc.Fragment, error) { return apidoc.YAML("org", openAPI) }),
+	httpserver.AsModuleRoutes("org", func(s *Service, g *guard.Guard) []httpserver.Route { return handler{svc: s, guard: g}.routes() }),
+)
+
+func newService(c *ent.Client, rec *audit.Recorder, users identity.ProvenUsers, emails identity.Directory) *Service {
+	return &Service{ent: c, audit: rec, users: users, emails: emails}
+}
