@@ -97,6 +97,13 @@ func (x exchange) Token(ctx context.Context, r oauth.Request) (oauth.Token, erro
 	if err != nil {
 		return oauth.Token{}, err
 	}
+	// A person their project blocked or deleted (SPEC §25) lends no agent their accounts.
+	if err := x.s.users.Admit(ctx, user); err != nil {
+		if _, refused := apperr.As(err); refused {
+			return oauth.Token{}, errNotConnected
+		}
+		return oauth.Token{}, err
+	}
 	c, err := x.s.connection(ctx, prov.ID, user)
 	if err != nil {
 		return oauth.Token{}, err

@@ -95,6 +95,21 @@ func TestVault(t *testing.T) {
 	})
 }
 
+// A person the project's admin blocks lends no agent their upstream account until
+// unblocked; deleted, never again (SPEC §25).
+func TestVaultRefusesBlockedPeople(t *testing.T) {
+	w := newWorld(t, apptest.Start(t, apptest.Stores(t)[0], appOptions()))
+	w.connect(t, w.agentA[0]).Expect(t, 201, nil)
+	w.exchange(t, w.agentA).Expect(t, 200, nil)
+	user := "/v1/projects/" + w.project + "/users/" + w.userID
+	w.a.Do(apptest.Req{Method: http.MethodPatch, Path: user, Header: w.admin.Bearer(), Body: map[string]any{"blocked": true}}).Expect(t, 200, nil)
+	oauthError(t, w.exchange(t, w.agentA), 400, "invalid_grant")
+	w.a.Do(apptest.Req{Method: http.MethodPatch, Path: user, Header: w.admin.Bearer(), Body: map[string]any{"blocked": false}}).Expect(t, 200, nil)
+	w.exchange(t, w.agentA).Expect(t, 200, nil)
+	w.a.Do(apptest.Req{Method: http.MethodDelete, Path: user, Header: w.admin.Bearer()}).Expect(t, 200, nil)
+	oauthError(t, w.exchange(t, w.agentA), 400, "invalid_grant")
+}
+
 // 100 agents asking at the moment the token expired make one upstream refresh, and all
 // get the new token (SPEC §23).
 func TestVaultRefreshesOnceUnderLoad(t *testing.T) {
