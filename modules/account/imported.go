@@ -23,7 +23,7 @@ import (
 // argon2id, the scheme used everywhere else in this module. Accepted encodings (docs/api.md
 // "Importing users"):
 //
-//	bcrypt           $2a$ / $2b$ / $2y$ (cost 4..31)
+//	bcrypt           $2a$ / $2b$ / $2y$ (cost 4..15)
 //	argon2id         $argon2id$v=19$m=…,t=…,p=…$salt$hash                (PHC)
 //	scrypt           $scrypt$ln=…,r=…,p=…$salt$hash                      (PHC, passlib)
 //	PBKDF2           $pbkdf2-sha256$i=…$salt$hash, $pbkdf2-sha512$i=…$salt$hash (PHC)
@@ -34,16 +34,21 @@ import (
 // (Firebase console → Authentication → password hash parameters) on every line, so one
 // import may mix Firebase projects.
 
-// Limits that keep a hostile import from asking for unbounded work per sign-in.
+// Limits that keep a hostile import from making each sign-in attempt for its people
+// expensive (anyone who knows an address may try a password): about a second of one core
+// or 64 MiB per check at most, above what the systems people import from use (bcrypt
+// 10–12, scrypt 2^14–2^15 × 8, argon2id 19–64 MiB, PBKDF2 under a million).
 const (
-	maxScryptLogN   = 20 // N ≤ 2^20 (1 GiB at r=8 would be too much; r is bounded below)
+	maxBcryptCost   = 15
+	maxScryptLogN   = 20
 	maxScryptR      = 32
-	maxScryptP      = 16
-	maxPBKDF2Iter   = 10_000_000
+	maxScryptP      = 4
+	maxScryptMemory = 1 << 19 // N·r: 128·N·r bytes is 64 MiB
+	maxPBKDF2Iter   = 2_000_000
 	minPBKDF2Iter   = 1000
 	maxHashBytes    = 256
-	maxArgonMemory  = 1 << 20 // KiB: 1 GiB
-	maxArgonTime    = 100
+	maxArgonMemory  = 1 << 16 // KiB: 64 MiB
+	maxArgonTime    = 10
 	maxArgonThreads = 16
 )
 
@@ -60,7 +65,7 @@ func parseImportedHash(s string) (importedVerifier, error) {
 	switch {
 	case strings.HasPrefix(s, "$2a$"), strings.HasPrefix(s, "$2b$"), strings.HasPrefix(s, "$2y$"):
 		cost, err := bcrypt.Cost([]byte(s))
-		if err != nil || len(s) != 60 || cost < bcrypt.MinCost || cost > bcrypt.MaxCost {
+		if err != nil || len(s) != 60 || cost < bcrypt.MinCost || cost > maxBcryptCost {
 			return nil, errBadHash
 		}
 		return bcryptHash(s), nil
@@ -159,6 +164,7 @@ func parseScrypt(s string) (importedVerifier, error) {
 
 func (h scryptHash) sane() bool {
 	return h.logN >= 1 && h.logN <= maxScryptLogN && h.r >= 1 && h.r <= maxScryptR && h.p >= 1 && h.p <= maxScryptP &&
+		(1<<h.logN)*h.r <= maxScryptMemory &&
 		len(h.salt) > 0 && len(h.key) >= 16 && len(h.key) <= maxHashBytes
 }
 
@@ -236,7 +242,7 @@ func parseFirebase(s string) (importedVerifier, error) {
 		dec[i] = b
 	}
 	h := firebaseHash{memCost: ps["n"], rounds: ps["r"], signer: dec[0], sep: dec[1], salt: dec[2], want: dec[3]}
-	if h.memCost < 1 || h.memCost > maxScryptLogN || h.rounds < 1 || h.rounds > maxScryptR ||
+	if h.memCost < 1 || h.memCost > maxScryptLogN || h.rounds < 1 || h.rounds > maxScryptR || (1<<h.memCost)*h.rounds > maxScryptMemory ||
 		len(h.signer) == 0 || len(h.signer) > maxHashBytes || len(h.salt) == 0 || len(h.want) != len(h.signer) {
 		return nil, errBadHash
 	}

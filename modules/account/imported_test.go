@@ -112,6 +112,14 @@ func TestImportedHashesMalformed(t *testing.T) {
 		"firebase bad b64":   strings.Replace(firebaseVector, "Bw==", "B*==", 1),
 		"firebase mem 0":     strings.Replace(firebaseVector, "n=14", "n=0", 1),
 		"firebase short":     firebaseVector[:len(firebaseVector)-10],
+		// Bounds one above what a sign-in may cost (about a second or 64 MiB).
+		"bcrypt cost 16":     good["bcrypt-2a"][:4] + "16" + good["bcrypt-2a"][6:],
+		"scrypt 128 MiB":     strings.Replace(good["scrypt"], "ln=10", "ln=17", 1),
+		"scrypt p=5":         strings.Replace(good["scrypt"], "p=1", "p=5", 1),
+		"pbkdf2 2M+1 rounds": strings.Replace(good["pbkdf2-sha256"], "i=1000", "i=2000001", 1),
+		"firebase 128 MiB":   strings.Replace(firebaseVector, "n=14,r=8", "n=17,r=8", 1),
+		"argon2id 65 MiB":    argonWith(t, "m=66560,t=1,p=1"),
+		"argon2id t=11":      argonWith(t, "m=64,t=11,p=1"),
 	} {
 		t.Run(name, func(t *testing.T) {
 			if _, err := parseImportedHash(hash); err == nil {
@@ -153,4 +161,12 @@ func BenchmarkImportedVerify(b *testing.B) {
 			}
 		})
 	}
+}
+
+// argonWith is an argon2id PHC string with params in place of the made one's.
+func argonWith(t *testing.T, params string) string {
+	h := importedHashes(t, "pw")["argon2id"]
+	parts := strings.Split(h, "$")
+	parts[3] = params
+	return strings.Join(parts, "$")
 }
