@@ -1,0 +1,51 @@
+package identity
+
+import (
+	"context"
+
+	"github.com/authcore/authcore/ent"
+)
+
+// OrgPolicy is what an organisation asks of the addresses in its verified domains
+// (SPEC §26).
+type OrgPolicy struct {
+	OrgID string
+	// SSORequired: such an address signs in only through one of the org's connections.
+	SSORequired bool
+	MFARequired bool
+	// SessionMaxHours bounds a member's sessions; 0 leaves the project's own lifetime.
+	SessionMaxHours int
+	// AutoJoinRole is the role a person who proves such an address is given; "" is off.
+	AutoJoinRole              string
+	RevokeMintedOnDeprovision bool
+}
+
+// OrgDomains is supplied by the org module to every way in (SPEC §26): a project's
+// verified domains each belong to at most one org, whose policy then governs the
+// addresses there, and home-realm discovery sends them to its connection.
+type OrgDomains interface {
+	// DomainOrg is the org of the project that verified domain (lower case), if any.
+	DomainOrg(ctx context.Context, projectID, domain string) (OrgPolicy, bool, error)
+	// AutoJoin makes userID, who has just proven address email, a member of the org that
+	// verified its domain, in tx, when that org's policy says autoJoin; nothing otherwise,
+	// nor when they are a member already.
+	AutoJoin(ctx context.Context, tx *ent.Tx, projectID, userID, email string) error
+}
+
+// OrgMembership is a person's place in one org, as tokens and session payloads carry it
+// (org_id, org_role, org_permissions).
+type OrgMembership struct {
+	OrgID       string   `json:"orgId"`
+	OrgName     string   `json:"orgName"`
+	Role        string   `json:"role"`
+	Permissions []string `json:"permissions"`
+}
+
+// OrgMemberships is supplied by the org module to those that put an org into a token or
+// a session (SPEC §26).
+type OrgMemberships interface {
+	// Membership is userID's membership of orgID in project, if they have one.
+	Membership(ctx context.Context, projectID, orgID, userID string) (OrgMembership, bool, error)
+	// MembershipsOf are all of userID's memberships in project, oldest first.
+	MembershipsOf(ctx context.Context, projectID, userID string) ([]OrgMembership, error)
+}
