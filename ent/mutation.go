@@ -12033,6 +12033,7 @@ type GrantRefreshTokenMutation struct {
 	amr               *[]string
 	appendamr         []string
 	sid               *string
+	org_id            *string
 	clearedFields     map[string]struct{}
 	done              bool
 	oldValue          func(context.Context) (*GrantRefreshToken, error)
@@ -12771,6 +12772,55 @@ func (m *GrantRefreshTokenMutation) ResetSid() {
 	delete(m.clearedFields, grantrefreshtoken.FieldSid)
 }
 
+// SetOrgID sets the "org_id" field.
+func (m *GrantRefreshTokenMutation) SetOrgID(s string) {
+	m.org_id = &s
+}
+
+// OrgID returns the value of the "org_id" field in the mutation.
+func (m *GrantRefreshTokenMutation) OrgID() (r string, exists bool) {
+	v := m.org_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldOrgID returns the old "org_id" field's value of the GrantRefreshToken entity.
+// If the GrantRefreshToken object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *GrantRefreshTokenMutation) OldOrgID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldOrgID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldOrgID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldOrgID: %w", err)
+	}
+	return oldValue.OrgID, nil
+}
+
+// ClearOrgID clears the value of the "org_id" field.
+func (m *GrantRefreshTokenMutation) ClearOrgID() {
+	m.org_id = nil
+	m.clearedFields[grantrefreshtoken.FieldOrgID] = struct{}{}
+}
+
+// OrgIDCleared returns if the "org_id" field was cleared in this mutation.
+func (m *GrantRefreshTokenMutation) OrgIDCleared() bool {
+	_, ok := m.clearedFields[grantrefreshtoken.FieldOrgID]
+	return ok
+}
+
+// ResetOrgID resets all changes to the "org_id" field.
+func (m *GrantRefreshTokenMutation) ResetOrgID() {
+	m.org_id = nil
+	delete(m.clearedFields, grantrefreshtoken.FieldOrgID)
+}
+
 // Where appends a list predicates to the GrantRefreshTokenMutation builder.
 func (m *GrantRefreshTokenMutation) Where(ps ...predicate.GrantRefreshToken) {
 	m.predicates = append(m.predicates, ps...)
@@ -12805,7 +12855,7 @@ func (m *GrantRefreshTokenMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *GrantRefreshTokenMutation) Fields() []string {
-	fields := make([]string, 0, 14)
+	fields := make([]string, 0, 15)
 	if m.created_at != nil {
 		fields = append(fields, grantrefreshtoken.FieldCreatedAt)
 	}
@@ -12848,6 +12898,9 @@ func (m *GrantRefreshTokenMutation) Fields() []string {
 	if m.sid != nil {
 		fields = append(fields, grantrefreshtoken.FieldSid)
 	}
+	if m.org_id != nil {
+		fields = append(fields, grantrefreshtoken.FieldOrgID)
+	}
 	return fields
 }
 
@@ -12884,6 +12937,8 @@ func (m *GrantRefreshTokenMutation) Field(name string) (ent.Value, bool) {
 		return m.Amr()
 	case grantrefreshtoken.FieldSid:
 		return m.Sid()
+	case grantrefreshtoken.FieldOrgID:
+		return m.OrgID()
 	}
 	return nil, false
 }
@@ -12921,6 +12976,8 @@ func (m *GrantRefreshTokenMutation) OldField(ctx context.Context, name string) (
 		return m.OldAmr(ctx)
 	case grantrefreshtoken.FieldSid:
 		return m.OldSid(ctx)
+	case grantrefreshtoken.FieldOrgID:
+		return m.OldOrgID(ctx)
 	}
 	return nil, fmt.Errorf("unknown GrantRefreshToken field %s", name)
 }
@@ -13028,6 +13085,13 @@ func (m *GrantRefreshTokenMutation) SetField(name string, value ent.Value) error
 		}
 		m.SetSid(v)
 		return nil
+	case grantrefreshtoken.FieldOrgID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetOrgID(v)
+		return nil
 	}
 	return fmt.Errorf("unknown GrantRefreshToken field %s", name)
 }
@@ -13076,6 +13140,9 @@ func (m *GrantRefreshTokenMutation) ClearedFields() []string {
 	if m.FieldCleared(grantrefreshtoken.FieldSid) {
 		fields = append(fields, grantrefreshtoken.FieldSid)
 	}
+	if m.FieldCleared(grantrefreshtoken.FieldOrgID) {
+		fields = append(fields, grantrefreshtoken.FieldOrgID)
+	}
 	return fields
 }
 
@@ -13107,6 +13174,9 @@ func (m *GrantRefreshTokenMutation) ClearField(name string) error {
 		return nil
 	case grantrefreshtoken.FieldSid:
 		m.ClearSid()
+		return nil
+	case grantrefreshtoken.FieldOrgID:
+		m.ClearOrgID()
 		return nil
 	}
 	return fmt.Errorf("unknown GrantRefreshToken nullable field %s", name)
@@ -13157,6 +13227,9 @@ func (m *GrantRefreshTokenMutation) ResetField(name string) error {
 		return nil
 	case grantrefreshtoken.FieldSid:
 		m.ResetSid()
+		return nil
+	case grantrefreshtoken.FieldOrgID:
+		m.ResetOrgID()
 		return nil
 	}
 	return fmt.Errorf("unknown GrantRefreshToken field %s", name)
@@ -18816,6 +18889,7 @@ type OAuthAuthorizationMutation struct {
 	prompt          *string
 	max_age         *int
 	addmax_age      *int
+	org_id          *string
 	clearedFields   map[string]struct{}
 	done            bool
 	oldValue        func(context.Context) (*OAuthAuthorization, error)
@@ -19716,6 +19790,55 @@ func (m *OAuthAuthorizationMutation) ResetMaxAge() {
 	delete(m.clearedFields, oauthauthorization.FieldMaxAge)
 }
 
+// SetOrgID sets the "org_id" field.
+func (m *OAuthAuthorizationMutation) SetOrgID(s string) {
+	m.org_id = &s
+}
+
+// OrgID returns the value of the "org_id" field in the mutation.
+func (m *OAuthAuthorizationMutation) OrgID() (r string, exists bool) {
+	v := m.org_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldOrgID returns the old "org_id" field's value of the OAuthAuthorization entity.
+// If the OAuthAuthorization object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OAuthAuthorizationMutation) OldOrgID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldOrgID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldOrgID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldOrgID: %w", err)
+	}
+	return oldValue.OrgID, nil
+}
+
+// ClearOrgID clears the value of the "org_id" field.
+func (m *OAuthAuthorizationMutation) ClearOrgID() {
+	m.org_id = nil
+	m.clearedFields[oauthauthorization.FieldOrgID] = struct{}{}
+}
+
+// OrgIDCleared returns if the "org_id" field was cleared in this mutation.
+func (m *OAuthAuthorizationMutation) OrgIDCleared() bool {
+	_, ok := m.clearedFields[oauthauthorization.FieldOrgID]
+	return ok
+}
+
+// ResetOrgID resets all changes to the "org_id" field.
+func (m *OAuthAuthorizationMutation) ResetOrgID() {
+	m.org_id = nil
+	delete(m.clearedFields, oauthauthorization.FieldOrgID)
+}
+
 // Where appends a list predicates to the OAuthAuthorizationMutation builder.
 func (m *OAuthAuthorizationMutation) Where(ps ...predicate.OAuthAuthorization) {
 	m.predicates = append(m.predicates, ps...)
@@ -19750,7 +19873,7 @@ func (m *OAuthAuthorizationMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *OAuthAuthorizationMutation) Fields() []string {
-	fields := make([]string, 0, 18)
+	fields := make([]string, 0, 19)
 	if m.created_at != nil {
 		fields = append(fields, oauthauthorization.FieldCreatedAt)
 	}
@@ -19805,6 +19928,9 @@ func (m *OAuthAuthorizationMutation) Fields() []string {
 	if m.max_age != nil {
 		fields = append(fields, oauthauthorization.FieldMaxAge)
 	}
+	if m.org_id != nil {
+		fields = append(fields, oauthauthorization.FieldOrgID)
+	}
 	return fields
 }
 
@@ -19849,6 +19975,8 @@ func (m *OAuthAuthorizationMutation) Field(name string) (ent.Value, bool) {
 		return m.Prompt()
 	case oauthauthorization.FieldMaxAge:
 		return m.MaxAge()
+	case oauthauthorization.FieldOrgID:
+		return m.OrgID()
 	}
 	return nil, false
 }
@@ -19894,6 +20022,8 @@ func (m *OAuthAuthorizationMutation) OldField(ctx context.Context, name string) 
 		return m.OldPrompt(ctx)
 	case oauthauthorization.FieldMaxAge:
 		return m.OldMaxAge(ctx)
+	case oauthauthorization.FieldOrgID:
+		return m.OldOrgID(ctx)
 	}
 	return nil, fmt.Errorf("unknown OAuthAuthorization field %s", name)
 }
@@ -20029,6 +20159,13 @@ func (m *OAuthAuthorizationMutation) SetField(name string, value ent.Value) erro
 		}
 		m.SetMaxAge(v)
 		return nil
+	case oauthauthorization.FieldOrgID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetOrgID(v)
+		return nil
 	}
 	return fmt.Errorf("unknown OAuthAuthorization field %s", name)
 }
@@ -20095,6 +20232,9 @@ func (m *OAuthAuthorizationMutation) ClearedFields() []string {
 	if m.FieldCleared(oauthauthorization.FieldMaxAge) {
 		fields = append(fields, oauthauthorization.FieldMaxAge)
 	}
+	if m.FieldCleared(oauthauthorization.FieldOrgID) {
+		fields = append(fields, oauthauthorization.FieldOrgID)
+	}
 	return fields
 }
 
@@ -20129,6 +20269,9 @@ func (m *OAuthAuthorizationMutation) ClearField(name string) error {
 		return nil
 	case oauthauthorization.FieldMaxAge:
 		m.ClearMaxAge()
+		return nil
+	case oauthauthorization.FieldOrgID:
+		m.ClearOrgID()
 		return nil
 	}
 	return fmt.Errorf("unknown OAuthAuthorization nullable field %s", name)
@@ -20191,6 +20334,9 @@ func (m *OAuthAuthorizationMutation) ResetField(name string) error {
 		return nil
 	case oauthauthorization.FieldMaxAge:
 		m.ResetMaxAge()
+		return nil
+	case oauthauthorization.FieldOrgID:
+		m.ResetOrgID()
 		return nil
 	}
 	return fmt.Errorf("unknown OAuthAuthorization field %s", name)
@@ -22124,6 +22270,7 @@ type OAuthCodeMutation struct {
 	amr             *[]string
 	appendamr       []string
 	sid             *string
+	org_id          *string
 	clearedFields   map[string]struct{}
 	done            bool
 	oldValue        func(context.Context) (*OAuthCode, error)
@@ -22849,6 +22996,55 @@ func (m *OAuthCodeMutation) ResetSid() {
 	delete(m.clearedFields, oauthcode.FieldSid)
 }
 
+// SetOrgID sets the "org_id" field.
+func (m *OAuthCodeMutation) SetOrgID(s string) {
+	m.org_id = &s
+}
+
+// OrgID returns the value of the "org_id" field in the mutation.
+func (m *OAuthCodeMutation) OrgID() (r string, exists bool) {
+	v := m.org_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldOrgID returns the old "org_id" field's value of the OAuthCode entity.
+// If the OAuthCode object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OAuthCodeMutation) OldOrgID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldOrgID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldOrgID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldOrgID: %w", err)
+	}
+	return oldValue.OrgID, nil
+}
+
+// ClearOrgID clears the value of the "org_id" field.
+func (m *OAuthCodeMutation) ClearOrgID() {
+	m.org_id = nil
+	m.clearedFields[oauthcode.FieldOrgID] = struct{}{}
+}
+
+// OrgIDCleared returns if the "org_id" field was cleared in this mutation.
+func (m *OAuthCodeMutation) OrgIDCleared() bool {
+	_, ok := m.clearedFields[oauthcode.FieldOrgID]
+	return ok
+}
+
+// ResetOrgID resets all changes to the "org_id" field.
+func (m *OAuthCodeMutation) ResetOrgID() {
+	m.org_id = nil
+	delete(m.clearedFields, oauthcode.FieldOrgID)
+}
+
 // Where appends a list predicates to the OAuthCodeMutation builder.
 func (m *OAuthCodeMutation) Where(ps ...predicate.OAuthCode) {
 	m.predicates = append(m.predicates, ps...)
@@ -22883,7 +23079,7 @@ func (m *OAuthCodeMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *OAuthCodeMutation) Fields() []string {
-	fields := make([]string, 0, 14)
+	fields := make([]string, 0, 15)
 	if m.created_at != nil {
 		fields = append(fields, oauthcode.FieldCreatedAt)
 	}
@@ -22926,6 +23122,9 @@ func (m *OAuthCodeMutation) Fields() []string {
 	if m.sid != nil {
 		fields = append(fields, oauthcode.FieldSid)
 	}
+	if m.org_id != nil {
+		fields = append(fields, oauthcode.FieldOrgID)
+	}
 	return fields
 }
 
@@ -22962,6 +23161,8 @@ func (m *OAuthCodeMutation) Field(name string) (ent.Value, bool) {
 		return m.Amr()
 	case oauthcode.FieldSid:
 		return m.Sid()
+	case oauthcode.FieldOrgID:
+		return m.OrgID()
 	}
 	return nil, false
 }
@@ -22999,6 +23200,8 @@ func (m *OAuthCodeMutation) OldField(ctx context.Context, name string) (ent.Valu
 		return m.OldAmr(ctx)
 	case oauthcode.FieldSid:
 		return m.OldSid(ctx)
+	case oauthcode.FieldOrgID:
+		return m.OldOrgID(ctx)
 	}
 	return nil, fmt.Errorf("unknown OAuthCode field %s", name)
 }
@@ -23106,6 +23309,13 @@ func (m *OAuthCodeMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetSid(v)
 		return nil
+	case oauthcode.FieldOrgID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetOrgID(v)
+		return nil
 	}
 	return fmt.Errorf("unknown OAuthCode field %s", name)
 }
@@ -23151,6 +23361,9 @@ func (m *OAuthCodeMutation) ClearedFields() []string {
 	if m.FieldCleared(oauthcode.FieldSid) {
 		fields = append(fields, oauthcode.FieldSid)
 	}
+	if m.FieldCleared(oauthcode.FieldOrgID) {
+		fields = append(fields, oauthcode.FieldOrgID)
+	}
 	return fields
 }
 
@@ -23179,6 +23392,9 @@ func (m *OAuthCodeMutation) ClearField(name string) error {
 		return nil
 	case oauthcode.FieldSid:
 		m.ClearSid()
+		return nil
+	case oauthcode.FieldOrgID:
+		m.ClearOrgID()
 		return nil
 	}
 	return fmt.Errorf("unknown OAuthCode nullable field %s", name)
@@ -23229,6 +23445,9 @@ func (m *OAuthCodeMutation) ResetField(name string) error {
 		return nil
 	case oauthcode.FieldSid:
 		m.ResetSid()
+		return nil
+	case oauthcode.FieldOrgID:
+		m.ResetOrgID()
 		return nil
 	}
 	return fmt.Errorf("unknown OAuthCode field %s", name)
@@ -30684,6 +30903,7 @@ type SessionMutation struct {
 	amr            *[]string
 	appendamr      []string
 	auth_time      *time.Time
+	org_id         *string
 	clearedFields  map[string]struct{}
 	done           bool
 	oldValue       func(context.Context) (*Session, error)
@@ -31271,6 +31491,55 @@ func (m *SessionMutation) ResetAuthTime() {
 	delete(m.clearedFields, session.FieldAuthTime)
 }
 
+// SetOrgID sets the "org_id" field.
+func (m *SessionMutation) SetOrgID(s string) {
+	m.org_id = &s
+}
+
+// OrgID returns the value of the "org_id" field in the mutation.
+func (m *SessionMutation) OrgID() (r string, exists bool) {
+	v := m.org_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldOrgID returns the old "org_id" field's value of the Session entity.
+// If the Session object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SessionMutation) OldOrgID(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldOrgID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldOrgID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldOrgID: %w", err)
+	}
+	return oldValue.OrgID, nil
+}
+
+// ClearOrgID clears the value of the "org_id" field.
+func (m *SessionMutation) ClearOrgID() {
+	m.org_id = nil
+	m.clearedFields[session.FieldOrgID] = struct{}{}
+}
+
+// OrgIDCleared returns if the "org_id" field was cleared in this mutation.
+func (m *SessionMutation) OrgIDCleared() bool {
+	_, ok := m.clearedFields[session.FieldOrgID]
+	return ok
+}
+
+// ResetOrgID resets all changes to the "org_id" field.
+func (m *SessionMutation) ResetOrgID() {
+	m.org_id = nil
+	delete(m.clearedFields, session.FieldOrgID)
+}
+
 // Where appends a list predicates to the SessionMutation builder.
 func (m *SessionMutation) Where(ps ...predicate.Session) {
 	m.predicates = append(m.predicates, ps...)
@@ -31305,7 +31574,7 @@ func (m *SessionMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *SessionMutation) Fields() []string {
-	fields := make([]string, 0, 11)
+	fields := make([]string, 0, 12)
 	if m.created_at != nil {
 		fields = append(fields, session.FieldCreatedAt)
 	}
@@ -31339,6 +31608,9 @@ func (m *SessionMutation) Fields() []string {
 	if m.auth_time != nil {
 		fields = append(fields, session.FieldAuthTime)
 	}
+	if m.org_id != nil {
+		fields = append(fields, session.FieldOrgID)
+	}
 	return fields
 }
 
@@ -31369,6 +31641,8 @@ func (m *SessionMutation) Field(name string) (ent.Value, bool) {
 		return m.Amr()
 	case session.FieldAuthTime:
 		return m.AuthTime()
+	case session.FieldOrgID:
+		return m.OrgID()
 	}
 	return nil, false
 }
@@ -31400,6 +31674,8 @@ func (m *SessionMutation) OldField(ctx context.Context, name string) (ent.Value,
 		return m.OldAmr(ctx)
 	case session.FieldAuthTime:
 		return m.OldAuthTime(ctx)
+	case session.FieldOrgID:
+		return m.OldOrgID(ctx)
 	}
 	return nil, fmt.Errorf("unknown Session field %s", name)
 }
@@ -31486,6 +31762,13 @@ func (m *SessionMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetAuthTime(v)
 		return nil
+	case session.FieldOrgID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetOrgID(v)
+		return nil
 	}
 	return fmt.Errorf("unknown Session field %s", name)
 }
@@ -31531,6 +31814,9 @@ func (m *SessionMutation) ClearedFields() []string {
 	if m.FieldCleared(session.FieldAuthTime) {
 		fields = append(fields, session.FieldAuthTime)
 	}
+	if m.FieldCleared(session.FieldOrgID) {
+		fields = append(fields, session.FieldOrgID)
+	}
 	return fields
 }
 
@@ -31559,6 +31845,9 @@ func (m *SessionMutation) ClearField(name string) error {
 		return nil
 	case session.FieldAuthTime:
 		m.ClearAuthTime()
+		return nil
+	case session.FieldOrgID:
+		m.ClearOrgID()
 		return nil
 	}
 	return fmt.Errorf("unknown Session nullable field %s", name)
@@ -31600,6 +31889,9 @@ func (m *SessionMutation) ResetField(name string) error {
 		return nil
 	case session.FieldAuthTime:
 		m.ResetAuthTime()
+		return nil
+	case session.FieldOrgID:
+		m.ResetOrgID()
 		return nil
 	}
 	return fmt.Errorf("unknown Session field %s", name)

@@ -387,6 +387,7 @@ var (
 		{Name: "auth_time", Type: field.TypeTime, Nullable: true},
 		{Name: "amr", Type: field.TypeJSON, Nullable: true},
 		{Name: "sid", Type: field.TypeString, Nullable: true},
+		{Name: "org_id", Type: field.TypeString, Nullable: true},
 	}
 	// GrantRefreshTokensTable holds the schema information for the "grant_refresh_tokens" table.
 	GrantRefreshTokensTable = &schema.Table{
@@ -625,6 +626,7 @@ var (
 		{Name: "nonce", Type: field.TypeString, Nullable: true},
 		{Name: "prompt", Type: field.TypeString, Nullable: true},
 		{Name: "max_age", Type: field.TypeInt, Nullable: true},
+		{Name: "org_id", Type: field.TypeString, Nullable: true},
 	}
 	// OauthAuthorizationsTable holds the schema information for the "oauth_authorizations" table.
 	OauthAuthorizationsTable = &schema.Table{
@@ -689,6 +691,7 @@ var (
 		{Name: "auth_time", Type: field.TypeTime, Nullable: true},
 		{Name: "amr", Type: field.TypeJSON, Nullable: true},
 		{Name: "sid", Type: field.TypeString, Nullable: true},
+		{Name: "org_id", Type: field.TypeString, Nullable: true},
 	}
 	// OauthCodesTable holds the schema information for the "oauth_codes" table.
 	OauthCodesTable = &schema.Table{
@@ -975,6 +978,7 @@ var (
 		{Name: "revoked_at", Type: field.TypeTime, Nullable: true},
 		{Name: "amr", Type: field.TypeJSON, Nullable: true},
 		{Name: "auth_time", Type: field.TypeTime, Nullable: true},
+		{Name: "org_id", Type: field.TypeString, Nullable: true},
 	}
 	// SessionsTable holds the schema information for the "sessions" table.
 	SessionsTable = &schema.Table{

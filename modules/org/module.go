@@ -27,6 +27,7 @@ var openAPI []byte
 // Module serves SPEC §26's project-admin routes.
 var Module = fx.Module("org",
 	fx.Provide(fx.Private, newService),
+	fx.Provide(func(s *Service) identity.OrgMemberships { return s }),
 	apidoc.AsFragment(func() (apidoc.Fragment, error) { return apidoc.YAML("org", openAPI) }),
 	httpserver.AsModuleRoutes("org", func(s *Service, g *guard.Guard) []httpserver.Route { return handler{svc: s, guard: g}.routes() }),
 )

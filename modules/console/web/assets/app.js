@@ -903,8 +903,13 @@ async function consentView(id) {
     show('Connect an application', box);
     return;
   }
+  // A person of several organizations picks the one this sign-in is for (SPEC §26).
+  const orgPicker = req.orgs && req.orgs.length
+    ? select('Organization', req.orgs.map((o, i) => ({ value: o.orgId, label: `${o.orgName} (${o.role})`, selected: i === 0 })))
+    : null;
   const decide = async (decision, projectId) => {
-    const { redirectTo } = await api('POST', base, { decision, csrfToken: req.csrfToken, projectId });
+    const orgId = decision === 'approve' && orgPicker ? orgPicker.querySelector('select').value : undefined;
+    const { redirectTo } = await api('POST', base, { decision, csrfToken: req.csrfToken, projectId, orgId });
     location.assign(redirectTo);
   };
   if (req.remembered) { // approved before for as much: no need to ask again
@@ -952,6 +957,7 @@ async function consentView(id) {
       ': unverified.'),
     h('p', { class: 'muted' }, 'It will be sent back to ', h('code', {}, req.client.redirectUri), '.'),
     projectLine,
+    orgPicker || '',
     h('h2', {}, 'Scopes'), scopes,
     h('h2', {}, 'Resources'), resources,
     req.canApprove ? '' : h('p', { role: 'alert', class: 'error' }, req.reason),
