@@ -807,6 +807,38 @@ var (
 			},
 		},
 	}
+	// OrgSetupLinksColumns holds the columns for the "org_setup_links" table.
+	OrgSetupLinksColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString, Size: 40},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "project_id", Type: field.TypeString},
+		{Name: "org_id", Type: field.TypeString},
+		{Name: "intents", Type: field.TypeJSON},
+		{Name: "digest", Type: field.TypeBytes, Unique: true},
+		{Name: "expires_at", Type: field.TypeTime},
+		{Name: "created_by", Type: field.TypeString, Nullable: true},
+		{Name: "opened_at", Type: field.TypeTime, Nullable: true},
+		{Name: "session_digest", Type: field.TypeBytes, Unique: true, Nullable: true},
+		{Name: "session_expires_at", Type: field.TypeTime, Nullable: true},
+	}
+	// OrgSetupLinksTable holds the schema information for the "org_setup_links" table.
+	OrgSetupLinksTable = &schema.Table{
+		Name:       "org_setup_links",
+		Columns:    OrgSetupLinksColumns,
+		PrimaryKey: []*schema.Column{OrgSetupLinksColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "orgsetuplink_org_id",
+				Unique:  false,
+				Columns: []*schema.Column{OrgSetupLinksColumns[3]},
+			},
+			{
+				Name:    "orgsetuplink_expires_at",
+				Unique:  false,
+				Columns: []*schema.Column{OrgSetupLinksColumns[6]},
+			},
+		},
+	}
 	// ProjectsColumns holds the columns for the "projects" table.
 	ProjectsColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeString, Size: 40},
@@ -1367,6 +1399,7 @@ var (
 		OrgsTable,
 		OrgMembersTable,
 		OrgRolesTable,
+		OrgSetupLinksTable,
 		ProjectsTable,
 		ProviderDomainsTable,
 		RefreshTokensTable,

@@ -15,6 +15,7 @@ import (
 	"github.com/authcore/authcore/platform/httpserver"
 	"github.com/authcore/authcore/platform/identity"
 	"github.com/authcore/authcore/platform/jsonbody"
+	"github.com/authcore/authcore/platform/ratelimit"
 )
 
 // The members each body may hold; any other is refused, so a typo never passes silently.
@@ -26,8 +27,9 @@ var (
 
 // handler serves SPEC §26's routes for project admins.
 type handler struct {
-	svc   *Service
-	guard *guard.Guard
+	svc    *Service
+	guard  *guard.Guard
+	limits *ratelimit.Limiters
 }
 
 // routes are the project admins' (SPEC §26): every change asks for a recent sign-in.
@@ -55,6 +57,10 @@ func (h handler) routes() []httpserver.Route {
 		r(http.MethodDelete, member, h.guard.Recently(h.removeMember)),
 		r(http.MethodGet, roles, h.roles),
 		r(http.MethodPut, roles, h.guard.Recently(h.putRoles)),
+		r(http.MethodPost, one+"/setup-links", h.guard.Recently(h.createSetupLink)),
+		{Method: http.MethodGet, Path: "/v1/auth-core/orgs/:orgId", Handlers: []fiber.Handler{h.guard.OrgAdmin(""), h.get}},
+		// The link is the credential; its budget is the sign-in attempts'.
+		{Method: http.MethodPost, Path: "/v1/auth-core/orgs/setup/open", Handlers: []fiber.Handler{h.limits.Attempts.Middleware(), h.openSetupLink}},
 	}
 }
 

@@ -14,9 +14,12 @@ import (
 	"github.com/authcore/authcore/ent"
 	"github.com/authcore/authcore/platform/apidoc"
 	"github.com/authcore/authcore/platform/audit"
+	"github.com/authcore/authcore/platform/clock"
+	"github.com/authcore/authcore/platform/config"
 	"github.com/authcore/authcore/platform/guard"
 	"github.com/authcore/authcore/platform/httpserver"
 	"github.com/authcore/authcore/platform/identity"
+	"github.com/authcore/authcore/platform/ratelimit"
 )
 
 // openAPI documents the org routes.
@@ -27,11 +30,13 @@ var openAPI []byte
 // Module serves SPEC §26's project-admin routes.
 var Module = fx.Module("org",
 	fx.Provide(fx.Private, newService),
-	fx.Provide(func(s *Service) identity.OrgMemberships { return s }),
+	fx.Provide(func(s *Service) identity.OrgMemberships { return s }, func(s *Service) identity.OrgSetup { return s }),
 	apidoc.AsFragment(func() (apidoc.Fragment, error) { return apidoc.YAML("org", openAPI) }),
-	httpserver.AsModuleRoutes("org", func(s *Service, g *guard.Guard) []httpserver.Route { return handler{svc: s, guard: g}.routes() }),
+	httpserver.AsModuleRoutes("org", func(s *Service, g *guard.Guard, l *ratelimit.Limiters) []httpserver.Route {
+		return handler{svc: s, guard: g, limits: l}.routes()
+	}),
 )
 
-func newService(c *ent.Client, rec *audit.Recorder, users identity.ProvenUsers, emails identity.Directory) *Service {
-	return &Service{ent: c, audit: rec, users: users, emails: emails}
+func newService(c *ent.Client, rec *audit.Recorder, users identity.ProvenUsers, emails identity.Directory, clk clock.Clock, cfg config.Config) *Service {
+	return &Service{ent: c, audit: rec, users: users, emails: emails, clock: clk, selfURL: cfg.SelfURL()}
 }
