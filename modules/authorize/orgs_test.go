@@ -9,7 +9,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/chromedp/chromedp"
+
 	"github.com/authcore/authcore/internal/apptest"
+	"github.com/authcore/authcore/internal/browser"
 )
 
 // payloadOf is a JWT's claims, unverified: the tests that sign these verify signatures
@@ -247,4 +250,38 @@ func TestSessionOrg(t *testing.T) {
 			t.Fatalf("no active org, yet the token says %v", c["org_id"])
 		}
 	})
+}
+
+// In Chromium, with go-oidc as the app: a person of two orgs picks one on the console's
+// page and the app's verified id_token says it; prompt=none cannot pick for them, but
+// organization= can.
+func TestAppSignInPicksOrg(t *testing.T) {
+	w := newOrgWorld(t, apptest.Stores(t)[0]) // the stores are TestOrgInAppTokens'
+	issuer := w.a.Get("/.well-known/openid-configuration").Expect(t, 200, nil)["issuer"].(string)
+	w.join(t, w.acme, "admin")
+	w.join(t, w.globex, "billing")
+	rp := newRelyingParty(t, w.a, issuer, w.project, true, nil)
+
+	p := freshBrowser(t)
+	p.Do(chromedp.Navigate(rp.authURL()), browser.WaitFor("button", "Sign in"),
+		browser.TypeInto("textbox", "Email", w.person.Email), browser.TypeInto("textbox", "Password", w.person.Password), browser.Click("button", "Sign in"),
+		browser.WaitFor("combobox", "Organization"))
+	p.Do(chromedp.SetValue(browser.Label("combobox", "Organization"), w.globex, browser.ByRole("combobox", "Organization")), browser.Click("button", "Approve"))
+	r := rp.next(t)
+	if r.err != "" || r.claims["org_id"] != w.globex || r.claims["org_role"] != "billing" {
+		t.Fatalf("after picking Globex: %+v", r)
+	}
+
+	p.Do(chromedp.Navigate(rp.authURL("prompt", "none")))
+	if r := rp.next(t); r.err != "interaction_required" {
+		t.Fatalf("prompt=none for a person of two orgs: %+v", r)
+	}
+	p.Do(chromedp.Navigate(rp.authURL("prompt", "none", "organization", w.acme)))
+	if r := rp.next(t); r.err != "" || r.claims["org_id"] != w.acme || r.claims["org_role"] != "admin" {
+		t.Fatalf("prompt=none with organization=Acme: %+v", r)
+	}
+	p.Do(chromedp.Navigate(rp.authURL("prompt", "none", "organization", w.initech)))
+	if r := rp.next(t); r.err != "access_denied" {
+		t.Fatalf("prompt=none with an org not theirs: %+v", r)
+	}
 }
