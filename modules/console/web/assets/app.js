@@ -10,6 +10,7 @@ import { auditStreamsView } from './auditstreams.js';
 import { projectAppsView } from './projectapps.js';
 import { usersView } from './users.js';
 import { deviceView } from './device.js';
+import { setupLanding } from './setup.js';
 
 const main = document.getElementById('main');
 const nav = document.getElementById('nav');
@@ -1177,6 +1178,8 @@ async function start() {
   if (location.pathname === '/console/reset' && token) return resetForm(token);
   if (location.pathname === '/console/signin-link' && token) return linkLanding(token, show, signedIn);
   if (location.pathname === '/console/domain' && token) return domainLanding(token, show);
+  // An org's IT admin, without an account, on a setup link (SPEC §26).
+  if (location.pathname === '/console/setup') return setupLanding(show);
   await loadUser();
   if (location.pathname === '/console/verify' && token) { drawNav(); drawBanner(); return verifyEmail(token); }
   if (state.user) refresh().catch(() => {}); // learn the access token's expiry, so refreshes come ahead of time
