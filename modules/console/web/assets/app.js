@@ -133,6 +133,7 @@ async function loadUser() {
     const me = await api('GET', '/v1/auth-core/session/me');
     state.user = me.user;
     state.user.tenantId = me.accessTokenPayload && me.accessTokenPayload.tid;
+    state.user.orgId = (me.accessTokenPayload && me.accessTokenPayload.org_id) || '';
     state.tenantUser = state.user.tenantId !== 'public';
     if (state.tenantUser) state.tenant = state.user.tenantId;
     if (!state.tenantUser) {
@@ -1075,8 +1076,31 @@ async function accountView(shown) {
       });
     },
   }, cur, next, box, h('button', { type: 'submit' }, 'Change password'));
-  shown('Account', h('p', {}, `Signed in as ${state.user.email || state.user.id}.`), await factorsSection(),
+  shown('Account', h('p', {}, `Signed in as ${state.user.email || state.user.id}.`), state.tenantUser ? await orgSwitcher() : '', await factorsSection(),
     await identitiesSection(state.user.tenantId || state.tenant), h('h2', {}, 'Change password'), form, done);
+}
+
+// orgSwitcher lets a project's person choose the organization their session acts in
+// (SPEC §26): its tokens then carry the org and their role there.
+async function orgSwitcher() {
+  const { orgs } = await api('GET', '/v1/auth-core/orgs').catch(() => ({ orgs: [] }));
+  if (!orgs.length) return '';
+  const box = errorBox();
+  const status = h('p', { role: 'status' });
+  const pick = select('Active organization', [{ value: '', label: 'None', selected: !state.user.orgId },
+    ...orgs.map((o) => ({ value: o.id, label: `${o.name} (${o.role})`, selected: o.id === state.user.orgId }))]);
+  const form = h('form', {
+    onsubmit: (e) => {
+      e.preventDefault();
+      submitting(form, box, async () => {
+        const orgId = pick.querySelector('select').value || null;
+        const got = await api('POST', '/v1/auth-core/session/org', { orgId });
+        state.user.orgId = orgId || '';
+        status.textContent = got.org ? `Now acting in ${got.org.orgName} as ${got.org.role}.` : 'Now acting in no organization.';
+      });
+    },
+  }, pick, h('button', { type: 'submit' }, 'Switch'), box);
+  return h('section', {}, h('h2', {}, 'Organization'), form, status);
 }
 
 // ---- routing ---------------------------------------------------------------------------
