@@ -78,6 +78,10 @@ var ocsfExact = map[string]ocsfMapping{
 	"org.member_update": {class: ocsfAPIActivity, activity: 3},
 	"org.member_remove": {class: ocsfAPIActivity, activity: 4},
 	"org.roles_put":     {class: ocsfAPIActivity, activity: 3},
+	"org.policy_put":    {class: ocsfAPIActivity, activity: 3},
+	"org.domain_add":    {class: ocsfAPIActivity, activity: 1},
+	"org.domain_verify": {class: ocsfAPIActivity, activity: 3},
+	"org.domain_remove": {class: ocsfAPIActivity, activity: 4},
 }
 
 // ocsfVerbs maps the last word of any other action (ai_token.create, service_badge.roll,
