@@ -31,7 +31,7 @@ func (OrgDomain) Fields() []ent.Field {
 		// email is the address the code went to (method email).
 		field.String("email").Optional().Nillable(),
 		field.String("code_mac").Optional().Nillable().Sensitive(),
-		// attempts counts wrong codes: the last one allowed ends the claim.
+		// attempts counts the codes tried, each before it is compared: five end the claim.
 		field.Int("attempts").Default(0),
 		field.String("dns_token").NotEmpty(),
 		field.Time("expires_at"),

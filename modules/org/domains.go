@@ -265,13 +265,15 @@ func inline(s string) string {
 	}, s)
 }
 
-// Domains are an org's claims, verified or pending, by domain; lapsed claims are left out.
+// Domains are an org's claims, verified or pending, by domain; lapsed claims (7 days, or
+// the codes tried up) are left out.
 func (s *domains) Domains(ctx context.Context, project, orgID string) ([]Domain, error) {
 	if _, err := row(ctx, s.ent.Org, project, orgID); err != nil {
 		return nil, err
 	}
 	rows, err := s.ent.OrgDomain.Query().Where(orgdomain.OrgID(orgID), orgdomain.ProjectID(project),
-		orgdomain.Or(orgdomain.VerifiedAtNotNil(), orgdomain.ExpiresAtGT(s.clock.Now()))).Order(ent.Asc(orgdomain.FieldDomain)).All(ctx)
+		orgdomain.Or(orgdomain.VerifiedAtNotNil(), orgdomain.And(orgdomain.ExpiresAtGT(s.clock.Now()), orgdomain.AttemptsLT(maxCodeTries)))).
+		Order(ent.Asc(orgdomain.FieldDomain)).All(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -331,14 +333,17 @@ func (s *domains) VerifyDomain(ctx context.Context, a Actor, orgID, domain strin
 		if code == nil {
 			return Domain{}, errNotProven.With("why", "no code: give the code mailed to "+*d.Email)
 		}
+		// Every code tried is counted before it is compared, so that guesses sent in
+		// parallel are bounded too: the right code verifies only among the first five.
+		n, err := s.ent.OrgDomain.Update().Where(orgdomain.ID(d.ID), orgdomain.VerifiedAtIsNil(), orgdomain.AttemptsLT(maxCodeTries),
+			orgdomain.ExpiresAtGT(now)).AddAttempts(1).Save(ctx)
+		if err != nil {
+			return Domain{}, err
+		}
+		if n != 1 {
+			return Domain{}, errNotProven.With("why", "the claim lapsed (too many wrong codes): claim the domain again")
+		}
 		if d.CodeMAC == nil || subtle.ConstantTimeCompare([]byte(*d.CodeMAC), []byte(s.codeMAC(orgID, domain, *code))) != 1 {
-			upd := s.ent.OrgDomain.Update().Where(orgdomain.ID(d.ID), orgdomain.VerifiedAtIsNil()).AddAttempts(1)
-			if d.Attempts+1 >= maxCodeTries {
-				upd = upd.SetExpiresAt(now) // the last wrong code ends the claim
-			}
-			if err := upd.Exec(ctx); err != nil {
-				return Domain{}, err
-			}
 			return Domain{}, errNotProven.With("why", "wrong code").With("attemptsLeft", max(0, maxCodeTries-d.Attempts-1))
 		}
 	default:
@@ -355,7 +360,7 @@ func (s *domains) VerifyDomain(ctx context.Context, a Actor, orgID, domain strin
 		}
 		// Only the claim as it was checked: not renewed, lapsed or spent meanwhile.
 		n, err := tx.OrgDomain.Update().Where(orgdomain.ID(d.ID), orgdomain.VerifiedAtIsNil(), orgdomain.DNSToken(d.DNSToken),
-			orgdomain.AttemptsLT(maxCodeTries), orgdomain.ExpiresAtGT(now)).SetVerifiedAt(now).ClearCodeMAC().Save(ctx)
+			orgdomain.AttemptsLTE(maxCodeTries), orgdomain.ExpiresAtGT(now)).SetVerifiedAt(now).ClearCodeMAC().Save(ctx)
 		if err != nil {
 			return err
 		}

@@ -186,16 +186,40 @@ func TestDomains(t *testing.T) {
 			}
 			w.do(http.MethodPost, globexDomains+"/hooli.example/verify", map[string]any{"code": code}).Expect(t, 400, map[string]any{"code": "domain_not_proven"})
 		})
+		t.Run("parallel guesses are counted too", func(t *testing.T) {
+			w.do(http.MethodPost, globexDomains, map[string]any{"domain": "parallel.example", "method": "email", "email": "admin@parallel.example"}).Expect(t, 201, nil)
+			code := w.codeIn(t, 3, "admin@parallel.example")
+			var wg sync.WaitGroup
+			answers := make([]map[string]any, 12)
+			for i := range answers {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					answers[i] = w.do(http.MethodPost, globexDomains+"/parallel.example/verify", map[string]any{"code": wrong(code)}).JSON(t)
+				}()
+			}
+			wg.Wait()
+			compared := 0
+			for _, a := range answers {
+				if a["why"] == "wrong code" {
+					compared++
+				}
+			}
+			if compared > 5 {
+				t.Errorf("%d of 12 parallel guesses were compared, want at most 5", compared)
+			}
+			w.do(http.MethodPost, globexDomains+"/parallel.example/verify", map[string]any{"code": code}).Expect(t, 400, map[string]any{"code": "domain_not_proven"})
+		})
 		// A new claim mails a new code.
 		w.do(http.MethodPost, globexDomains, map[string]any{"domain": "hooli.example", "method": "email", "email": "webmaster@hooli.example"}).Expect(t, 201, nil)
-		w.do(http.MethodPost, globexDomains+"/hooli.example/verify", map[string]any{"code": w.codeIn(t, 3, "webmaster@hooli.example")}).Expect(t, 200, map[string]any{"status": "verified"})
+		w.do(http.MethodPost, globexDomains+"/hooli.example/verify", map[string]any{"code": w.codeIn(t, 4, "webmaster@hooli.example")}).Expect(t, 200, map[string]any{"status": "verified"})
 
 		list := w.do(http.MethodGet, acmeDomains, nil).Expect(t, 200, nil)["domains"].([]any)
 		if len(list) != 2 || list[0].(map[string]any)["domain"] != "acme.example" || list[1].(map[string]any)["status"] != "verified" {
 			t.Errorf("acme's domains: %v", list)
 		}
 		glist := w.do(http.MethodGet, globexDomains, nil).Expect(t, 200, nil)["domains"].([]any)
-		if len(glist) != 3 { // globex.example, hooli.example and the pending shared.example
+		if len(glist) != 3 { // globex.example, hooli.example and the pending shared.example (parallel.example lapsed)
 			t.Errorf("globex's domains: %v", glist)
 		}
 
