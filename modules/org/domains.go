@@ -7,7 +7,6 @@ import (
 	"embed"
 	"errors"
 	"math/big"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -45,18 +44,6 @@ const (
 	methodDNS       = "dns"
 )
 
-// domainPattern is the rule of modules/federation's provider domains: lower-case labels
-// of a-z, 0-9 and inner '-', a last label that starts with a letter.
-var domainPattern = regexp.MustCompile(`^([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]([a-z0-9-]{0,61}[a-z0-9])?$`)
-
-// sharedMailDomains are domains anyone can have an address at: no org speaks for them,
-// and verifying one would put everyone's addresses there under one customer's policy.
-var sharedMailDomains = map[string]bool{
-	"gmail.com": true, "googlemail.com": true, "outlook.com": true, "hotmail.com": true, "live.com": true, "msn.com": true,
-	"yahoo.com": true, "icloud.com": true, "me.com": true, "aol.com": true, "proton.me": true, "protonmail.com": true,
-	"gmx.com": true, "gmx.de": true, "mail.com": true, "yandex.ru": true, "zoho.com": true, "fastmail.com": true,
-}
-
 // proofMailboxes are the addresses whose holder speaks for a domain (the mailboxes CAs
 // accept for domain validation): any other address could be anyone's.
 var proofMailboxes = []string{"admin", "postmaster", "hostmaster", "webmaster"}
@@ -93,9 +80,9 @@ func (s *domains) record(ctx context.Context, tx *ent.Tx, a Actor, action, orgID
 // checkDomain is why d cannot be claimed, or "".
 func checkDomain(d string) string {
 	switch {
-	case len(d) > 253 || !domainPattern.MatchString(d):
+	case !identity.ValidDomain(d):
 		return "must be a domain name, lower case (example.com), at most 253 characters"
-	case sharedMailDomains[d]:
+	case identity.SharedMailDomain(d):
 		return "a shared mail domain (anyone may have an address there) cannot be an org's"
 	}
 	return ""
