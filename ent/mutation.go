@@ -35519,6 +35519,7 @@ type SignInProviderMutation struct {
 	sso_required           *bool
 	offline                *bool
 	enabled                *bool
+	org_id                 *string
 	updated_at             *time.Time
 	clearedFields          map[string]struct{}
 	done                   bool
@@ -36257,6 +36258,55 @@ func (m *SignInProviderMutation) ResetEnabled() {
 	m.enabled = nil
 }
 
+// SetOrgID sets the "org_id" field.
+func (m *SignInProviderMutation) SetOrgID(s string) {
+	m.org_id = &s
+}
+
+// OrgID returns the value of the "org_id" field in the mutation.
+func (m *SignInProviderMutation) OrgID() (r string, exists bool) {
+	v := m.org_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldOrgID returns the old "org_id" field's value of the SignInProvider entity.
+// If the SignInProvider object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SignInProviderMutation) OldOrgID(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldOrgID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldOrgID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldOrgID: %w", err)
+	}
+	return oldValue.OrgID, nil
+}
+
+// ClearOrgID clears the value of the "org_id" field.
+func (m *SignInProviderMutation) ClearOrgID() {
+	m.org_id = nil
+	m.clearedFields[signinprovider.FieldOrgID] = struct{}{}
+}
+
+// OrgIDCleared returns if the "org_id" field was cleared in this mutation.
+func (m *SignInProviderMutation) OrgIDCleared() bool {
+	_, ok := m.clearedFields[signinprovider.FieldOrgID]
+	return ok
+}
+
+// ResetOrgID resets all changes to the "org_id" field.
+func (m *SignInProviderMutation) ResetOrgID() {
+	m.org_id = nil
+	delete(m.clearedFields, signinprovider.FieldOrgID)
+}
+
 // SetUpdatedAt sets the "updated_at" field.
 func (m *SignInProviderMutation) SetUpdatedAt(t time.Time) {
 	m.updated_at = &t
@@ -36327,7 +36377,7 @@ func (m *SignInProviderMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *SignInProviderMutation) Fields() []string {
-	fields := make([]string, 0, 18)
+	fields := make([]string, 0, 19)
 	if m.created_at != nil {
 		fields = append(fields, signinprovider.FieldCreatedAt)
 	}
@@ -36379,6 +36429,9 @@ func (m *SignInProviderMutation) Fields() []string {
 	if m.enabled != nil {
 		fields = append(fields, signinprovider.FieldEnabled)
 	}
+	if m.org_id != nil {
+		fields = append(fields, signinprovider.FieldOrgID)
+	}
 	if m.updated_at != nil {
 		fields = append(fields, signinprovider.FieldUpdatedAt)
 	}
@@ -36424,6 +36477,8 @@ func (m *SignInProviderMutation) Field(name string) (ent.Value, bool) {
 		return m.Offline()
 	case signinprovider.FieldEnabled:
 		return m.Enabled()
+	case signinprovider.FieldOrgID:
+		return m.OrgID()
 	case signinprovider.FieldUpdatedAt:
 		return m.UpdatedAt()
 	}
@@ -36469,6 +36524,8 @@ func (m *SignInProviderMutation) OldField(ctx context.Context, name string) (ent
 		return m.OldOffline(ctx)
 	case signinprovider.FieldEnabled:
 		return m.OldEnabled(ctx)
+	case signinprovider.FieldOrgID:
+		return m.OldOrgID(ctx)
 	case signinprovider.FieldUpdatedAt:
 		return m.OldUpdatedAt(ctx)
 	}
@@ -36599,6 +36656,13 @@ func (m *SignInProviderMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetEnabled(v)
 		return nil
+	case signinprovider.FieldOrgID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetOrgID(v)
+		return nil
 	case signinprovider.FieldUpdatedAt:
 		v, ok := value.(time.Time)
 		if !ok {
@@ -36635,7 +36699,11 @@ func (m *SignInProviderMutation) AddField(name string, value ent.Value) error {
 // ClearedFields returns all nullable fields that were cleared during this
 // mutation.
 func (m *SignInProviderMutation) ClearedFields() []string {
-	return nil
+	var fields []string
+	if m.FieldCleared(signinprovider.FieldOrgID) {
+		fields = append(fields, signinprovider.FieldOrgID)
+	}
+	return fields
 }
 
 // FieldCleared returns a boolean indicating if a field with the given name was
@@ -36648,6 +36716,11 @@ func (m *SignInProviderMutation) FieldCleared(name string) bool {
 // ClearField clears the value of the field with the given name. It returns an
 // error if the field is not defined in the schema.
 func (m *SignInProviderMutation) ClearField(name string) error {
+	switch name {
+	case signinprovider.FieldOrgID:
+		m.ClearOrgID()
+		return nil
+	}
 	return fmt.Errorf("unknown SignInProvider nullable field %s", name)
 }
 
@@ -36705,6 +36778,9 @@ func (m *SignInProviderMutation) ResetField(name string) error {
 		return nil
 	case signinprovider.FieldEnabled:
 		m.ResetEnabled()
+		return nil
+	case signinprovider.FieldOrgID:
+		m.ResetOrgID()
 		return nil
 	case signinprovider.FieldUpdatedAt:
 		m.ResetUpdatedAt()

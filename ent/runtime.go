@@ -1818,7 +1818,7 @@ func init() {
 	// signinprovider.DefaultEnabled holds the default value on creation for the enabled field.
 	signinprovider.DefaultEnabled = signinproviderDescEnabled.Default.(bool)
 	// signinproviderDescUpdatedAt is the schema descriptor for updated_at field.
-	signinproviderDescUpdatedAt := signinproviderFields[16].Descriptor()
+	signinproviderDescUpdatedAt := signinproviderFields[17].Descriptor()
 	// signinprovider.DefaultUpdatedAt holds the default value on creation for the updated_at field.
 	signinprovider.DefaultUpdatedAt = signinproviderDescUpdatedAt.Default.(func() time.Time)
 	// signinprovider.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.

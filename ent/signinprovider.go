@@ -52,6 +52,8 @@ type SignInProvider struct {
 	Offline bool `json:"offline,omitempty"`
 	// Enabled holds the value of the "enabled" field.
 	Enabled bool `json:"enabled,omitempty"`
+	// OrgID holds the value of the "org_id" field.
+	OrgID *string `json:"org_id,omitempty"`
 	// UpdatedAt holds the value of the "updated_at" field.
 	UpdatedAt    time.Time `json:"updated_at,omitempty"`
 	selectValues sql.SelectValues
@@ -66,7 +68,7 @@ func (*SignInProvider) scanValues(columns []string) ([]any, error) {
 			values[i] = new([]byte)
 		case signinprovider.FieldTrustEmail, signinprovider.FieldSSORequired, signinprovider.FieldOffline, signinprovider.FieldEnabled:
 			values[i] = new(sql.NullBool)
-		case signinprovider.FieldID, signinprovider.FieldTenantID, signinprovider.FieldType, signinprovider.FieldPreset, signinprovider.FieldName, signinprovider.FieldIssuer, signinprovider.FieldAuthorizationEndpoint, signinprovider.FieldTokenEndpoint, signinprovider.FieldUserinfoEndpoint, signinprovider.FieldClientID, signinprovider.FieldClientSecretSealed:
+		case signinprovider.FieldID, signinprovider.FieldTenantID, signinprovider.FieldType, signinprovider.FieldPreset, signinprovider.FieldName, signinprovider.FieldIssuer, signinprovider.FieldAuthorizationEndpoint, signinprovider.FieldTokenEndpoint, signinprovider.FieldUserinfoEndpoint, signinprovider.FieldClientID, signinprovider.FieldClientSecretSealed, signinprovider.FieldOrgID:
 			values[i] = new(sql.NullString)
 		case signinprovider.FieldCreatedAt, signinprovider.FieldUpdatedAt:
 			values[i] = new(sql.NullTime)
@@ -197,6 +199,13 @@ func (_m *SignInProvider) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.Enabled = value.Bool
 			}
+		case signinprovider.FieldOrgID:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field org_id", values[i])
+			} else if value.Valid {
+				_m.OrgID = new(string)
+				*_m.OrgID = value.String
+			}
 		case signinprovider.FieldUpdatedAt:
 			if value, ok := values[i].(*sql.NullTime); !ok {
 				return fmt.Errorf("unexpected type %T for field updated_at", values[i])
@@ -288,6 +297,11 @@ func (_m *SignInProvider) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("enabled=")
 	builder.WriteString(fmt.Sprintf("%v", _m.Enabled))
+	builder.WriteString(", ")
+	if v := _m.OrgID; v != nil {
+		builder.WriteString("org_id=")
+		builder.WriteString(*v)
+	}
 	builder.WriteString(", ")
 	builder.WriteString("updated_at=")
 	builder.WriteString(_m.UpdatedAt.Format(time.ANSIC))

@@ -205,6 +205,20 @@ func (_c *SignInProviderCreate) SetNillableEnabled(v *bool) *SignInProviderCreat
 	return _c
 }
 
+// SetOrgID sets the "org_id" field.
+func (_c *SignInProviderCreate) SetOrgID(v string) *SignInProviderCreate {
+	_c.mutation.SetOrgID(v)
+	return _c
+}
+
+// SetNillableOrgID sets the "org_id" field if the given value is not nil.
+func (_c *SignInProviderCreate) SetNillableOrgID(v *string) *SignInProviderCreate {
+	if v != nil {
+		_c.SetOrgID(*v)
+	}
+	return _c
+}
+
 // SetUpdatedAt sets the "updated_at" field.
 func (_c *SignInProviderCreate) SetUpdatedAt(v time.Time) *SignInProviderCreate {
 	_c.mutation.SetUpdatedAt(v)
@@ -503,6 +517,10 @@ func (_c *SignInProviderCreate) createSpec() (*SignInProvider, *sqlgraph.CreateS
 		_spec.SetField(signinprovider.FieldEnabled, field.TypeBool, value)
 		_node.Enabled = value
 	}
+	if value, ok := _c.mutation.OrgID(); ok {
+		_spec.SetField(signinprovider.FieldOrgID, field.TypeString, value)
+		_node.OrgID = &value
+	}
 	if value, ok := _c.mutation.UpdatedAt(); ok {
 		_spec.SetField(signinprovider.FieldUpdatedAt, field.TypeTime, value)
 		_node.UpdatedAt = value
@@ -764,6 +782,9 @@ func (u *SignInProviderUpsertOne) UpdateNewValues() *SignInProviderUpsertOne {
 		}
 		if _, exists := u.create.mutation.GetType(); exists {
 			s.SetIgnore(signinprovider.FieldType)
+		}
+		if _, exists := u.create.mutation.OrgID(); exists {
+			s.SetIgnore(signinprovider.FieldOrgID)
 		}
 	}))
 	return u
@@ -1197,6 +1218,9 @@ func (u *SignInProviderUpsertBulk) UpdateNewValues() *SignInProviderUpsertBulk {
 			}
 			if _, exists := b.mutation.GetType(); exists {
 				s.SetIgnore(signinprovider.FieldType)
+			}
+			if _, exists := b.mutation.OrgID(); exists {
+				s.SetIgnore(signinprovider.FieldOrgID)
 			}
 		}
 	}))

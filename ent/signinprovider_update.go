@@ -336,6 +336,9 @@ func (_u *SignInProviderUpdate) sqlSave(ctx context.Context) (_node int, err err
 	if value, ok := _u.mutation.Enabled(); ok {
 		_spec.SetField(signinprovider.FieldEnabled, field.TypeBool, value)
 	}
+	if _u.mutation.OrgIDCleared() {
+		_spec.ClearField(signinprovider.FieldOrgID, field.TypeString)
+	}
 	if value, ok := _u.mutation.UpdatedAt(); ok {
 		_spec.SetField(signinprovider.FieldUpdatedAt, field.TypeTime, value)
 	}
@@ -695,6 +698,9 @@ func (_u *SignInProviderUpdateOne) sqlSave(ctx context.Context) (_node *SignInPr
 	}
 	if value, ok := _u.mutation.Enabled(); ok {
 		_spec.SetField(signinprovider.FieldEnabled, field.TypeBool, value)
+	}
+	if _u.mutation.OrgIDCleared() {
+		_spec.ClearField(signinprovider.FieldOrgID, field.TypeString)
 	}
 	if value, ok := _u.mutation.UpdatedAt(); ok {
 		_spec.SetField(signinprovider.FieldUpdatedAt, field.TypeTime, value)

@@ -1148,6 +1148,7 @@ var (
 		{Name: "sso_required", Type: field.TypeBool, Default: false},
 		{Name: "offline", Type: field.TypeBool, Default: false},
 		{Name: "enabled", Type: field.TypeBool, Default: true},
+		{Name: "org_id", Type: field.TypeString, Nullable: true},
 		{Name: "updated_at", Type: field.TypeTime},
 	}
 	// SignInProvidersTable holds the schema information for the "sign_in_providers" table.

@@ -43,6 +43,9 @@ func (SignInProvider) Fields() []ent.Field {
 		// offline asks the upstream for a refresh token, kept sealed on the identity.
 		field.Bool("offline").Default(false),
 		field.Bool("enabled").Default(true),
+		// org_id binds the provider to one org of the project as its connection (SPEC §26):
+		// the way in its policy's ssoRequired admits. Nil for the tenant's own providers.
+		field.String("org_id").Optional().Nillable().Immutable(),
 		field.Time("updated_at").Default(now).UpdateDefault(now),
 	}
 }

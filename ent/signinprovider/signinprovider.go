@@ -48,6 +48,8 @@ const (
 	FieldOffline = "offline"
 	// FieldEnabled holds the string denoting the enabled field in the database.
 	FieldEnabled = "enabled"
+	// FieldOrgID holds the string denoting the org_id field in the database.
+	FieldOrgID = "org_id"
 	// FieldUpdatedAt holds the string denoting the updated_at field in the database.
 	FieldUpdatedAt = "updated_at"
 	// Table holds the table name of the signinprovider in the database.
@@ -74,6 +76,7 @@ var Columns = []string{
 	FieldSSORequired,
 	FieldOffline,
 	FieldEnabled,
+	FieldOrgID,
 	FieldUpdatedAt,
 }
 
@@ -228,6 +231,11 @@ func ByOffline(opts ...sql.OrderTermOption) OrderOption {
 // ByEnabled orders the results by the enabled field.
 func ByEnabled(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldEnabled, opts...).ToFunc()
+}
+
+// ByOrgID orders the results by the org_id field.
+func ByOrgID(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldOrgID, opts...).ToFunc()
 }
 
 // ByUpdatedAt orders the results by the updated_at field.

@@ -134,6 +134,11 @@ func Enabled(v bool) predicate.SignInProvider {
 	return predicate.SignInProvider(sql.FieldEQ(FieldEnabled, v))
 }
 
+// OrgID applies equality check predicate on the "org_id" field. It's identical to OrgIDEQ.
+func OrgID(v string) predicate.SignInProvider {
+	return predicate.SignInProvider(sql.FieldEQ(FieldOrgID, v))
+}
+
 // UpdatedAt applies equality check predicate on the "updated_at" field. It's identical to UpdatedAtEQ.
 func UpdatedAt(v time.Time) predicate.SignInProvider {
 	return predicate.SignInProvider(sql.FieldEQ(FieldUpdatedAt, v))
@@ -822,6 +827,81 @@ func EnabledEQ(v bool) predicate.SignInProvider {
 // EnabledNEQ applies the NEQ predicate on the "enabled" field.
 func EnabledNEQ(v bool) predicate.SignInProvider {
 	return predicate.SignInProvider(sql.FieldNEQ(FieldEnabled, v))
+}
+
+// OrgIDEQ applies the EQ predicate on the "org_id" field.
+func OrgIDEQ(v string) predicate.SignInProvider {
+	return predicate.SignInProvider(sql.FieldEQ(FieldOrgID, v))
+}
+
+// OrgIDNEQ applies the NEQ predicate on the "org_id" field.
+func OrgIDNEQ(v string) predicate.SignInProvider {
+	return predicate.SignInProvider(sql.FieldNEQ(FieldOrgID, v))
+}
+
+// OrgIDIn applies the In predicate on the "org_id" field.
+func OrgIDIn(vs ...string) predicate.SignInProvider {
+	return predicate.SignInProvider(sql.FieldIn(FieldOrgID, vs...))
+}
+
+// OrgIDNotIn applies the NotIn predicate on the "org_id" field.
+func OrgIDNotIn(vs ...string) predicate.SignInProvider {
+	return predicate.SignInProvider(sql.FieldNotIn(FieldOrgID, vs...))
+}
+
+// OrgIDGT applies the GT predicate on the "org_id" field.
+func OrgIDGT(v string) predicate.SignInProvider {
+	return predicate.SignInProvider(sql.FieldGT(FieldOrgID, v))
+}
+
+// OrgIDGTE applies the GTE predicate on the "org_id" field.
+func OrgIDGTE(v string) predicate.SignInProvider {
+	return predicate.SignInProvider(sql.FieldGTE(FieldOrgID, v))
+}
+
+// OrgIDLT applies the LT predicate on the "org_id" field.
+func OrgIDLT(v string) predicate.SignInProvider {
+	return predicate.SignInProvider(sql.FieldLT(FieldOrgID, v))
+}
+
+// OrgIDLTE applies the LTE predicate on the "org_id" field.
+func OrgIDLTE(v string) predicate.SignInProvider {
+	return predicate.SignInProvider(sql.FieldLTE(FieldOrgID, v))
+}
+
+// OrgIDContains applies the Contains predicate on the "org_id" field.
+func OrgIDContains(v string) predicate.SignInProvider {
+	return predicate.SignInProvider(sql.FieldContains(FieldOrgID, v))
+}
+
+// OrgIDHasPrefix applies the HasPrefix predicate on the "org_id" field.
+func OrgIDHasPrefix(v string) predicate.SignInProvider {
+	return predicate.SignInProvider(sql.FieldHasPrefix(FieldOrgID, v))
+}
+
+// OrgIDHasSuffix applies the HasSuffix predicate on the "org_id" field.
+func OrgIDHasSuffix(v string) predicate.SignInProvider {
+	return predicate.SignInProvider(sql.FieldHasSuffix(FieldOrgID, v))
+}
+
+// OrgIDIsNil applies the IsNil predicate on the "org_id" field.
+func OrgIDIsNil() predicate.SignInProvider {
+	return predicate.SignInProvider(sql.FieldIsNull(FieldOrgID))
+}
+
+// OrgIDNotNil applies the NotNil predicate on the "org_id" field.
+func OrgIDNotNil() predicate.SignInProvider {
+	return predicate.SignInProvider(sql.FieldNotNull(FieldOrgID))
+}
+
+// OrgIDEqualFold applies the EqualFold predicate on the "org_id" field.
+func OrgIDEqualFold(v string) predicate.SignInProvider {
+	return predicate.SignInProvider(sql.FieldEqualFold(FieldOrgID, v))
+}
+
+// OrgIDContainsFold applies the ContainsFold predicate on the "org_id" field.
+func OrgIDContainsFold(v string) predicate.SignInProvider {
+	return predicate.SignInProvider(sql.FieldContainsFold(FieldOrgID, v))
 }
 
 // UpdatedAtEQ applies the EQ predicate on the "updated_at" field.

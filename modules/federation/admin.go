@@ -30,7 +30,9 @@ type ProviderView struct {
 	Offline               bool              `json:"offline"`
 	Enabled               bool              `json:"enabled"`
 	Domains               []Domain          `json:"domains"`
-	CallbackURL           string            `json:"callbackUrl"`
+	// OrgID is the org whose connection it is (SPEC §26), null for the tenant's own.
+	OrgID       *string `json:"orgId"`
+	CallbackURL string  `json:"callbackUrl"`
 	// ManagedBy: "admin" (API), "operator" (CLI) or "file" (AUTHCORE_PROVIDERS_FILE).
 	ManagedBy string    `json:"managedBy"`
 	CreatedAt time.Time `json:"createdAt"`
@@ -58,7 +60,7 @@ func (a providerAdmin) viewOf(p Provider, domains []*ent.ProviderDomain) Provide
 	v := ProviderView{ID: p.ID, Type: p.Type, Preset: p.Preset, Name: p.Name, Issuer: orNil(p.Issuer),
 		AuthorizationEndpoint: orNil(p.AuthorizationEndpoint), TokenEndpoint: orNil(p.TokenEndpoint), UserinfoEndpoint: orNil(p.UserinfoEndpoint),
 		ClientID: p.ClientID, Scopes: p.Scopes, TrustEmail: p.TrustEmail, Claims: p.Claims.asMap(), SSORequired: p.SSORequired,
-		Offline: p.Offline, Enabled: p.Enabled, Domains: []Domain{}, CallbackURL: callbackURL(a.self, p.ID), ManagedBy: "admin",
+		Offline: p.Offline, Enabled: p.Enabled, Domains: []Domain{}, CallbackURL: callbackURL(a.self, p.ID), ManagedBy: "admin", OrgID: orNil(p.OrgID),
 		CreatedAt: p.CreatedAt.UTC(), UpdatedAt: p.UpdatedAt.UTC()}
 	if v.Scopes == nil {
 		v.Scopes = []string{}
@@ -116,24 +118,33 @@ type Change struct {
 }
 
 func (a providerAdmin) record(ctx context.Context, tx *ent.Tx, tenant, action string, ch Change, md map[string]any) error {
-	_, err := a.audit.Record(ctx, tx, audit.Event{ActorID: ch.Actor, ProjectID: tenant, Action: action, Origin: ch.Origin, Metadata: md})
+	ev := audit.Event{ActorID: ch.Actor, ProjectID: tenant, Action: action, Origin: ch.Origin, Metadata: md}
+	if org, ok := md["orgId"].(string); ok {
+		ev.OrgID = &org // an org's connection: the event is the org's too
+	}
+	_, err := a.audit.Record(ctx, tx, ev)
 	return err
 }
 
 // CreateProvider adds a provider to tenant from a request body (admin API, CLI alike).
 func (a providerAdmin) CreateProvider(ctx context.Context, tenant string, body []byte, ch Change) (ProviderView, error) {
+	return a.create(ctx, tenant, "", body, ch)
+}
+
+// create adds a provider to tenant, bound to orgID as its connection unless "".
+func (a providerAdmin) create(ctx context.Context, tenant, orgID string, body []byte, ch Change) (ProviderView, error) {
 	in, f := parseInput(body, true)
 	p := apply(ctx, Provider{TenantID: tenant}, in, a.policy, f)
 	if err := f.Err(); err != nil {
 		return ProviderView{}, err
 	}
-	p.TenantID = tenant
+	p.TenantID, p.OrgID = tenant, orgID
 	err := database.WithTx(ctx, a.ent, func(tx *ent.Tx) error {
 		var err error
 		if p, err = a.store.create(ctx, tx, p, *in.ClientSecret); err != nil {
 			return err
 		}
-		return a.record(ctx, tx, tenant, actionProviderCreate, ch, map[string]any{"providerId": p.ID, "type": p.Type, "name": p.Name})
+		return a.record(ctx, tx, tenant, actionProviderCreate, ch, withOrg(p, map[string]any{"providerId": p.ID, "type": p.Type, "name": p.Name}))
 	})
 	if err != nil {
 		return ProviderView{}, err
@@ -159,7 +170,7 @@ func (a providerAdmin) UpdateProvider(ctx context.Context, tenant, id string, bo
 		if p, err = a.store.update(ctx, tx, p, in.ClientSecret); err != nil {
 			return err
 		}
-		return a.record(ctx, tx, tenant, actionProviderUpdate, ch, map[string]any{"providerId": p.ID, "secretChanged": in.ClientSecret != nil})
+		return a.record(ctx, tx, tenant, actionProviderUpdate, ch, withOrg(p, map[string]any{"providerId": p.ID, "secretChanged": in.ClientSecret != nil}))
 	})
 	if err != nil {
 		return ProviderView{}, err
@@ -181,8 +192,16 @@ func (a providerAdmin) DeleteProvider(ctx context.Context, tenant, id string, ch
 		if err != nil {
 			return err
 		}
-		return a.record(ctx, tx, tenant, actionProviderDelete, ch, map[string]any{"providerId": p.ID, "identitiesRemoved": n})
+		return a.record(ctx, tx, tenant, actionProviderDelete, ch, withOrg(p, map[string]any{"providerId": p.ID, "identitiesRemoved": n}))
 	})
+}
+
+// withOrg names an org's connection's org in its audit metadata (the event's orgId).
+func withOrg(p Provider, md map[string]any) map[string]any {
+	if p.OrgID != "" {
+		md["orgId"] = p.OrgID
+	}
+	return md
 }
 
 var errFileManaged = apperr.Conflict("managed_by_file", "this provider is set in AUTHCORE_PROVIDERS_FILE: change it there")

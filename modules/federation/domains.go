@@ -171,16 +171,24 @@ func (s *service) providerFor(ctx context.Context, tenant, addr string) (Provide
 	return p, err == nil, err
 }
 
-// SignInAllowed is identity.SignInRules' one rule of enterprise SSO by domain (SPEC §20):
-// an address whose domain's provider requires itself signs in through that provider and
-// no other way — not a password, a mailed link or code, a passkey alone, nor another
-// provider that vouches for the address. Every way in asks it with the account's address
-// before a session or a second step; organisations' ssoRequired and SAML connections
-// (SPEC §26–27) belong here too, as more requirers of a domain.
+// SignInAllowed is identity.SignInRules' one rule of enterprise SSO by domain (SPEC §20,
+// §26): an address whose domain an org verified, under that org's ssoRequired, signs in
+// through one of the org's connections and no other way; else an address whose domain's
+// provider requires itself signs in through that provider. No other way means not a
+// password, a mailed link or code, a passkey alone, nor another provider that vouches for
+// the address. Every way in asks it with the account's address before a session or a
+// second step; SAML connections (SPEC §27) belong here too, as org connections.
 func (s *service) SignInAllowed(ctx context.Context, tenant, email string, via identity.Via) error {
 	addr, ok := identity.NormalizeEmail(email)
 	if !ok {
 		return nil // each way in answers a bad address as it always did
+	}
+	pol, ok, err := s.org.of(ctx, tenant, addr)
+	if err != nil {
+		return err
+	}
+	if ok && pol.SSORequired {
+		return s.org.admits(ctx, tenant, pol.OrgID, via)
 	}
 	p, ok, err := s.providerFor(ctx, tenant, addr)
 	if err != nil || !ok || !p.SSORequired {
@@ -193,6 +201,51 @@ func (s *service) SignInAllowed(ctx context.Context, tenant, email string, via i
 }
 
 var errSSORequired = apperr.New(apperr.KindForbidden, "sso_required", "addresses of this domain sign in with their organisation's identity provider")
+
+// orgRefusal: err is an org's ssoRequired refusing an address.
+func orgRefusal(err error) bool {
+	e, ok := apperr.As(err)
+	return ok && e.Code == errSSORequired.Code && e.Fields["orgId"] != nil
+}
+
+// orgRules are the organisations' part of the rules of the ways in (SPEC §26), through
+// identity.OrgDomains; nil orgs (no org module) has none.
+type orgRules struct {
+	orgs  identity.OrgDomains
+	store *store
+}
+
+// of is the policy of the org that verified addr's domain in tenant's project, if any.
+func (s orgRules) of(ctx context.Context, tenant, addr string) (identity.OrgPolicy, bool, error) {
+	d := domainOf(addr)
+	if s.orgs == nil || d == "" || tenant == identity.PublicTenant {
+		return identity.OrgPolicy{}, false, nil // the dashboard tenant has no orgs
+	}
+	return s.orgs.DomainOrg(ctx, tenant, d)
+}
+
+// orgAdmits: under an org's ssoRequired, only a provider bound to that org is a way in.
+// The refusal names the org and, when it has one enabled, the connection to use.
+func (s orgRules) admits(ctx context.Context, tenant, orgID string, via identity.Via) error {
+	if via.Method == "provider" {
+		p, err := s.store.getIn(ctx, tenant, via.ProviderID)
+		if err != nil && err != errProviderNotFound {
+			return err
+		}
+		if err == nil && p.OrgID == orgID {
+			return nil
+		}
+	}
+	e := errSSORequired.With("orgId", orgID)
+	c, ok, err := s.store.orgConnection(ctx, tenant, orgID)
+	if err != nil {
+		return err
+	}
+	if ok {
+		e = e.With("providerId", c.ID)
+	}
+	return e
+}
 
 var _ identity.SignInRules = (*service)(nil)
 

@@ -61,6 +61,9 @@ func (s *service) requestMail(ctx context.Context, tenant, addr string) error {
 		return errMailNotConfigured
 	}
 	if err := s.builtInAllowed(ctx, tenant, addr, "email"); err != nil {
+		if orgRefusal(err) {
+			return nil // SPEC §26: still 202, and no mail; the code's sign-in would be refused
+		}
 		return err
 	}
 	token, err := secret.NewToken(mailKind)
@@ -120,6 +123,11 @@ func (s *service) finishMail(ctx context.Context, p mailProof) (outcome, error) 
 		row = r
 	} else {
 		via = "email_code"
+		// Under an org's ssoRequired no code was mailed (the request still said 202): the
+		// sign-in says why, which tells nothing of the account, only of the domain.
+		if err := s.SignInAllowed(ctx, p.Tenant, p.Email, identity.Via{Method: "email"}); orgRefusal(err) {
+			return outcome{}, err
+		}
 		r, err := s.ent.EmailSignIn.Query().Where(emailsignin.TenantID(p.Tenant), emailsignin.Email(p.Email),
 			emailsignin.UsedAtIsNil(), emailsignin.ExpiresAtGT(now)).Order(ent.Desc(emailsignin.FieldCreatedAt), ent.Desc(emailsignin.FieldID)).First(ctx)
 		if ent.IsNotFound(err) {
@@ -190,9 +198,15 @@ func (s *service) finishMail(ctx context.Context, p mailProof) (outcome, error) 
 				return err
 			}
 		}
-		_, err = s.audit.Record(ctx, tx, audit.Event{ActorID: &acc.ID, ProjectID: row.TenantID, Action: audit.ActionSignIn, Origin: p.Origin,
-			Metadata: map[string]any{"userId": acc.ID, "method": via, "via": via, "signup": !found}})
-		return err
+		if _, err = s.audit.Record(ctx, tx, audit.Event{ActorID: &acc.ID, ProjectID: row.TenantID, Action: audit.ActionSignIn, Origin: p.Origin,
+			Metadata: map[string]any{"userId": acc.ID, "method": via, "via": via, "signup": !found}}); err != nil {
+			return err
+		}
+		if s.orgs == nil || row.TenantID == identity.PublicTenant {
+			return nil
+		}
+		// The mail proved the address: an org that verified its domain may take the person in.
+		return s.orgs.AutoJoin(ctx, tx, row.TenantID, acc.ID, row.Email)
 	})
 	if err != nil {
 		return outcome{}, err

@@ -46,7 +46,7 @@ func (h *handler) routes() []httpserver.Route {
 		return httpserver.Route{Method: method, Path: path, Handlers: hs}
 	}
 	base := "/v1/projects/:id/auth"
-	return []httpserver.Route{
+	return append([]httpserver.Route{
 		r(http.MethodGet, providersPath, h.publicList),
 		r(http.MethodGet, providersPath+"/discover", attempts, h.discover),
 		r(http.MethodGet, providersPath+"/:providerId/start", h.start),
@@ -67,7 +67,7 @@ func (h *handler) routes() []httpserver.Route {
 		r(http.MethodDelete, base+"/providers/:providerId", dashboard, admin, h.guard.Recently(h.remove)),
 		r(http.MethodPost, base+"/providers/:providerId/domains", dashboard, admin, h.guard.Recently(h.claimDomain)),
 		r(http.MethodDelete, base+"/providers/:providerId/domains/:domain", dashboard, admin, h.guard.Recently(h.dropDomain)),
-	}
+	}, h.connectionRoutes("/v1/projects/:id/orgs/:orgId/connections", projectOrg, h.guard.Recently, dashboard, admin)...)
 }
 
 // tenantParam reads ?tenantId= (the dashboard's when absent) and checks it exists.
@@ -119,13 +119,16 @@ func (h *handler) publicList(c *fiber.Ctx) error {
 	}
 	out := []publicProvider{}
 	for _, p := range enabledOnly(ps) {
+		if p.OrgID != "" {
+			continue // an org's connection is found by its people's domain, not listed to all
+		}
 		out = append(out, publicProvider{ID: p.ID, Name: p.Name, Type: p.Type, Preset: p.Preset, StartURL: startURL(h.svc.self, p.ID)})
 	}
 	return c.JSON(fiber.Map{"tenantId": tenant, "password": m.Password, "emailLink": m.EmailLink && h.svc.mail.Configured(), "providers": out})
 }
 
-// discover is GET /v1/auth-core/providers/discover?email=: the provider whose proven
-// domain holds the address.
+// discover is GET /v1/auth-core/providers/discover?email=: the connection of the org that
+// verified the address's domain (SPEC §26), else the provider whose proven domain holds it.
 func (h *handler) discover(c *fiber.Ctx) error {
 	tenant, err := h.tenantParam(c)
 	if err != nil {
@@ -135,7 +138,22 @@ func (h *handler) discover(c *fiber.Ctx) error {
 	if !ok {
 		return apperr.Validation(apperr.Issue{Field: "email", Reason: "not a valid email address"})
 	}
-	p, found, err := h.svc.providerFor(c.UserContext(), tenant, addr)
+	ctx := c.UserContext()
+	pol, isOrg, err := h.svc.org.of(ctx, tenant, addr)
+	if err != nil {
+		return err
+	}
+	if isOrg {
+		p, found, err := h.svc.store.orgConnection(ctx, tenant, pol.OrgID)
+		if err != nil {
+			return err
+		}
+		if found {
+			return c.JSON(fiber.Map{"providerId": p.ID, "name": p.Name, "ssoRequired": pol.SSORequired, "orgId": pol.OrgID,
+				"startUrl": startURL(h.svc.self, p.ID)})
+		}
+	}
+	p, found, err := h.svc.providerFor(ctx, tenant, addr)
 	if err != nil {
 		return err
 	}

@@ -72,6 +72,7 @@ type serviceParams struct {
 	Sessions identity.Sessions
 	Second   identity.SecondFactor `optional:"true"`
 	Tenants  identity.Tenants      `optional:"true"`
+	Orgs     identity.OrgDomains   `optional:"true"`
 	Audit    *audit.Recorder
 	Mail     mail.Sender
 	Log      *slog.Logger
@@ -91,8 +92,9 @@ func newService(p serviceParams) (*service, error) {
 	}
 	st := &store{ent: p.Ent, keys: p.Keys, policy: policy, file: file}
 	return &service{ent: p.Ent, keys: p.Keys, clock: p.Clock, cfg: cfg, store: st, up: newUpstreams(policy, roots, p.Clock),
-		users: p.Users, proofs: p.Proofs, sessions: p.Sessions, second: p.Second, tenants: p.Tenants, audit: p.Audit, mail: p.Mail,
+		users: p.Users, proofs: p.Proofs, sessions: p.Sessions, second: p.Second, tenants: p.Tenants, orgs: p.Orgs, audit: p.Audit, mail: p.Mail,
 		log: p.Log, self: cfg.SelfURL(),
+		org:    orgRules{orgs: p.Orgs, store: st},
 		admin:  providerAdmin{ent: p.Ent, store: st, policy: policy, audit: p.Audit, self: cfg.SelfURL()},
 		linked: linkedIdentities{ent: p.Ent, store: st, users: p.Users, second: p.Second, audit: p.Audit}}, nil
 }

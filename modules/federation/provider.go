@@ -36,7 +36,9 @@ type Provider struct {
 	SSORequired           bool
 	Offline               bool
 	Enabled               bool
-	CreatedAt, UpdatedAt  time.Time
+	// OrgID is the org whose connection it is (SPEC §26); "" for the tenant's own.
+	OrgID                string
+	CreatedAt, UpdatedAt time.Time
 	// sealed is the client secret, sealed with the row id as AAD; file holds a file
 	// entry's secret itself (the file is the operator's to protect).
 	sealed   string

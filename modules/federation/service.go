@@ -50,12 +50,14 @@ type service struct {
 	sessions identity.Sessions
 	second   identity.SecondFactor // nil: no MFA module
 	tenants  identity.Tenants      // nil: no project module
+	orgs     identity.OrgDomains   // nil: no org module
 	audit    *audit.Recorder
 	mail     mail.Sender
 	log      *slog.Logger
 	// self is the server's own URL: the callback and mailed links are built from it.
 	self string
 
+	org    orgRules
 	admin  providerAdmin
 	linked linkedIdentities
 }
@@ -355,11 +357,27 @@ func (s *service) resolve(ctx context.Context, f *ent.FederationFlow, p Provider
 		if link {
 			return nil
 		}
-		_, err := s.audit.Record(ctx, tx, audit.Event{ActorID: &acc.ID, ProjectID: p.TenantID, Action: audit.ActionSignIn, Origin: origin,
-			Metadata: map[string]any{"userId": acc.ID, "method": audit.MethodProvider, "via": via}})
-		return err
+		if _, err := s.audit.Record(ctx, tx, audit.Event{ActorID: &acc.ID, ProjectID: p.TenantID, Action: audit.ActionSignIn, Origin: origin,
+			Metadata: map[string]any{"userId": acc.ID, "method": audit.MethodProvider, "via": via}}); err != nil {
+			return err
+		}
+		return s.org.connectionJoin(ctx, tx, p, acc)
 	})
 	return acc, link, err
+}
+
+// connectionJoin: a sign-in through an org's connection, of a proven address in a domain
+// that org verified, is a proof autoJoin admits (SPEC §26); a connection of one org never
+// joins anyone to another, and without autoJoin it joins no one (docs/decisions.md).
+func (s orgRules) connectionJoin(ctx context.Context, tx *ent.Tx, p Provider, acc identity.Account) error {
+	if p.OrgID == "" || s.orgs == nil || !acc.EmailVerified {
+		return nil
+	}
+	pol, ok, err := s.of(ctx, p.TenantID, acc.Email)
+	if err != nil || !ok || pol.OrgID != p.OrgID {
+		return err
+	}
+	return s.orgs.AutoJoin(ctx, tx, p.TenantID, acc.ID, acc.Email)
 }
 
 // sealTokens seals an upstream's tokens for a later token vault (SPEC §23), never to be

@@ -113,7 +113,14 @@ func view(r *ent.SignInProvider) Provider {
 	return Provider{ID: r.ID, TenantID: r.TenantID, Type: string(r.Type), Preset: r.Preset, Name: r.Name, Issuer: r.Issuer,
 		AuthorizationEndpoint: r.AuthorizationEndpoint, TokenEndpoint: r.TokenEndpoint, UserinfoEndpoint: r.UserinfoEndpoint,
 		ClientID: r.ClientID, Scopes: r.Scopes, TrustEmail: r.TrustEmail, Claims: claimMapOf(r.Claims), SSORequired: r.SSORequired,
-		Offline: r.Offline, Enabled: r.Enabled, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, sealed: r.ClientSecretSealed}
+		Offline: r.Offline, Enabled: r.Enabled, OrgID: deref(r.OrgID), CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, sealed: r.ClientSecretSealed}
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }
 
 func claimMapOf(m map[string]string) claimMap {
@@ -194,11 +201,24 @@ func (s *store) create(ctx context.Context, tx *ent.Tx, p Provider, clientSecret
 	r, err := tx.SignInProvider.Create().SetID(p.ID).SetTenantID(p.TenantID).SetType(signinprovider.Type(p.Type)).SetPreset(p.Preset).
 		SetName(p.Name).SetIssuer(p.Issuer).SetAuthorizationEndpoint(p.AuthorizationEndpoint).SetTokenEndpoint(p.TokenEndpoint).
 		SetUserinfoEndpoint(p.UserinfoEndpoint).SetClientID(p.ClientID).SetClientSecretSealed(sealed).SetScopes(p.Scopes).
-		SetTrustEmail(p.TrustEmail).SetClaims(p.Claims.asMap()).SetSSORequired(p.SSORequired).SetOffline(p.Offline).SetEnabled(p.Enabled).Save(ctx)
+		SetTrustEmail(p.TrustEmail).SetClaims(p.Claims.asMap()).SetSSORequired(p.SSORequired).SetOffline(p.Offline).SetEnabled(p.Enabled).SetNillableOrgID(orNil(p.OrgID)).Save(ctx)
 	if err != nil {
 		return Provider{}, err
 	}
 	return view(r), nil
+}
+
+// orgConnection is the org's first enabled connection, oldest first, if any.
+func (s *store) orgConnection(ctx context.Context, tenant, orgID string) (Provider, bool, error) {
+	r, err := s.ent.SignInProvider.Query().Where(signinprovider.TenantID(tenant), signinprovider.OrgID(orgID), signinprovider.Enabled(true)).
+		Order(ent.Asc(signinprovider.FieldID)).First(ctx)
+	if ent.IsNotFound(err) {
+		return Provider{}, false, nil
+	}
+	if err != nil {
+		return Provider{}, false, err
+	}
+	return view(r), true, nil
 }
 
 // update stores a changed provider; a new secret is sealed again.

@@ -1,0 +1,174 @@
+package federation
+
+import (
+	"context"
+	"net/http"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/authcore/authcore/platform/apperr"
+	"github.com/authcore/authcore/platform/guard"
+	"github.com/authcore/authcore/platform/httpserver"
+	"github.com/authcore/authcore/platform/jsonbody"
+)
+
+// An org's connections (SPEC §26) are sign-in providers of the project's tenant bound to
+// the org: the ways in its ssoRequired admits and home-realm discovery sends its people
+// to. The routes are mounted once per kind of admin: each mount names its guard and how
+// it reads the project and org a request is for.
+
+// orgScope reads the project (its tenant) and org a request is for, once its guard admitted it.
+type orgScope func(c *fiber.Ctx) (tenant, orgID string)
+
+// projectOrg is the scope of project admins' routes: /v1/projects/{id}/orgs/{orgId}/….
+func projectOrg(c *fiber.Ctx) (string, string) {
+	return guard.ProjectOf(c), strings.Clone(c.Params("orgId"))
+}
+
+// connectionRoutes mounts the connection routes at prefix behind guards, every change
+// also behind recent.
+func (h *handler) connectionRoutes(prefix string, scope orgScope, recent func(fiber.Handler) fiber.Handler, guards ...fiber.Handler) []httpserver.Route {
+	r := func(method, path string, last fiber.Handler) httpserver.Route {
+		return httpserver.Route{Method: method, Path: path, Handlers: append(append([]fiber.Handler{}, guards...), last)}
+	}
+	c := connections{h: h, scope: scope}
+	one := prefix + "/:providerId"
+	return []httpserver.Route{
+		r(http.MethodGet, prefix, c.list),
+		r(http.MethodPost, prefix, recent(c.create)),
+		r(http.MethodGet, one, c.get),
+		r(http.MethodPatch, one, recent(c.patch)),
+		r(http.MethodDelete, one, recent(c.remove)),
+	}
+}
+
+type connections struct {
+	h     *handler
+	scope orgScope
+}
+
+var (
+	errOrgNotFound        = apperr.New(apperr.KindNotFound, "org_not_found", "no such organization in this project")
+	errConnectionNotFound = apperr.New(apperr.KindNotFound, "connection_not_found", "no such connection of this organization")
+)
+
+// org is the request's project and org, the org checked to be the project's.
+func (c connections) org(ctx context.Context, fc *fiber.Ctx) (string, string, error) {
+	tenant, orgID := c.scope(fc)
+	if c.h.svc.orgs == nil {
+		return "", "", errOrgNotFound
+	}
+	ok, err := c.h.svc.orgs.OrgExists(ctx, tenant, orgID)
+	if err != nil {
+		return "", "", err
+	}
+	if !ok {
+		return "", "", errOrgNotFound
+	}
+	return tenant, orgID, nil
+}
+
+// connection is the org's connection the path names; another's is not found.
+func (c connections) connection(fc *fiber.Ctx) (Provider, error) {
+	ctx := fc.UserContext()
+	tenant, orgID, err := c.org(ctx, fc)
+	if err != nil {
+		return Provider{}, err
+	}
+	p, err := c.h.svc.store.getIn(ctx, tenant, strings.Clone(fc.Params("providerId")))
+	if err == errProviderNotFound || (err == nil && p.OrgID != orgID) {
+		return Provider{}, errConnectionNotFound
+	}
+	return p, err
+}
+
+func (c connections) list(fc *fiber.Ctx) error {
+	ctx := fc.UserContext()
+	tenant, orgID, err := c.org(ctx, fc)
+	if err != nil {
+		return err
+	}
+	vs, err := c.h.svc.admin.views(ctx, tenant)
+	if err != nil {
+		return err
+	}
+	out := []ProviderView{}
+	for _, v := range vs {
+		if v.OrgID != nil && *v.OrgID == orgID {
+			out = append(out, v)
+		}
+	}
+	return fc.JSON(fiber.Map{"connections": out})
+}
+
+// create is POST …/connections { type: oidc, …SPEC §20's provider body }: 201 the
+// connection. SAML connections are SPEC §27's, not yet built: 400.
+func (c connections) create(fc *fiber.Ctx) error {
+	ctx := fc.UserContext()
+	f := jsonbody.Read(fc.Body())
+	switch t, st := f.String("type"); {
+	case st != jsonbody.OK:
+		f.Fail("type", "required: oidc (saml is not yet supported)")
+	case t == "saml":
+		f.Fail("type", "saml connections are not yet supported: use oidc")
+	case t != "oidc":
+		f.Fail("type", "must be oidc (saml is not yet supported)")
+	}
+	if err := f.Err(); err != nil {
+		return err
+	}
+	tenant, orgID, err := c.org(ctx, fc)
+	if err != nil {
+		return err
+	}
+	v, err := c.h.svc.admin.create(ctx, tenant, orgID, fc.Body(), change(fc))
+	if err != nil {
+		return err
+	}
+	return fc.Status(http.StatusCreated).JSON(v)
+}
+
+func (c connections) get(fc *fiber.Ctx) error {
+	p, err := c.connection(fc)
+	if err != nil {
+		return err
+	}
+	v, err := c.h.svc.admin.viewOne(fc.UserContext(), p)
+	if err != nil {
+		return err
+	}
+	return fc.JSON(v)
+}
+
+// patch changes the fields the body names, as PATCH …/auth/providers/{id} does; its
+// type and org stay.
+func (c connections) patch(fc *fiber.Ctx) error {
+	p, err := c.connection(fc)
+	if err != nil {
+		return err
+	}
+	f := jsonbody.Read(fc.Body())
+	if t, st := f.String("type"); st != jsonbody.Absent && t != p.Type {
+		f.Fail("type", "a connection's type cannot change")
+	}
+	if err := f.Err(); err != nil {
+		return err
+	}
+	v, err := c.h.svc.admin.UpdateProvider(fc.UserContext(), p.TenantID, p.ID, fc.Body(), change(fc))
+	if err != nil {
+		return err
+	}
+	return fc.JSON(v)
+}
+
+func (c connections) remove(fc *fiber.Ctx) error {
+	p, err := c.connection(fc)
+	if err != nil {
+		return err
+	}
+	if err := c.h.svc.admin.DeleteProvider(fc.UserContext(), p.TenantID, p.ID, change(fc)); err != nil {
+		return err
+	}
+	return fc.JSON(fiber.Map{"ok": true, "id": p.ID})
+}
