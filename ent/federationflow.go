@@ -3,6 +3,7 @@
 package ent
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -40,7 +41,9 @@ type FederationFlow struct {
 	// ExpiresAt holds the value of the "expires_at" field.
 	ExpiresAt time.Time `json:"expires_at,omitempty"`
 	// UsedAt holds the value of the "used_at" field.
-	UsedAt       *time.Time `json:"used_at,omitempty"`
+	UsedAt *time.Time `json:"used_at,omitempty"`
+	// TestResult holds the value of the "test_result" field.
+	TestResult   map[string]interface{} `json:"test_result,omitempty"`
 	selectValues sql.SelectValues
 }
 
@@ -49,7 +52,7 @@ func (*FederationFlow) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
-		case federationflow.FieldStateDigest, federationflow.FieldBrowserDigest:
+		case federationflow.FieldStateDigest, federationflow.FieldBrowserDigest, federationflow.FieldTestResult:
 			values[i] = new([]byte)
 		case federationflow.FieldID, federationflow.FieldTenantID, federationflow.FieldProviderID, federationflow.FieldNonce, federationflow.FieldVerifierSealed, federationflow.FieldPurpose, federationflow.FieldLinkUserID, federationflow.FieldRedirect:
 			values[i] = new(sql.NullString)
@@ -150,6 +153,14 @@ func (_m *FederationFlow) assignValues(columns []string, values []any) error {
 				_m.UsedAt = new(time.Time)
 				*_m.UsedAt = value.Time
 			}
+		case federationflow.FieldTestResult:
+			if value, ok := values[i].(*[]byte); !ok {
+				return fmt.Errorf("unexpected type %T for field test_result", values[i])
+			} else if value != nil && len(*value) > 0 {
+				if err := json.Unmarshal(*value, &_m.TestResult); err != nil {
+					return fmt.Errorf("unmarshal field test_result: %w", err)
+				}
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -221,6 +232,9 @@ func (_m *FederationFlow) String() string {
 		builder.WriteString("used_at=")
 		builder.WriteString(v.Format(time.ANSIC))
 	}
+	builder.WriteString(", ")
+	builder.WriteString("test_result=")
+	builder.WriteString(fmt.Sprintf("%v", _m.TestResult))
 	builder.WriteByte(')')
 	return builder.String()
 }

@@ -119,6 +119,12 @@ func (_c *FederationFlowCreate) SetNillableUsedAt(v *time.Time) *FederationFlowC
 	return _c
 }
 
+// SetTestResult sets the "test_result" field.
+func (_c *FederationFlowCreate) SetTestResult(v map[string]interface{}) *FederationFlowCreate {
+	_c.mutation.SetTestResult(v)
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *FederationFlowCreate) SetID(v string) *FederationFlowCreate {
 	_c.mutation.SetID(v)
@@ -314,6 +320,10 @@ func (_c *FederationFlowCreate) createSpec() (*FederationFlow, *sqlgraph.CreateS
 		_spec.SetField(federationflow.FieldUsedAt, field.TypeTime, value)
 		_node.UsedAt = &value
 	}
+	if value, ok := _c.mutation.TestResult(); ok {
+		_spec.SetField(federationflow.FieldTestResult, field.TypeJSON, value)
+		_node.TestResult = value
+	}
 	return _node, _spec
 }
 
@@ -381,6 +391,24 @@ func (u *FederationFlowUpsert) UpdateUsedAt() *FederationFlowUpsert {
 // ClearUsedAt clears the value of the "used_at" field.
 func (u *FederationFlowUpsert) ClearUsedAt() *FederationFlowUpsert {
 	u.SetNull(federationflow.FieldUsedAt)
+	return u
+}
+
+// SetTestResult sets the "test_result" field.
+func (u *FederationFlowUpsert) SetTestResult(v map[string]interface{}) *FederationFlowUpsert {
+	u.Set(federationflow.FieldTestResult, v)
+	return u
+}
+
+// UpdateTestResult sets the "test_result" field to the value that was provided on create.
+func (u *FederationFlowUpsert) UpdateTestResult() *FederationFlowUpsert {
+	u.SetExcluded(federationflow.FieldTestResult)
+	return u
+}
+
+// ClearTestResult clears the value of the "test_result" field.
+func (u *FederationFlowUpsert) ClearTestResult() *FederationFlowUpsert {
+	u.SetNull(federationflow.FieldTestResult)
 	return u
 }
 
@@ -483,6 +511,27 @@ func (u *FederationFlowUpsertOne) UpdateUsedAt() *FederationFlowUpsertOne {
 func (u *FederationFlowUpsertOne) ClearUsedAt() *FederationFlowUpsertOne {
 	return u.Update(func(s *FederationFlowUpsert) {
 		s.ClearUsedAt()
+	})
+}
+
+// SetTestResult sets the "test_result" field.
+func (u *FederationFlowUpsertOne) SetTestResult(v map[string]interface{}) *FederationFlowUpsertOne {
+	return u.Update(func(s *FederationFlowUpsert) {
+		s.SetTestResult(v)
+	})
+}
+
+// UpdateTestResult sets the "test_result" field to the value that was provided on create.
+func (u *FederationFlowUpsertOne) UpdateTestResult() *FederationFlowUpsertOne {
+	return u.Update(func(s *FederationFlowUpsert) {
+		s.UpdateTestResult()
+	})
+}
+
+// ClearTestResult clears the value of the "test_result" field.
+func (u *FederationFlowUpsertOne) ClearTestResult() *FederationFlowUpsertOne {
+	return u.Update(func(s *FederationFlowUpsert) {
+		s.ClearTestResult()
 	})
 }
 
@@ -752,6 +801,27 @@ func (u *FederationFlowUpsertBulk) UpdateUsedAt() *FederationFlowUpsertBulk {
 func (u *FederationFlowUpsertBulk) ClearUsedAt() *FederationFlowUpsertBulk {
 	return u.Update(func(s *FederationFlowUpsert) {
 		s.ClearUsedAt()
+	})
+}
+
+// SetTestResult sets the "test_result" field.
+func (u *FederationFlowUpsertBulk) SetTestResult(v map[string]interface{}) *FederationFlowUpsertBulk {
+	return u.Update(func(s *FederationFlowUpsert) {
+		s.SetTestResult(v)
+	})
+}
+
+// UpdateTestResult sets the "test_result" field to the value that was provided on create.
+func (u *FederationFlowUpsertBulk) UpdateTestResult() *FederationFlowUpsertBulk {
+	return u.Update(func(s *FederationFlowUpsert) {
+		s.UpdateTestResult()
+	})
+}
+
+// ClearTestResult clears the value of the "test_result" field.
+func (u *FederationFlowUpsertBulk) ClearTestResult() *FederationFlowUpsertBulk {
+	return u.Update(func(s *FederationFlowUpsert) {
+		s.ClearTestResult()
 	})
 }
 

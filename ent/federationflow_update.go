@@ -48,6 +48,18 @@ func (_u *FederationFlowUpdate) ClearUsedAt() *FederationFlowUpdate {
 	return _u
 }
 
+// SetTestResult sets the "test_result" field.
+func (_u *FederationFlowUpdate) SetTestResult(v map[string]interface{}) *FederationFlowUpdate {
+	_u.mutation.SetTestResult(v)
+	return _u
+}
+
+// ClearTestResult clears the value of the "test_result" field.
+func (_u *FederationFlowUpdate) ClearTestResult() *FederationFlowUpdate {
+	_u.mutation.ClearTestResult()
+	return _u
+}
+
 // Mutation returns the FederationFlowMutation object of the builder.
 func (_u *FederationFlowUpdate) Mutation() *FederationFlowMutation {
 	return _u.mutation
@@ -98,6 +110,12 @@ func (_u *FederationFlowUpdate) sqlSave(ctx context.Context) (_node int, err err
 	if _u.mutation.UsedAtCleared() {
 		_spec.ClearField(federationflow.FieldUsedAt, field.TypeTime)
 	}
+	if value, ok := _u.mutation.TestResult(); ok {
+		_spec.SetField(federationflow.FieldTestResult, field.TypeJSON, value)
+	}
+	if _u.mutation.TestResultCleared() {
+		_spec.ClearField(federationflow.FieldTestResult, field.TypeJSON)
+	}
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
 			err = &NotFoundError{federationflow.Label}
@@ -135,6 +153,18 @@ func (_u *FederationFlowUpdateOne) SetNillableUsedAt(v *time.Time) *FederationFl
 // ClearUsedAt clears the value of the "used_at" field.
 func (_u *FederationFlowUpdateOne) ClearUsedAt() *FederationFlowUpdateOne {
 	_u.mutation.ClearUsedAt()
+	return _u
+}
+
+// SetTestResult sets the "test_result" field.
+func (_u *FederationFlowUpdateOne) SetTestResult(v map[string]interface{}) *FederationFlowUpdateOne {
+	_u.mutation.SetTestResult(v)
+	return _u
+}
+
+// ClearTestResult clears the value of the "test_result" field.
+func (_u *FederationFlowUpdateOne) ClearTestResult() *FederationFlowUpdateOne {
+	_u.mutation.ClearTestResult()
 	return _u
 }
 
@@ -217,6 +247,12 @@ func (_u *FederationFlowUpdateOne) sqlSave(ctx context.Context) (_node *Federati
 	}
 	if _u.mutation.UsedAtCleared() {
 		_spec.ClearField(federationflow.FieldUsedAt, field.TypeTime)
+	}
+	if value, ok := _u.mutation.TestResult(); ok {
+		_spec.SetField(federationflow.FieldTestResult, field.TypeJSON, value)
+	}
+	if _u.mutation.TestResultCleared() {
+		_spec.ClearField(federationflow.FieldTestResult, field.TypeJSON)
 	}
 	_node = &FederationFlow{config: _u.config}
 	_spec.Assign = _node.assignValues

@@ -11067,6 +11067,7 @@ type FederationFlowMutation struct {
 	redirect        *string
 	expires_at      *time.Time
 	used_at         *time.Time
+	test_result     *map[string]interface{}
 	clearedFields   map[string]struct{}
 	done            bool
 	oldValue        func(context.Context) (*FederationFlow, error)
@@ -11635,6 +11636,55 @@ func (m *FederationFlowMutation) ResetUsedAt() {
 	delete(m.clearedFields, federationflow.FieldUsedAt)
 }
 
+// SetTestResult sets the "test_result" field.
+func (m *FederationFlowMutation) SetTestResult(value map[string]interface{}) {
+	m.test_result = &value
+}
+
+// TestResult returns the value of the "test_result" field in the mutation.
+func (m *FederationFlowMutation) TestResult() (r map[string]interface{}, exists bool) {
+	v := m.test_result
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTestResult returns the old "test_result" field's value of the FederationFlow entity.
+// If the FederationFlow object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *FederationFlowMutation) OldTestResult(ctx context.Context) (v map[string]interface{}, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTestResult is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTestResult requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTestResult: %w", err)
+	}
+	return oldValue.TestResult, nil
+}
+
+// ClearTestResult clears the value of the "test_result" field.
+func (m *FederationFlowMutation) ClearTestResult() {
+	m.test_result = nil
+	m.clearedFields[federationflow.FieldTestResult] = struct{}{}
+}
+
+// TestResultCleared returns if the "test_result" field was cleared in this mutation.
+func (m *FederationFlowMutation) TestResultCleared() bool {
+	_, ok := m.clearedFields[federationflow.FieldTestResult]
+	return ok
+}
+
+// ResetTestResult resets all changes to the "test_result" field.
+func (m *FederationFlowMutation) ResetTestResult() {
+	m.test_result = nil
+	delete(m.clearedFields, federationflow.FieldTestResult)
+}
+
 // Where appends a list predicates to the FederationFlowMutation builder.
 func (m *FederationFlowMutation) Where(ps ...predicate.FederationFlow) {
 	m.predicates = append(m.predicates, ps...)
@@ -11669,7 +11719,7 @@ func (m *FederationFlowMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *FederationFlowMutation) Fields() []string {
-	fields := make([]string, 0, 12)
+	fields := make([]string, 0, 13)
 	if m.created_at != nil {
 		fields = append(fields, federationflow.FieldCreatedAt)
 	}
@@ -11706,6 +11756,9 @@ func (m *FederationFlowMutation) Fields() []string {
 	if m.used_at != nil {
 		fields = append(fields, federationflow.FieldUsedAt)
 	}
+	if m.test_result != nil {
+		fields = append(fields, federationflow.FieldTestResult)
+	}
 	return fields
 }
 
@@ -11738,6 +11791,8 @@ func (m *FederationFlowMutation) Field(name string) (ent.Value, bool) {
 		return m.ExpiresAt()
 	case federationflow.FieldUsedAt:
 		return m.UsedAt()
+	case federationflow.FieldTestResult:
+		return m.TestResult()
 	}
 	return nil, false
 }
@@ -11771,6 +11826,8 @@ func (m *FederationFlowMutation) OldField(ctx context.Context, name string) (ent
 		return m.OldExpiresAt(ctx)
 	case federationflow.FieldUsedAt:
 		return m.OldUsedAt(ctx)
+	case federationflow.FieldTestResult:
+		return m.OldTestResult(ctx)
 	}
 	return nil, fmt.Errorf("unknown FederationFlow field %s", name)
 }
@@ -11864,6 +11921,13 @@ func (m *FederationFlowMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetUsedAt(v)
 		return nil
+	case federationflow.FieldTestResult:
+		v, ok := value.(map[string]interface{})
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTestResult(v)
+		return nil
 	}
 	return fmt.Errorf("unknown FederationFlow field %s", name)
 }
@@ -11900,6 +11964,9 @@ func (m *FederationFlowMutation) ClearedFields() []string {
 	if m.FieldCleared(federationflow.FieldUsedAt) {
 		fields = append(fields, federationflow.FieldUsedAt)
 	}
+	if m.FieldCleared(federationflow.FieldTestResult) {
+		fields = append(fields, federationflow.FieldTestResult)
+	}
 	return fields
 }
 
@@ -11919,6 +11986,9 @@ func (m *FederationFlowMutation) ClearField(name string) error {
 		return nil
 	case federationflow.FieldUsedAt:
 		m.ClearUsedAt()
+		return nil
+	case federationflow.FieldTestResult:
+		m.ClearTestResult()
 		return nil
 	}
 	return fmt.Errorf("unknown FederationFlow nullable field %s", name)
@@ -11963,6 +12033,9 @@ func (m *FederationFlowMutation) ResetField(name string) error {
 		return nil
 	case federationflow.FieldUsedAt:
 		m.ResetUsedAt()
+		return nil
+	case federationflow.FieldTestResult:
+		m.ResetTestResult()
 		return nil
 	}
 	return fmt.Errorf("unknown FederationFlow field %s", name)

@@ -38,6 +38,8 @@ const (
 	FieldExpiresAt = "expires_at"
 	// FieldUsedAt holds the string denoting the used_at field in the database.
 	FieldUsedAt = "used_at"
+	// FieldTestResult holds the string denoting the test_result field in the database.
+	FieldTestResult = "test_result"
 	// Table holds the table name of the federationflow in the database.
 	Table = "federation_flows"
 )
@@ -57,6 +59,7 @@ var Columns = []string{
 	FieldRedirect,
 	FieldExpiresAt,
 	FieldUsedAt,
+	FieldTestResult,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -89,6 +92,7 @@ type Purpose string
 const (
 	PurposeSignin Purpose = "signin"
 	PurposeLink   Purpose = "link"
+	PurposeTest   Purpose = "test"
 )
 
 func (pu Purpose) String() string {
@@ -98,7 +102,7 @@ func (pu Purpose) String() string {
 // PurposeValidator is a validator for the "purpose" field enum values. It is called by the builders before save.
 func PurposeValidator(pu Purpose) error {
 	switch pu {
-	case PurposeSignin, PurposeLink:
+	case PurposeSignin, PurposeLink, PurposeTest:
 		return nil
 	default:
 		return fmt.Errorf("federationflow: invalid enum value for purpose field: %q", pu)

@@ -749,6 +749,16 @@ func UsedAtNotNil() predicate.FederationFlow {
 	return predicate.FederationFlow(sql.FieldNotNull(FieldUsedAt))
 }
 
+// TestResultIsNil applies the IsNil predicate on the "test_result" field.
+func TestResultIsNil() predicate.FederationFlow {
+	return predicate.FederationFlow(sql.FieldIsNull(FieldTestResult))
+}
+
+// TestResultNotNil applies the NotNil predicate on the "test_result" field.
+func TestResultNotNil() predicate.FederationFlow {
+	return predicate.FederationFlow(sql.FieldNotNull(FieldTestResult))
+}
+
 // And groups predicates with the AND operator between them.
 func And(predicates ...predicate.FederationFlow) predicate.FederationFlow {
 	return predicate.FederationFlow(sql.AndPredicates(predicates...))

@@ -351,11 +351,12 @@ var (
 		{Name: "browser_digest", Type: field.TypeBytes},
 		{Name: "nonce", Type: field.TypeString},
 		{Name: "verifier_sealed", Type: field.TypeString},
-		{Name: "purpose", Type: field.TypeEnum, Enums: []string{"signin", "link"}},
+		{Name: "purpose", Type: field.TypeEnum, Enums: []string{"signin", "link", "test"}},
 		{Name: "link_user_id", Type: field.TypeString, Nullable: true},
 		{Name: "redirect", Type: field.TypeString},
 		{Name: "expires_at", Type: field.TypeTime},
 		{Name: "used_at", Type: field.TypeTime, Nullable: true},
+		{Name: "test_result", Type: field.TypeJSON, Nullable: true},
 	}
 	// FederationFlowsTable holds the schema information for the "federation_flows" table.
 	FederationFlowsTable = &schema.Table{

@@ -26,12 +26,15 @@ func (FederationFlow) Fields() []ent.Field {
 		field.Bytes("browser_digest").Immutable().Sensitive(),
 		field.String("nonce").Immutable().Sensitive(),
 		field.String("verifier_sealed").Immutable().Sensitive(),
-		field.Enum("purpose").Values("signin", "link").Immutable(),
+		// test: an admin's test of an org's connection (SPEC §26), which signs no one in.
+		field.Enum("purpose").Values("signin", "link", "test").Immutable(),
 		// The signed-in user a link flow adds the identity to.
 		field.String("link_user_id").Optional().Nillable().Immutable(),
 		field.String("redirect").Immutable(),
 		field.Time("expires_at").Immutable(),
 		field.Time("used_at").Optional().Nillable(),
+		// test_result is what a test flow's upstream said, mapped (subject, email, …).
+		field.JSON("test_result", map[string]any{}).Optional(),
 	}
 }
 

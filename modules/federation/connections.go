@@ -7,6 +7,8 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/authcore/authcore/ent"
+	"github.com/authcore/authcore/ent/federationflow"
 	"github.com/authcore/authcore/platform/apperr"
 	"github.com/authcore/authcore/platform/guard"
 	"github.com/authcore/authcore/platform/httpserver"
@@ -40,6 +42,8 @@ func (h *handler) connectionRoutes(prefix string, scope orgScope, recent func(fi
 		r(http.MethodGet, one, c.get),
 		r(http.MethodPatch, one, recent(c.patch)),
 		r(http.MethodDelete, one, recent(c.remove)),
+		r(http.MethodPost, one+"/test", recent(c.startTest)),
+		r(http.MethodGet, one+"/test/:testId", c.testResult),
 	}
 }
 
@@ -171,4 +175,45 @@ func (c connections) remove(fc *fiber.Ctx) error {
 		return err
 	}
 	return fc.JSON(fiber.Map{"ok": true, "id": p.ID})
+}
+
+var errTestNotFound = apperr.New(apperr.KindNotFound, "test_not_found", "no such test of this connection, or it expired")
+
+// startTest is POST …/connections/{providerId}/test: 201 { testId, url, expiresAt }. The
+// url signs in once at the org's IdP (in any browser); its callback answers what the IdP
+// said, mapped (subject, email, emailVerified, emailTrusted, name), and signs no one in
+// nor makes anyone; the admin reads the same at GET …/test/{testId} until it expires.
+func (c connections) startTest(fc *fiber.Ctx) error {
+	p, err := c.connection(fc)
+	if err != nil {
+		return err
+	}
+	st, err := c.h.svc.begin(fc.UserContext(), p, "", "", federationflow.PurposeTest, nil)
+	if err != nil {
+		return err
+	}
+	return fc.Status(http.StatusCreated).JSON(fiber.Map{"testId": st.ID, "url": st.URL, "expiresAt": c.h.svc.clock.Now().Add(flowTTL).UTC()})
+}
+
+// testResult is GET …/connections/{providerId}/test/{testId}: pending until the callback,
+// then done with the mapped answer.
+func (c connections) testResult(fc *fiber.Ctx) error {
+	p, err := c.connection(fc)
+	if err != nil {
+		return err
+	}
+	ctx := fc.UserContext()
+	id := strings.Clone(fc.Params("testId"))
+	f, err := c.h.svc.ent.FederationFlow.Query().Where(federationflow.ID(id), federationflow.ProviderID(p.ID),
+		federationflow.PurposeEQ(federationflow.PurposeTest), federationflow.ExpiresAtGT(c.h.svc.clock.Now())).Only(ctx)
+	if ent.IsNotFound(err) {
+		return errTestNotFound
+	}
+	if err != nil {
+		return err
+	}
+	if f.TestResult == nil {
+		return fc.JSON(fiber.Map{"testId": f.ID, "status": "pending", "result": nil})
+	}
+	return fc.JSON(fiber.Map{"testId": f.ID, "status": "done", "result": f.TestResult})
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/authcore/authcore/ent/federationflow"
 	"github.com/authcore/authcore/platform/apperr"
 	"github.com/authcore/authcore/platform/config"
 	"github.com/authcore/authcore/platform/guard"
@@ -208,7 +209,7 @@ func (h *handler) start(c *fiber.Ctx) error {
 	if !ok {
 		return h.fail(c, apperr.Validation(apperr.Issue{Field: "redirect", Reason: "must be a console path or a URL of an allowed origin"}), h.signInBack(p.TenantID))
 	}
-	st, err := h.svc.begin(ctx, p, redirect, h.browserMark(c), nil)
+	st, err := h.svc.begin(ctx, p, redirect, h.browserMark(c), federationflow.PurposeSignin, nil)
 	if err != nil {
 		return h.fail(c, err, h.signInBack(p.TenantID))
 	}
@@ -246,6 +247,9 @@ func (h *handler) callback(c *fiber.Ctx) error {
 		return h.fail(c, err, back)
 	}
 	switch {
+	case out.Tested != nil:
+		// An admin's test of an org's connection: what the IdP said, mapped; no session.
+		return c.JSON(fiber.Map{"testId": flow.ID, "providerId": id, "result": out.Tested})
 	case out.Linked:
 		return c.Redirect(out.Redirect, http.StatusFound)
 	case out.MFAToken != "":
@@ -282,7 +286,7 @@ func (h *handler) link(c *fiber.Ctx) error {
 		return err
 	}
 	user := pr.UserID
-	started, err := h.svc.begin(ctx, p, to, h.browserMark(c), &user)
+	started, err := h.svc.begin(ctx, p, to, h.browserMark(c), federationflow.PurposeLink, &user)
 	if err != nil {
 		return err
 	}

@@ -153,6 +153,35 @@ func TestOrgConnections(t *testing.T) {
 		other := w.a.SignUp(t)
 		w.a.Do(apptest.Req{Method: http.MethodGet, Path: conns + "/" + c.ID, Header: other.Bearer()}).Expect(t, 403, nil)
 
+		t.Run("a test signs in once, shows the mapped attributes, and makes no one", func(t *testing.T) {
+			st := w.do(http.MethodPost, conns+"/"+c.ID+"/test", nil).Expect(t, 201, nil)
+			testID, u := st["testId"].(string), st["url"].(string)
+			result := conns + "/" + c.ID + "/test/" + testID
+			w.do(http.MethodGet, result, nil).Expect(t, 200, map[string]any{"status": "pending", "result": nil})
+			w.do(http.MethodGet, w.orgs()+"/"+globex+"/connections/"+c.ID+"/test/"+testID, nil).Expect(t, 404, map[string]any{"code": "connection_not_found"})
+			tester := w.account(t, "tester-"+rnd(3)+"@acme.example", true)
+			who := newPerson(t)
+			res := who.via(u, tester.Login)
+			page := body(t, res)
+			if res.StatusCode != 200 || cookie(res, "sAccessToken") != "" || !strings.Contains(page, tester.Email) || !strings.Contains(page, testID) {
+				t.Fatalf("callback of a test: %d %s", res.StatusCode, page)
+			}
+			w.do(http.MethodGet, result, nil).Expect(t, 200, map[string]any{"status": "done",
+				"result": map[string]any{"subject": tester.Login, "email": tester.Email, "emailVerified": true, "emailTrusted": true, "name": tester.Name}})
+			if w.users(t, tester.Email) != 0 {
+				t.Fatal("a test made an account")
+			}
+			// Its state is spent: the same callback again is refused.
+			again, err := who.http.Get(who.Callback)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p := body(t, again); again.StatusCode != 400 || !strings.Contains(p, "invalid_state") {
+				t.Fatalf("a replayed test callback: %d %s", again.StatusCode, p)
+			}
+			w.do(http.MethodGet, conns+"/"+c.ID+"/test/ffe_nope", nil).Expect(t, 404, map[string]any{"code": "test_not_found"})
+		})
+
 		w.do(http.MethodDelete, conns+"/"+c.ID, nil).Expect(t, 200, map[string]any{"ok": true, "id": c.ID})
 		w.do(http.MethodGet, conns+"/"+c.ID, nil).Expect(t, 404, map[string]any{"code": "connection_not_found"})
 

@@ -94,13 +94,15 @@ func (s *service) upstreamOf(ctx context.Context, p Provider) (*upstream, error)
 type started struct {
 	URL     string
 	Browser string // the browser binding cookie's value (new, or the one it had)
+	ID      string // the flow's
 }
 
 // begin starts a sign-in (or, with linkUser, a link) with provider p: a flow row holding
 // the state's digest, the nonce, the PKCE verifier sealed, and the browser's cookie
 // digest; then the upstream's authorization URL. Nothing is written if the upstream
 // cannot be reached.
-func (s *service) begin(ctx context.Context, p Provider, redirect, browser string, linkUser *string) (started, error) {
+// A test flow (an admin's test of an org's connection) signs no one in.
+func (s *service) begin(ctx context.Context, p Provider, redirect, browser string, purpose federationflow.Purpose, linkUser *string) (started, error) {
 	if !p.Enabled {
 		return started{}, errProviderDisabled
 	}
@@ -117,17 +119,13 @@ func (s *service) begin(ctx context.Context, p Provider, redirect, browser strin
 	if err != nil {
 		return started{}, err
 	}
-	purpose := federationflow.PurposeSignin
-	if linkUser != nil {
-		purpose = federationflow.PurposeLink
-	}
 	if err := s.ent.FederationFlow.Create().SetID(id).SetTenantID(p.TenantID).SetProviderID(p.ID).
 		SetStateDigest(secret.DigestOf(state).Bytes()).SetBrowserDigest(secret.DigestOf(browser).Bytes()).SetNonce(nonce).
 		SetVerifierSealed(sealed).SetPurpose(purpose).SetNillableLinkUserID(linkUser).SetRedirect(redirect).
 		SetExpiresAt(s.clock.Now().Add(flowTTL)).Exec(ctx); err != nil {
 		return started{}, err
 	}
-	return started{URL: u.authURL(state, nonce, verifier), Browser: browser}, nil
+	return started{URL: u.authURL(state, nonce, verifier), Browser: browser, ID: id}, nil
 }
 
 // callback is what the upstream sent the person back with.
@@ -146,6 +144,8 @@ type outcome struct {
 	Methods  []string
 	Redirect string
 	Linked   bool // a link flow: the identity was added, no session was started
+	// Tested is a test flow's mapped answer: no one was signed in.
+	Tested map[string]any
 }
 
 // finishUpstream spends the flow the state names (once: a replayed callback finds it
@@ -163,8 +163,11 @@ func (s *service) finishUpstream(ctx context.Context, providerID string, cb call
 	if err != nil {
 		return outcome{}, nil, err
 	}
+	// A test flow is started by an admin's API call and finished in whatever browser signs
+	// in to the org's IdP: it is bound to no browser, and signs no one in.
+	test := f.Purpose == federationflow.PurposeTest
 	if f.ProviderID != providerID || f.UsedAt != nil || !now.Before(f.ExpiresAt) ||
-		!secret.Equal(f.BrowserDigest, secret.DigestOf(cb.Browser).Bytes()) {
+		(!test && !secret.Equal(f.BrowserDigest, secret.DigestOf(cb.Browser).Bytes())) {
 		return outcome{}, f, errInvalidState
 	}
 	n, err := s.ent.FederationFlow.Update().Where(federationflow.ID(f.ID), federationflow.UsedAtIsNil()).SetUsedAt(now).Save(ctx)
@@ -206,6 +209,14 @@ func (s *service) finishUpstream(ctx context.Context, providerID string, cb call
 	a, err := s.up.exchange(ctx, u, cb.Code, string(verifier), f.Nonce)
 	if err != nil {
 		return outcome{}, f, err
+	}
+	if test {
+		c := a.claims
+		res := map[string]any{"subject": c.Subject, "email": c.Email, "emailVerified": c.EmailVerified, "emailTrusted": proven(p, c), "name": c.Name}
+		if err := s.ent.FederationFlow.UpdateOneID(f.ID).SetTestResult(res).Exec(ctx); err != nil {
+			return outcome{}, f, err
+		}
+		return outcome{Tested: res}, f, nil
 	}
 	acc, linked, err := s.resolve(ctx, f, p, a, cb.Origin)
 	if err != nil {
