@@ -300,9 +300,18 @@ func TestOrgSSORequiredEveryWayIn(t *testing.T) {
 		})
 		t.Run("policy off: the other ways in again", func(t *testing.T) {
 			w.do(http.MethodPut, w.orgs()+"/"+acme+"/policy", map[string]any{"ssoRequired": false, "mfaRequired": false, "sessionMaxHours": 0,
-				"revokeMintedOnDeprovision": false}).Expect(t, 200, nil)
+				"revokeMintedOnDeprovision": false, "autoJoin": map[string]any{"role": "member"}}).Expect(t, 200, nil)
 			w.a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/auth-core/signin",
 				Body: map[string]any{"email": alice, "password": "correct horse battery", "tenantId": w.project}}).Expect(t, 200, nil)
+			// A mailed proof of a new address in the domain makes the person, who joins by autoJoin.
+			grace := "grace-" + rnd(3) + "@" + domain
+			w.mailRequest(t, grace).Expect(t, 202, nil)
+			code, _ := w.waitMail(t, grace, 1)
+			signed := w.mailSignIn(t, map[string]any{"email": grace, "code": code, "tenantId": w.project}).Expect(t, 200, nil)
+			graceID := signed["user"].(map[string]any)["id"].(string)
+			if w.members(t, acme, graceID) != 1 {
+				t.Fatal("a mailed proof in the org's domain did not autoJoin")
+			}
 			// Discovery still sends the domain to the org's connection, not required now.
 			w.a.Do(apptest.Req{Method: http.MethodGet, Path: "/v1/auth-core/providers/discover?tenantId=" + w.project + "&email=someone@" + domain}).
 				Expect(t, 200, map[string]any{"providerId": conn.ID, "ssoRequired": false})
