@@ -216,7 +216,7 @@ func (s *service) finishMail(ctx context.Context, p mailProof) (outcome, error) 
 			return outcome{}, err
 		}
 	}
-	return s.signIn(ctx, acc, via, amrEmail, p.UserAgent, p.IP)
+	return s.signIn(ctx, acc, "", amrEmail, p.UserAgent, p.IP)
 }
 
 func (s *service) pruneMail(ctx context.Context, cut time.Time) error {

@@ -292,6 +292,14 @@ func TestOrgSSORequiredEveryWayIn(t *testing.T) {
 			if daveID == "" || w.members(t, acme, daveID) != 1 || w.members(t, globex, daveID) != 0 {
 				t.Fatalf("dave %q is not exactly a member of acme", daveID)
 			}
+			// A member of two orgs starts in none, unless the way in names one: through an
+			// org's connection, the session starts in that org.
+			w.do(http.MethodPost, w.orgs()+"/"+globex+"/members", map[string]any{"userId": daveID, "role": "admin"}).Expect(t, 201, nil)
+			again := newPerson(t).via(conn.Start, dave.Login)
+			me := w.a.Do(apptest.Req{Method: http.MethodGet, Path: "/v1/auth-core/session/me", Header: bearer(cookie(again, "sAccessToken"))}).Expect(t, 200, nil)
+			if p := me["accessTokenPayload"].(map[string]any); p["org_id"] != acme || p["org_role"] != "member" {
+				t.Fatalf("the session through acme's connection: %v", p)
+			}
 			// Addresses of other domains keep every way in.
 			outside := w.account(t, "erin-"+rnd(3)+"@elsewhere.example", true)
 			if res := newPerson(t).via(tenantOwn.Start, outside.Login); cookie(res, "sAccessToken") == "" {

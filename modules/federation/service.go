@@ -225,7 +225,8 @@ func (s *service) finishUpstream(ctx context.Context, providerID string, cb call
 	if linked {
 		return outcome{User: acc, Redirect: f.Redirect, Linked: true}, f, nil
 	}
-	out, err := s.signIn(ctx, acc, "provider:"+p.ID, amrFederated, cb.UserAgent, cb.IP)
+	// Through an org's connection, the session starts in that org (when a member).
+	out, err := s.signIn(ctx, acc, p.OrgID, amrFederated, cb.UserAgent, cb.IP)
 	out.Redirect = f.Redirect
 	return out, f, err
 }
@@ -410,7 +411,7 @@ const (
 
 // signIn finishes a first step of sign-in: the second step when the user has a factor
 // (SPEC §17), else a session.
-func (s *service) signIn(ctx context.Context, acc identity.Account, via, amr, userAgent, ip string) (outcome, error) {
+func (s *service) signIn(ctx context.Context, acc identity.Account, orgID, amr, userAgent, ip string) (outcome, error) {
 	if s.second != nil {
 		methods, err := s.second.Methods(ctx, acc.ID)
 		if err != nil {
@@ -424,7 +425,7 @@ func (s *service) signIn(ctx context.Context, acc identity.Account, via, amr, us
 			return outcome{User: acc, MFAToken: token, Methods: methods}, nil
 		}
 	}
-	t, err := s.sessions.Start(ctx, identity.NewSession{UserID: acc.ID, TenantID: acc.TenantID, UserAgent: userAgent, IP: ip, AMR: []string{amr}})
+	t, err := s.sessions.Start(ctx, identity.NewSession{UserID: acc.ID, TenantID: acc.TenantID, UserAgent: userAgent, IP: ip, AMR: []string{amr}, OrgID: orgID})
 	if err != nil {
 		return outcome{}, err
 	}
