@@ -306,11 +306,25 @@ func TestOrgSSORequiredEveryWayIn(t *testing.T) {
 				t.Fatalf("%d %s", res.StatusCode, body(t, res))
 			}
 		})
-		t.Run("policy off: the other ways in again", func(t *testing.T) {
-			w.do(http.MethodPut, w.orgs()+"/"+acme+"/policy", map[string]any{"ssoRequired": false, "mfaRequired": false, "sessionMaxHours": 0,
+		t.Run("ssoRequired off: the other ways in again, sessions capped by sessionMaxHours", func(t *testing.T) {
+			w.do(http.MethodPut, w.orgs()+"/"+acme+"/policy", map[string]any{"ssoRequired": false, "mfaRequired": false, "sessionMaxHours": 2,
 				"revokeMintedOnDeprovision": false, "autoJoin": map[string]any{"role": "member"}}).Expect(t, 200, nil)
+			// Alice's password is a first step again (her passkey is the second).
 			w.a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/auth-core/signin",
-				Body: map[string]any{"email": alice, "password": "correct horse battery", "tenantId": w.project}}).Expect(t, 200, nil)
+				Body: map[string]any{"email": alice, "password": "correct horse battery", "tenantId": w.project}}).Expect(t, 200, map[string]any{"mfaRequired": true})
+			lives := func(handle string) time.Duration {
+				s, err := w.a.Ent.Session.Get(t.Context(), handle)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return s.ExpiresAt.Sub(s.CreatedAt)
+			}
+			// Another domain's address keeps the project's own lifetime.
+			up := w.a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/auth-core/signup",
+				Body: map[string]any{"email": "henry-" + rnd(3) + "@elsewhere.example", "password": "correct horse battery", "tenantId": w.project}}).Expect(t, 201, nil)
+			if d := lives(up["session"].(map[string]any)["sessionHandle"].(string)); d != w.a.Config.RefreshTTL || d <= 2*time.Hour {
+				t.Fatalf("a session of another domain lives %v, want the project's %v", d, w.a.Config.RefreshTTL)
+			}
 			// A mailed proof of a new address in the domain makes the person, who joins by autoJoin.
 			grace := "grace-" + rnd(3) + "@" + domain
 			w.mailRequest(t, grace).Expect(t, 202, nil)
@@ -319,6 +333,9 @@ func TestOrgSSORequiredEveryWayIn(t *testing.T) {
 			graceID := signed["user"].(map[string]any)["id"].(string)
 			if w.members(t, acme, graceID) != 1 {
 				t.Fatal("a mailed proof in the org's domain did not autoJoin")
+			}
+			if d := lives(signed["session"].(map[string]any)["sessionHandle"].(string)); d != 2*time.Hour {
+				t.Fatalf("a session of the org's domain lives %v, want the policy's 2h", d)
 			}
 			// Discovery still sends the domain to the org's connection, not required now.
 			w.a.Do(apptest.Req{Method: http.MethodGet, Path: "/v1/auth-core/providers/discover?tenantId=" + w.project + "&email=someone@" + domain}).

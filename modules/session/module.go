@@ -73,6 +73,9 @@ type Params struct {
 	// Orgs puts a session's active organisation into its tokens (SPEC §26); absent in an
 	// app built without the org module.
 	Orgs identity.OrgMemberships `optional:"true"`
+	// Domains caps the sessions of addresses in an org's verified domains by its policy's
+	// sessionMaxHours (SPEC §26); absent without the org module.
+	Domains identity.OrgDomains `optional:"true"`
 }
 
 // IssuerParams are the issuer's dependencies.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/authcore/authcore/ent"
@@ -60,6 +61,7 @@ type Engine struct {
 	audit   *audit.Recorder
 	endings []identity.SessionEnding
 	orgs    identity.OrgMemberships
+	domains identity.OrgDomains
 
 	tokens   *bearer.Cache[secret.Digest, *verified]
 	states   *bearer.Cache[string, state]
@@ -83,7 +85,7 @@ func NewEngine(p Params) *Engine {
 	client, c, cfg, bus := p.Ent, p.Clock, p.Config, p.Bus
 	e := &Engine{
 		ent: client, db: p.DB, reads: p.Reads, issuer: p.Issuer, ring: p.Ring, clock: c, cfg: cfg, bus: bus, users: p.Users, log: p.Log, metrics: p.Metrics,
-		audit: p.Audit, endings: p.Endings, orgs: p.Orgs,
+		audit: p.Audit, endings: p.Endings, orgs: p.Orgs, domains: p.Domains,
 		tokens:   bearer.NewCache[secret.Digest, *verified](cacheSize, cfg.AccessTTL),
 		states:   bearer.NewCache[string, state](cacheSize, stateTTL),
 		profiles: bearer.NewCache[string, identity.Profile](cacheSize, profileTTL),
@@ -131,6 +133,10 @@ func (e *Engine) Start(ctx context.Context, in identity.NewSession) (identity.To
 	if err != nil {
 		return identity.Tokens{}, err
 	}
+	lifetime, err := e.lifetime(ctx, in)
+	if err != nil {
+		return identity.Tokens{}, err
+	}
 	var s *ent.Session
 	err = database.WithTx(ctx, e.ent, func(tx *ent.Tx) error {
 		var err error
@@ -138,7 +144,7 @@ func (e *Engine) Start(ctx context.Context, in identity.NewSession) (identity.To
 			SetUserID(in.UserID).SetTenantID(in.TenantID).SetPayload(payload).SetNillableOrgID(org).
 			SetNillableUserAgent(ua).SetNillableIPHash(ipHash).
 			SetAmr(amrOf(in.AMR)).SetAuthTime(now).
-			SetCreatedAt(now).SetLastActiveAt(now).SetExpiresAt(now.Add(e.cfg.RefreshTTL)).
+			SetCreatedAt(now).SetLastActiveAt(now).SetExpiresAt(now.Add(lifetime)).
 			Save(ctx)
 		if err != nil {
 			return err
@@ -154,6 +160,29 @@ func (e *Engine) Start(ctx context.Context, in identity.NewSession) (identity.To
 	}
 	e.metrics.Issued.WithLabelValues("session", "").Inc()
 	return identity.Tokens{SessionHandle: s.ID, AccessToken: access, RefreshToken: refresh, AccessTokenExpiresAt: exp}, nil
+}
+
+// lifetime is how long a new session lives: the refresh lifetime, or less when the user's
+// address is in a domain an org verified whose policy sets sessionMaxHours (SPEC §26).
+// Every way in starts its sessions here, so each holds to it.
+func (e *Engine) lifetime(ctx context.Context, in identity.NewSession) (time.Duration, error) {
+	ttl := e.cfg.RefreshTTL
+	if e.domains == nil || in.TenantID == identity.PublicTenant {
+		return ttl, nil
+	}
+	p, err := e.users.Profile(ctx, in.UserID)
+	if err != nil || p.Email == nil {
+		return ttl, err
+	}
+	_, domain, ok := strings.Cut(*p.Email, "@")
+	if !ok {
+		return ttl, nil
+	}
+	pol, ok, err := e.domains.DomainOrg(ctx, in.TenantID, strings.ToLower(domain))
+	if err != nil || !ok || pol.SessionMaxHours <= 0 {
+		return ttl, err
+	}
+	return min(ttl, time.Duration(pol.SessionMaxHours)*time.Hour), nil
 }
 
 // reserved claims a session payload may not override: an org role in a payload would
