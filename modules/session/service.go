@@ -133,7 +133,7 @@ func (e *Engine) Start(ctx context.Context, in identity.NewSession) (identity.To
 	if err != nil {
 		return identity.Tokens{}, err
 	}
-	lifetime, err := e.lifetime(ctx, in)
+	lifetime, err := lifetimeOf(ctx, e.users, e.domains, e.cfg.RefreshTTL, in)
 	if err != nil {
 		return identity.Tokens{}, err
 	}
@@ -165,12 +165,11 @@ func (e *Engine) Start(ctx context.Context, in identity.NewSession) (identity.To
 // lifetime is how long a new session lives: the refresh lifetime, or less when the user's
 // address is in a domain an org verified whose policy sets sessionMaxHours (SPEC §26).
 // Every way in starts its sessions here, so each holds to it.
-func (e *Engine) lifetime(ctx context.Context, in identity.NewSession) (time.Duration, error) {
-	ttl := e.cfg.RefreshTTL
-	if e.domains == nil || in.TenantID == identity.PublicTenant {
+func lifetimeOf(ctx context.Context, users identity.Users, domains identity.OrgDomains, ttl time.Duration, in identity.NewSession) (time.Duration, error) {
+	if domains == nil || in.TenantID == identity.PublicTenant {
 		return ttl, nil
 	}
-	p, err := e.users.Profile(ctx, in.UserID)
+	p, err := users.Profile(ctx, in.UserID)
 	if err != nil || p.Email == nil {
 		return ttl, err
 	}
@@ -178,7 +177,7 @@ func (e *Engine) lifetime(ctx context.Context, in identity.NewSession) (time.Dur
 	if !ok {
 		return ttl, nil
 	}
-	pol, ok, err := e.domains.DomainOrg(ctx, in.TenantID, strings.ToLower(domain))
+	pol, ok, err := domains.DomainOrg(ctx, in.TenantID, strings.ToLower(domain))
 	if err != nil || !ok || pol.SessionMaxHours <= 0 {
 		return ttl, err
 	}
