@@ -36,6 +36,7 @@ import (
 	"github.com/authcore/authcore/ent/oauthcode"
 	"github.com/authcore/authcore/ent/oauthgrant"
 	"github.com/authcore/authcore/ent/org"
+	"github.com/authcore/authcore/ent/orginvitation"
 	"github.com/authcore/authcore/ent/orgmember"
 	"github.com/authcore/authcore/ent/orgrole"
 	"github.com/authcore/authcore/ent/project"
@@ -143,6 +144,7 @@ func checkColumn(t, c string) error {
 			oauthcode.Table:                  oauthcode.ValidColumn,
 			oauthgrant.Table:                 oauthgrant.ValidColumn,
 			org.Table:                        org.ValidColumn,
+			orginvitation.Table:              orginvitation.ValidColumn,
 			orgmember.Table:                  orgmember.ValidColumn,
 			orgrole.Table:                    orgrole.ValidColumn,
 			project.Table:                    project.ValidColumn,

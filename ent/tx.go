@@ -62,6 +62,8 @@ type Tx struct {
 	OAuthGrant *OAuthGrantClient
 	// Org is the client for interacting with the Org builders.
 	Org *OrgClient
+	// OrgInvitation is the client for interacting with the OrgInvitation builders.
+	OrgInvitation *OrgInvitationClient
 	// OrgMember is the client for interacting with the OrgMember builders.
 	OrgMember *OrgMemberClient
 	// OrgRole is the client for interacting with the OrgRole builders.
@@ -263,6 +265,7 @@ func (tx *Tx) init() {
 	tx.OAuthCode = NewOAuthCodeClient(tx.config)
 	tx.OAuthGrant = NewOAuthGrantClient(tx.config)
 	tx.Org = NewOrgClient(tx.config)
+	tx.OrgInvitation = NewOrgInvitationClient(tx.config)
 	tx.OrgMember = NewOrgMemberClient(tx.config)
 	tx.OrgRole = NewOrgRoleClient(tx.config)
 	tx.Project = NewProjectClient(tx.config)

@@ -78,6 +78,9 @@ type OAuthGrant func(*sql.Selector)
 // Org is the predicate function for org builders.
 type Org func(*sql.Selector)
 
+// OrgInvitation is the predicate function for orginvitation builders.
+type OrgInvitation func(*sql.Selector)
+
 // OrgMember is the predicate function for orgmember builders.
 type OrgMember func(*sql.Selector)
 
