@@ -1,22 +1,28 @@
 // Package org keeps a project's organizations, its business customers (SPEC §26): orgs
 // with a slug unique in the project, their members (users of the project's tenant, found
-// through identity.ProvenUsers) with a built-in or project-defined role, and the roles a
-// project defines. Orgs are data scoped by ids the guard checks, not tenants: one tenant
-// per project stays the unit of isolation. This slice serves project admins only; org
-// admins, invitations, domains, policy and orgs in tokens come later.
+// through identity.ProvenUsers) with a built-in or project-defined role, invitations by
+// mail, and the roles a project defines. Orgs are data scoped by ids the guard checks, not
+// tenants: one tenant per project stays the unit of isolation. Project admins manage them
+// under /v1/projects/{id}/orgs; an org's owners and admins, users of the tenant, manage
+// their own org's members and invitations under /v1/auth-core/orgs/{orgId} (guard.OrgAdmin).
 package org
 
 import (
 	_ "embed"
+	"log/slog"
 
 	"go.uber.org/fx"
 
 	"github.com/authcore/authcore/ent"
 	"github.com/authcore/authcore/platform/apidoc"
 	"github.com/authcore/authcore/platform/audit"
+	"github.com/authcore/authcore/platform/clock"
+	"github.com/authcore/authcore/platform/config"
+	"github.com/authcore/authcore/platform/database"
 	"github.com/authcore/authcore/platform/guard"
 	"github.com/authcore/authcore/platform/httpserver"
 	"github.com/authcore/authcore/platform/identity"
+	"github.com/authcore/authcore/platform/mail"
 )
 
 // openAPI documents the org routes.
@@ -24,13 +30,30 @@ import (
 //go:embed org.yaml
 var openAPI []byte
 
-// Module serves SPEC §26's project-admin routes.
+// Module serves SPEC §26's project admins' and org admins' routes, and tells the guard of
+// every org admins' route who holds which role (identity.OrgRoles).
 var Module = fx.Module("org",
 	fx.Provide(fx.Private, newService),
+	fx.Provide(func(s *Service) identity.OrgRoles { return s }),
 	apidoc.AsFragment(func() (apidoc.Fragment, error) { return apidoc.YAML("org", openAPI) }),
 	httpserver.AsModuleRoutes("org", func(s *Service, g *guard.Guard) []httpserver.Route { return handler{svc: s, guard: g}.routes() }),
 )
 
-func newService(c *ent.Client, rec *audit.Recorder, users identity.ProvenUsers, emails identity.Directory) *Service {
-	return &Service{ent: c, audit: rec, users: users, emails: emails}
+// params are the service's dependencies.
+type params struct {
+	fx.In
+	Ent    *ent.Client
+	DB     *database.DB
+	Audit  *audit.Recorder
+	Users  identity.ProvenUsers
+	Emails identity.Directory
+	Clock  clock.Clock
+	Mail   mail.Sender
+	Log    *slog.Logger
+	Config config.Config
+}
+
+func newService(p params) *Service {
+	return &Service{ent: p.Ent, audit: p.Audit, users: p.Users, emails: p.Emails, storage: p.DB.Storage,
+		inv: inviting{clock: p.Clock, mail: p.Mail, log: p.Log, self: p.Config.SelfURL()}}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/authcore/authcore/ent/orgrole"
 	"github.com/authcore/authcore/platform/apperr"
 	"github.com/authcore/authcore/platform/audit"
+	"github.com/authcore/authcore/platform/config"
 	"github.com/authcore/authcore/platform/database"
 	"github.com/authcore/authcore/platform/identity"
 )
@@ -31,6 +32,12 @@ const (
 	actionRolesPut     = "org.roles_put"
 )
 
+// The built-in roles by name.
+const (
+	roleOwner = "owner"
+	roleAdmin = "admin"
+)
+
 const (
 	maxName        = 80
 	maxSlug        = 64
@@ -42,7 +49,7 @@ const (
 
 // builtInRoles every org has (SPEC §26); a project defines others beside them, never
 // instead of them.
-var builtInRoles = []string{"owner", "admin", "member"}
+var builtInRoles = []string{roleOwner, roleAdmin, "member"}
 
 var (
 	slugPattern       = regexp.MustCompile(`^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$`)
@@ -55,6 +62,21 @@ type Actor struct {
 	ID      *string
 	Project string
 	Origin  audit.Origin
+	// OrgRole is the acting org admin's role in the org (owner or admin); "" for a project
+	// admin, whom the owner rules do not bind.
+	OrgRole string
+}
+
+// mayTouch refuses an org admin who is not an owner a change that grants, takes or
+// changes the owner role: an admin can neither make an owner nor unmake one.
+func (a Actor) mayTouch(roles ...string) error {
+	if a.OrgRole == "" || a.OrgRole == roleOwner {
+		return nil
+	}
+	if slices.Contains(roles, roleOwner) {
+		return errOwnerRequired
+	}
+	return nil
 }
 
 // Org is an org as the API shows it.
@@ -131,10 +153,12 @@ func slugOf(name string) string {
 // Service keeps orgs, their members and the project's org roles. It neither speaks HTTP
 // nor reads users itself: tenant users come through identity.ProvenUsers.
 type Service struct {
-	ent    *ent.Client
-	audit  *audit.Recorder
-	users  identity.ProvenUsers
-	emails identity.Directory
+	ent     *ent.Client
+	audit   *audit.Recorder
+	users   identity.ProvenUsers
+	emails  identity.Directory
+	storage config.Storage
+	inv     inviting
 }
 
 func (s *Service) record(ctx context.Context, tx *ent.Tx, a Actor, action, orgID string, md map[string]any) error {
@@ -323,6 +347,9 @@ func (s *Service) tenantUser(ctx context.Context, project, userID, email string)
 
 // AddMember makes a user of the project's tenant, named by id or by email, a member.
 func (s *Service) AddMember(ctx context.Context, a Actor, orgID, userID, email, role string) (Member, error) {
+	if err := a.mayTouch(role); err != nil {
+		return Member{}, err
+	}
 	acc, err := s.tenantUser(ctx, a.Project, userID, email)
 	if err != nil {
 		return Member{}, err
@@ -413,6 +440,14 @@ func (s *Service) UpdateMember(ctx context.Context, a Actor, orgID, userID, role
 			m = before
 			return nil
 		}
+		if err := a.mayTouch(before.Role, role); err != nil {
+			return err
+		}
+		if before.Role == roleOwner {
+			if err := s.notLastOwner(ctx, tx, a.Project, orgID); err != nil {
+				return err
+			}
+		}
 		if m, err = tx.OrgMember.UpdateOne(before).SetRole(role).Save(ctx); err != nil {
 			return err
 		}
@@ -428,12 +463,87 @@ func (s *Service) UpdateMember(ctx context.Context, a Actor, orgID, userID, role
 	return Member{OrgID: orgID, UserID: userID, Email: emails[userID], Role: m.Role, CreatedAt: m.CreatedAt.UTC()}, nil
 }
 
+// notLastOwner refuses to take the owner role from one of orgID's owners when no other
+// remains: an org is never left without someone who may manage its owners. On
+// PostgreSQL the owners' rows are locked, so two owners demoting each other at once do
+// not both see the other remain; SQLite's write transactions are serial.
+func (s *Service) notLastOwner(ctx context.Context, tx *ent.Tx, project, orgID string) error {
+	q := tx.OrgMember.Query().Where(orgmember.OrgID(orgID), orgmember.ProjectID(project), orgmember.Role(roleOwner))
+	if s.storage == config.Postgres {
+		q = q.ForUpdate()
+	}
+	owners, err := q.All(ctx)
+	if err != nil {
+		return err
+	}
+	if len(owners) <= 1 {
+		return errLastOwner
+	}
+	return nil
+}
+
+// OrgRole is identity.OrgRoles: userID's role in orgID of project, one indexed read.
+// Memberships carry the project and go with their org, so no org row is read.
+func (s *Service) OrgRole(ctx context.Context, project, orgID, userID string) (string, bool, error) {
+	m, err := s.ent.OrgMember.Query().Where(orgmember.OrgID(orgID), orgmember.UserID(userID), orgmember.ProjectID(project)).Only(ctx)
+	if ent.IsNotFound(err) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, err
+	}
+	return m.Role, true, nil
+}
+
+// MyOrg is one of a person's orgs with their role in it.
+type MyOrg struct {
+	Org
+	Role string `json:"role"`
+}
+
+// OrgsOf are the orgs of project userID is a member of, with their role, oldest
+// membership first.
+func (s *Service) OrgsOf(ctx context.Context, project, userID string) ([]MyOrg, error) {
+	ms, err := s.ent.OrgMember.Query().Where(orgmember.ProjectID(project), orgmember.UserID(userID)).
+		Order(ent.Asc(orgmember.FieldCreatedAt), ent.Asc(orgmember.FieldID)).All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]string, len(ms))
+	for i, m := range ms {
+		ids[i] = m.OrgID
+	}
+	orgs, err := s.ent.Org.Query().Where(org.ProjectID(project), org.IDIn(ids...)).All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	byID := make(map[string]*ent.Org, len(orgs))
+	for _, o := range orgs {
+		byID[o.ID] = o
+	}
+	out := make([]MyOrg, 0, len(ms))
+	for _, m := range ms {
+		if o, ok := byID[m.OrgID]; ok {
+			out = append(out, MyOrg{Org: viewOf(o), Role: m.Role})
+		}
+	}
+	return out, nil
+}
+
 // RemoveMember ends a membership.
 func (s *Service) RemoveMember(ctx context.Context, a Actor, orgID, userID string) error {
 	return database.WithTx(ctx, s.ent, func(tx *ent.Tx) error {
 		m, err := member(ctx, tx, a.Project, orgID, userID)
 		if err != nil {
 			return err
+		}
+		if err := a.mayTouch(m.Role); err != nil {
+			return err
+		}
+		if m.Role == roleOwner {
+			if err := s.notLastOwner(ctx, tx, a.Project, orgID); err != nil {
+				return err
+			}
 		}
 		if err := tx.OrgMember.DeleteOne(m).Exec(ctx); err != nil {
 			return err

@@ -1,0 +1,269 @@
+package org
+
+import (
+	"context"
+	"embed"
+	"log/slog"
+	"net/url"
+	"time"
+
+	"entgo.io/ent/dialect/sql"
+
+	"github.com/authcore/authcore/ent"
+	"github.com/authcore/authcore/ent/orginvitation"
+	"github.com/authcore/authcore/ent/predicate"
+	"github.com/authcore/authcore/platform/audit"
+	"github.com/authcore/authcore/platform/clock"
+	"github.com/authcore/authcore/platform/database"
+	"github.com/authcore/authcore/platform/identity"
+	platformmail "github.com/authcore/authcore/platform/mail"
+	"github.com/authcore/authcore/platform/secret"
+)
+
+// Invitations to an org (SPEC §26): a project admin or an org admin invites an address
+// with a role; a single-use link goes to it by mail, and the user of the project's
+// tenant who holds that address, verified, accepts it signed in and becomes a member.
+// The secret is a token kind of its own (ac_oinv_…); only its digest is kept.
+const (
+	invitationKind  = "oinv" // ac_oinv_…
+	invitationTTL   = 7 * 24 * time.Hour
+	maxPending      = 100 // live invitations per org
+	invitesPerHour  = 20  // invitations per project in an hour: the mail a project may cause
+	invitationsPath = "/console/org-invite?token="
+
+	actionInvite       = "org.invitation_create"
+	actionInviteAccept = "org.invitation_accept"
+	actionInviteRevoke = "org.invitation_revoke"
+)
+
+//go:embed templates
+var templateFS embed.FS
+
+// mails is the invitation; what admins chose goes in quoted (platform/mail.Quote).
+var mails = platformmail.MustTemplates(templateFS)
+
+// Invitation is the public view of a pending invitation (never its secret).
+type Invitation struct {
+	ID        string    `json:"id"`
+	OrgID     string    `json:"orgId"`
+	Email     string    `json:"email"`
+	Role      string    `json:"role"`
+	CreatedBy string    `json:"createdBy"`
+	CreatedAt time.Time `json:"createdAt"`
+	ExpiresAt time.Time `json:"expiresAt"`
+}
+
+func invitationView(i *ent.OrgInvitation) Invitation {
+	return Invitation{ID: i.ID, OrgID: i.OrgID, Email: i.Email, Role: i.Role, CreatedBy: i.CreatedBy,
+		CreatedAt: i.CreatedAt.UTC(), ExpiresAt: i.ExpiresAt.UTC()}
+}
+
+// Accepted is what accepting answers: the org and the new membership.
+type Accepted struct {
+	Org    Org    `json:"org"`
+	Member Member `json:"member"`
+}
+
+// inviting is what an invitation needs beside the org's own store.
+type inviting struct {
+	clock clock.Clock
+	mail  platformmail.Sender
+	log   *slog.Logger
+	// self is the server's own URL: mailed links never follow a request's Host.
+	self string
+}
+
+// live narrows to invitations neither accepted, revoked nor expired.
+func (s *Service) live() []predicate.OrgInvitation {
+	return []predicate.OrgInvitation{orginvitation.AcceptedAtIsNil(), orginvitation.RevokedAtIsNil(), orginvitation.ExpiresAtGT(s.inv.clock.Now())}
+}
+
+// Invite creates an invitation of email to orgID with role and mails its link. An
+// address that is a member already is refused, as is one with a pending invitation.
+func (s *Service) Invite(ctx context.Context, a Actor, orgID, email, role string) (Invitation, error) {
+	if err := a.mayTouch(role); err != nil {
+		return Invitation{}, err
+	}
+	if !s.inv.mail.Configured() {
+		return Invitation{}, errMailNotConfigured
+	}
+	if a.ID == nil {
+		return Invitation{}, errOrgNotFound // every route that invites has a signed-in actor
+	}
+	token, err := secret.NewToken(invitationKind)
+	if err != nil {
+		return Invitation{}, err
+	}
+	now := s.inv.clock.Now()
+	var inv *ent.OrgInvitation
+	var o *ent.Org
+	err = database.WithTx(ctx, s.ent, func(tx *ent.Tx) error {
+		var err error
+		if o, err = row(ctx, tx.Org, a.Project, orgID); err != nil {
+			return err
+		}
+		if ok, err := roleExists(ctx, tx, a.Project, role); err != nil || !ok {
+			return cmpErr(err, errNoRole)
+		}
+		if acc, ok, err := s.users.AccountByEmail(ctx, a.Project, email); err != nil {
+			return err
+		} else if ok {
+			if _, member, err := s.OrgRole(ctx, a.Project, orgID, acc.ID); err != nil || member {
+				return cmpErr(err, errAlreadyMember)
+			}
+		}
+		pending, err := tx.OrgInvitation.Query().Where(orginvitation.OrgID(orgID), orginvitation.ProjectID(a.Project)).Where(s.live()...).All(ctx)
+		if err != nil {
+			return err
+		}
+		for _, p := range pending {
+			if p.Email == email {
+				return errAlreadyInvited
+			}
+		}
+		if len(pending) >= maxPending {
+			return errTooManyInvites
+		}
+		recent, err := tx.OrgInvitation.Query().Where(orginvitation.ProjectID(a.Project), orginvitation.CreatedAtGT(now.Add(-time.Hour))).Count(ctx)
+		if err != nil {
+			return err
+		}
+		if recent >= invitesPerHour {
+			return errInvitesRateLimit
+		}
+		inv, err = tx.OrgInvitation.Create().SetProjectID(a.Project).SetOrgID(orgID).SetEmail(email).SetRole(role).
+			SetDigest(secret.DigestOf(token).Bytes()).SetCreatedBy(*a.ID).SetCreatedAt(now).SetExpiresAt(now.Add(invitationTTL)).Save(ctx)
+		if err != nil {
+			return err
+		}
+		return s.record(ctx, tx, a, actionInvite, orgID, map[string]any{"invitationId": inv.ID, "email": email, "role": role})
+	})
+	if err != nil {
+		return Invitation{}, err
+	}
+	s.send(ctx, inv, token, o.Name)
+	return invitationView(inv), nil
+}
+
+// send renders the invitation mail and queues it. The org's name and the address stand
+// only quoted after their labels, as the project invitations' do.
+func (s *Service) send(ctx context.Context, inv *ent.OrgInvitation, token, orgName string) {
+	data := map[string]any{"Org": platformmail.Quote(orgName), "Role": inv.Role, "Email": platformmail.Quote(inv.Email),
+		"Link": s.inv.self + invitationsPath + url.QueryEscape(token)}
+	text, html, err := mails.Render("org_invitation", data)
+	if err != nil {
+		s.inv.log.ErrorContext(ctx, "rendering the org invitation mail", "error", err)
+		return
+	}
+	if err := s.inv.mail.Send(platformmail.Message{To: inv.Email, Subject: "You are invited to an organization",
+		Text: text, HTML: html, Purpose: "org_invitation"}); err != nil {
+		// The invitation stands; an admin sees it listed and may revoke and invite again.
+		s.inv.log.WarnContext(ctx, "mail not queued", "purpose", "org_invitation", "error", err)
+	}
+}
+
+// Invitations are an org's pending invitations, newest first.
+func (s *Service) Invitations(ctx context.Context, project, orgID string) ([]Invitation, error) {
+	if _, err := row(ctx, s.ent.Org, project, orgID); err != nil {
+		return nil, err
+	}
+	rows, err := s.ent.OrgInvitation.Query().Where(orginvitation.OrgID(orgID), orginvitation.ProjectID(project)).Where(s.live()...).
+		Order(orginvitation.ByCreatedAt(sql.OrderDesc()), orginvitation.ByID(sql.OrderDesc())).All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Invitation, len(rows))
+	for i, r := range rows {
+		out[i] = invitationView(r)
+	}
+	return out, nil
+}
+
+// RevokeInvitation ends one of the org's pending invitations. An admin who is not an
+// owner cannot revoke an invitation to be owner, as they could not have made it.
+func (s *Service) RevokeInvitation(ctx context.Context, a Actor, orgID, id string) error {
+	return database.WithTx(ctx, s.ent, func(tx *ent.Tx) error {
+		inv, err := tx.OrgInvitation.Query().Where(orginvitation.ID(id), orginvitation.OrgID(orgID), orginvitation.ProjectID(a.Project)).
+			Where(s.live()...).Only(ctx)
+		if ent.IsNotFound(err) {
+			return errInvitationGone
+		}
+		if err != nil {
+			return err
+		}
+		if err := a.mayTouch(inv.Role); err != nil {
+			return err
+		}
+		n, err := tx.OrgInvitation.Update().Where(orginvitation.ID(inv.ID)).Where(s.live()...).SetRevokedAt(s.inv.clock.Now()).Save(ctx)
+		if err != nil {
+			return err
+		}
+		if n != 1 {
+			return errInvitationGone
+		}
+		return s.record(ctx, tx, a, actionInviteRevoke, orgID, map[string]any{"invitationId": inv.ID, "email": inv.Email})
+	})
+}
+
+// Accept makes p — a user of the invitation's project's tenant who holds the invited
+// address (case-folded), verified — a member with the invitation's role, and spends the
+// invitation. A token of another project's org is not found: nothing of another tenant
+// is told. Refusals other than a spent link leave the invitation pending.
+func (s *Service) Accept(ctx context.Context, p identity.Principal, token string, origin audit.Origin) (Accepted, error) {
+	if !secret.CheckToken(invitationKind, token) {
+		return Accepted{}, errInvitationUnknown
+	}
+	inv, err := s.ent.OrgInvitation.Query().Where(orginvitation.Digest(secret.DigestOf(token).Bytes()), orginvitation.ProjectID(p.TenantID)).Only(ctx)
+	if ent.IsNotFound(err) {
+		return Accepted{}, errInvitationUnknown
+	}
+	if err != nil {
+		return Accepted{}, err
+	}
+	now := s.inv.clock.Now()
+	switch {
+	case inv.AcceptedAt != nil:
+		return Accepted{}, errInvitationUsed
+	case inv.RevokedAt != nil:
+		return Accepted{}, errInvitationRevoked
+	case !inv.ExpiresAt.After(now):
+		return Accepted{}, errInvitationExpired
+	}
+	acc, err := s.users.Account(ctx, p.UserID)
+	if err != nil {
+		return Accepted{}, err
+	}
+	if identity.FoldEmail(acc.Email) != identity.FoldEmail(inv.Email) {
+		return Accepted{}, errInvitationEmail
+	}
+	if !acc.EmailVerified {
+		return Accepted{}, errEmailNotVerified
+	}
+	userID := p.UserID
+	a := Actor{ID: &userID, Project: inv.ProjectID, Origin: origin}
+	var out Accepted
+	err = database.WithTx(ctx, s.ent, func(tx *ent.Tx) error {
+		o, err := row(ctx, tx.Org, inv.ProjectID, inv.OrgID)
+		if err != nil {
+			return err
+		}
+		m, err := tx.OrgMember.Create().SetProjectID(inv.ProjectID).SetOrgID(inv.OrgID).SetUserID(userID).SetRole(inv.Role).Save(ctx)
+		if ent.IsConstraintError(err) {
+			return errAlreadyMember
+		}
+		if err != nil {
+			return err
+		}
+		n, err := tx.OrgInvitation.Update().Where(orginvitation.ID(inv.ID)).Where(s.live()...).SetAcceptedAt(now).SetAcceptedBy(userID).Save(ctx)
+		if err != nil {
+			return err
+		}
+		if n != 1 { // accepted, revoked or expired since it was read
+			return errInvitationUsed
+		}
+		out = Accepted{Org: viewOf(o), Member: Member{OrgID: o.ID, UserID: userID, Email: acc.Email, Role: m.Role, CreatedAt: m.CreatedAt.UTC()}}
+		return s.record(ctx, tx, a, actionInviteAccept, o.ID, map[string]any{"invitationId": inv.ID, "userId": userID, "role": inv.Role,
+			"invitedBy": inv.CreatedBy})
+	})
+	return out, err
+}

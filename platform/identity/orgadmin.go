@@ -1,0 +1,12 @@
+package identity
+
+import "context"
+
+// OrgRoles is supplied by the org module to the guard of the org admins' routes (SPEC
+// §26), wherever they live (the org module's, the agent tokens'), so that one function
+// decides who may act as an org's admin.
+type OrgRoles interface {
+	// OrgRole is userID's role in orgID of projectID; ok is false when orgID is no org of
+	// that project or they are not its member.
+	OrgRole(ctx context.Context, projectID, orgID, userID string) (role string, ok bool, err error)
+}
