@@ -26,8 +26,9 @@ var (
 
 // handler serves SPEC §26's routes for project admins and for org admins.
 type handler struct {
-	svc   *Service
-	guard *guard.Guard
+	svc     *Service
+	invites *Invitations
+	guard   *guard.Guard
 }
 
 // errNotTenantUser answers a dashboard session on the routes of a tenant's users.
@@ -369,7 +370,7 @@ func (h handler) invite(c *fiber.Ctx) error {
 	if err := f.Err(); err != nil {
 		return err
 	}
-	inv, err := h.svc.Invite(c.UserContext(), actorOf(c), strings.Clone(c.Params("orgId")), email, role)
+	inv, err := h.invites.Invite(c.UserContext(), actorOf(c), strings.Clone(c.Params("orgId")), email, role)
 	if err != nil {
 		return err
 	}
@@ -377,7 +378,7 @@ func (h handler) invite(c *fiber.Ctx) error {
 }
 
 func (h handler) invitations(c *fiber.Ctx) error {
-	out, err := h.svc.Invitations(c.UserContext(), guard.ProjectOf(c), c.Params("orgId"))
+	out, err := h.invites.List(c.UserContext(), guard.ProjectOf(c), c.Params("orgId"))
 	if err != nil {
 		return err
 	}
@@ -386,7 +387,7 @@ func (h handler) invitations(c *fiber.Ctx) error {
 
 func (h handler) revokeInvitation(c *fiber.Ctx) error {
 	id := strings.Clone(c.Params("invitationId"))
-	if err := h.svc.RevokeInvitation(c.UserContext(), actorOf(c), strings.Clone(c.Params("orgId")), id); err != nil {
+	if err := h.invites.Revoke(c.UserContext(), actorOf(c), strings.Clone(c.Params("orgId")), id); err != nil {
 		return err
 	}
 	return c.JSON(fiber.Map{"ok": true, "id": id})
@@ -407,7 +408,7 @@ func (h handler) accept(c *fiber.Ctx) error {
 	if p.TenantID == identity.PublicTenant {
 		return errNotTenantUser
 	}
-	out, err := h.svc.Accept(c.UserContext(), p, token, httpserver.Origin(c))
+	out, err := h.invites.Accept(c.UserContext(), p, token, httpserver.Origin(c))
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package org
 
 import (
+	"cmp"
 	"context"
 	"embed"
 	"log/slog"
@@ -14,6 +15,7 @@ import (
 	"github.com/authcore/authcore/ent/predicate"
 	"github.com/authcore/authcore/platform/audit"
 	"github.com/authcore/authcore/platform/clock"
+	"github.com/authcore/authcore/platform/credential"
 	"github.com/authcore/authcore/platform/database"
 	"github.com/authcore/authcore/platform/identity"
 	platformmail "github.com/authcore/authcore/platform/mail"
@@ -64,8 +66,10 @@ type Accepted struct {
 	Member Member `json:"member"`
 }
 
-// inviting is what an invitation needs beside the org's own store.
-type inviting struct {
+// Invitations keeps orgs' invitations beside the Service that keeps their members. It
+// knows nothing of HTTP.
+type Invitations struct {
+	org   *Service
 	clock clock.Clock
 	mail  platformmail.Sender
 	log   *slog.Logger
@@ -74,17 +78,17 @@ type inviting struct {
 }
 
 // live narrows to invitations neither accepted, revoked nor expired.
-func (s *Service) live() []predicate.OrgInvitation {
-	return []predicate.OrgInvitation{orginvitation.AcceptedAtIsNil(), orginvitation.RevokedAtIsNil(), orginvitation.ExpiresAtGT(s.inv.clock.Now())}
+func (s *Invitations) live() []predicate.OrgInvitation {
+	return []predicate.OrgInvitation{orginvitation.AcceptedAtIsNil(), orginvitation.RevokedAtIsNil(), orginvitation.ExpiresAtGT(s.clock.Now())}
 }
 
 // Invite creates an invitation of email to orgID with role and mails its link. An
 // address that is a member already is refused, as is one with a pending invitation.
-func (s *Service) Invite(ctx context.Context, a Actor, orgID, email, role string) (Invitation, error) {
+func (s *Invitations) Invite(ctx context.Context, a Actor, orgID, email, role string) (Invitation, error) {
 	if err := a.mayTouch(role); err != nil {
 		return Invitation{}, err
 	}
-	if !s.inv.mail.Configured() {
+	if !s.mail.Configured() {
 		return Invitation{}, errMailNotConfigured
 	}
 	if a.ID == nil {
@@ -94,10 +98,10 @@ func (s *Service) Invite(ctx context.Context, a Actor, orgID, email, role string
 	if err != nil {
 		return Invitation{}, err
 	}
-	now := s.inv.clock.Now()
+	now := s.clock.Now()
 	var inv *ent.OrgInvitation
 	var o *ent.Org
-	err = database.WithTx(ctx, s.ent, func(tx *ent.Tx) error {
+	err = database.WithTx(ctx, s.org.ent, func(tx *ent.Tx) error {
 		var err error
 		if o, err = row(ctx, tx.Org, a.Project, orgID); err != nil {
 			return err
@@ -105,10 +109,10 @@ func (s *Service) Invite(ctx context.Context, a Actor, orgID, email, role string
 		if ok, err := roleExists(ctx, tx, a.Project, role); err != nil || !ok {
 			return cmpErr(err, errNoRole)
 		}
-		if acc, ok, err := s.users.AccountByEmail(ctx, a.Project, email); err != nil {
+		if acc, ok, err := s.org.users.AccountByEmail(ctx, a.Project, email); err != nil {
 			return err
 		} else if ok {
-			if _, member, err := s.OrgRole(ctx, a.Project, orgID, acc.ID); err != nil || member {
+			if _, member, err := s.org.OrgRole(ctx, a.Project, orgID, acc.ID); err != nil || member {
 				return cmpErr(err, errAlreadyMember)
 			}
 		}
@@ -136,7 +140,7 @@ func (s *Service) Invite(ctx context.Context, a Actor, orgID, email, role string
 		if err != nil {
 			return err
 		}
-		return s.record(ctx, tx, a, actionInvite, orgID, map[string]any{"invitationId": inv.ID, "email": email, "role": role})
+		return s.org.record(ctx, tx, a, actionInvite, orgID, map[string]any{"invitationId": inv.ID, "email": email, "role": role})
 	})
 	if err != nil {
 		return Invitation{}, err
@@ -147,27 +151,27 @@ func (s *Service) Invite(ctx context.Context, a Actor, orgID, email, role string
 
 // send renders the invitation mail and queues it. The org's name and the address stand
 // only quoted after their labels, as the project invitations' do.
-func (s *Service) send(ctx context.Context, inv *ent.OrgInvitation, token, orgName string) {
+func (s *Invitations) send(ctx context.Context, inv *ent.OrgInvitation, token, orgName string) {
 	data := map[string]any{"Org": platformmail.Quote(orgName), "Role": inv.Role, "Email": platformmail.Quote(inv.Email),
-		"Link": s.inv.self + invitationsPath + url.QueryEscape(token)}
+		"Link": s.self + invitationsPath + url.QueryEscape(token)}
 	text, html, err := mails.Render("org_invitation", data)
 	if err != nil {
-		s.inv.log.ErrorContext(ctx, "rendering the org invitation mail", "error", err)
+		s.log.ErrorContext(ctx, "rendering the org invitation mail", "error", err)
 		return
 	}
-	if err := s.inv.mail.Send(platformmail.Message{To: inv.Email, Subject: "You are invited to an organization",
+	if err := s.mail.Send(platformmail.Message{To: inv.Email, Subject: "You are invited to an organization",
 		Text: text, HTML: html, Purpose: "org_invitation"}); err != nil {
 		// The invitation stands; an admin sees it listed and may revoke and invite again.
-		s.inv.log.WarnContext(ctx, "mail not queued", "purpose", "org_invitation", "error", err)
+		s.log.WarnContext(ctx, "mail not queued", "purpose", "org_invitation", "error", err)
 	}
 }
 
 // Invitations are an org's pending invitations, newest first.
-func (s *Service) Invitations(ctx context.Context, project, orgID string) ([]Invitation, error) {
-	if _, err := row(ctx, s.ent.Org, project, orgID); err != nil {
+func (s *Invitations) List(ctx context.Context, project, orgID string) ([]Invitation, error) {
+	if _, err := row(ctx, s.org.ent.Org, project, orgID); err != nil {
 		return nil, err
 	}
-	rows, err := s.ent.OrgInvitation.Query().Where(orginvitation.OrgID(orgID), orginvitation.ProjectID(project)).Where(s.live()...).
+	rows, err := s.org.ent.OrgInvitation.Query().Where(orginvitation.OrgID(orgID), orginvitation.ProjectID(project)).Where(s.live()...).
 		Order(orginvitation.ByCreatedAt(sql.OrderDesc()), orginvitation.ByID(sql.OrderDesc())).All(ctx)
 	if err != nil {
 		return nil, err
@@ -181,8 +185,8 @@ func (s *Service) Invitations(ctx context.Context, project, orgID string) ([]Inv
 
 // RevokeInvitation ends one of the org's pending invitations. An admin who is not an
 // owner cannot revoke an invitation to be owner, as they could not have made it.
-func (s *Service) RevokeInvitation(ctx context.Context, a Actor, orgID, id string) error {
-	return database.WithTx(ctx, s.ent, func(tx *ent.Tx) error {
+func (s *Invitations) Revoke(ctx context.Context, a Actor, orgID, id string) error {
+	return database.WithTx(ctx, s.org.ent, func(tx *ent.Tx) error {
 		inv, err := tx.OrgInvitation.Query().Where(orginvitation.ID(id), orginvitation.OrgID(orgID), orginvitation.ProjectID(a.Project)).
 			Where(s.live()...).Only(ctx)
 		if ent.IsNotFound(err) {
@@ -194,14 +198,14 @@ func (s *Service) RevokeInvitation(ctx context.Context, a Actor, orgID, id strin
 		if err := a.mayTouch(inv.Role); err != nil {
 			return err
 		}
-		n, err := tx.OrgInvitation.Update().Where(orginvitation.ID(inv.ID)).Where(s.live()...).SetRevokedAt(s.inv.clock.Now()).Save(ctx)
+		n, err := tx.OrgInvitation.Update().Where(orginvitation.ID(inv.ID)).Where(s.live()...).SetRevokedAt(s.clock.Now()).Save(ctx)
 		if err != nil {
 			return err
 		}
 		if n != 1 {
 			return errInvitationGone
 		}
-		return s.record(ctx, tx, a, actionInviteRevoke, orgID, map[string]any{"invitationId": inv.ID, "email": inv.Email})
+		return s.org.record(ctx, tx, a, actionInviteRevoke, orgID, map[string]any{"invitationId": inv.ID, "email": inv.Email})
 	})
 }
 
@@ -209,18 +213,18 @@ func (s *Service) RevokeInvitation(ctx context.Context, a Actor, orgID, id strin
 // address (case-folded), verified — a member with the invitation's role, and spends the
 // invitation. A token of another project's org is not found: nothing of another tenant
 // is told. Refusals other than a spent link leave the invitation pending.
-func (s *Service) Accept(ctx context.Context, p identity.Principal, token string, origin audit.Origin) (Accepted, error) {
+func (s *Invitations) Accept(ctx context.Context, p identity.Principal, token string, origin audit.Origin) (Accepted, error) {
 	if !secret.CheckToken(invitationKind, token) {
 		return Accepted{}, errInvitationUnknown
 	}
-	inv, err := s.ent.OrgInvitation.Query().Where(orginvitation.Digest(secret.DigestOf(token).Bytes()), orginvitation.ProjectID(p.TenantID)).Only(ctx)
+	inv, err := s.org.ent.OrgInvitation.Query().Where(orginvitation.Digest(secret.DigestOf(token).Bytes()), orginvitation.ProjectID(p.TenantID)).Only(ctx)
 	if ent.IsNotFound(err) {
 		return Accepted{}, errInvitationUnknown
 	}
 	if err != nil {
 		return Accepted{}, err
 	}
-	now := s.inv.clock.Now()
+	now := s.clock.Now()
 	switch {
 	case inv.AcceptedAt != nil:
 		return Accepted{}, errInvitationUsed
@@ -229,7 +233,7 @@ func (s *Service) Accept(ctx context.Context, p identity.Principal, token string
 	case !inv.ExpiresAt.After(now):
 		return Accepted{}, errInvitationExpired
 	}
-	acc, err := s.users.Account(ctx, p.UserID)
+	acc, err := s.org.users.Account(ctx, p.UserID)
 	if err != nil {
 		return Accepted{}, err
 	}
@@ -242,7 +246,7 @@ func (s *Service) Accept(ctx context.Context, p identity.Principal, token string
 	userID := p.UserID
 	a := Actor{ID: &userID, Project: inv.ProjectID, Origin: origin}
 	var out Accepted
-	err = database.WithTx(ctx, s.ent, func(tx *ent.Tx) error {
+	err = database.WithTx(ctx, s.org.ent, func(tx *ent.Tx) error {
 		o, err := row(ctx, tx.Org, inv.ProjectID, inv.OrgID)
 		if err != nil {
 			return err
@@ -262,8 +266,38 @@ func (s *Service) Accept(ctx context.Context, p identity.Principal, token string
 			return errInvitationUsed
 		}
 		out = Accepted{Org: viewOf(o), Member: Member{OrgID: o.ID, UserID: userID, Email: acc.Email, Role: m.Role, CreatedAt: m.CreatedAt.UTC()}}
-		return s.record(ctx, tx, a, actionInviteAccept, o.ID, map[string]any{"invitationId": inv.ID, "userId": userID, "role": inv.Role,
+		return s.org.record(ctx, tx, a, actionInviteAccept, o.ID, map[string]any{"invitationId": inv.ID, "userId": userID, "role": inv.Role,
 			"invitedBy": inv.CreatedBy})
 	})
 	return out, err
+}
+
+// revokePresented is the credential kind's Revoke: whoever holds the link may end it
+// (RFC 7009, leak reports), as with a project invitation's.
+func (s *Invitations) revokePresented(ctx context.Context, token string, r credential.Revocation) error {
+	if !secret.CheckToken(invitationKind, token) {
+		return credential.ErrNotLive
+	}
+	action := cmp.Or(r.Action, actionInviteRevoke)
+	// The link's holder may have no account in the tenant yet: a user with no id.
+	_, actorType := r.By(audit.ActorUser, "")
+	return database.WithTx(ctx, s.org.ent, func(tx *ent.Tx) error {
+		inv, err := tx.OrgInvitation.Query().Where(orginvitation.Digest(secret.DigestOf(token).Bytes())).Where(s.live()...).Only(ctx)
+		if ent.IsNotFound(err) {
+			return credential.ErrNotLive
+		}
+		if err != nil {
+			return err
+		}
+		if err := tx.OrgInvitation.UpdateOne(inv).SetRevokedAt(s.clock.Now()).Exec(ctx); err != nil {
+			return err
+		}
+		md := map[string]any{"invitationId": inv.ID, "email": inv.Email, "orgId": inv.OrgID}
+		for k, v := range r.Metadata {
+			md[k] = v
+		}
+		orgID := inv.OrgID
+		_, err = s.org.audit.Record(ctx, tx, audit.Event{ActorType: actorType, ProjectID: inv.ProjectID, OrgID: &orgID, Action: action, Metadata: md, Origin: r.Origin})
+		return err
+	})
 }

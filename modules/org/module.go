@@ -18,11 +18,13 @@ import (
 	"github.com/authcore/authcore/platform/audit"
 	"github.com/authcore/authcore/platform/clock"
 	"github.com/authcore/authcore/platform/config"
+	"github.com/authcore/authcore/platform/credential"
 	"github.com/authcore/authcore/platform/database"
 	"github.com/authcore/authcore/platform/guard"
 	"github.com/authcore/authcore/platform/httpserver"
 	"github.com/authcore/authcore/platform/identity"
 	"github.com/authcore/authcore/platform/mail"
+	"github.com/authcore/authcore/platform/secret"
 )
 
 // openAPI documents the org routes.
@@ -33,10 +35,20 @@ var openAPI []byte
 // Module serves SPEC §26's project admins' and org admins' routes, and tells the guard of
 // every org admins' route who holds which role (identity.OrgRoles).
 var Module = fx.Module("org",
-	fx.Provide(fx.Private, newService),
+	fx.Provide(fx.Private, newService, newInvitations),
 	fx.Provide(func(s *Service) identity.OrgRoles { return s }),
+	// An invitation's link is a secret of its own kind: revoked by whoever presents it
+	// (RFC 7009) or reports it leaked.
+	credential.AsKinds(func(s *Invitations) []credential.Kind {
+		return []credential.Kind{{
+			Name: "org_invitation", Prefix: secret.Prefix(invitationKind), Pattern: secret.Pattern(invitationKind),
+			Revoke: s.revokePresented, Events: []string{actionInvite, actionInviteRevoke},
+		}}
+	}),
 	apidoc.AsFragment(func() (apidoc.Fragment, error) { return apidoc.YAML("org", openAPI) }),
-	httpserver.AsModuleRoutes("org", func(s *Service, g *guard.Guard) []httpserver.Route { return handler{svc: s, guard: g}.routes() }),
+	httpserver.AsModuleRoutes("org", func(s *Service, inv *Invitations, g *guard.Guard) []httpserver.Route {
+		return handler{svc: s, invites: inv, guard: g}.routes()
+	}),
 )
 
 // params are the service's dependencies.
@@ -54,6 +66,9 @@ type params struct {
 }
 
 func newService(p params) *Service {
-	return &Service{ent: p.Ent, audit: p.Audit, users: p.Users, emails: p.Emails, storage: p.DB.Storage,
-		inv: inviting{clock: p.Clock, mail: p.Mail, log: p.Log, self: p.Config.SelfURL()}}
+	return &Service{ent: p.Ent, audit: p.Audit, users: p.Users, emails: p.Emails, storage: p.DB.Storage}
+}
+
+func newInvitations(s *Service, p params) *Invitations {
+	return &Invitations{org: s, clock: p.Clock, mail: p.Mail, log: p.Log, self: p.Config.SelfURL()}
 }

@@ -158,7 +158,6 @@ type Service struct {
 	users   identity.ProvenUsers
 	emails  identity.Directory
 	storage config.Storage
-	inv     inviting
 }
 
 func (s *Service) record(ctx context.Context, tx *ent.Tx, a Actor, action, orgID string, md map[string]any) error {
