@@ -494,6 +494,11 @@ func (s *Service) OrgRole(ctx context.Context, project, orgID, userID string) (s
 	return m.Role, true, nil
 }
 
+// OrgExists is identity.OrgRoles': whether orgID is an org of project.
+func (s *Service) OrgExists(ctx context.Context, project, orgID string) (bool, error) {
+	return s.ent.Org.Query().Where(org.ID(orgID), org.ProjectID(project)).Exist(ctx)
+}
+
 // MyOrg is one of a person's orgs with their role in it.
 type MyOrg struct {
 	Org

@@ -347,8 +347,10 @@ type Claims struct {
 	Scope     string `json:"scope"`
 	ProjectID string `json:"project_id"`
 	AgentName string `json:"agent_name,omitempty"`
-	Role      string `json:"role,omitempty"`
-	GrantID   string `json:"grant_id,omitempty"`
+	// OrgID is the org an agent token bound to one was exchanged for (SPEC §26).
+	OrgID   string `json:"org_id,omitempty"`
+	Role    string `json:"role,omitempty"`
+	GrantID string `json:"grant_id,omitempty"`
 	// Cnf binds the token to a DPoP key (RFC 9449 §6): set by Sign from the context.
 	Cnf *Confirmation `json:"cnf,omitempty"`
 	// AuthorizationDetails are what a person approved (RFC 9396, SPEC §23), compact JSON.
