@@ -245,6 +245,14 @@ func TestOrgInvitationRefusals(t *testing.T) {
 			w.a.Clock.Advance(7*24*time.Hour + time.Second)
 			accept(w.a, s, token).Expect(t, 409, map[string]any{"code": "invitation_expired"})
 		})
+		t.Run("its org deleted", func(t *testing.T) {
+			doomed := as(w.a, w.admin)(http.MethodPost, orgsPath(w.project), map[string]any{"name": "Doomed"}).Expect(t, 201, nil)["id"].(string)
+			email := strings.ToLower(apptest.UniqueEmail(t))
+			as(w.a, w.admin)(http.MethodPost, orgsPath(w.project)+"/"+doomed+"/invitations", map[string]any{"email": email, "role": "member"}).Expect(t, 201, nil)
+			token := orgInvitationLink.FindStringSubmatch(w.mailTo(t, email, 1).Text)[1]
+			as(w.a, w.admin)(http.MethodDelete, orgsPath(w.project)+"/"+doomed, nil).Expect(t, 200, nil)
+			accept(w.a, w.signUpAs(t, w.project, email, true), token).Expect(t, 404, map[string]any{"code": "not_found"})
+		})
 		if n := members(); n != before {
 			t.Errorf("%d members after refusals, want %d", n, before)
 		}

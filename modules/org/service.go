@@ -12,6 +12,7 @@ import (
 
 	"github.com/authcore/authcore/ent"
 	"github.com/authcore/authcore/ent/org"
+	"github.com/authcore/authcore/ent/orginvitation"
 	"github.com/authcore/authcore/ent/orgmember"
 	"github.com/authcore/authcore/ent/orgrole"
 	"github.com/authcore/authcore/platform/apperr"
@@ -252,7 +253,7 @@ func (s *Service) Update(ctx context.Context, a Actor, id string, name, slug *st
 	return viewOf(o), nil
 }
 
-// Delete removes an org and its members; n is how many members it had.
+// Delete removes an org, its members and its invitations; n is how many members it had.
 func (s *Service) Delete(ctx context.Context, a Actor, id string) (n int, err error) {
 	err = database.WithTx(ctx, s.ent, func(tx *ent.Tx) error {
 		o, err := row(ctx, tx.Org, a.Project, id)
@@ -260,6 +261,10 @@ func (s *Service) Delete(ctx context.Context, a Actor, id string) (n int, err er
 			return err
 		}
 		if n, err = tx.OrgMember.Delete().Where(orgmember.OrgID(o.ID), orgmember.ProjectID(a.Project)).Exec(ctx); err != nil {
+			return err
+		}
+		// Its invitations go with it: a link to an org that is no more makes no member.
+		if _, err := tx.OrgInvitation.Delete().Where(orginvitation.OrgID(o.ID), orginvitation.ProjectID(a.Project)).Exec(ctx); err != nil {
 			return err
 		}
 		if err := tx.Org.DeleteOne(o).Exec(ctx); err != nil {
