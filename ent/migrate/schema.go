@@ -787,6 +787,11 @@ var (
 				Unique:  false,
 				Columns: []*schema.Column{OrgInvitationsColumns[2], OrgInvitationsColumns[1]},
 			},
+			{
+				Name:    "orginvitation_email_created_at",
+				Unique:  false,
+				Columns: []*schema.Column{OrgInvitationsColumns[4], OrgInvitationsColumns[1]},
+			},
 		},
 	}
 	// OrgMembersColumns holds the columns for the "org_members" table.

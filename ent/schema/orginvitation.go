@@ -40,6 +40,8 @@ func (OrgInvitation) Indexes() []ent.Index {
 	return []ent.Index{
 		// The list and the one-pending-per-address check read an org's invitations.
 		index.Fields("org_id", "email"),
+		// The mail budgets count a project's, and an address's, recent invitations.
 		index.Fields("project_id", "created_at"),
+		index.Fields("email", "created_at"),
 	}
 }

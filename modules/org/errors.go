@@ -26,6 +26,8 @@ var (
 	errTooManyInvites    = apperr.Conflict("too_many_invitations", "an org has at most 100 pending invitations")
 	errInvitesRateLimit  = apperr.New(apperr.KindRateLimited, "rate_limited", "this project sent 20 org invitations in the last hour; retry later").
 				WithHeader("Retry-After", "3600")
+	errAddressRateLimit = apperr.New(apperr.KindRateLimited, "rate_limited", "this address was invited 3 times in the last hour; retry later").
+				WithHeader("Retry-After", "3600")
 	errInvitationGone    = apperr.NotFound("no pending invitation with that id in this org")
 	errInvitationUnknown = apperr.NotFound("no such invitation in this tenant")
 	errInvitationUsed    = apperr.Conflict("invitation_used", "this invitation has been accepted already")

@@ -31,6 +31,7 @@ const (
 	invitationTTL   = 7 * 24 * time.Hour
 	maxPending      = 100 // live invitations per org
 	invitesPerHour  = 20  // invitations per project in an hour: the mail a project may cause
+	addressPerHour  = 3   // invitations to one address in an hour, from any org of any project
 	invitationsPath = "/console/org-invite?token="
 
 	actionInvite       = "org.invitation_create"
@@ -134,6 +135,15 @@ func (s *Invitations) Invite(ctx context.Context, a Actor, orgID, email, role st
 		}
 		if recent >= invitesPerHour {
 			return errInvitesRateLimit
+		}
+		// An org admin is anyone a project let in: one address is not theirs to flood,
+		// even by revoking and inviting again.
+		toAddress, err := tx.OrgInvitation.Query().Where(orginvitation.Email(email), orginvitation.CreatedAtGT(now.Add(-time.Hour))).Count(ctx)
+		if err != nil {
+			return err
+		}
+		if toAddress >= addressPerHour {
+			return errAddressRateLimit
 		}
 		inv, err = tx.OrgInvitation.Create().SetProjectID(a.Project).SetOrgID(orgID).SetEmail(email).SetRole(role).
 			SetDigest(secret.DigestOf(token).Bytes()).SetCreatedBy(*a.ID).SetCreatedAt(now).SetExpiresAt(now.Add(invitationTTL)).Save(ctx)

@@ -245,6 +245,17 @@ func TestOrgInvitationRefusals(t *testing.T) {
 			w.a.Clock.Advance(7*24*time.Hour + time.Second)
 			accept(w.a, s, token).Expect(t, 409, map[string]any{"code": "invitation_expired"})
 		})
+		t.Run("one address flooded", func(t *testing.T) {
+			// Revoking and inviting again still counts: three mails an hour to an address.
+			email := strings.ToLower(apptest.UniqueEmail(t))
+			for i := 1; i <= 3; i++ {
+				w.invite(t, w.owner, email, "member", i)
+				id := w.a.Ent.OrgInvitation.Query().Where(orginvitation.Email(email), orginvitation.RevokedAtIsNil()).OnlyX(t.Context()).ID
+				as(w.a, w.owner)(http.MethodDelete, ownPath(w.orgA)+"/invitations/"+id, nil).Expect(t, 200, nil)
+			}
+			as(w.a, w.ownerB)(http.MethodPost, ownPath(w.orgB)+"/invitations", map[string]any{"email": email, "role": "member"}).
+				Expect(t, 429, map[string]any{"code": "rate_limited"})
+		})
 		t.Run("its org deleted", func(t *testing.T) {
 			doomed := as(w.a, w.admin)(http.MethodPost, orgsPath(w.project), map[string]any{"name": "Doomed"}).Expect(t, 201, nil)["id"].(string)
 			email := strings.ToLower(apptest.UniqueEmail(t))
