@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/authcore/authcore/ent/auditevent"
 	"github.com/authcore/authcore/internal/apptest"
 )
 
@@ -192,5 +193,16 @@ func TestOrgAdminsAgentTokens(t *testing.T) {
 			Expect(t, 200, map[string]any{"engine": "authcore", "ok": true, "tokenId": agent["id"]})
 		w.a.Do(apptest.Req{Method: http.MethodGet, Path: "/v1/auth-core/ai/me", Header: map[string]string{"Authorization": "Bearer " + minted["plaintext"].(string)}}).Expect(t, 401, nil)
 		w.do(w.ownerA, http.MethodDelete, orgAgents(w.orgA)+"/"+agent["id"].(string), nil).Expect(t, 404, map[string]any{"code": "revoke_failed"})
+
+		// The org's trail has its tokens' records, and only theirs.
+		for action, want := range map[string]int{"ai_token.create": 1, "ai_token.revoke": 1} {
+			evs := w.a.Ent.AuditEvent.Query().Where(auditevent.ProjectID(w.project), auditevent.Action(action), auditevent.OrgID(w.orgA)).AllX(t.Context())
+			if len(evs) != want || evs[0].Metadata["tokenId"] != agent["id"] || *evs[0].ActorID != w.ownerA.UserID {
+				t.Errorf("%s records of org A: %v", action, evs)
+			}
+		}
+		if n := w.a.Ent.AuditEvent.Query().Where(auditevent.ProjectID(w.project), auditevent.Action("ai_token.create"), auditevent.OrgIDIsNil()).CountX(t.Context()); n != 1 {
+			t.Errorf("%d records of unbound tokens' creation, want 1", n)
+		}
 	})
 }

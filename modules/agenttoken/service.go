@@ -84,6 +84,7 @@ func NewService(p Params) (*Service, error) {
 		Actions: "ai_token", IDField: "tokenId", BoundField: fieldDPoPJKT, Holder: audit.ActorAgentToken,
 	}, lifecycle.Hooks{
 		Answer: answer, Introspect: introspect,
+		Org:      func(r *lifecycle.Row) string { return r.String(fieldOrgID) },
 		NotFound: ErrNotFound, RollNotFound: ErrRollNotFound, Failed: failed,
 	})
 	if err != nil {

@@ -79,6 +79,7 @@ func NewService(p Params) (*Service, error) {
 		Answer: answer, Introspect: introspect, Label: productOf, Key: productOf,
 		Minted: s.minted, Rolled: s.rolled, Revoked: s.revoked,
 		CreateMetadata: createMetadata,
+		Org:            func(r *lifecycle.Row) string { return r.String(fieldOrgID) },
 		RollMetadata:   func(r *lifecycle.Row) map[string]any { return map[string]any{"product": productOf(r)} },
 		NotFound:       ErrNotFound,
 	})
