@@ -39,6 +39,7 @@ import (
 	"github.com/authcore/authcore/ent/orginvitation"
 	"github.com/authcore/authcore/ent/orgmember"
 	"github.com/authcore/authcore/ent/orgrole"
+	"github.com/authcore/authcore/ent/orgsetuplink"
 	"github.com/authcore/authcore/ent/project"
 	"github.com/authcore/authcore/ent/providerdomain"
 	"github.com/authcore/authcore/ent/refreshtoken"
@@ -147,6 +148,7 @@ func checkColumn(t, c string) error {
 			orginvitation.Table:              orginvitation.ValidColumn,
 			orgmember.Table:                  orgmember.ValidColumn,
 			orgrole.Table:                    orgrole.ValidColumn,
+			orgsetuplink.Table:               orgsetuplink.ValidColumn,
 			project.Table:                    project.ValidColumn,
 			providerdomain.Table:             providerdomain.ValidColumn,
 			refreshtoken.Table:               refreshtoken.ValidColumn,

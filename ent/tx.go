@@ -68,6 +68,8 @@ type Tx struct {
 	OrgMember *OrgMemberClient
 	// OrgRole is the client for interacting with the OrgRole builders.
 	OrgRole *OrgRoleClient
+	// OrgSetupLink is the client for interacting with the OrgSetupLink builders.
+	OrgSetupLink *OrgSetupLinkClient
 	// Project is the client for interacting with the Project builders.
 	Project *ProjectClient
 	// ProviderDomain is the client for interacting with the ProviderDomain builders.
@@ -268,6 +270,7 @@ func (tx *Tx) init() {
 	tx.OrgInvitation = NewOrgInvitationClient(tx.config)
 	tx.OrgMember = NewOrgMemberClient(tx.config)
 	tx.OrgRole = NewOrgRoleClient(tx.config)
+	tx.OrgSetupLink = NewOrgSetupLinkClient(tx.config)
 	tx.Project = NewProjectClient(tx.config)
 	tx.ProviderDomain = NewProviderDomainClient(tx.config)
 	tx.RefreshToken = NewRefreshTokenClient(tx.config)

@@ -78,7 +78,8 @@ func (s *Service) orgRoutes(g *guard.Guard) []httpserver.Route {
 	if s.orgs == nil {
 		return nil
 	}
-	guards := []fiber.Handler{g.Session(), g.OrgAdmin(s.orgs)}
+	// An org's own admins only: no setup link names its agents.
+	guards := []fiber.Handler{g.OrgAdmin(guard.IntentMembers)}
 	return httpserver.Collection("/v1/auth-core/orgs/:orgId/ai/agents", "tokenId", guards, s.orgList, g.Recently(s.orgCreate), s.orgRevoke)
 }
 

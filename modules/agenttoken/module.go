@@ -39,5 +39,5 @@ type Params struct {
 	Lifecycle lifecycle.Deps
 	Policies  policy.Source
 	// Orgs are the org module's (SPEC §26): absent without it.
-	Orgs identity.OrgRoles `optional:"true"`
+	Orgs identity.Orgs `optional:"true"`
 }

@@ -179,7 +179,7 @@ func TestOrgAdminsAgentTokens(t *testing.T) {
 			w.do(w.plainA, http.MethodDelete, orgAgents(w.orgA)+"/"+agent["id"].(string), nil).Expect(t, 403, nil)
 		})
 		t.Run("a dashboard session is no org admin", func(t *testing.T) {
-			w.do(w.admin, http.MethodGet, orgAgents(w.orgA), nil).Expect(t, 403, nil)
+			w.do(w.admin, http.MethodGet, orgAgents(w.orgA), nil).Expect(t, 404, map[string]any{"code": "not_found"})
 			w.do(nil, http.MethodGet, orgAgents(w.orgA), nil).Expect(t, 401, nil)
 		})
 		t.Run("another org's id in the body", func(t *testing.T) {

@@ -72,9 +72,9 @@ type Service struct {
 	life     *lifecycle.Lifecycle
 	policies policy.Source
 	clock    clock.Clock
-	// orgs says which orgs a project has and who administers them (SPEC §26); nil in a
-	// binary without the org module, where no token is bound to an org.
-	orgs identity.OrgRoles
+	// orgs says which orgs a project has (SPEC §26); nil in a binary without the org
+	// module, where no token is bound to an org.
+	orgs identity.Orgs
 }
 
 // NewService returns the service.

@@ -41,5 +41,5 @@ type Params struct {
 	Products  *product.Registry
 	Policies  policy.Source
 	// Orgs are the org module's (SPEC §26): absent without it.
-	Orgs identity.OrgRoles `optional:"true"`
+	Orgs identity.Orgs `optional:"true"`
 }

@@ -66,7 +66,7 @@ type Service struct {
 	policies policy.Source
 	clock    clock.Clock
 	// orgs says which orgs a project has (SPEC §26); nil without the org module.
-	orgs identity.OrgRoles
+	orgs identity.Orgs
 }
 
 // NewService returns the service.

@@ -15,6 +15,7 @@ import (
 	"github.com/authcore/authcore/platform/httpserver"
 	"github.com/authcore/authcore/platform/identity"
 	"github.com/authcore/authcore/platform/jsonbody"
+	"github.com/authcore/authcore/platform/ratelimit"
 )
 
 // The members each body may hold; any other is refused, so a typo never passes silently.
@@ -28,7 +29,9 @@ var (
 type handler struct {
 	svc     *Service
 	invites *Invitations
+	dir     Directory
 	guard   *guard.Guard
+	limits  *ratelimit.Limiters
 }
 
 // errNotTenantUser answers a dashboard session on the routes of a tenant's users.
@@ -47,7 +50,8 @@ func (h handler) routes() []httpserver.Route {
 		own   = mine + "/:orgId"
 	)
 	admin := []fiber.Handler{h.guard.Dashboard(), h.guard.ProjectRole(identity.RoleAdmin, guard.FromPath, nil)}
-	orgAdmin := []fiber.Handler{h.guard.Session(), h.guard.OrgAdmin(h.svc)}
+	// Only an org's own admins manage its people: no setup link names members.
+	orgAdmin := []fiber.Handler{h.guard.OrgAdmin(guard.IntentMembers)}
 	in := func(guards []fiber.Handler) func(method, path string, f fiber.Handler) httpserver.Route {
 		return func(method, path string, f fiber.Handler) httpserver.Route {
 			return httpserver.Route{Method: method, Path: path, Handlers: append(slices.Clone(guards), f)}
@@ -62,6 +66,10 @@ func (h handler) routes() []httpserver.Route {
 		r(http.MethodDelete, one, h.guard.Recently(h.remove)),
 		r(http.MethodGet, roles, h.roles),
 		r(http.MethodPut, roles, h.guard.Recently(h.putRoles)),
+		r(http.MethodPost, one+"/setup-links", h.guard.Recently(h.createSetupLink)),
+		{Method: http.MethodGet, Path: "/v1/auth-core/orgs/:orgId", Handlers: []fiber.Handler{h.guard.OrgAdmin(""), h.get}},
+		// The link is the credential; its budget is the sign-in attempts'.
+		{Method: http.MethodPost, Path: "/v1/auth-core/orgs/setup/open", Handlers: []fiber.Handler{h.limits.Attempts.Middleware(), h.openSetupLink}},
 		// A tenant user's own orgs, and the invitee's acceptance: any session of a tenant.
 		in([]fiber.Handler{h.guard.Session()})(http.MethodGet, mine, h.mine),
 		in([]fiber.Handler{h.guard.Session()})(http.MethodPost, mine+"/invitations/accept", h.accept),
@@ -85,7 +93,11 @@ func (h handler) routes() []httpserver.Route {
 }
 
 func actorOf(c *fiber.Ctx) Actor {
-	return Actor{ID: guard.ActorOf(c), Project: guard.ProjectOf(c), Origin: httpserver.Origin(c), OrgRole: guard.OrgRoleOf(c)}
+	a := Actor{ID: guard.ActorOf(c), Project: guard.ProjectOf(c), Origin: httpserver.Origin(c)}
+	if guard.OrgOf(c) != "" { // admitted by OrgAdmin, whose RoleOf is the org role
+		a.OrgRole = guard.RoleOf(c)
+	}
+	return a
 }
 
 // refuseUnknown fails each member of f that is not one of fields.
@@ -343,7 +355,7 @@ func (h handler) mine(c *fiber.Ctx) error {
 	if p.TenantID == identity.PublicTenant {
 		return errNotTenantUser
 	}
-	out, err := h.svc.OrgsOf(c.UserContext(), p.TenantID, p.UserID)
+	out, err := h.dir.OrgsOf(c.UserContext(), p.TenantID, p.UserID)
 	if err != nil {
 		return err
 	}

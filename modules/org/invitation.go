@@ -113,7 +113,7 @@ func (s *Invitations) Invite(ctx context.Context, a Actor, orgID, email, role st
 		if acc, ok, err := s.org.users.AccountByEmail(ctx, a.Project, email); err != nil {
 			return err
 		} else if ok {
-			if _, member, err := s.org.OrgRole(ctx, a.Project, orgID, acc.ID); err != nil || member {
+			if _, member, err := s.org.Membership(ctx, a.Project, orgID, acc.ID); err != nil || member {
 				return cmpErr(err, errAlreadyMember)
 			}
 		}

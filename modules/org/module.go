@@ -24,6 +24,7 @@ import (
 	"github.com/authcore/authcore/platform/httpserver"
 	"github.com/authcore/authcore/platform/identity"
 	"github.com/authcore/authcore/platform/mail"
+	"github.com/authcore/authcore/platform/ratelimit"
 	"github.com/authcore/authcore/platform/secret"
 )
 
@@ -32,11 +33,14 @@ import (
 //go:embed org.yaml
 var openAPI []byte
 
-// Module serves SPEC §26's project admins' and org admins' routes, and tells the guard of
-// every org admins' route who holds which role (identity.OrgRoles).
+// Module serves SPEC §26's project admins' and org admins' routes; it tells the guard
+// who holds which role (identity.OrgMemberships) and credentials which orgs exist
+// (identity.Orgs).
 var Module = fx.Module("org",
 	fx.Provide(fx.Private, newService, newInvitations),
-	fx.Provide(func(s *Service) identity.OrgRoles { return s }),
+	fx.Provide(fx.Private, func(c *ent.Client) Directory { return Directory{ent: c} }),
+	fx.Provide(func(s *Service) identity.OrgMemberships { return s }, func(s *Service) identity.OrgSetup { return s },
+		func(d Directory) identity.Orgs { return d }),
 	// An invitation's link is a secret of its own kind: revoked by whoever presents it
 	// (RFC 7009) or reports it leaked.
 	credential.AsKinds(func(s *Invitations) []credential.Kind {
@@ -46,8 +50,8 @@ var Module = fx.Module("org",
 		}}
 	}),
 	apidoc.AsFragment(func() (apidoc.Fragment, error) { return apidoc.YAML("org", openAPI) }),
-	httpserver.AsModuleRoutes("org", func(s *Service, inv *Invitations, g *guard.Guard) []httpserver.Route {
-		return handler{svc: s, invites: inv, guard: g}.routes()
+	httpserver.AsModuleRoutes("org", func(s *Service, inv *Invitations, d Directory, g *guard.Guard, l *ratelimit.Limiters) []httpserver.Route {
+		return handler{svc: s, invites: inv, dir: d, guard: g, limits: l}.routes()
 	}),
 )
 
@@ -66,7 +70,7 @@ type params struct {
 }
 
 func newService(p params) *Service {
-	return &Service{ent: p.Ent, audit: p.Audit, users: p.Users, emails: p.Emails, storage: p.DB.Storage}
+	return &Service{ent: p.Ent, audit: p.Audit, users: p.Users, emails: p.Emails, storage: p.DB.Storage, clock: p.Clock, selfURL: p.Config.SelfURL()}
 }
 
 func newInvitations(s *Service, p params) *Invitations {

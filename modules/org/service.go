@@ -17,6 +17,7 @@ import (
 	"github.com/authcore/authcore/ent/orgrole"
 	"github.com/authcore/authcore/platform/apperr"
 	"github.com/authcore/authcore/platform/audit"
+	"github.com/authcore/authcore/platform/clock"
 	"github.com/authcore/authcore/platform/config"
 	"github.com/authcore/authcore/platform/database"
 	"github.com/authcore/authcore/platform/identity"
@@ -159,6 +160,9 @@ type Service struct {
 	users   identity.ProvenUsers
 	emails  identity.Directory
 	storage config.Storage
+	clock   clock.Clock
+	// selfURL is where setup links point (config.SelfURL).
+	selfURL string
 }
 
 func (s *Service) record(ctx context.Context, tx *ent.Tx, a Actor, action, orgID string, md map[string]any) error {
@@ -484,59 +488,6 @@ func (s *Service) notLastOwner(ctx context.Context, tx *ent.Tx, project, orgID s
 		return errLastOwner
 	}
 	return nil
-}
-
-// OrgRole is identity.OrgRoles: userID's role in orgID of project, one indexed read.
-// Memberships carry the project and go with their org, so no org row is read.
-func (s *Service) OrgRole(ctx context.Context, project, orgID, userID string) (string, bool, error) {
-	m, err := s.ent.OrgMember.Query().Where(orgmember.OrgID(orgID), orgmember.UserID(userID), orgmember.ProjectID(project)).Only(ctx)
-	if ent.IsNotFound(err) {
-		return "", false, nil
-	}
-	if err != nil {
-		return "", false, err
-	}
-	return m.Role, true, nil
-}
-
-// OrgExists is identity.OrgRoles': whether orgID is an org of project.
-func (s *Service) OrgExists(ctx context.Context, project, orgID string) (bool, error) {
-	return s.ent.Org.Query().Where(org.ID(orgID), org.ProjectID(project)).Exist(ctx)
-}
-
-// MyOrg is one of a person's orgs with their role in it.
-type MyOrg struct {
-	Org
-	Role string `json:"role"`
-}
-
-// OrgsOf are the orgs of project userID is a member of, with their role, oldest
-// membership first.
-func (s *Service) OrgsOf(ctx context.Context, project, userID string) ([]MyOrg, error) {
-	ms, err := s.ent.OrgMember.Query().Where(orgmember.ProjectID(project), orgmember.UserID(userID)).
-		Order(ent.Asc(orgmember.FieldCreatedAt), ent.Asc(orgmember.FieldID)).All(ctx)
-	if err != nil {
-		return nil, err
-	}
-	ids := make([]string, len(ms))
-	for i, m := range ms {
-		ids[i] = m.OrgID
-	}
-	orgs, err := s.ent.Org.Query().Where(org.ProjectID(project), org.IDIn(ids...)).All(ctx)
-	if err != nil {
-		return nil, err
-	}
-	byID := make(map[string]*ent.Org, len(orgs))
-	for _, o := range orgs {
-		byID[o.ID] = o
-	}
-	out := make([]MyOrg, 0, len(ms))
-	for _, m := range ms {
-		if o, ok := byID[m.OrgID]; ok {
-			out = append(out, MyOrg{Org: viewOf(o), Role: m.Role})
-		}
-	}
-	return out, nil
 }
 
 // RemoveMember ends a membership.
