@@ -17,8 +17,10 @@ import (
 
 // The Organizations screen (SPEC §26), driven as a project admin would in headless
 // Chromium: an org is created, a second one with its slug refused with the reason shown;
+// a dashboard user is refused as a member, the reason shown;
 // one of the project's users is added by email as admin, made a member, and removed; the
-// project defines a role "billing" and another user is given it; a setup link is made and
+// project defines a role "billing", another user is given it, and the role cannot be
+// removed while held; the org is closed and opened again; a setup link is made and
 // its URL shown once; the org is renamed and re-slugged after a step-up, then deleted. The
 // API agrees at each step, and the screen fits a narrow phone.
 func TestConsoleOrgs(t *testing.T) {
@@ -83,6 +85,17 @@ func TestConsoleOrgs(t *testing.T) {
 	}
 	pg.Shot("org-slug-taken")
 
+	// A dashboard user is not one of the project's people: the panel says so.
+	pg.Do(browser.TypeInto("textbox", "Member email", admin.Email), browser.Click("button", "Add member"),
+		status("no such user in this project's tenant"))
+	if r := roleOf(acme); len(r) != 0 {
+		t.Fatalf("members after a refused add: %v", r)
+	}
+	// The refused form keeps what was typed; it is emptied for the next (SetValue refuses "").
+	if v := pg.Eval(`(() => { const i = document.querySelector('main input[name="Member email"]'); const v = i.value; i.value = ''; return v; })()`); v != admin.Email {
+		t.Fatalf("the refused add kept %q", v)
+	}
+
 	// Ann, a user of the project, added by email as admin; made a member; removed.
 	pg.Do(browser.TypeInto("textbox", "Member email", ann.Email), chromedp.SetValue(browser.Label("combobox", "Member role"), "admin", browser.ByRole("combobox", "Member role")),
 		browser.Click("button", "Add member"), status("Added "+ann.Email+" to Acme as admin."), browser.WaitFor("combobox", "Role of "+ann.Email))
@@ -127,6 +140,13 @@ func TestConsoleOrgs(t *testing.T) {
 		t.Fatalf("%d roles after a refused removal", n)
 	}
 	pg.Shot("org-roles")
+
+	// Closed and opened again from the list: the org is read back from the server.
+	pg.Do(browser.Click("button", "Close"), chromedp.WaitNotPresent(browser.Label("region", "Organization Acme"), browser.ByRole("region", "Organization Acme")),
+		browser.Click("button", "Open Acme"), browser.WaitFor("combobox", "Role of "+bob.Email))
+	if v := pg.Eval(`document.querySelector('[aria-label="Organization Acme"] td select').value`); v != "billing" {
+		t.Fatalf("Bob's role shown after opening Acme: %q", v)
+	}
 
 	// A setup link for domains and SSO: its URL is shown once, with a Copy button.
 	pg.Do(browser.Click("checkbox", "Verify domains"), browser.Click("checkbox", "Single sign-on (SAML or OIDC)"), browser.Click("button", "Create setup link"),
