@@ -38,8 +38,8 @@ const (
 	// million per mailed code).
 	maxCodeTries = 5
 	codePurpose  = "org-domain-code"
-	// ChallengePrefix is the label under which a domain's TXT proof is published.
-	ChallengePrefix = "_authcore-challenge."
+	// challengePrefix is the label under which a domain's TXT proof is published.
+	challengePrefix = "_authcore-challenge."
 	methodEmail     = "email"
 	methodDNS       = "dns"
 )
@@ -47,13 +47,6 @@ const (
 // proofMailboxes are the addresses whose holder speaks for a domain (the mailboxes CAs
 // accept for domain validation): any other address could be anyone's.
 var proofMailboxes = []string{"admin", "postmaster", "hostmaster", "webmaster"}
-
-var (
-	errDomainNotFound = apperr.NotFound("this org has no claim to this domain")
-	errDomainTaken    = apperr.Conflict("domain_taken", "another org of this project has verified this domain")
-	errNotProven      = apperr.BadRequest("domain_not_proven", "the domain is not proven")
-	errNoMail         = apperr.New(apperr.KindUnavailable, "mail_not_configured", "mail is not configured on this server: prove the domain by DNS")
-)
 
 //go:embed templates
 var templateFS embed.FS
@@ -118,7 +111,7 @@ type Domain struct {
 
 func domainView(r *ent.OrgDomain) Domain {
 	d := Domain{Domain: r.Domain, Status: "pending", Method: string(r.Method), Email: r.Email,
-		DNSRecord: DNSRecord{Name: ChallengePrefix + r.Domain, Type: "TXT", Value: r.DNSToken}}
+		DNSRecord: DNSRecord{Name: challengePrefix + r.Domain, Type: "TXT", Value: r.DNSToken}}
 	if r.VerifiedAt != nil {
 		t := r.VerifiedAt.UTC()
 		d.Status, d.VerifiedAt = "verified", &t
@@ -368,7 +361,7 @@ func (s *domains) VerifyDomain(ctx context.Context, a Actor, orgID, domain strin
 
 // txtHolds is why the challenge record of domain does not hold token, or "".
 func (s *domains) txtHolds(ctx context.Context, domain, token string) string {
-	name := ChallengePrefix + domain
+	name := challengePrefix + domain
 	values, err := s.lookupTXT(ctx, name)
 	switch {
 	case errors.Is(err, errNoRecord):

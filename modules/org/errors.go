@@ -12,4 +12,11 @@ var (
 	errSlugTaken     = apperr.Conflict("slug_taken", "another org of this project has this slug")
 	errAlreadyMember = apperr.Conflict("already_member", "the user is a member of this org already")
 	errRoleInUse     = apperr.Conflict("role_in_use", "members of the project's orgs hold a role this would remove: give them another role first")
+
+	errDomainNotFound = apperr.NotFound("this org has no claim to this domain")
+	// errDomainTaken: a project's domain is verified by at most one of its orgs (SPEC §26).
+	errDomainTaken = apperr.Conflict("domain_taken", "another org of this project has verified this domain")
+	// errNotProven answers every proof that failed; its "why" says which.
+	errNotProven = apperr.BadRequest("domain_not_proven", "the domain is not proven")
+	errNoMail    = apperr.New(apperr.KindUnavailable, "mail_not_configured", "mail is not configured on this server: prove the domain by DNS")
 )
