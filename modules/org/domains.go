@@ -34,8 +34,8 @@ const (
 	// claimTTL is how long a claim waits for its proof: long enough for a DNS change to
 	// go through a customer's change process.
 	claimTTL = 7 * 24 * time.Hour
-	// maxCodeTries wrong codes end a claim, so its 6 digits cannot be guessed (5 in a
-	// million per mailed code).
+	// maxCodeTries codes tried end a claim, so its 6 digits cannot be guessed (5 in a
+	// million per mailed code; claiming again mails a new one, so each 5 guesses cost a mail).
 	maxCodeTries = 5
 	codePurpose  = "org-domain-code"
 	// challengePrefix is the label under which a domain's TXT proof is published.

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/miekg/dns"
 	"go.uber.org/fx"
@@ -347,4 +348,31 @@ func TestDomainRefusals(t *testing.T) {
 	if got := w.a.Ent.OrgDomain.Query().Where(orgdomain.ProjectID(w.project)).OnlyX(t.Context()); got.Attempts != 0 {
 		t.Errorf("refused bodies counted as %d wrong codes", got.Attempts)
 	}
+}
+
+// A pending claim lapses after 7 days: its record proves nothing then, it is no longer
+// listed, and claiming again renews it.
+func TestDomainClaimsLapse(t *testing.T) {
+	apptest.ForEachStore(t, func(t *testing.T, st apptest.Store) {
+		w := newWorld(t, st)
+		domains := orgsPath(w.project) + "/" + w.org(t, w.project, "Acme") + "/domains"
+		claim := w.do(http.MethodPost, domains, map[string]any{"domain": "acme.example", "method": "dns"}).Expect(t, 201, nil)
+		w.zone.set("_authcore-challenge.acme.example", claim["dnsRecord"].(map[string]any)["value"].(string))
+
+		w.a.Clock.Advance(7*24*time.Hour + time.Second)
+		// The admin's session is long gone: a fresh sign-in.
+		s := w.a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/auth-core/signin", Body: map[string]any{"email": w.admin.Email, "password": w.admin.Password}}).Expect(t, 200, nil)
+		do := as(w.a, &apptest.Session{AccessToken: s["session"].(map[string]any)["accessToken"].(string)})
+		do(http.MethodPost, domains+"/acme.example/verify", nil).Expect(t, 400, map[string]any{"code": "domain_not_proven"})
+		if got := do(http.MethodGet, domains, nil).Expect(t, 200, nil)["domains"].([]any); len(got) != 0 {
+			t.Errorf("a lapsed claim is listed: %v", got)
+		}
+		renewed := do(http.MethodPost, domains, map[string]any{"domain": "acme.example", "method": "dns"}).Expect(t, 201, map[string]any{"status": "pending"})
+		value := renewed["dnsRecord"].(map[string]any)["value"].(string)
+		if value == claim["dnsRecord"].(map[string]any)["value"] {
+			t.Errorf("a renewed claim keeps its TXT value")
+		}
+		w.zone.set("_authcore-challenge.acme.example", value)
+		do(http.MethodPost, domains+"/acme.example/verify", nil).Expect(t, 200, map[string]any{"status": "verified"})
+	})
 }
