@@ -37,7 +37,9 @@ const (
 	// maxCodeTries codes tried end a claim, so its 6 digits cannot be guessed (5 in a
 	// million per mailed code; claiming again mails a new one, so each 5 guesses cost a mail).
 	maxCodeTries = 5
-	codePurpose  = "org-domain-code"
+	// renewAfter is how soon a claim whose codes are used up may be made again.
+	renewAfter  = time.Hour
+	codePurpose = "org-domain-code"
 	// challengePrefix is the label under which a domain's TXT proof is published.
 	challengePrefix = "_authcore-challenge."
 	methodEmail     = "email"
@@ -181,6 +183,13 @@ func (s *domains) ClaimDomain(ctx context.Context, a Actor, orgID, domain, metho
 		if existing != nil && existing.VerifiedAt != nil {
 			d, code = existing, ""
 			return nil
+		}
+		// A claim whose codes are used up is renewed an hour after it was made at the
+		// soonest: each renewal mails five more guesses, and they must stay few.
+		if existing != nil && existing.Attempts >= maxCodeTries {
+			if next := existing.ExpiresAt.Add(-claimTTL + renewAfter); now.Before(next) {
+				return errCodesUsedUp.With("retryAfter", next.UTC().Format(time.RFC3339))
+			}
 		}
 		var email, mac *string
 		if method == methodEmail {

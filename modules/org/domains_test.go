@@ -93,6 +93,13 @@ func newWorld(t *testing.T, st apptest.Store) *world {
 	return w
 }
 
+// signIn gives the admin a fresh session, after the clock ran past theirs.
+func (w *world) signIn(t *testing.T) {
+	t.Helper()
+	s := w.a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/auth-core/signin", Body: map[string]any{"email": w.admin.Email, "password": w.admin.Password}}).Expect(t, 200, nil)
+	w.admin.AccessToken = s["session"].(map[string]any)["accessToken"].(string)
+}
+
 func (w *world) org(t *testing.T, project, name string) string {
 	t.Helper()
 	return w.do(http.MethodPost, orgsPath(project), map[string]any{"name": name}).Expect(t, 201, nil)["id"].(string)
@@ -211,7 +218,12 @@ func TestDomains(t *testing.T) {
 			}
 			w.do(http.MethodPost, globexDomains+"/parallel.example/verify", map[string]any{"code": code}).Expect(t, 400, map[string]any{"code": "domain_not_proven"})
 		})
-		// A new claim mails a new code.
+		// A claim whose codes are used up is renewed an hour after it was made, not sooner:
+		// each renewal mails five more guesses.
+		w.do(http.MethodPost, globexDomains, map[string]any{"domain": "hooli.example", "method": "email", "email": "webmaster@hooli.example"}).
+			Expect(t, 429, map[string]any{"code": "too_many_attempts"})
+		w.a.Clock.Advance(time.Hour)
+		w.signIn(t)
 		w.do(http.MethodPost, globexDomains, map[string]any{"domain": "hooli.example", "method": "email", "email": "webmaster@hooli.example"}).Expect(t, 201, nil)
 		w.do(http.MethodPost, globexDomains+"/hooli.example/verify", map[string]any{"code": w.codeIn(t, 4, "webmaster@hooli.example")}).Expect(t, 200, map[string]any{"status": "verified"})
 
@@ -360,9 +372,8 @@ func TestDomainClaimsLapse(t *testing.T) {
 		w.zone.set("_authcore-challenge.acme.example", claim["dnsRecord"].(map[string]any)["value"].(string))
 
 		w.a.Clock.Advance(7*24*time.Hour + time.Second)
-		// The admin's session is long gone: a fresh sign-in.
-		s := w.a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/auth-core/signin", Body: map[string]any{"email": w.admin.Email, "password": w.admin.Password}}).Expect(t, 200, nil)
-		do := as(w.a, &apptest.Session{AccessToken: s["session"].(map[string]any)["accessToken"].(string)})
+		w.signIn(t)
+		do := w.do
 		do(http.MethodPost, domains+"/acme.example/verify", nil).Expect(t, 400, map[string]any{"code": "domain_not_proven"})
 		if got := do(http.MethodGet, domains, nil).Expect(t, 200, nil)["domains"].([]any); len(got) != 0 {
 			t.Errorf("a lapsed claim is listed: %v", got)

@@ -17,6 +17,7 @@ var (
 	// errDomainTaken: a project's domain is verified by at most one of its orgs (SPEC §26).
 	errDomainTaken = apperr.Conflict("domain_taken", "another org of this project has verified this domain")
 	// errNotProven answers every proof that failed; its "why" says which.
-	errNotProven = apperr.BadRequest("domain_not_proven", "the domain is not proven")
-	errNoMail    = apperr.New(apperr.KindUnavailable, "mail_not_configured", "mail is not configured on this server: prove the domain by DNS")
+	errNotProven   = apperr.BadRequest("domain_not_proven", "the domain is not proven")
+	errCodesUsedUp = apperr.New(apperr.KindRateLimited, "too_many_attempts", "five codes were tried for this claim: claim the domain again an hour after it was made")
+	errNoMail      = apperr.New(apperr.KindUnavailable, "mail_not_configured", "mail is not configured on this server: prove the domain by DNS")
 )
