@@ -145,7 +145,7 @@ func takenByOther(ctx context.Context, c *ent.OrgDomainClient, project, orgID, d
 }
 
 // ClaimDomain claims domain for an org, or renews its pending claim (a new code and
-// record, the wrong codes forgotten). A domain the org has verified stays as it is.
+// record; the codes tried are forgotten an hour after the last claim). A domain the org has verified stays as it is.
 // method email mails a code to addr, which checkProofAddress has passed.
 func (s *domains) ClaimDomain(ctx context.Context, a Actor, orgID, domain, method, addr string) (Domain, error) {
 	if method == methodEmail && !s.mail.Configured() {
@@ -184,11 +184,15 @@ func (s *domains) ClaimDomain(ctx context.Context, a Actor, orgID, domain, metho
 			d, code = existing, ""
 			return nil
 		}
-		// A claim whose codes are used up is renewed an hour after it was made at the
-		// soonest: each renewal mails five more guesses, and they must stay few.
-		if existing != nil && existing.Attempts >= maxCodeTries {
+		// Codes tried count for an hour from the claim, across renewals: renewing must not
+		// buy guesses faster than five an hour, so a claim whose codes are used up is
+		// renewed only when that hour is over.
+		attempts := 0
+		if existing != nil {
 			if next := existing.ExpiresAt.Add(-claimTTL + renewAfter); now.Before(next) {
-				return errCodesUsedUp.With("retryAfter", next.UTC().Format(time.RFC3339))
+				if attempts = existing.Attempts; attempts >= maxCodeTries {
+					return errCodesUsedUp.With("retryAfter", next.UTC().Format(time.RFC3339))
+				}
 			}
 		}
 		var email, mac *string
@@ -199,7 +203,7 @@ func (s *domains) ClaimDomain(ctx context.Context, a Actor, orgID, domain, metho
 		if existing != nil {
 			renewed = true
 			d, err = tx.OrgDomain.UpdateOne(existing).SetMethod(orgdomain.Method(method)).SetNillableEmail(email).SetNillableCodeMAC(mac).
-				SetAttempts(0).SetDNSToken(token).SetExpiresAt(now.Add(claimTTL)).Save(ctx)
+				SetAttempts(attempts).SetDNSToken(token).SetExpiresAt(now.Add(claimTTL)).Save(ctx)
 			if err == nil && email == nil {
 				d, err = tx.OrgDomain.UpdateOne(d).ClearEmail().ClearCodeMAC().Save(ctx)
 			}

@@ -226,6 +226,19 @@ func TestDomains(t *testing.T) {
 		w.signIn(t)
 		w.do(http.MethodPost, globexDomains, map[string]any{"domain": "hooli.example", "method": "email", "email": "webmaster@hooli.example"}).Expect(t, 201, nil)
 		w.do(http.MethodPost, globexDomains+"/hooli.example/verify", map[string]any{"code": w.codeIn(t, 4, "webmaster@hooli.example")}).Expect(t, 200, map[string]any{"status": "verified"})
+		// Within the hour, renewing keeps the count of codes tried.
+		t.Run("renewing keeps the codes tried", func(t *testing.T) {
+			renew := func() {
+				w.do(http.MethodPost, globexDomains, map[string]any{"domain": "renew.example", "method": "email", "email": "admin@renew.example"}).Expect(t, 201, nil)
+			}
+			renew()
+			w.do(http.MethodPost, globexDomains+"/renew.example/verify", map[string]any{"code": wrong(w.codeIn(t, 5, "admin@renew.example"))}).
+				Expect(t, 400, map[string]any{"attemptsLeft": float64(4)})
+			renew()
+			w.do(http.MethodPost, globexDomains+"/renew.example/verify", map[string]any{"code": wrong(w.codeIn(t, 6, "admin@renew.example"))}).
+				Expect(t, 400, map[string]any{"attemptsLeft": float64(3)})
+			w.do(http.MethodDelete, globexDomains+"/renew.example", nil).Expect(t, 200, nil)
+		})
 
 		list := w.do(http.MethodGet, acmeDomains, nil).Expect(t, 200, nil)["domains"].([]any)
 		if len(list) != 2 || list[0].(map[string]any)["domain"] != "acme.example" || list[1].(map[string]any)["status"] != "verified" {
