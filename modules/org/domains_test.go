@@ -319,6 +319,12 @@ func TestDomainsAreTheProjectAdmins(t *testing.T) {
 			// Through their own project, the org is not found.
 			odo(r.method, strings.Replace(r.path, w.project, otherProject, 1), r.body).Expect(t, 404, map[string]any{"code": "not_found"})
 		}
+		// A developer of the project is no admin.
+		dev := w.a.SignUp(t)
+		w.a.AddMember(t, w.admin, w.project, dev, "developer")
+		as(w.a, dev)(http.MethodGet, one+"/domains", nil).Expect(t, 403, nil)
+		as(w.a, dev)(http.MethodPost, one+"/domains", map[string]any{"domain": "dev.example", "method": "dns"}).Expect(t, 403, nil)
+		as(w.a, dev)(http.MethodPut, one+"/policy", policy).Expect(t, 403, nil)
 		if n := w.a.Ent.OrgDomain.Query().Where(orgdomain.ProjectID(w.project)).CountX(t.Context()); n != 1 {
 			t.Errorf("%d claims after another project's attempts, want 1", n)
 		}
@@ -399,4 +405,54 @@ func TestDomainClaimsLapse(t *testing.T) {
 		w.zone.set("_authcore-challenge.acme.example", value)
 		do(http.MethodPost, domains+"/acme.example/verify", nil).Expect(t, 200, map[string]any{"status": "verified"})
 	})
+}
+
+// Two orgs proving one domain at once: exactly one holds it verified, the other is told
+// domain_taken.
+func TestDomainVerifiedByOneOrgUnderRaces(t *testing.T) {
+	apptest.ForEachStore(t, func(t *testing.T, st apptest.Store) {
+		w := newWorld(t, st)
+		for round := range 3 {
+			domain := "race" + string(rune('a'+round)) + ".example"
+			var paths, values []string
+			for i := range 2 {
+				path := orgsPath(w.project) + "/" + w.org(t, w.project, domain+string(rune('a'+i))) + "/domains"
+				c := w.do(http.MethodPost, path, map[string]any{"domain": domain, "method": "dns"}).Expect(t, 201, nil)
+				paths, values = append(paths, path), append(values, c["dnsRecord"].(map[string]any)["value"].(string))
+			}
+			w.zone.set("_authcore-challenge."+domain, values...)
+			statuses := make([]int, 2)
+			var wg sync.WaitGroup
+			for i := range paths {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					statuses[i] = w.do(http.MethodPost, paths[i]+"/"+domain+"/verify", nil).Status
+				}()
+			}
+			wg.Wait()
+			if !(statuses[0] == 200 && statuses[1] == 409 || statuses[0] == 409 && statuses[1] == 200) {
+				t.Errorf("%s: verifications answered %v, want one 200 and one 409", domain, statuses)
+			}
+			if n := w.a.Ent.OrgDomain.Query().Where(orgdomain.ProjectID(w.project), orgdomain.Domain(domain), orgdomain.VerifiedAtNotNil()).CountX(t.Context()); n != 1 {
+				t.Errorf("%s verified by %d orgs", domain, n)
+			}
+		}
+	})
+}
+
+// Without mail, a code cannot be sent: the claim by mail is refused (and stores nothing),
+// the claim by DNS still works.
+func TestDomainByMailNeedsMail(t *testing.T) {
+	a := apptest.Start(t, apptest.Stores(t)[0])
+	admin := a.SignUp(t)
+	project := a.CreateProject(t, admin)
+	do := as(a, admin)
+	domains := orgsPath(project) + "/" + do(http.MethodPost, orgsPath(project), map[string]any{"name": "Acme"}).Expect(t, 201, nil)["id"].(string) + "/domains"
+	do(http.MethodPost, domains, map[string]any{"domain": "acme.example", "method": "email", "email": "admin@acme.example"}).
+		Expect(t, 503, map[string]any{"code": "mail_not_configured"})
+	if n := a.Ent.OrgDomain.Query().Where(orgdomain.ProjectID(project)).CountX(t.Context()); n != 0 {
+		t.Errorf("%d claims stored", n)
+	}
+	do(http.MethodPost, domains, map[string]any{"domain": "acme.example", "method": "dns"}).Expect(t, 201, map[string]any{"status": "pending"})
 }
