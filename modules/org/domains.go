@@ -220,6 +220,9 @@ func (s *domains) ClaimDomain(ctx context.Context, a Actor, orgID, domain, metho
 		}
 		return s.record(ctx, tx, a, actionDomainAdd, orgID, md)
 	})
+	if ent.IsConstraintError(err) { // the same claim made at the same moment
+		return Domain{}, errClaimRaced
+	}
 	if err != nil {
 		return Domain{}, err
 	}
