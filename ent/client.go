@@ -42,6 +42,7 @@ import (
 	"github.com/authcore/authcore/ent/orgmember"
 	"github.com/authcore/authcore/ent/orgpolicy"
 	"github.com/authcore/authcore/ent/orgrole"
+	"github.com/authcore/authcore/ent/orgsetuplink"
 	"github.com/authcore/authcore/ent/project"
 	"github.com/authcore/authcore/ent/providerdomain"
 	"github.com/authcore/authcore/ent/refreshtoken"
@@ -128,6 +129,8 @@ type Client struct {
 	OrgPolicy *OrgPolicyClient
 	// OrgRole is the client for interacting with the OrgRole builders.
 	OrgRole *OrgRoleClient
+	// OrgSetupLink is the client for interacting with the OrgSetupLink builders.
+	OrgSetupLink *OrgSetupLinkClient
 	// Project is the client for interacting with the Project builders.
 	Project *ProjectClient
 	// ProviderDomain is the client for interacting with the ProviderDomain builders.
@@ -209,6 +212,7 @@ func (c *Client) init() {
 	c.OrgMember = NewOrgMemberClient(c.config)
 	c.OrgPolicy = NewOrgPolicyClient(c.config)
 	c.OrgRole = NewOrgRoleClient(c.config)
+	c.OrgSetupLink = NewOrgSetupLinkClient(c.config)
 	c.Project = NewProjectClient(c.config)
 	c.ProviderDomain = NewProviderDomainClient(c.config)
 	c.RefreshToken = NewRefreshTokenClient(c.config)
@@ -350,6 +354,7 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		OrgMember:                  NewOrgMemberClient(cfg),
 		OrgPolicy:                  NewOrgPolicyClient(cfg),
 		OrgRole:                    NewOrgRoleClient(cfg),
+		OrgSetupLink:               NewOrgSetupLinkClient(cfg),
 		Project:                    NewProjectClient(cfg),
 		ProviderDomain:             NewProviderDomainClient(cfg),
 		RefreshToken:               NewRefreshTokenClient(cfg),
@@ -418,6 +423,7 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		OrgMember:                  NewOrgMemberClient(cfg),
 		OrgPolicy:                  NewOrgPolicyClient(cfg),
 		OrgRole:                    NewOrgRoleClient(cfg),
+		OrgSetupLink:               NewOrgSetupLinkClient(cfg),
 		Project:                    NewProjectClient(cfg),
 		ProviderDomain:             NewProviderDomainClient(cfg),
 		RefreshToken:               NewRefreshTokenClient(cfg),
@@ -474,12 +480,12 @@ func (c *Client) Use(hooks ...Hook) {
 		c.GrantRefreshToken, c.Identity, c.Invitation, c.LogoutDelivery,
 		c.MFAChallenge, c.MFAFactor, c.MFARecoveryCode, c.Membership,
 		c.OAuthAuthorization, c.OAuthClient, c.OAuthCode, c.OAuthGrant, c.Org,
-		c.OrgDomain, c.OrgMember, c.OrgPolicy, c.OrgRole, c.Project, c.ProviderDomain,
-		c.RefreshToken, c.RegistrationToken, c.Resource, c.RevokedAccessToken,
-		c.S3Credential, c.Session, c.SignInBudget, c.SignInMethods, c.SignInProvider,
-		c.SigningKey, c.TrustedAuthorizationServer, c.TrustedIssuer, c.UsageCount,
-		c.UsedAssertion, c.User, c.UserToken, c.VaultConnection, c.Webhook,
-		c.WebhookDelivery,
+		c.OrgDomain, c.OrgMember, c.OrgPolicy, c.OrgRole, c.OrgSetupLink, c.Project,
+		c.ProviderDomain, c.RefreshToken, c.RegistrationToken, c.Resource,
+		c.RevokedAccessToken, c.S3Credential, c.Session, c.SignInBudget,
+		c.SignInMethods, c.SignInProvider, c.SigningKey, c.TrustedAuthorizationServer,
+		c.TrustedIssuer, c.UsageCount, c.UsedAssertion, c.User, c.UserToken,
+		c.VaultConnection, c.Webhook, c.WebhookDelivery,
 	} {
 		n.Use(hooks...)
 	}
@@ -495,12 +501,12 @@ func (c *Client) Intercept(interceptors ...Interceptor) {
 		c.GrantRefreshToken, c.Identity, c.Invitation, c.LogoutDelivery,
 		c.MFAChallenge, c.MFAFactor, c.MFARecoveryCode, c.Membership,
 		c.OAuthAuthorization, c.OAuthClient, c.OAuthCode, c.OAuthGrant, c.Org,
-		c.OrgDomain, c.OrgMember, c.OrgPolicy, c.OrgRole, c.Project, c.ProviderDomain,
-		c.RefreshToken, c.RegistrationToken, c.Resource, c.RevokedAccessToken,
-		c.S3Credential, c.Session, c.SignInBudget, c.SignInMethods, c.SignInProvider,
-		c.SigningKey, c.TrustedAuthorizationServer, c.TrustedIssuer, c.UsageCount,
-		c.UsedAssertion, c.User, c.UserToken, c.VaultConnection, c.Webhook,
-		c.WebhookDelivery,
+		c.OrgDomain, c.OrgMember, c.OrgPolicy, c.OrgRole, c.OrgSetupLink, c.Project,
+		c.ProviderDomain, c.RefreshToken, c.RegistrationToken, c.Resource,
+		c.RevokedAccessToken, c.S3Credential, c.Session, c.SignInBudget,
+		c.SignInMethods, c.SignInProvider, c.SigningKey, c.TrustedAuthorizationServer,
+		c.TrustedIssuer, c.UsageCount, c.UsedAssertion, c.User, c.UserToken,
+		c.VaultConnection, c.Webhook, c.WebhookDelivery,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -565,6 +571,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.OrgPolicy.mutate(ctx, m)
 	case *OrgRoleMutation:
 		return c.OrgRole.mutate(ctx, m)
+	case *OrgSetupLinkMutation:
+		return c.OrgSetupLink.mutate(ctx, m)
 	case *ProjectMutation:
 		return c.Project.mutate(ctx, m)
 	case *ProviderDomainMutation:
@@ -4336,6 +4344,139 @@ func (c *OrgRoleClient) mutate(ctx context.Context, m *OrgRoleMutation) (Value, 
 	}
 }
 
+// OrgSetupLinkClient is a client for the OrgSetupLink schema.
+type OrgSetupLinkClient struct {
+	config
+}
+
+// NewOrgSetupLinkClient returns a client for the OrgSetupLink from the given config.
+func NewOrgSetupLinkClient(c config) *OrgSetupLinkClient {
+	return &OrgSetupLinkClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `orgsetuplink.Hooks(f(g(h())))`.
+func (c *OrgSetupLinkClient) Use(hooks ...Hook) {
+	c.hooks.OrgSetupLink = append(c.hooks.OrgSetupLink, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `orgsetuplink.Intercept(f(g(h())))`.
+func (c *OrgSetupLinkClient) Intercept(interceptors ...Interceptor) {
+	c.inters.OrgSetupLink = append(c.inters.OrgSetupLink, interceptors...)
+}
+
+// Create returns a builder for creating a OrgSetupLink entity.
+func (c *OrgSetupLinkClient) Create() *OrgSetupLinkCreate {
+	mutation := newOrgSetupLinkMutation(c.config, OpCreate)
+	return &OrgSetupLinkCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of OrgSetupLink entities.
+func (c *OrgSetupLinkClient) CreateBulk(builders ...*OrgSetupLinkCreate) *OrgSetupLinkCreateBulk {
+	return &OrgSetupLinkCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *OrgSetupLinkClient) MapCreateBulk(slice any, setFunc func(*OrgSetupLinkCreate, int)) *OrgSetupLinkCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &OrgSetupLinkCreateBulk{err: fmt.Errorf("calling to OrgSetupLinkClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*OrgSetupLinkCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &OrgSetupLinkCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for OrgSetupLink.
+func (c *OrgSetupLinkClient) Update() *OrgSetupLinkUpdate {
+	mutation := newOrgSetupLinkMutation(c.config, OpUpdate)
+	return &OrgSetupLinkUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *OrgSetupLinkClient) UpdateOne(_m *OrgSetupLink) *OrgSetupLinkUpdateOne {
+	mutation := newOrgSetupLinkMutation(c.config, OpUpdateOne, withOrgSetupLink(_m))
+	return &OrgSetupLinkUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *OrgSetupLinkClient) UpdateOneID(id string) *OrgSetupLinkUpdateOne {
+	mutation := newOrgSetupLinkMutation(c.config, OpUpdateOne, withOrgSetupLinkID(id))
+	return &OrgSetupLinkUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for OrgSetupLink.
+func (c *OrgSetupLinkClient) Delete() *OrgSetupLinkDelete {
+	mutation := newOrgSetupLinkMutation(c.config, OpDelete)
+	return &OrgSetupLinkDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *OrgSetupLinkClient) DeleteOne(_m *OrgSetupLink) *OrgSetupLinkDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *OrgSetupLinkClient) DeleteOneID(id string) *OrgSetupLinkDeleteOne {
+	builder := c.Delete().Where(orgsetuplink.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &OrgSetupLinkDeleteOne{builder}
+}
+
+// Query returns a query builder for OrgSetupLink.
+func (c *OrgSetupLinkClient) Query() *OrgSetupLinkQuery {
+	return &OrgSetupLinkQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeOrgSetupLink},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a OrgSetupLink entity by its id.
+func (c *OrgSetupLinkClient) Get(ctx context.Context, id string) (*OrgSetupLink, error) {
+	return c.Query().Where(orgsetuplink.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *OrgSetupLinkClient) GetX(ctx context.Context, id string) *OrgSetupLink {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *OrgSetupLinkClient) Hooks() []Hook {
+	return c.hooks.OrgSetupLink
+}
+
+// Interceptors returns the client interceptors.
+func (c *OrgSetupLinkClient) Interceptors() []Interceptor {
+	return c.inters.OrgSetupLink
+}
+
+func (c *OrgSetupLinkClient) mutate(ctx context.Context, m *OrgSetupLinkMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&OrgSetupLinkCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&OrgSetupLinkUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&OrgSetupLinkUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&OrgSetupLinkDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown OrgSetupLink mutation op: %q", m.Op())
+	}
+}
+
 // ProjectClient is a client for the Project schema.
 type ProjectClient struct {
 	config
@@ -7137,11 +7278,11 @@ type (
 		FederationFlow, GrantRefreshToken, Identity, Invitation, LogoutDelivery,
 		MFAChallenge, MFAFactor, MFARecoveryCode, Membership, OAuthAuthorization,
 		OAuthClient, OAuthCode, OAuthGrant, Org, OrgDomain, OrgMember, OrgPolicy,
-		OrgRole, Project, ProviderDomain, RefreshToken, RegistrationToken, Resource,
-		RevokedAccessToken, S3Credential, Session, SignInBudget, SignInMethods,
-		SignInProvider, SigningKey, TrustedAuthorizationServer, TrustedIssuer,
-		UsageCount, UsedAssertion, User, UserToken, VaultConnection, Webhook,
-		WebhookDelivery []ent.Hook
+		OrgRole, OrgSetupLink, Project, ProviderDomain, RefreshToken,
+		RegistrationToken, Resource, RevokedAccessToken, S3Credential, Session,
+		SignInBudget, SignInMethods, SignInProvider, SigningKey,
+		TrustedAuthorizationServer, TrustedIssuer, UsageCount, UsedAssertion, User,
+		UserToken, VaultConnection, Webhook, WebhookDelivery []ent.Hook
 	}
 	inters struct {
 		AppSession, AuditEvent, AuditStream, AuthClient, AuthorizationDetailType,
@@ -7149,11 +7290,11 @@ type (
 		FederationFlow, GrantRefreshToken, Identity, Invitation, LogoutDelivery,
 		MFAChallenge, MFAFactor, MFARecoveryCode, Membership, OAuthAuthorization,
 		OAuthClient, OAuthCode, OAuthGrant, Org, OrgDomain, OrgMember, OrgPolicy,
-		OrgRole, Project, ProviderDomain, RefreshToken, RegistrationToken, Resource,
-		RevokedAccessToken, S3Credential, Session, SignInBudget, SignInMethods,
-		SignInProvider, SigningKey, TrustedAuthorizationServer, TrustedIssuer,
-		UsageCount, UsedAssertion, User, UserToken, VaultConnection, Webhook,
-		WebhookDelivery []ent.Interceptor
+		OrgRole, OrgSetupLink, Project, ProviderDomain, RefreshToken,
+		RegistrationToken, Resource, RevokedAccessToken, S3Credential, Session,
+		SignInBudget, SignInMethods, SignInProvider, SigningKey,
+		TrustedAuthorizationServer, TrustedIssuer, UsageCount, UsedAssertion, User,
+		UserToken, VaultConnection, Webhook, WebhookDelivery []ent.Interceptor
 	}
 )
 

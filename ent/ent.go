@@ -40,6 +40,7 @@ import (
 	"github.com/authcore/authcore/ent/orgmember"
 	"github.com/authcore/authcore/ent/orgpolicy"
 	"github.com/authcore/authcore/ent/orgrole"
+	"github.com/authcore/authcore/ent/orgsetuplink"
 	"github.com/authcore/authcore/ent/project"
 	"github.com/authcore/authcore/ent/providerdomain"
 	"github.com/authcore/authcore/ent/refreshtoken"
@@ -149,6 +150,7 @@ func checkColumn(t, c string) error {
 			orgmember.Table:                  orgmember.ValidColumn,
 			orgpolicy.Table:                  orgpolicy.ValidColumn,
 			orgrole.Table:                    orgrole.ValidColumn,
+			orgsetuplink.Table:               orgsetuplink.ValidColumn,
 			project.Table:                    project.ValidColumn,
 			providerdomain.Table:             providerdomain.ValidColumn,
 			refreshtoken.Table:               refreshtoken.ValidColumn,

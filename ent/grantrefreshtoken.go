@@ -45,7 +45,9 @@ type GrantRefreshToken struct {
 	// Amr holds the value of the "amr" field.
 	Amr []string `json:"amr,omitempty"`
 	// Sid holds the value of the "sid" field.
-	Sid          string `json:"sid,omitempty"`
+	Sid string `json:"sid,omitempty"`
+	// OrgID holds the value of the "org_id" field.
+	OrgID        string `json:"org_id,omitempty"`
 	selectValues sql.SelectValues
 }
 
@@ -56,7 +58,7 @@ func (*GrantRefreshToken) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case grantrefreshtoken.FieldDigest, grantrefreshtoken.FieldScopes, grantrefreshtoken.FieldResources, grantrefreshtoken.FieldAmr:
 			values[i] = new([]byte)
-		case grantrefreshtoken.FieldID, grantrefreshtoken.FieldGrantID, grantrefreshtoken.FieldClientID, grantrefreshtoken.FieldSuccessor, grantrefreshtoken.FieldJkt, grantrefreshtoken.FieldSid:
+		case grantrefreshtoken.FieldID, grantrefreshtoken.FieldGrantID, grantrefreshtoken.FieldClientID, grantrefreshtoken.FieldSuccessor, grantrefreshtoken.FieldJkt, grantrefreshtoken.FieldSid, grantrefreshtoken.FieldOrgID:
 			values[i] = new(sql.NullString)
 		case grantrefreshtoken.FieldCreatedAt, grantrefreshtoken.FieldExpiresAt, grantrefreshtoken.FieldFamilyExpiresAt, grantrefreshtoken.FieldRotatedAt, grantrefreshtoken.FieldAuthTime:
 			values[i] = new(sql.NullTime)
@@ -174,6 +176,12 @@ func (_m *GrantRefreshToken) assignValues(columns []string, values []any) error 
 			} else if value.Valid {
 				_m.Sid = value.String
 			}
+		case grantrefreshtoken.FieldOrgID:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field org_id", values[i])
+			} else if value.Valid {
+				_m.OrgID = value.String
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -254,6 +262,9 @@ func (_m *GrantRefreshToken) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("sid=")
 	builder.WriteString(_m.Sid)
+	builder.WriteString(", ")
+	builder.WriteString("org_id=")
+	builder.WriteString(_m.OrgID)
 	builder.WriteByte(')')
 	return builder.String()
 }

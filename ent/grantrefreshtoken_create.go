@@ -155,6 +155,20 @@ func (_c *GrantRefreshTokenCreate) SetNillableSid(v *string) *GrantRefreshTokenC
 	return _c
 }
 
+// SetOrgID sets the "org_id" field.
+func (_c *GrantRefreshTokenCreate) SetOrgID(v string) *GrantRefreshTokenCreate {
+	_c.mutation.SetOrgID(v)
+	return _c
+}
+
+// SetNillableOrgID sets the "org_id" field if the given value is not nil.
+func (_c *GrantRefreshTokenCreate) SetNillableOrgID(v *string) *GrantRefreshTokenCreate {
+	if v != nil {
+		_c.SetOrgID(*v)
+	}
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *GrantRefreshTokenCreate) SetID(v string) *GrantRefreshTokenCreate {
 	_c.mutation.SetID(v)
@@ -352,6 +366,10 @@ func (_c *GrantRefreshTokenCreate) createSpec() (*GrantRefreshToken, *sqlgraph.C
 		_spec.SetField(grantrefreshtoken.FieldSid, field.TypeString, value)
 		_node.Sid = value
 	}
+	if value, ok := _c.mutation.OrgID(); ok {
+		_spec.SetField(grantrefreshtoken.FieldOrgID, field.TypeString, value)
+		_node.OrgID = value
+	}
 	return _node, _spec
 }
 
@@ -492,6 +510,9 @@ func (u *GrantRefreshTokenUpsertOne) UpdateNewValues() *GrantRefreshTokenUpsertO
 		}
 		if _, exists := u.create.mutation.Sid(); exists {
 			s.SetIgnore(grantrefreshtoken.FieldSid)
+		}
+		if _, exists := u.create.mutation.OrgID(); exists {
+			s.SetIgnore(grantrefreshtoken.FieldOrgID)
 		}
 	}))
 	return u
@@ -784,6 +805,9 @@ func (u *GrantRefreshTokenUpsertBulk) UpdateNewValues() *GrantRefreshTokenUpsert
 			}
 			if _, exists := b.mutation.Sid(); exists {
 				s.SetIgnore(grantrefreshtoken.FieldSid)
+			}
+			if _, exists := b.mutation.OrgID(); exists {
+				s.SetIgnore(grantrefreshtoken.FieldOrgID)
 			}
 		}
 	}))

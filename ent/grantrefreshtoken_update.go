@@ -133,6 +133,9 @@ func (_u *GrantRefreshTokenUpdate) sqlSave(ctx context.Context) (_node int, err 
 	if _u.mutation.SidCleared() {
 		_spec.ClearField(grantrefreshtoken.FieldSid, field.TypeString)
 	}
+	if _u.mutation.OrgIDCleared() {
+		_spec.ClearField(grantrefreshtoken.FieldOrgID, field.TypeString)
+	}
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
 			err = &NotFoundError{grantrefreshtoken.Label}
@@ -287,6 +290,9 @@ func (_u *GrantRefreshTokenUpdateOne) sqlSave(ctx context.Context) (_node *Grant
 	}
 	if _u.mutation.SidCleared() {
 		_spec.ClearField(grantrefreshtoken.FieldSid, field.TypeString)
+	}
+	if _u.mutation.OrgIDCleared() {
+		_spec.ClearField(grantrefreshtoken.FieldOrgID, field.TypeString)
 	}
 	_node = &GrantRefreshToken{config: _u.config}
 	_spec.Assign = _node.assignValues

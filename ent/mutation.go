@@ -39,6 +39,7 @@ import (
 	"github.com/authcore/authcore/ent/orgmember"
 	"github.com/authcore/authcore/ent/orgpolicy"
 	"github.com/authcore/authcore/ent/orgrole"
+	"github.com/authcore/authcore/ent/orgsetuplink"
 	"github.com/authcore/authcore/ent/predicate"
 	"github.com/authcore/authcore/ent/project"
 	"github.com/authcore/authcore/ent/providerdomain"
@@ -100,6 +101,7 @@ const (
 	TypeOrgMember                  = "OrgMember"
 	TypeOrgPolicy                  = "OrgPolicy"
 	TypeOrgRole                    = "OrgRole"
+	TypeOrgSetupLink               = "OrgSetupLink"
 	TypeProject                    = "Project"
 	TypeProviderDomain             = "ProviderDomain"
 	TypeRefreshToken               = "RefreshToken"
@@ -12037,6 +12039,7 @@ type GrantRefreshTokenMutation struct {
 	amr               *[]string
 	appendamr         []string
 	sid               *string
+	org_id            *string
 	clearedFields     map[string]struct{}
 	done              bool
 	oldValue          func(context.Context) (*GrantRefreshToken, error)
@@ -12775,6 +12778,55 @@ func (m *GrantRefreshTokenMutation) ResetSid() {
 	delete(m.clearedFields, grantrefreshtoken.FieldSid)
 }
 
+// SetOrgID sets the "org_id" field.
+func (m *GrantRefreshTokenMutation) SetOrgID(s string) {
+	m.org_id = &s
+}
+
+// OrgID returns the value of the "org_id" field in the mutation.
+func (m *GrantRefreshTokenMutation) OrgID() (r string, exists bool) {
+	v := m.org_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldOrgID returns the old "org_id" field's value of the GrantRefreshToken entity.
+// If the GrantRefreshToken object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *GrantRefreshTokenMutation) OldOrgID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldOrgID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldOrgID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldOrgID: %w", err)
+	}
+	return oldValue.OrgID, nil
+}
+
+// ClearOrgID clears the value of the "org_id" field.
+func (m *GrantRefreshTokenMutation) ClearOrgID() {
+	m.org_id = nil
+	m.clearedFields[grantrefreshtoken.FieldOrgID] = struct{}{}
+}
+
+// OrgIDCleared returns if the "org_id" field was cleared in this mutation.
+func (m *GrantRefreshTokenMutation) OrgIDCleared() bool {
+	_, ok := m.clearedFields[grantrefreshtoken.FieldOrgID]
+	return ok
+}
+
+// ResetOrgID resets all changes to the "org_id" field.
+func (m *GrantRefreshTokenMutation) ResetOrgID() {
+	m.org_id = nil
+	delete(m.clearedFields, grantrefreshtoken.FieldOrgID)
+}
+
 // Where appends a list predicates to the GrantRefreshTokenMutation builder.
 func (m *GrantRefreshTokenMutation) Where(ps ...predicate.GrantRefreshToken) {
 	m.predicates = append(m.predicates, ps...)
@@ -12809,7 +12861,7 @@ func (m *GrantRefreshTokenMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *GrantRefreshTokenMutation) Fields() []string {
-	fields := make([]string, 0, 14)
+	fields := make([]string, 0, 15)
 	if m.created_at != nil {
 		fields = append(fields, grantrefreshtoken.FieldCreatedAt)
 	}
@@ -12852,6 +12904,9 @@ func (m *GrantRefreshTokenMutation) Fields() []string {
 	if m.sid != nil {
 		fields = append(fields, grantrefreshtoken.FieldSid)
 	}
+	if m.org_id != nil {
+		fields = append(fields, grantrefreshtoken.FieldOrgID)
+	}
 	return fields
 }
 
@@ -12888,6 +12943,8 @@ func (m *GrantRefreshTokenMutation) Field(name string) (ent.Value, bool) {
 		return m.Amr()
 	case grantrefreshtoken.FieldSid:
 		return m.Sid()
+	case grantrefreshtoken.FieldOrgID:
+		return m.OrgID()
 	}
 	return nil, false
 }
@@ -12925,6 +12982,8 @@ func (m *GrantRefreshTokenMutation) OldField(ctx context.Context, name string) (
 		return m.OldAmr(ctx)
 	case grantrefreshtoken.FieldSid:
 		return m.OldSid(ctx)
+	case grantrefreshtoken.FieldOrgID:
+		return m.OldOrgID(ctx)
 	}
 	return nil, fmt.Errorf("unknown GrantRefreshToken field %s", name)
 }
@@ -13032,6 +13091,13 @@ func (m *GrantRefreshTokenMutation) SetField(name string, value ent.Value) error
 		}
 		m.SetSid(v)
 		return nil
+	case grantrefreshtoken.FieldOrgID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetOrgID(v)
+		return nil
 	}
 	return fmt.Errorf("unknown GrantRefreshToken field %s", name)
 }
@@ -13080,6 +13146,9 @@ func (m *GrantRefreshTokenMutation) ClearedFields() []string {
 	if m.FieldCleared(grantrefreshtoken.FieldSid) {
 		fields = append(fields, grantrefreshtoken.FieldSid)
 	}
+	if m.FieldCleared(grantrefreshtoken.FieldOrgID) {
+		fields = append(fields, grantrefreshtoken.FieldOrgID)
+	}
 	return fields
 }
 
@@ -13111,6 +13180,9 @@ func (m *GrantRefreshTokenMutation) ClearField(name string) error {
 		return nil
 	case grantrefreshtoken.FieldSid:
 		m.ClearSid()
+		return nil
+	case grantrefreshtoken.FieldOrgID:
+		m.ClearOrgID()
 		return nil
 	}
 	return fmt.Errorf("unknown GrantRefreshToken nullable field %s", name)
@@ -13161,6 +13233,9 @@ func (m *GrantRefreshTokenMutation) ResetField(name string) error {
 		return nil
 	case grantrefreshtoken.FieldSid:
 		m.ResetSid()
+		return nil
+	case grantrefreshtoken.FieldOrgID:
+		m.ResetOrgID()
 		return nil
 	}
 	return fmt.Errorf("unknown GrantRefreshToken field %s", name)
@@ -18820,6 +18895,7 @@ type OAuthAuthorizationMutation struct {
 	prompt          *string
 	max_age         *int
 	addmax_age      *int
+	org_id          *string
 	clearedFields   map[string]struct{}
 	done            bool
 	oldValue        func(context.Context) (*OAuthAuthorization, error)
@@ -19720,6 +19796,55 @@ func (m *OAuthAuthorizationMutation) ResetMaxAge() {
 	delete(m.clearedFields, oauthauthorization.FieldMaxAge)
 }
 
+// SetOrgID sets the "org_id" field.
+func (m *OAuthAuthorizationMutation) SetOrgID(s string) {
+	m.org_id = &s
+}
+
+// OrgID returns the value of the "org_id" field in the mutation.
+func (m *OAuthAuthorizationMutation) OrgID() (r string, exists bool) {
+	v := m.org_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldOrgID returns the old "org_id" field's value of the OAuthAuthorization entity.
+// If the OAuthAuthorization object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OAuthAuthorizationMutation) OldOrgID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldOrgID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldOrgID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldOrgID: %w", err)
+	}
+	return oldValue.OrgID, nil
+}
+
+// ClearOrgID clears the value of the "org_id" field.
+func (m *OAuthAuthorizationMutation) ClearOrgID() {
+	m.org_id = nil
+	m.clearedFields[oauthauthorization.FieldOrgID] = struct{}{}
+}
+
+// OrgIDCleared returns if the "org_id" field was cleared in this mutation.
+func (m *OAuthAuthorizationMutation) OrgIDCleared() bool {
+	_, ok := m.clearedFields[oauthauthorization.FieldOrgID]
+	return ok
+}
+
+// ResetOrgID resets all changes to the "org_id" field.
+func (m *OAuthAuthorizationMutation) ResetOrgID() {
+	m.org_id = nil
+	delete(m.clearedFields, oauthauthorization.FieldOrgID)
+}
+
 // Where appends a list predicates to the OAuthAuthorizationMutation builder.
 func (m *OAuthAuthorizationMutation) Where(ps ...predicate.OAuthAuthorization) {
 	m.predicates = append(m.predicates, ps...)
@@ -19754,7 +19879,7 @@ func (m *OAuthAuthorizationMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *OAuthAuthorizationMutation) Fields() []string {
-	fields := make([]string, 0, 18)
+	fields := make([]string, 0, 19)
 	if m.created_at != nil {
 		fields = append(fields, oauthauthorization.FieldCreatedAt)
 	}
@@ -19809,6 +19934,9 @@ func (m *OAuthAuthorizationMutation) Fields() []string {
 	if m.max_age != nil {
 		fields = append(fields, oauthauthorization.FieldMaxAge)
 	}
+	if m.org_id != nil {
+		fields = append(fields, oauthauthorization.FieldOrgID)
+	}
 	return fields
 }
 
@@ -19853,6 +19981,8 @@ func (m *OAuthAuthorizationMutation) Field(name string) (ent.Value, bool) {
 		return m.Prompt()
 	case oauthauthorization.FieldMaxAge:
 		return m.MaxAge()
+	case oauthauthorization.FieldOrgID:
+		return m.OrgID()
 	}
 	return nil, false
 }
@@ -19898,6 +20028,8 @@ func (m *OAuthAuthorizationMutation) OldField(ctx context.Context, name string) 
 		return m.OldPrompt(ctx)
 	case oauthauthorization.FieldMaxAge:
 		return m.OldMaxAge(ctx)
+	case oauthauthorization.FieldOrgID:
+		return m.OldOrgID(ctx)
 	}
 	return nil, fmt.Errorf("unknown OAuthAuthorization field %s", name)
 }
@@ -20033,6 +20165,13 @@ func (m *OAuthAuthorizationMutation) SetField(name string, value ent.Value) erro
 		}
 		m.SetMaxAge(v)
 		return nil
+	case oauthauthorization.FieldOrgID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetOrgID(v)
+		return nil
 	}
 	return fmt.Errorf("unknown OAuthAuthorization field %s", name)
 }
@@ -20099,6 +20238,9 @@ func (m *OAuthAuthorizationMutation) ClearedFields() []string {
 	if m.FieldCleared(oauthauthorization.FieldMaxAge) {
 		fields = append(fields, oauthauthorization.FieldMaxAge)
 	}
+	if m.FieldCleared(oauthauthorization.FieldOrgID) {
+		fields = append(fields, oauthauthorization.FieldOrgID)
+	}
 	return fields
 }
 
@@ -20133,6 +20275,9 @@ func (m *OAuthAuthorizationMutation) ClearField(name string) error {
 		return nil
 	case oauthauthorization.FieldMaxAge:
 		m.ClearMaxAge()
+		return nil
+	case oauthauthorization.FieldOrgID:
+		m.ClearOrgID()
 		return nil
 	}
 	return fmt.Errorf("unknown OAuthAuthorization nullable field %s", name)
@@ -20195,6 +20340,9 @@ func (m *OAuthAuthorizationMutation) ResetField(name string) error {
 		return nil
 	case oauthauthorization.FieldMaxAge:
 		m.ResetMaxAge()
+		return nil
+	case oauthauthorization.FieldOrgID:
+		m.ResetOrgID()
 		return nil
 	}
 	return fmt.Errorf("unknown OAuthAuthorization field %s", name)
@@ -22128,6 +22276,7 @@ type OAuthCodeMutation struct {
 	amr             *[]string
 	appendamr       []string
 	sid             *string
+	org_id          *string
 	clearedFields   map[string]struct{}
 	done            bool
 	oldValue        func(context.Context) (*OAuthCode, error)
@@ -22853,6 +23002,55 @@ func (m *OAuthCodeMutation) ResetSid() {
 	delete(m.clearedFields, oauthcode.FieldSid)
 }
 
+// SetOrgID sets the "org_id" field.
+func (m *OAuthCodeMutation) SetOrgID(s string) {
+	m.org_id = &s
+}
+
+// OrgID returns the value of the "org_id" field in the mutation.
+func (m *OAuthCodeMutation) OrgID() (r string, exists bool) {
+	v := m.org_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldOrgID returns the old "org_id" field's value of the OAuthCode entity.
+// If the OAuthCode object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OAuthCodeMutation) OldOrgID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldOrgID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldOrgID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldOrgID: %w", err)
+	}
+	return oldValue.OrgID, nil
+}
+
+// ClearOrgID clears the value of the "org_id" field.
+func (m *OAuthCodeMutation) ClearOrgID() {
+	m.org_id = nil
+	m.clearedFields[oauthcode.FieldOrgID] = struct{}{}
+}
+
+// OrgIDCleared returns if the "org_id" field was cleared in this mutation.
+func (m *OAuthCodeMutation) OrgIDCleared() bool {
+	_, ok := m.clearedFields[oauthcode.FieldOrgID]
+	return ok
+}
+
+// ResetOrgID resets all changes to the "org_id" field.
+func (m *OAuthCodeMutation) ResetOrgID() {
+	m.org_id = nil
+	delete(m.clearedFields, oauthcode.FieldOrgID)
+}
+
 // Where appends a list predicates to the OAuthCodeMutation builder.
 func (m *OAuthCodeMutation) Where(ps ...predicate.OAuthCode) {
 	m.predicates = append(m.predicates, ps...)
@@ -22887,7 +23085,7 @@ func (m *OAuthCodeMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *OAuthCodeMutation) Fields() []string {
-	fields := make([]string, 0, 14)
+	fields := make([]string, 0, 15)
 	if m.created_at != nil {
 		fields = append(fields, oauthcode.FieldCreatedAt)
 	}
@@ -22930,6 +23128,9 @@ func (m *OAuthCodeMutation) Fields() []string {
 	if m.sid != nil {
 		fields = append(fields, oauthcode.FieldSid)
 	}
+	if m.org_id != nil {
+		fields = append(fields, oauthcode.FieldOrgID)
+	}
 	return fields
 }
 
@@ -22966,6 +23167,8 @@ func (m *OAuthCodeMutation) Field(name string) (ent.Value, bool) {
 		return m.Amr()
 	case oauthcode.FieldSid:
 		return m.Sid()
+	case oauthcode.FieldOrgID:
+		return m.OrgID()
 	}
 	return nil, false
 }
@@ -23003,6 +23206,8 @@ func (m *OAuthCodeMutation) OldField(ctx context.Context, name string) (ent.Valu
 		return m.OldAmr(ctx)
 	case oauthcode.FieldSid:
 		return m.OldSid(ctx)
+	case oauthcode.FieldOrgID:
+		return m.OldOrgID(ctx)
 	}
 	return nil, fmt.Errorf("unknown OAuthCode field %s", name)
 }
@@ -23110,6 +23315,13 @@ func (m *OAuthCodeMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetSid(v)
 		return nil
+	case oauthcode.FieldOrgID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetOrgID(v)
+		return nil
 	}
 	return fmt.Errorf("unknown OAuthCode field %s", name)
 }
@@ -23155,6 +23367,9 @@ func (m *OAuthCodeMutation) ClearedFields() []string {
 	if m.FieldCleared(oauthcode.FieldSid) {
 		fields = append(fields, oauthcode.FieldSid)
 	}
+	if m.FieldCleared(oauthcode.FieldOrgID) {
+		fields = append(fields, oauthcode.FieldOrgID)
+	}
 	return fields
 }
 
@@ -23183,6 +23398,9 @@ func (m *OAuthCodeMutation) ClearField(name string) error {
 		return nil
 	case oauthcode.FieldSid:
 		m.ClearSid()
+		return nil
+	case oauthcode.FieldOrgID:
+		m.ClearOrgID()
 		return nil
 	}
 	return fmt.Errorf("unknown OAuthCode nullable field %s", name)
@@ -23233,6 +23451,9 @@ func (m *OAuthCodeMutation) ResetField(name string) error {
 		return nil
 	case oauthcode.FieldSid:
 		m.ResetSid()
+		return nil
+	case oauthcode.FieldOrgID:
+		m.ResetOrgID()
 		return nil
 	}
 	return fmt.Errorf("unknown OAuthCode field %s", name)
@@ -27390,6 +27611,919 @@ func (m *OrgRoleMutation) ClearEdge(name string) error {
 // It returns an error if the edge is not defined in the schema.
 func (m *OrgRoleMutation) ResetEdge(name string) error {
 	return fmt.Errorf("unknown OrgRole edge %s", name)
+}
+
+// OrgSetupLinkMutation represents an operation that mutates the OrgSetupLink nodes in the graph.
+type OrgSetupLinkMutation struct {
+	config
+	op                 Op
+	typ                string
+	id                 *string
+	created_at         *time.Time
+	project_id         *string
+	org_id             *string
+	intents            *[]string
+	appendintents      []string
+	digest             *[]byte
+	expires_at         *time.Time
+	created_by         *string
+	opened_at          *time.Time
+	session_digest     *[]byte
+	session_expires_at *time.Time
+	clearedFields      map[string]struct{}
+	done               bool
+	oldValue           func(context.Context) (*OrgSetupLink, error)
+	predicates         []predicate.OrgSetupLink
+}
+
+var _ ent.Mutation = (*OrgSetupLinkMutation)(nil)
+
+// orgsetuplinkOption allows management of the mutation configuration using functional options.
+type orgsetuplinkOption func(*OrgSetupLinkMutation)
+
+// newOrgSetupLinkMutation creates new mutation for the OrgSetupLink entity.
+func newOrgSetupLinkMutation(c config, op Op, opts ...orgsetuplinkOption) *OrgSetupLinkMutation {
+	m := &OrgSetupLinkMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeOrgSetupLink,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withOrgSetupLinkID sets the ID field of the mutation.
+func withOrgSetupLinkID(id string) orgsetuplinkOption {
+	return func(m *OrgSetupLinkMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *OrgSetupLink
+		)
+		m.oldValue = func(ctx context.Context) (*OrgSetupLink, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().OrgSetupLink.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withOrgSetupLink sets the old OrgSetupLink of the mutation.
+func withOrgSetupLink(node *OrgSetupLink) orgsetuplinkOption {
+	return func(m *OrgSetupLinkMutation) {
+		m.oldValue = func(context.Context) (*OrgSetupLink, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m OrgSetupLinkMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m OrgSetupLinkMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of OrgSetupLink entities.
+func (m *OrgSetupLinkMutation) SetID(id string) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *OrgSetupLinkMutation) ID() (id string, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *OrgSetupLinkMutation) IDs(ctx context.Context) ([]string, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []string{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().OrgSetupLink.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *OrgSetupLinkMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *OrgSetupLinkMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the OrgSetupLink entity.
+// If the OrgSetupLink object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OrgSetupLinkMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *OrgSetupLinkMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// SetProjectID sets the "project_id" field.
+func (m *OrgSetupLinkMutation) SetProjectID(s string) {
+	m.project_id = &s
+}
+
+// ProjectID returns the value of the "project_id" field in the mutation.
+func (m *OrgSetupLinkMutation) ProjectID() (r string, exists bool) {
+	v := m.project_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldProjectID returns the old "project_id" field's value of the OrgSetupLink entity.
+// If the OrgSetupLink object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OrgSetupLinkMutation) OldProjectID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldProjectID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldProjectID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldProjectID: %w", err)
+	}
+	return oldValue.ProjectID, nil
+}
+
+// ResetProjectID resets all changes to the "project_id" field.
+func (m *OrgSetupLinkMutation) ResetProjectID() {
+	m.project_id = nil
+}
+
+// SetOrgID sets the "org_id" field.
+func (m *OrgSetupLinkMutation) SetOrgID(s string) {
+	m.org_id = &s
+}
+
+// OrgID returns the value of the "org_id" field in the mutation.
+func (m *OrgSetupLinkMutation) OrgID() (r string, exists bool) {
+	v := m.org_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldOrgID returns the old "org_id" field's value of the OrgSetupLink entity.
+// If the OrgSetupLink object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OrgSetupLinkMutation) OldOrgID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldOrgID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldOrgID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldOrgID: %w", err)
+	}
+	return oldValue.OrgID, nil
+}
+
+// ResetOrgID resets all changes to the "org_id" field.
+func (m *OrgSetupLinkMutation) ResetOrgID() {
+	m.org_id = nil
+}
+
+// SetIntents sets the "intents" field.
+func (m *OrgSetupLinkMutation) SetIntents(s []string) {
+	m.intents = &s
+	m.appendintents = nil
+}
+
+// Intents returns the value of the "intents" field in the mutation.
+func (m *OrgSetupLinkMutation) Intents() (r []string, exists bool) {
+	v := m.intents
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldIntents returns the old "intents" field's value of the OrgSetupLink entity.
+// If the OrgSetupLink object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OrgSetupLinkMutation) OldIntents(ctx context.Context) (v []string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldIntents is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldIntents requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldIntents: %w", err)
+	}
+	return oldValue.Intents, nil
+}
+
+// AppendIntents adds s to the "intents" field.
+func (m *OrgSetupLinkMutation) AppendIntents(s []string) {
+	m.appendintents = append(m.appendintents, s...)
+}
+
+// AppendedIntents returns the list of values that were appended to the "intents" field in this mutation.
+func (m *OrgSetupLinkMutation) AppendedIntents() ([]string, bool) {
+	if len(m.appendintents) == 0 {
+		return nil, false
+	}
+	return m.appendintents, true
+}
+
+// ResetIntents resets all changes to the "intents" field.
+func (m *OrgSetupLinkMutation) ResetIntents() {
+	m.intents = nil
+	m.appendintents = nil
+}
+
+// SetDigest sets the "digest" field.
+func (m *OrgSetupLinkMutation) SetDigest(b []byte) {
+	m.digest = &b
+}
+
+// Digest returns the value of the "digest" field in the mutation.
+func (m *OrgSetupLinkMutation) Digest() (r []byte, exists bool) {
+	v := m.digest
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDigest returns the old "digest" field's value of the OrgSetupLink entity.
+// If the OrgSetupLink object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OrgSetupLinkMutation) OldDigest(ctx context.Context) (v []byte, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDigest is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDigest requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDigest: %w", err)
+	}
+	return oldValue.Digest, nil
+}
+
+// ResetDigest resets all changes to the "digest" field.
+func (m *OrgSetupLinkMutation) ResetDigest() {
+	m.digest = nil
+}
+
+// SetExpiresAt sets the "expires_at" field.
+func (m *OrgSetupLinkMutation) SetExpiresAt(t time.Time) {
+	m.expires_at = &t
+}
+
+// ExpiresAt returns the value of the "expires_at" field in the mutation.
+func (m *OrgSetupLinkMutation) ExpiresAt() (r time.Time, exists bool) {
+	v := m.expires_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldExpiresAt returns the old "expires_at" field's value of the OrgSetupLink entity.
+// If the OrgSetupLink object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OrgSetupLinkMutation) OldExpiresAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldExpiresAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldExpiresAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldExpiresAt: %w", err)
+	}
+	return oldValue.ExpiresAt, nil
+}
+
+// ResetExpiresAt resets all changes to the "expires_at" field.
+func (m *OrgSetupLinkMutation) ResetExpiresAt() {
+	m.expires_at = nil
+}
+
+// SetCreatedBy sets the "created_by" field.
+func (m *OrgSetupLinkMutation) SetCreatedBy(s string) {
+	m.created_by = &s
+}
+
+// CreatedBy returns the value of the "created_by" field in the mutation.
+func (m *OrgSetupLinkMutation) CreatedBy() (r string, exists bool) {
+	v := m.created_by
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedBy returns the old "created_by" field's value of the OrgSetupLink entity.
+// If the OrgSetupLink object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OrgSetupLinkMutation) OldCreatedBy(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedBy is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedBy requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedBy: %w", err)
+	}
+	return oldValue.CreatedBy, nil
+}
+
+// ClearCreatedBy clears the value of the "created_by" field.
+func (m *OrgSetupLinkMutation) ClearCreatedBy() {
+	m.created_by = nil
+	m.clearedFields[orgsetuplink.FieldCreatedBy] = struct{}{}
+}
+
+// CreatedByCleared returns if the "created_by" field was cleared in this mutation.
+func (m *OrgSetupLinkMutation) CreatedByCleared() bool {
+	_, ok := m.clearedFields[orgsetuplink.FieldCreatedBy]
+	return ok
+}
+
+// ResetCreatedBy resets all changes to the "created_by" field.
+func (m *OrgSetupLinkMutation) ResetCreatedBy() {
+	m.created_by = nil
+	delete(m.clearedFields, orgsetuplink.FieldCreatedBy)
+}
+
+// SetOpenedAt sets the "opened_at" field.
+func (m *OrgSetupLinkMutation) SetOpenedAt(t time.Time) {
+	m.opened_at = &t
+}
+
+// OpenedAt returns the value of the "opened_at" field in the mutation.
+func (m *OrgSetupLinkMutation) OpenedAt() (r time.Time, exists bool) {
+	v := m.opened_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldOpenedAt returns the old "opened_at" field's value of the OrgSetupLink entity.
+// If the OrgSetupLink object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OrgSetupLinkMutation) OldOpenedAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldOpenedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldOpenedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldOpenedAt: %w", err)
+	}
+	return oldValue.OpenedAt, nil
+}
+
+// ClearOpenedAt clears the value of the "opened_at" field.
+func (m *OrgSetupLinkMutation) ClearOpenedAt() {
+	m.opened_at = nil
+	m.clearedFields[orgsetuplink.FieldOpenedAt] = struct{}{}
+}
+
+// OpenedAtCleared returns if the "opened_at" field was cleared in this mutation.
+func (m *OrgSetupLinkMutation) OpenedAtCleared() bool {
+	_, ok := m.clearedFields[orgsetuplink.FieldOpenedAt]
+	return ok
+}
+
+// ResetOpenedAt resets all changes to the "opened_at" field.
+func (m *OrgSetupLinkMutation) ResetOpenedAt() {
+	m.opened_at = nil
+	delete(m.clearedFields, orgsetuplink.FieldOpenedAt)
+}
+
+// SetSessionDigest sets the "session_digest" field.
+func (m *OrgSetupLinkMutation) SetSessionDigest(b []byte) {
+	m.session_digest = &b
+}
+
+// SessionDigest returns the value of the "session_digest" field in the mutation.
+func (m *OrgSetupLinkMutation) SessionDigest() (r []byte, exists bool) {
+	v := m.session_digest
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSessionDigest returns the old "session_digest" field's value of the OrgSetupLink entity.
+// If the OrgSetupLink object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OrgSetupLinkMutation) OldSessionDigest(ctx context.Context) (v *[]byte, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSessionDigest is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSessionDigest requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSessionDigest: %w", err)
+	}
+	return oldValue.SessionDigest, nil
+}
+
+// ClearSessionDigest clears the value of the "session_digest" field.
+func (m *OrgSetupLinkMutation) ClearSessionDigest() {
+	m.session_digest = nil
+	m.clearedFields[orgsetuplink.FieldSessionDigest] = struct{}{}
+}
+
+// SessionDigestCleared returns if the "session_digest" field was cleared in this mutation.
+func (m *OrgSetupLinkMutation) SessionDigestCleared() bool {
+	_, ok := m.clearedFields[orgsetuplink.FieldSessionDigest]
+	return ok
+}
+
+// ResetSessionDigest resets all changes to the "session_digest" field.
+func (m *OrgSetupLinkMutation) ResetSessionDigest() {
+	m.session_digest = nil
+	delete(m.clearedFields, orgsetuplink.FieldSessionDigest)
+}
+
+// SetSessionExpiresAt sets the "session_expires_at" field.
+func (m *OrgSetupLinkMutation) SetSessionExpiresAt(t time.Time) {
+	m.session_expires_at = &t
+}
+
+// SessionExpiresAt returns the value of the "session_expires_at" field in the mutation.
+func (m *OrgSetupLinkMutation) SessionExpiresAt() (r time.Time, exists bool) {
+	v := m.session_expires_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSessionExpiresAt returns the old "session_expires_at" field's value of the OrgSetupLink entity.
+// If the OrgSetupLink object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OrgSetupLinkMutation) OldSessionExpiresAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSessionExpiresAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSessionExpiresAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSessionExpiresAt: %w", err)
+	}
+	return oldValue.SessionExpiresAt, nil
+}
+
+// ClearSessionExpiresAt clears the value of the "session_expires_at" field.
+func (m *OrgSetupLinkMutation) ClearSessionExpiresAt() {
+	m.session_expires_at = nil
+	m.clearedFields[orgsetuplink.FieldSessionExpiresAt] = struct{}{}
+}
+
+// SessionExpiresAtCleared returns if the "session_expires_at" field was cleared in this mutation.
+func (m *OrgSetupLinkMutation) SessionExpiresAtCleared() bool {
+	_, ok := m.clearedFields[orgsetuplink.FieldSessionExpiresAt]
+	return ok
+}
+
+// ResetSessionExpiresAt resets all changes to the "session_expires_at" field.
+func (m *OrgSetupLinkMutation) ResetSessionExpiresAt() {
+	m.session_expires_at = nil
+	delete(m.clearedFields, orgsetuplink.FieldSessionExpiresAt)
+}
+
+// Where appends a list predicates to the OrgSetupLinkMutation builder.
+func (m *OrgSetupLinkMutation) Where(ps ...predicate.OrgSetupLink) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the OrgSetupLinkMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *OrgSetupLinkMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.OrgSetupLink, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *OrgSetupLinkMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *OrgSetupLinkMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (OrgSetupLink).
+func (m *OrgSetupLinkMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *OrgSetupLinkMutation) Fields() []string {
+	fields := make([]string, 0, 10)
+	if m.created_at != nil {
+		fields = append(fields, orgsetuplink.FieldCreatedAt)
+	}
+	if m.project_id != nil {
+		fields = append(fields, orgsetuplink.FieldProjectID)
+	}
+	if m.org_id != nil {
+		fields = append(fields, orgsetuplink.FieldOrgID)
+	}
+	if m.intents != nil {
+		fields = append(fields, orgsetuplink.FieldIntents)
+	}
+	if m.digest != nil {
+		fields = append(fields, orgsetuplink.FieldDigest)
+	}
+	if m.expires_at != nil {
+		fields = append(fields, orgsetuplink.FieldExpiresAt)
+	}
+	if m.created_by != nil {
+		fields = append(fields, orgsetuplink.FieldCreatedBy)
+	}
+	if m.opened_at != nil {
+		fields = append(fields, orgsetuplink.FieldOpenedAt)
+	}
+	if m.session_digest != nil {
+		fields = append(fields, orgsetuplink.FieldSessionDigest)
+	}
+	if m.session_expires_at != nil {
+		fields = append(fields, orgsetuplink.FieldSessionExpiresAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *OrgSetupLinkMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case orgsetuplink.FieldCreatedAt:
+		return m.CreatedAt()
+	case orgsetuplink.FieldProjectID:
+		return m.ProjectID()
+	case orgsetuplink.FieldOrgID:
+		return m.OrgID()
+	case orgsetuplink.FieldIntents:
+		return m.Intents()
+	case orgsetuplink.FieldDigest:
+		return m.Digest()
+	case orgsetuplink.FieldExpiresAt:
+		return m.ExpiresAt()
+	case orgsetuplink.FieldCreatedBy:
+		return m.CreatedBy()
+	case orgsetuplink.FieldOpenedAt:
+		return m.OpenedAt()
+	case orgsetuplink.FieldSessionDigest:
+		return m.SessionDigest()
+	case orgsetuplink.FieldSessionExpiresAt:
+		return m.SessionExpiresAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *OrgSetupLinkMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case orgsetuplink.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	case orgsetuplink.FieldProjectID:
+		return m.OldProjectID(ctx)
+	case orgsetuplink.FieldOrgID:
+		return m.OldOrgID(ctx)
+	case orgsetuplink.FieldIntents:
+		return m.OldIntents(ctx)
+	case orgsetuplink.FieldDigest:
+		return m.OldDigest(ctx)
+	case orgsetuplink.FieldExpiresAt:
+		return m.OldExpiresAt(ctx)
+	case orgsetuplink.FieldCreatedBy:
+		return m.OldCreatedBy(ctx)
+	case orgsetuplink.FieldOpenedAt:
+		return m.OldOpenedAt(ctx)
+	case orgsetuplink.FieldSessionDigest:
+		return m.OldSessionDigest(ctx)
+	case orgsetuplink.FieldSessionExpiresAt:
+		return m.OldSessionExpiresAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown OrgSetupLink field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *OrgSetupLinkMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case orgsetuplink.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	case orgsetuplink.FieldProjectID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetProjectID(v)
+		return nil
+	case orgsetuplink.FieldOrgID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetOrgID(v)
+		return nil
+	case orgsetuplink.FieldIntents:
+		v, ok := value.([]string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetIntents(v)
+		return nil
+	case orgsetuplink.FieldDigest:
+		v, ok := value.([]byte)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDigest(v)
+		return nil
+	case orgsetuplink.FieldExpiresAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetExpiresAt(v)
+		return nil
+	case orgsetuplink.FieldCreatedBy:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedBy(v)
+		return nil
+	case orgsetuplink.FieldOpenedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetOpenedAt(v)
+		return nil
+	case orgsetuplink.FieldSessionDigest:
+		v, ok := value.([]byte)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSessionDigest(v)
+		return nil
+	case orgsetuplink.FieldSessionExpiresAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSessionExpiresAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown OrgSetupLink field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *OrgSetupLinkMutation) AddedFields() []string {
+	return nil
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *OrgSetupLinkMutation) AddedField(name string) (ent.Value, bool) {
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *OrgSetupLinkMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	}
+	return fmt.Errorf("unknown OrgSetupLink numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *OrgSetupLinkMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(orgsetuplink.FieldCreatedBy) {
+		fields = append(fields, orgsetuplink.FieldCreatedBy)
+	}
+	if m.FieldCleared(orgsetuplink.FieldOpenedAt) {
+		fields = append(fields, orgsetuplink.FieldOpenedAt)
+	}
+	if m.FieldCleared(orgsetuplink.FieldSessionDigest) {
+		fields = append(fields, orgsetuplink.FieldSessionDigest)
+	}
+	if m.FieldCleared(orgsetuplink.FieldSessionExpiresAt) {
+		fields = append(fields, orgsetuplink.FieldSessionExpiresAt)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *OrgSetupLinkMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *OrgSetupLinkMutation) ClearField(name string) error {
+	switch name {
+	case orgsetuplink.FieldCreatedBy:
+		m.ClearCreatedBy()
+		return nil
+	case orgsetuplink.FieldOpenedAt:
+		m.ClearOpenedAt()
+		return nil
+	case orgsetuplink.FieldSessionDigest:
+		m.ClearSessionDigest()
+		return nil
+	case orgsetuplink.FieldSessionExpiresAt:
+		m.ClearSessionExpiresAt()
+		return nil
+	}
+	return fmt.Errorf("unknown OrgSetupLink nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *OrgSetupLinkMutation) ResetField(name string) error {
+	switch name {
+	case orgsetuplink.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	case orgsetuplink.FieldProjectID:
+		m.ResetProjectID()
+		return nil
+	case orgsetuplink.FieldOrgID:
+		m.ResetOrgID()
+		return nil
+	case orgsetuplink.FieldIntents:
+		m.ResetIntents()
+		return nil
+	case orgsetuplink.FieldDigest:
+		m.ResetDigest()
+		return nil
+	case orgsetuplink.FieldExpiresAt:
+		m.ResetExpiresAt()
+		return nil
+	case orgsetuplink.FieldCreatedBy:
+		m.ResetCreatedBy()
+		return nil
+	case orgsetuplink.FieldOpenedAt:
+		m.ResetOpenedAt()
+		return nil
+	case orgsetuplink.FieldSessionDigest:
+		m.ResetSessionDigest()
+		return nil
+	case orgsetuplink.FieldSessionExpiresAt:
+		m.ResetSessionExpiresAt()
+		return nil
+	}
+	return fmt.Errorf("unknown OrgSetupLink field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *OrgSetupLinkMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *OrgSetupLinkMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *OrgSetupLinkMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *OrgSetupLinkMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *OrgSetupLinkMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *OrgSetupLinkMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *OrgSetupLinkMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown OrgSetupLink unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *OrgSetupLinkMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown OrgSetupLink edge %s", name)
 }
 
 // ProjectMutation represents an operation that mutates the Project nodes in the graph.
@@ -32370,6 +33504,7 @@ type SessionMutation struct {
 	amr            *[]string
 	appendamr      []string
 	auth_time      *time.Time
+	org_id         *string
 	clearedFields  map[string]struct{}
 	done           bool
 	oldValue       func(context.Context) (*Session, error)
@@ -32957,6 +34092,55 @@ func (m *SessionMutation) ResetAuthTime() {
 	delete(m.clearedFields, session.FieldAuthTime)
 }
 
+// SetOrgID sets the "org_id" field.
+func (m *SessionMutation) SetOrgID(s string) {
+	m.org_id = &s
+}
+
+// OrgID returns the value of the "org_id" field in the mutation.
+func (m *SessionMutation) OrgID() (r string, exists bool) {
+	v := m.org_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldOrgID returns the old "org_id" field's value of the Session entity.
+// If the Session object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SessionMutation) OldOrgID(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldOrgID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldOrgID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldOrgID: %w", err)
+	}
+	return oldValue.OrgID, nil
+}
+
+// ClearOrgID clears the value of the "org_id" field.
+func (m *SessionMutation) ClearOrgID() {
+	m.org_id = nil
+	m.clearedFields[session.FieldOrgID] = struct{}{}
+}
+
+// OrgIDCleared returns if the "org_id" field was cleared in this mutation.
+func (m *SessionMutation) OrgIDCleared() bool {
+	_, ok := m.clearedFields[session.FieldOrgID]
+	return ok
+}
+
+// ResetOrgID resets all changes to the "org_id" field.
+func (m *SessionMutation) ResetOrgID() {
+	m.org_id = nil
+	delete(m.clearedFields, session.FieldOrgID)
+}
+
 // Where appends a list predicates to the SessionMutation builder.
 func (m *SessionMutation) Where(ps ...predicate.Session) {
 	m.predicates = append(m.predicates, ps...)
@@ -32991,7 +34175,7 @@ func (m *SessionMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *SessionMutation) Fields() []string {
-	fields := make([]string, 0, 11)
+	fields := make([]string, 0, 12)
 	if m.created_at != nil {
 		fields = append(fields, session.FieldCreatedAt)
 	}
@@ -33025,6 +34209,9 @@ func (m *SessionMutation) Fields() []string {
 	if m.auth_time != nil {
 		fields = append(fields, session.FieldAuthTime)
 	}
+	if m.org_id != nil {
+		fields = append(fields, session.FieldOrgID)
+	}
 	return fields
 }
 
@@ -33055,6 +34242,8 @@ func (m *SessionMutation) Field(name string) (ent.Value, bool) {
 		return m.Amr()
 	case session.FieldAuthTime:
 		return m.AuthTime()
+	case session.FieldOrgID:
+		return m.OrgID()
 	}
 	return nil, false
 }
@@ -33086,6 +34275,8 @@ func (m *SessionMutation) OldField(ctx context.Context, name string) (ent.Value,
 		return m.OldAmr(ctx)
 	case session.FieldAuthTime:
 		return m.OldAuthTime(ctx)
+	case session.FieldOrgID:
+		return m.OldOrgID(ctx)
 	}
 	return nil, fmt.Errorf("unknown Session field %s", name)
 }
@@ -33172,6 +34363,13 @@ func (m *SessionMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetAuthTime(v)
 		return nil
+	case session.FieldOrgID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetOrgID(v)
+		return nil
 	}
 	return fmt.Errorf("unknown Session field %s", name)
 }
@@ -33217,6 +34415,9 @@ func (m *SessionMutation) ClearedFields() []string {
 	if m.FieldCleared(session.FieldAuthTime) {
 		fields = append(fields, session.FieldAuthTime)
 	}
+	if m.FieldCleared(session.FieldOrgID) {
+		fields = append(fields, session.FieldOrgID)
+	}
 	return fields
 }
 
@@ -33245,6 +34446,9 @@ func (m *SessionMutation) ClearField(name string) error {
 		return nil
 	case session.FieldAuthTime:
 		m.ClearAuthTime()
+		return nil
+	case session.FieldOrgID:
+		m.ClearOrgID()
 		return nil
 	}
 	return fmt.Errorf("unknown Session nullable field %s", name)
@@ -33286,6 +34490,9 @@ func (m *SessionMutation) ResetField(name string) error {
 		return nil
 	case session.FieldAuthTime:
 		m.ResetAuthTime()
+		return nil
+	case session.FieldOrgID:
+		m.ResetOrgID()
 		return nil
 	}
 	return fmt.Errorf("unknown Session field %s", name)

@@ -53,7 +53,9 @@ type OAuthAuthorization struct {
 	// Prompt holds the value of the "prompt" field.
 	Prompt string `json:"prompt,omitempty"`
 	// MaxAge holds the value of the "max_age" field.
-	MaxAge       *int `json:"max_age,omitempty"`
+	MaxAge *int `json:"max_age,omitempty"`
+	// OrgID holds the value of the "org_id" field.
+	OrgID        string `json:"org_id,omitempty"`
 	selectValues sql.SelectValues
 }
 
@@ -66,7 +68,7 @@ func (*OAuthAuthorization) scanValues(columns []string) ([]any, error) {
 			values[i] = new([]byte)
 		case oauthauthorization.FieldMaxAge:
 			values[i] = new(sql.NullInt64)
-		case oauthauthorization.FieldID, oauthauthorization.FieldClientID, oauthauthorization.FieldClientName, oauthauthorization.FieldClientHost, oauthauthorization.FieldClientURI, oauthauthorization.FieldRedirectURI, oauthauthorization.FieldState, oauthauthorization.FieldCodeChallenge, oauthauthorization.FieldProjectID, oauthauthorization.FieldSessionHandle, oauthauthorization.FieldNonce, oauthauthorization.FieldPrompt:
+		case oauthauthorization.FieldID, oauthauthorization.FieldClientID, oauthauthorization.FieldClientName, oauthauthorization.FieldClientHost, oauthauthorization.FieldClientURI, oauthauthorization.FieldRedirectURI, oauthauthorization.FieldState, oauthauthorization.FieldCodeChallenge, oauthauthorization.FieldProjectID, oauthauthorization.FieldSessionHandle, oauthauthorization.FieldNonce, oauthauthorization.FieldPrompt, oauthauthorization.FieldOrgID:
 			values[i] = new(sql.NullString)
 		case oauthauthorization.FieldCreatedAt, oauthauthorization.FieldExpiresAt, oauthauthorization.FieldDecidedAt:
 			values[i] = new(sql.NullTime)
@@ -206,6 +208,12 @@ func (_m *OAuthAuthorization) assignValues(columns []string, values []any) error
 				_m.MaxAge = new(int)
 				*_m.MaxAge = int(value.Int64)
 			}
+		case oauthauthorization.FieldOrgID:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field org_id", values[i])
+			} else if value.Valid {
+				_m.OrgID = value.String
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -301,6 +309,9 @@ func (_m *OAuthAuthorization) String() string {
 		builder.WriteString("max_age=")
 		builder.WriteString(fmt.Sprintf("%v", *v))
 	}
+	builder.WriteString(", ")
+	builder.WriteString("org_id=")
+	builder.WriteString(_m.OrgID)
 	builder.WriteByte(')')
 	return builder.String()
 }

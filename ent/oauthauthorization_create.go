@@ -187,6 +187,20 @@ func (_c *OAuthAuthorizationCreate) SetNillableMaxAge(v *int) *OAuthAuthorizatio
 	return _c
 }
 
+// SetOrgID sets the "org_id" field.
+func (_c *OAuthAuthorizationCreate) SetOrgID(v string) *OAuthAuthorizationCreate {
+	_c.mutation.SetOrgID(v)
+	return _c
+}
+
+// SetNillableOrgID sets the "org_id" field if the given value is not nil.
+func (_c *OAuthAuthorizationCreate) SetNillableOrgID(v *string) *OAuthAuthorizationCreate {
+	if v != nil {
+		_c.SetOrgID(*v)
+	}
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *OAuthAuthorizationCreate) SetID(v string) *OAuthAuthorizationCreate {
 	_c.mutation.SetID(v)
@@ -409,6 +423,10 @@ func (_c *OAuthAuthorizationCreate) createSpec() (*OAuthAuthorization, *sqlgraph
 		_spec.SetField(oauthauthorization.FieldMaxAge, field.TypeInt, value)
 		_node.MaxAge = &value
 	}
+	if value, ok := _c.mutation.OrgID(); ok {
+		_spec.SetField(oauthauthorization.FieldOrgID, field.TypeString, value)
+		_node.OrgID = value
+	}
 	return _node, _spec
 }
 
@@ -561,6 +579,9 @@ func (u *OAuthAuthorizationUpsertOne) UpdateNewValues() *OAuthAuthorizationUpser
 		}
 		if _, exists := u.create.mutation.MaxAge(); exists {
 			s.SetIgnore(oauthauthorization.FieldMaxAge)
+		}
+		if _, exists := u.create.mutation.OrgID(); exists {
+			s.SetIgnore(oauthauthorization.FieldOrgID)
 		}
 	}))
 	return u
@@ -865,6 +886,9 @@ func (u *OAuthAuthorizationUpsertBulk) UpdateNewValues() *OAuthAuthorizationUpse
 			}
 			if _, exists := b.mutation.MaxAge(); exists {
 				s.SetIgnore(oauthauthorization.FieldMaxAge)
+			}
+			if _, exists := b.mutation.OrgID(); exists {
+				s.SetIgnore(oauthauthorization.FieldOrgID)
 			}
 		}
 	}))

@@ -136,6 +136,9 @@ func (_u *OAuthAuthorizationUpdate) sqlSave(ctx context.Context) (_node int, err
 	if _u.mutation.MaxAgeCleared() {
 		_spec.ClearField(oauthauthorization.FieldMaxAge, field.TypeInt)
 	}
+	if _u.mutation.OrgIDCleared() {
+		_spec.ClearField(oauthauthorization.FieldOrgID, field.TypeString)
+	}
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
 			err = &NotFoundError{oauthauthorization.Label}
@@ -293,6 +296,9 @@ func (_u *OAuthAuthorizationUpdateOne) sqlSave(ctx context.Context) (_node *OAut
 	}
 	if _u.mutation.MaxAgeCleared() {
 		_spec.ClearField(oauthauthorization.FieldMaxAge, field.TypeInt)
+	}
+	if _u.mutation.OrgIDCleared() {
+		_spec.ClearField(oauthauthorization.FieldOrgID, field.TypeString)
 	}
 	_node = &OAuthAuthorization{config: _u.config}
 	_spec.Assign = _node.assignValues

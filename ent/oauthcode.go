@@ -45,7 +45,9 @@ type OAuthCode struct {
 	// Amr holds the value of the "amr" field.
 	Amr []string `json:"amr,omitempty"`
 	// Sid holds the value of the "sid" field.
-	Sid          string `json:"sid,omitempty"`
+	Sid string `json:"sid,omitempty"`
+	// OrgID holds the value of the "org_id" field.
+	OrgID        string `json:"org_id,omitempty"`
 	selectValues sql.SelectValues
 }
 
@@ -56,7 +58,7 @@ func (*OAuthCode) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case oauthcode.FieldDigest, oauthcode.FieldScopes, oauthcode.FieldResources, oauthcode.FieldAmr:
 			values[i] = new([]byte)
-		case oauthcode.FieldID, oauthcode.FieldGrantID, oauthcode.FieldClientID, oauthcode.FieldRedirectURI, oauthcode.FieldCodeChallenge, oauthcode.FieldNonce, oauthcode.FieldSid:
+		case oauthcode.FieldID, oauthcode.FieldGrantID, oauthcode.FieldClientID, oauthcode.FieldRedirectURI, oauthcode.FieldCodeChallenge, oauthcode.FieldNonce, oauthcode.FieldSid, oauthcode.FieldOrgID:
 			values[i] = new(sql.NullString)
 		case oauthcode.FieldCreatedAt, oauthcode.FieldExpiresAt, oauthcode.FieldUsedAt, oauthcode.FieldAuthTime:
 			values[i] = new(sql.NullTime)
@@ -173,6 +175,12 @@ func (_m *OAuthCode) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.Sid = value.String
 			}
+		case oauthcode.FieldOrgID:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field org_id", values[i])
+			} else if value.Valid {
+				_m.OrgID = value.String
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -254,6 +262,9 @@ func (_m *OAuthCode) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("sid=")
 	builder.WriteString(_m.Sid)
+	builder.WriteString(", ")
+	builder.WriteString("org_id=")
+	builder.WriteString(_m.OrgID)
 	builder.WriteByte(')')
 	return builder.String()
 }

@@ -147,6 +147,20 @@ func (_c *OAuthCodeCreate) SetNillableSid(v *string) *OAuthCodeCreate {
 	return _c
 }
 
+// SetOrgID sets the "org_id" field.
+func (_c *OAuthCodeCreate) SetOrgID(v string) *OAuthCodeCreate {
+	_c.mutation.SetOrgID(v)
+	return _c
+}
+
+// SetNillableOrgID sets the "org_id" field if the given value is not nil.
+func (_c *OAuthCodeCreate) SetNillableOrgID(v *string) *OAuthCodeCreate {
+	if v != nil {
+		_c.SetOrgID(*v)
+	}
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *OAuthCodeCreate) SetID(v string) *OAuthCodeCreate {
 	_c.mutation.SetID(v)
@@ -357,6 +371,10 @@ func (_c *OAuthCodeCreate) createSpec() (*OAuthCode, *sqlgraph.CreateSpec) {
 		_spec.SetField(oauthcode.FieldSid, field.TypeString, value)
 		_node.Sid = value
 	}
+	if value, ok := _c.mutation.OrgID(); ok {
+		_spec.SetField(oauthcode.FieldOrgID, field.TypeString, value)
+		_node.OrgID = value
+	}
 	return _node, _spec
 }
 
@@ -482,6 +500,9 @@ func (u *OAuthCodeUpsertOne) UpdateNewValues() *OAuthCodeUpsertOne {
 		}
 		if _, exists := u.create.mutation.Sid(); exists {
 			s.SetIgnore(oauthcode.FieldSid)
+		}
+		if _, exists := u.create.mutation.OrgID(); exists {
+			s.SetIgnore(oauthcode.FieldOrgID)
 		}
 	}))
 	return u
@@ -756,6 +777,9 @@ func (u *OAuthCodeUpsertBulk) UpdateNewValues() *OAuthCodeUpsertBulk {
 			}
 			if _, exists := b.mutation.Sid(); exists {
 				s.SetIgnore(oauthcode.FieldSid)
+			}
+			if _, exists := b.mutation.OrgID(); exists {
+				s.SetIgnore(oauthcode.FieldOrgID)
 			}
 		}
 	}))

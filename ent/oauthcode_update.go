@@ -107,6 +107,9 @@ func (_u *OAuthCodeUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if _u.mutation.SidCleared() {
 		_spec.ClearField(oauthcode.FieldSid, field.TypeString)
 	}
+	if _u.mutation.OrgIDCleared() {
+		_spec.ClearField(oauthcode.FieldOrgID, field.TypeString)
+	}
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
 			err = &NotFoundError{oauthcode.Label}
@@ -235,6 +238,9 @@ func (_u *OAuthCodeUpdateOne) sqlSave(ctx context.Context) (_node *OAuthCode, er
 	}
 	if _u.mutation.SidCleared() {
 		_spec.ClearField(oauthcode.FieldSid, field.TypeString)
+	}
+	if _u.mutation.OrgIDCleared() {
+		_spec.ClearField(oauthcode.FieldOrgID, field.TypeString)
 	}
 	_node = &OAuthCode{config: _u.config}
 	_spec.Assign = _node.assignValues

@@ -33,6 +33,7 @@ import (
 	"github.com/authcore/authcore/ent/orgmember"
 	"github.com/authcore/authcore/ent/orgpolicy"
 	"github.com/authcore/authcore/ent/orgrole"
+	"github.com/authcore/authcore/ent/orgsetuplink"
 	"github.com/authcore/authcore/ent/project"
 	"github.com/authcore/authcore/ent/providerdomain"
 	"github.com/authcore/authcore/ent/refreshtoken"
@@ -1336,6 +1337,49 @@ func init() {
 	// orgrole.IDValidator is a validator for the "id" field. It is called by the builders before save.
 	orgrole.IDValidator = func() func(string) error {
 		validators := orgroleDescID.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(id string) error {
+			for _, fn := range fns {
+				if err := fn(id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	orgsetuplinkMixin := schema.OrgSetupLink{}.Mixin()
+	orgsetuplinkMixinFields0 := orgsetuplinkMixin[0].Fields()
+	_ = orgsetuplinkMixinFields0
+	orgsetuplinkMixinFields1 := orgsetuplinkMixin[1].Fields()
+	_ = orgsetuplinkMixinFields1
+	orgsetuplinkFields := schema.OrgSetupLink{}.Fields()
+	_ = orgsetuplinkFields
+	// orgsetuplinkDescCreatedAt is the schema descriptor for created_at field.
+	orgsetuplinkDescCreatedAt := orgsetuplinkMixinFields1[0].Descriptor()
+	// orgsetuplink.DefaultCreatedAt holds the default value on creation for the created_at field.
+	orgsetuplink.DefaultCreatedAt = orgsetuplinkDescCreatedAt.Default.(func() time.Time)
+	// orgsetuplinkDescProjectID is the schema descriptor for project_id field.
+	orgsetuplinkDescProjectID := orgsetuplinkFields[0].Descriptor()
+	// orgsetuplink.ProjectIDValidator is a validator for the "project_id" field. It is called by the builders before save.
+	orgsetuplink.ProjectIDValidator = orgsetuplinkDescProjectID.Validators[0].(func(string) error)
+	// orgsetuplinkDescOrgID is the schema descriptor for org_id field.
+	orgsetuplinkDescOrgID := orgsetuplinkFields[1].Descriptor()
+	// orgsetuplink.OrgIDValidator is a validator for the "org_id" field. It is called by the builders before save.
+	orgsetuplink.OrgIDValidator = orgsetuplinkDescOrgID.Validators[0].(func(string) error)
+	// orgsetuplinkDescDigest is the schema descriptor for digest field.
+	orgsetuplinkDescDigest := orgsetuplinkFields[3].Descriptor()
+	// orgsetuplink.DigestValidator is a validator for the "digest" field. It is called by the builders before save.
+	orgsetuplink.DigestValidator = orgsetuplinkDescDigest.Validators[0].(func([]byte) error)
+	// orgsetuplinkDescID is the schema descriptor for id field.
+	orgsetuplinkDescID := orgsetuplinkMixinFields0[0].Descriptor()
+	// orgsetuplink.DefaultID holds the default value on creation for the id field.
+	orgsetuplink.DefaultID = orgsetuplinkDescID.Default.(func() string)
+	// orgsetuplink.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	orgsetuplink.IDValidator = func() func(string) error {
+		validators := orgsetuplinkDescID.Validators
 		fns := [...]func(string) error{
 			validators[0].(func(string) error),
 			validators[1].(func(string) error),

@@ -39,7 +39,9 @@ type Session struct {
 	// Amr holds the value of the "amr" field.
 	Amr []string `json:"amr,omitempty"`
 	// AuthTime holds the value of the "auth_time" field.
-	AuthTime     *time.Time `json:"auth_time,omitempty"`
+	AuthTime *time.Time `json:"auth_time,omitempty"`
+	// OrgID holds the value of the "org_id" field.
+	OrgID        *string `json:"org_id,omitempty"`
 	selectValues sql.SelectValues
 }
 
@@ -50,7 +52,7 @@ func (*Session) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case session.FieldPayload, session.FieldAmr:
 			values[i] = new([]byte)
-		case session.FieldID, session.FieldUserID, session.FieldTenantID, session.FieldUserAgent, session.FieldIPHash:
+		case session.FieldID, session.FieldUserID, session.FieldTenantID, session.FieldUserAgent, session.FieldIPHash, session.FieldOrgID:
 			values[i] = new(sql.NullString)
 		case session.FieldCreatedAt, session.FieldLastActiveAt, session.FieldExpiresAt, session.FieldRevokedAt, session.FieldAuthTime:
 			values[i] = new(sql.NullTime)
@@ -149,6 +151,13 @@ func (_m *Session) assignValues(columns []string, values []any) error {
 				_m.AuthTime = new(time.Time)
 				*_m.AuthTime = value.Time
 			}
+		case session.FieldOrgID:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field org_id", values[i])
+			} else if value.Valid {
+				_m.OrgID = new(string)
+				*_m.OrgID = value.String
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -224,6 +233,11 @@ func (_m *Session) String() string {
 	if v := _m.AuthTime; v != nil {
 		builder.WriteString("auth_time=")
 		builder.WriteString(v.Format(time.ANSIC))
+	}
+	builder.WriteString(", ")
+	if v := _m.OrgID; v != nil {
+		builder.WriteString("org_id=")
+		builder.WriteString(*v)
 	}
 	builder.WriteByte(')')
 	return builder.String()

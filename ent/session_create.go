@@ -129,6 +129,20 @@ func (_c *SessionCreate) SetNillableAuthTime(v *time.Time) *SessionCreate {
 	return _c
 }
 
+// SetOrgID sets the "org_id" field.
+func (_c *SessionCreate) SetOrgID(v string) *SessionCreate {
+	_c.mutation.SetOrgID(v)
+	return _c
+}
+
+// SetNillableOrgID sets the "org_id" field if the given value is not nil.
+func (_c *SessionCreate) SetNillableOrgID(v *string) *SessionCreate {
+	if v != nil {
+		_c.SetOrgID(*v)
+	}
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *SessionCreate) SetID(v string) *SessionCreate {
 	_c.mutation.SetID(v)
@@ -303,6 +317,10 @@ func (_c *SessionCreate) createSpec() (*Session, *sqlgraph.CreateSpec) {
 		_spec.SetField(session.FieldAuthTime, field.TypeTime, value)
 		_node.AuthTime = &value
 	}
+	if value, ok := _c.mutation.OrgID(); ok {
+		_spec.SetField(session.FieldOrgID, field.TypeString, value)
+		_node.OrgID = &value
+	}
 	return _node, _spec
 }
 
@@ -442,6 +460,24 @@ func (u *SessionUpsert) UpdateAuthTime() *SessionUpsert {
 // ClearAuthTime clears the value of the "auth_time" field.
 func (u *SessionUpsert) ClearAuthTime() *SessionUpsert {
 	u.SetNull(session.FieldAuthTime)
+	return u
+}
+
+// SetOrgID sets the "org_id" field.
+func (u *SessionUpsert) SetOrgID(v string) *SessionUpsert {
+	u.Set(session.FieldOrgID, v)
+	return u
+}
+
+// UpdateOrgID sets the "org_id" field to the value that was provided on create.
+func (u *SessionUpsert) UpdateOrgID() *SessionUpsert {
+	u.SetExcluded(session.FieldOrgID)
+	return u
+}
+
+// ClearOrgID clears the value of the "org_id" field.
+func (u *SessionUpsert) ClearOrgID() *SessionUpsert {
+	u.SetNull(session.FieldOrgID)
 	return u
 }
 
@@ -610,6 +646,27 @@ func (u *SessionUpsertOne) UpdateAuthTime() *SessionUpsertOne {
 func (u *SessionUpsertOne) ClearAuthTime() *SessionUpsertOne {
 	return u.Update(func(s *SessionUpsert) {
 		s.ClearAuthTime()
+	})
+}
+
+// SetOrgID sets the "org_id" field.
+func (u *SessionUpsertOne) SetOrgID(v string) *SessionUpsertOne {
+	return u.Update(func(s *SessionUpsert) {
+		s.SetOrgID(v)
+	})
+}
+
+// UpdateOrgID sets the "org_id" field to the value that was provided on create.
+func (u *SessionUpsertOne) UpdateOrgID() *SessionUpsertOne {
+	return u.Update(func(s *SessionUpsert) {
+		s.UpdateOrgID()
+	})
+}
+
+// ClearOrgID clears the value of the "org_id" field.
+func (u *SessionUpsertOne) ClearOrgID() *SessionUpsertOne {
+	return u.Update(func(s *SessionUpsert) {
+		s.ClearOrgID()
 	})
 }
 
@@ -945,6 +1002,27 @@ func (u *SessionUpsertBulk) UpdateAuthTime() *SessionUpsertBulk {
 func (u *SessionUpsertBulk) ClearAuthTime() *SessionUpsertBulk {
 	return u.Update(func(s *SessionUpsert) {
 		s.ClearAuthTime()
+	})
+}
+
+// SetOrgID sets the "org_id" field.
+func (u *SessionUpsertBulk) SetOrgID(v string) *SessionUpsertBulk {
+	return u.Update(func(s *SessionUpsert) {
+		s.SetOrgID(v)
+	})
+}
+
+// UpdateOrgID sets the "org_id" field to the value that was provided on create.
+func (u *SessionUpsertBulk) UpdateOrgID() *SessionUpsertBulk {
+	return u.Update(func(s *SessionUpsert) {
+		s.UpdateOrgID()
+	})
+}
+
+// ClearOrgID clears the value of the "org_id" field.
+func (u *SessionUpsertBulk) ClearOrgID() *SessionUpsertBulk {
+	return u.Update(func(s *SessionUpsert) {
+		s.ClearOrgID()
 	})
 }
 

@@ -121,6 +121,26 @@ func (_u *SessionUpdate) ClearAuthTime() *SessionUpdate {
 	return _u
 }
 
+// SetOrgID sets the "org_id" field.
+func (_u *SessionUpdate) SetOrgID(v string) *SessionUpdate {
+	_u.mutation.SetOrgID(v)
+	return _u
+}
+
+// SetNillableOrgID sets the "org_id" field if the given value is not nil.
+func (_u *SessionUpdate) SetNillableOrgID(v *string) *SessionUpdate {
+	if v != nil {
+		_u.SetOrgID(*v)
+	}
+	return _u
+}
+
+// ClearOrgID clears the value of the "org_id" field.
+func (_u *SessionUpdate) ClearOrgID() *SessionUpdate {
+	_u.mutation.ClearOrgID()
+	return _u
+}
+
 // Mutation returns the SessionMutation object of the builder.
 func (_u *SessionUpdate) Mutation() *SessionMutation {
 	return _u.mutation
@@ -199,6 +219,12 @@ func (_u *SessionUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if _u.mutation.AuthTimeCleared() {
 		_spec.ClearField(session.FieldAuthTime, field.TypeTime)
+	}
+	if value, ok := _u.mutation.OrgID(); ok {
+		_spec.SetField(session.FieldOrgID, field.TypeString, value)
+	}
+	if _u.mutation.OrgIDCleared() {
+		_spec.ClearField(session.FieldOrgID, field.TypeString)
 	}
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
@@ -312,6 +338,26 @@ func (_u *SessionUpdateOne) ClearAuthTime() *SessionUpdateOne {
 	return _u
 }
 
+// SetOrgID sets the "org_id" field.
+func (_u *SessionUpdateOne) SetOrgID(v string) *SessionUpdateOne {
+	_u.mutation.SetOrgID(v)
+	return _u
+}
+
+// SetNillableOrgID sets the "org_id" field if the given value is not nil.
+func (_u *SessionUpdateOne) SetNillableOrgID(v *string) *SessionUpdateOne {
+	if v != nil {
+		_u.SetOrgID(*v)
+	}
+	return _u
+}
+
+// ClearOrgID clears the value of the "org_id" field.
+func (_u *SessionUpdateOne) ClearOrgID() *SessionUpdateOne {
+	_u.mutation.ClearOrgID()
+	return _u
+}
+
 // Mutation returns the SessionMutation object of the builder.
 func (_u *SessionUpdateOne) Mutation() *SessionMutation {
 	return _u.mutation
@@ -420,6 +466,12 @@ func (_u *SessionUpdateOne) sqlSave(ctx context.Context) (_node *Session, err er
 	}
 	if _u.mutation.AuthTimeCleared() {
 		_spec.ClearField(session.FieldAuthTime, field.TypeTime)
+	}
+	if value, ok := _u.mutation.OrgID(); ok {
+		_spec.SetField(session.FieldOrgID, field.TypeString, value)
+	}
+	if _u.mutation.OrgIDCleared() {
+		_spec.ClearField(session.FieldOrgID, field.TypeString)
 	}
 	_node = &Session{config: _u.config}
 	_spec.Assign = _node.assignValues

@@ -70,6 +70,8 @@ type Tx struct {
 	OrgPolicy *OrgPolicyClient
 	// OrgRole is the client for interacting with the OrgRole builders.
 	OrgRole *OrgRoleClient
+	// OrgSetupLink is the client for interacting with the OrgSetupLink builders.
+	OrgSetupLink *OrgSetupLinkClient
 	// Project is the client for interacting with the Project builders.
 	Project *ProjectClient
 	// ProviderDomain is the client for interacting with the ProviderDomain builders.
@@ -271,6 +273,7 @@ func (tx *Tx) init() {
 	tx.OrgMember = NewOrgMemberClient(tx.config)
 	tx.OrgPolicy = NewOrgPolicyClient(tx.config)
 	tx.OrgRole = NewOrgRoleClient(tx.config)
+	tx.OrgSetupLink = NewOrgSetupLinkClient(tx.config)
 	tx.Project = NewProjectClient(tx.config)
 	tx.ProviderDomain = NewProviderDomainClient(tx.config)
 	tx.RefreshToken = NewRefreshTokenClient(tx.config)

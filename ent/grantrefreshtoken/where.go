@@ -119,6 +119,11 @@ func Sid(v string) predicate.GrantRefreshToken {
 	return predicate.GrantRefreshToken(sql.FieldEQ(FieldSid, v))
 }
 
+// OrgID applies equality check predicate on the "org_id" field. It's identical to OrgIDEQ.
+func OrgID(v string) predicate.GrantRefreshToken {
+	return predicate.GrantRefreshToken(sql.FieldEQ(FieldOrgID, v))
+}
+
 // CreatedAtEQ applies the EQ predicate on the "created_at" field.
 func CreatedAtEQ(v time.Time) predicate.GrantRefreshToken {
 	return predicate.GrantRefreshToken(sql.FieldEQ(FieldCreatedAt, v))
@@ -742,6 +747,81 @@ func SidEqualFold(v string) predicate.GrantRefreshToken {
 // SidContainsFold applies the ContainsFold predicate on the "sid" field.
 func SidContainsFold(v string) predicate.GrantRefreshToken {
 	return predicate.GrantRefreshToken(sql.FieldContainsFold(FieldSid, v))
+}
+
+// OrgIDEQ applies the EQ predicate on the "org_id" field.
+func OrgIDEQ(v string) predicate.GrantRefreshToken {
+	return predicate.GrantRefreshToken(sql.FieldEQ(FieldOrgID, v))
+}
+
+// OrgIDNEQ applies the NEQ predicate on the "org_id" field.
+func OrgIDNEQ(v string) predicate.GrantRefreshToken {
+	return predicate.GrantRefreshToken(sql.FieldNEQ(FieldOrgID, v))
+}
+
+// OrgIDIn applies the In predicate on the "org_id" field.
+func OrgIDIn(vs ...string) predicate.GrantRefreshToken {
+	return predicate.GrantRefreshToken(sql.FieldIn(FieldOrgID, vs...))
+}
+
+// OrgIDNotIn applies the NotIn predicate on the "org_id" field.
+func OrgIDNotIn(vs ...string) predicate.GrantRefreshToken {
+	return predicate.GrantRefreshToken(sql.FieldNotIn(FieldOrgID, vs...))
+}
+
+// OrgIDGT applies the GT predicate on the "org_id" field.
+func OrgIDGT(v string) predicate.GrantRefreshToken {
+	return predicate.GrantRefreshToken(sql.FieldGT(FieldOrgID, v))
+}
+
+// OrgIDGTE applies the GTE predicate on the "org_id" field.
+func OrgIDGTE(v string) predicate.GrantRefreshToken {
+	return predicate.GrantRefreshToken(sql.FieldGTE(FieldOrgID, v))
+}
+
+// OrgIDLT applies the LT predicate on the "org_id" field.
+func OrgIDLT(v string) predicate.GrantRefreshToken {
+	return predicate.GrantRefreshToken(sql.FieldLT(FieldOrgID, v))
+}
+
+// OrgIDLTE applies the LTE predicate on the "org_id" field.
+func OrgIDLTE(v string) predicate.GrantRefreshToken {
+	return predicate.GrantRefreshToken(sql.FieldLTE(FieldOrgID, v))
+}
+
+// OrgIDContains applies the Contains predicate on the "org_id" field.
+func OrgIDContains(v string) predicate.GrantRefreshToken {
+	return predicate.GrantRefreshToken(sql.FieldContains(FieldOrgID, v))
+}
+
+// OrgIDHasPrefix applies the HasPrefix predicate on the "org_id" field.
+func OrgIDHasPrefix(v string) predicate.GrantRefreshToken {
+	return predicate.GrantRefreshToken(sql.FieldHasPrefix(FieldOrgID, v))
+}
+
+// OrgIDHasSuffix applies the HasSuffix predicate on the "org_id" field.
+func OrgIDHasSuffix(v string) predicate.GrantRefreshToken {
+	return predicate.GrantRefreshToken(sql.FieldHasSuffix(FieldOrgID, v))
+}
+
+// OrgIDIsNil applies the IsNil predicate on the "org_id" field.
+func OrgIDIsNil() predicate.GrantRefreshToken {
+	return predicate.GrantRefreshToken(sql.FieldIsNull(FieldOrgID))
+}
+
+// OrgIDNotNil applies the NotNil predicate on the "org_id" field.
+func OrgIDNotNil() predicate.GrantRefreshToken {
+	return predicate.GrantRefreshToken(sql.FieldNotNull(FieldOrgID))
+}
+
+// OrgIDEqualFold applies the EqualFold predicate on the "org_id" field.
+func OrgIDEqualFold(v string) predicate.GrantRefreshToken {
+	return predicate.GrantRefreshToken(sql.FieldEqualFold(FieldOrgID, v))
+}
+
+// OrgIDContainsFold applies the ContainsFold predicate on the "org_id" field.
+func OrgIDContainsFold(v string) predicate.GrantRefreshToken {
+	return predicate.GrantRefreshToken(sql.FieldContainsFold(FieldOrgID, v))
 }
 
 // And groups predicates with the AND operator between them.

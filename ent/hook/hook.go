@@ -345,6 +345,18 @@ func (f OrgRoleFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, err
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.OrgRoleMutation", m)
 }
 
+// The OrgSetupLinkFunc type is an adapter to allow the use of ordinary
+// function as OrgSetupLink mutator.
+type OrgSetupLinkFunc func(context.Context, *ent.OrgSetupLinkMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f OrgSetupLinkFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.OrgSetupLinkMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.OrgSetupLinkMutation", m)
+}
+
 // The ProjectFunc type is an adapter to allow the use of ordinary
 // function as Project mutator.
 type ProjectFunc func(context.Context, *ent.ProjectMutation) (ent.Value, error)

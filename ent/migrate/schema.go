@@ -387,6 +387,7 @@ var (
 		{Name: "auth_time", Type: field.TypeTime, Nullable: true},
 		{Name: "amr", Type: field.TypeJSON, Nullable: true},
 		{Name: "sid", Type: field.TypeString, Nullable: true},
+		{Name: "org_id", Type: field.TypeString, Nullable: true},
 	}
 	// GrantRefreshTokensTable holds the schema information for the "grant_refresh_tokens" table.
 	GrantRefreshTokensTable = &schema.Table{
@@ -625,6 +626,7 @@ var (
 		{Name: "nonce", Type: field.TypeString, Nullable: true},
 		{Name: "prompt", Type: field.TypeString, Nullable: true},
 		{Name: "max_age", Type: field.TypeInt, Nullable: true},
+		{Name: "org_id", Type: field.TypeString, Nullable: true},
 	}
 	// OauthAuthorizationsTable holds the schema information for the "oauth_authorizations" table.
 	OauthAuthorizationsTable = &schema.Table{
@@ -689,6 +691,7 @@ var (
 		{Name: "auth_time", Type: field.TypeTime, Nullable: true},
 		{Name: "amr", Type: field.TypeJSON, Nullable: true},
 		{Name: "sid", Type: field.TypeString, Nullable: true},
+		{Name: "org_id", Type: field.TypeString, Nullable: true},
 	}
 	// OauthCodesTable holds the schema information for the "oauth_codes" table.
 	OauthCodesTable = &schema.Table{
@@ -864,6 +867,38 @@ var (
 			},
 		},
 	}
+	// OrgSetupLinksColumns holds the columns for the "org_setup_links" table.
+	OrgSetupLinksColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString, Size: 40},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "project_id", Type: field.TypeString},
+		{Name: "org_id", Type: field.TypeString},
+		{Name: "intents", Type: field.TypeJSON},
+		{Name: "digest", Type: field.TypeBytes, Unique: true},
+		{Name: "expires_at", Type: field.TypeTime},
+		{Name: "created_by", Type: field.TypeString, Nullable: true},
+		{Name: "opened_at", Type: field.TypeTime, Nullable: true},
+		{Name: "session_digest", Type: field.TypeBytes, Unique: true, Nullable: true},
+		{Name: "session_expires_at", Type: field.TypeTime, Nullable: true},
+	}
+	// OrgSetupLinksTable holds the schema information for the "org_setup_links" table.
+	OrgSetupLinksTable = &schema.Table{
+		Name:       "org_setup_links",
+		Columns:    OrgSetupLinksColumns,
+		PrimaryKey: []*schema.Column{OrgSetupLinksColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "orgsetuplink_org_id",
+				Unique:  false,
+				Columns: []*schema.Column{OrgSetupLinksColumns[3]},
+			},
+			{
+				Name:    "orgsetuplink_expires_at",
+				Unique:  false,
+				Columns: []*schema.Column{OrgSetupLinksColumns[6]},
+			},
+		},
+	}
 	// ProjectsColumns holds the columns for the "projects" table.
 	ProjectsColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeString, Size: 40},
@@ -1035,6 +1070,7 @@ var (
 		{Name: "revoked_at", Type: field.TypeTime, Nullable: true},
 		{Name: "amr", Type: field.TypeJSON, Nullable: true},
 		{Name: "auth_time", Type: field.TypeTime, Nullable: true},
+		{Name: "org_id", Type: field.TypeString, Nullable: true},
 	}
 	// SessionsTable holds the schema information for the "sessions" table.
 	SessionsTable = &schema.Table{
@@ -1425,6 +1461,7 @@ var (
 		OrgMembersTable,
 		OrgPoliciesTable,
 		OrgRolesTable,
+		OrgSetupLinksTable,
 		ProjectsTable,
 		ProviderDomainsTable,
 		RefreshTokensTable,

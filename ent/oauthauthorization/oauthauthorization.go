@@ -49,6 +49,8 @@ const (
 	FieldPrompt = "prompt"
 	// FieldMaxAge holds the string denoting the max_age field in the database.
 	FieldMaxAge = "max_age"
+	// FieldOrgID holds the string denoting the org_id field in the database.
+	FieldOrgID = "org_id"
 	// Table holds the table name of the oauthauthorization in the database.
 	Table = "oauth_authorizations"
 )
@@ -74,6 +76,7 @@ var Columns = []string{
 	FieldNonce,
 	FieldPrompt,
 	FieldMaxAge,
+	FieldOrgID,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -182,4 +185,9 @@ func ByPrompt(opts ...sql.OrderTermOption) OrderOption {
 // ByMaxAge orders the results by the max_age field.
 func ByMaxAge(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldMaxAge, opts...).ToFunc()
+}
+
+// ByOrgID orders the results by the org_id field.
+func ByOrgID(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldOrgID, opts...).ToFunc()
 }

@@ -144,6 +144,11 @@ func MaxAge(v int) predicate.OAuthAuthorization {
 	return predicate.OAuthAuthorization(sql.FieldEQ(FieldMaxAge, v))
 }
 
+// OrgID applies equality check predicate on the "org_id" field. It's identical to OrgIDEQ.
+func OrgID(v string) predicate.OAuthAuthorization {
+	return predicate.OAuthAuthorization(sql.FieldEQ(FieldOrgID, v))
+}
+
 // CreatedAtEQ applies the EQ predicate on the "created_at" field.
 func CreatedAtEQ(v time.Time) predicate.OAuthAuthorization {
 	return predicate.OAuthAuthorization(sql.FieldEQ(FieldCreatedAt, v))
@@ -1127,6 +1132,81 @@ func MaxAgeIsNil() predicate.OAuthAuthorization {
 // MaxAgeNotNil applies the NotNil predicate on the "max_age" field.
 func MaxAgeNotNil() predicate.OAuthAuthorization {
 	return predicate.OAuthAuthorization(sql.FieldNotNull(FieldMaxAge))
+}
+
+// OrgIDEQ applies the EQ predicate on the "org_id" field.
+func OrgIDEQ(v string) predicate.OAuthAuthorization {
+	return predicate.OAuthAuthorization(sql.FieldEQ(FieldOrgID, v))
+}
+
+// OrgIDNEQ applies the NEQ predicate on the "org_id" field.
+func OrgIDNEQ(v string) predicate.OAuthAuthorization {
+	return predicate.OAuthAuthorization(sql.FieldNEQ(FieldOrgID, v))
+}
+
+// OrgIDIn applies the In predicate on the "org_id" field.
+func OrgIDIn(vs ...string) predicate.OAuthAuthorization {
+	return predicate.OAuthAuthorization(sql.FieldIn(FieldOrgID, vs...))
+}
+
+// OrgIDNotIn applies the NotIn predicate on the "org_id" field.
+func OrgIDNotIn(vs ...string) predicate.OAuthAuthorization {
+	return predicate.OAuthAuthorization(sql.FieldNotIn(FieldOrgID, vs...))
+}
+
+// OrgIDGT applies the GT predicate on the "org_id" field.
+func OrgIDGT(v string) predicate.OAuthAuthorization {
+	return predicate.OAuthAuthorization(sql.FieldGT(FieldOrgID, v))
+}
+
+// OrgIDGTE applies the GTE predicate on the "org_id" field.
+func OrgIDGTE(v string) predicate.OAuthAuthorization {
+	return predicate.OAuthAuthorization(sql.FieldGTE(FieldOrgID, v))
+}
+
+// OrgIDLT applies the LT predicate on the "org_id" field.
+func OrgIDLT(v string) predicate.OAuthAuthorization {
+	return predicate.OAuthAuthorization(sql.FieldLT(FieldOrgID, v))
+}
+
+// OrgIDLTE applies the LTE predicate on the "org_id" field.
+func OrgIDLTE(v string) predicate.OAuthAuthorization {
+	return predicate.OAuthAuthorization(sql.FieldLTE(FieldOrgID, v))
+}
+
+// OrgIDContains applies the Contains predicate on the "org_id" field.
+func OrgIDContains(v string) predicate.OAuthAuthorization {
+	return predicate.OAuthAuthorization(sql.FieldContains(FieldOrgID, v))
+}
+
+// OrgIDHasPrefix applies the HasPrefix predicate on the "org_id" field.
+func OrgIDHasPrefix(v string) predicate.OAuthAuthorization {
+	return predicate.OAuthAuthorization(sql.FieldHasPrefix(FieldOrgID, v))
+}
+
+// OrgIDHasSuffix applies the HasSuffix predicate on the "org_id" field.
+func OrgIDHasSuffix(v string) predicate.OAuthAuthorization {
+	return predicate.OAuthAuthorization(sql.FieldHasSuffix(FieldOrgID, v))
+}
+
+// OrgIDIsNil applies the IsNil predicate on the "org_id" field.
+func OrgIDIsNil() predicate.OAuthAuthorization {
+	return predicate.OAuthAuthorization(sql.FieldIsNull(FieldOrgID))
+}
+
+// OrgIDNotNil applies the NotNil predicate on the "org_id" field.
+func OrgIDNotNil() predicate.OAuthAuthorization {
+	return predicate.OAuthAuthorization(sql.FieldNotNull(FieldOrgID))
+}
+
+// OrgIDEqualFold applies the EqualFold predicate on the "org_id" field.
+func OrgIDEqualFold(v string) predicate.OAuthAuthorization {
+	return predicate.OAuthAuthorization(sql.FieldEqualFold(FieldOrgID, v))
+}
+
+// OrgIDContainsFold applies the ContainsFold predicate on the "org_id" field.
+func OrgIDContainsFold(v string) predicate.OAuthAuthorization {
+	return predicate.OAuthAuthorization(sql.FieldContainsFold(FieldOrgID, v))
 }
 
 // And groups predicates with the AND operator between them.

@@ -41,6 +41,8 @@ const (
 	FieldAmr = "amr"
 	// FieldSid holds the string denoting the sid field in the database.
 	FieldSid = "sid"
+	// FieldOrgID holds the string denoting the org_id field in the database.
+	FieldOrgID = "org_id"
 	// Table holds the table name of the oauthcode in the database.
 	Table = "oauth_codes"
 )
@@ -62,6 +64,7 @@ var Columns = []string{
 	FieldAuthTime,
 	FieldAmr,
 	FieldSid,
+	FieldOrgID,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -149,4 +152,9 @@ func ByAuthTime(opts ...sql.OrderTermOption) OrderOption {
 // BySid orders the results by the sid field.
 func BySid(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldSid, opts...).ToFunc()
+}
+
+// ByOrgID orders the results by the org_id field.
+func ByOrgID(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldOrgID, opts...).ToFunc()
 }

@@ -90,6 +90,9 @@ type OrgPolicy func(*sql.Selector)
 // OrgRole is the predicate function for orgrole builders.
 type OrgRole func(*sql.Selector)
 
+// OrgSetupLink is the predicate function for orgsetuplink builders.
+type OrgSetupLink func(*sql.Selector)
+
 // Project is the predicate function for project builders.
 type Project func(*sql.Selector)
 

@@ -44,5 +44,8 @@ func (OAuthAuthorization) Fields() []ent.Field {
 		field.String("nonce").Optional().Immutable(),
 		field.String("prompt").Optional().Immutable(),
 		field.Int("max_age").Optional().Nillable().Immutable(),
+		// org_id is the request's organization= (SPEC §26), checked against the person's
+		// memberships when they decide.
+		field.String("org_id").Optional().Immutable(),
 	}
 }

@@ -42,6 +42,9 @@ func authentication() []ent.Field {
 		field.Time("auth_time").Optional().Nillable().Immutable(),
 		field.JSON("amr", []string{}).Optional().Immutable(),
 		field.String("sid").Optional().Immutable(),
+		// org_id is the organisation the person signed in for (SPEC §26): its role and
+		// permissions are read again at each token, so that they follow changes.
+		field.String("org_id").Optional().Immutable(),
 	}
 }
 

@@ -30,4 +30,5 @@ const (
 	OrgIDPrefix                 = "org_"
 	OrgMemberIDPrefix           = "orm_"
 	OrgRoleIDPrefix             = "orr_"
+	OrgSetupLinkIDPrefix        = "osl_"
 )

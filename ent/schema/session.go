@@ -33,6 +33,9 @@ func (Session) Fields() []ent.Field {
 		// authentication time is their creation.
 		field.Strings("amr").Optional(),
 		field.Time("auth_time").Optional().Nillable(),
+		// org_id is the session's active organisation (SPEC §26): its access tokens carry
+		// it with the person's role there, read at each signing.
+		field.String("org_id").Optional().Nillable(),
 	}
 }
 

@@ -35,6 +35,8 @@ const (
 	FieldAmr = "amr"
 	// FieldAuthTime holds the string denoting the auth_time field in the database.
 	FieldAuthTime = "auth_time"
+	// FieldOrgID holds the string denoting the org_id field in the database.
+	FieldOrgID = "org_id"
 	// Table holds the table name of the session in the database.
 	Table = "sessions"
 )
@@ -53,6 +55,7 @@ var Columns = []string{
 	FieldRevokedAt,
 	FieldAmr,
 	FieldAuthTime,
+	FieldOrgID,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -129,4 +132,9 @@ func ByRevokedAt(opts ...sql.OrderTermOption) OrderOption {
 // ByAuthTime orders the results by the auth_time field.
 func ByAuthTime(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldAuthTime, opts...).ToFunc()
+}
+
+// ByOrgID orders the results by the org_id field.
+func ByOrgID(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldOrgID, opts...).ToFunc()
 }

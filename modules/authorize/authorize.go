@@ -103,6 +103,10 @@ func (h *handler) authorize(c *fiber.Ctx) error {
 	if why != "" {
 		return back("invalid_request", why)
 	}
+	organization, why := readOrganization(q, cl.app())
+	if why != "" {
+		return back("invalid_request", why)
+	}
 	targets, err := oauth.Targets(q, false)
 	if err != nil {
 		return back("invalid_target", "resource must be an absolute https URI (http on loopback) without a fragment")
@@ -149,7 +153,7 @@ func (h *handler) authorize(c *fiber.Ctx) error {
 	row, err := h.ent.OAuthAuthorization.Create().SetClientID(cl.ID).SetClientName(name).SetClientHost(host).
 		SetClientURI(cl.URI).SetRedirectURI(redirect).SetState(q.Get("state")).SetCodeChallenge(q.Get("code_challenge")).
 		SetScopes(nonNil(scopes)).SetResources(registered).SetProjectID(project).SetBrowser(secret.DigestOf(browser).Bytes()).
-		SetNonce(oidc.nonce).SetPrompt(prompt).SetNillableMaxAge(oidc.maxAge).
+		SetNonce(oidc.nonce).SetPrompt(prompt).SetNillableMaxAge(oidc.maxAge).SetOrgID(organization).
 		SetExpiresAt(h.clock.Now().Add(requestTTL)).Save(c.UserContext())
 	if err != nil {
 		return err
@@ -258,12 +262,25 @@ func (h ssoCookies) singleSignOn(c *fiber.Ctx, row *ent.OAuthAuthorization, cl c
 		}
 		return false, nil
 	}
+	// The organisation, unless the person must pick one (SPEC §26): the console asks.
+	org, pick, err := h.svc.orgChoice(c.UserContext(), cl.ProjectID, st.UserID, row.OrgID, "", st.OrgID)
+	if errors.Is(err, errNotOrgMember) {
+		return true, back("access_denied", errNotOrgMember.Message)
+	} else if err != nil {
+		return true, err
+	}
+	if pick != nil {
+		if none {
+			return true, back("interaction_required", "the person belongs to several organizations and must choose one")
+		}
+		return false, nil
+	}
 	// Bound to the session as the console would bind it, then decided.
 	if _, err := h.ent.OAuthAuthorization.UpdateOneID(row.ID).SetSessionHandle(handle).Save(c.UserContext()); err != nil {
 		return true, err
 	}
 	at := st.AuthTime
-	to, err := h.issueCode(c, row, decider{UserID: st.UserID, TenantID: st.TenantID, In: signIn{AuthTime: &at, AMR: st.AMR, SID: handle}}, cl.ProjectID)
+	to, err := h.issueCode(c, row, decider{UserID: st.UserID, TenantID: st.TenantID, In: signIn{AuthTime: &at, AMR: st.AMR, SID: handle, OrgID: org}}, cl.ProjectID)
 	if err != nil {
 		return true, err
 	}
@@ -474,6 +491,11 @@ type consentView struct {
 	Personal bool `json:"personal"`
 	// TenantID is the tenant whose people this request signs in.
 	TenantID string `json:"tenantId"`
+	// OrgID is the organisation the sign-in is for (SPEC §26) when it is decided: the
+	// request's organization=, the person's only one, or their session's active one.
+	OrgID *string `json:"orgId"`
+	// Orgs are the person's organisations when they must pick one (decide's orgId).
+	Orgs []identity.OrgMembership `json:"orgs"`
 }
 
 // consent describes a pending request to the signed-in person: who asks, for what, and
@@ -493,6 +515,11 @@ func (h *handler) consent(c *fiber.Ctx) error {
 	case v.TenantID != identity.PublicTenant || personal(row):
 		if err := h.personalView(c.UserContext(), row, p.UserID, &v); err != nil {
 			return err
+		}
+		if v.TenantID != identity.PublicTenant {
+			if err := h.svc.orgView(c.UserContext(), row, p, &v); err != nil {
+				return err
+			}
 		}
 	case row.ProjectID != "":
 		pid := row.ProjectID
@@ -607,6 +634,10 @@ func (h *handler) decide(c *fiber.Ctx) error {
 	if st == jsonbody.WrongType {
 		f.Fail("projectId", "must be a string")
 	}
+	pickedOrg, st := f.String("orgId")
+	if st == jsonbody.WrongType || (st == jsonbody.OK && !orgIDPattern.MatchString(pickedOrg)) {
+		f.Fail("orgId", "must be an organization id (org_…) of yours")
+	}
 	if err := f.Err(); err != nil {
 		return err
 	}
@@ -653,6 +684,17 @@ func (h *handler) decide(c *fiber.Ctx) error {
 			return err
 		}
 	}
+	d := deciderOf(p)
+	if self && decision == "approve" && d.TenantID != identity.PublicTenant {
+		org, pick, err := h.svc.orgChoice(ctx, project, p.UserID, row.OrgID, pickedOrg, activeOrg(p))
+		if err != nil {
+			return err
+		}
+		if pick != nil {
+			return errPickOrg
+		}
+		d.In.OrgID = org
+	}
 	var to string
 	if decision == "deny" {
 		n, err := h.ent.OAuthAuthorization.Update().Where(oauthauthorization.ID(row.ID), oauthauthorization.DecidedAtIsNil()).
@@ -664,7 +706,7 @@ func (h *handler) decide(c *fiber.Ctx) error {
 			return errRequestGone
 		}
 		to = h.backTo(row.RedirectURI, url.Values{"error": {"access_denied"}, "error_description": {"the person denied the request"}, "state": {row.State}})
-	} else if to, err = h.issueCode(c, row, deciderOf(p), project); err != nil {
+	} else if to, err = h.issueCode(c, row, d, project); err != nil {
 		return err
 	}
 	c.Set(fiber.HeaderCacheControl, "no-store")
@@ -714,7 +756,7 @@ func (h *handler) issueCode(c *fiber.Ctx, row *ent.OAuthAuthorization, p decider
 		if err := tx.OAuthCode.Create().SetDigest(secret.DigestOf(code).Bytes()).SetGrantID(g.ID).SetClientID(row.ClientID).
 			SetRedirectURI(row.RedirectURI).SetCodeChallenge(row.CodeChallenge).SetScopes(nonNil(row.Scopes)).
 			SetResources(nonNil(row.Resources)).SetExpiresAt(h.clock.Now().Add(codeTTL)).
-			SetNonce(row.Nonce).SetNillableAuthTime(in.AuthTime).SetAmr(in.AMR).SetSid(in.SID).Exec(ctx); err != nil {
+			SetNonce(row.Nonce).SetNillableAuthTime(in.AuthTime).SetAmr(in.AMR).SetSid(in.SID).SetOrgID(in.OrgID).Exec(ctx); err != nil {
 			return err
 		}
 		if strings.HasPrefix(row.ClientID, registeredPrefix) { // in use: not to be pruned

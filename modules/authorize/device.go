@@ -459,10 +459,10 @@ func (g *deviceGrant) Token(ctx context.Context, r oauth.Request) (oauth.Token, 
 	if err != nil {
 		return oauth.Token{}, err
 	}
-	answer, err := s.issue(ctx, gs.UserID, gs.ProjectID, *row.GrantID, row.ClientID, scopes, row.Resources, refresh)
+	answer, err := s.issue(ctx, gs.UserID, gs.ProjectID, *row.GrantID, row.ClientID, scopes, row.Resources, refresh, nil)
 	if err != nil || !slices.Contains(scopes, scopeOpenID) {
 		return answer, err
 	}
-	answer.IDToken, err = s.idToken(ctx, gs.UserID, gs.ProjectID, row.ClientID, idTokenAlg(cl.IDTokenAlg), "", scopes, in, answer.AccessToken)
+	answer.IDToken, err = s.idToken(ctx, gs.UserID, gs.ProjectID, row.ClientID, idTokenAlg(cl.IDTokenAlg), "", scopes, in, answer.AccessToken, nil)
 	return answer, err
 }

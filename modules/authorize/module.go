@@ -82,6 +82,8 @@ type service struct {
 	members   identity.Memberships
 	policies  policy.Source
 	resources resource.Registry
+	// orgs puts the organisation a person signed in for into tokens (SPEC §26).
+	orgs identity.OrgMemberships
 }
 
 type serviceParams struct {
@@ -98,12 +100,13 @@ type serviceParams struct {
 	Members   identity.Memberships
 	Policies  policy.Source
 	Resources resource.Registry
+	Orgs      identity.OrgMemberships `optional:"true"`
 }
 
 func newService(p serviceParams) *service {
 	return &service{ent: p.Ent, clock: p.Clock, grants: p.Grants, signer: p.Signer, keys: p.Keys, users: p.Users, clients: p.Clients,
 		issued: p.Metrics.Issued.WithLabelValues("oauth_grant", ""), idTokens: p.Metrics.Issued.WithLabelValues("id_token", ""), reuse: newReuseCounter(), usage: cmp.Or[usage.Counter](p.Usage, usage.Discard),
-		members: p.Members, policies: p.Policies, resources: p.Resources}
+		members: p.Members, policies: p.Policies, resources: p.Resources, orgs: p.Orgs}
 }
 
 func newClientsFrom(c *ent.Client, clk clock.Clock, cfg config.Config, bus invalidation.Bus) (*clients, error) {
@@ -167,7 +170,7 @@ func (h *handler) metadata(issuer string) map[string]any {
 		"acr_values_supported":                           []string{acrPassword, acrMFA},
 		"prompt_values_supported":                        promptValues,
 		"claims_supported": []string{"sub", "iss", "aud", "exp", "iat", "auth_time", "nonce", "acr", "amr", "azp", "sid",
-			"at_hash", "name", "email", "email_verified"},
+			"at_hash", "name", "email", "email_verified", "org_id", "org_role", "org_permissions"},
 		"claims_parameter_supported":            false,
 		"request_parameter_supported":           false,
 		"request_uri_parameter_supported":       false,

@@ -124,6 +124,8 @@ type signIn struct {
 	AuthTime *time.Time
 	AMR      []string
 	SID      string
+	// OrgID is the organisation the person signed in for (SPEC §26), or "".
+	OrgID string
 	// JKT is the DPoP key a public client's refresh tokens are bound to (RFC 9449 §5),
 	// carried from the code to each rotation.
 	JKT string
@@ -168,7 +170,7 @@ const idTokenTTL = 15 * time.Minute
 // idToken signs the id_token of an answer whose scopes hold openid (OIDC Core §2,
 // §3.1.3.6): the person, the client as audience, the project of the grant, how the person
 // signed in, the access token's hash, and the profile and email claims the scopes allow.
-func (s *service) idToken(ctx context.Context, userID, projectID, clientID, alg, nonce string, scopes []string, in signIn, accessToken string) (string, error) {
+func (s *service) idToken(ctx context.Context, userID, projectID, clientID, alg, nonce string, scopes []string, in signIn, accessToken string, org *identity.OrgMembership) (string, error) {
 	now := s.clock.Now().Truncate(time.Second)
 	claims := map[string]any{
 		"sub": userID, "aud": clientID, "azp": clientID,
@@ -189,6 +191,9 @@ func (s *service) idToken(ctx context.Context, userID, projectID, clientID, alg,
 	}
 	if nonce != "" {
 		claims["nonce"] = nonce
+	}
+	if org != nil {
+		claims["org_id"], claims["org_role"], claims["org_permissions"] = org.OrgID, org.Role, org.Permissions
 	}
 	if accessToken != "" {
 		claims["at_hash"] = halfHash(alg, accessToken)

@@ -118,10 +118,19 @@ func (g *codeGrant) Token(ctx context.Context, r oauth.Request) (oauth.Token, er
 	if refused == nil && !gs.Live {
 		refused = errNotLiveGrant
 	}
+	var org *identity.OrgMembership
+	if refused == nil {
+		if org, err = s.orgOf(ctx, gs.ProjectID, gs.UserID, code.OrgID); apperr.IsKind(err, apperr.KindInvalid) {
+			refused, err = err, nil
+		}
+		if err != nil {
+			return oauth.Token{}, err
+		}
+	}
 	// A public client's grant refreshes as it always has; a confidential one's only when
 	// it asked for offline_access (SPEC §21, MCP 2026-07-28).
 	offline := !cl.confidential() || slices.Contains(code.Scopes, scopeOfflineAccess)
-	in := signIn{AuthTime: code.AuthTime, AMR: code.Amr, SID: code.Sid}
+	in := signIn{AuthTime: code.AuthTime, AMR: code.Amr, SID: code.Sid, OrgID: code.OrgID}
 	if !cl.confidential() {
 		in.JKT = oauth.DPoPKeyOf(ctx) // its refresh tokens bound to the key, if any
 	}
@@ -153,11 +162,11 @@ func (g *codeGrant) Token(ctx context.Context, r oauth.Request) (oauth.Token, er
 	if err != nil {
 		return oauth.Token{}, err
 	}
-	answer, err := s.issue(ctx, gs.UserID, gs.ProjectID, code.GrantID, code.ClientID, scopes, audience, refresh)
+	answer, err := s.issue(ctx, gs.UserID, gs.ProjectID, code.GrantID, code.ClientID, scopes, audience, refresh, org)
 	if err != nil || !slices.Contains(scopes, scopeOpenID) {
 		return answer, err
 	}
-	answer.IDToken, err = s.idToken(ctx, gs.UserID, gs.ProjectID, code.ClientID, idTokenAlg(cl.IDTokenAlg), code.Nonce, scopes, in, answer.AccessToken)
+	answer.IDToken, err = s.idToken(ctx, gs.UserID, gs.ProjectID, code.ClientID, idTokenAlg(cl.IDTokenAlg), code.Nonce, scopes, in, answer.AccessToken, org)
 	return answer, err
 }
 
@@ -251,7 +260,7 @@ func (g *refreshGrant) Token(ctx context.Context, r oauth.Request) (oauth.Token,
 	if row.ClientID != cl.ID {
 		return oauth.Token{}, invalidGrant("the refresh token was issued to another client")
 	}
-	in := signIn{AuthTime: row.AuthTime, AMR: row.Amr, SID: row.Sid, JKT: row.Jkt}
+	in := signIn{AuthTime: row.AuthTime, AMR: row.Amr, SID: row.Sid, JKT: row.Jkt, OrgID: row.OrgID}
 	// A public client's refresh token issued under a DPoP key works only with it (RFC 9449 §5).
 	if row.Jkt != "" && oauth.DPoPKeyOf(ctx) != row.Jkt {
 		return oauth.Token{}, invalidGrant("the refresh token is bound to a DPoP key: send a proof by that key")
@@ -279,6 +288,10 @@ func (g *refreshGrant) Token(ctx context.Context, r oauth.Request) (oauth.Token,
 	if !gs.Live {
 		return oauth.Token{}, errNotLiveGrant
 	}
+	org, err := s.orgOf(ctx, gs.ProjectID, gs.UserID, row.OrgID)
+	if err != nil {
+		return oauth.Token{}, err
+	}
 	granted := row.Scopes
 	if len(requested) > 0 {
 		granted = requested
@@ -288,12 +301,12 @@ func (g *refreshGrant) Token(ctx context.Context, r oauth.Request) (oauth.Token,
 	}
 	// The answer is signed before the rotation commits, so that the rotation can keep it
 	// sealed for a racing twin (again); a rotation lost to a concurrent use discards it.
-	answer, err := s.sign(ctx, gs.UserID, gs.ProjectID, row.GrantID, row.ClientID, granted, audience)
+	answer, err := s.sign(ctx, gs.UserID, gs.ProjectID, row.GrantID, row.ClientID, granted, audience, org)
 	if err != nil {
 		return oauth.Token{}, err
 	}
 	if slices.Contains(granted, scopeOpenID) { // OIDC Core §12.2: no nonce on refresh
-		if answer.IDToken, err = s.idToken(ctx, gs.UserID, gs.ProjectID, row.ClientID, idTokenAlg(cl.IDTokenAlg), "", granted, in, answer.AccessToken); err != nil {
+		if answer.IDToken, err = s.idToken(ctx, gs.UserID, gs.ProjectID, row.ClientID, idTokenAlg(cl.IDTokenAlg), "", granted, in, answer.AccessToken, org); err != nil {
 			return oauth.Token{}, err
 		}
 	}
@@ -514,12 +527,12 @@ func (s *service) insertRefresh(ctx context.Context, tx *ent.Tx, token, grantID,
 	}
 	return tx.GrantRefreshToken.Create().SetDigest(secret.DigestOf(token).Bytes()).SetGrantID(grantID).SetClientID(clientID).
 		SetScopes(scopes).SetResources(resources).SetExpiresAt(expires).SetFamilyExpiresAt(family).
-		SetNillableAuthTime(in.AuthTime).SetAmr(in.AMR).SetSid(in.SID).SetJkt(in.JKT).Exec(ctx)
+		SetNillableAuthTime(in.AuthTime).SetAmr(in.AMR).SetSid(in.SID).SetJkt(in.JKT).SetOrgID(in.OrgID).Exec(ctx)
 }
 
 // issue signs an access token of a person's grant, with refresh, and counts it.
-func (s *service) issue(ctx context.Context, userID, projectID, grantID, clientID string, scopes, audience []string, refresh string) (oauth.Token, error) {
-	t, err := s.sign(ctx, userID, projectID, grantID, clientID, scopes, audience)
+func (s *service) issue(ctx context.Context, userID, projectID, grantID, clientID string, scopes, audience []string, refresh string, org *identity.OrgMembership) (oauth.Token, error) {
+	t, err := s.sign(ctx, userID, projectID, grantID, clientID, scopes, audience, org)
 	if err != nil {
 		return oauth.Token{}, err
 	}
@@ -529,16 +542,17 @@ func (s *service) issue(ctx context.Context, userID, projectID, grantID, clientI
 	return t, nil
 }
 
-// sign signs an access token of a person's grant: for its resources, else for the issuer.
-func (s *service) sign(ctx context.Context, userID, projectID, grantID, clientID string, scopes, audience []string) (oauth.Token, error) {
+// sign signs an access token of a person's grant: for its resources, else for the issuer;
+// with the organisation they signed in for, if any.
+func (s *service) sign(ctx context.Context, userID, projectID, grantID, clientID string, scopes, audience []string, org *identity.OrgMembership) (oauth.Token, error) {
 	now := s.clock.Now().Truncate(time.Second)
 	var aud any = identity.IssuerFrom(ctx)
 	if len(audience) > 0 {
 		aud = oauth.Audience(audience)
 	}
 	sc := joinScopes(scopes)
-	at, err := oauth.Sign(ctx, s.signer, oauth.Claims{Subject: userID, ClientID: clientID, Audience: aud, Scope: sc,
-		ProjectID: projectID, GrantID: grantID, IssuedAt: now.Unix(), Expires: now.Add(accessTTL).Unix(), ID: schema.NewID(schema.AssertionIDPrefix)})
+	at, err := oauth.Sign(ctx, s.signer, withOrg(oauth.Claims{Subject: userID, ClientID: clientID, Audience: aud, Scope: sc,
+		ProjectID: projectID, GrantID: grantID, IssuedAt: now.Unix(), Expires: now.Add(accessTTL).Unix(), ID: schema.NewID(schema.AssertionIDPrefix)}, org))
 	if err != nil {
 		return oauth.Token{}, err
 	}

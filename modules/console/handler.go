@@ -48,8 +48,9 @@ func routes(g *guard.Guard, s lifecycle.Screens) []httpserver.Route {
 	var routes []httpserver.Route
 	// The reset, verify and invite pages are where mailed links land, the authorize page where the
 	// OAuth authorization endpoint sends a person (SPEC §16); the page reads the path.
-	// A mailed sign-in link and a postmaster's domain proof land on pages too (SPEC §20).
-	for _, p := range []string{"/console", "/console/reset", "/console/verify", "/console/invite", "/console/authorize", "/console/signin-link", "/console/domain", "/console/device"} {
+	// A mailed sign-in link and a postmaster's domain proof land on pages too (SPEC §20),
+	// and an org's setup link (SPEC §26).
+	for _, p := range []string{"/console", "/console/reset", "/console/verify", "/console/invite", "/console/authorize", "/console/signin-link", "/console/domain", "/console/device", "/console/setup"} {
 		routes = append(routes, httpserver.Route{Method: http.MethodGet, Path: p, Handlers: []fiber.Handler{page}})
 	}
 	return append(routes,

@@ -15,6 +15,7 @@ import (
 	"github.com/authcore/authcore/platform/httpserver"
 	"github.com/authcore/authcore/platform/identity"
 	"github.com/authcore/authcore/platform/jsonbody"
+	"github.com/authcore/authcore/platform/ratelimit"
 )
 
 // The members each body may hold; any other is refused, so a typo never passes silently.
@@ -28,9 +29,10 @@ var (
 
 // handler serves SPEC §26's routes for project admins.
 type handler struct {
-	svc   *Service
-	doms  *domains
-	guard *guard.Guard
+	svc    *Service
+	doms   *domains
+	guard  *guard.Guard
+	limits *ratelimit.Limiters
 }
 
 // routes are the project admins' (SPEC §26): every change asks for a recent sign-in.
@@ -67,6 +69,10 @@ func (h handler) routes() []httpserver.Route {
 		r(http.MethodPost, domain+"/verify", h.guard.Recently(h.verifyDomain)),
 		r(http.MethodGet, policy, h.policy),
 		r(http.MethodPut, policy, h.guard.Recently(h.putPolicy)),
+		r(http.MethodPost, one+"/setup-links", h.guard.Recently(h.createSetupLink)),
+		{Method: http.MethodGet, Path: "/v1/auth-core/orgs/:orgId", Handlers: []fiber.Handler{h.guard.OrgAdmin(""), h.get}},
+		// The link is the credential; its budget is the sign-in attempts'.
+		{Method: http.MethodPost, Path: "/v1/auth-core/orgs/setup/open", Handlers: []fiber.Handler{h.limits.Attempts.Middleware(), h.openSetupLink}},
 	}
 }
 

@@ -21,6 +21,7 @@ import (
 	"github.com/authcore/authcore/platform/httpserver"
 	"github.com/authcore/authcore/platform/identity"
 	"github.com/authcore/authcore/platform/mail"
+	"github.com/authcore/authcore/platform/ratelimit"
 	"github.com/authcore/authcore/platform/secret"
 )
 
@@ -35,14 +36,15 @@ var Module = fx.Module("org",
 	fx.Provide(fx.Private, newDomains),
 	// The ways in ask it for the org of a verified domain and its policy (SPEC §26).
 	fx.Provide(func(d *domains) identity.OrgDomains { return d }),
+	fx.Provide(func(s *Service) identity.OrgMemberships { return s }, func(s *Service) identity.OrgSetup { return s }),
 	apidoc.AsFragment(func() (apidoc.Fragment, error) { return apidoc.YAML("org", openAPI) }),
-	httpserver.AsModuleRoutes("org", func(s *Service, d *domains, g *guard.Guard) []httpserver.Route {
-		return handler{svc: s, doms: d, guard: g}.routes()
+	httpserver.AsModuleRoutes("org", func(s *Service, d *domains, g *guard.Guard, l *ratelimit.Limiters) []httpserver.Route {
+		return handler{svc: s, doms: d, guard: g, limits: l}.routes()
 	}),
 )
 
-func newService(c *ent.Client, rec *audit.Recorder, users identity.ProvenUsers, emails identity.Directory) *Service {
-	return &Service{ent: c, audit: rec, users: users, emails: emails}
+func newService(c *ent.Client, rec *audit.Recorder, users identity.ProvenUsers, emails identity.Directory, clk clock.Clock, cfg config.Config) *Service {
+	return &Service{ent: c, audit: rec, users: users, emails: emails, clock: clk, selfURL: cfg.SelfURL()}
 }
 
 type domainsParams struct {

@@ -18,6 +18,7 @@ import (
 	"github.com/authcore/authcore/ent/orgrole"
 	"github.com/authcore/authcore/platform/apperr"
 	"github.com/authcore/authcore/platform/audit"
+	"github.com/authcore/authcore/platform/clock"
 	"github.com/authcore/authcore/platform/database"
 	"github.com/authcore/authcore/platform/identity"
 )
@@ -137,6 +138,9 @@ type Service struct {
 	audit  *audit.Recorder
 	users  identity.ProvenUsers
 	emails identity.Directory
+	clock  clock.Clock
+	// selfURL is where setup links point (config.SelfURL).
+	selfURL string
 }
 
 func (s *Service) record(ctx context.Context, tx *ent.Tx, a Actor, action, orgID string, md map[string]any) error {

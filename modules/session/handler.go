@@ -32,6 +32,7 @@ func (h *handler) routes() []httpserver.Route {
 		{Method: http.MethodPost, Path: "/v1/auth-core/session/refresh", Handlers: one(h.requireReady, h.underBudget, h.refresh)},
 		{Method: http.MethodPost, Path: "/v1/auth-core/signout", Handlers: one(h.requireReady, h.guard.Session(), h.signOut)},
 	}
+	routes = append(routes, h.orgRoutes()...)
 	return append(routes, h.adminRoutes()...)
 }
 

@@ -70,6 +70,9 @@ type Params struct {
 	Metrics *metrics.Credentials
 	// Endings hear of every session revoked, in its transaction (SPEC §25 back-channel logout).
 	Endings []identity.SessionEnding `group:"session_endings"`
+	// Orgs puts a session's active organisation into its tokens (SPEC §26); absent in an
+	// app built without the org module.
+	Orgs identity.OrgMemberships `optional:"true"`
 }
 
 // IssuerParams are the issuer's dependencies.

@@ -59,6 +59,7 @@ type Engine struct {
 	metrics *metrics.Credentials
 	audit   *audit.Recorder
 	endings []identity.SessionEnding
+	orgs    identity.OrgMemberships
 
 	tokens   *bearer.Cache[secret.Digest, *verified]
 	states   *bearer.Cache[string, state]
@@ -82,7 +83,7 @@ func NewEngine(p Params) *Engine {
 	client, c, cfg, bus := p.Ent, p.Clock, p.Config, p.Bus
 	e := &Engine{
 		ent: client, db: p.DB, reads: p.Reads, issuer: p.Issuer, ring: p.Ring, clock: c, cfg: cfg, bus: bus, users: p.Users, log: p.Log, metrics: p.Metrics,
-		audit: p.Audit, endings: p.Endings,
+		audit: p.Audit, endings: p.Endings, orgs: p.Orgs,
 		tokens:   bearer.NewCache[secret.Digest, *verified](cacheSize, cfg.AccessTTL),
 		states:   bearer.NewCache[string, state](cacheSize, stateTTL),
 		profiles: bearer.NewCache[string, identity.Profile](cacheSize, profileTTL),
@@ -126,11 +127,15 @@ func (e *Engine) Start(ctx context.Context, in identity.NewSession) (identity.To
 	if in.UserAgent != "" {
 		ua = &in.UserAgent
 	}
+	org, err := e.firstOrg(ctx, in)
+	if err != nil {
+		return identity.Tokens{}, err
+	}
 	var s *ent.Session
 	err = database.WithTx(ctx, e.ent, func(tx *ent.Tx) error {
 		var err error
 		s, err = tx.Session.Create().
-			SetUserID(in.UserID).SetTenantID(in.TenantID).SetPayload(payload).
+			SetUserID(in.UserID).SetTenantID(in.TenantID).SetPayload(payload).SetNillableOrgID(org).
 			SetNillableUserAgent(ua).SetNillableIPHash(ipHash).
 			SetAmr(amrOf(in.AMR)).SetAuthTime(now).
 			SetCreatedAt(now).SetLastActiveAt(now).SetExpiresAt(now.Add(e.cfg.RefreshTTL)).
@@ -151,9 +156,52 @@ func (e *Engine) Start(ctx context.Context, in identity.NewSession) (identity.To
 	return identity.Tokens{SessionHandle: s.ID, AccessToken: access, RefreshToken: refresh, AccessTokenExpiresAt: exp}, nil
 }
 
-// reserved claims a session payload may not override.
+// reserved claims a session payload may not override: an org role in a payload would
+// pass for the org's word.
 var reserved = map[string]bool{"iss": true, "sub": true, "sid": true, "tid": true, "iat": true, "exp": true, "nbf": true, "aud": true, "jti": true,
-	"amr": true, "authTime": true, "auth_time": true}
+	"amr": true, "authTime": true, "auth_time": true, claimOrgID: true, claimOrgRole: true, claimOrgPermissions: true}
+
+// The claims of a session's active organisation (SPEC §26), as id_tokens name them.
+const (
+	claimOrgID          = "org_id"
+	claimOrgRole        = "org_role"
+	claimOrgPermissions = "org_permissions"
+)
+
+// firstOrg is the organisation a new session starts in: the one its starter names when
+// the person is a member, else the only one they belong to. A person of several orgs
+// starts in none and picks (POST /v1/auth-core/session/org).
+func (e *Engine) firstOrg(ctx context.Context, in identity.NewSession) (*string, error) {
+	if e.orgs == nil || in.TenantID == identity.PublicTenant {
+		return nil, nil
+	}
+	if in.OrgID != "" {
+		_, ok, err := e.orgs.Membership(ctx, in.TenantID, in.OrgID, in.UserID)
+		if err != nil || !ok {
+			return nil, err
+		}
+		return &in.OrgID, nil
+	}
+	ms, err := e.orgs.MembershipsOf(ctx, in.TenantID, in.UserID)
+	if err != nil || len(ms) != 1 {
+		return nil, err
+	}
+	return &ms[0].OrgID, nil
+}
+
+// orgClaims adds the session's active organisation with the person's role there now: a
+// membership ended or changed since shows in the next token signed.
+func (e *Engine) orgClaims(ctx context.Context, s *ent.Session, claims map[string]any) error {
+	if s.OrgID == nil || e.orgs == nil {
+		return nil
+	}
+	m, ok, err := e.orgs.Membership(ctx, s.TenantID, *s.OrgID, s.UserID)
+	if err != nil || !ok {
+		return err
+	}
+	claims[claimOrgID], claims[claimOrgRole], claims[claimOrgPermissions] = m.OrgID, m.Role, m.Permissions
+	return nil
+}
 
 // amrOf is how a session started when its starter did not say: a password.
 func amrOf(amr []string) []string {
@@ -195,6 +243,9 @@ func (e *Engine) sign(ctx context.Context, s *ent.Session, now time.Time) (strin
 	claims["authTime"] = at
 	claims["auth_time"] = at
 	claims["amr"] = amrOf(s.Amr)
+	if err := e.orgClaims(ctx, s, claims); err != nil {
+		return "", time.Time{}, err
+	}
 	tok, err := e.issuer.signSession(claims)
 	return tok, exp, err
 }
@@ -411,7 +462,11 @@ func (e *Engine) State(ctx context.Context, sid string) (identity.SessionState, 
 	if s.AuthTime != nil {
 		at = *s.AuthTime
 	}
-	return identity.SessionState{UserID: s.UserID, TenantID: s.TenantID, AuthTime: at, AMR: s.Amr,
+	var org string
+	if s.OrgID != nil {
+		org = *s.OrgID
+	}
+	return identity.SessionState{UserID: s.UserID, TenantID: s.TenantID, AuthTime: at, AMR: s.Amr, OrgID: org,
 		Live: s.RevokedAt == nil && e.clock.Now().Before(s.ExpiresAt)}, true, nil
 }
 

@@ -44,6 +44,9 @@ type Guard struct {
 	factors  identity.Factors
 	policies policy.Source
 	clock    clock.Clock
+	// orgs and setups admit org admins and setup sessions (SPEC §26, OrgAdmin).
+	orgs   identity.OrgMemberships
+	setups identity.OrgSetup
 }
 
 // Params are the guard's dependencies; memberships come from the project module.
@@ -56,12 +59,15 @@ type Params struct {
 	Policies policy.Source              `optional:"true"`
 	Clock    clock.Clock
 	Config   config.Config
+	Orgs     identity.OrgMemberships `optional:"true"`
+	Setups   identity.OrgSetup       `optional:"true"`
 }
 
 // New returns the guard.
 func New(p Params) *Guard {
 	v, cfg := p.Verifier, p.Config
-	g := &Guard{verifier: v, members: p.Members, origins: map[string]struct{}{}, factors: p.Factors, policies: p.Policies, clock: p.Clock}
+	g := &Guard{verifier: v, members: p.Members, origins: map[string]struct{}{}, factors: p.Factors, policies: p.Policies, clock: p.Clock,
+		orgs: p.Orgs, setups: p.Setups}
 	if cfg.RequireVerifiedEmail {
 		g.verified = p.Verified
 	}
@@ -104,6 +110,10 @@ func PrincipalOf(c *fiber.Ctx) (identity.Principal, bool) {
 // ActorOf is the acting user's id, for the records a change leaves (createdBy, the audit
 // actor), or nil when the request has no principal.
 func ActorOf(c *fiber.Ctx) *string {
+	if s, ok := SetupOf(c); ok {
+		id := "setup_link:" + s.LinkID
+		return &id
+	}
 	p, _ := PrincipalOf(c)
 	if p.UserID == "" {
 		return nil
@@ -130,24 +140,12 @@ func (g *Guard) handler(dashboardOnly bool, fields map[string]any) fiber.Handler
 		return e
 	}
 	return func(c *fiber.Ctx) error {
-		cred, ok := CredentialOf(c)
-		if !ok {
-			return reject(apperr.Unauthorized("sign in first"))
-		}
-		if cred.FromCookie && !safeMethod(c.Method()) && !g.OriginAllowed(c) {
-			return reject(apperr.CSRFRejected)
-		}
-		p, err := g.verifier.Authenticate(c.UserContext(), cred.Token)
-		if err != nil {
-			var ve *identity.VerifyError
-			switch {
-			case errors.As(err, &ve):
-				return reject(apperr.Unauthorized("session not valid: " + ve.Reason))
-			case errors.Is(err, identity.ErrEngineNotReady):
-				return reject(apperr.New(apperr.KindUnavailable, "auth_core_sdk_not_ready", "the auth engine is starting"))
-			default:
-				return err
-			}
+		p, err := g.principal(c)
+		var ae *apperr.Error
+		if errors.As(err, &ae) {
+			return reject(ae)
+		} else if err != nil {
+			return err
 		}
 		if dashboardOnly && p.TenantID != identity.PublicTenant {
 			return reject(apperr.Unauthorized("a dashboard session is required"))
@@ -164,6 +162,29 @@ func (g *Guard) handler(dashboardOnly bool, fields map[string]any) fiber.Handler
 		c.Locals(principalKey{}, p)
 		return c.Next()
 	}
+}
+
+// principal verifies the request's session: its access token from the Authorization
+// header or the cookie (a cookie only with an allowed Origin on a change).
+func (g *Guard) principal(c *fiber.Ctx) (identity.Principal, error) {
+	cred, ok := CredentialOf(c)
+	if !ok {
+		return identity.Principal{}, apperr.Unauthorized("sign in first")
+	}
+	if cred.FromCookie && !safeMethod(c.Method()) && !g.OriginAllowed(c) {
+		return identity.Principal{}, apperr.CSRFRejected
+	}
+	p, err := g.verifier.Authenticate(c.UserContext(), cred.Token)
+	if err != nil {
+		var ve *identity.VerifyError
+		switch {
+		case errors.As(err, &ve):
+			return identity.Principal{}, apperr.Unauthorized("session not valid: " + ve.Reason)
+		case errors.Is(err, identity.ErrEngineNotReady):
+			return identity.Principal{}, apperr.New(apperr.KindUnavailable, "auth_core_sdk_not_ready", "the auth engine is starting")
+		}
+	}
+	return p, err
 }
 
 // OptionalSession is the request's session when it carries one that verifies (a cookie

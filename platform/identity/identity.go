@@ -62,6 +62,9 @@ type NewSession struct {
 	Payload   map[string]any
 	// AMR is how the user authenticated (RFC 8176: "pwd", "otp", "hwk", "swk", "mfa").
 	AMR []string
+	// OrgID is the organisation the session starts in (SPEC §26), when the way in names
+	// one (an org's connection); ignored unless the person is its member.
+	OrgID string
 }
 
 // Tokens are the credentials of a started or refreshed session.
@@ -95,6 +98,8 @@ type SessionState struct {
 	// AuthTime is the latest authentication (the sign-in or a step-up); AMR is how.
 	AuthTime time.Time
 	AMR      []string
+	// OrgID is the session's active organisation (SPEC §26), or "".
+	OrgID string
 	// Live is false once the session was revoked or its refresh token expired.
 	Live bool
 }

@@ -2,6 +2,7 @@ package identity
 
 import (
 	"context"
+	"time"
 
 	"github.com/authcore/authcore/ent"
 )
@@ -49,3 +50,23 @@ type OrgMemberships interface {
 	// MembershipsOf are all of userID's memberships in project, oldest first.
 	MembershipsOf(ctx context.Context, projectID, userID string) ([]OrgMembership, error)
 }
+
+// SetupGrant is what a live setup session may do (SPEC §26): set up one org of a project,
+// for the intents its link named (domains, sso, directory, audit).
+type SetupGrant struct {
+	LinkID    string
+	ProjectID string
+	OrgID     string
+	Intents   []string
+	ExpiresAt time.Time
+}
+
+// OrgSetup is supplied by the org module to the guard: the setup session a bearer token
+// of kind SetupSessionKind is, if it is live.
+type OrgSetup interface {
+	SetupSession(ctx context.Context, token string) (SetupGrant, bool, error)
+}
+
+// SetupSessionKind is the token kind of setup sessions (ac_sts_…), which the guard tells
+// from session access tokens by it.
+const SetupSessionKind = "sts"

@@ -349,6 +349,11 @@ type Claims struct {
 	AgentName string `json:"agent_name,omitempty"`
 	Role      string `json:"role,omitempty"`
 	GrantID   string `json:"grant_id,omitempty"`
+	// The organisation a person signed in for, their role and its permissions (SPEC §26).
+	OrgID   string `json:"org_id,omitempty"`
+	OrgRole string `json:"org_role,omitempty"`
+	// A pointer so that a role without permissions says [] rather than nothing.
+	OrgPermissions *[]string `json:"org_permissions,omitempty"`
 	// Cnf binds the token to a DPoP key (RFC 9449 §6): set by Sign from the context.
 	Cnf *Confirmation `json:"cnf,omitempty"`
 	// AuthorizationDetails are what a person approved (RFC 9396, SPEC §23), compact JSON.

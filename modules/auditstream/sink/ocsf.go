@@ -82,6 +82,9 @@ var ocsfExact = map[string]ocsfMapping{
 	"org.domain_add":    {class: ocsfAPIActivity, activity: 1},
 	"org.domain_verify": {class: ocsfAPIActivity, activity: 3},
 	"org.domain_remove": {class: ocsfAPIActivity, activity: 4},
+	// A setup link is made, then spent by whoever holds it (SPEC §26).
+	"org.setup_link_create": {class: ocsfAPIActivity, activity: 1},
+	"org.setup_link_open":   {class: ocsfAPIActivity, activity: 3},
 }
 
 // ocsfVerbs maps the last word of any other action (ai_token.create, service_badge.roll,

@@ -10,6 +10,7 @@ import { auditStreamsView } from './auditstreams.js';
 import { projectAppsView } from './projectapps.js';
 import { usersView } from './users.js';
 import { deviceView } from './device.js';
+import { setupLanding } from './setup.js';
 
 const main = document.getElementById('main');
 const nav = document.getElementById('nav');
@@ -132,6 +133,7 @@ async function loadUser() {
     const me = await api('GET', '/v1/auth-core/session/me');
     state.user = me.user;
     state.user.tenantId = me.accessTokenPayload && me.accessTokenPayload.tid;
+    state.user.orgId = (me.accessTokenPayload && me.accessTokenPayload.org_id) || '';
     state.tenantUser = state.user.tenantId !== 'public';
     if (state.tenantUser) state.tenant = state.user.tenantId;
     if (!state.tenantUser) {
@@ -903,8 +905,13 @@ async function consentView(id) {
     show('Connect an application', box);
     return;
   }
+  // A person of several organizations picks the one this sign-in is for (SPEC §26).
+  const orgPicker = req.orgs && req.orgs.length
+    ? select('Organization', req.orgs.map((o, i) => ({ value: o.orgId, label: `${o.orgName} (${o.role})`, selected: i === 0 })))
+    : null;
   const decide = async (decision, projectId) => {
-    const { redirectTo } = await api('POST', base, { decision, csrfToken: req.csrfToken, projectId });
+    const orgId = decision === 'approve' && orgPicker ? orgPicker.querySelector('select').value : undefined;
+    const { redirectTo } = await api('POST', base, { decision, csrfToken: req.csrfToken, projectId, orgId });
     location.assign(redirectTo);
   };
   if (req.remembered) { // approved before for as much: no need to ask again
@@ -952,6 +959,7 @@ async function consentView(id) {
       ': unverified.'),
     h('p', { class: 'muted' }, 'It will be sent back to ', h('code', {}, req.client.redirectUri), '.'),
     projectLine,
+    orgPicker || '',
     h('h2', {}, 'Scopes'), scopes,
     h('h2', {}, 'Resources'), resources,
     req.canApprove ? '' : h('p', { role: 'alert', class: 'error' }, req.reason),
@@ -1068,8 +1076,31 @@ async function accountView(shown) {
       });
     },
   }, cur, next, box, h('button', { type: 'submit' }, 'Change password'));
-  shown('Account', h('p', {}, `Signed in as ${state.user.email || state.user.id}.`), await factorsSection(),
+  shown('Account', h('p', {}, `Signed in as ${state.user.email || state.user.id}.`), state.tenantUser ? await orgSwitcher() : '', await factorsSection(),
     await identitiesSection(state.user.tenantId || state.tenant), h('h2', {}, 'Change password'), form, done);
+}
+
+// orgSwitcher lets a project's person choose the organization their session acts in
+// (SPEC §26): its tokens then carry the org and their role there.
+async function orgSwitcher() {
+  const { orgs } = await api('GET', '/v1/auth-core/orgs').catch(() => ({ orgs: [] }));
+  if (!orgs.length) return '';
+  const box = errorBox();
+  const status = h('p', { role: 'status' });
+  const pick = select('Active organization', [{ value: '', label: 'None', selected: !state.user.orgId },
+    ...orgs.map((o) => ({ value: o.id, label: `${o.name} (${o.role})`, selected: o.id === state.user.orgId }))]);
+  const form = h('form', {
+    onsubmit: (e) => {
+      e.preventDefault();
+      submitting(form, box, async () => {
+        const orgId = pick.querySelector('select').value || null;
+        const got = await api('POST', '/v1/auth-core/session/org', { orgId });
+        state.user.orgId = orgId || '';
+        status.textContent = got.org ? `Now acting in ${got.org.orgName} as ${got.org.role}.` : 'Now acting in no organization.';
+      });
+    },
+  }, pick, h('button', { type: 'submit' }, 'Switch'), box);
+  return h('section', {}, h('h2', {}, 'Organization'), form, status);
 }
 
 // ---- routing ---------------------------------------------------------------------------
@@ -1171,6 +1202,8 @@ async function start() {
   if (location.pathname === '/console/reset' && token) return resetForm(token);
   if (location.pathname === '/console/signin-link' && token) return linkLanding(token, show, signedIn);
   if (location.pathname === '/console/domain' && token) return domainLanding(token, show);
+  // An org's IT admin, without an account, on a setup link (SPEC §26).
+  if (location.pathname === '/console/setup') return setupLanding(show);
   await loadUser();
   if (location.pathname === '/console/verify' && token) { drawNav(); drawBanner(); return verifyEmail(token); }
   if (state.user) refresh().catch(() => {}); // learn the access token's expiry, so refreshes come ahead of time
