@@ -297,6 +297,18 @@ func (f OrgFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) 
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.OrgMutation", m)
 }
 
+// The OrgDomainFunc type is an adapter to allow the use of ordinary
+// function as OrgDomain mutator.
+type OrgDomainFunc func(context.Context, *ent.OrgDomainMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f OrgDomainFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.OrgDomainMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.OrgDomainMutation", m)
+}
+
 // The OrgMemberFunc type is an adapter to allow the use of ordinary
 // function as OrgMember mutator.
 type OrgMemberFunc func(context.Context, *ent.OrgMemberMutation) (ent.Value, error)
@@ -307,6 +319,18 @@ func (f OrgMemberFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, e
 		return f(ctx, mv)
 	}
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.OrgMemberMutation", m)
+}
+
+// The OrgPolicyFunc type is an adapter to allow the use of ordinary
+// function as OrgPolicy mutator.
+type OrgPolicyFunc func(context.Context, *ent.OrgPolicyMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f OrgPolicyFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.OrgPolicyMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.OrgPolicyMutation", m)
 }
 
 // The OrgRoleFunc type is an adapter to allow the use of ordinary

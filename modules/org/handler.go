@@ -23,11 +23,14 @@ var (
 	orgFields    = []string{"name", "slug"}
 	memberFields = []string{"userId", "email", "role"}
 	roleFields   = []string{"name", "permissions"}
+	domainFields = []string{"domain", "method", "email"}
+	policyFields = []string{"ssoRequired", "mfaRequired", "sessionMaxHours", "autoJoin", "revokeMintedOnDeprovision"}
 )
 
 // handler serves SPEC §26's routes for project admins.
 type handler struct {
 	svc    *Service
+	doms   *domains
 	guard  *guard.Guard
 	limits *ratelimit.Limiters
 }
@@ -40,6 +43,9 @@ func (h handler) routes() []httpserver.Route {
 		members = one + "/members"
 		member  = members + "/:userId"
 		roles   = "/v1/projects/:id/org-roles"
+		domains = one + "/domains"
+		domain  = domains + "/:domain"
+		policy  = one + "/policy"
 	)
 	admin := []fiber.Handler{h.guard.Dashboard(), h.guard.ProjectRole(identity.RoleAdmin, guard.FromPath, nil)}
 	r := func(method, path string, f fiber.Handler) httpserver.Route {
@@ -57,6 +63,12 @@ func (h handler) routes() []httpserver.Route {
 		r(http.MethodDelete, member, h.guard.Recently(h.removeMember)),
 		r(http.MethodGet, roles, h.roles),
 		r(http.MethodPut, roles, h.guard.Recently(h.putRoles)),
+		r(http.MethodGet, domains, h.domains),
+		r(http.MethodPost, domains, h.guard.Recently(h.claimDomain)),
+		r(http.MethodDelete, domain, h.guard.Recently(h.removeDomain)),
+		r(http.MethodPost, domain+"/verify", h.guard.Recently(h.verifyDomain)),
+		r(http.MethodGet, policy, h.policy),
+		r(http.MethodPut, policy, h.guard.Recently(h.putPolicy)),
 		r(http.MethodPost, one+"/setup-links", h.guard.Recently(h.createSetupLink)),
 		{Method: http.MethodGet, Path: "/v1/auth-core/orgs/:orgId", Handlers: []fiber.Handler{h.guard.OrgAdmin(""), h.get}},
 		// The link is the credential; its budget is the sign-in attempts'.
