@@ -38,8 +38,10 @@ import (
 	"github.com/authcore/authcore/ent/oauthcode"
 	"github.com/authcore/authcore/ent/oauthgrant"
 	"github.com/authcore/authcore/ent/org"
+	"github.com/authcore/authcore/ent/orgdomain"
 	"github.com/authcore/authcore/ent/orginvitation"
 	"github.com/authcore/authcore/ent/orgmember"
+	"github.com/authcore/authcore/ent/orgpolicy"
 	"github.com/authcore/authcore/ent/orgrole"
 	"github.com/authcore/authcore/ent/orgsetuplink"
 	"github.com/authcore/authcore/ent/project"
@@ -120,10 +122,14 @@ type Client struct {
 	OAuthGrant *OAuthGrantClient
 	// Org is the client for interacting with the Org builders.
 	Org *OrgClient
+	// OrgDomain is the client for interacting with the OrgDomain builders.
+	OrgDomain *OrgDomainClient
 	// OrgInvitation is the client for interacting with the OrgInvitation builders.
 	OrgInvitation *OrgInvitationClient
 	// OrgMember is the client for interacting with the OrgMember builders.
 	OrgMember *OrgMemberClient
+	// OrgPolicy is the client for interacting with the OrgPolicy builders.
+	OrgPolicy *OrgPolicyClient
 	// OrgRole is the client for interacting with the OrgRole builders.
 	OrgRole *OrgRoleClient
 	// OrgSetupLink is the client for interacting with the OrgSetupLink builders.
@@ -205,8 +211,10 @@ func (c *Client) init() {
 	c.OAuthCode = NewOAuthCodeClient(c.config)
 	c.OAuthGrant = NewOAuthGrantClient(c.config)
 	c.Org = NewOrgClient(c.config)
+	c.OrgDomain = NewOrgDomainClient(c.config)
 	c.OrgInvitation = NewOrgInvitationClient(c.config)
 	c.OrgMember = NewOrgMemberClient(c.config)
+	c.OrgPolicy = NewOrgPolicyClient(c.config)
 	c.OrgRole = NewOrgRoleClient(c.config)
 	c.OrgSetupLink = NewOrgSetupLinkClient(c.config)
 	c.Project = NewProjectClient(c.config)
@@ -346,8 +354,10 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		OAuthCode:                  NewOAuthCodeClient(cfg),
 		OAuthGrant:                 NewOAuthGrantClient(cfg),
 		Org:                        NewOrgClient(cfg),
+		OrgDomain:                  NewOrgDomainClient(cfg),
 		OrgInvitation:              NewOrgInvitationClient(cfg),
 		OrgMember:                  NewOrgMemberClient(cfg),
+		OrgPolicy:                  NewOrgPolicyClient(cfg),
 		OrgRole:                    NewOrgRoleClient(cfg),
 		OrgSetupLink:               NewOrgSetupLinkClient(cfg),
 		Project:                    NewProjectClient(cfg),
@@ -414,8 +424,10 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		OAuthCode:                  NewOAuthCodeClient(cfg),
 		OAuthGrant:                 NewOAuthGrantClient(cfg),
 		Org:                        NewOrgClient(cfg),
+		OrgDomain:                  NewOrgDomainClient(cfg),
 		OrgInvitation:              NewOrgInvitationClient(cfg),
 		OrgMember:                  NewOrgMemberClient(cfg),
+		OrgPolicy:                  NewOrgPolicyClient(cfg),
 		OrgRole:                    NewOrgRoleClient(cfg),
 		OrgSetupLink:               NewOrgSetupLinkClient(cfg),
 		Project:                    NewProjectClient(cfg),
@@ -474,12 +486,12 @@ func (c *Client) Use(hooks ...Hook) {
 		c.GrantRefreshToken, c.Identity, c.Invitation, c.LogoutDelivery,
 		c.MFAChallenge, c.MFAFactor, c.MFARecoveryCode, c.Membership,
 		c.OAuthAuthorization, c.OAuthClient, c.OAuthCode, c.OAuthGrant, c.Org,
-		c.OrgInvitation, c.OrgMember, c.OrgRole, c.OrgSetupLink, c.Project,
-		c.ProviderDomain, c.RefreshToken, c.RegistrationToken, c.Resource,
-		c.RevokedAccessToken, c.S3Credential, c.Session, c.SignInBudget,
-		c.SignInMethods, c.SignInProvider, c.SigningKey, c.TrustedAuthorizationServer,
-		c.TrustedIssuer, c.UsageCount, c.UsedAssertion, c.User, c.UserToken,
-		c.VaultConnection, c.Webhook, c.WebhookDelivery,
+		c.OrgDomain, c.OrgInvitation, c.OrgMember, c.OrgPolicy, c.OrgRole,
+		c.OrgSetupLink, c.Project, c.ProviderDomain, c.RefreshToken,
+		c.RegistrationToken, c.Resource, c.RevokedAccessToken, c.S3Credential,
+		c.Session, c.SignInBudget, c.SignInMethods, c.SignInProvider, c.SigningKey,
+		c.TrustedAuthorizationServer, c.TrustedIssuer, c.UsageCount, c.UsedAssertion,
+		c.User, c.UserToken, c.VaultConnection, c.Webhook, c.WebhookDelivery,
 	} {
 		n.Use(hooks...)
 	}
@@ -495,12 +507,12 @@ func (c *Client) Intercept(interceptors ...Interceptor) {
 		c.GrantRefreshToken, c.Identity, c.Invitation, c.LogoutDelivery,
 		c.MFAChallenge, c.MFAFactor, c.MFARecoveryCode, c.Membership,
 		c.OAuthAuthorization, c.OAuthClient, c.OAuthCode, c.OAuthGrant, c.Org,
-		c.OrgInvitation, c.OrgMember, c.OrgRole, c.OrgSetupLink, c.Project,
-		c.ProviderDomain, c.RefreshToken, c.RegistrationToken, c.Resource,
-		c.RevokedAccessToken, c.S3Credential, c.Session, c.SignInBudget,
-		c.SignInMethods, c.SignInProvider, c.SigningKey, c.TrustedAuthorizationServer,
-		c.TrustedIssuer, c.UsageCount, c.UsedAssertion, c.User, c.UserToken,
-		c.VaultConnection, c.Webhook, c.WebhookDelivery,
+		c.OrgDomain, c.OrgInvitation, c.OrgMember, c.OrgPolicy, c.OrgRole,
+		c.OrgSetupLink, c.Project, c.ProviderDomain, c.RefreshToken,
+		c.RegistrationToken, c.Resource, c.RevokedAccessToken, c.S3Credential,
+		c.Session, c.SignInBudget, c.SignInMethods, c.SignInProvider, c.SigningKey,
+		c.TrustedAuthorizationServer, c.TrustedIssuer, c.UsageCount, c.UsedAssertion,
+		c.User, c.UserToken, c.VaultConnection, c.Webhook, c.WebhookDelivery,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -557,10 +569,14 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.OAuthGrant.mutate(ctx, m)
 	case *OrgMutation:
 		return c.Org.mutate(ctx, m)
+	case *OrgDomainMutation:
+		return c.OrgDomain.mutate(ctx, m)
 	case *OrgInvitationMutation:
 		return c.OrgInvitation.mutate(ctx, m)
 	case *OrgMemberMutation:
 		return c.OrgMember.mutate(ctx, m)
+	case *OrgPolicyMutation:
+		return c.OrgPolicy.mutate(ctx, m)
 	case *OrgRoleMutation:
 		return c.OrgRole.mutate(ctx, m)
 	case *OrgSetupLinkMutation:
@@ -3804,6 +3820,139 @@ func (c *OrgClient) mutate(ctx context.Context, m *OrgMutation) (Value, error) {
 	}
 }
 
+// OrgDomainClient is a client for the OrgDomain schema.
+type OrgDomainClient struct {
+	config
+}
+
+// NewOrgDomainClient returns a client for the OrgDomain from the given config.
+func NewOrgDomainClient(c config) *OrgDomainClient {
+	return &OrgDomainClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `orgdomain.Hooks(f(g(h())))`.
+func (c *OrgDomainClient) Use(hooks ...Hook) {
+	c.hooks.OrgDomain = append(c.hooks.OrgDomain, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `orgdomain.Intercept(f(g(h())))`.
+func (c *OrgDomainClient) Intercept(interceptors ...Interceptor) {
+	c.inters.OrgDomain = append(c.inters.OrgDomain, interceptors...)
+}
+
+// Create returns a builder for creating a OrgDomain entity.
+func (c *OrgDomainClient) Create() *OrgDomainCreate {
+	mutation := newOrgDomainMutation(c.config, OpCreate)
+	return &OrgDomainCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of OrgDomain entities.
+func (c *OrgDomainClient) CreateBulk(builders ...*OrgDomainCreate) *OrgDomainCreateBulk {
+	return &OrgDomainCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *OrgDomainClient) MapCreateBulk(slice any, setFunc func(*OrgDomainCreate, int)) *OrgDomainCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &OrgDomainCreateBulk{err: fmt.Errorf("calling to OrgDomainClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*OrgDomainCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &OrgDomainCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for OrgDomain.
+func (c *OrgDomainClient) Update() *OrgDomainUpdate {
+	mutation := newOrgDomainMutation(c.config, OpUpdate)
+	return &OrgDomainUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *OrgDomainClient) UpdateOne(_m *OrgDomain) *OrgDomainUpdateOne {
+	mutation := newOrgDomainMutation(c.config, OpUpdateOne, withOrgDomain(_m))
+	return &OrgDomainUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *OrgDomainClient) UpdateOneID(id string) *OrgDomainUpdateOne {
+	mutation := newOrgDomainMutation(c.config, OpUpdateOne, withOrgDomainID(id))
+	return &OrgDomainUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for OrgDomain.
+func (c *OrgDomainClient) Delete() *OrgDomainDelete {
+	mutation := newOrgDomainMutation(c.config, OpDelete)
+	return &OrgDomainDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *OrgDomainClient) DeleteOne(_m *OrgDomain) *OrgDomainDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *OrgDomainClient) DeleteOneID(id string) *OrgDomainDeleteOne {
+	builder := c.Delete().Where(orgdomain.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &OrgDomainDeleteOne{builder}
+}
+
+// Query returns a query builder for OrgDomain.
+func (c *OrgDomainClient) Query() *OrgDomainQuery {
+	return &OrgDomainQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeOrgDomain},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a OrgDomain entity by its id.
+func (c *OrgDomainClient) Get(ctx context.Context, id string) (*OrgDomain, error) {
+	return c.Query().Where(orgdomain.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *OrgDomainClient) GetX(ctx context.Context, id string) *OrgDomain {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *OrgDomainClient) Hooks() []Hook {
+	return c.hooks.OrgDomain
+}
+
+// Interceptors returns the client interceptors.
+func (c *OrgDomainClient) Interceptors() []Interceptor {
+	return c.inters.OrgDomain
+}
+
+func (c *OrgDomainClient) mutate(ctx context.Context, m *OrgDomainMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&OrgDomainCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&OrgDomainUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&OrgDomainUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&OrgDomainDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown OrgDomain mutation op: %q", m.Op())
+	}
+}
+
 // OrgInvitationClient is a client for the OrgInvitation schema.
 type OrgInvitationClient struct {
 	config
@@ -4067,6 +4216,139 @@ func (c *OrgMemberClient) mutate(ctx context.Context, m *OrgMemberMutation) (Val
 		return (&OrgMemberDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
 	default:
 		return nil, fmt.Errorf("ent: unknown OrgMember mutation op: %q", m.Op())
+	}
+}
+
+// OrgPolicyClient is a client for the OrgPolicy schema.
+type OrgPolicyClient struct {
+	config
+}
+
+// NewOrgPolicyClient returns a client for the OrgPolicy from the given config.
+func NewOrgPolicyClient(c config) *OrgPolicyClient {
+	return &OrgPolicyClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `orgpolicy.Hooks(f(g(h())))`.
+func (c *OrgPolicyClient) Use(hooks ...Hook) {
+	c.hooks.OrgPolicy = append(c.hooks.OrgPolicy, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `orgpolicy.Intercept(f(g(h())))`.
+func (c *OrgPolicyClient) Intercept(interceptors ...Interceptor) {
+	c.inters.OrgPolicy = append(c.inters.OrgPolicy, interceptors...)
+}
+
+// Create returns a builder for creating a OrgPolicy entity.
+func (c *OrgPolicyClient) Create() *OrgPolicyCreate {
+	mutation := newOrgPolicyMutation(c.config, OpCreate)
+	return &OrgPolicyCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of OrgPolicy entities.
+func (c *OrgPolicyClient) CreateBulk(builders ...*OrgPolicyCreate) *OrgPolicyCreateBulk {
+	return &OrgPolicyCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *OrgPolicyClient) MapCreateBulk(slice any, setFunc func(*OrgPolicyCreate, int)) *OrgPolicyCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &OrgPolicyCreateBulk{err: fmt.Errorf("calling to OrgPolicyClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*OrgPolicyCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &OrgPolicyCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for OrgPolicy.
+func (c *OrgPolicyClient) Update() *OrgPolicyUpdate {
+	mutation := newOrgPolicyMutation(c.config, OpUpdate)
+	return &OrgPolicyUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *OrgPolicyClient) UpdateOne(_m *OrgPolicy) *OrgPolicyUpdateOne {
+	mutation := newOrgPolicyMutation(c.config, OpUpdateOne, withOrgPolicy(_m))
+	return &OrgPolicyUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *OrgPolicyClient) UpdateOneID(id string) *OrgPolicyUpdateOne {
+	mutation := newOrgPolicyMutation(c.config, OpUpdateOne, withOrgPolicyID(id))
+	return &OrgPolicyUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for OrgPolicy.
+func (c *OrgPolicyClient) Delete() *OrgPolicyDelete {
+	mutation := newOrgPolicyMutation(c.config, OpDelete)
+	return &OrgPolicyDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *OrgPolicyClient) DeleteOne(_m *OrgPolicy) *OrgPolicyDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *OrgPolicyClient) DeleteOneID(id string) *OrgPolicyDeleteOne {
+	builder := c.Delete().Where(orgpolicy.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &OrgPolicyDeleteOne{builder}
+}
+
+// Query returns a query builder for OrgPolicy.
+func (c *OrgPolicyClient) Query() *OrgPolicyQuery {
+	return &OrgPolicyQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeOrgPolicy},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a OrgPolicy entity by its id.
+func (c *OrgPolicyClient) Get(ctx context.Context, id string) (*OrgPolicy, error) {
+	return c.Query().Where(orgpolicy.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *OrgPolicyClient) GetX(ctx context.Context, id string) *OrgPolicy {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *OrgPolicyClient) Hooks() []Hook {
+	return c.hooks.OrgPolicy
+}
+
+// Interceptors returns the client interceptors.
+func (c *OrgPolicyClient) Interceptors() []Interceptor {
+	return c.inters.OrgPolicy
+}
+
+func (c *OrgPolicyClient) mutate(ctx context.Context, m *OrgPolicyMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&OrgPolicyCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&OrgPolicyUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&OrgPolicyUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&OrgPolicyDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown OrgPolicy mutation op: %q", m.Op())
 	}
 }
 
@@ -7136,24 +7418,24 @@ type (
 		BackchannelClient, BackchannelRequest, DeviceAuthorization, EmailSignIn, Event,
 		FederationFlow, GrantRefreshToken, Identity, Invitation, LogoutDelivery,
 		MFAChallenge, MFAFactor, MFARecoveryCode, Membership, OAuthAuthorization,
-		OAuthClient, OAuthCode, OAuthGrant, Org, OrgInvitation, OrgMember, OrgRole,
-		OrgSetupLink, Project, ProviderDomain, RefreshToken, RegistrationToken,
-		Resource, RevokedAccessToken, S3Credential, Session, SignInBudget,
-		SignInMethods, SignInProvider, SigningKey, TrustedAuthorizationServer,
-		TrustedIssuer, UsageCount, UsedAssertion, User, UserToken, VaultConnection,
-		Webhook, WebhookDelivery []ent.Hook
+		OAuthClient, OAuthCode, OAuthGrant, Org, OrgDomain, OrgInvitation, OrgMember,
+		OrgPolicy, OrgRole, OrgSetupLink, Project, ProviderDomain, RefreshToken,
+		RegistrationToken, Resource, RevokedAccessToken, S3Credential, Session,
+		SignInBudget, SignInMethods, SignInProvider, SigningKey,
+		TrustedAuthorizationServer, TrustedIssuer, UsageCount, UsedAssertion, User,
+		UserToken, VaultConnection, Webhook, WebhookDelivery []ent.Hook
 	}
 	inters struct {
 		AppSession, AuditEvent, AuditStream, AuthClient, AuthorizationDetailType,
 		BackchannelClient, BackchannelRequest, DeviceAuthorization, EmailSignIn, Event,
 		FederationFlow, GrantRefreshToken, Identity, Invitation, LogoutDelivery,
 		MFAChallenge, MFAFactor, MFARecoveryCode, Membership, OAuthAuthorization,
-		OAuthClient, OAuthCode, OAuthGrant, Org, OrgInvitation, OrgMember, OrgRole,
-		OrgSetupLink, Project, ProviderDomain, RefreshToken, RegistrationToken,
-		Resource, RevokedAccessToken, S3Credential, Session, SignInBudget,
-		SignInMethods, SignInProvider, SigningKey, TrustedAuthorizationServer,
-		TrustedIssuer, UsageCount, UsedAssertion, User, UserToken, VaultConnection,
-		Webhook, WebhookDelivery []ent.Interceptor
+		OAuthClient, OAuthCode, OAuthGrant, Org, OrgDomain, OrgInvitation, OrgMember,
+		OrgPolicy, OrgRole, OrgSetupLink, Project, ProviderDomain, RefreshToken,
+		RegistrationToken, Resource, RevokedAccessToken, S3Credential, Session,
+		SignInBudget, SignInMethods, SignInProvider, SigningKey,
+		TrustedAuthorizationServer, TrustedIssuer, UsageCount, UsedAssertion, User,
+		UserToken, VaultConnection, Webhook, WebhookDelivery []ent.Interceptor
 	}
 )
 

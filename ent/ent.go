@@ -36,8 +36,10 @@ import (
 	"github.com/authcore/authcore/ent/oauthcode"
 	"github.com/authcore/authcore/ent/oauthgrant"
 	"github.com/authcore/authcore/ent/org"
+	"github.com/authcore/authcore/ent/orgdomain"
 	"github.com/authcore/authcore/ent/orginvitation"
 	"github.com/authcore/authcore/ent/orgmember"
+	"github.com/authcore/authcore/ent/orgpolicy"
 	"github.com/authcore/authcore/ent/orgrole"
 	"github.com/authcore/authcore/ent/orgsetuplink"
 	"github.com/authcore/authcore/ent/project"
@@ -145,8 +147,10 @@ func checkColumn(t, c string) error {
 			oauthcode.Table:                  oauthcode.ValidColumn,
 			oauthgrant.Table:                 oauthgrant.ValidColumn,
 			org.Table:                        org.ValidColumn,
+			orgdomain.Table:                  orgdomain.ValidColumn,
 			orginvitation.Table:              orginvitation.ValidColumn,
 			orgmember.Table:                  orgmember.ValidColumn,
+			orgpolicy.Table:                  orgpolicy.ValidColumn,
 			orgrole.Table:                    orgrole.ValidColumn,
 			orgsetuplink.Table:               orgsetuplink.ValidColumn,
 			project.Table:                    project.ValidColumn,

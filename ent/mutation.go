@@ -35,8 +35,10 @@ import (
 	"github.com/authcore/authcore/ent/oauthcode"
 	"github.com/authcore/authcore/ent/oauthgrant"
 	"github.com/authcore/authcore/ent/org"
+	"github.com/authcore/authcore/ent/orgdomain"
 	"github.com/authcore/authcore/ent/orginvitation"
 	"github.com/authcore/authcore/ent/orgmember"
+	"github.com/authcore/authcore/ent/orgpolicy"
 	"github.com/authcore/authcore/ent/orgrole"
 	"github.com/authcore/authcore/ent/orgsetuplink"
 	"github.com/authcore/authcore/ent/predicate"
@@ -96,8 +98,10 @@ const (
 	TypeOAuthCode                  = "OAuthCode"
 	TypeOAuthGrant                 = "OAuthGrant"
 	TypeOrg                        = "Org"
+	TypeOrgDomain                  = "OrgDomain"
 	TypeOrgInvitation              = "OrgInvitation"
 	TypeOrgMember                  = "OrgMember"
+	TypeOrgPolicy                  = "OrgPolicy"
 	TypeOrgRole                    = "OrgRole"
 	TypeOrgSetupLink               = "OrgSetupLink"
 	TypeProject                    = "Project"
@@ -24871,6 +24875,974 @@ func (m *OrgMutation) ResetEdge(name string) error {
 	return fmt.Errorf("unknown Org edge %s", name)
 }
 
+// OrgDomainMutation represents an operation that mutates the OrgDomain nodes in the graph.
+type OrgDomainMutation struct {
+	config
+	op            Op
+	typ           string
+	id            *string
+	created_at    *time.Time
+	project_id    *string
+	org_id        *string
+	domain        *string
+	method        *orgdomain.Method
+	email         *string
+	code_mac      *string
+	attempts      *int
+	addattempts   *int
+	dns_token     *string
+	expires_at    *time.Time
+	verified_at   *time.Time
+	clearedFields map[string]struct{}
+	done          bool
+	oldValue      func(context.Context) (*OrgDomain, error)
+	predicates    []predicate.OrgDomain
+}
+
+var _ ent.Mutation = (*OrgDomainMutation)(nil)
+
+// orgdomainOption allows management of the mutation configuration using functional options.
+type orgdomainOption func(*OrgDomainMutation)
+
+// newOrgDomainMutation creates new mutation for the OrgDomain entity.
+func newOrgDomainMutation(c config, op Op, opts ...orgdomainOption) *OrgDomainMutation {
+	m := &OrgDomainMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeOrgDomain,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withOrgDomainID sets the ID field of the mutation.
+func withOrgDomainID(id string) orgdomainOption {
+	return func(m *OrgDomainMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *OrgDomain
+		)
+		m.oldValue = func(ctx context.Context) (*OrgDomain, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().OrgDomain.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withOrgDomain sets the old OrgDomain of the mutation.
+func withOrgDomain(node *OrgDomain) orgdomainOption {
+	return func(m *OrgDomainMutation) {
+		m.oldValue = func(context.Context) (*OrgDomain, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m OrgDomainMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m OrgDomainMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of OrgDomain entities.
+func (m *OrgDomainMutation) SetID(id string) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *OrgDomainMutation) ID() (id string, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *OrgDomainMutation) IDs(ctx context.Context) ([]string, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []string{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().OrgDomain.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *OrgDomainMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *OrgDomainMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the OrgDomain entity.
+// If the OrgDomain object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OrgDomainMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *OrgDomainMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// SetProjectID sets the "project_id" field.
+func (m *OrgDomainMutation) SetProjectID(s string) {
+	m.project_id = &s
+}
+
+// ProjectID returns the value of the "project_id" field in the mutation.
+func (m *OrgDomainMutation) ProjectID() (r string, exists bool) {
+	v := m.project_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldProjectID returns the old "project_id" field's value of the OrgDomain entity.
+// If the OrgDomain object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OrgDomainMutation) OldProjectID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldProjectID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldProjectID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldProjectID: %w", err)
+	}
+	return oldValue.ProjectID, nil
+}
+
+// ResetProjectID resets all changes to the "project_id" field.
+func (m *OrgDomainMutation) ResetProjectID() {
+	m.project_id = nil
+}
+
+// SetOrgID sets the "org_id" field.
+func (m *OrgDomainMutation) SetOrgID(s string) {
+	m.org_id = &s
+}
+
+// OrgID returns the value of the "org_id" field in the mutation.
+func (m *OrgDomainMutation) OrgID() (r string, exists bool) {
+	v := m.org_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldOrgID returns the old "org_id" field's value of the OrgDomain entity.
+// If the OrgDomain object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OrgDomainMutation) OldOrgID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldOrgID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldOrgID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldOrgID: %w", err)
+	}
+	return oldValue.OrgID, nil
+}
+
+// ResetOrgID resets all changes to the "org_id" field.
+func (m *OrgDomainMutation) ResetOrgID() {
+	m.org_id = nil
+}
+
+// SetDomain sets the "domain" field.
+func (m *OrgDomainMutation) SetDomain(s string) {
+	m.domain = &s
+}
+
+// Domain returns the value of the "domain" field in the mutation.
+func (m *OrgDomainMutation) Domain() (r string, exists bool) {
+	v := m.domain
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDomain returns the old "domain" field's value of the OrgDomain entity.
+// If the OrgDomain object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OrgDomainMutation) OldDomain(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDomain is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDomain requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDomain: %w", err)
+	}
+	return oldValue.Domain, nil
+}
+
+// ResetDomain resets all changes to the "domain" field.
+func (m *OrgDomainMutation) ResetDomain() {
+	m.domain = nil
+}
+
+// SetMethod sets the "method" field.
+func (m *OrgDomainMutation) SetMethod(o orgdomain.Method) {
+	m.method = &o
+}
+
+// Method returns the value of the "method" field in the mutation.
+func (m *OrgDomainMutation) Method() (r orgdomain.Method, exists bool) {
+	v := m.method
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldMethod returns the old "method" field's value of the OrgDomain entity.
+// If the OrgDomain object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OrgDomainMutation) OldMethod(ctx context.Context) (v orgdomain.Method, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldMethod is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldMethod requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldMethod: %w", err)
+	}
+	return oldValue.Method, nil
+}
+
+// ResetMethod resets all changes to the "method" field.
+func (m *OrgDomainMutation) ResetMethod() {
+	m.method = nil
+}
+
+// SetEmail sets the "email" field.
+func (m *OrgDomainMutation) SetEmail(s string) {
+	m.email = &s
+}
+
+// Email returns the value of the "email" field in the mutation.
+func (m *OrgDomainMutation) Email() (r string, exists bool) {
+	v := m.email
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldEmail returns the old "email" field's value of the OrgDomain entity.
+// If the OrgDomain object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OrgDomainMutation) OldEmail(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldEmail is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldEmail requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldEmail: %w", err)
+	}
+	return oldValue.Email, nil
+}
+
+// ClearEmail clears the value of the "email" field.
+func (m *OrgDomainMutation) ClearEmail() {
+	m.email = nil
+	m.clearedFields[orgdomain.FieldEmail] = struct{}{}
+}
+
+// EmailCleared returns if the "email" field was cleared in this mutation.
+func (m *OrgDomainMutation) EmailCleared() bool {
+	_, ok := m.clearedFields[orgdomain.FieldEmail]
+	return ok
+}
+
+// ResetEmail resets all changes to the "email" field.
+func (m *OrgDomainMutation) ResetEmail() {
+	m.email = nil
+	delete(m.clearedFields, orgdomain.FieldEmail)
+}
+
+// SetCodeMAC sets the "code_mac" field.
+func (m *OrgDomainMutation) SetCodeMAC(s string) {
+	m.code_mac = &s
+}
+
+// CodeMAC returns the value of the "code_mac" field in the mutation.
+func (m *OrgDomainMutation) CodeMAC() (r string, exists bool) {
+	v := m.code_mac
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCodeMAC returns the old "code_mac" field's value of the OrgDomain entity.
+// If the OrgDomain object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OrgDomainMutation) OldCodeMAC(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCodeMAC is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCodeMAC requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCodeMAC: %w", err)
+	}
+	return oldValue.CodeMAC, nil
+}
+
+// ClearCodeMAC clears the value of the "code_mac" field.
+func (m *OrgDomainMutation) ClearCodeMAC() {
+	m.code_mac = nil
+	m.clearedFields[orgdomain.FieldCodeMAC] = struct{}{}
+}
+
+// CodeMACCleared returns if the "code_mac" field was cleared in this mutation.
+func (m *OrgDomainMutation) CodeMACCleared() bool {
+	_, ok := m.clearedFields[orgdomain.FieldCodeMAC]
+	return ok
+}
+
+// ResetCodeMAC resets all changes to the "code_mac" field.
+func (m *OrgDomainMutation) ResetCodeMAC() {
+	m.code_mac = nil
+	delete(m.clearedFields, orgdomain.FieldCodeMAC)
+}
+
+// SetAttempts sets the "attempts" field.
+func (m *OrgDomainMutation) SetAttempts(i int) {
+	m.attempts = &i
+	m.addattempts = nil
+}
+
+// Attempts returns the value of the "attempts" field in the mutation.
+func (m *OrgDomainMutation) Attempts() (r int, exists bool) {
+	v := m.attempts
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAttempts returns the old "attempts" field's value of the OrgDomain entity.
+// If the OrgDomain object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OrgDomainMutation) OldAttempts(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAttempts is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAttempts requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAttempts: %w", err)
+	}
+	return oldValue.Attempts, nil
+}
+
+// AddAttempts adds i to the "attempts" field.
+func (m *OrgDomainMutation) AddAttempts(i int) {
+	if m.addattempts != nil {
+		*m.addattempts += i
+	} else {
+		m.addattempts = &i
+	}
+}
+
+// AddedAttempts returns the value that was added to the "attempts" field in this mutation.
+func (m *OrgDomainMutation) AddedAttempts() (r int, exists bool) {
+	v := m.addattempts
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetAttempts resets all changes to the "attempts" field.
+func (m *OrgDomainMutation) ResetAttempts() {
+	m.attempts = nil
+	m.addattempts = nil
+}
+
+// SetDNSToken sets the "dns_token" field.
+func (m *OrgDomainMutation) SetDNSToken(s string) {
+	m.dns_token = &s
+}
+
+// DNSToken returns the value of the "dns_token" field in the mutation.
+func (m *OrgDomainMutation) DNSToken() (r string, exists bool) {
+	v := m.dns_token
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDNSToken returns the old "dns_token" field's value of the OrgDomain entity.
+// If the OrgDomain object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OrgDomainMutation) OldDNSToken(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDNSToken is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDNSToken requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDNSToken: %w", err)
+	}
+	return oldValue.DNSToken, nil
+}
+
+// ResetDNSToken resets all changes to the "dns_token" field.
+func (m *OrgDomainMutation) ResetDNSToken() {
+	m.dns_token = nil
+}
+
+// SetExpiresAt sets the "expires_at" field.
+func (m *OrgDomainMutation) SetExpiresAt(t time.Time) {
+	m.expires_at = &t
+}
+
+// ExpiresAt returns the value of the "expires_at" field in the mutation.
+func (m *OrgDomainMutation) ExpiresAt() (r time.Time, exists bool) {
+	v := m.expires_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldExpiresAt returns the old "expires_at" field's value of the OrgDomain entity.
+// If the OrgDomain object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OrgDomainMutation) OldExpiresAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldExpiresAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldExpiresAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldExpiresAt: %w", err)
+	}
+	return oldValue.ExpiresAt, nil
+}
+
+// ResetExpiresAt resets all changes to the "expires_at" field.
+func (m *OrgDomainMutation) ResetExpiresAt() {
+	m.expires_at = nil
+}
+
+// SetVerifiedAt sets the "verified_at" field.
+func (m *OrgDomainMutation) SetVerifiedAt(t time.Time) {
+	m.verified_at = &t
+}
+
+// VerifiedAt returns the value of the "verified_at" field in the mutation.
+func (m *OrgDomainMutation) VerifiedAt() (r time.Time, exists bool) {
+	v := m.verified_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldVerifiedAt returns the old "verified_at" field's value of the OrgDomain entity.
+// If the OrgDomain object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OrgDomainMutation) OldVerifiedAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldVerifiedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldVerifiedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldVerifiedAt: %w", err)
+	}
+	return oldValue.VerifiedAt, nil
+}
+
+// ClearVerifiedAt clears the value of the "verified_at" field.
+func (m *OrgDomainMutation) ClearVerifiedAt() {
+	m.verified_at = nil
+	m.clearedFields[orgdomain.FieldVerifiedAt] = struct{}{}
+}
+
+// VerifiedAtCleared returns if the "verified_at" field was cleared in this mutation.
+func (m *OrgDomainMutation) VerifiedAtCleared() bool {
+	_, ok := m.clearedFields[orgdomain.FieldVerifiedAt]
+	return ok
+}
+
+// ResetVerifiedAt resets all changes to the "verified_at" field.
+func (m *OrgDomainMutation) ResetVerifiedAt() {
+	m.verified_at = nil
+	delete(m.clearedFields, orgdomain.FieldVerifiedAt)
+}
+
+// Where appends a list predicates to the OrgDomainMutation builder.
+func (m *OrgDomainMutation) Where(ps ...predicate.OrgDomain) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the OrgDomainMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *OrgDomainMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.OrgDomain, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *OrgDomainMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *OrgDomainMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (OrgDomain).
+func (m *OrgDomainMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *OrgDomainMutation) Fields() []string {
+	fields := make([]string, 0, 11)
+	if m.created_at != nil {
+		fields = append(fields, orgdomain.FieldCreatedAt)
+	}
+	if m.project_id != nil {
+		fields = append(fields, orgdomain.FieldProjectID)
+	}
+	if m.org_id != nil {
+		fields = append(fields, orgdomain.FieldOrgID)
+	}
+	if m.domain != nil {
+		fields = append(fields, orgdomain.FieldDomain)
+	}
+	if m.method != nil {
+		fields = append(fields, orgdomain.FieldMethod)
+	}
+	if m.email != nil {
+		fields = append(fields, orgdomain.FieldEmail)
+	}
+	if m.code_mac != nil {
+		fields = append(fields, orgdomain.FieldCodeMAC)
+	}
+	if m.attempts != nil {
+		fields = append(fields, orgdomain.FieldAttempts)
+	}
+	if m.dns_token != nil {
+		fields = append(fields, orgdomain.FieldDNSToken)
+	}
+	if m.expires_at != nil {
+		fields = append(fields, orgdomain.FieldExpiresAt)
+	}
+	if m.verified_at != nil {
+		fields = append(fields, orgdomain.FieldVerifiedAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *OrgDomainMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case orgdomain.FieldCreatedAt:
+		return m.CreatedAt()
+	case orgdomain.FieldProjectID:
+		return m.ProjectID()
+	case orgdomain.FieldOrgID:
+		return m.OrgID()
+	case orgdomain.FieldDomain:
+		return m.Domain()
+	case orgdomain.FieldMethod:
+		return m.Method()
+	case orgdomain.FieldEmail:
+		return m.Email()
+	case orgdomain.FieldCodeMAC:
+		return m.CodeMAC()
+	case orgdomain.FieldAttempts:
+		return m.Attempts()
+	case orgdomain.FieldDNSToken:
+		return m.DNSToken()
+	case orgdomain.FieldExpiresAt:
+		return m.ExpiresAt()
+	case orgdomain.FieldVerifiedAt:
+		return m.VerifiedAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *OrgDomainMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case orgdomain.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	case orgdomain.FieldProjectID:
+		return m.OldProjectID(ctx)
+	case orgdomain.FieldOrgID:
+		return m.OldOrgID(ctx)
+	case orgdomain.FieldDomain:
+		return m.OldDomain(ctx)
+	case orgdomain.FieldMethod:
+		return m.OldMethod(ctx)
+	case orgdomain.FieldEmail:
+		return m.OldEmail(ctx)
+	case orgdomain.FieldCodeMAC:
+		return m.OldCodeMAC(ctx)
+	case orgdomain.FieldAttempts:
+		return m.OldAttempts(ctx)
+	case orgdomain.FieldDNSToken:
+		return m.OldDNSToken(ctx)
+	case orgdomain.FieldExpiresAt:
+		return m.OldExpiresAt(ctx)
+	case orgdomain.FieldVerifiedAt:
+		return m.OldVerifiedAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown OrgDomain field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *OrgDomainMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case orgdomain.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	case orgdomain.FieldProjectID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetProjectID(v)
+		return nil
+	case orgdomain.FieldOrgID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetOrgID(v)
+		return nil
+	case orgdomain.FieldDomain:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDomain(v)
+		return nil
+	case orgdomain.FieldMethod:
+		v, ok := value.(orgdomain.Method)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetMethod(v)
+		return nil
+	case orgdomain.FieldEmail:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetEmail(v)
+		return nil
+	case orgdomain.FieldCodeMAC:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCodeMAC(v)
+		return nil
+	case orgdomain.FieldAttempts:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAttempts(v)
+		return nil
+	case orgdomain.FieldDNSToken:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDNSToken(v)
+		return nil
+	case orgdomain.FieldExpiresAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetExpiresAt(v)
+		return nil
+	case orgdomain.FieldVerifiedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetVerifiedAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown OrgDomain field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *OrgDomainMutation) AddedFields() []string {
+	var fields []string
+	if m.addattempts != nil {
+		fields = append(fields, orgdomain.FieldAttempts)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *OrgDomainMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case orgdomain.FieldAttempts:
+		return m.AddedAttempts()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *OrgDomainMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case orgdomain.FieldAttempts:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddAttempts(v)
+		return nil
+	}
+	return fmt.Errorf("unknown OrgDomain numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *OrgDomainMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(orgdomain.FieldEmail) {
+		fields = append(fields, orgdomain.FieldEmail)
+	}
+	if m.FieldCleared(orgdomain.FieldCodeMAC) {
+		fields = append(fields, orgdomain.FieldCodeMAC)
+	}
+	if m.FieldCleared(orgdomain.FieldVerifiedAt) {
+		fields = append(fields, orgdomain.FieldVerifiedAt)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *OrgDomainMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *OrgDomainMutation) ClearField(name string) error {
+	switch name {
+	case orgdomain.FieldEmail:
+		m.ClearEmail()
+		return nil
+	case orgdomain.FieldCodeMAC:
+		m.ClearCodeMAC()
+		return nil
+	case orgdomain.FieldVerifiedAt:
+		m.ClearVerifiedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown OrgDomain nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *OrgDomainMutation) ResetField(name string) error {
+	switch name {
+	case orgdomain.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	case orgdomain.FieldProjectID:
+		m.ResetProjectID()
+		return nil
+	case orgdomain.FieldOrgID:
+		m.ResetOrgID()
+		return nil
+	case orgdomain.FieldDomain:
+		m.ResetDomain()
+		return nil
+	case orgdomain.FieldMethod:
+		m.ResetMethod()
+		return nil
+	case orgdomain.FieldEmail:
+		m.ResetEmail()
+		return nil
+	case orgdomain.FieldCodeMAC:
+		m.ResetCodeMAC()
+		return nil
+	case orgdomain.FieldAttempts:
+		m.ResetAttempts()
+		return nil
+	case orgdomain.FieldDNSToken:
+		m.ResetDNSToken()
+		return nil
+	case orgdomain.FieldExpiresAt:
+		m.ResetExpiresAt()
+		return nil
+	case orgdomain.FieldVerifiedAt:
+		m.ResetVerifiedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown OrgDomain field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *OrgDomainMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *OrgDomainMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *OrgDomainMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *OrgDomainMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *OrgDomainMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *OrgDomainMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *OrgDomainMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown OrgDomain unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *OrgDomainMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown OrgDomain edge %s", name)
+}
+
 // OrgInvitationMutation represents an operation that mutates the OrgInvitation nodes in the graph.
 type OrgInvitationMutation struct {
 	config
@@ -26349,6 +27321,720 @@ func (m *OrgMemberMutation) ClearEdge(name string) error {
 // It returns an error if the edge is not defined in the schema.
 func (m *OrgMemberMutation) ResetEdge(name string) error {
 	return fmt.Errorf("unknown OrgMember edge %s", name)
+}
+
+// OrgPolicyMutation represents an operation that mutates the OrgPolicy nodes in the graph.
+type OrgPolicyMutation struct {
+	config
+	op                           Op
+	typ                          string
+	id                           *string
+	project_id                   *string
+	sso_required                 *bool
+	mfa_required                 *bool
+	session_max_hours            *int
+	addsession_max_hours         *int
+	auto_join_role               *string
+	revoke_minted_on_deprovision *bool
+	updated_at                   *time.Time
+	clearedFields                map[string]struct{}
+	done                         bool
+	oldValue                     func(context.Context) (*OrgPolicy, error)
+	predicates                   []predicate.OrgPolicy
+}
+
+var _ ent.Mutation = (*OrgPolicyMutation)(nil)
+
+// orgpolicyOption allows management of the mutation configuration using functional options.
+type orgpolicyOption func(*OrgPolicyMutation)
+
+// newOrgPolicyMutation creates new mutation for the OrgPolicy entity.
+func newOrgPolicyMutation(c config, op Op, opts ...orgpolicyOption) *OrgPolicyMutation {
+	m := &OrgPolicyMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeOrgPolicy,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withOrgPolicyID sets the ID field of the mutation.
+func withOrgPolicyID(id string) orgpolicyOption {
+	return func(m *OrgPolicyMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *OrgPolicy
+		)
+		m.oldValue = func(ctx context.Context) (*OrgPolicy, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().OrgPolicy.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withOrgPolicy sets the old OrgPolicy of the mutation.
+func withOrgPolicy(node *OrgPolicy) orgpolicyOption {
+	return func(m *OrgPolicyMutation) {
+		m.oldValue = func(context.Context) (*OrgPolicy, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m OrgPolicyMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m OrgPolicyMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of OrgPolicy entities.
+func (m *OrgPolicyMutation) SetID(id string) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *OrgPolicyMutation) ID() (id string, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *OrgPolicyMutation) IDs(ctx context.Context) ([]string, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []string{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().OrgPolicy.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetProjectID sets the "project_id" field.
+func (m *OrgPolicyMutation) SetProjectID(s string) {
+	m.project_id = &s
+}
+
+// ProjectID returns the value of the "project_id" field in the mutation.
+func (m *OrgPolicyMutation) ProjectID() (r string, exists bool) {
+	v := m.project_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldProjectID returns the old "project_id" field's value of the OrgPolicy entity.
+// If the OrgPolicy object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OrgPolicyMutation) OldProjectID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldProjectID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldProjectID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldProjectID: %w", err)
+	}
+	return oldValue.ProjectID, nil
+}
+
+// ResetProjectID resets all changes to the "project_id" field.
+func (m *OrgPolicyMutation) ResetProjectID() {
+	m.project_id = nil
+}
+
+// SetSSORequired sets the "sso_required" field.
+func (m *OrgPolicyMutation) SetSSORequired(b bool) {
+	m.sso_required = &b
+}
+
+// SSORequired returns the value of the "sso_required" field in the mutation.
+func (m *OrgPolicyMutation) SSORequired() (r bool, exists bool) {
+	v := m.sso_required
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSSORequired returns the old "sso_required" field's value of the OrgPolicy entity.
+// If the OrgPolicy object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OrgPolicyMutation) OldSSORequired(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSSORequired is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSSORequired requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSSORequired: %w", err)
+	}
+	return oldValue.SSORequired, nil
+}
+
+// ResetSSORequired resets all changes to the "sso_required" field.
+func (m *OrgPolicyMutation) ResetSSORequired() {
+	m.sso_required = nil
+}
+
+// SetMfaRequired sets the "mfa_required" field.
+func (m *OrgPolicyMutation) SetMfaRequired(b bool) {
+	m.mfa_required = &b
+}
+
+// MfaRequired returns the value of the "mfa_required" field in the mutation.
+func (m *OrgPolicyMutation) MfaRequired() (r bool, exists bool) {
+	v := m.mfa_required
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldMfaRequired returns the old "mfa_required" field's value of the OrgPolicy entity.
+// If the OrgPolicy object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OrgPolicyMutation) OldMfaRequired(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldMfaRequired is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldMfaRequired requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldMfaRequired: %w", err)
+	}
+	return oldValue.MfaRequired, nil
+}
+
+// ResetMfaRequired resets all changes to the "mfa_required" field.
+func (m *OrgPolicyMutation) ResetMfaRequired() {
+	m.mfa_required = nil
+}
+
+// SetSessionMaxHours sets the "session_max_hours" field.
+func (m *OrgPolicyMutation) SetSessionMaxHours(i int) {
+	m.session_max_hours = &i
+	m.addsession_max_hours = nil
+}
+
+// SessionMaxHours returns the value of the "session_max_hours" field in the mutation.
+func (m *OrgPolicyMutation) SessionMaxHours() (r int, exists bool) {
+	v := m.session_max_hours
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSessionMaxHours returns the old "session_max_hours" field's value of the OrgPolicy entity.
+// If the OrgPolicy object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OrgPolicyMutation) OldSessionMaxHours(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSessionMaxHours is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSessionMaxHours requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSessionMaxHours: %w", err)
+	}
+	return oldValue.SessionMaxHours, nil
+}
+
+// AddSessionMaxHours adds i to the "session_max_hours" field.
+func (m *OrgPolicyMutation) AddSessionMaxHours(i int) {
+	if m.addsession_max_hours != nil {
+		*m.addsession_max_hours += i
+	} else {
+		m.addsession_max_hours = &i
+	}
+}
+
+// AddedSessionMaxHours returns the value that was added to the "session_max_hours" field in this mutation.
+func (m *OrgPolicyMutation) AddedSessionMaxHours() (r int, exists bool) {
+	v := m.addsession_max_hours
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetSessionMaxHours resets all changes to the "session_max_hours" field.
+func (m *OrgPolicyMutation) ResetSessionMaxHours() {
+	m.session_max_hours = nil
+	m.addsession_max_hours = nil
+}
+
+// SetAutoJoinRole sets the "auto_join_role" field.
+func (m *OrgPolicyMutation) SetAutoJoinRole(s string) {
+	m.auto_join_role = &s
+}
+
+// AutoJoinRole returns the value of the "auto_join_role" field in the mutation.
+func (m *OrgPolicyMutation) AutoJoinRole() (r string, exists bool) {
+	v := m.auto_join_role
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAutoJoinRole returns the old "auto_join_role" field's value of the OrgPolicy entity.
+// If the OrgPolicy object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OrgPolicyMutation) OldAutoJoinRole(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAutoJoinRole is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAutoJoinRole requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAutoJoinRole: %w", err)
+	}
+	return oldValue.AutoJoinRole, nil
+}
+
+// ClearAutoJoinRole clears the value of the "auto_join_role" field.
+func (m *OrgPolicyMutation) ClearAutoJoinRole() {
+	m.auto_join_role = nil
+	m.clearedFields[orgpolicy.FieldAutoJoinRole] = struct{}{}
+}
+
+// AutoJoinRoleCleared returns if the "auto_join_role" field was cleared in this mutation.
+func (m *OrgPolicyMutation) AutoJoinRoleCleared() bool {
+	_, ok := m.clearedFields[orgpolicy.FieldAutoJoinRole]
+	return ok
+}
+
+// ResetAutoJoinRole resets all changes to the "auto_join_role" field.
+func (m *OrgPolicyMutation) ResetAutoJoinRole() {
+	m.auto_join_role = nil
+	delete(m.clearedFields, orgpolicy.FieldAutoJoinRole)
+}
+
+// SetRevokeMintedOnDeprovision sets the "revoke_minted_on_deprovision" field.
+func (m *OrgPolicyMutation) SetRevokeMintedOnDeprovision(b bool) {
+	m.revoke_minted_on_deprovision = &b
+}
+
+// RevokeMintedOnDeprovision returns the value of the "revoke_minted_on_deprovision" field in the mutation.
+func (m *OrgPolicyMutation) RevokeMintedOnDeprovision() (r bool, exists bool) {
+	v := m.revoke_minted_on_deprovision
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRevokeMintedOnDeprovision returns the old "revoke_minted_on_deprovision" field's value of the OrgPolicy entity.
+// If the OrgPolicy object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OrgPolicyMutation) OldRevokeMintedOnDeprovision(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRevokeMintedOnDeprovision is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRevokeMintedOnDeprovision requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRevokeMintedOnDeprovision: %w", err)
+	}
+	return oldValue.RevokeMintedOnDeprovision, nil
+}
+
+// ResetRevokeMintedOnDeprovision resets all changes to the "revoke_minted_on_deprovision" field.
+func (m *OrgPolicyMutation) ResetRevokeMintedOnDeprovision() {
+	m.revoke_minted_on_deprovision = nil
+}
+
+// SetUpdatedAt sets the "updated_at" field.
+func (m *OrgPolicyMutation) SetUpdatedAt(t time.Time) {
+	m.updated_at = &t
+}
+
+// UpdatedAt returns the value of the "updated_at" field in the mutation.
+func (m *OrgPolicyMutation) UpdatedAt() (r time.Time, exists bool) {
+	v := m.updated_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUpdatedAt returns the old "updated_at" field's value of the OrgPolicy entity.
+// If the OrgPolicy object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OrgPolicyMutation) OldUpdatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUpdatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUpdatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUpdatedAt: %w", err)
+	}
+	return oldValue.UpdatedAt, nil
+}
+
+// ResetUpdatedAt resets all changes to the "updated_at" field.
+func (m *OrgPolicyMutation) ResetUpdatedAt() {
+	m.updated_at = nil
+}
+
+// Where appends a list predicates to the OrgPolicyMutation builder.
+func (m *OrgPolicyMutation) Where(ps ...predicate.OrgPolicy) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the OrgPolicyMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *OrgPolicyMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.OrgPolicy, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *OrgPolicyMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *OrgPolicyMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (OrgPolicy).
+func (m *OrgPolicyMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *OrgPolicyMutation) Fields() []string {
+	fields := make([]string, 0, 7)
+	if m.project_id != nil {
+		fields = append(fields, orgpolicy.FieldProjectID)
+	}
+	if m.sso_required != nil {
+		fields = append(fields, orgpolicy.FieldSSORequired)
+	}
+	if m.mfa_required != nil {
+		fields = append(fields, orgpolicy.FieldMfaRequired)
+	}
+	if m.session_max_hours != nil {
+		fields = append(fields, orgpolicy.FieldSessionMaxHours)
+	}
+	if m.auto_join_role != nil {
+		fields = append(fields, orgpolicy.FieldAutoJoinRole)
+	}
+	if m.revoke_minted_on_deprovision != nil {
+		fields = append(fields, orgpolicy.FieldRevokeMintedOnDeprovision)
+	}
+	if m.updated_at != nil {
+		fields = append(fields, orgpolicy.FieldUpdatedAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *OrgPolicyMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case orgpolicy.FieldProjectID:
+		return m.ProjectID()
+	case orgpolicy.FieldSSORequired:
+		return m.SSORequired()
+	case orgpolicy.FieldMfaRequired:
+		return m.MfaRequired()
+	case orgpolicy.FieldSessionMaxHours:
+		return m.SessionMaxHours()
+	case orgpolicy.FieldAutoJoinRole:
+		return m.AutoJoinRole()
+	case orgpolicy.FieldRevokeMintedOnDeprovision:
+		return m.RevokeMintedOnDeprovision()
+	case orgpolicy.FieldUpdatedAt:
+		return m.UpdatedAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *OrgPolicyMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case orgpolicy.FieldProjectID:
+		return m.OldProjectID(ctx)
+	case orgpolicy.FieldSSORequired:
+		return m.OldSSORequired(ctx)
+	case orgpolicy.FieldMfaRequired:
+		return m.OldMfaRequired(ctx)
+	case orgpolicy.FieldSessionMaxHours:
+		return m.OldSessionMaxHours(ctx)
+	case orgpolicy.FieldAutoJoinRole:
+		return m.OldAutoJoinRole(ctx)
+	case orgpolicy.FieldRevokeMintedOnDeprovision:
+		return m.OldRevokeMintedOnDeprovision(ctx)
+	case orgpolicy.FieldUpdatedAt:
+		return m.OldUpdatedAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown OrgPolicy field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *OrgPolicyMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case orgpolicy.FieldProjectID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetProjectID(v)
+		return nil
+	case orgpolicy.FieldSSORequired:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSSORequired(v)
+		return nil
+	case orgpolicy.FieldMfaRequired:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetMfaRequired(v)
+		return nil
+	case orgpolicy.FieldSessionMaxHours:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSessionMaxHours(v)
+		return nil
+	case orgpolicy.FieldAutoJoinRole:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAutoJoinRole(v)
+		return nil
+	case orgpolicy.FieldRevokeMintedOnDeprovision:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRevokeMintedOnDeprovision(v)
+		return nil
+	case orgpolicy.FieldUpdatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUpdatedAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown OrgPolicy field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *OrgPolicyMutation) AddedFields() []string {
+	var fields []string
+	if m.addsession_max_hours != nil {
+		fields = append(fields, orgpolicy.FieldSessionMaxHours)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *OrgPolicyMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case orgpolicy.FieldSessionMaxHours:
+		return m.AddedSessionMaxHours()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *OrgPolicyMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case orgpolicy.FieldSessionMaxHours:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddSessionMaxHours(v)
+		return nil
+	}
+	return fmt.Errorf("unknown OrgPolicy numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *OrgPolicyMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(orgpolicy.FieldAutoJoinRole) {
+		fields = append(fields, orgpolicy.FieldAutoJoinRole)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *OrgPolicyMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *OrgPolicyMutation) ClearField(name string) error {
+	switch name {
+	case orgpolicy.FieldAutoJoinRole:
+		m.ClearAutoJoinRole()
+		return nil
+	}
+	return fmt.Errorf("unknown OrgPolicy nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *OrgPolicyMutation) ResetField(name string) error {
+	switch name {
+	case orgpolicy.FieldProjectID:
+		m.ResetProjectID()
+		return nil
+	case orgpolicy.FieldSSORequired:
+		m.ResetSSORequired()
+		return nil
+	case orgpolicy.FieldMfaRequired:
+		m.ResetMfaRequired()
+		return nil
+	case orgpolicy.FieldSessionMaxHours:
+		m.ResetSessionMaxHours()
+		return nil
+	case orgpolicy.FieldAutoJoinRole:
+		m.ResetAutoJoinRole()
+		return nil
+	case orgpolicy.FieldRevokeMintedOnDeprovision:
+		m.ResetRevokeMintedOnDeprovision()
+		return nil
+	case orgpolicy.FieldUpdatedAt:
+		m.ResetUpdatedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown OrgPolicy field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *OrgPolicyMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *OrgPolicyMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *OrgPolicyMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *OrgPolicyMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *OrgPolicyMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *OrgPolicyMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *OrgPolicyMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown OrgPolicy unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *OrgPolicyMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown OrgPolicy edge %s", name)
 }
 
 // OrgRoleMutation represents an operation that mutates the OrgRole nodes in the graph.

@@ -29,8 +29,10 @@ import (
 	"github.com/authcore/authcore/ent/oauthcode"
 	"github.com/authcore/authcore/ent/oauthgrant"
 	"github.com/authcore/authcore/ent/org"
+	"github.com/authcore/authcore/ent/orgdomain"
 	"github.com/authcore/authcore/ent/orginvitation"
 	"github.com/authcore/authcore/ent/orgmember"
+	"github.com/authcore/authcore/ent/orgpolicy"
 	"github.com/authcore/authcore/ent/orgrole"
 	"github.com/authcore/authcore/ent/orgsetuplink"
 	"github.com/authcore/authcore/ent/project"
@@ -1152,6 +1154,71 @@ func init() {
 			return nil
 		}
 	}()
+	orgdomainMixin := schema.OrgDomain{}.Mixin()
+	orgdomainMixinFields0 := orgdomainMixin[0].Fields()
+	_ = orgdomainMixinFields0
+	orgdomainMixinFields1 := orgdomainMixin[1].Fields()
+	_ = orgdomainMixinFields1
+	orgdomainFields := schema.OrgDomain{}.Fields()
+	_ = orgdomainFields
+	// orgdomainDescCreatedAt is the schema descriptor for created_at field.
+	orgdomainDescCreatedAt := orgdomainMixinFields1[0].Descriptor()
+	// orgdomain.DefaultCreatedAt holds the default value on creation for the created_at field.
+	orgdomain.DefaultCreatedAt = orgdomainDescCreatedAt.Default.(func() time.Time)
+	// orgdomainDescProjectID is the schema descriptor for project_id field.
+	orgdomainDescProjectID := orgdomainFields[0].Descriptor()
+	// orgdomain.ProjectIDValidator is a validator for the "project_id" field. It is called by the builders before save.
+	orgdomain.ProjectIDValidator = orgdomainDescProjectID.Validators[0].(func(string) error)
+	// orgdomainDescOrgID is the schema descriptor for org_id field.
+	orgdomainDescOrgID := orgdomainFields[1].Descriptor()
+	// orgdomain.OrgIDValidator is a validator for the "org_id" field. It is called by the builders before save.
+	orgdomain.OrgIDValidator = orgdomainDescOrgID.Validators[0].(func(string) error)
+	// orgdomainDescDomain is the schema descriptor for domain field.
+	orgdomainDescDomain := orgdomainFields[2].Descriptor()
+	// orgdomain.DomainValidator is a validator for the "domain" field. It is called by the builders before save.
+	orgdomain.DomainValidator = func() func(string) error {
+		validators := orgdomainDescDomain.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(domain string) error {
+			for _, fn := range fns {
+				if err := fn(domain); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// orgdomainDescAttempts is the schema descriptor for attempts field.
+	orgdomainDescAttempts := orgdomainFields[6].Descriptor()
+	// orgdomain.DefaultAttempts holds the default value on creation for the attempts field.
+	orgdomain.DefaultAttempts = orgdomainDescAttempts.Default.(int)
+	// orgdomainDescDNSToken is the schema descriptor for dns_token field.
+	orgdomainDescDNSToken := orgdomainFields[7].Descriptor()
+	// orgdomain.DNSTokenValidator is a validator for the "dns_token" field. It is called by the builders before save.
+	orgdomain.DNSTokenValidator = orgdomainDescDNSToken.Validators[0].(func(string) error)
+	// orgdomainDescID is the schema descriptor for id field.
+	orgdomainDescID := orgdomainMixinFields0[0].Descriptor()
+	// orgdomain.DefaultID holds the default value on creation for the id field.
+	orgdomain.DefaultID = orgdomainDescID.Default.(func() string)
+	// orgdomain.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	orgdomain.IDValidator = func() func(string) error {
+		validators := orgdomainDescID.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(id string) error {
+			for _, fn := range fns {
+				if err := fn(id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
 	orginvitationMixin := schema.OrgInvitation{}.Mixin()
 	orginvitationMixinFields0 := orginvitationMixin[0].Fields()
 	_ = orginvitationMixinFields0
@@ -1237,6 +1304,52 @@ func init() {
 	// orgmember.IDValidator is a validator for the "id" field. It is called by the builders before save.
 	orgmember.IDValidator = func() func(string) error {
 		validators := orgmemberDescID.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(id string) error {
+			for _, fn := range fns {
+				if err := fn(id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	orgpolicyFields := schema.OrgPolicy{}.Fields()
+	_ = orgpolicyFields
+	// orgpolicyDescProjectID is the schema descriptor for project_id field.
+	orgpolicyDescProjectID := orgpolicyFields[1].Descriptor()
+	// orgpolicy.ProjectIDValidator is a validator for the "project_id" field. It is called by the builders before save.
+	orgpolicy.ProjectIDValidator = orgpolicyDescProjectID.Validators[0].(func(string) error)
+	// orgpolicyDescSSORequired is the schema descriptor for sso_required field.
+	orgpolicyDescSSORequired := orgpolicyFields[2].Descriptor()
+	// orgpolicy.DefaultSSORequired holds the default value on creation for the sso_required field.
+	orgpolicy.DefaultSSORequired = orgpolicyDescSSORequired.Default.(bool)
+	// orgpolicyDescMfaRequired is the schema descriptor for mfa_required field.
+	orgpolicyDescMfaRequired := orgpolicyFields[3].Descriptor()
+	// orgpolicy.DefaultMfaRequired holds the default value on creation for the mfa_required field.
+	orgpolicy.DefaultMfaRequired = orgpolicyDescMfaRequired.Default.(bool)
+	// orgpolicyDescSessionMaxHours is the schema descriptor for session_max_hours field.
+	orgpolicyDescSessionMaxHours := orgpolicyFields[4].Descriptor()
+	// orgpolicy.DefaultSessionMaxHours holds the default value on creation for the session_max_hours field.
+	orgpolicy.DefaultSessionMaxHours = orgpolicyDescSessionMaxHours.Default.(int)
+	// orgpolicyDescRevokeMintedOnDeprovision is the schema descriptor for revoke_minted_on_deprovision field.
+	orgpolicyDescRevokeMintedOnDeprovision := orgpolicyFields[6].Descriptor()
+	// orgpolicy.DefaultRevokeMintedOnDeprovision holds the default value on creation for the revoke_minted_on_deprovision field.
+	orgpolicy.DefaultRevokeMintedOnDeprovision = orgpolicyDescRevokeMintedOnDeprovision.Default.(bool)
+	// orgpolicyDescUpdatedAt is the schema descriptor for updated_at field.
+	orgpolicyDescUpdatedAt := orgpolicyFields[7].Descriptor()
+	// orgpolicy.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	orgpolicy.DefaultUpdatedAt = orgpolicyDescUpdatedAt.Default.(func() time.Time)
+	// orgpolicy.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
+	orgpolicy.UpdateDefaultUpdatedAt = orgpolicyDescUpdatedAt.UpdateDefault.(func() time.Time)
+	// orgpolicyDescID is the schema descriptor for id field.
+	orgpolicyDescID := orgpolicyFields[0].Descriptor()
+	// orgpolicy.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	orgpolicy.IDValidator = func() func(string) error {
+		validators := orgpolicyDescID.Validators
 		fns := [...]func(string) error{
 			validators[0].(func(string) error),
 			validators[1].(func(string) error),

@@ -62,10 +62,14 @@ type Tx struct {
 	OAuthGrant *OAuthGrantClient
 	// Org is the client for interacting with the Org builders.
 	Org *OrgClient
+	// OrgDomain is the client for interacting with the OrgDomain builders.
+	OrgDomain *OrgDomainClient
 	// OrgInvitation is the client for interacting with the OrgInvitation builders.
 	OrgInvitation *OrgInvitationClient
 	// OrgMember is the client for interacting with the OrgMember builders.
 	OrgMember *OrgMemberClient
+	// OrgPolicy is the client for interacting with the OrgPolicy builders.
+	OrgPolicy *OrgPolicyClient
 	// OrgRole is the client for interacting with the OrgRole builders.
 	OrgRole *OrgRoleClient
 	// OrgSetupLink is the client for interacting with the OrgSetupLink builders.
@@ -267,8 +271,10 @@ func (tx *Tx) init() {
 	tx.OAuthCode = NewOAuthCodeClient(tx.config)
 	tx.OAuthGrant = NewOAuthGrantClient(tx.config)
 	tx.Org = NewOrgClient(tx.config)
+	tx.OrgDomain = NewOrgDomainClient(tx.config)
 	tx.OrgInvitation = NewOrgInvitationClient(tx.config)
 	tx.OrgMember = NewOrgMemberClient(tx.config)
+	tx.OrgPolicy = NewOrgPolicyClient(tx.config)
 	tx.OrgRole = NewOrgRoleClient(tx.config)
 	tx.OrgSetupLink = NewOrgSetupLinkClient(tx.config)
 	tx.Project = NewProjectClient(tx.config)

@@ -297,6 +297,18 @@ func (f OrgFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) 
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.OrgMutation", m)
 }
 
+// The OrgDomainFunc type is an adapter to allow the use of ordinary
+// function as OrgDomain mutator.
+type OrgDomainFunc func(context.Context, *ent.OrgDomainMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f OrgDomainFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.OrgDomainMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.OrgDomainMutation", m)
+}
+
 // The OrgInvitationFunc type is an adapter to allow the use of ordinary
 // function as OrgInvitation mutator.
 type OrgInvitationFunc func(context.Context, *ent.OrgInvitationMutation) (ent.Value, error)
@@ -319,6 +331,18 @@ func (f OrgMemberFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, e
 		return f(ctx, mv)
 	}
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.OrgMemberMutation", m)
+}
+
+// The OrgPolicyFunc type is an adapter to allow the use of ordinary
+// function as OrgPolicy mutator.
+type OrgPolicyFunc func(context.Context, *ent.OrgPolicyMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f OrgPolicyFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.OrgPolicyMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.OrgPolicyMutation", m)
 }
 
 // The OrgRoleFunc type is an adapter to allow the use of ordinary

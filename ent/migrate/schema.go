@@ -759,6 +759,42 @@ var (
 			},
 		},
 	}
+	// OrgDomainsColumns holds the columns for the "org_domains" table.
+	OrgDomainsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString, Size: 40},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "project_id", Type: field.TypeString},
+		{Name: "org_id", Type: field.TypeString},
+		{Name: "domain", Type: field.TypeString, Size: 253},
+		{Name: "method", Type: field.TypeEnum, Enums: []string{"email", "dns"}},
+		{Name: "email", Type: field.TypeString, Nullable: true},
+		{Name: "code_mac", Type: field.TypeString, Nullable: true},
+		{Name: "attempts", Type: field.TypeInt, Default: 0},
+		{Name: "dns_token", Type: field.TypeString},
+		{Name: "expires_at", Type: field.TypeTime},
+		{Name: "verified_at", Type: field.TypeTime, Nullable: true},
+	}
+	// OrgDomainsTable holds the schema information for the "org_domains" table.
+	OrgDomainsTable = &schema.Table{
+		Name:       "org_domains",
+		Columns:    OrgDomainsColumns,
+		PrimaryKey: []*schema.Column{OrgDomainsColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "orgdomain_org_id_domain",
+				Unique:  true,
+				Columns: []*schema.Column{OrgDomainsColumns[3], OrgDomainsColumns[4]},
+			},
+			{
+				Name:    "orgdomain_verified",
+				Unique:  true,
+				Columns: []*schema.Column{OrgDomainsColumns[2], OrgDomainsColumns[4]},
+				Annotation: &entsql.IndexAnnotation{
+					Where: "verified_at IS NOT NULL",
+				},
+			},
+		},
+	}
 	// OrgInvitationsColumns holds the columns for the "org_invitations" table.
 	OrgInvitationsColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeString, Size: 40},
@@ -821,6 +857,30 @@ var (
 				Name:    "orgmember_project_id_user_id",
 				Unique:  false,
 				Columns: []*schema.Column{OrgMembersColumns[2], OrgMembersColumns[4]},
+			},
+		},
+	}
+	// OrgPoliciesColumns holds the columns for the "org_policies" table.
+	OrgPoliciesColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString, Size: 40},
+		{Name: "project_id", Type: field.TypeString},
+		{Name: "sso_required", Type: field.TypeBool, Default: false},
+		{Name: "mfa_required", Type: field.TypeBool, Default: false},
+		{Name: "session_max_hours", Type: field.TypeInt, Default: 0},
+		{Name: "auto_join_role", Type: field.TypeString, Nullable: true},
+		{Name: "revoke_minted_on_deprovision", Type: field.TypeBool, Default: false},
+		{Name: "updated_at", Type: field.TypeTime},
+	}
+	// OrgPoliciesTable holds the schema information for the "org_policies" table.
+	OrgPoliciesTable = &schema.Table{
+		Name:       "org_policies",
+		Columns:    OrgPoliciesColumns,
+		PrimaryKey: []*schema.Column{OrgPoliciesColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "orgpolicy_project_id_auto_join_role",
+				Unique:  false,
+				Columns: []*schema.Column{OrgPoliciesColumns[1], OrgPoliciesColumns[5]},
 			},
 		},
 	}
@@ -1435,8 +1495,10 @@ var (
 		OauthCodesTable,
 		OauthGrantsTable,
 		OrgsTable,
+		OrgDomainsTable,
 		OrgInvitationsTable,
 		OrgMembersTable,
+		OrgPoliciesTable,
 		OrgRolesTable,
 		OrgSetupLinksTable,
 		ProjectsTable,

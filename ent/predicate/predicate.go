@@ -78,11 +78,17 @@ type OAuthGrant func(*sql.Selector)
 // Org is the predicate function for org builders.
 type Org func(*sql.Selector)
 
+// OrgDomain is the predicate function for orgdomain builders.
+type OrgDomain func(*sql.Selector)
+
 // OrgInvitation is the predicate function for orginvitation builders.
 type OrgInvitation func(*sql.Selector)
 
 // OrgMember is the predicate function for orgmember builders.
 type OrgMember func(*sql.Selector)
+
+// OrgPolicy is the predicate function for orgpolicy builders.
+type OrgPolicy func(*sql.Selector)
 
 // OrgRole is the predicate function for orgrole builders.
 type OrgRole func(*sql.Selector)

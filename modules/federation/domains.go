@@ -3,7 +3,6 @@ package federation
 import (
 	"context"
 	"net/url"
-	"regexp"
 	"strings"
 	"time"
 
@@ -20,16 +19,6 @@ const (
 	// DomainProofPath is the console page a postmaster's link opens.
 	DomainProofPath = "/console/domain"
 )
-
-var domainPattern = regexp.MustCompile(`^([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]([a-z0-9-]{0,61}[a-z0-9])?$`)
-
-// sharedMailDomains are domains anyone can have an address at: an address there proves
-// nothing about who runs the domain, so it never proves a claim (a postmaster mail still may).
-var sharedMailDomains = map[string]bool{
-	"gmail.com": true, "googlemail.com": true, "outlook.com": true, "hotmail.com": true, "live.com": true, "msn.com": true,
-	"yahoo.com": true, "icloud.com": true, "me.com": true, "aol.com": true, "proton.me": true, "protonmail.com": true,
-	"gmx.com": true, "gmx.de": true, "mail.com": true, "yandex.ru": true, "zoho.com": true, "fastmail.com": true,
-}
 
 func domainOf(email string) string {
 	_, d, ok := strings.Cut(email, "@")
@@ -63,7 +52,7 @@ func domainView(r *ent.ProviderDomain) Domain {
 // claimDomain claims domain for provider p (SPEC §20): proven at once when the admin's own
 // address is in it and verified, else by a link mailed to postmaster@domain.
 func (s *service) claimDomain(ctx context.Context, p Provider, domain string, admin identity.Account) (Domain, error) {
-	if len(domain) > 253 || !domainPattern.MatchString(domain) {
+	if !identity.ValidDomain(domain) {
 		return Domain{}, apperr.Validation(apperr.Issue{Field: "domain", Reason: "must be a domain name, lower case (example.com)"})
 	}
 	existing, err := s.ent.ProviderDomain.Query().Where(providerdomain.TenantID(p.TenantID), providerdomain.Domain(domain)).Only(ctx)
@@ -77,7 +66,7 @@ func (s *service) claimDomain(ctx context.Context, p Provider, domain string, ad
 		return domainView(existing), nil
 	}
 	now := s.clock.Now()
-	if admin.EmailVerified && domainOf(admin.Email) == domain && !sharedMailDomains[domain] {
+	if admin.EmailVerified && domainOf(admin.Email) == domain && !identity.SharedMailDomain(domain) {
 		var row *ent.ProviderDomain
 		if existing != nil {
 			row, err = s.ent.ProviderDomain.UpdateOneID(existing.ID).SetVerifiedAt(now).ClearProofDigest().ClearProofExpiresAt().Save(ctx)

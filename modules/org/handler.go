@@ -23,6 +23,8 @@ var (
 	orgFields    = []string{"name", "slug"}
 	memberFields = []string{"userId", "email", "role"}
 	roleFields   = []string{"name", "permissions"}
+	domainFields = []string{"domain", "method", "email"}
+	policyFields = []string{"ssoRequired", "mfaRequired", "sessionMaxHours", "autoJoin", "revokeMintedOnDeprovision"}
 )
 
 // handler serves SPEC §26's routes for project admins and for org admins.
@@ -30,6 +32,7 @@ type handler struct {
 	svc     *Service
 	invites *Invitations
 	dir     Directory
+	doms    *domains
 	guard   *guard.Guard
 	limits  *ratelimit.Limiters
 }
@@ -43,11 +46,14 @@ var errNotTenantUser = apperr.Forbidden("these routes are a project's tenant use
 // owner or admin (guard.OrgAdmin decides, once, for every module's org admin routes).
 func (h handler) routes() []httpserver.Route {
 	const (
-		orgs  = "/v1/projects/:id/orgs"
-		one   = orgs + "/:orgId"
-		roles = "/v1/projects/:id/org-roles"
-		mine  = "/v1/auth-core/orgs"
-		own   = mine + "/:orgId"
+		orgs    = "/v1/projects/:id/orgs"
+		one     = orgs + "/:orgId"
+		roles   = "/v1/projects/:id/org-roles"
+		domains = one + "/domains"
+		domain  = domains + "/:domain"
+		policy  = one + "/policy"
+		mine    = "/v1/auth-core/orgs"
+		own     = mine + "/:orgId"
 	)
 	admin := []fiber.Handler{h.guard.Dashboard(), h.guard.ProjectRole(identity.RoleAdmin, guard.FromPath, nil)}
 	// Only an org's own admins manage its people: no setup link names members.
@@ -66,6 +72,12 @@ func (h handler) routes() []httpserver.Route {
 		r(http.MethodDelete, one, h.guard.Recently(h.remove)),
 		r(http.MethodGet, roles, h.roles),
 		r(http.MethodPut, roles, h.guard.Recently(h.putRoles)),
+		r(http.MethodGet, domains, h.domains),
+		r(http.MethodPost, domains, h.guard.Recently(h.claimDomain)),
+		r(http.MethodDelete, domain, h.guard.Recently(h.removeDomain)),
+		r(http.MethodPost, domain+"/verify", h.guard.Recently(h.verifyDomain)),
+		r(http.MethodGet, policy, h.policy),
+		r(http.MethodPut, policy, h.guard.Recently(h.putPolicy)),
 		r(http.MethodPost, one+"/setup-links", h.guard.Recently(h.createSetupLink)),
 		{Method: http.MethodGet, Path: "/v1/auth-core/orgs/:orgId", Handlers: []fiber.Handler{h.guard.OrgAdmin(""), h.get}},
 		// The link is the credential; its budget is the sign-in attempts'.

@@ -3,7 +3,6 @@ package org
 import (
 	"cmp"
 	"context"
-	"embed"
 	"log/slog"
 	"net/url"
 	"time"
@@ -38,12 +37,6 @@ const (
 	actionInviteAccept = "org.invitation_accept"
 	actionInviteRevoke = "org.invitation_revoke"
 )
-
-//go:embed templates
-var templateFS embed.FS
-
-// mails is the invitation; what admins chose goes in quoted (platform/mail.Quote).
-var mails = platformmail.MustTemplates(templateFS)
 
 // Invitation is the public view of a pending invitation (never its secret).
 type Invitation struct {

@@ -5,6 +5,8 @@
 // tenants: one tenant per project stays the unit of isolation. Project admins manage them
 // under /v1/projects/{id}/orgs; an org's owners and admins, users of the tenant, manage
 // their own org's members and invitations under /v1/auth-core/orgs/{orgId} (guard.OrgAdmin).
+// Verified domains and each org's policy are here, and identity.OrgDomains answers the
+// ways in with them.
 package org
 
 import (
@@ -38,7 +40,10 @@ var openAPI []byte
 // (identity.Orgs).
 var Module = fx.Module("org",
 	fx.Provide(fx.Private, newService, newInvitations),
+	fx.Provide(fx.Private, newDomains),
 	fx.Provide(fx.Private, func(c *ent.Client) Directory { return Directory{ent: c} }),
+	// The ways in ask it for the org of a verified domain and its policy (SPEC §26).
+	fx.Provide(func(d *domains) identity.OrgDomains { return d }),
 	fx.Provide(func(s *Service) identity.OrgMemberships { return s }, func(s *Service) identity.OrgSetup { return s },
 		func(d Directory) identity.Orgs { return d }),
 	// An invitation's link is a secret of its own kind: revoked by whoever presents it
@@ -50,8 +55,8 @@ var Module = fx.Module("org",
 		}}
 	}),
 	apidoc.AsFragment(func() (apidoc.Fragment, error) { return apidoc.YAML("org", openAPI) }),
-	httpserver.AsModuleRoutes("org", func(s *Service, inv *Invitations, d Directory, g *guard.Guard, l *ratelimit.Limiters) []httpserver.Route {
-		return handler{svc: s, invites: inv, dir: d, guard: g, limits: l}.routes()
+	httpserver.AsModuleRoutes("org", func(s *Service, inv *Invitations, d Directory, doms *domains, g *guard.Guard, l *ratelimit.Limiters) []httpserver.Route {
+		return handler{svc: s, invites: inv, dir: d, doms: doms, guard: g, limits: l}.routes()
 	}),
 )
 
@@ -75,4 +80,20 @@ func newService(p params) *Service {
 
 func newInvitations(s *Service, p params) *Invitations {
 	return &Invitations{org: s, clock: p.Clock, mail: p.Mail, log: p.Log, self: p.Config.SelfURL()}
+}
+
+type domainsParams struct {
+	fx.In
+	Ent     *ent.Client
+	Audit   *audit.Recorder
+	Tenants identity.Tenants `optional:"true"`
+	Mail    mail.Sender
+	Keys    *secret.Keyring
+	Clock   clock.Clock
+	Config  config.Config
+}
+
+func newDomains(p domainsParams) *domains {
+	return &domains{ent: p.Ent, audit: p.Audit, tenants: p.Tenants, mail: p.Mail, keys: p.Keys, clock: p.Clock,
+		lookupTXT: newTXTLookup(p.Config.DNSResolver)}
 }

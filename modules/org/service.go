@@ -12,8 +12,10 @@ import (
 
 	"github.com/authcore/authcore/ent"
 	"github.com/authcore/authcore/ent/org"
+	"github.com/authcore/authcore/ent/orgdomain"
 	"github.com/authcore/authcore/ent/orginvitation"
 	"github.com/authcore/authcore/ent/orgmember"
+	"github.com/authcore/authcore/ent/orgpolicy"
 	"github.com/authcore/authcore/ent/orgrole"
 	"github.com/authcore/authcore/platform/apperr"
 	"github.com/authcore/authcore/platform/audit"
@@ -166,9 +168,14 @@ type Service struct {
 }
 
 func (s *Service) record(ctx context.Context, tx *ent.Tx, a Actor, action, orgID string, md map[string]any) error {
+	return record(ctx, s.audit, tx, a, action, orgID, md)
+}
+
+// record writes an org's audit event, in tx, with the org named.
+func record(ctx context.Context, rec *audit.Recorder, tx *ent.Tx, a Actor, action, orgID string, md map[string]any) error {
 	md["orgId"] = orgID
 	id := orgID
-	_, err := s.audit.Record(ctx, tx, audit.Event{ActorID: a.ID, ProjectID: a.Project, OrgID: &id, Action: action, Origin: a.Origin, Metadata: md})
+	_, err := rec.Record(ctx, tx, audit.Event{ActorID: a.ID, ProjectID: a.Project, OrgID: &id, Action: action, Origin: a.Origin, Metadata: md})
 	return err
 }
 
@@ -271,6 +278,13 @@ func (s *Service) Delete(ctx context.Context, a Actor, id string) (n int, err er
 		if _, err := tx.OrgInvitation.Delete().Where(orginvitation.OrgID(o.ID), orginvitation.ProjectID(a.Project)).Exec(ctx); err != nil {
 			return err
 		}
+		// Its domains go too: a deleted org must not keep a domain from the project's others.
+		if _, err := tx.OrgDomain.Delete().Where(orgdomain.OrgID(o.ID), orgdomain.ProjectID(a.Project)).Exec(ctx); err != nil {
+			return err
+		}
+		if _, err := tx.OrgPolicy.Delete().Where(orgpolicy.ID(o.ID), orgpolicy.ProjectID(a.Project)).Exec(ctx); err != nil {
+			return err
+		}
 		if err := tx.Org.DeleteOne(o).Exec(ctx); err != nil {
 			return err
 		}
@@ -306,6 +320,13 @@ func (s *Service) PutRoles(ctx context.Context, a Actor, roles []Role) error {
 		held, err := tx.OrgMember.Query().Where(orgmember.ProjectID(a.Project), orgmember.RoleNotIn(append(names, builtInRoles...)...)).Exist(ctx)
 		if err != nil {
 			return err
+		}
+		if !held { // an org's autoJoin role holds it too
+			held, err = tx.OrgPolicy.Query().Where(orgpolicy.ProjectID(a.Project), orgpolicy.AutoJoinRoleNotNil(),
+				orgpolicy.AutoJoinRoleNotIn(append(names, builtInRoles...)...)).Exist(ctx)
+			if err != nil {
+				return err
+			}
 		}
 		if held {
 			return errRoleInUse

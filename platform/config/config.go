@@ -49,6 +49,7 @@ type Config struct {
 	WebhookAllowHTTP     bool          `name:"webhook-allow-http" env:"AUTHCORE_WEBHOOK_ALLOW_HTTP" default:"false" help:"Development only: let webhooks use plain http and loopback or private addresses; link-local and metadata addresses stay refused (default ${default})."`
 	ProvidersFile        string        `name:"providers-file" env:"AUTHCORE_PROVIDERS_FILE" help:"YAML or JSON file of the dashboard tenant's sign-in providers and methods (SPEC §20), read at start; entries there are changed only there (default: empty, none)."`
 	BackchannelInterval  time.Duration `name:"backchannel-interval" env:"AUTHCORE_BACKCHANNEL_INTERVAL" default:"5s" help:"The least time between an agent's polls for a person's approval (OpenID CIBA, SPEC §23), whole seconds from 1s to 60s; polling sooner answers slow_down (default ${default})."`
+	DNSResolver          string        `name:"dns-resolver" env:"AUTHCORE_DNS_RESOLVER" help:"host:port of the DNS server asked for the TXT records that prove an org's domain (SPEC §26); unset, the system resolver (default: empty)."`
 	MetricsAddr          string        `name:"metrics-addr" env:"AUTHCORE_METRICS_ADDR" default:"127.0.0.1:9090" help:"Where /metrics is served: host:port of a listener of its own, loopback by default so metrics stay off the public port (default ${default}), or public to serve it on AUTHCORE_ADDR beside the API."`
 
 	// Plugins are product plugins' own settings, parsed with these (pointers to each
@@ -130,6 +131,11 @@ func (c *Config) Validate() error {
 	}
 	if _, err := StorageOf(c.DatabaseURL); err != nil {
 		return err
+	}
+	if c.DNSResolver != "" {
+		if err := checkAddr("AUTHCORE_DNS_RESOLVER", c.DNSResolver); err != nil {
+			return err
+		}
 	}
 	if c.DatabaseReadURL != "" {
 		if st, _ := StorageOf(c.DatabaseURL); st != Postgres {

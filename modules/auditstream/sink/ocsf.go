@@ -78,6 +78,10 @@ var ocsfExact = map[string]ocsfMapping{
 	"org.member_update": {class: ocsfAPIActivity, activity: 3},
 	"org.member_remove": {class: ocsfAPIActivity, activity: 4},
 	"org.roles_put":     {class: ocsfAPIActivity, activity: 3},
+	"org.policy_put":    {class: ocsfAPIActivity, activity: 3},
+	"org.domain_add":    {class: ocsfAPIActivity, activity: 1},
+	"org.domain_verify": {class: ocsfAPIActivity, activity: 3},
+	"org.domain_remove": {class: ocsfAPIActivity, activity: 4},
 	// An invitation is a resource an admin creates and revokes; accepting it adds a member.
 	"org.invitation_create": {class: ocsfAPIActivity, activity: 1},
 	"org.invitation_accept": {class: ocsfAPIActivity, activity: 1},

@@ -1,0 +1,23 @@
+-- +goose Up
+-- create "org_domains" table
+CREATE TABLE `org_domains` (`id` text NOT NULL, `created_at` datetime NOT NULL, `project_id` text NOT NULL, `org_id` text NOT NULL, `domain` text NOT NULL, `method` text NOT NULL, `email` text NULL, `code_mac` text NULL, `attempts` integer NOT NULL DEFAULT (0), `dns_token` text NOT NULL, `expires_at` datetime NOT NULL, `verified_at` datetime NULL, PRIMARY KEY (`id`));
+-- create index "orgdomain_org_id_domain" to table: "org_domains"
+CREATE UNIQUE INDEX `orgdomain_org_id_domain` ON `org_domains` (`org_id`, `domain`);
+-- create index "orgdomain_verified" to table: "org_domains"
+CREATE UNIQUE INDEX `orgdomain_verified` ON `org_domains` (`project_id`, `domain`) WHERE verified_at IS NOT NULL;
+-- create "org_policies" table
+CREATE TABLE `org_policies` (`id` text NOT NULL, `project_id` text NOT NULL, `sso_required` bool NOT NULL DEFAULT (false), `mfa_required` bool NOT NULL DEFAULT (false), `session_max_hours` integer NOT NULL DEFAULT (0), `auto_join_role` text NULL, `revoke_minted_on_deprovision` bool NOT NULL DEFAULT (false), `updated_at` datetime NOT NULL, PRIMARY KEY (`id`));
+-- create index "orgpolicy_project_id_auto_join_role" to table: "org_policies"
+CREATE INDEX `orgpolicy_project_id_auto_join_role` ON `org_policies` (`project_id`, `auto_join_role`);
+
+-- +goose Down
+-- reverse: create index "orgpolicy_project_id_auto_join_role" to table: "org_policies"
+DROP INDEX `orgpolicy_project_id_auto_join_role`;
+-- reverse: create "org_policies" table
+DROP TABLE `org_policies`;
+-- reverse: create index "orgdomain_verified" to table: "org_domains"
+DROP INDEX `orgdomain_verified`;
+-- reverse: create index "orgdomain_org_id_domain" to table: "org_domains"
+DROP INDEX `orgdomain_org_id_domain`;
+-- reverse: create "org_domains" table
+DROP TABLE `org_domains`;
