@@ -156,3 +156,33 @@ func TestOrgAdminRefusals(t *testing.T) {
 		}
 	})
 }
+
+// A setup session administers the parts of its org its link names, never its people: its
+// members, invitations and agent tokens are refused (403), even with every intent.
+func TestSetupSessionsManageNoPeople(t *testing.T) {
+	a := apptest.Start(t, apptest.Stores(t)[0])
+	w := newAdminWorld(t, a)
+	made := as(a, w.admin)(http.MethodPost, orgsPath(w.project)+"/"+w.orgA+"/setup-links",
+		map[string]any{"intents": []string{"domains", "sso", "directory", "audit"}}).Expect(t, 201, nil)
+	_, link, _ := strings.Cut(made["url"].(string), "/console/setup#")
+	setup := a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/auth-core/orgs/setup/open", Body: map[string]any{"token": link}}).
+		Expect(t, 200, nil)["setupToken"].(string)
+	bearer := map[string]string{"Authorization": "Bearer " + setup}
+	for _, r := range []struct {
+		method, path string
+		body         any
+	}{
+		{http.MethodGet, ownPath(w.orgA) + "/members", nil},
+		{http.MethodPost, ownPath(w.orgA) + "/members", map[string]any{"userId": w.plain.UserID, "role": "owner"}},
+		{http.MethodDelete, ownPath(w.orgA) + "/members/" + w.owner.UserID, nil},
+		{http.MethodGet, ownPath(w.orgA) + "/invitations", nil},
+		{http.MethodPost, ownPath(w.orgA) + "/invitations", map[string]any{"email": "it@example.com", "role": "owner"}},
+		{http.MethodGet, ownPath(w.orgA) + "/ai/agents", nil},
+		{http.MethodPost, ownPath(w.orgA) + "/ai/agents", map[string]any{}},
+	} {
+		a.Do(apptest.Req{Method: r.method, Path: r.path, Body: r.body, Header: bearer}).Expect(t, 403, nil)
+	}
+	if n := a.Ent.OrgMember.Query().Where(orgmember.OrgID(w.orgA)).CountX(t.Context()); n != 3 {
+		t.Errorf("A has %d members, want 3", n)
+	}
+}
