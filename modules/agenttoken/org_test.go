@@ -130,6 +130,22 @@ func TestOrgBoundTokens(t *testing.T) {
 			t.Error("an unbound token's exchanged JWT names an org")
 		}
 
+		// Being bound costs no store read: warm, each answer of a bound token reads the
+		// store as often as an unbound one's (org_id rides in the cached row).
+		queries := func(tok string) int64 {
+			w.me(t, tok)
+			w.introspect(t, tok)
+			before := w.a.DB.Queries()
+			for range 5 {
+				w.me(t, tok)
+				w.introspect(t, tok)
+			}
+			return w.a.DB.Queries() - before
+		}
+		if b, u := queries(tok), queries(plain); b != u {
+			t.Errorf("a bound token's warm answers read the store %d times, an unbound one's %d", b, u)
+		}
+
 		// orgId must name an org of this project.
 		other := w.a.SignUp(t)
 		otherProject := w.a.CreateProject(t, other)
