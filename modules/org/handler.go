@@ -55,7 +55,6 @@ func (h handler) routes() []httpserver.Route {
 		mine    = "/v1/auth-core/orgs"
 		own     = mine + "/:orgId"
 	)
-	const mine = "/v1/auth-core/orgs/:orgId"
 	o := func(intent, method, path string, f fiber.Handler) httpserver.Route {
 		return httpserver.Route{Method: method, Path: path, Handlers: []fiber.Handler{h.guard.OrgAdmin(intent), f}}
 	}
@@ -85,13 +84,13 @@ func (h handler) routes() []httpserver.Route {
 		r(http.MethodPost, one+"/setup-links", h.guard.Recently(h.createSetupLink)),
 		// The org's own admins and its setup sessions (SPEC §26): the same handlers, the
 		// project from the guard rather than the path.
-		o(guard.IntentAny, http.MethodGet, mine, h.get),
-		o(guard.IntentDomains, http.MethodGet, mine+"/domains", h.domains),
-		o(guard.IntentDomains, http.MethodPost, mine+"/domains", h.guard.Recently(h.claimDomain)),
-		o(guard.IntentDomains, http.MethodDelete, mine+"/domains/:domain", h.guard.Recently(h.removeDomain)),
-		o(guard.IntentDomains, http.MethodPost, mine+"/domains/:domain/verify", h.guard.Recently(h.verifyDomain)),
-		o(guard.IntentSSO, http.MethodGet, mine+"/policy", h.policy),
-		o(guard.IntentSSO, http.MethodPut, mine+"/policy", h.guard.Recently(h.putPolicy)),
+		o(guard.IntentAny, http.MethodGet, own, h.get),
+		o(guard.IntentDomains, http.MethodGet, own+"/domains", h.domains),
+		o(guard.IntentDomains, http.MethodPost, own+"/domains", h.guard.Recently(h.claimDomain)),
+		o(guard.IntentDomains, http.MethodDelete, own+"/domains/:domain", h.guard.Recently(h.removeDomain)),
+		o(guard.IntentDomains, http.MethodPost, own+"/domains/:domain/verify", h.guard.Recently(h.verifyDomain)),
+		o(guard.IntentSSO, http.MethodGet, own+"/policy", h.policy),
+		o(guard.IntentSSO, http.MethodPut, own+"/policy", h.guard.Recently(h.putPolicy)),
 		// The link is the credential; its budget is the sign-in attempts'.
 		{Method: http.MethodPost, Path: "/v1/auth-core/orgs/setup/open", Handlers: []fiber.Handler{h.limits.Attempts.Middleware(), h.openSetupLink}},
 		// A tenant user's own orgs, and the invitee's acceptance: any session of a tenant.
