@@ -39,6 +39,7 @@ import (
 	"github.com/authcore/authcore/ent/oauthgrant"
 	"github.com/authcore/authcore/ent/org"
 	"github.com/authcore/authcore/ent/orgdomain"
+	"github.com/authcore/authcore/ent/orginvitation"
 	"github.com/authcore/authcore/ent/orgmember"
 	"github.com/authcore/authcore/ent/orgpolicy"
 	"github.com/authcore/authcore/ent/orgrole"
@@ -123,6 +124,8 @@ type Client struct {
 	Org *OrgClient
 	// OrgDomain is the client for interacting with the OrgDomain builders.
 	OrgDomain *OrgDomainClient
+	// OrgInvitation is the client for interacting with the OrgInvitation builders.
+	OrgInvitation *OrgInvitationClient
 	// OrgMember is the client for interacting with the OrgMember builders.
 	OrgMember *OrgMemberClient
 	// OrgPolicy is the client for interacting with the OrgPolicy builders.
@@ -209,6 +212,7 @@ func (c *Client) init() {
 	c.OAuthGrant = NewOAuthGrantClient(c.config)
 	c.Org = NewOrgClient(c.config)
 	c.OrgDomain = NewOrgDomainClient(c.config)
+	c.OrgInvitation = NewOrgInvitationClient(c.config)
 	c.OrgMember = NewOrgMemberClient(c.config)
 	c.OrgPolicy = NewOrgPolicyClient(c.config)
 	c.OrgRole = NewOrgRoleClient(c.config)
@@ -351,6 +355,7 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		OAuthGrant:                 NewOAuthGrantClient(cfg),
 		Org:                        NewOrgClient(cfg),
 		OrgDomain:                  NewOrgDomainClient(cfg),
+		OrgInvitation:              NewOrgInvitationClient(cfg),
 		OrgMember:                  NewOrgMemberClient(cfg),
 		OrgPolicy:                  NewOrgPolicyClient(cfg),
 		OrgRole:                    NewOrgRoleClient(cfg),
@@ -420,6 +425,7 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		OAuthGrant:                 NewOAuthGrantClient(cfg),
 		Org:                        NewOrgClient(cfg),
 		OrgDomain:                  NewOrgDomainClient(cfg),
+		OrgInvitation:              NewOrgInvitationClient(cfg),
 		OrgMember:                  NewOrgMemberClient(cfg),
 		OrgPolicy:                  NewOrgPolicyClient(cfg),
 		OrgRole:                    NewOrgRoleClient(cfg),
@@ -480,12 +486,12 @@ func (c *Client) Use(hooks ...Hook) {
 		c.GrantRefreshToken, c.Identity, c.Invitation, c.LogoutDelivery,
 		c.MFAChallenge, c.MFAFactor, c.MFARecoveryCode, c.Membership,
 		c.OAuthAuthorization, c.OAuthClient, c.OAuthCode, c.OAuthGrant, c.Org,
-		c.OrgDomain, c.OrgMember, c.OrgPolicy, c.OrgRole, c.OrgSetupLink, c.Project,
-		c.ProviderDomain, c.RefreshToken, c.RegistrationToken, c.Resource,
-		c.RevokedAccessToken, c.S3Credential, c.Session, c.SignInBudget,
-		c.SignInMethods, c.SignInProvider, c.SigningKey, c.TrustedAuthorizationServer,
-		c.TrustedIssuer, c.UsageCount, c.UsedAssertion, c.User, c.UserToken,
-		c.VaultConnection, c.Webhook, c.WebhookDelivery,
+		c.OrgDomain, c.OrgInvitation, c.OrgMember, c.OrgPolicy, c.OrgRole,
+		c.OrgSetupLink, c.Project, c.ProviderDomain, c.RefreshToken,
+		c.RegistrationToken, c.Resource, c.RevokedAccessToken, c.S3Credential,
+		c.Session, c.SignInBudget, c.SignInMethods, c.SignInProvider, c.SigningKey,
+		c.TrustedAuthorizationServer, c.TrustedIssuer, c.UsageCount, c.UsedAssertion,
+		c.User, c.UserToken, c.VaultConnection, c.Webhook, c.WebhookDelivery,
 	} {
 		n.Use(hooks...)
 	}
@@ -501,12 +507,12 @@ func (c *Client) Intercept(interceptors ...Interceptor) {
 		c.GrantRefreshToken, c.Identity, c.Invitation, c.LogoutDelivery,
 		c.MFAChallenge, c.MFAFactor, c.MFARecoveryCode, c.Membership,
 		c.OAuthAuthorization, c.OAuthClient, c.OAuthCode, c.OAuthGrant, c.Org,
-		c.OrgDomain, c.OrgMember, c.OrgPolicy, c.OrgRole, c.OrgSetupLink, c.Project,
-		c.ProviderDomain, c.RefreshToken, c.RegistrationToken, c.Resource,
-		c.RevokedAccessToken, c.S3Credential, c.Session, c.SignInBudget,
-		c.SignInMethods, c.SignInProvider, c.SigningKey, c.TrustedAuthorizationServer,
-		c.TrustedIssuer, c.UsageCount, c.UsedAssertion, c.User, c.UserToken,
-		c.VaultConnection, c.Webhook, c.WebhookDelivery,
+		c.OrgDomain, c.OrgInvitation, c.OrgMember, c.OrgPolicy, c.OrgRole,
+		c.OrgSetupLink, c.Project, c.ProviderDomain, c.RefreshToken,
+		c.RegistrationToken, c.Resource, c.RevokedAccessToken, c.S3Credential,
+		c.Session, c.SignInBudget, c.SignInMethods, c.SignInProvider, c.SigningKey,
+		c.TrustedAuthorizationServer, c.TrustedIssuer, c.UsageCount, c.UsedAssertion,
+		c.User, c.UserToken, c.VaultConnection, c.Webhook, c.WebhookDelivery,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -565,6 +571,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.Org.mutate(ctx, m)
 	case *OrgDomainMutation:
 		return c.OrgDomain.mutate(ctx, m)
+	case *OrgInvitationMutation:
+		return c.OrgInvitation.mutate(ctx, m)
 	case *OrgMemberMutation:
 		return c.OrgMember.mutate(ctx, m)
 	case *OrgPolicyMutation:
@@ -3945,6 +3953,139 @@ func (c *OrgDomainClient) mutate(ctx context.Context, m *OrgDomainMutation) (Val
 	}
 }
 
+// OrgInvitationClient is a client for the OrgInvitation schema.
+type OrgInvitationClient struct {
+	config
+}
+
+// NewOrgInvitationClient returns a client for the OrgInvitation from the given config.
+func NewOrgInvitationClient(c config) *OrgInvitationClient {
+	return &OrgInvitationClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `orginvitation.Hooks(f(g(h())))`.
+func (c *OrgInvitationClient) Use(hooks ...Hook) {
+	c.hooks.OrgInvitation = append(c.hooks.OrgInvitation, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `orginvitation.Intercept(f(g(h())))`.
+func (c *OrgInvitationClient) Intercept(interceptors ...Interceptor) {
+	c.inters.OrgInvitation = append(c.inters.OrgInvitation, interceptors...)
+}
+
+// Create returns a builder for creating a OrgInvitation entity.
+func (c *OrgInvitationClient) Create() *OrgInvitationCreate {
+	mutation := newOrgInvitationMutation(c.config, OpCreate)
+	return &OrgInvitationCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of OrgInvitation entities.
+func (c *OrgInvitationClient) CreateBulk(builders ...*OrgInvitationCreate) *OrgInvitationCreateBulk {
+	return &OrgInvitationCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *OrgInvitationClient) MapCreateBulk(slice any, setFunc func(*OrgInvitationCreate, int)) *OrgInvitationCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &OrgInvitationCreateBulk{err: fmt.Errorf("calling to OrgInvitationClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*OrgInvitationCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &OrgInvitationCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for OrgInvitation.
+func (c *OrgInvitationClient) Update() *OrgInvitationUpdate {
+	mutation := newOrgInvitationMutation(c.config, OpUpdate)
+	return &OrgInvitationUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *OrgInvitationClient) UpdateOne(_m *OrgInvitation) *OrgInvitationUpdateOne {
+	mutation := newOrgInvitationMutation(c.config, OpUpdateOne, withOrgInvitation(_m))
+	return &OrgInvitationUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *OrgInvitationClient) UpdateOneID(id string) *OrgInvitationUpdateOne {
+	mutation := newOrgInvitationMutation(c.config, OpUpdateOne, withOrgInvitationID(id))
+	return &OrgInvitationUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for OrgInvitation.
+func (c *OrgInvitationClient) Delete() *OrgInvitationDelete {
+	mutation := newOrgInvitationMutation(c.config, OpDelete)
+	return &OrgInvitationDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *OrgInvitationClient) DeleteOne(_m *OrgInvitation) *OrgInvitationDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *OrgInvitationClient) DeleteOneID(id string) *OrgInvitationDeleteOne {
+	builder := c.Delete().Where(orginvitation.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &OrgInvitationDeleteOne{builder}
+}
+
+// Query returns a query builder for OrgInvitation.
+func (c *OrgInvitationClient) Query() *OrgInvitationQuery {
+	return &OrgInvitationQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeOrgInvitation},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a OrgInvitation entity by its id.
+func (c *OrgInvitationClient) Get(ctx context.Context, id string) (*OrgInvitation, error) {
+	return c.Query().Where(orginvitation.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *OrgInvitationClient) GetX(ctx context.Context, id string) *OrgInvitation {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *OrgInvitationClient) Hooks() []Hook {
+	return c.hooks.OrgInvitation
+}
+
+// Interceptors returns the client interceptors.
+func (c *OrgInvitationClient) Interceptors() []Interceptor {
+	return c.inters.OrgInvitation
+}
+
+func (c *OrgInvitationClient) mutate(ctx context.Context, m *OrgInvitationMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&OrgInvitationCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&OrgInvitationUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&OrgInvitationUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&OrgInvitationDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown OrgInvitation mutation op: %q", m.Op())
+	}
+}
+
 // OrgMemberClient is a client for the OrgMember schema.
 type OrgMemberClient struct {
 	config
@@ -7277,8 +7418,8 @@ type (
 		BackchannelClient, BackchannelRequest, DeviceAuthorization, EmailSignIn, Event,
 		FederationFlow, GrantRefreshToken, Identity, Invitation, LogoutDelivery,
 		MFAChallenge, MFAFactor, MFARecoveryCode, Membership, OAuthAuthorization,
-		OAuthClient, OAuthCode, OAuthGrant, Org, OrgDomain, OrgMember, OrgPolicy,
-		OrgRole, OrgSetupLink, Project, ProviderDomain, RefreshToken,
+		OAuthClient, OAuthCode, OAuthGrant, Org, OrgDomain, OrgInvitation, OrgMember,
+		OrgPolicy, OrgRole, OrgSetupLink, Project, ProviderDomain, RefreshToken,
 		RegistrationToken, Resource, RevokedAccessToken, S3Credential, Session,
 		SignInBudget, SignInMethods, SignInProvider, SigningKey,
 		TrustedAuthorizationServer, TrustedIssuer, UsageCount, UsedAssertion, User,
@@ -7289,8 +7430,8 @@ type (
 		BackchannelClient, BackchannelRequest, DeviceAuthorization, EmailSignIn, Event,
 		FederationFlow, GrantRefreshToken, Identity, Invitation, LogoutDelivery,
 		MFAChallenge, MFAFactor, MFARecoveryCode, Membership, OAuthAuthorization,
-		OAuthClient, OAuthCode, OAuthGrant, Org, OrgDomain, OrgMember, OrgPolicy,
-		OrgRole, OrgSetupLink, Project, ProviderDomain, RefreshToken,
+		OAuthClient, OAuthCode, OAuthGrant, Org, OrgDomain, OrgInvitation, OrgMember,
+		OrgPolicy, OrgRole, OrgSetupLink, Project, ProviderDomain, RefreshToken,
 		RegistrationToken, Resource, RevokedAccessToken, S3Credential, Session,
 		SignInBudget, SignInMethods, SignInProvider, SigningKey,
 		TrustedAuthorizationServer, TrustedIssuer, UsageCount, UsedAssertion, User,

@@ -37,6 +37,7 @@ import (
 	"github.com/authcore/authcore/ent/oauthgrant"
 	"github.com/authcore/authcore/ent/org"
 	"github.com/authcore/authcore/ent/orgdomain"
+	"github.com/authcore/authcore/ent/orginvitation"
 	"github.com/authcore/authcore/ent/orgmember"
 	"github.com/authcore/authcore/ent/orgpolicy"
 	"github.com/authcore/authcore/ent/orgrole"
@@ -147,6 +148,7 @@ func checkColumn(t, c string) error {
 			oauthgrant.Table:                 oauthgrant.ValidColumn,
 			org.Table:                        org.ValidColumn,
 			orgdomain.Table:                  orgdomain.ValidColumn,
+			orginvitation.Table:              orginvitation.ValidColumn,
 			orgmember.Table:                  orgmember.ValidColumn,
 			orgpolicy.Table:                  orgpolicy.ValidColumn,
 			orgrole.Table:                    orgrole.ValidColumn,

@@ -30,6 +30,7 @@ import (
 	"github.com/authcore/authcore/ent/oauthgrant"
 	"github.com/authcore/authcore/ent/org"
 	"github.com/authcore/authcore/ent/orgdomain"
+	"github.com/authcore/authcore/ent/orginvitation"
 	"github.com/authcore/authcore/ent/orgmember"
 	"github.com/authcore/authcore/ent/orgpolicy"
 	"github.com/authcore/authcore/ent/orgrole"
@@ -1205,6 +1206,57 @@ func init() {
 	// orgdomain.IDValidator is a validator for the "id" field. It is called by the builders before save.
 	orgdomain.IDValidator = func() func(string) error {
 		validators := orgdomainDescID.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(id string) error {
+			for _, fn := range fns {
+				if err := fn(id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	orginvitationMixin := schema.OrgInvitation{}.Mixin()
+	orginvitationMixinFields0 := orginvitationMixin[0].Fields()
+	_ = orginvitationMixinFields0
+	orginvitationMixinFields1 := orginvitationMixin[1].Fields()
+	_ = orginvitationMixinFields1
+	orginvitationFields := schema.OrgInvitation{}.Fields()
+	_ = orginvitationFields
+	// orginvitationDescCreatedAt is the schema descriptor for created_at field.
+	orginvitationDescCreatedAt := orginvitationMixinFields1[0].Descriptor()
+	// orginvitation.DefaultCreatedAt holds the default value on creation for the created_at field.
+	orginvitation.DefaultCreatedAt = orginvitationDescCreatedAt.Default.(func() time.Time)
+	// orginvitationDescProjectID is the schema descriptor for project_id field.
+	orginvitationDescProjectID := orginvitationFields[0].Descriptor()
+	// orginvitation.ProjectIDValidator is a validator for the "project_id" field. It is called by the builders before save.
+	orginvitation.ProjectIDValidator = orginvitationDescProjectID.Validators[0].(func(string) error)
+	// orginvitationDescOrgID is the schema descriptor for org_id field.
+	orginvitationDescOrgID := orginvitationFields[1].Descriptor()
+	// orginvitation.OrgIDValidator is a validator for the "org_id" field. It is called by the builders before save.
+	orginvitation.OrgIDValidator = orginvitationDescOrgID.Validators[0].(func(string) error)
+	// orginvitationDescEmail is the schema descriptor for email field.
+	orginvitationDescEmail := orginvitationFields[2].Descriptor()
+	// orginvitation.EmailValidator is a validator for the "email" field. It is called by the builders before save.
+	orginvitation.EmailValidator = orginvitationDescEmail.Validators[0].(func(string) error)
+	// orginvitationDescRole is the schema descriptor for role field.
+	orginvitationDescRole := orginvitationFields[3].Descriptor()
+	// orginvitation.RoleValidator is a validator for the "role" field. It is called by the builders before save.
+	orginvitation.RoleValidator = orginvitationDescRole.Validators[0].(func(string) error)
+	// orginvitationDescCreatedBy is the schema descriptor for created_by field.
+	orginvitationDescCreatedBy := orginvitationFields[5].Descriptor()
+	// orginvitation.CreatedByValidator is a validator for the "created_by" field. It is called by the builders before save.
+	orginvitation.CreatedByValidator = orginvitationDescCreatedBy.Validators[0].(func(string) error)
+	// orginvitationDescID is the schema descriptor for id field.
+	orginvitationDescID := orginvitationMixinFields0[0].Descriptor()
+	// orginvitation.DefaultID holds the default value on creation for the id field.
+	orginvitation.DefaultID = orginvitationDescID.Default.(func() string)
+	// orginvitation.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	orginvitation.IDValidator = func() func(string) error {
+		validators := orginvitationDescID.Validators
 		fns := [...]func(string) error{
 			validators[0].(func(string) error),
 			validators[1].(func(string) error),

@@ -64,6 +64,8 @@ type Tx struct {
 	Org *OrgClient
 	// OrgDomain is the client for interacting with the OrgDomain builders.
 	OrgDomain *OrgDomainClient
+	// OrgInvitation is the client for interacting with the OrgInvitation builders.
+	OrgInvitation *OrgInvitationClient
 	// OrgMember is the client for interacting with the OrgMember builders.
 	OrgMember *OrgMemberClient
 	// OrgPolicy is the client for interacting with the OrgPolicy builders.
@@ -270,6 +272,7 @@ func (tx *Tx) init() {
 	tx.OAuthGrant = NewOAuthGrantClient(tx.config)
 	tx.Org = NewOrgClient(tx.config)
 	tx.OrgDomain = NewOrgDomainClient(tx.config)
+	tx.OrgInvitation = NewOrgInvitationClient(tx.config)
 	tx.OrgMember = NewOrgMemberClient(tx.config)
 	tx.OrgPolicy = NewOrgPolicyClient(tx.config)
 	tx.OrgRole = NewOrgRoleClient(tx.config)

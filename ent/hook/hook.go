@@ -309,6 +309,18 @@ func (f OrgDomainFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, e
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.OrgDomainMutation", m)
 }
 
+// The OrgInvitationFunc type is an adapter to allow the use of ordinary
+// function as OrgInvitation mutator.
+type OrgInvitationFunc func(context.Context, *ent.OrgInvitationMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f OrgInvitationFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.OrgInvitationMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.OrgInvitationMutation", m)
+}
+
 // The OrgMemberFunc type is an adapter to allow the use of ordinary
 // function as OrgMember mutator.
 type OrgMemberFunc func(context.Context, *ent.OrgMemberMutation) (ent.Value, error)

@@ -796,6 +796,44 @@ var (
 			},
 		},
 	}
+	// OrgInvitationsColumns holds the columns for the "org_invitations" table.
+	OrgInvitationsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString, Size: 40},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "project_id", Type: field.TypeString},
+		{Name: "org_id", Type: field.TypeString},
+		{Name: "email", Type: field.TypeString},
+		{Name: "role", Type: field.TypeString},
+		{Name: "digest", Type: field.TypeBytes, Unique: true},
+		{Name: "created_by", Type: field.TypeString},
+		{Name: "expires_at", Type: field.TypeTime},
+		{Name: "accepted_at", Type: field.TypeTime, Nullable: true},
+		{Name: "accepted_by", Type: field.TypeString, Nullable: true},
+		{Name: "revoked_at", Type: field.TypeTime, Nullable: true},
+	}
+	// OrgInvitationsTable holds the schema information for the "org_invitations" table.
+	OrgInvitationsTable = &schema.Table{
+		Name:       "org_invitations",
+		Columns:    OrgInvitationsColumns,
+		PrimaryKey: []*schema.Column{OrgInvitationsColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "orginvitation_org_id_email",
+				Unique:  false,
+				Columns: []*schema.Column{OrgInvitationsColumns[3], OrgInvitationsColumns[4]},
+			},
+			{
+				Name:    "orginvitation_project_id_created_at",
+				Unique:  false,
+				Columns: []*schema.Column{OrgInvitationsColumns[2], OrgInvitationsColumns[1]},
+			},
+			{
+				Name:    "orginvitation_email_created_at",
+				Unique:  false,
+				Columns: []*schema.Column{OrgInvitationsColumns[4], OrgInvitationsColumns[1]},
+			},
+		},
+	}
 	// OrgMembersColumns holds the columns for the "org_members" table.
 	OrgMembersColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeString, Size: 40},
@@ -1460,6 +1498,7 @@ var (
 		OauthGrantsTable,
 		OrgsTable,
 		OrgDomainsTable,
+		OrgInvitationsTable,
 		OrgMembersTable,
 		OrgPoliciesTable,
 		OrgRolesTable,

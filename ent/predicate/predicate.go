@@ -81,6 +81,9 @@ type Org func(*sql.Selector)
 // OrgDomain is the predicate function for orgdomain builders.
 type OrgDomain func(*sql.Selector)
 
+// OrgInvitation is the predicate function for orginvitation builders.
+type OrgInvitation func(*sql.Selector)
+
 // OrgMember is the predicate function for orgmember builders.
 type OrgMember func(*sql.Selector)
 

@@ -99,7 +99,7 @@ func (e *exchange) Token(ctx context.Context, r oauth.Request) (oauth.Token, err
 	granted := strings.Join(scopes, " ")
 	tok, err := oauth.Sign(ctx, e.signer, oauth.Claims{
 		Subject: grant.TokenID, ClientID: grant.TokenID, Audience: oauth.Audience(audience), Scope: granted,
-		ProjectID: grant.ProjectID, AgentName: grant.AgentName,
+		ProjectID: grant.ProjectID, AgentName: grant.AgentName, OrgID: grant.OrgID,
 		IssuedAt: now.Unix(), Expires: exp.Unix(), ID: schema.NewID(schema.AssertionIDPrefix),
 	})
 	if err != nil {

@@ -2,10 +2,14 @@ package agenttoken
 
 import (
 	"net/http"
+	"strings"
 	"time"
+
+	"entgo.io/ent/dialect/sql"
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/authcore/authcore/ent/schema"
 	"github.com/authcore/authcore/platform/bearer"
 	"github.com/authcore/authcore/platform/guard"
 	"github.com/authcore/authcore/platform/httpserver"
@@ -64,4 +68,67 @@ func (s *Service) rollBody(c *fiber.Ctx) (time.Duration, func(*lifecycle.Row, ti
 	}
 	may, err := s.mayRoll(c.UserContext(), guard.ProjectOf(c))
 	return grace, may, err
+}
+
+// orgRoutes are an org's admins' (SPEC §26): the seed's bodies and answers under
+// /v1/auth-core/orgs/{orgId}/ai/agents, behind guard.OrgAdmin. A token minted there is
+// bound to that org; only that org's tokens are listed, and another org's, like an
+// unknown one, is not found to revoke.
+func (s *Service) orgRoutes(g *guard.Guard) []httpserver.Route {
+	if s.orgs == nil {
+		return nil
+	}
+	// An org's own admins only: no setup link names its agents.
+	guards := []fiber.Handler{g.OrgAdmin(guard.IntentMembers)}
+	return httpserver.Collection("/v1/auth-core/orgs/:orgId/ai/agents", "tokenId", guards, s.orgList, g.Recently(s.orgCreate), s.orgRevoke)
+}
+
+// ofOrg narrows a list to the tokens bound to org.
+func ofOrg(org string) func(*sql.Selector) { return sql.FieldEQ(fieldOrgID, org) }
+
+func (s *Service) orgList(c *fiber.Ctx) error {
+	rs, err := s.life.List(c.UserContext(), guard.ProjectOf(c), ofOrg(guard.OrgOf(c)))
+	if err != nil {
+		return err
+	}
+	return c.JSON(fiber.Map{"engine": engineName, "projectId": guard.ProjectOf(c), "orgId": guard.OrgOf(c), "agents": rs})
+}
+
+func (s *Service) orgCreate(c *fiber.Ctx) error {
+	req, err := ParseCreate(c.Body())
+	if err != nil {
+		return err
+	}
+	org := guard.OrgOf(c)
+	if req.OrgID != "" && req.OrgID != org {
+		return invalidCreate("orgId must be this org's, or absent")
+	}
+	req.OrgID = org
+	m, err := s.mint(c.UserContext(), guard.ProjectOf(c), req)
+	if err != nil {
+		return err
+	}
+	m.ProjectID, m.Creator, m.Origin = guard.ProjectOf(c), guard.ActorOf(c), httpserver.Origin(c)
+	is, err := s.life.Mint(c.UserContext(), m)
+	if err != nil {
+		return err
+	}
+	return created(c, is)
+}
+
+func (s *Service) orgRevoke(c *fiber.Ctx) error {
+	id := strings.Clone(c.Params("tokenId"))
+	// An org's token stays that org's (org_id is immutable), so a token found in the org
+	// now is still the org's when revoked.
+	rs, err := s.life.List(c.UserContext(), guard.ProjectOf(c), sql.FieldEQ(schema.FieldID, id), ofOrg(guard.OrgOf(c)))
+	if err != nil {
+		return err
+	}
+	if len(rs) == 0 {
+		return ErrNotFound
+	}
+	if err := s.life.Revoke(c.UserContext(), guard.ProjectOf(c), id, guard.ActorOf(c), httpserver.Origin(c)); err != nil {
+		return err
+	}
+	return c.JSON(fiber.Map{"engine": engineName, "ok": true, "projectId": guard.ProjectOf(c), "tokenId": id})
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/authcore/authcore/platform/credential"
 	"github.com/authcore/authcore/platform/guard"
 	"github.com/authcore/authcore/platform/httpserver"
+	"github.com/authcore/authcore/platform/identity"
 	"github.com/authcore/authcore/platform/lifecycle"
 	"github.com/authcore/authcore/platform/oauth"
 	"github.com/authcore/authcore/platform/policy"
@@ -24,7 +25,7 @@ var Module = fx.Module("agenttoken",
 	fx.Decorate(func(l *slog.Logger) *slog.Logger { return l.With("module", "agenttoken") }),
 	fx.Provide(NewService),
 	httpserver.AsModuleRoutes("agenttoken", func(s *Service, g *guard.Guard, k bearer.Kit) []httpserver.Route {
-		return s.routes(g, k)
+		return append(s.routes(g, k), s.orgRoutes(g)...)
 	}),
 	oauth.AsExchange(newExchange),
 	fx.Provide(func(s *Service) oauth.Agents { return agents{s} }),
@@ -37,4 +38,6 @@ type Params struct {
 	fx.In
 	Lifecycle lifecycle.Deps
 	Policies  policy.Source
+	// Orgs are the org module's (SPEC §26): absent without it.
+	Orgs identity.Orgs `optional:"true"`
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/authcore/authcore/platform/audit"
 	"github.com/authcore/authcore/platform/clock"
 	"github.com/authcore/authcore/platform/dpop"
+	"github.com/authcore/authcore/platform/identity"
 	"github.com/authcore/authcore/platform/jsonbody"
 	"github.com/authcore/authcore/platform/lifecycle"
 	"github.com/authcore/authcore/platform/policy"
@@ -37,6 +38,7 @@ const (
 	maxScopes      = 32
 	defaultTTL     = 720.0
 	minTTL, maxTTL = 1.0, 8760.0
+	maxOrgID       = 64
 )
 
 // Own fields of an agent token.
@@ -44,6 +46,7 @@ const (
 	fieldAgentName = "agent_name"
 	fieldScopes    = "scopes"
 	fieldDPoPJKT   = "dpop_jkt"
+	fieldOrgID     = "org_id"
 )
 
 // Table is the agent tokens' table (seed 4.1, SPEC §5). Only the SHA-256 of a token is
@@ -57,6 +60,10 @@ var Table = lifecycle.Declare(lifecycle.Table{
 		// dpop_jkt binds the token to a DPoP key (SPEC §22): its RFC 7638 thumbprint. A
 		// bound token verifies only with a proof by that key.
 		field.String(fieldDPoPJKT).Optional().Nillable().Immutable(),
+		// org_id binds the token to one org of its project (SPEC §26): its answers and the
+		// tokens exchanged for it carry it, and that org's admins manage it. Kept in the
+		// row, so the verifier's cache holds it and no request reads more for it.
+		field.String(fieldOrgID).Optional().Nillable().Immutable(),
 	},
 })
 
@@ -65,6 +72,9 @@ type Service struct {
 	life     *lifecycle.Lifecycle
 	policies policy.Source
 	clock    clock.Clock
+	// orgs says which orgs a project has (SPEC §26); nil in a binary without the org
+	// module, where no token is bound to an org.
+	orgs identity.Orgs
 }
 
 // NewService returns the service.
@@ -74,12 +84,13 @@ func NewService(p Params) (*Service, error) {
 		Actions: "ai_token", IDField: "tokenId", BoundField: fieldDPoPJKT, Holder: audit.ActorAgentToken,
 	}, lifecycle.Hooks{
 		Answer: answer, Introspect: introspect,
+		Org:      func(r *lifecycle.Row) string { return r.String(fieldOrgID) },
 		NotFound: ErrNotFound, RollNotFound: ErrRollNotFound, Failed: failed,
 	})
 	if err != nil {
 		return nil, err
 	}
-	return &Service{life: life, policies: p.Policies, clock: p.Lifecycle.Kit.Clock}, nil
+	return &Service{life: life, policies: p.Policies, clock: p.Lifecycle.Kit.Clock, orgs: p.Orgs}, nil
 }
 
 // meBody is the ai/me answer (seed 4.2): the verification fields merged into it.
@@ -93,11 +104,15 @@ type meBody struct {
 	Scopes        []string  `json:"scopes"`
 	CreatedBy     *string   `json:"createdBy"`
 	ExpiresAt     time.Time `json:"expiresAt"`
+	// OrgID is the org the token is bound to (SPEC §26), absent for an unbound one: the
+	// seed's fields stay exactly as they were.
+	OrgID string `json:"orgId,omitempty"`
 }
 
 func answer(dst []byte, r *lifecycle.Row) ([]byte, error) {
 	return appendMe(dst, meBody{Engine: engineName, Authenticated: true, Kind: Kind, TokenID: r.ID, ProjectID: r.ProjectID,
-		AgentName: r.String(fieldAgentName), Scopes: r.Strings(fieldScopes), CreatedBy: r.CreatedBy, ExpiresAt: *r.ExpiresAt})
+		AgentName: r.String(fieldAgentName), Scopes: r.Strings(fieldScopes), CreatedBy: r.CreatedBy, ExpiresAt: *r.ExpiresAt,
+		OrgID: r.String(fieldOrgID)})
 }
 
 // appendMe appends m as encoding/json encodes it, by hand: ai/me is the hottest route
@@ -114,12 +129,18 @@ func appendMe(dst []byte, m meBody) ([]byte, error) {
 	o.Strings("scopes", m.Scopes)
 	o.StringOrNull("createdBy", m.CreatedBy)
 	o.Time("expiresAt", m.ExpiresAt)
+	if m.OrgID != "" {
+		o.String("orgId", m.OrgID)
+	}
 	return o.End()
 }
 
 // introspect is RFC 7662's answer for a live agent token (SPEC §11).
 func introspect(r lifecycle.Row, fields map[string]any) {
 	fields["token_id"], fields["agent_name"], fields["scope"] = r.ID, r.String(fieldAgentName), strings.Join(r.Strings(fieldScopes), " ")
+	if org := r.String(fieldOrgID); org != "" {
+		fields["org_id"] = org
+	}
 }
 
 // CreateRequest is a validated create body.
@@ -132,6 +153,8 @@ type CreateRequest struct {
 	TTLGiven bool
 	// DPoPJKT binds the token to a DPoP key (SPEC §22): its RFC 7638 thumbprint, or "".
 	DPoPJKT string
+	// OrgID binds the token to an org of the project (SPEC §26), or "".
+	OrgID string
 }
 
 // ParseCreate reads a create body; a missing or unparsable body is {} (seed 4.1).
@@ -190,6 +213,16 @@ func ParseCreate(body []byte) (CreateRequest, error) {
 	case jsonbody.WrongType:
 		problems = append(problems, "dpopJkt must be a string")
 	}
+	switch id, st := o.String("orgId"); st {
+	case jsonbody.OK:
+		if !strings.HasPrefix(id, schema.OrgIDPrefix) || len(id) > maxOrgID {
+			problems = append(problems, "orgId must be an org's id (org_…)")
+		} else {
+			req.OrgID = id
+		}
+	case jsonbody.WrongType:
+		problems = append(problems, "orgId must be a string")
+	}
 	if len(problems) > 0 {
 		return CreateRequest{}, invalidCreate(strings.Join(problems, "; "))
 	}
@@ -207,6 +240,18 @@ func (s *Service) mint(ctx context.Context, projectID string, req CreateRequest)
 	own := map[string]any{fieldAgentName: req.AgentName, fieldScopes: req.Scopes}
 	if req.DPoPJKT != "" {
 		own[fieldDPoPJKT] = req.DPoPJKT
+	}
+	if req.OrgID != "" {
+		ok := false
+		if s.orgs != nil {
+			if ok, err = s.orgs.OrgExists(ctx, projectID, req.OrgID); err != nil {
+				return lifecycle.Mint{}, errCreateFailed.Wrap(err)
+			}
+		}
+		if !ok { // another project's org is none of this one's either
+			return lifecycle.Mint{}, invalidCreate("orgId names no org of this project")
+		}
+		own[fieldOrgID] = req.OrgID
 	}
 	return lifecycle.Mint{ExpiresAt: &expires, Own: own}, nil
 }
@@ -258,6 +303,7 @@ type liveGrant struct {
 	Scopes                        []string
 	ExpiresAt                     time.Time
 	JKT                           string // the DPoP key it is bound to, or ""
+	OrgID                         string // the org it is bound to, or ""
 }
 
 // Grant verifies a presented token for token exchange: ErrNotLive (platform/credential) unless it
@@ -268,7 +314,7 @@ func (s *Service) Grant(ctx context.Context, token string) (liveGrant, error) {
 		return liveGrant{}, err
 	}
 	return liveGrant{TokenID: r.ID, ProjectID: r.ProjectID, AgentName: r.String(fieldAgentName), Scopes: r.Strings(fieldScopes), ExpiresAt: *r.ExpiresAt,
-		JKT: r.String(fieldDPoPJKT)}, nil
+		JKT: r.String(fieldDPoPJKT), OrgID: r.String(fieldOrgID)}, nil
 }
 
 // Live reports whether the token with this id is live (what exchanged tokens are worth).

@@ -16,6 +16,7 @@ import (
 	"github.com/authcore/authcore/platform/database"
 	"github.com/authcore/authcore/platform/guard"
 	"github.com/authcore/authcore/platform/httpserver"
+	"github.com/authcore/authcore/platform/identity"
 	"github.com/authcore/authcore/platform/lifecycle"
 	"github.com/authcore/authcore/platform/policy"
 	"github.com/authcore/authcore/platform/product"
@@ -39,4 +40,6 @@ type Params struct {
 	Lifecycle lifecycle.Deps
 	Products  *product.Registry
 	Policies  policy.Source
+	// Orgs are the org module's (SPEC §26): absent without it.
+	Orgs identity.Orgs `optional:"true"`
 }

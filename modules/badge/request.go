@@ -5,6 +5,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/authcore/authcore/ent/schema"
 	"github.com/authcore/authcore/platform/apperr"
 	"github.com/authcore/authcore/platform/identity"
 	"github.com/authcore/authcore/platform/jsonbody"
@@ -16,6 +17,7 @@ const (
 	maxName          = 80
 	minDays, maxDays = 1, 365
 	defaultRole      = identity.RoleViewer
+	maxOrgID         = 64
 )
 
 // Issue is one violation of the create body (seed 4.4 rule 1).
@@ -27,6 +29,8 @@ type CreateRequest struct {
 	Product       product.Product
 	Role          string
 	ExpiresInDays *int
+	// OrgID binds the badge to an org of the project (SPEC §26), or "".
+	OrgID string
 }
 
 // parseCreate applies the create rules in SPEC §6 order: body shape (rule 1), then product
@@ -77,6 +81,18 @@ func parseCreate(body []byte, products *product.Registry) (CreateRequest, error)
 	default:
 		d := int(v)
 		req.ExpiresInDays = &d
+	}
+
+	switch s, st := o.String("orgId"); st {
+	case jsonbody.Absent:
+	case jsonbody.OK:
+		if !strings.HasPrefix(s, schema.OrgIDPrefix) || len(s) > maxOrgID {
+			issues = append(issues, Issue{Field: "orgId", Reason: "must be an org's id (org_…)"})
+		} else {
+			req.OrgID = s
+		}
+	default:
+		issues = append(issues, Issue{Field: "orgId", Reason: "must be a string"})
 	}
 
 	if len(issues) > 0 {

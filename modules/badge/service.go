@@ -12,6 +12,7 @@ import (
 	"github.com/authcore/authcore/platform/clock"
 	"github.com/authcore/authcore/platform/credential"
 	"github.com/authcore/authcore/platform/database"
+	"github.com/authcore/authcore/platform/identity"
 	"github.com/authcore/authcore/platform/jsonbody"
 	"github.com/authcore/authcore/platform/lifecycle"
 	"github.com/authcore/authcore/platform/policy"
@@ -26,6 +27,7 @@ const (
 	fieldProduct = "product"
 	fieldName    = "name"
 	fieldRole    = "role"
+	fieldOrgID   = "org_id"
 )
 
 // Table is the badges' table (seed 4.4, SPEC §6). Only the SHA-256 of a badge's secret is
@@ -37,6 +39,9 @@ var Table = lifecycle.Declare(lifecycle.Table{
 		field.String(fieldProduct).Immutable().NotEmpty(),
 		field.String(fieldName).Immutable().NotEmpty(),
 		field.String(fieldRole).Immutable().NotEmpty(),
+		// org_id binds the badge to one org of its project (SPEC §26): its answers carry
+		// it. Kept in the row, so the verifier's cache holds it.
+		field.String(fieldOrgID).Optional().Nillable().Immutable(),
 	},
 })
 
@@ -60,25 +65,39 @@ type Service struct {
 	products *product.Registry
 	policies policy.Source
 	clock    clock.Clock
+	// orgs says which orgs a project has (SPEC §26); nil without the org module.
+	orgs identity.Orgs
 }
 
 // NewService returns the service.
 func NewService(p Params) (*Service, error) {
-	s := &Service{products: p.Products, policies: p.Policies, clock: p.Lifecycle.Kit.Clock}
+	s := &Service{products: p.Products, policies: p.Policies, clock: p.Lifecycle.Kit.Clock, orgs: p.Orgs}
 	productOf := func(r *lifecycle.Row) string { return r.String(fieldProduct) }
 	life, err := lifecycle.New(p.Lifecycle, lifecycle.Spec{
 		Name: Kind, Prefixes: p.Products.Keys(), Table: Table, IDField: "badgeId",
 	}, lifecycle.Hooks{
 		Answer: answer, Introspect: introspect, Label: productOf, Key: productOf,
 		Minted: s.minted, Rolled: s.rolled, Revoked: s.revoked,
-		RollMetadata: func(r *lifecycle.Row) map[string]any { return map[string]any{"product": productOf(r)} },
-		NotFound:     ErrNotFound,
+		CreateMetadata: createMetadata,
+		Org:            func(r *lifecycle.Row) string { return r.String(fieldOrgID) },
+		RollMetadata:   func(r *lifecycle.Row) map[string]any { return map[string]any{"product": productOf(r)} },
+		NotFound:       ErrNotFound,
 	})
 	if err != nil {
 		return nil, err
 	}
 	s.life = life
 	return s, nil
+}
+
+// createMetadata is the create's audit metadata: the badge's own fields, its org only
+// when it has one, so an unbound badge's record is as it always was.
+func createMetadata(r *lifecycle.Row) map[string]any {
+	md := map[string]any{"product": r.String(fieldProduct), "name": r.String(fieldName), "role": r.String(fieldRole)}
+	if org := r.String(fieldOrgID); org != "" {
+		md["orgId"] = org
+	}
+	return md
 }
 
 // contract is a badge as its product is told of it (Options: only at Mint).
@@ -120,11 +139,13 @@ type meBody struct {
 	Product       string     `json:"product"`
 	Role          string     `json:"role"`
 	ExpiresAt     *time.Time `json:"expiresAt"`
+	// OrgID is the org the badge is bound to (SPEC §26), absent for an unbound one.
+	OrgID string `json:"orgId,omitempty"`
 }
 
 func answer(dst []byte, r *lifecycle.Row) ([]byte, error) {
 	return appendMe(dst, meBody{Authenticated: true, Kind: Kind, BadgeID: r.ID, ProjectID: r.ProjectID, Product: r.String(fieldProduct),
-		Role: r.String(fieldRole), ExpiresAt: r.ExpiresAt})
+		Role: r.String(fieldRole), ExpiresAt: r.ExpiresAt, OrgID: r.String(fieldOrgID)})
 }
 
 // appendMe appends m as encoding/json encodes it, by hand: it is encoded on every
@@ -139,6 +160,9 @@ func appendMe(dst []byte, m meBody) ([]byte, error) {
 	o.String("product", m.Product)
 	o.String("role", m.Role)
 	o.TimeOrNull("expiresAt", m.ExpiresAt)
+	if m.OrgID != "" {
+		o.String("orgId", m.OrgID)
+	}
 	return o.End()
 }
 
@@ -146,6 +170,9 @@ func appendMe(dst []byte, m meBody) ([]byte, error) {
 func introspect(r lifecycle.Row, fields map[string]any) {
 	role := r.String(fieldRole)
 	fields["badge_id"], fields["product"], fields["role"], fields["scope"] = r.ID, r.String(fieldProduct), role, role
+	if org := r.String(fieldOrgID); org != "" {
+		fields["org_id"] = org
+	}
 }
 
 // mint is what Create hands the lifecycle: the request within the project's policy (SPEC
@@ -165,6 +192,18 @@ func (s *Service) mint(ctx context.Context, projectID string, req CreateRequest,
 		}
 	}
 	m := lifecycle.Mint{Key: req.Product.Key(), Own: map[string]any{fieldProduct: req.Product.Key(), fieldName: req.Name, fieldRole: req.Role}}
+	if req.OrgID != "" {
+		ok := false
+		if s.orgs != nil {
+			if ok, err = s.orgs.OrgExists(ctx, projectID, req.OrgID); err != nil {
+				return lifecycle.Mint{}, err
+			}
+		}
+		if !ok { // another project's org is none of this one's either
+			return lifecycle.Mint{}, apperr.Validation(apperr.Issue{Field: "orgId", Reason: "names no org of this project"})
+		}
+		m.Own[fieldOrgID] = req.OrgID
+	}
 	if req.ExpiresInDays != nil {
 		e := s.clock.Now().Add(time.Duration(*req.ExpiresInDays) * 24 * time.Hour)
 		m.ExpiresAt = &e

@@ -60,10 +60,10 @@ var (
 // org is the request's project and org, the org checked to be the project's.
 func (c connections) org(ctx context.Context, fc *fiber.Ctx) (string, string, error) {
 	tenant, orgID := c.scope(fc)
-	if c.h.svc.orgs == nil {
+	if c.h.svc.orgList == nil {
 		return "", "", errOrgNotFound
 	}
-	ok, err := c.h.svc.orgs.OrgExists(ctx, tenant, orgID)
+	ok, err := c.h.svc.orgList.OrgExists(ctx, tenant, orgID)
 	if err != nil {
 		return "", "", err
 	}

@@ -73,6 +73,7 @@ type serviceParams struct {
 	Second   identity.SecondFactor `optional:"true"`
 	Tenants  identity.Tenants      `optional:"true"`
 	Orgs     identity.OrgDomains   `optional:"true"`
+	OrgList  identity.Orgs         `optional:"true"`
 	Audit    *audit.Recorder
 	Mail     mail.Sender
 	Log      *slog.Logger
@@ -92,7 +93,7 @@ func newService(p serviceParams) (*service, error) {
 	}
 	st := &store{ent: p.Ent, keys: p.Keys, policy: policy, file: file}
 	return &service{ent: p.Ent, keys: p.Keys, clock: p.Clock, cfg: cfg, store: st, up: newUpstreams(policy, roots, p.Clock),
-		users: p.Users, proofs: p.Proofs, sessions: p.Sessions, second: p.Second, tenants: p.Tenants, orgs: p.Orgs, audit: p.Audit, mail: p.Mail,
+		users: p.Users, proofs: p.Proofs, sessions: p.Sessions, second: p.Second, tenants: p.Tenants, orgs: p.Orgs, orgList: p.OrgList, audit: p.Audit, mail: p.Mail,
 		log: p.Log, self: cfg.SelfURL(),
 		org:    orgRules{orgs: p.Orgs, store: st},
 		admin:  providerAdmin{ent: p.Ent, store: st, policy: policy, audit: p.Audit, self: cfg.SelfURL()},

@@ -51,6 +51,7 @@ type service struct {
 	second   identity.SecondFactor // nil: no MFA module
 	tenants  identity.Tenants      // nil: no project module
 	orgs     identity.OrgDomains   // nil: no org module
+	orgList  identity.Orgs         // nil: no org module
 	audit    *audit.Recorder
 	mail     mail.Sender
 	log      *slog.Logger

@@ -34,12 +34,14 @@ const (
 	// claimTTL is how long a claim waits for its proof: long enough for a DNS change to
 	// go through a customer's change process.
 	claimTTL = 7 * 24 * time.Hour
-	// maxCodeTries wrong codes end a claim, so its 6 digits cannot be guessed (5 in a
-	// million per mailed code).
+	// maxCodeTries codes tried end a claim, so its 6 digits cannot be guessed (5 in a
+	// million per mailed code; claiming again mails a new one, so each 5 guesses cost a mail).
 	maxCodeTries = 5
-	codePurpose  = "org-domain-code"
-	// ChallengePrefix is the label under which a domain's TXT proof is published.
-	ChallengePrefix = "_authcore-challenge."
+	// renewAfter is how soon a claim whose codes are used up may be made again.
+	renewAfter  = time.Hour
+	codePurpose = "org-domain-code"
+	// challengePrefix is the label under which a domain's TXT proof is published.
+	challengePrefix = "_authcore-challenge."
 	methodEmail     = "email"
 	methodDNS       = "dns"
 )
@@ -47,13 +49,6 @@ const (
 // proofMailboxes are the addresses whose holder speaks for a domain (the mailboxes CAs
 // accept for domain validation): any other address could be anyone's.
 var proofMailboxes = []string{"admin", "postmaster", "hostmaster", "webmaster"}
-
-var (
-	errDomainNotFound = apperr.NotFound("this org has no claim to this domain")
-	errDomainTaken    = apperr.Conflict("domain_taken", "another org of this project has verified this domain")
-	errNotProven      = apperr.BadRequest("domain_not_proven", "the domain is not proven")
-	errNoMail         = apperr.New(apperr.KindUnavailable, "mail_not_configured", "mail is not configured on this server: prove the domain by DNS")
-)
 
 //go:embed templates
 var templateFS embed.FS
@@ -118,7 +113,7 @@ type Domain struct {
 
 func domainView(r *ent.OrgDomain) Domain {
 	d := Domain{Domain: r.Domain, Status: "pending", Method: string(r.Method), Email: r.Email,
-		DNSRecord: DNSRecord{Name: ChallengePrefix + r.Domain, Type: "TXT", Value: r.DNSToken}}
+		DNSRecord: DNSRecord{Name: challengePrefix + r.Domain, Type: "TXT", Value: r.DNSToken}}
 	if r.VerifiedAt != nil {
 		t := r.VerifiedAt.UTC()
 		d.Status, d.VerifiedAt = "verified", &t
@@ -150,7 +145,7 @@ func takenByOther(ctx context.Context, c *ent.OrgDomainClient, project, orgID, d
 }
 
 // ClaimDomain claims domain for an org, or renews its pending claim (a new code and
-// record, the wrong codes forgotten). A domain the org has verified stays as it is.
+// record; the codes tried are forgotten an hour after the last claim). A domain the org has verified stays as it is.
 // method email mails a code to addr, which checkProofAddress has passed.
 func (s *domains) ClaimDomain(ctx context.Context, a Actor, orgID, domain, method, addr string) (Domain, error) {
 	if method == methodEmail && !s.mail.Configured() {
@@ -189,6 +184,17 @@ func (s *domains) ClaimDomain(ctx context.Context, a Actor, orgID, domain, metho
 			d, code = existing, ""
 			return nil
 		}
+		// Codes tried count for an hour from the claim, across renewals: renewing must not
+		// buy guesses faster than five an hour, so a claim whose codes are used up is
+		// renewed only when that hour is over.
+		attempts := 0
+		if existing != nil {
+			if next := existing.ExpiresAt.Add(-claimTTL + renewAfter); now.Before(next) {
+				if attempts = existing.Attempts; attempts >= maxCodeTries {
+					return errCodesUsedUp.With("retryAfter", next.UTC().Format(time.RFC3339))
+				}
+			}
+		}
 		var email, mac *string
 		if method == methodEmail {
 			m := s.codeMAC(orgID, domain, code)
@@ -197,7 +203,7 @@ func (s *domains) ClaimDomain(ctx context.Context, a Actor, orgID, domain, metho
 		if existing != nil {
 			renewed = true
 			d, err = tx.OrgDomain.UpdateOne(existing).SetMethod(orgdomain.Method(method)).SetNillableEmail(email).SetNillableCodeMAC(mac).
-				SetAttempts(0).SetDNSToken(token).SetExpiresAt(now.Add(claimTTL)).Save(ctx)
+				SetAttempts(attempts).SetDNSToken(token).SetExpiresAt(now.Add(claimTTL)).Save(ctx)
 			if err == nil && email == nil {
 				d, err = tx.OrgDomain.UpdateOne(d).ClearEmail().ClearCodeMAC().Save(ctx)
 			}
@@ -214,6 +220,9 @@ func (s *domains) ClaimDomain(ctx context.Context, a Actor, orgID, domain, metho
 		}
 		return s.record(ctx, tx, a, actionDomainAdd, orgID, md)
 	})
+	if ent.IsConstraintError(err) { // the same claim made at the same moment
+		return Domain{}, errClaimRaced
+	}
 	if err != nil {
 		return Domain{}, err
 	}
@@ -368,7 +377,7 @@ func (s *domains) VerifyDomain(ctx context.Context, a Actor, orgID, domain strin
 
 // txtHolds is why the challenge record of domain does not hold token, or "".
 func (s *domains) txtHolds(ctx context.Context, domain, token string) string {
-	name := ChallengePrefix + domain
+	name := challengePrefix + domain
 	values, err := s.lookupTXT(ctx, name)
 	switch {
 	case errors.Is(err, errNoRecord):

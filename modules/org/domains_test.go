@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/miekg/dns"
 	"go.uber.org/fx"
@@ -90,6 +91,13 @@ func newWorld(t *testing.T, st apptest.Store) *world {
 	w.project = w.a.CreateProject(t, w.admin)
 	w.do = as(w.a, w.admin)
 	return w
+}
+
+// signIn gives the admin a fresh session, after the clock ran past theirs.
+func (w *world) signIn(t *testing.T) {
+	t.Helper()
+	s := w.a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/auth-core/signin", Body: map[string]any{"email": w.admin.Email, "password": w.admin.Password}}).Expect(t, 200, nil)
+	w.admin.AccessToken = s["session"].(map[string]any)["accessToken"].(string)
 }
 
 func (w *world) org(t *testing.T, project, name string) string {
@@ -210,9 +218,27 @@ func TestDomains(t *testing.T) {
 			}
 			w.do(http.MethodPost, globexDomains+"/parallel.example/verify", map[string]any{"code": code}).Expect(t, 400, map[string]any{"code": "domain_not_proven"})
 		})
-		// A new claim mails a new code.
+		// A claim whose codes are used up is renewed an hour after it was made, not sooner:
+		// each renewal mails five more guesses.
+		w.do(http.MethodPost, globexDomains, map[string]any{"domain": "hooli.example", "method": "email", "email": "webmaster@hooli.example"}).
+			Expect(t, 429, map[string]any{"code": "too_many_attempts"})
+		w.a.Clock.Advance(time.Hour)
+		w.signIn(t)
 		w.do(http.MethodPost, globexDomains, map[string]any{"domain": "hooli.example", "method": "email", "email": "webmaster@hooli.example"}).Expect(t, 201, nil)
 		w.do(http.MethodPost, globexDomains+"/hooli.example/verify", map[string]any{"code": w.codeIn(t, 4, "webmaster@hooli.example")}).Expect(t, 200, map[string]any{"status": "verified"})
+		// Within the hour, renewing keeps the count of codes tried.
+		t.Run("renewing keeps the codes tried", func(t *testing.T) {
+			renew := func() {
+				w.do(http.MethodPost, globexDomains, map[string]any{"domain": "renew.example", "method": "email", "email": "admin@renew.example"}).Expect(t, 201, nil)
+			}
+			renew()
+			w.do(http.MethodPost, globexDomains+"/renew.example/verify", map[string]any{"code": wrong(w.codeIn(t, 5, "admin@renew.example"))}).
+				Expect(t, 400, map[string]any{"attemptsLeft": float64(4)})
+			renew()
+			w.do(http.MethodPost, globexDomains+"/renew.example/verify", map[string]any{"code": wrong(w.codeIn(t, 6, "admin@renew.example"))}).
+				Expect(t, 400, map[string]any{"attemptsLeft": float64(3)})
+			w.do(http.MethodDelete, globexDomains+"/renew.example", nil).Expect(t, 200, nil)
+		})
 
 		list := w.do(http.MethodGet, acmeDomains, nil).Expect(t, 200, nil)["domains"].([]any)
 		if len(list) != 2 || list[0].(map[string]any)["domain"] != "acme.example" || list[1].(map[string]any)["status"] != "verified" {
@@ -293,6 +319,12 @@ func TestDomainsAreTheProjectAdmins(t *testing.T) {
 			// Through their own project, the org is not found.
 			odo(r.method, strings.Replace(r.path, w.project, otherProject, 1), r.body).Expect(t, 404, map[string]any{"code": "not_found"})
 		}
+		// A developer of the project is no admin.
+		dev := w.a.SignUp(t)
+		w.a.AddMember(t, w.admin, w.project, dev, "developer")
+		as(w.a, dev)(http.MethodGet, one+"/domains", nil).Expect(t, 403, nil)
+		as(w.a, dev)(http.MethodPost, one+"/domains", map[string]any{"domain": "dev.example", "method": "dns"}).Expect(t, 403, nil)
+		as(w.a, dev)(http.MethodPut, one+"/policy", policy).Expect(t, 403, nil)
 		if n := w.a.Ent.OrgDomain.Query().Where(orgdomain.ProjectID(w.project)).CountX(t.Context()); n != 1 {
 			t.Errorf("%d claims after another project's attempts, want 1", n)
 		}
@@ -347,4 +379,80 @@ func TestDomainRefusals(t *testing.T) {
 	if got := w.a.Ent.OrgDomain.Query().Where(orgdomain.ProjectID(w.project)).OnlyX(t.Context()); got.Attempts != 0 {
 		t.Errorf("refused bodies counted as %d wrong codes", got.Attempts)
 	}
+}
+
+// A pending claim lapses after 7 days: its record proves nothing then, it is no longer
+// listed, and claiming again renews it.
+func TestDomainClaimsLapse(t *testing.T) {
+	apptest.ForEachStore(t, func(t *testing.T, st apptest.Store) {
+		w := newWorld(t, st)
+		domains := orgsPath(w.project) + "/" + w.org(t, w.project, "Acme") + "/domains"
+		claim := w.do(http.MethodPost, domains, map[string]any{"domain": "acme.example", "method": "dns"}).Expect(t, 201, nil)
+		w.zone.set("_authcore-challenge.acme.example", claim["dnsRecord"].(map[string]any)["value"].(string))
+
+		w.a.Clock.Advance(7*24*time.Hour + time.Second)
+		w.signIn(t)
+		do := w.do
+		do(http.MethodPost, domains+"/acme.example/verify", nil).Expect(t, 400, map[string]any{"code": "domain_not_proven"})
+		if got := do(http.MethodGet, domains, nil).Expect(t, 200, nil)["domains"].([]any); len(got) != 0 {
+			t.Errorf("a lapsed claim is listed: %v", got)
+		}
+		renewed := do(http.MethodPost, domains, map[string]any{"domain": "acme.example", "method": "dns"}).Expect(t, 201, map[string]any{"status": "pending"})
+		value := renewed["dnsRecord"].(map[string]any)["value"].(string)
+		if value == claim["dnsRecord"].(map[string]any)["value"] {
+			t.Errorf("a renewed claim keeps its TXT value")
+		}
+		w.zone.set("_authcore-challenge.acme.example", value)
+		do(http.MethodPost, domains+"/acme.example/verify", nil).Expect(t, 200, map[string]any{"status": "verified"})
+	})
+}
+
+// Two orgs proving one domain at once: exactly one holds it verified, the other is told
+// domain_taken.
+func TestDomainVerifiedByOneOrgUnderRaces(t *testing.T) {
+	apptest.ForEachStore(t, func(t *testing.T, st apptest.Store) {
+		w := newWorld(t, st)
+		for round := range 3 {
+			domain := "race" + string(rune('a'+round)) + ".example"
+			var paths, values []string
+			for i := range 2 {
+				path := orgsPath(w.project) + "/" + w.org(t, w.project, domain+string(rune('a'+i))) + "/domains"
+				c := w.do(http.MethodPost, path, map[string]any{"domain": domain, "method": "dns"}).Expect(t, 201, nil)
+				paths, values = append(paths, path), append(values, c["dnsRecord"].(map[string]any)["value"].(string))
+			}
+			w.zone.set("_authcore-challenge."+domain, values...)
+			statuses := make([]int, 2)
+			var wg sync.WaitGroup
+			for i := range paths {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					statuses[i] = w.do(http.MethodPost, paths[i]+"/"+domain+"/verify", nil).Status
+				}()
+			}
+			wg.Wait()
+			if !(statuses[0] == 200 && statuses[1] == 409 || statuses[0] == 409 && statuses[1] == 200) {
+				t.Errorf("%s: verifications answered %v, want one 200 and one 409", domain, statuses)
+			}
+			if n := w.a.Ent.OrgDomain.Query().Where(orgdomain.ProjectID(w.project), orgdomain.Domain(domain), orgdomain.VerifiedAtNotNil()).CountX(t.Context()); n != 1 {
+				t.Errorf("%s verified by %d orgs", domain, n)
+			}
+		}
+	})
+}
+
+// Without mail, a code cannot be sent: the claim by mail is refused (and stores nothing),
+// the claim by DNS still works.
+func TestDomainByMailNeedsMail(t *testing.T) {
+	a := apptest.Start(t, apptest.Stores(t)[0])
+	admin := a.SignUp(t)
+	project := a.CreateProject(t, admin)
+	do := as(a, admin)
+	domains := orgsPath(project) + "/" + do(http.MethodPost, orgsPath(project), map[string]any{"name": "Acme"}).Expect(t, 201, nil)["id"].(string) + "/domains"
+	do(http.MethodPost, domains, map[string]any{"domain": "acme.example", "method": "email", "email": "admin@acme.example"}).
+		Expect(t, 503, map[string]any{"code": "mail_not_configured"})
+	if n := a.Ent.OrgDomain.Query().Where(orgdomain.ProjectID(project)).CountX(t.Context()); n != 0 {
+		t.Errorf("%d claims stored", n)
+	}
+	do(http.MethodPost, domains, map[string]any{"domain": "acme.example", "method": "dns"}).Expect(t, 201, map[string]any{"status": "pending"})
 }

@@ -27,40 +27,52 @@ var (
 	policyFields = []string{"ssoRequired", "mfaRequired", "sessionMaxHours", "autoJoin", "revokeMintedOnDeprovision"}
 )
 
-// handler serves SPEC §26's routes for project admins.
+// handler serves SPEC §26's routes for project admins and for org admins.
 type handler struct {
-	svc    *Service
-	doms   *domains
-	guard  *guard.Guard
-	limits *ratelimit.Limiters
+	svc     *Service
+	invites *Invitations
+	dir     Directory
+	doms    *domains
+	guard   *guard.Guard
+	limits  *ratelimit.Limiters
 }
 
-// routes are the project admins' (SPEC §26): every change asks for a recent sign-in.
+// errNotTenantUser answers a dashboard session on the routes of a tenant's users.
+var errNotTenantUser = apperr.Forbidden("these routes are a project's tenant users': a dashboard session is not one")
+
+// routes are the project admins' and the org admins' (SPEC §26): the same member and
+// invitation routes under both prefixes, with the same bodies; every change asks for a
+// recent sign-in. Org admins are users of the project's tenant whose role in the org is
+// owner or admin (guard.OrgAdmin decides, once, for every module's org admin routes).
 func (h handler) routes() []httpserver.Route {
 	const (
 		orgs    = "/v1/projects/:id/orgs"
 		one     = orgs + "/:orgId"
-		members = one + "/members"
-		member  = members + "/:userId"
 		roles   = "/v1/projects/:id/org-roles"
 		domains = one + "/domains"
 		domain  = domains + "/:domain"
 		policy  = one + "/policy"
+		mine    = "/v1/auth-core/orgs"
+		own     = mine + "/:orgId"
 	)
-	admin := []fiber.Handler{h.guard.Dashboard(), h.guard.ProjectRole(identity.RoleAdmin, guard.FromPath, nil)}
-	r := func(method, path string, f fiber.Handler) httpserver.Route {
-		return httpserver.Route{Method: method, Path: path, Handlers: append(slices.Clone(admin), f)}
+	o := func(intent, method, path string, f fiber.Handler) httpserver.Route {
+		return httpserver.Route{Method: method, Path: path, Handlers: []fiber.Handler{h.guard.OrgAdmin(intent), f}}
 	}
-	return []httpserver.Route{
+	admin := []fiber.Handler{h.guard.Dashboard(), h.guard.ProjectRole(identity.RoleAdmin, guard.FromPath, nil)}
+	// Only an org's own admins manage its people: no setup link names members.
+	orgAdmin := []fiber.Handler{h.guard.OrgAdmin(guard.IntentMembers)}
+	in := func(guards []fiber.Handler) func(method, path string, f fiber.Handler) httpserver.Route {
+		return func(method, path string, f fiber.Handler) httpserver.Route {
+			return httpserver.Route{Method: method, Path: path, Handlers: append(slices.Clone(guards), f)}
+		}
+	}
+	r := in(admin)
+	routes := []httpserver.Route{
 		r(http.MethodGet, orgs, h.list),
 		r(http.MethodPost, orgs, h.guard.Recently(h.create)),
 		r(http.MethodGet, one, h.get),
 		r(http.MethodPatch, one, h.guard.Recently(h.update)),
 		r(http.MethodDelete, one, h.guard.Recently(h.remove)),
-		r(http.MethodGet, members, h.members),
-		r(http.MethodPost, members, h.guard.Recently(h.addMember)),
-		r(http.MethodPatch, member, h.guard.Recently(h.updateMember)),
-		r(http.MethodDelete, member, h.guard.Recently(h.removeMember)),
 		r(http.MethodGet, roles, h.roles),
 		r(http.MethodPut, roles, h.guard.Recently(h.putRoles)),
 		r(http.MethodGet, domains, h.domains),
@@ -70,14 +82,45 @@ func (h handler) routes() []httpserver.Route {
 		r(http.MethodGet, policy, h.policy),
 		r(http.MethodPut, policy, h.guard.Recently(h.putPolicy)),
 		r(http.MethodPost, one+"/setup-links", h.guard.Recently(h.createSetupLink)),
-		{Method: http.MethodGet, Path: "/v1/auth-core/orgs/:orgId", Handlers: []fiber.Handler{h.guard.OrgAdmin(""), h.get}},
+		// The org's own admins and its setup sessions (SPEC §26): the same handlers, the
+		// project from the guard rather than the path.
+		o(guard.IntentAny, http.MethodGet, own, h.get),
+		o(guard.IntentDomains, http.MethodGet, own+"/domains", h.domains),
+		o(guard.IntentDomains, http.MethodPost, own+"/domains", h.guard.Recently(h.claimDomain)),
+		o(guard.IntentDomains, http.MethodDelete, own+"/domains/:domain", h.guard.Recently(h.removeDomain)),
+		o(guard.IntentDomains, http.MethodPost, own+"/domains/:domain/verify", h.guard.Recently(h.verifyDomain)),
+		o(guard.IntentSSO, http.MethodGet, own+"/policy", h.policy),
+		o(guard.IntentSSO, http.MethodPut, own+"/policy", h.guard.Recently(h.putPolicy)),
 		// The link is the credential; its budget is the sign-in attempts'.
 		{Method: http.MethodPost, Path: "/v1/auth-core/orgs/setup/open", Handlers: []fiber.Handler{h.limits.Attempts.Middleware(), h.openSetupLink}},
+		// A tenant user's own orgs, and the invitee's acceptance: any session of a tenant.
+		in([]fiber.Handler{h.guard.Session()})(http.MethodGet, mine, h.mine),
+		in([]fiber.Handler{h.guard.Session()})(http.MethodPost, mine+"/invitations/accept", h.accept),
 	}
+	for _, at := range []struct {
+		path   string
+		guards []fiber.Handler
+	}{{one, admin}, {own, orgAdmin}} {
+		r := in(at.guards)
+		routes = append(routes,
+			r(http.MethodGet, at.path+"/members", h.members),
+			r(http.MethodPost, at.path+"/members", h.guard.Recently(h.addMember)),
+			r(http.MethodPatch, at.path+"/members/:userId", h.guard.Recently(h.updateMember)),
+			r(http.MethodDelete, at.path+"/members/:userId", h.guard.Recently(h.removeMember)),
+			r(http.MethodGet, at.path+"/invitations", h.invitations),
+			r(http.MethodPost, at.path+"/invitations", h.guard.Recently(h.invite)),
+			r(http.MethodDelete, at.path+"/invitations/:invitationId", h.guard.Recently(h.revokeInvitation)),
+		)
+	}
+	return routes
 }
 
 func actorOf(c *fiber.Ctx) Actor {
-	return Actor{ID: guard.ActorOf(c), Project: guard.ProjectOf(c), Origin: httpserver.Origin(c)}
+	a := Actor{ID: guard.ActorOf(c), Project: guard.ProjectOf(c), Origin: httpserver.Origin(c)}
+	if guard.OrgOf(c) != "" { // admitted by OrgAdmin, whose RoleOf is the org role
+		a.OrgRole = guard.RoleOf(c)
+	}
+	return a
 }
 
 // refuseUnknown fails each member of f that is not one of fields.
@@ -327,4 +370,82 @@ func (h handler) putRoles(c *fiber.Ctx) error {
 		return err
 	}
 	return h.roles(c)
+}
+
+// mine answers a tenant user's orgs with their role in each.
+func (h handler) mine(c *fiber.Ctx) error {
+	p, _ := guard.PrincipalOf(c)
+	if p.TenantID == identity.PublicTenant {
+		return errNotTenantUser
+	}
+	out, err := h.dir.OrgsOf(c.UserContext(), p.TenantID, p.UserID)
+	if err != nil {
+		return err
+	}
+	return c.JSON(fiber.Map{"orgs": out})
+}
+
+func (h handler) invite(c *fiber.Ctx) error {
+	f := jsonbody.Read(c.Body())
+	refuseUnknown(f, []string{"email", "role"}, "an invitation")
+	email, st := f.String("email")
+	switch {
+	case st == jsonbody.OK:
+		if addr, ok := identity.NormalizeEmail(email); ok {
+			email = addr
+		} else {
+			f.Fail("email", "not a valid email address")
+		}
+	case st == jsonbody.WrongType:
+		f.Fail("email", "must be a string")
+	default:
+		f.Fail("email", "required string")
+	}
+	role := readRole(f)
+	if err := f.Err(); err != nil {
+		return err
+	}
+	inv, err := h.invites.Invite(c.UserContext(), actorOf(c), strings.Clone(c.Params("orgId")), email, role)
+	if err != nil {
+		return err
+	}
+	return c.Status(http.StatusCreated).JSON(inv)
+}
+
+func (h handler) invitations(c *fiber.Ctx) error {
+	out, err := h.invites.List(c.UserContext(), guard.ProjectOf(c), c.Params("orgId"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(fiber.Map{"invitations": out})
+}
+
+func (h handler) revokeInvitation(c *fiber.Ctx) error {
+	id := strings.Clone(c.Params("invitationId"))
+	if err := h.invites.Revoke(c.UserContext(), actorOf(c), strings.Clone(c.Params("orgId")), id); err != nil {
+		return err
+	}
+	return c.JSON(fiber.Map{"ok": true, "id": id})
+}
+
+// accept spends an invitation for the signed-in tenant user it was mailed to.
+func (h handler) accept(c *fiber.Ctx) error {
+	f := jsonbody.Read(c.Body())
+	refuseUnknown(f, []string{"token"}, "an acceptance")
+	token, st := f.String("token")
+	if st != jsonbody.OK || token == "" {
+		f.Fail("token", "required string: the token of the invitation's link")
+	}
+	if err := f.Err(); err != nil {
+		return err
+	}
+	p, _ := guard.PrincipalOf(c)
+	if p.TenantID == identity.PublicTenant {
+		return errNotTenantUser
+	}
+	out, err := h.invites.Accept(c.UserContext(), p, token, httpserver.Origin(c))
+	if err != nil {
+		return err
+	}
+	return c.JSON(out)
 }

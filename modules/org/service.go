@@ -13,12 +13,14 @@ import (
 	"github.com/authcore/authcore/ent"
 	"github.com/authcore/authcore/ent/org"
 	"github.com/authcore/authcore/ent/orgdomain"
+	"github.com/authcore/authcore/ent/orginvitation"
 	"github.com/authcore/authcore/ent/orgmember"
 	"github.com/authcore/authcore/ent/orgpolicy"
 	"github.com/authcore/authcore/ent/orgrole"
 	"github.com/authcore/authcore/platform/apperr"
 	"github.com/authcore/authcore/platform/audit"
 	"github.com/authcore/authcore/platform/clock"
+	"github.com/authcore/authcore/platform/config"
 	"github.com/authcore/authcore/platform/database"
 	"github.com/authcore/authcore/platform/identity"
 )
@@ -34,6 +36,12 @@ const (
 	actionRolesPut     = "org.roles_put"
 )
 
+// The built-in roles by name.
+const (
+	roleOwner = "owner"
+	roleAdmin = "admin"
+)
+
 const (
 	maxName        = 80
 	maxSlug        = 64
@@ -45,7 +53,7 @@ const (
 
 // builtInRoles every org has (SPEC §26); a project defines others beside them, never
 // instead of them.
-var builtInRoles = []string{"owner", "admin", "member"}
+var builtInRoles = []string{roleOwner, roleAdmin, "member"}
 
 var (
 	slugPattern       = regexp.MustCompile(`^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$`)
@@ -58,6 +66,21 @@ type Actor struct {
 	ID      *string
 	Project string
 	Origin  audit.Origin
+	// OrgRole is the acting org admin's role in the org (owner or admin); "" for a project
+	// admin, whom the owner rules do not bind.
+	OrgRole string
+}
+
+// mayTouch refuses an org admin who is not an owner a change that grants, takes or
+// changes the owner role: an admin can neither make an owner nor unmake one.
+func (a Actor) mayTouch(roles ...string) error {
+	if a.OrgRole == "" || a.OrgRole == roleOwner {
+		return nil
+	}
+	if slices.Contains(roles, roleOwner) {
+		return errOwnerRequired
+	}
+	return nil
 }
 
 // Org is an org as the API shows it.
@@ -134,11 +157,12 @@ func slugOf(name string) string {
 // Service keeps orgs, their members and the project's org roles. It neither speaks HTTP
 // nor reads users itself: tenant users come through identity.ProvenUsers.
 type Service struct {
-	ent    *ent.Client
-	audit  *audit.Recorder
-	users  identity.ProvenUsers
-	emails identity.Directory
-	clock  clock.Clock
+	ent     *ent.Client
+	audit   *audit.Recorder
+	users   identity.ProvenUsers
+	emails  identity.Directory
+	storage config.Storage
+	clock   clock.Clock
 	// selfURL is where setup links point (config.SelfURL).
 	selfURL string
 }
@@ -240,7 +264,7 @@ func (s *Service) Update(ctx context.Context, a Actor, id string, name, slug *st
 	return viewOf(o), nil
 }
 
-// Delete removes an org and its members; n is how many members it had.
+// Delete removes an org, its members and its invitations; n is how many members it had.
 func (s *Service) Delete(ctx context.Context, a Actor, id string) (n int, err error) {
 	err = database.WithTx(ctx, s.ent, func(tx *ent.Tx) error {
 		o, err := row(ctx, tx.Org, a.Project, id)
@@ -248,6 +272,10 @@ func (s *Service) Delete(ctx context.Context, a Actor, id string) (n int, err er
 			return err
 		}
 		if n, err = tx.OrgMember.Delete().Where(orgmember.OrgID(o.ID), orgmember.ProjectID(a.Project)).Exec(ctx); err != nil {
+			return err
+		}
+		// Its invitations go with it: a link to an org that is no more makes no member.
+		if _, err := tx.OrgInvitation.Delete().Where(orginvitation.OrgID(o.ID), orginvitation.ProjectID(a.Project)).Exec(ctx); err != nil {
 			return err
 		}
 		// Its domains go too: a deleted org must not keep a domain from the project's others.
@@ -348,6 +376,9 @@ func (s *Service) tenantUser(ctx context.Context, project, userID, email string)
 
 // AddMember makes a user of the project's tenant, named by id or by email, a member.
 func (s *Service) AddMember(ctx context.Context, a Actor, orgID, userID, email, role string) (Member, error) {
+	if err := a.mayTouch(role); err != nil {
+		return Member{}, err
+	}
 	acc, err := s.tenantUser(ctx, a.Project, userID, email)
 	if err != nil {
 		return Member{}, err
@@ -438,6 +469,14 @@ func (s *Service) UpdateMember(ctx context.Context, a Actor, orgID, userID, role
 			m = before
 			return nil
 		}
+		if err := a.mayTouch(before.Role, role); err != nil {
+			return err
+		}
+		if before.Role == roleOwner {
+			if err := s.notLastOwner(ctx, tx, a.Project, orgID); err != nil {
+				return err
+			}
+		}
 		if m, err = tx.OrgMember.UpdateOne(before).SetRole(role).Save(ctx); err != nil {
 			return err
 		}
@@ -453,12 +492,39 @@ func (s *Service) UpdateMember(ctx context.Context, a Actor, orgID, userID, role
 	return Member{OrgID: orgID, UserID: userID, Email: emails[userID], Role: m.Role, CreatedAt: m.CreatedAt.UTC()}, nil
 }
 
+// notLastOwner refuses to take the owner role from one of orgID's owners when no other
+// remains: an org is never left without someone who may manage its owners. On
+// PostgreSQL the owners' rows are locked, so two owners demoting each other at once do
+// not both see the other remain; SQLite's write transactions are serial.
+func (s *Service) notLastOwner(ctx context.Context, tx *ent.Tx, project, orgID string) error {
+	q := tx.OrgMember.Query().Where(orgmember.OrgID(orgID), orgmember.ProjectID(project), orgmember.Role(roleOwner))
+	if s.storage == config.Postgres {
+		q = q.ForUpdate()
+	}
+	owners, err := q.All(ctx)
+	if err != nil {
+		return err
+	}
+	if len(owners) <= 1 {
+		return errLastOwner
+	}
+	return nil
+}
+
 // RemoveMember ends a membership.
 func (s *Service) RemoveMember(ctx context.Context, a Actor, orgID, userID string) error {
 	return database.WithTx(ctx, s.ent, func(tx *ent.Tx) error {
 		m, err := member(ctx, tx, a.Project, orgID, userID)
 		if err != nil {
 			return err
+		}
+		if err := a.mayTouch(m.Role); err != nil {
+			return err
+		}
+		if m.Role == roleOwner {
+			if err := s.notLastOwner(ctx, tx, a.Project, orgID); err != nil {
+				return err
+			}
 		}
 		if err := tx.OrgMember.DeleteOne(m).Exec(ctx); err != nil {
 			return err

@@ -47,15 +47,34 @@ func TestSetupLinks(t *testing.T) {
 		a.Do(apptest.Req{Path: "/v1/auth-core/orgs/" + globex, Header: bearer}).Expect(t, 404, map[string]any{"code": "not_found"})
 		a.Do(apptest.Req{Path: "/v1/auth-core/orgs/" + acme, Header: map[string]string{"Authorization": "Bearer " + setup[:len(setup)-1] + "x"}}).Expect(t, 401, nil)
 
+		// What the intents cover, and nothing else: domains and policy here, members never.
+		mine := "/v1/auth-core/orgs/" + acme
+		a.Do(apptest.Req{Method: http.MethodPost, Path: mine + "/domains", Header: bearer, Body: map[string]any{"domain": "acme-setup.example", "method": "dns"}}).
+			Expect(t, 201, map[string]any{"domain": "acme-setup.example", "status": "pending"})
+		a.Do(apptest.Req{Path: mine + "/domains", Header: bearer}).Expect(t, 200, nil)
+		a.Do(apptest.Req{Path: mine + "/policy", Header: bearer}).Expect(t, 200, map[string]any{"ssoRequired": false})
+		a.Do(apptest.Req{Path: "/v1/auth-core/orgs/" + globex + "/domains", Header: bearer}).Expect(t, 404, nil)
+		auditOnly := do(http.MethodPost, links, map[string]any{"intents": []string{"audit"}}).Expect(t, 201, nil)["url"].(string)
+		_, auditToken, _ := strings.Cut(auditOnly, "#")
+		narrow := map[string]string{"Authorization": "Bearer " + open(auditToken).Expect(t, 200, nil)["setupToken"].(string)}
+		a.Do(apptest.Req{Path: mine + "/domains", Header: narrow}).Expect(t, 403, nil)
+		a.Do(apptest.Req{Path: mine + "/policy", Header: narrow}).Expect(t, 403, nil)
+		a.Do(apptest.Req{Path: mine, Header: narrow}).Expect(t, 200, nil)
+
 		trail := do(http.MethodGet, "/v1/projects/"+project+"/audit?limit=50", nil).Expect(t, 200, nil)
 		var opens []string
 		for _, e := range trail["events"].([]any) {
 			ev := e.(map[string]any)
-			if ev["action"] == "org.setup_link_open" {
+			switch ev["action"] {
+			case "org.setup_link_open":
 				opens = append(opens, ev["actorId"].(string))
+			case "org.domain_add":
+				if ev["actorId"] != "setup_link:"+made["id"].(string) {
+					t.Fatalf("a domain the setup session claimed is audited as %v", ev["actorId"])
+				}
 			}
 		}
-		if len(opens) != 1 || opens[0] != "setup_link:"+made["id"].(string) {
+		if len(opens) != 2 || opens[len(opens)-1] != "setup_link:"+made["id"].(string) {
 			t.Fatalf("setup link opens audited as %v", opens)
 		}
 		// Expired before it was opened: the same answer as used.

@@ -20,6 +20,8 @@ const (
 	IntentDirectory = "directory"
 	IntentAudit     = "audit"
 	IntentMembers   = "members"
+	// IntentAny admits any setup session of the org: reading the org itself.
+	IntentAny = ""
 )
 
 // SetupIntents are the intents a setup link may name.

@@ -31,9 +31,6 @@ type OrgDomains interface {
 	// verified its domain, in tx, when that org's policy says autoJoin; nothing otherwise,
 	// nor when they are a member already.
 	AutoJoin(ctx context.Context, tx *ent.Tx, projectID, userID, email string) error
-	// OrgExists says whether orgID is an org of the project, for those that keep things
-	// bound to an org (its sign-in connections).
-	OrgExists(ctx context.Context, projectID, orgID string) (bool, error)
 }
 
 // OrgMembership is a person's place in one org, as tokens and session payloads carry it

@@ -122,6 +122,9 @@ type Hooks struct {
 	// for a create, nothing more for a roll.
 	CreateMetadata func(r *Row) map[string]any
 	RollMetadata   func(r *Row) map[string]any
+	// Org is the org of the project a credential is bound to, or "" (SPEC §26): its
+	// create, roll and revoke records carry it, so an org's audit trail has them. nil: none.
+	Org func(r *Row) string
 	// NotFound and RollNotFound answer a revoke and a roll of what is not a live
 	// credential of the project; nil: 404 not_found.
 	NotFound, RollNotFound error

@@ -117,7 +117,7 @@ func (l *Lifecycle) Mint(ctx context.Context, m Mint) (Issued, error) {
 			}
 		}
 		maps.Copy(md, m.Metadata)
-		_, err := l.deps.Audit.Record(ctx, tx, audit.Event{ActorID: m.Creator, ProjectID: m.ProjectID, Action: l.spec.action("create"),
+		_, err := l.deps.Audit.Record(ctx, tx, audit.Event{ActorID: m.Creator, ProjectID: m.ProjectID, OrgID: l.orgOf(r), Action: l.spec.action("create"),
 			Metadata: md, Origin: m.Origin})
 		return err
 	})
@@ -199,6 +199,17 @@ func notLive(err error) error {
 	return err
 }
 
+// orgOf is the org r's audit records carry (Hooks.Org), or nil.
+func (l *Lifecycle) orgOf(r *Row) *string {
+	if l.hooks.Org == nil {
+		return nil
+	}
+	if org := l.hooks.Org(r); org != "" {
+		return &org
+	}
+	return nil
+}
+
 // revoke revokes the one live credential matching where: the row, what the Revoked hook
 // withdraws, the invalidation of every replica's caches (by digest and by id) and the
 // audit record commit together.
@@ -238,7 +249,7 @@ func (l *Lifecycle) revoke(ctx context.Context, where []func(*sql.Selector), act
 		if action == "" {
 			action = l.spec.action("revoke")
 		}
-		ev := audit.Event{ActorID: actor, ProjectID: r.ProjectID, Action: action, Metadata: md, Origin: rev.Origin}
+		ev := audit.Event{ActorID: actor, ProjectID: r.ProjectID, OrgID: l.orgOf(r), Action: action, Metadata: md, Origin: rev.Origin}
 		if actor == nil {
 			ev.ActorID, ev.ActorType = rev.By(cmp.Or(l.spec.Holder, audit.ActorClient), r.ID)
 		}
@@ -313,7 +324,8 @@ func (l *Lifecycle) Roll(ctx context.Context, projectID, id string, grace time.D
 			maps.Copy(md, l.hooks.RollMetadata(r))
 		}
 		md["previousSecretExpiresAt"] = until.UTC()
-		_, err = l.deps.Audit.Record(ctx, tx, audit.Event{ActorID: actor, ProjectID: projectID, Action: l.spec.action("roll"), Metadata: md, Origin: origin})
+		_, err = l.deps.Audit.Record(ctx, tx, audit.Event{ActorID: actor, ProjectID: projectID, OrgID: l.orgOf(r), Action: l.spec.action("roll"), Metadata: md,
+			Origin: origin})
 		r.digest, r.previous = nil, nil
 		out = Rolled{Issued: Issued{Row: r, Plaintext: plaintext, Extra: extra}, PreviousSecretExpiresAt: until.UTC()}
 		return err

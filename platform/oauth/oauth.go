@@ -349,7 +349,8 @@ type Claims struct {
 	AgentName string `json:"agent_name,omitempty"`
 	Role      string `json:"role,omitempty"`
 	GrantID   string `json:"grant_id,omitempty"`
-	// The organisation a person signed in for, their role and its permissions (SPEC §26).
+	// The organisation a person signed in for, their role and its permissions (SPEC §26);
+	// for an agent token bound to an org, that org alone.
 	OrgID   string `json:"org_id,omitempty"`
 	OrgRole string `json:"org_role,omitempty"`
 	// A pointer so that a role without permissions says [] rather than nothing.

@@ -78,13 +78,17 @@ var ocsfExact = map[string]ocsfMapping{
 	"org.member_update": {class: ocsfAPIActivity, activity: 3},
 	"org.member_remove": {class: ocsfAPIActivity, activity: 4},
 	"org.roles_put":     {class: ocsfAPIActivity, activity: 3},
+	"org.policy_put":    {class: ocsfAPIActivity, activity: 3},
+	"org.domain_add":    {class: ocsfAPIActivity, activity: 1},
+	"org.domain_verify": {class: ocsfAPIActivity, activity: 3},
+	"org.domain_remove": {class: ocsfAPIActivity, activity: 4},
+	// An invitation is a resource an admin creates and revokes; accepting it adds a member.
+	"org.invitation_create": {class: ocsfAPIActivity, activity: 1},
+	"org.invitation_accept": {class: ocsfAPIActivity, activity: 1},
+	"org.invitation_revoke": {class: ocsfAPIActivity, activity: 4},
 	// A setup link is made, then spent by whoever holds it (SPEC §26).
 	"org.setup_link_create": {class: ocsfAPIActivity, activity: 1},
 	"org.setup_link_open":   {class: ocsfAPIActivity, activity: 3},
-	"org.policy_put":        {class: ocsfAPIActivity, activity: 3},
-	"org.domain_add":        {class: ocsfAPIActivity, activity: 1},
-	"org.domain_verify":     {class: ocsfAPIActivity, activity: 3},
-	"org.domain_remove":     {class: ocsfAPIActivity, activity: 4},
 }
 
 // ocsfVerbs maps the last word of any other action (ai_token.create, service_badge.roll,

@@ -9,6 +9,7 @@ import { trustView } from './trust.js';
 import { auditStreamsView } from './auditstreams.js';
 import { projectAppsView } from './projectapps.js';
 import { usersView } from './users.js';
+import { orgsView } from './orgs.js';
 import { deviceView } from './device.js';
 import { setupLanding } from './setup.js';
 
@@ -88,6 +89,7 @@ function drawNav() {
     link('#/resources', 'Resources'),
     link('#/approval-types', 'Approval types'),
     link('#/users', 'Users'),
+    link('#/orgs', 'Organizations'),
     link('#/project-apps', 'Apps'),
     link('#/apps', 'Connected apps'),
     link('#/usage', 'Usage'),
@@ -1115,6 +1117,8 @@ const views = {
     ? shown('Apps', h('p', {}, 'Only the project\'s admins see and change its apps.')) : projectAppsView(shown, state.project)),
   '#/users': (shown) => (needProject() ? undefined : current().role !== 'admin'
     ? shown('Users', h('p', {}, 'Only the project\'s admins see and change its users.')) : usersView(shown, state.project)),
+  '#/orgs': (shown) => (needProject() ? undefined : current().role !== 'admin'
+    ? shown('Organizations', h('p', {}, 'Only the project\'s admins see and change its organizations.')) : orgsView(shown, state.project)),
   '#/approval-types': (shown) => (needProject() ? undefined : typesView(shown, state.project)),
 };
 
