@@ -50,7 +50,7 @@ func routes(g *guard.Guard, s lifecycle.Screens) []httpserver.Route {
 	// OAuth authorization endpoint sends a person (SPEC §16); the page reads the path.
 	// A mailed sign-in link and a postmaster's domain proof land on pages too (SPEC §20),
 	// and an org's setup link (SPEC §26).
-	for _, p := range []string{"/console", "/console/reset", "/console/verify", "/console/invite", "/console/authorize", "/console/signin-link", "/console/domain", "/console/device", "/console/setup"} {
+	for _, p := range []string{"/console", "/console/reset", "/console/verify", "/console/invite", "/console/authorize", "/console/signin-link", "/console/domain", "/console/device", "/console/setup", "/console/org-invite"} {
 		routes = append(routes, httpserver.Route{Method: http.MethodGet, Path: p, Handlers: []fiber.Handler{page}})
 	}
 	return append(routes,

@@ -156,7 +156,7 @@ func (s *Invitations) Invite(ctx context.Context, a Actor, orgID, email, role st
 // only quoted after their labels, as the project invitations' do.
 func (s *Invitations) send(ctx context.Context, inv *ent.OrgInvitation, token, orgName string) {
 	data := map[string]any{"Org": platformmail.Quote(orgName), "Role": inv.Role, "Email": platformmail.Quote(inv.Email),
-		"Link": s.self + invitationsPath + url.QueryEscape(token)}
+		"Link": s.self + invitationsPath + url.QueryEscape(token) + "&tenant=" + url.QueryEscape(inv.ProjectID)}
 	text, html, err := mails.Render("org_invitation", data)
 	if err != nil {
 		s.log.ErrorContext(ctx, "rendering the org invitation mail", "error", err)

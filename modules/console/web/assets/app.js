@@ -752,6 +752,24 @@ function inviteView(token) {
   show('Project invitation', h('p', {}, `Signed in as ${state.user.email}. Accept to join the project this invitation is for.`), form);
 }
 
+// orgInviteView accepts an organization's invitation for the signed-in person of the
+// org's project, who must hold the invited address, verified.
+function orgInviteView(token) {
+  const box = errorBox();
+  const form = h('form', {
+    onsubmit: (e) => {
+      e.preventDefault();
+      submitting(form, box, async () => {
+        const { org, member } = await api('POST', '/v1/auth-core/orgs/invitations/accept', { token });
+        history.replaceState(null, '', `/console?tenant=${encodeURIComponent(state.tenant || '')}`); // the token leaves the address bar
+        show('Invitation accepted', h('p', { role: 'status' }, `You are now a member of ${org.name}, as ${member.role}.`),
+          h('p', {}, h('a', { href: '#/account' }, 'Continue')));
+      });
+    },
+  }, box, h('button', { type: 'submit' }, 'Join the organization'));
+  show('Organization invitation', h('p', {}, `Signed in as ${state.user.email}. Join the organization this invitation is for.`), form);
+}
+
 // ---- audit -----------------------------------------------------------------------------
 
 async function auditView() {
@@ -1134,8 +1152,10 @@ const devicePage = '/console/device';
 // consentPage is where the authorization endpoint sends a person (SPEC §16).
 const consentPage = '/console/authorize';
 
-// invitePage is where a mailed project invitation lands (SPEC §9b).
+// invitePage is where a mailed project invitation lands (SPEC §9b); orgInvitePage an
+// organization's (SPEC §26).
 const invitePage = '/console/invite';
+const orgInvitePage = '/console/org-invite';
 
 // latest counts renders: a screen that finishes loading after the user moved on must not
 // replace the newer one.
@@ -1162,6 +1182,15 @@ async function render() {
     if (state.user && (state.user.tenantId || 'public') === wanted) return deviceView(show, state.user);
     state.tenant = tenantOf();
     if (route !== '#/signup') return authForm('signin', 'Sign in to connect a device.');
+  }
+  // An org's invitation (SPEC §26) is accepted by a person of the org's project (?tenant=).
+  const orgInvitation = location.pathname === orgInvitePage && new URLSearchParams(location.search).get('token');
+  if (orgInvitation) {
+    const wanted = tenantOf() || 'public';
+    if (state.user && (state.user.tenantId || 'public') === wanted) return orgInviteView(orgInvitation);
+    state.tenant = tenantOf();
+    if (route === '#/email') return emailView(show, signedIn, state.tenant);
+    if (route !== '#/signup') return authForm('signin', 'Sign in with the invited address to join the organization, or create an account with it.');
   }
   const invitation = location.pathname === invitePage && new URLSearchParams(location.search).get('token');
   if (invitation) {
