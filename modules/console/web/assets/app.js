@@ -4,7 +4,7 @@ import { confirm, errorBox, field, h, secretPanel, select, submitting, table, wh
 import { chart, mini } from './chart.js';
 import { approvalsView, typesView } from './approvals.js';
 import { connectionsView } from './connections.js';
-import { domainLanding, emailView, identitiesSection, linkLanding, methodsOf, methodsView, providerButtons, tenantOf } from './federation.js';
+import { domainLanding, emailView, identitiesSection, linkLanding, methodsOf, methodsView, providerButtons, tenantOf, toIdentityProvider } from './federation.js';
 import { trustView } from './trust.js';
 import { auditStreamsView } from './auditstreams.js';
 import { projectAppsView } from './projectapps.js';
@@ -182,6 +182,9 @@ async function authForm(mode, why, hint) {
       submitting(form, box, async () => {
         const body = { email: email.querySelector('input').value, password: password.querySelector('input').value };
         if (tenant) body.tenantId = tenant;
+        // Home-realm discovery (SPEC §20, §26): an address whose organization requires its
+        // identity provider goes there, and its password is never sent.
+        if (mode === 'signin' && await toIdentityProvider(body.email, tenant)) return;
         let got = await api('POST', `/v1/auth-core/${mode}`, body);
         if (got.mfaRequired) got = await secondStep(got, show);
         await signedIn(got);

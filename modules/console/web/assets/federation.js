@@ -32,6 +32,17 @@ function back(tenant) {
   return tenant ? `/console?tenant=${encodeURIComponent(tenant)}` : '/console';
 }
 
+// toIdentityProvider sends the browser to the identity provider an address must sign in
+// with (its domain's, SSO required), and says whether it did.
+export async function toIdentityProvider(email, tenant) {
+  const q = new URLSearchParams({ email, ...(tenant ? { tenantId: tenant } : {}) });
+  const r = await fetch(`/v1/auth-core/providers/discover?${q}`, { credentials: 'same-origin', cache: 'no-store' });
+  const got = r.ok ? await r.json().catch(() => null) : null;
+  if (!got || !got.ssoRequired || !got.startUrl) return false;
+  location.assign(`${got.startUrl}?redirect=${encodeURIComponent(back(tenant))}`);
+  return true;
+}
+
 // providerButtons are the tenant's providers, each a button to its upstream.
 export function providerButtons(got, tenant) {
   if (!got.providers.length) return '';

@@ -59,7 +59,7 @@ export async function setupLanding(show) {
     if (setup.intents.includes(intent)) sections.push(h('section', {}, h('h2', {}, what), h('p', { class: 'muted' }, 'Not available yet on this server.')));
   }
   show(`Set up ${setup.org.name}`,
-    h('p', {}, 'You are setting up ', h('strong', {}, setup.org.name), ` until ${when(setup.expiresAt)}. Nothing here reaches any other organization.`),
+    h('p', {}, 'You are setting up ', h('strong', {}, setup.org.name), ' until ', when(setup.expiresAt), '. Nothing here reaches any other organization.'),
     ...sections);
 }
 
@@ -124,9 +124,11 @@ async function ssoSection(setup, base) {
       h('button', {
         type: 'button',
         onclick: () => submitting(form, box, async () => {
-          const { url } = await call(setup, 'POST', `${base}/connections/${encodeURIComponent(p.id)}/test`);
-          result.replaceChildren(h('p', {}, 'Sign in once in the window that opens; the attributes it maps appear here.'));
-          window.open(url, '_blank', 'noopener');
+          const test = await call(setup, 'POST', `${base}/connections/${encodeURIComponent(p.id)}/test`);
+          result.replaceChildren(h('p', {}, 'Sign in once in the window that opens (or at ', h('a', { href: test.url, target: '_blank', rel: 'noopener' }, 'this address'),
+            '); the attributes it maps appear here.'));
+          window.open(test.url, '_blank', 'noopener');
+          watchTest(setup, `${base}/connections/${encodeURIComponent(p.id)}/test/${encodeURIComponent(test.testId)}`, result);
         }),
       }, `Test ${p.name}`),
     ]));
@@ -135,12 +137,14 @@ async function ssoSection(setup, base) {
   const issuer = field('Issuer URL', { required: true, type: 'url', placeholder: 'https://idp.example.com' });
   const clientId = field('Client ID', { required: true, autocomplete: 'off' });
   const clientSecret = field('Client secret', { type: 'password', autocomplete: 'off' });
+  // Your own identity provider vouches for your people's addresses: on by default.
+  const trust = h('label', {}, h('input', { type: 'checkbox', checked: true, 'aria-label': 'Trust the addresses it says are verified' }), ' Trust the addresses it says are verified');
   const value = (f) => f.querySelector('input').value.trim();
   const form = h('form', {
     onsubmit: (e) => {
       e.preventDefault();
       submitting(form, box, async () => {
-        const body = { type: 'oidc', name: value(name), issuer: value(issuer), clientId: value(clientId) };
+        const body = { type: 'oidc', name: value(name), issuer: value(issuer), clientId: value(clientId), trustEmail: trust.querySelector('input').checked };
         if (value(clientSecret)) body.clientSecret = value(clientSecret);
         const created = await call(setup, 'POST', `${base}/connections`, body);
         form.reset();
@@ -149,7 +153,7 @@ async function ssoSection(setup, base) {
         await load();
       });
     },
-  }, name, issuer, clientId, clientSecret, h('button', { type: 'submit' }, 'Add OIDC connection'));
+  }, name, issuer, clientId, clientSecret, trust, h('button', { type: 'submit' }, 'Add OIDC connection'));
 
   const policyBox = errorBox();
   const saved = h('p', { role: 'status' });
@@ -158,12 +162,17 @@ async function ssoSection(setup, base) {
   const sso = check('Require SSO for our domains', policy && policy.ssoRequired);
   const mfa = check('Require a second factor', policy && policy.mfaRequired);
   const hours = field('Longest session, hours (0: the project default)', { type: 'number', min: 0, max: 720, value: String(policy ? policy.sessionMaxHours : 0) });
+  const joined = policy && policy.autoJoin ? policy.autoJoin.role : '';
+  const join = select('People who sign in with our domains join as', ['', 'member', 'admin'].map((r) => ({
+    value: r, label: r || 'nobody joins by themselves', selected: r === joined,
+  })));
   const policyForm = h('form', {
     onsubmit: (e) => {
       e.preventDefault();
       submitting(policyForm, policyBox, async () => {
+        const role = join.querySelector('select').value;
         await call(setup, 'PUT', `${base}/policy`, {
-          ...(policy || {}),
+          autoJoin: role ? { role } : null,
           ssoRequired: sso.querySelector('input').checked,
           mfaRequired: mfa.querySelector('input').checked,
           sessionMaxHours: Number(hours.querySelector('input').value || 0),
@@ -172,7 +181,27 @@ async function ssoSection(setup, base) {
         saved.textContent = 'Policy saved.';
       });
     },
-  }, sso, mfa, hours, h('button', { type: 'submit' }, 'Save policy'));
+  }, sso, mfa, hours, join, h('button', { type: 'submit' }, 'Save policy'));
   await load().catch((err) => box.show(err));
   return h('section', {}, h('h2', {}, 'Single sign-on'), list, form, result, box, h('h3', {}, 'Policy'), policyForm, saved, policyBox);
+}
+
+// watchTest shows a connection test's mapped attributes once the IT admin signed in at
+// the identity provider (asked every two seconds, for as long as the test lives).
+async function watchTest(setup, path, result) {
+  for (let i = 0; i < 300; i += 1) {
+    await new Promise((done) => { setTimeout(done, 2000); });
+    let got;
+    try {
+      got = await call(setup, 'GET', path);
+    } catch {
+      return;
+    }
+    if (got.status === 'done') {
+      const r = got.result || {};
+      result.replaceChildren(h('section', { 'aria-label': 'Test result' }, h('h3', {}, 'Signed in: what the connection maps'),
+        table('Mapped attributes', ['Attribute', 'Value'], Object.entries(r), ([k, v]) => [k, h('code', {}, String(v))])));
+      return;
+    }
+  }
 }
