@@ -343,3 +343,33 @@ func TestOrgSSORequiredEveryWayIn(t *testing.T) {
 		})
 	})
 }
+
+// An org's connection is its customer's own identity provider, which the customer's
+// admins add: it vouches only for addresses of the domains that org proved. Saying that
+// a project admin's, another org's or anyone's address is verified signs nobody in,
+// links nothing and makes no account (an attacker's review found it took over accounts).
+func TestOrgConnectionVouchesOnlyForItsDomains(t *testing.T) {
+	w := newOrgWorld(t, apptest.Stores(t)[0])
+	domain, other := "acme-"+rnd(3)+".example", "globex-"+rnd(3)+".example"
+	acme := w.newOrg(t, "Acme", domain)
+	w.newOrg(t, "Globex", other)
+	conn := w.connect(t, acme, "Acme Okta")
+	for _, victim := range []string{"boss-" + rnd(3) + "@" + other, "someone-" + rnd(3) + "@elsewhere.example"} {
+		victimID, _ := w.signUpIn(t, victim)
+		w.verifyEmail(t, victimID)
+		forged := w.account(t, victim, true)
+		res := newPerson(t).via(conn.Start, forged.Login)
+		if cookie(res, "sAccessToken") != "" || w.identities(t, victimID) != 0 {
+			t.Fatalf("acme's connection signed in as %s: %d %s", victim, res.StatusCode, body(t, res))
+		}
+		stranger := w.account(t, "new-"+rnd(3)+"@"+other, true)
+		if res := newPerson(t).via(conn.Start, stranger.Login); cookie(res, "sAccessToken") != "" || w.users(t, stranger.Email) != 0 {
+			t.Fatalf("acme's connection made an account at another org's domain: %d", res.StatusCode)
+		}
+	}
+	// Its own domain's people still sign in.
+	own := w.account(t, "erin-"+rnd(3)+"@"+domain, true)
+	if res := newPerson(t).via(conn.Start, own.Login); cookie(res, "sAccessToken") == "" {
+		t.Fatalf("acme's own person: %d %s", res.StatusCode, body(t, res))
+	}
+}

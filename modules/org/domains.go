@@ -38,7 +38,11 @@ const (
 	// million per mailed code; claiming again mails a new one, so each 5 guesses cost a mail).
 	maxCodeTries = 5
 	// renewAfter is how soon a claim whose codes are used up may be made again.
-	renewAfter  = time.Hour
+	renewAfter = time.Hour
+	// mailEvery is how soon a claim by mail may mail its code again: renewing is the
+	// only way to send one, and a domain's admin mailboxes are not the claimer's to
+	// flood (an attacker's review: each renewal mailed at once, without end).
+	mailEvery   = 5 * time.Minute
 	codePurpose = "org-domain-code"
 	// challengePrefix is the label under which a domain's TXT proof is published.
 	challengePrefix = "_authcore-challenge."
@@ -187,6 +191,11 @@ func (s *domains) ClaimDomain(ctx context.Context, a Actor, orgID, domain, metho
 		// Codes tried count for an hour from the claim, across renewals: renewing must not
 		// buy guesses faster than five an hour, so a claim whose codes are used up is
 		// renewed only when that hour is over.
+		if existing != nil && method == methodEmail && existing.Method == orgdomain.MethodEmail {
+			if next := existing.ExpiresAt.Add(-claimTTL + mailEvery); now.Before(next) {
+				return errMailedRecently.With("retryAfter", next.UTC().Format(time.RFC3339))
+			}
+		}
 		attempts := 0
 		if existing != nil {
 			if next := existing.ExpiresAt.Add(-claimTTL + renewAfter); now.Before(next) {

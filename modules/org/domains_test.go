@@ -234,6 +234,11 @@ func TestDomains(t *testing.T) {
 			renew()
 			w.do(http.MethodPost, globexDomains+"/renew.example/verify", map[string]any{"code": wrong(w.codeIn(t, 5, "admin@renew.example"))}).
 				Expect(t, 400, map[string]any{"attemptsLeft": float64(4)})
+			// A code mailed is not mailed again within five minutes.
+			w.do(http.MethodPost, globexDomains, map[string]any{"domain": "renew.example", "method": "email", "email": "admin@renew.example"}).
+				Expect(t, 429, map[string]any{"code": "too_many_attempts"})
+			w.a.Clock.Advance(5*time.Minute + time.Second)
+			w.signIn(t)
 			renew()
 			w.do(http.MethodPost, globexDomains+"/renew.example/verify", map[string]any{"code": wrong(w.codeIn(t, 6, "admin@renew.example"))}).
 				Expect(t, 400, map[string]any{"attemptsLeft": float64(3)})

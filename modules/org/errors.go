@@ -21,10 +21,11 @@ var (
 	// errDomainTaken: a project's domain is verified by at most one of its orgs (SPEC §26).
 	errDomainTaken = apperr.Conflict("domain_taken", "another org of this project has verified this domain")
 	// errNotProven answers every proof that failed; its "why" says which.
-	errNotProven   = apperr.BadRequest("domain_not_proven", "the domain is not proven")
-	errClaimRaced  = apperr.Conflict("claim_conflict", "this org claimed this domain at the same moment in another request: claim again")
-	errCodesUsedUp = apperr.New(apperr.KindRateLimited, "too_many_attempts", "five codes were tried for this claim: claim the domain again an hour after the last claim")
-	errNoMail      = apperr.New(apperr.KindUnavailable, "mail_not_configured", "mail is not configured on this server: prove the domain by DNS")
+	errNotProven      = apperr.BadRequest("domain_not_proven", "the domain is not proven")
+	errClaimRaced     = apperr.Conflict("claim_conflict", "this org claimed this domain at the same moment in another request: claim again")
+	errMailedRecently = apperr.New(apperr.KindRateLimited, "too_many_attempts", "a code was mailed for this claim in the last five minutes: use it, or claim again later")
+	errCodesUsedUp    = apperr.New(apperr.KindRateLimited, "too_many_attempts", "five codes were tried for this claim: claim the domain again an hour after the last claim")
+	errNoMail         = apperr.New(apperr.KindUnavailable, "mail_not_configured", "mail is not configured on this server: prove the domain by DNS")
 )
 
 // The invitations' answers (SPEC §26). The accept route names each way a link fails, to

@@ -122,7 +122,8 @@ func (s *Invitations) Invite(ctx context.Context, a Actor, orgID, email, role st
 		if len(pending) >= maxPending {
 			return errTooManyInvites
 		}
-		recent, err := tx.OrgInvitation.Query().Where(orginvitation.ProjectID(a.Project), orginvitation.CreatedAtGT(now.Add(-time.Hour))).Count(ctx)
+		// Per org: one org's admins cannot spend the others' budget (an attacker's review).
+		recent, err := tx.OrgInvitation.Query().Where(orginvitation.ProjectID(a.Project), orginvitation.OrgID(orgID), orginvitation.CreatedAtGT(now.Add(-time.Hour))).Count(ctx)
 		if err != nil {
 			return err
 		}

@@ -187,7 +187,8 @@ func lifetimeOf(ctx context.Context, users identity.Users, domains identity.OrgD
 // reserved claims a session payload may not override: an org role in a payload would
 // pass for the org's word.
 var reserved = map[string]bool{"iss": true, "sub": true, "sid": true, "tid": true, "iat": true, "exp": true, "nbf": true, "aud": true, "jti": true,
-	"amr": true, "authTime": true, "auth_time": true, claimOrgID: true, claimOrgRole: true, claimOrgPermissions: true}
+	"amr": true, "authTime": true, "auth_time": true, claimOrgID: true, claimOrgRole: true, claimOrgPermissions: true,
+	"orgId": true, "orgRole": true, "orgPermissions": true}
 
 // The claims of a session's active organisation (SPEC §26), as id_tokens name them.
 const (
