@@ -263,8 +263,13 @@ func TestOrgSSORequiredEveryWayIn(t *testing.T) {
 			page(t, newPerson(t).via(tenantOwn.Start, bob.Login))
 		})
 		t.Run("another org's connection", func(t *testing.T) {
+			// Refused before ssoRequired is asked: another org's connection does not vouch
+			// for an address of a domain it did not prove.
 			carol := w.account(t, "carol-"+rnd(3)+"@"+domain, true)
-			page(t, newPerson(t).via(other.Start, carol.Login))
+			res := newPerson(t).via(other.Start, carol.Login)
+			if p := body(t, res); res.StatusCode != http.StatusForbidden || cookie(res, "sAccessToken") != "" {
+				t.Fatalf("want 403; got %d %s", res.StatusCode, p)
+			}
 			if w.users(t, carol.Email) != 0 {
 				t.Fatal("another org's connection made an account in the domain")
 			}
