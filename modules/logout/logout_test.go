@@ -109,9 +109,12 @@ func joined(t *testing.T, a *apptest.App, s *apptest.Session, project, appID str
 	}
 }
 
+// eventually waits for cond: a bound on liveness, not a timing (it returns as soon as cond
+// holds), wide enough for a loaded CI machine under -race, where every check's sign-in
+// hashes a password (TestBackChannelRetries once missed 10 s on PostgreSQL).
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+	for deadline := time.Now().Add(45 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		if cond() {
 			return
 		}
