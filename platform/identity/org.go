@@ -2,6 +2,7 @@ package identity
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/authcore/authcore/ent"
@@ -70,3 +71,22 @@ type OrgSetup interface {
 // SetupSessionKind is the token kind of setup sessions (ac_sts_…), which the guard tells
 // from session access tokens by it.
 const SetupSessionKind = "sts"
+
+// OrgRoster is supplied by the org module to those that provision people into an org
+// without an admin's hand (SPEC §27): a SAML connection's first sign-in, a SCIM directory.
+// Writes run in the caller's transaction, with an audit record naming actor (such as
+// "directory:<id>" or "saml:<connectionId>").
+type OrgRoster interface {
+	// Enroll makes userID a member of orgID with role, or gives a member role. An empty
+	// role gives a new member the org's default role (member) and leaves a member's alone.
+	// A role that is neither built in nor defined for the project is ErrNoOrgRole. The owner
+	// role is never given nor taken this way: an owner stays an owner.
+	Enroll(ctx context.Context, tx *ent.Tx, projectID, orgID, userID, role, actor string) error
+	// Leave ends userID's membership of orgID, if any; an org's last owner stays.
+	Leave(ctx context.Context, tx *ent.Tx, projectID, orgID, userID, actor string) error
+	// RoleExists is whether role is built in or defined for the project's orgs.
+	RoleExists(ctx context.Context, projectID, role string) (bool, error)
+}
+
+// ErrNoOrgRole is a role OrgRoster.Enroll does not know.
+var ErrNoOrgRole = errors.New("not a role of this project's orgs")
