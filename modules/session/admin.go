@@ -111,7 +111,7 @@ func (e *Engine) revokeWhere(ctx context.Context, where []predicate.Session, eve
 	n := 0
 	err := database.WithTx(ctx, e.ent, func(tx *ent.Tx) error {
 		var err error
-		if n, err = e.revokeIn(ctx, tx, where); err != nil || n == 0 || event == nil {
+		if n, err = revokeIn(ctx, e, tx, where); err != nil || n == 0 || event == nil {
 			return err
 		}
 		_, err = e.audit.Record(ctx, tx, event(n))
@@ -125,8 +125,9 @@ func (e *Engine) revokeWhere(ctx context.Context, where []predicate.Session, eve
 }
 
 // revokeIn revokes, in tx, the unrevoked sessions matching where, invalidates each on
-// every replica as tx commits and tells the endings (back-channel logout).
-func (e *Engine) revokeIn(ctx context.Context, tx *ent.Tx, where []predicate.Session) (int, error) {
+// every replica as tx commits and tells the endings (back-channel logout). A function, not
+// a method: the engine is at its methods' limit.
+func revokeIn(ctx context.Context, e *Engine, tx *ent.Tx, where []predicate.Session) (int, error) {
 	ids, err := tx.Session.Query().Where(where...).Where(entsession.RevokedAtIsNil()).IDs(ctx)
 	if err != nil || len(ids) == 0 {
 		return 0, err
@@ -155,7 +156,7 @@ func (e *Engine) revokeIn(ctx context.Context, tx *ent.Tx, where []predicate.Ses
 type personSessions struct{ e *Engine }
 
 func (p personSessions) EndPerson(ctx context.Context, tx *ent.Tx, end identity.PersonEnd) (identity.PersonEnded, error) {
-	n, err := p.e.revokeIn(ctx, tx, []predicate.Session{entsession.UserID(end.UserID)})
+	n, err := revokeIn(ctx, p.e, tx, []predicate.Session{entsession.UserID(end.UserID)})
 	if err != nil {
 		return identity.PersonEnded{}, err
 	}
