@@ -28,7 +28,7 @@ func BenchmarkSCIMUserCreate(b *testing.B) {
 		for i := 0; i < b.N; i++ {
 			n++
 			world.a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/projects/" + world.project + "/users",
-				Body: map[string]any{"email": fmt.Sprintf("base%d@acme.example", n), "emailVerified": true, "metadata": map[string]any{"name": "Ada Lovelace"}},
+				Body:   map[string]any{"email": fmt.Sprintf("base%d@acme.example", n), "emailVerified": true, "metadata": map[string]any{"name": "Ada Lovelace"}},
 				Header: world.admin.Bearer()}).Expect(b, 201, nil)
 		}
 		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "users/s")
