@@ -206,7 +206,7 @@ func TestSAMLRollover(t *testing.T) {
 		idp.addUser(t, "roll", email)
 		p := newSAMLPerson(t)
 		p.loginAtIdP(idp, "roll")
-		refused(t, p.signIn(w.a.Config.PublicURL+"/saml/"+stale+"/login", ""), 400, "saml_")
+		refused(t, p.signIn(w.a.Config.PublicURL+"/saml/"+stale+"/login", ""), 400, "saml_untrusted_certificate")
 		if w.users(t, email) != 0 {
 			t.Fatal("a Response signed by a key the metadata does not name made a user")
 		}
