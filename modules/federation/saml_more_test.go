@@ -216,3 +216,31 @@ func TestSAMLRollover(t *testing.T) {
 		}
 	})
 }
+
+// Under the org's ssoRequired, its SAML connection is the org's connection (SPEC §26,
+// §27): a password sign-in of the domain is refused naming it, and the SAML sign-in of the
+// same person (an existing account whose address both proved) links and signs in, in the
+// org.
+func TestSAMLSSORequired(t *testing.T) {
+	w := newSAMLWorld(t, apptest.Stores(t)[0], nil)
+	w.do(http.MethodPut, "/v1/projects/"+w.project+"/auth/methods", map[string]any{"password": true, "emailLink": false}).Expect(t, 200, nil)
+	alice := "alice-" + rnd(3) + "@" + w.domain
+	aliceID, _ := w.signUpIn(t, alice)
+	// Unproven, the account is no one's to join by address (409 account_exists); proven, it is.
+	p, _ := w.person(t, alice)
+	refused(t, p.signIn(w.start(""), ""), http.StatusConflict, "account_exists")
+	w.verifyEmail(t, aliceID)
+	w.do(http.MethodPut, w.orgs()+"/"+w.org+"/policy", map[string]any{"ssoRequired": true, "mfaRequired": false, "sessionMaxHours": 0,
+		"revokeMintedOnDeprovision": false, "autoJoin": map[string]any{"role": "member"}}).Expect(t, 200, nil)
+	w.a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/auth-core/signin",
+		Body: map[string]any{"email": alice, "password": "correct horse battery", "tenantId": w.project}}).
+		Expect(t, 403, map[string]any{"code": "sso_required", "orgId": w.org, "providerId": w.conn})
+
+	res := p.signIn(w.start(""), "")
+	if res.StatusCode != http.StatusFound || cookie(res, "sAccessToken") == "" {
+		t.Fatalf("SAML under ssoRequired: %d %s", res.StatusCode, body(t, res))
+	}
+	if w.users(t, alice) != 1 || w.members(t, w.org, aliceID) != 1 {
+		t.Fatalf("alice: %d accounts, member %d", w.users(t, alice), w.members(t, w.org, aliceID))
+	}
+}
