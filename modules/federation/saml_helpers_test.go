@@ -128,7 +128,7 @@ var samlMapping = map[string]any{"email": "mail", "firstName": "givenName", "las
 
 // samlConnect adds a SAML connection of idp to org (extra overrides the body) and has the
 // IdP trust its SP metadata.
-func (w *orgWorld) samlConnect(t *testing.T, org string, idp *samlIdP, extra map[string]any) map[string]any {
+func (w *orgWorld) samlConnect(t testing.TB, org string, idp *samlIdP, extra map[string]any) map[string]any {
 	t.Helper()
 	body := map[string]any{"type": "saml", "name": "Acme SAML", "metadataUrl": idp.URL + "/metadata", "attributeMapping": samlMapping}
 	for k, v := range extra {
