@@ -67,6 +67,12 @@ func startSAMLIdP(t testing.TB, extra ...*x509.Certificate) *samlIdP {
 
 func startSAMLIdPWith(t testing.TB, key *rsa.PrivateKey, cert *x509.Certificate, extra ...*x509.Certificate) *samlIdP {
 	t.Helper()
+	return startSAMLIdPTweaked(t, key, cert, nil, extra...)
+}
+
+// startSAMLIdPTweaked is startSAMLIdPWith with tweak applied to the IdP before it serves.
+func startSAMLIdPTweaked(t testing.TB, key *rsa.PrivateKey, cert *x509.Certificate, tweak func(*samlidp.Server), extra ...*x509.Certificate) *samlIdP {
+	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -77,6 +83,9 @@ func startSAMLIdPWith(t testing.TB, key *rsa.PrivateKey, cert *x509.Certificate,
 	srv, err := samlidp.New(samlidp.Options{URL: *u, Key: key, Certificate: cert, Store: &samlidp.MemoryStore{}, ExtraCertificates: extra})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if tweak != nil {
+		tweak(srv)
 	}
 	hs := httptest.NewUnstartedServer(srv)
 	hs.Listener.Close()

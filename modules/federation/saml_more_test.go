@@ -9,6 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crewjam/saml/samlidp"
+	dsig "github.com/russellhaering/goxmldsig"
+
 	"github.com/authcore/authcore/internal/apptest"
 )
 
@@ -142,6 +145,19 @@ func TestSAMLRefusals(t *testing.T) {
 			form.Set("SAMLResponse", base64.StdEncoding.EncodeToString([]byte(doc)))
 			refused(t, p.post(acs, form), 400, "saml_too_large")
 			w.nothingMade(t, email)
+		})
+		t.Run("signed with SHA-1", func(t *testing.T) {
+			key, cert := newKeyPair(t, "sha1")
+			old := startSAMLIdPTweaked(t, key, cert, func(s *samlidp.Server) { s.IDP.SignatureMethod = dsig.RSASHA1SignatureMethod })
+			conn := w.samlConnect(t, w.org, old, map[string]any{"name": "SHA-1 IdP"})["id"].(string)
+			email := "sha1-" + rnd(3) + "@" + w.domain
+			old.addUser(t, "old", email)
+			p := newSAMLPerson(t)
+			p.loginAtIdP(old, "old")
+			refused(t, p.signIn(w.a.Config.PublicURL+"/saml/"+conn+"/login", ""), 400, "saml_weak_algorithm")
+			if w.users(t, email) != 0 || w.samlIdentities(t, conn) != 0 {
+				t.Fatal("a SHA-1 Response made something")
+			}
 		})
 		t.Run("expired", func(t *testing.T) {
 			email := "late-" + rnd(3) + "@" + w.domain
