@@ -2,7 +2,8 @@
 // project's orgs — created, opened to rename or re-slug, to add, re-role and remove their
 // members (users of the project's tenant), its SAML connections and SCIM directories
 // (SPEC §27), to make a one-time setup link for the customer's IT admin, or to delete — and
-// the roles the project defines beside the built-in owner, admin and member. Every change asks for a recent sign-in, as the API does.
+// the roles the project defines beside the built-in owner, admin and member. Every change
+// asks for a recent sign-in, as the API does.
 import { api } from './api.js';
 import { directorySection, samlSection } from './enterprise.js';
 import { confirm, errorBox, field, h, secretPanel, select, submitting, table, when } from './ui.js';
