@@ -36,7 +36,9 @@ export async function samlSection(send, base) {
   const result = h('div', { 'aria-live': 'polite' });
   const load = async () => {
     const { connections } = await send('GET', `${base}/connections`);
-    list.replaceChildren(table('SAML connections', ['Name', 'Identity provider', 'Your IdP needs', ''], connections.filter((c) => c.type === 'saml'), (c) => [
+    const saml = connections.filter((c) => c.type === 'saml');
+    if (saml.length === 0) { list.replaceChildren(h('p', { class: 'muted' }, 'No SAML connection yet.')); return; }
+    list.replaceChildren(table('SAML connections', ['Name', 'Identity provider', 'Your IdP needs', ''], saml, (c) => [
       h('strong', {}, c.name), h('code', {}, c.idpEntityId || c.issuer || ''), spList(c),
       h('div', { class: 'row' },
         h('button', { type: 'button', onclick: () => test(c) }, `Test ${c.name}`),
