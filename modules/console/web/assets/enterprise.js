@@ -134,11 +134,13 @@ export async function directorySection(send, base, heading = 'h2') {
     h('p', { class: 'muted' }, 'In your identity provider\'s provisioning settings: the base URL is Okta\'s "SCIM connector base URL" and Entra\'s "Tenant URL"; the token is the bearer token ("API token", "Secret token").'));
   const load = async () => {
     const { directories } = await send('GET', dirs);
-    list.replaceChildren(table('Directories', ['Name', 'Base URL', 'Last sync', 'Group roles', ''], directories, (d) => {
+    list.replaceChildren(table('Directories', ['Name', 'Base URL', 'Token', 'People', 'Last sync', 'Group roles', ''], directories, (d) => {
       const label = d.name || d.id;
       const at = `${dirs}/${encodeURIComponent(d.id)}`;
       return [
         h('strong', {}, label), h('code', { 'aria-label': `Base URL of ${label}` }, d.baseUrl),
+        d.tokenLive === false ? h('span', { class: 'error' }, 'revoked: roll it') : h('code', {}, d.tokenHint),
+        `${d.users || 0} people, ${d.groups || 0} groups`,
         h('span', { 'aria-label': `Last sync of ${label}` }, when(d.lastSyncAt, 'not yet')),
         groupRoles(send, at, d, label, box, load),
         h('div', { class: 'row' },
@@ -146,7 +148,7 @@ export async function directorySection(send, base, heading = 'h2') {
             type: 'button',
             onclick: async () => {
               if (!(await confirm(`Roll the token of ${label}? The current token stops working: your identity provider needs the new one.`))) return;
-              try { box.clear(); showSecret(`New token for ${label}`, { baseUrl: d.baseUrl, ...(await send('POST', `${at}/token`)) }); } catch (err) { box.show(err); }
+              try { box.clear(); showSecret(`New token for ${label}`, await send('POST', `${at}/token`)); await load(); } catch (err) { box.show(err); }
             },
           }, `Roll token of ${label}`),
           h('button', {
@@ -168,7 +170,7 @@ export async function directorySection(send, base, heading = 'h2') {
         const n = name.querySelector('input').value.trim();
         const got = await send('POST', dirs, n ? { name: n } : {});
         form.reset();
-        showSecret(`Directory ${got.name || got.id}`, got);
+        showSecret(`Directory ${(got.directory && got.directory.name) || got.id}`, got);
         await load();
       });
     },
