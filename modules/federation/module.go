@@ -48,6 +48,7 @@ var Module = fx.Module("federation",
 	// account; a type of their own, so the account module needs nothing of the service.
 	identity.AsPriorCredentials(func() priorIdentities { return priorIdentities{} }),
 	fx.Provide(func(s *service) identity.Upstreams { return upstreamsFor{s} }),
+	identity.AsOrgEnding(func() orgConnections { return orgConnections{} }),
 	fx.Provide(func(s *service) *Operator { return &Operator{svc: s} }),
 	secret.AsSealed(sealedClientSecret, sealedUpstreamTokens, sealedVerifier),
 	// The secrets it mails claim their prefixes (SPEC §9b): no kind or product may take them.

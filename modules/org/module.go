@@ -74,10 +74,13 @@ type params struct {
 	Mail   mail.Sender
 	Log    *slog.Logger
 	Config config.Config
+	// Endings are the other modules' parts of an org (SPEC §26, §27).
+	Endings []identity.OrgEnding `group:"org_endings"`
 }
 
 func newService(p params) *Service {
-	return &Service{ent: p.Ent, audit: p.Audit, users: p.Users, emails: p.Emails, storage: p.DB.Storage, clock: p.Clock, selfURL: p.Config.SelfURL()}
+	return &Service{ent: p.Ent, audit: p.Audit, users: p.Users, emails: p.Emails, storage: p.DB.Storage, clock: p.Clock,
+		selfURL: p.Config.SelfURL(), endings: p.Endings}
 }
 
 func newInvitations(s *Service, p params) *Invitations {
