@@ -43194,20 +43194,21 @@ func (m *UsedAssertionMutation) ResetEdge(name string) error {
 // UserMutation represents an operation that mutates the User nodes in the graph.
 type UserMutation struct {
 	config
-	op             Op
-	typ            string
-	id             *string
-	created_at     *time.Time
-	tenant_id      *string
-	email          *string
-	password_hash  *string
-	metadata       *string
-	email_verified *bool
-	blocked_at     *time.Time
-	clearedFields  map[string]struct{}
-	done           bool
-	oldValue       func(context.Context) (*User, error)
-	predicates     []predicate.User
+	op               Op
+	typ              string
+	id               *string
+	created_at       *time.Time
+	tenant_id        *string
+	email            *string
+	password_hash    *string
+	metadata         *string
+	email_verified   *bool
+	blocked_at       *time.Time
+	deprovisioned_at *time.Time
+	clearedFields    map[string]struct{}
+	done             bool
+	oldValue         func(context.Context) (*User, error)
+	predicates       []predicate.User
 }
 
 var _ ent.Mutation = (*UserMutation)(nil)
@@ -43579,6 +43580,55 @@ func (m *UserMutation) ResetBlockedAt() {
 	delete(m.clearedFields, user.FieldBlockedAt)
 }
 
+// SetDeprovisionedAt sets the "deprovisioned_at" field.
+func (m *UserMutation) SetDeprovisionedAt(t time.Time) {
+	m.deprovisioned_at = &t
+}
+
+// DeprovisionedAt returns the value of the "deprovisioned_at" field in the mutation.
+func (m *UserMutation) DeprovisionedAt() (r time.Time, exists bool) {
+	v := m.deprovisioned_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDeprovisionedAt returns the old "deprovisioned_at" field's value of the User entity.
+// If the User object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *UserMutation) OldDeprovisionedAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDeprovisionedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDeprovisionedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDeprovisionedAt: %w", err)
+	}
+	return oldValue.DeprovisionedAt, nil
+}
+
+// ClearDeprovisionedAt clears the value of the "deprovisioned_at" field.
+func (m *UserMutation) ClearDeprovisionedAt() {
+	m.deprovisioned_at = nil
+	m.clearedFields[user.FieldDeprovisionedAt] = struct{}{}
+}
+
+// DeprovisionedAtCleared returns if the "deprovisioned_at" field was cleared in this mutation.
+func (m *UserMutation) DeprovisionedAtCleared() bool {
+	_, ok := m.clearedFields[user.FieldDeprovisionedAt]
+	return ok
+}
+
+// ResetDeprovisionedAt resets all changes to the "deprovisioned_at" field.
+func (m *UserMutation) ResetDeprovisionedAt() {
+	m.deprovisioned_at = nil
+	delete(m.clearedFields, user.FieldDeprovisionedAt)
+}
+
 // Where appends a list predicates to the UserMutation builder.
 func (m *UserMutation) Where(ps ...predicate.User) {
 	m.predicates = append(m.predicates, ps...)
@@ -43613,7 +43663,7 @@ func (m *UserMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *UserMutation) Fields() []string {
-	fields := make([]string, 0, 7)
+	fields := make([]string, 0, 8)
 	if m.created_at != nil {
 		fields = append(fields, user.FieldCreatedAt)
 	}
@@ -43634,6 +43684,9 @@ func (m *UserMutation) Fields() []string {
 	}
 	if m.blocked_at != nil {
 		fields = append(fields, user.FieldBlockedAt)
+	}
+	if m.deprovisioned_at != nil {
+		fields = append(fields, user.FieldDeprovisionedAt)
 	}
 	return fields
 }
@@ -43657,6 +43710,8 @@ func (m *UserMutation) Field(name string) (ent.Value, bool) {
 		return m.EmailVerified()
 	case user.FieldBlockedAt:
 		return m.BlockedAt()
+	case user.FieldDeprovisionedAt:
+		return m.DeprovisionedAt()
 	}
 	return nil, false
 }
@@ -43680,6 +43735,8 @@ func (m *UserMutation) OldField(ctx context.Context, name string) (ent.Value, er
 		return m.OldEmailVerified(ctx)
 	case user.FieldBlockedAt:
 		return m.OldBlockedAt(ctx)
+	case user.FieldDeprovisionedAt:
+		return m.OldDeprovisionedAt(ctx)
 	}
 	return nil, fmt.Errorf("unknown User field %s", name)
 }
@@ -43738,6 +43795,13 @@ func (m *UserMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetBlockedAt(v)
 		return nil
+	case user.FieldDeprovisionedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDeprovisionedAt(v)
+		return nil
 	}
 	return fmt.Errorf("unknown User field %s", name)
 }
@@ -43771,6 +43835,9 @@ func (m *UserMutation) ClearedFields() []string {
 	if m.FieldCleared(user.FieldBlockedAt) {
 		fields = append(fields, user.FieldBlockedAt)
 	}
+	if m.FieldCleared(user.FieldDeprovisionedAt) {
+		fields = append(fields, user.FieldDeprovisionedAt)
+	}
 	return fields
 }
 
@@ -43787,6 +43854,9 @@ func (m *UserMutation) ClearField(name string) error {
 	switch name {
 	case user.FieldBlockedAt:
 		m.ClearBlockedAt()
+		return nil
+	case user.FieldDeprovisionedAt:
+		m.ClearDeprovisionedAt()
 		return nil
 	}
 	return fmt.Errorf("unknown User nullable field %s", name)
@@ -43816,6 +43886,9 @@ func (m *UserMutation) ResetField(name string) error {
 		return nil
 	case user.FieldBlockedAt:
 		m.ResetBlockedAt()
+		return nil
+	case user.FieldDeprovisionedAt:
+		m.ResetDeprovisionedAt()
 		return nil
 	}
 	return fmt.Errorf("unknown User field %s", name)

@@ -1407,6 +1407,7 @@ var (
 		{Name: "metadata", Type: field.TypeString, Size: 2147483647, Default: "{}"},
 		{Name: "email_verified", Type: field.TypeBool, Default: false},
 		{Name: "blocked_at", Type: field.TypeTime, Nullable: true},
+		{Name: "deprovisioned_at", Type: field.TypeTime, Nullable: true},
 	}
 	// UsersTable holds the schema information for the "users" table.
 	UsersTable = &schema.Table{
