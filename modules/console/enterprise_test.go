@@ -65,26 +65,18 @@ func scimStatus(t *testing.T, base, token string) int {
 	return res.StatusCode
 }
 
-// The setup page's enterprise sections (SPEC §26, §27), driven as a customer's IT admin
-// would in headless Chromium. A link for the directory only shows that section. A
+// The setup page's directory section (SPEC §26, §27), driven as a customer's IT admin
+// would in headless Chromium. A link for the directory shows only that section. A
 // directory is created: its base URL and token are shown once and the token works at the
 // SCIM endpoint; a group is mapped to a role; the token is rolled (the old one refused,
 // the new shown once and working); after a reload nothing secret is shown; the directory
-// is deleted and its token refused. A link for SSO takes a SAML IdP's metadata by URL,
-// shows the SP values, and a metadata URL that answers no metadata is refused with the
-// reason shown and nothing created. The project admin's org screen shows the same.
-func TestConsoleSetupEnterprise(t *testing.T) {
-	a := apptest.Start(t, apptest.Stores(t)[0], apptest.WithConfig(func(c *config.Config) {
-		c.WebhookAllowHTTP = true // the IdP's metadata is on loopback, over http
-		c.AccessTTL = 24 * time.Hour
-	}))
-	admin := a.SignUp(t)
-	prj := a.CreateProject(t, admin)
+// is deleted and its token refused. The project admin creates one on the org's screen.
+func TestConsoleSetupDirectory(t *testing.T) {
+	a, admin, prj, acme := enterpriseWorld(t)
 	api := func(method, path string, body any, status int) map[string]any {
 		t.Helper()
 		return a.Do(apptest.Req{Method: method, Path: "/v1/projects/" + prj + path, Body: body, Header: admin.Bearer()}).Expect(t, status, nil)
 	}
-	acme := api(http.MethodPost, "/orgs", map[string]any{"name": "Acme"}, 201)["id"].(string)
 	status := func(text string) chromedp.Action[chromedp.Void] {
 		return chromedp.WaitVisible(text, chromedp.ByFunc(browser.Text(text)))
 	}
@@ -150,8 +142,47 @@ func TestConsoleSetupEnterprise(t *testing.T) {
 		t.Fatalf("a deleted directory's token: SCIM answers %d", s)
 	}
 
-	// SSO: a SAML IdP by its metadata URL; a URL without metadata refused, nothing made.
-	link = api(http.MethodPost, "/orgs/"+acme+"/setup-links", map[string]any{"intents": []string{"sso"}}, 201)["url"].(string)
+	// The project admin creates one on the org's screen.
+	ad := adminOrgScreen(t, a, admin)
+	ad.Do(browser.TypeInto("textbox", "Directory name", "Entra"), browser.Click("button", "Create directory"), browser.WaitFor("region", "Directory Entra"))
+	if s := scimStatus(t, shown(ad, "SCIM base URL"), shown(ad, "SCIM token")); s != http.StatusOK {
+		t.Fatalf("the admin's directory: SCIM answers %d", s)
+	}
+	ad.Shot("org-enterprise")
+}
+
+func enterpriseWorld(t *testing.T) (a *apptest.App, admin *apptest.Session, prj, acme string) {
+	t.Helper()
+	a = apptest.Start(t, apptest.Stores(t)[0], apptest.WithConfig(func(c *config.Config) {
+		c.WebhookAllowHTTP = true // the IdP's metadata is on loopback, over http
+	}))
+	admin = a.SignUp(t)
+	prj = a.CreateProject(t, admin)
+	acme = a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/projects/" + prj + "/orgs", Body: map[string]any{"name": "Acme"}, Header: admin.Bearer()}).Expect(t, 201, nil)["id"].(string)
+	return a, admin, prj, acme
+}
+
+// adminOrgScreen is the project admin, signed in to the console, on Acme's screen.
+func adminOrgScreen(t *testing.T, a *apptest.App, admin *apptest.Session) *browser.Page {
+	t.Helper()
+	ad := browser.NewPage(t, browser.Tab(t, nil))
+	ad.Do(chromedp.Navigate(a.Base+"/console"), browser.TypeInto("textbox", "Email", admin.Email), browser.TypeInto("textbox", "Password", admin.Password),
+		browser.Click("button", "Sign in"), browser.WaitFor("link", "Apps"), browser.Click("link", "Organizations"), browser.Click("button", "Open Acme"),
+		browser.WaitFor("region", "Organization Acme"), browser.WaitFor("button", "Create directory"))
+	return ad
+}
+
+// The setup page's SAML section (SPEC §27): a link for SSO shows only that section; a
+// metadata URL that answers no metadata is refused with the reason shown and nothing
+// created; the IdP's metadata URL adds the connection, and the page shows the SP values
+// the IdP needs (its ACS URL the connection's); the project admin's org screen lists it.
+func TestConsoleSetupSAML(t *testing.T) {
+	a, admin, prj, acme := enterpriseWorld(t)
+	api := func(method, path string, body any, status int) map[string]any {
+		t.Helper()
+		return a.Do(apptest.Req{Method: method, Path: "/v1/projects/" + prj + path, Body: body, Header: admin.Bearer()}).Expect(t, status, nil)
+	}
+	link := api(http.MethodPost, "/orgs/"+acme+"/setup-links", map[string]any{"intents": []string{"sso"}}, 201)["url"].(string)
 	sso := browser.NewPage(t, browser.Tab(t, nil))
 	sso.Do(chromedp.Navigate(link), browser.WaitFor("heading", "Single sign-on"), browser.WaitFor("button", "Add SAML connection"))
 	if got := sso.Eval(`[...document.querySelectorAll('main h2')].map((e) => e.textContent).join()`); got != "Single sign-on" {
@@ -172,15 +203,9 @@ func TestConsoleSetupEnterprise(t *testing.T) {
 	}
 	sso.Shot("saml-by-url")
 
-	// The project admin sees the org's SAML connection and directories on its screen,
-	// and creates a directory there.
-	ad := browser.NewPage(t, browser.Tab(t, nil))
-	ad.Do(chromedp.Navigate(a.Base+"/console"), browser.TypeInto("textbox", "Email", admin.Email), browser.TypeInto("textbox", "Password", admin.Password),
-		browser.Click("button", "Sign in"), browser.WaitFor("link", "Apps"), browser.Click("link", "Organizations"), browser.Click("button", "Open Acme"),
-		browser.WaitFor("region", "Organization Acme"), browser.WaitFor("button", "Test Globex"), browser.WaitFor("button", "Create directory"))
-	ad.Do(browser.TypeInto("textbox", "Directory name", "Entra"), browser.Click("button", "Create directory"), browser.WaitFor("region", "Directory Entra"))
-	if s := scimStatus(t, shown(ad, "SCIM base URL"), shown(ad, "SCIM token")); s != http.StatusOK {
-		t.Fatalf("the admin's directory: SCIM answers %d", s)
+	ad := adminOrgScreen(t, a, admin)
+	ad.Do(browser.WaitFor("button", "Test Globex"))
+	if got := ad.Eval(`document.querySelector('[aria-label="ACS URL of Globex"]').textContent`); got != acs {
+		t.Fatalf("the org screen shows ACS %q, the setup page %q", got, acs)
 	}
-	ad.Shot("org-enterprise")
 }

@@ -134,13 +134,14 @@ export async function directorySection(send, base, heading = 'h2') {
     h('p', { class: 'muted' }, 'In your identity provider\'s provisioning settings: the base URL is Okta\'s "SCIM connector base URL" and Entra\'s "Tenant URL"; the token is the bearer token ("API token", "Secret token").'));
   const load = async () => {
     const { directories } = await send('GET', dirs);
-    list.replaceChildren(table('Directories', ['Name', 'Base URL', 'Token', 'People', 'Last sync', 'Group roles', ''], directories, (d) => {
+    list.replaceChildren(table('Directories', ['Directory', 'Base URL', 'Last sync', 'Group roles', ''], directories, (d) => {
       const label = d.name || d.id;
       const at = `${dirs}/${encodeURIComponent(d.id)}`;
       return [
-        h('strong', {}, label), h('code', { 'aria-label': `Base URL of ${label}` }, d.baseUrl),
-        d.tokenLive === false ? h('span', { class: 'error' }, 'revoked: roll it') : h('code', {}, d.tokenHint),
-        `${d.users || 0} people, ${d.groups || 0} groups`,
+        h('div', { class: 'directory' }, h('strong', {}, label),
+          h('span', { class: 'muted' }, `${d.users || 0} people, ${d.groups || 0} groups`),
+          d.tokenLive === false ? h('span', { class: 'error' }, 'Token revoked: roll it.') : h('code', { 'aria-label': `Token of ${label}` }, d.tokenHint)),
+        h('code', { 'aria-label': `Base URL of ${label}` }, d.baseUrl),
         h('span', { 'aria-label': `Last sync of ${label}` }, when(d.lastSyncAt, 'not yet')),
         groupRoles(send, at, d, label, box, load),
         h('div', { class: 'row' },
