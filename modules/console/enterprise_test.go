@@ -189,7 +189,8 @@ func TestConsoleSetupSAML(t *testing.T) {
 		t.Fatalf("an SSO link's page shows sections %q", got)
 	}
 	metadata := samlIdP(t)
-	sso.Do(browser.TypeInto("textbox", "SAML connection name", "Globex"), browser.TypeInto("textbox", "IdP metadata URL", strings.TrimSuffix(metadata, "/metadata")+"/nothing"),
+	sso.Do(browser.TypeInto("textbox", "SAML connection name", "Globex"), browser.TypeInto("textbox", "Email attribute", "mail"),
+		browser.TypeInto("textbox", "IdP metadata URL", strings.TrimSuffix(metadata, "/metadata")+"/nothing"),
 		browser.Click("button", "Add SAML connection"), chromedp.WaitVisible(chromedp.CSS(`section[aria-label="SAML"] [role=alert]:not([hidden])`)))
 	if n := len(api(http.MethodGet, "/orgs/"+acme+"/connections", nil, 200)["connections"].([]any)); n != 0 {
 		t.Fatalf("a refused metadata URL made %d connections", n)

@@ -58,7 +58,11 @@ func startAcmeIdP(t *testing.T) *acmeIdP {
 	if err != nil {
 		t.Fatal(err)
 	}
-	u, _ := url.Parse("http://" + ln.Addr().String())
+	// localhost, as authcore's public URL: the same site, so the SP's flow cookie (Lax
+	// over plain http) goes along with the IdP's POST to the ACS, as SameSite=None does
+	// over https in production.
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	u, _ := url.Parse("http://localhost:" + port)
 	idp, err := samlidp.New(samlidp.Options{URL: *u, Key: key, Certificate: cert, Store: &samlidp.MemoryStore{}})
 	if err != nil {
 		t.Fatal(err)
@@ -294,13 +298,12 @@ func TestEnterpriseSetupToDeprovisioning(t *testing.T) {
 	it.Do(browser.Click("button", "Verify "+domain), chromedp.WaitVisible("verified", chromedp.ByFunc(browser.Text("verified"))))
 
 	// Acme's IdP: its metadata file uploaded through the page, its attributes mapped by
-	// the names samlidp gives them; then the SP values the page shows go to the IdP.
+	// the (friendly) names samlidp gives them; then the SP values the page shows go to
+	// the IdP.
 	it.Do(browser.TypeInto("textbox", "SAML connection name", "Acme SAML"),
 		chromedp.SetUploadFiles(chromedp.CSS(`input[name="IdP metadata file"]`), []string{idp.metadataFile(t)}),
-		browser.TypeInto("textbox", "Email attribute", "urn:oid:0.9.2342.19200300.100.1.3"),
-		browser.TypeInto("textbox", "First name attribute", "urn:oid:2.5.4.42"),
-		browser.TypeInto("textbox", "Last name attribute", "urn:oid:2.5.4.4"),
-		browser.TypeInto("textbox", "Groups attribute", "urn:oid:1.3.6.1.4.1.5923.1.1.1.1"),
+		browser.TypeInto("textbox", "Email attribute", "mail"), browser.TypeInto("textbox", "First name attribute", "givenName"),
+		browser.TypeInto("textbox", "Last name attribute", "sn"), browser.TypeInto("textbox", "Groups attribute", "eduPersonAffiliation"),
 		browser.Click("button", "Add SAML connection"), browser.WaitFor("region", "Values for your identity provider"), browser.WaitFor("button", "Test Acme SAML"))
 	spValue := func(what string) string {
 		return it.Eval(`document.querySelector('[aria-label="Values for your identity provider"] [aria-label="` + what + ` of Acme SAML"]').textContent`)

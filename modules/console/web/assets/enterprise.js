@@ -9,7 +9,7 @@ import { confirm, errorBox, field, h, secretPanel, submitting, table, when } fro
 // The attributes a SAML connection maps, with what most identity providers call them
 // (Okta's and Entra's defaults differ; the placeholder is only a hint).
 const attributes = [
-  ['email', 'Email attribute', 'email'],
+  ['email', 'Email attribute', 'email or mail'],
   ['firstName', 'First name attribute', 'firstName'],
   ['lastName', 'Last name attribute', 'lastName'],
   ['groups', 'Groups attribute', 'groups'],
@@ -68,7 +68,7 @@ export async function samlSection(send, base) {
   // URL the server fetches it from (and refreshes it by).
   const file = field('IdP metadata file', { type: 'file', accept: '.xml,application/xml,text/xml,application/samlmetadata+xml' });
   const url = field('IdP metadata URL', { type: 'url', placeholder: 'https://idp.example.com/metadata' });
-  const mapping = attributes.map(([key, label, hint]) => [key, field(label, { placeholder: hint, autocomplete: 'off' })]);
+  const mapping = attributes.map(([key, label, hint]) => [key, field(label, { placeholder: hint, autocomplete: 'off', required: key === 'email' })]);
   const unsolicited = h('label', { class: 'check' }, h('input', { type: 'checkbox', 'aria-label': 'Allow sign-in started at the IdP (IdP-initiated)' }),
     ' Allow sign-in started at the IdP (IdP-initiated)');
   const value = (f) => f.querySelector('input').value.trim();
