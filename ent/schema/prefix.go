@@ -33,4 +33,5 @@ const (
 	OrgSetupLinkIDPrefix        = "osl_"
 	SCIMDirectoryIDPrefix       = "dir_"
 	SCIMResourceIDPrefix        = "scr_"
+	SAMLConnectionIDPrefix      = "sml_"
 )
