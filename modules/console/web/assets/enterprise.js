@@ -24,7 +24,7 @@ function spValues(c) {
 
 function spList(c) {
   return h('dl', { class: 'fields', 'aria-label': `Service provider values of ${c.name}` },
-    spValues(c).filter(([, v]) => v).map(([k, v]) => [h('dt', {}, k), h('dd', {}, h('code', { 'aria-label': `${k} of ${c.name}` }, v))]));
+    spValues(c).filter(([, v]) => v).flatMap(([k, v]) => [h('dt', {}, k), h('dd', {}, h('code', { 'aria-label': `${k} of ${c.name}` }, v))]));
 }
 
 // samlSection lists the org's SAML connections with the values their IdP needs, adds one
@@ -85,8 +85,8 @@ export async function samlSection(send, base) {
         for (const [key, f] of mapping) if (value(f)) body.attributeMapping[key] = value(f);
         const created = await send('POST', `${base}/connections`, body);
         form.reset();
-        result.replaceChildren(h('section', { 'aria-label': 'Values for your identity provider', role: 'status' },
-          h('p', {}, `Added ${created.name}. Give your identity provider these values:`), spList(created)));
+        result.replaceChildren(h('section', { 'aria-label': 'Values for your identity provider' },
+          h('p', { role: 'status' }, `Added ${created.name}. Give your identity provider these values:`), spList(created)));
         await load();
       });
     },
