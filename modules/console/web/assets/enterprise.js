@@ -39,7 +39,7 @@ export async function samlSection(send, base) {
     const saml = connections.filter((c) => c.type === 'saml');
     if (saml.length === 0) { list.replaceChildren(h('p', { class: 'muted' }, 'No SAML connection yet.')); return; }
     list.replaceChildren(table('SAML connections', ['Name', 'Identity provider', 'Your IdP needs', ''], saml, (c) => [
-      h('strong', {}, c.name), h('code', {}, c.idpEntityId || c.issuer || ''), spList(c),
+      h('strong', { class: 'name' }, c.name), h('code', {}, c.idpEntityId || c.issuer || ''), spList(c),
       h('div', { class: 'row' },
         h('button', { type: 'button', onclick: () => test(c) }, `Test ${c.name}`),
         h('button', {
@@ -138,7 +138,7 @@ export async function directorySection(send, base, heading = 'h2') {
       const label = d.name || d.id;
       const at = `${dirs}/${encodeURIComponent(d.id)}`;
       return [
-        h('div', { class: 'directory' }, h('strong', {}, label),
+        h('div', { class: 'directory' }, h('strong', { class: 'name' }, label),
           h('span', { class: 'muted' }, `${d.users || 0} people, ${d.groups || 0} groups`),
           d.tokenLive === false ? h('span', { class: 'error' }, 'Token revoked: roll it.') : h('code', { 'aria-label': `Token of ${label}` }, d.tokenHint)),
         h('code', { 'aria-label': `Base URL of ${label}` }, d.baseUrl),
