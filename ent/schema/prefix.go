@@ -31,7 +31,7 @@ const (
 	OrgMemberIDPrefix           = "orm_"
 	OrgRoleIDPrefix             = "orr_"
 	OrgSetupLinkIDPrefix        = "osl_"
+	SAMLConnectionIDPrefix      = "sml_"
 	SCIMDirectoryIDPrefix       = "dir_"
 	SCIMResourceIDPrefix        = "scr_"
-	SAMLConnectionIDPrefix      = "sml_"
 )

@@ -59,7 +59,7 @@ func matches(e filter.Expression, doc map[string]any, sc scope) (bool, error) {
 		m, err := matches(x.Expression, doc, sc)
 		return !m, err
 	case *filter.ValuePath:
-		def, vals := resolve(doc, sc, x.AttributePath)
+		def, vals := elements(doc, sc, x.AttributePath)
 		sub := scope{rt: sc.rt, attrs: def.Sub}
 		for _, v := range vals {
 			elem, ok := v.(map[string]any)
@@ -79,24 +79,47 @@ func matches(e filter.Expression, doc map[string]any, sc scope) (bool, error) {
 	return false, scimErr(400, "invalidFilter", "unsupported filter expression")
 }
 
+// elements are the values of the multi-valued attribute p names, each whole.
+func elements(doc map[string]any, sc scope, p filter.AttributePath) (attr, []any) {
+	base, attrs := container(doc, sc, p)
+	def, _ := find(attrs, p.AttributeName)
+	if base == nil {
+		return def, nil
+	}
+	v, _, ok := lookup(base, p.AttributeName)
+	if !ok || v == nil {
+		return def, nil
+	}
+	return def, asList(v)
+}
+
+// container is the object p's attribute is a member of (the resource, or an extension's
+// object) and the attributes defined there; nil when p names an unknown schema.
+func container(doc map[string]any, sc scope, p filter.AttributePath) (map[string]any, []attr) {
+	if p.URIPrefix == nil || sc.rt == nil {
+		return doc, sc.attrs
+	}
+	uri := *p.URIPrefix
+	if strings.EqualFold(uri, sc.rt.Core.ID) {
+		return doc, sc.attrs
+	}
+	if ext, ok := sc.rt.extension(uri); ok {
+		v, _, _ := lookup(doc, ext.ID)
+		m, _ := v.(map[string]any)
+		return m, ext.Attrs
+	}
+	return nil, nil
+}
+
 // resolve is the definition of the attribute p names in sc and its values in doc: one
 // element per value of a multi-valued attribute, the "value" sub-attribute of a
 // multi-valued complex one named without a sub-attribute (RFC 7644 §3.4.2.2).
 func resolve(doc map[string]any, sc scope, p filter.AttributePath) (attr, []any) {
-	base, attrs := doc, sc.attrs
-	if p.URIPrefix != nil && sc.rt != nil {
-		uri := *p.URIPrefix
-		switch ext, ok := sc.rt.extension(uri); {
-		case strings.EqualFold(uri, sc.rt.Core.ID):
-		case ok:
-			v, _, _ := lookup(doc, ext.ID)
-			m, _ := v.(map[string]any)
-			base, attrs = m, ext.Attrs
-		default:
-			return attr{}, nil
-		}
-	}
+	base, attrs := container(doc, sc, p)
 	def, _ := find(attrs, p.AttributeName)
+	if base == nil {
+		return def, nil
+	}
 	v, _, ok := lookup(base, p.AttributeName)
 	if !ok || v == nil {
 		return def, nil
