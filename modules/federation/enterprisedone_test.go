@@ -153,6 +153,73 @@ func (c scimClient) do(t *testing.T, method, path string, body any) (int, map[st
 	return res.StatusCode, out
 }
 
+// oktaRecording is the request sequence Okta's provisioning client sends, as the scim
+// module's tests keep it (modules/scim/testdata/okta.json), for its test user at its
+// test domain: replayed here for the new hire at Acme's domain.
+type oktaRecording struct {
+	GroupRoles map[string]string `json:"groupRoles"`
+	Steps      []struct {
+		Name    string            `json:"name"`
+		Method  string            `json:"method"`
+		Path    string            `json:"path"`
+		Body    any               `json:"body"`
+		Status  int               `json:"status"`
+		Capture map[string]string `json:"capture"`
+	} `json:"steps"`
+}
+
+func loadOkta(t *testing.T, email string) oktaRecording {
+	t.Helper()
+	raw, err := os.ReadFile("../scim/testdata/okta.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	local, domain, _ := strings.Cut(email, "@")
+	raw = []byte(strings.NewReplacer("test.user@okta.local", email, "test.user%40okta.local", url.QueryEscape(email), "test.user", local, "okta.local", domain).Replace(string(raw)))
+	var rec oktaRecording
+	if err := json.Unmarshal(raw, &rec); err != nil {
+		t.Fatal(err)
+	}
+	return rec
+}
+
+// replay sends the recording's steps from the one named from up to (not including) the
+// one named to, filling in and capturing the ids Okta keeps, each answered as recorded.
+func (c scimClient) replay(t *testing.T, rec oktaRecording, vars map[string]string, from, to string) {
+	t.Helper()
+	fill := func(s string) string {
+		for k, v := range vars {
+			s = strings.ReplaceAll(s, "{{"+k+"}}", v)
+		}
+		return s
+	}
+	on := false
+	for _, step := range rec.Steps {
+		on = on || step.Name == from
+		if step.Name == to {
+			return
+		}
+		if !on {
+			continue
+		}
+		var body any
+		if step.Body != nil {
+			b, _ := json.Marshal(step.Body)
+			body = json.RawMessage(fill(string(b)))
+		}
+		status, got := c.do(t, step.Method, fill(step.Path), body)
+		if status != step.Status {
+			t.Fatalf("Okta's %q: %d, want %d: %v", step.Name, status, step.Status, got)
+		}
+		for name, field := range step.Capture {
+			vars[name], _ = got[field].(string)
+		}
+	}
+	if to != "" {
+		t.Fatalf("Okta's recording has no step %q", to)
+	}
+}
+
 // appOf is Acme Portal, the project's app as a stock relying party runs it (go-oidc and
 // x/oauth2, PKCE, a nonce): it keeps the tokens it was issued and hears back-channel
 // logout tokens.
@@ -375,22 +442,20 @@ func TestEnterpriseSetupToDeprovisioning(t *testing.T) {
 	}
 	it.Shot("directory-created")
 
-	// Okta provisions the new hire: it looks them up by userName, then creates them.
+	// Okta pushes a group whose members are Acme's admins: mapped on the page.
+	for group, role := range loadOkta(t, "x@"+domain).GroupRoles {
+		it.Do(browser.Click("button", "Add a group to Okta"), browser.TypeInto("textbox", "Group 1 of Okta", group))
+		it.Eval(`(i => { i.value = '` + role + `'; i.dispatchEvent(new Event('input')); return 'ok' })(document.querySelector('input[name="Role of group 1 of Okta"]'))`)
+		it.Do(browser.Click("button", "Save group roles of Okta"), chromedp.WaitVisible(chromedp.CSS(`input[name="Role of group 1 of Okta"][value="`+role+`"]`)))
+	}
+
+	// Okta provisions the new hire, as its recording says: it looks them up, creates
+	// them, updates them, pushes the group the IT admin mapped to admin and puts them in.
 	hire := "nia-" + rnd(3)
 	hireEmail := hire + "@" + domain
-	if status, got := scim.do(t, http.MethodGet, "/Users?filter="+url.QueryEscape(`userName eq "`+hireEmail+`"`)+"&startIndex=1&count=100", nil); status != 200 || got["totalResults"] != 0.0 {
-		t.Fatalf("Okta's lookup before the create: %d %v", status, got)
-	}
-	status, created := scim.do(t, http.MethodPost, "/Users", map[string]any{
-		"schemas": []string{"urn:ietf:params:scim:schemas:core:2.0:User"}, "userName": hireEmail,
-		"name":        map[string]any{"givenName": "Nia", "familyName": "Hire"},
-		"emails":      []any{map[string]any{"primary": true, "value": hireEmail, "type": "work"}},
-		"displayName": "Nia Hire", "locale": "en-US", "externalId": "00u" + rnd(8), "groups": []any{},
-		"password": "Okta-" + rnd(6), "active": true})
-	if status != http.StatusCreated || created["id"] == nil {
-		t.Fatalf("Okta's create: %d %v", status, created)
-	}
-	scimID := created["id"].(string)
+	okta := loadOkta(t, hireEmail)
+	vars := map[string]string{}
+	scim.replay(t, okta, vars, okta.Steps[0].Name, "deactivate the user")
 	// The IT admin sees the directory's last sync (a reload keeps the hour's session).
 	it.Do(chromedp.Reload(), browser.WaitFor("heading", "Set up Acme"), browser.WaitFor("button", "Roll token of Okta"))
 	if got := it.Eval(`document.querySelector('[aria-label="Last sync of Okta"]').textContent`); got == "not yet" || got == "" {
@@ -407,7 +472,7 @@ func TestEnterpriseSetupToDeprovisioning(t *testing.T) {
 	p.Do(chromedp.Navigate(portal.authURL()), browser.WaitFor("button", "Sign in"),
 		browser.TypeInto("textbox", "Email", hireEmail), browser.TypeInto("textbox", "Password", "anything"), browser.Click("button", "Sign in"))
 	in := portal.next(t) // a first-party app: no consent asked
-	if in.err != nil || in.claims["email"] != hireEmail || in.claims["org_id"] != acme || in.token.RefreshToken == "" {
+	if in.err != nil || in.claims["email"] != hireEmail || in.claims["org_id"] != acme || in.claims["org_role"] != "admin" || in.token.RefreshToken == "" {
 		t.Fatalf("Acme Portal's sign-in: %v %v", in.err, in.claims)
 	}
 	var session string
@@ -518,10 +583,7 @@ func TestEnterpriseSetupToDeprovisioning(t *testing.T) {
 	// Okta deactivates the new hire. From the request on, each credential is asked on
 	// its replica until refused.
 	start := time.Now()
-	if status, got := scim.do(t, http.MethodPatch, "/Users/"+scimID, map[string]any{"schemas": []string{"urn:ietf:params:scim:api:messages:2.0:PatchOp"},
-		"Operations": []any{map[string]any{"op": "replace", "value": map[string]any{"active": false}}}}); status != 200 || got["active"] != false {
-		t.Fatalf("Okta's deactivation: %d %v", status, got)
-	}
+	scim.replay(t, okta, vars, "deactivate the user", "reactivate the user")
 	answered := time.Since(start)
 	gone := make([]time.Duration, len(checks))
 	var wg sync.WaitGroup
