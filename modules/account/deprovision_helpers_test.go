@@ -33,7 +33,7 @@ type logoutReceiver struct {
 	bad    []string
 }
 
-func newLogoutReceiver(t *testing.T, a *apptest.App) *logoutReceiver {
+func newLogoutReceiver(t testing.TB, a *apptest.App) *logoutReceiver {
 	r := &logoutReceiver{keys: oidc.NewRemoteKeySet(context.Background(), a.Base+"/.well-known/jwks.json")}
 	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		body, _ := io.ReadAll(req.Body)
@@ -121,7 +121,7 @@ func newDeprovWorld(t *testing.T, st apptest.Store) *deprovWorld {
 }
 
 // setUp makes the project, org, person, resource and app on w.a.
-func (w *deprovWorld) setUp(t *testing.T) {
+func (w *deprovWorld) setUp(t testing.TB) {
 	t.Helper()
 	a := w.a
 	w.admin = a.SignUp(t)
