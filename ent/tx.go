@@ -88,6 +88,10 @@ type Tx struct {
 	RevokedAccessToken *RevokedAccessTokenClient
 	// S3Credential is the client for interacting with the S3Credential builders.
 	S3Credential *S3CredentialClient
+	// SCIMDirectory is the client for interacting with the SCIMDirectory builders.
+	SCIMDirectory *SCIMDirectoryClient
+	// SCIMResource is the client for interacting with the SCIMResource builders.
+	SCIMResource *SCIMResourceClient
 	// Session is the client for interacting with the Session builders.
 	Session *SessionClient
 	// SignInBudget is the client for interacting with the SignInBudget builders.
@@ -284,6 +288,8 @@ func (tx *Tx) init() {
 	tx.Resource = NewResourceClient(tx.config)
 	tx.RevokedAccessToken = NewRevokedAccessTokenClient(tx.config)
 	tx.S3Credential = NewS3CredentialClient(tx.config)
+	tx.SCIMDirectory = NewSCIMDirectoryClient(tx.config)
+	tx.SCIMResource = NewSCIMResourceClient(tx.config)
 	tx.Session = NewSessionClient(tx.config)
 	tx.SignInBudget = NewSignInBudgetClient(tx.config)
 	tx.SignInMethods = NewSignInMethodsClient(tx.config)

@@ -117,6 +117,12 @@ type RevokedAccessToken func(*sql.Selector)
 // S3Credential is the predicate function for s3credential builders.
 type S3Credential func(*sql.Selector)
 
+// SCIMDirectory is the predicate function for scimdirectory builders.
+type SCIMDirectory func(*sql.Selector)
+
+// SCIMResource is the predicate function for scimresource builders.
+type SCIMResource func(*sql.Selector)
+
 // Session is the predicate function for session builders.
 type Session func(*sql.Selector)
 

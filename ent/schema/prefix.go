@@ -31,4 +31,6 @@ const (
 	OrgMemberIDPrefix           = "orm_"
 	OrgRoleIDPrefix             = "orr_"
 	OrgSetupLinkIDPrefix        = "osl_"
+	SCIMDirectoryIDPrefix       = "dir_"
+	SCIMResourceIDPrefix        = "scr_"
 )
