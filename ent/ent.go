@@ -49,6 +49,7 @@ import (
 	"github.com/authcore/authcore/ent/resource"
 	"github.com/authcore/authcore/ent/revokedaccesstoken"
 	"github.com/authcore/authcore/ent/s3credential"
+	"github.com/authcore/authcore/ent/samlconnection"
 	"github.com/authcore/authcore/ent/scimdirectory"
 	"github.com/authcore/authcore/ent/scimresource"
 	"github.com/authcore/authcore/ent/session"
@@ -162,6 +163,7 @@ func checkColumn(t, c string) error {
 			resource.Table:                   resource.ValidColumn,
 			revokedaccesstoken.Table:         revokedaccesstoken.ValidColumn,
 			s3credential.Table:               s3credential.ValidColumn,
+			samlconnection.Table:             samlconnection.ValidColumn,
 			scimdirectory.Table:              scimdirectory.ValidColumn,
 			scimresource.Table:               scimresource.ValidColumn,
 			session.Table:                    session.ValidColumn,

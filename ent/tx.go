@@ -88,6 +88,8 @@ type Tx struct {
 	RevokedAccessToken *RevokedAccessTokenClient
 	// S3Credential is the client for interacting with the S3Credential builders.
 	S3Credential *S3CredentialClient
+	// SAMLConnection is the client for interacting with the SAMLConnection builders.
+	SAMLConnection *SAMLConnectionClient
 	// SCIMDirectory is the client for interacting with the SCIMDirectory builders.
 	SCIMDirectory *SCIMDirectoryClient
 	// SCIMResource is the client for interacting with the SCIMResource builders.
@@ -288,6 +290,7 @@ func (tx *Tx) init() {
 	tx.Resource = NewResourceClient(tx.config)
 	tx.RevokedAccessToken = NewRevokedAccessTokenClient(tx.config)
 	tx.S3Credential = NewS3CredentialClient(tx.config)
+	tx.SAMLConnection = NewSAMLConnectionClient(tx.config)
 	tx.SCIMDirectory = NewSCIMDirectoryClient(tx.config)
 	tx.SCIMResource = NewSCIMResourceClient(tx.config)
 	tx.Session = NewSessionClient(tx.config)

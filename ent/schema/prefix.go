@@ -31,6 +31,7 @@ const (
 	OrgMemberIDPrefix           = "orm_"
 	OrgRoleIDPrefix             = "orr_"
 	OrgSetupLinkIDPrefix        = "osl_"
+	SAMLConnectionIDPrefix      = "sml_"
 	SCIMDirectoryIDPrefix       = "dir_"
 	SCIMResourceIDPrefix        = "scr_"
 )

@@ -4,6 +4,8 @@ import (
 	"context"
 
 	"github.com/authcore/authcore/ent"
+	entidentity "github.com/authcore/authcore/ent/identity"
+	"github.com/authcore/authcore/ent/samlconnection"
 	"github.com/authcore/authcore/ent/signinprovider"
 )
 
@@ -22,5 +24,16 @@ func (o orgConnections) OrgDeleted(ctx context.Context, tx *ent.Tx, project, org
 			return "", 0, err
 		}
 	}
-	return "connections", len(rows), nil
+	// Its SAML connections (SPEC §27) go the same way, with the identities linked through them.
+	sc, err := tx.SAMLConnection.Query().Where(samlconnection.TenantID(project), samlconnection.OrgID(orgID)).IDs(ctx)
+	if err != nil {
+		return "", 0, err
+	}
+	if _, err := tx.Identity.Delete().Where(entidentity.ProviderIDIn(sc...)).Exec(ctx); err != nil {
+		return "", 0, err
+	}
+	if _, err := tx.SAMLConnection.Delete().Where(samlconnection.IDIn(sc...)).Exec(ctx); err != nil {
+		return "", 0, err
+	}
+	return "connections", len(rows) + len(sc), nil
 }
