@@ -70,7 +70,8 @@ func scimStatus(t *testing.T, base, token string) int {
 // directory is created: its base URL and token are shown once and the token works at the
 // SCIM endpoint; a group is mapped to a role; the token is rolled (the old one refused,
 // the new shown once and working); after a reload nothing secret is shown; the directory
-// is deleted and its token refused. The project admin creates one on the org's screen.
+// is deleted and its token refused; the list fits a phone. The project admin creates one
+// on the org's screen.
 func TestConsoleSetupDirectory(t *testing.T) {
 	a, admin, prj, acme := enterpriseWorld(t)
 	api := func(method, path string, body any, status int) map[string]any {
@@ -135,6 +136,11 @@ func TestConsoleSetupDirectory(t *testing.T) {
 		t.Fatal("the token is shown again after a reload")
 	}
 	pg.Shot("directory-listed")
+	// A phone's width: the list and its group roles fit without scrolling sideways.
+	pg.Do(chromedp.EmulateViewport(360, 780))
+	pg.NoSideScroll("the setup page's directories")
+	pg.Shot("narrow-directory")
+	pg.Do(chromedp.EmulateViewport(1280, 900))
 
 	// Deleted: its token is refused.
 	pg.Do(browser.Click("button", "Delete Okta"), confirmed, status("No directories yet."))
@@ -175,7 +181,8 @@ func adminOrgScreen(t *testing.T, a *apptest.App, admin *apptest.Session) *brows
 // The setup page's SAML section (SPEC §27): a link for SSO shows only that section; a
 // metadata URL that answers no metadata is refused with the reason shown and nothing
 // created; the IdP's metadata URL adds the connection, and the page shows the SP values
-// the IdP needs (its ACS URL the connection's); the project admin's org screen lists it.
+// the IdP needs (its ACS URL the connection's), on a phone too; the project admin's org
+// screen lists it.
 func TestConsoleSetupSAML(t *testing.T) {
 	a, admin, prj, acme := enterpriseWorld(t)
 	api := func(method, path string, body any, status int) map[string]any {
@@ -203,6 +210,9 @@ func TestConsoleSetupSAML(t *testing.T) {
 		t.Fatalf("the page shows ACS %q for connections %v", acs, conns)
 	}
 	sso.Shot("saml-by-url")
+	sso.Do(chromedp.EmulateViewport(360, 780))
+	sso.NoSideScroll("the setup page's SAML connections")
+	sso.Shot("narrow-saml")
 
 	ad := adminOrgScreen(t, a, admin)
 	ad.Do(browser.WaitFor("button", "Test Globex"))
