@@ -189,7 +189,8 @@ function groupRoles(send, at, d, label, box, load) {
   const body = h('div', {});
   const draw = () => body.replaceChildren(...rows.map((r, i) => h('div', { class: 'row' },
     field(`Group ${i + 1} of ${label}`, { value: r.group, autocomplete: 'off', oninput: (e) => { r.group = e.target.value; } }),
-    field(`Role of group ${i + 1} of ${label}`, { value: r.role, autocomplete: 'off', list: 'org-role-names', oninput: (e) => { r.role = e.target.value; } }))));
+    field(`Role of group ${i + 1} of ${label}`, { value: r.role, autocomplete: 'off', list: 'org-role-names', oninput: (e) => { r.role = e.target.value; } }),
+    h('button', { type: 'button', 'aria-label': `Remove group ${i + 1} of ${label}`, onclick: () => { rows.splice(i, 1); draw(); } }, 'Remove'))));
   draw();
   const form = h('form', {
     'aria-label': `Group roles of ${label}`,
