@@ -114,14 +114,15 @@ func TestConsoleSetupDirectory(t *testing.T) {
 	// A group gives a role.
 	pg.Do(browser.Click("button", "Add a group to Okta"), browser.TypeInto("textbox", "Group 1 of Okta", "Engineering"))
 	pg.Eval(`document.querySelector('input[name="Role of group 1 of Okta"]').value = 'admin', document.querySelector('input[name="Role of group 1 of Okta"]').dispatchEvent(new Event('input')), 'ok'`)
-	pg.Do(browser.Click("button", "Save group roles of Okta"), chromedp.WaitVisible(chromedp.CSS(`input[name="Group 1 of Okta"][value="Engineering"]`)))
+	pg.Do(browser.Click("button", "Save group roles of Okta"), status("Saved the group roles of Okta: Engineering → admin."),
+		chromedp.WaitVisible(chromedp.CSS(`input[name="Group 1 of Okta"][value="Engineering"]`)))
 	roles := api(http.MethodGet, "/orgs/"+acme+"/directories", nil, 200)["directories"].([]any)[0].(map[string]any)["groupRoles"]
 	if m, _ := roles.(map[string]any); len(m) != 1 || m["Engineering"] != "admin" {
 		t.Fatalf("group roles after the save: %v", roles)
 	}
 	// And removed again.
 	pg.Do(browser.Click("button", "Remove group 1 of Okta"), browser.Click("button", "Save group roles of Okta"),
-		chromedp.WaitNotPresent(chromedp.CSS(`input[name="Group 1 of Okta"]`)))
+		status("Saved the group roles of Okta: none."))
 	roles = api(http.MethodGet, "/orgs/"+acme+"/directories", nil, 200)["directories"].([]any)[0].(map[string]any)["groupRoles"]
 	if m, _ := roles.(map[string]any); len(m) != 0 {
 		t.Fatalf("group roles after the removal: %v", roles)
