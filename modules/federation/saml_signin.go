@@ -333,8 +333,10 @@ func attrsOf(a *saml.Assertion, m samlMapping) samlAttrs {
 }
 
 // roleOf is the org role the person's groups give by the connection's groupRoles: admin
-// when any group gives it, else the first group's (by name) that maps; "" when none does
-// (a new member gets the org's default role, a member keeps theirs).
+// when any group gives it, else the first group's (by name) that maps. With groupRoles set
+// the IdP is where roles are kept: groups that map to none give the default role, so a
+// person taken out of the IdP's admin group is no org admin at their next sign-in. Without
+// groupRoles, "" (a new member gets the default role, a member keeps theirs).
 func roleOf(groups []string, groupRoles map[string]string) string {
 	var names []string
 	for _, g := range groups {
@@ -346,11 +348,17 @@ func roleOf(groups []string, groupRoles map[string]string) string {
 		}
 	}
 	if len(names) == 0 {
+		if len(groupRoles) > 0 {
+			return defaultOrgRole
+		}
 		return ""
 	}
 	slices.Sort(names)
 	return groupRoles[names[0]]
 }
+
+// defaultOrgRole is the role OrgRoster.Enroll gives a new member when none is named.
+const defaultOrgRole = "member"
 
 // testResult is what a test sign-in shows the admin: the mapped attributes.
 func (s samlSignIn) testResult(ctx context.Context, c samlConn, at samlAttrs) (map[string]any, error) {

@@ -67,5 +67,16 @@ func TestSAMLSignIn(t *testing.T) {
 		if w.users(t, email) != 1 || w.samlIdentities(t, id) != 1 {
 			t.Fatalf("users %d identities %d", w.users(t, email), w.samlIdentities(t, id))
 		}
+
+		// Out of the IdP's it-admins group, she is no org admin at her next sign-in.
+		idp.addUser(t, "ada", email, "staff")
+		third := newSAMLPerson(t)
+		third.loginAtIdP(idp, "ada")
+		if res := third.signIn(start, "ada"); res.StatusCode != http.StatusFound {
+			t.Fatalf("third sign-in: %d %s", res.StatusCode, body(t, res))
+		}
+		if m := w.a.Ent.OrgMember.Query().Where(orgmember.OrgID(acme), orgmember.UserID(u.ID)).OnlyX(t.Context()); m.Role != "member" {
+			t.Fatalf("role %q after leaving it-admins, want member", m.Role)
+		}
 	})
 }
