@@ -99,7 +99,7 @@ func TestCorpusAgainstCrewjamSP(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		f, err := idp.Receive(u.String(), spMeta)
+		f, err := idp.Receive(u.String(), spMeta, time.Now())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -107,7 +107,7 @@ func TestCorpusAgainstCrewjamSP(t *testing.T) {
 	}
 	person := Person{Email: "employee@acme.test", First: "Em", Last: "Ployee", Groups: []string{"eng"}}
 	victim := Person{Email: "victim@acme.test"}
-	parse := func(p *Post, ids []string) (*saml.Assertion, error) {
+	parse := func(sp *saml.ServiceProvider, p *Post, ids []string) (*saml.Assertion, error) {
 		v, ok := p.Form["SAMLResponse"]
 		if !ok || v[0] == "" {
 			return nil, errors.New("no SAMLResponse")
@@ -128,7 +128,7 @@ func TestCorpusAgainstCrewjamSP(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := parse(&Post{Form: v}, []string{f.RequestID}); err != nil {
+		if _, err := parse(sp, &Post{Form: v}, []string{f.RequestID}); err != nil {
 			t.Fatalf("the IdP's own response is refused: %v", err)
 		}
 	})
@@ -141,20 +141,29 @@ func TestCorpusAgainstCrewjamSP(t *testing.T) {
 			case "other-browser":
 				f = start(t)
 			case "unsolicited":
-				if f, err = idp.Unsolicited(spMeta); err != nil {
+				if f, err = idp.Unsolicited(spMeta, time.Now()); err != nil {
 					t.Fatal(err)
 				}
+				if c.AllowIdpInitiated {
+					ids = nil
+				}
+			}
+			csp := sp
+			if c.AllowIdpInitiated {
+				copied := *sp
+				copied.AllowIDPInitiated = true
+				csp = &copied
 			}
 			post, err := idp.Build(f, c, Options{Person: person, Victim: victim})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if c.Replay {
-				if _, err := parse(post, ids); err != nil {
+				if _, err := parse(csp, post, ids); err != nil {
 					t.Fatalf("first post refused: %v", err)
 				}
 			}
-			a, err := parse(post, ids)
+			a, err := parse(csp, post, ids)
 			if c.Library == "accepts" {
 				if err != nil {
 					t.Fatalf("crewjam's SP refused it (%v): the case no longer needs the app's own rule", describe(err))

@@ -10,7 +10,6 @@
 package samlcorpus
 
 import (
-	"bytes"
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/x509"
@@ -26,6 +25,7 @@ import (
 	"time"
 
 	"github.com/crewjam/saml"
+	dsig "github.com/russellhaering/goxmldsig"
 )
 
 // IdP is crewjam/saml's identity provider with a key of its own, plus a foreign key that
@@ -115,8 +115,9 @@ type Flow struct {
 
 // Receive is the IdP's end of an SP-initiated sign-in: redirect is the Location the SP's
 // login answered (the HTTP-Redirect binding), spMetadata the SP's metadata document. The
-// IdP checks the request as crewjam/saml does, its signature included.
-func (p *IdP) Receive(redirect string, spMetadata []byte) (*Flow, error) {
+// IdP checks the request as crewjam/saml does, its signature included, at time now (the
+// SP's clock in tests, which may be a fake one that stands still).
+func (p *IdP) Receive(redirect string, spMetadata []byte, now time.Time) (*Flow, error) {
 	sp, err := ParseSPMetadata(spMetadata)
 	if err != nil {
 		return nil, err
@@ -128,6 +129,7 @@ func (p *IdP) Receive(redirect string, spMetadata []byte) (*Flow, error) {
 	r.RemoteAddr = "127.0.0.1:40000"
 	idp := *p.IDP
 	idp.ServiceProviderProvider = spProvider{sp}
+	idp.Clock = dsig.NewFakeClockAt(now)
 	req, err := saml.NewIdpAuthnRequest(&idp, r)
 	if err != nil {
 		return nil, fmt.Errorf("the IdP could not read the AuthnRequest: %w", err)
@@ -140,7 +142,7 @@ func (p *IdP) Receive(redirect string, spMetadata []byte) (*Flow, error) {
 }
 
 // Unsolicited is an IdP-initiated flow to the SP's default ACS: no request, no RelayState.
-func (p *IdP) Unsolicited(spMetadata []byte) (*Flow, error) {
+func (p *IdP) Unsolicited(spMetadata []byte, now time.Time) (*Flow, error) {
 	sp, err := ParseSPMetadata(spMetadata)
 	if err != nil {
 		return nil, err
@@ -149,6 +151,7 @@ func (p *IdP) Unsolicited(spMetadata []byte) (*Flow, error) {
 	r.RemoteAddr = "127.0.0.1:40000"
 	idp := *p.IDP
 	idp.ServiceProviderProvider = spProvider{sp}
+	idp.Clock = dsig.NewFakeClockAt(now)
 	req, err := idp.NewIdpInitiatedRequest(r, sp.EntityID, "")
 	if err != nil {
 		return nil, fmt.Errorf("the IdP could not start an unsolicited response: %w", err)
@@ -217,4 +220,3 @@ func newID() string {
 	return "id-" + hex.EncodeToString(b)
 }
 
-func compact(b []byte) []byte { return bytes.TrimSpace(b) }
