@@ -219,4 +219,3 @@ func newID() string {
 	_, _ = rand.Read(b)
 	return "id-" + hex.EncodeToString(b)
 }
-
