@@ -25,11 +25,11 @@ type corpusWorld struct {
 	*orgWorld
 	org, domain string
 	idp         *samlcorpus.IdP
-	conn, open  samlConnection
+	conn, open  corpusConn
 	victim      samlcorpus.Person
 }
 
-type samlConnection struct {
+type corpusConn struct {
 	ID, Login, ACS string
 	Metadata       []byte
 }
@@ -43,12 +43,12 @@ func newCorpusWorld(t *testing.T, st apptest.Store) *corpusWorld {
 		t.Fatal(err)
 	}
 	w.idp = idp
-	w.conn = w.samlConnect(t, false)
-	w.open = w.samlConnect(t, true)
+	w.conn = w.corpusConnect(t, false)
+	w.open = w.corpusConnect(t, true)
 	w.victim = samlcorpus.Person{Email: "victim@" + w.domain, First: "Vic", Last: "Tim"}
 	// The victim's first sign-in, the IdP's response untouched: also the control that a
 	// stock crewjam IdP's answer is taken.
-	b := newSAMLBrowser(t)
+	b := newCorpusBrowser(t)
 	f := w.start(t, b, w.conn)
 	form, err := w.idp.Plain(f, w.victim)
 	if err != nil {
@@ -60,7 +60,7 @@ func newCorpusWorld(t *testing.T, st apptest.Store) *corpusWorld {
 	return w
 }
 
-func (w *corpusWorld) samlConnect(t *testing.T, allowIdpInitiated bool) samlConnection {
+func (w *corpusWorld) corpusConnect(t *testing.T, allowIdpInitiated bool) corpusConn {
 	t.Helper()
 	meta, err := w.idp.Metadata()
 	if err != nil {
@@ -70,7 +70,7 @@ func (w *corpusWorld) samlConnect(t *testing.T, allowIdpInitiated bool) samlConn
 		"metadataXml": string(meta), "allowIdpInitiated": allowIdpInitiated,
 		"attributeMapping": map[string]any{"email": samlcorpus.AttrEmail, "firstName": samlcorpus.AttrFirst,
 			"lastName": samlcorpus.AttrLast, "groups": samlcorpus.AttrGroups}}).Expect(t, 201, map[string]any{"type": "saml"})
-	c := samlConnection{ID: got["id"].(string), Login: got["loginUrl"].(string), ACS: got["acsUrl"].(string)}
+	c := corpusConn{ID: got["id"].(string), Login: got["loginUrl"].(string), ACS: got["acsUrl"].(string)}
 	res, err := http.Get(got["metadataUrl"].(string))
 	if err != nil {
 		t.Fatal(err)
@@ -82,23 +82,23 @@ func (w *corpusWorld) samlConnect(t *testing.T, allowIdpInitiated bool) samlConn
 	return c
 }
 
-// samlBrowser is a person's browser without a browser: its own cookie jar, redirects
+// corpusBrowser is a person's browser without a browser: its own cookie jar, redirects
 // not followed, answers asked for as JSON so that a refusal names its code.
-type samlBrowser struct{ http *http.Client }
+type corpusBrowser struct{ http *http.Client }
 
-func newSAMLBrowser(t testing.TB) *samlBrowser {
+func newCorpusBrowser(t testing.TB) *corpusBrowser {
 	jar, _ := cookiejar.New(nil)
-	return &samlBrowser{http: &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
+	return &corpusBrowser{http: &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
 }
 
-type samlAnswer struct {
+type corpusAnswer struct {
 	status   int
 	body     string
 	code     string
 	location string
 }
 
-func (b *samlBrowser) post(t testing.TB, acs string, form url.Values) samlAnswer {
+func (b *corpusBrowser) post(t testing.TB, acs string, form url.Values) corpusAnswer {
 	t.Helper()
 	req, _ := http.NewRequest(http.MethodPost, acs, strings.NewReader(form.Encode()))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
@@ -109,7 +109,7 @@ func (b *samlBrowser) post(t testing.TB, acs string, form url.Values) samlAnswer
 	}
 	defer res.Body.Close()
 	raw, _ := io.ReadAll(res.Body)
-	out := samlAnswer{status: res.StatusCode, body: string(raw), location: res.Header.Get("Location")}
+	out := corpusAnswer{status: res.StatusCode, body: string(raw), location: res.Header.Get("Location")}
 	var e struct {
 		Code string `json:"code"`
 	}
@@ -121,7 +121,7 @@ func (b *samlBrowser) post(t testing.TB, acs string, form url.Values) samlAnswer
 
 // start is an SP-initiated sign-in in browser b through c, up to the IdP having read and
 // accepted its signed AuthnRequest.
-func (w *corpusWorld) start(t testing.TB, b *samlBrowser, c samlConnection) *samlcorpus.Flow {
+func (w *corpusWorld) start(t testing.TB, b *corpusBrowser, c corpusConn) *samlcorpus.Flow {
 	t.Helper()
 	res, err := b.http.Get(c.Login + "?redirect=" + url.QueryEscape("/console"))
 	if err != nil {
@@ -139,14 +139,14 @@ func (w *corpusWorld) start(t testing.TB, b *samlBrowser, c samlConnection) *sam
 	return f
 }
 
-// traces counts what a sign-in leaves: people, identities, org members, sessions, and
+// corpusTraces counts what a sign-in leaves: people, identities, org members, sessions, and
 // audit records other than refusals.
-type traces struct{ users, identities, members, sessions, audits int }
+type corpusTraces struct{ users, identities, members, sessions, audits int }
 
-func (w *corpusWorld) traces(t testing.TB) traces {
+func (w *corpusWorld) traces(t testing.TB) corpusTraces {
 	t.Helper()
 	ctx := t.Context()
-	var out traces
+	var out corpusTraces
 	out.users = w.a.Ent.User.Query().Where(user.TenantID(w.project)).CountX(ctx)
 	out.identities = w.a.Ent.Identity.Query().Where(identity.TenantID(w.project)).CountX(ctx)
 	out.members = w.a.Ent.OrgMember.Query().Where(orgmember.OrgID(w.org)).CountX(ctx)
@@ -186,14 +186,14 @@ func (w *corpusWorld) run(t *testing.T, c samlcorpus.Case) {
 	}
 	person := samlcorpus.Person{Email: "employee-" + rnd(4) + "@" + w.domain, First: "Em", Last: "Ployee", Groups: []string{"eng"}}
 	opts := samlcorpus.Options{Person: person, Victim: w.victim, Now: w.a.Clock.Now()}
-	b := newSAMLBrowser(t)
+	b := newCorpusBrowser(t)
 	var f *samlcorpus.Flow
 	switch c.Flow {
 	case "":
 		f = w.start(t, b, conn)
 	case "other-browser":
 		w.start(t, b, conn) // this browser has a flow of its own, which the post does not name
-		f = w.start(t, newSAMLBrowser(t), conn)
+		f = w.start(t, newCorpusBrowser(t), conn)
 	case "unsolicited":
 		var err error
 		if f, err = w.idp.Unsolicited(conn.Metadata, opts.Now); err != nil {
@@ -232,12 +232,12 @@ func (w *corpusWorld) run(t *testing.T, c samlcorpus.Case) {
 	}
 	t.Logf("refused: %d %s", res.status, res.code)
 	if after != before {
-		t.Fatalf("a refused response left traces: %+v -> %+v", before, after)
+		t.Fatalf("a refused response left corpusTraces: %+v -> %+v", before, after)
 	}
 	if c.NotBurnt && post.AssertionID != "" {
 		// The refused response's assertion ID is not spent: a valid response that carries
 		// it, for a new request, is still taken.
-		b2 := newSAMLBrowser(t)
+		b2 := newCorpusBrowser(t)
 		f2 := w.start(t, b2, conn)
 		valid, err := w.idp.Build(f2, samlcorpus.Case{Name: "valid"}, samlcorpus.Options{Person: person, Victim: w.victim,
 			Now: w.a.Clock.Now(), AssertionID: post.AssertionID})
