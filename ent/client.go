@@ -51,6 +51,7 @@ import (
 	"github.com/authcore/authcore/ent/resource"
 	"github.com/authcore/authcore/ent/revokedaccesstoken"
 	"github.com/authcore/authcore/ent/s3credential"
+	"github.com/authcore/authcore/ent/samlconnection"
 	"github.com/authcore/authcore/ent/session"
 	"github.com/authcore/authcore/ent/signinbudget"
 	"github.com/authcore/authcore/ent/signingkey"
@@ -148,6 +149,8 @@ type Client struct {
 	RevokedAccessToken *RevokedAccessTokenClient
 	// S3Credential is the client for interacting with the S3Credential builders.
 	S3Credential *S3CredentialClient
+	// SAMLConnection is the client for interacting with the SAMLConnection builders.
+	SAMLConnection *SAMLConnectionClient
 	// Session is the client for interacting with the Session builders.
 	Session *SessionClient
 	// SignInBudget is the client for interacting with the SignInBudget builders.
@@ -224,6 +227,7 @@ func (c *Client) init() {
 	c.Resource = NewResourceClient(c.config)
 	c.RevokedAccessToken = NewRevokedAccessTokenClient(c.config)
 	c.S3Credential = NewS3CredentialClient(c.config)
+	c.SAMLConnection = NewSAMLConnectionClient(c.config)
 	c.Session = NewSessionClient(c.config)
 	c.SignInBudget = NewSignInBudgetClient(c.config)
 	c.SignInMethods = NewSignInMethodsClient(c.config)
@@ -367,6 +371,7 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		Resource:                   NewResourceClient(cfg),
 		RevokedAccessToken:         NewRevokedAccessTokenClient(cfg),
 		S3Credential:               NewS3CredentialClient(cfg),
+		SAMLConnection:             NewSAMLConnectionClient(cfg),
 		Session:                    NewSessionClient(cfg),
 		SignInBudget:               NewSignInBudgetClient(cfg),
 		SignInMethods:              NewSignInMethodsClient(cfg),
@@ -437,6 +442,7 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		Resource:                   NewResourceClient(cfg),
 		RevokedAccessToken:         NewRevokedAccessTokenClient(cfg),
 		S3Credential:               NewS3CredentialClient(cfg),
+		SAMLConnection:             NewSAMLConnectionClient(cfg),
 		Session:                    NewSessionClient(cfg),
 		SignInBudget:               NewSignInBudgetClient(cfg),
 		SignInMethods:              NewSignInMethodsClient(cfg),
@@ -489,9 +495,10 @@ func (c *Client) Use(hooks ...Hook) {
 		c.OrgDomain, c.OrgInvitation, c.OrgMember, c.OrgPolicy, c.OrgRole,
 		c.OrgSetupLink, c.Project, c.ProviderDomain, c.RefreshToken,
 		c.RegistrationToken, c.Resource, c.RevokedAccessToken, c.S3Credential,
-		c.Session, c.SignInBudget, c.SignInMethods, c.SignInProvider, c.SigningKey,
-		c.TrustedAuthorizationServer, c.TrustedIssuer, c.UsageCount, c.UsedAssertion,
-		c.User, c.UserToken, c.VaultConnection, c.Webhook, c.WebhookDelivery,
+		c.SAMLConnection, c.Session, c.SignInBudget, c.SignInMethods, c.SignInProvider,
+		c.SigningKey, c.TrustedAuthorizationServer, c.TrustedIssuer, c.UsageCount,
+		c.UsedAssertion, c.User, c.UserToken, c.VaultConnection, c.Webhook,
+		c.WebhookDelivery,
 	} {
 		n.Use(hooks...)
 	}
@@ -510,9 +517,10 @@ func (c *Client) Intercept(interceptors ...Interceptor) {
 		c.OrgDomain, c.OrgInvitation, c.OrgMember, c.OrgPolicy, c.OrgRole,
 		c.OrgSetupLink, c.Project, c.ProviderDomain, c.RefreshToken,
 		c.RegistrationToken, c.Resource, c.RevokedAccessToken, c.S3Credential,
-		c.Session, c.SignInBudget, c.SignInMethods, c.SignInProvider, c.SigningKey,
-		c.TrustedAuthorizationServer, c.TrustedIssuer, c.UsageCount, c.UsedAssertion,
-		c.User, c.UserToken, c.VaultConnection, c.Webhook, c.WebhookDelivery,
+		c.SAMLConnection, c.Session, c.SignInBudget, c.SignInMethods, c.SignInProvider,
+		c.SigningKey, c.TrustedAuthorizationServer, c.TrustedIssuer, c.UsageCount,
+		c.UsedAssertion, c.User, c.UserToken, c.VaultConnection, c.Webhook,
+		c.WebhookDelivery,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -595,6 +603,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.RevokedAccessToken.mutate(ctx, m)
 	case *S3CredentialMutation:
 		return c.S3Credential.mutate(ctx, m)
+	case *SAMLConnectionMutation:
+		return c.SAMLConnection.mutate(ctx, m)
 	case *SessionMutation:
 		return c.Session.mutate(ctx, m)
 	case *SignInBudgetMutation:
@@ -5549,6 +5559,139 @@ func (c *S3CredentialClient) mutate(ctx context.Context, m *S3CredentialMutation
 	}
 }
 
+// SAMLConnectionClient is a client for the SAMLConnection schema.
+type SAMLConnectionClient struct {
+	config
+}
+
+// NewSAMLConnectionClient returns a client for the SAMLConnection from the given config.
+func NewSAMLConnectionClient(c config) *SAMLConnectionClient {
+	return &SAMLConnectionClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `samlconnection.Hooks(f(g(h())))`.
+func (c *SAMLConnectionClient) Use(hooks ...Hook) {
+	c.hooks.SAMLConnection = append(c.hooks.SAMLConnection, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `samlconnection.Intercept(f(g(h())))`.
+func (c *SAMLConnectionClient) Intercept(interceptors ...Interceptor) {
+	c.inters.SAMLConnection = append(c.inters.SAMLConnection, interceptors...)
+}
+
+// Create returns a builder for creating a SAMLConnection entity.
+func (c *SAMLConnectionClient) Create() *SAMLConnectionCreate {
+	mutation := newSAMLConnectionMutation(c.config, OpCreate)
+	return &SAMLConnectionCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of SAMLConnection entities.
+func (c *SAMLConnectionClient) CreateBulk(builders ...*SAMLConnectionCreate) *SAMLConnectionCreateBulk {
+	return &SAMLConnectionCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *SAMLConnectionClient) MapCreateBulk(slice any, setFunc func(*SAMLConnectionCreate, int)) *SAMLConnectionCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &SAMLConnectionCreateBulk{err: fmt.Errorf("calling to SAMLConnectionClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*SAMLConnectionCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &SAMLConnectionCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for SAMLConnection.
+func (c *SAMLConnectionClient) Update() *SAMLConnectionUpdate {
+	mutation := newSAMLConnectionMutation(c.config, OpUpdate)
+	return &SAMLConnectionUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *SAMLConnectionClient) UpdateOne(_m *SAMLConnection) *SAMLConnectionUpdateOne {
+	mutation := newSAMLConnectionMutation(c.config, OpUpdateOne, withSAMLConnection(_m))
+	return &SAMLConnectionUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *SAMLConnectionClient) UpdateOneID(id string) *SAMLConnectionUpdateOne {
+	mutation := newSAMLConnectionMutation(c.config, OpUpdateOne, withSAMLConnectionID(id))
+	return &SAMLConnectionUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for SAMLConnection.
+func (c *SAMLConnectionClient) Delete() *SAMLConnectionDelete {
+	mutation := newSAMLConnectionMutation(c.config, OpDelete)
+	return &SAMLConnectionDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *SAMLConnectionClient) DeleteOne(_m *SAMLConnection) *SAMLConnectionDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *SAMLConnectionClient) DeleteOneID(id string) *SAMLConnectionDeleteOne {
+	builder := c.Delete().Where(samlconnection.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &SAMLConnectionDeleteOne{builder}
+}
+
+// Query returns a query builder for SAMLConnection.
+func (c *SAMLConnectionClient) Query() *SAMLConnectionQuery {
+	return &SAMLConnectionQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeSAMLConnection},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a SAMLConnection entity by its id.
+func (c *SAMLConnectionClient) Get(ctx context.Context, id string) (*SAMLConnection, error) {
+	return c.Query().Where(samlconnection.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *SAMLConnectionClient) GetX(ctx context.Context, id string) *SAMLConnection {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *SAMLConnectionClient) Hooks() []Hook {
+	return c.hooks.SAMLConnection
+}
+
+// Interceptors returns the client interceptors.
+func (c *SAMLConnectionClient) Interceptors() []Interceptor {
+	return c.inters.SAMLConnection
+}
+
+func (c *SAMLConnectionClient) mutate(ctx context.Context, m *SAMLConnectionMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&SAMLConnectionCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&SAMLConnectionUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&SAMLConnectionUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&SAMLConnectionDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown SAMLConnection mutation op: %q", m.Op())
+	}
+}
+
 // SessionClient is a client for the Session schema.
 type SessionClient struct {
 	config
@@ -7420,8 +7563,8 @@ type (
 		MFAChallenge, MFAFactor, MFARecoveryCode, Membership, OAuthAuthorization,
 		OAuthClient, OAuthCode, OAuthGrant, Org, OrgDomain, OrgInvitation, OrgMember,
 		OrgPolicy, OrgRole, OrgSetupLink, Project, ProviderDomain, RefreshToken,
-		RegistrationToken, Resource, RevokedAccessToken, S3Credential, Session,
-		SignInBudget, SignInMethods, SignInProvider, SigningKey,
+		RegistrationToken, Resource, RevokedAccessToken, S3Credential, SAMLConnection,
+		Session, SignInBudget, SignInMethods, SignInProvider, SigningKey,
 		TrustedAuthorizationServer, TrustedIssuer, UsageCount, UsedAssertion, User,
 		UserToken, VaultConnection, Webhook, WebhookDelivery []ent.Hook
 	}
@@ -7432,8 +7575,8 @@ type (
 		MFAChallenge, MFAFactor, MFARecoveryCode, Membership, OAuthAuthorization,
 		OAuthClient, OAuthCode, OAuthGrant, Org, OrgDomain, OrgInvitation, OrgMember,
 		OrgPolicy, OrgRole, OrgSetupLink, Project, ProviderDomain, RefreshToken,
-		RegistrationToken, Resource, RevokedAccessToken, S3Credential, Session,
-		SignInBudget, SignInMethods, SignInProvider, SigningKey,
+		RegistrationToken, Resource, RevokedAccessToken, S3Credential, SAMLConnection,
+		Session, SignInBudget, SignInMethods, SignInProvider, SigningKey,
 		TrustedAuthorizationServer, TrustedIssuer, UsageCount, UsedAssertion, User,
 		UserToken, VaultConnection, Webhook, WebhookDelivery []ent.Interceptor
 	}

@@ -49,6 +49,7 @@ import (
 	"github.com/authcore/authcore/ent/resource"
 	"github.com/authcore/authcore/ent/revokedaccesstoken"
 	"github.com/authcore/authcore/ent/s3credential"
+	"github.com/authcore/authcore/ent/samlconnection"
 	"github.com/authcore/authcore/ent/session"
 	"github.com/authcore/authcore/ent/signinbudget"
 	"github.com/authcore/authcore/ent/signingkey"
@@ -160,6 +161,7 @@ func checkColumn(t, c string) error {
 			resource.Table:                   resource.ValidColumn,
 			revokedaccesstoken.Table:         revokedaccesstoken.ValidColumn,
 			s3credential.Table:               s3credential.ValidColumn,
+			samlconnection.Table:             samlconnection.ValidColumn,
 			session.Table:                    session.ValidColumn,
 			signinbudget.Table:               signinbudget.ValidColumn,
 			signinmethods.Table:              signinmethods.ValidColumn,

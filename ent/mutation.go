@@ -49,6 +49,7 @@ import (
 	"github.com/authcore/authcore/ent/resource"
 	"github.com/authcore/authcore/ent/revokedaccesstoken"
 	"github.com/authcore/authcore/ent/s3credential"
+	"github.com/authcore/authcore/ent/samlconnection"
 	"github.com/authcore/authcore/ent/session"
 	"github.com/authcore/authcore/ent/signinbudget"
 	"github.com/authcore/authcore/ent/signingkey"
@@ -111,6 +112,7 @@ const (
 	TypeResource                   = "Resource"
 	TypeRevokedAccessToken         = "RevokedAccessToken"
 	TypeS3Credential               = "S3Credential"
+	TypeSAMLConnection             = "SAMLConnection"
 	TypeSession                    = "Session"
 	TypeSignInBudget               = "SignInBudget"
 	TypeSignInMethods              = "SignInMethods"
@@ -34493,6 +34495,1170 @@ func (m *S3CredentialMutation) ResetEdge(name string) error {
 	return fmt.Errorf("unknown S3Credential edge %s", name)
 }
 
+// SAMLConnectionMutation represents an operation that mutates the SAMLConnection nodes in the graph.
+type SAMLConnectionMutation struct {
+	config
+	op                  Op
+	typ                 string
+	id                  *string
+	created_at          *time.Time
+	tenant_id           *string
+	org_id              *string
+	name                *string
+	enabled             *bool
+	metadata_url        *string
+	idp_metadata        *string
+	idp_entity_id       *string
+	metadata_read_at    *time.Time
+	metadata_refresh_at *time.Time
+	attribute_mapping   *map[string]string
+	allow_idp_initiated *bool
+	group_roles         *map[string]string
+	sp_key_sealed       *string
+	sp_certificate      *string
+	updated_at          *time.Time
+	clearedFields       map[string]struct{}
+	done                bool
+	oldValue            func(context.Context) (*SAMLConnection, error)
+	predicates          []predicate.SAMLConnection
+}
+
+var _ ent.Mutation = (*SAMLConnectionMutation)(nil)
+
+// samlconnectionOption allows management of the mutation configuration using functional options.
+type samlconnectionOption func(*SAMLConnectionMutation)
+
+// newSAMLConnectionMutation creates new mutation for the SAMLConnection entity.
+func newSAMLConnectionMutation(c config, op Op, opts ...samlconnectionOption) *SAMLConnectionMutation {
+	m := &SAMLConnectionMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeSAMLConnection,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withSAMLConnectionID sets the ID field of the mutation.
+func withSAMLConnectionID(id string) samlconnectionOption {
+	return func(m *SAMLConnectionMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *SAMLConnection
+		)
+		m.oldValue = func(ctx context.Context) (*SAMLConnection, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().SAMLConnection.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withSAMLConnection sets the old SAMLConnection of the mutation.
+func withSAMLConnection(node *SAMLConnection) samlconnectionOption {
+	return func(m *SAMLConnectionMutation) {
+		m.oldValue = func(context.Context) (*SAMLConnection, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m SAMLConnectionMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m SAMLConnectionMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of SAMLConnection entities.
+func (m *SAMLConnectionMutation) SetID(id string) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *SAMLConnectionMutation) ID() (id string, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *SAMLConnectionMutation) IDs(ctx context.Context) ([]string, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []string{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().SAMLConnection.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *SAMLConnectionMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *SAMLConnectionMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the SAMLConnection entity.
+// If the SAMLConnection object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SAMLConnectionMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *SAMLConnectionMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// SetTenantID sets the "tenant_id" field.
+func (m *SAMLConnectionMutation) SetTenantID(s string) {
+	m.tenant_id = &s
+}
+
+// TenantID returns the value of the "tenant_id" field in the mutation.
+func (m *SAMLConnectionMutation) TenantID() (r string, exists bool) {
+	v := m.tenant_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTenantID returns the old "tenant_id" field's value of the SAMLConnection entity.
+// If the SAMLConnection object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SAMLConnectionMutation) OldTenantID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTenantID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTenantID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTenantID: %w", err)
+	}
+	return oldValue.TenantID, nil
+}
+
+// ResetTenantID resets all changes to the "tenant_id" field.
+func (m *SAMLConnectionMutation) ResetTenantID() {
+	m.tenant_id = nil
+}
+
+// SetOrgID sets the "org_id" field.
+func (m *SAMLConnectionMutation) SetOrgID(s string) {
+	m.org_id = &s
+}
+
+// OrgID returns the value of the "org_id" field in the mutation.
+func (m *SAMLConnectionMutation) OrgID() (r string, exists bool) {
+	v := m.org_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldOrgID returns the old "org_id" field's value of the SAMLConnection entity.
+// If the SAMLConnection object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SAMLConnectionMutation) OldOrgID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldOrgID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldOrgID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldOrgID: %w", err)
+	}
+	return oldValue.OrgID, nil
+}
+
+// ResetOrgID resets all changes to the "org_id" field.
+func (m *SAMLConnectionMutation) ResetOrgID() {
+	m.org_id = nil
+}
+
+// SetName sets the "name" field.
+func (m *SAMLConnectionMutation) SetName(s string) {
+	m.name = &s
+}
+
+// Name returns the value of the "name" field in the mutation.
+func (m *SAMLConnectionMutation) Name() (r string, exists bool) {
+	v := m.name
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldName returns the old "name" field's value of the SAMLConnection entity.
+// If the SAMLConnection object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SAMLConnectionMutation) OldName(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldName is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldName requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldName: %w", err)
+	}
+	return oldValue.Name, nil
+}
+
+// ResetName resets all changes to the "name" field.
+func (m *SAMLConnectionMutation) ResetName() {
+	m.name = nil
+}
+
+// SetEnabled sets the "enabled" field.
+func (m *SAMLConnectionMutation) SetEnabled(b bool) {
+	m.enabled = &b
+}
+
+// Enabled returns the value of the "enabled" field in the mutation.
+func (m *SAMLConnectionMutation) Enabled() (r bool, exists bool) {
+	v := m.enabled
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldEnabled returns the old "enabled" field's value of the SAMLConnection entity.
+// If the SAMLConnection object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SAMLConnectionMutation) OldEnabled(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldEnabled is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldEnabled requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldEnabled: %w", err)
+	}
+	return oldValue.Enabled, nil
+}
+
+// ResetEnabled resets all changes to the "enabled" field.
+func (m *SAMLConnectionMutation) ResetEnabled() {
+	m.enabled = nil
+}
+
+// SetMetadataURL sets the "metadata_url" field.
+func (m *SAMLConnectionMutation) SetMetadataURL(s string) {
+	m.metadata_url = &s
+}
+
+// MetadataURL returns the value of the "metadata_url" field in the mutation.
+func (m *SAMLConnectionMutation) MetadataURL() (r string, exists bool) {
+	v := m.metadata_url
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldMetadataURL returns the old "metadata_url" field's value of the SAMLConnection entity.
+// If the SAMLConnection object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SAMLConnectionMutation) OldMetadataURL(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldMetadataURL is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldMetadataURL requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldMetadataURL: %w", err)
+	}
+	return oldValue.MetadataURL, nil
+}
+
+// ResetMetadataURL resets all changes to the "metadata_url" field.
+func (m *SAMLConnectionMutation) ResetMetadataURL() {
+	m.metadata_url = nil
+}
+
+// SetIdpMetadata sets the "idp_metadata" field.
+func (m *SAMLConnectionMutation) SetIdpMetadata(s string) {
+	m.idp_metadata = &s
+}
+
+// IdpMetadata returns the value of the "idp_metadata" field in the mutation.
+func (m *SAMLConnectionMutation) IdpMetadata() (r string, exists bool) {
+	v := m.idp_metadata
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldIdpMetadata returns the old "idp_metadata" field's value of the SAMLConnection entity.
+// If the SAMLConnection object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SAMLConnectionMutation) OldIdpMetadata(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldIdpMetadata is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldIdpMetadata requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldIdpMetadata: %w", err)
+	}
+	return oldValue.IdpMetadata, nil
+}
+
+// ResetIdpMetadata resets all changes to the "idp_metadata" field.
+func (m *SAMLConnectionMutation) ResetIdpMetadata() {
+	m.idp_metadata = nil
+}
+
+// SetIdpEntityID sets the "idp_entity_id" field.
+func (m *SAMLConnectionMutation) SetIdpEntityID(s string) {
+	m.idp_entity_id = &s
+}
+
+// IdpEntityID returns the value of the "idp_entity_id" field in the mutation.
+func (m *SAMLConnectionMutation) IdpEntityID() (r string, exists bool) {
+	v := m.idp_entity_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldIdpEntityID returns the old "idp_entity_id" field's value of the SAMLConnection entity.
+// If the SAMLConnection object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SAMLConnectionMutation) OldIdpEntityID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldIdpEntityID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldIdpEntityID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldIdpEntityID: %w", err)
+	}
+	return oldValue.IdpEntityID, nil
+}
+
+// ResetIdpEntityID resets all changes to the "idp_entity_id" field.
+func (m *SAMLConnectionMutation) ResetIdpEntityID() {
+	m.idp_entity_id = nil
+}
+
+// SetMetadataReadAt sets the "metadata_read_at" field.
+func (m *SAMLConnectionMutation) SetMetadataReadAt(t time.Time) {
+	m.metadata_read_at = &t
+}
+
+// MetadataReadAt returns the value of the "metadata_read_at" field in the mutation.
+func (m *SAMLConnectionMutation) MetadataReadAt() (r time.Time, exists bool) {
+	v := m.metadata_read_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldMetadataReadAt returns the old "metadata_read_at" field's value of the SAMLConnection entity.
+// If the SAMLConnection object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SAMLConnectionMutation) OldMetadataReadAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldMetadataReadAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldMetadataReadAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldMetadataReadAt: %w", err)
+	}
+	return oldValue.MetadataReadAt, nil
+}
+
+// ResetMetadataReadAt resets all changes to the "metadata_read_at" field.
+func (m *SAMLConnectionMutation) ResetMetadataReadAt() {
+	m.metadata_read_at = nil
+}
+
+// SetMetadataRefreshAt sets the "metadata_refresh_at" field.
+func (m *SAMLConnectionMutation) SetMetadataRefreshAt(t time.Time) {
+	m.metadata_refresh_at = &t
+}
+
+// MetadataRefreshAt returns the value of the "metadata_refresh_at" field in the mutation.
+func (m *SAMLConnectionMutation) MetadataRefreshAt() (r time.Time, exists bool) {
+	v := m.metadata_refresh_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldMetadataRefreshAt returns the old "metadata_refresh_at" field's value of the SAMLConnection entity.
+// If the SAMLConnection object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SAMLConnectionMutation) OldMetadataRefreshAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldMetadataRefreshAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldMetadataRefreshAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldMetadataRefreshAt: %w", err)
+	}
+	return oldValue.MetadataRefreshAt, nil
+}
+
+// ClearMetadataRefreshAt clears the value of the "metadata_refresh_at" field.
+func (m *SAMLConnectionMutation) ClearMetadataRefreshAt() {
+	m.metadata_refresh_at = nil
+	m.clearedFields[samlconnection.FieldMetadataRefreshAt] = struct{}{}
+}
+
+// MetadataRefreshAtCleared returns if the "metadata_refresh_at" field was cleared in this mutation.
+func (m *SAMLConnectionMutation) MetadataRefreshAtCleared() bool {
+	_, ok := m.clearedFields[samlconnection.FieldMetadataRefreshAt]
+	return ok
+}
+
+// ResetMetadataRefreshAt resets all changes to the "metadata_refresh_at" field.
+func (m *SAMLConnectionMutation) ResetMetadataRefreshAt() {
+	m.metadata_refresh_at = nil
+	delete(m.clearedFields, samlconnection.FieldMetadataRefreshAt)
+}
+
+// SetAttributeMapping sets the "attribute_mapping" field.
+func (m *SAMLConnectionMutation) SetAttributeMapping(value map[string]string) {
+	m.attribute_mapping = &value
+}
+
+// AttributeMapping returns the value of the "attribute_mapping" field in the mutation.
+func (m *SAMLConnectionMutation) AttributeMapping() (r map[string]string, exists bool) {
+	v := m.attribute_mapping
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAttributeMapping returns the old "attribute_mapping" field's value of the SAMLConnection entity.
+// If the SAMLConnection object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SAMLConnectionMutation) OldAttributeMapping(ctx context.Context) (v map[string]string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAttributeMapping is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAttributeMapping requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAttributeMapping: %w", err)
+	}
+	return oldValue.AttributeMapping, nil
+}
+
+// ResetAttributeMapping resets all changes to the "attribute_mapping" field.
+func (m *SAMLConnectionMutation) ResetAttributeMapping() {
+	m.attribute_mapping = nil
+}
+
+// SetAllowIdpInitiated sets the "allow_idp_initiated" field.
+func (m *SAMLConnectionMutation) SetAllowIdpInitiated(b bool) {
+	m.allow_idp_initiated = &b
+}
+
+// AllowIdpInitiated returns the value of the "allow_idp_initiated" field in the mutation.
+func (m *SAMLConnectionMutation) AllowIdpInitiated() (r bool, exists bool) {
+	v := m.allow_idp_initiated
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAllowIdpInitiated returns the old "allow_idp_initiated" field's value of the SAMLConnection entity.
+// If the SAMLConnection object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SAMLConnectionMutation) OldAllowIdpInitiated(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAllowIdpInitiated is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAllowIdpInitiated requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAllowIdpInitiated: %w", err)
+	}
+	return oldValue.AllowIdpInitiated, nil
+}
+
+// ResetAllowIdpInitiated resets all changes to the "allow_idp_initiated" field.
+func (m *SAMLConnectionMutation) ResetAllowIdpInitiated() {
+	m.allow_idp_initiated = nil
+}
+
+// SetGroupRoles sets the "group_roles" field.
+func (m *SAMLConnectionMutation) SetGroupRoles(value map[string]string) {
+	m.group_roles = &value
+}
+
+// GroupRoles returns the value of the "group_roles" field in the mutation.
+func (m *SAMLConnectionMutation) GroupRoles() (r map[string]string, exists bool) {
+	v := m.group_roles
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldGroupRoles returns the old "group_roles" field's value of the SAMLConnection entity.
+// If the SAMLConnection object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SAMLConnectionMutation) OldGroupRoles(ctx context.Context) (v map[string]string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldGroupRoles is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldGroupRoles requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldGroupRoles: %w", err)
+	}
+	return oldValue.GroupRoles, nil
+}
+
+// ResetGroupRoles resets all changes to the "group_roles" field.
+func (m *SAMLConnectionMutation) ResetGroupRoles() {
+	m.group_roles = nil
+}
+
+// SetSpKeySealed sets the "sp_key_sealed" field.
+func (m *SAMLConnectionMutation) SetSpKeySealed(s string) {
+	m.sp_key_sealed = &s
+}
+
+// SpKeySealed returns the value of the "sp_key_sealed" field in the mutation.
+func (m *SAMLConnectionMutation) SpKeySealed() (r string, exists bool) {
+	v := m.sp_key_sealed
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSpKeySealed returns the old "sp_key_sealed" field's value of the SAMLConnection entity.
+// If the SAMLConnection object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SAMLConnectionMutation) OldSpKeySealed(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSpKeySealed is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSpKeySealed requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSpKeySealed: %w", err)
+	}
+	return oldValue.SpKeySealed, nil
+}
+
+// ResetSpKeySealed resets all changes to the "sp_key_sealed" field.
+func (m *SAMLConnectionMutation) ResetSpKeySealed() {
+	m.sp_key_sealed = nil
+}
+
+// SetSpCertificate sets the "sp_certificate" field.
+func (m *SAMLConnectionMutation) SetSpCertificate(s string) {
+	m.sp_certificate = &s
+}
+
+// SpCertificate returns the value of the "sp_certificate" field in the mutation.
+func (m *SAMLConnectionMutation) SpCertificate() (r string, exists bool) {
+	v := m.sp_certificate
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSpCertificate returns the old "sp_certificate" field's value of the SAMLConnection entity.
+// If the SAMLConnection object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SAMLConnectionMutation) OldSpCertificate(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSpCertificate is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSpCertificate requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSpCertificate: %w", err)
+	}
+	return oldValue.SpCertificate, nil
+}
+
+// ResetSpCertificate resets all changes to the "sp_certificate" field.
+func (m *SAMLConnectionMutation) ResetSpCertificate() {
+	m.sp_certificate = nil
+}
+
+// SetUpdatedAt sets the "updated_at" field.
+func (m *SAMLConnectionMutation) SetUpdatedAt(t time.Time) {
+	m.updated_at = &t
+}
+
+// UpdatedAt returns the value of the "updated_at" field in the mutation.
+func (m *SAMLConnectionMutation) UpdatedAt() (r time.Time, exists bool) {
+	v := m.updated_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUpdatedAt returns the old "updated_at" field's value of the SAMLConnection entity.
+// If the SAMLConnection object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SAMLConnectionMutation) OldUpdatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUpdatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUpdatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUpdatedAt: %w", err)
+	}
+	return oldValue.UpdatedAt, nil
+}
+
+// ResetUpdatedAt resets all changes to the "updated_at" field.
+func (m *SAMLConnectionMutation) ResetUpdatedAt() {
+	m.updated_at = nil
+}
+
+// Where appends a list predicates to the SAMLConnectionMutation builder.
+func (m *SAMLConnectionMutation) Where(ps ...predicate.SAMLConnection) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the SAMLConnectionMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *SAMLConnectionMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.SAMLConnection, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *SAMLConnectionMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *SAMLConnectionMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (SAMLConnection).
+func (m *SAMLConnectionMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *SAMLConnectionMutation) Fields() []string {
+	fields := make([]string, 0, 16)
+	if m.created_at != nil {
+		fields = append(fields, samlconnection.FieldCreatedAt)
+	}
+	if m.tenant_id != nil {
+		fields = append(fields, samlconnection.FieldTenantID)
+	}
+	if m.org_id != nil {
+		fields = append(fields, samlconnection.FieldOrgID)
+	}
+	if m.name != nil {
+		fields = append(fields, samlconnection.FieldName)
+	}
+	if m.enabled != nil {
+		fields = append(fields, samlconnection.FieldEnabled)
+	}
+	if m.metadata_url != nil {
+		fields = append(fields, samlconnection.FieldMetadataURL)
+	}
+	if m.idp_metadata != nil {
+		fields = append(fields, samlconnection.FieldIdpMetadata)
+	}
+	if m.idp_entity_id != nil {
+		fields = append(fields, samlconnection.FieldIdpEntityID)
+	}
+	if m.metadata_read_at != nil {
+		fields = append(fields, samlconnection.FieldMetadataReadAt)
+	}
+	if m.metadata_refresh_at != nil {
+		fields = append(fields, samlconnection.FieldMetadataRefreshAt)
+	}
+	if m.attribute_mapping != nil {
+		fields = append(fields, samlconnection.FieldAttributeMapping)
+	}
+	if m.allow_idp_initiated != nil {
+		fields = append(fields, samlconnection.FieldAllowIdpInitiated)
+	}
+	if m.group_roles != nil {
+		fields = append(fields, samlconnection.FieldGroupRoles)
+	}
+	if m.sp_key_sealed != nil {
+		fields = append(fields, samlconnection.FieldSpKeySealed)
+	}
+	if m.sp_certificate != nil {
+		fields = append(fields, samlconnection.FieldSpCertificate)
+	}
+	if m.updated_at != nil {
+		fields = append(fields, samlconnection.FieldUpdatedAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *SAMLConnectionMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case samlconnection.FieldCreatedAt:
+		return m.CreatedAt()
+	case samlconnection.FieldTenantID:
+		return m.TenantID()
+	case samlconnection.FieldOrgID:
+		return m.OrgID()
+	case samlconnection.FieldName:
+		return m.Name()
+	case samlconnection.FieldEnabled:
+		return m.Enabled()
+	case samlconnection.FieldMetadataURL:
+		return m.MetadataURL()
+	case samlconnection.FieldIdpMetadata:
+		return m.IdpMetadata()
+	case samlconnection.FieldIdpEntityID:
+		return m.IdpEntityID()
+	case samlconnection.FieldMetadataReadAt:
+		return m.MetadataReadAt()
+	case samlconnection.FieldMetadataRefreshAt:
+		return m.MetadataRefreshAt()
+	case samlconnection.FieldAttributeMapping:
+		return m.AttributeMapping()
+	case samlconnection.FieldAllowIdpInitiated:
+		return m.AllowIdpInitiated()
+	case samlconnection.FieldGroupRoles:
+		return m.GroupRoles()
+	case samlconnection.FieldSpKeySealed:
+		return m.SpKeySealed()
+	case samlconnection.FieldSpCertificate:
+		return m.SpCertificate()
+	case samlconnection.FieldUpdatedAt:
+		return m.UpdatedAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *SAMLConnectionMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case samlconnection.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	case samlconnection.FieldTenantID:
+		return m.OldTenantID(ctx)
+	case samlconnection.FieldOrgID:
+		return m.OldOrgID(ctx)
+	case samlconnection.FieldName:
+		return m.OldName(ctx)
+	case samlconnection.FieldEnabled:
+		return m.OldEnabled(ctx)
+	case samlconnection.FieldMetadataURL:
+		return m.OldMetadataURL(ctx)
+	case samlconnection.FieldIdpMetadata:
+		return m.OldIdpMetadata(ctx)
+	case samlconnection.FieldIdpEntityID:
+		return m.OldIdpEntityID(ctx)
+	case samlconnection.FieldMetadataReadAt:
+		return m.OldMetadataReadAt(ctx)
+	case samlconnection.FieldMetadataRefreshAt:
+		return m.OldMetadataRefreshAt(ctx)
+	case samlconnection.FieldAttributeMapping:
+		return m.OldAttributeMapping(ctx)
+	case samlconnection.FieldAllowIdpInitiated:
+		return m.OldAllowIdpInitiated(ctx)
+	case samlconnection.FieldGroupRoles:
+		return m.OldGroupRoles(ctx)
+	case samlconnection.FieldSpKeySealed:
+		return m.OldSpKeySealed(ctx)
+	case samlconnection.FieldSpCertificate:
+		return m.OldSpCertificate(ctx)
+	case samlconnection.FieldUpdatedAt:
+		return m.OldUpdatedAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown SAMLConnection field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *SAMLConnectionMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case samlconnection.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	case samlconnection.FieldTenantID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTenantID(v)
+		return nil
+	case samlconnection.FieldOrgID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetOrgID(v)
+		return nil
+	case samlconnection.FieldName:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetName(v)
+		return nil
+	case samlconnection.FieldEnabled:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetEnabled(v)
+		return nil
+	case samlconnection.FieldMetadataURL:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetMetadataURL(v)
+		return nil
+	case samlconnection.FieldIdpMetadata:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetIdpMetadata(v)
+		return nil
+	case samlconnection.FieldIdpEntityID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetIdpEntityID(v)
+		return nil
+	case samlconnection.FieldMetadataReadAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetMetadataReadAt(v)
+		return nil
+	case samlconnection.FieldMetadataRefreshAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetMetadataRefreshAt(v)
+		return nil
+	case samlconnection.FieldAttributeMapping:
+		v, ok := value.(map[string]string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAttributeMapping(v)
+		return nil
+	case samlconnection.FieldAllowIdpInitiated:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAllowIdpInitiated(v)
+		return nil
+	case samlconnection.FieldGroupRoles:
+		v, ok := value.(map[string]string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetGroupRoles(v)
+		return nil
+	case samlconnection.FieldSpKeySealed:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSpKeySealed(v)
+		return nil
+	case samlconnection.FieldSpCertificate:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSpCertificate(v)
+		return nil
+	case samlconnection.FieldUpdatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUpdatedAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown SAMLConnection field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *SAMLConnectionMutation) AddedFields() []string {
+	return nil
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *SAMLConnectionMutation) AddedField(name string) (ent.Value, bool) {
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *SAMLConnectionMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	}
+	return fmt.Errorf("unknown SAMLConnection numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *SAMLConnectionMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(samlconnection.FieldMetadataRefreshAt) {
+		fields = append(fields, samlconnection.FieldMetadataRefreshAt)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *SAMLConnectionMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *SAMLConnectionMutation) ClearField(name string) error {
+	switch name {
+	case samlconnection.FieldMetadataRefreshAt:
+		m.ClearMetadataRefreshAt()
+		return nil
+	}
+	return fmt.Errorf("unknown SAMLConnection nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *SAMLConnectionMutation) ResetField(name string) error {
+	switch name {
+	case samlconnection.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	case samlconnection.FieldTenantID:
+		m.ResetTenantID()
+		return nil
+	case samlconnection.FieldOrgID:
+		m.ResetOrgID()
+		return nil
+	case samlconnection.FieldName:
+		m.ResetName()
+		return nil
+	case samlconnection.FieldEnabled:
+		m.ResetEnabled()
+		return nil
+	case samlconnection.FieldMetadataURL:
+		m.ResetMetadataURL()
+		return nil
+	case samlconnection.FieldIdpMetadata:
+		m.ResetIdpMetadata()
+		return nil
+	case samlconnection.FieldIdpEntityID:
+		m.ResetIdpEntityID()
+		return nil
+	case samlconnection.FieldMetadataReadAt:
+		m.ResetMetadataReadAt()
+		return nil
+	case samlconnection.FieldMetadataRefreshAt:
+		m.ResetMetadataRefreshAt()
+		return nil
+	case samlconnection.FieldAttributeMapping:
+		m.ResetAttributeMapping()
+		return nil
+	case samlconnection.FieldAllowIdpInitiated:
+		m.ResetAllowIdpInitiated()
+		return nil
+	case samlconnection.FieldGroupRoles:
+		m.ResetGroupRoles()
+		return nil
+	case samlconnection.FieldSpKeySealed:
+		m.ResetSpKeySealed()
+		return nil
+	case samlconnection.FieldSpCertificate:
+		m.ResetSpCertificate()
+		return nil
+	case samlconnection.FieldUpdatedAt:
+		m.ResetUpdatedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown SAMLConnection field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *SAMLConnectionMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *SAMLConnectionMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *SAMLConnectionMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *SAMLConnectionMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *SAMLConnectionMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *SAMLConnectionMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *SAMLConnectionMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown SAMLConnection unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *SAMLConnectionMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown SAMLConnection edge %s", name)
+}
+
 // SessionMutation represents an operation that mutates the Session nodes in the graph.
 type SessionMutation struct {
 	config
@@ -41309,20 +42475,21 @@ func (m *UsedAssertionMutation) ResetEdge(name string) error {
 // UserMutation represents an operation that mutates the User nodes in the graph.
 type UserMutation struct {
 	config
-	op             Op
-	typ            string
-	id             *string
-	created_at     *time.Time
-	tenant_id      *string
-	email          *string
-	password_hash  *string
-	metadata       *string
-	email_verified *bool
-	blocked_at     *time.Time
-	clearedFields  map[string]struct{}
-	done           bool
-	oldValue       func(context.Context) (*User, error)
-	predicates     []predicate.User
+	op               Op
+	typ              string
+	id               *string
+	created_at       *time.Time
+	tenant_id        *string
+	email            *string
+	password_hash    *string
+	metadata         *string
+	email_verified   *bool
+	blocked_at       *time.Time
+	deprovisioned_at *time.Time
+	clearedFields    map[string]struct{}
+	done             bool
+	oldValue         func(context.Context) (*User, error)
+	predicates       []predicate.User
 }
 
 var _ ent.Mutation = (*UserMutation)(nil)
@@ -41694,6 +42861,55 @@ func (m *UserMutation) ResetBlockedAt() {
 	delete(m.clearedFields, user.FieldBlockedAt)
 }
 
+// SetDeprovisionedAt sets the "deprovisioned_at" field.
+func (m *UserMutation) SetDeprovisionedAt(t time.Time) {
+	m.deprovisioned_at = &t
+}
+
+// DeprovisionedAt returns the value of the "deprovisioned_at" field in the mutation.
+func (m *UserMutation) DeprovisionedAt() (r time.Time, exists bool) {
+	v := m.deprovisioned_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDeprovisionedAt returns the old "deprovisioned_at" field's value of the User entity.
+// If the User object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *UserMutation) OldDeprovisionedAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDeprovisionedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDeprovisionedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDeprovisionedAt: %w", err)
+	}
+	return oldValue.DeprovisionedAt, nil
+}
+
+// ClearDeprovisionedAt clears the value of the "deprovisioned_at" field.
+func (m *UserMutation) ClearDeprovisionedAt() {
+	m.deprovisioned_at = nil
+	m.clearedFields[user.FieldDeprovisionedAt] = struct{}{}
+}
+
+// DeprovisionedAtCleared returns if the "deprovisioned_at" field was cleared in this mutation.
+func (m *UserMutation) DeprovisionedAtCleared() bool {
+	_, ok := m.clearedFields[user.FieldDeprovisionedAt]
+	return ok
+}
+
+// ResetDeprovisionedAt resets all changes to the "deprovisioned_at" field.
+func (m *UserMutation) ResetDeprovisionedAt() {
+	m.deprovisioned_at = nil
+	delete(m.clearedFields, user.FieldDeprovisionedAt)
+}
+
 // Where appends a list predicates to the UserMutation builder.
 func (m *UserMutation) Where(ps ...predicate.User) {
 	m.predicates = append(m.predicates, ps...)
@@ -41728,7 +42944,7 @@ func (m *UserMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *UserMutation) Fields() []string {
-	fields := make([]string, 0, 7)
+	fields := make([]string, 0, 8)
 	if m.created_at != nil {
 		fields = append(fields, user.FieldCreatedAt)
 	}
@@ -41749,6 +42965,9 @@ func (m *UserMutation) Fields() []string {
 	}
 	if m.blocked_at != nil {
 		fields = append(fields, user.FieldBlockedAt)
+	}
+	if m.deprovisioned_at != nil {
+		fields = append(fields, user.FieldDeprovisionedAt)
 	}
 	return fields
 }
@@ -41772,6 +42991,8 @@ func (m *UserMutation) Field(name string) (ent.Value, bool) {
 		return m.EmailVerified()
 	case user.FieldBlockedAt:
 		return m.BlockedAt()
+	case user.FieldDeprovisionedAt:
+		return m.DeprovisionedAt()
 	}
 	return nil, false
 }
@@ -41795,6 +43016,8 @@ func (m *UserMutation) OldField(ctx context.Context, name string) (ent.Value, er
 		return m.OldEmailVerified(ctx)
 	case user.FieldBlockedAt:
 		return m.OldBlockedAt(ctx)
+	case user.FieldDeprovisionedAt:
+		return m.OldDeprovisionedAt(ctx)
 	}
 	return nil, fmt.Errorf("unknown User field %s", name)
 }
@@ -41853,6 +43076,13 @@ func (m *UserMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetBlockedAt(v)
 		return nil
+	case user.FieldDeprovisionedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDeprovisionedAt(v)
+		return nil
 	}
 	return fmt.Errorf("unknown User field %s", name)
 }
@@ -41886,6 +43116,9 @@ func (m *UserMutation) ClearedFields() []string {
 	if m.FieldCleared(user.FieldBlockedAt) {
 		fields = append(fields, user.FieldBlockedAt)
 	}
+	if m.FieldCleared(user.FieldDeprovisionedAt) {
+		fields = append(fields, user.FieldDeprovisionedAt)
+	}
 	return fields
 }
 
@@ -41902,6 +43135,9 @@ func (m *UserMutation) ClearField(name string) error {
 	switch name {
 	case user.FieldBlockedAt:
 		m.ClearBlockedAt()
+		return nil
+	case user.FieldDeprovisionedAt:
+		m.ClearDeprovisionedAt()
 		return nil
 	}
 	return fmt.Errorf("unknown User nullable field %s", name)
@@ -41931,6 +43167,9 @@ func (m *UserMutation) ResetField(name string) error {
 		return nil
 	case user.FieldBlockedAt:
 		m.ResetBlockedAt()
+		return nil
+	case user.FieldDeprovisionedAt:
+		m.ResetDeprovisionedAt()
 		return nil
 	}
 	return fmt.Errorf("unknown User field %s", name)

@@ -42,6 +42,7 @@ import (
 	"github.com/authcore/authcore/ent/resource"
 	"github.com/authcore/authcore/ent/revokedaccesstoken"
 	"github.com/authcore/authcore/ent/s3credential"
+	"github.com/authcore/authcore/ent/samlconnection"
 	"github.com/authcore/authcore/ent/schema"
 	"github.com/authcore/authcore/ent/session"
 	"github.com/authcore/authcore/ent/signinbudget"
@@ -1700,6 +1701,71 @@ func init() {
 	// s3credential.IDValidator is a validator for the "id" field. It is called by the builders before save.
 	s3credential.IDValidator = func() func(string) error {
 		validators := s3credentialDescID.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(id string) error {
+			for _, fn := range fns {
+				if err := fn(id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	samlconnectionMixin := schema.SAMLConnection{}.Mixin()
+	samlconnectionMixinFields0 := samlconnectionMixin[0].Fields()
+	_ = samlconnectionMixinFields0
+	samlconnectionMixinFields1 := samlconnectionMixin[1].Fields()
+	_ = samlconnectionMixinFields1
+	samlconnectionFields := schema.SAMLConnection{}.Fields()
+	_ = samlconnectionFields
+	// samlconnectionDescCreatedAt is the schema descriptor for created_at field.
+	samlconnectionDescCreatedAt := samlconnectionMixinFields1[0].Descriptor()
+	// samlconnection.DefaultCreatedAt holds the default value on creation for the created_at field.
+	samlconnection.DefaultCreatedAt = samlconnectionDescCreatedAt.Default.(func() time.Time)
+	// samlconnectionDescTenantID is the schema descriptor for tenant_id field.
+	samlconnectionDescTenantID := samlconnectionFields[0].Descriptor()
+	// samlconnection.TenantIDValidator is a validator for the "tenant_id" field. It is called by the builders before save.
+	samlconnection.TenantIDValidator = samlconnectionDescTenantID.Validators[0].(func(string) error)
+	// samlconnectionDescOrgID is the schema descriptor for org_id field.
+	samlconnectionDescOrgID := samlconnectionFields[1].Descriptor()
+	// samlconnection.OrgIDValidator is a validator for the "org_id" field. It is called by the builders before save.
+	samlconnection.OrgIDValidator = samlconnectionDescOrgID.Validators[0].(func(string) error)
+	// samlconnectionDescName is the schema descriptor for name field.
+	samlconnectionDescName := samlconnectionFields[2].Descriptor()
+	// samlconnection.NameValidator is a validator for the "name" field. It is called by the builders before save.
+	samlconnection.NameValidator = samlconnectionDescName.Validators[0].(func(string) error)
+	// samlconnectionDescEnabled is the schema descriptor for enabled field.
+	samlconnectionDescEnabled := samlconnectionFields[3].Descriptor()
+	// samlconnection.DefaultEnabled holds the default value on creation for the enabled field.
+	samlconnection.DefaultEnabled = samlconnectionDescEnabled.Default.(bool)
+	// samlconnectionDescMetadataURL is the schema descriptor for metadata_url field.
+	samlconnectionDescMetadataURL := samlconnectionFields[4].Descriptor()
+	// samlconnection.DefaultMetadataURL holds the default value on creation for the metadata_url field.
+	samlconnection.DefaultMetadataURL = samlconnectionDescMetadataURL.Default.(string)
+	// samlconnectionDescIdpEntityID is the schema descriptor for idp_entity_id field.
+	samlconnectionDescIdpEntityID := samlconnectionFields[6].Descriptor()
+	// samlconnection.IdpEntityIDValidator is a validator for the "idp_entity_id" field. It is called by the builders before save.
+	samlconnection.IdpEntityIDValidator = samlconnectionDescIdpEntityID.Validators[0].(func(string) error)
+	// samlconnectionDescAllowIdpInitiated is the schema descriptor for allow_idp_initiated field.
+	samlconnectionDescAllowIdpInitiated := samlconnectionFields[10].Descriptor()
+	// samlconnection.DefaultAllowIdpInitiated holds the default value on creation for the allow_idp_initiated field.
+	samlconnection.DefaultAllowIdpInitiated = samlconnectionDescAllowIdpInitiated.Default.(bool)
+	// samlconnectionDescUpdatedAt is the schema descriptor for updated_at field.
+	samlconnectionDescUpdatedAt := samlconnectionFields[14].Descriptor()
+	// samlconnection.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	samlconnection.DefaultUpdatedAt = samlconnectionDescUpdatedAt.Default.(func() time.Time)
+	// samlconnection.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
+	samlconnection.UpdateDefaultUpdatedAt = samlconnectionDescUpdatedAt.UpdateDefault.(func() time.Time)
+	// samlconnectionDescID is the schema descriptor for id field.
+	samlconnectionDescID := samlconnectionMixinFields0[0].Descriptor()
+	// samlconnection.DefaultID holds the default value on creation for the id field.
+	samlconnection.DefaultID = samlconnectionDescID.Default.(func() string)
+	// samlconnection.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	samlconnection.IDValidator = func() func(string) error {
+		validators := samlconnectionDescID.Validators
 		fns := [...]func(string) error{
 			validators[0].(func(string) error),
 			validators[1].(func(string) error),

@@ -88,6 +88,8 @@ type Tx struct {
 	RevokedAccessToken *RevokedAccessTokenClient
 	// S3Credential is the client for interacting with the S3Credential builders.
 	S3Credential *S3CredentialClient
+	// SAMLConnection is the client for interacting with the SAMLConnection builders.
+	SAMLConnection *SAMLConnectionClient
 	// Session is the client for interacting with the Session builders.
 	Session *SessionClient
 	// SignInBudget is the client for interacting with the SignInBudget builders.
@@ -284,6 +286,7 @@ func (tx *Tx) init() {
 	tx.Resource = NewResourceClient(tx.config)
 	tx.RevokedAccessToken = NewRevokedAccessTokenClient(tx.config)
 	tx.S3Credential = NewS3CredentialClient(tx.config)
+	tx.SAMLConnection = NewSAMLConnectionClient(tx.config)
 	tx.Session = NewSessionClient(tx.config)
 	tx.SignInBudget = NewSignInBudgetClient(tx.config)
 	tx.SignInMethods = NewSignInMethodsClient(tx.config)

@@ -30,8 +30,10 @@ type User struct {
 	// EmailVerified holds the value of the "email_verified" field.
 	EmailVerified bool `json:"email_verified,omitempty"`
 	// BlockedAt holds the value of the "blocked_at" field.
-	BlockedAt    *time.Time `json:"blocked_at,omitempty"`
-	selectValues sql.SelectValues
+	BlockedAt *time.Time `json:"blocked_at,omitempty"`
+	// DeprovisionedAt holds the value of the "deprovisioned_at" field.
+	DeprovisionedAt *time.Time `json:"deprovisioned_at,omitempty"`
+	selectValues    sql.SelectValues
 }
 
 // scanValues returns the types for scanning values from sql.Rows.
@@ -43,7 +45,7 @@ func (*User) scanValues(columns []string) ([]any, error) {
 			values[i] = new(sql.NullBool)
 		case user.FieldID, user.FieldTenantID, user.FieldEmail, user.FieldPasswordHash, user.FieldMetadata:
 			values[i] = new(sql.NullString)
-		case user.FieldCreatedAt, user.FieldBlockedAt:
+		case user.FieldCreatedAt, user.FieldBlockedAt, user.FieldDeprovisionedAt:
 			values[i] = new(sql.NullTime)
 		default:
 			values[i] = new(sql.UnknownType)
@@ -109,6 +111,13 @@ func (_m *User) assignValues(columns []string, values []any) error {
 				_m.BlockedAt = new(time.Time)
 				*_m.BlockedAt = value.Time
 			}
+		case user.FieldDeprovisionedAt:
+			if value, ok := values[i].(*sql.NullTime); !ok {
+				return fmt.Errorf("unexpected type %T for field deprovisioned_at", values[i])
+			} else if value.Valid {
+				_m.DeprovisionedAt = new(time.Time)
+				*_m.DeprovisionedAt = value.Time
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -164,6 +173,11 @@ func (_m *User) String() string {
 	builder.WriteString(", ")
 	if v := _m.BlockedAt; v != nil {
 		builder.WriteString("blocked_at=")
+		builder.WriteString(v.Format(time.ANSIC))
+	}
+	builder.WriteString(", ")
+	if v := _m.DeprovisionedAt; v != nil {
+		builder.WriteString("deprovisioned_at=")
 		builder.WriteString(v.Format(time.ANSIC))
 	}
 	builder.WriteByte(')')

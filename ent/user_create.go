@@ -97,6 +97,20 @@ func (_c *UserCreate) SetNillableBlockedAt(v *time.Time) *UserCreate {
 	return _c
 }
 
+// SetDeprovisionedAt sets the "deprovisioned_at" field.
+func (_c *UserCreate) SetDeprovisionedAt(v time.Time) *UserCreate {
+	_c.mutation.SetDeprovisionedAt(v)
+	return _c
+}
+
+// SetNillableDeprovisionedAt sets the "deprovisioned_at" field if the given value is not nil.
+func (_c *UserCreate) SetNillableDeprovisionedAt(v *time.Time) *UserCreate {
+	if v != nil {
+		_c.SetDeprovisionedAt(*v)
+	}
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *UserCreate) SetID(v string) *UserCreate {
 	_c.mutation.SetID(v)
@@ -263,6 +277,10 @@ func (_c *UserCreate) createSpec() (*User, *sqlgraph.CreateSpec) {
 		_spec.SetField(user.FieldBlockedAt, field.TypeTime, value)
 		_node.BlockedAt = &value
 	}
+	if value, ok := _c.mutation.DeprovisionedAt(); ok {
+		_spec.SetField(user.FieldDeprovisionedAt, field.TypeTime, value)
+		_node.DeprovisionedAt = &value
+	}
 	return _node, _spec
 }
 
@@ -378,6 +396,24 @@ func (u *UserUpsert) UpdateBlockedAt() *UserUpsert {
 // ClearBlockedAt clears the value of the "blocked_at" field.
 func (u *UserUpsert) ClearBlockedAt() *UserUpsert {
 	u.SetNull(user.FieldBlockedAt)
+	return u
+}
+
+// SetDeprovisionedAt sets the "deprovisioned_at" field.
+func (u *UserUpsert) SetDeprovisionedAt(v time.Time) *UserUpsert {
+	u.Set(user.FieldDeprovisionedAt, v)
+	return u
+}
+
+// UpdateDeprovisionedAt sets the "deprovisioned_at" field to the value that was provided on create.
+func (u *UserUpsert) UpdateDeprovisionedAt() *UserUpsert {
+	u.SetExcluded(user.FieldDeprovisionedAt)
+	return u
+}
+
+// ClearDeprovisionedAt clears the value of the "deprovisioned_at" field.
+func (u *UserUpsert) ClearDeprovisionedAt() *UserUpsert {
+	u.SetNull(user.FieldDeprovisionedAt)
 	return u
 }
 
@@ -509,6 +545,27 @@ func (u *UserUpsertOne) UpdateBlockedAt() *UserUpsertOne {
 func (u *UserUpsertOne) ClearBlockedAt() *UserUpsertOne {
 	return u.Update(func(s *UserUpsert) {
 		s.ClearBlockedAt()
+	})
+}
+
+// SetDeprovisionedAt sets the "deprovisioned_at" field.
+func (u *UserUpsertOne) SetDeprovisionedAt(v time.Time) *UserUpsertOne {
+	return u.Update(func(s *UserUpsert) {
+		s.SetDeprovisionedAt(v)
+	})
+}
+
+// UpdateDeprovisionedAt sets the "deprovisioned_at" field to the value that was provided on create.
+func (u *UserUpsertOne) UpdateDeprovisionedAt() *UserUpsertOne {
+	return u.Update(func(s *UserUpsert) {
+		s.UpdateDeprovisionedAt()
+	})
+}
+
+// ClearDeprovisionedAt clears the value of the "deprovisioned_at" field.
+func (u *UserUpsertOne) ClearDeprovisionedAt() *UserUpsertOne {
+	return u.Update(func(s *UserUpsert) {
+		s.ClearDeprovisionedAt()
 	})
 }
 
@@ -807,6 +864,27 @@ func (u *UserUpsertBulk) UpdateBlockedAt() *UserUpsertBulk {
 func (u *UserUpsertBulk) ClearBlockedAt() *UserUpsertBulk {
 	return u.Update(func(s *UserUpsert) {
 		s.ClearBlockedAt()
+	})
+}
+
+// SetDeprovisionedAt sets the "deprovisioned_at" field.
+func (u *UserUpsertBulk) SetDeprovisionedAt(v time.Time) *UserUpsertBulk {
+	return u.Update(func(s *UserUpsert) {
+		s.SetDeprovisionedAt(v)
+	})
+}
+
+// UpdateDeprovisionedAt sets the "deprovisioned_at" field to the value that was provided on create.
+func (u *UserUpsertBulk) UpdateDeprovisionedAt() *UserUpsertBulk {
+	return u.Update(func(s *UserUpsert) {
+		s.UpdateDeprovisionedAt()
+	})
+}
+
+// ClearDeprovisionedAt clears the value of the "deprovisioned_at" field.
+func (u *UserUpsertBulk) ClearDeprovisionedAt() *UserUpsertBulk {
+	return u.Update(func(s *UserUpsert) {
+		s.ClearDeprovisionedAt()
 	})
 }
 

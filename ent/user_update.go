@@ -104,6 +104,26 @@ func (_u *UserUpdate) ClearBlockedAt() *UserUpdate {
 	return _u
 }
 
+// SetDeprovisionedAt sets the "deprovisioned_at" field.
+func (_u *UserUpdate) SetDeprovisionedAt(v time.Time) *UserUpdate {
+	_u.mutation.SetDeprovisionedAt(v)
+	return _u
+}
+
+// SetNillableDeprovisionedAt sets the "deprovisioned_at" field if the given value is not nil.
+func (_u *UserUpdate) SetNillableDeprovisionedAt(v *time.Time) *UserUpdate {
+	if v != nil {
+		_u.SetDeprovisionedAt(*v)
+	}
+	return _u
+}
+
+// ClearDeprovisionedAt clears the value of the "deprovisioned_at" field.
+func (_u *UserUpdate) ClearDeprovisionedAt() *UserUpdate {
+	_u.mutation.ClearDeprovisionedAt()
+	return _u
+}
+
 // Mutation returns the UserMutation object of the builder.
 func (_u *UserUpdate) Mutation() *UserMutation {
 	return _u.mutation
@@ -175,6 +195,12 @@ func (_u *UserUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if _u.mutation.BlockedAtCleared() {
 		_spec.ClearField(user.FieldBlockedAt, field.TypeTime)
+	}
+	if value, ok := _u.mutation.DeprovisionedAt(); ok {
+		_spec.SetField(user.FieldDeprovisionedAt, field.TypeTime, value)
+	}
+	if _u.mutation.DeprovisionedAtCleared() {
+		_spec.ClearField(user.FieldDeprovisionedAt, field.TypeTime)
 	}
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
@@ -269,6 +295,26 @@ func (_u *UserUpdateOne) SetNillableBlockedAt(v *time.Time) *UserUpdateOne {
 // ClearBlockedAt clears the value of the "blocked_at" field.
 func (_u *UserUpdateOne) ClearBlockedAt() *UserUpdateOne {
 	_u.mutation.ClearBlockedAt()
+	return _u
+}
+
+// SetDeprovisionedAt sets the "deprovisioned_at" field.
+func (_u *UserUpdateOne) SetDeprovisionedAt(v time.Time) *UserUpdateOne {
+	_u.mutation.SetDeprovisionedAt(v)
+	return _u
+}
+
+// SetNillableDeprovisionedAt sets the "deprovisioned_at" field if the given value is not nil.
+func (_u *UserUpdateOne) SetNillableDeprovisionedAt(v *time.Time) *UserUpdateOne {
+	if v != nil {
+		_u.SetDeprovisionedAt(*v)
+	}
+	return _u
+}
+
+// ClearDeprovisionedAt clears the value of the "deprovisioned_at" field.
+func (_u *UserUpdateOne) ClearDeprovisionedAt() *UserUpdateOne {
+	_u.mutation.ClearDeprovisionedAt()
 	return _u
 }
 
@@ -373,6 +419,12 @@ func (_u *UserUpdateOne) sqlSave(ctx context.Context) (_node *User, err error) {
 	}
 	if _u.mutation.BlockedAtCleared() {
 		_spec.ClearField(user.FieldBlockedAt, field.TypeTime)
+	}
+	if value, ok := _u.mutation.DeprovisionedAt(); ok {
+		_spec.SetField(user.FieldDeprovisionedAt, field.TypeTime, value)
+	}
+	if _u.mutation.DeprovisionedAtCleared() {
+		_spec.ClearField(user.FieldDeprovisionedAt, field.TypeTime)
 	}
 	_node = &User{config: _u.config}
 	_spec.Assign = _node.assignValues

@@ -453,6 +453,18 @@ func (f S3CredentialFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.S3CredentialMutation", m)
 }
 
+// The SAMLConnectionFunc type is an adapter to allow the use of ordinary
+// function as SAMLConnection mutator.
+type SAMLConnectionFunc func(context.Context, *ent.SAMLConnectionMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f SAMLConnectionFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.SAMLConnectionMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.SAMLConnectionMutation", m)
+}
+
 // The SessionFunc type is an adapter to allow the use of ordinary
 // function as Session mutator.
 type SessionFunc func(context.Context, *ent.SessionMutation) (ent.Value, error)

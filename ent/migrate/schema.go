@@ -1095,6 +1095,44 @@ var (
 		Columns:    S3credentialsColumns,
 		PrimaryKey: []*schema.Column{S3credentialsColumns[0]},
 	}
+	// SamlConnectionsColumns holds the columns for the "saml_connections" table.
+	SamlConnectionsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString, Size: 40},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "tenant_id", Type: field.TypeString},
+		{Name: "org_id", Type: field.TypeString},
+		{Name: "name", Type: field.TypeString},
+		{Name: "enabled", Type: field.TypeBool, Default: true},
+		{Name: "metadata_url", Type: field.TypeString, Default: ""},
+		{Name: "idp_metadata", Type: field.TypeString, Size: 2147483647},
+		{Name: "idp_entity_id", Type: field.TypeString},
+		{Name: "metadata_read_at", Type: field.TypeTime},
+		{Name: "metadata_refresh_at", Type: field.TypeTime, Nullable: true},
+		{Name: "attribute_mapping", Type: field.TypeJSON},
+		{Name: "allow_idp_initiated", Type: field.TypeBool, Default: false},
+		{Name: "group_roles", Type: field.TypeJSON},
+		{Name: "sp_key_sealed", Type: field.TypeString},
+		{Name: "sp_certificate", Type: field.TypeString, Size: 2147483647},
+		{Name: "updated_at", Type: field.TypeTime},
+	}
+	// SamlConnectionsTable holds the schema information for the "saml_connections" table.
+	SamlConnectionsTable = &schema.Table{
+		Name:       "saml_connections",
+		Columns:    SamlConnectionsColumns,
+		PrimaryKey: []*schema.Column{SamlConnectionsColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "samlconnection_tenant_id_org_id",
+				Unique:  false,
+				Columns: []*schema.Column{SamlConnectionsColumns[2], SamlConnectionsColumns[3]},
+			},
+			{
+				Name:    "samlconnection_metadata_refresh_at",
+				Unique:  false,
+				Columns: []*schema.Column{SamlConnectionsColumns[10]},
+			},
+		},
+	}
 	// SessionsColumns holds the columns for the "sessions" table.
 	SessionsColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeString, Size: 40},
@@ -1341,6 +1379,7 @@ var (
 		{Name: "metadata", Type: field.TypeString, Size: 2147483647, Default: "{}"},
 		{Name: "email_verified", Type: field.TypeBool, Default: false},
 		{Name: "blocked_at", Type: field.TypeTime, Nullable: true},
+		{Name: "deprovisioned_at", Type: field.TypeTime, Nullable: true},
 	}
 	// UsersTable holds the schema information for the "users" table.
 	UsersTable = &schema.Table{
@@ -1510,6 +1549,7 @@ var (
 		ResourcesTable,
 		RevokedAccessTokensTable,
 		S3credentialsTable,
+		SamlConnectionsTable,
 		SessionsTable,
 		SignInBudgetsTable,
 		SignInMethodsTable,

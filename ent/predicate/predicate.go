@@ -117,6 +117,9 @@ type RevokedAccessToken func(*sql.Selector)
 // S3Credential is the predicate function for s3credential builders.
 type S3Credential func(*sql.Selector)
 
+// SAMLConnection is the predicate function for samlconnection builders.
+type SAMLConnection func(*sql.Selector)
+
 // Session is the predicate function for session builders.
 type Session func(*sql.Selector)
 

@@ -31,4 +31,5 @@ const (
 	OrgMemberIDPrefix           = "orm_"
 	OrgRoleIDPrefix             = "orr_"
 	OrgSetupLinkIDPrefix        = "osl_"
+	SAMLConnectionIDPrefix      = "sml_"
 )

@@ -28,6 +28,10 @@ func (User) Fields() []ent.Field {
 		field.Bool("email_verified").Default(false),
 		// Set while a project admin blocks the user (SPEC §25): every way in refuses them.
 		field.Time("blocked_at").Optional().Nillable(),
+		// Set while the person's org directory has them deactivated (SPEC §27): every way
+		// in refuses them too. A column of its own, so that an admin's unblock never
+		// undoes a directory's deactivation, nor a directory's reactivation an admin's block.
+		field.Time("deprovisioned_at").Optional().Nillable(),
 	}
 }
 

@@ -27,6 +27,8 @@ const (
 	FieldEmailVerified = "email_verified"
 	// FieldBlockedAt holds the string denoting the blocked_at field in the database.
 	FieldBlockedAt = "blocked_at"
+	// FieldDeprovisionedAt holds the string denoting the deprovisioned_at field in the database.
+	FieldDeprovisionedAt = "deprovisioned_at"
 	// Table holds the table name of the user in the database.
 	Table = "users"
 )
@@ -41,6 +43,7 @@ var Columns = []string{
 	FieldMetadata,
 	FieldEmailVerified,
 	FieldBlockedAt,
+	FieldDeprovisionedAt,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -111,4 +114,9 @@ func ByEmailVerified(opts ...sql.OrderTermOption) OrderOption {
 // ByBlockedAt orders the results by the blocked_at field.
 func ByBlockedAt(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldBlockedAt, opts...).ToFunc()
+}
+
+// ByDeprovisionedAt orders the results by the deprovisioned_at field.
+func ByDeprovisionedAt(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldDeprovisionedAt, opts...).ToFunc()
 }

@@ -99,6 +99,11 @@ func BlockedAt(v time.Time) predicate.User {
 	return predicate.User(sql.FieldEQ(FieldBlockedAt, v))
 }
 
+// DeprovisionedAt applies equality check predicate on the "deprovisioned_at" field. It's identical to DeprovisionedAtEQ.
+func DeprovisionedAt(v time.Time) predicate.User {
+	return predicate.User(sql.FieldEQ(FieldDeprovisionedAt, v))
+}
+
 // CreatedAtEQ applies the EQ predicate on the "created_at" field.
 func CreatedAtEQ(v time.Time) predicate.User {
 	return predicate.User(sql.FieldEQ(FieldCreatedAt, v))
@@ -457,6 +462,56 @@ func BlockedAtIsNil() predicate.User {
 // BlockedAtNotNil applies the NotNil predicate on the "blocked_at" field.
 func BlockedAtNotNil() predicate.User {
 	return predicate.User(sql.FieldNotNull(FieldBlockedAt))
+}
+
+// DeprovisionedAtEQ applies the EQ predicate on the "deprovisioned_at" field.
+func DeprovisionedAtEQ(v time.Time) predicate.User {
+	return predicate.User(sql.FieldEQ(FieldDeprovisionedAt, v))
+}
+
+// DeprovisionedAtNEQ applies the NEQ predicate on the "deprovisioned_at" field.
+func DeprovisionedAtNEQ(v time.Time) predicate.User {
+	return predicate.User(sql.FieldNEQ(FieldDeprovisionedAt, v))
+}
+
+// DeprovisionedAtIn applies the In predicate on the "deprovisioned_at" field.
+func DeprovisionedAtIn(vs ...time.Time) predicate.User {
+	return predicate.User(sql.FieldIn(FieldDeprovisionedAt, vs...))
+}
+
+// DeprovisionedAtNotIn applies the NotIn predicate on the "deprovisioned_at" field.
+func DeprovisionedAtNotIn(vs ...time.Time) predicate.User {
+	return predicate.User(sql.FieldNotIn(FieldDeprovisionedAt, vs...))
+}
+
+// DeprovisionedAtGT applies the GT predicate on the "deprovisioned_at" field.
+func DeprovisionedAtGT(v time.Time) predicate.User {
+	return predicate.User(sql.FieldGT(FieldDeprovisionedAt, v))
+}
+
+// DeprovisionedAtGTE applies the GTE predicate on the "deprovisioned_at" field.
+func DeprovisionedAtGTE(v time.Time) predicate.User {
+	return predicate.User(sql.FieldGTE(FieldDeprovisionedAt, v))
+}
+
+// DeprovisionedAtLT applies the LT predicate on the "deprovisioned_at" field.
+func DeprovisionedAtLT(v time.Time) predicate.User {
+	return predicate.User(sql.FieldLT(FieldDeprovisionedAt, v))
+}
+
+// DeprovisionedAtLTE applies the LTE predicate on the "deprovisioned_at" field.
+func DeprovisionedAtLTE(v time.Time) predicate.User {
+	return predicate.User(sql.FieldLTE(FieldDeprovisionedAt, v))
+}
+
+// DeprovisionedAtIsNil applies the IsNil predicate on the "deprovisioned_at" field.
+func DeprovisionedAtIsNil() predicate.User {
+	return predicate.User(sql.FieldIsNull(FieldDeprovisionedAt))
+}
+
+// DeprovisionedAtNotNil applies the NotNil predicate on the "deprovisioned_at" field.
+func DeprovisionedAtNotNil() predicate.User {
+	return predicate.User(sql.FieldNotNull(FieldDeprovisionedAt))
 }
 
 // And groups predicates with the AND operator between them.

@@ -77,8 +77,11 @@ type Person struct {
 	Metadata      map[string]any `json:"metadata"`
 	Blocked       bool           `json:"blocked"`
 	BlockedAt     *time.Time     `json:"blockedAt"`
-	HasPassword   bool           `json:"hasPassword"`
-	CreatedAt     time.Time      `json:"createdAt"`
+	// DeprovisionedAt is set while the person's org directory has them deactivated (SPEC
+	// §27); only the directory clears it.
+	DeprovisionedAt *time.Time `json:"deprovisionedAt"`
+	HasPassword     bool       `json:"hasPassword"`
+	CreatedAt       time.Time  `json:"createdAt"`
 }
 
 func personOf(u *ent.User) Person {
@@ -90,6 +93,10 @@ func personOf(u *ent.User) Person {
 	if u.BlockedAt != nil {
 		t := u.BlockedAt.UTC()
 		p.BlockedAt = &t
+	}
+	if u.DeprovisionedAt != nil {
+		t := u.DeprovisionedAt.UTC()
+		p.DeprovisionedAt = &t
 	}
 	return p
 }

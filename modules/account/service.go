@@ -153,6 +153,8 @@ func (s *Service) Authenticate(ctx context.Context, tenantID, email, password st
 	case row.BlockedAt != nil:
 		// Said only to whoever knows the password: a guesser learns nothing of the block.
 		return view(row), true, errUserBlocked
+	case row.DeprovisionedAt != nil:
+		return view(row), true, errUserDeprovisioned
 	}
 	if NeedsRehash(row.PasswordHash) {
 		// An imported hash (bcrypt, scrypt, PBKDF2, Firebase) is replaced by argon2id now that
@@ -165,10 +167,10 @@ func (s *Service) Authenticate(ctx context.Context, tenantID, email, password st
 	return view(row), true, nil
 }
 
-// Admit refuses a session to a blocked user, and to one deleted since they proved who
-// they are (identity.Users).
+// Admit refuses a session to a blocked user, to one their org's directory deprovisioned
+// (SPEC §27), and to one deleted since they proved who they are (identity.Users).
 func (s *Service) Admit(ctx context.Context, userID string) error {
-	u, err := s.ent.User.Query().Where(user.ID(userID)).Select(user.FieldBlockedAt).Only(ctx)
+	u, err := s.ent.User.Query().Where(user.ID(userID)).Select(user.FieldBlockedAt, user.FieldDeprovisionedAt).Only(ctx)
 	switch {
 	case ent.IsNotFound(err):
 		return errInvalidCredentials
@@ -176,6 +178,8 @@ func (s *Service) Admit(ctx context.Context, userID string) error {
 		return err
 	case u.BlockedAt != nil:
 		return errUserBlocked
+	case u.DeprovisionedAt != nil:
+		return errUserDeprovisioned
 	}
 	return nil
 }

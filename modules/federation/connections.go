@@ -9,6 +9,7 @@ import (
 
 	"github.com/authcore/authcore/ent"
 	"github.com/authcore/authcore/ent/federationflow"
+	"github.com/authcore/authcore/ent/schema"
 	"github.com/authcore/authcore/platform/apperr"
 	"github.com/authcore/authcore/platform/guard"
 	"github.com/authcore/authcore/platform/httpserver"
@@ -87,6 +88,24 @@ func (c connections) connection(fc *fiber.Ctx) (Provider, error) {
 	return p, err
 }
 
+// samlOf is the org's SAML connection the path names, when it names one (ok).
+func (c connections) samlOf(fc *fiber.Ctx) (samlConn, bool, error) {
+	id := fc.Params("providerId")
+	if !strings.HasPrefix(id, schema.SAMLConnectionIDPrefix) {
+		return samlConn{}, false, nil
+	}
+	ctx := fc.UserContext()
+	tenant, orgID, err := c.org(ctx, fc)
+	if err != nil {
+		return samlConn{}, true, err
+	}
+	s, err := c.h.svc.saml.admin.get(ctx, tenant, strings.Clone(id))
+	if err == nil && s.OrgID != orgID {
+		err = errConnectionNotFound
+	}
+	return s, true, err
+}
+
 func (c connections) list(fc *fiber.Ctx) error {
 	ctx := fc.UserContext()
 	tenant, orgID, err := c.org(ctx, fc)
@@ -97,27 +116,30 @@ func (c connections) list(fc *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	out := []ProviderView{}
+	out := []any{}
 	for _, v := range vs {
 		if v.OrgID != nil && *v.OrgID == orgID {
 			out = append(out, v)
 		}
 	}
+	sc, err := c.h.svc.saml.admin.list(ctx, tenant, orgID)
+	if err != nil {
+		return err
+	}
+	for _, s := range sc {
+		out = append(out, c.h.svc.saml.admin.view(s))
+	}
 	return fc.JSON(fiber.Map{"connections": out})
 }
 
-// create is POST …/connections { type: oidc, …SPEC §20's provider body }: 201 the
-// connection. SAML connections are SPEC §27's, not yet built: 400.
+// create is POST …/connections { type: oidc, …SPEC §20's provider body } or { type: saml,
+// …SPEC §27's }: 201 the connection.
 func (c connections) create(fc *fiber.Ctx) error {
 	ctx := fc.UserContext()
 	f := jsonbody.Read(fc.Body())
-	switch t, st := f.String("type"); {
-	case st != jsonbody.OK:
-		f.Fail("type", "required: oidc (saml is not yet supported)")
-	case t == "saml":
-		f.Fail("type", "saml connections are not yet supported: use oidc")
-	case t != "oidc":
-		f.Fail("type", "must be oidc (saml is not yet supported)")
+	t, st := f.String("type")
+	if st != jsonbody.OK || (t != "oidc" && t != "saml") {
+		f.Fail("type", "required: oidc or saml")
 	}
 	if err := f.Err(); err != nil {
 		return err
@@ -125,6 +147,13 @@ func (c connections) create(fc *fiber.Ctx) error {
 	tenant, orgID, err := c.org(ctx, fc)
 	if err != nil {
 		return err
+	}
+	if t == "saml" {
+		v, err := c.h.svc.saml.admin.create(ctx, tenant, orgID, fc.Body(), change(fc))
+		if err != nil {
+			return err
+		}
+		return fc.Status(http.StatusCreated).JSON(v)
 	}
 	v, err := c.h.svc.admin.create(ctx, tenant, orgID, fc.Body(), change(fc))
 	if err != nil {
@@ -134,6 +163,12 @@ func (c connections) create(fc *fiber.Ctx) error {
 }
 
 func (c connections) get(fc *fiber.Ctx) error {
+	if s, ok, err := c.samlOf(fc); ok {
+		if err != nil {
+			return err
+		}
+		return fc.JSON(c.h.svc.saml.admin.view(s))
+	}
 	p, err := c.connection(fc)
 	if err != nil {
 		return err
@@ -148,6 +183,16 @@ func (c connections) get(fc *fiber.Ctx) error {
 // patch changes the fields the body names, as PATCH …/auth/providers/{id} does; its
 // type and org stay.
 func (c connections) patch(fc *fiber.Ctx) error {
+	if s, ok, err := c.samlOf(fc); ok {
+		if err != nil {
+			return err
+		}
+		v, err := c.h.svc.saml.admin.update(fc.UserContext(), s, fc.Body(), change(fc))
+		if err != nil {
+			return err
+		}
+		return fc.JSON(v)
+	}
 	p, err := c.connection(fc)
 	if err != nil {
 		return err
@@ -167,6 +212,15 @@ func (c connections) patch(fc *fiber.Ctx) error {
 }
 
 func (c connections) remove(fc *fiber.Ctx) error {
+	if s, ok, err := c.samlOf(fc); ok {
+		if err != nil {
+			return err
+		}
+		if err := c.h.svc.saml.admin.remove(fc.UserContext(), s, change(fc)); err != nil {
+			return err
+		}
+		return fc.JSON(fiber.Map{"ok": true, "id": s.ID})
+	}
 	p, err := c.connection(fc)
 	if err != nil {
 		return err
@@ -184,6 +238,16 @@ var errTestNotFound = apperr.New(apperr.KindNotFound, "test_not_found", "no such
 // said, mapped (subject, email, emailVerified, emailTrusted, name), and signs no one in
 // nor makes anyone; the admin reads the same at GET …/test/{testId} until it expires.
 func (c connections) startTest(fc *fiber.Ctx) error {
+	if s, ok, err := c.samlOf(fc); ok {
+		if err != nil {
+			return err
+		}
+		st, err := c.h.svc.saml.login(fc.UserContext(), s, "", "", federationflow.PurposeTest)
+		if err != nil {
+			return err
+		}
+		return fc.Status(http.StatusCreated).JSON(fiber.Map{"testId": st.ID, "url": st.URL, "expiresAt": c.h.svc.clock.Now().Add(flowTTL).UTC()})
+	}
 	p, err := c.connection(fc)
 	if err != nil {
 		return err
@@ -198,8 +262,13 @@ func (c connections) startTest(fc *fiber.Ctx) error {
 // testResult is GET …/connections/{providerId}/test/{testId}: pending until the callback,
 // then done with the mapped answer.
 func (c connections) testResult(fc *fiber.Ctx) error {
-	p, err := c.connection(fc)
-	if err != nil {
+	var p Provider
+	if s, ok, err := c.samlOf(fc); ok {
+		if err != nil {
+			return err
+		}
+		p.ID = s.ID
+	} else if p, err = c.connection(fc); err != nil {
 		return err
 	}
 	ctx := fc.UserContext()

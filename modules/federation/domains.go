@@ -213,6 +213,32 @@ func orgRefusal(err error) bool {
 type orgRules struct {
 	orgs  identity.OrgDomains
 	store *store
+	saml  samlAdmin
+}
+
+// orgConn is an org's connection, OIDC or SAML, as discovery and refusals name it.
+type orgConn struct{ ID, Name, StartURL string }
+
+// connection is the org's connection people are sent to: its oldest enabled one, OIDC
+// or SAML (SPEC §26, §27).
+func (s orgRules) connection(ctx context.Context, self, tenant, orgID string) (orgConn, bool, error) {
+	p, found, err := s.store.orgConnection(ctx, tenant, orgID)
+	if err != nil {
+		return orgConn{}, false, err
+	}
+	sc, err := s.saml.list(ctx, tenant, orgID)
+	if err != nil {
+		return orgConn{}, false, err
+	}
+	for _, c := range sc {
+		if c.Enabled && (!found || c.CreatedAt.Before(p.CreatedAt)) {
+			return orgConn{ID: c.ID, Name: c.Name, StartURL: samlLoginURL(self, c.ID)}, true, nil
+		}
+	}
+	if !found {
+		return orgConn{}, false, nil
+	}
+	return orgConn{ID: p.ID, Name: p.Name, StartURL: startURL(self, p.ID)}, true, nil
 }
 
 // of is the policy of the org that verified addr's domain in tenant's project, if any.
@@ -236,8 +262,17 @@ func (s orgRules) admits(ctx context.Context, tenant, orgID string, via identity
 			return nil
 		}
 	}
+	if via.Method == "saml" {
+		c, err := s.saml.get(ctx, tenant, via.ProviderID)
+		if err != nil && err != errSAMLNotFound {
+			return err
+		}
+		if err == nil && c.OrgID == orgID {
+			return nil
+		}
+	}
 	e := errSSORequired.With("orgId", orgID)
-	c, ok, err := s.store.orgConnection(ctx, tenant, orgID)
+	c, ok, err := s.connection(ctx, "", tenant, orgID)
 	if err != nil {
 		return err
 	}

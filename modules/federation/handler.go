@@ -68,7 +68,7 @@ func (h *handler) routes() []httpserver.Route {
 		r(http.MethodDelete, base+"/providers/:providerId", dashboard, admin, h.guard.Recently(h.remove)),
 		r(http.MethodPost, base+"/providers/:providerId/domains", dashboard, admin, h.guard.Recently(h.claimDomain)),
 		r(http.MethodDelete, base+"/providers/:providerId/domains/:domain", dashboard, admin, h.guard.Recently(h.dropDomain)),
-	}, append(h.connectionRoutes("/v1/projects/:id/orgs/:orgId/connections", projectOrg, h.guard.Recently, dashboard, admin),
+	}, append(append(h.samlRoutes(), h.connectionRoutes("/v1/projects/:id/orgs/:orgId/connections", projectOrg, h.guard.Recently, dashboard, admin)...),
 		// The org's own admins and its setup sessions for sso (SPEC §26).
 		h.connectionRoutes("/v1/auth-core/orgs/:orgId/connections", projectOrg, h.guard.Recently, h.guard.OrgAdmin(guard.IntentSSO))...)...)
 }
@@ -147,13 +147,13 @@ func (h *handler) discover(c *fiber.Ctx) error {
 		return err
 	}
 	if isOrg {
-		p, found, err := h.svc.store.orgConnection(ctx, tenant, pol.OrgID)
+		p, found, err := h.svc.org.connection(ctx, h.svc.self, tenant, pol.OrgID)
 		if err != nil {
 			return err
 		}
 		if found {
 			return c.JSON(fiber.Map{"providerId": p.ID, "name": p.Name, "ssoRequired": pol.SSORequired, "orgId": pol.OrgID,
-				"startUrl": startURL(h.svc.self, p.ID)})
+				"startUrl": p.StartURL})
 		}
 	}
 	p, found, err := h.svc.providerFor(ctx, tenant, addr)

@@ -16,7 +16,9 @@ import (
 	"github.com/authcore/authcore/ent"
 	"github.com/authcore/authcore/ent/federationflow"
 	entidentity "github.com/authcore/authcore/ent/identity"
+	"github.com/authcore/authcore/ent/samlconnection"
 	"github.com/authcore/authcore/ent/signinprovider"
+	"github.com/authcore/authcore/platform/assertion"
 	"github.com/authcore/authcore/platform/audit"
 	"github.com/authcore/authcore/platform/clock"
 	"github.com/authcore/authcore/platform/config"
@@ -37,6 +39,7 @@ var (
 	sealedClientSecret   = secret.Declare(secret.Declaration{Name: "sign-in provider secrets and upstream tokens", Table: signinprovider.Table, Column: signinprovider.FieldClientSecretSealed})
 	sealedUpstreamTokens = secret.Declare(secret.Declaration{Name: "sign-in provider secrets and upstream tokens", Table: entidentity.Table, Column: entidentity.FieldTokensSealed})
 	sealedVerifier       = secret.Declare(secret.Declaration{Name: "sign-in flows' PKCE verifiers", Table: federationflow.Table, Column: federationflow.FieldVerifierSealed})
+	sealedSAMLKey        = secret.Declare(secret.Declaration{Name: "SAML connections' SP keys", Table: samlconnection.Table, Column: samlconnection.FieldSpKeySealed})
 )
 
 // Module serves SPEC §20's routes and supplies the account module its sign-in rules.
@@ -48,13 +51,16 @@ var Module = fx.Module("federation",
 	// account; a type of their own, so the account module needs nothing of the service.
 	identity.AsPriorCredentials(func() priorIdentities { return priorIdentities{} }),
 	fx.Provide(func(s *service) identity.Upstreams { return upstreamsFor{s} }),
+	identity.AsOrgEnding(func() orgConnections { return orgConnections{} }),
 	fx.Provide(func(s *service) *Operator { return &Operator{svc: s} }),
-	secret.AsSealed(sealedClientSecret, sealedUpstreamTokens, sealedVerifier),
+	secret.AsSealed(sealedClientSecret, sealedUpstreamTokens, sealedVerifier, sealedSAMLKey),
 	// The secrets it mails claim their prefixes (SPEC §9b): no kind or product may take them.
 	credential.AsClaim("email_signin_link", secret.Prefix(mailKind)),
 	credential.AsClaim("domain_proof_link", secret.Prefix(domainKind)),
 	fx.Invoke(func(lc fx.Lifecycle, log *slog.Logger, s *service) {
 		database.PruneEvery(lc, log, "expired upstream sign-ins and mail sign-ins", 10*time.Minute, s.prune)
+		// SAML connections' IdP metadata by URL is read again when due (SPEC §27).
+		database.PruneEvery(lc, log, "SAML metadata due for a refresh", 10*time.Minute, s.saml.admin.refreshDue)
 	}),
 	httpserver.AsModuleRoutes("federation", func(p handlerParams) []httpserver.Route {
 		return (&handler{svc: p.Svc, guard: p.Guard, cfg: p.Config, limits: p.Limits, signins: p.SignIns, devices: p.Devices, tenants: p.Tenants}).routes()
@@ -74,6 +80,8 @@ type serviceParams struct {
 	Tenants  identity.Tenants      `optional:"true"`
 	Orgs     identity.OrgDomains   `optional:"true"`
 	OrgList  identity.Orgs         `optional:"true"`
+	Roster   identity.OrgRoster    `optional:"true"`
+	Replay   assertion.Replay      `optional:"true"`
 	Audit    *audit.Recorder
 	Mail     mail.Sender
 	Log      *slog.Logger
@@ -92,12 +100,18 @@ func newService(p serviceParams) (*service, error) {
 		return nil, err
 	}
 	st := &store{ent: p.Ent, keys: p.Keys, policy: policy, file: file}
-	return &service{ent: p.Ent, keys: p.Keys, clock: p.Clock, cfg: cfg, store: st, up: newUpstreams(policy, roots, p.Clock),
+	svc := &service{ent: p.Ent, keys: p.Keys, clock: p.Clock, cfg: cfg, store: st, up: newUpstreams(policy, roots, p.Clock),
 		users: p.Users, proofs: p.Proofs, sessions: p.Sessions, second: p.Second, tenants: p.Tenants, orgs: p.Orgs, orgList: p.OrgList, audit: p.Audit, mail: p.Mail,
 		log: p.Log, self: cfg.SelfURL(),
 		org:    orgRules{orgs: p.Orgs, store: st},
 		admin:  providerAdmin{ent: p.Ent, store: st, policy: policy, audit: p.Audit, self: cfg.SelfURL()},
-		linked: linkedIdentities{ent: p.Ent, store: st, users: p.Users, second: p.Second, audit: p.Audit}}, nil
+		linked: linkedIdentities{ent: p.Ent, store: st, users: p.Users, second: p.Second, audit: p.Audit}}
+	admin := samlAdmin{ent: p.Ent, keys: p.Keys, clock: p.Clock, policy: policy, audit: p.Audit, roster: p.Roster, self: cfg.SelfURL(),
+		fetch: outbound.NewFetcher(policy, roots, p.Clock, outbound.FetcherOptions{Limit: maxMetadataXML, Timeout: 10 * time.Second,
+			MinAge: 30 * time.Second, MaxAge: 5 * time.Minute, Entries: 256})}
+	svc.org.saml = admin
+	svc.saml = samlSignIn{svc: svc, admin: admin, sps: newSAMLSPs(p.Keys, p.Clock, cfg.SelfURL()), replay: p.Replay, roster: p.Roster}
+	return svc, nil
 }
 
 type handlerParams struct {

@@ -61,6 +61,7 @@ type service struct {
 	org    orgRules
 	admin  providerAdmin
 	linked linkedIdentities
+	saml   samlSignIn
 }
 
 // callbackURL is the redirect URI a provider is registered with (SPEC §20).

@@ -243,14 +243,20 @@ func (s *store) update(ctx context.Context, tx *ent.Tx, p Provider, clientSecret
 // remove deletes a provider with its identities and domains; it says how many
 // identities went with it.
 func (s *store) remove(ctx context.Context, tx *ent.Tx, p Provider) (int, error) {
-	n, err := tx.Identity.Delete().Where(identity.ProviderID(p.ID)).Exec(ctx)
+	return removeProvider(ctx, tx, p.ID)
+}
+
+// removeProvider is remove for those that hold no store (orgConnections: the org module
+// depends on them, and the store's service depends on the org module).
+func removeProvider(ctx context.Context, tx *ent.Tx, id string) (int, error) {
+	n, err := tx.Identity.Delete().Where(identity.ProviderID(id)).Exec(ctx)
 	if err != nil {
 		return 0, err
 	}
-	if _, err := tx.ProviderDomain.Delete().Where(providerdomain.ProviderID(p.ID)).Exec(ctx); err != nil {
+	if _, err := tx.ProviderDomain.Delete().Where(providerdomain.ProviderID(id)).Exec(ctx); err != nil {
 		return 0, err
 	}
-	return n, tx.SignInProvider.DeleteOneID(p.ID).Exec(ctx)
+	return n, tx.SignInProvider.DeleteOneID(id).Exec(ctx)
 }
 
 // methods is a tenant's methods: the file's for "public" when it names them, else the

@@ -44,6 +44,8 @@ var Module = fx.Module("org",
 	fx.Provide(fx.Private, func(c *ent.Client) Directory { return Directory{ent: c} }),
 	// The ways in ask it for the org of a verified domain and its policy (SPEC §26).
 	fx.Provide(func(d *domains) identity.OrgDomains { return d }),
+	// Deprovisioning reads the acting org's revokeMintedOnDeprovision (SPEC §27).
+	fx.Provide(func(c *ent.Client) identity.OrgPolicies { return policies{ent: c} }),
 	// SAML connections and SCIM directories provision the org's people (SPEC §27).
 	fx.Provide(func(s *Service) identity.OrgRoster { return roster{svc: s} }),
 	fx.Provide(func(s *Service) identity.OrgMemberships { return s }, func(s *Service) identity.OrgSetup { return s },
@@ -74,10 +76,13 @@ type params struct {
 	Mail   mail.Sender
 	Log    *slog.Logger
 	Config config.Config
+	// Endings are the other modules' parts of an org (SPEC §26, §27).
+	Endings []identity.OrgEnding `group:"org_endings"`
 }
 
 func newService(p params) *Service {
-	return &Service{ent: p.Ent, audit: p.Audit, users: p.Users, emails: p.Emails, storage: p.DB.Storage, clock: p.Clock, selfURL: p.Config.SelfURL()}
+	return &Service{ent: p.Ent, audit: p.Audit, users: p.Users, emails: p.Emails, storage: p.DB.Storage, clock: p.Clock,
+		selfURL: p.Config.SelfURL(), endings: p.Endings}
 }
 
 func newInvitations(s *Service, p params) *Invitations {

@@ -165,6 +165,9 @@ type Service struct {
 	clock   clock.Clock
 	// selfURL is where setup links point (config.SelfURL).
 	selfURL string
+	// endings drop what other modules keep of an org it deletes (its connections, its
+	// directories).
+	endings []identity.OrgEnding
 }
 
 func (s *Service) record(ctx context.Context, tx *ent.Tx, a Actor, action, orgID string, md map[string]any) error {
@@ -285,10 +288,18 @@ func (s *Service) Delete(ctx context.Context, a Actor, id string) (n int, err er
 		if _, err := tx.OrgPolicy.Delete().Where(orgpolicy.ID(o.ID), orgpolicy.ProjectID(a.Project)).Exec(ctx); err != nil {
 			return err
 		}
+		md := map[string]any{"name": o.Name, "slug": o.Slug, "membersRemoved": n}
+		for _, e := range s.endings {
+			kind, dropped, err := e.OrgDeleted(ctx, tx, a.Project, o.ID)
+			if err != nil {
+				return err
+			}
+			md[kind+"Removed"] = dropped
+		}
 		if err := tx.Org.DeleteOne(o).Exec(ctx); err != nil {
 			return err
 		}
-		return s.record(ctx, tx, a, actionDelete, id, map[string]any{"name": o.Name, "slug": o.Slug, "membersRemoved": n})
+		return s.record(ctx, tx, a, actionDelete, id, md)
 	})
 	return n, err
 }

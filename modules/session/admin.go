@@ -11,6 +11,7 @@ import (
 	entsession "github.com/authcore/authcore/ent/session"
 	"github.com/authcore/authcore/platform/audit"
 	"github.com/authcore/authcore/platform/database"
+	"github.com/authcore/authcore/platform/identity"
 )
 
 // Session administration (seed 4.3) for a project admin. Every query is scoped to what
@@ -109,28 +110,9 @@ func (a admin) AdminRevokeUser(ctx context.Context, projectID, userID, actorID s
 func (e *Engine) revokeWhere(ctx context.Context, where []predicate.Session, event func(n int) audit.Event) (int, error) {
 	n := 0
 	err := database.WithTx(ctx, e.ent, func(tx *ent.Tx) error {
-		ids, err := tx.Session.Query().Where(where...).Where(entsession.RevokedAtIsNil()).IDs(ctx)
-		if err != nil || len(ids) == 0 {
+		var err error
+		if n, err = revokeIn(ctx, e, tx, where); err != nil || n == 0 || event == nil {
 			return err
-		}
-		n, err = tx.Session.Update().Where(entsession.IDIn(ids...), entsession.RevokedAtIsNil()).SetRevokedAt(e.clock.Now()).Save(ctx)
-		if err != nil || n == 0 {
-			return err
-		}
-		// Every id is invalidated: the few a concurrent revoke got first are already
-		// dead, and forgetting them again costs nothing.
-		for _, id := range ids {
-			if err := e.bus.Publish(ctx, tx, topicSessions, id); err != nil {
-				return err
-			}
-		}
-		for _, end := range e.endings {
-			if err := end.SessionsEnded(ctx, tx, ids); err != nil {
-				return err
-			}
-		}
-		if event == nil {
-			return nil
 		}
 		_, err = e.audit.Record(ctx, tx, event(n))
 		return err
@@ -140,6 +122,47 @@ func (e *Engine) revokeWhere(ctx context.Context, where []predicate.Session, eve
 	}
 	e.metrics.Revoked.WithLabelValues("session", "").Add(float64(n))
 	return n, nil
+}
+
+// revokeIn revokes, in tx, the unrevoked sessions matching where, invalidates each on
+// every replica as tx commits and tells the endings (back-channel logout). A function, not
+// a method: the engine is at its methods' limit.
+func revokeIn(ctx context.Context, e *Engine, tx *ent.Tx, where []predicate.Session) (int, error) {
+	ids, err := tx.Session.Query().Where(where...).Where(entsession.RevokedAtIsNil()).IDs(ctx)
+	if err != nil || len(ids) == 0 {
+		return 0, err
+	}
+	n, err := tx.Session.Update().Where(entsession.IDIn(ids...), entsession.RevokedAtIsNil()).SetRevokedAt(e.clock.Now()).Save(ctx)
+	if err != nil || n == 0 {
+		return 0, err
+	}
+	// Every id is invalidated: the few a concurrent revoke got first are already
+	// dead, and forgetting them again costs nothing.
+	for _, id := range ids {
+		if err := e.bus.Publish(ctx, tx, topicSessions, id); err != nil {
+			return 0, err
+		}
+	}
+	for _, end := range e.endings {
+		if err := end.SessionsEnded(ctx, tx, ids); err != nil {
+			return 0, err
+		}
+	}
+	return n, nil
+}
+
+// personSessions ends a deprovisioned person's sessions in the deprovisioning's
+// transaction (SPEC §27), with back-channel logout to every app they signed in to.
+type personSessions struct{ e *Engine }
+
+func (p personSessions) EndPerson(ctx context.Context, tx *ent.Tx, end identity.PersonEnd) (identity.PersonEnded, error) {
+	n, err := revokeIn(ctx, p.e, tx, []predicate.Session{entsession.UserID(end.UserID)})
+	if err != nil {
+		return identity.PersonEnded{}, err
+	}
+	return identity.PersonEnded{Kind: "sessions", Ended: n, After: func(context.Context) {
+		p.e.metrics.Revoked.WithLabelValues("session", "").Add(float64(n))
+	}}, nil
 }
 
 // Mine lists a user's own live sessions, newest first (SPEC §3 "Own sessions").

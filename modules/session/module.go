@@ -48,6 +48,8 @@ var Module = fx.Module("session",
 	secret.AsSealed(sealedPrivateKey),
 	health.AsCheck(func(i *Issuer) health.Check { return health.Check{Name: "engine", Check: i.readyErr} }),
 	credential.AsKinds(func(e *Engine) []credential.Kind { return e.kinds() }),
+	// A deprovisioned person's sessions end with the rest of what they hold (SPEC §27).
+	identity.AsPersonEnding(func(e *Engine) personSessions { return personSessions{e} }),
 	httpserver.AsModuleRoutes("session", func(e *Engine, g *guard.Guard, cfg config.Config, l *ratelimit.Limiters) []httpserver.Route {
 		return (&handler{engine: e, admin: admin{e}, guard: g, cfg: cfg, limits: l}).routes()
 	}),

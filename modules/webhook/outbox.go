@@ -14,13 +14,15 @@ import (
 	"github.com/authcore/authcore/platform/credential"
 )
 
-// beyondKinds are the events of SPEC §12, §17, §20 and §23 that no credential kind emits: a
+// beyondKinds are the events of SPEC §12, §17, §20, §23 and §27 that no credential kind emits: a
 // leak report's revocation (of any kind), a policy change, an end user's second factors,
-// linked identities and connected upstream accounts. Every credential create, roll and revoke
+// linked identities, connected upstream accounts and a directory's (de)provisioning of a
+// person (which lists to the org's admins the credentials they minted). Every credential create, roll and revoke
 // is an event its kind declares in the registry (credential.Kind.Events). Each event is
 // the audit action that records it.
 var beyondKinds = []string{"credential.leak_revoke", "project.policy_update", "user.mfa_enrol", "user.mfa_remove", "user.mfa_recovery_used",
-	"user.identity_link", "user.identity_unlink", "user.connection_create", "user.connection_revoke"}
+	"user.identity_link", "user.identity_unlink", "user.connection_create", "user.connection_revoke",
+	"org.member_deprovisioned", "org.member_reprovisioned"}
 
 // types are the event types, known once the credential registry is built: the registry's
 // kinds are built from modules whose audit records come here, so the outbox cannot wait

@@ -39,7 +39,8 @@ type Users interface {
 	// FindUser is the id of the tenant's user with that email, if any.
 	FindUser(ctx context.Context, tenantID, email string) (string, bool, error)
 	// Admit is nil when the user may start a session now; else the refusal to answer
-	// (SPEC §25: 403 user_blocked for a blocked user, invalid_credentials for one deleted
+	// (SPEC §25: 403 user_blocked for a blocked user, §27: 403 user_deprovisioned for one
+	// their org's directory deactivated, invalid_credentials for one deleted
 	// since they proved who they are). The session engine asks it before every session it
 	// starts, so every way in (password, passkey, mailed code, provider, second factor)
 	// holds to it without saying it again.

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"time"
 
+	"go.uber.org/fx"
+
 	"github.com/authcore/authcore/ent"
 )
 
@@ -90,3 +92,17 @@ type OrgRoster interface {
 
 // ErrNoOrgRole is a role OrgRoster.Enroll does not know.
 var ErrNoOrgRole = errors.New("not a role of this project's orgs")
+
+// OrgEnding is supplied, in group "org_endings" (AsOrgEnding), by each module that keeps
+// something of an org's beside the org module's own rows: connections (federation),
+// directories (SCIM). Deleting an org asks each to drop its own in the deleting
+// transaction, so nothing of a deleted org goes on letting people in or provisioning them.
+type OrgEnding interface {
+	// OrgDeleted drops, in tx, what it keeps of orgID; kind and n name it for the audit record.
+	OrgDeleted(ctx context.Context, tx *ent.Tx, projectID, orgID string) (kind string, n int, err error)
+}
+
+// AsOrgEnding contributes the OrgEnding returned by constructor f.
+func AsOrgEnding(f any) fx.Option {
+	return fx.Provide(fx.Annotate(f, fx.As(new(OrgEnding)), fx.ResultTags(`group:"org_endings"`)))
+}

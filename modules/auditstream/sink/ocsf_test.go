@@ -217,6 +217,7 @@ func TestOCSFMapsEveryRecordedAction(t *testing.T) {
 		"user.signin": 3002, "session.revoke": 3002, "session.revoke_all": 3002, "session.theft_detected": 3002, "user.mfa_recovery_used": 3002,
 		"user.password_reset": 3001, "user.mfa_enrol": 3001, "user.mfa_remove": 3001, "user.email_proven": 3001,
 		"user.identity_link": 3001, "user.identity_unlink": 3001,
+		"org.member_deprovisioned": 3001, "org.member_reprovisioned": 3001,
 	}
 	for _, a := range []string{
 		"ai_token.create", "ai_token.roll", "ai_token.revoke", "service_badge.create", "service_badge.roll", "service_badge.revoke",
