@@ -97,9 +97,15 @@ func screenXML(doc []byte, limit int) error {
 	// The signature's own elements only: ds:DigestMethod also appears inside
 	// xenc:EncryptionMethod (RSA-OAEP's digest), which is no signature.
 	var stack []xml.Name
+	rootDone := false
 	for {
 		tok, err := d.RawToken()
 		if err == io.EOF {
+			// RawToken checks neither that elements close nor that they close in order:
+			// a truncated document must not pass for a whole one.
+			if !rootDone {
+				return &xmlRefusal{"malformed", "the document is not well-formed XML: it ends inside an element, or has none"}
+			}
 			break
 		}
 		if err != nil {
@@ -108,7 +114,17 @@ func screenXML(doc []byte, limit int) error {
 		switch t := tok.(type) {
 		case xml.Directive:
 			return &xmlRefusal{"dtd_refused", "the document has a DTD (DOCTYPE or ENTITY), which is refused"}
+		case xml.CharData:
+			if rootDone && len(bytes.TrimSpace(t)) > 0 {
+				return &xmlRefusal{"malformed", "the document has text after its root element"}
+			}
 		case xml.StartElement:
+			// One document, one root: the decoder reads on past the first root's end, and
+			// etree (under crewjam) would keep only the first; what follows is refused
+			// rather than left for two readers to disagree about.
+			if rootDone {
+				return &xmlRefusal{"malformed", "the document has more than one root element"}
+			}
 			parent := ""
 			if len(stack) > 0 {
 				parent = stack[len(stack)-1].Local
@@ -127,9 +143,11 @@ func screenXML(doc []byte, limit int) error {
 				return &xmlRefusal{"weak_algorithm", fmt.Sprintf("digest method %q is refused: SHA-256 or better", alg)}
 			}
 		case xml.EndElement:
-			if len(stack) > 0 {
-				stack = stack[:len(stack)-1]
+			if len(stack) == 0 || stack[len(stack)-1] != t.Name {
+				return &xmlRefusal{"malformed", "the document is not well-formed XML: an end tag closes no element it opened"}
 			}
+			stack = stack[:len(stack)-1]
+			rootDone = len(stack) == 0
 		}
 	}
 	return nil

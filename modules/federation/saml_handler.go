@@ -21,6 +21,12 @@ const (
 	samlPath   = "/saml"
 )
 
+// samlACSBodyLimit is what the ACS reads of a post: §27 bounds a Response at 256 KiB of
+// decoded XML, which is about 342 KiB of base64, and more once form-encoded ("+" and "/"
+// become "%2B" and "%2F"). decodeSAMLResponse holds the exact bound; this one only lets a
+// lawful Response reach it instead of the server's 64 KiB default.
+const samlACSBodyLimit = 512 << 10
+
 // samlRoutes are SPEC §27's routes outside /v1: the SP metadata, SP-initiated sign-in and
 // the ACS of each connection.
 type samlRoutes struct{ h *handler }
@@ -30,7 +36,7 @@ func (h *handler) samlRoutes() []httpserver.Route {
 	return []httpserver.Route{
 		{Method: http.MethodGet, Path: samlPath + "/:connectionId/metadata", Handlers: []fiber.Handler{s.metadata}},
 		{Method: http.MethodGet, Path: samlPath + "/:connectionId/login", Handlers: []fiber.Handler{s.login}},
-		{Method: http.MethodPost, Path: samlPath + "/:connectionId/acs", Handlers: []fiber.Handler{s.acs}},
+		{Method: http.MethodPost, Path: samlPath + "/:connectionId/acs", Handlers: []fiber.Handler{s.acs}, BodyLimit: samlACSBodyLimit},
 	}
 }
 
