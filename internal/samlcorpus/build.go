@@ -140,8 +140,12 @@ func (p *IdP) Build(f *Flow, c Case, o Options) (*Post, error) {
 		return nil, fmt.Errorf("response: %w", err)
 	}
 	if c.Sign.response() {
+		rs := s
+		if c.Sign.ResponseKey != "" {
+			rs = newSigner(p, Sign{Key: c.Sign.ResponseKey})
+		}
 		var err error
-		if root, err = s.sign(root); err != nil {
+		if root, err = rs.sign(root); err != nil {
 			return nil, fmt.Errorf("signing the response: %w", err)
 		}
 	}

@@ -45,7 +45,9 @@ type Case struct {
 	Form      *Form  `json:"form,omitempty"`
 
 	// Flow: "" answers the browser's own request; "other-browser" answers a request
-	// another browser started; "unsolicited" answers none (IdP-initiated).
+	// another browser started; "unsolicited" answers none (IdP-initiated);
+	// "other-connection" answers this browser's request at the first connection and is
+	// posted, without RelayState, to the connection that allows IdP-initiated sign-in.
 	Flow string `json:"flow,omitempty"`
 	// Replay posts the valid response once (accepted), then this one again.
 	Replay bool `json:"replay,omitempty"`
@@ -70,6 +72,9 @@ type Sign struct {
 	// the signing key's own, "idp", "foreign" or "none".
 	Key     string `json:"key,omitempty"`
 	KeyInfo string `json:"keyInfo,omitempty"`
+	// ResponseKey, when set, signs the Response with another key than Key ("idp" or
+	// "foreign"), its own certificate in KeyInfo.
+	ResponseKey string `json:"responseKey,omitempty"`
 	// Method and Digest: "sha256" (default) or "sha1".
 	Method string `json:"method,omitempty"`
 	Digest string `json:"digest,omitempty"`

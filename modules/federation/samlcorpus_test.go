@@ -202,6 +202,9 @@ func (w *corpusWorld) run(t *testing.T, c samlcorpus.Case) {
 	switch c.Flow {
 	case "":
 		f = w.start(t, b, conn)
+	case "other-connection":
+		f = w.start(t, b, conn)
+		conn = w.open
 	case "other-browser":
 		w.start(t, b, conn) // this browser has a flow of its own, which the post does not name
 		f = w.start(t, newCorpusBrowser(t), conn)
@@ -214,6 +217,9 @@ func (w *corpusWorld) run(t *testing.T, c samlcorpus.Case) {
 	post, err := w.idp.Build(f, c, opts)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if c.Flow == "other-connection" {
+		post.Form.Del("RelayState")
 	}
 	if c.Replay {
 		if res := b.post(t, conn.ACS, post.Form); res.status != http.StatusFound {
