@@ -52,6 +52,8 @@ import (
 	"github.com/authcore/authcore/ent/revokedaccesstoken"
 	"github.com/authcore/authcore/ent/s3credential"
 	"github.com/authcore/authcore/ent/samlconnection"
+	"github.com/authcore/authcore/ent/scimdirectory"
+	"github.com/authcore/authcore/ent/scimresource"
 	"github.com/authcore/authcore/ent/session"
 	"github.com/authcore/authcore/ent/signinbudget"
 	"github.com/authcore/authcore/ent/signingkey"
@@ -151,6 +153,10 @@ type Client struct {
 	S3Credential *S3CredentialClient
 	// SAMLConnection is the client for interacting with the SAMLConnection builders.
 	SAMLConnection *SAMLConnectionClient
+	// SCIMDirectory is the client for interacting with the SCIMDirectory builders.
+	SCIMDirectory *SCIMDirectoryClient
+	// SCIMResource is the client for interacting with the SCIMResource builders.
+	SCIMResource *SCIMResourceClient
 	// Session is the client for interacting with the Session builders.
 	Session *SessionClient
 	// SignInBudget is the client for interacting with the SignInBudget builders.
@@ -228,6 +234,8 @@ func (c *Client) init() {
 	c.RevokedAccessToken = NewRevokedAccessTokenClient(c.config)
 	c.S3Credential = NewS3CredentialClient(c.config)
 	c.SAMLConnection = NewSAMLConnectionClient(c.config)
+	c.SCIMDirectory = NewSCIMDirectoryClient(c.config)
+	c.SCIMResource = NewSCIMResourceClient(c.config)
 	c.Session = NewSessionClient(c.config)
 	c.SignInBudget = NewSignInBudgetClient(c.config)
 	c.SignInMethods = NewSignInMethodsClient(c.config)
@@ -372,6 +380,8 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		RevokedAccessToken:         NewRevokedAccessTokenClient(cfg),
 		S3Credential:               NewS3CredentialClient(cfg),
 		SAMLConnection:             NewSAMLConnectionClient(cfg),
+		SCIMDirectory:              NewSCIMDirectoryClient(cfg),
+		SCIMResource:               NewSCIMResourceClient(cfg),
 		Session:                    NewSessionClient(cfg),
 		SignInBudget:               NewSignInBudgetClient(cfg),
 		SignInMethods:              NewSignInMethodsClient(cfg),
@@ -443,6 +453,8 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		RevokedAccessToken:         NewRevokedAccessTokenClient(cfg),
 		S3Credential:               NewS3CredentialClient(cfg),
 		SAMLConnection:             NewSAMLConnectionClient(cfg),
+		SCIMDirectory:              NewSCIMDirectoryClient(cfg),
+		SCIMResource:               NewSCIMResourceClient(cfg),
 		Session:                    NewSessionClient(cfg),
 		SignInBudget:               NewSignInBudgetClient(cfg),
 		SignInMethods:              NewSignInMethodsClient(cfg),
@@ -495,10 +507,10 @@ func (c *Client) Use(hooks ...Hook) {
 		c.OrgDomain, c.OrgInvitation, c.OrgMember, c.OrgPolicy, c.OrgRole,
 		c.OrgSetupLink, c.Project, c.ProviderDomain, c.RefreshToken,
 		c.RegistrationToken, c.Resource, c.RevokedAccessToken, c.S3Credential,
-		c.SAMLConnection, c.Session, c.SignInBudget, c.SignInMethods, c.SignInProvider,
-		c.SigningKey, c.TrustedAuthorizationServer, c.TrustedIssuer, c.UsageCount,
-		c.UsedAssertion, c.User, c.UserToken, c.VaultConnection, c.Webhook,
-		c.WebhookDelivery,
+		c.SAMLConnection, c.SCIMDirectory, c.SCIMResource, c.Session, c.SignInBudget,
+		c.SignInMethods, c.SignInProvider, c.SigningKey, c.TrustedAuthorizationServer,
+		c.TrustedIssuer, c.UsageCount, c.UsedAssertion, c.User, c.UserToken,
+		c.VaultConnection, c.Webhook, c.WebhookDelivery,
 	} {
 		n.Use(hooks...)
 	}
@@ -517,10 +529,10 @@ func (c *Client) Intercept(interceptors ...Interceptor) {
 		c.OrgDomain, c.OrgInvitation, c.OrgMember, c.OrgPolicy, c.OrgRole,
 		c.OrgSetupLink, c.Project, c.ProviderDomain, c.RefreshToken,
 		c.RegistrationToken, c.Resource, c.RevokedAccessToken, c.S3Credential,
-		c.SAMLConnection, c.Session, c.SignInBudget, c.SignInMethods, c.SignInProvider,
-		c.SigningKey, c.TrustedAuthorizationServer, c.TrustedIssuer, c.UsageCount,
-		c.UsedAssertion, c.User, c.UserToken, c.VaultConnection, c.Webhook,
-		c.WebhookDelivery,
+		c.SAMLConnection, c.SCIMDirectory, c.SCIMResource, c.Session, c.SignInBudget,
+		c.SignInMethods, c.SignInProvider, c.SigningKey, c.TrustedAuthorizationServer,
+		c.TrustedIssuer, c.UsageCount, c.UsedAssertion, c.User, c.UserToken,
+		c.VaultConnection, c.Webhook, c.WebhookDelivery,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -605,6 +617,10 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.S3Credential.mutate(ctx, m)
 	case *SAMLConnectionMutation:
 		return c.SAMLConnection.mutate(ctx, m)
+	case *SCIMDirectoryMutation:
+		return c.SCIMDirectory.mutate(ctx, m)
+	case *SCIMResourceMutation:
+		return c.SCIMResource.mutate(ctx, m)
 	case *SessionMutation:
 		return c.Session.mutate(ctx, m)
 	case *SignInBudgetMutation:
@@ -5692,6 +5708,272 @@ func (c *SAMLConnectionClient) mutate(ctx context.Context, m *SAMLConnectionMuta
 	}
 }
 
+// SCIMDirectoryClient is a client for the SCIMDirectory schema.
+type SCIMDirectoryClient struct {
+	config
+}
+
+// NewSCIMDirectoryClient returns a client for the SCIMDirectory from the given config.
+func NewSCIMDirectoryClient(c config) *SCIMDirectoryClient {
+	return &SCIMDirectoryClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `scimdirectory.Hooks(f(g(h())))`.
+func (c *SCIMDirectoryClient) Use(hooks ...Hook) {
+	c.hooks.SCIMDirectory = append(c.hooks.SCIMDirectory, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `scimdirectory.Intercept(f(g(h())))`.
+func (c *SCIMDirectoryClient) Intercept(interceptors ...Interceptor) {
+	c.inters.SCIMDirectory = append(c.inters.SCIMDirectory, interceptors...)
+}
+
+// Create returns a builder for creating a SCIMDirectory entity.
+func (c *SCIMDirectoryClient) Create() *SCIMDirectoryCreate {
+	mutation := newSCIMDirectoryMutation(c.config, OpCreate)
+	return &SCIMDirectoryCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of SCIMDirectory entities.
+func (c *SCIMDirectoryClient) CreateBulk(builders ...*SCIMDirectoryCreate) *SCIMDirectoryCreateBulk {
+	return &SCIMDirectoryCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *SCIMDirectoryClient) MapCreateBulk(slice any, setFunc func(*SCIMDirectoryCreate, int)) *SCIMDirectoryCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &SCIMDirectoryCreateBulk{err: fmt.Errorf("calling to SCIMDirectoryClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*SCIMDirectoryCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &SCIMDirectoryCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for SCIMDirectory.
+func (c *SCIMDirectoryClient) Update() *SCIMDirectoryUpdate {
+	mutation := newSCIMDirectoryMutation(c.config, OpUpdate)
+	return &SCIMDirectoryUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *SCIMDirectoryClient) UpdateOne(_m *SCIMDirectory) *SCIMDirectoryUpdateOne {
+	mutation := newSCIMDirectoryMutation(c.config, OpUpdateOne, withSCIMDirectory(_m))
+	return &SCIMDirectoryUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *SCIMDirectoryClient) UpdateOneID(id string) *SCIMDirectoryUpdateOne {
+	mutation := newSCIMDirectoryMutation(c.config, OpUpdateOne, withSCIMDirectoryID(id))
+	return &SCIMDirectoryUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for SCIMDirectory.
+func (c *SCIMDirectoryClient) Delete() *SCIMDirectoryDelete {
+	mutation := newSCIMDirectoryMutation(c.config, OpDelete)
+	return &SCIMDirectoryDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *SCIMDirectoryClient) DeleteOne(_m *SCIMDirectory) *SCIMDirectoryDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *SCIMDirectoryClient) DeleteOneID(id string) *SCIMDirectoryDeleteOne {
+	builder := c.Delete().Where(scimdirectory.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &SCIMDirectoryDeleteOne{builder}
+}
+
+// Query returns a query builder for SCIMDirectory.
+func (c *SCIMDirectoryClient) Query() *SCIMDirectoryQuery {
+	return &SCIMDirectoryQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeSCIMDirectory},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a SCIMDirectory entity by its id.
+func (c *SCIMDirectoryClient) Get(ctx context.Context, id string) (*SCIMDirectory, error) {
+	return c.Query().Where(scimdirectory.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *SCIMDirectoryClient) GetX(ctx context.Context, id string) *SCIMDirectory {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *SCIMDirectoryClient) Hooks() []Hook {
+	return c.hooks.SCIMDirectory
+}
+
+// Interceptors returns the client interceptors.
+func (c *SCIMDirectoryClient) Interceptors() []Interceptor {
+	return c.inters.SCIMDirectory
+}
+
+func (c *SCIMDirectoryClient) mutate(ctx context.Context, m *SCIMDirectoryMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&SCIMDirectoryCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&SCIMDirectoryUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&SCIMDirectoryUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&SCIMDirectoryDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown SCIMDirectory mutation op: %q", m.Op())
+	}
+}
+
+// SCIMResourceClient is a client for the SCIMResource schema.
+type SCIMResourceClient struct {
+	config
+}
+
+// NewSCIMResourceClient returns a client for the SCIMResource from the given config.
+func NewSCIMResourceClient(c config) *SCIMResourceClient {
+	return &SCIMResourceClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `scimresource.Hooks(f(g(h())))`.
+func (c *SCIMResourceClient) Use(hooks ...Hook) {
+	c.hooks.SCIMResource = append(c.hooks.SCIMResource, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `scimresource.Intercept(f(g(h())))`.
+func (c *SCIMResourceClient) Intercept(interceptors ...Interceptor) {
+	c.inters.SCIMResource = append(c.inters.SCIMResource, interceptors...)
+}
+
+// Create returns a builder for creating a SCIMResource entity.
+func (c *SCIMResourceClient) Create() *SCIMResourceCreate {
+	mutation := newSCIMResourceMutation(c.config, OpCreate)
+	return &SCIMResourceCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of SCIMResource entities.
+func (c *SCIMResourceClient) CreateBulk(builders ...*SCIMResourceCreate) *SCIMResourceCreateBulk {
+	return &SCIMResourceCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *SCIMResourceClient) MapCreateBulk(slice any, setFunc func(*SCIMResourceCreate, int)) *SCIMResourceCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &SCIMResourceCreateBulk{err: fmt.Errorf("calling to SCIMResourceClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*SCIMResourceCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &SCIMResourceCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for SCIMResource.
+func (c *SCIMResourceClient) Update() *SCIMResourceUpdate {
+	mutation := newSCIMResourceMutation(c.config, OpUpdate)
+	return &SCIMResourceUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *SCIMResourceClient) UpdateOne(_m *SCIMResource) *SCIMResourceUpdateOne {
+	mutation := newSCIMResourceMutation(c.config, OpUpdateOne, withSCIMResource(_m))
+	return &SCIMResourceUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *SCIMResourceClient) UpdateOneID(id string) *SCIMResourceUpdateOne {
+	mutation := newSCIMResourceMutation(c.config, OpUpdateOne, withSCIMResourceID(id))
+	return &SCIMResourceUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for SCIMResource.
+func (c *SCIMResourceClient) Delete() *SCIMResourceDelete {
+	mutation := newSCIMResourceMutation(c.config, OpDelete)
+	return &SCIMResourceDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *SCIMResourceClient) DeleteOne(_m *SCIMResource) *SCIMResourceDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *SCIMResourceClient) DeleteOneID(id string) *SCIMResourceDeleteOne {
+	builder := c.Delete().Where(scimresource.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &SCIMResourceDeleteOne{builder}
+}
+
+// Query returns a query builder for SCIMResource.
+func (c *SCIMResourceClient) Query() *SCIMResourceQuery {
+	return &SCIMResourceQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeSCIMResource},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a SCIMResource entity by its id.
+func (c *SCIMResourceClient) Get(ctx context.Context, id string) (*SCIMResource, error) {
+	return c.Query().Where(scimresource.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *SCIMResourceClient) GetX(ctx context.Context, id string) *SCIMResource {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *SCIMResourceClient) Hooks() []Hook {
+	return c.hooks.SCIMResource
+}
+
+// Interceptors returns the client interceptors.
+func (c *SCIMResourceClient) Interceptors() []Interceptor {
+	return c.inters.SCIMResource
+}
+
+func (c *SCIMResourceClient) mutate(ctx context.Context, m *SCIMResourceMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&SCIMResourceCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&SCIMResourceUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&SCIMResourceUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&SCIMResourceDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown SCIMResource mutation op: %q", m.Op())
+	}
+}
+
 // SessionClient is a client for the Session schema.
 type SessionClient struct {
 	config
@@ -7564,9 +7846,10 @@ type (
 		OAuthClient, OAuthCode, OAuthGrant, Org, OrgDomain, OrgInvitation, OrgMember,
 		OrgPolicy, OrgRole, OrgSetupLink, Project, ProviderDomain, RefreshToken,
 		RegistrationToken, Resource, RevokedAccessToken, S3Credential, SAMLConnection,
-		Session, SignInBudget, SignInMethods, SignInProvider, SigningKey,
-		TrustedAuthorizationServer, TrustedIssuer, UsageCount, UsedAssertion, User,
-		UserToken, VaultConnection, Webhook, WebhookDelivery []ent.Hook
+		SCIMDirectory, SCIMResource, Session, SignInBudget, SignInMethods,
+		SignInProvider, SigningKey, TrustedAuthorizationServer, TrustedIssuer,
+		UsageCount, UsedAssertion, User, UserToken, VaultConnection, Webhook,
+		WebhookDelivery []ent.Hook
 	}
 	inters struct {
 		AppSession, AuditEvent, AuditStream, AuthClient, AuthorizationDetailType,
@@ -7576,9 +7859,10 @@ type (
 		OAuthClient, OAuthCode, OAuthGrant, Org, OrgDomain, OrgInvitation, OrgMember,
 		OrgPolicy, OrgRole, OrgSetupLink, Project, ProviderDomain, RefreshToken,
 		RegistrationToken, Resource, RevokedAccessToken, S3Credential, SAMLConnection,
-		Session, SignInBudget, SignInMethods, SignInProvider, SigningKey,
-		TrustedAuthorizationServer, TrustedIssuer, UsageCount, UsedAssertion, User,
-		UserToken, VaultConnection, Webhook, WebhookDelivery []ent.Interceptor
+		SCIMDirectory, SCIMResource, Session, SignInBudget, SignInMethods,
+		SignInProvider, SigningKey, TrustedAuthorizationServer, TrustedIssuer,
+		UsageCount, UsedAssertion, User, UserToken, VaultConnection, Webhook,
+		WebhookDelivery []ent.Interceptor
 	}
 )
 

@@ -50,6 +50,8 @@ import (
 	"github.com/authcore/authcore/ent/revokedaccesstoken"
 	"github.com/authcore/authcore/ent/s3credential"
 	"github.com/authcore/authcore/ent/samlconnection"
+	"github.com/authcore/authcore/ent/scimdirectory"
+	"github.com/authcore/authcore/ent/scimresource"
 	"github.com/authcore/authcore/ent/session"
 	"github.com/authcore/authcore/ent/signinbudget"
 	"github.com/authcore/authcore/ent/signingkey"
@@ -162,6 +164,8 @@ func checkColumn(t, c string) error {
 			revokedaccesstoken.Table:         revokedaccesstoken.ValidColumn,
 			s3credential.Table:               s3credential.ValidColumn,
 			samlconnection.Table:             samlconnection.ValidColumn,
+			scimdirectory.Table:              scimdirectory.ValidColumn,
+			scimresource.Table:               scimresource.ValidColumn,
 			session.Table:                    session.ValidColumn,
 			signinbudget.Table:               signinbudget.ValidColumn,
 			signinmethods.Table:              signinmethods.ValidColumn,

@@ -50,6 +50,8 @@ import (
 	"github.com/authcore/authcore/ent/revokedaccesstoken"
 	"github.com/authcore/authcore/ent/s3credential"
 	"github.com/authcore/authcore/ent/samlconnection"
+	"github.com/authcore/authcore/ent/scimdirectory"
+	"github.com/authcore/authcore/ent/scimresource"
 	"github.com/authcore/authcore/ent/session"
 	"github.com/authcore/authcore/ent/signinbudget"
 	"github.com/authcore/authcore/ent/signingkey"
@@ -113,6 +115,8 @@ const (
 	TypeRevokedAccessToken         = "RevokedAccessToken"
 	TypeS3Credential               = "S3Credential"
 	TypeSAMLConnection             = "SAMLConnection"
+	TypeSCIMDirectory              = "SCIMDirectory"
+	TypeSCIMResource               = "SCIMResource"
 	TypeSession                    = "Session"
 	TypeSignInBudget               = "SignInBudget"
 	TypeSignInMethods              = "SignInMethods"
@@ -35657,6 +35661,1887 @@ func (m *SAMLConnectionMutation) ClearEdge(name string) error {
 // It returns an error if the edge is not defined in the schema.
 func (m *SAMLConnectionMutation) ResetEdge(name string) error {
 	return fmt.Errorf("unknown SAMLConnection edge %s", name)
+}
+
+// SCIMDirectoryMutation represents an operation that mutates the SCIMDirectory nodes in the graph.
+type SCIMDirectoryMutation struct {
+	config
+	op               Op
+	typ              string
+	id               *string
+	created_at       *time.Time
+	project_id       *string
+	org_id           *string
+	name             *string
+	digest           *[]byte
+	hint             *string
+	token_revoked_at *time.Time
+	group_roles      *map[string]string
+	last_sync_at     *time.Time
+	created_by       *string
+	clearedFields    map[string]struct{}
+	done             bool
+	oldValue         func(context.Context) (*SCIMDirectory, error)
+	predicates       []predicate.SCIMDirectory
+}
+
+var _ ent.Mutation = (*SCIMDirectoryMutation)(nil)
+
+// scimdirectoryOption allows management of the mutation configuration using functional options.
+type scimdirectoryOption func(*SCIMDirectoryMutation)
+
+// newSCIMDirectoryMutation creates new mutation for the SCIMDirectory entity.
+func newSCIMDirectoryMutation(c config, op Op, opts ...scimdirectoryOption) *SCIMDirectoryMutation {
+	m := &SCIMDirectoryMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeSCIMDirectory,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withSCIMDirectoryID sets the ID field of the mutation.
+func withSCIMDirectoryID(id string) scimdirectoryOption {
+	return func(m *SCIMDirectoryMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *SCIMDirectory
+		)
+		m.oldValue = func(ctx context.Context) (*SCIMDirectory, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().SCIMDirectory.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withSCIMDirectory sets the old SCIMDirectory of the mutation.
+func withSCIMDirectory(node *SCIMDirectory) scimdirectoryOption {
+	return func(m *SCIMDirectoryMutation) {
+		m.oldValue = func(context.Context) (*SCIMDirectory, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m SCIMDirectoryMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m SCIMDirectoryMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of SCIMDirectory entities.
+func (m *SCIMDirectoryMutation) SetID(id string) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *SCIMDirectoryMutation) ID() (id string, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *SCIMDirectoryMutation) IDs(ctx context.Context) ([]string, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []string{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().SCIMDirectory.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *SCIMDirectoryMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *SCIMDirectoryMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the SCIMDirectory entity.
+// If the SCIMDirectory object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SCIMDirectoryMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *SCIMDirectoryMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// SetProjectID sets the "project_id" field.
+func (m *SCIMDirectoryMutation) SetProjectID(s string) {
+	m.project_id = &s
+}
+
+// ProjectID returns the value of the "project_id" field in the mutation.
+func (m *SCIMDirectoryMutation) ProjectID() (r string, exists bool) {
+	v := m.project_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldProjectID returns the old "project_id" field's value of the SCIMDirectory entity.
+// If the SCIMDirectory object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SCIMDirectoryMutation) OldProjectID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldProjectID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldProjectID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldProjectID: %w", err)
+	}
+	return oldValue.ProjectID, nil
+}
+
+// ResetProjectID resets all changes to the "project_id" field.
+func (m *SCIMDirectoryMutation) ResetProjectID() {
+	m.project_id = nil
+}
+
+// SetOrgID sets the "org_id" field.
+func (m *SCIMDirectoryMutation) SetOrgID(s string) {
+	m.org_id = &s
+}
+
+// OrgID returns the value of the "org_id" field in the mutation.
+func (m *SCIMDirectoryMutation) OrgID() (r string, exists bool) {
+	v := m.org_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldOrgID returns the old "org_id" field's value of the SCIMDirectory entity.
+// If the SCIMDirectory object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SCIMDirectoryMutation) OldOrgID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldOrgID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldOrgID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldOrgID: %w", err)
+	}
+	return oldValue.OrgID, nil
+}
+
+// ResetOrgID resets all changes to the "org_id" field.
+func (m *SCIMDirectoryMutation) ResetOrgID() {
+	m.org_id = nil
+}
+
+// SetName sets the "name" field.
+func (m *SCIMDirectoryMutation) SetName(s string) {
+	m.name = &s
+}
+
+// Name returns the value of the "name" field in the mutation.
+func (m *SCIMDirectoryMutation) Name() (r string, exists bool) {
+	v := m.name
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldName returns the old "name" field's value of the SCIMDirectory entity.
+// If the SCIMDirectory object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SCIMDirectoryMutation) OldName(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldName is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldName requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldName: %w", err)
+	}
+	return oldValue.Name, nil
+}
+
+// ResetName resets all changes to the "name" field.
+func (m *SCIMDirectoryMutation) ResetName() {
+	m.name = nil
+}
+
+// SetDigest sets the "digest" field.
+func (m *SCIMDirectoryMutation) SetDigest(b []byte) {
+	m.digest = &b
+}
+
+// Digest returns the value of the "digest" field in the mutation.
+func (m *SCIMDirectoryMutation) Digest() (r []byte, exists bool) {
+	v := m.digest
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDigest returns the old "digest" field's value of the SCIMDirectory entity.
+// If the SCIMDirectory object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SCIMDirectoryMutation) OldDigest(ctx context.Context) (v []byte, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDigest is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDigest requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDigest: %w", err)
+	}
+	return oldValue.Digest, nil
+}
+
+// ResetDigest resets all changes to the "digest" field.
+func (m *SCIMDirectoryMutation) ResetDigest() {
+	m.digest = nil
+}
+
+// SetHint sets the "hint" field.
+func (m *SCIMDirectoryMutation) SetHint(s string) {
+	m.hint = &s
+}
+
+// Hint returns the value of the "hint" field in the mutation.
+func (m *SCIMDirectoryMutation) Hint() (r string, exists bool) {
+	v := m.hint
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldHint returns the old "hint" field's value of the SCIMDirectory entity.
+// If the SCIMDirectory object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SCIMDirectoryMutation) OldHint(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldHint is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldHint requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldHint: %w", err)
+	}
+	return oldValue.Hint, nil
+}
+
+// ResetHint resets all changes to the "hint" field.
+func (m *SCIMDirectoryMutation) ResetHint() {
+	m.hint = nil
+}
+
+// SetTokenRevokedAt sets the "token_revoked_at" field.
+func (m *SCIMDirectoryMutation) SetTokenRevokedAt(t time.Time) {
+	m.token_revoked_at = &t
+}
+
+// TokenRevokedAt returns the value of the "token_revoked_at" field in the mutation.
+func (m *SCIMDirectoryMutation) TokenRevokedAt() (r time.Time, exists bool) {
+	v := m.token_revoked_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTokenRevokedAt returns the old "token_revoked_at" field's value of the SCIMDirectory entity.
+// If the SCIMDirectory object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SCIMDirectoryMutation) OldTokenRevokedAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTokenRevokedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTokenRevokedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTokenRevokedAt: %w", err)
+	}
+	return oldValue.TokenRevokedAt, nil
+}
+
+// ClearTokenRevokedAt clears the value of the "token_revoked_at" field.
+func (m *SCIMDirectoryMutation) ClearTokenRevokedAt() {
+	m.token_revoked_at = nil
+	m.clearedFields[scimdirectory.FieldTokenRevokedAt] = struct{}{}
+}
+
+// TokenRevokedAtCleared returns if the "token_revoked_at" field was cleared in this mutation.
+func (m *SCIMDirectoryMutation) TokenRevokedAtCleared() bool {
+	_, ok := m.clearedFields[scimdirectory.FieldTokenRevokedAt]
+	return ok
+}
+
+// ResetTokenRevokedAt resets all changes to the "token_revoked_at" field.
+func (m *SCIMDirectoryMutation) ResetTokenRevokedAt() {
+	m.token_revoked_at = nil
+	delete(m.clearedFields, scimdirectory.FieldTokenRevokedAt)
+}
+
+// SetGroupRoles sets the "group_roles" field.
+func (m *SCIMDirectoryMutation) SetGroupRoles(value map[string]string) {
+	m.group_roles = &value
+}
+
+// GroupRoles returns the value of the "group_roles" field in the mutation.
+func (m *SCIMDirectoryMutation) GroupRoles() (r map[string]string, exists bool) {
+	v := m.group_roles
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldGroupRoles returns the old "group_roles" field's value of the SCIMDirectory entity.
+// If the SCIMDirectory object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SCIMDirectoryMutation) OldGroupRoles(ctx context.Context) (v map[string]string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldGroupRoles is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldGroupRoles requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldGroupRoles: %w", err)
+	}
+	return oldValue.GroupRoles, nil
+}
+
+// ResetGroupRoles resets all changes to the "group_roles" field.
+func (m *SCIMDirectoryMutation) ResetGroupRoles() {
+	m.group_roles = nil
+}
+
+// SetLastSyncAt sets the "last_sync_at" field.
+func (m *SCIMDirectoryMutation) SetLastSyncAt(t time.Time) {
+	m.last_sync_at = &t
+}
+
+// LastSyncAt returns the value of the "last_sync_at" field in the mutation.
+func (m *SCIMDirectoryMutation) LastSyncAt() (r time.Time, exists bool) {
+	v := m.last_sync_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldLastSyncAt returns the old "last_sync_at" field's value of the SCIMDirectory entity.
+// If the SCIMDirectory object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SCIMDirectoryMutation) OldLastSyncAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldLastSyncAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldLastSyncAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldLastSyncAt: %w", err)
+	}
+	return oldValue.LastSyncAt, nil
+}
+
+// ClearLastSyncAt clears the value of the "last_sync_at" field.
+func (m *SCIMDirectoryMutation) ClearLastSyncAt() {
+	m.last_sync_at = nil
+	m.clearedFields[scimdirectory.FieldLastSyncAt] = struct{}{}
+}
+
+// LastSyncAtCleared returns if the "last_sync_at" field was cleared in this mutation.
+func (m *SCIMDirectoryMutation) LastSyncAtCleared() bool {
+	_, ok := m.clearedFields[scimdirectory.FieldLastSyncAt]
+	return ok
+}
+
+// ResetLastSyncAt resets all changes to the "last_sync_at" field.
+func (m *SCIMDirectoryMutation) ResetLastSyncAt() {
+	m.last_sync_at = nil
+	delete(m.clearedFields, scimdirectory.FieldLastSyncAt)
+}
+
+// SetCreatedBy sets the "created_by" field.
+func (m *SCIMDirectoryMutation) SetCreatedBy(s string) {
+	m.created_by = &s
+}
+
+// CreatedBy returns the value of the "created_by" field in the mutation.
+func (m *SCIMDirectoryMutation) CreatedBy() (r string, exists bool) {
+	v := m.created_by
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedBy returns the old "created_by" field's value of the SCIMDirectory entity.
+// If the SCIMDirectory object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SCIMDirectoryMutation) OldCreatedBy(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedBy is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedBy requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedBy: %w", err)
+	}
+	return oldValue.CreatedBy, nil
+}
+
+// ClearCreatedBy clears the value of the "created_by" field.
+func (m *SCIMDirectoryMutation) ClearCreatedBy() {
+	m.created_by = nil
+	m.clearedFields[scimdirectory.FieldCreatedBy] = struct{}{}
+}
+
+// CreatedByCleared returns if the "created_by" field was cleared in this mutation.
+func (m *SCIMDirectoryMutation) CreatedByCleared() bool {
+	_, ok := m.clearedFields[scimdirectory.FieldCreatedBy]
+	return ok
+}
+
+// ResetCreatedBy resets all changes to the "created_by" field.
+func (m *SCIMDirectoryMutation) ResetCreatedBy() {
+	m.created_by = nil
+	delete(m.clearedFields, scimdirectory.FieldCreatedBy)
+}
+
+// Where appends a list predicates to the SCIMDirectoryMutation builder.
+func (m *SCIMDirectoryMutation) Where(ps ...predicate.SCIMDirectory) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the SCIMDirectoryMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *SCIMDirectoryMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.SCIMDirectory, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *SCIMDirectoryMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *SCIMDirectoryMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (SCIMDirectory).
+func (m *SCIMDirectoryMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *SCIMDirectoryMutation) Fields() []string {
+	fields := make([]string, 0, 10)
+	if m.created_at != nil {
+		fields = append(fields, scimdirectory.FieldCreatedAt)
+	}
+	if m.project_id != nil {
+		fields = append(fields, scimdirectory.FieldProjectID)
+	}
+	if m.org_id != nil {
+		fields = append(fields, scimdirectory.FieldOrgID)
+	}
+	if m.name != nil {
+		fields = append(fields, scimdirectory.FieldName)
+	}
+	if m.digest != nil {
+		fields = append(fields, scimdirectory.FieldDigest)
+	}
+	if m.hint != nil {
+		fields = append(fields, scimdirectory.FieldHint)
+	}
+	if m.token_revoked_at != nil {
+		fields = append(fields, scimdirectory.FieldTokenRevokedAt)
+	}
+	if m.group_roles != nil {
+		fields = append(fields, scimdirectory.FieldGroupRoles)
+	}
+	if m.last_sync_at != nil {
+		fields = append(fields, scimdirectory.FieldLastSyncAt)
+	}
+	if m.created_by != nil {
+		fields = append(fields, scimdirectory.FieldCreatedBy)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *SCIMDirectoryMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case scimdirectory.FieldCreatedAt:
+		return m.CreatedAt()
+	case scimdirectory.FieldProjectID:
+		return m.ProjectID()
+	case scimdirectory.FieldOrgID:
+		return m.OrgID()
+	case scimdirectory.FieldName:
+		return m.Name()
+	case scimdirectory.FieldDigest:
+		return m.Digest()
+	case scimdirectory.FieldHint:
+		return m.Hint()
+	case scimdirectory.FieldTokenRevokedAt:
+		return m.TokenRevokedAt()
+	case scimdirectory.FieldGroupRoles:
+		return m.GroupRoles()
+	case scimdirectory.FieldLastSyncAt:
+		return m.LastSyncAt()
+	case scimdirectory.FieldCreatedBy:
+		return m.CreatedBy()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *SCIMDirectoryMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case scimdirectory.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	case scimdirectory.FieldProjectID:
+		return m.OldProjectID(ctx)
+	case scimdirectory.FieldOrgID:
+		return m.OldOrgID(ctx)
+	case scimdirectory.FieldName:
+		return m.OldName(ctx)
+	case scimdirectory.FieldDigest:
+		return m.OldDigest(ctx)
+	case scimdirectory.FieldHint:
+		return m.OldHint(ctx)
+	case scimdirectory.FieldTokenRevokedAt:
+		return m.OldTokenRevokedAt(ctx)
+	case scimdirectory.FieldGroupRoles:
+		return m.OldGroupRoles(ctx)
+	case scimdirectory.FieldLastSyncAt:
+		return m.OldLastSyncAt(ctx)
+	case scimdirectory.FieldCreatedBy:
+		return m.OldCreatedBy(ctx)
+	}
+	return nil, fmt.Errorf("unknown SCIMDirectory field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *SCIMDirectoryMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case scimdirectory.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	case scimdirectory.FieldProjectID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetProjectID(v)
+		return nil
+	case scimdirectory.FieldOrgID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetOrgID(v)
+		return nil
+	case scimdirectory.FieldName:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetName(v)
+		return nil
+	case scimdirectory.FieldDigest:
+		v, ok := value.([]byte)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDigest(v)
+		return nil
+	case scimdirectory.FieldHint:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetHint(v)
+		return nil
+	case scimdirectory.FieldTokenRevokedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTokenRevokedAt(v)
+		return nil
+	case scimdirectory.FieldGroupRoles:
+		v, ok := value.(map[string]string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetGroupRoles(v)
+		return nil
+	case scimdirectory.FieldLastSyncAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetLastSyncAt(v)
+		return nil
+	case scimdirectory.FieldCreatedBy:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedBy(v)
+		return nil
+	}
+	return fmt.Errorf("unknown SCIMDirectory field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *SCIMDirectoryMutation) AddedFields() []string {
+	return nil
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *SCIMDirectoryMutation) AddedField(name string) (ent.Value, bool) {
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *SCIMDirectoryMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	}
+	return fmt.Errorf("unknown SCIMDirectory numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *SCIMDirectoryMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(scimdirectory.FieldTokenRevokedAt) {
+		fields = append(fields, scimdirectory.FieldTokenRevokedAt)
+	}
+	if m.FieldCleared(scimdirectory.FieldLastSyncAt) {
+		fields = append(fields, scimdirectory.FieldLastSyncAt)
+	}
+	if m.FieldCleared(scimdirectory.FieldCreatedBy) {
+		fields = append(fields, scimdirectory.FieldCreatedBy)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *SCIMDirectoryMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *SCIMDirectoryMutation) ClearField(name string) error {
+	switch name {
+	case scimdirectory.FieldTokenRevokedAt:
+		m.ClearTokenRevokedAt()
+		return nil
+	case scimdirectory.FieldLastSyncAt:
+		m.ClearLastSyncAt()
+		return nil
+	case scimdirectory.FieldCreatedBy:
+		m.ClearCreatedBy()
+		return nil
+	}
+	return fmt.Errorf("unknown SCIMDirectory nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *SCIMDirectoryMutation) ResetField(name string) error {
+	switch name {
+	case scimdirectory.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	case scimdirectory.FieldProjectID:
+		m.ResetProjectID()
+		return nil
+	case scimdirectory.FieldOrgID:
+		m.ResetOrgID()
+		return nil
+	case scimdirectory.FieldName:
+		m.ResetName()
+		return nil
+	case scimdirectory.FieldDigest:
+		m.ResetDigest()
+		return nil
+	case scimdirectory.FieldHint:
+		m.ResetHint()
+		return nil
+	case scimdirectory.FieldTokenRevokedAt:
+		m.ResetTokenRevokedAt()
+		return nil
+	case scimdirectory.FieldGroupRoles:
+		m.ResetGroupRoles()
+		return nil
+	case scimdirectory.FieldLastSyncAt:
+		m.ResetLastSyncAt()
+		return nil
+	case scimdirectory.FieldCreatedBy:
+		m.ResetCreatedBy()
+		return nil
+	}
+	return fmt.Errorf("unknown SCIMDirectory field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *SCIMDirectoryMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *SCIMDirectoryMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *SCIMDirectoryMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *SCIMDirectoryMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *SCIMDirectoryMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *SCIMDirectoryMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *SCIMDirectoryMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown SCIMDirectory unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *SCIMDirectoryMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown SCIMDirectory edge %s", name)
+}
+
+// SCIMResourceMutation represents an operation that mutates the SCIMResource nodes in the graph.
+type SCIMResourceMutation struct {
+	config
+	op            Op
+	typ           string
+	id            *string
+	created_at    *time.Time
+	project_id    *string
+	directory_id  *string
+	resource_type *scimresource.ResourceType
+	name_key      *string
+	external_id   *string
+	user_id       *string
+	active        *bool
+	deprovisioned *bool
+	attributes    *string
+	version       *int
+	addversion    *int
+	updated_at    *time.Time
+	clearedFields map[string]struct{}
+	done          bool
+	oldValue      func(context.Context) (*SCIMResource, error)
+	predicates    []predicate.SCIMResource
+}
+
+var _ ent.Mutation = (*SCIMResourceMutation)(nil)
+
+// scimresourceOption allows management of the mutation configuration using functional options.
+type scimresourceOption func(*SCIMResourceMutation)
+
+// newSCIMResourceMutation creates new mutation for the SCIMResource entity.
+func newSCIMResourceMutation(c config, op Op, opts ...scimresourceOption) *SCIMResourceMutation {
+	m := &SCIMResourceMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeSCIMResource,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withSCIMResourceID sets the ID field of the mutation.
+func withSCIMResourceID(id string) scimresourceOption {
+	return func(m *SCIMResourceMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *SCIMResource
+		)
+		m.oldValue = func(ctx context.Context) (*SCIMResource, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().SCIMResource.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withSCIMResource sets the old SCIMResource of the mutation.
+func withSCIMResource(node *SCIMResource) scimresourceOption {
+	return func(m *SCIMResourceMutation) {
+		m.oldValue = func(context.Context) (*SCIMResource, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m SCIMResourceMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m SCIMResourceMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of SCIMResource entities.
+func (m *SCIMResourceMutation) SetID(id string) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *SCIMResourceMutation) ID() (id string, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *SCIMResourceMutation) IDs(ctx context.Context) ([]string, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []string{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().SCIMResource.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *SCIMResourceMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *SCIMResourceMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the SCIMResource entity.
+// If the SCIMResource object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SCIMResourceMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *SCIMResourceMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// SetProjectID sets the "project_id" field.
+func (m *SCIMResourceMutation) SetProjectID(s string) {
+	m.project_id = &s
+}
+
+// ProjectID returns the value of the "project_id" field in the mutation.
+func (m *SCIMResourceMutation) ProjectID() (r string, exists bool) {
+	v := m.project_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldProjectID returns the old "project_id" field's value of the SCIMResource entity.
+// If the SCIMResource object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SCIMResourceMutation) OldProjectID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldProjectID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldProjectID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldProjectID: %w", err)
+	}
+	return oldValue.ProjectID, nil
+}
+
+// ResetProjectID resets all changes to the "project_id" field.
+func (m *SCIMResourceMutation) ResetProjectID() {
+	m.project_id = nil
+}
+
+// SetDirectoryID sets the "directory_id" field.
+func (m *SCIMResourceMutation) SetDirectoryID(s string) {
+	m.directory_id = &s
+}
+
+// DirectoryID returns the value of the "directory_id" field in the mutation.
+func (m *SCIMResourceMutation) DirectoryID() (r string, exists bool) {
+	v := m.directory_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDirectoryID returns the old "directory_id" field's value of the SCIMResource entity.
+// If the SCIMResource object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SCIMResourceMutation) OldDirectoryID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDirectoryID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDirectoryID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDirectoryID: %w", err)
+	}
+	return oldValue.DirectoryID, nil
+}
+
+// ResetDirectoryID resets all changes to the "directory_id" field.
+func (m *SCIMResourceMutation) ResetDirectoryID() {
+	m.directory_id = nil
+}
+
+// SetResourceType sets the "resource_type" field.
+func (m *SCIMResourceMutation) SetResourceType(st scimresource.ResourceType) {
+	m.resource_type = &st
+}
+
+// ResourceType returns the value of the "resource_type" field in the mutation.
+func (m *SCIMResourceMutation) ResourceType() (r scimresource.ResourceType, exists bool) {
+	v := m.resource_type
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldResourceType returns the old "resource_type" field's value of the SCIMResource entity.
+// If the SCIMResource object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SCIMResourceMutation) OldResourceType(ctx context.Context) (v scimresource.ResourceType, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldResourceType is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldResourceType requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldResourceType: %w", err)
+	}
+	return oldValue.ResourceType, nil
+}
+
+// ResetResourceType resets all changes to the "resource_type" field.
+func (m *SCIMResourceMutation) ResetResourceType() {
+	m.resource_type = nil
+}
+
+// SetNameKey sets the "name_key" field.
+func (m *SCIMResourceMutation) SetNameKey(s string) {
+	m.name_key = &s
+}
+
+// NameKey returns the value of the "name_key" field in the mutation.
+func (m *SCIMResourceMutation) NameKey() (r string, exists bool) {
+	v := m.name_key
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldNameKey returns the old "name_key" field's value of the SCIMResource entity.
+// If the SCIMResource object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SCIMResourceMutation) OldNameKey(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldNameKey is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldNameKey requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldNameKey: %w", err)
+	}
+	return oldValue.NameKey, nil
+}
+
+// ResetNameKey resets all changes to the "name_key" field.
+func (m *SCIMResourceMutation) ResetNameKey() {
+	m.name_key = nil
+}
+
+// SetExternalID sets the "external_id" field.
+func (m *SCIMResourceMutation) SetExternalID(s string) {
+	m.external_id = &s
+}
+
+// ExternalID returns the value of the "external_id" field in the mutation.
+func (m *SCIMResourceMutation) ExternalID() (r string, exists bool) {
+	v := m.external_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldExternalID returns the old "external_id" field's value of the SCIMResource entity.
+// If the SCIMResource object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SCIMResourceMutation) OldExternalID(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldExternalID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldExternalID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldExternalID: %w", err)
+	}
+	return oldValue.ExternalID, nil
+}
+
+// ClearExternalID clears the value of the "external_id" field.
+func (m *SCIMResourceMutation) ClearExternalID() {
+	m.external_id = nil
+	m.clearedFields[scimresource.FieldExternalID] = struct{}{}
+}
+
+// ExternalIDCleared returns if the "external_id" field was cleared in this mutation.
+func (m *SCIMResourceMutation) ExternalIDCleared() bool {
+	_, ok := m.clearedFields[scimresource.FieldExternalID]
+	return ok
+}
+
+// ResetExternalID resets all changes to the "external_id" field.
+func (m *SCIMResourceMutation) ResetExternalID() {
+	m.external_id = nil
+	delete(m.clearedFields, scimresource.FieldExternalID)
+}
+
+// SetUserID sets the "user_id" field.
+func (m *SCIMResourceMutation) SetUserID(s string) {
+	m.user_id = &s
+}
+
+// UserID returns the value of the "user_id" field in the mutation.
+func (m *SCIMResourceMutation) UserID() (r string, exists bool) {
+	v := m.user_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUserID returns the old "user_id" field's value of the SCIMResource entity.
+// If the SCIMResource object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SCIMResourceMutation) OldUserID(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUserID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUserID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUserID: %w", err)
+	}
+	return oldValue.UserID, nil
+}
+
+// ClearUserID clears the value of the "user_id" field.
+func (m *SCIMResourceMutation) ClearUserID() {
+	m.user_id = nil
+	m.clearedFields[scimresource.FieldUserID] = struct{}{}
+}
+
+// UserIDCleared returns if the "user_id" field was cleared in this mutation.
+func (m *SCIMResourceMutation) UserIDCleared() bool {
+	_, ok := m.clearedFields[scimresource.FieldUserID]
+	return ok
+}
+
+// ResetUserID resets all changes to the "user_id" field.
+func (m *SCIMResourceMutation) ResetUserID() {
+	m.user_id = nil
+	delete(m.clearedFields, scimresource.FieldUserID)
+}
+
+// SetActive sets the "active" field.
+func (m *SCIMResourceMutation) SetActive(b bool) {
+	m.active = &b
+}
+
+// Active returns the value of the "active" field in the mutation.
+func (m *SCIMResourceMutation) Active() (r bool, exists bool) {
+	v := m.active
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldActive returns the old "active" field's value of the SCIMResource entity.
+// If the SCIMResource object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SCIMResourceMutation) OldActive(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldActive is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldActive requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldActive: %w", err)
+	}
+	return oldValue.Active, nil
+}
+
+// ResetActive resets all changes to the "active" field.
+func (m *SCIMResourceMutation) ResetActive() {
+	m.active = nil
+}
+
+// SetDeprovisioned sets the "deprovisioned" field.
+func (m *SCIMResourceMutation) SetDeprovisioned(b bool) {
+	m.deprovisioned = &b
+}
+
+// Deprovisioned returns the value of the "deprovisioned" field in the mutation.
+func (m *SCIMResourceMutation) Deprovisioned() (r bool, exists bool) {
+	v := m.deprovisioned
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDeprovisioned returns the old "deprovisioned" field's value of the SCIMResource entity.
+// If the SCIMResource object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SCIMResourceMutation) OldDeprovisioned(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDeprovisioned is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDeprovisioned requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDeprovisioned: %w", err)
+	}
+	return oldValue.Deprovisioned, nil
+}
+
+// ResetDeprovisioned resets all changes to the "deprovisioned" field.
+func (m *SCIMResourceMutation) ResetDeprovisioned() {
+	m.deprovisioned = nil
+}
+
+// SetAttributes sets the "attributes" field.
+func (m *SCIMResourceMutation) SetAttributes(s string) {
+	m.attributes = &s
+}
+
+// Attributes returns the value of the "attributes" field in the mutation.
+func (m *SCIMResourceMutation) Attributes() (r string, exists bool) {
+	v := m.attributes
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAttributes returns the old "attributes" field's value of the SCIMResource entity.
+// If the SCIMResource object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SCIMResourceMutation) OldAttributes(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAttributes is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAttributes requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAttributes: %w", err)
+	}
+	return oldValue.Attributes, nil
+}
+
+// ResetAttributes resets all changes to the "attributes" field.
+func (m *SCIMResourceMutation) ResetAttributes() {
+	m.attributes = nil
+}
+
+// SetVersion sets the "version" field.
+func (m *SCIMResourceMutation) SetVersion(i int) {
+	m.version = &i
+	m.addversion = nil
+}
+
+// Version returns the value of the "version" field in the mutation.
+func (m *SCIMResourceMutation) Version() (r int, exists bool) {
+	v := m.version
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldVersion returns the old "version" field's value of the SCIMResource entity.
+// If the SCIMResource object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SCIMResourceMutation) OldVersion(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldVersion is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldVersion requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldVersion: %w", err)
+	}
+	return oldValue.Version, nil
+}
+
+// AddVersion adds i to the "version" field.
+func (m *SCIMResourceMutation) AddVersion(i int) {
+	if m.addversion != nil {
+		*m.addversion += i
+	} else {
+		m.addversion = &i
+	}
+}
+
+// AddedVersion returns the value that was added to the "version" field in this mutation.
+func (m *SCIMResourceMutation) AddedVersion() (r int, exists bool) {
+	v := m.addversion
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetVersion resets all changes to the "version" field.
+func (m *SCIMResourceMutation) ResetVersion() {
+	m.version = nil
+	m.addversion = nil
+}
+
+// SetUpdatedAt sets the "updated_at" field.
+func (m *SCIMResourceMutation) SetUpdatedAt(t time.Time) {
+	m.updated_at = &t
+}
+
+// UpdatedAt returns the value of the "updated_at" field in the mutation.
+func (m *SCIMResourceMutation) UpdatedAt() (r time.Time, exists bool) {
+	v := m.updated_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUpdatedAt returns the old "updated_at" field's value of the SCIMResource entity.
+// If the SCIMResource object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SCIMResourceMutation) OldUpdatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUpdatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUpdatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUpdatedAt: %w", err)
+	}
+	return oldValue.UpdatedAt, nil
+}
+
+// ResetUpdatedAt resets all changes to the "updated_at" field.
+func (m *SCIMResourceMutation) ResetUpdatedAt() {
+	m.updated_at = nil
+}
+
+// Where appends a list predicates to the SCIMResourceMutation builder.
+func (m *SCIMResourceMutation) Where(ps ...predicate.SCIMResource) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the SCIMResourceMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *SCIMResourceMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.SCIMResource, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *SCIMResourceMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *SCIMResourceMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (SCIMResource).
+func (m *SCIMResourceMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *SCIMResourceMutation) Fields() []string {
+	fields := make([]string, 0, 12)
+	if m.created_at != nil {
+		fields = append(fields, scimresource.FieldCreatedAt)
+	}
+	if m.project_id != nil {
+		fields = append(fields, scimresource.FieldProjectID)
+	}
+	if m.directory_id != nil {
+		fields = append(fields, scimresource.FieldDirectoryID)
+	}
+	if m.resource_type != nil {
+		fields = append(fields, scimresource.FieldResourceType)
+	}
+	if m.name_key != nil {
+		fields = append(fields, scimresource.FieldNameKey)
+	}
+	if m.external_id != nil {
+		fields = append(fields, scimresource.FieldExternalID)
+	}
+	if m.user_id != nil {
+		fields = append(fields, scimresource.FieldUserID)
+	}
+	if m.active != nil {
+		fields = append(fields, scimresource.FieldActive)
+	}
+	if m.deprovisioned != nil {
+		fields = append(fields, scimresource.FieldDeprovisioned)
+	}
+	if m.attributes != nil {
+		fields = append(fields, scimresource.FieldAttributes)
+	}
+	if m.version != nil {
+		fields = append(fields, scimresource.FieldVersion)
+	}
+	if m.updated_at != nil {
+		fields = append(fields, scimresource.FieldUpdatedAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *SCIMResourceMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case scimresource.FieldCreatedAt:
+		return m.CreatedAt()
+	case scimresource.FieldProjectID:
+		return m.ProjectID()
+	case scimresource.FieldDirectoryID:
+		return m.DirectoryID()
+	case scimresource.FieldResourceType:
+		return m.ResourceType()
+	case scimresource.FieldNameKey:
+		return m.NameKey()
+	case scimresource.FieldExternalID:
+		return m.ExternalID()
+	case scimresource.FieldUserID:
+		return m.UserID()
+	case scimresource.FieldActive:
+		return m.Active()
+	case scimresource.FieldDeprovisioned:
+		return m.Deprovisioned()
+	case scimresource.FieldAttributes:
+		return m.Attributes()
+	case scimresource.FieldVersion:
+		return m.Version()
+	case scimresource.FieldUpdatedAt:
+		return m.UpdatedAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *SCIMResourceMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case scimresource.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	case scimresource.FieldProjectID:
+		return m.OldProjectID(ctx)
+	case scimresource.FieldDirectoryID:
+		return m.OldDirectoryID(ctx)
+	case scimresource.FieldResourceType:
+		return m.OldResourceType(ctx)
+	case scimresource.FieldNameKey:
+		return m.OldNameKey(ctx)
+	case scimresource.FieldExternalID:
+		return m.OldExternalID(ctx)
+	case scimresource.FieldUserID:
+		return m.OldUserID(ctx)
+	case scimresource.FieldActive:
+		return m.OldActive(ctx)
+	case scimresource.FieldDeprovisioned:
+		return m.OldDeprovisioned(ctx)
+	case scimresource.FieldAttributes:
+		return m.OldAttributes(ctx)
+	case scimresource.FieldVersion:
+		return m.OldVersion(ctx)
+	case scimresource.FieldUpdatedAt:
+		return m.OldUpdatedAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown SCIMResource field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *SCIMResourceMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case scimresource.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	case scimresource.FieldProjectID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetProjectID(v)
+		return nil
+	case scimresource.FieldDirectoryID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDirectoryID(v)
+		return nil
+	case scimresource.FieldResourceType:
+		v, ok := value.(scimresource.ResourceType)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetResourceType(v)
+		return nil
+	case scimresource.FieldNameKey:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetNameKey(v)
+		return nil
+	case scimresource.FieldExternalID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetExternalID(v)
+		return nil
+	case scimresource.FieldUserID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUserID(v)
+		return nil
+	case scimresource.FieldActive:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetActive(v)
+		return nil
+	case scimresource.FieldDeprovisioned:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDeprovisioned(v)
+		return nil
+	case scimresource.FieldAttributes:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAttributes(v)
+		return nil
+	case scimresource.FieldVersion:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetVersion(v)
+		return nil
+	case scimresource.FieldUpdatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUpdatedAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown SCIMResource field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *SCIMResourceMutation) AddedFields() []string {
+	var fields []string
+	if m.addversion != nil {
+		fields = append(fields, scimresource.FieldVersion)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *SCIMResourceMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case scimresource.FieldVersion:
+		return m.AddedVersion()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *SCIMResourceMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case scimresource.FieldVersion:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddVersion(v)
+		return nil
+	}
+	return fmt.Errorf("unknown SCIMResource numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *SCIMResourceMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(scimresource.FieldExternalID) {
+		fields = append(fields, scimresource.FieldExternalID)
+	}
+	if m.FieldCleared(scimresource.FieldUserID) {
+		fields = append(fields, scimresource.FieldUserID)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *SCIMResourceMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *SCIMResourceMutation) ClearField(name string) error {
+	switch name {
+	case scimresource.FieldExternalID:
+		m.ClearExternalID()
+		return nil
+	case scimresource.FieldUserID:
+		m.ClearUserID()
+		return nil
+	}
+	return fmt.Errorf("unknown SCIMResource nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *SCIMResourceMutation) ResetField(name string) error {
+	switch name {
+	case scimresource.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	case scimresource.FieldProjectID:
+		m.ResetProjectID()
+		return nil
+	case scimresource.FieldDirectoryID:
+		m.ResetDirectoryID()
+		return nil
+	case scimresource.FieldResourceType:
+		m.ResetResourceType()
+		return nil
+	case scimresource.FieldNameKey:
+		m.ResetNameKey()
+		return nil
+	case scimresource.FieldExternalID:
+		m.ResetExternalID()
+		return nil
+	case scimresource.FieldUserID:
+		m.ResetUserID()
+		return nil
+	case scimresource.FieldActive:
+		m.ResetActive()
+		return nil
+	case scimresource.FieldDeprovisioned:
+		m.ResetDeprovisioned()
+		return nil
+	case scimresource.FieldAttributes:
+		m.ResetAttributes()
+		return nil
+	case scimresource.FieldVersion:
+		m.ResetVersion()
+		return nil
+	case scimresource.FieldUpdatedAt:
+		m.ResetUpdatedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown SCIMResource field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *SCIMResourceMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *SCIMResourceMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *SCIMResourceMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *SCIMResourceMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *SCIMResourceMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *SCIMResourceMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *SCIMResourceMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown SCIMResource unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *SCIMResourceMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown SCIMResource edge %s", name)
 }
 
 // SessionMutation represents an operation that mutates the Session nodes in the graph.

@@ -44,6 +44,8 @@ import (
 	"github.com/authcore/authcore/ent/s3credential"
 	"github.com/authcore/authcore/ent/samlconnection"
 	"github.com/authcore/authcore/ent/schema"
+	"github.com/authcore/authcore/ent/scimdirectory"
+	"github.com/authcore/authcore/ent/scimresource"
 	"github.com/authcore/authcore/ent/session"
 	"github.com/authcore/authcore/ent/signinbudget"
 	"github.com/authcore/authcore/ent/signingkey"
@@ -1766,6 +1768,108 @@ func init() {
 	// samlconnection.IDValidator is a validator for the "id" field. It is called by the builders before save.
 	samlconnection.IDValidator = func() func(string) error {
 		validators := samlconnectionDescID.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(id string) error {
+			for _, fn := range fns {
+				if err := fn(id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	scimdirectoryMixin := schema.SCIMDirectory{}.Mixin()
+	scimdirectoryMixinFields0 := scimdirectoryMixin[0].Fields()
+	_ = scimdirectoryMixinFields0
+	scimdirectoryMixinFields1 := scimdirectoryMixin[1].Fields()
+	_ = scimdirectoryMixinFields1
+	scimdirectoryFields := schema.SCIMDirectory{}.Fields()
+	_ = scimdirectoryFields
+	// scimdirectoryDescCreatedAt is the schema descriptor for created_at field.
+	scimdirectoryDescCreatedAt := scimdirectoryMixinFields1[0].Descriptor()
+	// scimdirectory.DefaultCreatedAt holds the default value on creation for the created_at field.
+	scimdirectory.DefaultCreatedAt = scimdirectoryDescCreatedAt.Default.(func() time.Time)
+	// scimdirectoryDescProjectID is the schema descriptor for project_id field.
+	scimdirectoryDescProjectID := scimdirectoryFields[0].Descriptor()
+	// scimdirectory.ProjectIDValidator is a validator for the "project_id" field. It is called by the builders before save.
+	scimdirectory.ProjectIDValidator = scimdirectoryDescProjectID.Validators[0].(func(string) error)
+	// scimdirectoryDescOrgID is the schema descriptor for org_id field.
+	scimdirectoryDescOrgID := scimdirectoryFields[1].Descriptor()
+	// scimdirectory.OrgIDValidator is a validator for the "org_id" field. It is called by the builders before save.
+	scimdirectory.OrgIDValidator = scimdirectoryDescOrgID.Validators[0].(func(string) error)
+	// scimdirectoryDescDigest is the schema descriptor for digest field.
+	scimdirectoryDescDigest := scimdirectoryFields[3].Descriptor()
+	// scimdirectory.DigestValidator is a validator for the "digest" field. It is called by the builders before save.
+	scimdirectory.DigestValidator = scimdirectoryDescDigest.Validators[0].(func([]byte) error)
+	// scimdirectoryDescID is the schema descriptor for id field.
+	scimdirectoryDescID := scimdirectoryMixinFields0[0].Descriptor()
+	// scimdirectory.DefaultID holds the default value on creation for the id field.
+	scimdirectory.DefaultID = scimdirectoryDescID.Default.(func() string)
+	// scimdirectory.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	scimdirectory.IDValidator = func() func(string) error {
+		validators := scimdirectoryDescID.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(id string) error {
+			for _, fn := range fns {
+				if err := fn(id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	scimresourceMixin := schema.SCIMResource{}.Mixin()
+	scimresourceMixinFields0 := scimresourceMixin[0].Fields()
+	_ = scimresourceMixinFields0
+	scimresourceMixinFields1 := scimresourceMixin[1].Fields()
+	_ = scimresourceMixinFields1
+	scimresourceFields := schema.SCIMResource{}.Fields()
+	_ = scimresourceFields
+	// scimresourceDescCreatedAt is the schema descriptor for created_at field.
+	scimresourceDescCreatedAt := scimresourceMixinFields1[0].Descriptor()
+	// scimresource.DefaultCreatedAt holds the default value on creation for the created_at field.
+	scimresource.DefaultCreatedAt = scimresourceDescCreatedAt.Default.(func() time.Time)
+	// scimresourceDescProjectID is the schema descriptor for project_id field.
+	scimresourceDescProjectID := scimresourceFields[0].Descriptor()
+	// scimresource.ProjectIDValidator is a validator for the "project_id" field. It is called by the builders before save.
+	scimresource.ProjectIDValidator = scimresourceDescProjectID.Validators[0].(func(string) error)
+	// scimresourceDescDirectoryID is the schema descriptor for directory_id field.
+	scimresourceDescDirectoryID := scimresourceFields[1].Descriptor()
+	// scimresource.DirectoryIDValidator is a validator for the "directory_id" field. It is called by the builders before save.
+	scimresource.DirectoryIDValidator = scimresourceDescDirectoryID.Validators[0].(func(string) error)
+	// scimresourceDescNameKey is the schema descriptor for name_key field.
+	scimresourceDescNameKey := scimresourceFields[3].Descriptor()
+	// scimresource.NameKeyValidator is a validator for the "name_key" field. It is called by the builders before save.
+	scimresource.NameKeyValidator = scimresourceDescNameKey.Validators[0].(func(string) error)
+	// scimresourceDescActive is the schema descriptor for active field.
+	scimresourceDescActive := scimresourceFields[6].Descriptor()
+	// scimresource.DefaultActive holds the default value on creation for the active field.
+	scimresource.DefaultActive = scimresourceDescActive.Default.(bool)
+	// scimresourceDescDeprovisioned is the schema descriptor for deprovisioned field.
+	scimresourceDescDeprovisioned := scimresourceFields[7].Descriptor()
+	// scimresource.DefaultDeprovisioned holds the default value on creation for the deprovisioned field.
+	scimresource.DefaultDeprovisioned = scimresourceDescDeprovisioned.Default.(bool)
+	// scimresourceDescVersion is the schema descriptor for version field.
+	scimresourceDescVersion := scimresourceFields[9].Descriptor()
+	// scimresource.DefaultVersion holds the default value on creation for the version field.
+	scimresource.DefaultVersion = scimresourceDescVersion.Default.(int)
+	// scimresourceDescUpdatedAt is the schema descriptor for updated_at field.
+	scimresourceDescUpdatedAt := scimresourceFields[10].Descriptor()
+	// scimresource.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	scimresource.DefaultUpdatedAt = scimresourceDescUpdatedAt.Default.(func() time.Time)
+	// scimresourceDescID is the schema descriptor for id field.
+	scimresourceDescID := scimresourceMixinFields0[0].Descriptor()
+	// scimresource.DefaultID holds the default value on creation for the id field.
+	scimresource.DefaultID = scimresourceDescID.Default.(func() string)
+	// scimresource.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	scimresource.IDValidator = func() func(string) error {
+		validators := scimresourceDescID.Validators
 		fns := [...]func(string) error{
 			validators[0].(func(string) error),
 			validators[1].(func(string) error),

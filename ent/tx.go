@@ -90,6 +90,10 @@ type Tx struct {
 	S3Credential *S3CredentialClient
 	// SAMLConnection is the client for interacting with the SAMLConnection builders.
 	SAMLConnection *SAMLConnectionClient
+	// SCIMDirectory is the client for interacting with the SCIMDirectory builders.
+	SCIMDirectory *SCIMDirectoryClient
+	// SCIMResource is the client for interacting with the SCIMResource builders.
+	SCIMResource *SCIMResourceClient
 	// Session is the client for interacting with the Session builders.
 	Session *SessionClient
 	// SignInBudget is the client for interacting with the SignInBudget builders.
@@ -287,6 +291,8 @@ func (tx *Tx) init() {
 	tx.RevokedAccessToken = NewRevokedAccessTokenClient(tx.config)
 	tx.S3Credential = NewS3CredentialClient(tx.config)
 	tx.SAMLConnection = NewSAMLConnectionClient(tx.config)
+	tx.SCIMDirectory = NewSCIMDirectoryClient(tx.config)
+	tx.SCIMResource = NewSCIMResourceClient(tx.config)
 	tx.Session = NewSessionClient(tx.config)
 	tx.SignInBudget = NewSignInBudgetClient(tx.config)
 	tx.SignInMethods = NewSignInMethodsClient(tx.config)

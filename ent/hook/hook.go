@@ -465,6 +465,30 @@ func (f SAMLConnectionFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Val
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.SAMLConnectionMutation", m)
 }
 
+// The SCIMDirectoryFunc type is an adapter to allow the use of ordinary
+// function as SCIMDirectory mutator.
+type SCIMDirectoryFunc func(context.Context, *ent.SCIMDirectoryMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f SCIMDirectoryFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.SCIMDirectoryMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.SCIMDirectoryMutation", m)
+}
+
+// The SCIMResourceFunc type is an adapter to allow the use of ordinary
+// function as SCIMResource mutator.
+type SCIMResourceFunc func(context.Context, *ent.SCIMResourceMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f SCIMResourceFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.SCIMResourceMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.SCIMResourceMutation", m)
+}
+
 // The SessionFunc type is an adapter to allow the use of ordinary
 // function as Session mutator.
 type SessionFunc func(context.Context, *ent.SessionMutation) (ent.Value, error)

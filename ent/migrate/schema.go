@@ -1133,6 +1133,72 @@ var (
 			},
 		},
 	}
+	// ScimDirectoriesColumns holds the columns for the "scim_directories" table.
+	ScimDirectoriesColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString, Size: 40},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "project_id", Type: field.TypeString},
+		{Name: "org_id", Type: field.TypeString},
+		{Name: "name", Type: field.TypeString},
+		{Name: "digest", Type: field.TypeBytes, Unique: true},
+		{Name: "hint", Type: field.TypeString},
+		{Name: "token_revoked_at", Type: field.TypeTime, Nullable: true},
+		{Name: "group_roles", Type: field.TypeJSON},
+		{Name: "last_sync_at", Type: field.TypeTime, Nullable: true},
+		{Name: "created_by", Type: field.TypeString, Nullable: true},
+	}
+	// ScimDirectoriesTable holds the schema information for the "scim_directories" table.
+	ScimDirectoriesTable = &schema.Table{
+		Name:       "scim_directories",
+		Columns:    ScimDirectoriesColumns,
+		PrimaryKey: []*schema.Column{ScimDirectoriesColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "scimdirectory_project_id_org_id",
+				Unique:  false,
+				Columns: []*schema.Column{ScimDirectoriesColumns[2], ScimDirectoriesColumns[3]},
+			},
+		},
+	}
+	// ScimResourcesColumns holds the columns for the "scim_resources" table.
+	ScimResourcesColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString, Size: 40},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "project_id", Type: field.TypeString},
+		{Name: "directory_id", Type: field.TypeString},
+		{Name: "resource_type", Type: field.TypeEnum, Enums: []string{"User", "Group"}},
+		{Name: "name_key", Type: field.TypeString},
+		{Name: "external_id", Type: field.TypeString, Nullable: true},
+		{Name: "user_id", Type: field.TypeString, Nullable: true},
+		{Name: "active", Type: field.TypeBool, Default: true},
+		{Name: "deprovisioned", Type: field.TypeBool, Default: false},
+		{Name: "attributes", Type: field.TypeString, Size: 2147483647},
+		{Name: "version", Type: field.TypeInt, Default: 1},
+		{Name: "updated_at", Type: field.TypeTime},
+	}
+	// ScimResourcesTable holds the schema information for the "scim_resources" table.
+	ScimResourcesTable = &schema.Table{
+		Name:       "scim_resources",
+		Columns:    ScimResourcesColumns,
+		PrimaryKey: []*schema.Column{ScimResourcesColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "scimresource_directory_id_resource_type_name_key",
+				Unique:  true,
+				Columns: []*schema.Column{ScimResourcesColumns[3], ScimResourcesColumns[4], ScimResourcesColumns[5]},
+			},
+			{
+				Name:    "scimresource_directory_id_user_id",
+				Unique:  true,
+				Columns: []*schema.Column{ScimResourcesColumns[3], ScimResourcesColumns[7]},
+			},
+			{
+				Name:    "scimresource_directory_id_resource_type_external_id",
+				Unique:  false,
+				Columns: []*schema.Column{ScimResourcesColumns[3], ScimResourcesColumns[4], ScimResourcesColumns[6]},
+			},
+		},
+	}
 	// SessionsColumns holds the columns for the "sessions" table.
 	SessionsColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeString, Size: 40},
@@ -1550,6 +1616,8 @@ var (
 		RevokedAccessTokensTable,
 		S3credentialsTable,
 		SamlConnectionsTable,
+		ScimDirectoriesTable,
+		ScimResourcesTable,
 		SessionsTable,
 		SignInBudgetsTable,
 		SignInMethodsTable,

@@ -120,6 +120,12 @@ type S3Credential func(*sql.Selector)
 // SAMLConnection is the predicate function for samlconnection builders.
 type SAMLConnection func(*sql.Selector)
 
+// SCIMDirectory is the predicate function for scimdirectory builders.
+type SCIMDirectory func(*sql.Selector)
+
+// SCIMResource is the predicate function for scimresource builders.
+type SCIMResource func(*sql.Selector)
+
 // Session is the predicate function for session builders.
 type Session func(*sql.Selector)
 

@@ -32,4 +32,6 @@ const (
 	OrgRoleIDPrefix             = "orr_"
 	OrgSetupLinkIDPrefix        = "osl_"
 	SAMLConnectionIDPrefix      = "sml_"
+	SCIMDirectoryIDPrefix       = "dir_"
+	SCIMResourceIDPrefix        = "scr_"
 )

@@ -81,7 +81,11 @@ func (a *App) Served(t testing.TB) (*openapi3.T, routers.Router) {
 
 // Pages (the console, the authorization endpoint's error page) are documented as
 // text/html strings; kin-openapi decodes only JSON, forms and text/plain by itself.
-func init() { openapi3filter.RegisterBodyDecoder("text/html", openapi3filter.PlainBodyDecoder) }
+// SCIM messages (application/scim+json, RFC 7644 §3.1) are JSON.
+func init() {
+	openapi3filter.RegisterBodyDecoder("text/html", openapi3filter.PlainBodyDecoder)
+	openapi3filter.RegisterBodyDecoder("application/scim+json", openapi3filter.JSONBodyDecoder)
+}
 
 // conform fails the test when a response does not match the OpenAPI document the app
 // serves: an

@@ -37,6 +37,8 @@ var Module = fx.Module("account",
 	apidoc.AsFragment(func() (apidoc.Fragment, error) { return apidoc.YAML("account-people", peopleOpenAPI) }),
 	fx.Provide(fx.Annotate(NewService,
 		fx.As(fx.Self()), fx.As(new(identity.Users)), fx.As(new(identity.Directory)), fx.As(new(Accounts)), fx.As(new(identity.ProvenUsers)))),
+	// SCIM directories create the people their org has not vouched for (SPEC §27).
+	fx.Provide(func(s *Service) identity.ProvisionedUsers { return s }),
 	// SCIM directories deactivate and reactivate people through it (SPEC §27).
 	fx.Provide(fx.Annotate(newDeprovisioner, fx.As(new(identity.Deprovisioning)))),
 	fx.Provide(fx.Annotate(newRecovery, fx.As(fx.Self()), fx.As(new(identity.EmailVerification)), fx.As(new(identity.AddressProofs)))),

@@ -295,6 +295,12 @@ func (s *Service) AccountByEmail(ctx context.Context, tenantID, email string) (i
 // CreateProven creates a user who proved their address (SPEC §20): verified, and without
 // a password, which password sign-in then never matches.
 func (s *Service) CreateProven(ctx context.Context, tx *ent.Tx, tenantID, email string, name *string) (identity.Account, error) {
+	return s.createWithoutPassword(ctx, tx, tenantID, email, name, true)
+}
+
+// createWithoutPassword creates a user no password sign-in ever matches, its address
+// proven or not.
+func (s *Service) createWithoutPassword(ctx context.Context, tx *ent.Tx, tenantID, email string, name *string, verified bool) (identity.Account, error) {
 	addr, ok := identity.NormalizeEmail(email)
 	if !ok {
 		return identity.Account{}, apperr.Validation(apperr.Issue{Field: "email", Reason: "not a valid email address"})
@@ -304,7 +310,7 @@ func (s *Service) CreateProven(ctx context.Context, tx *ent.Tx, tenantID, email 
 		b, _ := json.Marshal(map[string]string{"name": *name})
 		md = string(b)
 	}
-	u, err := tx.User.Create().SetTenantID(tenantID).SetEmail(addr).SetPasswordHash("").SetMetadata(md).SetEmailVerified(true).Save(ctx)
+	u, err := tx.User.Create().SetTenantID(tenantID).SetEmail(addr).SetPasswordHash("").SetMetadata(md).SetEmailVerified(verified).Save(ctx)
 	if ent.IsConstraintError(err) {
 		return identity.Account{}, errEmailTaken
 	}

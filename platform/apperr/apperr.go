@@ -60,6 +60,9 @@ const (
 	// StyleOAuth is {error: code, error_description: message} (RFC 6749 §5.2), for the
 	// OAuth endpoints, whose clients are stock libraries.
 	StyleOAuth
+	// StyleSCIM is RFC 7644 §3.12's {schemas, status, scimType, detail}, for the SCIM
+	// endpoints: code is the scimType ("" for none), message the detail.
+	StyleSCIM
 )
 
 // OAuth returns an RFC 6749 §5.2 error of kind: code is the error, message its

@@ -1,8 +1,10 @@
 package httpserver
 
 import (
+	"encoding/json"
 	"errors"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
@@ -56,6 +58,19 @@ func (s *Server) renderError(c *fiber.Ctx, err error) error {
 		c.Status(status)
 		return pe.render(c, e)
 	}
+	if e.Style == apperr.StyleSCIM {
+		body := map[string]any{"schemas": []string{scimErrorSchema}, "status": strconv.Itoa(status), "detail": e.Message}
+		if e.Code != "" {
+			body["scimType"] = e.Code
+		}
+		c.Status(status)
+		c.Set(fiber.HeaderContentType, SCIMContentType)
+		b, err := json.Marshal(body)
+		if err != nil {
+			return err
+		}
+		return c.Send(b)
+	}
 	if e.Style == apperr.StyleOAuth {
 		return c.Status(status).JSON(map[string]string{"error": e.Code, "error_description": e.Message})
 	}
@@ -74,7 +89,7 @@ func (s *Server) renderError(c *fiber.Ctx, err error) error {
 
 func (s *Server) classify(err error) (int, *apperr.Error) {
 	if e, ok := apperr.As(err); ok {
-		if e.Kind == apperr.KindInternal && e.Code == "" {
+		if e.Kind == apperr.KindInternal && e.Code == "" && e.Style != apperr.StyleSCIM {
 			return http.StatusInternalServerError, apperr.Internal
 		}
 		return StatusOf(e.Kind), e
@@ -115,3 +130,8 @@ func fromFiber(fe *fiber.Error) (int, *apperr.Error) {
 }
 
 var errTooLarge = apperr.New(apperr.KindTooLarge, "payload_too_large", "request body exceeds 64 KiB")
+
+// SCIMContentType is the media type of SCIM messages (RFC 7644 §3.1).
+const SCIMContentType = "application/scim+json"
+
+const scimErrorSchema = "urn:ietf:params:scim:api:messages:2.0:Error"

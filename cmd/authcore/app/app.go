@@ -23,6 +23,7 @@ import (
 	"github.com/authcore/authcore/modules/org"
 	"github.com/authcore/authcore/modules/project"
 	"github.com/authcore/authcore/modules/resource"
+	"github.com/authcore/authcore/modules/scim"
 	"github.com/authcore/authcore/modules/secretscan"
 	"github.com/authcore/authcore/modules/session"
 	"github.com/authcore/authcore/modules/trust"
@@ -113,6 +114,7 @@ func With(cfg config.Config, keys secret.MasterKeys, out logging.Output, product
 		auditstream.Module,
 		logout.Module,
 		org.Module,
+		scim.Module,
 
 		fx.Options(plugins...),
 	)

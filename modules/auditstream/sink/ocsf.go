@@ -93,6 +93,19 @@ var ocsfExact = map[string]ocsfMapping{
 	// A setup link is made, then spent by whoever holds it (SPEC §26).
 	"org.setup_link_create": {class: ocsfAPIActivity, activity: 1},
 	"org.setup_link_open":   {class: ocsfAPIActivity, activity: 3},
+	// A SCIM directory is a resource its admins manage; what its IdP provisions changes
+	// accounts (SPEC §27).
+	"scim.directory_create": {class: ocsfAPIActivity, activity: 1},
+	"scim.directory_update": {class: ocsfAPIActivity, activity: 3},
+	"scim.directory_roll":   {class: ocsfAPIActivity, activity: 3},
+	"scim.directory_delete": {class: ocsfAPIActivity, activity: 4},
+	"scim.token_revoke":     {class: ocsfAPIActivity, activity: 4},
+	"scim.user_create":      {class: ocsfAccountChange, activity: 1},
+	"scim.user_update":      {class: ocsfAccountChange, activity: 99},
+	"scim.user_delete":      {class: ocsfAccountChange, activity: 6},
+	"scim.group_create":     {class: ocsfAPIActivity, activity: 1},
+	"scim.group_update":     {class: ocsfAPIActivity, activity: 3},
+	"scim.group_delete":     {class: ocsfAPIActivity, activity: 4},
 }
 
 // ocsfVerbs maps the last word of any other action (ai_token.create, service_badge.roll,
