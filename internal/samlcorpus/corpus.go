@@ -47,7 +47,8 @@ type Case struct {
 	// Flow: "" answers the browser's own request; "other-browser" answers a request
 	// another browser started; "unsolicited" answers none (IdP-initiated);
 	// "other-connection" answers this browser's request at the first connection and is
-	// posted, without RelayState, to the connection that allows IdP-initiated sign-in.
+	// posted, without RelayState, to the connection that allows IdP-initiated sign-in;
+	// "stolen" answers another browser's request and is posted without RelayState.
 	Flow string `json:"flow,omitempty"`
 	// Replay posts the valid response once (accepted), then this one again.
 	Replay bool `json:"replay,omitempty"`

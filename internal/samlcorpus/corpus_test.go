@@ -140,7 +140,7 @@ func TestCorpusAgainstCrewjamSP(t *testing.T) {
 			switch c.Flow {
 			case "other-connection":
 				t.Skip("needs two connections of one IdP: TestSAMLCorpus runs it against the app")
-			case "other-browser":
+			case "other-browser", "stolen":
 				f = start(t)
 			case "unsolicited":
 				if f, err = idp.Unsolicited(spMeta, time.Now()); err != nil {

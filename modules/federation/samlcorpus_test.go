@@ -208,6 +208,8 @@ func (w *corpusWorld) run(t *testing.T, c samlcorpus.Case) {
 	case "other-browser":
 		w.start(t, b, conn) // this browser has a flow of its own, which the post does not name
 		f = w.start(t, newCorpusBrowser(t), conn)
+	case "stolen":
+		f = w.start(t, newCorpusBrowser(t), conn)
 	case "unsolicited":
 		var err error
 		if f, err = w.idp.Unsolicited(conn.Metadata, opts.Now); err != nil {
@@ -218,7 +220,7 @@ func (w *corpusWorld) run(t *testing.T, c samlcorpus.Case) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Flow == "other-connection" {
+	if c.Flow == "other-connection" || c.Flow == "stolen" {
 		post.Form.Del("RelayState")
 	}
 	if c.Replay {
