@@ -86,6 +86,17 @@ func TestDirectories(t *testing.T) {
 		w.do(http.MethodDelete, one, nil).Expect(t, 200, map[string]any{"ok": true})
 		w.do(http.MethodGet, one, nil).Expect(t, 404, map[string]any{"code": "directory_not_found"})
 		scimError(t, w.scim(http.MethodGet, "/Users", nil), 401, "")
+
+		t.Run("deleting the org drops its directories", func(t *testing.T) {
+			d := w.do(http.MethodPost, w.dirs(), nil).Expect(t, 201, nil)
+			w.token, w.base = d["token"].(string), "/scim/v2/"+d["id"].(string)
+			w.scim(http.MethodPost, "/Users", user("ada@acme.example", nil)).Expect(t, 201, nil)
+			w.do(http.MethodDelete, "/v1/projects/"+w.project+"/orgs/"+w.org, nil).Expect(t, 200, nil)
+			scimError(t, w.scim(http.MethodGet, "/Users", nil), 401, "")
+			if n, err := w.ent.SCIMResource.Query().Count(t.Context()); err != nil || n != 0 {
+				t.Fatalf("%d SCIM records left: %v", n, err)
+			}
+		})
 	})
 }
 

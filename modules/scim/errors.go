@@ -16,6 +16,7 @@ var kinds = map[int]apperr.Kind{
 	http.StatusForbidden: apperr.KindForbidden, http.StatusNotFound: apperr.KindNotFound,
 	http.StatusConflict: apperr.KindConflict, http.StatusRequestEntityTooLarge: apperr.KindTooLarge,
 	http.StatusServiceUnavailable: apperr.KindUnavailable, http.StatusTooManyRequests: apperr.KindRateLimited,
+	http.StatusPreconditionFailed: apperr.KindPrecondition,
 }
 
 // scimErr is an RFC 7644 §3.12 error: status, scimType ("" for none) and detail.

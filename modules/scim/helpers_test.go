@@ -21,7 +21,7 @@ func TestMain(m *testing.M) { apptest.Main(m) }
 // startZone starts a real DNS server on loopback answering the TXT records the tests set;
 // the app asks it through AUTHCORE_DNS_RESOLVER, so an org proves its domain as it would
 // in production.
-func startZone(t *testing.T) string {
+func startZone(t testing.TB) string {
 	t.Helper()
 	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
 	if err != nil {
@@ -73,7 +73,7 @@ func (w *world) do(method, path string, body any) *apptest.Response {
 
 func (w *world) dirs() string { return "/v1/projects/" + w.project + "/orgs/" + w.org + "/directories" }
 
-func newWorld(t *testing.T, st apptest.Store, opts ...apptest.Option) *world {
+func newWorld(t testing.TB, st apptest.Store, opts ...apptest.Option) *world {
 	t.Helper()
 	resolver := startZone(t)
 	w := &world{}
@@ -90,7 +90,7 @@ func newWorld(t *testing.T, st apptest.Store, opts ...apptest.Option) *world {
 }
 
 // verify proves domain for org by its TXT record.
-func (w *world) verify(t *testing.T, org, domain string) {
+func (w *world) verify(t testing.TB, org, domain string) {
 	t.Helper()
 	domains := "/v1/projects/" + w.project + "/orgs/" + org + "/domains"
 	claim := w.do(http.MethodPost, domains, map[string]any{"domain": domain, "method": "dns"}).Expect(t, 201, nil)

@@ -49,6 +49,7 @@ var Module = fx.Module("scim",
 			Revoke: d.revokePresented, Events: []string{actionDirectoryCreate, actionDirectoryRoll, actionTokenRevoke, actionDirectoryDelete},
 		}}
 	}),
+	identity.AsOrgEnding(func() orgDirectories { return orgDirectories{} }),
 	apidoc.AsFragment(func() (apidoc.Fragment, error) { return apidoc.YAML("scim", openAPI) }),
 	httpserver.AsModuleRoutes("scim", func(d *Directories, r *Resources, g *guard.Guard) []httpserver.Route {
 		return handler{dirs: d, res: r, guard: g}.routes()

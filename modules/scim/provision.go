@@ -147,8 +147,10 @@ func (s *Resources) List(ctx context.Context, c call, rt *resourceType, filterTe
 		if total, err = q.Clone().Count(ctx); err != nil {
 			return nil, err
 		}
-		if rows, err = q.Offset(p.StartIndex - 1).Limit(p.Count).All(ctx); err != nil {
-			return nil, err
+		if p.Count > 0 { // ent reads Limit(0) as no limit
+			if rows, err = q.Offset(p.StartIndex - 1).Limit(p.Count).All(ctx); err != nil {
+				return nil, err
+			}
 		}
 		for _, r := range rows {
 			doc, err := s.render(r, rt)
@@ -344,7 +346,7 @@ func (s *Resources) Create(ctx context.Context, c call, rt *resourceType, body [
 			return scimErr(http.StatusConflict, "uniqueness", "displayName is taken in this directory")
 		}
 		create := tx.SCIMResource.Create().SetProjectID(c.dir.ProjectID).SetDirectoryID(c.dir.ID).SetResourceType(typeOf(rt)).
-			SetNameKey(strings.ToLower(name)).SetNillableExternalID(externalIDOf(doc)).SetUpdatedAt(s.clock.Now())
+			SetNameKey(strings.ToLower(name)).SetNillableExternalID(externalIDOf(doc)).SetCreatedAt(s.clock.Now()).SetUpdatedAt(s.clock.Now())
 		md := map[string]any{"name": name}
 		var members []string
 		if rt == userType {

@@ -32,6 +32,8 @@ const (
 	KindRateLimited
 	// KindUnavailable is a dependency that cannot serve right now (503).
 	KindUnavailable
+	// KindPrecondition is a conditional request whose condition failed (412, If-Match).
+	KindPrecondition
 )
 
 // Error is an answer for the client: a kind, a contract code, a message, and any extra

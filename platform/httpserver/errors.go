@@ -24,6 +24,7 @@ var statusOf = map[apperr.Kind]int{
 	apperr.KindTooLarge:        http.StatusRequestEntityTooLarge,
 	apperr.KindRateLimited:     http.StatusTooManyRequests,
 	apperr.KindUnavailable:     http.StatusServiceUnavailable,
+	apperr.KindPrecondition:    http.StatusPreconditionFailed,
 }
 
 // StatusOf is the HTTP status an error of kind k is answered with.
