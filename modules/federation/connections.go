@@ -45,6 +45,7 @@ func (h *handler) connectionRoutes(prefix string, scope orgScope, recent func(fi
 		r(http.MethodDelete, one, recent(c.remove)),
 		r(http.MethodPost, one+"/test", recent(c.startTest)),
 		r(http.MethodGet, one+"/test/:testId", c.testResult),
+		r(http.MethodPost, one+"/metadata/refresh", recent(c.refreshMetadata)),
 	}
 }
 
@@ -86,6 +87,28 @@ func (c connections) connection(fc *fiber.Ctx) (Provider, error) {
 		return Provider{}, errConnectionNotFound
 	}
 	return p, err
+}
+
+var errNotSAML = apperr.Conflict("not_saml", "only a SAML connection has IdP metadata to read again")
+
+// refreshMetadata is POST …/connections/{id}/metadata/refresh: a SAML connection's IdP
+// metadata read again from its URL now (SPEC §27), as the periodic refresh would.
+func (c connections) refreshMetadata(fc *fiber.Ctx) error {
+	s, ok, err := c.samlOf(fc)
+	if !ok {
+		if _, err := c.connection(fc); err != nil {
+			return err
+		}
+		return errNotSAML
+	}
+	if err != nil {
+		return err
+	}
+	s, err = c.h.svc.saml.admin.refresh(fc.UserContext(), s, true)
+	if err != nil {
+		return err
+	}
+	return fc.JSON(c.h.svc.saml.admin.view(s))
 }
 
 // samlOf is the org's SAML connection the path names, when it names one (ok).

@@ -17,15 +17,10 @@ import (
 // samlCookie binds a SAML sign-in in flight to its browser, as browserCookie does an
 // upstream one; scoped to the SAML routes.
 const (
-	samlCookie = "acSAML"
-	samlPath   = "/saml"
+	acsBodyLimit = 512 << 10
+	samlCookie   = "acSAML"
+	samlPath     = "/saml"
 )
-
-// samlACSBodyLimit is what the ACS reads of a post: §27 bounds a Response at 256 KiB of
-// decoded XML, which is about 342 KiB of base64, and more once form-encoded ("+" and "/"
-// become "%2B" and "%2F"). decodeSAMLResponse holds the exact bound; this one only lets a
-// lawful Response reach it instead of the server's 64 KiB default.
-const samlACSBodyLimit = 512 << 10
 
 // samlRoutes are SPEC §27's routes outside /v1: the SP metadata, SP-initiated sign-in and
 // the ACS of each connection.
@@ -36,7 +31,10 @@ func (h *handler) samlRoutes() []httpserver.Route {
 	return []httpserver.Route{
 		{Method: http.MethodGet, Path: samlPath + "/:connectionId/metadata", Handlers: []fiber.Handler{s.metadata}},
 		{Method: http.MethodGet, Path: samlPath + "/:connectionId/login", Handlers: []fiber.Handler{s.login}},
-		{Method: http.MethodPost, Path: samlPath + "/:connectionId/acs", Handlers: []fiber.Handler{s.acs}, BodyLimit: samlACSBodyLimit},
+		// A Response may be 256 KiB of XML (SPEC §27), base64 and form-encoded: more than the
+		// server's 64 KiB. The server grants it only to requests with a cookie (the
+		// browser's flow binding does), so an IdP-initiated post without one keeps 64 KiB.
+		{Method: http.MethodPost, Path: samlPath + "/:connectionId/acs", Handlers: []fiber.Handler{s.acs}, BodyLimit: acsBodyLimit},
 	}
 }
 

@@ -244,3 +244,23 @@ func (w *orgWorld) samlIdentities(t testing.TB, conn string) int {
 	t.Helper()
 	return w.a.Ent.Identity.Query().Where(identity.ProviderID(conn)).CountX(t.Context())
 }
+
+// idpInitiated makes a shortcut at the IdP that starts an IdP-initiated sign-in to the SP
+// with entity id sp and relayState, and returns its URL.
+func (p *samlIdP) idpInitiated(t testing.TB, sp, relayState string) string {
+	t.Helper()
+	name := "to-" + rnd(4)
+	b, _ := json.Marshal(map[string]any{"name": name, "service_provider": sp, "relay_state": relayState})
+	p.put(t, "/shortcuts/"+name, b)
+	return p.URL + "/login/" + name
+}
+
+// metadata is the IdP's metadata document.
+func (p *samlIdP) metadata(t testing.TB) string {
+	t.Helper()
+	res, err := http.Get(p.URL + "/metadata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return body(t, res)
+}

@@ -242,6 +242,11 @@ func (s samlSignIn) verify(ctx context.Context, c samlConn, doc []byte, f *ent.F
 	}
 	a, err := sp.ParseXMLResponse(doc, ids, sp.AcsURL)
 	if err != nil {
+		// crewjam says "Authentication failed" to the world and keeps why for the logs.
+		var ire *saml.InvalidResponseError
+		if errors.As(err, &ire) && ire.PrivateErr != nil {
+			err = ire.PrivateErr
+		}
 		return nil, errSAML(classifySAML(err), err)
 	}
 	if a.Subject == nil || a.Subject.NameID == nil || strings.TrimSpace(a.Subject.NameID.Value) == "" || len(a.Subject.NameID.Value) > 512 {
