@@ -18,7 +18,7 @@ import (
 )
 
 // signUpIn makes a password user of the project's tenant.
-func (w *world) signUpIn(t *testing.T, email string) (userID, access string) {
+func (w *world) signUpIn(t testing.TB, email string) (userID, access string) {
 	t.Helper()
 	r := w.a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/auth-core/signup",
 		Body: map[string]any{"email": email, "password": "correct horse battery", "tenantId": w.project}}).Expect(t, 201, nil)

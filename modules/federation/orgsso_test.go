@@ -24,7 +24,7 @@ type txtZone struct {
 	txt  map[string]string
 }
 
-func startTXTZone(t *testing.T) *txtZone {
+func startTXTZone(t testing.TB) *txtZone {
 	t.Helper()
 	z := &txtZone{txt: map[string]string{}}
 	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
@@ -59,7 +59,7 @@ type orgWorld struct {
 	zone *txtZone
 }
 
-func newOrgWorld(t *testing.T, st apptest.Store) *orgWorld {
+func newOrgWorld(t testing.TB, st apptest.Store) *orgWorld {
 	t.Helper()
 	z := startTXTZone(t)
 	// A public URL on localhost: WebAuthn takes no IP address for a relying party.
@@ -79,7 +79,7 @@ func (w *orgWorld) orgs() string { return "/v1/projects/" + w.project + "/orgs" 
 
 // newOrg creates an org and, for each domain, proves it by its TXT record through the
 // org routes and the DNS server.
-func (w *orgWorld) newOrg(t *testing.T, name string, domains ...string) string {
+func (w *orgWorld) newOrg(t testing.TB, name string, domains ...string) string {
 	t.Helper()
 	id := w.do(http.MethodPost, w.orgs(), map[string]any{"name": name}).Expect(t, 201, nil)["id"].(string)
 	for _, d := range domains {

@@ -77,7 +77,7 @@ func TestSAMLConnectionAdmin(t *testing.T) {
 	oidc := w.connect(t, acme, "Acme Okta")
 	created := post(base(map[string]any{"metadataXml": nil, "metadataUrl": idp.URL + "/metadata", "name": "Acme Entra"}))
 	c := created.Expect(t, 201, map[string]any{"type": "saml", "name": "Acme Entra", "orgId": acme, "idpEntityId": idp.URL + "/metadata",
-			"idpMetadataUrl": idp.URL + "/metadata", "allowIdpInitiated": false})
+		"idpMetadataUrl": idp.URL + "/metadata", "allowIdpInitiated": false})
 	id := c["id"].(string)
 	if b := string(created.Body); strings.Contains(b, "PRIVATE") || strings.Contains(b, "sealed") || strings.Contains(b, "spKey") {
 		t.Fatalf("the key came back: %s", b)

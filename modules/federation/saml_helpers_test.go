@@ -67,6 +67,12 @@ func startSAMLIdP(t testing.TB, extra ...*x509.Certificate) *samlIdP {
 
 func startSAMLIdPWith(t testing.TB, key *rsa.PrivateKey, cert *x509.Certificate, extra ...*x509.Certificate) *samlIdP {
 	t.Helper()
+	return startSAMLIdPTweaked(t, key, cert, nil, extra...)
+}
+
+// startSAMLIdPTweaked is startSAMLIdPWith with tweak applied to the IdP before it serves.
+func startSAMLIdPTweaked(t testing.TB, key *rsa.PrivateKey, cert *x509.Certificate, tweak func(*samlidp.Server), extra ...*x509.Certificate) *samlIdP {
+	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -77,6 +83,9 @@ func startSAMLIdPWith(t testing.TB, key *rsa.PrivateKey, cert *x509.Certificate,
 	srv, err := samlidp.New(samlidp.Options{URL: *u, Key: key, Certificate: cert, Store: &samlidp.MemoryStore{}, ExtraCertificates: extra})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if tweak != nil {
+		tweak(srv)
 	}
 	hs := httptest.NewUnstartedServer(srv)
 	hs.Listener.Close()
@@ -128,7 +137,7 @@ var samlMapping = map[string]any{"email": "mail", "firstName": "givenName", "las
 
 // samlConnect adds a SAML connection of idp to org (extra overrides the body) and has the
 // IdP trust its SP metadata.
-func (w *orgWorld) samlConnect(t *testing.T, org string, idp *samlIdP, extra map[string]any) map[string]any {
+func (w *orgWorld) samlConnect(t testing.TB, org string, idp *samlIdP, extra map[string]any) map[string]any {
 	t.Helper()
 	body := map[string]any{"type": "saml", "name": "Acme SAML", "metadataUrl": idp.URL + "/metadata", "attributeMapping": samlMapping}
 	for k, v := range extra {

@@ -9,6 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crewjam/saml/samlidp"
+	dsig "github.com/russellhaering/goxmldsig"
+
 	"github.com/authcore/authcore/internal/apptest"
 )
 
@@ -143,6 +146,19 @@ func TestSAMLRefusals(t *testing.T) {
 			refused(t, p.post(acs, form), 400, "saml_too_large")
 			w.nothingMade(t, email)
 		})
+		t.Run("signed with SHA-1", func(t *testing.T) {
+			key, cert := newKeyPair(t, "sha1")
+			old := startSAMLIdPTweaked(t, key, cert, func(s *samlidp.Server) { s.IDP.SignatureMethod = dsig.RSASHA1SignatureMethod })
+			conn := w.samlConnect(t, w.org, old, map[string]any{"name": "SHA-1 IdP"})["id"].(string)
+			email := "sha1-" + rnd(3) + "@" + w.domain
+			old.addUser(t, "old", email)
+			p := newSAMLPerson(t)
+			p.loginAtIdP(old, "old")
+			refused(t, p.signIn(w.a.Config.PublicURL+"/saml/"+conn+"/login", ""), 400, "saml_weak_algorithm")
+			if w.users(t, email) != 0 || w.samlIdentities(t, conn) != 0 {
+				t.Fatal("a SHA-1 Response made something")
+			}
+		})
 		t.Run("expired", func(t *testing.T) {
 			email := "late-" + rnd(3) + "@" + w.domain
 			p, _ := w.person(t, email)
@@ -215,4 +231,32 @@ func TestSAMLRollover(t *testing.T) {
 			t.Fatalf("signed by the new key: %d %s", res.StatusCode, body(t, res))
 		}
 	})
+}
+
+// Under the org's ssoRequired, its SAML connection is the org's connection (SPEC §26,
+// §27): a password sign-in of the domain is refused naming it, and the SAML sign-in of the
+// same person (an existing account whose address both proved) links and signs in, in the
+// org.
+func TestSAMLSSORequired(t *testing.T) {
+	w := newSAMLWorld(t, apptest.Stores(t)[0], nil)
+	w.do(http.MethodPut, "/v1/projects/"+w.project+"/auth/methods", map[string]any{"password": true, "emailLink": false}).Expect(t, 200, nil)
+	alice := "alice-" + rnd(3) + "@" + w.domain
+	aliceID, _ := w.signUpIn(t, alice)
+	// Unproven, the account is no one's to join by address (409 account_exists); proven, it is.
+	p, _ := w.person(t, alice)
+	refused(t, p.signIn(w.start(""), ""), http.StatusConflict, "account_exists")
+	w.verifyEmail(t, aliceID)
+	w.do(http.MethodPut, w.orgs()+"/"+w.org+"/policy", map[string]any{"ssoRequired": true, "mfaRequired": false, "sessionMaxHours": 0,
+		"revokeMintedOnDeprovision": false, "autoJoin": map[string]any{"role": "member"}}).Expect(t, 200, nil)
+	w.a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/auth-core/signin",
+		Body: map[string]any{"email": alice, "password": "correct horse battery", "tenantId": w.project}}).
+		Expect(t, 403, map[string]any{"code": "sso_required", "orgId": w.org, "providerId": w.conn})
+
+	res := p.signIn(w.start(""), "")
+	if res.StatusCode != http.StatusFound || cookie(res, "sAccessToken") == "" {
+		t.Fatalf("SAML under ssoRequired: %d %s", res.StatusCode, body(t, res))
+	}
+	if w.users(t, alice) != 1 || w.members(t, w.org, aliceID) != 1 {
+		t.Fatalf("alice: %d accounts, member %d", w.users(t, alice), w.members(t, w.org, aliceID))
+	}
 }
