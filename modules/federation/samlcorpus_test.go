@@ -14,6 +14,7 @@ import (
 	"github.com/authcore/authcore/ent/identity"
 	"github.com/authcore/authcore/ent/orgmember"
 	"github.com/authcore/authcore/ent/session"
+	"github.com/authcore/authcore/ent/usedassertion"
 	"github.com/authcore/authcore/ent/user"
 	"github.com/authcore/authcore/internal/apptest"
 	"github.com/authcore/authcore/internal/samlcorpus"
@@ -150,9 +151,10 @@ func (w *corpusWorld) start(t testing.TB, b *corpusBrowser, c corpusConn) *samlc
 	return f
 }
 
-// corpusTraces counts what a sign-in leaves: people, identities, org members, sessions, and
-// audit records other than refusals.
-type corpusTraces struct{ users, identities, members, sessions, audits int }
+// corpusTraces counts what a sign-in leaves: people, identities, org members, sessions,
+// audit records other than refusals, and spent SAML assertion IDs (a refused response's
+// must stay unspent, or anyone could burn the IDs of assertions in flight).
+type corpusTraces struct{ users, identities, members, sessions, audits, spent int }
 
 func (w *corpusWorld) traces(t testing.TB) corpusTraces {
 	t.Helper()
@@ -162,6 +164,7 @@ func (w *corpusWorld) traces(t testing.TB) corpusTraces {
 	out.identities = w.a.Ent.Identity.Query().Where(identity.TenantID(w.project)).CountX(ctx)
 	out.members = w.a.Ent.OrgMember.Query().Where(orgmember.OrgID(w.org)).CountX(ctx)
 	out.sessions = w.a.Ent.Session.Query().Where(session.TenantID(w.project)).CountX(ctx)
+	out.spent = w.a.Ent.UsedAssertion.Query().Where(usedassertion.IssuerIn("saml:"+w.conn.ID, "saml:"+w.open.ID)).CountX(ctx)
 	for _, a := range w.a.Ent.AuditEvent.Query().Where(auditevent.ProjectID(w.project)).Select(auditevent.FieldAction).StringsX(ctx) {
 		if !strings.Contains(a, "fail") && !strings.Contains(a, "refus") && !strings.Contains(a, "reject") {
 			out.audits++
@@ -250,6 +253,11 @@ func (w *corpusWorld) run(t *testing.T, c samlcorpus.Case) {
 		t.Errorf("code %q, want %q: %s", res.code, c.Code, res.body)
 	}
 	t.Logf("refused: %d %s", res.status, res.code)
+	if c.Library == "accepts" && after.spent == before.spent+1 {
+		// A response crewjam accepts carries a valid assertion, refused afterwards by a rule
+		// of ours (the org's domains): spending its ID is right, it was the IdP's.
+		after.spent = before.spent
+	}
 	if after != before {
 		t.Fatalf("a refused response left traces: %+v -> %+v", before, after)
 	}
