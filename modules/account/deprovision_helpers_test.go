@@ -33,7 +33,7 @@ type logoutReceiver struct {
 	bad    []string
 }
 
-func newLogoutReceiver(t *testing.T, a *apptest.App) *logoutReceiver {
+func newLogoutReceiver(t testing.TB, a *apptest.App) *logoutReceiver {
 	r := &logoutReceiver{keys: oidc.NewRemoteKeySet(context.Background(), a.Base+"/.well-known/jwks.json")}
 	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		body, _ := io.ReadAll(req.Body)
@@ -89,7 +89,7 @@ func waitFor(t testing.TB, what string, cond func() bool) {
 	t.Fatalf("never: %s", what)
 }
 
-// deprovWorld is a project with an org, a person of its tenant who is a member, a
+// deprovWorld is a project with an org, a person of its tenant who is one of its admins, a
 // resource server (its auth badge introspects) and the app the person signs in to, whose
 // back-channel logout endpoint is a receiver on loopback.
 type deprovWorld struct {
@@ -121,7 +121,7 @@ func newDeprovWorld(t *testing.T, st apptest.Store) *deprovWorld {
 }
 
 // setUp makes the project, org, person, resource and app on w.a.
-func (w *deprovWorld) setUp(t *testing.T) {
+func (w *deprovWorld) setUp(t testing.TB) {
 	t.Helper()
 	a := w.a
 	w.admin = a.SignUp(t)
@@ -129,7 +129,7 @@ func (w *deprovWorld) setUp(t *testing.T) {
 	w.person = a.SignUpIn(t, w.project)
 	orgs := "/v1/projects/" + w.project + "/orgs"
 	w.org = a.Do(apptest.Req{Method: http.MethodPost, Path: orgs, Body: map[string]any{"name": "Acme"}, Header: w.admin.Bearer()}).Expect(t, 201, nil)["id"].(string)
-	a.Do(apptest.Req{Method: http.MethodPost, Path: orgs + "/" + w.org + "/members", Body: map[string]any{"userId": w.person.UserID, "role": "member"},
+	a.Do(apptest.Req{Method: http.MethodPost, Path: orgs + "/" + w.org + "/members", Body: map[string]any{"userId": w.person.UserID, "role": "admin"},
 		Header: w.admin.Bearer()}).Expect(t, 201, nil)
 	w.introspector = a.MintAuthClient(t, w.admin, w.project, nil)
 	w.resource = "https://api-" + strings.ToLower(w.project) + ".example/"
@@ -215,4 +215,18 @@ func auditOf(t testing.TB, w *deprovWorld, action string) []map[string]any {
 		}
 	}
 	return out
+}
+
+// mintAgent is an agent token the person mints as an admin of the org.
+func (w *deprovWorld) mintAgent(t testing.TB) string {
+	t.Helper()
+	return w.a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/auth-core/orgs/" + w.org + "/ai/agents", Body: map[string]any{"agentName": "helper"},
+		Header: w.person.Bearer()}).Expect(t, 200, nil)["plaintext"].(string)
+}
+
+// revokeMinted turns the org's revokeMintedOnDeprovision on.
+func (w *deprovWorld) revokeMinted(t testing.TB) {
+	t.Helper()
+	w.a.Do(apptest.Req{Method: http.MethodPut, Path: "/v1/projects/" + w.project + "/orgs/" + w.org + "/policy", Header: w.admin.Bearer(),
+		Body: map[string]any{"ssoRequired": false, "mfaRequired": false, "sessionMaxHours": 0, "revokeMintedOnDeprovision": true}}).Expect(t, 200, nil)
 }

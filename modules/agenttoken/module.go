@@ -30,6 +30,11 @@ var Module = fx.Module("agenttoken",
 	oauth.AsExchange(newExchange),
 	fx.Provide(func(s *Service) oauth.Agents { return agents{s} }),
 	credential.AsKinds(func(s *Service) []credential.Kind { return s.life.Kinds() }),
+	// The tokens a deprovisioned person minted (an org admin's) are listed to the org's
+	// admins, and revoked when its policy says so (SPEC §27).
+	identity.AsPersonEnding(func(s *Service) lifecycle.Minted {
+		return s.life.PersonEnding(func(r *lifecycle.Row) string { return r.String(fieldAgentName) })
+	}),
 	apidoc.AsFragment(func() (apidoc.Fragment, error) { return apidoc.YAML("agenttoken", openapiYAML) }),
 )
 

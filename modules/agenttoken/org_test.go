@@ -23,9 +23,9 @@ type orgWorld struct {
 	rsID, rsSecret         string
 }
 
-func newOrgWorld(t *testing.T, st apptest.Store) *orgWorld {
+func newOrgWorld(t *testing.T, st apptest.Store, opts ...apptest.Option) *orgWorld {
 	t.Helper()
-	a := apptest.Start(t, st)
+	a := apptest.Start(t, st, opts...)
 	w := &orgWorld{a: a, admin: a.SignUp(t)}
 	w.project = a.CreateProject(t, w.admin)
 	orgs := "/v1/projects/" + w.project + "/orgs"

@@ -47,6 +47,8 @@ var Module = fx.Module("approval",
 	fx.Decorate(func(l *slog.Logger) *slog.Logger { return l.With("module", "approval") }),
 	fx.Provide(newService),
 	fx.Invoke(run),
+	// A deprovisioned person's open requests are denied (SPEC §27).
+	identity.AsPersonEnding(func(s *service) personApprovals { return personApprovals{s} }),
 	oauth.AsGrant(func(s *service) oauth.Grant { return grant{s} }),
 	oauth.AsMetadata(func() oauth.Metadata { return metadata }),
 	credential.AsKinds(func(s *service) []credential.Kind { return []credential.Kind{s.kind()} }),

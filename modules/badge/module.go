@@ -31,6 +31,12 @@ var Module = fx.Module("badge",
 		return s.routes(g, k)
 	}),
 	credential.AsKinds(func(s *Service) []credential.Kind { return s.life.Kinds() }),
+	// The badges a deprovisioned person minted are listed to the org's admins, and revoked
+	// when its policy says so (SPEC §27). Today only project admins mint badges, who are
+	// dashboard users, not a tenant's people: the list is empty until a tenant's person can.
+	identity.AsPersonEnding(func(s *Service) lifecycle.Minted {
+		return s.life.PersonEnding(func(r *lifecycle.Row) string { return r.String(fieldName) })
+	}),
 	apidoc.AsFragment(fragment),
 )
 

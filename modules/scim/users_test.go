@@ -1,7 +1,6 @@
 package scim_test
 
 import (
-	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -109,9 +108,30 @@ func TestUsersOutsideVerifiedDomains(t *testing.T) {
 		if w.member(t, existing.UserID) != "" {
 			t.Fatal("linked an account the org does not vouch for")
 		}
-		// Inside the verified domain an existing account is linked.
-		mine := w.a.SignUpIn(t, w.project)
-		addr := fmt.Sprintf("linked-%s@acme.example", strings.Split(mine.Email, "@")[0])
-		_ = addr
+	})
+}
+
+// Inside the org's verified domain an existing account is linked, not duplicated; when the
+// directory deactivates it, its session ends and its password no longer signs in.
+func TestUsersLinkAccountsInVerifiedDomains(t *testing.T) {
+	apptest.ForEachStore(t, func(t *testing.T, st apptest.Store) {
+		w := newWorld(t, st)
+		addr := "grace@acme.example"
+		signup := w.a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/auth-core/signup",
+			Body: map[string]any{"email": addr, "password": "correct horse battery", "tenantId": w.project}}).Expect(t, 201, nil)
+		userID := signup["user"].(map[string]any)["id"].(string)
+		refresh := signup["session"].(map[string]any)["refreshToken"].(string)
+		got := w.scim(http.MethodPost, "/Users", user("Grace@Acme.example", nil)).Expect(t, 201, nil)
+		r, err := w.ent.SCIMResource.Get(t.Context(), got["id"].(string))
+		if err != nil || *r.UserID != userID || w.member(t, userID) != "member" {
+			t.Fatalf("linked %v to %v (%v)", r, userID, err)
+		}
+		w.scim(http.MethodPatch, "/Users/"+got["id"].(string), patchOps(map[string]any{"op": "replace", "path": "active", "value": false})).Expect(t, 200, nil)
+		w.a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/auth-core/session/refresh", Body: map[string]any{"refreshToken": refresh}}).Expect(t, 401, nil)
+		r2 := w.a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/auth-core/signin",
+			Body: map[string]any{"email": addr, "password": "correct horse battery", "tenantId": w.project}})
+		r2.Expect(t, 403, map[string]any{"code": "user_deprovisioned"})
+		// A second User of the same directory cannot be the same person.
+		scimError(t, w.scim(http.MethodPost, "/Users", map[string]any{"userName": "grace2", "emails": []any{map[string]any{"value": addr}}}), 409, "uniqueness")
 	})
 }

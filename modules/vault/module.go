@@ -45,6 +45,8 @@ var Module = fx.Module("vault",
 	fx.Invoke(func(k *kinds, r *credential.Registry) { k.Registry = r }),
 	metrics.AsCollector(func(s *service) prometheus.Collector { return s.refreshes }),
 	secret.AsSealed(SealedTokens),
+	// A deprovisioned person's connections end, upstream too (SPEC §27).
+	identity.AsPersonEnding(func(s *service) personConnections { return personConnections{s} }),
 	httpserver.AsModuleRoutes("vault", func(s *service, g *guard.Guard) []httpserver.Route { return (&handler{svc: s, guard: g}).routes() }),
 	apidoc.AsFragment(func() (apidoc.Fragment, error) { return apidoc.YAML("vault", openapiYAML) }),
 )

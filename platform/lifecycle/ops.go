@@ -225,22 +225,7 @@ func (l *Lifecycle) revoke(ctx context.Context, where []func(*sql.Selector), act
 		if err != nil {
 			return err
 		}
-		n, err := l.t.update(ctx, tx, r.ID, map[string]any{"revoked_at": now})
-		if err != nil {
-			return err
-		}
-		if n == 0 {
-			return errGone
-		}
-		if l.hooks.Revoked != nil {
-			if err := l.hooks.Revoked(ctx, tx, r); err != nil {
-				return err
-			}
-		}
-		if err := l.verifier.Revoked(ctx, tx, r.digest, r.previous); err != nil {
-			return err
-		}
-		if err := l.deps.Kit.Bus.Publish(ctx, tx, l.idTopic(), r.ID); err != nil {
+		if err := l.revokeRow(ctx, tx, r, now); err != nil {
 			return err
 		}
 		md := map[string]any{l.spec.idField(): r.ID}
@@ -261,6 +246,27 @@ func (l *Lifecycle) revoke(ctx context.Context, where []func(*sql.Selector), act
 	}
 	l.deps.Kit.Metrics.Revoked.WithLabelValues(l.spec.Name, l.label(r)).Inc()
 	return nil
+}
+
+// revokeRow revokes r, read live in tx: its row, what the Revoked hook withdraws and the
+// invalidation of every replica's caches (by digest and by id); the caller records it.
+func (l *Lifecycle) revokeRow(ctx context.Context, tx *ent.Tx, r *Row, now time.Time) error {
+	n, err := l.t.update(ctx, tx, r.ID, map[string]any{"revoked_at": now})
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return errGone
+	}
+	if l.hooks.Revoked != nil {
+		if err := l.hooks.Revoked(ctx, tx, r); err != nil {
+			return err
+		}
+	}
+	if err := l.verifier.Revoked(ctx, tx, r.digest, r.previous); err != nil {
+		return err
+	}
+	return l.deps.Kit.Bus.Publish(ctx, tx, l.idTopic(), r.ID)
 }
 
 // Roll gives one of the project's live credentials a new secret (SPEC §12): same id and

@@ -1,9 +1,11 @@
 // Organizations (SPEC §26 "a project's business customers"), for the project's admins: the
 // project's orgs — created, opened to rename or re-slug, to add, re-role and remove their
-// members (users of the project's tenant), to make a one-time setup link for the customer's
-// IT admin, or to delete — and the roles the project defines beside the built-in owner,
-// admin and member. Every change asks for a recent sign-in, as the API does.
+// members (users of the project's tenant), its SAML connections and SCIM directories
+// (SPEC §27), to make a one-time setup link for the customer's IT admin, or to delete — and
+// the roles the project defines beside the built-in owner, admin and member. Every change
+// asks for a recent sign-in, as the API does.
 import { api } from './api.js';
+import { directorySection, samlSection } from './enterprise.js';
 import { confirm, errorBox, field, h, secretPanel, select, submitting, table, when } from './ui.js';
 
 // The setup link's intents (the API's names) and what each lets the IT admin do.
@@ -149,6 +151,11 @@ export async function orgsView(show, project) {
       },
     }, h('fieldset', {}, h('legend', {}, 'What the IT admin may set up'), checks), h('button', { type: 'submit' }, 'Create setup link'));
 
+    // Its SAML connections and SCIM directories, as its IT admin sees them on a setup link.
+    const enterprise = h('div', {});
+    Promise.all([samlSection(api, at), directorySection(api, at, 'h3')])
+      .then((sections) => enterprise.replaceChildren(...sections)).catch((err) => box.show(err));
+
     const remove = act(`Delete ${o.name}`, 'Delete organization', async () => {
       if (!(await confirm(`Delete ${o.name}? Its ${members.length === 1 ? 'member loses' : `${members.length} members lose`} it; this cannot be undone.`))) return;
       const got = await api('DELETE', at);
@@ -164,7 +171,7 @@ export async function orgsView(show, project) {
         h('dt', {}, 'Slug'), h('dd', {}, h('code', {}, o.slug)),
         h('dt', {}, 'Created'), h('dd', {}, when(o.createdAt))),
       editForm, box,
-      h('h3', {}, 'Members'), memberRows, addForm,
+      h('h3', {}, 'Members'), memberRows, addForm, enterprise,
       h('h3', {}, 'Setup link'),
       h('p', { class: 'muted' }, 'A link for the customer\'s IT admin, who needs no account: it opens a console for this organization only. It is shown once and must be opened within 5 minutes.'),
       linkForm, link,

@@ -1,8 +1,9 @@
 // The self-serve setup page (SPEC §26): a project admin sent an organization's IT admin a
 // link; it opens here once, for an hour, with no account. The IT admin proves the org's
-// domains, connects its identity provider and tests it, and turns its policy on — only
-// what the link's intents cover, and only for that org.
+// domains, connects its identity provider (OIDC or SAML) and tests it, turns its policy on
+// and creates its SCIM directories — only what the link's intents cover, and only for that org.
 import { APIError } from './api.js';
+import { directorySection, samlSection, watchTest } from './enterprise.js';
 import { errorBox, field, h, select, submitting, table, when } from './ui.js';
 
 // The setup session's token lives in this tab only: a reload within the hour keeps it, a
@@ -55,9 +56,8 @@ export async function setupLanding(show) {
   const sections = [];
   if (setup.intents.includes('domains')) sections.push(await domainsSection(setup, base));
   if (setup.intents.includes('sso')) sections.push(await ssoSection(setup, base));
-  for (const [intent, what] of [['directory', 'Directory sync (SCIM)'], ['audit', 'Audit streams']]) {
-    if (setup.intents.includes(intent)) sections.push(h('section', {}, h('h2', {}, what), h('p', { class: 'muted' }, 'Not available yet on this server.')));
-  }
+  if (setup.intents.includes('directory')) sections.push(await directorySection((...a) => call(setup, ...a), base));
+  if (setup.intents.includes('audit')) sections.push(h('section', {}, h('h2', {}, 'Audit streams'), h('p', { class: 'muted' }, 'Not available yet on this server.')));
   show(`Set up ${setup.org.name}`,
     h('p', {}, 'You are setting up ', h('strong', {}, setup.org.name), ' until ', when(setup.expiresAt), '. Nothing here reaches any other organization.'),
     ...sections);
@@ -119,7 +119,7 @@ async function ssoSection(setup, base) {
   const result = h('div', { 'aria-live': 'polite' });
   const load = async () => {
     const { connections } = await call(setup, 'GET', `${base}/connections`);
-    list.replaceChildren(table('Connections', ['Name', 'Issuer', 'Sign-in address', ''], connections, (p) => [
+    list.replaceChildren(table('Connections', ['Name', 'Issuer', 'Sign-in address', ''], connections.filter((p) => p.type !== 'saml'), (p) => [
       h('strong', {}, p.name), h('code', {}, p.issuer || ''), h('code', { 'aria-label': `Redirect URI of ${p.name}` }, p.callbackUrl),
       h('button', {
         type: 'button',
@@ -128,7 +128,7 @@ async function ssoSection(setup, base) {
           result.replaceChildren(h('p', {}, 'Sign in once in the window that opens (or at ', h('a', { href: test.url, target: '_blank', rel: 'noopener' }, 'this address'),
             '); the attributes it maps appear here.'));
           window.open(test.url, '_blank', 'noopener');
-          watchTest(setup, `${base}/connections/${encodeURIComponent(p.id)}/test/${encodeURIComponent(test.testId)}`, result);
+          watchTest((...a) => call(setup, ...a), `${base}/connections/${encodeURIComponent(p.id)}/test/${encodeURIComponent(test.testId)}`, result);
         }),
       }, `Test ${p.name}`),
     ]));
@@ -183,25 +183,7 @@ async function ssoSection(setup, base) {
     },
   }, sso, mfa, hours, join, h('button', { type: 'submit' }, 'Save policy'));
   await load().catch((err) => box.show(err));
-  return h('section', {}, h('h2', {}, 'Single sign-on'), list, form, result, box, h('h3', {}, 'Policy'), policyForm, saved, policyBox);
-}
-
-// watchTest shows a connection test's mapped attributes once the IT admin signed in at
-// the identity provider (asked every two seconds, for as long as the test lives).
-async function watchTest(setup, path, result) {
-  for (let i = 0; i < 300; i += 1) {
-    await new Promise((done) => { setTimeout(done, 2000); });
-    let got;
-    try {
-      got = await call(setup, 'GET', path);
-    } catch {
-      return;
-    }
-    if (got.status === 'done') {
-      const r = got.result || {};
-      result.replaceChildren(h('section', { 'aria-label': 'Test result' }, h('h3', {}, 'Signed in: what the connection maps'),
-        table('Mapped attributes', ['Attribute', 'Value'], Object.entries(r), ([k, v]) => [k, h('code', {}, String(v))])));
-      return;
-    }
-  }
+  const saml = await samlSection((...a) => call(setup, ...a), base);
+  return h('section', {}, h('h2', {}, 'Single sign-on'), h('h3', {}, 'OpenID Connect'), list, form, result, box, saml,
+    h('h3', {}, 'Policy'), policyForm, saved, policyBox);
 }
