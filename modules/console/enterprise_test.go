@@ -68,9 +68,10 @@ func scimStatus(t *testing.T, base, token string) int {
 // The setup page's directory section (SPEC §26, §27), driven as a customer's IT admin
 // would in headless Chromium. A link for the directory shows only that section. A
 // directory is created: its base URL and token are shown once and the token works at the
-// SCIM endpoint; a group is mapped to a role; the token is rolled (the old one refused,
+// SCIM endpoint; a group is mapped to a role and unmapped; the token is rolled (the old one refused,
 // the new shown once and working); after a reload nothing secret is shown; the directory
-// is deleted and its token refused. The project admin creates one on the org's screen.
+// is deleted and its token refused; the list fits a phone. The project admin creates one
+// on the org's screen.
 func TestConsoleSetupDirectory(t *testing.T) {
 	a, admin, prj, acme := enterpriseWorld(t)
 	api := func(method, path string, body any, status int) map[string]any {
@@ -113,10 +114,18 @@ func TestConsoleSetupDirectory(t *testing.T) {
 	// A group gives a role.
 	pg.Do(browser.Click("button", "Add a group to Okta"), browser.TypeInto("textbox", "Group 1 of Okta", "Engineering"))
 	pg.Eval(`document.querySelector('input[name="Role of group 1 of Okta"]').value = 'admin', document.querySelector('input[name="Role of group 1 of Okta"]').dispatchEvent(new Event('input')), 'ok'`)
-	pg.Do(browser.Click("button", "Save group roles of Okta"), chromedp.WaitVisible(chromedp.CSS(`input[name="Group 1 of Okta"][value="Engineering"]`)))
+	pg.Do(browser.Click("button", "Save group roles of Okta"), status("Saved the group roles of Okta: Engineering → admin."),
+		chromedp.WaitVisible(chromedp.CSS(`input[name="Group 1 of Okta"][value="Engineering"]`)))
 	roles := api(http.MethodGet, "/orgs/"+acme+"/directories", nil, 200)["directories"].([]any)[0].(map[string]any)["groupRoles"]
 	if m, _ := roles.(map[string]any); len(m) != 1 || m["Engineering"] != "admin" {
 		t.Fatalf("group roles after the save: %v", roles)
+	}
+	// And removed again.
+	pg.Do(browser.Click("button", "Remove group 1 of Okta"), browser.Click("button", "Save group roles of Okta"),
+		status("Saved the group roles of Okta: none."))
+	roles = api(http.MethodGet, "/orgs/"+acme+"/directories", nil, 200)["directories"].([]any)[0].(map[string]any)["groupRoles"]
+	if m, _ := roles.(map[string]any); len(m) != 0 {
+		t.Fatalf("group roles after the removal: %v", roles)
 	}
 
 	// Rolled: the old token is refused at once, the new one is shown once and works.
@@ -135,6 +144,11 @@ func TestConsoleSetupDirectory(t *testing.T) {
 		t.Fatal("the token is shown again after a reload")
 	}
 	pg.Shot("directory-listed")
+	// A phone's width: the list and its group roles fit without scrolling sideways.
+	pg.Do(chromedp.EmulateViewport(360, 780))
+	pg.NoSideScroll("the setup page's directories")
+	pg.Shot("narrow-directory")
+	pg.Do(chromedp.EmulateViewport(1280, 900))
 
 	// Deleted: its token is refused.
 	pg.Do(browser.Click("button", "Delete Okta"), confirmed, status("No directories yet."))
@@ -175,7 +189,8 @@ func adminOrgScreen(t *testing.T, a *apptest.App, admin *apptest.Session) *brows
 // The setup page's SAML section (SPEC §27): a link for SSO shows only that section; a
 // metadata URL that answers no metadata is refused with the reason shown and nothing
 // created; the IdP's metadata URL adds the connection, and the page shows the SP values
-// the IdP needs (its ACS URL the connection's); the project admin's org screen lists it.
+// the IdP needs (its ACS URL the connection's), on a phone too; the project admin's org
+// screen lists it and removes it.
 func TestConsoleSetupSAML(t *testing.T) {
 	a, admin, prj, acme := enterpriseWorld(t)
 	api := func(method, path string, body any, status int) map[string]any {
@@ -203,10 +218,18 @@ func TestConsoleSetupSAML(t *testing.T) {
 		t.Fatalf("the page shows ACS %q for connections %v", acs, conns)
 	}
 	sso.Shot("saml-by-url")
+	sso.Do(chromedp.EmulateViewport(360, 780))
+	sso.NoSideScroll("the setup page's SAML connections")
+	sso.Shot("narrow-saml")
 
 	ad := adminOrgScreen(t, a, admin)
 	ad.Do(browser.WaitFor("button", "Test Globex"))
 	if got := ad.Eval(`document.querySelector('[aria-label="ACS URL of Globex"]').textContent`); got != acs {
 		t.Fatalf("the org screen shows ACS %q, the setup page %q", got, acs)
+	}
+	ad.Do(browser.Click("button", "Remove Globex"), chromedp.Click(chromedp.CSS("dialog[open] #confirm-yes")),
+		chromedp.WaitVisible("none", chromedp.ByFunc(browser.Text("No SAML connection yet."))))
+	if n := len(api(http.MethodGet, "/orgs/"+acme+"/connections", nil, 200)["connections"].([]any)); n != 0 {
+		t.Fatalf("%d connections after the removal", n)
 	}
 }

@@ -44,8 +44,8 @@ func (w *samlWorld) person(t *testing.T, email string, groups ...string) (*samlP
 	return p, name
 }
 
-// refused checks an ACS answer is the 400 (or status) naming code, with no session.
-func refused(t *testing.T, res *http.Response, status int, code string) {
+// samlRefused checks an ACS answer is the 400 (or status) naming code, with no session.
+func samlRefused(t *testing.T, res *http.Response, status int, code string) {
 	t.Helper()
 	p := body(t, res)
 	if res.StatusCode != status || cookie(res, "sAccessToken") != "" || !strings.Contains(p, code) {
@@ -107,20 +107,20 @@ func TestSAMLRefusals(t *testing.T) {
 		t.Run("an address outside the org's verified domains", func(t *testing.T) {
 			email := "eve-" + rnd(3) + "@elsewhere.example"
 			p, _ := w.person(t, email)
-			refused(t, p.signIn(w.start(""), ""), http.StatusForbidden, "email_not_verified")
+			samlRefused(t, p.signIn(w.start(""), ""), http.StatusForbidden, "email_not_verified")
 			w.nothingMade(t, email)
 		})
 		t.Run("IdP-initiated while not allowed", func(t *testing.T) {
 			email := "ivy-" + rnd(3) + "@" + w.domain
 			p, _ := w.person(t, email)
-			refused(t, p.signIn(w.idp.idpInitiated(t, w.a.Config.PublicURL+"/saml/"+w.conn+"/metadata", ""), ""), 400, "saml_unsolicited")
+			samlRefused(t, p.signIn(w.idp.idpInitiated(t, w.a.Config.PublicURL+"/saml/"+w.conn+"/metadata", ""), ""), 400, "saml_unsolicited")
 			w.nothingMade(t, email)
 		})
 		t.Run("another browser's flow", func(t *testing.T) {
 			email := "mallory-" + rnd(3) + "@" + w.domain
 			p, _ := w.person(t, email)
 			acs, form := p.response(w.start(""), "")
-			refused(t, newSAMLPerson(t).post(acs, form), 400, "saml_flow_not_this_browser")
+			samlRefused(t, newSAMLPerson(t).post(acs, form), 400, "saml_flow_not_this_browser")
 			w.nothingMade(t, email)
 		})
 		t.Run("a DTD", func(t *testing.T) {
@@ -133,7 +133,7 @@ func TestSAMLRefusals(t *testing.T) {
 				t.Fatalf("no samlp:Response in %s", raw)
 			}
 			form.Set("SAMLResponse", base64.StdEncoding.EncodeToString([]byte(doc)))
-			refused(t, p.post(acs, form), 400, "saml_dtd_refused")
+			samlRefused(t, p.post(acs, form), 400, "saml_dtd_refused")
 			w.nothingMade(t, email)
 		})
 		t.Run("over 256 KiB", func(t *testing.T) {
@@ -143,7 +143,7 @@ func TestSAMLRefusals(t *testing.T) {
 			raw, _ := base64.StdEncoding.DecodeString(form.Get("SAMLResponse"))
 			doc := strings.Replace(string(raw), "<samlp:Response", "<!--"+strings.Repeat("x", 256<<10)+"--><samlp:Response", 1)
 			form.Set("SAMLResponse", base64.StdEncoding.EncodeToString([]byte(doc)))
-			refused(t, p.post(acs, form), 400, "saml_too_large")
+			samlRefused(t, p.post(acs, form), 400, "saml_too_large")
 			w.nothingMade(t, email)
 		})
 		t.Run("signed with SHA-1", func(t *testing.T) {
@@ -154,7 +154,7 @@ func TestSAMLRefusals(t *testing.T) {
 			old.addUser(t, "old", email)
 			p := newSAMLPerson(t)
 			p.loginAtIdP(old, "old")
-			refused(t, p.signIn(w.a.Config.PublicURL+"/saml/"+conn+"/login", ""), 400, "saml_weak_algorithm")
+			samlRefused(t, p.signIn(w.a.Config.PublicURL+"/saml/"+conn+"/login", ""), 400, "saml_weak_algorithm")
 			if w.users(t, email) != 0 || w.samlIdentities(t, conn) != 0 {
 				t.Fatal("a SHA-1 Response made something")
 			}
@@ -164,7 +164,7 @@ func TestSAMLRefusals(t *testing.T) {
 			p, _ := w.person(t, email)
 			acs, form := p.response(w.start(""), "")
 			w.a.Clock.Advance(6 * time.Minute) // past NotOnOrAfter and the 2 minutes of skew; the flow lives 10
-			refused(t, p.post(acs, form), 400, "saml_expired")
+			samlRefused(t, p.post(acs, form), 400, "saml_expired")
 			w.nothingMade(t, email)
 		})
 	})
@@ -185,7 +185,7 @@ func TestSAMLIdPInitiated(t *testing.T) {
 			t.Fatalf("IdP-initiated: %d %s %s", res.StatusCode, res.Header.Get("Location"), body(t, res))
 		}
 		again := newSAMLPerson(t).post(p.ACS, p.Posted)
-		refused(t, again, 400, "saml_assertion_replayed")
+		samlRefused(t, again, 400, "saml_assertion_replayed")
 
 		res = p.signIn(w.idp.idpInitiated(t, sp, "/console/apps"), "")
 		if res.StatusCode != http.StatusFound || res.Header.Get("Location") != w.a.Config.PublicURL+"/console/apps" {
@@ -222,7 +222,7 @@ func TestSAMLRollover(t *testing.T) {
 		idp.addUser(t, "roll", email)
 		p := newSAMLPerson(t)
 		p.loginAtIdP(idp, "roll")
-		refused(t, p.signIn(w.a.Config.PublicURL+"/saml/"+stale+"/login", ""), 400, "saml_untrusted_certificate")
+		samlRefused(t, p.signIn(w.a.Config.PublicURL+"/saml/"+stale+"/login", ""), 400, "saml_untrusted_certificate")
 		if w.users(t, email) != 0 {
 			t.Fatal("a Response signed by a key the metadata does not name made a user")
 		}
@@ -244,7 +244,7 @@ func TestSAMLSSORequired(t *testing.T) {
 	aliceID, _ := w.signUpIn(t, alice)
 	// Unproven, the account is no one's to join by address (409 account_exists); proven, it is.
 	p, _ := w.person(t, alice)
-	refused(t, p.signIn(w.start(""), ""), http.StatusConflict, "account_exists")
+	samlRefused(t, p.signIn(w.start(""), ""), http.StatusConflict, "account_exists")
 	w.verifyEmail(t, aliceID)
 	w.do(http.MethodPut, w.orgs()+"/"+w.org+"/policy", map[string]any{"ssoRequired": true, "mfaRequired": false, "sessionMaxHours": 0,
 		"revokeMintedOnDeprovision": false, "autoJoin": map[string]any{"role": "member"}}).Expect(t, 200, nil)

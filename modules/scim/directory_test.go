@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/authcore/authcore/ent/scimresource"
 	"github.com/authcore/authcore/internal/apptest"
 )
 
@@ -93,7 +94,7 @@ func TestDirectories(t *testing.T) {
 			w.scim(http.MethodPost, "/Users", user("ada@acme.example", nil)).Expect(t, 201, nil)
 			w.do(http.MethodDelete, "/v1/projects/"+w.project+"/orgs/"+w.org, nil).Expect(t, 200, nil)
 			scimError(t, w.scim(http.MethodGet, "/Users", nil), 401, "")
-			if n, err := w.ent.SCIMResource.Query().Count(t.Context()); err != nil || n != 0 {
+			if n, err := w.ent.SCIMResource.Query().Where(scimresource.ProjectID(w.project)).Count(t.Context()); err != nil || n != 0 {
 				t.Fatalf("%d SCIM records left: %v", n, err)
 			}
 		})

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	entuser "github.com/authcore/authcore/ent/user"
 	"github.com/authcore/authcore/internal/apptest"
 )
 
@@ -240,5 +241,38 @@ func TestSCIMRules(t *testing.T) {
 			scimError(t, w.scim(http.MethodGet, "/Schemas/urn:nope", nil), 404, "")
 			scimError(t, w.scim(http.MethodGet, "/ResourceTypes/Shoe", nil), 404, "")
 		})
+	})
+}
+
+// An IdP retrying in parallel: the same User created at once by several requests is
+// created once; the others are 409 uniqueness, never a 500, and nothing is half-written.
+func TestConcurrentCreates(t *testing.T) {
+	apptest.ForEachStore(t, func(t *testing.T, st apptest.Store) {
+		w := newWorld(t, st)
+		const n = 6
+		statuses := make(chan int, n)
+		for i := 0; i < n; i++ {
+			go func() {
+				statuses <- w.a.Do(apptest.Req{Method: http.MethodPost, Path: w.base + "/Users", Body: user("race@acme.example", nil),
+					Header: map[string]string{"Authorization": "Bearer " + w.token}}).Status
+			}()
+		}
+		created := 0
+		for i := 0; i < n; i++ {
+			switch s := <-statuses; s {
+			case 201:
+				created++
+			case 409:
+			default:
+				t.Errorf("status %d", s)
+			}
+		}
+		if created != 1 {
+			t.Fatalf("%d created", created)
+		}
+		if n, err := w.ent.User.Query().Where(entuser.TenantID(w.project), entuser.Email("race@acme.example")).Count(t.Context()); err != nil || n != 1 {
+			t.Fatalf("%d accounts: %v", n, err)
+		}
+		w.scim(http.MethodGet, "/Users?filter="+url.QueryEscape(`userName eq "race@acme.example"`), nil).Expect(t, 200, map[string]any{"totalResults": 1})
 	})
 }

@@ -128,6 +128,7 @@ export async function directorySection(send, base, heading = 'h2') {
   const box = errorBox();
   const list = h('div', {});
   const shown = h('div', {});
+  const saved = h('p', { role: 'status' });
   const dirs = `${base}/directories`;
   // showSecret shows a directory's token once, with where it goes in the IdP.
   const showSecret = (title, got) => shown.replaceChildren(secretPanel(title, [['SCIM base URL', got.baseUrl], ['SCIM token', got.token]]),
@@ -143,7 +144,7 @@ export async function directorySection(send, base, heading = 'h2') {
           d.tokenLive === false ? h('span', { class: 'error' }, 'Token revoked: roll it.') : h('code', { 'aria-label': `Token of ${label}` }, d.tokenHint)),
         h('code', { 'aria-label': `Base URL of ${label}` }, d.baseUrl),
         h('span', { 'aria-label': `Last sync of ${label}` }, when(d.lastSyncAt, 'not yet')),
-        groupRoles(send, at, d, label, box, load),
+        groupRoles(send, at, d, label, box, load, saved),
         h('div', { class: 'row' },
           h('button', {
             type: 'button',
@@ -179,26 +180,30 @@ export async function directorySection(send, base, heading = 'h2') {
   await load().catch((err) => box.show(err));
   return h('section', { 'aria-label': 'Directory sync' }, h(heading, {}, 'Directory sync (SCIM)'),
     h('p', { class: 'muted' }, 'Your identity provider creates, updates and deactivates your people here. A deactivated person\'s sessions, grants and connections end at once.'),
-    list, form, shown, box);
+    list, saved, form, shown, box);
 }
 
 // groupRoles edits which org role each of the directory's groups gives (by the group's
 // display name); the whole mapping is saved at once, as the API replaces it.
-function groupRoles(send, at, d, label, box, load) {
+function groupRoles(send, at, d, label, box, load, saved) {
   const rows = Object.entries(d.groupRoles || {}).map(([group, role]) => ({ group, role }));
   const body = h('div', {});
   const draw = () => body.replaceChildren(...rows.map((r, i) => h('div', { class: 'row' },
     field(`Group ${i + 1} of ${label}`, { value: r.group, autocomplete: 'off', oninput: (e) => { r.group = e.target.value; } }),
-    field(`Role of group ${i + 1} of ${label}`, { value: r.role, autocomplete: 'off', list: 'org-role-names', oninput: (e) => { r.role = e.target.value; } }))));
+    field(`Role of group ${i + 1} of ${label}`, { value: r.role, autocomplete: 'off', list: 'org-role-names', oninput: (e) => { r.role = e.target.value; } }),
+    h('button', { type: 'button', 'aria-label': `Remove group ${i + 1} of ${label}`, onclick: () => { rows.splice(i, 1); draw(); } }, 'Remove'))));
   draw();
   const form = h('form', {
     'aria-label': `Group roles of ${label}`,
     onsubmit: (e) => {
       e.preventDefault();
+      saved.textContent = '';
       submitting(form, box, async () => {
         const groupRoles = {};
         for (const r of rows) if (r.group.trim()) groupRoles[r.group.trim()] = r.role.trim();
         await send('PATCH', at, { groupRoles });
+        const pairs = Object.entries(groupRoles).map(([g, r]) => `${g} → ${r}`);
+        saved.textContent = `Saved the group roles of ${label}: ${pairs.length ? pairs.join(', ') : 'none'}.`;
         await load();
       });
     },
