@@ -189,13 +189,16 @@ func adminOrgScreen(t *testing.T, a *apptest.App, admin *apptest.Session) *brows
 // The setup page's SAML section (SPEC §27): a link for SSO shows only that section; a
 // metadata URL that answers no metadata is refused with the reason shown and nothing
 // created; the IdP's metadata URL adds the connection, and the page shows the SP values
-// the IdP needs (its ACS URL the connection's), on a phone too; the project admin's org
-// screen lists it and removes it.
+// the IdP needs (its ACS URL the connection's), on a phone too, and reads the metadata
+// again on demand; the project admin's org screen lists it and removes it.
 func TestConsoleSetupSAML(t *testing.T) {
 	a, admin, prj, acme := enterpriseWorld(t)
 	api := func(method, path string, body any, status int) map[string]any {
 		t.Helper()
 		return a.Do(apptest.Req{Method: method, Path: "/v1/projects/" + prj + path, Body: body, Header: admin.Bearer()}).Expect(t, status, nil)
+	}
+	status := func(text string) chromedp.Action[chromedp.Void] {
+		return chromedp.WaitVisible(text, chromedp.ByFunc(browser.Text(text)))
 	}
 	link := api(http.MethodPost, "/orgs/"+acme+"/setup-links", map[string]any{"intents": []string{"sso"}}, 201)["url"].(string)
 	sso := browser.NewPage(t, browser.Tab(t, nil))
@@ -218,6 +221,8 @@ func TestConsoleSetupSAML(t *testing.T) {
 		t.Fatalf("the page shows ACS %q for connections %v", acs, conns)
 	}
 	sso.Shot("saml-by-url")
+	// A URL's metadata is read again on demand (after a key rollover at the IdP).
+	sso.Do(browser.Click("button", "Read metadata of Globex again"), status("Read the metadata of Globex again."))
 	sso.Do(chromedp.EmulateViewport(360, 780))
 	sso.NoSideScroll("the setup page's SAML connections")
 	sso.Shot("narrow-saml")

@@ -39,9 +39,25 @@ export async function samlSection(send, base) {
     const saml = connections.filter((c) => c.type === 'saml');
     if (saml.length === 0) { list.replaceChildren(h('p', { class: 'muted' }, 'No SAML connection yet.')); return; }
     list.replaceChildren(table('SAML connections', ['Name', 'Identity provider', 'Your IdP needs', ''], saml, (c) => [
-      h('strong', { class: 'name' }, c.name), h('code', {}, c.idpEntityId || c.issuer || ''), spList(c),
+      h('strong', { class: 'name' }, c.name),
+      h('div', {}, h('code', {}, c.idpEntityId || ''), h('br'),
+        h('span', { class: 'muted' }, c.idpMetadataUrl ? 'metadata from its URL, read ' : 'metadata uploaded ', when(c.metadataReadAt))),
+      spList(c),
       h('div', { class: 'row' },
         h('button', { type: 'button', onclick: () => test(c) }, `Test ${c.name}`),
+        // A URL's metadata is read again on a schedule; after a key rollover at the IdP,
+        // now.
+        c.idpMetadataUrl ? h('button', {
+          type: 'button',
+          onclick: async () => {
+            try {
+              box.clear();
+              await send('POST', `${base}/connections/${encodeURIComponent(c.id)}/metadata/refresh`);
+              result.replaceChildren(h('p', { role: 'status' }, `Read the metadata of ${c.name} again.`));
+              await load();
+            } catch (err) { box.show(err); }
+          },
+        }, `Read metadata of ${c.name} again`) : '',
         h('button', {
           type: 'button', class: 'danger',
           onclick: async () => {
