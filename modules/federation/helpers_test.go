@@ -19,7 +19,7 @@ import (
 	"github.com/authcore/authcore/platform/config"
 )
 
-func TestMain(m *testing.M) { apptest.Main(m, browser.Stop, interop.StopUpstream) }
+func TestMain(m *testing.M) { apptest.Main(m, browser.Stop, interop.StopUpstream, interop.StopSAMLIdP) }
 
 // world is one authcore whose outbound calls may reach loopback, the package's upstream
 // provider (oidc-provider), and a project whose admin configures sign-in.
