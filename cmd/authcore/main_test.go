@@ -253,7 +253,7 @@ func TestMasterKeyRotation(t *testing.T) {
 			!strings.Contains(first, "re-sealed 1 sign-in provider secrets and upstream tokens") {
 			t.Fatalf("first run: %q", first)
 		}
-		if again := reseal(); again != "re-sealed 0 TOTP secrets\nre-sealed 0 audit stream S3 secret keys\nre-sealed 0 audit stream signing secrets\nre-sealed 0 backchannel ping secrets\nre-sealed 0 refresh-token grace answers\nre-sealed 0 s3 secret keys\n"+
+		if again := reseal(); again != "re-sealed 0 SAML connections' SP keys\nre-sealed 0 TOTP secrets\nre-sealed 0 audit stream S3 secret keys\nre-sealed 0 audit stream signing secrets\nre-sealed 0 backchannel ping secrets\nre-sealed 0 refresh-token grace answers\nre-sealed 0 s3 secret keys\n"+
 			"re-sealed 0 sign-in flows' PKCE verifiers\nre-sealed 0 sign-in provider secrets and upstream tokens\nre-sealed 0 signing keys\n"+
 			"re-sealed 0 vault connections' upstream tokens\nre-sealed 0 webhook secrets\n" {
 			t.Fatalf("second run: %q", again)
