@@ -1,6 +1,7 @@
 package federation
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
@@ -65,7 +66,6 @@ var samlReasons = map[string]string{
 	"destination_mismatch":  "the SAML response is for another recipient",
 	"audience_mismatch":     "the SAML assertion is for another service provider",
 	"in_response_to":        "the SAML response answers no request of this browser",
-	"decryption_failed":     "the encrypted SAML assertion could not be decrypted",
 	"unsupported":           "the SAML response uses something this service provider does not accept",
 	"missing_element":       "the SAML response lacks a required element",
 	"idp_status":            "the identity provider did not sign the person in",
@@ -73,6 +73,10 @@ var samlReasons = map[string]string{
 	"no_name_id":            "the SAML assertion names no subject",
 	"invalid":               "the SAML response was refused",
 }
+
+// beforeSignatureHeld are the refusals a forged ciphertext can reach.
+var beforeSignatureHeld = map[string]bool{"invalid_signature": true, "untrusted_certificate": true, "unsupported": true,
+	"missing_element": true, "malformed": true, "invalid": true}
 
 // classifySAML names the rule crewjam's refusal broke; its sentinel errors are matched
 // most specific first.
@@ -85,8 +89,6 @@ func classifySAML(err error) string {
 		return "untrusted_certificate"
 	case errors.Is(err, saml.ErrUnsupported):
 		return "unsupported"
-	case errors.Is(err, saml.ErrDecryptionFailed):
-		return "decryption_failed"
 	case errors.Is(err, saml.ErrInvalidSignature), errors.Is(err, saml.ErrCertificateNotValidNow):
 		return "invalid_signature"
 	case errors.Is(err, saml.ErrAudienceMismatch):
@@ -247,7 +249,17 @@ func (s samlSignIn) verify(ctx context.Context, c samlConn, doc []byte, f *ent.F
 		if errors.As(err, &ire) && ire.PrivateErr != nil {
 			err = ire.PrivateErr
 		}
-		return nil, errSAML(classifySAML(err), err)
+		code := classifySAML(err)
+		// Of a response carrying an encrypted assertion, whatever broke before the
+		// assertion's signature held is one code: a distinct answer to a failed decryption,
+		// or to plaintext that does or does not parse, would be the oracle of the XML
+		// Encryption CBC attacks (Jager and Somorovsky, 2011) when the IdP signs only the
+		// encrypted assertion. What is judged after the signature (time, audience) cannot
+		// be reached with a forged ciphertext, so it keeps its name. The log keeps the cause.
+		if beforeSignatureHeld[code] && bytes.Contains(doc, []byte("EncryptedAssertion")) {
+			code = "invalid"
+		}
+		return nil, errSAML(code, err)
 	}
 	if a.Subject == nil || a.Subject.NameID == nil || strings.TrimSpace(a.Subject.NameID.Value) == "" || len(a.Subject.NameID.Value) > 512 {
 		return nil, errSAML("no_name_id", nil)
