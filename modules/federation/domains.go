@@ -250,6 +250,15 @@ func (s orgRules) of(ctx context.Context, tenant, addr string) (identity.OrgPoli
 	return s.orgs.DomainOrg(ctx, tenant, d)
 }
 
+// vouches is the one rule of an org's connections, OIDC or SAML: they vouch only for
+// addresses of domains their own org proved, never for another org's people or anyone
+// else's (an attacker's review: any address, then linked to its account, was a takeover
+// of the project's users). addr is normalised.
+func (s orgRules) vouches(ctx context.Context, tenant, orgID, addr string) (bool, error) {
+	pol, ok, err := s.of(ctx, tenant, addr)
+	return err == nil && ok && pol.OrgID == orgID, err
+}
+
 // orgAdmits: under an org's ssoRequired, only a provider bound to that org is a way in.
 // The refusal names the org and, when it has one enabled, the connection to use.
 func (s orgRules) admits(ctx context.Context, tenant, orgID string, via identity.Via) error {

@@ -376,13 +376,11 @@ const defaultOrgRole = "member"
 func (s samlSignIn) testResult(ctx context.Context, c samlConn, at samlAttrs) (map[string]any, error) {
 	trusted := false
 	if at.Email != "" {
-		addr, ok := identity.NormalizeEmail(at.Email)
-		if ok {
-			pol, found, err := s.svc.org.of(ctx, c.TenantID, addr)
-			if err != nil {
+		if addr, ok := identity.NormalizeEmail(at.Email); ok {
+			var err error
+			if trusted, err = s.svc.org.vouches(ctx, c.TenantID, c.OrgID, addr); err != nil {
 				return nil, err
 			}
-			trusted = found && pol.OrgID == c.OrgID
 		}
 	}
 	groups := at.Groups
@@ -409,11 +407,9 @@ func (s samlSignIn) resolve(ctx context.Context, c samlConn, at samlAttrs, origi
 	email, emailOK := identity.NormalizeEmail(at.Email)
 	vouched := false
 	if emailOK {
-		pol, ok, err := svc.org.of(ctx, c.TenantID, email)
-		if err != nil {
+		if vouched, err = svc.org.vouches(ctx, c.TenantID, c.OrgID, email); err != nil {
 			return identity.Account{}, err
 		}
-		vouched = ok && pol.OrgID == c.OrgID
 	}
 	var acc identity.Account
 	var joinByEmail, createUser bool

@@ -260,14 +260,10 @@ func (s *service) resolve(ctx context.Context, f *ent.FederationFlow, p Provider
 	vouched := proven(p, c)
 	if vouched && p.OrgID != "" {
 		// An org's connection is its customer's own identity provider, added by the
-		// customer's admins (or a setup link): it vouches only for addresses of domains that
-		// org proved, never for another org's people or anyone else's (an attacker's review:
-		// any address, then linked to its account, was a takeover of the project's users).
-		pol, ok, err := s.org.of(ctx, p.TenantID, c.Email)
-		if err != nil {
+		// customer's admins (or a setup link).
+		if vouched, err = s.org.vouches(ctx, p.TenantID, p.OrgID, c.Email); err != nil {
 			return identity.Account{}, false, err
 		}
-		vouched = ok && pol.OrgID == p.OrgID
 	}
 	now := s.clock.Now()
 	link := f.Purpose == federationflow.PurposeLink
