@@ -10,6 +10,7 @@ import (
 	"github.com/descope/virtualwebauthn"
 
 	"github.com/authcore/authcore/internal/apptest"
+	"github.com/authcore/authcore/internal/testkit"
 	"github.com/authcore/authcore/platform/config"
 )
 
@@ -19,7 +20,7 @@ func (w *world) passkeyOf(t *testing.T, userID, access string) func(t *testing.T
 	t.Helper()
 	rp := virtualwebauthn.RelyingParty{ID: "localhost", Name: "authcore", Origin: w.a.Config.PublicURL}
 	auth := virtualwebauthn.NewAuthenticatorWithOptions(virtualwebauthn.AuthenticatorOptions{UserHandle: []byte(userID)})
-	cred := virtualwebauthn.NewCredential(virtualwebauthn.KeyTypeEC2)
+	cred := testkit.PasskeyCredential()
 	begin := w.a.Do(apptest.Req{Method: http.MethodPost, Path: "/v1/auth-core/mfa/passkeys/register/begin", Body: map[string]any{"name": "key"}, Header: bearer(access)})
 	begin.Expect(t, 200, nil)
 	opts, err := virtualwebauthn.ParseAttestationOptions(string(begin.Body))

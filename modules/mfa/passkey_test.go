@@ -10,6 +10,7 @@ import (
 
 	"github.com/authcore/authcore/ent/auditevent"
 	"github.com/authcore/authcore/internal/apptest"
+	"github.com/authcore/authcore/internal/testkit"
 	"github.com/authcore/authcore/platform/config"
 )
 
@@ -37,7 +38,7 @@ func enrolPasskey(t *testing.T, a *apptest.App, s *apptest.Session) *authenticat
 	k := &authenticator{
 		rp:   virtualwebauthn.RelyingParty{ID: "localhost", Name: "authcore", Origin: a.Config.PublicURL},
 		auth: virtualwebauthn.NewAuthenticatorWithOptions(virtualwebauthn.AuthenticatorOptions{UserHandle: []byte(s.UserID)}),
-		cred: virtualwebauthn.NewCredential(virtualwebauthn.KeyTypeEC2),
+		cred: testkit.PasskeyCredential(),
 	}
 	begin := post(a, "/v1/auth-core/mfa/passkeys/register/begin", map[string]any{"name": "key"}, s.Bearer())
 	begin.Expect(t, 200, nil)
