@@ -16,6 +16,7 @@ import (
 	"github.com/chromedp/cdproto/accessibility"
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/dom"
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 )
 
@@ -169,6 +170,23 @@ func (p *Page) Eval(js string) string {
 		p.t.Fatalf("%s: %v", js, err)
 	}
 	return v
+}
+
+// Cookie is the value of the page's cookie name for url, HttpOnly ones included, or "".
+func (p *Page) Cookie(url, name string) string {
+	p.t.Helper()
+	jar, err := chromedp.Run(p.ctx, chromedp.Action[network.GetCookiesResult](func(ctx context.Context, tg *chromedp.Target) (network.GetCookiesResult, error) {
+		return cdp.Call(ctx, tg, network.GetCookies, network.GetCookiesParams{URLs: []string{url}})
+	}))
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	for _, c := range jar.Cookies {
+		if c.Name == name {
+			return c.Value
+		}
+	}
+	return ""
 }
 
 func (p *Page) Shot(name string) {

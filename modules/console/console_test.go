@@ -265,6 +265,35 @@ func TestConsoleNarrowAndSilentRefresh(t *testing.T) {
 	}
 }
 
+// Opening console pages one after another rotates no refresh token: a page that refreshed
+// the session as it loaded, left before the answer came, lost the rotated token, and the
+// next page's refresh then ended the session as theft.
+func TestConsolePageLoadsKeepTheRefreshToken(t *testing.T) {
+	a := apptest.Start(t, apptest.Stores(t)[0])
+	admin := a.SignUp(t)
+	a.CreateProject(t, admin)
+	p := browser.NewPage(t, browser.Tab(t, nil))
+	p.Do(chromedp.Navigate(a.Base+"/console"), browser.TypeInto("textbox", "Email", admin.Email), browser.TypeInto("textbox", "Password", admin.Password),
+		browser.Click("button", "Sign in"), browser.WaitFor("link", "Audit"))
+	first := p.Cookie(a.Base+"/v1/auth-core/session/refresh", "sRefreshToken")
+	if first == "" {
+		t.Fatal("no refresh token after sign-in")
+	}
+	for i, screen := range []string{"#/audit", "#/sessions", "#/account"} {
+		// A query of its own for each, so each is a page load and not a move within one.
+		p.Do(chromedp.Navigate(fmt.Sprintf("%s/console?load=%d%s", a.Base, i, screen)), browser.WaitFor("link", "Audit"), chromedp.Sleep(500*time.Millisecond))
+	}
+	if got := p.Cookie(a.Base+"/v1/auth-core/session/refresh", "sRefreshToken"); got != first {
+		t.Fatal("loading console pages rotated the refresh token")
+	}
+	// The timer still refreshes ahead of the access token's end, and the session lives on.
+	a.Clock.Advance(20 * time.Minute)
+	p.Do(browser.Click("link", "Audit"), chromedp.WaitVisible("No audit trail", chromedp.ByFunc(browser.Text("No audit trail"))))
+	if got := p.Cookie(a.Base+"/v1/auth-core/session/refresh", "sRefreshToken"); got == first || got == "" {
+		t.Fatal("an expired access token was not refreshed")
+	}
+}
+
 // Account recovery in the browser, over real SMTP: "Forgot password?" mails a link to
 // /console/reset, where a new password is set; the old one stops working.
 func TestConsolePasswordReset(t *testing.T) {

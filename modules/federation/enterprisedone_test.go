@@ -22,7 +22,6 @@ import (
 	"time"
 
 	"github.com/chromedp/cdproto/cdp"
-	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 	"github.com/coreos/go-oidc/v3/oidc"
@@ -475,18 +474,7 @@ func TestEnterpriseSetupToDeprovisioning(t *testing.T) {
 	if in.err != nil || in.claims["email"] != hireEmail || in.claims["org_id"] != acme || in.claims["org_role"] != "admin" || in.token.RefreshToken == "" {
 		t.Fatalf("Acme Portal's sign-in: %v %v", in.err, in.claims)
 	}
-	var session string
-	jar, err := chromedp.Run(p.Ctx(), chromedp.Action[network.GetCookiesResult](func(ctx context.Context, tg *chromedp.Target) (network.GetCookiesResult, error) {
-		return cdp.Call(ctx, tg, network.GetCookies, network.GetCookiesParams{URLs: []string{a.Config.PublicURL}})
-	}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range jar.Cookies {
-		if c.Name == "sAccessToken" {
-			session = c.Value
-		}
-	}
+	session := p.Cookie(a.Config.PublicURL, "sAccessToken")
 	if session == "" {
 		t.Fatal("the new hire's browser holds no session")
 	}

@@ -31,9 +31,13 @@ export function schedule(expiresAt) {
   timer = setTimeout(() => { refresh().catch(() => {}); }, Math.max(wait, 5_000));
 }
 
+// refresh rotates the session's refresh token. The request is keepalive: a page left
+// mid-refresh would otherwise drop the answer after the server rotated the token, its new
+// cookie would never be stored, and the next page's refresh, presenting the old token,
+// would end the session as theft (SPEC §2 has no grace for session refresh).
 export function refresh() {
   if (!refreshing) {
-    refreshing = fetch('/v1/auth-core/session/refresh', { method: 'POST', credentials: 'same-origin' })
+    refreshing = fetch('/v1/auth-core/session/refresh', { method: 'POST', credentials: 'same-origin', keepalive: true })
       .then(async (r) => {
         if (!r.ok) throw new APIError(r.status, await r.json().catch(() => null));
         const body = await r.json();

@@ -136,6 +136,9 @@ async function loadUser() {
     state.user = me.user;
     state.user.tenantId = me.accessTokenPayload && me.accessTokenPayload.tid;
     state.user.orgId = (me.accessTokenPayload && me.accessTokenPayload.org_id) || '';
+    // The access token says when it ends: the refresh is timed from that, rather than by
+    // refreshing on every page load, which rotated the refresh token each time.
+    schedule(me.accessTokenPayload && me.accessTokenPayload.exp && me.accessTokenPayload.exp * 1000);
     state.tenantUser = state.user.tenantId !== 'public';
     if (state.tenantUser) state.tenant = state.user.tenantId;
     if (!state.tenantUser) {
@@ -1242,7 +1245,6 @@ async function start() {
   if (location.pathname === '/console/setup') return setupLanding(show);
   await loadUser();
   if (location.pathname === '/console/verify' && token) { drawNav(); drawBanner(); return verifyEmail(token); }
-  if (state.user) refresh().catch(() => {}); // learn the access token's expiry, so refreshes come ahead of time
   return render();
 }
 
