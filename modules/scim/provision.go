@@ -287,10 +287,16 @@ func displayNameOf(doc map[string]any) *string {
 var errUserNameTaken = scimErr(http.StatusConflict, "uniqueness", "userName is taken in this directory")
 
 // person finds or creates the tenant's user a new User is (SPEC §27). An address in a
-// domain the directory's org verified is vouched for: an existing account is linked, a
-// new one is created verified. Any other address vouches for nothing: a new account is
-// created with the address unverified, and an existing one is refused (409 uniqueness),
-// since linking it would hand the org control of someone else's account.
+// domain the directory's org verified is vouched for: an existing account whose holder
+// proved the address is linked, a new one is created verified. An existing account whose
+// address nobody proved is refused (409 uniqueness), as a SAML sign-in refuses it: whoever
+// signed up with the address may not hold the mailbox, and linking would give their
+// password the org's membership (a pre-account takeover). An address of a domain another
+// org of the project verified is that org's to provision (SPEC §26): refused, so no
+// directory squats another org's people and then deprovisions them. Any other address
+// vouches for nothing: a new account is created with the address unverified, and an
+// existing one is refused (409 uniqueness), since linking it would hand the org control
+// of someone else's account.
 func (s *Resources) person(ctx context.Context, tx *ent.Tx, c call, doc map[string]any) (identity.Account, bool, error) {
 	addr, ok := addressOf(doc)
 	if !ok {
@@ -306,6 +312,12 @@ func (s *Resources) person(ctx context.Context, tx *ent.Tx, c call, doc map[stri
 	switch {
 	case err != nil:
 		return identity.Account{}, false, err
+	case found && !trusted:
+		return identity.Account{}, false, scimErr(http.StatusConflict, "uniqueness",
+			domain+" is a domain another organization of this project verified: only its directories provision its addresses")
+	case exists && trusted && !acc.EmailVerified:
+		return identity.Account{}, false, scimErr(http.StatusConflict, "uniqueness",
+			"an account with this address exists whose holder has not proven the address: it is linked once they verify it")
 	case exists && trusted:
 		return acc, true, nil
 	case exists:
