@@ -482,9 +482,32 @@ func (s *Resources) Patch(ctx context.Context, c call, rt *resourceType, id stri
 	})
 }
 
+// errRaced is a write that found its resource's version changed since it read it.
+var errRaced = errors.New("scim: the resource changed while it was written")
+
+// maxWriteTries bounds how often a write without If-Match is tried again after losing a
+// race: IdPs send a group's member changes in parallel, each to be kept.
+const maxWriteTries = 8
+
 // write changes one resource to what change makes of its attributes, in one
-// transaction, and settles its person's state after.
+// transaction, and settles its person's state after. The update holds only on the version
+// it read: writes at once (Entra adds a group's members one PATCH each, in parallel) would
+// otherwise each overwrite the others' (under PostgreSQL's read committed), losing members
+// and the roles they give. A write that loses the race is 412 when it named a version
+// (If-Match), and is tried again on the new version when it did not.
 func (s *Resources) write(ctx context.Context, c call, rt *resourceType, id, ifMatch string, change func(map[string]any) (map[string]any, error)) (map[string]any, error) {
+	for try := 1; ; try++ {
+		doc, err := s.writeOnce(ctx, c, rt, id, ifMatch, change)
+		if !errors.Is(err, errRaced) {
+			return doc, err
+		}
+		if (ifMatch != "" && ifMatch != "*") || try == maxWriteTries {
+			return nil, scimErr(http.StatusPreconditionFailed, "", "the resource changed meanwhile: read it again")
+		}
+	}
+}
+
+func (s *Resources) writeOnce(ctx context.Context, c call, rt *resourceType, id, ifMatch string, change func(map[string]any) (map[string]any, error)) (map[string]any, error) {
 	var row *ent.SCIMResource
 	err := database.WithTx(ctx, s.ent, func(tx *ent.Tx) error {
 		cur, err := s.one(ctx, tx.SCIMResource, c, rt, id)
@@ -516,7 +539,7 @@ func (s *Resources) write(ctx context.Context, c call, rt *resourceType, id, ifM
 				return scimErr(http.StatusConflict, "uniqueness", "that name is taken in this directory")
 			}
 		}
-		up := tx.SCIMResource.UpdateOne(cur).SetNameKey(strings.ToLower(name)).SetVersion(cur.Version + 1).SetUpdatedAt(s.clock.Now())
+		up := tx.SCIMResource.UpdateOne(cur).Where(scimresource.Version(cur.Version)).SetNameKey(strings.ToLower(name)).SetVersion(cur.Version + 1).SetUpdatedAt(s.clock.Now())
 		if x := externalIDOf(next); x != nil {
 			up.SetExternalID(*x)
 		} else {
@@ -545,6 +568,9 @@ func (s *Resources) write(ctx context.Context, c call, rt *resourceType, id, ifM
 		if row, err = up.SetAttributes(string(raw)).Save(ctx); err != nil {
 			if ent.IsConstraintError(err) {
 				return scimErr(http.StatusConflict, "uniqueness", "the resource clashes with one changed meanwhile")
+			}
+			if ent.IsNotFound(err) { // another write changed the version it read
+				return errRaced
 			}
 			return err
 		}
@@ -612,7 +638,24 @@ func (s *Resources) Delete(ctx context.Context, c call, rt *resourceType, id str
 			return err
 		}
 	}
-	err = database.WithTx(ctx, s.ent, func(tx *ent.Tx) error {
+	for try := 1; ; try++ {
+		// leaveGroups loses a race with a group's write as write does: tried again.
+		if err = s.deleteOnce(ctx, c, rt, row); !errors.Is(err, errRaced) || try == maxWriteTries {
+			break
+		}
+	}
+	if err == nil {
+		s.marks.mark(c.dir.ID, s.clock.Now())
+	}
+	if errors.Is(err, errRaced) {
+		return scimErr(http.StatusConflict, "", "the directory's groups changed meanwhile: try again")
+	}
+	return err
+}
+
+func (s *Resources) deleteOnce(ctx context.Context, c call, rt *resourceType, row *ent.SCIMResource) error {
+	id := row.ID
+	return database.WithTx(ctx, s.ent, func(tx *ent.Tx) error {
 		n, err := tx.SCIMResource.Delete().Where(append(s.in(c, rt), scimresource.ID(id))...).Exec(ctx)
 		if err != nil {
 			return err
@@ -640,10 +683,6 @@ func (s *Resources) Delete(ctx context.Context, c call, rt *resourceType, id str
 		md["userId"] = *row.UserID
 		return s.record(ctx, tx, c, actionUserDelete, md)
 	})
-	if err == nil {
-		s.marks.mark(c.dir.ID, s.clock.Now())
-	}
-	return err
 }
 
 // leaveGroups takes a deleted User out of every group of the directory.
@@ -669,8 +708,13 @@ func (s *Resources) leaveGroups(ctx context.Context, tx *ent.Tx, c call, userID 
 		if err != nil {
 			return err
 		}
-		if err := tx.SCIMResource.UpdateOne(g).SetAttributes(string(raw)).SetVersion(g.Version + 1).SetUpdatedAt(s.clock.Now()).Exec(ctx); err != nil {
+		n, err := tx.SCIMResource.Update().Where(scimresource.ID(g.ID), scimresource.Version(g.Version)).
+			SetAttributes(string(raw)).SetVersion(g.Version + 1).SetUpdatedAt(s.clock.Now()).Save(ctx)
+		if err != nil {
 			return err
+		}
+		if n == 0 {
+			return errRaced
 		}
 	}
 	return nil

@@ -2,6 +2,7 @@ package scim_test
 
 import (
 	"net/http"
+	"strconv"
 	"testing"
 
 	entuser "github.com/authcore/authcore/ent/user"
@@ -51,5 +52,58 @@ func TestDirectoryLinksOnlyWhatItsOrgVouchesFor(t *testing.T) {
 			// Acme's own directory then provisions her, verified.
 			w.scim(http.MethodPost, "/Users", user("dana@acme.example", nil)).Expect(t, 201, nil)
 		})
+	})
+}
+
+// An IdP writes in parallel (Entra adds a group's members one PATCH each, at once): no
+// write is lost, and of writes made on one version (If-Match) one wins, the others are
+// 412, as RFC 7644 §3.14 has it.
+func TestConcurrentWritesLoseNothing(t *testing.T) {
+	apptest.ForEachStore(t, func(t *testing.T, st apptest.Store) {
+		w := newWorld(t, st)
+		const n = 8
+		var ids []string
+		for i := range n {
+			ids = append(ids, w.scim(http.MethodPost, "/Users", user("p"+strconv.Itoa(i)+"@acme.example", nil)).Expect(t, 201, nil)["id"].(string))
+		}
+		group := w.scim(http.MethodPost, "/Groups", map[string]any{"displayName": "Staff"}).Expect(t, 201, nil)["id"].(string)
+		statuses := make(chan int, n)
+		for _, id := range ids {
+			go func() {
+				statuses <- w.scim(http.MethodPatch, "/Groups/"+group, patchOps(map[string]any{"op": "add", "path": "members",
+					"value": []any{map[string]any{"value": id}}})).Status
+			}()
+		}
+		for range n {
+			if s := <-statuses; s != 200 {
+				t.Errorf("add: status %d", s)
+			}
+		}
+		got := w.scim(http.MethodGet, "/Groups/"+group, nil).Expect(t, 200, nil)
+		if m, _ := got["members"].([]any); len(m) != n {
+			t.Fatalf("%d of %d members kept: %v", len(m), n, got["members"])
+		}
+
+		version := got["meta"].(map[string]any)["version"].(string)
+		for i := range n {
+			go func() {
+				statuses <- w.a.Do(apptest.Req{Method: http.MethodPatch, Path: w.base + "/Groups/" + group,
+					Body:   patchOps(map[string]any{"op": "replace", "path": "displayName", "value": "Staff " + strconv.Itoa(i)}),
+					Header: map[string]string{"Authorization": "Bearer " + w.token, "If-Match": version}}).Status
+			}()
+		}
+		won := 0
+		for range n {
+			switch s := <-statuses; s {
+			case 200:
+				won++
+			case 412:
+			default:
+				t.Errorf("If-Match: status %d", s)
+			}
+		}
+		if won != 1 {
+			t.Fatalf("%d writes on version %s won", won, version)
+		}
 	})
 }
