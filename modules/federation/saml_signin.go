@@ -498,10 +498,21 @@ func (s samlSignIn) resolve(ctx context.Context, c samlConn, at samlAttrs, origi
 		if s.roster == nil {
 			return nil
 		}
-		return s.roster.Enroll(ctx, tx, c.TenantID, c.OrgID, acc.ID, roleOf(at.Groups, c.GroupRoles), actor)
+		role := roleOf(at.Groups, c.GroupRoles)
+		if err := s.roster.Enroll(ctx, tx, c.TenantID, c.OrgID, acc.ID, role, actor); errors.Is(err, identity.ErrNoOrgRole) {
+			// The project dropped a role groupRoles names (only roles members hold are
+			// kept): the org admin's configuration to fix, not a failure of ours.
+			return errGroupRoleUnknown.With("role", role)
+		} else if err != nil {
+			return err
+		}
+		return nil
 	})
 	return acc, err
 }
+
+var errGroupRoleUnknown = apperr.Conflict("saml_group_role_unknown",
+	"the connection's groupRoles give this person a role the project no longer defines: an org admin must fix the connection's groupRoles")
 
 // acs finishes a sign-in at the ACS: the Response verified, then a test's result, or the
 // person signed in (a session in the connection's org, or the second step) and sent on.
