@@ -1,6 +1,7 @@
 package scim_test
 
 import (
+	"fmt"
 	"net/http"
 	"strconv"
 	"testing"
@@ -105,5 +106,21 @@ func TestConcurrentWritesLoseNothing(t *testing.T) {
 		if won != 1 {
 			t.Fatalf("%d writes on version %s won", won, version)
 		}
+	})
+}
+
+// A group PATCH may be 1 MiB (Okta and Entra push a large group's members at once): its
+// members are merged in time linear in their number, so a token holder's body of 23,000
+// members (none of them Users) is refused at once rather than holding a core for minutes
+// (the merge compared each with every other; the client here gives up after 30 s).
+func TestLargeGroupPatchIsLinear(t *testing.T) {
+	apptest.ForEachStore(t, func(t *testing.T, st apptest.Store) {
+		w := newWorld(t, st)
+		group := w.scim(http.MethodPost, "/Groups", map[string]any{"displayName": "All"}).Expect(t, 201, nil)["id"].(string)
+		members := make([]any, 23000)
+		for i := range members {
+			members[i] = map[string]any{"value": fmt.Sprintf("scr_%026d", i)}
+		}
+		scimError(t, w.scim(http.MethodPatch, "/Groups/"+group, patchOps(map[string]any{"op": "add", "path": "members", "value": members})), 400, "invalidValue")
 	})
 }
