@@ -370,6 +370,12 @@ func (s *Resources) Create(ctx context.Context, c call, rt *resourceType, body [
 				return cmpErr(err, scimErr(http.StatusConflict, "uniqueness", "another User of this directory is this person already"))
 			}
 			create.SetUserID(acc.ID).SetActive(activeOf(doc))
+			if linked && activeOf(doc) {
+				// An account linked may be one a User deleted before deprovisioned (a rehire):
+				// marked so, settle reprovisions it, as it does a User set active again
+				// (nothing when it was not deprovisioned).
+				create.SetDeprovisioned(true)
+			}
 			md["userId"], md["linked"], md["emailVerified"] = acc.ID, linked, acc.EmailVerified
 		} else {
 			if members, err = s.checkMembers(ctx, tx, c, doc); err != nil {

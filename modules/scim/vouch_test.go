@@ -124,3 +124,31 @@ func TestLargeGroupPatchIsLinear(t *testing.T) {
 		scimError(t, w.scim(http.MethodPatch, "/Groups/"+group, patchOps(map[string]any{"op": "add", "path": "members", "value": members})), 400, "invalidValue")
 	})
 }
+
+// A person the directory deleted (deprovisioned) and creates again, active (a rehire, or
+// an IdP that re-pushes an unassigned person), signs in again: the new User's state is
+// the person's, as a deactivated User set active again is.
+func TestRecreatedUserIsReprovisioned(t *testing.T) {
+	apptest.ForEachStore(t, func(t *testing.T, st apptest.Store) {
+		w := newWorld(t, st)
+		first := w.scim(http.MethodPost, "/Users", user("rehire@acme.example", nil)).Expect(t, 201, nil)["id"].(string)
+		r, err := w.ent.SCIMResource.Get(t.Context(), first)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.scim(http.MethodDelete, "/Users/"+first, nil).Expect(t, 204, nil)
+		if !w.deprovisioned(t, *r.UserID) {
+			t.Fatal("not deprovisioned")
+		}
+		again := w.scim(http.MethodPost, "/Users", user("rehire@acme.example", nil)).Expect(t, 201, map[string]any{"active": true})["id"].(string)
+		if w.deprovisioned(t, *r.UserID) || w.member(t, *r.UserID) != "member" {
+			t.Fatal("created again, active, yet still deprovisioned or out of the org")
+		}
+		// Created inactive, the person is deprovisioned again.
+		w.scim(http.MethodDelete, "/Users/"+again, nil).Expect(t, 204, nil)
+		w.scim(http.MethodPost, "/Users", user("rehire@acme.example", map[string]any{"active": false})).Expect(t, 201, nil)
+		if !w.deprovisioned(t, *r.UserID) {
+			t.Fatal("created inactive, yet not deprovisioned")
+		}
+	})
+}
