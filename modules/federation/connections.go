@@ -104,7 +104,7 @@ func (c connections) refreshMetadata(fc *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	s, err = c.h.svc.saml.admin.refresh(fc.UserContext(), s, true)
+	s, err = c.h.svc.saml.admin.refresh(fc.UserContext(), s, true, change(fc))
 	if err != nil {
 		return err
 	}

@@ -413,8 +413,10 @@ var errNoMetadataURL = apperr.Conflict("no_metadata_url", "this connection's met
 
 // refresh reads a URL connection's metadata again now (SPEC §27: refreshed). A document
 // that no longer passes keeps the one stored, so a broken publication never locks the
-// org out; the error says why.
-func (a samlAdmin) refresh(ctx context.Context, c samlConn, fresh bool) (samlConn, error) {
+// org out; the error says why. A document that changed is audited (ch the admin who asked,
+// or none: the periodic refresh), as an admin's upload is: it names the certificates
+// the connection trusts.
+func (a samlAdmin) refresh(ctx context.Context, c samlConn, fresh bool, ch Change) (samlConn, error) {
 	if c.MetadataURL == "" {
 		return c, errNoMetadataURL
 	}
@@ -428,8 +430,17 @@ func (a samlAdmin) refresh(ctx context.Context, c samlConn, fresh bool) (samlCon
 	if d.Err == nil {
 		md, err := parseIdPMetadata(d.Body, a.policy.AllowHTTP, now)
 		if err == nil {
-			r, err := a.ent.SAMLConnection.UpdateOneID(c.ID).SetIdpMetadata(string(d.Body)).SetIdpEntityID(md.ed.EntityID).
-				SetMetadataReadAt(now).SetMetadataRefreshAt(md.refreshAt).Save(ctx)
+			var r *ent.SAMLConnection
+			err := database.WithTx(ctx, a.ent, func(tx *ent.Tx) error {
+				saved, err := tx.SAMLConnection.UpdateOneID(c.ID).SetIdpMetadata(string(d.Body)).SetIdpEntityID(md.ed.EntityID).
+					SetMetadataReadAt(now).SetMetadataRefreshAt(md.refreshAt).Save(ctx)
+				r = saved
+				if err != nil || string(d.Body) == c.IdPMetadata {
+					return err
+				}
+				return a.record(ctx, tx, c.TenantID, c.OrgID, actionProviderUpdate, ch,
+					map[string]any{"providerId": c.ID, "type": "saml", "metadataChanged": true, "refreshed": true})
+			})
 			if err != nil {
 				return c, err
 			}
@@ -455,7 +466,7 @@ func (a samlAdmin) refreshDue(ctx context.Context) error {
 	}
 	var errs []error
 	for _, r := range rs {
-		if _, err := a.refresh(ctx, samlConnOf(r), false); err != nil && !apperr.IsKind(err, apperr.KindUnavailable) {
+		if _, err := a.refresh(ctx, samlConnOf(r), false, Change{}); err != nil && !apperr.IsKind(err, apperr.KindUnavailable) {
 			errs = append(errs, err)
 		}
 	}

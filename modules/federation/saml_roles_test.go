@@ -2,7 +2,10 @@ package federation_test
 
 import (
 	"net/http"
+	"net/http/httptest"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/authcore/authcore/internal/apptest"
 )
@@ -23,5 +26,46 @@ func TestSAMLGroupRoleDroppedSince(t *testing.T) {
 		p, name := w.person(t, email, "audit")
 		samlRefused(t, p.signIn(w.start("/console"), name), http.StatusConflict, "saml_group_role_unknown")
 		w.nothingMade(t, email)
+	})
+}
+
+// The IdP's metadata names the certificates a connection trusts: a refresh that finds it
+// changed is audited, as an admin's upload is; one that finds it the same is not.
+func TestSAMLMetadataRefreshIsAudited(t *testing.T) {
+	apptest.ForEachStore(t, func(t *testing.T, st apptest.Store) {
+		w := newOrgWorld(t, st)
+		org := w.newOrg(t, "Acme", "acme-"+rnd(3)+".example")
+		first, second := startSAMLIdP(t), startSAMLIdP(t)
+		var mu sync.Mutex
+		published := first.metadata(t)
+		pub := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, _ *http.Request) {
+			mu.Lock()
+			defer mu.Unlock()
+			_, _ = rw.Write([]byte(published))
+		}))
+		t.Cleanup(pub.Close)
+		conns := w.orgs() + "/" + org + "/connections"
+		id := w.do(http.MethodPost, conns, map[string]any{"type": "saml", "metadataUrl": pub.URL, "attributeMapping": samlMapping}).Expect(t, 201, nil)["id"].(string)
+		refreshes := func() int {
+			n := 0
+			for _, e := range w.do(http.MethodGet, "/v1/projects/"+w.project+"/audit?limit=200", nil).Expect(t, 200, nil)["events"].([]any) {
+				if md, _ := e.(map[string]any)["metadata"].(map[string]any); md["refreshed"] == true && md["providerId"] == id {
+					n++
+				}
+			}
+			return n
+		}
+		w.do(http.MethodPost, conns+"/"+id+"/metadata/refresh", nil).Expect(t, 200, nil)
+		if n := refreshes(); n != 0 {
+			t.Fatalf("%d records of an unchanged document", n)
+		}
+		mu.Lock()
+		published = second.metadata(t)
+		mu.Unlock()
+		w.a.Clock.Advance(time.Minute) // past the fetcher's least age
+		w.do(http.MethodPost, conns+"/"+id+"/metadata/refresh", nil).Expect(t, 200, map[string]any{"idpEntityId": second.URL + "/metadata"})
+		if n := refreshes(); n != 1 {
+			t.Fatalf("%d records of the IdP's new metadata, want 1", n)
+		}
 	})
 }
