@@ -16,7 +16,6 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"go.uber.org/fx"
-	"sigs.k8s.io/yaml"
 
 	"github.com/authcore/authcore/platform/apidoc"
 	"github.com/authcore/authcore/platform/credential"
@@ -27,7 +26,7 @@ import (
 var source []byte
 
 // JSON is api/openapi.yaml as written, as JSON: the platform's part of the document.
-func JSON() ([]byte, error) { return yaml.YAMLToJSON(source) }
+func JSON() ([]byte, error) { return apidoc.ToJSON(source) }
 
 // Served is the document as a server with kinds and fragments serves it: the fragments
 // merged in, and the credential kinds and webhook event types its enums list those

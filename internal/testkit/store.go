@@ -13,7 +13,9 @@ import (
 	"encoding/base64"
 	"fmt"
 	"net/url"
+	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -23,6 +25,7 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib" // the admin connection that creates test databases
 
 	"github.com/authcore/authcore/platform/config"
+	"github.com/authcore/authcore/platform/database"
 )
 
 // EnvDatabaseURL names the PostgreSQL server tests may create databases on.
@@ -55,6 +58,9 @@ func Main(m *testing.M, after ...func()) {
 	for _, f := range after {
 		f()
 	}
+	if sqliteTemplateDir != "" {
+		_ = os.RemoveAll(sqliteTemplateDir)
+	}
 	if pgName != "" {
 		if err := dropDatabase(pgAdmin, pgName); err != nil {
 			fmt.Fprintln(os.Stderr, "testkit: dropping", pgName+":", err)
@@ -67,9 +73,7 @@ func Main(m *testing.M, after ...func()) {
 // AUTHCORE_TEST_DATABASE_URL is set. In CI (CI=true) a missing PostgreSQL is an error, so
 // its half never silently skips.
 func Stores(t testing.TB) []Store {
-	stores := []Store{{Name: "sqlite", url: func(t testing.TB) string {
-		return "sqlite:" + t.TempDir() + "/authcore.db"
-	}}}
+	stores := []Store{{Name: "sqlite", url: func(t testing.TB) string { return "sqlite:" + sqliteFile(t) }}}
 	admin := os.Getenv(EnvDatabaseURL)
 	if admin == "" {
 		if os.Getenv("CI") == "true" {
@@ -228,4 +232,52 @@ func UniqueEmail(t testing.TB) string {
 		name = name[:40]
 	}
 	return fmt.Sprintf("u%d-%s@example.com", seq.Add(1), name)
+}
+
+var (
+	sqliteTemplate    = sync.OnceValues(migratedSQLite)
+	sqliteTemplateDir string // removed by Main
+)
+
+// sqliteFile is a new SQLite file for one app: a copy of a file this process migrated once.
+// Migrating a fresh file per app (goose parsing every migration, SQLite parsing every
+// statement, under the race detector) was a tenth of the CPU of a store-heavy test package;
+// the app still runs its migrations on the copy, and finds none pending.
+func sqliteFile(t testing.TB) string {
+	t.Helper()
+	tmpl, err := sqliteTemplate()
+	if err != nil {
+		t.Fatalf("testkit: migrating the SQLite template: %v", err)
+	}
+	b, err := os.ReadFile(tmpl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "authcore.db")
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// migratedSQLite migrates a new SQLite file and closes it, its WAL folded into the file, so
+// the one file is the whole database.
+func migratedSQLite() (string, error) {
+	dir, err := os.MkdirTemp("", "authcore-sqlite-template-")
+	if err != nil {
+		return "", err
+	}
+	sqliteTemplateDir = dir
+	path := filepath.Join(dir, "authcore.db")
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=foreign_keys(1)")
+	if err != nil {
+		return "", err
+	}
+	defer db.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := database.Migrate(ctx, config.SQLite, db, slog.New(slog.DiscardHandler)); err != nil {
+		return "", err
+	}
+	return path, db.Close()
 }

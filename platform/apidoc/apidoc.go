@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"go.uber.org/fx"
 	"sigs.k8s.io/yaml"
@@ -26,7 +27,7 @@ type Fragment struct {
 
 // YAML reads a fragment written as an OpenAPI document (paths and components only).
 func YAML(owner string, src []byte) (Fragment, error) {
-	raw, err := yaml.YAMLToJSON(src)
+	raw, err := ToJSON(src)
 	if err != nil {
 		return Fragment{}, fmt.Errorf("%s: openapi fragment: %w", owner, err)
 	}
@@ -87,4 +88,22 @@ func section(m map[string]any, name string) map[string]any {
 		m[name] = s
 	}
 	return s
+}
+
+// converted holds each YAML text already converted, by its text: the documents are embedded
+// constants, and converting them again at every app start was a twentieth of the CPU of a
+// test package that starts apps (the YAML parser, under the race detector).
+var converted sync.Map // string → []byte
+
+// ToJSON is the YAML document src as JSON. The answer is shared: callers only read it.
+func ToJSON(src []byte) ([]byte, error) {
+	if raw, ok := converted.Load(string(src)); ok {
+		return raw.([]byte), nil
+	}
+	raw, err := yaml.YAMLToJSON(src)
+	if err != nil {
+		return nil, err
+	}
+	converted.Store(string(src), raw)
+	return raw, nil
 }
