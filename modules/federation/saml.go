@@ -350,6 +350,10 @@ func (s *samlSPs) of(c samlConn) (*saml.ServiceProvider, error) {
 		RejectSHA1Signatures:             true,
 		AssertionConsumerServiceBindings: []string{saml.HTTPPostBinding},
 		MetadataValidDuration:            metadataDay * 7,
+		// crewjam asks for a transient NameID unless told otherwise; an IdP that honours
+		// it (Entra, AD FS) gives a new one at every sign-in, and the identity is
+		// (connection, NameID). Unspecified leaves the format to the IdP's configuration.
+		AuthnNameIDFormat: saml.UnspecifiedNameIDFormat,
 	}
 	s.cache.Add(c.version(), sp)
 	return sp, nil

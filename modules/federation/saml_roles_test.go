@@ -1,8 +1,14 @@
 package federation_test
 
 import (
+	"bytes"
+	"compress/flate"
+	"encoding/base64"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -66,6 +72,42 @@ func TestSAMLMetadataRefreshIsAudited(t *testing.T) {
 		w.do(http.MethodPost, conns+"/"+id+"/metadata/refresh", nil).Expect(t, 200, map[string]any{"idpEntityId": second.URL + "/metadata"})
 		if n := refreshes(); n != 1 {
 			t.Fatalf("%d records of the IdP's new metadata, want 1", n)
+		}
+	})
+}
+
+// The identity is (connection, NameID) (SPEC §27): the SP asks for no transient NameID,
+// crewjam's default, which an IdP that honours it (Entra, AD FS) answers with a new one
+// at every sign-in: each sign-in would then make a new identity, and with linking by
+// address off, the second would be refused as account_exists.
+func TestSAMLAsksForNoTransientNameID(t *testing.T) {
+	apptest.ForEachStore(t, func(t *testing.T, st apptest.Store) {
+		w := newSAMLWorld(t, st, nil)
+		res, err := (&http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}).Get(w.start("/console"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		to, err := url.Parse(res.Header.Get("Location"))
+		if err != nil || res.StatusCode != http.StatusFound {
+			t.Fatalf("login: %d %v", res.StatusCode, err)
+		}
+		deflated, err := base64.StdEncoding.DecodeString(to.Query().Get("SAMLRequest"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req, err := io.ReadAll(flate.NewReader(bytes.NewReader(deflated)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		md, err := http.Get(w.a.Config.PublicURL + "/saml/" + w.conn + "/metadata")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for what, doc := range map[string]string{"AuthnRequest": string(req), "SP metadata": body(t, md)} {
+			if strings.Contains(doc, "nameid-format:transient") {
+				t.Errorf("the %s asks for a transient NameID:\n%s", what, doc)
+			}
 		}
 	})
 }
