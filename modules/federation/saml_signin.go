@@ -37,14 +37,15 @@ type samlSignIn struct {
 }
 
 // errSAML is a refused Response. Each reason is its own code (saml_<reason>), so a refusal
-// says which rule it broke, to the person, the logs (with crewjam's cause) and the tests.
+// says which rule it broke, to the person, the logs (with crewjam's cause, at INFO: anyone
+// can post to the ACS) and the tests.
 func errSAML(reason string, cause error) *apperr.Error {
 	e := apperr.BadRequest("saml_"+reason, samlReasons[reason])
 	if e.Message == "" {
 		e.Message = "the identity provider's answer was refused"
 	}
 	if cause != nil {
-		return e.Wrap(cause)
+		return e.Because(cause)
 	}
 	return e
 }

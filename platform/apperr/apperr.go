@@ -49,6 +49,9 @@ type Error struct {
 	// Cause is kept for the log; never sent to the client. An error that carries one is
 	// logged when it is rendered, whatever its kind.
 	Cause error
+	// CauseIsClients marks Cause as the detail of what the client sent wrong (Because):
+	// logged at INFO, since anyone can send wrong things, rather than as a failure.
+	CauseIsClients bool
 	// Style is the body's shape: the seed's {code, message}, or RFC 6749 §5.2's.
 	Style Style
 }
@@ -117,6 +120,14 @@ func (e *Error) Wrap(cause error) *Error {
 	c := *e
 	c.Cause = cause
 	return &c
+}
+
+// Because returns a copy of e that keeps cause, the detail of what the client sent wrong,
+// for the log at INFO: a refusal anyone can provoke must not fill the error log.
+func (e *Error) Because(cause error) *Error {
+	c := e.Wrap(cause)
+	c.CauseIsClients = true
+	return c
 }
 
 // As returns the *Error inside err, if any.

@@ -45,6 +45,8 @@ func (s *Server) renderError(c *fiber.Ctx, err error) error {
 		s.log.WarnContext(ctx, "unavailable", "route", s.routeOf(c), "code", e.Code, "error", err)
 	case status >= 500:
 		s.log.ErrorContext(ctx, "unhandled failure", "route", s.routeOf(c), "error", err)
+	case e.Cause != nil && e.CauseIsClients:
+		s.log.InfoContext(ctx, "refused: "+e.Code, "route", s.routeOf(c), "error", err)
 	case e.Cause != nil:
 		// A failure the contract answers with a client status (create_failed, revoke_failed).
 		s.log.ErrorContext(ctx, "failure answered as "+e.Code, "route", s.routeOf(c), "error", err)

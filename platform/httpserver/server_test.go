@@ -37,6 +37,9 @@ func testRoutes() []httpserver.Route {
 		{Method: http.MethodGet, Path: "/test/conflict", Handlers: h(func(*fiber.Ctx) error {
 			return apperr.Conflict("email_taken", "taken").With("engine", "authcore")
 		})},
+		{Method: http.MethodGet, Path: "/test/refused", Handlers: h(func(*fiber.Ctx) error {
+			return apperr.BadRequest("saml_malformed", "not well-formed").Because(errors.New("line 1: refused-cause-789"))
+		})},
 		{Method: http.MethodGet, Path: "/test/oauth", Handlers: h(func(*fiber.Ctx) error {
 			return apperr.OAuth(apperr.KindUnauthenticated, "invalid_client", "client authentication failed").WithHeader("WWW-Authenticate", "Basic")
 		})},
@@ -98,6 +101,14 @@ func TestErrorBodies(t *testing.T) {
 		got := r.Expect(t, 401, map[string]any{"error": "invalid_client", "error_description": "client authentication failed"})
 		if len(got) != 2 || r.Header.Get("WWW-Authenticate") != "Basic" || r.Header.Get("Cache-Control") != "no-store" {
 			t.Fatalf("%v %v", got, r.Header)
+		}
+	})
+	t.Run("a refusal's cause is logged at INFO, not as a failure, and not sent", func(t *testing.T) {
+		r := a.Get("/test/refused")
+		r.Expect(t, 400, map[string]any{"code": "saml_malformed", "message": "not well-formed"})
+		line := testkit.GrepLines(a.Logs.String(), "refused-cause-789")
+		if strings.Contains(string(r.Body), "refused-cause") || !strings.Contains(line, `"level":"INFO"`) {
+			t.Fatalf("body %s; log line %q", r.Body, line)
 		}
 	})
 	t.Run("apperr fields are merged into the body", func(t *testing.T) {
