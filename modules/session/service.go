@@ -154,6 +154,15 @@ func (e *Engine) Start(ctx context.Context, in identity.NewSession) (identity.To
 	if err != nil {
 		return identity.Tokens{}, err
 	}
+	// Asked again now that the session is there: a deprovisioning (or a block) that
+	// committed after the first answer swept the user's sessions before this one existed.
+	// Either this answer sees it, or its sweep came after the insert and ended this one.
+	if err := e.users.Admit(ctx, in.UserID); err != nil {
+		if _, rerr := e.Revoke(ctx, s.ID); rerr != nil {
+			return identity.Tokens{}, errors.Join(err, rerr)
+		}
+		return identity.Tokens{}, err
+	}
 	access, exp, err := e.sign(ctx, s, now)
 	if err != nil {
 		return identity.Tokens{}, err
