@@ -69,8 +69,9 @@ func (h *handler) routes() []httpserver.Route {
 		r(http.MethodPost, base+"/providers/:providerId/domains", dashboard, admin, h.guard.Recently(h.claimDomain)),
 		r(http.MethodDelete, base+"/providers/:providerId/domains/:domain", dashboard, admin, h.guard.Recently(h.dropDomain)),
 	}, append(append(h.samlRoutes(), h.connectionRoutes("/v1/projects/:id/orgs/:orgId/connections", projectOrg, h.guard.Recently, dashboard, admin)...),
-		// The org's own admins and its setup sessions for sso (SPEC §26).
-		h.connectionRoutes("/v1/auth-core/orgs/:orgId/connections", projectOrg, h.guard.Recently, h.guard.OrgAdmin(guard.IntentSSO))...)...)
+		// The org's owners and its setup sessions for sso (SPEC §26): a connection vouches
+		// for every account of the org's domains, owners included.
+		h.connectionRoutes("/v1/auth-core/orgs/:orgId/connections", projectOrg, h.guard.Recently, h.guard.OrgOwner(guard.IntentSSO))...)...)
 }
 
 // tenantParam reads ?tenantId= (the dashboard's when absent) and checks it exists.

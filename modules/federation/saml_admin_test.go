@@ -88,6 +88,17 @@ func TestSAMLConnectionAdmin(t *testing.T) {
 	}
 	w.do(http.MethodGet, conns+"/"+id, nil).Expect(t, 200, map[string]any{"id": id, "type": "saml"})
 	w.do(http.MethodGet, w.orgs()+"/"+globex+"/connections/"+id, nil).Expect(t, 404, map[string]any{"code": "connection_not_found"})
+	// Under the org's own path only its owners: a connection signs in as any account of the
+	// org's domains, its owners' too, whom an org admin may not unmake.
+	own := "/v1/auth-core/orgs/" + acme + "/connections"
+	for role, want := range map[string]int{"owner": 200, "admin": 403} {
+		p := w.a.SignUpIn(t, w.project)
+		w.do(http.MethodPost, w.orgs()+"/"+acme+"/members", map[string]any{"userId": p.UserID, "role": role}).Expect(t, 201, nil)
+		w.a.Do(apptest.Req{Path: own + "/" + id, Header: p.Bearer()}).Expect(t, want, nil)
+		if role == "admin" {
+			w.a.Do(apptest.Req{Method: http.MethodPost, Path: own, Header: p.Bearer(), Body: base(nil)}).Expect(t, 403, nil)
+		}
+	}
 	w.do(http.MethodPatch, conns+"/"+id, map[string]any{"type": "oidc"}).Expect(t, 400, map[string]any{"code": "validation_failed"})
 	w.do(http.MethodPatch, conns+"/"+id, map[string]any{"allowIdpInitiated": true, "name": "Acme SAML"}).
 		Expect(t, 200, map[string]any{"allowIdpInitiated": true, "name": "Acme SAML"})

@@ -70,10 +70,11 @@ func TestGroupRoles(t *testing.T) {
 	})
 }
 
-// An org's own admin and a setup session whose link names "directory" manage the org's
-// directories under /v1/auth-core/orgs/{orgId}; a setup link for another intent, a plain
-// member, and another org's admin cannot.
-func TestOrgAdminsAndSetupLinksManageDirectories(t *testing.T) {
+// An org's owner and a setup session whose link names "directory" manage the org's
+// directories under /v1/auth-core/orgs/{orgId}; a setup link for another intent, the org's
+// admin (a directory deprovisions owners, whom an admin may not unmake), a plain member,
+// and another org's admin cannot.
+func TestOrgOwnersAndSetupLinksManageDirectories(t *testing.T) {
 	apptest.ForEachStore(t, func(t *testing.T, st apptest.Store) {
 		w := newWorld(t, st)
 		own := "/v1/auth-core/orgs/" + w.org + "/directories"
@@ -100,6 +101,10 @@ func TestOrgAdminsAndSetupLinksManageDirectories(t *testing.T) {
 		if len(list) != 2 {
 			t.Fatalf("directories %v", list)
 		}
+		admin := w.a.SignUpIn(t, w.project)
+		w.do(http.MethodPost, "/v1/projects/"+w.project+"/orgs/"+w.org+"/members", map[string]any{"userId": admin.UserID, "role": "admin"}).Expect(t, 201, nil)
+		w.a.Do(apptest.Req{Path: own, Header: admin.Bearer()}).Expect(t, 403, nil)
+		w.a.Do(apptest.Req{Method: http.MethodPost, Path: own, Header: admin.Bearer(), Body: map[string]any{"name": "Rogue"}}).Expect(t, 403, nil)
 		plain := w.a.SignUpIn(t, w.project)
 		w.do(http.MethodPost, "/v1/projects/"+w.project+"/orgs/"+w.org+"/members", map[string]any{"userId": plain.UserID, "role": "member"}).Expect(t, 201, nil)
 		w.a.Do(apptest.Req{Path: own, Header: plain.Bearer()}).Expect(t, 403, nil)

@@ -29,13 +29,14 @@ const groupBodyLimit = 1 << 20
 func (h handler) routes() []httpserver.Route {
 	var routes []httpserver.Route
 	admin := []fiber.Handler{h.guard.Dashboard(), h.guard.ProjectRole(identity.RoleAdmin, guard.FromPath, nil)}
-	// The project's admins, and the org's own admins and its setup sessions for directory.
+	// The project's admins, and the org's owners and its setup sessions for directory: a
+	// directory deprovisions any account of the org's domains, owners included.
 	for _, at := range []struct {
 		prefix string
 		guards []fiber.Handler
 	}{
 		{"/v1/projects/:id/orgs/:orgId/directories", admin},
-		{"/v1/auth-core/orgs/:orgId/directories", []fiber.Handler{h.guard.OrgAdmin(guard.IntentDirectory)}},
+		{"/v1/auth-core/orgs/:orgId/directories", []fiber.Handler{h.guard.OrgOwner(guard.IntentDirectory)}},
 	} {
 		r := func(method, path string, f fiber.Handler) httpserver.Route {
 			return httpserver.Route{Method: method, Path: path, Handlers: append(append([]fiber.Handler{}, at.guards...), f)}

@@ -55,7 +55,17 @@ var errNoOrg = apperr.New(apperr.KindNotFound, "not_found", "no such organizatio
 // A member who is not an admin gets 403; anyone else 404, as if the org did not exist.
 // It sets the project (ProjectOf), the org (OrgOf) and, for a session, the role (RoleOf);
 // ActorOf is the user, or setup_link:<id> for a setup session.
-func (g *Guard) OrgAdmin(intent string) fiber.Handler {
+func (g *Guard) OrgAdmin(intent string) fiber.Handler { return g.orgRole(intent, "owner", "admin") }
+
+// OrgOwner is OrgAdmin for what speaks for every account of the org's verified domains, its
+// owners' included: SAML connections and SCIM directories (SPEC §27). An org's admin may
+// neither make nor unmake an owner, so an admin's own IdP or directory must not sign in
+// as, deprovision or remove one either; an admin gets 403. Setup sessions are admitted as
+// by OrgAdmin: a project admin made their link.
+func (g *Guard) OrgOwner(intent string) fiber.Handler { return g.orgRole(intent, "owner") }
+
+func (g *Guard) orgRole(intent string, roles ...string) fiber.Handler {
+	refused := apperr.Forbidden("you need the " + strings.Join(roles, " or ") + " role in this organization")
 	return func(c *fiber.Ctx) error {
 		orgID := c.Params("orgId")
 		if tok := httpserver.BearerToken(c.Get(fiber.HeaderAuthorization)); secret.KindOf(tok) == identity.SetupSessionKind {
@@ -76,8 +86,8 @@ func (g *Guard) OrgAdmin(intent string) fiber.Handler {
 		if !ok {
 			return errNoOrg
 		}
-		if m.Role != "owner" && m.Role != "admin" {
-			return apperr.Forbidden("you need the owner or admin role in this organization")
+		if !slices.Contains(roles, m.Role) {
+			return refused
 		}
 		c.Locals(projectKey{}, p.TenantID)
 		c.Locals(orgKey{}, orgID)
