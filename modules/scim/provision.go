@@ -554,7 +554,13 @@ func (s *Resources) writeOnce(ctx context.Context, c call, rt *resourceType, id,
 		md := map[string]any{"scimId": id, "name": name}
 		var affected []string
 		if rt == userType {
-			active := activeOf(next)
+			// A write that leaves active out keeps it: RFC 7643 gives it no default, and
+			// reading an omission as true let a PUT without it, or a PATCH removing it,
+			// reprovision a person their IdP had deactivated.
+			active := cur.Active
+			if b, ok := next["active"].(bool); ok {
+				active = b
+			}
 			up.SetActive(active)
 			md["userId"], md["active"] = *cur.UserID, active
 			delete(next, "active")

@@ -67,6 +67,15 @@ func TestUsersProvision(t *testing.T) {
 		if !w.deprovisioned(t, u.ID) {
 			t.Fatal("not deprovisioned")
 		}
+		// A write that leaves active out keeps it (RFC 7643 gives it no default): neither a
+		// PUT without it nor a PATCH removing it reprovisions.
+		put := user("ada@acme.example", map[string]any{"externalId": "00u1"})
+		delete(put, "active")
+		w.scim(http.MethodPut, "/Users/"+id, put).Expect(t, 200, map[string]any{"active": false})
+		patch(map[string]any{"op": "remove", "path": "active"}).Expect(t, 200, map[string]any{"active": false})
+		if !w.deprovisioned(t, u.ID) {
+			t.Fatal("reprovisioned by leaving active out")
+		}
 		patch(map[string]any{"op": "Replace", "path": "active", "value": "True"}).Expect(t, 200, map[string]any{"active": true})
 		if w.deprovisioned(t, u.ID) {
 			t.Fatal("not reprovisioned")
