@@ -12,10 +12,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -28,8 +28,10 @@ const EnvRequire = "AUTHCORE_TEST_REQUIRE_NODE"
 // the test skips (or fails, with EnvRequire set) when they are not.
 func Dir(t testing.TB) string {
 	t.Helper()
-	_, file, _, _ := runtime.Caller(0)
-	dir := filepath.Join(filepath.Dir(file), "testdata")
+	dir, err := workspace()
+	if err != nil {
+		t.Fatal(err)
+	}
 	why := ""
 	if _, err := exec.LookPath("node"); err != nil {
 		why = "node is not installed"
@@ -43,6 +45,26 @@ func Dir(t testing.TB) string {
 		t.Skip(why)
 	}
 	return dir
+}
+
+// workspace finds internal/interop/testdata from the module's root, above the test's
+// working directory (its package's). Not from runtime.Caller: CI builds with -trimpath,
+// which leaves import paths where file paths were.
+func workspace() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return filepath.Join(dir, "internal", "interop", "testdata"), nil
+		}
+		up := filepath.Dir(dir)
+		if up == dir {
+			return "", errors.New("interop: no go.mod above the test's directory")
+		}
+		dir = up
+	}
 }
 
 // Run runs a script of the workspace with node and env added to the environment, and
